@@ -1,0 +1,84 @@
+# baton - one non-recursive Makefile.
+#   make          build/baton and build/libbaton.a
+#   make demo     install missing packages, build, run the candy kids and an H100 what-if
+#   make test     install missing packages, run the suite, then again under ASan+UBSan
+#   make bench    events/s, wall time and peak memory of the engine
+# Package flags come from pkg-config when a recipe runs (recursive `=`), after
+# build/.deps has made sure the packages are there.
+
+CC      ?= cc
+PKGS     = yaml-0.1 libcjson
+CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+OPT     ?= -O2 -g
+CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) $(EXTRA_CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+TEST_LIBS = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+
+B       ?= build
+SAN      = build-san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+LIB_SRC  = models/err.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
+           algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
+           algorithms/naive.c sim/evq.c sim/verify.c sim/engine.c sim/report.c \
+           sim/run.c sim/kids.c
+CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_algos.c
+TEST_SRC = $(wildcard tests/test_*.c)
+BENCH_SRC = bench/bench_engine.c
+
+LIB_OBJ   = $(LIB_SRC:%.c=$(B)/obj/%.o)
+CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
+TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
+BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
+
+.PHONY: all demo test test-plain test-san bench clean deps
+all: $(B)/baton $(B)/libbaton.a
+
+deps: build/.deps
+build/.deps: scripts/deps.sh
+	@mkdir -p build
+	@sh scripts/deps.sh
+	@touch $@
+
+$(B)/obj/%.o: %.c | build/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(B)/libbaton.a: $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+$(B)/baton: $(CLI_OBJ) $(B)/libbaton.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(B)/libbaton.a $(LIBS)
+
+$(B)/tests: $(TEST_OBJ) $(B)/libbaton.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(B)/libbaton.a $(LIBS) $(TEST_LIBS)
+
+$(B)/bench_engine: $(BENCH_OBJ) $(B)/libbaton.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(BENCH_OBJ) $(B)/libbaton.a $(LIBS)
+
+demo: $(B)/baton
+	@sh examples/candy-kids.sh $(B)/baton
+	@echo
+	$(B)/baton sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1GiB --verify
+	@echo
+	$(B)/baton predict -t topologies/hgx-h100.yaml -c allreduce -a tree -s 1GiB
+
+# The suite runs twice: a plain build, then an ASan+UBSan build in build-san/.
+test: test-plain test-san
+
+test-plain: $(B)/baton $(B)/tests
+	BATON_BIN=$(B)/baton $(B)/tests $(TEST_ARGS)
+
+test-san: build/.deps
+	$(MAKE) --no-print-directory B=$(SAN) OPT="-O1 -g" EXTRA_CFLAGS="$(SANFLAGS)" $(SAN)/baton $(SAN)/tests
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  BATON_BIN=$(SAN)/baton $(SAN)/tests --jobs 2 $(TEST_ARGS)
+
+bench: $(B)/bench_engine
+	$(B)/bench_engine
+
+clean:
+	rm -rf build $(SAN)
+
+-include $(shell find $(B) $(SAN) -name '*.d' 2>/dev/null)

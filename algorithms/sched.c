@@ -1,0 +1,82 @@
+/* sched.c - chunk layout, names and the GOAL text dump. */
+#include "sched.h"
+
+#include <string.h>
+
+static const char *coll_names[COLL_COUNT] = {
+    "allreduce", "reducescatter", "allgather", "broadcast", "reduce"};
+
+const char *coll_name(coll_t c) {
+    return (c >= 0 && c < COLL_COUNT) ? coll_names[c] : "?";
+}
+
+int coll_parse(const char *name) {
+    for (int i = 0; i < COLL_COUNT; i++)
+        if (strcmp(name, coll_names[i]) == 0) return i;
+    if (strcmp(name, "reduce_scatter") == 0) return COLL_REDUCE_SCATTER;
+    if (strcmp(name, "all_reduce") == 0) return COLL_ALLREDUCE;
+    if (strcmp(name, "all_gather") == 0) return COLL_ALLGATHER;
+    if (strcmp(name, "bcast") == 0) return COLL_BROADCAST;
+    return -1;
+}
+
+void sched_chunk(uint64_t n, uint32_t k, uint32_t i, uint64_t *off, uint64_t *len) {
+    uint64_t q = n / k, r = n % k;
+    *len = q + (i < r ? 1 : 0);
+    *off = (uint64_t)i * q + (i < r ? i : r);
+}
+
+uint64_t sched_chunk_bytes(const sched_t *s, uint32_t i) {
+    uint64_t off, len;
+    sched_chunk(s->bytes, s->nchunks, i, &off, &len);
+    return len;
+}
+
+const char *sched_op_name(const sched_op_t *op) {
+    if (op->recv == RECV_NONE) return op->send ? "send" : "nop";
+    if (op->recv == RECV_COPY) return op->send ? "recv_copy_send" : "recv_copy";
+    return op->send ? "recv_reduce_send" : "recv_reduce";
+}
+
+/* One rank's program as GOAL: labels count up, each op requires the previous
+ * blocking one (a receive), sends only the receive they forward. */
+static void dump_rank(const sched_t *s, int rank, FILE *out) {
+    int label = 0;
+    fprintf(out, "rank %d {\n", rank);
+    for (int c = 0; c < s->nchannels; c++) {
+        int last_block = -1;
+        sched_op_t op;
+        for (uint32_t pc = 0; sched_op(s, rank, c, pc, &op); pc++) {
+            uint64_t b = sched_chunk_bytes(s, op.chunk);
+            if (op.recv != RECV_NONE) {
+                int l = label++;
+                fprintf(out, "l%d: recv %llub from %d tag %u cpu %d\n", l,
+                        (unsigned long long)b, op.recv_peer, op.chunk, c);
+                if (last_block >= 0) fprintf(out, "l%d requires l%d\n", l, last_block);
+                last_block = l;
+                if (op.recv == RECV_REDUCE) {
+                    int r = label++;
+                    fprintf(out, "l%d: calc %llu cpu %d\n", r, (unsigned long long)b, c);
+                    fprintf(out, "l%d requires l%d\n", r, l);
+                    last_block = r;
+                }
+            }
+            if (op.send) {
+                int l = label++;
+                fprintf(out, "l%d: send %llub to %d tag %u cpu %d\n", l,
+                        (unsigned long long)b, op.send_peer, op.chunk, c);
+                if (last_block >= 0) fprintf(out, "l%d requires l%d\n", l, last_block);
+            }
+        }
+    }
+    fprintf(out, "}\n");
+}
+
+int sched_dump_goal(const sched_t *s, FILE *out) {
+    fprintf(out, "# baton schedule: %s %s, %d ranks, %d channel(s), %llu bytes, %u chunks\n",
+            coll_name(s->coll), s->algo, s->nranks, s->nchannels,
+            (unsigned long long)s->bytes, s->nchunks);
+    fprintf(out, "num_ranks %d\n", s->nranks);
+    for (int r = 0; r < s->nranks; r++) dump_rank(s, r, out);
+    return ferror(out) ? BATON_EIO : 0;
+}

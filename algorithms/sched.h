@@ -1,0 +1,96 @@
+/* sched.h - schedules as per-rank programs.
+ *
+ * A schedule is not an array of messages: ring all-reduce on 65,536 ranks
+ * sends 8.6e9 of them. It is a pure function
+ *
+ *     op = prog(schedule, rank, channel, pc)
+ *
+ * that returns the pc-th primitive of one rank's program on one channel, the
+ * way NCCL's device code is a loop of primitives. Whoever runs a schedule (the
+ * engine, the verifier, the dumper, a hardware backend) keeps only a program
+ * counter per (rank, channel), so its state is O(ranks x channels).
+ *
+ * Primitives (NCCL's names): send, recv-copy, recv-reduce and the fused forms
+ * recv-copy-send and recv-reduce-send, which receive a chunk, fold it into the
+ * local buffer and forward the result. Every primitive names one chunk of the
+ * schedule's chunk layout; chunk sizes are exact (see sched_chunk).
+ *
+ * Semantics shared by every consumer:
+ *  - ops of one (rank, channel) stream run in program order;
+ *  - a send is posted and the stream moves on (non-blocking, up to a bounded
+ *    number in flight); its payload is the chunk as it is when posted;
+ *  - a receive blocks its stream until the matching message has arrived (and
+ *    been reduced); messages between two ranks on one channel match in order;
+ *  - a fused op posts its send only after its receive completed. */
+#ifndef BATON_SCHED_H
+#define BATON_SCHED_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../models/err.h"
+
+typedef enum {
+    COLL_ALLREDUCE = 0,
+    COLL_REDUCE_SCATTER,
+    COLL_ALLGATHER,
+    COLL_BROADCAST,
+    COLL_REDUCE,
+    COLL_COUNT
+} coll_t;
+
+typedef enum { RECV_NONE = 0, RECV_COPY, RECV_REDUCE } recv_kind_t;
+
+typedef struct sched_op {
+    uint8_t recv;        /* recv_kind_t */
+    uint8_t send;        /* 1: send the chunk (after the receive, if any) */
+    int32_t recv_peer;   /* rank to receive from (when recv != RECV_NONE) */
+    int32_t send_peer;   /* rank to send to (when send) */
+    uint32_t chunk;      /* index into the chunk layout */
+} sched_op_t;
+
+typedef struct sched sched_t;
+
+/* Writes the pc-th op of (rank, chan) into *op and returns 1, or returns 0
+ * when the program has ended. Must be a pure function of its arguments. */
+typedef int (*sched_prog_fn)(const sched_t *s, int rank, int chan, uint32_t pc,
+                             sched_op_t *op);
+
+struct sched {
+    coll_t coll;
+    const char *algo;      /* registry name, static storage */
+    int nranks;
+    int nchannels;
+    int root;              /* for rooted collectives; 0 otherwise */
+    uint64_t bytes;        /* the collective's byte count (see coll_bytes_note) */
+    uint32_t nchunks;      /* the buffer is cut into this many chunks */
+    sched_prog_fn prog;
+    int64_t param[4];      /* algorithm-private parameters */
+};
+
+/* Exact chunk layout: n bytes cut into k parts, the first n % k of them one
+ * byte longer (n = 10, k = 4 gives 3,3,2,2). Never drops a remainder. */
+void sched_chunk(uint64_t n, uint32_t k, uint32_t i, uint64_t *off, uint64_t *len);
+
+/* Bytes of chunk i of schedule s. */
+uint64_t sched_chunk_bytes(const sched_t *s, uint32_t i);
+
+/* Fetch op pc of (rank, chan); 1 if there is one, 0 at the end. */
+static inline int sched_op(const sched_t *s, int rank, int chan, uint32_t pc,
+                           sched_op_t *op) {
+    return s->prog(s, rank, chan, pc, op);
+}
+
+/* Name of a collective ("allreduce") and back; -1 if unknown. */
+const char *coll_name(coll_t c);
+int coll_parse(const char *name);
+
+/* NCCL-style primitive name of an op ("recv_reduce_send"). */
+const char *sched_op_name(const sched_op_t *op);
+
+/* Write the schedule as text, one block per rank, in LogGOPSim's GOAL syntax
+ * (send/recv/calc with `requires` for program order). Fused ops appear as
+ * their parts. Intended for small schedules, golden tests and interop. */
+int sched_dump_goal(const sched_t *s, FILE *out);
+
+#endif

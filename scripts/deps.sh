@@ -1,0 +1,22 @@
+#!/bin/sh
+# Make sure the packages baton builds and tests with are installed.
+# As root: installs the missing ones with apt-get. Otherwise: names them and fails.
+set -eu
+need=""
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+for p in build-essential pkg-config libyaml-dev libcjson-dev libgsl-dev libcriterion-dev; do
+    have_pkg "$p" || need="$need $p"
+done
+command -v gnuplot >/dev/null 2>&1 || need="$need gnuplot-nox"
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "baton: installing missing packages:$need" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $need >&2
+    exit 0
+fi
+echo "baton: missing packages:$need" >&2
+echo "baton: install them with: sudo apt-get install$need" >&2
+exit 1

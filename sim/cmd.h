@@ -1,0 +1,20 @@
+/* cmd.h - the subcommands. Each returns the process exit status:
+ * 0 success, 1 bad input (a file, a case the model cannot do), 2 bad usage. */
+#ifndef BATON_CMD_H
+#define BATON_CMD_H
+
+#include "../models/err.h"
+
+enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+int cmd_sim(int argc, char **argv, int predict);
+int cmd_kids(int argc, char **argv);
+int cmd_topo(int argc, char **argv);
+int cmd_algos(int argc, char **argv);
+
+/* Print "baton CMD: message" to stderr and return EXIT_USAGE (main.c). */
+int cmd_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print a library error to stderr and return EXIT_INPUT (main.c). */
+int cmd_fail(const char *cmd, const baton_err_t *e);
+
+#endif

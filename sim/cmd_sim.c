@@ -1,0 +1,133 @@
+/* cmd_sim.c - `baton sim` and `baton predict`. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../topologies/topo_yaml.h"
+#include "../topologies/units.h"
+#include "cmd.h"
+#include "report.h"
+#include "run.h"
+
+static const char help[] =
+    "usage: baton %s -t TOPO.yaml -c COLLECTIVE -a ALGORITHM -s SIZE [options]\n"
+    "\n"
+    "%s\n"
+    "\n"
+    "  -t, --topo FILE     topology (YAML), e.g. topologies/hgx-h100.yaml\n"
+    "  -c, --coll NAME     collective: allreduce\n"
+    "  -a, --algo NAME     algorithm: ring, tree, naive (baton algos lists them)\n"
+    "  -s, --size SIZE     bytes per rank's buffer: 4, 1KiB, 1GiB, 1GB (GB = 1e9 B)\n"
+    "      --verify        prove the result (data mode when small, else signatures)%s\n"
+    "      --dump          print the schedule (GOAL text) instead of running it\n"
+    "      --json          one JSON object instead of the summary\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "algbw = size / time and busbw = algbw x 2(p-1)/p for all-reduce, as nccl-tests\n"
+    "defines them (1 GB/s = 1e9 B/s).\n";
+
+typedef struct {
+    const char *topo, *coll, *algo, *size;
+    int verify, json, dump;
+} sim_args_t;
+
+static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int predict) {
+    static const struct option opts[] = {
+        {"topo", required_argument, 0, 't'}, {"coll", required_argument, 0, 'c'},
+        {"algo", required_argument, 0, 'a'}, {"size", required_argument, 0, 's'},
+        {"verify", no_argument, 0, 'V'},     {"json", no_argument, 0, 'j'},
+        {"dump", no_argument, 0, 'D'},       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int ch;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 't': a->topo = optarg; break;
+        case 'c': a->coll = optarg; break;
+        case 'a': a->algo = optarg; break;
+        case 's': a->size = optarg; break;
+        case 'V': a->verify = 1; break;
+        case 'j': a->json = 1; break;
+        case 'D': a->dump = 1; break;
+        case 'h':
+            printf(help, cmd,
+                   predict ? "Answer from the algorithm's closed-form alpha-beta-gamma cost on the\n"
+                             "topology's uniform cost model (worst path latency and bandwidth)."
+                           : "Simulate the collective's schedule on the topology, event by event.",
+                   predict ? " (sim only)" : "");
+            return 1;
+        case ':': return cmd_usage(cmd, "option %s needs a value", argv[optind - 1]);
+        default: return cmd_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cmd_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
+    if (!a->coll) return cmd_usage(cmd, "missing -c COLLECTIVE");
+    if (!a->algo) return cmd_usage(cmd, "missing -a ALGORITHM");
+    if (!a->size) return cmd_usage(cmd, "missing -s SIZE");
+    if (predict && (a->verify || a->dump)) return cmd_usage(cmd, "--verify and --dump need `baton sim`");
+    return 0;
+}
+
+static void summary(const run_out_t *r, const char *topo, coll_t coll, int verify) {
+    char sz[64], tm[64];
+    units_fmt_size(r->bytes, sz, sizeof sz);
+    units_fmt_time(r->time_s, tm, sizeof tm);
+    printf("%s %s on %s (%d ranks), %s (%llu bytes)\n", coll_name(coll), r->algo->name, topo,
+           r->ranks, sz, (unsigned long long)r->bytes);
+    printf("  time     %s (%s)\n", tm, r->simulated ? "simulated" : "closed form");
+    printf("  algbw    %.4g GB/s    busbw %.4g GB/s\n", r->algbw_GBps, r->busbw_GBps);
+    if (r->simulated)
+        printf("  steps    %llu messages in all, at most %llu sent by one rank (%llu events)\n",
+               (unsigned long long)r->eng.messages, (unsigned long long)r->eng.max_rank_msgs,
+               (unsigned long long)r->eng.events);
+    else
+        printf("  formula  %s\n           alpha %.4g s, beta %.4g s/B, gamma %.4g s/B, %s\n",
+               r->algo->cost_text, r->model.alpha, r->model.beta, r->model.gamma,
+               r->model.ports == 1 ? "single-port" : "multi-port");
+    if (verify)
+        printf("  verified %s (%s mode)\n", r->eng.verified ? "yes" : "no",
+               r->verify_mode == VERIFY_DATA ? "data" : "signature");
+}
+
+static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint64_t bytes) {
+    baton_err_t e = {0};
+    const algo_t *a = algo_find(coll, algo);
+    if (a == NULL) {
+        err_set(&e, BATON_EINVAL, "no algorithm '%s' for %s (see `baton algos`)", algo, coll_name(coll));
+        return cmd_fail(cmd, &e);
+    }
+    sched_t s;
+    if (algo_build(a, topo_nranks(t), bytes, &s, &e) < 0) return cmd_fail(cmd, &e);
+    if (sched_dump_goal(&s, stdout) < 0) return cmd_fail(cmd, &(baton_err_t){BATON_EIO, "write error"});
+    return EXIT_OK;
+}
+
+int cmd_sim(int argc, char **argv, int predict) {
+    const char *cmd = predict ? "predict" : "sim";
+    sim_args_t a = {0};
+    int rc = parse(argc, argv, cmd, &a, predict);
+    if (rc) return rc == 1 ? EXIT_OK : rc;
+    int coll = coll_parse(a.coll);
+    if (coll < 0) return cmd_usage(cmd, "unknown collective '%s'", a.coll);
+    uint64_t bytes;
+    const char *why;
+    if (units_size(a.size, &bytes, &why) < 0) return cmd_usage(cmd, "bad size '%s': %s", a.size, why);
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load(a.topo, &e);
+    if (t == NULL) return cmd_fail(cmd, &e);
+    if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes); topo_free(t); return rc; }
+    run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .verify = a.verify, .predict = predict};
+    run_out_t r;
+    if (run_collective(t, &q, &r, &e) < 0) { topo_free(t); return cmd_fail(cmd, &e); }
+    if (a.json) {
+        char *s = report_run_json(&r, topo_name(t), (coll_t)coll, a.verify);
+        if (s == NULL) { topo_free(t); return cmd_fail(cmd, &(baton_err_t){BATON_ENOMEM, "out of memory"}); }
+        puts(s);
+        free(s);
+    } else {
+        summary(&r, topo_name(t), (coll_t)coll, a.verify);
+    }
+    topo_free(t);
+    return EXIT_OK;
+}

@@ -1,0 +1,287 @@
+/* engine.c - the discrete-event simulator.
+ *
+ * Streams advance until they block (a receive not yet matched, or no free
+ * send slot). Matching a posted send with a posted receive reserves ports and
+ * links and schedules the transfer's end; every completion goes through the
+ * event queue, so advancing one stream never recurses into another. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "evq.h"
+
+enum { S_READY, S_RECV, S_XFER, S_RECVD, S_SLOT, S_DONE };
+enum { EV_XFER_DONE, EV_REDUCE_DONE };
+
+typedef struct stream {
+    sched_op_t op;
+    uint32_t pc;
+    uint8_t state;
+    uint8_t nout;            /* posted, unfinished sends */
+} stream_t;
+
+typedef struct slot {        /* a posted send */
+    uint64_t seq;            /* post order, for in-order matching */
+    uint64_t bytes;
+    double t_start;
+    int32_t dst;
+    uint32_t chunk;
+    uint8_t used, matched;
+    verify_payload_t payload;
+} slot_t;
+
+typedef struct engine {
+    const sched_t *s;
+    topo_t *t;
+    const engine_opts_t *o;
+    engine_result_t *r;
+    baton_err_t *e;
+    int p, C, S;             /* ranks, channels, slots per stream */
+    stream_t *st;            /* [rank * C + chan] */
+    slot_t *slots;           /* [stream * S + k] */
+    double *send_port, *recv_port;   /* [rank * ports + k] free-at times */
+    double *link_free;       /* per directed link */
+    uint64_t *rank_msgs;
+    int ports;
+    double gamma;
+    double now;
+    uint64_t send_seq;
+    int ndone;
+    evq_t q;
+    verify_t *v;
+    int err;
+} engine_t;
+
+static int fail(engine_t *g, int code) { if (g->err == 0) g->err = code; return code; }
+
+static int stream_rank(const engine_t *g, int si) { return si / g->C; }
+static int stream_chan(const engine_t *g, int si) { return si % g->C; }
+
+/* Earliest-free port among k (k = 0: unlimited, returns -1). */
+static int pick_port(double *ports, int k) {
+    int best = -1;
+    for (int i = 0; i < k; i++)
+        if (best < 0 || ports[i] < ports[best]) best = i;
+    return best;
+}
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+/* Reserve ports and route for the message in slot (src_si, k) and schedule
+ * its end. The receiver's stream waits in S_XFER until then. */
+static int start_transfer(engine_t *g, int src_si, int k, int dst_si) {
+    slot_t *sl = &g->slots[(size_t)src_si * g->S + k];
+    int src = stream_rank(g, src_si), dst = stream_rank(g, dst_si);
+    stream_t *rs = &g->st[dst_si];
+    if (rs->op.chunk != sl->chunk)
+        return fail(g, err_set(g->e, BATON_ESCHED,
+            "%s: rank %d expects chunk %u from rank %d, which sent chunk %u",
+            g->s->algo, dst, rs->op.chunk, src, sl->chunk));
+    topo_route_t rt;
+    int rc = topo_route(g->t, src, dst, &rt, g->e);
+    if (rc < 0) return fail(g, rc);
+    double start = g->now;
+    int sp = pick_port(g->send_port + (size_t)src * g->ports, g->ports);
+    int rp = pick_port(g->recv_port + (size_t)dst * g->ports, g->ports);
+    if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
+    if (rp >= 0) start = max2(start, g->recv_port[(size_t)dst * g->ports + rp]);
+    for (int i = 0; i < rt.nlinks; i++) start = max2(start, g->link_free[rt.links[i]]);
+    double wire = rt.nlinks ? (double)sl->bytes / rt.bw : 0;
+    double end = start + rt.lat + wire;
+    for (int i = 0; i < rt.nlinks; i++) g->link_free[rt.links[i]] = start + wire;
+    if (sp >= 0) g->send_port[(size_t)src * g->ports + sp] = end;
+    if (rp >= 0) g->recv_port[(size_t)dst * g->ports + rp] = end;
+    sl->matched = 1;
+    sl->t_start = start;
+    rs->state = S_XFER;
+    if (evq_push(&g->q, end, EV_XFER_DONE, (uint32_t)((size_t)src_si * g->S + k)) < 0)
+        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+    return 0;
+}
+
+/* The oldest unmatched send of stream src_si addressed to rank dst, or -1. */
+static int find_send(engine_t *g, int src_si, int dst) {
+    int best = -1;
+    slot_t *base = &g->slots[(size_t)src_si * g->S];
+    for (int k = 0; k < g->S; k++)
+        if (base[k].used && !base[k].matched && base[k].dst == dst &&
+            (best < 0 || base[k].seq < base[best].seq))
+            best = k;
+    return best;
+}
+
+static int post_recv(engine_t *g, int si) {
+    stream_t *s = &g->st[si];
+    int peer = s->op.recv_peer;
+    if (peer < 0 || peer >= g->p || peer == stream_rank(g, si))
+        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d receives from invalid rank %d",
+                               g->s->algo, stream_rank(g, si), peer));
+    int src_si = peer * g->C + stream_chan(g, si);
+    int k = find_send(g, src_si, stream_rank(g, si));
+    s->state = S_RECV;
+    return k < 0 ? 0 : start_transfer(g, src_si, k, si);
+}
+
+static int post_send(engine_t *g, int si) {
+    stream_t *s = &g->st[si];
+    int k = 0, src = stream_rank(g, si), dst = s->op.send_peer;
+    if (dst < 0 || dst >= g->p || dst == src)
+        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends to invalid rank %d",
+                               g->s->algo, src, dst));
+    if (s->op.chunk >= g->s->nchunks)
+        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends chunk %u of %u",
+                               g->s->algo, src, s->op.chunk, g->s->nchunks));
+    slot_t *base = &g->slots[(size_t)si * g->S];
+    while (base[k].used) k++;
+    slot_t *sl = &base[k];
+    *sl = (slot_t){.seq = g->send_seq++, .dst = dst, .chunk = s->op.chunk, .used = 1,
+                   .bytes = sched_chunk_bytes(g->s, s->op.chunk)};
+    if (g->v && verify_snapshot(g->v, src, sl->chunk, &sl->payload) < 0)
+        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for a payload"));
+    s->nout++;
+    g->rank_msgs[src]++;
+    int dst_si = dst * g->C + stream_chan(g, si);
+    stream_t *d = &g->st[dst_si];
+    if (d->state == S_RECV && d->op.recv_peer == src && find_send(g, si, dst) == k)
+        return start_transfer(g, si, k, dst_si);
+    return 0;
+}
+
+/* Run stream si's program until it blocks or ends. */
+static int advance(engine_t *g, int si) {
+    stream_t *s = &g->st[si];
+    int rank = stream_rank(g, si), chan = stream_chan(g, si);
+    while (g->err == 0) {
+        if (s->state == S_READY) {
+            if (!sched_op(g->s, rank, chan, s->pc, &s->op)) { s->state = S_DONE; g->ndone++; return 0; }
+            if (s->op.recv != RECV_NONE) return post_recv(g, si);
+            s->state = S_RECVD;          /* nothing to receive: go straight to the send */
+        }
+        if (s->state != S_RECVD && s->state != S_SLOT) return 0;
+        if (s->op.send) {
+            if (s->nout >= g->S) { s->state = S_SLOT; return 0; }
+            if (post_send(g, si) < 0) return g->err;
+        }
+        s->pc++;
+        s->state = S_READY;
+    }
+    return g->err;
+}
+
+static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int reduce) {
+    if (g->o->on_msg == NULL) return;
+    engine_msg_t m = {.t_start = sl->t_start, .t_end = g->now, .src = stream_rank(g, src_si),
+                      .dst = stream_rank(g, dst_si), .chan = stream_chan(g, src_si),
+                      .chunk = sl->chunk, .bytes = sl->bytes, .reduce = reduce};
+    const uint64_t *row = g->v ? verify_data(g->v, m.dst) : NULL;
+    if (row) {
+        uint64_t off;
+        sched_chunk(g->s->bytes, g->s->nchunks, sl->chunk, &off, &m.nvalues);
+        m.values = row + off;
+    }
+    g->o->on_msg(g->o->msg_ctx, &m);
+}
+
+static int xfer_done(engine_t *g, uint32_t id) {
+    int src_si = (int)(id / g->S);
+    slot_t *sl = &g->slots[id];
+    int dst_si = sl->dst * g->C + stream_chan(g, src_si);
+    stream_t *d = &g->st[dst_si], *s = &g->st[src_si];
+    int reduce = d->op.recv == RECV_REDUCE;
+    if (g->v) verify_deliver(g->v, sl->dst, sl->chunk, reduce, &sl->payload);
+    notify(g, sl, src_si, dst_si, reduce);
+    g->r->messages++;
+    g->r->bytes_moved += sl->bytes;
+    uint64_t bytes = sl->bytes;
+    sl->used = 0;
+    s->nout--;
+    if (s->state == S_SLOT && advance(g, src_si) < 0) return g->err;
+    if (reduce && g->gamma > 0) {
+        if (evq_push(&g->q, g->now + (double)bytes * g->gamma, EV_REDUCE_DONE, (uint32_t)dst_si) < 0)
+            return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+        return 0;
+    }
+    d->state = S_RECVD;
+    return advance(g, dst_si);
+}
+
+static int setup(engine_t *g) {
+    size_t ns = (size_t)g->p * g->C;
+    g->st = calloc(ns, sizeof *g->st);
+    g->slots = calloc(ns * g->S, sizeof *g->slots);
+    g->send_port = calloc((size_t)g->p * g->ports + 1, sizeof(double));
+    g->recv_port = calloc((size_t)g->p * g->ports + 1, sizeof(double));
+    g->link_free = calloc((size_t)topo_nlinks(g->t) + 1, sizeof(double));
+    g->rank_msgs = calloc((size_t)g->p, sizeof *g->rank_msgs);
+    evq_init(&g->q);
+    if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs)
+        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->p));
+    return 0;
+}
+
+static void teardown(engine_t *g) {
+    size_t n = (size_t)g->p * g->C * g->S;
+    for (size_t i = 0; g->slots && i < n; i++)
+        if (g->slots[i].used) verify_drop(&g->slots[i].payload);
+    free(g->st);
+    free(g->slots);
+    free(g->send_port);
+    free(g->recv_port);
+    free(g->link_free);
+    free(g->rank_msgs);
+    evq_free(&g->q);
+    verify_free(g->v);
+}
+
+/* Name the first stuck stream: the programs wait for each other. */
+static int deadlock(engine_t *g) {
+    for (int si = 0; si < g->p * g->C; si++) {
+        stream_t *s = &g->st[si];
+        if (s->state == S_DONE) continue;
+        return fail(g, err_set(g->e, BATON_ESCHED,
+            "%s: deadlock: rank %d (channel %d) is stuck at op %u (%s, peer %d) at t=%g s",
+            g->s->algo, stream_rank(g, si), stream_chan(g, si), s->pc,
+            sched_op_name(&s->op), s->op.recv ? s->op.recv_peer : s->op.send_peer, g->now));
+    }
+    return 0;
+}
+
+static int loop(engine_t *g) {
+    for (int si = 0; si < g->p * g->C && g->err == 0; si++) advance(g, si);
+    evq_item_t ev;
+    while (g->err == 0 && evq_pop(&g->q, &ev)) {
+        g->now = ev.t;
+        g->r->events++;
+        if (ev.kind == EV_XFER_DONE) xfer_done(g, ev.id);
+        else { g->st[ev.id].state = S_RECVD; advance(g, (int)ev.id); }
+    }
+    if (g->err == 0 && g->ndone < g->p * g->C) deadlock(g);
+    return g->err;
+}
+
+int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
+               engine_result_t *r, baton_err_t *e) {
+    static const engine_opts_t none = {0};
+    const topo_params_t *tp = topo_params_c(t);
+    engine_t g = {.s = s, .t = t, .o = o ? o : &none, .r = r, .e = e, .p = s->nranks,
+                  .C = s->nchannels, .S = tp->max_inflight, .ports = tp->ports,
+                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0};
+    memset(r, 0, sizeof *r);
+    if (topo_nranks(t) != s->nranks)
+        return err_set(e, BATON_EINVAL, "the schedule has %d ranks but topology '%s' has %d",
+                       s->nranks, topo_name(t), topo_nranks(t));
+    if (g.S < 1 || g.S > 255) return err_set(e, BATON_EINVAL, "max_inflight must be 1..255");
+    if (g.o->verify != VERIFY_NONE &&
+        !(g.v = verify_create(s, g.o->verify, g.o->fill, g.o->fill_ctx, e)))
+        return e && e->code ? e->code : BATON_ENOMEM;
+    if (setup(&g) == 0 && loop(&g) == 0) {
+        r->time_s = g.now;
+        for (int i = 0; i < g.p; i++)
+            if (g.rank_msgs[i] > r->max_rank_msgs) r->max_rank_msgs = g.rank_msgs[i];
+        if (g.v && verify_check(g.v, e) < 0) fail(&g, BATON_EVERIFY);
+        r->verified = g.v != NULL && g.err == 0;
+    }
+    teardown(&g);
+    return g.err;
+}

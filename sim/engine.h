@@ -1,0 +1,59 @@
+/* engine.h - run a schedule on a topology: the discrete-event simulator.
+ *
+ * Model (each rule is one place in engine.c):
+ *  - every (rank, channel) stream runs its program in order (sched.h);
+ *  - a message can move once its send is posted and its receive is posted
+ *    (rendezvous: a receive is posted when its stream reaches it);
+ *  - a transfer then waits, first come first served, for a send port of the
+ *    sender and a receive port of the receiver (topology `ports`; 0 means
+ *    unlimited) and for every directed link on its route (links are reserved
+ *    FIFO in the order transfers become ready);
+ *  - it takes latency(route) + bytes / bottleneck bandwidth; each link is busy
+ *    for the bytes' serialisation time, the ports for the whole transfer;
+ *  - a reducing receive then costs bytes / reduce_bw on its stream;
+ *  - at most max_inflight sends per stream are posted and unfinished.
+ * State is O(ranks x channels x max_inflight) plus the route cache. */
+#ifndef BATON_ENGINE_H
+#define BATON_ENGINE_H
+
+#include <stdint.h>
+
+#include "../algorithms/sched.h"
+#include "../topologies/topo.h"
+#include "verify.h"
+
+/* One completed message, for observers such as the candy-kids tables. In
+ * data mode `values` is the receiver's chunk after the receive. */
+typedef struct engine_msg {
+    double t_start, t_end;
+    int src, dst, chan;
+    uint32_t chunk;
+    uint64_t bytes;
+    int reduce;
+    const uint64_t *values;   /* data mode only, else NULL */
+    uint64_t nvalues;
+} engine_msg_t;
+
+typedef struct engine_opts {
+    verify_mode_t verify;
+    verify_fill_fn fill;      /* data-mode start values; NULL: hashed */
+    void *fill_ctx;
+    void (*on_msg)(void *ctx, const engine_msg_t *m);
+    void *msg_ctx;
+} engine_opts_t;
+
+typedef struct engine_result {
+    double time_s;            /* when the last stream finished */
+    uint64_t events;          /* events popped from the queue */
+    uint64_t messages;
+    uint64_t bytes_moved;     /* sum of message sizes */
+    uint64_t max_rank_msgs;   /* most messages sent by one rank */
+    int verified;             /* 1 if verification ran and passed */
+} engine_result_t;
+
+/* Run s on t. The topology must have exactly s->nranks ranks. Returns 0, or
+ * BATON_ESCHED (mismatched or deadlocked programs), BATON_EVERIFY, ... */
+int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
+               engine_result_t *r, baton_err_t *e);
+
+#endif

@@ -1,0 +1,49 @@
+/* main.c - `baton`: dispatch to a subcommand. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const char usage[] =
+    "baton - how long will this collective take on this machine, and why?\n"
+    "\n"
+    "usage: baton COMMAND [options]    (baton COMMAND --help for details)\n"
+    "\n"
+    "commands:\n"
+    "  sim       simulate a collective on a topology (discrete-event, byte-accurate)\n"
+    "  predict   the same question answered by the algorithm's closed form\n"
+    "  kids      the candy kids: naive 24 s, tree 16 s, ring 6 s, with their tables\n"
+    "  topo      summarise or check a topology file\n"
+    "  algos     list the algorithms with their cost formulas and requirements\n"
+    "\n"
+    "example:\n"
+    "  baton sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1GiB --verify\n";
+
+int cmd_usage(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "baton %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(see: baton %s --help)\n", cmd);
+    return EXIT_USAGE;
+}
+
+int cmd_fail(const char *cmd, const baton_err_t *e) {
+    fprintf(stderr, "baton %s: %s\n", cmd, e->msg[0] ? e->msg : err_str(e->code));
+    return EXIT_INPUT;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { fputs(usage, stderr); return EXIT_USAGE; }
+    const char *c = argv[1];
+    if (!strcmp(c, "-h") || !strcmp(c, "--help") || !strcmp(c, "help")) { fputs(usage, stdout); return EXIT_OK; }
+    if (!strcmp(c, "sim")) return cmd_sim(argc - 1, argv + 1, 0);
+    if (!strcmp(c, "predict")) return cmd_sim(argc - 1, argv + 1, 1);
+    if (!strcmp(c, "kids")) return cmd_kids(argc - 1, argv + 1);
+    if (!strcmp(c, "topo")) return cmd_topo(argc - 1, argv + 1);
+    if (!strcmp(c, "algos")) return cmd_algos(argc - 1, argv + 1);
+    fprintf(stderr, "baton: unknown command '%s'\n\n%s", c, usage);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,15 @@
+/* report.h - machine-readable output. The only place cJSON is used. */
+#ifndef BATON_REPORT_H
+#define BATON_REPORT_H
+
+#include "run.h"
+
+/* One JSON object for a run (malloc'd string; the caller frees it), or NULL
+ * when memory runs out. `verify_asked` adds the `verified` field. */
+char *report_run_json(const run_out_t *o, const char *topo_name, coll_t coll,
+                      int verify_asked);
+
+/* The registry as a JSON array of objects (malloc'd). */
+char *report_algos_json(int coll_filter);
+
+#endif

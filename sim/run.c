@@ -1,0 +1,48 @@
+/* run.c - simulate or predict one collective and derive algbw/busbw. */
+#include "run.h"
+
+#include <string.h>
+
+double run_busbw_factor(coll_t c, int p) {
+    if (p <= 1) return c == COLL_ALLREDUCE ? 0 : 1;
+    switch (c) {
+    case COLL_ALLREDUCE: return 2.0 * (p - 1) / p;
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALLGATHER: return (double)(p - 1) / p;
+    default: return 1.0;
+    }
+}
+
+static void bandwidths(run_out_t *o, coll_t c) {
+    o->algbw_GBps = o->time_s > 0 ? (double)o->bytes / o->time_s / 1e9 : 0;
+    o->busbw_GBps = o->algbw_GBps * run_busbw_factor(c, o->ranks);
+}
+
+int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e) {
+    memset(o, 0, sizeof *o);
+    o->algo = algo_find(q->coll, q->algo);
+    if (o->algo == NULL)
+        return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s (see `baton algos`)",
+                       q->algo, coll_name(q->coll));
+    o->ranks = topo_nranks(t);
+    o->bytes = q->bytes;
+    int rc = topo_cost_model(t, &o->model, e);
+    if (rc < 0) return rc;
+    sched_t s;
+    if ((rc = algo_build(o->algo, o->ranks, q->bytes, &s, e)) < 0) return rc;
+    if (q->predict) {
+        o->time_s = o->algo->cost(&o->model, o->ranks, q->bytes);
+        bandwidths(o, q->coll);
+        return 0;
+    }
+    engine_opts_t eo = q->engine ? *q->engine : (engine_opts_t){0};
+    eo.verify = VERIFY_NONE;
+    if (q->verify)
+        eo.verify = (uint64_t)o->ranks * q->bytes <= RUN_DATA_VERIFY_MAX ? VERIFY_DATA : VERIFY_SIGNATURE;
+    o->verify_mode = eo.verify;
+    if ((rc = engine_run(&s, t, &eo, &o->eng, e)) < 0) return rc;
+    o->simulated = 1;
+    o->time_s = o->eng.time_s;
+    bandwidths(o, q->coll);
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* run.h - one collective on one machine: simulate it or predict it.
+ *
+ * The shared path behind `baton sim` and `baton predict` (and the tests):
+ * find the registry row, build the schedule, then either run the engine or
+ * evaluate the closed form on the topology's uniform cost model. */
+#ifndef BATON_RUN_H
+#define BATON_RUN_H
+
+#include "../algorithms/algo.h"
+#include "engine.h"
+
+typedef struct run_req {
+    coll_t coll;
+    const char *algo;
+    uint64_t bytes;
+    int verify;              /* 0 none, 1 verify (data mode when small, else signature) */
+    int predict;             /* 1: closed form only */
+    const engine_opts_t *engine;   /* optional observers; verify mode is set from `verify` */
+} run_req_t;
+
+typedef struct run_out {
+    const algo_t *algo;
+    int ranks;
+    uint64_t bytes;
+    double time_s;
+    double algbw_GBps, busbw_GBps;
+    int simulated;           /* 1: engine, 0: closed form */
+    verify_mode_t verify_mode;
+    engine_result_t eng;     /* when simulated */
+    cost_model_t model;      /* the uniform machine the closed form used */
+} run_out_t;
+
+/* Data mode is used for verification up to this many elements (ranks x bytes). */
+#define RUN_DATA_VERIFY_MAX (1ULL << 20)
+
+int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e);
+
+/* nccl-tests' busbw factor: algbw x factor = busbw. */
+double run_busbw_factor(coll_t c, int p);
+
+#endif

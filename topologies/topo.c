@@ -1,0 +1,316 @@
+/* topo.c - the machine graph, rank map and route cache. */
+#include "topo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct route_slot {
+    uint64_t key;        /* (src << 32 | dst) + 1; 0 = empty */
+    int32_t first;       /* offset into route_links */
+    int32_t nlinks;
+    double lat, bw;
+} route_slot_t;
+
+struct topo {
+    char *name;
+    topo_node_t *nodes;
+    int nnodes, capnodes;
+    topo_dlink_t *dl;
+    int ndl, capdl;
+    int *rank_node;      /* rank -> node */
+    int nranks;
+    topo_params_t params;
+    int *adj_off, *adj;  /* CSR: directed links leaving each node, in declaration order */
+    route_slot_t *routes;
+    uint32_t route_cap, route_count;
+    int32_t *route_links;
+    int64_t nroute_links, cap_route_links;
+    int *bfs_parent, *bfs_queue;   /* scratch for route search */
+};
+
+static const char *kind_names[NODE_KIND_COUNT] = {"gpu", "switch", "nic", "cpu"};
+
+const char *topo_kind_name(node_kind_t k) { return (k < NODE_KIND_COUNT) ? kind_names[k] : "?"; }
+
+int topo_kind_parse(const char *s) {
+    for (int i = 0; i < NODE_KIND_COUNT; i++)
+        if (strcmp(s, kind_names[i]) == 0) return i;
+    return -1;
+}
+
+topo_t *topo_create(const char *name) {
+    topo_t *t = calloc(1, sizeof *t);
+    if (t == NULL) return NULL;
+    t->name = strdup(name ? name : "unnamed");
+    if (t->name == NULL) { free(t); return NULL; }
+    t->params.ports = 0;
+    t->params.max_inflight = 8;
+    return t;
+}
+
+void topo_free(topo_t *t) {
+    if (t == NULL) return;
+    for (int i = 0; i < t->nnodes; i++) free(t->nodes[i].name);
+    free(t->nodes);
+    free(t->dl);
+    free(t->rank_node);
+    free(t->adj_off);
+    free(t->adj);
+    free(t->routes);
+    free(t->route_links);
+    free(t->bfs_parent);
+    free(t->bfs_queue);
+    free(t->name);
+    free(t);
+}
+
+int topo_find_node(const topo_t *t, const char *name) {
+    for (int i = 0; i < t->nnodes; i++)
+        if (strcmp(t->nodes[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int grow(void **p, int *cap, int need, size_t elem) {
+    if (need <= *cap) return 0;
+    int nc = *cap ? *cap * 2 : 16;
+    while (nc < need) nc *= 2;
+    void *q = realloc(*p, (size_t)nc * elem);
+    if (q == NULL) return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int col,
+                  baton_err_t *e) {
+    int prev = topo_find_node(t, name);
+    if (prev >= 0)
+        return err_set(e, BATON_EPARSE, "duplicate node name '%s' (first declared at line %d)",
+                       name, t->nodes[prev].line);
+    if (grow((void **)&t->nodes, &t->capnodes, t->nnodes + 1, sizeof *t->nodes) < 0)
+        return err_set(e, BATON_ENOMEM, "out of memory adding node '%s'", name);
+    topo_node_t *n = &t->nodes[t->nnodes];
+    n->name = strdup(name);
+    if (n->name == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    n->kind = kind;
+    n->rank = -1;
+    n->line = line;
+    n->col = col;
+    return t->nnodes++;
+}
+
+int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e) {
+    if (a < 0 || a >= t->nnodes || b < 0 || b >= t->nnodes || a == b)
+        return err_set(e, BATON_EINVAL, "a link needs two different existing nodes");
+    if (!(bw > 0)) return err_set(e, BATON_EINVAL, "link bandwidth must be positive");
+    if (!(lat >= 0)) return err_set(e, BATON_EINVAL, "link latency must not be negative");
+    if (grow((void **)&t->dl, &t->capdl, t->ndl + 2, sizeof *t->dl) < 0)
+        return err_set(e, BATON_ENOMEM, "out of memory adding a link");
+    t->dl[t->ndl++] = (topo_dlink_t){a, b, bw, lat};
+    t->dl[t->ndl++] = (topo_dlink_t){b, a, bw, lat};
+    return 0;
+}
+
+int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e) {
+    if (rank < 0) return err_set(e, BATON_EINVAL, "rank must not be negative");
+    t->nodes[node].rank = rank;
+    return 0;
+}
+
+static int build_adjacency(topo_t *t) {
+    t->adj_off = calloc((size_t)t->nnodes + 1, sizeof *t->adj_off);
+    t->adj = malloc(((size_t)t->ndl + 1) * sizeof *t->adj);
+    t->bfs_parent = malloc(((size_t)t->nnodes + 1) * sizeof *t->bfs_parent);
+    t->bfs_queue = malloc(((size_t)t->nnodes + 1) * sizeof *t->bfs_queue);
+    if (!t->adj_off || !t->adj || !t->bfs_parent || !t->bfs_queue) return -1;
+    for (int i = 0; i < t->ndl; i++) t->adj_off[t->dl[i].src + 1]++;
+    for (int i = 0; i < t->nnodes; i++) t->adj_off[i + 1] += t->adj_off[i];
+    int *fill = calloc((size_t)t->nnodes + 1, sizeof *fill);
+    if (fill == NULL) return -1;
+    for (int i = 0; i < t->ndl; i++) {
+        int s = t->dl[i].src;
+        t->adj[t->adj_off[s] + fill[s]++] = i;
+    }
+    free(fill);
+    return 0;
+}
+
+/* Breadth-first search from node s; parent[v] = directed link into v, -1 if
+ * unreached, -2 for s. Returns the number of nodes reached. */
+static int bfs(topo_t *t, int s) {
+    int *par = t->bfs_parent, *q = t->bfs_queue, head = 0, tail = 0;
+    for (int i = 0; i < t->nnodes; i++) par[i] = -1;
+    par[s] = -2;
+    q[tail++] = s;
+    while (head < tail) {
+        int u = q[head++];
+        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
+            int v = t->dl[t->adj[k]].dst;
+            if (par[v] != -1) continue;
+            par[v] = t->adj[k];
+            q[tail++] = v;
+        }
+    }
+    return tail;
+}
+
+static int map_ranks(topo_t *t, const char *file, baton_err_t *e) {
+    int p = 0;
+    for (int i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].rank >= p) p = t->nodes[i].rank + 1;
+    if (p == 0) return err_set(e, BATON_EPARSE, "%s: the topology has no ranks (no gpu nodes)", file);
+    t->rank_node = malloc((size_t)p * sizeof *t->rank_node);
+    if (t->rank_node == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int r = 0; r < p; r++) t->rank_node[r] = -1;
+    for (int i = 0; i < t->nnodes; i++) {
+        topo_node_t *n = &t->nodes[i];
+        if (n->rank < 0) continue;
+        if (t->rank_node[n->rank] >= 0)
+            return err_set(e, BATON_EPARSE, "%s:%d:%d: rank %d given to both '%s' and '%s'",
+                           file, n->line, n->col, n->rank,
+                           t->nodes[t->rank_node[n->rank]].name, n->name);
+        t->rank_node[n->rank] = i;
+    }
+    for (int r = 0; r < p; r++)
+        if (t->rank_node[r] < 0)
+            return err_set(e, BATON_EPARSE, "%s: ranks must be numbered 0..%d without gaps; rank %d is missing",
+                           file, p - 1, r);
+    t->nranks = p;
+    return 0;
+}
+
+int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
+    int rc = map_ranks(t, file, e);
+    if (rc < 0) return rc;
+    if (build_adjacency(t) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
+    bfs(t, t->rank_node[0]);
+    for (int r = 1; r < t->nranks; r++) {
+        const topo_node_t *n = &t->nodes[t->rank_node[r]];
+        if (t->bfs_parent[t->rank_node[r]] == -1)
+            return err_set(e, BATON_EPARSE,
+                           "%s:%d:%d: rank %d ('%s') is disconnected: no path from rank 0 ('%s')",
+                           file, n->line, n->col, r, n->name, t->nodes[t->rank_node[0]].name);
+    }
+    return 0;
+}
+
+int topo_nranks(const topo_t *t) { return t->nranks; }
+int topo_nnodes(const topo_t *t) { return t->nnodes; }
+int topo_nlinks(const topo_t *t) { return t->ndl; }
+const char *topo_name(const topo_t *t) { return t->name; }
+const topo_node_t *topo_node(const topo_t *t, int i) { return &t->nodes[i]; }
+const topo_dlink_t *topo_dlink(const topo_t *t, int i) { return &t->dl[i]; }
+int topo_rank_node(const topo_t *t, int rank) { return t->rank_node[rank]; }
+const char *topo_rank_name(const topo_t *t, int rank) { return t->nodes[t->rank_node[rank]].name; }
+topo_params_t *topo_params(topo_t *t) { return &t->params; }
+const topo_params_t *topo_params_c(const topo_t *t) { return &t->params; }
+
+/* --- route cache: open addressing on the (src, dst) pair --------------- */
+
+static uint32_t hash_key(uint64_t k) {
+    k ^= k >> 33; k *= 0xff51afd7ed558ccdULL; k ^= k >> 33;
+    return (uint32_t)k;
+}
+
+static route_slot_t *route_slot(topo_t *t, uint64_t key) {
+    uint32_t mask = t->route_cap - 1, i = hash_key(key) & mask;
+    while (t->routes[i].key != 0 && t->routes[i].key != key) i = (i + 1) & mask;
+    return &t->routes[i];
+}
+
+static int route_rehash(topo_t *t) {
+    uint32_t oldcap = t->route_cap;
+    route_slot_t *old = t->routes;
+    t->route_cap = oldcap ? oldcap * 2 : 1024;
+    t->routes = calloc(t->route_cap, sizeof *t->routes);
+    if (t->routes == NULL) { t->routes = old; t->route_cap = oldcap; return -1; }
+    for (uint32_t i = 0; i < oldcap; i++)
+        if (old[i].key) *route_slot(t, old[i].key) = old[i];
+    free(old);
+    return 0;
+}
+
+static int route_store_links(topo_t *t, int dst, route_slot_t *slot) {
+    int n = 0;
+    for (int v = dst; t->bfs_parent[v] >= 0; v = t->dl[t->bfs_parent[v]].src) n++;
+    if (t->nroute_links + n > t->cap_route_links) {
+        int64_t nc = t->cap_route_links ? t->cap_route_links * 2 : 4096;
+        while (nc < t->nroute_links + n) nc *= 2;
+        int32_t *q = realloc(t->route_links, (size_t)nc * sizeof *q);
+        if (q == NULL) return -1;
+        t->route_links = q;
+        t->cap_route_links = nc;
+    }
+    slot->first = (int32_t)t->nroute_links;
+    slot->nlinks = n;
+    slot->lat = 0;
+    slot->bw = 1e300;
+    int i = n;
+    for (int v = dst; t->bfs_parent[v] >= 0; v = t->dl[t->bfs_parent[v]].src) {
+        const topo_dlink_t *l = &t->dl[t->bfs_parent[v]];
+        t->route_links[slot->first + --i] = t->bfs_parent[v];
+        slot->lat += l->lat;
+        if (l->bw < slot->bw) slot->bw = l->bw;
+    }
+    t->nroute_links += n;
+    return 0;
+}
+
+/* A direct link wins without a search (the common case in meshes and rings). */
+static int direct_link(const topo_t *t, int s, int d) {
+    for (int k = t->adj_off[s]; k < t->adj_off[s + 1]; k++)
+        if (t->dl[t->adj[k]].dst == d) return t->adj[k];
+    return -1;
+}
+
+static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
+    int l = direct_link(t, s, d);
+    if (l >= 0) {
+        t->bfs_parent[d] = l;
+        t->bfs_parent[s] = -2;
+        return route_store_links(t, d, slot);
+    }
+    bfs(t, s);
+    return route_store_links(t, d, slot);
+}
+
+int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e) {
+    if (src_rank < 0 || src_rank >= t->nranks || dst_rank < 0 || dst_rank >= t->nranks)
+        return err_set(e, BATON_EINVAL, "route between ranks %d and %d: no such rank", src_rank, dst_rank);
+    if ((t->route_count + 1) * 2 > t->route_cap && route_rehash(t) < 0)
+        return err_set(e, BATON_ENOMEM, "out of memory in the route cache");
+    uint64_t key = (((uint64_t)src_rank << 32) | (uint32_t)dst_rank) + 1;
+    route_slot_t *slot = route_slot(t, key);
+    if (slot->key == 0) {
+        int s = t->rank_node[src_rank], d = t->rank_node[dst_rank];
+        if (route_compute(t, s, d, slot) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
+        slot->key = key;
+        t->route_count++;
+    }
+    out->links = t->route_links + slot->first;
+    out->nlinks = slot->nlinks;
+    out->lat = slot->lat;
+    out->bw = slot->nlinks ? slot->bw : 1e300;
+    return 0;
+}
+
+int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
+    double lat = 0, bw = 1e300;
+    int p = t->nranks;
+    for (int r = 0; r < p && p > 1; r++) {
+        int pairs[2][2] = {{0, r}, {r, (r + 1) % p}};
+        for (int k = 0; k < 2; k++) {
+            if (pairs[k][0] == pairs[k][1]) continue;
+            topo_route_t rt;
+            int rc = topo_route(t, pairs[k][0], pairs[k][1], &rt, e);
+            if (rc < 0) return rc;
+            if (rt.lat > lat) lat = rt.lat;
+            if (rt.bw < bw) bw = rt.bw;
+        }
+    }
+    m->alpha = lat;
+    m->beta = (p > 1) ? 1.0 / bw : 0;
+    m->gamma = t->params.reduce_bw > 0 ? 1.0 / t->params.reduce_bw : 0;
+    m->ports = t->params.ports;
+    return 0;
+}

@@ -1,0 +1,91 @@
+/* topo.h - a machine as a graph: nodes, full-duplex links, ranks, routes.
+ *
+ * Nodes are GPUs, switches, NICs or CPUs (root complexes). A link joins two
+ * nodes and is full duplex: it is stored as two directed links, 2i (a->b) and
+ * 2i+1 (b->a), each with its own bandwidth and latency. Ranks are nodes that
+ * run a collective's program (normally GPUs), numbered 0..p-1.
+ *
+ * Routes are deterministic shortest paths in hops; among equal-hop paths the
+ * breadth-first search keeps the one through links declared first. They are
+ * computed on first use and cached per (source, destination) rank pair, so a
+ * ring on 4,096 ranks stores 4,096 routes, not 16 million.
+ *
+ * Ownership: topo_create returns an empty topology owned by the caller;
+ * names are copied; topo_free releases everything. */
+#ifndef BATON_TOPO_H
+#define BATON_TOPO_H
+
+#include <stdint.h>
+
+#include "../models/cost.h"
+#include "../models/err.h"
+
+typedef enum { NODE_GPU = 0, NODE_SWITCH, NODE_NIC, NODE_CPU, NODE_KIND_COUNT } node_kind_t;
+
+typedef struct topo_node {
+    char *name;
+    node_kind_t kind;
+    int rank;            /* -1 if the node is not a rank */
+    int line, col;       /* where it was declared (0 if built in code) */
+} topo_node_t;
+
+typedef struct topo_dlink {
+    int src, dst;        /* node indices */
+    double bw;           /* bytes per second, > 0 */
+    double lat;          /* seconds, >= 0 */
+} topo_dlink_t;
+
+typedef struct topo_route {
+    const int32_t *links;  /* directed link ids, source to destination */
+    int nlinks;
+    double lat;            /* sum of the links' latencies (cut-through) */
+    double bw;             /* the bottleneck link's bandwidth */
+} topo_route_t;
+
+typedef struct topo topo_t;
+
+typedef struct topo_params {
+    int ports;           /* transfers a rank may send (and receive) at once; 0 = unlimited */
+    double reduce_bw;    /* bytes/s a rank reduces; 0 = reductions are free */
+    int max_inflight;    /* sends a stream may have posted and unfinished */
+} topo_params_t;
+
+topo_t *topo_create(const char *name);
+void topo_free(topo_t *t);
+
+/* Add a node; returns its index or a negative error (duplicate name). */
+int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int col,
+                  baton_err_t *e);
+/* Add a full-duplex link with the same bandwidth and latency both ways. */
+int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e);
+/* Give node `node` rank number `rank` (before topo_finalize). */
+int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e);
+
+/* Freeze the graph: ranks must be 0..p-1 without gaps and all reachable from
+ * each other. Errors name the offending node's file position when known. */
+int topo_finalize(topo_t *t, const char *file, baton_err_t *e);
+
+int topo_nranks(const topo_t *t);
+int topo_nnodes(const topo_t *t);
+int topo_nlinks(const topo_t *t);            /* directed links */
+const char *topo_name(const topo_t *t);
+const topo_node_t *topo_node(const topo_t *t, int i);
+const topo_dlink_t *topo_dlink(const topo_t *t, int i);
+int topo_rank_node(const topo_t *t, int rank);
+const char *topo_rank_name(const topo_t *t, int rank);
+topo_params_t *topo_params(topo_t *t);
+const topo_params_t *topo_params_c(const topo_t *t);
+const char *topo_kind_name(node_kind_t k);
+int topo_kind_parse(const char *s);
+int topo_find_node(const topo_t *t, const char *name);
+
+/* Route between two ranks, cached. out->links stays valid until the next
+ * topo_route call (the cache may grow). */
+int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e);
+
+/* The uniform machine a closed form sees: alpha = worst path latency and
+ * beta = 1 / worst bottleneck bandwidth over the pairs (0, r) and (r, r+1),
+ * gamma from reduce_bw, ports from the parameters. */
+int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e);
+
+#endif

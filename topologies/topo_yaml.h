@@ -1,0 +1,11 @@
+/* topo_yaml.h - load a topology from a YAML file (format in topo_yaml.c). */
+#ifndef BATON_TOPO_YAML_H
+#define BATON_TOPO_YAML_H
+
+#include "topo.h"
+
+/* Returns a finalized topology, or NULL with e describing the problem as
+ * "file:line:col: message". */
+topo_t *topo_yaml_load(const char *path, baton_err_t *e);
+
+#endif

@@ -1,0 +1,119 @@
+/* units.c - parse and print numbers with units.
+ *
+ * One small scanner (number, optional spaces, unit word) and three tables of
+ * unit words; the tables are the only difference between a size, a time and a
+ * bandwidth. Parsing is strict: trailing junk, negative values and values that
+ * are not finite are errors, because a silently misread bandwidth gives a
+ * silently wrong answer. */
+#include "units.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *word;
+    double scale;
+} unit_t;
+
+static const unit_t bw_units[] = {
+    {"B/s", 1}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12},
+    {"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
+    {"TiB/s", 1099511627776.0},
+    {"b/s", 0.125}, {"bps", 0.125}, {"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8},
+    {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8}, {"Gbps", 1e9 / 8}, {"Mbps", 1e6 / 8},
+    {NULL, 0}};
+
+static const unit_t time_units[] = {
+    {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"\xc2\xb5s", 1e-6}, {"ns", 1e-9},
+    {NULL, 0}};
+
+static const unit_t size_units[] = {
+    {"", 1}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+    {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0},
+    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+    {"TiB", 1099511627776.0}, {NULL, 0}};
+
+/* Split "  12.5 GB/s " into 12.5 and "GB/s"; returns -1 on malformed text. */
+static int scan(const char *s, double *num, char *word, size_t wlen) {
+    if (s == NULL) return -1;
+    while (isspace((unsigned char)*s)) s++;
+    if (*s == '-' ) return -2;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !isfinite(v)) return -1;
+    while (isspace((unsigned char)*end)) end++;
+    size_t n = strlen(end);
+    while (n > 0 && isspace((unsigned char)end[n - 1])) n--;
+    if (n >= wlen) return -1;
+    memcpy(word, end, n);
+    word[n] = '\0';
+    *num = v;
+    return 0;
+}
+
+static int lookup(const unit_t *t, const char *word, double *scale) {
+    for (; t->word; t++)
+        if (strcmp(t->word, word) == 0) { *scale = t->scale; return 0; }
+    return -1;
+}
+
+static int parse(const unit_t *table, const char *s, double *out,
+                 const char **why, const char *what) {
+    double v, scale;
+    char word[32];
+    int rc = scan(s, &v, word, sizeof word);
+    if (rc == -2) { *why = "negative values are not allowed"; return -1; }
+    if (rc < 0) { *why = "not a number with a unit"; return -1; }
+    if (word[0] == '\0') {
+        if (v == 0) { *out = 0; return 0; }
+        *why = what;
+        return -1;
+    }
+    if (lookup(table, word, &scale) < 0) { *why = "unknown unit"; return -1; }
+    *out = v * scale;
+    return 0;
+}
+
+int units_bandwidth(const char *s, double *out, const char **why) {
+    return parse(bw_units, s, out, why,
+                 "missing unit (write e.g. 450GB/s or 400Gb/s)");
+}
+
+int units_time(const char *s, double *out, const char **why) {
+    return parse(time_units, s, out, why,
+                 "missing unit (write e.g. 0.6us, 5ns or 1s)");
+}
+
+int units_size(const char *s, uint64_t *out, const char **why) {
+    double v, scale;
+    char word[32];
+    int rc = scan(s, &v, word, sizeof word);
+    if (rc == -2) { *why = "negative sizes are not allowed"; return -1; }
+    if (rc < 0) { *why = "not a size (write e.g. 4, 1KiB, 1GiB, 1GB)"; return -1; }
+    if (lookup(size_units, word, &scale) < 0) { *why = "unknown size unit"; return -1; }
+    double bytes = v * scale;
+    if (bytes >= 18446744073709551616.0) { *why = "size does not fit in 64 bits"; return -1; }
+    if (bytes != floor(bytes)) { *why = "size is not a whole number of bytes"; return -1; }
+    *out = (uint64_t)bytes;
+    return 0;
+}
+
+void units_fmt_size(uint64_t b, char *buf, int len) {
+    static const char *bin[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int i = 0;
+    uint64_t v = b;
+    while (i < 5 && v >= 1024 && v % 1024 == 0) { v /= 1024; i++; }
+    if (i > 0 || b < 1024) { snprintf(buf, len, "%llu %s", (unsigned long long)v, bin[i]); return; }
+    snprintf(buf, len, "%llu B", (unsigned long long)b);
+}
+
+void units_fmt_time(double s, char *buf, int len) {
+    double a = fabs(s);
+    if (a == 0 || a >= 1) snprintf(buf, len, "%.6g s", s);
+    else if (a >= 1e-3) snprintf(buf, len, "%.6g ms", s * 1e3);
+    else if (a >= 1e-6) snprintf(buf, len, "%.6g us", s * 1e6);
+    else snprintf(buf, len, "%.6g ns", s * 1e9);
+}
