@@ -24,7 +24,7 @@ LIB_SRC  = models/err.c topologies/units.c topologies/topo.c topologies/topo_yam
            algorithms/naive.c sim/evq.c sim/verify.c sim/engine.c sim/report.c \
            sim/run.c sim/kids.c
 CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_algos.c
-TEST_SRC = $(wildcard tests/test_*.c)
+TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c
 
 LIB_OBJ   = $(LIB_SRC:%.c=$(B)/obj/%.o)

@@ -13,7 +13,8 @@
  *   single-port:      2(p-1) alpha + 2(p-1) n beta + (p-1) n gamma
  *   multi-port star:  (p-1)(alpha + n beta + n gamma) + alpha + (p-1) n beta
  *                     (the p-1 sends leave together; rank 0's link is the
- *                     bottleneck so their bytes queue behind each other)
+ *                     bottleneck so their bytes queue behind each other;
+ *                     needs max_inflight >= p-1, else the sends go in waves)
  * Both exact. Requires: any p >= 1, any n. */
 #include "algo.h"
 
@@ -52,6 +53,6 @@ const algo_t algo_allreduce_naive = {
     .cost = naive_cost,
     .cost_text = "single-port: 2(p-1)a + 2(p-1)nb + (p-1)ng; multi-port star: (p-1)(a + nb + ng) + a + (p-1)nb",
     .requires = "any p >= 1, any n",
-    .port_model = "single-port and multi-port star, each exact",
+    .port_model = "single-port and multi-port star, each exact (multi-port: if max_inflight >= p-1)",
     .idea = "everyone sends to rank 0, which reduces and sends the totals back",
 };

@@ -19,9 +19,16 @@
  * parent, then c sends (largest subtree first, it has the longest way to go).
  * Rank 0 has no parent.
  *
- * Cost (single-port, and also a multi-port star: the first child of every
- * rank is served first either way, so the critical path is the same):
- *   ceil(lg p) (2 alpha + 2 n beta + n gamma), exact for every p.
+ * Cost, exact for every p:
+ *   reduce     ceil(lg p)(alpha + n beta + n gamma) in both port models (a
+ *              parent takes its children one at a time, in order);
+ *   broadcast  single-port: ceil(lg p)(alpha + n beta);
+ *              multi-port star: the j-th child (j = 1, 2, ...) of a rank
+ *              hears it alpha + j n beta after the rank did (sends leave
+ *              together, bytes queue on the rank's link). A complete
+ *              subtree of height k takes k(alpha + n beta) either way; only
+ *              the subtrees cut short by p differ, one per level, so
+ *              tree_star_bcast walks O(lg^2 p) of them.
  * Requires: any p >= 1, any n. */
 #include "algo.h"
 
@@ -63,9 +70,24 @@ static int tree_build(sched_t *s, int p, uint64_t n, baton_err_t *e) {
     return 0;
 }
 
+/* Latest arrival in r's subtree, after r's own, on a multi-port star. */
+static double tree_star_bcast(int r, int p, double a, double nb) {
+    int nc = tree_nchildren(r, p);
+    double worst = 0;
+    for (int j = 0; j < nc; j++) {
+        int k = nc - 1 - j, c = r + (1 << k);
+        double below = (int64_t)c + (1 << k) <= p ? k * (a + nb) : tree_star_bcast(c, p, a, nb);
+        double t = a + (j + 1) * nb + below;
+        if (t > worst) worst = t;
+    }
+    return worst;
+}
+
 static double tree_cost(const cost_model_t *m, int p, uint64_t n) {
-    double b = (double)n;
-    return cost_ceil_log2(p) * (2 * m->alpha + 2 * b * m->beta + b * m->gamma);
+    double b = (double)n, lg = cost_ceil_log2(p);
+    double reduce = lg * (m->alpha + b * m->beta + b * m->gamma);
+    if (m->ports == 1) return reduce + lg * (m->alpha + b * m->beta);
+    return reduce + tree_star_bcast(0, p, m->alpha, b * m->beta);
 }
 
 const algo_t algo_allreduce_tree = {
@@ -73,8 +95,8 @@ const algo_t algo_allreduce_tree = {
     .name = "tree",
     .build = tree_build,
     .cost = tree_cost,
-    .cost_text = "ceil(lg p)(2a + 2nb + ng)",
+    .cost_text = "ceil(lg p)(2a + 2nb + ng) single-port; multi-port star: bcast part by subtree recursion (<= that)",
     .requires = "any p >= 1, any n",
-    .port_model = "single-port or multi-port star (same); exact",
+    .port_model = "single-port and multi-port star, each exact",
     .idea = "binomial reduce to rank 0, then binomial broadcast; whole buffer per message",
 };

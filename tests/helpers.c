@@ -1,0 +1,89 @@
+/* helpers.c - test machines and the CLI runner. */
+#include "helpers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static topo_t *finish(topo_t *t, int ports, double reduce_bw) {
+    topo_params(t)->ports = ports;
+    topo_params(t)->reduce_bw = reduce_bw;
+    if (topo_finalize(t, "test", NULL) < 0) { topo_free(t); return NULL; }
+    return t;
+}
+
+topo_t *th_full(int p, double bw, double lat, int ports, double reduce_bw) {
+    topo_t *t = topo_create("full");
+    char name[32];
+    for (int i = 0; i < p; i++) {
+        snprintf(name, sizeof name, "r%d", i);
+        topo_set_rank(t, topo_add_node(t, name, NODE_GPU, 0, 0, NULL), i, NULL);
+    }
+    for (int i = 0; i < p; i++)
+        for (int j = i + 1; j < p; j++) topo_add_link(t, i, j, bw, lat, NULL);
+    return finish(t, ports, reduce_bw);
+}
+
+topo_t *th_star(int p, double bw, double lat, int ports, double reduce_bw) {
+    topo_t *t = topo_create("star");
+    char name[32];
+    for (int i = 0; i < p; i++) {
+        snprintf(name, sizeof name, "r%d", i);
+        topo_set_rank(t, topo_add_node(t, name, NODE_GPU, 0, 0, NULL), i, NULL);
+    }
+    int sw = topo_add_node(t, "switch", NODE_SWITCH, 0, 0, NULL);
+    for (int i = 0; i < p; i++) topo_add_link(t, i, sw, bw, lat / 2, NULL);
+    return finish(t, ports, reduce_bw);
+}
+
+int th_sim(topo_t *t, const char *name, uint64_t n, verify_mode_t v, engine_result_t *r,
+           baton_err_t *e) {
+    sched_t s;
+    const algo_t *a = algo_find(COLL_ALLREDUCE, name);
+    if (a == NULL) return err_set(e, BATON_EINVAL, "no algorithm %s", name);
+    int rc = algo_build(a, topo_nranks(t), n, &s, e);
+    if (rc < 0) return rc;
+    engine_opts_t o = {.verify = v};
+    return engine_run(&s, t, &o, r, e);
+}
+
+int th_cli(const char *args, char **out, int stdout_only) {
+    const char *bin = getenv("BATON_BIN");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s%s", bin ? bin : "build/baton", args,
+             stdout_only ? " 2>/dev/null" : " 2>&1");
+    return th_sh(cmd, out);
+}
+
+int th_sh(const char *cmd, char **out) {
+    FILE *f = popen(cmd, "r");
+    if (f == NULL) return -1;
+    size_t cap = 4096, len = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len < 2) {
+            char *nb = realloc(buf, cap *= 2);
+            if (nb == NULL) { free(buf); buf = NULL; }
+            else buf = nb;
+        }
+    }
+    if (buf) buf[len] = '\0';
+    int st = pclose(f);
+    *out = buf;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+char *th_slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+    if (buf) buf[n] = '\0';
+    fclose(f);
+    return buf;
+}

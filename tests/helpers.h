@@ -1,0 +1,32 @@
+/* helpers.h - machines built in code, and running the CLI, for the tests. */
+#ifndef BATON_TEST_HELPERS_H
+#define BATON_TEST_HELPERS_H
+
+#include <stdint.h>
+
+#include "../algorithms/algo.h"
+#include "../sim/engine.h"
+#include "../topologies/topo.h"
+
+/* p ranks, every pair with its own link (no contention). */
+topo_t *th_full(int p, double bw, double lat, int ports, double reduce_bw);
+/* p ranks on one switch: rank links of bandwidth bw and latency lat/2 each
+ * way, so a rank-to-rank path has latency lat. */
+topo_t *th_star(int p, double bw, double lat, int ports, double reduce_bw);
+
+/* Run algorithm `name` of all-reduce on t with n bytes. */
+int th_sim(topo_t *t, const char *name, uint64_t n, verify_mode_t v, engine_result_t *r,
+           baton_err_t *e);
+
+/* Run `baton ARGS` (the binary from $BATON_BIN, default build/baton);
+ * returns the exit status and fills out (malloc'd, stdout+stderr unless
+ * stdout_only). */
+int th_cli(const char *args, char **out, int stdout_only);
+
+/* Run a shell command; returns its exit status, *out is its stdout. */
+int th_sh(const char *cmd, char **out);
+
+/* Read a whole file (malloc'd), NULL if it cannot. */
+char *th_slurp(const char *path);
+
+#endif

@@ -1,0 +1,135 @@
+/* test_cli.c - the command line as a user meets it: exit codes, JSON, help,
+ * the README's promises and the shipped example's expected output. */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+static cJSON *json_of(const char *args) {
+    char *out;
+    int rc = th_cli(args, &out, 1);
+    cr_assert_eq(rc, 0, "baton %s exited %d: %s", args, rc, out);
+    cJSON *j = cJSON_Parse(out);
+    cr_assert_not_null(j, "not JSON: %s", out);
+    free(out);
+    return j;
+}
+
+static double num(cJSON *j, const char *k) {
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
+    cr_assert(cJSON_IsNumber(v), "field %s missing", k);
+    return v->valuedouble;
+}
+
+Test(cli, candy_kids_json_times) {
+    const char *algo[] = {"naive", "tree", "ring"};
+    double want[] = {24, 16, 6};
+    for (int i = 0; i < 3; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "sim -t topologies/candy-kids.yaml -c allreduce -a %s -s 4 --json --verify", algo[i]);
+        cJSON *j = json_of(args);
+        cr_expect_eq(num(j, "time_s"), want[i], "%s", algo[i]);
+        cr_expect_eq(num(j, "ranks"), 4);
+        cr_expect_eq(num(j, "bytes"), 4);
+        cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(j, "verified")));
+        cr_expect_str_eq(cJSON_GetObjectItem(j, "collective")->valuestring, "allreduce");
+        cr_expect_str_eq(cJSON_GetObjectItem(j, "algorithm")->valuestring, algo[i]);
+        cr_expect_float_eq(num(j, "algbw_GBps"), 4 / want[i] / 1e9, 1e-20);
+        cr_expect_float_eq(num(j, "busbw_GBps"), 4 / want[i] / 1e9 * 1.5, 1e-20);
+        cJSON_Delete(j);
+    }
+}
+
+Test(cli, predict_agrees_with_sim_on_hgx_h100) {
+    const char *algo[] = {"ring", "tree", "naive"};
+    for (int i = 0; i < 3; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "sim -t topologies/hgx-h100.yaml -c allreduce -a %s -s 1GiB --json", algo[i]);
+        cJSON *s = json_of(args);
+        snprintf(args, sizeof args, "predict -t topologies/hgx-h100.yaml -c allreduce -a %s -s 1GiB --json", algo[i]);
+        cJSON *p = json_of(args);
+        cr_expect_float_eq(num(s, "time_s"), num(p, "time_s"), num(p, "time_s") * 1e-9, "%s", algo[i]);
+        cr_expect_str_eq(cJSON_GetObjectItem(p, "model")->valuestring, "closed");
+        cJSON_Delete(s);
+        cJSON_Delete(p);
+    }
+}
+
+Test(cli, ring_busbw_on_h100_approaches_link_rate) {
+    cJSON *j = json_of("sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 8GiB --json");
+    double busbw = num(j, "busbw_GBps");
+    /* 450 GB/s links, 1.1 TB/s reductions: busbw = 2(p-1)/p n / t < 450 */
+    cr_expect_lt(busbw, 450);
+    cr_expect_gt(busbw, 300);
+    cJSON_Delete(j);
+}
+
+static void expect_exit(const char *args, int code, const char *says) {
+    char *out;
+    int rc = th_cli(args, &out, 0);
+    cr_expect_eq(rc, code, "baton %s: exit %d, want %d; said: %s", args, rc, code, out);
+    if (says) cr_expect(strstr(out, says) != NULL, "baton %s said '%s', want '%s'", args, out, says);
+    free(out);
+}
+
+Test(cli, exit_codes) {
+    expect_exit("", 2, "usage");
+    expect_exit("frobnicate", 2, "unknown command");
+    expect_exit("sim -t topologies/candy-kids.yaml -c allreduce -a ring", 2, "missing -s");
+    expect_exit("sim -t topologies/candy-kids.yaml -c allreduce -a ring -s 4 --bogus", 2, "unknown option");
+    expect_exit("sim -t topologies/candy-kids.yaml -c allfoo -a ring -s 4", 2, "unknown collective");
+    expect_exit("sim -t topologies/candy-kids.yaml -c allreduce -a ring -s 4x", 2, "bad size");
+    expect_exit("sim -t topologies/candy-kids.yaml -c allreduce -a bogo -s 4", 1, "no algorithm 'bogo'");
+    expect_exit("sim -t tests/data/bad-missing-unit.yaml -c allreduce -a ring -s 4", 1,
+                "bad-missing-unit.yaml:6:22: bad bandwidth '450': missing unit");
+    expect_exit("sim -t nowhere.yaml -c allreduce -a ring -s 4", 1, "cannot open");
+    expect_exit("topo tests/data/bad-duplicate.yaml --check", 1, "duplicate node name");
+    expect_exit("topo topologies/hgx-h100.yaml --check", 0, "ok (8 ranks)");
+    expect_exit("kids --method bogus", 2, "unknown method");
+}
+
+Test(cli, every_command_has_help) {
+    const char *cmds[] = {"sim", "predict", "kids", "topo", "algos"};
+    for (int i = 0; i < 5; i++) {
+        char args[64];
+        snprintf(args, sizeof args, "%s --help", cmds[i]);
+        expect_exit(args, 0, "usage: baton");
+    }
+    expect_exit("--help", 0, "commands:");
+}
+
+Test(cli, algos_json_lists_the_registry) {
+    cJSON *j = json_of("algos --json");
+    cr_assert(cJSON_IsArray(j));
+    cr_expect_eq(cJSON_GetArraySize(j), 3);
+    cJSON *row;
+    cJSON_ArrayForEach(row, j) {
+        const char *fields[] = {"collective", "algorithm", "cost", "requires"};
+        for (int k = 0; k < 4; k++) cr_expect(cJSON_IsString(cJSON_GetObjectItem(row, fields[k])), "%s", fields[k]);
+    }
+    cJSON_Delete(j);
+}
+
+Test(cli, dump_prints_goal) {
+    char *out;
+    cr_assert_eq(th_cli("sim -t topologies/candy-kids.yaml -c allreduce -a ring -s 10 --dump", &out, 1), 0);
+    char *golden = th_slurp("tests/data/ring-p4-10B.goal");
+    cr_assert_not_null(golden);
+    cr_expect_str_eq(out, golden);
+    free(out);
+    free(golden);
+}
+
+Test(cli, candy_kids_example_prints_its_expected_output) {
+    const char *bin = getenv("BATON_BIN");
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "sh examples/candy-kids.sh %s", bin ? bin : "build/baton");
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    char *want = th_slurp("examples/candy-kids.expected");
+    cr_assert_not_null(want);
+    cr_expect_str_eq(out, want);
+    free(out);
+    free(want);
+}

@@ -1,0 +1,148 @@
+/* test_engine.c - the event queue and the engine's resource rules. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/evq.h"
+#include "helpers.h"
+
+Test(evq, orders_by_time_then_insertion) {
+    evq_t q;
+    evq_init(&q);
+    /* many equal times: ties must come out in push order */
+    for (uint32_t i = 0; i < 5000; i++) cr_assert_eq(evq_push(&q, (double)(i % 7), 0, i), 0);
+    evq_item_t it, prev = {-1, 0, 0, 0};
+    uint32_t n = 0;
+    while (evq_pop(&q, &it)) {
+        cr_assert(it.t > prev.t || (it.t == prev.t && it.id > prev.id), "out of order at %u", n);
+        prev = it;
+        n++;
+    }
+    cr_expect_eq(n, 5000u);
+    evq_free(&q);
+}
+
+Test(evq, random_times_pop_sorted) {
+    evq_t q;
+    evq_init(&q);
+    srand(7);
+    for (int i = 0; i < 20000; i++) evq_push(&q, rand() / (double)RAND_MAX, 0, 0);
+    evq_item_t it;
+    double last = -1;
+    while (evq_pop(&q, &it)) {
+        cr_assert_geq(it.t, last);
+        last = it.t;
+    }
+    evq_free(&q);
+}
+
+/* Programs for hand-made schedules: param[0] selects a case. */
+static int two_sends_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    *op = (sched_op_t){0};
+    if (s->param[0] == 0) {            /* rank 0 sends to 1 and to 2 at once */
+        if (r == 0 && pc < 2) { op->send = 1; op->send_peer = 1 + (int)pc; return 1; }
+        if (r > 0 && pc == 0) { op->recv = RECV_COPY; op->recv_peer = 0; return 1; }
+        return 0;
+    }
+    if (s->param[0] == 1) {            /* both wait to receive first: deadlock */
+        if (pc == 0) { op->recv = RECV_COPY; op->recv_peer = 1 - r; return 1; }
+        if (pc == 1) { op->send = 1; op->send_peer = 1 - r; return 1; }
+        return 0;
+    }
+    /* mismatched chunks: rank 0 sends chunk 1, rank 1 expects chunk 0 */
+    if (r == 0 && pc == 0) { op->send = 1; op->send_peer = 1; op->chunk = 1; return 1; }
+    if (r == 1 && pc == 0) { op->recv = RECV_COPY; op->recv_peer = 0; op->chunk = 0; return 1; }
+    return 0;
+}
+
+static int run_case(topo_t *t, int which, engine_result_t *r, baton_err_t *e) {
+    sched_t s = {.coll = COLL_ALLREDUCE, .algo = "test", .nranks = topo_nranks(t), .nchannels = 1,
+                 .bytes = 1000, .nchunks = 2, .prog = two_sends_prog, .param = {which}};
+    return engine_run(&s, t, NULL, r, e);
+}
+
+Test(engine, single_port_serialises_sends) {
+    topo_t *t = th_full(3, 1e9, 1e-6, 1, 0);      /* 500 B chunks: 0.5 us each */
+    engine_result_t r;
+    cr_assert_eq(run_case(t, 0, &r, NULL), 0);
+    cr_expect_float_eq(r.time_s, 2 * (1e-6 + 0.5e-6), 1e-18);
+    topo_free(t);
+}
+
+Test(engine, multi_port_full_mesh_sends_in_parallel) {
+    topo_t *t = th_full(3, 1e9, 1e-6, 0, 0);
+    engine_result_t r;
+    cr_assert_eq(run_case(t, 0, &r, NULL), 0);
+    cr_expect_float_eq(r.time_s, 1e-6 + 0.5e-6, 1e-18);
+    topo_free(t);
+}
+
+Test(engine, a_shared_link_is_reserved_fifo) {
+    topo_t *t = th_star(3, 1e9, 1e-6, 0, 0);      /* both sends leave over rank 0's one link */
+    engine_result_t r;
+    cr_assert_eq(run_case(t, 0, &r, NULL), 0);
+    cr_expect_float_eq(r.time_s, 1e-6 + 2 * 0.5e-6, 1e-18, "latency once, bytes queue");
+    topo_free(t);
+}
+
+Test(engine, two_ports_serve_two_at_once) {
+    topo_t *t = th_full(3, 1e9, 1e-6, 2, 0);
+    engine_result_t r;
+    cr_assert_eq(run_case(t, 0, &r, NULL), 0);
+    cr_expect_float_eq(r.time_s, 1e-6 + 0.5e-6, 1e-18);
+    topo_free(t);
+}
+
+Test(engine, deadlock_is_reported_not_hung) {
+    topo_t *t = th_full(2, 1e9, 0, 1, 0);
+    engine_result_t r;
+    baton_err_t e = {0};
+    cr_expect_eq(run_case(t, 1, &r, &e), BATON_ESCHED);
+    cr_expect(strstr(e.msg, "deadlock") != NULL, "%s", e.msg);
+    topo_free(t);
+}
+
+Test(engine, mismatched_chunks_are_reported) {
+    topo_t *t = th_full(2, 1e9, 0, 1, 0);
+    engine_result_t r;
+    baton_err_t e = {0};
+    cr_expect_eq(run_case(t, 2, &r, &e), BATON_ESCHED);
+    cr_expect(strstr(e.msg, "expects chunk 0") != NULL, "%s", e.msg);
+    topo_free(t);
+}
+
+Test(engine, rank_count_must_match) {
+    topo_t *t = th_full(4, 1e9, 0, 1, 0);
+    sched_t s;
+    cr_assert_eq(algo_build(&algo_allreduce_ring, 5, 10, &s, NULL), 0);
+    engine_result_t r;
+    baton_err_t e = {0};
+    cr_expect_eq(engine_run(&s, t, NULL, &r, &e), BATON_EINVAL);
+    topo_free(t);
+}
+
+/* The same inputs give bit-identical results. */
+Test(engine, deterministic) {
+    topo_t *t = th_star(37, 3e9, 0.7e-6, 0, 11e9);
+    engine_result_t a, b;
+    cr_assert_eq(th_sim(t, "ring", 999983, VERIFY_SIGNATURE, &a, NULL), 0);
+    cr_assert_eq(th_sim(t, "ring", 999983, VERIFY_SIGNATURE, &b, NULL), 0);
+    cr_expect(memcmp(&a.time_s, &b.time_s, sizeof a.time_s) == 0);
+    cr_expect_eq(a.events, b.events);
+    topo_free(t);
+}
+
+/* Engine state does not grow with messages: a bounded number of sends in
+ * flight per stream is honoured (1 slot still completes, just slower). */
+Test(engine, one_send_slot_still_completes) {
+    topo_t *t = th_full(6, 1e9, 1e-6, 0, 0);
+    topo_params(t)->max_inflight = 1;
+    engine_result_t r;
+    baton_err_t e = {0};
+    cr_assert_eq(th_sim(t, "naive", 4000, VERIFY_DATA, &r, &e), 0, "%s", e.msg);
+    cr_expect_eq(r.verified, 1);
+    /* five sends of 4 us + 1 us each, one after another, after the gather */
+    cr_expect_float_eq(r.time_s, 5 * 5e-6 + 5 * 5e-6, 1e-15);
+    topo_free(t);
+}

@@ -1,0 +1,61 @@
+/* test_units.c - numbers with units. */
+#include <criterion/criterion.h>
+
+#include "../topologies/units.h"
+
+static double bw(const char *s) {
+    double v = -1;
+    const char *why;
+    cr_assert_eq(units_bandwidth(s, &v, &why), 0, "%s should parse", s);
+    return v;
+}
+
+Test(units, bandwidths_decimal_binary_and_bits) {
+    cr_expect_eq(bw("450GB/s"), 450e9);
+    cr_expect_eq(bw("400Gb/s"), 50e9);
+    cr_expect_eq(bw("1B/s"), 1.0);
+    cr_expect_eq(bw("25 GiB/s"), 25.0 * 1073741824.0);
+    cr_expect_eq(bw("0"), 0.0);
+}
+
+Test(units, times) {
+    double v;
+    const char *why;
+    cr_assert_eq(units_time("0.6us", &v, &why), 0);
+    cr_expect_float_eq(v, 0.6e-6, 1e-18);
+    cr_assert_eq(units_time("5ns", &v, &why), 0);
+    cr_expect_float_eq(v, 5e-9, 1e-20);
+    cr_assert_eq(units_time("2 ms", &v, &why), 0);
+    cr_expect_float_eq(v, 2e-3, 1e-15);
+}
+
+Test(units, sizes_exact) {
+    uint64_t v;
+    const char *why;
+    cr_assert_eq(units_size("4", &v, &why), 0);
+    cr_expect_eq(v, 4u);
+    cr_assert_eq(units_size("1KiB", &v, &why), 0);
+    cr_expect_eq(v, 1024u);
+    cr_assert_eq(units_size("1GiB", &v, &why), 0);
+    cr_expect_eq(v, 1073741824ull);
+    cr_assert_eq(units_size("1GB", &v, &why), 0);
+    cr_expect_eq(v, 1000000000ull);
+    cr_assert_eq(units_size("1000003", &v, &why), 0);
+    cr_expect_eq(v, 1000003ull);
+}
+
+Test(units, rejects_bad_input) {
+    double d;
+    uint64_t u;
+    const char *why = NULL;
+    cr_expect_neq(units_bandwidth("450", &d, &why), 0, "a bandwidth needs a unit");
+    cr_expect_str_eq(why, "missing unit (write e.g. 450GB/s or 400Gb/s)");
+    cr_expect_neq(units_bandwidth("-5GB/s", &d, &why), 0);
+    cr_expect_neq(units_bandwidth("5 parsecs", &d, &why), 0);
+    cr_expect_neq(units_time("3", &d, &why), 0, "a latency needs a unit");
+    cr_expect_neq(units_time("fast", &d, &why), 0);
+    cr_expect_neq(units_size("1.5", &u, &why), 0, "half a byte");
+    cr_expect_neq(units_size("-1", &u, &why), 0);
+    cr_expect_neq(units_size("20EiB", &u, &why), 0);
+    cr_expect_neq(units_size("", &u, &why), 0);
+}
