@@ -19,6 +19,8 @@ typedef struct stream {
     uint32_t pc;
     uint8_t state;
     uint8_t nout;            /* posted, unfinished sends */
+    int32_t rt_peer;         /* the last receiver this stream sent to, -1 none */
+    topo_route_t rt;         /* its route: streams mostly talk to one peer */
 } stream_t;
 
 typedef struct slot {        /* a posted send */
@@ -78,9 +80,13 @@ static int start_transfer(engine_t *g, int src_si, int k, int dst_si) {
         return fail(g, err_set(g->e, BATON_ESCHED,
             "%s: rank %d expects chunk %u from rank %d, which sent chunk %u",
             g->s->algo, dst, rs->op.chunk, src, sl->chunk));
-    topo_route_t rt;
-    int rc = topo_route(g->t, src, dst, &rt, g->e);
-    if (rc < 0) return fail(g, rc);
+    stream_t *ss = &g->st[src_si];
+    if (ss->rt_peer != dst) {
+        int rc = topo_route(g->t, src, dst, &ss->rt, g->e);
+        if (rc < 0) return fail(g, rc);
+        ss->rt_peer = dst;
+    }
+    const topo_route_t rt = ss->rt;
     double start = g->now;
     int sp = pick_port(g->send_port + (size_t)src * g->ports, g->ports);
     int rp = pick_port(g->recv_port + (size_t)dst * g->ports, g->ports);
@@ -215,6 +221,7 @@ static int setup(engine_t *g) {
     g->link_free = calloc((size_t)topo_nlinks(g->t) + 1, sizeof(double));
     g->rank_msgs = calloc((size_t)g->p, sizeof *g->rank_msgs);
     evq_init(&g->q);
+    for (size_t i = 0; g->st && i < ns; i++) g->st[i].rt_peer = -1;
     if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->p));
     return 0;

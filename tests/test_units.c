@@ -59,3 +59,15 @@ Test(units, rejects_bad_input) {
     cr_expect_neq(units_size("20EiB", &u, &why), 0);
     cr_expect_neq(units_size("", &u, &why), 0);
 }
+
+Test(units, sizes_print_exactly) {
+    char b[64];
+    units_fmt_size(1073741824ull, b, sizeof b);
+    cr_expect_str_eq(b, "1 GiB");
+    units_fmt_size(3000000, b, sizeof b);
+    cr_expect_str_eq(b, "3 MB");
+    units_fmt_size(1000003, b, sizeof b);
+    cr_expect_str_eq(b, "1000003 B");
+    units_fmt_size(0, b, sizeof b);
+    cr_expect_str_eq(b, "0 B");
+}

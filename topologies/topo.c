@@ -6,10 +6,14 @@
 
 typedef struct route_slot {
     uint64_t key;        /* (src << 32 | dst) + 1; 0 = empty */
-    int32_t first;       /* offset into route_links */
+    const int32_t *links;   /* in a route block: never moves */
     int32_t nlinks;
     double lat, bw;
 } route_slot_t;
+
+/* Route link ids live in blocks that are never reallocated, so a route's
+ * pointer stays valid for the topology's lifetime and callers may keep it. */
+#define ROUTE_BLOCK 65536
 
 struct topo {
     char *name;
@@ -23,8 +27,10 @@ struct topo {
     int *adj_off, *adj;  /* CSR: directed links leaving each node, in declaration order */
     route_slot_t *routes;
     uint32_t route_cap, route_count;
-    int32_t *route_links;
-    int64_t nroute_links, cap_route_links;
+    int32_t **blocks;    /* every route block, for topo_free */
+    int nblocks, capblocks;
+    int32_t *cur;        /* the block being filled */
+    int32_t cur_used;
     int *bfs_parent, *bfs_queue;   /* scratch for route search */
 };
 
@@ -57,7 +63,8 @@ void topo_free(topo_t *t) {
     free(t->adj_off);
     free(t->adj);
     free(t->routes);
-    free(t->route_links);
+    for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
+    free(t->blocks);
     free(t->bfs_parent);
     free(t->bfs_queue);
     free(t->name);
@@ -230,29 +237,43 @@ static int route_rehash(topo_t *t) {
     return 0;
 }
 
+/* Room for n link ids that will not move. A route longer than a block gets
+ * a block of its own; the current block stays current. */
+static int32_t *route_alloc(topo_t *t, int n) {
+    int own = n > ROUTE_BLOCK;
+    if (own || t->cur == NULL || t->cur_used + n > ROUTE_BLOCK) {
+        int32_t *b = malloc((size_t)(own ? n : ROUTE_BLOCK) * sizeof *b);
+        if (b == NULL || grow((void **)&t->blocks, &t->capblocks, t->nblocks + 1, sizeof *t->blocks) < 0) {
+            free(b);
+            return NULL;
+        }
+        t->blocks[t->nblocks++] = b;
+        if (own) return b;
+        t->cur = b;
+        t->cur_used = 0;
+    }
+    int32_t *r = t->cur + t->cur_used;
+    t->cur_used += n;
+    return r;
+}
+
+/* Walk the search tree back from dst and store the route in slot. */
 static int route_store_links(topo_t *t, int dst, route_slot_t *slot) {
     int n = 0;
     for (int v = dst; t->bfs_parent[v] >= 0; v = t->dl[t->bfs_parent[v]].src) n++;
-    if (t->nroute_links + n > t->cap_route_links) {
-        int64_t nc = t->cap_route_links ? t->cap_route_links * 2 : 4096;
-        while (nc < t->nroute_links + n) nc *= 2;
-        int32_t *q = realloc(t->route_links, (size_t)nc * sizeof *q);
-        if (q == NULL) return -1;
-        t->route_links = q;
-        t->cap_route_links = nc;
-    }
-    slot->first = (int32_t)t->nroute_links;
+    int32_t *links = route_alloc(t, n > 0 ? n : 1);
+    if (links == NULL) return -1;
+    slot->links = links;
     slot->nlinks = n;
     slot->lat = 0;
     slot->bw = 1e300;
     int i = n;
     for (int v = dst; t->bfs_parent[v] >= 0; v = t->dl[t->bfs_parent[v]].src) {
         const topo_dlink_t *l = &t->dl[t->bfs_parent[v]];
-        t->route_links[slot->first + --i] = t->bfs_parent[v];
+        links[--i] = t->bfs_parent[v];
         slot->lat += l->lat;
         if (l->bw < slot->bw) slot->bw = l->bw;
     }
-    t->nroute_links += n;
     return 0;
 }
 
@@ -287,7 +308,7 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
         slot->key = key;
         t->route_count++;
     }
-    out->links = t->route_links + slot->first;
+    out->links = slot->links;
     out->nlinks = slot->nlinks;
     out->lat = slot->lat;
     out->bw = slot->nlinks ? slot->bw : 1e300;

@@ -79,8 +79,8 @@ const char *topo_kind_name(node_kind_t k);
 int topo_kind_parse(const char *s);
 int topo_find_node(const topo_t *t, const char *name);
 
-/* Route between two ranks, cached. out->links stays valid until the next
- * topo_route call (the cache may grow). */
+/* Route between two ranks, cached; out->links stays valid until topo_free,
+ * so callers may keep a route. */
 int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e);
 
 /* The uniform machine a closed form sees: alpha = worst path latency and

@@ -101,13 +101,16 @@ int units_size(const char *s, uint64_t *out, const char **why) {
     return 0;
 }
 
+/* The largest unit that divides the size exactly, binary first (1 GiB, 3 MB, 10 B). */
 void units_fmt_size(uint64_t b, char *buf, int len) {
     static const char *bin[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int i = 0;
-    uint64_t v = b;
+    static const char *dec[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+    int i = 0, j = 0;
+    uint64_t v = b, w = b;
     while (i < 5 && v >= 1024 && v % 1024 == 0) { v /= 1024; i++; }
-    if (i > 0 || b < 1024) { snprintf(buf, len, "%llu %s", (unsigned long long)v, bin[i]); return; }
-    snprintf(buf, len, "%llu B", (unsigned long long)b);
+    while (j < 5 && w >= 1000 && w % 1000 == 0) { w /= 1000; j++; }
+    if (j > i) snprintf(buf, len, "%llu %s", (unsigned long long)w, dec[j]);
+    else snprintf(buf, len, "%llu %s", (unsigned long long)v, bin[i]);
 }
 
 void units_fmt_time(double s, char *buf, int len) {
