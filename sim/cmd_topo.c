@@ -23,10 +23,11 @@ static void summary(topo_t *t, const cost_model_t *m) {
         if (kinds[k]) { printf("%s%d %s", first ? "" : ", ", kinds[k], topo_kind_name((node_kind_t)k)); first = 0; }
     printf("), %d full-duplex links\n", topo_nlinks(t) / 2);
     const topo_params_t *p = topo_params_c(t);
-    printf("  ports per rank  %s\n", p->ports ? (p->ports == 1 ? "1 (single-port)" : "limited") : "unlimited (multi-port)");
-    if (p->ports > 1) printf("                  %d\n", p->ports);
-    printf("  reduce          %s\n", p->reduce_bw > 0 ? "" : "free (reduce_bw 0)");
-    if (p->reduce_bw > 0) printf("                  %.4g GB/s\n", p->reduce_bw / 1e9);
+    if (p->ports == 0) printf("  ports per rank  unlimited (multi-port)\n");
+    else printf("  ports per rank  %d%s\n", p->ports, p->ports == 1 ? " (single-port)" : "");
+    if (p->reduce_bw > 0) printf("  reduce          %.4g GB/s\n", p->reduce_bw / 1e9);
+    else printf("  reduce          free (reduce_bw 0)\n");
+    printf("  sends in flight %d per stream (max_inflight)\n", p->max_inflight);
     for (int r = 0; r < topo_nranks(t); r++) {
         int node = topo_rank_node(t, r);
         double inj = 0;
