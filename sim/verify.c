@@ -47,6 +47,11 @@ verify_t *verify_create(const sched_t *s, verify_mode_t mode, verify_fill_fn fil
                 s->nranks, (unsigned long long)s->bytes);
         return NULL;
     }
+    if (mode == VERIFY_SIGNATURE && width * (uint64_t)s->nranks > VERIFY_SIG_MAX) {
+        err_set(e, BATON_EUNSUP, "signature verification of %d ranks x %llu chunks needs more than 512 MiB; run without --verify",
+                s->nranks, (unsigned long long)width);
+        return NULL;
+    }
     verify_t *v = calloc(1, sizeof *v);
     if (v == NULL) goto nomem;
     v->s = s;

@@ -28,8 +28,11 @@ typedef struct verify_payload {
 
 typedef struct verify verify_t;
 
-/* Data mode refuses buffers over this many elements in total (ranks x bytes). */
+/* Data mode refuses more than this many elements in total (ranks x bytes),
+ * signature mode more than this many (rank, chunk) signatures: both are
+ * 512 MiB of state, and a clear refusal beats being killed for memory. */
 #define VERIFY_DATA_MAX_ELEMS (64ULL << 20)
+#define VERIFY_SIG_MAX (64ULL << 20)
 
 verify_t *verify_create(const sched_t *s, verify_mode_t mode, verify_fill_fn fill,
                         void *fill_ctx, baton_err_t *e);

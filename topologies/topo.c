@@ -142,9 +142,11 @@ static int build_adjacency(topo_t *t) {
     return 0;
 }
 
-/* Breadth-first search from node s; parent[v] = directed link into v, -1 if
- * unreached, -2 for s. Returns the number of nodes reached. */
-static int bfs(topo_t *t, int s) {
+/* Breadth-first search from node s, stopping once `stop` is reached (-1:
+ * search everything); parent[v] = directed link into v, -1 if unreached, -2
+ * for s. Returns the number of nodes reached. Stopping early changes no
+ * parent already set, so routes are the same as from a full search. */
+static int bfs(topo_t *t, int s, int stop) {
     int *par = t->bfs_parent, *q = t->bfs_queue, head = 0, tail = 0;
     for (int i = 0; i < t->nnodes; i++) par[i] = -1;
     par[s] = -2;
@@ -156,6 +158,7 @@ static int bfs(topo_t *t, int s) {
             if (par[v] != -1) continue;
             par[v] = t->adj[k];
             q[tail++] = v;
+            if (v == stop) return tail;
         }
     }
     return tail;
@@ -190,7 +193,7 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     int rc = map_ranks(t, file, e);
     if (rc < 0) return rc;
     if (build_adjacency(t) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
-    bfs(t, t->rank_node[0]);
+    bfs(t, t->rank_node[0], -1);
     for (int r = 1; r < t->nranks; r++) {
         const topo_node_t *n = &t->nodes[t->rank_node[r]];
         if (t->bfs_parent[t->rank_node[r]] == -1)
@@ -291,7 +294,7 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
         t->bfs_parent[s] = -2;
         return route_store_links(t, d, slot);
     }
-    bfs(t, s);
+    bfs(t, s, d);
     return route_store_links(t, d, slot);
 }
 
