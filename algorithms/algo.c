@@ -3,12 +3,9 @@
 
 #include <string.h>
 
-static const algo_t *const rows[] = {
-    &algo_allreduce_ring,
-    &algo_allreduce_tree,
-    &algo_allreduce_naive,
-    NULL,
-};
+#define ALGO_REF(name) &algo_##name,
+static const algo_t *const rows[] = {ALGO_ROWS(ALGO_REF) NULL};
+#undef ALGO_REF
 
 const algo_t *const *algo_all(void) { return rows; }
 
@@ -18,14 +15,23 @@ const algo_t *algo_find(coll_t coll, const char *name) {
     return NULL;
 }
 
-int algo_build(const algo_t *a, int p, uint64_t n, sched_t *s, baton_err_t *e) {
+int algo_build(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, sched_t *s,
+               baton_err_t *e) {
+    static const algo_opts_t defaults = {0};
+    if (o == NULL) o = &defaults;
     memset(s, 0, sizeof *s);
     if (p < 1) return err_set(e, BATON_EINVAL, "%s needs at least one rank", a->name);
+    if (o->root < 0 || o->root >= p)
+        return err_set(e, BATON_EINVAL, "root %d is not a rank (0..%d)", o->root, p - 1);
+    if (o->channels < 0 || o->channels > 64)
+        return err_set(e, BATON_EINVAL, "channels must be 1..64, not %d", o->channels);
+    if (o->pipeline < 0) return err_set(e, BATON_EINVAL, "pipeline chunks must be positive");
     s->coll = a->coll;
     s->algo = a->name;
     s->nranks = p;
     s->nchannels = 1;
+    s->root = (a->coll == COLL_BROADCAST || a->coll == COLL_REDUCE) ? o->root : 0;
     s->bytes = n;
-    s->nchunks = 1;
-    return a->build(s, p, n, e);
+    sched_layout(s, 1, 1);
+    return a->build(s, o, e);
 }

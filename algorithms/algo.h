@@ -9,14 +9,21 @@
 #include "../models/cost.h"
 #include "sched.h"
 
+/* What a user may choose beyond (p, n): all have defaults (0 = default). */
+typedef struct algo_opts {
+    int root;        /* broadcast / reduce root, default 0 */
+    int channels;    /* rings (or trees) side by side over slices, default 1 */
+    int pipeline;    /* chunks a pipelined algorithm cuts the buffer into; 0 = its choice */
+} algo_opts_t;
+
 typedef struct algo {
     coll_t coll;
     const char *name;
-    /* Fill s for p ranks and n bytes; BATON_EUNSUP (with a reason) if the
-     * algorithm cannot do this case. */
-    int (*build)(sched_t *s, int p, uint64_t n, baton_err_t *e);
-    /* Closed-form time in seconds on the uniform machine m. */
-    double (*cost)(const cost_model_t *m, int p, uint64_t n);
+    /* Fill s (ranks, bytes, root, channels already set); BATON_EUNSUP with
+     * a reason if the algorithm cannot do this case. */
+    int (*build)(sched_t *s, const algo_opts_t *o, baton_err_t *e);
+    /* Closed-form time in seconds on the uniform machine m (o may be NULL). */
+    double (*cost)(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o);
     const char *cost_text;   /* the formula, in the notation of cost-formulas.md */
     const char *requires;    /* what p and n it handles */
     const char *port_model;  /* which port model(s) the formula is exact for */
@@ -29,12 +36,27 @@ const algo_t *const *algo_all(void);
 /* Find a row; NULL if there is none. */
 const algo_t *algo_find(coll_t coll, const char *name);
 
-/* Build the schedule of row a: checks p >= 1 and calls its builder. */
-int algo_build(const algo_t *a, int p, uint64_t n, sched_t *s, baton_err_t *e);
+/* Build the schedule of row a for p ranks and n bytes (o may be NULL): checks
+ * p >= 1 and the root, then calls its builder. */
+int algo_build(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, sched_t *s,
+               baton_err_t *e);
+
+/* Is p a power of two? */
+static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
 
 /* The rows, defined next to their algorithms. */
-extern const algo_t algo_allreduce_ring;
-extern const algo_t algo_allreduce_tree;
-extern const algo_t algo_allreduce_naive;
+#define ALGO_ROWS(X)                                                          \
+    X(allreduce_ring) X(allreduce_tree) X(allreduce_naive) X(allreduce_rd)     \
+    X(allreduce_rabenseifner) X(allreduce_oneshot) X(allreduce_twoshot)        \
+    X(reducescatter_ring) X(reducescatter_naive) X(reducescatter_halving)     \
+    X(reducescatter_pairwise)                                                  \
+    X(allgather_ring) X(allgather_naive) X(allgather_rd) X(allgather_bruck)     \
+    X(allgather_pairwise)                                                      \
+    X(broadcast_naive) X(broadcast_binomial) X(broadcast_chain)                \
+    X(broadcast_scatter_allgather)                                            \
+    X(reduce_naive) X(reduce_binomial) X(reduce_chain)
+#define ALGO_DECLARE(name) extern const algo_t algo_##name;
+ALGO_ROWS(ALGO_DECLARE)
+#undef ALGO_DECLARE
 
 #endif

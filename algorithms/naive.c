@@ -1,58 +1,130 @@
-/* naive.c - naive all-reduce: everyone tells rank 0, rank 0 tells everyone.
+/* naive.c - linear algorithms through one rank (rank 0, or the root):
+ * the candy kids' "everyone tells Anna".
  *
- * Idea: the candy kids' first method. Rank 0 receives the p-1 other buffers
- * one after the other, adding each, then sends the totals back to each rank.
- * All the work lands on one rank while the others wait.
+ * Idea: the centre receives from every other rank in turn (adding, when the
+ * collective reduces), then sends each rank what it needs. All the work lands
+ * on one rank while the others wait; adding ranks makes it worse.
  *
- * Step diagram, p = 4:
+ * Step diagram, p = 4, centre 0 (B = whole buffer, b_j = block j):
  *
- *   rank 0:  recv_reduce 1, recv_reduce 2, recv_reduce 3, send 1, send 2, send 3
- *   rank r:  send 0, recv_copy 0
+ *   all-reduce      0: recv+ B<-1, recv+ B<-2, recv+ B<-3, send B->1, ->2, ->3
+ *                   j: send B->0, recv B<-0
+ *   reduce          0: recv+ B<-1, <-2, <-3            j: send B->0
+ *   broadcast       0: send B->1, ->2, ->3             j: recv B<-0
+ *   all-gather      0: recv b_1<-1, <-2, <-3, send B->1, ->2, ->3
+ *                   j: send b_j->0, recv B<-0
+ *   reduce-scatter  0: recv+ B<-1, <-2, <-3, send b_1->1, b_2->2, b_3->3
+ *                   j: send B->0, recv b_j<-0
  *
- * Cost. Receives are in order (each waits for the previous reduction).
- *   single-port:      2(p-1) alpha + 2(p-1) n beta + (p-1) n gamma
- *   multi-port star:  (p-1)(alpha + n beta + n gamma) + alpha + (p-1) n beta
- *                     (the p-1 sends leave together; rank 0's link is the
- *                     bottleneck so their bytes queue behind each other;
- *                     needs max_inflight >= p-1, else the sends go in waves)
- * Both exact. Requires: any p >= 1, any n. */
+ * Costs. Receives are in order (each waits for the previous one's reduction).
+ * With q = p - 1 and m = ceil(n/p):
+ *   gather part     reducing: q(alpha + n beta + n gamma); all-gather: q(alpha + m beta)
+ *   send part       single-port: q(alpha + x beta); multi-port star:
+ *                   alpha + q x beta (sends leave together, bytes queue on
+ *                   the centre's link; needs max_inflight >= q), x = the bytes
+ *                   each rank gets (n, or m for reduce-scatter)
+ * exact for all-reduce, reduce, broadcast at any n and for all-gather and
+ * reduce-scatter when p divides n. Requires: any p >= 1, any n. */
 #include "algo.h"
 
-static int naive_prog(const sched_t *s, int r, int chan, uint32_t pc, sched_op_t *op) {
-    (void)chan;
-    int p = s->nranks;
-    *op = (sched_op_t){.chunk = 0};
-    if (r != 0) {
-        if (pc == 0) { op->send = 1; op->send_peer = 0; return 1; }
-        if (pc == 1) { op->recv = RECV_COPY; op->recv_peer = 0; return 1; }
-        return 0;
+static uint32_t whole(const sched_t *s) { return s->nchunks; }
+
+/* The centre's (virtual rank 0) program: p-1 receives, then p-1 sends. */
+static int centre_op(const sched_t *s, uint32_t pc, sched_op_t *op) {
+    int p = s->nranks, reducing = s->coll != COLL_ALLGATHER && s->coll != COLL_BROADCAST;
+    uint32_t q = (uint32_t)p - 1, in = s->coll == COLL_BROADCAST ? 0 : q;
+    uint32_t out = s->coll == COLL_REDUCE ? 0 : q;
+    if (pc < in) {
+        int from = (int)pc + 1;
+        *op = s->coll == COLL_ALLGATHER ? op_recv(sched_real(s, from), (uint32_t)from, 1, RECV_COPY)
+                                        : op_recv(sched_real(s, from), 0, whole(s), reducing ? RECV_REDUCE : RECV_COPY);
+        return 1;
     }
-    if (pc < (uint32_t)(p - 1)) { op->recv = RECV_REDUCE; op->recv_peer = (int)pc + 1; return 1; }
-    if (pc < (uint32_t)(2 * p - 2)) { op->send = 1; op->send_peer = (int)pc - (p - 1) + 1; return 1; }
-    return 0;
+    if (pc - in >= out) return 0;
+    int to = (int)(pc - in) + 1;
+    *op = s->coll == COLL_REDUCE_SCATTER ? op_send(to, (uint32_t)to, 1) : op_send(sched_real(s, to), 0, whole(s));
+    return 1;
 }
 
-static int naive_build(sched_t *s, int p, uint64_t n, baton_err_t *e) {
-    (void)p; (void)n; (void)e;
+/* Everyone else: send (unless broadcast), then receive (unless reduce). */
+static int leaf_op(const sched_t *s, int v, uint32_t pc, sched_op_t *op) {
+    int centre = sched_real(s, 0);
+    uint32_t sends = s->coll != COLL_BROADCAST, recvs = s->coll != COLL_REDUCE;
+    if (pc < sends) {
+        *op = s->coll == COLL_ALLGATHER ? op_send(centre, (uint32_t)v, 1) : op_send(centre, 0, whole(s));
+        return 1;
+    }
+    if (pc - sends >= recvs) return 0;
+    *op = s->coll == COLL_REDUCE_SCATTER ? op_recv(centre, (uint32_t)v, 1, RECV_COPY)
+                                         : op_recv(centre, 0, whole(s), RECV_COPY);
+    return 1;
+}
+
+static int naive_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    int v = sched_vrank(s, r);
+    if (s->nranks < 2) return 0;
+    return v == 0 ? centre_op(s, pc, op) : leaf_op(s, v, pc, op);
+}
+
+static int naive_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    (void)o; (void)e;
+    if (s->coll == COLL_ALLGATHER || s->coll == COLL_REDUCE_SCATTER) sched_layout(s, (uint32_t)s->nranks, 1);
     s->prog = naive_prog;
     return 0;
 }
 
-static double naive_cost(const cost_model_t *m, int p, uint64_t n) {
-    double b = (double)n, q = p - 1;
-    double gather = q * (m->alpha + b * m->beta + b * m->gamma);
-    if (p < 2) return 0;
-    if (m->ports == 1) return gather + q * (m->alpha + b * m->beta);
-    return gather + m->alpha + q * b * m->beta;
+/* q sends of x bytes each from the centre. */
+static double fan_out(const cost_model_t *m, int p, double x) {
+    double q = p - 1;
+    return m->ports == 1 ? q * (m->alpha + x * m->beta) : m->alpha + q * x * m->beta;
 }
 
-const algo_t algo_allreduce_naive = {
-    .coll = COLL_ALLREDUCE,
-    .name = "naive",
-    .build = naive_build,
-    .cost = naive_cost,
-    .cost_text = "single-port: 2(p-1)a + 2(p-1)nb + (p-1)ng; multi-port star: (p-1)(a + nb + ng) + a + (p-1)nb",
-    .requires = "any p >= 1, any n",
-    .port_model = "single-port and multi-port star, each exact (multi-port: if max_inflight >= p-1)",
-    .idea = "everyone sends to rank 0, which reduces and sends the totals back",
-};
+static double reducing_in(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return (p - 1) * (m->alpha + (double)n * (m->beta + m->gamma));
+}
+
+static double blocks(int p, uint64_t n) { return (double)(n / p + (n % p != 0)); }
+
+static double allreduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return p < 2 ? 0 : reducing_in(m, p, n, o) + fan_out(m, p, (double)n);
+}
+static double reduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return p < 2 ? 0 : reducing_in(m, p, n, o);
+}
+static double bcast_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return p < 2 ? 0 : fan_out(m, p, (double)n);
+}
+static double ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return p < 2 ? 0 : (p - 1) * (m->alpha + blocks(p, n) * m->beta) + fan_out(m, p, (double)n);
+}
+static double rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return p < 2 ? 0 : reducing_in(m, p, n, o) + fan_out(m, p, blocks(p, n));
+}
+
+#define NAIVE_PORTS "single-port and multi-port star (max_inflight >= p-1), each exact"
+#define NAIVE_ROW(c, cname, fn, text, what)                                          \
+    const algo_t algo_##cname##_naive = {                                            \
+        .coll = c, .name = "naive", .build = naive_build, .cost = fn,                \
+        .cost_text = text, .requires = "any p >= 1, any n; exact when p divides n",  \
+        .port_model = NAIVE_PORTS, .idea = what};
+
+NAIVE_ROW(COLL_ALLREDUCE, allreduce, allreduce_cost,
+          "single-port: 2(p-1)a + 2(p-1)nb + (p-1)ng; multi-port star: (p-1)(a + nb + ng) + a + (p-1)nb",
+          "everyone sends to rank 0, which reduces and sends the totals back")
+NAIVE_ROW(COLL_REDUCE, reduce, reduce_cost, "(p-1)(a + nb + ng)",
+          "everyone sends to the root, which adds them one by one")
+NAIVE_ROW(COLL_BROADCAST, broadcast, bcast_cost, "single-port: (p-1)(a + nb); multi-port star: a + (p-1)nb",
+          "the root sends the buffer to every rank in turn")
+NAIVE_ROW(COLL_ALLGATHER, allgather, ag_cost,
+          "(p-1)(a + ceil(n/p)b) + [single-port: (p-1)(a + nb); multi-port star: a + (p-1)nb]",
+          "everyone sends its block to rank 0, which sends the whole buffer back")
+NAIVE_ROW(COLL_REDUCE_SCATTER, reducescatter, rs_cost,
+          "(p-1)(a + nb + ng) + [single-port: (p-1)(a + ceil(n/p)b); multi-port star: a + (p-1)ceil(n/p)b]",
+          "everyone sends everything to rank 0, which reduces and sends each rank its block")

@@ -1,71 +1,126 @@
-/* ring.c - ring all-reduce: reduce-scatter around the ring, then all-gather.
+/* ring.c - the ring family: reduce-scatter, all-gather and all-reduce.
  *
- * Idea: cut the buffer into p chunks; p batons travel right at once, one
- * starting at each rank. Each baton collects every rank's contribution in
- * p-1 passes (reduce-scatter), then carries the finished total p-1 more passes
- * (all-gather). Nobody ever sends more than one chunk at a time.
+ * Idea: cut the buffer into p blocks; p batons travel right at once, one
+ * starting at each rank. In reduce-scatter each baton collects every rank's
+ * contribution in p-1 passes; in all-gather each carries a finished block
+ * p-1 passes; all-reduce is the one then the other. Nobody ever sends more
+ * than one block at a time, and every link carries the same load.
  *
- * Step diagram, p = 4, chunks a b c d (rank r starts the baton of chunk r):
+ * Step diagram, all-reduce, p = 4, blocks a b c d:
  *
  *            rank0    rank1    rank2    rank3
  *   pc 0     send a   send b   send c   send d          -> right neighbour
  *   pc 1     +d >     +a >     +b >     +c >            recv_reduce_send
  *   pc 2     +c >     +d >     +a >     +b >            recv_reduce_send
- *   pc 3     +b >     +c >     +d >     +a >            chunk complete, forward
+ *   pc 3     +b >     +c >     +d >     +a >            block complete, forward
  *   pc 4     =a >     =b >     =c >     =d >            recv_copy_send
  *   pc 5     =d       =a       =b       =c              recv_copy
  *
- * Program of rank r (chunks mod p): pc 0 sends chunk r; pc s in 1..p-1
- * receives chunk r-s from the left, reduces it and forwards it; pc p-1+j,
- * j in 1..p-1, receives the finished chunk r-j+1 and forwards it unless j=p-1.
+ * Channels: with C channels each block is cut into C chunks and channel c runs
+ * the same ring on chunk c of every block (NCCL's channels); they share the
+ * ranks' ports and links.
  *
- * Cost (single-port or star, no contention; MPICH ring RS + AG):
- *   2(p-1)(alpha + ceil(n/p) beta) + (p-1) ceil(n/p) gamma
- * exact when p divides n, an upper bound otherwise (chunks differ by a byte).
- * Requires: any p >= 1 and any n (empty chunks still cost alpha, as in MPICH). */
+ * Costs (single-port or star, one channel, no contention; m = ceil(n/p)):
+ *   reduce-scatter  (p-1)(alpha + m beta + m gamma)
+ *   all-gather      (p-1)(alpha + m beta)
+ *   all-reduce      2(p-1)(alpha + m beta) + (p-1) m gamma
+ * exact when p divides n, upper bounds otherwise (blocks differ by a byte).
+ * Requires: any p >= 1, any n (empty blocks still cost alpha, as in MPICH). */
 #include "algo.h"
 
-static int mod(int64_t a, int p) { return (int)(((a % p) + p) % p); }
+static uint32_t blk(int64_t b, int p) { return (uint32_t)(((b % p) + p) % p); }
 
-static int ring_prog(const sched_t *s, int r, int chan, uint32_t pc, sched_op_t *op) {
-    (void)chan;
-    int p = s->nranks;
-    if (p < 2 || pc > (uint32_t)(2 * p - 2)) return 0;
-    int left = mod(r - 1, p), right = mod(r + 1, p);
-    *op = (sched_op_t){.recv_peer = left, .send_peer = right, .send = 1};
-    if (pc == 0) {
-        op->chunk = (uint32_t)r;
-    } else if (pc <= (uint32_t)(p - 1)) {
-        op->recv = RECV_REDUCE;
-        op->chunk = (uint32_t)mod((int64_t)r - pc, p);
-    } else {
-        int64_t j = (int64_t)pc - (p - 1);
-        op->recv = RECV_COPY;
-        op->chunk = (uint32_t)mod(r - j + 1, p);
-        op->send = j < p - 1;
-    }
+/* Chunk of block b on channel c. */
+static uint32_t ring_chunk(const sched_t *s, int64_t b, int c) {
+    return blk(b, s->nranks) * s->per_block + (uint32_t)c;
+}
+
+/* Reduce-scatter, rank r ends with block r + 1 + shift. */
+static int ring_rs_op(const sched_t *s, int r, int c, uint32_t pc, int shift, int fwd_last,
+                      sched_op_t *op) {
+    int p = s->nranks, left = (r + p - 1) % p, right = (r + 1) % p;
+    if (pc == 0) { *op = op_send(right, ring_chunk(s, r + shift, c), 1); return 1; }
+    uint32_t ch = ring_chunk(s, (int64_t)r + shift - pc, c);
+    *op = (pc < (uint32_t)p - 1 || fwd_last) ? op_fwd(left, right, ch, 1, RECV_REDUCE)
+                                            : op_recv(left, ch, 1, RECV_REDUCE);
     return 1;
 }
 
-static int ring_build(sched_t *s, int p, uint64_t n, baton_err_t *e) {
-    (void)n; (void)e;
-    s->nchunks = (uint32_t)p;
-    s->prog = ring_prog;
+/* All-gather step j >= 1 for a rank that owns block own. */
+static int ring_ag_op(const sched_t *s, int r, int c, uint32_t j, int64_t own, sched_op_t *op) {
+    int p = s->nranks, left = (r + p - 1) % p, right = (r + 1) % p;
+    uint32_t ch = ring_chunk(s, own - j, c);
+    *op = j < (uint32_t)p - 1 ? op_fwd(left, right, ch, 1, RECV_COPY) : op_recv(left, ch, 1, RECV_COPY);
+    return 1;
+}
+
+static int allreduce_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    int p = s->nranks;
+    if (p < 2 || pc > (uint32_t)(2 * p - 2)) return 0;
+    if (pc < (uint32_t)p) return ring_rs_op(s, r, c, pc, 0, 1, op);
+    return ring_ag_op(s, r, c, pc - (p - 1), r + 1, op);
+}
+
+static int rs_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    int p = s->nranks;
+    if (p < 2 || pc >= (uint32_t)p) return 0;
+    return ring_rs_op(s, r, c, pc, -1, 0, op);
+}
+
+static int ag_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    int p = s->nranks;
+    if (p < 2 || pc >= (uint32_t)p) return 0;
+    if (pc == 0) { *op = op_send((r + 1) % p, ring_chunk(s, r, c), 1); return 1; }
+    return ring_ag_op(s, r, c, pc, r, op);
+}
+
+static int ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    (void)e;
+    int ch = o->channels > 0 ? o->channels : 1;
+    s->nchannels = ch;
+    sched_layout(s, (uint32_t)s->nranks, (uint32_t)ch);
+    s->prog = s->coll == COLL_ALLREDUCE ? allreduce_prog : s->coll == COLL_REDUCE_SCATTER ? rs_prog : ag_prog;
     return 0;
 }
 
-static double ring_cost(const cost_model_t *m, int p, uint64_t n) {
-    double c = (double)(n / p + (n % p != 0));
-    return 2.0 * (p - 1) * (m->alpha + c * m->beta) + (p - 1) * c * m->gamma;
+static double blocks(int p, uint64_t n) { return (double)(n / p + (n % p != 0)); }
+
+static double allreduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    double b = blocks(p, n);
+    return 2.0 * (p - 1) * (m->alpha + b * m->beta) + (p - 1) * b * m->gamma;
 }
 
+static double rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    double b = blocks(p, n);
+    return (p - 1) * (m->alpha + b * m->beta + b * m->gamma);
+}
+
+static double ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return (p - 1) * (m->alpha + blocks(p, n) * m->beta);
+}
+
+#define RING_PORTS "single-port or multi-port star (same), one channel; exact when p divides n, else an upper bound"
+
 const algo_t algo_allreduce_ring = {
-    .coll = COLL_ALLREDUCE,
-    .name = "ring",
-    .build = ring_build,
-    .cost = ring_cost,
+    .coll = COLL_ALLREDUCE, .name = "ring", .build = ring_build, .cost = allreduce_cost,
     .cost_text = "2(p-1)(a + ceil(n/p) b) + (p-1) ceil(n/p) g",
-    .requires = "any p >= 1, any n",
-    .port_model = "single-port or multi-port star (same); exact when p divides n, else an upper bound",
-    .idea = "reduce-scatter then all-gather around a ring, p chunks in flight",
+    .requires = "any p >= 1, any n; --channels C", .port_model = RING_PORTS,
+    .idea = "reduce-scatter then all-gather around a ring, p blocks in flight",
+};
+
+const algo_t algo_reducescatter_ring = {
+    .coll = COLL_REDUCE_SCATTER, .name = "ring", .build = ring_build, .cost = rs_cost,
+    .cost_text = "(p-1)(a + ceil(n/p)(b + g))",
+    .requires = "any p >= 1, any n; --channels C", .port_model = RING_PORTS,
+    .idea = "p batons collect every rank's share of one block each; rank r ends with block r",
+};
+
+const algo_t algo_allgather_ring = {
+    .coll = COLL_ALLGATHER, .name = "ring", .build = ring_build, .cost = ag_cost,
+    .cost_text = "(p-1)(a + ceil(n/p) b)",
+    .requires = "any p >= 1, any n; --channels C", .port_model = RING_PORTS,
+    .idea = "every block travels p-1 hops around the ring",
 };

@@ -26,16 +26,43 @@ void sched_chunk(uint64_t n, uint32_t k, uint32_t i, uint64_t *off, uint64_t *le
     *off = (uint64_t)i * q + (i < r ? i : r);
 }
 
-uint64_t sched_chunk_bytes(const sched_t *s, uint32_t i) {
+void sched_layout(sched_t *s, uint32_t nblocks, uint32_t per_block) {
+    s->nblocks = nblocks;
+    s->per_block = per_block;
+    s->nchunks = nblocks * per_block;
+}
+
+void sched_chunk_at(const sched_t *s, uint32_t c, uint64_t *off, uint64_t *len) {
+    uint64_t boff, blen, o;
+    sched_chunk(s->bytes, s->nblocks, c / s->per_block, &boff, &blen);
+    sched_chunk(blen, s->per_block, c % s->per_block, &o, len);
+    *off = boff + o;
+}
+
+/* Offset where chunk c starts; chunk nchunks starts at the end. */
+static uint64_t chunk_start(const sched_t *s, uint32_t c) {
     uint64_t off, len;
-    sched_chunk(s->bytes, s->nchunks, i, &off, &len);
-    return len;
+    if (c >= s->nchunks) return s->bytes;
+    sched_chunk_at(s, c, &off, &len);
+    return off;
+}
+
+uint64_t sched_range_bytes(const sched_t *s, uint32_t first, uint32_t count) {
+    uint64_t end = (uint64_t)first + count;
+    if (end <= s->nchunks) return chunk_start(s, (uint32_t)end) - chunk_start(s, first);
+    return s->bytes - chunk_start(s, first) + chunk_start(s, (uint32_t)(end - s->nchunks));
 }
 
 const char *sched_op_name(const sched_op_t *op) {
     if (op->recv == RECV_NONE) return op->send ? "send" : "nop";
     if (op->recv == RECV_COPY) return op->send ? "recv_copy_send" : "recv_copy";
     return op->send ? "recv_reduce_send" : "recv_reduce";
+}
+
+/* GOAL tags identify a message by its chunk range: first + nchunks * (count - 1),
+ * one-to-one, and just the chunk when the range is one chunk. */
+static unsigned tag(const sched_t *s, const sched_op_t *op) {
+    return op->chunk + s->nchunks * (op->nchunk - 1);
 }
 
 /* One rank's program as GOAL: labels count up, each op requires the previous
@@ -47,11 +74,11 @@ static void dump_rank(const sched_t *s, int rank, FILE *out) {
         int last_block = -1;
         sched_op_t op;
         for (uint32_t pc = 0; sched_op(s, rank, c, pc, &op); pc++) {
-            uint64_t b = sched_chunk_bytes(s, op.chunk);
+            uint64_t b = sched_range_bytes(s, op.chunk, op.nchunk);
             if (op.recv != RECV_NONE) {
                 int l = label++;
                 fprintf(out, "l%d: recv %llub from %d tag %u cpu %d\n", l,
-                        (unsigned long long)b, op.recv_peer, op.chunk, c);
+                        (unsigned long long)b, op.recv_peer, tag(s, &op), c);
                 if (last_block >= 0) fprintf(out, "l%d requires l%d\n", l, last_block);
                 last_block = l;
                 if (op.recv == RECV_REDUCE) {
@@ -64,7 +91,7 @@ static void dump_rank(const sched_t *s, int rank, FILE *out) {
             if (op.send) {
                 int l = label++;
                 fprintf(out, "l%d: send %llub to %d tag %u cpu %d\n", l,
-                        (unsigned long long)b, op.send_peer, op.chunk, c);
+                        (unsigned long long)b, op.send_peer, tag(s, &op), c);
                 if (last_block >= 0) fprintf(out, "l%d requires l%d\n", l, last_block);
             }
         }
@@ -76,6 +103,7 @@ int sched_dump_goal(const sched_t *s, FILE *out) {
     fprintf(out, "# baton schedule: %s %s, %d ranks, %d channel(s), %llu bytes, %u chunks\n",
             coll_name(s->coll), s->algo, s->nranks, s->nchannels,
             (unsigned long long)s->bytes, s->nchunks);
+    if (s->coll == COLL_BROADCAST || s->coll == COLL_REDUCE) fprintf(out, "# root %d\n", s->root);
     fprintf(out, "num_ranks %d\n", s->nranks);
     for (int r = 0; r < s->nranks; r++) dump_rank(s, r, out);
     return ferror(out) ? BATON_EIO : 0;

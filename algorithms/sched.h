@@ -46,7 +46,8 @@ typedef struct sched_op {
     uint8_t send;        /* 1: send the chunk (after the receive, if any) */
     int32_t recv_peer;   /* rank to receive from (when recv != RECV_NONE) */
     int32_t send_peer;   /* rank to send to (when send) */
-    uint32_t chunk;      /* index into the chunk layout */
+    uint32_t chunk;      /* first chunk of the range */
+    uint32_t nchunk;     /* chunks in the range (>= 1), wrapping modulo nchunks */
 } sched_op_t;
 
 typedef struct sched sched_t;
@@ -61,9 +62,12 @@ struct sched {
     const char *algo;      /* registry name, static storage */
     int nranks;
     int nchannels;
-    int root;              /* for rooted collectives; 0 otherwise */
-    uint64_t bytes;        /* the collective's byte count (see coll_bytes_note) */
-    uint32_t nchunks;      /* the buffer is cut into this many chunks */
+    int root;              /* for rooted collectives (broadcast, reduce); else 0 */
+    uint64_t bytes;        /* the whole buffer: all-reduce input, all-gather output,
+                              reduce-scatter input (nccl-tests' total size) */
+    uint32_t nblocks;      /* see Layout above */
+    uint32_t per_block;
+    uint32_t nchunks;      /* nblocks * per_block */
     sched_prog_fn prog;
     int64_t param[4];      /* algorithm-private parameters */
 };
@@ -72,14 +76,37 @@ struct sched {
  * byte longer (n = 10, k = 4 gives 3,3,2,2). Never drops a remainder. */
 void sched_chunk(uint64_t n, uint32_t k, uint32_t i, uint64_t *off, uint64_t *len);
 
-/* Bytes of chunk i of schedule s. */
-uint64_t sched_chunk_bytes(const sched_t *s, uint32_t i);
+/* Byte offset and length of chunk c of schedule s (two-level layout). */
+void sched_chunk_at(const sched_t *s, uint32_t c, uint64_t *off, uint64_t *len);
+
+/* Bytes in the chunk range [first, first + count), wrapping modulo nchunks. */
+uint64_t sched_range_bytes(const sched_t *s, uint32_t first, uint32_t count);
+
+/* Set the layout: nblocks x per_block chunks. */
+void sched_layout(sched_t *s, uint32_t nblocks, uint32_t per_block);
 
 /* Fetch op pc of (rank, chan); 1 if there is one, 0 at the end. */
 static inline int sched_op(const sched_t *s, int rank, int chan, uint32_t pc,
                            sched_op_t *op) {
     return s->prog(s, rank, chan, pc, op);
 }
+
+/* Op constructors, so programs read like their step diagrams. */
+static inline sched_op_t op_send(int to, uint32_t chunk, uint32_t n) {
+    return (sched_op_t){.send = 1, .send_peer = to, .recv_peer = -1, .chunk = chunk, .nchunk = n};
+}
+static inline sched_op_t op_recv(int from, uint32_t chunk, uint32_t n, recv_kind_t k) {
+    return (sched_op_t){.recv = (uint8_t)k, .recv_peer = from, .send_peer = -1, .chunk = chunk, .nchunk = n};
+}
+/* Receive, fold in (copy or add), then forward the result to `to`. */
+static inline sched_op_t op_fwd(int from, int to, uint32_t chunk, uint32_t n, recv_kind_t k) {
+    return (sched_op_t){.recv = (uint8_t)k, .send = 1, .recv_peer = from, .send_peer = to,
+                        .chunk = chunk, .nchunk = n};
+}
+
+/* Rooted collectives are written for root 0: virtual rank <-> real rank. */
+static inline int sched_vrank(const sched_t *s, int r) { return (r - s->root + s->nranks) % s->nranks; }
+static inline int sched_real(const sched_t *s, int v) { return (v + s->root) % s->nranks; }
 
 /* Name of a collective ("allreduce") and back; -1 if unknown. */
 const char *coll_name(coll_t c);

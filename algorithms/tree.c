@@ -1,11 +1,11 @@
-/* tree.c - binomial-tree all-reduce: binomial reduce to rank 0, then
- * binomial broadcast back.
+/* tree.c - binomial trees: reduce, broadcast, and all-reduce = reduce then
+ * broadcast (the candy kids' "pair up, then pair up again").
  *
- * Idea: pair up, then pair up again. Each round halves the number of ranks
- * still holding partial sums, so ceil(lg p) rounds reach the root; the
- * broadcast retraces them. Every message is the whole buffer.
+ * Idea: each round halves the number of ranks still holding partial sums, so
+ * ceil(lg p) rounds reach the root; the broadcast retraces them. Every
+ * message is the whole buffer: the tree divides the participants, not the data.
  *
- * Step diagram, p = 8 (children of r are r + 2^k for 2^k < lowbit(r)):
+ * Step diagram, p = 8, root 0 (children of v are v + 2^k for 2^k < lowbit(v)):
  *
  *   reduce   round 0: 1->0  3->2  5->4  7->6        (each receiver adds)
  *            round 1: 2->0  6->4
@@ -14,89 +14,123 @@
  *            round 1: 0->2  4->6
  *            round 2: 0->1  2->3  4->5  6->7
  *
- * Program of rank r with c children: c x recv_reduce (smallest subtree
- * first, it finishes first), send to parent r - lowbit(r), recv_copy from the
- * parent, then c sends (largest subtree first, it has the longest way to go).
- * Rank 0 has no parent.
+ * A rank takes its children smallest subtree first when reducing (it is
+ * ready first) and serves them largest first when broadcasting (it has the
+ * longest way to go). Ranks are virtual (relative to the root).
  *
- * Cost, exact for every p:
- *   reduce     ceil(lg p)(alpha + n beta + n gamma) in both port models (a
- *              parent takes its children one at a time, in order);
- *   broadcast  single-port: ceil(lg p)(alpha + n beta);
- *              multi-port star: the j-th child (j = 1, 2, ...) of a rank
- *              hears it alpha + j n beta after the rank did (sends leave
- *              together, bytes queue on the rank's link). A complete
- *              subtree of height k takes k(alpha + n beta) either way; only
- *              the subtrees cut short by p differ, one per level, so
- *              tree_star_bcast walks O(lg^2 p) of them.
- * Requires: any p >= 1, any n. */
+ * Costs, exact for every p (L = ceil(lg p)):
+ *   reduce     L(alpha + n beta + n gamma), both port models: a parent takes
+ *              its children one at a time, in order.
+ *   broadcast  single-port: L(alpha + n beta).
+ *              multi-port star: the j-th child served hears alpha + j n beta
+ *              after its parent (the sends leave together; the bytes queue
+ *              on the parent's link). A complete subtree of height k takes
+ *              k(alpha + n beta) either way; only the subtrees cut short by
+ *              p differ (one per level), so star_bcast walks O(lg^2 p).
+ *   all-reduce the two added.
+ * Requires: any p >= 1, any n, any root. */
 #include "algo.h"
 
-static int lowbit(int r) { return r & -r; }
+static int lowbit(int v) { return v & -v; }
 
-/* Children r + 2^k, k ascending, that exist. */
-static int tree_nchildren(int r, int p) {
+/* Children v + 2^k, k ascending, that exist. */
+static int nchildren(int v, int p) {
     int c = 0;
-    for (int64_t d = 1; (r == 0 || d < lowbit(r)) && r + d < p; d <<= 1) c++;
+    for (int64_t d = 1; (v == 0 || d < lowbit(v)) && v + d < p; d <<= 1) c++;
     return c;
 }
 
-static int tree_prog(const sched_t *s, int r, int chan, uint32_t pc, sched_op_t *op) {
-    (void)chan;
-    int p = s->nranks, nc = tree_nchildren(r, p), up = r != 0;
-    int parent = r - lowbit(r);
-    uint32_t k = pc;
-    *op = (sched_op_t){.chunk = 0};
-    if (k < (uint32_t)nc) {                       /* reduce: children in */
-        op->recv = RECV_REDUCE;
-        op->recv_peer = r + (1 << k);
-        return 1;
-    }
-    k -= nc;
-    if (up && k == 0) { op->send = 1; op->send_peer = parent; return 1; }
-    if (up && k == 1) { op->recv = RECV_COPY; op->recv_peer = parent; return 1; }
-    k -= up ? 2 : 0;
-    if (k < (uint32_t)nc) {                       /* broadcast: children out */
-        op->send = 1;
-        op->send_peer = r + (1 << (nc - 1 - k));
-        return 1;
-    }
+/* Op pc of the binomial reduce of the whole buffer; *len gets its op count. */
+static int reduce_op(const sched_t *s, int v, uint32_t pc, sched_op_t *op, uint32_t *len) {
+    int nc = nchildren(v, s->nranks);
+    *len = (uint32_t)nc + (v != 0);
+    if (pc < (uint32_t)nc) { *op = op_recv(sched_real(s, v + (1 << pc)), 0, 1, RECV_REDUCE); return 1; }
+    if (pc < *len) { *op = op_send(sched_real(s, v - lowbit(v)), 0, 1); return 1; }
     return 0;
 }
 
-static int tree_build(sched_t *s, int p, uint64_t n, baton_err_t *e) {
-    (void)p; (void)n; (void)e;
-    s->prog = tree_prog;
+static int bcast_op(const sched_t *s, int v, uint32_t pc, sched_op_t *op) {
+    int nc = nchildren(v, s->nranks), up = v != 0;
+    if (up && pc == 0) { *op = op_recv(sched_real(s, v - lowbit(v)), 0, 1, RECV_COPY); return 1; }
+    uint32_t j = pc - (uint32_t)up;
+    if (j >= (uint32_t)nc) return 0;
+    *op = op_send(sched_real(s, v + (1 << (nc - 1 - (int)j))), 0, 1);
+    return 1;
+}
+
+static int reduce_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    uint32_t len;
+    return reduce_op(s, sched_vrank(s, r), pc, op, &len);
+}
+
+static int bcast_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    return bcast_op(s, sched_vrank(s, r), pc, op);
+}
+
+static int allreduce_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    uint32_t len;
+    if (reduce_op(s, r, pc, op, &len)) return 1;
+    return bcast_op(s, r, pc - len, op);
+}
+
+static int tree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    (void)o; (void)e;
+    s->prog = s->coll == COLL_REDUCE ? reduce_prog : s->coll == COLL_BROADCAST ? bcast_prog : allreduce_prog;
     return 0;
 }
 
-/* Latest arrival in r's subtree, after r's own, on a multi-port star. */
-static double tree_star_bcast(int r, int p, double a, double nb) {
-    int nc = tree_nchildren(r, p);
+/* Latest arrival in v's subtree, after v's own, on a multi-port star. */
+static double star_bcast(int v, int p, double a, double nb) {
+    int nc = nchildren(v, p);
     double worst = 0;
     for (int j = 0; j < nc; j++) {
-        int k = nc - 1 - j, c = r + (1 << k);
-        double below = (int64_t)c + (1 << k) <= p ? k * (a + nb) : tree_star_bcast(c, p, a, nb);
+        int k = nc - 1 - j, c = v + (1 << k);
+        double below = (int64_t)c + (1 << k) <= p ? k * (a + nb) : star_bcast(c, p, a, nb);
         double t = a + (j + 1) * nb + below;
         if (t > worst) worst = t;
     }
     return worst;
 }
 
-static double tree_cost(const cost_model_t *m, int p, uint64_t n) {
-    double b = (double)n, lg = cost_ceil_log2(p);
-    double reduce = lg * (m->alpha + b * m->beta + b * m->gamma);
-    if (m->ports == 1) return reduce + lg * (m->alpha + b * m->beta);
-    return reduce + tree_star_bcast(0, p, m->alpha, b * m->beta);
+static double reduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return cost_ceil_log2(p) * (m->alpha + (double)n * (m->beta + m->gamma));
 }
 
+static double bcast_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    double nb = (double)n * m->beta;
+    if (m->ports == 1) return cost_ceil_log2(p) * (m->alpha + nb);
+    return star_bcast(0, p, m->alpha, nb);
+}
+
+static double allreduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return reduce_cost(m, p, n, o) + bcast_cost(m, p, n, o);
+}
+
+#define TREE_PORTS "single-port and multi-port star, each exact"
+
 const algo_t algo_allreduce_tree = {
-    .coll = COLL_ALLREDUCE,
-    .name = "tree",
-    .build = tree_build,
-    .cost = tree_cost,
-    .cost_text = "ceil(lg p)(2a + 2nb + ng) single-port; multi-port star: bcast part by subtree recursion (<= that)",
-    .requires = "any p >= 1, any n",
-    .port_model = "single-port and multi-port star, each exact",
+    .coll = COLL_ALLREDUCE, .name = "tree", .build = tree_build, .cost = allreduce_cost,
+    .cost_text = "ceil(lg p)(2a + 2nb + ng) single-port; multi-port star: broadcast part by subtree recursion (<= that)",
+    .requires = "any p >= 1, any n", .port_model = TREE_PORTS,
     .idea = "binomial reduce to rank 0, then binomial broadcast; whole buffer per message",
+};
+
+const algo_t algo_reduce_binomial = {
+    .coll = COLL_REDUCE, .name = "binomial", .build = tree_build, .cost = reduce_cost,
+    .cost_text = "ceil(lg p)(a + nb + ng)",
+    .requires = "any p >= 1, any n, any root", .port_model = TREE_PORTS,
+    .idea = "pair up, then pair up again, adding; the root ends with the sum",
+};
+
+const algo_t algo_broadcast_binomial = {
+    .coll = COLL_BROADCAST, .name = "binomial", .build = tree_build, .cost = bcast_cost,
+    .cost_text = "ceil(lg p)(a + nb) single-port; multi-port star: by subtree recursion (<= that)",
+    .requires = "any p >= 1, any n, any root", .port_model = TREE_PORTS,
+    .idea = "everyone who has the data passes it to one new rank per round",
 };

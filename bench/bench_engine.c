@@ -54,7 +54,7 @@ static int bench(int p) {
     topo_t *t = ring_machine(p);
     sched_t s;
     baton_err_t e = {0};
-    if (t == NULL || algo_build(&algo_allreduce_ring, p, 1ull << 30, &s, &e) < 0) {
+    if (t == NULL || algo_build(&algo_allreduce_ring, p, 1ull << 30, NULL, &s, &e) < 0) {
         fprintf(stderr, "bench: cannot set up %d ranks: %s\n", p, e.msg);
         topo_free(t);
         return 1;

@@ -16,9 +16,16 @@ static const char help[] =
     "%s\n"
     "\n"
     "  -t, --topo FILE     topology (YAML), e.g. topologies/hgx-h100.yaml\n"
-    "  -c, --coll NAME     collective: allreduce\n"
-    "  -a, --algo NAME     algorithm: ring, tree, naive (baton algos lists them)\n"
-    "  -s, --size SIZE     bytes per rank's buffer: 4, 1KiB, 1GiB, 1GB (GB = 1e9 B)\n"
+    "  -c, --coll NAME     allreduce, reducescatter, allgather, broadcast, reduce\n"
+    "  -a, --algo NAME     an algorithm (baton algos -c COLL lists them), or auto:\n"
+    "                      the lowest closed-form time on this topology\n"
+    "  -s, --size SIZE     bytes: 4, 1KiB, 1GiB, 1GB (GB = 1e9 B). As in nccl-tests,\n"
+    "                      the whole buffer: the all-reduce/broadcast/reduce buffer,\n"
+    "                      the reduce-scatter input and the all-gather output\n"
+    "                      (each rank's block is 1/p of it)\n"
+    "      --root R        root of broadcast and reduce (default 0)\n"
+    "      --channels C    rings side by side over slices of each block (ring only)\n"
+    "      --pipeline K    chunks a pipelined algorithm (chain) cuts the buffer into\n"
     "      --verify        prove the result (data mode when small, else signatures)%s\n"
     "      --dump          print the schedule (GOAL text) instead of running it\n"
     "      --json          one JSON object instead of the summary\n"
@@ -30,14 +37,29 @@ static const char help[] =
 typedef struct {
     const char *topo, *coll, *algo, *size;
     int verify, json, dump;
+    algo_opts_t opts;
 } sim_args_t;
+
+/* A whole number in [lo, hi] for option name; -1 after printing usage. */
+static int int_arg(const char *cmd, const char *name, const char *v, int lo, int hi, int *out) {
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi) {
+        cmd_usage(cmd, "%s must be a whole number from %d to %d, not '%s'", name, lo, hi, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
 
 static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int predict) {
     static const struct option opts[] = {
         {"topo", required_argument, 0, 't'}, {"coll", required_argument, 0, 'c'},
         {"algo", required_argument, 0, 'a'}, {"size", required_argument, 0, 's'},
         {"verify", no_argument, 0, 'V'},     {"json", no_argument, 0, 'j'},
-        {"dump", no_argument, 0, 'D'},       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"dump", no_argument, 0, 'D'},       {"help", no_argument, 0, 'h'},
+        {"root", required_argument, 0, 'R'}, {"channels", required_argument, 0, 'C'},
+        {"pipeline", required_argument, 0, 'P'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -49,6 +71,9 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'V': a->verify = 1; break;
         case 'j': a->json = 1; break;
         case 'D': a->dump = 1; break;
+        case 'R': if (int_arg(cmd, "--root", optarg, 0, 1 << 30, &a->opts.root) < 0) return EXIT_USAGE; break;
+        case 'C': if (int_arg(cmd, "--channels", optarg, 1, 64, &a->opts.channels) < 0) return EXIT_USAGE; break;
+        case 'P': if (int_arg(cmd, "--pipeline", optarg, 1, 1 << 20, &a->opts.pipeline) < 0) return EXIT_USAGE; break;
         case 'h':
             printf(help, cmd,
                    predict ? "Answer from the algorithm's closed-form alpha-beta-gamma cost on the\n"
@@ -75,6 +100,8 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
     units_fmt_time(r->time_s, tm, sizeof tm);
     printf("%s %s on %s (%d ranks), %s (%llu bytes)\n", coll_name(coll), r->algo->name, topo,
            r->ranks, sz, (unsigned long long)r->bytes);
+    if (r->auto_picked)
+        printf("  chosen   by -a auto: the lowest closed-form time of the %s algorithms\n", coll_name(coll));
     printf("  time     %s (%s)\n", tm, r->simulated ? "simulated" : "closed form");
     printf("  algbw    %.4g GB/s    busbw %.4g GB/s\n", r->algbw_GBps, r->busbw_GBps);
     if (r->simulated)
@@ -90,15 +117,18 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
                r->verify_mode == VERIFY_DATA ? "data" : "signature");
 }
 
-static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint64_t bytes) {
+static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint64_t bytes,
+                const algo_opts_t *o) {
     baton_err_t e = {0};
-    const algo_t *a = algo_find(coll, algo);
+    cost_model_t m;
+    if (topo_cost_model(t, &m, &e) < 0) return cmd_fail(cmd, &e);
+    const algo_t *a = strcmp(algo, "auto") ? algo_find(coll, algo) : run_pick(coll, &m, topo_nranks(t), bytes, o);
     if (a == NULL) {
         err_set(&e, BATON_EINVAL, "no algorithm '%s' for %s (see `baton algos`)", algo, coll_name(coll));
         return cmd_fail(cmd, &e);
     }
     sched_t s;
-    if (algo_build(a, topo_nranks(t), bytes, &s, &e) < 0) return cmd_fail(cmd, &e);
+    if (algo_build(a, topo_nranks(t), bytes, o, &s, &e) < 0) return cmd_fail(cmd, &e);
     if (sched_dump_goal(&s, stdout) < 0) return cmd_fail(cmd, &(baton_err_t){BATON_EIO, "write error"});
     return EXIT_OK;
 }
@@ -116,8 +146,9 @@ int cmd_sim(int argc, char **argv, int predict) {
     baton_err_t e = {0};
     topo_t *t = topo_yaml_load(a.topo, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
-    if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes); topo_free(t); return rc; }
-    run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .verify = a.verify, .predict = predict};
+    if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes, &a.opts); topo_free(t); return rc; }
+    run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,
+                   .verify = a.verify, .predict = predict};
     run_out_t r;
     if (run_collective(t, &q, &r, &e) < 0) { topo_free(t); return cmd_fail(cmd, &e); }
     if (a.json) {

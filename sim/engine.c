@@ -28,8 +28,8 @@ typedef struct slot {        /* a posted send */
     uint64_t bytes;
     double t_start;
     int32_t dst;
-    uint32_t chunk;
-    uint8_t used, matched;
+    uint32_t chunk, nchunk;
+    uint8_t used, matched, started;
     verify_payload_t payload;
 } slot_t;
 
@@ -44,6 +44,7 @@ typedef struct engine {
     slot_t *slots;           /* [stream * S + k] */
     double *send_port, *recv_port;   /* [rank * ports + k] free-at times */
     double *link_free;       /* per directed link */
+    double *reduce_free;     /* per rank: its one reduce engine, shared by channels */
     uint64_t *rank_msgs;
     int ports;
     double gamma;
@@ -70,16 +71,11 @@ static int pick_port(double *ports, int k) {
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
-/* Reserve ports and route for the message in slot (src_si, k) and schedule
- * its end. The receiver's stream waits in S_XFER until then. */
-static int start_transfer(engine_t *g, int src_si, int k, int dst_si) {
+/* Reserve ports and route for the matched message in slot (src_si, k) and
+ * schedule its end. The receiver's stream waits in S_XFER until then. */
+static int start_transfer(engine_t *g, int src_si, int k) {
     slot_t *sl = &g->slots[(size_t)src_si * g->S + k];
-    int src = stream_rank(g, src_si), dst = stream_rank(g, dst_si);
-    stream_t *rs = &g->st[dst_si];
-    if (rs->op.chunk != sl->chunk)
-        return fail(g, err_set(g->e, BATON_ESCHED,
-            "%s: rank %d expects chunk %u from rank %d, which sent chunk %u",
-            g->s->algo, dst, rs->op.chunk, src, sl->chunk));
+    int src = stream_rank(g, src_si), dst = sl->dst;
     stream_t *ss = &g->st[src_si];
     if (ss->rt_peer != dst) {
         int rc = topo_route(g->t, src, dst, &ss->rt, g->e);
@@ -98,12 +94,38 @@ static int start_transfer(engine_t *g, int src_si, int k, int dst_si) {
     for (int i = 0; i < rt.nlinks; i++) g->link_free[rt.links[i]] = start + wire;
     if (sp >= 0) g->send_port[(size_t)src * g->ports + sp] = end;
     if (rp >= 0) g->recv_port[(size_t)dst * g->ports + rp] = end;
-    sl->matched = 1;
+    sl->started = 1;
     sl->t_start = start;
-    rs->state = S_XFER;
     if (evq_push(&g->q, end, EV_XFER_DONE, (uint32_t)((size_t)src_si * g->S + k)) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
     return 0;
+}
+
+/* A stream's sends leave in program order: start the oldest unstarted send
+ * while it is matched (an unmatched older send holds back younger ones). */
+static int pump(engine_t *g, int src_si) {
+    slot_t *base = &g->slots[(size_t)src_si * g->S];
+    for (;;) {
+        int k = -1;
+        for (int i = 0; i < g->S; i++)
+            if (base[i].used && !base[i].started && (k < 0 || base[i].seq < base[k].seq)) k = i;
+        if (k < 0 || !base[k].matched) return 0;
+        if (start_transfer(g, src_si, k) < 0) return g->err;
+    }
+}
+
+/* Pair send slot (src_si, k) with the receive its receiver has posted. */
+static int match(engine_t *g, int src_si, int k, int dst_si) {
+    slot_t *sl = &g->slots[(size_t)src_si * g->S + k];
+    stream_t *rs = &g->st[dst_si];
+    if (rs->op.chunk != sl->chunk || rs->op.nchunk != sl->nchunk)
+        return fail(g, err_set(g->e, BATON_ESCHED,
+            "%s: rank %d expects chunks %u+%u from rank %d, which sent chunks %u+%u",
+            g->s->algo, stream_rank(g, dst_si), rs->op.chunk, rs->op.nchunk,
+            stream_rank(g, src_si), sl->chunk, sl->nchunk));
+    sl->matched = 1;
+    rs->state = S_XFER;
+    return pump(g, src_si);
 }
 
 /* The oldest unmatched send of stream src_si addressed to rank dst, or -1. */
@@ -126,7 +148,7 @@ static int post_recv(engine_t *g, int si) {
     int src_si = peer * g->C + stream_chan(g, si);
     int k = find_send(g, src_si, stream_rank(g, si));
     s->state = S_RECV;
-    return k < 0 ? 0 : start_transfer(g, src_si, k, si);
+    return k < 0 ? 0 : match(g, src_si, k, si);
 }
 
 static int post_send(engine_t *g, int si) {
@@ -135,22 +157,23 @@ static int post_send(engine_t *g, int si) {
     if (dst < 0 || dst >= g->p || dst == src)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends to invalid rank %d",
                                g->s->algo, src, dst));
-    if (s->op.chunk >= g->s->nchunks)
-        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends chunk %u of %u",
-                               g->s->algo, src, s->op.chunk, g->s->nchunks));
+    if (s->op.chunk >= g->s->nchunks || s->op.nchunk < 1 || s->op.nchunk > g->s->nchunks)
+        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends chunks %u+%u of %u",
+                               g->s->algo, src, s->op.chunk, s->op.nchunk, g->s->nchunks));
     slot_t *base = &g->slots[(size_t)si * g->S];
     while (base[k].used) k++;
     slot_t *sl = &base[k];
-    *sl = (slot_t){.seq = g->send_seq++, .dst = dst, .chunk = s->op.chunk, .used = 1,
-                   .bytes = sched_chunk_bytes(g->s, s->op.chunk)};
-    if (g->v && verify_snapshot(g->v, src, sl->chunk, &sl->payload) < 0)
+    *sl = (slot_t){.seq = g->send_seq++, .dst = dst, .chunk = s->op.chunk,
+                   .nchunk = s->op.nchunk, .used = 1,
+                   .bytes = sched_range_bytes(g->s, s->op.chunk, s->op.nchunk)};
+    if (g->v && verify_snapshot(g->v, src, sl->chunk, sl->nchunk, &sl->payload) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for a payload"));
     s->nout++;
     g->rank_msgs[src]++;
     int dst_si = dst * g->C + stream_chan(g, si);
     stream_t *d = &g->st[dst_si];
     if (d->state == S_RECV && d->op.recv_peer == src && find_send(g, si, dst) == k)
-        return start_transfer(g, si, k, dst_si);
+        return match(g, si, k, dst_si);
     return 0;
 }
 
@@ -179,11 +202,11 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
     if (g->o->on_msg == NULL) return;
     engine_msg_t m = {.t_start = sl->t_start, .t_end = g->now, .src = stream_rank(g, src_si),
                       .dst = stream_rank(g, dst_si), .chan = stream_chan(g, src_si),
-                      .chunk = sl->chunk, .bytes = sl->bytes, .reduce = reduce};
+                      .chunk = sl->chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce};
     const uint64_t *row = g->v ? verify_data(g->v, m.dst) : NULL;
-    if (row) {
+    if (row) {                       /* the first chunk of the range */
         uint64_t off;
-        sched_chunk(g->s->bytes, g->s->nchunks, sl->chunk, &off, &m.nvalues);
+        sched_chunk_at(g->s, sl->chunk, &off, &m.nvalues);
         m.values = row + off;
     }
     g->o->on_msg(g->o->msg_ctx, &m);
@@ -195,16 +218,19 @@ static int xfer_done(engine_t *g, uint32_t id) {
     int dst_si = sl->dst * g->C + stream_chan(g, src_si);
     stream_t *d = &g->st[dst_si], *s = &g->st[src_si];
     int reduce = d->op.recv == RECV_REDUCE;
-    if (g->v) verify_deliver(g->v, sl->dst, sl->chunk, reduce, &sl->payload);
+    if (g->v) verify_deliver(g->v, sl->dst, sl->chunk, sl->nchunk, reduce, &sl->payload);
     notify(g, sl, src_si, dst_si, reduce);
     g->r->messages++;
     g->r->bytes_moved += sl->bytes;
     uint64_t bytes = sl->bytes;
+    int sl_dst = sl->dst;
     sl->used = 0;
     s->nout--;
     if (s->state == S_SLOT && advance(g, src_si) < 0) return g->err;
     if (reduce && g->gamma > 0) {
-        if (evq_push(&g->q, g->now + (double)bytes * g->gamma, EV_REDUCE_DONE, (uint32_t)dst_si) < 0)
+        double *rf = &g->reduce_free[sl_dst];
+        *rf = max2(g->now, *rf) + (double)bytes * g->gamma;
+        if (evq_push(&g->q, *rf, EV_REDUCE_DONE, (uint32_t)dst_si) < 0)
             return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
         return 0;
     }
@@ -219,10 +245,12 @@ static int setup(engine_t *g) {
     g->send_port = calloc((size_t)g->p * g->ports + 1, sizeof(double));
     g->recv_port = calloc((size_t)g->p * g->ports + 1, sizeof(double));
     g->link_free = calloc((size_t)topo_nlinks(g->t) + 1, sizeof(double));
+    g->reduce_free = calloc((size_t)g->p, sizeof(double));
     g->rank_msgs = calloc((size_t)g->p, sizeof *g->rank_msgs);
     evq_init(&g->q);
     for (size_t i = 0; g->st && i < ns; i++) g->st[i].rt_peer = -1;
-    if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs)
+    if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs ||
+        !g->reduce_free)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->p));
     return 0;
 }
@@ -236,6 +264,7 @@ static void teardown(engine_t *g) {
     free(g->send_port);
     free(g->recv_port);
     free(g->link_free);
+    free(g->reduce_free);
     free(g->rank_msgs);
     evq_free(&g->q);
     verify_free(g->v);
@@ -254,8 +283,12 @@ static int deadlock(engine_t *g) {
     return 0;
 }
 
+/* Start channel by channel (all ranks' channel 0 first): a channel's first
+ * transfers then reserve ports and links together, before the next
+ * channel's, which is the round order a direct algorithm intends. */
 static int loop(engine_t *g) {
-    for (int si = 0; si < g->p * g->C && g->err == 0; si++) advance(g, si);
+    for (int c = 0; c < g->C; c++)
+        for (int r = 0; r < g->p && g->err == 0; r++) advance(g, r * g->C + c);
     evq_item_t ev;
     while (g->err == 0 && evq_pop(&g->q, &ev)) {
         g->now = ev.t;

@@ -4,13 +4,16 @@
  *  - every (rank, channel) stream runs its program in order (sched.h);
  *  - a message can move once its send is posted and its receive is posted
  *    (rendezvous: a receive is posted when its stream reaches it);
+ *  - a stream's sends start in program order (a matched send waits for the
+ *    older sends of its stream to start);
  *  - a transfer then waits, first come first served, for a send port of the
  *    sender and a receive port of the receiver (topology `ports`; 0 means
  *    unlimited) and for every directed link on its route (links are reserved
  *    FIFO in the order transfers become ready);
  *  - it takes latency(route) + bytes / bottleneck bandwidth; each link is busy
  *    for the bytes' serialisation time, the ports for the whole transfer;
- *  - a reducing receive then costs bytes / reduce_bw on its stream;
+ *  - a reducing receive then costs bytes / reduce_bw on the rank's one reduce
+ *    engine (FIFO: channels of one rank share it), and its stream waits;
  *  - at most max_inflight sends per stream are posted and unfinished.
  * State is O(ranks x channels x max_inflight) plus the route cache. */
 #ifndef BATON_ENGINE_H
@@ -27,10 +30,10 @@
 typedef struct engine_msg {
     double t_start, t_end;
     int src, dst, chan;
-    uint32_t chunk;
+    uint32_t chunk, nchunk;   /* the chunk range */
     uint64_t bytes;
     int reduce;
-    const uint64_t *values;   /* data mode only, else NULL */
+    const uint64_t *values;   /* data mode only, else NULL: the first chunk's values */
     uint64_t nvalues;
 } engine_msg_t;
 

@@ -18,20 +18,34 @@ static void bandwidths(run_out_t *o, coll_t c) {
     o->busbw_GBps = o->algbw_GBps * run_busbw_factor(c, o->ranks);
 }
 
+const algo_t *run_pick(coll_t coll, const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    const algo_t *const *rows = algo_all(), *best = NULL;
+    double best_t = 0;
+    for (int i = 0; rows[i]; i++) {
+        sched_t s;
+        if (rows[i]->coll != coll || algo_build(rows[i], p, n, o, &s, NULL) < 0) continue;
+        double t = rows[i]->cost(m, p, n, o);
+        if (best == NULL || t < best_t) { best = rows[i]; best_t = t; }
+    }
+    return best;
+}
+
 int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e) {
     memset(o, 0, sizeof *o);
-    o->algo = algo_find(q->coll, q->algo);
-    if (o->algo == NULL)
-        return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s (see `baton algos`)",
-                       q->algo, coll_name(q->coll));
     o->ranks = topo_nranks(t);
     o->bytes = q->bytes;
     int rc = topo_cost_model(t, &o->model, e);
     if (rc < 0) return rc;
+    o->auto_picked = strcmp(q->algo, "auto") == 0;
+    o->algo = o->auto_picked ? run_pick(q->coll, &o->model, o->ranks, q->bytes, &q->opts)
+                             : algo_find(q->coll, q->algo);
+    if (o->algo == NULL)
+        return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s (see `baton algos -c %s`)",
+                       q->algo, coll_name(q->coll), coll_name(q->coll));
     sched_t s;
-    if ((rc = algo_build(o->algo, o->ranks, q->bytes, &s, e)) < 0) return rc;
+    if ((rc = algo_build(o->algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
     if (q->predict) {
-        o->time_s = o->algo->cost(&o->model, o->ranks, q->bytes);
+        o->time_s = o->algo->cost(&o->model, o->ranks, q->bytes, &q->opts);
         bandwidths(o, q->coll);
         return 0;
     }

@@ -11,8 +11,9 @@
 
 typedef struct run_req {
     coll_t coll;
-    const char *algo;
+    const char *algo;        /* a registry name, or "auto": the lowest closed form */
     uint64_t bytes;
+    algo_opts_t opts;        /* root, channels, pipeline */
     int verify;              /* 0 none, 1 verify (data mode when small, else signature) */
     int predict;             /* 1: closed form only */
     const engine_opts_t *engine;   /* optional observers; verify mode is set from `verify` */
@@ -20,6 +21,7 @@ typedef struct run_req {
 
 typedef struct run_out {
     const algo_t *algo;
+    int auto_picked;         /* 1 if "auto" chose algo */
     int ranks;
     uint64_t bytes;
     double time_s;
@@ -34,6 +36,10 @@ typedef struct run_out {
 #define RUN_DATA_VERIFY_MAX (1ULL << 20)
 
 int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e);
+
+/* The applicable algorithm of coll with the lowest closed-form time on m
+ * (ties: registry order); NULL if none can run this case. */
+const algo_t *run_pick(coll_t coll, const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o);
 
 /* nccl-tests' busbw factor: algbw x factor = busbw. */
 double run_busbw_factor(coll_t c, int p);

@@ -1,4 +1,13 @@
-/* verify.c - signature and data verification of a schedule's result. */
+/* verify.c - signature and data verification of a schedule's result.
+ *
+ * Every rank starts with its own value in every place (hash(rank, place));
+ * the collectives differ only in what must hold at the end:
+ *   all-reduce      every rank, every place: the sum over ranks
+ *   reduce-scatter  the owner of a place (its block's rank): the sum
+ *   all-gather      every rank, every place: the owner's value
+ *   broadcast       every rank, every place: the root's value
+ *   reduce          the root, every place: the sum
+ * A place is a chunk in signature mode and a byte in data mode. */
 #include "verify.h"
 
 #include <stdlib.h>
@@ -7,9 +16,11 @@
 struct verify {
     const sched_t *s;
     verify_mode_t mode;
-    uint64_t *state;      /* signature: [rank][chunk]; data: [rank][byte] */
-    uint64_t width;       /* nchunks or bytes */
-    uint64_t *expect;     /* postcondition per chunk / byte */
+    uint64_t *state;      /* [rank][place] */
+    uint64_t width;       /* places per rank: nchunks or bytes */
+    uint64_t *sum;        /* per place: the sum of every rank's start value */
+    uint64_t *orig;       /* [rank][place] start values, for owner/root checks */
+    int32_t *owner;       /* per place: the rank whose block it is in */
 };
 
 uint64_t verify_hash(uint64_t rank, uint64_t index) {   /* splitmix64 */
@@ -24,47 +35,57 @@ static uint64_t default_fill(void *ctx, int rank, uint64_t elem) {
     return verify_hash((uint64_t)rank, elem);
 }
 
-/* All-reduce: every rank ends with the sum of every rank's start value. */
-static void expect_allreduce(verify_t *v, verify_fill_fn fill, void *ctx) {
-    int p = v->s->nranks;
-    for (uint64_t i = 0; i < v->width; i++) {
-        uint64_t sum = 0;
-        for (int r = 0; r < p; r++) sum += v->state[(uint64_t)r * v->width + i];
-        v->expect[i] = sum;
+/* The block (and so the owning rank, when blocks are per rank) of a place. */
+static void owners(verify_t *v) {
+    const sched_t *s = v->s;
+    for (uint32_t c = 0; c < s->nchunks; c++) {
+        int32_t b = (int32_t)(c / s->per_block);
+        if (v->mode == VERIFY_SIGNATURE) { v->owner[c] = b; continue; }
+        uint64_t off, len;
+        sched_chunk_at(s, c, &off, &len);
+        for (uint64_t i = 0; i < len; i++) v->owner[off + i] = b;
     }
-    (void)fill; (void)ctx;
+}
+
+static int alloc(verify_t *v) {
+    uint64_t cells = v->width * v->s->nranks + 1;
+    v->state = malloc(cells * sizeof *v->state);
+    v->orig = malloc(cells * sizeof *v->orig);
+    v->sum = calloc(v->width + 1, sizeof *v->sum);
+    v->owner = malloc((v->width + 1) * sizeof *v->owner);
+    return v->state && v->orig && v->sum && v->owner ? 0 : -1;
+}
+
+static int too_big(const sched_t *s, verify_mode_t mode, uint64_t width, baton_err_t *e) {
+    uint64_t cells = width * (uint64_t)s->nranks;
+    if (mode == VERIFY_DATA && cells > VERIFY_DATA_MAX_ELEMS)
+        return err_set(e, BATON_EUNSUP, "data verification of %d ranks x %llu bytes needs too much memory; use signature mode",
+                       s->nranks, (unsigned long long)s->bytes);
+    if (mode == VERIFY_SIGNATURE && cells > VERIFY_SIG_MAX)
+        return err_set(e, BATON_EUNSUP, "signature verification of %d ranks x %llu chunks needs more than 512 MiB; run without --verify",
+                       s->nranks, (unsigned long long)width);
+    if ((s->coll == COLL_REDUCE_SCATTER || s->coll == COLL_ALLGATHER) && s->nblocks != (uint32_t)s->nranks)
+        return err_set(e, BATON_ESCHED, "%s %s: the layout has %u blocks, not one per rank",
+                       coll_name(s->coll), s->algo, s->nblocks);
+    return 0;
 }
 
 verify_t *verify_create(const sched_t *s, verify_mode_t mode, verify_fill_fn fill,
                         void *fill_ctx, baton_err_t *e) {
-    if (s->coll != COLL_ALLREDUCE) {
-        err_set(e, BATON_EUNSUP, "verification of %s is not implemented yet", coll_name(s->coll));
-        return NULL;
-    }
     uint64_t width = mode == VERIFY_DATA ? s->bytes : s->nchunks;
-    if (mode == VERIFY_DATA && width * (uint64_t)s->nranks > VERIFY_DATA_MAX_ELEMS) {
-        err_set(e, BATON_EUNSUP, "data verification of %d ranks x %llu bytes needs too much memory; use signature mode",
-                s->nranks, (unsigned long long)s->bytes);
-        return NULL;
-    }
-    if (mode == VERIFY_SIGNATURE && width * (uint64_t)s->nranks > VERIFY_SIG_MAX) {
-        err_set(e, BATON_EUNSUP, "signature verification of %d ranks x %llu chunks needs more than 512 MiB; run without --verify",
-                s->nranks, (unsigned long long)width);
-        return NULL;
-    }
+    if (too_big(s, mode, width, e) < 0) return NULL;
     verify_t *v = calloc(1, sizeof *v);
     if (v == NULL) goto nomem;
-    v->s = s;
-    v->mode = mode;
-    v->width = width;
-    v->state = malloc((width * s->nranks + 1) * sizeof *v->state);
-    v->expect = malloc((width + 1) * sizeof *v->expect);
-    if (!v->state || !v->expect) goto nomem;
+    *v = (verify_t){.s = s, .mode = mode, .width = width};
+    if (alloc(v) < 0) goto nomem;
     if (fill == NULL || mode == VERIFY_SIGNATURE) fill = default_fill;
     for (int r = 0; r < s->nranks; r++)
-        for (uint64_t i = 0; i < width; i++)
-            v->state[(uint64_t)r * width + i] = fill(fill_ctx, r, i);
-    expect_allreduce(v, fill, fill_ctx);
+        for (uint64_t i = 0; i < width; i++) {
+            uint64_t x = fill(fill_ctx, r, i);
+            v->state[(uint64_t)r * width + i] = v->orig[(uint64_t)r * width + i] = x;
+            v->sum[i] += x;
+        }
+    owners(v);
     return v;
 nomem:
     verify_free(v);
@@ -75,32 +96,44 @@ nomem:
 void verify_free(verify_t *v) {
     if (v == NULL) return;
     free(v->state);
-    free(v->expect);
+    free(v->orig);
+    free(v->sum);
+    free(v->owner);
     free(v);
 }
 
-int verify_snapshot(verify_t *v, int rank, uint32_t chunk, verify_payload_t *out) {
-    uint64_t *row = v->state + (uint64_t)rank * v->width;
+/* Run body with i set to each place of the chunk range, in order. */
+#define EACH_PLACE(v, first, count, i, body)                                   \
+    for (uint32_t k_ = 0; k_ < (count); k_++) {                                \
+        uint32_t c_ = (uint32_t)(((uint64_t)(first) + k_) % (v)->s->nchunks);  \
+        uint64_t lo_ = c_, n_ = 1;                                             \
+        if ((v)->mode == VERIFY_DATA) sched_chunk_at((v)->s, c_, &lo_, &n_);   \
+        for (uint64_t i = lo_; i < lo_ + n_; i++) { body; }                    \
+    }
+
+static uint64_t places(const verify_t *v, uint32_t first, uint32_t count) {
+    return v->mode == VERIFY_DATA ? sched_range_bytes(v->s, first, count) : count;
+}
+
+int verify_snapshot(verify_t *v, int rank, uint32_t first, uint32_t count, verify_payload_t *out) {
+    const uint64_t *row = v->state + (uint64_t)rank * v->width;
+    uint64_t n = places(v, first, count), j = 0;
     out->data = NULL;
-    if (v->mode == VERIFY_SIGNATURE) { out->sig = row[chunk]; return 0; }
-    uint64_t off, len;
-    sched_chunk(v->s->bytes, v->s->nchunks, chunk, &off, &len);
-    out->data = malloc((len + 1) * sizeof *out->data);
+    if (v->mode == VERIFY_SIGNATURE && count == 1) { out->sig = row[first]; return 0; }
+    out->data = malloc((n + 1) * sizeof *out->data);
     if (out->data == NULL) return BATON_ENOMEM;
-    memcpy(out->data, row + off, len * sizeof *out->data);
+    EACH_PLACE(v, first, count, i, out->data[j++] = row[i]);
     return 0;
 }
 
-void verify_deliver(verify_t *v, int rank, uint32_t chunk, int reduce, verify_payload_t *pl) {
-    uint64_t *row = v->state + (uint64_t)rank * v->width;
-    if (v->mode == VERIFY_SIGNATURE) {
-        row[chunk] = reduce ? row[chunk] + pl->sig : pl->sig;
-        return;
-    }
-    uint64_t off, len;
-    sched_chunk(v->s->bytes, v->s->nchunks, chunk, &off, &len);
-    for (uint64_t i = 0; i < len; i++)
-        row[off + i] = reduce ? row[off + i] + pl->data[i] : pl->data[i];
+void verify_deliver(verify_t *v, int rank, uint32_t first, uint32_t count, int reduce,
+                    verify_payload_t *pl) {
+    uint64_t *row = v->state + (uint64_t)rank * v->width, j = 0;
+    const uint64_t *in = pl->data ? pl->data : &pl->sig;
+    EACH_PLACE(v, first, count, i, {
+        row[i] = reduce ? row[i] + in[j] : in[j];
+        j++;
+    });
     verify_drop(pl);
 }
 
@@ -109,17 +142,32 @@ void verify_drop(verify_payload_t *pl) {
     pl->data = NULL;
 }
 
+/* What rank r must hold in place i, or 0 in *any if it may hold anything. */
+static uint64_t want(const verify_t *v, int r, uint64_t i, int *any) {
+    const sched_t *s = v->s;
+    *any = 0;
+    switch (s->coll) {
+    case COLL_ALLREDUCE: return v->sum[i];
+    case COLL_REDUCE_SCATTER: *any = v->owner[i] != r; return v->sum[i];
+    case COLL_ALLGATHER: return v->orig[(uint64_t)v->owner[i] * v->width + i];
+    case COLL_BROADCAST: return v->orig[(uint64_t)s->root * v->width + i];
+    case COLL_REDUCE: *any = r != s->root; return v->sum[i];
+    default: *any = 1; return 0;
+    }
+}
+
 int verify_check(const verify_t *v, baton_err_t *e) {
     const char *what = v->mode == VERIFY_DATA ? "byte" : "chunk";
     for (int r = 0; r < v->s->nranks; r++)
-        for (uint64_t i = 0; i < v->width; i++)
-            if (v->state[(uint64_t)r * v->width + i] != v->expect[i])
+        for (uint64_t i = 0; i < v->width; i++) {
+            int any;
+            uint64_t w = want(v, r, i, &any), got = v->state[(uint64_t)r * v->width + i];
+            if (!any && got != w)
                 return err_set(e, BATON_EVERIFY,
                                "%s %s: rank %d holds a wrong result in %s %llu (got %llu, want %llu)",
-                               coll_name(v->s->coll), v->s->algo, r, what,
-                               (unsigned long long)i,
-                               (unsigned long long)v->state[(uint64_t)r * v->width + i],
-                               (unsigned long long)v->expect[i]);
+                               coll_name(v->s->coll), v->s->algo, r, what, (unsigned long long)i,
+                               (unsigned long long)got, (unsigned long long)w);
+        }
     return 0;
 }
 

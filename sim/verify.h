@@ -22,26 +22,28 @@ typedef enum { VERIFY_NONE = 0, VERIFY_SIGNATURE, VERIFY_DATA } verify_mode_t;
 typedef uint64_t (*verify_fill_fn)(void *ctx, int rank, uint64_t elem);
 
 typedef struct verify_payload {
-    uint64_t sig;
-    uint64_t *data;      /* data mode: a copy of the chunk's elements */
+    uint64_t sig;        /* signature mode, one chunk */
+    uint64_t *data;      /* otherwise: a copy of the range's places */
 } verify_payload_t;
 
 typedef struct verify verify_t;
 
 /* Data mode refuses more than this many elements in total (ranks x bytes),
  * signature mode more than this many (rank, chunk) signatures: both are
- * 512 MiB of state, and a clear refusal beats being killed for memory. */
-#define VERIFY_DATA_MAX_ELEMS (64ULL << 20)
-#define VERIFY_SIG_MAX (64ULL << 20)
+ * 512 MiB of state (current and start values), and a clear refusal beats
+ * being killed for memory. */
+#define VERIFY_DATA_MAX_ELEMS (32ULL << 20)
+#define VERIFY_SIG_MAX (32ULL << 20)
 
 verify_t *verify_create(const sched_t *s, verify_mode_t mode, verify_fill_fn fill,
                         void *fill_ctx, baton_err_t *e);
 void verify_free(verify_t *v);
 
-/* Capture rank's chunk as a send payload. */
-int verify_snapshot(verify_t *v, int rank, uint32_t chunk, verify_payload_t *out);
-/* Apply a payload to rank's chunk (add or replace) and release it. */
-void verify_deliver(verify_t *v, int rank, uint32_t chunk, int reduce, verify_payload_t *pl);
+/* Capture rank's chunk range [first, first + count) as a send payload. */
+int verify_snapshot(verify_t *v, int rank, uint32_t first, uint32_t count, verify_payload_t *out);
+/* Apply a payload to rank's chunk range (add or replace) and release it. */
+void verify_deliver(verify_t *v, int rank, uint32_t first, uint32_t count, int reduce,
+                    verify_payload_t *pl);
 /* Release a payload that was never delivered. */
 void verify_drop(verify_payload_t *pl);
 /* Check the postcondition; 0 or BATON_EVERIFY naming the first wrong place. */

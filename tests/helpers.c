@@ -39,13 +39,18 @@ topo_t *th_star(int p, double bw, double lat, int ports, double reduce_bw) {
 
 int th_sim(topo_t *t, const char *name, uint64_t n, verify_mode_t v, engine_result_t *r,
            baton_err_t *e) {
-    sched_t s;
     const algo_t *a = algo_find(COLL_ALLREDUCE, name);
     if (a == NULL) return err_set(e, BATON_EINVAL, "no algorithm %s", name);
-    int rc = algo_build(a, topo_nranks(t), n, &s, e);
+    return th_run(t, a, n, NULL, v, r, e);
+}
+
+int th_run(topo_t *t, const algo_t *a, uint64_t n, const algo_opts_t *o, verify_mode_t v,
+           engine_result_t *r, baton_err_t *e) {
+    sched_t s;
+    int rc = algo_build(a, topo_nranks(t), n, o, &s, e);
     if (rc < 0) return rc;
-    engine_opts_t o = {.verify = v};
-    return engine_run(&s, t, &o, r, e);
+    engine_opts_t eo = {.verify = v};
+    return engine_run(&s, t, &eo, r, e);
 }
 
 int th_cli(const char *args, char **out, int stdout_only) {

@@ -18,6 +18,10 @@ topo_t *th_star(int p, double bw, double lat, int ports, double reduce_bw);
 int th_sim(topo_t *t, const char *name, uint64_t n, verify_mode_t v, engine_result_t *r,
            baton_err_t *e);
 
+/* Run registry row a on t with n bytes and options o (may be NULL). */
+int th_run(topo_t *t, const algo_t *a, uint64_t n, const algo_opts_t *o, verify_mode_t v,
+           engine_result_t *r, baton_err_t *e);
+
 /* Run `baton ARGS` (the binary from $BATON_BIN, default build/baton);
  * returns the exit status and fills out (malloc'd, stdout+stderr unless
  * stdout_only). */

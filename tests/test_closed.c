@@ -28,7 +28,7 @@ static void sim_equals_closed(int ports, topo_t *(*make)(int, double, double, in
                 engine_result_t r;
                 baton_err_t e = {0};
                 cr_assert_eq(th_sim(t, algos[a], ns[k], VERIFY_NONE, &r, &e), 0, "%s", e.msg);
-                double closed = algo_find(COLL_ALLREDUCE, algos[a])->cost(&m, p, ns[k]);
+                double closed = algo_find(COLL_ALLREDUCE, algos[a])->cost(&m, p, ns[k], NULL);
                 expect_close(r.time_s, closed, algos[a], p, ns[k]);
             }
         topo_free(t);
@@ -42,14 +42,14 @@ Test(closed_form, multi_port_star) { sim_equals_closed(0, th_star); }
  * their latencies on a multi-port star, not on a single-port machine. */
 Test(closed_form, port_models_differ) {
     cost_model_t one = {1e-6, 1e-9, 0, 1}, many = {1e-6, 1e-9, 0, 0};
-    double a = algo_allreduce_naive.cost(&one, 8, 1000), b = algo_allreduce_naive.cost(&many, 8, 1000);
+    double a = algo_allreduce_naive.cost(&one, 8, 1000, NULL), b = algo_allreduce_naive.cost(&many, 8, 1000, NULL);
     cr_expect_float_eq(a - b, 6e-6, 1e-15, "six alphas overlapped");
     /* binomial broadcast: equal for powers of two, one alpha less at p = 15 */
-    a = algo_allreduce_tree.cost(&one, 16, 1000);
-    b = algo_allreduce_tree.cost(&many, 16, 1000);
+    a = algo_allreduce_tree.cost(&one, 16, 1000, NULL);
+    b = algo_allreduce_tree.cost(&many, 16, 1000, NULL);
     cr_expect_float_eq(a, b, 1e-15);
-    a = algo_allreduce_tree.cost(&one, 15, 1000);
-    b = algo_allreduce_tree.cost(&many, 15, 1000);
+    a = algo_allreduce_tree.cost(&one, 15, 1000, NULL);
+    b = algo_allreduce_tree.cost(&many, 15, 1000, NULL);
     cr_expect_float_eq(a - b, 1e-6, 1e-15);
 }
 
@@ -62,7 +62,7 @@ Test(closed_form, few_slots_are_slower_than_the_multiport_formula) {
     cr_assert_eq(topo_cost_model(t, &m, NULL), 0);
     engine_result_t r;
     cr_assert_eq(th_sim(t, "naive", 0, VERIFY_NONE, &r, NULL), 0);
-    cr_expect_gt(r.time_s, algo_allreduce_naive.cost(&m, 16, 0) * (1 + 1e-9));
+    cr_expect_gt(r.time_s, algo_allreduce_naive.cost(&m, 16, 0, NULL) * (1 + 1e-9));
     topo_free(t);
 }
 
@@ -77,8 +77,8 @@ Test(closed_form, ring_uneven_chunks_are_bounded) {
         for (int k = 0; k < 4; k++) {
             engine_result_t r;
             cr_assert_eq(th_sim(t, "ring", ns[k], VERIFY_NONE, &r, NULL), 0);
-            double hi = algo_allreduce_ring.cost(&m, p, ns[k]);
-            double lo = algo_allreduce_ring.cost(&m, p, ns[k] / p * p);
+            double hi = algo_allreduce_ring.cost(&m, p, ns[k], NULL);
+            double lo = algo_allreduce_ring.cost(&m, p, ns[k] / p * p, NULL);
             cr_expect_leq(r.time_s, hi * (1 + 1e-12), "p=%d n=%llu", p, (unsigned long long)ns[k]);
             cr_expect_geq(r.time_s, lo * (1 - 1e-12), "p=%d n=%llu", p, (unsigned long long)ns[k]);
         }
@@ -95,7 +95,7 @@ Test(closed_form, one_rank_costs_nothing) {
         cr_assert_eq(th_sim(t, algos[a], 12345, VERIFY_SIGNATURE, &r, NULL), 0);
         cr_expect_eq(r.time_s, 0.0);
         cr_expect_eq(r.messages, 0u);
-        cr_expect_eq(algo_find(COLL_ALLREDUCE, algos[a])->cost(&m, 1, 12345), 0.0);
+        cr_expect_eq(algo_find(COLL_ALLREDUCE, algos[a])->cost(&m, 1, 12345, NULL), 0.0);
     }
     topo_free(t);
 }

@@ -39,7 +39,7 @@ Test(evq, random_times_pop_sorted) {
 /* Programs for hand-made schedules: param[0] selects a case. */
 static int two_sends_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     (void)c;
-    *op = (sched_op_t){0};
+    *op = (sched_op_t){.nchunk = 1};
     if (s->param[0] == 0) {            /* rank 0 sends to 1 and to 2 at once */
         if (r == 0 && pc < 2) { op->send = 1; op->send_peer = 1 + (int)pc; return 1; }
         if (r > 0 && pc == 0) { op->recv = RECV_COPY; op->recv_peer = 0; return 1; }
@@ -58,7 +58,8 @@ static int two_sends_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_
 
 static int run_case(topo_t *t, int which, engine_result_t *r, baton_err_t *e) {
     sched_t s = {.coll = COLL_ALLREDUCE, .algo = "test", .nranks = topo_nranks(t), .nchannels = 1,
-                 .bytes = 1000, .nchunks = 2, .prog = two_sends_prog, .param = {which}};
+                 .bytes = 1000, .prog = two_sends_prog, .param = {which}};
+    sched_layout(&s, 2, 1);
     return engine_run(&s, t, NULL, r, e);
 }
 
@@ -108,14 +109,14 @@ Test(engine, mismatched_chunks_are_reported) {
     engine_result_t r;
     baton_err_t e = {0};
     cr_expect_eq(run_case(t, 2, &r, &e), BATON_ESCHED);
-    cr_expect(strstr(e.msg, "expects chunk 0") != NULL, "%s", e.msg);
+    cr_expect(strstr(e.msg, "expects chunks 0+1") != NULL, "%s", e.msg);
     topo_free(t);
 }
 
 Test(engine, rank_count_must_match) {
     topo_t *t = th_full(4, 1e9, 0, 1, 0);
     sched_t s;
-    cr_assert_eq(algo_build(&algo_allreduce_ring, 5, 10, &s, NULL), 0);
+    cr_assert_eq(algo_build(&algo_allreduce_ring, 5, 10, NULL, &s, NULL), 0);
     engine_result_t r;
     baton_err_t e = {0};
     cr_expect_eq(engine_run(&s, t, NULL, &r, &e), BATON_EINVAL);

@@ -34,7 +34,7 @@ Test(sched, chunks_keep_the_remainder) {
  * textbook count and every send has a receive at its peer. */
 static void count_ops(const algo_t *a, int p, uint64_t *sends, uint64_t *recvs) {
     sched_t s;
-    cr_assert_eq(algo_build(a, p, 1000, &s, NULL), 0);
+    cr_assert_eq(algo_build(a, p, 1000, NULL, &s, NULL), 0);
     *sends = *recvs = 0;
     for (int r = 0; r < p; r++) {
         sched_op_t op;
@@ -63,7 +63,7 @@ Test(sched, message_counts) {
 
 Test(sched, ring_p4_goal_dump_matches_golden) {
     sched_t s;
-    cr_assert_eq(algo_build(&algo_allreduce_ring, 4, 10, &s, NULL), 0);
+    cr_assert_eq(algo_build(&algo_allreduce_ring, 4, 10, NULL, &s, NULL), 0);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

@@ -59,7 +59,7 @@ static int broken_ring(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *
 static void run_broken(verify_mode_t mode) {
     topo_t *t = th_full(5, 1e9, 0, 1, 0);
     sched_t s;
-    cr_assert_eq(algo_build(&algo_allreduce_ring, 5, 50, &s, NULL), 0);
+    cr_assert_eq(algo_build(&algo_allreduce_ring, 5, 50, NULL, &s, NULL), 0);
     s.param[0] = (int64_t)(intptr_t)s.prog;
     s.prog = broken_ring;
     engine_opts_t o = {.verify = mode};

@@ -1,0 +1,234 @@
+/* test_catalogue.c - every (collective, algorithm) in the registry:
+ * verification over many rank and byte counts, closed forms, lower bounds,
+ * crossovers. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "helpers.h"
+
+static const int ps[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 64, 100, 128};
+#define NP (int)(sizeof ps / sizeof ps[0])
+
+/* Every row handles the case or says it cannot; never a wrong answer. */
+static void verify_row(const algo_t *a, int pmax, verify_mode_t mode) {
+    for (int i = 0; i < NP && ps[i] <= pmax; i++) {
+        int p = ps[i];
+        topo_t *t = th_full(p, 10e9, 1e-6, 1, 20e9);
+        uint64_t ns[] = {0, 1, (uint64_t)p - 1, (uint64_t)p, (uint64_t)p + 1, mode == VERIFY_DATA ? 1003 : 1000003};
+        for (int k = 0; k < 6; k++) {
+            algo_opts_t o = {.root = p > 2 ? p / 2 + 1 : 0};
+            engine_result_t r;
+            baton_err_t e = {0};
+            int rc = th_run(t, a, ns[k], &o, mode, &r, &e);
+            if (rc == BATON_EUNSUP) {
+                cr_assert(strstr(e.msg, a->name) != NULL || strstr(e.msg, "rank") != NULL, "unclear refusal: %s", e.msg);
+                continue;
+            }
+            cr_assert_eq(rc, 0, "%s %s p=%d n=%llu: %s", coll_name(a->coll), a->name, p,
+                         (unsigned long long)ns[k], e.msg);
+            cr_assert_eq(r.verified, 1);
+        }
+        topo_free(t);
+    }
+}
+
+Test(catalogue, every_row_verifies_signature_mode) {
+    const algo_t *const *rows = algo_all();
+    for (int i = 0; rows[i]; i++) verify_row(rows[i], 128, VERIFY_SIGNATURE);
+}
+
+Test(catalogue, every_row_verifies_data_mode) {
+    const algo_t *const *rows = algo_all();
+    for (int i = 0; rows[i]; i++) verify_row(rows[i], 17, VERIFY_DATA);
+}
+
+Test(catalogue, power_of_two_rows_refuse_other_counts) {
+    topo_t *t = th_full(6, 1e9, 0, 1, 0);
+    const algo_t *rows[] = {&algo_reducescatter_halving, &algo_allgather_rd};
+    for (int i = 0; i < 2; i++) {
+        engine_result_t r;
+        baton_err_t e = {0};
+        cr_expect_eq(th_run(t, rows[i], 600, NULL, VERIFY_SIGNATURE, &r, &e), BATON_EUNSUP);
+        cr_expect(strstr(e.msg, "power-of-two") != NULL, "%s", e.msg);
+    }
+    topo_free(t);
+}
+
+Test(catalogue, channels_split_blocks_and_still_verify) {
+    for (int p = 2; p <= 9; p++) {
+        topo_t *t = th_star(p, 10e9, 1e-6, 0, 20e9);
+        const algo_t *rows[] = {&algo_allreduce_ring, &algo_reducescatter_ring, &algo_allgather_ring};
+        for (int i = 0; i < 3; i++)
+            for (int c = 1; c <= 4; c++) {
+                algo_opts_t o = {.channels = c};
+                engine_result_t r;
+                baton_err_t e = {0};
+                cr_assert_eq(th_run(t, rows[i], 1001, &o, VERIFY_DATA, &r, &e), 0, "%s", e.msg);
+                cr_assert_eq(r.messages, (uint64_t)c * p * (p - 1) * (i == 0 ? 2 : 1));
+            }
+        topo_free(t);
+    }
+}
+
+/* ---- closed forms -------------------------------------------------- */
+
+enum { EXACT, UPPER, LOWER };   /* how the formula relates to the simulation */
+
+typedef struct {
+    const algo_t *a;
+    int single, star;          /* relation on a single-port mesh / multi-port star */
+    int pof2_only;             /* exact only for powers of two (else UPPER) */
+} claim_t;
+
+static const claim_t claims[] = {
+    {&algo_allreduce_ring, EXACT, EXACT, 0},      {&algo_allreduce_tree, EXACT, EXACT, 0},
+    {&algo_allreduce_naive, EXACT, EXACT, 0},     {&algo_allreduce_rd, EXACT, EXACT, 0},
+    {&algo_allreduce_rabenseifner, EXACT, EXACT, 0}, {&algo_allreduce_twoshot, EXACT, EXACT, 0},
+    {&algo_allreduce_oneshot, LOWER, EXACT, 0},
+    {&algo_reducescatter_ring, EXACT, EXACT, 0},  {&algo_reducescatter_naive, EXACT, EXACT, 0},
+    {&algo_reducescatter_halving, EXACT, EXACT, 0}, {&algo_reducescatter_pairwise, EXACT, EXACT, 0},
+    {&algo_allgather_ring, EXACT, EXACT, 0},      {&algo_allgather_naive, EXACT, EXACT, 0},
+    {&algo_allgather_rd, EXACT, EXACT, 0},        {&algo_allgather_bruck, EXACT, EXACT, 0},
+    {&algo_allgather_pairwise, EXACT, EXACT, 0},
+    {&algo_broadcast_naive, EXACT, EXACT, 0},     {&algo_broadcast_binomial, EXACT, EXACT, 0},
+    {&algo_broadcast_chain, EXACT, EXACT, 0},     {&algo_broadcast_scatter_allgather, EXACT, -1, 1},
+    {&algo_reduce_naive, EXACT, EXACT, 0},        {&algo_reduce_binomial, EXACT, EXACT, 0},
+    {&algo_reduce_chain, EXACT, EXACT, 0},
+};
+#define NCLAIMS (int)(sizeof claims / sizeof claims[0])
+
+static void check(int rel, double sim, double f, const char *what, int p, uint64_t n) {
+    double tol = 1e-9 * (f > 0 ? f : 1);
+    if (rel == EXACT) cr_expect_leq(fabs(sim - f), tol, "%s p=%d n=%llu: sim %.17g closed %.17g", what, p, (unsigned long long)n, sim, f);
+    if (rel == UPPER) cr_expect_leq(sim, f + tol, "%s p=%d n=%llu: sim %.17g above bound %.17g", what, p, (unsigned long long)n, sim, f);
+    if (rel == LOWER) cr_expect_geq(sim, f - tol, "%s p=%d n=%llu: sim %.17g below bound %.17g", what, p, (unsigned long long)n, sim, f);
+}
+
+/* n = 720720 j is divisible by every p and p' up to 16, and by the chain's
+ * default k for these sizes. */
+static void closed_forms(int star) {
+    uint64_t ns[] = {0, 720720, 720720ull * 8, 720720ull * 16};
+    for (int c = 0; c < NCLAIMS; c++) {
+        const claim_t *cl = &claims[c];
+        int rel = star ? cl->star : cl->single;
+        if (rel < 0) continue;
+        for (int p = 2; p <= 16; p++) {
+            topo_t *t = star ? th_star(p, 12.5e9, 1.5e-6, 0, 40e9) : th_full(p, 12.5e9, 1.5e-6, 1, 40e9);
+            topo_params(t)->max_inflight = 32;
+            cost_model_t m;
+            cr_assert_eq(topo_cost_model(t, &m, NULL), 0);
+            for (int k = 0; k < 4; k++) {
+                engine_result_t r;
+                baton_err_t e = {0};
+                int rc = th_run(t, cl->a, ns[k], NULL, VERIFY_NONE, &r, &e);
+                if (rc == BATON_EUNSUP) continue;
+                cr_assert_eq(rc, 0, "%s", e.msg);
+                int relp = cl->pof2_only && !algo_pof2(p) ? UPPER : rel;
+                char what[64];
+                snprintf(what, sizeof what, "%s %s%s", coll_name(cl->a->coll), cl->a->name, star ? " (star)" : "");
+                check(relp, r.time_s, cl->a->cost(&m, p, ns[k], NULL), what, p, ns[k]);
+            }
+            topo_free(t);
+        }
+    }
+}
+
+Test(catalogue, closed_forms_single_port_mesh) { closed_forms(0); }
+Test(catalogue, closed_forms_multi_port_star) { closed_forms(1); }
+
+Test(catalogue, every_row_has_a_claim) {
+    const algo_t *const *rows = algo_all();
+    int n = 0;
+    for (int i = 0; rows[i]; i++, n++) {
+        int found = 0;
+        for (int c = 0; c < NCLAIMS; c++) found |= claims[c].a == rows[i];
+        cr_expect(found, "%s %s has no closed-form claim in this test", coll_name(rows[i]->coll), rows[i]->name);
+    }
+    cr_expect_eq(n, NCLAIMS);
+}
+
+Test(catalogue, chain_pipeline_option_is_in_the_formula) {
+    topo_t *t = th_full(7, 12.5e9, 1.5e-6, 1, 40e9);
+    cost_model_t m;
+    cr_assert_eq(topo_cost_model(t, &m, NULL), 0);
+    for (int k = 1; k <= 64; k *= 2) {
+        algo_opts_t o = {.pipeline = k};
+        engine_result_t r;
+        cr_assert_eq(th_run(t, &algo_broadcast_chain, 64000, &o, VERIFY_SIGNATURE, &r, NULL), 0);
+        check(EXACT, r.time_s, algo_broadcast_chain.cost(&m, 7, 64000, &o), "chain", 7, 64000);
+        cr_assert_eq(th_run(t, &algo_reduce_chain, 64000, &o, VERIFY_SIGNATURE, &r, NULL), 0);
+        check(EXACT, r.time_s, algo_reduce_chain.cost(&m, 7, 64000, &o), "chain reduce", 7, 64000);
+    }
+    topo_free(t);
+}
+
+/* ---- lower bounds (Chan et al. 2007), single-port ------------------- */
+
+static double chan_bound(coll_t c, int p, uint64_t n, const cost_model_t *m) {
+    double lg = cost_ceil_log2(p), b = (double)n, f = (double)(p - 1) / p;
+    switch (c) {
+    case COLL_BROADCAST: return lg * m->alpha + b * m->beta;
+    case COLL_REDUCE: return lg * m->alpha + b * m->beta + f * b * m->gamma;
+    case COLL_ALLGATHER: return lg * m->alpha + f * b * m->beta;
+    case COLL_REDUCE_SCATTER: return lg * m->alpha + f * b * (m->beta + m->gamma);
+    case COLL_ALLREDUCE: return lg * m->alpha + 2 * f * b * m->beta + f * b * m->gamma;
+    default: return 0;
+    }
+}
+
+Test(catalogue, nothing_beats_the_lower_bounds) {
+    const int pp[] = {2, 3, 4, 5, 7, 8, 12, 16, 17, 31, 64};
+    const uint64_t nn[] = {0, 1, 7, 1000, 65536, 1000003, 16777216};
+    const double alphas[] = {0, 1e-6, 20e-6}, gammas[] = {0, 1.0 / 40e9};
+    const algo_t *const *rows = algo_all();
+    for (int a = 0; a < 3; a++)
+        for (int g = 0; g < 2; g++)
+            for (int i = 0; i < (int)(sizeof pp / sizeof *pp); i++) {
+                topo_t *t = th_full(pp[i], 10e9, alphas[a], 1, gammas[g] ? 1 / gammas[g] : 0);
+                cost_model_t m;
+                cr_assert_eq(topo_cost_model(t, &m, NULL), 0);
+                for (int j = 0; j < (int)(sizeof nn / sizeof *nn); j++)
+                    for (int k = 0; rows[k]; k++) {
+                        engine_result_t r;
+                        if (th_run(t, rows[k], nn[j], NULL, VERIFY_NONE, &r, NULL) < 0) continue;
+                        double lb = chan_bound(rows[k]->coll, pp[i], nn[j], &m);
+                        cr_expect_geq(r.time_s, lb * (1 - 1e-12), "%s %s p=%d n=%llu beats the bound: %g < %g",
+                                      coll_name(rows[k]->coll), rows[k]->name, pp[i], (unsigned long long)nn[j],
+                                      r.time_s, lb);
+                    }
+                topo_free(t);
+            }
+}
+
+/* ---- crossovers ---------------------------------------------------- */
+
+static double sim_time(topo_t *t, const algo_t *a, uint64_t n) {
+    engine_result_t r;
+    baton_err_t e = {0};
+    cr_assert_eq(th_run(t, a, n, NULL, VERIFY_NONE, &r, &e), 0, "%s", e.msg);
+    return r.time_s;
+}
+
+/* 64 ranks, 5 us, 25 GB/s: latency-bound small messages favour the log-step
+ * algorithms, bandwidth-bound large ones the ring-like ones. */
+Test(catalogue, known_crossovers) {
+    topo_t *t = th_full(64, 25e9, 5e-6, 1, 0);
+    struct { const algo_t *small, *large; } pairs[] = {
+        {&algo_allreduce_rd, &algo_allreduce_ring},
+        {&algo_allreduce_tree, &algo_allreduce_ring},
+        {&algo_allreduce_rd, &algo_allreduce_rabenseifner},
+        {&algo_broadcast_binomial, &algo_broadcast_scatter_allgather},
+        {&algo_reduce_binomial, &algo_reduce_chain},
+    };
+    for (int i = 0; i < (int)(sizeof pairs / sizeof *pairs); i++) {
+        const algo_t *s = pairs[i].small, *l = pairs[i].large;
+        cr_expect_lt(sim_time(t, s, 1024), sim_time(t, l, 1024), "1 KiB: %s should beat %s", s->name, l->name);
+        cr_expect_gt(sim_time(t, s, 256 << 20), sim_time(t, l, 256 << 20), "256 MiB: %s should lose to %s", s->name, l->name);
+    }
+    /* Bruck moves the same bytes as the ring in fewer rounds: in an alpha-beta
+     * model it never loses (its real cost, the local rotation, is not modelled). */
+    for (uint64_t n = 64; n <= (256u << 20); n *= 16)
+        cr_expect_leq(sim_time(t, &algo_allgather_bruck, n), sim_time(t, &algo_allgather_ring, n));
+    topo_free(t);
+}
