@@ -54,7 +54,8 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
     X(allgather_pairwise)                                                      \
     X(broadcast_naive) X(broadcast_binomial) X(broadcast_chain)                \
     X(broadcast_scatter_allgather)                                            \
-    X(reduce_naive) X(reduce_binomial) X(reduce_chain)
+    X(reduce_naive) X(reduce_binomial) X(reduce_chain)                        \
+    X(alltoall_naive) X(alltoall_pairwise)
 #define ALGO_DECLARE(name) extern const algo_t algo_##name;
 ALGO_ROWS(ALGO_DECLARE)
 #undef ALGO_DECLARE

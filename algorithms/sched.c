@@ -4,7 +4,7 @@
 #include <string.h>
 
 static const char *coll_names[COLL_COUNT] = {
-    "allreduce", "reducescatter", "allgather", "broadcast", "reduce"};
+    "allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall"};
 
 const char *coll_name(coll_t c) {
     return (c >= 0 && c < COLL_COUNT) ? coll_names[c] : "?";
@@ -17,6 +17,7 @@ int coll_parse(const char *name) {
     if (strcmp(name, "all_reduce") == 0) return COLL_ALLREDUCE;
     if (strcmp(name, "all_gather") == 0) return COLL_ALLGATHER;
     if (strcmp(name, "bcast") == 0) return COLL_BROADCAST;
+    if (strcmp(name, "all_to_all") == 0) return COLL_ALLTOALL;
     return -1;
 }
 
@@ -59,10 +60,10 @@ const char *sched_op_name(const sched_op_t *op) {
     return op->send ? "recv_reduce_send" : "recv_reduce";
 }
 
-/* GOAL tags identify a message by its chunk range: first + nchunks * (count - 1),
- * one-to-one, and just the chunk when the range is one chunk. */
-static unsigned tag(const sched_t *s, const sched_op_t *op) {
-    return op->chunk + s->nchunks * (op->nchunk - 1);
+/* GOAL tags identify a message by its chunk range at the receiver: first +
+ * nchunks * (count - 1), one-to-one, and just the chunk for one chunk. */
+static unsigned tag(const sched_t *s, uint32_t chunk, const sched_op_t *op) {
+    return chunk + s->nchunks * (op->nchunk - 1);
 }
 
 /* One rank's program as GOAL: labels count up, each op requires the previous
@@ -78,7 +79,7 @@ static void dump_rank(const sched_t *s, int rank, FILE *out) {
             if (op.recv != RECV_NONE) {
                 int l = label++;
                 fprintf(out, "l%d: recv %llub from %d tag %u cpu %d\n", l,
-                        (unsigned long long)b, op.recv_peer, tag(s, &op), c);
+                        (unsigned long long)b, op.recv_peer, tag(s, op.chunk, &op), c);
                 if (last_block >= 0) fprintf(out, "l%d requires l%d\n", l, last_block);
                 last_block = l;
                 if (op.recv == RECV_REDUCE) {
@@ -91,7 +92,7 @@ static void dump_rank(const sched_t *s, int rank, FILE *out) {
             if (op.send) {
                 int l = label++;
                 fprintf(out, "l%d: send %llub to %d tag %u cpu %d\n", l,
-                        (unsigned long long)b, op.send_peer, tag(s, &op), c);
+                        (unsigned long long)b, op.send_peer, tag(s, op.to_chunk, &op), c);
                 if (last_block >= 0) fprintf(out, "l%d requires l%d\n", l, last_block);
             }
         }

@@ -36,6 +36,7 @@ typedef enum {
     COLL_ALLGATHER,
     COLL_BROADCAST,
     COLL_REDUCE,
+    COLL_ALLTOALL,
     COLL_COUNT
 } coll_t;
 
@@ -48,6 +49,9 @@ typedef struct sched_op {
     int32_t send_peer;   /* rank to send to (when send) */
     uint32_t chunk;      /* first chunk of the range */
     uint32_t nchunk;     /* chunks in the range (>= 1), wrapping modulo nchunks */
+    uint32_t to_chunk;   /* a send's range lands here at the receiver: equal to
+                            chunk except in all-to-all (block j of rank r
+                            becomes block r of rank j) */
 } sched_op_t;
 
 typedef struct sched sched_t;
@@ -93,15 +97,23 @@ static inline int sched_op(const sched_t *s, int rank, int chan, uint32_t pc,
 
 /* Op constructors, so programs read like their step diagrams. */
 static inline sched_op_t op_send(int to, uint32_t chunk, uint32_t n) {
-    return (sched_op_t){.send = 1, .send_peer = to, .recv_peer = -1, .chunk = chunk, .nchunk = n};
+    return (sched_op_t){.send = 1, .send_peer = to, .recv_peer = -1, .chunk = chunk, .nchunk = n,
+                        .to_chunk = chunk};
+}
+/* A send whose data lands in another place at the receiver (all-to-all). */
+static inline sched_op_t op_send_into(int to, uint32_t chunk, uint32_t n, uint32_t to_chunk) {
+    sched_op_t op = op_send(to, chunk, n);
+    op.to_chunk = to_chunk;
+    return op;
 }
 static inline sched_op_t op_recv(int from, uint32_t chunk, uint32_t n, recv_kind_t k) {
-    return (sched_op_t){.recv = (uint8_t)k, .recv_peer = from, .send_peer = -1, .chunk = chunk, .nchunk = n};
+    return (sched_op_t){.recv = (uint8_t)k, .recv_peer = from, .send_peer = -1, .chunk = chunk, .nchunk = n,
+                        .to_chunk = chunk};
 }
 /* Receive, fold in (copy or add), then forward the result to `to`. */
 static inline sched_op_t op_fwd(int from, int to, uint32_t chunk, uint32_t n, recv_kind_t k) {
     return (sched_op_t){.recv = (uint8_t)k, .send = 1, .recv_peer = from, .send_peer = to,
-                        .chunk = chunk, .nchunk = n};
+                        .chunk = chunk, .nchunk = n, .to_chunk = chunk};
 }
 
 /* Rooted collectives are written for root 0: virtual rank <-> real rank. */

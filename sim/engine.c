@@ -28,7 +28,7 @@ typedef struct slot {        /* a posted send */
     uint64_t bytes;
     double t_start;
     int32_t dst;
-    uint32_t chunk, nchunk;
+    uint32_t chunk, nchunk, to_chunk;
     uint8_t used, matched, started;
     verify_payload_t payload;
 } slot_t;
@@ -84,8 +84,9 @@ static int start_transfer(engine_t *g, int src_si, int k) {
     }
     const topo_route_t rt = ss->rt;
     double start = g->now;
-    int sp = pick_port(g->send_port + (size_t)src * g->ports, g->ports);
-    int rp = pick_port(g->recv_port + (size_t)dst * g->ports, g->ports);
+    int local = src == dst;       /* a local copy: no ports, no links, no time */
+    int sp = local ? -1 : pick_port(g->send_port + (size_t)src * g->ports, g->ports);
+    int rp = local ? -1 : pick_port(g->recv_port + (size_t)dst * g->ports, g->ports);
     if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
     if (rp >= 0) start = max2(start, g->recv_port[(size_t)dst * g->ports + rp]);
     for (int i = 0; i < rt.nlinks; i++) start = max2(start, g->link_free[rt.links[i]]);
@@ -118,11 +119,12 @@ static int pump(engine_t *g, int src_si) {
 static int match(engine_t *g, int src_si, int k, int dst_si) {
     slot_t *sl = &g->slots[(size_t)src_si * g->S + k];
     stream_t *rs = &g->st[dst_si];
-    if (rs->op.chunk != sl->chunk || rs->op.nchunk != sl->nchunk)
+    if (rs->op.chunk != sl->to_chunk || rs->op.nchunk != sl->nchunk ||
+        sched_range_bytes(g->s, rs->op.chunk, rs->op.nchunk) != sl->bytes)
         return fail(g, err_set(g->e, BATON_ESCHED,
             "%s: rank %d expects chunks %u+%u from rank %d, which sent chunks %u+%u",
             g->s->algo, stream_rank(g, dst_si), rs->op.chunk, rs->op.nchunk,
-            stream_rank(g, src_si), sl->chunk, sl->nchunk));
+            stream_rank(g, src_si), sl->to_chunk, sl->nchunk));
     sl->matched = 1;
     rs->state = S_XFER;
     return pump(g, src_si);
@@ -142,7 +144,7 @@ static int find_send(engine_t *g, int src_si, int dst) {
 static int post_recv(engine_t *g, int si) {
     stream_t *s = &g->st[si];
     int peer = s->op.recv_peer;
-    if (peer < 0 || peer >= g->p || peer == stream_rank(g, si))
+    if (peer < 0 || peer >= g->p)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d receives from invalid rank %d",
                                g->s->algo, stream_rank(g, si), peer));
     int src_si = peer * g->C + stream_chan(g, si);
@@ -154,17 +156,18 @@ static int post_recv(engine_t *g, int si) {
 static int post_send(engine_t *g, int si) {
     stream_t *s = &g->st[si];
     int k = 0, src = stream_rank(g, si), dst = s->op.send_peer;
-    if (dst < 0 || dst >= g->p || dst == src)
+    if (dst < 0 || dst >= g->p)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends to invalid rank %d",
                                g->s->algo, src, dst));
-    if (s->op.chunk >= g->s->nchunks || s->op.nchunk < 1 || s->op.nchunk > g->s->nchunks)
+    if (s->op.chunk >= g->s->nchunks || s->op.to_chunk >= g->s->nchunks || s->op.nchunk < 1 ||
+        s->op.nchunk > g->s->nchunks)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends chunks %u+%u of %u",
                                g->s->algo, src, s->op.chunk, s->op.nchunk, g->s->nchunks));
     slot_t *base = &g->slots[(size_t)si * g->S];
     while (base[k].used) k++;
     slot_t *sl = &base[k];
     *sl = (slot_t){.seq = g->send_seq++, .dst = dst, .chunk = s->op.chunk,
-                   .nchunk = s->op.nchunk, .used = 1,
+                   .nchunk = s->op.nchunk, .to_chunk = s->op.to_chunk, .used = 1,
                    .bytes = sched_range_bytes(g->s, s->op.chunk, s->op.nchunk)};
     if (g->v && verify_snapshot(g->v, src, sl->chunk, sl->nchunk, &sl->payload) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for a payload"));
@@ -202,11 +205,11 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
     if (g->o->on_msg == NULL) return;
     engine_msg_t m = {.t_start = sl->t_start, .t_end = g->now, .src = stream_rank(g, src_si),
                       .dst = stream_rank(g, dst_si), .chan = stream_chan(g, src_si),
-                      .chunk = sl->chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce};
+                      .chunk = sl->to_chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce};
     const uint64_t *row = g->v ? verify_data(g->v, m.dst) : NULL;
     if (row) {                       /* the first chunk of the range */
         uint64_t off;
-        sched_chunk_at(g->s, sl->chunk, &off, &m.nvalues);
+        sched_chunk_at(g->s, sl->to_chunk, &off, &m.nvalues);
         m.values = row + off;
     }
     g->o->on_msg(g->o->msg_ctx, &m);
@@ -218,7 +221,7 @@ static int xfer_done(engine_t *g, uint32_t id) {
     int dst_si = sl->dst * g->C + stream_chan(g, src_si);
     stream_t *d = &g->st[dst_si], *s = &g->st[src_si];
     int reduce = d->op.recv == RECV_REDUCE;
-    if (g->v) verify_deliver(g->v, sl->dst, sl->chunk, sl->nchunk, reduce, &sl->payload);
+    if (g->v) verify_deliver(g->v, sl->dst, sl->to_chunk, sl->nchunk, reduce, &sl->payload);
     notify(g, sl, src_si, dst_si, reduce);
     g->r->messages++;
     g->r->bytes_moved += sl->bytes;

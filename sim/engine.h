@@ -14,7 +14,8 @@
  *    for the bytes' serialisation time, the ports for the whole transfer;
  *  - a reducing receive then costs bytes / reduce_bw on the rank's one reduce
  *    engine (FIFO: channels of one rank share it), and its stream waits;
- *  - at most max_inflight sends per stream are posted and unfinished.
+ *  - at most max_inflight sends per stream are posted and unfinished;
+ *  - a message from a rank to itself is a local copy: no ports, links or time.
  * State is O(ranks x channels x max_inflight) plus the route cache. */
 #ifndef BATON_ENGINE_H
 #define BATON_ENGINE_H

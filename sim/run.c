@@ -8,7 +8,8 @@ double run_busbw_factor(coll_t c, int p) {
     switch (c) {
     case COLL_ALLREDUCE: return 2.0 * (p - 1) / p;
     case COLL_REDUCE_SCATTER:
-    case COLL_ALLGATHER: return (double)(p - 1) / p;
+    case COLL_ALLGATHER:
+    case COLL_ALLTOALL: return (double)(p - 1) / p;
     default: return 1.0;
     }
 }

@@ -7,6 +7,8 @@
  *   all-gather      every rank, every place: the owner's value
  *   broadcast       every rank, every place: the root's value
  *   reduce          the root, every place: the sum
+ *   all-to-all      rank r, receive block p+j: what rank j held in block r
+ *                   (blocks 0..p-1 are the send buffer, p..2p-1 the receive buffer)
  * A place is a chunk in signature mode and a byte in data mode. */
 #include "verify.h"
 
@@ -21,6 +23,7 @@ struct verify {
     uint64_t *sum;        /* per place: the sum of every rank's start value */
     uint64_t *orig;       /* [rank][place] start values, for owner/root checks */
     int32_t *owner;       /* per place: the rank whose block it is in */
+    uint64_t *where;      /* per place: its offset within its block */
 };
 
 uint64_t verify_hash(uint64_t rank, uint64_t index) {   /* splitmix64 */
@@ -40,10 +43,11 @@ static void owners(verify_t *v) {
     const sched_t *s = v->s;
     for (uint32_t c = 0; c < s->nchunks; c++) {
         int32_t b = (int32_t)(c / s->per_block);
-        if (v->mode == VERIFY_SIGNATURE) { v->owner[c] = b; continue; }
-        uint64_t off, len;
+        if (v->mode == VERIFY_SIGNATURE) { v->owner[c] = b; v->where[c] = c % s->per_block; continue; }
+        uint64_t off, len, boff, blen;
         sched_chunk_at(s, c, &off, &len);
-        for (uint64_t i = 0; i < len; i++) v->owner[off + i] = b;
+        sched_chunk(s->bytes, s->nblocks, (uint32_t)b, &boff, &blen);
+        for (uint64_t i = 0; i < len; i++) { v->owner[off + i] = b; v->where[off + i] = off + i - boff; }
     }
 }
 
@@ -53,7 +57,8 @@ static int alloc(verify_t *v) {
     v->orig = malloc(cells * sizeof *v->orig);
     v->sum = calloc(v->width + 1, sizeof *v->sum);
     v->owner = malloc((v->width + 1) * sizeof *v->owner);
-    return v->state && v->orig && v->sum && v->owner ? 0 : -1;
+    v->where = malloc((v->width + 1) * sizeof *v->where);
+    return v->state && v->orig && v->sum && v->owner && v->where ? 0 : -1;
 }
 
 static int too_big(const sched_t *s, verify_mode_t mode, uint64_t width, baton_err_t *e) {
@@ -67,6 +72,8 @@ static int too_big(const sched_t *s, verify_mode_t mode, uint64_t width, baton_e
     if ((s->coll == COLL_REDUCE_SCATTER || s->coll == COLL_ALLGATHER) && s->nblocks != (uint32_t)s->nranks)
         return err_set(e, BATON_ESCHED, "%s %s: the layout has %u blocks, not one per rank",
                        coll_name(s->coll), s->algo, s->nblocks);
+    if (s->coll == COLL_ALLTOALL && (s->nblocks != 2u * (uint32_t)s->nranks || s->bytes % s->nblocks))
+        return err_set(e, BATON_ESCHED, "alltoall %s: the layout must be 2p equal blocks", s->algo);
     return 0;
 }
 
@@ -99,6 +106,7 @@ void verify_free(verify_t *v) {
     free(v->orig);
     free(v->sum);
     free(v->owner);
+    free(v->where);
     free(v);
 }
 
@@ -142,6 +150,15 @@ void verify_drop(verify_payload_t *pl) {
     pl->data = NULL;
 }
 
+/* The place at the same offset as place i, in block b (blocks are equal). */
+static uint64_t place_in_block(const verify_t *v, int b, uint64_t i) {
+    const sched_t *s = v->s;
+    if (v->mode == VERIFY_SIGNATURE) return (uint64_t)b * s->per_block + v->where[i];
+    uint64_t boff, blen;
+    sched_chunk(s->bytes, s->nblocks, (uint32_t)b, &boff, &blen);
+    return boff + v->where[i];
+}
+
 /* What rank r must hold in place i, or 0 in *any if it may hold anything. */
 static uint64_t want(const verify_t *v, int r, uint64_t i, int *any) {
     const sched_t *s = v->s;
@@ -152,6 +169,9 @@ static uint64_t want(const verify_t *v, int r, uint64_t i, int *any) {
     case COLL_ALLGATHER: return v->orig[(uint64_t)v->owner[i] * v->width + i];
     case COLL_BROADCAST: return v->orig[(uint64_t)s->root * v->width + i];
     case COLL_REDUCE: *any = r != s->root; return v->sum[i];
+    case COLL_ALLTOALL:
+        *any = v->owner[i] < s->nranks;          /* the send buffer may hold anything */
+        return *any ? 0 : v->orig[(uint64_t)(v->owner[i] - s->nranks) * v->width + place_in_block(v, r, i)];
     default: *any = 1; return 0;
     }
 }

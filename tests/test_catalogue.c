@@ -95,6 +95,7 @@ static const claim_t claims[] = {
     {&algo_broadcast_chain, EXACT, EXACT, 0},     {&algo_broadcast_scatter_allgather, EXACT, -1, 1},
     {&algo_reduce_naive, EXACT, EXACT, 0},        {&algo_reduce_binomial, EXACT, EXACT, 0},
     {&algo_reduce_chain, EXACT, EXACT, 0},
+    {&algo_alltoall_naive, EXACT, EXACT, 0},      {&algo_alltoall_pairwise, EXACT, EXACT, 0},
 };
 #define NCLAIMS (int)(sizeof claims / sizeof claims[0])
 
@@ -173,6 +174,7 @@ static double chan_bound(coll_t c, int p, uint64_t n, const cost_model_t *m) {
     case COLL_ALLGATHER: return lg * m->alpha + f * b * m->beta;
     case COLL_REDUCE_SCATTER: return lg * m->alpha + f * b * (m->beta + m->gamma);
     case COLL_ALLREDUCE: return lg * m->alpha + 2 * f * b * m->beta + f * b * m->gamma;
+    case COLL_ALLTOALL: return (p > 1) * m->alpha + f * b * m->beta;   /* each rank must send (p-1)/p of its buffer */
     default: return 0;
     }
 }

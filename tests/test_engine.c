@@ -51,8 +51,8 @@ static int two_sends_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_
         return 0;
     }
     /* mismatched chunks: rank 0 sends chunk 1, rank 1 expects chunk 0 */
-    if (r == 0 && pc == 0) { op->send = 1; op->send_peer = 1; op->chunk = 1; return 1; }
-    if (r == 1 && pc == 0) { op->recv = RECV_COPY; op->recv_peer = 0; op->chunk = 0; return 1; }
+    if (r == 0 && pc == 0) { *op = op_send(1, 1, 1); return 1; }
+    if (r == 1 && pc == 0) { *op = op_recv(0, 0, 1, RECV_COPY); return 1; }
     return 0;
 }
 

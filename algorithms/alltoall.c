@@ -1,0 +1,95 @@
+/* alltoall.c - all-to-all: block j of rank r goes to rank j, where it
+ * becomes block r (the exchange behind expert parallelism and transposes).
+ *
+ * pairwise: rank r first copies its own block r (a local copy, free); then in
+ *   step k = 1..p-1 it sends its block r+k to rank r+k and receives block
+ *   r-k's data from rank r-k: every step is a permutation, so no rank is a
+ *   hot spot.
+ * linear (naive): every rank goes through all ranks in order, 0, 1, 2, ...,
+ *   itself included, swapping one block with each: everyone queues at rank 0
+ *   first. Pair (i, j) meets in round i + j, so it takes 2p - 3 rounds.
+ *
+ * Step diagram, pairwise, p = 4 (b_j = block j; rank r ends with b_j = j's b_r):
+ *
+ *   k=1   0->1  1->2  2->3  3->0       (r sends b_{r+1}, it lands as b_r)
+ *   k=2   0->2  1->3  2->0  3->1
+ *   k=3   0->3  1->0  2->1  3->2
+ *
+ * Buffers: unlike the other collectives all-to-all cannot work in place (rank
+ * r would overwrite block r-k before sending it), so the layout has 2p blocks
+ * of n/p bytes: blocks 0..p-1 are the send buffer, p..2p-1 the receive buffer.
+ *
+ * Costs (single-port or star; m = n/p; the size is each rank's send buffer):
+ *   pairwise  (p-1)(a + m b)
+ *   linear    (2p - 3)(a + m b)
+ * Requires: p divides n (every pair swaps the same number of bytes, as in
+ * nccl-tests), any p >= 1. */
+#include "algo.h"
+
+static uint32_t blk(int64_t b, int p) { return (uint32_t)(((b % p) + p) % p); }
+
+/* Swap with peer q: send my block q (it lands in q's receive block r), or
+ * take q's into my receive block q. */
+static int swap(const sched_t *s, int r, int q, uint32_t half, sched_op_t *op) {
+    uint32_t p = (uint32_t)s->nranks;
+    *op = half == 0 ? op_send_into(q, (uint32_t)q, 1, p + (uint32_t)r) : op_recv(q, p + (uint32_t)q, 1, RECV_COPY);
+    return 1;
+}
+
+static int pairwise_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    int p = s->nranks, k = (int)(pc / 2);
+    if (k >= p) return 0;
+    return pc % 2 == 0 ? swap(s, r, (int)blk(r + k, p), 0, op) : swap(s, r, (int)blk(r - k, p), 1, op);
+}
+
+static int linear_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    int j = (int)(pc / 2);
+    return j < s->nranks ? swap(s, r, j, pc % 2, op) : 0;
+}
+
+static int a2a_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    (void)o;
+    if (s->bytes % (uint64_t)s->nranks)
+        return err_set(e, BATON_EUNSUP, "alltoall %s needs the size to be a multiple of the rank count "
+                       "(%llu bytes over %d ranks)", s->algo, (unsigned long long)s->bytes, s->nranks);
+    if (s->bytes > UINT64_MAX / 2) return err_set(e, BATON_EUNSUP, "alltoall: size too large");
+    s->bytes *= 2;                                  /* send buffer + receive buffer */
+    sched_layout(s, 2u * (uint32_t)s->nranks, 1);
+    return 0;
+}
+
+static int pairwise_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    s->prog = pairwise_prog;
+    return a2a_build(s, o, e);
+}
+
+static int linear_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    s->prog = linear_prog;
+    return a2a_build(s, o, e);
+}
+
+static double pairwise_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return (p - 1) * (m->alpha + (double)(n / p) * m->beta);
+}
+
+static double linear_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return p < 2 ? 0 : (2 * p - 3) * (m->alpha + (double)(n / p) * m->beta);
+}
+
+const algo_t algo_alltoall_pairwise = {
+    .coll = COLL_ALLTOALL, .name = "pairwise", .build = pairwise_build, .cost = pairwise_cost,
+    .cost_text = "(p-1)(a + (n/p) b)", .requires = "p divides n",
+    .port_model = "single-port or multi-port star (same); exact",
+    .idea = "step k: send block r+k to rank r+k, take rank r-k's block r",
+};
+
+const algo_t algo_alltoall_naive = {
+    .coll = COLL_ALLTOALL, .name = "naive", .build = linear_build, .cost = linear_cost,
+    .cost_text = "(2p-3)(a + (n/p) b)", .requires = "p divides n",
+    .port_model = "single-port or multi-port star (same); exact",
+    .idea = "every rank swaps a block with each peer in rank order (linear)",
+};
