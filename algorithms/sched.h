@@ -21,7 +21,9 @@
  *    number in flight); its payload is the chunk as it is when posted;
  *  - a receive blocks its stream until the matching message has arrived (and
  *    been reduced); messages between two ranks on one channel match in order;
- *  - a fused op posts its send only after its receive completed. */
+ *  - a fused op posts its send only after its receive completed;
+ *  - a message goes from a stream to the peer's stream on the same channel
+ *    unless the op names another (send_chan / recv_chan). */
 #ifndef BATON_SCHED_H
 #define BATON_SCHED_H
 
@@ -52,6 +54,8 @@ typedef struct sched_op {
     uint32_t to_chunk;   /* a send's range lands here at the receiver: equal to
                             chunk except in all-to-all (block j of rank r
                             becomes block r of rank j) */
+    int16_t send_chan;   /* the receiver's channel, -1: the same as mine */
+    int16_t recv_chan;   /* the sender's channel, -1: the same as mine */
 } sched_op_t;
 
 typedef struct sched sched_t;
@@ -98,7 +102,7 @@ static inline int sched_op(const sched_t *s, int rank, int chan, uint32_t pc,
 /* Op constructors, so programs read like their step diagrams. */
 static inline sched_op_t op_send(int to, uint32_t chunk, uint32_t n) {
     return (sched_op_t){.send = 1, .send_peer = to, .recv_peer = -1, .chunk = chunk, .nchunk = n,
-                        .to_chunk = chunk};
+                        .to_chunk = chunk, .send_chan = -1, .recv_chan = -1};
 }
 /* A send whose data lands in another place at the receiver (all-to-all). */
 static inline sched_op_t op_send_into(int to, uint32_t chunk, uint32_t n, uint32_t to_chunk) {
@@ -108,12 +112,20 @@ static inline sched_op_t op_send_into(int to, uint32_t chunk, uint32_t n, uint32
 }
 static inline sched_op_t op_recv(int from, uint32_t chunk, uint32_t n, recv_kind_t k) {
     return (sched_op_t){.recv = (uint8_t)k, .recv_peer = from, .send_peer = -1, .chunk = chunk, .nchunk = n,
-                        .to_chunk = chunk};
+                        .to_chunk = chunk, .send_chan = -1, .recv_chan = -1};
 }
 /* Receive, fold in (copy or add), then forward the result to `to`. */
 static inline sched_op_t op_fwd(int from, int to, uint32_t chunk, uint32_t n, recv_kind_t k) {
     return (sched_op_t){.recv = (uint8_t)k, .send = 1, .recv_peer = from, .send_peer = to,
-                        .chunk = chunk, .nchunk = n, .to_chunk = chunk};
+                        .chunk = chunk, .nchunk = n, .to_chunk = chunk, .send_chan = -1, .recv_chan = -1};
+}
+
+/* The same op, talking to the peers' streams on other channels (a stream
+ * that bridges two pipelines, like the root of NCCL's split tree). */
+static inline sched_op_t op_chan(sched_op_t op, int recv_chan, int send_chan) {
+    op.recv_chan = (int16_t)recv_chan;
+    op.send_chan = (int16_t)send_chan;
+    return op;
 }
 
 /* Rooted collectives are written for root 0: virtual rank <-> real rank. */

@@ -27,7 +27,8 @@ typedef struct slot {        /* a posted send */
     uint64_t seq;            /* post order, for in-order matching */
     uint64_t bytes;
     double t_start;
-    int32_t dst;
+    int32_t dst;             /* receiving rank */
+    int32_t dst_si;          /* receiving stream */
     uint32_t chunk, nchunk, to_chunk;
     uint8_t used, matched, started;
     verify_payload_t payload;
@@ -130,12 +131,17 @@ static int match(engine_t *g, int src_si, int k, int dst_si) {
     return pump(g, src_si);
 }
 
-/* The oldest unmatched send of stream src_si addressed to rank dst, or -1. */
-static int find_send(engine_t *g, int src_si, int dst) {
+/* The peer's stream an op talks to: the peer on my channel, or the named one. */
+static int peer_stream(const engine_t *g, int si, int peer, int chan) {
+    return peer * g->C + (chan >= 0 ? chan : stream_chan(g, si));
+}
+
+/* The oldest unmatched send of stream src_si addressed to stream dst_si, or -1. */
+static int find_send(engine_t *g, int src_si, int dst_si) {
     int best = -1;
     slot_t *base = &g->slots[(size_t)src_si * g->S];
     for (int k = 0; k < g->S; k++)
-        if (base[k].used && !base[k].matched && base[k].dst == dst &&
+        if (base[k].used && !base[k].matched && base[k].dst_si == dst_si &&
             (best < 0 || base[k].seq < base[best].seq))
             best = k;
     return best;
@@ -147,8 +153,11 @@ static int post_recv(engine_t *g, int si) {
     if (peer < 0 || peer >= g->p)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d receives from invalid rank %d",
                                g->s->algo, stream_rank(g, si), peer));
-    int src_si = peer * g->C + stream_chan(g, si);
-    int k = find_send(g, src_si, stream_rank(g, si));
+    if (s->op.recv_chan >= g->C)
+        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d receives on channel %d of %d",
+                               g->s->algo, stream_rank(g, si), s->op.recv_chan, g->C));
+    int src_si = peer_stream(g, si, peer, s->op.recv_chan);
+    int k = find_send(g, src_si, si);
     s->state = S_RECV;
     return k < 0 ? 0 : match(g, src_si, k, si);
 }
@@ -156,9 +165,9 @@ static int post_recv(engine_t *g, int si) {
 static int post_send(engine_t *g, int si) {
     stream_t *s = &g->st[si];
     int k = 0, src = stream_rank(g, si), dst = s->op.send_peer;
-    if (dst < 0 || dst >= g->p)
-        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends to invalid rank %d",
-                               g->s->algo, src, dst));
+    if (dst < 0 || dst >= g->p || s->op.send_chan >= g->C)
+        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends to invalid rank %d (channel %d)",
+                               g->s->algo, src, dst, s->op.send_chan));
     if (s->op.chunk >= g->s->nchunks || s->op.to_chunk >= g->s->nchunks || s->op.nchunk < 1 ||
         s->op.nchunk > g->s->nchunks)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends chunks %u+%u of %u",
@@ -166,16 +175,17 @@ static int post_send(engine_t *g, int si) {
     slot_t *base = &g->slots[(size_t)si * g->S];
     while (base[k].used) k++;
     slot_t *sl = &base[k];
-    *sl = (slot_t){.seq = g->send_seq++, .dst = dst, .chunk = s->op.chunk,
+    int dst_si = peer_stream(g, si, dst, s->op.send_chan);
+    *sl = (slot_t){.seq = g->send_seq++, .dst = dst, .dst_si = dst_si, .chunk = s->op.chunk,
                    .nchunk = s->op.nchunk, .to_chunk = s->op.to_chunk, .used = 1,
                    .bytes = sched_range_bytes(g->s, s->op.chunk, s->op.nchunk)};
     if (g->v && verify_snapshot(g->v, src, sl->chunk, sl->nchunk, &sl->payload) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for a payload"));
     s->nout++;
     g->rank_msgs[src]++;
-    int dst_si = dst * g->C + stream_chan(g, si);
     stream_t *d = &g->st[dst_si];
-    if (d->state == S_RECV && d->op.recv_peer == src && find_send(g, si, dst) == k)
+    if (d->state == S_RECV && d->op.recv_peer == src &&
+        peer_stream(g, dst_si, src, d->op.recv_chan) == si && find_send(g, si, dst_si) == k)
         return match(g, si, k, dst_si);
     return 0;
 }
@@ -218,7 +228,7 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
 static int xfer_done(engine_t *g, uint32_t id) {
     int src_si = (int)(id / g->S);
     slot_t *sl = &g->slots[id];
-    int dst_si = sl->dst * g->C + stream_chan(g, src_si);
+    int dst_si = sl->dst_si;
     stream_t *d = &g->st[dst_si], *s = &g->st[src_si];
     int reduce = d->op.recv == RECV_REDUCE;
     if (g->v) verify_deliver(g->v, sl->dst, sl->to_chunk, sl->nchunk, reduce, &sl->payload);
