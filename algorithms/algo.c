@@ -35,3 +35,9 @@ int algo_build(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, sched_t
     sched_layout(s, 1, 1);
     return a->build(s, o, e);
 }
+
+uint64_t algo_pipeline_chunks(uint64_t n, const algo_opts_t *o) {
+    if (o && o->pipeline > 0) return (uint64_t)o->pipeline;
+    uint64_t k = (n + (1 << 20) - 1) >> 20;
+    return k < 1 ? 1 : k > 4096 ? 4096 : k;
+}

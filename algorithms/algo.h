@@ -41,6 +41,10 @@ const algo_t *algo_find(coll_t coll, const char *name);
 int algo_build(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, sched_t *s,
                baton_err_t *e);
 
+/* Chunks a pipelined algorithm cuts n bytes into: o->pipeline, else one per
+ * MiB (at least 1, at most 4096). */
+uint64_t algo_pipeline_chunks(uint64_t n, const algo_opts_t *o);
+
 /* Is p a power of two? */
 static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
 
@@ -55,7 +59,8 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
     X(broadcast_naive) X(broadcast_binomial) X(broadcast_chain)                \
     X(broadcast_scatter_allgather)                                            \
     X(reduce_naive) X(reduce_binomial) X(reduce_chain)                        \
-    X(alltoall_naive) X(alltoall_pairwise)
+    X(alltoall_naive) X(alltoall_pairwise)                                     \
+    X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree)
 #define ALGO_DECLARE(name) extern const algo_t algo_##name;
 ALGO_ROWS(ALGO_DECLARE)
 #undef ALGO_DECLARE

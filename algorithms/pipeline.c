@@ -38,15 +38,8 @@ static int chain_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *o
     return 1;
 }
 
-/* Chunks in the pipeline: --pipeline K, else one per MiB (1..4096). */
-static uint64_t chain_k(uint64_t n, const algo_opts_t *o) {
-    if (o && o->pipeline > 0) return (uint64_t)o->pipeline;
-    uint64_t k = (n + (1 << 20) - 1) >> 20;
-    return k < 1 ? 1 : k > 4096 ? 4096 : k;
-}
-
 static int chain_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
-    uint64_t k = chain_k(s->bytes, o);
+    uint64_t k = algo_pipeline_chunks(s->bytes, o);
     if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
     sched_layout(s, 1, (uint32_t)k);
     s->prog = chain_prog;
@@ -55,7 +48,7 @@ static int chain_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 
 /* Pipeline steps x the slowest chunk (the first: chunks differ by a byte). */
 static double chain(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o, double per_byte) {
-    uint64_t k = chain_k(n, o);
+    uint64_t k = algo_pipeline_chunks(n, o);
     double chunk = (double)(n / k + (n % k != 0));
     return p < 2 ? 0 : (double)(p + k - 2) * (m->alpha + chunk * per_byte);
 }

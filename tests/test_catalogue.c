@@ -73,29 +73,35 @@ Test(catalogue, channels_split_blocks_and_still_verify) {
 
 /* ---- closed forms -------------------------------------------------- */
 
-enum { EXACT, UPPER, LOWER };   /* how the formula relates to the simulation */
+/* How the formula relates to the simulation. APPROX: within the measured
+ * band [0.5, 2.5] x the formula (see docs/NOTES.md). */
+enum { EXACT, UPPER, LOWER, APPROX };
+
+static int complete_tree(int p) { return algo_pof2(p + 1); }
 
 typedef struct {
     const algo_t *a;
     int single, star;          /* relation on a single-port mesh / multi-port star */
-    int pof2_only;             /* exact only for powers of two (else UPPER) */
+    int (*exact_if)(int p);    /* where EXACT holds; elsewhere UPPER (NULL: everywhere) */
 } claim_t;
 
 static const claim_t claims[] = {
-    {&algo_allreduce_ring, EXACT, EXACT, 0},      {&algo_allreduce_tree, EXACT, EXACT, 0},
-    {&algo_allreduce_naive, EXACT, EXACT, 0},     {&algo_allreduce_rd, EXACT, EXACT, 0},
-    {&algo_allreduce_rabenseifner, EXACT, EXACT, 0}, {&algo_allreduce_twoshot, EXACT, EXACT, 0},
-    {&algo_allreduce_oneshot, LOWER, EXACT, 0},
-    {&algo_reducescatter_ring, EXACT, EXACT, 0},  {&algo_reducescatter_naive, EXACT, EXACT, 0},
-    {&algo_reducescatter_halving, EXACT, EXACT, 0}, {&algo_reducescatter_pairwise, EXACT, EXACT, 0},
-    {&algo_allgather_ring, EXACT, EXACT, 0},      {&algo_allgather_naive, EXACT, EXACT, 0},
-    {&algo_allgather_rd, EXACT, EXACT, 0},        {&algo_allgather_bruck, EXACT, EXACT, 0},
-    {&algo_allgather_pairwise, EXACT, EXACT, 0},
-    {&algo_broadcast_naive, EXACT, EXACT, 0},     {&algo_broadcast_binomial, EXACT, EXACT, 0},
-    {&algo_broadcast_chain, EXACT, EXACT, 0},     {&algo_broadcast_scatter_allgather, EXACT, -1, 1},
-    {&algo_reduce_naive, EXACT, EXACT, 0},        {&algo_reduce_binomial, EXACT, EXACT, 0},
-    {&algo_reduce_chain, EXACT, EXACT, 0},
-    {&algo_alltoall_naive, EXACT, EXACT, 0},      {&algo_alltoall_pairwise, EXACT, EXACT, 0},
+    {&algo_allreduce_ring, EXACT, EXACT, NULL},      {&algo_allreduce_tree, EXACT, EXACT, NULL},
+    {&algo_allreduce_naive, EXACT, EXACT, NULL},     {&algo_allreduce_rd, EXACT, EXACT, NULL},
+    {&algo_allreduce_rabenseifner, EXACT, EXACT, NULL}, {&algo_allreduce_twoshot, EXACT, EXACT, NULL},
+    {&algo_allreduce_oneshot, LOWER, EXACT, NULL},
+    {&algo_allreduce_bintree, APPROX, APPROX, NULL}, {&algo_allreduce_dbtree, APPROX, APPROX, NULL},
+    {&algo_reducescatter_ring, EXACT, EXACT, NULL},  {&algo_reducescatter_naive, EXACT, EXACT, NULL},
+    {&algo_reducescatter_halving, EXACT, EXACT, NULL}, {&algo_reducescatter_pairwise, EXACT, EXACT, NULL},
+    {&algo_allgather_ring, EXACT, EXACT, NULL},      {&algo_allgather_naive, EXACT, EXACT, NULL},
+    {&algo_allgather_rd, EXACT, EXACT, NULL},        {&algo_allgather_bruck, EXACT, EXACT, NULL},
+    {&algo_allgather_pairwise, EXACT, EXACT, NULL},
+    {&algo_broadcast_naive, EXACT, EXACT, NULL},     {&algo_broadcast_binomial, EXACT, EXACT, NULL},
+    {&algo_broadcast_chain, EXACT, EXACT, NULL},     {&algo_broadcast_scatter_allgather, EXACT, -1, algo_pof2},
+    {&algo_broadcast_bintree, EXACT, UPPER, complete_tree},
+    {&algo_reduce_naive, EXACT, EXACT, NULL},        {&algo_reduce_binomial, EXACT, EXACT, NULL},
+    {&algo_reduce_chain, EXACT, EXACT, NULL},        {&algo_reduce_bintree, EXACT, UPPER, complete_tree},
+    {&algo_alltoall_naive, EXACT, EXACT, NULL},      {&algo_alltoall_pairwise, EXACT, EXACT, NULL},
 };
 #define NCLAIMS (int)(sizeof claims / sizeof claims[0])
 
@@ -104,6 +110,10 @@ static void check(int rel, double sim, double f, const char *what, int p, uint64
     if (rel == EXACT) cr_expect_leq(fabs(sim - f), tol, "%s p=%d n=%llu: sim %.17g closed %.17g", what, p, (unsigned long long)n, sim, f);
     if (rel == UPPER) cr_expect_leq(sim, f + tol, "%s p=%d n=%llu: sim %.17g above bound %.17g", what, p, (unsigned long long)n, sim, f);
     if (rel == LOWER) cr_expect_geq(sim, f - tol, "%s p=%d n=%llu: sim %.17g below bound %.17g", what, p, (unsigned long long)n, sim, f);
+    if (rel == APPROX) {
+        cr_expect_geq(sim, 0.5 * f, "%s p=%d n=%llu: sim %.6g far below the model %.6g", what, p, (unsigned long long)n, sim, f);
+        cr_expect_leq(sim, 2.5 * f, "%s p=%d n=%llu: sim %.6g far above the model %.6g", what, p, (unsigned long long)n, sim, f);
+    }
 }
 
 /* n = 720720 j is divisible by every p and p' up to 16, and by the chain's
@@ -125,7 +135,7 @@ static void closed_forms(int star) {
                 int rc = th_run(t, cl->a, ns[k], NULL, VERIFY_NONE, &r, &e);
                 if (rc == BATON_EUNSUP) continue;
                 cr_assert_eq(rc, 0, "%s", e.msg);
-                int relp = cl->pof2_only && !algo_pof2(p) ? UPPER : rel;
+                int relp = rel == EXACT && cl->exact_if && !cl->exact_if(p) ? UPPER : rel;
                 char what[64];
                 snprintf(what, sizeof what, "%s %s%s", coll_name(cl->a->coll), cl->a->name, star ? " (star)" : "");
                 check(relp, r.time_s, cl->a->cost(&m, p, ns[k], NULL), what, p, ns[k]);
@@ -166,14 +176,22 @@ Test(catalogue, chain_pipeline_option_is_in_the_formula) {
 
 /* ---- lower bounds (Chan et al. 2007), single-port ------------------- */
 
-static double chan_bound(coll_t c, int p, uint64_t n, const cost_model_t *m) {
+/* Chan et al. add the reduction term because in their model a rank does not
+ * compute while it communicates. A schedule with several streams per rank
+ * (split trees, one-shot) does overlap them here, and for it the bound is the
+ * larger of the two terms: the data must move, and (p-1)/p n must be added
+ * at each rank. */
+static double chan_bound(coll_t c, int p, uint64_t n, const cost_model_t *m, int overlap) {
     double lg = cost_ceil_log2(p), b = (double)n, f = (double)(p - 1) / p;
+    double g = f * b * m->gamma;
+#define ADD(comm) (overlap ? ((comm) > g ? (comm) : g) : (comm) + g)
     switch (c) {
     case COLL_BROADCAST: return lg * m->alpha + b * m->beta;
-    case COLL_REDUCE: return lg * m->alpha + b * m->beta + f * b * m->gamma;
+    case COLL_REDUCE: return lg * m->alpha + ADD(b * m->beta);
     case COLL_ALLGATHER: return lg * m->alpha + f * b * m->beta;
-    case COLL_REDUCE_SCATTER: return lg * m->alpha + f * b * (m->beta + m->gamma);
-    case COLL_ALLREDUCE: return lg * m->alpha + 2 * f * b * m->beta + f * b * m->gamma;
+    case COLL_REDUCE_SCATTER: return lg * m->alpha + ADD(f * b * m->beta);
+    case COLL_ALLREDUCE: return lg * m->alpha + ADD(2 * f * b * m->beta);
+#undef ADD
     case COLL_ALLTOALL: return (p > 1) * m->alpha + f * b * m->beta;   /* each rank must send (p-1)/p of its buffer */
     default: return 0;
     }
@@ -194,7 +212,9 @@ Test(catalogue, nothing_beats_the_lower_bounds) {
                     for (int k = 0; rows[k]; k++) {
                         engine_result_t r;
                         if (th_run(t, rows[k], nn[j], NULL, VERIFY_NONE, &r, NULL) < 0) continue;
-                        double lb = chan_bound(rows[k]->coll, pp[i], nn[j], &m);
+                        sched_t s;
+                        cr_assert_eq(algo_build(rows[k], pp[i], nn[j], NULL, &s, NULL), 0);
+                        double lb = chan_bound(rows[k]->coll, pp[i], nn[j], &m, s.nchannels > 1);
                         cr_expect_geq(r.time_s, lb * (1 - 1e-12), "%s %s p=%d n=%llu beats the bound: %g < %g",
                                       coll_name(rows[k]->coll), rows[k]->name, pp[i], (unsigned long long)nn[j],
                                       r.time_s, lb);

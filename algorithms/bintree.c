@@ -1,0 +1,255 @@
+/* bintree.c - pipelined binary trees: broadcast, reduce, NCCL's split tree
+ * all-reduce and its double binary tree.
+ *
+ * Idea: a binary tree has depth lg p like a binomial one, but a rank has at
+ * most two children, so cutting the buffer into k chunks and pipelining them
+ * keeps every rank busy: after the pipeline fills, a chunk leaves (or
+ * arrives) every step. For all-reduce NCCL runs the reduction up the tree and
+ * the broadcast down it at the same time ("split": an up stream and a down
+ * stream per rank, the root hands each reduced chunk from one to the other).
+ * A single tree leaves the leaves' send bandwidth idle; the double binary
+ * tree (Sanders, Speck and Traeff 2009; NCCL) runs two trees on half the data
+ * each, shaped so that a rank is interior in at most one, and every rank
+ * sends and receives about 2n bytes in all, like the ring.
+ *
+ * Step diagrams. Broadcast/reduce use the heap-ordered tree of virtual ranks
+ * (children 2v+1, 2v+2), p = 7, chunks x y:
+ *
+ *            0                      step 1: 0 -x-> 1        step 2: 0 -x-> 2
+ *          /   \                    step 3: 0 -y-> 1, 1 -x-> 3
+ *         1     2                   step 4: 0 -y-> 2, 1 -x-> 4, 2 -x-> 5 ...
+ *        / \   / \
+ *       3   4 5   6                 (each rank sends left then right per chunk)
+ *
+ * All-reduce uses NCCL's tree (rank 0 the root with one child, odd ranks the
+ * leaves) and, for the second tree of dbtree, its mirror (p even: r -> p-1-r)
+ * or its shift by one (p odd):
+ *
+ *   p = 8:  tree 0: 0-4, 4-{2,6}, 2-{1,3}, 6-{5,7}
+ *           tree 1: 7-3, 3-{5,1}, 5-{6,4}, 1-{2,0}
+ *
+ * Costs (single-port; k chunks of m = ceil(n/k) bytes; h = floor(lg p)):
+ *   broadcast  2(h + k - 1)(a + m b)        exact for complete trees
+ *   reduce     2(h + k - 1)(a + m(b + g))   (p = 2^(h+1) - 1), else an upper bound
+ *   all-reduce (bintree, dbtree): a pipeline model, not exact: 2h - 1 steps
+ *              to fill (h = the tallest root-to-leaf path) plus k steps of
+ *              the busiest rank, which sends L messages per step (bintree: 3,
+ *              one up and two down; dbtree: 4 of half the size, so about 2n
+ *              bytes in all). The engine's first-come reservations leave gaps
+ *              when flows cross, so it measures above the model for large n;
+ *              the tests pin the measured band.
+ * Requires: any p >= 1, any n; broadcast and reduce any root; --pipeline K. */
+#include "algo.h"
+
+/* ---- heap-ordered tree: broadcast and reduce ---------------------------- */
+
+static int heap_nchildren(int v, int p) { return (2 * v + 1 < p) + (2 * v + 2 < p); }
+
+static int heap_bcast_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    int p = s->nranks, v = sched_vrank(s, r), nc = heap_nchildren(v, p), up = v != 0;
+    uint32_t per = (uint32_t)(up && nc == 0 ? 1 : nc);
+    if (per == 0 || pc >= per * s->nchunks) return 0;
+    uint32_t i = pc / per, j = pc % per;
+    int parent = sched_real(s, (v - 1) / 2), child = sched_real(s, 2 * v + 1 + (int)j);
+    if (up && j == 0) *op = nc ? op_fwd(parent, child, i, 1, RECV_COPY) : op_recv(parent, i, 1, RECV_COPY);
+    else *op = op_send(child, i, 1);
+    return 1;
+}
+
+static int heap_reduce_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    int p = s->nranks, v = sched_vrank(s, r), nc = heap_nchildren(v, p), up = v != 0;
+    uint32_t per = (uint32_t)(up && nc == 0 ? 1 : nc);
+    if (per == 0 || pc >= per * s->nchunks) return 0;
+    uint32_t i = pc / per, j = pc % per;
+    int parent = sched_real(s, (v - 1) / 2), child = sched_real(s, 2 * v + 1 + (int)j);
+    if (nc == 0) *op = op_send(parent, i, 1);
+    else if (up && j == (uint32_t)nc - 1) *op = op_fwd(child, parent, i, 1, RECV_REDUCE);
+    else *op = op_recv(child, i, 1, RECV_REDUCE);
+    return 1;
+}
+
+static int heap_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    uint64_t k = algo_pipeline_chunks(s->bytes, o);
+    if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
+    sched_layout(s, 1, (uint32_t)k);
+    s->prog = s->coll == COLL_BROADCAST ? heap_bcast_prog : heap_reduce_prog;
+    return 0;
+}
+
+static int floor_lg(int p) { int h = 0; while ((2 << h) <= p) h++; return h; }
+
+static double heap_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o, double per_byte) {
+    uint64_t k = algo_pipeline_chunks(n, o);
+    double chunk = (double)(n / k + (n % k != 0));
+    return p < 2 ? 0 : 2.0 * (floor_lg(p) + (double)k - 1) * (m->alpha + chunk * per_byte);
+}
+
+static double bcast_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    return heap_cost(m, p, n, o, m->beta);
+}
+
+static double reduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    return heap_cost(m, p, n, o, m->beta + m->gamma);
+}
+
+/* ---- NCCL's trees: split all-reduce ------------------------------------ */
+
+typedef struct { int up, down[2]; } tnode_t;
+
+/* NCCL's binary tree: rank 0 is the root with one child; the lowest set bit
+ * of r gives its level, so odd ranks are leaves. */
+static tnode_t btree(int p, int r) {
+    tnode_t t = {-1, {-1, -1}};
+    int bit = 1;
+    while (bit < p && !(bit & r)) bit <<= 1;
+    if (r == 0) {
+        if (p > 1) t.down[0] = bit >> 1;
+        return t;
+    }
+    int up = (r ^ bit) | (bit << 1);
+    t.up = up < p ? up : r ^ bit;
+    int low = bit >> 1;
+    if (low) t.down[0] = r - low;
+    while (low && r + low >= p) low >>= 1;
+    t.down[1] = low ? r + low : -1;
+    return t;
+}
+
+/* Tree 0 is btree; tree 1 is its mirror (p even) or its shift by one (p odd). */
+static tnode_t dtree(int p, int r, int tree) {
+    if (tree == 0) return btree(p, r);
+    int odd = p % 2;
+    tnode_t t = btree(p, odd ? (r - 1 + p) % p : p - 1 - r);
+    int *x[3] = {&t.up, &t.down[0], &t.down[1]};
+    for (int i = 0; i < 3; i++)
+        if (*x[i] >= 0) *x[i] = odd ? (*x[i] + 1) % p : p - 1 - *x[i];
+    return t;
+}
+
+static int nkids(const tnode_t *t) { return (t->down[0] >= 0) + (t->down[1] >= 0); }
+
+/* Up stream (channel U = 2 tree): add the children's chunk, pass it up; the
+ * root instead sends it down to its children's down streams. */
+static int up_op(const tnode_t *t, uint32_t j, uint32_t chunk, int dchan, sched_op_t *op) {
+    int nc = nkids(t);
+    if (t->up >= 0) {
+        if (nc == 0) *op = op_send(t->up, chunk, 1);
+        else if (j == (uint32_t)nc - 1) *op = op_fwd(t->down[j], t->up, chunk, 1, RECV_REDUCE);
+        else *op = op_recv(t->down[j], chunk, 1, RECV_REDUCE);
+        return 1;
+    }
+    if (j + 1 < (uint32_t)nc) *op = op_recv(t->down[j], chunk, 1, RECV_REDUCE);
+    else if (j + 1 == (uint32_t)nc) *op = op_chan(op_fwd(t->down[j], t->down[0], chunk, 1, RECV_REDUCE), -1, dchan);
+    else *op = op_chan(op_send(t->down[j - nc + 1], chunk, 1), -1, dchan);
+    return 1;
+}
+
+/* Down stream (channel D = 2 tree + 1): take the chunk from the parent
+ * (from the root's up stream if the parent is the root), pass it down. */
+static int down_op(const tnode_t *t, uint32_t j, uint32_t chunk, int parent_is_root, int uchan, sched_op_t *op) {
+    int from_chan = parent_is_root ? uchan : -1;
+    if (nkids(t) == 0) *op = op_chan(op_recv(t->up, chunk, 1, RECV_COPY), from_chan, -1);
+    else if (j == 0) *op = op_chan(op_fwd(t->up, t->down[0], chunk, 1, RECV_COPY), from_chan, -1);
+    else *op = op_send(t->down[1], chunk, 1);
+    return 1;
+}
+
+/* Channels 2T and 2T+1 run tree T on chunks [T k, T k + k). */
+static int split_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    int p = s->nranks, tree = c / 2, down = c % 2;
+    uint32_t k = s->per_block;
+    tnode_t t = s->nchannels == 2 ? btree(p, r) : dtree(p, r, tree);
+    int nc = nkids(&t), root = t.up < 0;
+    uint32_t per = down ? (root ? 0 : (uint32_t)(nc ? nc : 1)) : (root ? (uint32_t)(2 * nc - 1) : (uint32_t)(nc ? nc : 1));
+    if (p < 2 || per == 0 || pc >= per * k) return 0;
+    uint32_t chunk = (uint32_t)tree * k + pc / per, j = pc % per;
+    if (!down) return up_op(&t, j, chunk, 2 * tree + 1, op);
+    tnode_t parent = s->nchannels == 2 ? btree(p, t.up) : dtree(p, t.up, tree);
+    return down_op(&t, j, chunk, parent.up < 0, 2 * tree, op);
+}
+
+static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int trees) {
+    uint64_t k = algo_pipeline_chunks(s->bytes, o);
+    if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
+    s->nchannels = 2 * trees;
+    sched_layout(s, (uint32_t)trees, (uint32_t)k);
+    s->prog = split_prog;
+    return 0;
+}
+
+static int bintree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, 1); }
+static int dbtree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, 2); }
+
+/* Shape of the split trees: the tallest path (root to deepest leaf) and the
+ * busiest rank's messages sent per pipeline step (summed over the trees: one
+ * up unless root, one per child down). O(p lg p). */
+static void split_shape(int p, int trees, int *height, int *load) {
+    *height = *load = 0;
+    for (int r = 0; r < p; r++) {
+        int sends = 0;
+        for (int T = 0; T < trees; T++) {
+            tnode_t t = trees == 1 ? btree(p, r) : dtree(p, r, T);
+            sends += (t.up >= 0) + nkids(&t);
+            int d = 0;
+            for (int x = r; t.up >= 0 && d <= p; d++) {
+                x = t.up;
+                t = trees == 1 ? btree(p, x) : dtree(p, x, T);
+            }
+            if (d > *height) *height = d;
+        }
+        if (sends > *load) *load = sends;
+    }
+}
+
+/* Pipeline model: 2h - 1 steps to fill (up and down the tallest path), then
+ * k steps of the busiest rank's port, each message m = n / (trees k) bytes. */
+static double split_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o, int trees) {
+    uint64_t k = algo_pipeline_chunks(n, o);
+    int h, load;
+    if (p < 2) return 0;
+    split_shape(p, trees, &h, &load);
+    double chunk = (double)n / ((double)trees * (double)k);
+    return (2.0 * h - 1 + (double)k * load) * (m->alpha + chunk * m->beta);
+}
+
+static double bintree_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    return split_cost(m, p, n, o, 1);
+}
+
+static double dbtree_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    return split_cost(m, p, n, o, 2);
+}
+
+const algo_t algo_broadcast_bintree = {
+    .coll = COLL_BROADCAST, .name = "bintree", .build = heap_build, .cost = bcast_cost,
+    .cost_text = "2(floor(lg p) + k - 1)(a + (n/k) b), k = ceil(n / 1 MiB) by default",
+    .requires = "any p >= 1, any n, any root; --pipeline K",
+    .port_model = "single-port; exact for complete trees (p = 2^(h+1) - 1) when k divides n, else an upper bound",
+    .idea = "pipeline k chunks down a binary tree, each rank feeding two children",
+};
+
+const algo_t algo_reduce_bintree = {
+    .coll = COLL_REDUCE, .name = "bintree", .build = heap_build, .cost = reduce_cost,
+    .cost_text = "2(floor(lg p) + k - 1)(a + (n/k)(b + g)), k = ceil(n / 1 MiB) by default",
+    .requires = "any p >= 1, any n, any root; --pipeline K",
+    .port_model = "single-port; exact for complete trees (p = 2^(h+1) - 1) when k divides n, else an upper bound",
+    .idea = "pipeline k chunks up a binary tree, each rank adding two children's",
+};
+
+const algo_t algo_allreduce_bintree = {
+    .coll = COLL_ALLREDUCE, .name = "bintree", .build = bintree_build, .cost = bintree_cost,
+    .cost_text = "approximately (2h - 1 + kL)(a + (n/k) b): h tallest path, L busiest rank's sends per step (3 for p >= 4)",
+    .requires = "any p >= 1, any n; --pipeline K",
+    .port_model = "approximation; the engine measures 0.67x-2.23x of it (docs/NOTES.md)",
+    .idea = "NCCL's tree: reduce up and broadcast down one binary tree at once, k chunks pipelined",
+};
+
+const algo_t algo_allreduce_dbtree = {
+    .coll = COLL_ALLREDUCE, .name = "dbtree", .build = dbtree_build, .cost = dbtree_cost,
+    .cost_text = "approximately (2h - 1 + kL)(a + (n/2k) b): h tallest path, L busiest rank's sends per step (4 for p >= 4)",
+    .requires = "any p >= 1, any n; --pipeline K",
+    .port_model = "approximation; the engine measures 0.67x-2.23x of it (docs/NOTES.md)",
+    .idea = "NCCL's double binary tree: two split trees on half the data, each rank interior in at most one",
+};
