@@ -23,7 +23,7 @@ LIB_SRC  = models/err.c topologies/units.c topologies/topo.c topologies/topo_yam
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
-           algorithms/bintree.c sim/evq.c sim/verify.c sim/engine.c sim/report.c \
+           algorithms/bintree.c algorithms/hierarchical.c sim/evq.c sim/verify.c sim/engine.c sim/report.c \
            sim/run.c sim/kids.c
 CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_algos.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c

@@ -14,6 +14,7 @@ typedef struct algo_opts {
     int root;        /* broadcast / reduce root, default 0 */
     int channels;    /* rings (or trees) side by side over slices, default 1 */
     int pipeline;    /* chunks a pipelined algorithm cuts the buffer into; 0 = its choice */
+    int group;       /* ranks per group (node) for hierarchical algorithms; 0 = all */
 } algo_opts_t;
 
 typedef struct algo {
@@ -60,7 +61,8 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
     X(broadcast_scatter_allgather)                                            \
     X(reduce_naive) X(reduce_binomial) X(reduce_chain)                        \
     X(alltoall_naive) X(alltoall_pairwise)                                     \
-    X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree)
+    X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree) \
+    X(allreduce_hier) X(allreduce_hier_leader)
 #define ALGO_DECLARE(name) extern const algo_t algo_##name;
 ALGO_ROWS(ALGO_DECLARE)
 #undef ALGO_DECLARE

@@ -25,7 +25,10 @@ static const char help[] =
     "                      (each rank's block is 1/p of it)\n"
     "      --root R        root of broadcast and reduce (default 0)\n"
     "      --channels C    rings side by side over slices of each block (ring only)\n"
-    "      --pipeline K    chunks a pipelined algorithm (chain) cuts the buffer into\n"
+    "      --pipeline K    chunks a pipelined algorithm (chain, bintree, dbtree) cuts\n"
+    "                      the buffer into (default: one per MiB)\n"
+    "      --group G       ranks per group for hier and hier_leader (default: the\n"
+    "                      topology's group_size)\n"
     "      --verify        prove the result (data mode when small, else signatures)%s\n"
     "      --dump          print the schedule (GOAL text) instead of running it\n"
     "      --json          one JSON object instead of the summary\n"
@@ -59,7 +62,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"verify", no_argument, 0, 'V'},     {"json", no_argument, 0, 'j'},
         {"dump", no_argument, 0, 'D'},       {"help", no_argument, 0, 'h'},
         {"root", required_argument, 0, 'R'}, {"channels", required_argument, 0, 'C'},
-        {"pipeline", required_argument, 0, 'P'}, {0, 0, 0, 0}};
+        {"pipeline", required_argument, 0, 'P'}, {"group", required_argument, 0, 'G'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -74,6 +77,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'R': if (int_arg(cmd, "--root", optarg, 0, 1 << 30, &a->opts.root) < 0) return EXIT_USAGE; break;
         case 'C': if (int_arg(cmd, "--channels", optarg, 1, 64, &a->opts.channels) < 0) return EXIT_USAGE; break;
         case 'P': if (int_arg(cmd, "--pipeline", optarg, 1, 1 << 20, &a->opts.pipeline) < 0) return EXIT_USAGE; break;
+        case 'G': if (int_arg(cmd, "--group", optarg, 1, 1 << 30, &a->opts.group) < 0) return EXIT_USAGE; break;
         case 'h':
             printf(help, cmd,
                    predict ? "Answer from the algorithm's closed-form alpha-beta-gamma cost on the\n"
@@ -121,6 +125,9 @@ static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint6
                 const algo_opts_t *o) {
     baton_err_t e = {0};
     cost_model_t m;
+    algo_opts_t opts = *o;
+    run_opts_from_topo(t, &opts);
+    o = &opts;
     if (topo_cost_model(t, &m, &e) < 0) return cmd_fail(cmd, &e);
     const algo_t *a = strcmp(algo, "auto") ? algo_find(coll, algo) : run_pick(coll, &m, topo_nranks(t), bytes, o);
     if (a == NULL) {

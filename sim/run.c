@@ -31,7 +31,13 @@ const algo_t *run_pick(coll_t coll, const cost_model_t *m, int p, uint64_t n, co
     return best;
 }
 
-int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e) {
+void run_opts_from_topo(const topo_t *t, algo_opts_t *o) {
+    if (o->group == 0) o->group = topo_params_c(t)->group_size;
+}
+
+int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
+    run_req_t qq = *q_in, *q = &qq;
+    run_opts_from_topo(t, &q->opts);
     memset(o, 0, sizeof *o);
     o->ranks = topo_nranks(t);
     o->bytes = q->bytes;

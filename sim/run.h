@@ -37,6 +37,9 @@ typedef struct run_out {
 
 int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e);
 
+/* Fill options the user left at 0 from the topology (group size). */
+void run_opts_from_topo(const topo_t *t, algo_opts_t *o);
+
 /* The applicable algorithm of coll with the lowest closed-form time on m
  * (ties: registry order); NULL if none can run this case. */
 const algo_t *run_pick(coll_t coll, const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o);

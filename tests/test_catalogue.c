@@ -102,6 +102,7 @@ static const claim_t claims[] = {
     {&algo_reduce_naive, EXACT, EXACT, NULL},        {&algo_reduce_binomial, EXACT, EXACT, NULL},
     {&algo_reduce_chain, EXACT, EXACT, NULL},        {&algo_reduce_bintree, EXACT, UPPER, complete_tree},
     {&algo_alltoall_naive, EXACT, EXACT, NULL},      {&algo_alltoall_pairwise, EXACT, EXACT, NULL},
+    {&algo_allreduce_hier, EXACT, -1, NULL},         {&algo_allreduce_hier_leader, EXACT, -1, NULL},
 };
 #define NCLAIMS (int)(sizeof claims / sizeof claims[0])
 
@@ -252,5 +253,62 @@ Test(catalogue, known_crossovers) {
      * model it never loses (its real cost, the local rotation, is not modelled). */
     for (uint64_t n = 64; n <= (256u << 20); n *= 16)
         cr_expect_leq(sim_time(t, &algo_allgather_bruck, n), sim_time(t, &algo_allgather_ring, n));
+    topo_free(t);
+}
+
+/* ---- hierarchical: every group size that divides p ------------------- */
+
+Test(catalogue, hierarchical_every_group_size) {
+    const algo_t *rows[] = {&algo_allreduce_hier, &algo_allreduce_hier_leader};
+    for (int p = 1; p <= 16; p++) {
+        topo_t *t = th_full(p, 12.5e9, 1.5e-6, 1, 40e9);
+        cost_model_t m;
+        cr_assert_eq(topo_cost_model(t, &m, NULL), 0);
+        for (int g = 1; g <= p; g++) {
+            algo_opts_t o = {.group = g};
+            for (int a = 0; a < 2; a++) {
+                engine_result_t r;
+                baton_err_t e = {0};
+                int rc = th_run(t, rows[a], 1001, &o, VERIFY_DATA, &r, &e);
+                if (p % g) { cr_expect_eq(rc, BATON_EUNSUP, "%s p=%d g=%d", rows[a]->name, p, g); continue; }
+                cr_assert_eq(rc, 0, "%s p=%d g=%d: %s", rows[a]->name, p, g, e.msg);
+                uint64_t n = 720720ull * 4;
+                cr_assert_eq(th_run(t, rows[a], n, &o, VERIFY_SIGNATURE, &r, &e), 0, "%s", e.msg);
+                char what[64];
+                snprintf(what, sizeof what, "%s g=%d", rows[a]->name, g);
+                check(EXACT, r.time_s, rows[a]->cost(&m, p, n, &o), what, p, n);
+            }
+        }
+        topo_free(t);
+    }
+}
+
+/* Across a slow inter-group link, the 2D ring sends a fraction of the data
+ * and beats the flat ring; the leader variant funnels everything through one
+ * rank per group. Two groups of 8 joined by one 12.5 GB/s link per rank
+ * pair, 100 GB/s inside. */
+Test(catalogue, hierarchy_pays_off_across_slow_links) {
+    topo_t *t = topo_create("two-nodes");
+    char name[32];
+    for (int i = 0; i < 16; i++) {
+        snprintf(name, sizeof name, "g%d", i);
+        topo_set_rank(t, topo_add_node(t, name, NODE_GPU, 0, 0, NULL), i, NULL);
+    }
+    int sw[2] = {topo_add_node(t, "nvs0", NODE_SWITCH, 0, 0, NULL), topo_add_node(t, "nvs1", NODE_SWITCH, 0, 0, NULL)};
+    int net = topo_add_node(t, "net", NODE_SWITCH, 0, 0, NULL);
+    for (int i = 0; i < 16; i++) {
+        snprintf(name, sizeof name, "nic%d", i);
+        int nic = topo_add_node(t, name, NODE_NIC, 0, 0, NULL);
+        topo_add_link(t, i, sw[i / 8], 100e9, 0.5e-6, NULL);
+        topo_add_link(t, i, nic, 12.5e9, 1e-6, NULL);
+        topo_add_link(t, nic, net, 12.5e9, 1e-6, NULL);
+    }
+    topo_params(t)->group_size = 8;
+    cr_assert_eq(topo_finalize(t, "test", NULL), 0);
+    algo_opts_t o = {.group = 8};
+    engine_result_t ring, hier;
+    cr_assert_eq(th_run(t, &algo_allreduce_ring, 256 << 20, &o, VERIFY_NONE, &ring, NULL), 0);
+    cr_assert_eq(th_run(t, &algo_allreduce_hier, 256 << 20, &o, VERIFY_SIGNATURE, &hier, NULL), 0);
+    cr_expect_lt(hier.time_s, ring.time_s, "hier %g vs flat ring %g", hier.time_s, ring.time_s);
     topo_free(t);
 }

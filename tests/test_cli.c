@@ -103,7 +103,7 @@ Test(cli, every_command_has_help) {
 Test(cli, algos_json_lists_the_registry) {
     cJSON *j = json_of("algos --json");
     cr_assert(cJSON_IsArray(j));
-    cr_expect_eq(cJSON_GetArraySize(j), 29);
+    cr_expect_eq(cJSON_GetArraySize(j), 31);
     cJSON *row;
     cJSON_ArrayForEach(row, j) {
         const char *fields[] = {"collective", "algorithm", "cost", "requires"};
@@ -132,4 +132,43 @@ Test(cli, candy_kids_example_prints_its_expected_output) {
     cr_expect_str_eq(out, want);
     free(out);
     free(want);
+}
+
+/* -a auto names its choice, and the choice has the lowest closed form. */
+Test(cli, auto_picks_the_lowest_closed_form) {
+    const char *sizes[] = {"1KiB", "64MiB"};
+    for (int i = 0; i < 2; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "predict -t topologies/hgx-h100.yaml -c allreduce -a auto -s %s --json", sizes[i]);
+        cJSON *j = json_of(args);
+        cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(j, "auto")));
+        double best = num(j, "time_s");
+        const char *chosen = cJSON_GetObjectItem(j, "algorithm")->valuestring;
+        cJSON *rows = json_of("algos -c allreduce --json"), *row;
+        cJSON_ArrayForEach(row, rows) {
+            const char *name = cJSON_GetObjectItem(row, "algorithm")->valuestring;
+            snprintf(args, sizeof args, "predict -t topologies/hgx-h100.yaml -c allreduce -a %s -s %s --json", name, sizes[i]);
+            char *out;
+            if (th_cli(args, &out, 1) != 0) { free(out); continue; }   /* not applicable here */
+            cJSON *o = cJSON_Parse(out);
+            cr_expect_geq(num(o, "time_s"), best, "%s beats auto's %s at %s", name, chosen, sizes[i]);
+            cJSON_Delete(o);
+            free(out);
+        }
+        cJSON_Delete(rows);
+        cJSON_Delete(j);
+    }
+}
+
+Test(cli, options_root_channels_pipeline_group) {
+    expect_exit("sim -t topologies/uniform-8.yaml -c broadcast -a chain -s 1MB --root 5 --pipeline 8 --verify", 0, "verified yes");
+    expect_exit("sim -t topologies/uniform-8.yaml -c reduce -a bintree -s 1MB --root 7 --verify", 0, "verified yes");
+    expect_exit("sim -t topologies/uniform-8.yaml -c allgather -a ring -s 1MB --channels 4 --verify", 0, "verified yes");
+    expect_exit("sim -t topologies/uniform-8.yaml -c allreduce -a hier -s 1MB --group 4 --verify", 0, "verified yes");
+    expect_exit("sim -t topologies/uniform-8.yaml -c alltoall -a pairwise -s 8000 --verify", 0, "verified yes");
+    expect_exit("sim -t topologies/uniform-8.yaml -c broadcast -a chain -s 1MB --root 8", 1, "root 8 is not a rank");
+    expect_exit("sim -t topologies/uniform-8.yaml -c allreduce -a hier -s 1MB --group 3", 1, "groups of equal size");
+    expect_exit("sim -t topologies/uniform-8.yaml -c alltoall -a pairwise -s 1001", 1, "multiple of the rank count");
+    expect_exit("sim -t topologies/uniform-8.yaml -c allgather -a rd -s 1MB --channels 0", 2, "--channels must be");
+    expect_exit("sim -t topologies/uniform-8.yaml -c allreduce -a ring -s 1MB --pipeline x", 2, "--pipeline must be");
 }

@@ -192,6 +192,9 @@ static int map_ranks(topo_t *t, const char *file, baton_err_t *e) {
 int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     int rc = map_ranks(t, file, e);
     if (rc < 0) return rc;
+    if (t->params.group_size > 0 && t->nranks % t->params.group_size)
+        return err_set(e, BATON_EPARSE, "%s: group_size %d does not divide the %d ranks",
+                       file, t->params.group_size, t->nranks);
     if (build_adjacency(t) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
     bfs(t, t->rank_node[0], -1);
     for (int r = 1; r < t->nranks; r++) {

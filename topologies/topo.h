@@ -48,6 +48,7 @@ typedef struct topo_params {
     int ports;           /* transfers a rank may send (and receive) at once; 0 = unlimited */
     double reduce_bw;    /* bytes/s a rank reduces; 0 = reductions are free */
     int max_inflight;    /* sends a stream may have posted and unfinished */
+    int group_size;      /* ranks per group (node) for hierarchical algorithms; 0 = none */
 } topo_params_t;
 
 topo_t *topo_create(const char *name);

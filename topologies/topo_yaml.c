@@ -5,6 +5,7 @@
  *   name: hgx-h100
  *   ports: 0              # transfers a rank may send/receive at once, 0 = unlimited
  *   reduce_bw: 0          # bytes/s of a rank's reduction, 0 = free
+ *   group_size: 8         # ranks per node, for hierarchical algorithms
  *   nodes:
  *     - {name: gpu0, kind: gpu}          # gpus get ranks in order unless `rank:` says
  *     - {name: nvswitch, kind: switch}
@@ -183,13 +184,14 @@ static int read_params(ctx_t *c, yaml_node_t *root) {
     int rc = 0;
     if ((v = get(c, root, "ports")) && (rc = get_int(c, v, "ports", 0, &p->ports)) < 0) return rc;
     if ((v = get(c, root, "max_inflight")) && (rc = get_int(c, v, "max_inflight", 1, &p->max_inflight)) < 0) return rc;
+    if ((v = get(c, root, "group_size")) && (rc = get_int(c, v, "group_size", 1, &p->group_size)) < 0) return rc;
     if (get(c, root, "reduce_bw") && (rc = get_bw(c, root, "reduce_bw", &p->reduce_bw)) < 0) return rc;
     return 0;
 }
 
 static int walk(ctx_t *c) {
-    static const char *const keys[] = {"name", "description", "ports", "reduce_bw",
-                                       "max_inflight", "nodes", "links", NULL};
+    static const char *const keys[] = {"name", "description", "ports", "reduce_bw", "max_inflight",
+                                       "group_size", "nodes", "links", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
