@@ -38,6 +38,8 @@
  *              bytes in all). The engine's first-come reservations leave gaps
  *              when flows cross, so it measures above the model for large n;
  *              the tests pin the measured band.
+ * The chain all-reduce is the same split pipeline on a chain 0 - 1 - ... - p-1
+ * (each rank one child): 2p - 3 steps to fill, 2 messages per step.
  * Requires: any p >= 1, any n; broadcast and reduce any root; --pipeline K. */
 #include "algo.h"
 
@@ -117,6 +119,11 @@ static tnode_t btree(int p, int r) {
     return t;
 }
 
+/* A chain 0 - 1 - ... - p-1 rooted at 0 (pipelined chain all-reduce). */
+static tnode_t chain(int p, int r) {
+    return (tnode_t){r - 1, {r + 1 < p ? r + 1 : -1, -1}};
+}
+
 /* Tree 0 is btree; tree 1 is its mirror (p even) or its shift by one (p odd). */
 static tnode_t dtree(int p, int r, int tree) {
     if (tree == 0) return btree(p, r);
@@ -156,46 +163,57 @@ static int down_op(const tnode_t *t, uint32_t j, uint32_t chunk, int parent_is_r
     return 1;
 }
 
+enum { SHAPE_BTREE, SHAPE_DTREE, SHAPE_CHAIN };
+
+/* Rank r's place in tree T of a shape. */
+static tnode_t shape_node(int shape, int p, int r, int tree) {
+    return shape == SHAPE_CHAIN ? chain(p, r) : shape == SHAPE_DTREE ? dtree(p, r, tree) : btree(p, r);
+}
+
 /* Channels 2T and 2T+1 run tree T on chunks [T k, T k + k). */
 static int split_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks, tree = c / 2, down = c % 2;
+    int p = s->nranks, tree = c / 2, down = c % 2, shape = (int)s->param[0];
     uint32_t k = s->per_block;
-    tnode_t t = s->nchannels == 2 ? btree(p, r) : dtree(p, r, tree);
+    tnode_t t = shape_node(shape, p, r, tree);
     int nc = nkids(&t), root = t.up < 0;
     uint32_t per = down ? (root ? 0 : (uint32_t)(nc ? nc : 1)) : (root ? (uint32_t)(2 * nc - 1) : (uint32_t)(nc ? nc : 1));
     if (p < 2 || per == 0 || pc >= per * k) return 0;
     uint32_t chunk = (uint32_t)tree * k + pc / per, j = pc % per;
     if (!down) return up_op(&t, j, chunk, 2 * tree + 1, op);
-    tnode_t parent = s->nchannels == 2 ? btree(p, t.up) : dtree(p, t.up, tree);
+    tnode_t parent = shape_node(shape, p, t.up, tree);
     return down_op(&t, j, chunk, parent.up < 0, 2 * tree, op);
 }
 
-static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int trees) {
+static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int shape) {
+    int trees = shape == SHAPE_DTREE ? 2 : 1;
     uint64_t k = algo_pipeline_chunks(s->bytes, o);
     if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
+    s->param[0] = shape;
     s->nchannels = 2 * trees;
     sched_layout(s, (uint32_t)trees, (uint32_t)k);
     s->prog = split_prog;
     return 0;
 }
 
-static int bintree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, 1); }
-static int dbtree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, 2); }
+static int bintree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, SHAPE_BTREE); }
+static int dbtree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, SHAPE_DTREE); }
+static int chain_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, SHAPE_CHAIN); }
 
 /* Shape of the split trees: the tallest path (root to deepest leaf) and the
  * busiest rank's messages sent per pipeline step (summed over the trees: one
  * up unless root, one per child down). O(p lg p). */
-static void split_shape(int p, int trees, int *height, int *load) {
+static void split_shape(int p, int shape, int *height, int *load) {
+    int trees = shape == SHAPE_DTREE ? 2 : 1;
     *height = *load = 0;
     for (int r = 0; r < p; r++) {
         int sends = 0;
         for (int T = 0; T < trees; T++) {
-            tnode_t t = trees == 1 ? btree(p, r) : dtree(p, r, T);
+            tnode_t t = shape_node(shape, p, r, T);
             sends += (t.up >= 0) + nkids(&t);
             int d = 0;
-            for (int x = r; t.up >= 0 && d <= p; d++) {
-                x = t.up;
-                t = trees == 1 ? btree(p, x) : dtree(p, x, T);
+            while (t.up >= 0 && d <= p) {
+                t = shape_node(shape, p, t.up, T);
+                d++;
             }
             if (d > *height) *height = d;
         }
@@ -205,21 +223,25 @@ static void split_shape(int p, int trees, int *height, int *load) {
 
 /* Pipeline model: 2h - 1 steps to fill (up and down the tallest path), then
  * k steps of the busiest rank's port, each message m = n / (trees k) bytes. */
-static double split_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o, int trees) {
+static double split_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o, int shape) {
     uint64_t k = algo_pipeline_chunks(n, o);
-    int h, load;
+    int h, load, trees = shape == SHAPE_DTREE ? 2 : 1;
     if (p < 2) return 0;
-    split_shape(p, trees, &h, &load);
+    split_shape(p, shape, &h, &load);
     double chunk = (double)n / ((double)trees * (double)k);
     return (2.0 * h - 1 + (double)k * load) * (m->alpha + chunk * m->beta);
 }
 
 static double bintree_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
-    return split_cost(m, p, n, o, 1);
+    return split_cost(m, p, n, o, SHAPE_BTREE);
 }
 
 static double dbtree_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
-    return split_cost(m, p, n, o, 2);
+    return split_cost(m, p, n, o, SHAPE_DTREE);
+}
+
+static double chain_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    return split_cost(m, p, n, o, SHAPE_CHAIN);
 }
 
 const algo_t algo_broadcast_bintree = {
@@ -252,4 +274,12 @@ const algo_t algo_allreduce_dbtree = {
     .requires = "any p >= 1, any n; --pipeline K",
     .port_model = "approximation; the engine measures 0.67x-2.23x of it (docs/NOTES.md)",
     .idea = "NCCL's double binary tree: two split trees on half the data, each rank interior in at most one",
+};
+
+const algo_t algo_allreduce_chain = {
+    .coll = COLL_ALLREDUCE, .name = "chain", .build = chain_build, .cost = chain_cost,
+    .cost_text = "approximately (2p - 3 + 2k)(a + (n/k) b)",
+    .requires = "any p >= 1, any n; --pipeline K",
+    .port_model = "approximation; see bintree",
+    .idea = "reduce up a chain and broadcast back down it at once, k chunks pipelined",
 };
