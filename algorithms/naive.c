@@ -108,23 +108,23 @@ static double rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_
     return p < 2 ? 0 : reducing_in(m, p, n, o) + fan_out(m, p, blocks(p, n));
 }
 
-#define NAIVE_PORTS "single-port and multi-port star (max_inflight >= p-1), each exact"
-#define NAIVE_ROW(c, cname, fn, text, what)                                          \
-    const algo_t algo_##cname##_naive = {                                            \
-        .coll = c, .name = "naive", .build = naive_build, .cost = fn,                \
-        .cost_text = text, .requires = "any p >= 1, any n; exact when p divides n",  \
-        .port_model = NAIVE_PORTS, .idea = what};
+#define NAIVE_EXACT "single-port and multi-port star (max_inflight >= p-1), each exact"
+#define NAIVE_ROW(c, cname, fn, text, exact, what)                                  \
+    const algo_t algo_##cname##_naive = {                                           \
+        .coll = c, .name = "naive", .build = naive_build, .cost = fn,               \
+        .cost_text = text, .requires = "any p >= 1, any n",                         \
+        .port_model = exact, .idea = what};
 
 NAIVE_ROW(COLL_ALLREDUCE, allreduce, allreduce_cost,
           "single-port: 2(p-1)a + 2(p-1)nb + (p-1)ng; multi-port star: (p-1)(a + nb + ng) + a + (p-1)nb",
-          "everyone sends to rank 0, which reduces and sends the totals back")
-NAIVE_ROW(COLL_REDUCE, reduce, reduce_cost, "(p-1)(a + nb + ng)",
+          NAIVE_EXACT, "everyone sends to rank 0, which reduces and sends the totals back")
+NAIVE_ROW(COLL_REDUCE, reduce, reduce_cost, "(p-1)(a + nb + ng)", NAIVE_EXACT,
           "everyone sends to the root, which adds them one by one")
 NAIVE_ROW(COLL_BROADCAST, broadcast, bcast_cost, "single-port: (p-1)(a + nb); multi-port star: a + (p-1)nb",
-          "the root sends the buffer to every rank in turn")
+          NAIVE_EXACT, "the root sends the buffer to every rank in turn")
 NAIVE_ROW(COLL_ALLGATHER, allgather, ag_cost,
           "(p-1)(a + ceil(n/p)b) + [single-port: (p-1)(a + nb); multi-port star: a + (p-1)nb]",
-          "everyone sends its block to rank 0, which sends the whole buffer back")
+          NAIVE_EXACT " when p divides n", "everyone sends its block to rank 0, which sends the whole buffer back")
 NAIVE_ROW(COLL_REDUCE_SCATTER, reducescatter, rs_cost,
           "(p-1)(a + nb + ng) + [single-port: (p-1)(a + ceil(n/p)b); multi-port star: a + (p-1)ceil(n/p)b]",
-          "everyone sends everything to rank 0, which reduces and sends each rank its block")
+          NAIVE_EXACT " when p divides n", "everyone sends everything to rank 0, which reduces and sends each rank its block")

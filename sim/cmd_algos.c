@@ -35,11 +35,16 @@ int cmd_algos(int argc, char **argv) {
         return EXIT_OK;
     }
     const algo_t *const *rows = algo_all();
-    for (int i = 0; rows[i]; i++) {
-        if (coll >= 0 && (int)rows[i]->coll != coll) continue;
-        printf("%-10s %-6s %s\n", coll_name(rows[i]->coll), rows[i]->name, rows[i]->idea);
-        printf("%17s cost:     %s\n", "", rows[i]->cost_text);
-        printf("%17s requires: %s; %s\n", "", rows[i]->requires, rows[i]->port_model);
+    for (int c = 0; c < COLL_COUNT; c++) {          /* grouped by collective */
+        if (coll >= 0 && c != coll) continue;
+        printf("%s%s\n", c > 0 && coll < 0 ? "\n" : "", coll_name((coll_t)c));
+        for (int i = 0; rows[i]; i++) {
+            if ((int)rows[i]->coll != c) continue;
+            printf("  %-18s %s\n", rows[i]->name, rows[i]->idea);
+            printf("  %-18s cost      %s\n", "", rows[i]->cost_text);
+            printf("  %-18s requires  %s\n", "", rows[i]->requires);
+            printf("  %-18s exactness %s\n", "", rows[i]->port_model);
+        }
     }
     return EXIT_OK;
 }
