@@ -27,7 +27,7 @@ LIB_SRC  = models/err.c topologies/units.c topologies/topo.c topologies/topo_yam
            sim/run.c sim/kids.c
 CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_algos.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
-BENCH_SRC = bench/bench_engine.c
+BENCH_SRC = bench/bench_engine.c bench/bench_models.c
 
 LIB_OBJ   = $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
@@ -56,8 +56,8 @@ $(B)/baton: $(CLI_OBJ) $(B)/libbaton.a
 $(B)/tests: $(TEST_OBJ) $(B)/libbaton.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(B)/libbaton.a $(LIBS) $(TEST_LIBS)
 
-$(B)/bench_engine: $(BENCH_OBJ) $(B)/libbaton.a
-	$(CC) $(CFLAGS_ALL) -o $@ $(BENCH_OBJ) $(B)/libbaton.a $(LIBS)
+$(B)/bench_%: $(B)/obj/bench/bench_%.o $(B)/libbaton.a
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libbaton.a $(LIBS)
 
 demo: $(B)/baton
 	@sh examples/candy-kids.sh $(B)/baton
@@ -77,8 +77,9 @@ test-san: build/.deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  BATON_BIN=$(SAN)/baton $(SAN)/tests --jobs 2 $(TEST_ARGS)
 
-bench: $(B)/bench_engine
+bench: $(B)/bench_engine $(B)/bench_models
 	$(B)/bench_engine
+	$(B)/bench_models
 
 clean:
 	rm -rf build $(SAN)
