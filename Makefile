@@ -20,6 +20,7 @@ SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC  = models/err.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
+           topologies/expand.c topologies/generate.c topologies/flow.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \

@@ -12,6 +12,15 @@ int cmd_kids(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_algos(int argc, char **argv);
 
+/* --set name=value overrides, collected from the command line. */
+typedef struct cmd_sets {
+    const char *v[64];
+    int n;
+} cmd_sets_t;
+
+/* Remember one --set; EXIT_USAGE (after printing) when there are too many. */
+int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);
+
 /* Print "baton CMD: message" to stderr and return EXIT_USAGE (main.c). */
 int cmd_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print a library error to stderr and return EXIT_INPUT (main.c). */

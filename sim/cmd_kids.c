@@ -20,6 +20,7 @@ static const char help[] =
     "\n"
     "  -m, --method NAME   naive, tree, ring or all (default all)\n"
     "  -t, --topo FILE     the kids' topology\n"
+    "      --set K=V       override a topology parameter\n"
     "  -h, --help          this text\n";
 
 static int tell(const char *method, topo_t *t) {
@@ -37,13 +38,16 @@ static int tell(const char *method, topo_t *t) {
 int cmd_kids(int argc, char **argv) {
     static const struct option opts[] = {{"method", required_argument, 0, 'm'},
                                          {"topo", required_argument, 0, 't'},
+                                         {"set", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    cmd_sets_t sets = {0};
     const char *method = "all", *path = "topologies/candy-kids.yaml";
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":m:t:h", opts, NULL)) != -1) {
         if (ch == 'm') method = optarg;
         else if (ch == 't') path = optarg;
+        else if (ch == 'S') { if (cmd_add_set("kids", &sets, optarg)) return EXIT_USAGE; }
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
         else if (ch == ':') return cmd_usage("kids", "option %s needs a value", argv[optind - 1]);
         else return cmd_usage("kids", "unknown option '%s'", argv[optind - 1]);
@@ -54,7 +58,7 @@ int cmd_kids(int argc, char **argv) {
     if (one && strcmp(method, "naive") && strcmp(method, "tree") && strcmp(method, "ring"))
         return cmd_usage("kids", "unknown method '%s' (naive, tree, ring or all)", method);
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(path, &e);
+    topo_t *t = topo_yaml_load(path, sets.v, sets.n, &e);
     if (t == NULL) return cmd_fail("kids", &e);
     int rc = EXIT_OK;
     for (int i = 0; rc == EXIT_OK && (one ? i < 1 : all[i] != NULL); i++) {

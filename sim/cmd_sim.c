@@ -29,6 +29,7 @@ static const char help[] =
     "                      the buffer into (default: one per MiB)\n"
     "      --group G       ranks per group for hier and hier_leader (default: the\n"
     "                      topology's group_size)\n"
+    "      --set K=V       override a topology parameter (repeatable)\n"
     "      --verify        prove the result (data mode when small, else signatures)%s\n"
     "      --dump          print the schedule (GOAL text) instead of running it\n"
     "      --json          one JSON object instead of the summary\n"
@@ -41,6 +42,7 @@ typedef struct {
     const char *topo, *coll, *algo, *size;
     int verify, json, dump;
     algo_opts_t opts;
+    cmd_sets_t sets;
 } sim_args_t;
 
 /* A whole number in [lo, hi] for option name; -1 after printing usage. */
@@ -62,7 +64,8 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"verify", no_argument, 0, 'V'},     {"json", no_argument, 0, 'j'},
         {"dump", no_argument, 0, 'D'},       {"help", no_argument, 0, 'h'},
         {"root", required_argument, 0, 'R'}, {"channels", required_argument, 0, 'C'},
-        {"pipeline", required_argument, 0, 'P'}, {"group", required_argument, 0, 'G'}, {0, 0, 0, 0}};
+        {"pipeline", required_argument, 0, 'P'}, {"group", required_argument, 0, 'G'},
+        {"set", required_argument, 0, 'S'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -78,6 +81,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'C': if (int_arg(cmd, "--channels", optarg, 1, 64, &a->opts.channels) < 0) return EXIT_USAGE; break;
         case 'P': if (int_arg(cmd, "--pipeline", optarg, 1, 1 << 20, &a->opts.pipeline) < 0) return EXIT_USAGE; break;
         case 'G': if (int_arg(cmd, "--group", optarg, 1, 1 << 30, &a->opts.group) < 0) return EXIT_USAGE; break;
+        case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
         case 'h':
             printf(help, cmd,
                    predict ? "Answer from the algorithm's closed-form alpha-beta-gamma cost on the\n"
@@ -151,7 +155,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     const char *why;
     if (units_size(a.size, &bytes, &why) < 0) return cmd_usage(cmd, "bad size '%s': %s", a.size, why);
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(a.topo, &e);
+    topo_t *t = topo_yaml_load(a.topo, a.sets.v, a.sets.n, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
     if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes, &a.opts); topo_free(t); return rc; }
     run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,

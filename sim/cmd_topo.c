@@ -1,62 +1,134 @@
-/* cmd_topo.c - `baton topo FILE [--check]`: what the file describes. */
+/* cmd_topo.c - `baton topo FILE [--check] [--dot] [--set K=V]`. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../topologies/flow.h"
 #include "../topologies/topo_yaml.h"
 #include "../topologies/units.h"
 #include "cmd.h"
 
 static const char help[] =
-    "usage: baton topo TOPO.yaml [--check]\n"
+    "usage: baton topo TOPO.yaml [--check | --dot] [--set K=V ...]\n"
     "\n"
-    "Print a summary of the topology: ranks, nodes by kind, links, each rank's\n"
-    "injection bandwidth, and the uniform alpha/beta/gamma a closed form sees.\n"
-    "With --check only validate the file (exit 0 if it is fine, 1 with a\n"
-    "file:line:col message if not).\n";
+    "Summarise the topology: its parameters (override with --set), ranks, nodes\n"
+    "by kind, link classes, each rank's injection bandwidth, the bisection\n"
+    "bandwidth between the two halves of the ranks (a max-flow min cut), and the\n"
+    "uniform alpha/beta/gamma the closed forms see.\n"
+    "  --check   only validate (exit 0 if fine, 1 with file:line:col if not)\n"
+    "  --dot     write the graph in Graphviz DOT to standard output\n";
+
+static void params(const topo_t *t) {
+    if (topo_nparams(t) == 0) return;
+    printf("  parameters     ");
+    for (int i = 0; i < topo_nparams(t); i++) {
+        const char *n, *v;
+        topo_param_at(t, i, &n, &v);
+        printf("%s%s=%s", i ? ", " : "", n, v);
+    }
+    printf("\n");
+}
+
+/* Distinct (bandwidth, latency) pairs among the full-duplex links. */
+static void link_classes(const topo_t *t) {
+    int n = topo_nlinks(t) / 2, nc = 0;
+    double (*cls)[3] = calloc((size_t)n + 1, sizeof *cls);
+    for (int l = 0; cls && l < n; l++) {
+        const topo_dlink_t *d = topo_dlink(t, 2 * l);
+        int k = 0;
+        while (k < nc && !(cls[k][0] == d->bw && cls[k][1] == d->lat)) k++;
+        if (k == nc) { cls[nc][0] = d->bw; cls[nc][1] = d->lat; nc++; }
+        cls[k][2]++;
+    }
+    for (int k = 0; k < nc; k++) {
+        char lat[64];
+        units_fmt_time(cls[k][1], lat, sizeof lat);
+        printf("  link class     %5.0f x %g GB/s, %s\n", cls[k][2], cls[k][0] / 1e9, lat);
+    }
+    free(cls);
+}
+
+static double injection(const topo_t *t, int r) {
+    int node = topo_rank_node(t, r);
+    double inj = 0;
+    for (int l = 0; l < topo_nlinks(t); l++)
+        if (topo_dlink(t, l)->src == node) inj += topo_dlink(t, l)->bw;
+    return inj;
+}
 
 static void summary(topo_t *t, const cost_model_t *m) {
-    int kinds[NODE_KIND_COUNT] = {0};
+    int kinds[NODE_KIND_COUNT] = {0}, p = topo_nranks(t);
     for (int i = 0; i < topo_nnodes(t); i++) kinds[topo_node(t, i)->kind]++;
-    printf("topology %s: %d ranks, %d nodes (", topo_name(t), topo_nranks(t), topo_nnodes(t));
+    printf("topology %s: %d ranks, %d nodes (", topo_name(t), p, topo_nnodes(t));
     for (int k = 0, first = 1; k < NODE_KIND_COUNT; k++)
         if (kinds[k]) { printf("%s%d %s", first ? "" : ", ", kinds[k], topo_kind_name((node_kind_t)k)); first = 0; }
     printf("), %d full-duplex links\n", topo_nlinks(t) / 2);
-    const topo_params_t *p = topo_params_c(t);
-    if (p->ports == 0) printf("  ports per rank  unlimited (multi-port)\n");
-    else printf("  ports per rank  %d%s\n", p->ports, p->ports == 1 ? " (single-port)" : "");
-    if (p->reduce_bw > 0) printf("  reduce          %.4g GB/s\n", p->reduce_bw / 1e9);
-    else printf("  reduce          free (reduce_bw 0)\n");
-    printf("  sends in flight %d per stream (max_inflight)\n", p->max_inflight);
-    for (int r = 0; r < topo_nranks(t); r++) {
-        int node = topo_rank_node(t, r);
-        double inj = 0;
-        for (int l = 0; l < topo_nlinks(t); l++)
-            if (topo_dlink(t, l)->src == node) inj += topo_dlink(t, l)->bw;
-        printf("  rank %-4d %-12s injection %.4g GB/s\n", r, topo_rank_name(t, r), inj / 1e9);
+    params(t);
+    const topo_params_t *tp = topo_params_c(t);
+    if (tp->ports == 0) printf("  ports per rank unlimited (multi-port)\n");
+    else printf("  ports per rank %d%s\n", tp->ports, tp->ports == 1 ? " (single-port)" : "");
+    if (tp->reduce_bw > 0) printf("  reduce         %.4g GB/s\n", tp->reduce_bw / 1e9);
+    else printf("  reduce         free (reduce_bw 0)\n");
+    if (tp->group_size) printf("  groups         %d ranks each (%d groups)\n", tp->group_size, p / tp->group_size);
+    link_classes(t);
+    double lo = 1e300, hi = 0;
+    for (int r = 0; r < p; r++) {
+        double inj = injection(t, r);
+        lo = inj < lo ? inj : lo;
+        hi = inj > hi ? inj : hi;
+    }
+    printf("  injection      %.4g GB/s per rank%s", lo / 1e9, lo == hi ? "" : " (least)");
+    if (lo != hi) printf(", %.4g GB/s (most)", hi / 1e9);
+    printf("\n");
+    if (p > 1) {
+        double b = flow_between_halves(t, p / 2);
+        printf("  bisection      %.4g GB/s per direction (ranks 0..%d vs %d..%d), %.4g GB/s per rank\n",
+               b / 1e9, p / 2 - 1, p / 2, p - 1, b / 1e9 / (p / 2));
     }
     char a[64];
     units_fmt_time(m->alpha, a, sizeof a);
-    printf("  closed forms see alpha %s, bandwidth %.4g GB/s\n", a, m->beta > 0 ? 1e-9 / m->beta : 0);
+    printf("  closed forms   alpha %s, bandwidth %.4g GB/s, %s\n", a, m->beta > 0 ? 1e-9 / m->beta : 0,
+           m->ports == 1 ? "single-port" : "multi-port");
+}
+
+static void dot(const topo_t *t) {
+    printf("graph \"%s\" {\n  node [shape=box, fontsize=10];\n", topo_name(t));
+    for (int i = 0; i < topo_nnodes(t); i++) {
+        const topo_node_t *n = topo_node(t, i);
+        if (n->rank >= 0) printf("  \"%s\" [shape=ellipse, label=\"%s\\nrank %d\"];\n", n->name, n->name, n->rank);
+        else printf("  \"%s\" [label=\"%s\\n%s\"];\n", n->name, n->name, topo_kind_name(n->kind));
+    }
+    for (int l = 0; l < topo_nlinks(t); l += 2) {
+        const topo_dlink_t *d = topo_dlink(t, l);
+        printf("  \"%s\" -- \"%s\" [label=\"%g GB/s\"];\n", topo_node(t, d->src)->name, topo_node(t, d->dst)->name, d->bw / 1e9);
+    }
+    printf("}\n");
 }
 
 int cmd_topo(int argc, char **argv) {
-    static const struct option opts[] = {{"check", no_argument, 0, 'c'},
+    static const struct option opts[] = {{"check", no_argument, 0, 'c'}, {"dot", no_argument, 0, 'd'},
+                                         {"set", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int ch, check = 0;
+    int ch, check = 0, want_dot = 0;
+    cmd_sets_t sets = {0};
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (ch == 'c') check = 1;
+        else if (ch == 'd') want_dot = 1;
+        else if (ch == 'S') { if (cmd_add_set("topo", &sets, optarg)) return EXIT_USAGE; }
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
+        else if (ch == ':') return cmd_usage("topo", "option %s needs a value", argv[optind - 1]);
         else return cmd_usage("topo", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind != argc - 1) return cmd_usage("topo", "expected one topology file");
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(argv[optind], &e);
+    topo_t *t = topo_yaml_load(argv[optind], sets.v, sets.n, &e);
     if (t == NULL) return cmd_fail("topo", &e);
     cost_model_t m;
     if (topo_cost_model(t, &m, &e) < 0) { topo_free(t); return cmd_fail("topo", &e); }
     if (check) printf("%s: ok (%d ranks)\n", argv[optind], topo_nranks(t));
+    else if (want_dot) dot(t);
     else summary(t, &m);
     topo_free(t);
     return EXIT_OK;

@@ -17,6 +17,10 @@ static const char usage[] =
     "  topo      summarise or check a topology file\n"
     "  algos     list the algorithms with their cost formulas and requirements\n"
     "\n"
+    "Every command that reads a topology takes --set name=value (repeatable) to\n"
+    "override the file's parameters (baton topo FILE lists them) or ports,\n"
+    "reduce_bw, max_inflight and group_size.\n"
+    "\n"
     "example:\n"
     "  baton sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1GiB --verify\n";
 
@@ -28,6 +32,13 @@ int cmd_usage(const char *cmd, const char *fmt, ...) {
     va_end(ap);
     fprintf(stderr, "\n(see: baton %s --help)\n", cmd);
     return EXIT_USAGE;
+}
+
+int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg) {
+    if (s->n == (int)(sizeof s->v / sizeof s->v[0])) return cmd_usage(cmd, "too many --set options");
+    if (strchr(arg, '=') == NULL) return cmd_usage(cmd, "--set %s: write --set name=value", arg);
+    s->v[s->n++] = arg;
+    return 0;
 }
 
 int cmd_fail(const char *cmd, const baton_err_t *e) {

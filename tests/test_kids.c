@@ -7,7 +7,7 @@
 
 static topo_t *kids_topo(void) {
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("topologies/candy-kids.yaml", &e);
+    topo_t *t = topo_yaml_load("topologies/candy-kids.yaml", NULL, 0, &e);
     cr_assert_not_null(t, "%s", e.msg);
     return t;
 }

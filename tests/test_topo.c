@@ -6,7 +6,7 @@
 
 static void expect_error(const char *file, const char *where, const char *what) {
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(file, &e);
+    topo_t *t = topo_yaml_load(file, NULL, 0, &e);
     cr_assert_null(t, "%s should be rejected", file);
     topo_free(t);
     cr_expect_neq(e.code, 0);
@@ -51,7 +51,7 @@ Test(topo_yaml, shipped_topologies_load) {
     int ranks[] = {4, 8, 8};
     for (int i = 0; i < 3; i++) {
         baton_err_t e = {0};
-        topo_t *t = topo_yaml_load(files[i], &e);
+        topo_t *t = topo_yaml_load(files[i], NULL, 0, &e);
         cr_assert_not_null(t, "%s: %s", files[i], e.msg);
         cr_expect_eq(topo_nranks(t), ranks[i], "%s", files[i]);
         topo_free(t);
@@ -60,7 +60,7 @@ Test(topo_yaml, shipped_topologies_load) {
 
 Test(topo_yaml, candy_kids_names_and_params) {
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("topologies/candy-kids.yaml", &e);
+    topo_t *t = topo_yaml_load("topologies/candy-kids.yaml", NULL, 0, &e);
     cr_assert_not_null(t, "%s", e.msg);
     const char *names[] = {"Anna", "Ben", "Cara", "Dan"};
     for (int r = 0; r < 4; r++) cr_expect_str_eq(topo_rank_name(t, r), names[r]);
@@ -71,7 +71,7 @@ Test(topo_yaml, candy_kids_names_and_params) {
 
 Test(topo_yaml, hgx_h100_is_450GBps_through_a_switch) {
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("topologies/hgx-h100.yaml", &e);
+    topo_t *t = topo_yaml_load("topologies/hgx-h100.yaml", NULL, 0, &e);
     cr_assert_not_null(t, "%s", e.msg);
     topo_route_t rt;
     cr_assert_eq(topo_route(t, 0, 7, &rt, &e), 0);
@@ -84,7 +84,7 @@ Test(topo_yaml, hgx_h100_is_450GBps_through_a_switch) {
 
 Test(topo, routes_are_shortest_in_hops_and_cached) {
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("tests/data/two-hop.yaml", &e);
+    topo_t *t = topo_yaml_load("tests/data/two-hop.yaml", NULL, 0, &e);
     cr_assert_not_null(t, "%s", e.msg);
     topo_route_t rt;
     cr_assert_eq(topo_route(t, 0, 2, &rt, &e), 0);
@@ -107,7 +107,7 @@ Test(topo, routes_are_shortest_in_hops_and_cached) {
 
 Test(topo, cost_model_is_the_worst_pair) {
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("tests/data/two-hop.yaml", &e);
+    topo_t *t = topo_yaml_load("tests/data/two-hop.yaml", NULL, 0, &e);
     cr_assert_not_null(t, "%s", e.msg);
     cost_model_t m;
     cr_assert_eq(topo_cost_model(t, &m, &e), 0);

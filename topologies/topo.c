@@ -32,6 +32,8 @@ struct topo {
     int32_t *cur;        /* the block being filled */
     int32_t cur_used;
     int *bfs_parent, *bfs_queue;   /* scratch for route search */
+    char **param_name, **param_value;   /* what the file's parameters were */
+    int nparams;
 };
 
 static const char *kind_names[NODE_KIND_COUNT] = {"gpu", "switch", "nic", "cpu"};
@@ -51,6 +53,7 @@ topo_t *topo_create(const char *name) {
     if (t->name == NULL) { free(t); return NULL; }
     t->params.ports = 0;
     t->params.max_inflight = 8;
+    t->params.p2p = 1;
     return t;
 }
 
@@ -67,8 +70,32 @@ void topo_free(topo_t *t) {
     free(t->blocks);
     free(t->bfs_parent);
     free(t->bfs_queue);
+    for (int i = 0; i < t->nparams; i++) { free(t->param_name[i]); free(t->param_value[i]); }
+    free(t->param_name);
+    free(t->param_value);
     free(t->name);
     free(t);
+}
+
+int topo_add_param(topo_t *t, const char *name, const char *value) {
+    char **n = realloc(t->param_name, (size_t)(t->nparams + 1) * sizeof *n);
+    if (n == NULL) return -1;
+    t->param_name = n;
+    char **v = realloc(t->param_value, (size_t)(t->nparams + 1) * sizeof *v);
+    if (v == NULL) return -1;
+    t->param_value = v;
+    n[t->nparams] = strdup(name);
+    v[t->nparams] = strdup(value);
+    if (!n[t->nparams] || !v[t->nparams]) { free(n[t->nparams]); free(v[t->nparams]); return -1; }
+    t->nparams++;
+    return 0;
+}
+
+int topo_nparams(const topo_t *t) { return t->nparams; }
+
+void topo_param_at(const topo_t *t, int i, const char **name, const char **value) {
+    *name = t->param_name[i];
+    *value = t->param_value[i];
 }
 
 int topo_find_node(const topo_t *t, const char *name) {
@@ -103,6 +130,7 @@ int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int c
     n->rank = -1;
     n->line = line;
     n->col = col;
+    n->transit = kind != NODE_GPU;
     return t->nnodes++;
 }
 
@@ -117,6 +145,8 @@ int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e
     t->dl[t->ndl++] = (topo_dlink_t){b, a, bw, lat};
     return 0;
 }
+
+void topo_set_transit(topo_t *t, int node, int transit) { t->nodes[node].transit = transit; }
 
 int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e) {
     if (rank < 0) return err_set(e, BATON_EINVAL, "rank must not be negative");
@@ -143,20 +173,20 @@ static int build_adjacency(topo_t *t) {
 }
 
 /* Breadth-first search from node s, stopping once `stop` is reached (-1:
- * search everything); parent[v] = directed link into v, -1 if unreached, -2
- * for s. Returns the number of nodes reached. Stopping early changes no
- * parent already set, so routes are the same as from a full search. */
+ * search everything): dist[v] = hops from s, -1 if not reached. Stopping
+ * early leaves every node closer than `stop` with its final distance. */
 static int bfs(topo_t *t, int s, int stop) {
-    int *par = t->bfs_parent, *q = t->bfs_queue, head = 0, tail = 0;
-    for (int i = 0; i < t->nnodes; i++) par[i] = -1;
-    par[s] = -2;
+    int *dist = t->bfs_parent, *q = t->bfs_queue, head = 0, tail = 0;
+    for (int i = 0; i < t->nnodes; i++) dist[i] = -1;
+    dist[s] = 0;
     q[tail++] = s;
     while (head < tail) {
         int u = q[head++];
+        if (u != s && !t->nodes[u].transit) continue;       /* an endpoint, not a relay */
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
             int v = t->dl[t->adj[k]].dst;
-            if (par[v] != -1) continue;
-            par[v] = t->adj[k];
+            if (dist[v] >= 0) continue;
+            dist[v] = dist[u] + 1;
             q[tail++] = v;
             if (v == stop) return tail;
         }
@@ -199,7 +229,7 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     bfs(t, t->rank_node[0], -1);
     for (int r = 1; r < t->nranks; r++) {
         const topo_node_t *n = &t->nodes[t->rank_node[r]];
-        if (t->bfs_parent[t->rank_node[r]] == -1)
+        if (t->bfs_parent[t->rank_node[r]] < 0)
             return err_set(e, BATON_EPARSE,
                            "%s:%d:%d: rank %d ('%s') is disconnected: no path from rank 0 ('%s')",
                            file, n->line, n->col, r, n->name, t->nodes[t->rank_node[0]].name);
@@ -263,42 +293,71 @@ static int32_t *route_alloc(topo_t *t, int n) {
     return r;
 }
 
-/* Walk the search tree back from dst and store the route in slot. */
-static int route_store_links(topo_t *t, int dst, route_slot_t *slot) {
-    int n = 0;
-    for (int v = dst; t->bfs_parent[v] >= 0; v = t->dl[t->bfs_parent[v]].src) n++;
+static uint64_t mix(uint64_t x) {
+    x ^= x >> 31; x *= 0x7fb5d329728ea185ULL; x ^= x >> 27; x *= 0x81dadef4bc2dd44dULL;
+    return x ^ (x >> 33);
+}
+
+/* Is link k out of u one step closer to d, through a node routes may use? */
+static int next_hop(const topo_t *t, const int *dist, int u, int d, int k) {
+    int v = t->dl[t->adj[k]].dst;
+    return dist[v] >= 0 && dist[v] == dist[u] - 1 && (v == d || t->nodes[v].transit);
+}
+
+/* Walk from s towards d (dist[] = hops to d) choosing among the equal-cost
+ * next hops by a hash of (s, d, hop): deterministic ECMP. Stores the route. */
+static int route_walk(topo_t *t, int s, int d, uint64_t key, route_slot_t *slot) {
+    const int *dist = t->bfs_parent;
+    int n = dist[s];
     int32_t *links = route_alloc(t, n > 0 ? n : 1);
     if (links == NULL) return -1;
-    slot->links = links;
-    slot->nlinks = n;
-    slot->lat = 0;
-    slot->bw = 1e300;
-    int i = n;
-    for (int v = dst; t->bfs_parent[v] >= 0; v = t->dl[t->bfs_parent[v]].src) {
-        const topo_dlink_t *l = &t->dl[t->bfs_parent[v]];
-        links[--i] = t->bfs_parent[v];
-        slot->lat += l->lat;
-        if (l->bw < slot->bw) slot->bw = l->bw;
+    *slot = (route_slot_t){.links = links, .nlinks = n, .lat = 0, .bw = 1e300};
+    for (int u = s, hop = 0; u != d; hop++) {
+        int ways = 0, pick;
+        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) ways += next_hop(t, dist, u, d, k);
+        pick = (int)(mix(key * 0x9e3779b97f4a7c15ULL + (uint64_t)hop) % (uint64_t)ways);
+        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
+            const topo_dlink_t *l = &t->dl[t->adj[k]];
+            if (!next_hop(t, dist, u, d, k) || pick-- > 0) continue;
+            links[hop] = t->adj[k];
+            slot->lat += l->lat;
+            if (l->bw < slot->bw) slot->bw = l->bw;
+            u = l->dst;
+            break;
+        }
     }
     return 0;
 }
 
-/* A direct link wins without a search (the common case in meshes and rings). */
-static int direct_link(const topo_t *t, int s, int d) {
-    for (int k = t->adj_off[s]; k < t->adj_off[s + 1]; k++)
-        if (t->dl[t->adj[k]].dst == d) return t->adj[k];
+/* The CPU nearest to node s (first found breadth-first), or -1. */
+static int nearest_cpu(topo_t *t, int s) {
+    int reached = bfs(t, s, -1);
+    for (int i = 0; i < reached; i++)
+        if (t->nodes[t->bfs_queue[i]].kind == NODE_CPU) return t->bfs_queue[i];
     return -1;
 }
 
-static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
-    int l = direct_link(t, s, d);
-    if (l >= 0) {
-        t->bfs_parent[d] = l;
-        t->bfs_parent[s] = -2;
-        return route_store_links(t, d, slot);
+static int route_compute(topo_t *t, int s, int d, uint64_t key, route_slot_t *slot) {
+    int via = -1;
+    if (!t->params.p2p && s != d && t->nodes[s].kind == NODE_GPU && t->nodes[d].kind == NODE_GPU)
+        via = nearest_cpu(t, s);
+    if (via < 0) {
+        bfs(t, d, s);              /* distances to d; links are full duplex */
+        return route_walk(t, s, d, key, slot);
     }
-    bfs(t, s, d);
-    return route_store_links(t, d, slot);
+    /* staged in host memory: s up to the CPU, then down to d */
+    route_slot_t up, down;
+    bfs(t, via, s);
+    if (route_walk(t, s, via, key, &up) < 0) return -1;
+    bfs(t, d, via);
+    if (route_walk(t, via, d, key + 1, &down) < 0) return -1;
+    int32_t *links = route_alloc(t, up.nlinks + down.nlinks);
+    if (links == NULL) return -1;
+    memcpy(links, up.links, (size_t)up.nlinks * sizeof *links);
+    memcpy(links + up.nlinks, down.links, (size_t)down.nlinks * sizeof *links);
+    *slot = (route_slot_t){.links = links, .nlinks = up.nlinks + down.nlinks, .lat = up.lat + down.lat,
+                           .bw = up.bw < down.bw ? up.bw : down.bw};
+    return 0;
 }
 
 int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e) {
@@ -310,7 +369,7 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
     route_slot_t *slot = route_slot(t, key);
     if (slot->key == 0) {
         int s = t->rank_node[src_rank], d = t->rank_node[dst_rank];
-        if (route_compute(t, s, d, slot) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
+        if (route_compute(t, s, d, key, slot) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
         slot->key = key;
         t->route_count++;
     }

@@ -5,10 +5,13 @@
  * 2i+1 (b->a), each with its own bandwidth and latency. Ranks are nodes that
  * run a collective's program (normally GPUs), numbered 0..p-1.
  *
- * Routes are deterministic shortest paths in hops; among equal-hop paths the
- * breadth-first search keeps the one through links declared first. They are
- * computed on first use and cached per (source, destination) rank pair, so a
- * ring on 4,096 ranks stores 4,096 routes, not 16 million.
+ * Routes are shortest paths in hops that pass only through transit nodes
+ * (switches, NICs, CPUs; not GPUs unless marked, as a torus does). Where several next hops are equally
+ * short (the spines of a fat-tree), a hash of (source, destination, hop)
+ * picks one: deterministic ECMP, so flows spread over the spines and the same
+ * inputs always give the same routes. They are computed on first use and
+ * cached per (source, destination) rank pair, so a ring on 4,096 ranks stores
+ * 4,096 routes, not 16 million.
  *
  * Ownership: topo_create returns an empty topology owned by the caller;
  * names are copied; topo_free releases everything. */
@@ -27,6 +30,8 @@ typedef struct topo_node {
     node_kind_t kind;
     int rank;            /* -1 if the node is not a rank */
     int line, col;       /* where it was declared (0 if built in code) */
+    int transit;         /* may routes pass through it? GPUs: no (an NVLink GPU
+                            does not relay for others), others: yes */
 } topo_node_t;
 
 typedef struct topo_dlink {
@@ -49,16 +54,25 @@ typedef struct topo_params {
     double reduce_bw;    /* bytes/s a rank reduces; 0 = reductions are free */
     int max_inflight;    /* sends a stream may have posted and unfinished */
     int group_size;      /* ranks per group (node) for hierarchical algorithms; 0 = none */
+    int p2p;             /* 1: GPUs reach each other directly; 0: GPU-to-GPU traffic is
+                            staged in host memory (routed via the nearest CPU) */
 } topo_params_t;
 
 topo_t *topo_create(const char *name);
 void topo_free(topo_t *t);
+
+/* Record a parameter the topology was built with (for summaries). */
+int topo_add_param(topo_t *t, const char *name, const char *value);
+int topo_nparams(const topo_t *t);
+void topo_param_at(const topo_t *t, int i, const char **name, const char **value);
 
 /* Add a node; returns its index or a negative error (duplicate name). */
 int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int col,
                   baton_err_t *e);
 /* Add a full-duplex link with the same bandwidth and latency both ways. */
 int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e);
+/* Let routes pass through a node (or not); before topo_finalize. */
+void topo_set_transit(topo_t *t, int node, int transit);
 /* Give node `node` rank number `rank` (before topo_finalize). */
 int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e);
 

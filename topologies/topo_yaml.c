@@ -1,20 +1,30 @@
 /* topo_yaml.c - read a topology from YAML. The only file that includes <yaml.h>.
  *
- * Format (see topologies/README.md):
+ * Format (topologies/README.md has the full reference):
  *
- *   name: hgx-h100
+ *   name: cluster-h100
+ *   params: {nodes: 2, nic_bw: 400Gb/s}     # defaults; --set nodes=128 overrides
  *   ports: 0              # transfers a rank may send/receive at once, 0 = unlimited
  *   reduce_bw: 0          # bytes/s of a rank's reduction, 0 = free
+ *   max_inflight: 8       # sends a stream may have posted and unfinished
  *   group_size: 8         # ranks per node, for hierarchical algorithms
+ *   p2p: true             # false: GPU-to-GPU traffic is staged in host memory
  *   nodes:
- *     - {name: gpu0, kind: gpu}          # gpus get ranks in order unless `rank:` says
- *     - {name: nvswitch, kind: switch}
+ *     - {name: "n[0-${nodes-1}].gpu[0-7]"}          # gpus get ranks in order
+ *     - {name: "n[0-${nodes-1}].nvswitch", kind: switch}
  *   links:
- *     - {a: gpu0, b: nvswitch, bw: 450GB/s, latency: 0.6us}
- *     - {mesh: [A, B, C], bw: 1B/s, latency: 0s}   # every pair
+ *     - {a: "n[0-${nodes-1}].gpu[0-7]", b: "n[0-${nodes-1}].nvswitch", bw: 450GB/s, latency: 0.3us}
+ *     - {mesh: [A, B, C], bw: 1B/s, latency: 0s}    # every pair
+ *     - {a: x, b: y, bw: 12GB/s, latency: 1us, if: "${p2p}"}   # only when true
+ *   generate:
+ *     - {fat_tree: "n[0-${nodes-1}].nic[0-7]", radix: 64, oversubscription: 1, rails: 8,
+ *        bw: "${nic_bw}", latency: 1us}
+ *     - {torus: "gpu[0-15]", dims: [4, 4], bw: 100GB/s, latency: 1us}
  *
+ * Link patterns pair their two sides: equal counts zip; one side of one node
+ * fans out; otherwise each b gets an equal run of consecutive a's.
  * The whole document is loaded first (libyaml's document API keeps every
- * node's line and column), then walked; every error is "file:line:col: what". */
+ * node's line and column); every error is "file:line:col: what". */
 #include "topo_yaml.h"
 
 #include <errno.h>
@@ -23,7 +33,11 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "expand.h"
+#include "generate.h"
 #include "units.h"
+
+#define TEXT 1024
 
 typedef struct {
     yaml_document_t doc;
@@ -31,10 +45,11 @@ typedef struct {
     topo_t *t;
     baton_err_t *e;
     int next_rank;
+    expand_params_t params;
 } ctx_t;
 
 static int fail(ctx_t *c, yaml_node_t *n, const char *fmt, const char *a, const char *b) {
-    char what[384];
+    char what[2400];
     snprintf(what, sizeof what, fmt, a ? a : "", b ? b : "");
     return err_set(c->e, BATON_EPARSE, "%s:%lu:%lu: %s", c->file,
                    (unsigned long)n->start_mark.line + 1,
@@ -68,34 +83,46 @@ static int only_keys(ctx_t *c, yaml_node_t *m, const char *const *keys, const ch
     return 0;
 }
 
-static int want_scalar(ctx_t *c, yaml_node_t *m, yaml_node_t *v, const char *key, const char **out) {
-    if (v == NULL) return fail(c, m, "missing '%s'", key, NULL);
-    if (!(*out = scalar(v))) return fail(c, v, "'%s' must be a single value", key, NULL);
+/* The scalar v with its ${...} substituted, into buf. */
+static int text(ctx_t *c, yaml_node_t *v, const char *key, char *buf) {
+    const char *s = scalar(v), *why;
+    if (s == NULL) return fail(c, v, "'%s' must be a single value", key, NULL);
+    if (expand_subst(&c->params, s, buf, TEXT, &why) < 0) return fail(c, v, "in '%s': %s", s, why);
     return 0;
 }
 
-static int get_bw(ctx_t *c, yaml_node_t *m, const char *key, double *out) {
-    const char *s, *why;
+/* Required key, as substituted text. */
+static int need(ctx_t *c, yaml_node_t *m, const char *key, char *buf, yaml_node_t **vn) {
     yaml_node_t *v = get(c, m, key);
-    int rc = want_scalar(c, m, v, key, &s);
+    if (v == NULL) return fail(c, m, "missing '%s'", key, NULL);
+    if (vn) *vn = v;
+    return text(c, v, key, buf);
+}
+
+static int get_bw(ctx_t *c, yaml_node_t *m, const char *key, double *out) {
+    char s[TEXT];
+    const char *why;
+    yaml_node_t *v = NULL;
+    int rc = need(c, m, key, s, &v);
     if (rc < 0) return rc;
     if (units_bandwidth(s, out, &why) < 0) return fail(c, v, "bad bandwidth '%s': %s", s, why);
     return 0;
 }
 
 static int get_time(ctx_t *c, yaml_node_t *m, const char *key, double *out) {
-    const char *s, *why;
-    yaml_node_t *v = get(c, m, key);
-    int rc = want_scalar(c, m, v, key, &s);
+    char s[TEXT];
+    const char *why;
+    yaml_node_t *v = NULL;
+    int rc = need(c, m, key, s, &v);
     if (rc < 0) return rc;
     if (units_time(s, out, &why) < 0) return fail(c, v, "bad latency '%s': %s", s, why);
     return 0;
 }
 
 static int get_int(ctx_t *c, yaml_node_t *v, const char *key, int lo, int *out) {
-    const char *s = scalar(v);
-    char *end;
-    if (s == NULL) return fail(c, v, "'%s' must be a whole number", key, NULL);
+    char s[TEXT], *end;
+    int rc = text(c, v, key, s);
+    if (rc < 0) return rc;
     errno = 0;
     long x = strtol(s, &end, 10);
     if (end == s || *end || errno || x < lo || x > 1 << 30)
@@ -104,72 +131,184 @@ static int get_int(ctx_t *c, yaml_node_t *v, const char *key, int lo, int *out) 
     return 0;
 }
 
-static int add_node(ctx_t *c, yaml_node_t *n) {
-    static const char *const keys[] = {"name", "kind", "rank", NULL};
-    if (n->type != YAML_MAPPING_NODE) return fail(c, n, "a node must be a mapping {name: ..., kind: ...}", NULL, NULL);
-    int rc = only_keys(c, n, keys, "a node");
-    const char *name, *kind = "gpu";
-    if (rc < 0 || (rc = want_scalar(c, n, get(c, n, "name"), "name", &name)) < 0) return rc;
-    yaml_node_t *kv = get(c, n, "kind");
-    if (kv && !(kind = scalar(kv))) return fail(c, kv, "'kind' must be one of gpu, switch, nic, cpu", NULL, NULL);
-    int k = topo_kind_parse(kind);
-    if (k < 0) return fail(c, kv, "unknown node kind '%s' (gpu, switch, nic or cpu)", kind, NULL);
-    yaml_node_t *nn = get(c, n, "name");
-    if (topo_find_node(c->t, name) >= 0) return fail(c, nn, "duplicate node name '%s'", name, NULL);
-    int id = topo_add_node(c->t, name, (node_kind_t)k, (int)nn->start_mark.line + 1,
-                           (int)nn->start_mark.column + 1, c->e);
-    if (id < 0) return id;
-    int rank = -1;
-    yaml_node_t *rv = get(c, n, "rank");
-    if (rv && (rc = get_int(c, rv, "rank", 0, &rank)) < 0) return rc;
-    if (rank < 0 && k == NODE_GPU) rank = c->next_rank++;
-    return rank >= 0 ? topo_set_rank(c->t, id, rank, c->e) : 0;
-}
-
-static int endpoint(ctx_t *c, yaml_node_t *m, yaml_node_t *v, const char *key) {
-    const char *s;
-    int rc = want_scalar(c, m, v, key, &s);
+/* A boolean key's value: 1, 0, `absent` if missing, negative on error. */
+static int get_bool(ctx_t *c, yaml_node_t *m, const char *key, int absent) {
+    yaml_node_t *v = get(c, m, key);
+    char s[TEXT];
+    if (v == NULL) return absent;
+    int rc = text(c, v, key, s);
     if (rc < 0) return rc;
-    int id = topo_find_node(c->t, s);
-    if (id < 0) return fail(c, v, "unknown node '%s' (declare it under nodes:)", s, NULL);
-    return id;
+    int b = expand_bool(s);
+    return b < 0 ? fail(c, v, "'%s' must be true or false, not '%s'", key, s) : b;
 }
 
-static int add_mesh(ctx_t *c, yaml_node_t *mv, double bw, double lat) {
-    if (mv->type != YAML_SEQUENCE_NODE) return fail(c, mv, "'mesh' must be a list of node names", NULL, NULL);
-    int n = (int)(mv->data.sequence.items.top - mv->data.sequence.items.start), rc;
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++) {
-            int a = endpoint(c, mv, node(c, mv->data.sequence.items.start[i]), "mesh");
-            int b = endpoint(c, mv, node(c, mv->data.sequence.items.start[j]), "mesh");
-            if (a < 0) return a;
-            if (b < 0) return b;
-            if (a == b) return fail(c, mv, "node '%s' appears twice in the mesh", topo_node(c->t, a)->name, NULL);
-            if ((rc = topo_add_link(c->t, a, b, bw, lat, c->e)) < 0) return rc;
+/* `if:` / `unless:` decide whether an entry exists: 1 yes, 0 no, negative error. */
+static int wanted(ctx_t *c, yaml_node_t *m) {
+    int yes = get_bool(c, m, "if", 1), no = get_bool(c, m, "unless", 0);
+    if (yes < 0) return yes;
+    if (no < 0) return no;
+    return yes && !no;
+}
+
+/* Node ids named by a pattern (or a list of patterns); malloc'd into *ids. */
+static int resolve(ctx_t *c, yaml_node_t *v, const char *key, int **ids, int *n) {
+    int cap = 0, count = 0, rc = 0;
+    int items = v->type == YAML_SEQUENCE_NODE ? (int)(v->data.sequence.items.top - v->data.sequence.items.start) : 1;
+    *ids = NULL;
+    for (int i = 0; i < items && rc == 0; i++) {
+        yaml_node_t *it = v->type == YAML_SEQUENCE_NODE ? node(c, v->data.sequence.items.start[i]) : v;
+        char s[TEXT], **names = NULL;
+        const char *why;
+        int k = 0;
+        if ((rc = text(c, it, key, s)) < 0) break;
+        if (expand_range(s, &names, &k, &why) < 0) { rc = fail(c, it, "bad name pattern '%s': %s", s, why); break; }
+        for (int j = 0; j < k && rc == 0; j++) {
+            int id = topo_find_node(c->t, names[j]);
+            if (id < 0) { rc = fail(c, it, "unknown node '%s' (declare it under nodes:)", names[j], NULL); break; }
+            if (count == cap) {
+                cap = cap ? cap * 2 : 64;
+                int *q = realloc(*ids, (size_t)cap * sizeof *q);
+                if (q == NULL) { rc = err_set(c->e, BATON_ENOMEM, "out of memory"); break; }
+                *ids = q;
+            }
+            (*ids)[count++] = id;
         }
+        expand_names_free(names, k);
+    }
+    if (rc < 0) { free(*ids); *ids = NULL; return rc; }
+    *n = count;
     return 0;
 }
 
+static int add_node(ctx_t *c, yaml_node_t *n) {
+    static const char *const keys[] = {"name", "kind", "rank", "transit", "if", "unless", NULL};
+    if (n->type != YAML_MAPPING_NODE) return fail(c, n, "a node must be a mapping {name: ..., kind: ...}", NULL, NULL);
+    int rc = only_keys(c, n, keys, "a node");
+    if (rc < 0 || (rc = wanted(c, n)) <= 0) return rc;
+    char pat[TEXT], kind[TEXT] = "gpu", **names;
+    const char *why;
+    yaml_node_t *nn = NULL, *kv = get(c, n, "kind"), *rv = get(c, n, "rank");
+    int count, rank = -1;
+    if ((rc = need(c, n, "name", pat, &nn)) < 0) return rc;
+    if (kv && (rc = text(c, kv, "kind", kind)) < 0) return rc;
+    int k = topo_kind_parse(kind);
+    if (k < 0) return fail(c, kv, "unknown node kind '%s' (gpu, switch, nic or cpu)", kind, NULL);
+    if (expand_range(pat, &names, &count, &why) < 0) return fail(c, nn, "bad name pattern '%s': %s", pat, why);
+    int transit = get_bool(c, n, "transit", k != NODE_GPU);
+    if (transit < 0) rc = transit;
+    if (rv && count != 1 && rc == 0) rc = fail(c, rv, "'rank' needs a single node, not a range", NULL, NULL);
+    if (rv && rc == 0) rc = get_int(c, rv, "rank", 0, &rank);
+    for (int i = 0; i < count && rc == 0; i++) {
+        if (topo_find_node(c->t, names[i]) >= 0) { rc = fail(c, nn, "duplicate node name '%s'", names[i], NULL); break; }
+        int id = topo_add_node(c->t, names[i], (node_kind_t)k, (int)nn->start_mark.line + 1,
+                               (int)nn->start_mark.column + 1, c->e);
+        if (id < 0) { rc = id; break; }
+        topo_set_transit(c->t, id, transit);
+        int r = rank >= 0 ? rank : k == NODE_GPU ? c->next_rank++ : -1;
+        if (r >= 0) rc = topo_set_rank(c->t, id, r, c->e);
+    }
+    expand_names_free(names, count);
+    return rc;
+}
+
+/* Join the two sides of a pattern link (see the file comment). */
+static int pair_up(ctx_t *c, yaml_node_t *l, const int *a, int na, const int *b, int nb, double bw, double lat) {
+    int rc = 0;
+    if (!(na == nb || na == 1 || nb == 1 || (nb > 0 && na % nb == 0) || (na > 0 && nb % na == 0)))
+        return fail(c, l, "cannot pair the link's sides: counts do not divide each other", NULL, NULL);
+    int n = na > nb ? na : nb;
+    for (int i = 0; i < n && rc == 0; i++) {
+        int x = na >= nb ? a[i] : a[na == 1 ? 0 : i / (nb / na)];
+        int y = nb >= na ? b[i] : b[nb == 1 ? 0 : i / (na / nb)];
+        if (x == y) return fail(c, l, "link from '%s' to itself", topo_node(c->t, x)->name, NULL);
+        rc = topo_add_link(c->t, x, y, bw, lat, c->e);
+    }
+    return rc;
+}
+
+static int add_mesh(ctx_t *c, yaml_node_t *mv, double bw, double lat) {
+    int *ids, n, rc;
+    if ((rc = resolve(c, mv, "mesh", &ids, &n)) < 0) return rc;
+    for (int i = 0; i < n && rc == 0; i++)
+        for (int j = i + 1; j < n && rc == 0; j++) {
+            if (ids[i] == ids[j]) { rc = fail(c, mv, "node '%s' appears twice in the mesh", topo_node(c->t, ids[i])->name, NULL); break; }
+            rc = topo_add_link(c->t, ids[i], ids[j], bw, lat, c->e);
+        }
+    free(ids);
+    return rc;
+}
+
 static int add_link(ctx_t *c, yaml_node_t *l) {
-    static const char *const keys[] = {"a", "b", "mesh", "bw", "latency", NULL};
+    static const char *const keys[] = {"a", "b", "mesh", "bw", "latency", "if", "unless", NULL};
     if (l->type != YAML_MAPPING_NODE) return fail(c, l, "a link must be a mapping {a: X, b: Y, bw: ..., latency: ...}", NULL, NULL);
     double bw, lat;
     int rc = only_keys(c, l, keys, "a link");
-    if (rc < 0 || (rc = get_bw(c, l, "bw", &bw)) < 0 || (rc = get_time(c, l, "latency", &lat)) < 0) return rc;
+    if (rc < 0 || (rc = wanted(c, l)) <= 0) return rc;
+    if ((rc = get_bw(c, l, "bw", &bw)) < 0 || (rc = get_time(c, l, "latency", &lat)) < 0) return rc;
     if (!(bw > 0)) return fail(c, get(c, l, "bw"), "link bandwidth must be positive", NULL, NULL);
-    yaml_node_t *mv = get(c, l, "mesh");
+    yaml_node_t *mv = get(c, l, "mesh"), *av = get(c, l, "a"), *bv = get(c, l, "b");
     if (mv) return add_mesh(c, mv, bw, lat);
-    int a = endpoint(c, l, get(c, l, "a"), "a");
-    if (a < 0) return a;
-    int b = endpoint(c, l, get(c, l, "b"), "b");
-    if (b < 0) return b;
-    if (a == b) return fail(c, l, "link from '%s' to itself", topo_node(c->t, a)->name, NULL);
-    return topo_add_link(c->t, a, b, bw, lat, c->e);
+    if (!av || !bv) return fail(c, l, "a link needs 'a' and 'b' (or 'mesh')", NULL, NULL);
+    int *a = NULL, *b = NULL, na, nb;
+    if ((rc = resolve(c, av, "a", &a, &na)) == 0 && (rc = resolve(c, bv, "b", &b, &nb)) == 0)
+        rc = pair_up(c, l, a, na, b, nb, bw, lat);
+    free(a);
+    free(b);
+    return rc;
 }
 
-static int each(ctx_t *c, yaml_node_t *root, const char *key, int (*fn)(ctx_t *, yaml_node_t *)) {
+static int get_dims(ctx_t *c, yaml_node_t *g, int *dims, int *nd) {
+    yaml_node_t *dv = get(c, g, "dims");
+    *nd = 0;
+    if (dv == NULL) return 0;
+    if (dv->type != YAML_SEQUENCE_NODE) return fail(c, dv, "'dims' must be a list like [4, 4]", NULL, NULL);
+    for (yaml_node_item_t *i = dv->data.sequence.items.start; i < dv->data.sequence.items.top; i++) {
+        if (*nd == 3) return fail(c, dv, "at most 3 dimensions", NULL, NULL);
+        int rc = get_int(c, node(c, *i), "dims", 1, &dims[(*nd)++]);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+static int add_generated(ctx_t *c, yaml_node_t *g) {
+    static const char *const keys[] = {"fat_tree", "torus", "ring", "radix", "oversubscription", "rails",
+                                       "prefix", "dims", "bw", "latency", "if", "unless", NULL};
+    if (g->type != YAML_MAPPING_NODE) return fail(c, g, "a generator must be a mapping {fat_tree: ..., ...}", NULL, NULL);
+    int rc = only_keys(c, g, keys, "a generator");
+    if (rc < 0 || (rc = wanted(c, g)) <= 0) return rc;
+    double bw, lat;
+    if ((rc = get_bw(c, g, "bw", &bw)) < 0 || (rc = get_time(c, g, "latency", &lat)) < 0) return rc;
+    yaml_node_t *ft = get(c, g, "fat_tree"), *to = get(c, g, "torus"), *ri = get(c, g, "ring");
+    yaml_node_t *over = ft ? ft : to ? to : ri;
+    if (!over || (!!ft + !!to + !!ri) != 1) return fail(c, g, "a generator names one of fat_tree, torus or ring", NULL, NULL);
+    int *ids, n, dims[3], nd;
+    if ((rc = resolve(c, over, "nodes", &ids, &n)) < 0) return rc;
+    if (ft) {
+        gen_fabric_t f = {.prefix = "fabric", .radix = 64, .oversub = 1, .rails = 1, .bw = bw, .lat = lat};
+        char prefix[TEXT];
+        yaml_node_t *v;
+        if ((v = get(c, g, "radix")) && rc == 0) rc = get_int(c, v, "radix", 2, &f.radix);
+        if ((v = get(c, g, "oversubscription")) && rc == 0) rc = get_int(c, v, "oversubscription", 1, &f.oversub);
+        if ((v = get(c, g, "rails")) && rc == 0) rc = get_int(c, v, "rails", 1, &f.rails);
+        if ((v = get(c, g, "prefix")) && rc == 0 && (rc = text(c, v, "prefix", prefix)) == 0) f.prefix = prefix;
+        baton_err_t inner = {0};
+        if (rc == 0 && gen_fat_tree(c->t, ids, n, &f, &inner) < 0) rc = fail(c, g, "%s", inner.msg, NULL);
+    } else {
+        rc = get_dims(c, g, dims, &nd);
+        if (rc == 0 && ri) { dims[0] = n; nd = 1; }
+        if (rc == 0 && nd == 0) rc = fail(c, g, "a torus needs 'dims'", NULL, NULL);
+        if (rc == 0) {
+            baton_err_t inner = {0};
+            if (gen_torus(c->t, ids, n, dims, nd, bw, lat, &inner) < 0) rc = fail(c, g, "%s", inner.msg, NULL);
+        }
+    }
+    free(ids);
+    return rc;
+}
+
+static int each(ctx_t *c, yaml_node_t *root, const char *key, int required, int (*fn)(ctx_t *, yaml_node_t *)) {
     yaml_node_t *s = get(c, root, key);
-    if (s == NULL) return fail(c, root, "missing '%s:' list", key, NULL);
+    if (s == NULL) return required ? fail(c, root, "missing '%s:' list", key, NULL) : 0;
     if (s->type != YAML_SEQUENCE_NODE) return fail(c, s, "'%s' must be a list", key, NULL);
     for (yaml_node_item_t *i = s->data.sequence.items.start; i < s->data.sequence.items.top; i++) {
         int rc = fn(c, node(c, *i));
@@ -178,27 +317,86 @@ static int each(ctx_t *c, yaml_node_t *root, const char *key, int (*fn)(ctx_t *,
     return 0;
 }
 
-static int read_params(ctx_t *c, yaml_node_t *root) {
+static const char *const engine_keys[] = {"ports", "reduce_bw", "max_inflight", "group_size", "p2p", NULL};
+
+static int is_engine_key(const char *k) {
+    for (int i = 0; engine_keys[i]; i++)
+        if (strcmp(k, engine_keys[i]) == 0) return 1;
+    return 0;
+}
+
+/* Engine parameters: the file's values, unless --set gave one (params "ports" etc.). */
+static int read_engine(ctx_t *c, yaml_node_t *root) {
     topo_params_t *p = topo_params(c->t);
     yaml_node_t *v;
+    const char *why;
     int rc = 0;
     if ((v = get(c, root, "ports")) && (rc = get_int(c, v, "ports", 0, &p->ports)) < 0) return rc;
     if ((v = get(c, root, "max_inflight")) && (rc = get_int(c, v, "max_inflight", 1, &p->max_inflight)) < 0) return rc;
     if ((v = get(c, root, "group_size")) && (rc = get_int(c, v, "group_size", 1, &p->group_size)) < 0) return rc;
     if (get(c, root, "reduce_bw") && (rc = get_bw(c, root, "reduce_bw", &p->reduce_bw)) < 0) return rc;
+    if ((rc = get_bool(c, root, "p2p", 1)) < 0) return rc;
+    p->p2p = rc;
+    for (int i = 0; engine_keys[i]; i++) {
+        const char *set = expand_get(&c->params, engine_keys[i]);
+        if (set == NULL) continue;
+        char *end;
+        long x = strtol(set, &end, 10);
+        if (i == 4) {
+            if ((p->p2p = expand_bool(set)) < 0)
+                return err_set(c->e, BATON_EPARSE, "--set p2p=%s: must be true or false", set);
+            continue;
+        }
+        if (i == 1) {
+            if (units_bandwidth(set, &p->reduce_bw, &why) < 0)
+                return err_set(c->e, BATON_EPARSE, "--set reduce_bw=%s: %s", set, why);
+            continue;
+        }
+        if (end == set || *end || x < (i == 0 ? 0 : 1))
+            return err_set(c->e, BATON_EPARSE, "--set %s=%s: must be a whole number", engine_keys[i], set);
+        *(i == 0 ? &p->ports : i == 2 ? &p->max_inflight : &p->group_size) = (int)x;
+    }
     return 0;
 }
 
-static int walk(ctx_t *c) {
-    static const char *const keys[] = {"name", "description", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "nodes", "links", NULL};
+/* Defaults from `params:`, then the command line's --set name=value. */
+static int read_params(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets) {
+    yaml_node_t *pm = get(c, root, "params");
+    if (pm && pm->type != YAML_MAPPING_NODE) return fail(c, pm, "'params' must be a mapping of names to defaults", NULL, NULL);
+    for (yaml_node_pair_t *p = pm ? pm->data.mapping.pairs.start : NULL; pm && p < pm->data.mapping.pairs.top; p++) {
+        const char *k = scalar(node(c, p->key)), *v = scalar(node(c, p->value));
+        if (!k || !v) return fail(c, node(c, p->key), "a parameter is 'name: default'", NULL, NULL);
+        if (expand_set(&c->params, k, v) < 0) return err_set(c->e, BATON_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < nsets; i++) {
+        const char *eq = strchr(sets[i], '=');
+        char name[128];
+        if (eq == NULL || eq == sets[i] || (size_t)(eq - sets[i]) >= sizeof name)
+            return err_set(c->e, BATON_EINVAL, "--set %s: write --set name=value", sets[i]);
+        memcpy(name, sets[i], (size_t)(eq - sets[i]));
+        name[eq - sets[i]] = '\0';
+        if (!expand_get(&c->params, name) && !is_engine_key(name))
+            return err_set(c->e, BATON_EINVAL, "--set %s: %s has no parameter '%s' (see `baton topo %s`)",
+                           sets[i], c->file, name, c->file);
+        if (expand_set(&c->params, name, eq + 1) < 0) return err_set(c->e, BATON_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int walk(ctx_t *c, const char *const *sets, int nsets) {
+    static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
+                                       "group_size", "p2p", "nodes", "links", "generate", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
     int rc = only_keys(c, root, keys, "a topology");
-    if (rc < 0 || (rc = read_params(c, root)) < 0) return rc;
-    if ((rc = each(c, root, "nodes", add_node)) < 0) return rc;
-    if ((rc = each(c, root, "links", add_link)) < 0) return rc;
+    if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
+    if ((rc = each(c, root, "nodes", 1, add_node)) < 0) return rc;
+    if ((rc = each(c, root, "links", 0, add_link)) < 0) return rc;
+    if ((rc = each(c, root, "generate", 0, add_generated)) < 0) return rc;
+    for (int i = 0; i < c->params.n; i++)
+        if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)
+            return err_set(c->e, BATON_ENOMEM, "out of memory");
     return topo_finalize(c->t, c->file, c->e);
 }
 
@@ -207,7 +405,7 @@ static const char *base_name(const char *path) {
     return s ? s + 1 : path;
 }
 
-topo_t *topo_yaml_load(const char *path, baton_err_t *e) {
+topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, baton_err_t *e) {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         err_set(e, BATON_EIO, "%s: cannot open: %s", path, strerror(errno));
@@ -235,9 +433,10 @@ topo_t *topo_yaml_load(const char *path, baton_err_t *e) {
     if (t == NULL) err_set(e, BATON_ENOMEM, "out of memory");
     else {
         c.t = t;
-        if (walk(&c) < 0) { topo_free(t); t = NULL; }
+        if (walk(&c, sets, nsets) < 0) { topo_free(t); t = NULL; }
     }
     yaml_document_delete(&c.doc);
+    expand_free(&c.params);
 out:
     yaml_parser_delete(&parser);
     fclose(f);

@@ -5,7 +5,8 @@
 #include "topo.h"
 
 /* Returns a finalized topology, or NULL with e describing the problem as
- * "file:line:col: message". */
-topo_t *topo_yaml_load(const char *path, baton_err_t *e);
+ * "file:line:col: message". sets are "name=value" overrides of the file's
+ * parameters (or of ports, reduce_bw, max_inflight, group_size). */
+topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, baton_err_t *e);
 
 #endif

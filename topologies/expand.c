@@ -1,0 +1,230 @@
+/* expand.c - ${...} substitution with integer arithmetic, and name ranges.
+ *
+ * The arithmetic is a recursive-descent parser over one string (shift = expr
+ * {<< expr}, expr = term {(+|-) term}, term = unary {(*|/|%) unary}, unary =
+ * [-] atom, atom = number | name | (shift)); errors stop it with a reason,
+ * never a crash. */
+#include "expand.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int expand_set(expand_params_t *ps, const char *name, const char *value) {
+    for (int i = 0; i < ps->n; i++)
+        if (strcmp(ps->v[i].name, name) == 0) {
+            char *v = strdup(value);
+            if (v == NULL) return -1;
+            free(ps->v[i].value);
+            ps->v[i].value = v;
+            return 0;
+        }
+    if (ps->n == ps->cap) {
+        int nc = ps->cap ? ps->cap * 2 : 16;
+        expand_param_t *v = realloc(ps->v, (size_t)nc * sizeof *v);
+        if (v == NULL) return -1;
+        ps->v = v;
+        ps->cap = nc;
+    }
+    expand_param_t *p = &ps->v[ps->n];
+    *p = (expand_param_t){strdup(name), strdup(value), 0};
+    if (!p->name || !p->value) { free(p->name); free(p->value); return -1; }
+    ps->n++;
+    return 0;
+}
+
+const char *expand_get(const expand_params_t *ps, const char *name) {
+    for (int i = 0; i < ps->n; i++)
+        if (strcmp(ps->v[i].name, name) == 0) return ps->v[i].value;
+    return NULL;
+}
+
+void expand_free(expand_params_t *ps) {
+    for (int i = 0; i < ps->n; i++) { free(ps->v[i].name); free(ps->v[i].value); }
+    free(ps->v);
+    *ps = (expand_params_t){0};
+}
+
+int expand_bool(const char *s) {
+    if (!strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "1")) return 1;
+    if (!strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "0")) return 0;
+    return -1;
+}
+
+/* ---- integer expressions ------------------------------------------------ */
+
+typedef struct {
+    const char *s;
+    const expand_params_t *ps;
+    const char *why;
+} parser_t;
+
+static int64_t shift(parser_t *p);
+
+static void skip(parser_t *p) { while (isspace((unsigned char)*p->s)) p->s++; }
+
+static int64_t atom(parser_t *p) {
+    skip(p);
+    if (*p->s == '(') {
+        p->s++;
+        int64_t v = shift(p);
+        skip(p);
+        if (*p->s != ')') { p->why = "missing ')'"; return 0; }
+        p->s++;
+        return v;
+    }
+    if (isdigit((unsigned char)*p->s)) return strtoll(p->s, (char **)&p->s, 10);
+    if (isalpha((unsigned char)*p->s) || *p->s == '_') {
+        char name[64];
+        size_t n = 0;
+        while ((isalnum((unsigned char)*p->s) || *p->s == '_') && n + 1 < sizeof name) name[n++] = *p->s++;
+        name[n] = '\0';
+        const char *v = expand_get(p->ps, name);
+        char *end;
+        if (v == NULL) { p->why = "unknown parameter"; return 0; }
+        int64_t x = strtoll(v, &end, 10);
+        if (end == v || *end) { p->why = "arithmetic on a parameter that is not a whole number"; return 0; }
+        return x;
+    }
+    p->why = "expected a number, a parameter or '('";
+    return 0;
+}
+
+static int64_t unary(parser_t *p) {
+    skip(p);
+    if (*p->s == '-') { p->s++; return -unary(p); }
+    return atom(p);
+}
+
+static int64_t term(parser_t *p) {
+    int64_t v = unary(p);
+    for (;;) {
+        skip(p);
+        char op = *p->s;
+        if (p->why || (op != '*' && op != '/' && op != '%')) return v;
+        p->s++;
+        int64_t r = unary(p);
+        if (op != '*' && r == 0) { p->why = "division by zero"; return 0; }
+        v = op == '*' ? v * r : op == '/' ? v / r : v % r;
+    }
+}
+
+static int64_t expr(parser_t *p) {
+    int64_t v = term(p);
+    for (;;) {
+        skip(p);
+        char op = *p->s;
+        if (p->why || (op != '+' && op != '-')) return v;
+        p->s++;
+        int64_t r = term(p);
+        v = op == '+' ? v + r : v - r;
+    }
+}
+
+static int64_t shift(parser_t *p) {
+    int64_t v = expr(p);
+    for (;;) {
+        skip(p);
+        if (p->why || p->s[0] != '<' || p->s[1] != '<') return v;
+        p->s += 2;
+        int64_t r = expr(p);
+        if (r < 0 || r > 62) { p->why = "shift out of range"; return 0; }
+        v <<= r;
+    }
+}
+
+/* One ${...}: a bare parameter gives its text; anything else is arithmetic. */
+static int subst_one(const expand_params_t *ps, const char *body, char *out, size_t len, const char **why) {
+    const char *v = expand_get(ps, body);
+    if (v) {
+        if (strlen(v) >= len) { *why = "value too long"; return -1; }
+        strcpy(out, v);
+        return 0;
+    }
+    parser_t p = {body, ps, NULL};
+    int64_t x = shift(&p);
+    skip(&p);
+    if (!p.why && *p.s) p.why = "unexpected text in ${...}";
+    if (p.why) { *why = p.why; return -1; }
+    snprintf(out, len, "%lld", (long long)x);
+    return 0;
+}
+
+int expand_subst(const expand_params_t *ps, const char *in, char *out, size_t outlen, const char **why) {
+    size_t o = 0;
+    while (*in) {
+        if (in[0] == '$' && in[1] == '{') {
+            const char *close = strchr(in + 2, '}');
+            char body[256], val[256];
+            if (close == NULL) { *why = "'${' without '}'"; return -1; }
+            size_t bl = (size_t)(close - in - 2);
+            if (bl >= sizeof body) { *why = "${...} too long"; return -1; }
+            memcpy(body, in + 2, bl);
+            body[bl] = '\0';
+            if (subst_one(ps, body, val, sizeof val, why) < 0) return -1;
+            size_t vl = strlen(val);
+            if (o + vl >= outlen) { *why = "text too long after substitution"; return -1; }
+            memcpy(out + o, val, vl);
+            o += vl;
+            in = close + 1;
+            continue;
+        }
+        if (o + 1 >= outlen) { *why = "text too long"; return -1; }
+        out[o++] = *in++;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+/* ---- ranges ------------------------------------------------------------ */
+
+/* Expand the first [a-b] of pat into names, recursing on the rest. */
+static int range_rec(const char *pat, char ***names, int *n, int *cap, const char **why) {
+    const char *open = strchr(pat, '[');
+    if (open == NULL) {
+        if (*n == *cap) {
+            int nc = *cap ? *cap * 2 : 16;
+            char **v = realloc(*names, (size_t)nc * sizeof *v);
+            if (v == NULL) { *why = "out of memory"; return -1; }
+            *names = v;
+            *cap = nc;
+        }
+        if (((*names)[*n] = strdup(pat)) == NULL) { *why = "out of memory"; return -1; }
+        (*n)++;
+        return 0;
+    }
+    long a, b;
+    char *end;
+    a = strtol(open + 1, &end, 10);
+    if (end == open + 1 || *end != '-') { *why = "a range is written [first-last], e.g. gpu[0-7]"; return -1; }
+    const char *bs = end + 1;
+    b = strtol(bs, &end, 10);
+    if (end == bs || *end != ']') { *why = "a range is written [first-last], e.g. gpu[0-7]"; return -1; }
+    if (a < 0 || b < a || b - a > 1000000) { *why = "a range must go up: [first-last] with first <= last"; return -1; }
+    size_t pre = (size_t)(open - pat), rest = strlen(end + 1);
+    char *buf = malloc(pre + 24 + rest + 1);
+    if (buf == NULL) { *why = "out of memory"; return -1; }
+    memcpy(buf, pat, pre);
+    for (long i = a; i <= b; i++) {
+        size_t w = pre + (size_t)sprintf(buf + pre, "%ld", i);
+        memcpy(buf + w, end + 1, rest + 1);
+        if (range_rec(buf, names, n, cap, why) < 0) { free(buf); return -1; }
+    }
+    free(buf);
+    return 0;
+}
+
+int expand_range(const char *pattern, char ***names, int *n, const char **why) {
+    int cap = 0;
+    *names = NULL;
+    *n = 0;
+    if (range_rec(pattern, names, n, &cap, why) < 0) { expand_names_free(*names, *n); *names = NULL; *n = 0; return -1; }
+    return 0;
+}
+
+void expand_names_free(char **names, int n) {
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+}

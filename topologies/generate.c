@@ -1,0 +1,71 @@
+/* generate.c - fat-trees (plain and rail-optimized) and tori. */
+#include "generate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int add_switch(topo_t *t, const char *prefix, const char *what, int i, baton_err_t *e) {
+    char name[128];
+    snprintf(name, sizeof name, "%s.%s%d", prefix, what, i);
+    return topo_add_node(t, name, NODE_SWITCH, 0, 0, e);
+}
+
+/* Leaves for one rail's hosts; returns the number made or a negative error. */
+static int rail_leaves(topo_t *t, const int *hosts, int nh, int rail, const gen_fabric_t *f, int down,
+                       int *leaves, int nleaves, baton_err_t *e) {
+    int made = 0;
+    for (int i = rail, k = 0; i < nh; i += f->rails, k++) {
+        if (k % down == 0) {
+            int id = add_switch(t, f->prefix, "leaf", nleaves + made, e);
+            if (id < 0) return id;
+            leaves[nleaves + made++] = id;
+        }
+        int rc = topo_add_link(t, hosts[i], leaves[nleaves + made - 1], f->bw, f->lat, e);
+        if (rc < 0) return rc;
+    }
+    return made;
+}
+
+int gen_fat_tree(topo_t *t, const int *hosts, int nh, const gen_fabric_t *f, baton_err_t *e) {
+    if (f->radix < 2 || f->oversub < 1 || f->rails < 1)
+        return err_set(e, BATON_EINVAL, "fat_tree needs radix >= 2, oversubscription >= 1, rails >= 1");
+    int down = f->radix * f->oversub / (f->oversub + 1), up = f->radix - down;
+    if (down < 1 || up < 1) return err_set(e, BATON_EINVAL, "fat_tree radix %d is too small for oversubscription %d:1", f->radix, f->oversub);
+    int maxleaves = (nh / down + 1) * f->rails + f->rails, nleaves = 0, rc = 0;
+    int *leaves = malloc((size_t)maxleaves * sizeof *leaves);
+    if (leaves == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int r = 0; r < f->rails && rc >= 0; r++) {
+        rc = rail_leaves(t, hosts, nh, r, f, down, leaves, nleaves, e);
+        if (rc > 0) nleaves += rc;
+    }
+    if (rc >= 0 && nleaves > f->radix)
+        rc = err_set(e, BATON_EUNSUP, "fat_tree: %d leaves need more than one spine port each (radix %d); "
+                     "use a larger radix (3-level trees are not built yet)", nleaves, f->radix);
+    for (int s = 0; s < up && nleaves > 1 && rc >= 0; s++) {
+        int sp = add_switch(t, f->prefix, "spine", s, e);
+        for (int l = 0; l < nleaves && sp >= 0 && rc >= 0; l++) rc = topo_add_link(t, leaves[l], sp, f->bw, f->lat, e);
+        if (sp < 0) rc = sp;
+    }
+    free(leaves);
+    return rc < 0 ? rc : 0;
+}
+
+int gen_torus(topo_t *t, const int *nodes, int n, const int *dims, int ndims, double bw, double lat,
+              baton_err_t *e) {
+    int total = 1;
+    for (int d = 0; d < ndims; d++) total *= dims[d];
+    if (ndims < 1 || total != n)
+        return err_set(e, BATON_EINVAL, "torus: the dimensions multiply to %d but there are %d nodes", total, n);
+    for (int i = 0; i < n; i++) topo_set_transit(t, nodes[i], 1);   /* torus nodes forward, as ICI does */
+    for (int i = 0; i < n; i++) {
+        int stride = 1;
+        for (int d = ndims - 1; d >= 0; stride *= dims[d], d--) {
+            int coord = (i / stride) % dims[d];
+            if (dims[d] < 2 || (dims[d] == 2 && coord == 1)) continue;   /* 2 wide: one link, not two */
+            int j = i + ((coord + 1) % dims[d] - coord) * stride;
+            int rc = topo_add_link(t, nodes[i], nodes[j], bw, lat, e);
+            if (rc < 0) return rc;
+        }
+    }
+    return 0;
+}
