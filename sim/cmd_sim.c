@@ -30,6 +30,11 @@ static const char help[] =
     "      --group G       ranks per group for hier and hier_leader (default: the\n"
     "                      topology's group_size)\n"
     "      --set K=V       override a topology parameter (repeatable)\n"
+    "      --contention M  fifo (links reserved in order; default), fair (max-min\n"
+    "                      fair sharing, recomputed as transfers start and end) or\n"
+    "                      none (links never queue)%s\n"
+    "      --store-forward every hop receives a message whole before passing it on\n"
+    "                      (default: cut-through; fifo and none only)%s\n"
     "      --verify        prove the result (data mode when small, else signatures)%s\n"
     "      --dump          print the schedule (GOAL text) instead of running it\n"
     "      --json          one JSON object instead of the summary\n"
@@ -40,7 +45,8 @@ static const char help[] =
 
 typedef struct {
     const char *topo, *coll, *algo, *size;
-    int verify, json, dump;
+    int verify, json, dump, store_forward;
+    contention_t contention;
     algo_opts_t opts;
     cmd_sets_t sets;
 } sim_args_t;
@@ -65,7 +71,8 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"dump", no_argument, 0, 'D'},       {"help", no_argument, 0, 'h'},
         {"root", required_argument, 0, 'R'}, {"channels", required_argument, 0, 'C'},
         {"pipeline", required_argument, 0, 'P'}, {"group", required_argument, 0, 'G'},
-        {"set", required_argument, 0, 'S'}, {0, 0, 0, 0}};
+        {"set", required_argument, 0, 'S'}, {"contention", required_argument, 0, 'M'},
+        {"store-forward", no_argument, 0, 'F'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -82,12 +89,19 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'P': if (int_arg(cmd, "--pipeline", optarg, 1, 1 << 20, &a->opts.pipeline) < 0) return EXIT_USAGE; break;
         case 'G': if (int_arg(cmd, "--group", optarg, 1, 1 << 30, &a->opts.group) < 0) return EXIT_USAGE; break;
         case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
+        case 'F': a->store_forward = 1; break;
+        case 'M':
+            if (!strcmp(optarg, "fifo")) a->contention = CONTENTION_FIFO;
+            else if (!strcmp(optarg, "fair")) a->contention = CONTENTION_FAIR;
+            else if (!strcmp(optarg, "none")) a->contention = CONTENTION_NONE;
+            else return cmd_usage(cmd, "--contention must be fifo, fair or none, not '%s'", optarg);
+            break;
         case 'h':
             printf(help, cmd,
                    predict ? "Answer from the algorithm's closed-form alpha-beta-gamma cost on the\n"
                              "topology's uniform cost model (worst path latency and bandwidth)."
                            : "Simulate the collective's schedule on the topology, event by event.",
-                   predict ? " (sim only)" : "");
+                   predict ? " (sim only)" : "", predict ? " (sim only)" : "", predict ? " (sim only)" : "");
             return 1;
         case ':': return cmd_usage(cmd, "option %s needs a value", argv[optind - 1]);
         default: return cmd_usage(cmd, "unknown option '%s'", argv[optind - 1]);
@@ -98,7 +112,10 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     if (!a->coll) return cmd_usage(cmd, "missing -c COLLECTIVE");
     if (!a->algo) return cmd_usage(cmd, "missing -a ALGORITHM");
     if (!a->size) return cmd_usage(cmd, "missing -s SIZE");
-    if (predict && (a->verify || a->dump)) return cmd_usage(cmd, "--verify and --dump need `baton sim`");
+    if (predict && (a->verify || a->dump || a->contention || a->store_forward))
+        return cmd_usage(cmd, "--verify, --dump, --contention and --store-forward need `baton sim`");
+    if (a->store_forward && a->contention == CONTENTION_FAIR)
+        return cmd_usage(cmd, "--store-forward works with --contention fifo or none");
     return 0;
 }
 
@@ -159,7 +176,8 @@ int cmd_sim(int argc, char **argv, int predict) {
     if (t == NULL) return cmd_fail(cmd, &e);
     if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes, &a.opts); topo_free(t); return rc; }
     run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,
-                   .verify = a.verify, .predict = predict};
+                   .verify = a.verify, .predict = predict, .contention = a.contention,
+                   .store_forward = a.store_forward};
     run_out_t r;
     if (run_collective(t, &q, &r, &e) < 0) { topo_free(t); return cmd_fail(cmd, &e); }
     if (a.json) {

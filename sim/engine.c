@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../models/share.h"
 #include "evq.h"
 
 enum { S_READY, S_RECV, S_XFER, S_RECVD, S_SLOT, S_DONE };
-enum { EV_XFER_DONE, EV_REDUCE_DONE };
+enum { EV_XFER_DONE, EV_REDUCE_DONE, EV_SHARE };
 
 typedef struct stream {
     sched_op_t op;
@@ -27,6 +28,7 @@ typedef struct slot {        /* a posted send */
     uint64_t seq;            /* post order, for in-order matching */
     uint64_t bytes;
     double t_start;
+    double lat;              /* the route's latency (fair sharing adds it at the end) */
     int32_t dst;             /* receiving rank */
     int32_t dst_si;          /* receiving stream */
     uint32_t chunk, nchunk, to_chunk;
@@ -47,6 +49,10 @@ typedef struct engine {
     double *link_free;       /* per directed link */
     double *reduce_free;     /* per rank: its one reduce engine, shared by channels */
     uint64_t *rank_msgs;
+    share_t *share;          /* FAIR contention */
+    int *send_busy, *recv_busy;      /* FAIR: ports in use per rank */
+    uint32_t *waiting;       /* FAIR: matched transfers waiting for ports, FIFO */
+    int nwaiting;
     int ports;
     double gamma;
     double now;
@@ -72,10 +78,64 @@ static int pick_port(double *ports, int k) {
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
-/* Reserve ports and route for the matched message in slot (src_si, k) and
- * schedule its end. The receiver's stream waits in S_XFER until then. */
+/* FIFO and NONE: reserve ports (and links, FIFO) and return the end time.
+ * Cut-through: all links at once, latency plus the bottleneck's time. Store
+ * and forward: hop after hop, each link's latency plus its own time. */
+static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uint64_t bytes) {
+    int local = src == dst, fifo = g->o->contention == CONTENTION_FIFO;
+    int sp = local ? -1 : pick_port(g->send_port + (size_t)src * g->ports, g->ports);
+    int rp = local ? -1 : pick_port(g->recv_port + (size_t)dst * g->ports, g->ports);
+    double start = g->now, end;
+    if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
+    if (rp >= 0) start = max2(start, g->recv_port[(size_t)dst * g->ports + rp]);
+    if (!g->o->store_forward) {
+        double wire = rt->nlinks ? (double)bytes / rt->bw : 0;
+        for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[rt->links[i]]);
+        for (int i = 0; fifo && i < rt->nlinks; i++) g->link_free[rt->links[i]] = start + wire;
+        end = start + rt->lat + wire;
+    } else {
+        end = start;
+        for (int i = 0; i < rt->nlinks; i++) {
+            const topo_dlink_t *l = topo_dlink(g->t, rt->links[i]);
+            double hop = fifo ? max2(end, g->link_free[rt->links[i]]) : end, wire = (double)bytes / l->bw;
+            if (fifo) g->link_free[rt->links[i]] = hop + wire;
+            end = hop + wire + l->lat;
+        }
+    }
+    if (sp >= 0) g->send_port[(size_t)src * g->ports + sp] = end;
+    if (rp >= 0) g->recv_port[(size_t)dst * g->ports + rp] = end;
+    return end;
+}
+
+static int push(engine_t *g, double t, uint32_t kind, uint32_t id) {
+    if (evq_push(&g->q, t, kind, id) < 0)
+        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+    return 0;
+}
+
+/* FAIR: a check at the earliest finishing flow, tagged with the rates' version. */
+static int share_check(engine_t *g) {
+    double when;
+    uint32_t tag;
+    if (!share_next(g->share, &when, &tag)) return 0;
+    return push(g, when, EV_SHARE, (uint32_t)share_version(g->share));
+}
+
+/* FAIR: take ports (counted) and join the fair shares; 1 if it had to wait. */
+static int start_fair(engine_t *g, int src, int dst, uint32_t id, const topo_route_t *rt, uint64_t bytes) {
+    int local = src == dst;
+    if (!local && g->ports > 0 && (g->send_busy[src] >= g->ports || g->recv_busy[dst] >= g->ports)) return 1;
+    if (!local) { g->send_busy[src]++; g->recv_busy[dst]++; }
+    if (share_add(g->share, g->now, rt->links, local ? 0 : rt->nlinks, (double)bytes, id) < 0)
+        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows"));
+    return share_check(g);
+}
+
+/* Start the matched message in slot (src_si, k): the receiver's stream waits
+ * in S_XFER until it has arrived. */
 static int start_transfer(engine_t *g, int src_si, int k) {
-    slot_t *sl = &g->slots[(size_t)src_si * g->S + k];
+    uint32_t id = (uint32_t)((size_t)src_si * g->S + k);
+    slot_t *sl = &g->slots[id];
     int src = stream_rank(g, src_si), dst = sl->dst;
     stream_t *ss = &g->st[src_si];
     if (ss->rt_peer != dst) {
@@ -83,24 +143,39 @@ static int start_transfer(engine_t *g, int src_si, int k) {
         if (rc < 0) return fail(g, rc);
         ss->rt_peer = dst;
     }
-    const topo_route_t rt = ss->rt;
-    double start = g->now;
-    int local = src == dst;       /* a local copy: no ports, no links, no time */
-    int sp = local ? -1 : pick_port(g->send_port + (size_t)src * g->ports, g->ports);
-    int rp = local ? -1 : pick_port(g->recv_port + (size_t)dst * g->ports, g->ports);
-    if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
-    if (rp >= 0) start = max2(start, g->recv_port[(size_t)dst * g->ports + rp]);
-    for (int i = 0; i < rt.nlinks; i++) start = max2(start, g->link_free[rt.links[i]]);
-    double wire = rt.nlinks ? (double)sl->bytes / rt.bw : 0;
-    double end = start + rt.lat + wire;
-    for (int i = 0; i < rt.nlinks; i++) g->link_free[rt.links[i]] = start + wire;
-    if (sp >= 0) g->send_port[(size_t)src * g->ports + sp] = end;
-    if (rp >= 0) g->recv_port[(size_t)dst * g->ports + rp] = end;
     sl->started = 1;
-    sl->t_start = start;
-    if (evq_push(&g->q, end, EV_XFER_DONE, (uint32_t)((size_t)src_si * g->S + k)) < 0)
-        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
-    return 0;
+    sl->t_start = g->now;
+    sl->lat = dst == src ? 0 : ss->rt.lat;
+    if (g->o->contention != CONTENTION_FAIR) return push(g, reserve(g, src, dst, &ss->rt, sl->bytes), EV_XFER_DONE, id);
+    int rc = start_fair(g, src, dst, id, &ss->rt, sl->bytes);
+    if (rc == 1) g->waiting[g->nwaiting++] = id;           /* ports busy: queue, in order */
+    return rc < 0 ? rc : 0;
+}
+
+/* FAIR: ports were freed; start waiting transfers that now fit, in order. */
+static int unblock(engine_t *g) {
+    int kept = 0;
+    for (int i = 0; i < g->nwaiting && g->err == 0; i++) {
+        uint32_t id = g->waiting[i];
+        int src_si = (int)(id / g->S);
+        slot_t *sl = &g->slots[id];
+        int rc = start_fair(g, stream_rank(g, src_si), sl->dst, id, &g->st[src_si].rt, sl->bytes);
+        if (rc == 1) g->waiting[kept++] = id;
+    }
+    g->nwaiting = kept;
+    return g->err;
+}
+
+/* FAIR: flows whose bytes are all sent now; each arrives one latency later. */
+static int share_event(engine_t *g, uint32_t version) {
+    double when;
+    uint32_t tag;
+    if (version != (uint32_t)share_version(g->share)) return 0;      /* stale rates */
+    while (share_next(g->share, &when, &tag) && when <= g->now * (1 + 1e-12) + 1e-18) {
+        share_remove(g->share, g->now, tag);
+        if (push(g, g->now + g->slots[tag].lat, EV_XFER_DONE, tag) < 0) return g->err;
+    }
+    return share_check(g);
 }
 
 /* A stream's sends leave in program order: start the oldest unstarted send
@@ -239,16 +314,32 @@ static int xfer_done(engine_t *g, uint32_t id) {
     int sl_dst = sl->dst;
     sl->used = 0;
     s->nout--;
+    if (g->share && src_si / g->C != sl_dst) {
+        g->send_busy[src_si / g->C]--;
+        g->recv_busy[sl_dst]--;
+        if (unblock(g) < 0) return g->err;
+    }
     if (s->state == S_SLOT && advance(g, src_si) < 0) return g->err;
     if (reduce && g->gamma > 0) {
         double *rf = &g->reduce_free[sl_dst];
         *rf = max2(g->now, *rf) + (double)bytes * g->gamma;
-        if (evq_push(&g->q, *rf, EV_REDUCE_DONE, (uint32_t)dst_si) < 0)
-            return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
-        return 0;
+        return push(g, *rf, EV_REDUCE_DONE, (uint32_t)dst_si);
     }
     d->state = S_RECVD;
     return advance(g, dst_si);
+}
+
+static int setup_fair(engine_t *g) {
+    int nl = topo_nlinks(g->t);
+    double *cap = malloc(((size_t)nl + 1) * sizeof *cap);
+    if (cap == NULL) return -1;
+    for (int l = 0; l < nl; l++) cap[l] = topo_dlink(g->t, l)->bw;
+    g->share = share_create(nl, cap);
+    free(cap);
+    g->send_busy = calloc((size_t)g->p, sizeof *g->send_busy);
+    g->recv_busy = calloc((size_t)g->p, sizeof *g->recv_busy);
+    g->waiting = malloc(((size_t)g->p * g->C * g->S + 1) * sizeof *g->waiting);
+    return g->share && g->send_busy && g->recv_busy && g->waiting ? 0 : -1;
 }
 
 static int setup(engine_t *g) {
@@ -261,6 +352,8 @@ static int setup(engine_t *g) {
     g->reduce_free = calloc((size_t)g->p, sizeof(double));
     g->rank_msgs = calloc((size_t)g->p, sizeof *g->rank_msgs);
     evq_init(&g->q);
+    if (g->o->contention == CONTENTION_FAIR && setup_fair(g) < 0)
+        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for fair sharing"));
     for (size_t i = 0; g->st && i < ns; i++) g->st[i].rt_peer = -1;
     if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs ||
         !g->reduce_free)
@@ -279,6 +372,10 @@ static void teardown(engine_t *g) {
     free(g->link_free);
     free(g->reduce_free);
     free(g->rank_msgs);
+    share_free(g->share);
+    free(g->send_busy);
+    free(g->recv_busy);
+    free(g->waiting);
     evq_free(&g->q);
     verify_free(g->v);
 }
@@ -307,6 +404,7 @@ static int loop(engine_t *g) {
         g->now = ev.t;
         g->r->events++;
         if (ev.kind == EV_XFER_DONE) xfer_done(g, ev.id);
+        else if (ev.kind == EV_SHARE) share_event(g, ev.id);
         else { g->st[ev.id].state = S_RECVD; advance(g, (int)ev.id); }
     }
     if (g->err == 0 && g->ndone < g->p * g->C) deadlock(g);

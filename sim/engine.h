@@ -8,10 +8,13 @@
  *    older sends of its stream to start);
  *  - a transfer then waits, first come first served, for a send port of the
  *    sender and a receive port of the receiver (topology `ports`; 0 means
- *    unlimited) and for every directed link on its route (links are reserved
- *    FIFO in the order transfers become ready);
- *  - it takes latency(route) + bytes / bottleneck bandwidth; each link is busy
- *    for the bytes' serialisation time, the ports for the whole transfer;
+ *    unlimited) and, under FIFO contention, for every directed link on its
+ *    route (reserved in the order transfers become ready);
+ *  - it takes latency(route) + bytes / bottleneck bandwidth (cut-through; the
+ *    store-and-forward option adds every hop's time instead); each link is
+ *    busy for the bytes' serialisation time, the ports for the whole
+ *    transfer. Under FAIR contention the bytes flow at max-min fair rates
+ *    (models/share.c) and the latency follows the last byte;
  *  - a reducing receive then costs bytes / reduce_bw on the rank's one reduce
  *    engine (FIFO: channels of one rank share it), and its stream waits;
  *  - at most max_inflight sends per stream are posted and unfinished;
@@ -38,8 +41,17 @@ typedef struct engine_msg {
     uint64_t nvalues;
 } engine_msg_t;
 
+/* How transfers share a link:
+ *   FIFO  reserved whole, in the order they become ready (fast, default);
+ *   FAIR  max-min fair shares, recomputed when a transfer starts or ends;
+ *   NONE  links never queue (only ports limit). */
+typedef enum { CONTENTION_FIFO = 0, CONTENTION_FAIR, CONTENTION_NONE } contention_t;
+
 typedef struct engine_opts {
     verify_mode_t verify;
+    contention_t contention;
+    int store_forward;        /* each hop receives the whole message before sending it on
+                                 (FIFO and NONE; default cut-through) */
     verify_fill_fn fill;      /* data-mode start values; NULL: hashed */
     void *fill_ctx;
     void (*on_msg)(void *ctx, const engine_msg_t *m);

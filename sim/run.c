@@ -58,11 +58,14 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     }
     engine_opts_t eo = q->engine ? *q->engine : (engine_opts_t){0};
     eo.verify = VERIFY_NONE;
+    eo.contention = q->contention;
+    eo.store_forward = q->store_forward;
     if (q->verify)
         eo.verify = (uint64_t)o->ranks * q->bytes <= RUN_DATA_VERIFY_MAX ? VERIFY_DATA : VERIFY_SIGNATURE;
     o->verify_mode = eo.verify;
     if ((rc = engine_run(&s, t, &eo, &o->eng, e)) < 0) return rc;
     o->simulated = 1;
+    o->contention = q->contention;
     o->time_s = o->eng.time_s;
     bandwidths(o, q->coll);
     return 0;

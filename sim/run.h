@@ -16,6 +16,8 @@ typedef struct run_req {
     algo_opts_t opts;        /* root, channels, pipeline */
     int verify;              /* 0 none, 1 verify (data mode when small, else signature) */
     int predict;             /* 1: closed form only */
+    contention_t contention; /* how transfers share links (sim only) */
+    int store_forward;       /* hop-by-hop instead of cut-through (sim only) */
     const engine_opts_t *engine;   /* optional observers; verify mode is set from `verify` */
 } run_req_t;
 
@@ -27,6 +29,7 @@ typedef struct run_out {
     double time_s;
     double algbw_GBps, busbw_GBps;
     int simulated;           /* 1: engine, 0: closed form */
+    contention_t contention; /* the model the engine used */
     verify_mode_t verify_mode;
     engine_result_t eng;     /* when simulated */
     cost_model_t model;      /* the uniform machine the closed form used */

@@ -29,7 +29,7 @@ static int rail_leaves(topo_t *t, const int *hosts, int nh, int rail, const gen_
 int gen_fat_tree(topo_t *t, const int *hosts, int nh, const gen_fabric_t *f, baton_err_t *e) {
     if (f->radix < 2 || f->oversub < 1 || f->rails < 1)
         return err_set(e, BATON_EINVAL, "fat_tree needs radix >= 2, oversubscription >= 1, rails >= 1");
-    int down = f->radix * f->oversub / (f->oversub + 1), up = f->radix - down;
+    int down = f->radix / 2, up = down / f->oversub;
     if (down < 1 || up < 1) return err_set(e, BATON_EINVAL, "fat_tree radix %d is too small for oversubscription %d:1", f->radix, f->oversub);
     int maxleaves = (nh / down + 1) * f->rails + f->rails, nleaves = 0, rc = 0;
     int *leaves = malloc((size_t)maxleaves * sizeof *leaves);

@@ -1,9 +1,9 @@
 /* generate.h - regular fabrics built from a few numbers.
  *
  * fat-tree (2 levels, folded Clos): hosts hang off leaf switches, every leaf
- *   connects once to every spine. A switch has `radix` ports; with
- *   oversubscription o a leaf gives o/(o+1) of them to hosts and the rest to
- *   spines (o = 1: full bisection). Rail-optimized (rails = R > 1): host i is
+ *   connects once to every spine. A switch has `radix` ports; a leaf serves
+ *   radix/2 hosts and has radix/2 / o uplinks for oversubscription o:1 (o = 1:
+ *   full bisection; o = 2 halves what can leave a leaf). Rail-optimized (rails = R > 1): host i is
  *   on rail i % R (GPU i of every node), and each rail has its own leaves, so
  *   same-rail traffic stays one hop from the leaf.
  * torus: nodes in a d-dimensional grid (row-major), each joined to its

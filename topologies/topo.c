@@ -293,9 +293,14 @@ static int32_t *route_alloc(topo_t *t, int n) {
     return r;
 }
 
-static uint64_t mix(uint64_t x) {
-    x ^= x >> 31; x *= 0x7fb5d329728ea185ULL; x ^= x >> 27; x *= 0x81dadef4bc2dd44dULL;
-    return x ^ (x >> 33);
+/* d's port number on the switch it hangs off (its first neighbour): the
+ * "destination" of destination-mod-k routing. */
+static int dest_port(const topo_t *t, int d) {
+    if (t->adj_off[d] == t->adj_off[d + 1]) return 0;
+    int a = t->dl[t->adj[t->adj_off[d]]].dst;
+    for (int k = t->adj_off[a]; k < t->adj_off[a + 1]; k++)
+        if (t->dl[t->adj[k]].dst == d) return k - t->adj_off[a];
+    return 0;
 }
 
 /* Is link k out of u one step closer to d, through a node routes may use? */
@@ -304,18 +309,20 @@ static int next_hop(const topo_t *t, const int *dist, int u, int d, int k) {
     return dist[v] >= 0 && dist[v] == dist[u] - 1 && (v == d || t->nodes[v].transit);
 }
 
-/* Walk from s towards d (dist[] = hops to d) choosing among the equal-cost
- * next hops by a hash of (s, d, hop): deterministic ECMP. Stores the route. */
-static int route_walk(topo_t *t, int s, int d, uint64_t key, route_slot_t *slot) {
+/* Walk from s towards d (dist[] = hops to d). Where several next hops are
+ * equally short, take number (port of d + hop) mod ways: destination-mod-k,
+ * the deterministic fat-tree routing of InfiniBand subnet managers, which
+ * spreads the destinations of one leaf over all the spines. */
+static int route_walk(topo_t *t, int s, int d, route_slot_t *slot) {
     const int *dist = t->bfs_parent;
-    int n = dist[s];
+    int n = dist[s], port = dest_port(t, d);
     int32_t *links = route_alloc(t, n > 0 ? n : 1);
     if (links == NULL) return -1;
     *slot = (route_slot_t){.links = links, .nlinks = n, .lat = 0, .bw = 1e300};
     for (int u = s, hop = 0; u != d; hop++) {
         int ways = 0, pick;
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) ways += next_hop(t, dist, u, d, k);
-        pick = (int)(mix(key * 0x9e3779b97f4a7c15ULL + (uint64_t)hop) % (uint64_t)ways);
+        pick = (port + hop) % ways;
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
             const topo_dlink_t *l = &t->dl[t->adj[k]];
             if (!next_hop(t, dist, u, d, k) || pick-- > 0) continue;
@@ -337,20 +344,20 @@ static int nearest_cpu(topo_t *t, int s) {
     return -1;
 }
 
-static int route_compute(topo_t *t, int s, int d, uint64_t key, route_slot_t *slot) {
+static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     int via = -1;
     if (!t->params.p2p && s != d && t->nodes[s].kind == NODE_GPU && t->nodes[d].kind == NODE_GPU)
         via = nearest_cpu(t, s);
     if (via < 0) {
         bfs(t, d, s);              /* distances to d; links are full duplex */
-        return route_walk(t, s, d, key, slot);
+        return route_walk(t, s, d, slot);
     }
     /* staged in host memory: s up to the CPU, then down to d */
     route_slot_t up, down;
     bfs(t, via, s);
-    if (route_walk(t, s, via, key, &up) < 0) return -1;
+    if (route_walk(t, s, via, &up) < 0) return -1;
     bfs(t, d, via);
-    if (route_walk(t, via, d, key + 1, &down) < 0) return -1;
+    if (route_walk(t, via, d, &down) < 0) return -1;
     int32_t *links = route_alloc(t, up.nlinks + down.nlinks);
     if (links == NULL) return -1;
     memcpy(links, up.links, (size_t)up.nlinks * sizeof *links);
@@ -369,7 +376,7 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
     route_slot_t *slot = route_slot(t, key);
     if (slot->key == 0) {
         int s = t->rank_node[src_rank], d = t->rank_node[dst_rank];
-        if (route_compute(t, s, d, key, slot) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
+        if (route_compute(t, s, d, slot) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
         slot->key = key;
         t->route_count++;
     }

@@ -7,8 +7,9 @@
  *
  * Routes are shortest paths in hops that pass only through transit nodes
  * (switches, NICs, CPUs; not GPUs unless marked, as a torus does). Where several next hops are equally
- * short (the spines of a fat-tree), a hash of (source, destination, hop)
- * picks one: deterministic ECMP, so flows spread over the spines and the same
+ * short (the spines of a fat-tree), the destination's port number on its
+ * switch picks one (destination-mod-k, as InfiniBand's fat-tree routing
+ * does): flows to one leaf's hosts spread over all spines, and the same
  * inputs always give the same routes. They are computed on first use and
  * cached per (source, destination) rank pair, so a ring on 4,096 ranks stores
  * 4,096 routes, not 16 million.
