@@ -82,10 +82,14 @@ Test(cli, exit_codes) {
     expect_exit("sim -t topologies/candy-kids.yaml -c allfoo -a ring -s 4", 2, "unknown collective");
     expect_exit("sim -t topologies/candy-kids.yaml -c allreduce -a ring -s 4x", 2, "bad size");
     expect_exit("sim -t topologies/candy-kids.yaml -c allreduce -a bogo -s 4", 1, "no algorithm 'bogo'");
-    expect_exit("sim -t tests/data/bad-missing-unit.yaml -c allreduce -a ring -s 4", 1,
-                "bad-missing-unit.yaml:6:22: bad bandwidth '450': missing unit");
+    expect_exit("sim -t tests/data/bad/missing-unit.yaml -c allreduce -a ring -s 4", 1,
+                "missing-unit.yaml:7:22: bad bandwidth '450': missing unit");
     expect_exit("sim -t nowhere.yaml -c allreduce -a ring -s 4", 1, "cannot open");
-    expect_exit("topo tests/data/bad-duplicate.yaml --check", 1, "duplicate node name");
+    expect_exit("topo tests/data/bad/duplicate.yaml --check", 1, "duplicate node name");
+    expect_exit("topo topologies/cluster-h100.yaml --set nodez=4", 1, "has no parameter 'nodez'");
+    expect_exit("topo topologies/cluster-h100.yaml --set nodes=4 --check", 0, "ok (32 ranks)");
+    expect_exit("topo topologies/cluster-h100.yaml --set nodes", 2, "write --set name=value");
+    expect_exit("sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1MB --contention fast", 2, "fifo, fair or none");
     expect_exit("topo topologies/hgx-h100.yaml --check", 0, "ok (8 ranks)");
     expect_exit("kids --method bogus", 2, "unknown method");
 }

@@ -1,0 +1,219 @@
+/* test_machines.c - real machines: the shipped topologies, the topology
+ * language's parameters, routing, contention models and fair sharing. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../models/share.h"
+#include "../topologies/flow.h"
+#include "../topologies/topo_yaml.h"
+#include "helpers.h"
+
+static topo_t *load(const char *path, const char *set) {
+    baton_err_t e = {0};
+    const char *sets[] = {set};
+    topo_t *t = topo_yaml_load(path, sets, set ? 1 : 0, &e);
+    cr_assert_not_null(t, "%s: %s", path, e.msg);
+    return t;
+}
+
+static const char *shipped[] = {"candy-kids", "uniform-8", "hgx-h100", "hgx-a100", "dgx1-v100",
+                                "pcie-2gpu", "pcie-8gpu", "cluster-a100", "cluster-h100"};
+
+/* Every shipped machine loads, routes between every pair of ranks, and runs
+ * every applicable (collective, algorithm) to a verified result. */
+Test(machines, every_shipped_topology_runs_everything) {
+    for (int i = 0; i < (int)(sizeof shipped / sizeof *shipped); i++) {
+        char path[128];
+        snprintf(path, sizeof path, "topologies/%s.yaml", shipped[i]);
+        topo_t *t = load(path, NULL);
+        int p = topo_nranks(t);
+        for (int a = 0; a < p; a++)
+            for (int b = 0; b < p; b++) {
+                topo_route_t rt;
+                cr_assert_eq(topo_route(t, a, b, &rt, NULL), 0);
+                cr_assert(a == b || rt.nlinks >= 1, "%s: no route %d -> %d", path, a, b);
+            }
+        const algo_t *const *rows = algo_all();
+        for (int k = 0; rows[k]; k++) {
+            engine_result_t r;
+            baton_err_t e = {0};
+            algo_opts_t o = {.group = topo_params_c(t)->group_size};
+            int rc = th_run(t, rows[k], 4096, &o, VERIFY_SIGNATURE, &r, &e);
+            if (rc == BATON_EUNSUP) continue;
+            cr_assert_eq(rc, 0, "%s %s %s: %s", path, coll_name(rows[k]->coll), rows[k]->name, e.msg);
+            cr_assert_eq(r.verified, 1);
+        }
+        topo_free(t);
+    }
+}
+
+Test(machines, set_scales_the_cluster) {
+    topo_t *t = load("topologies/cluster-h100.yaml", "nodes=128");
+    cr_expect_eq(topo_nranks(t), 1024);
+    cr_expect_eq(topo_params_c(t)->group_size, 8);
+    /* every rank can leave its node at its NIC's 50 GB/s: full bisection */
+    cr_expect_float_eq(flow_between_halves(t, 512), 512 * 50e9, 1e3);
+    topo_free(t);
+    t = load("topologies/cluster-a100.yaml", "nic_bw=100Gb/s");
+    cr_expect_float_eq(flow_between_halves(t, 8), 8 * 12.5e9, 1e3);
+    topo_free(t);
+}
+
+/* A 2:1 oversubscribed fat-tree halves what leaves a leaf; a ring whose hops
+ * all cross pods loses half its bandwidth; full bisection loses nothing. */
+Test(machines, oversubscription_halves_cross_pod_ring_bandwidth) {
+    double busbw[2][2];
+    for (int os = 1; os <= 2; os++) {
+        char set[32];
+        snprintf(set, sizeof set, "oversub=%d", os);
+        topo_t *t = load("tests/data/machines/fattree.yaml", set);
+        for (int m = 0; m < 2; m++) {
+            sched_t s;
+            cr_assert_eq(algo_build(&algo_allreduce_ring, 16, 256 << 20, NULL, &s, NULL), 0);
+            engine_opts_t o = {.contention = m ? CONTENTION_FAIR : CONTENTION_FIFO};
+            engine_result_t r;
+            cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0);
+            busbw[os - 1][m] = (256 << 20) / r.time_s * 2 * 15 / 16;
+        }
+        topo_free(t);
+    }
+    for (int m = 0; m < 2; m++) {
+        cr_expect_float_eq(busbw[0][m], 10e9, 1e6, "full bisection: the links' 10 GB/s");
+        cr_expect_float_eq(busbw[1][m], 5e9, 1e6, "2:1: half");
+    }
+}
+
+/* Three ranks sending to one over its single link take three times as long
+ * as one, whatever the sharing policy. */
+static int incast_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    if (pc > 0 || c >= s->param[0]) return 0;
+    if (r == 0) *op = op_recv(c + 1, (uint32_t)c + 1, 1, RECV_COPY);
+    else if (r == c + 1) *op = op_send(0, (uint32_t)r, 1);
+    else return 0;
+    return 1;
+}
+
+static double incast(int senders, contention_t m) {
+    topo_t *t = th_star(4, 1e9, 0, 0, 0);
+    sched_t s = {.coll = COLL_ALLGATHER, .algo = "incast", .nranks = 4, .nchannels = 3,
+                 .bytes = 4000, .prog = incast_prog, .param = {senders}};
+    sched_layout(&s, 4, 1);
+    engine_opts_t o = {.contention = m};
+    engine_result_t r;
+    baton_err_t e = {0};
+    cr_assert_eq(engine_run(&s, t, &o, &r, &e), 0, "%s", e.msg);
+    topo_free(t);
+    return r.time_s;
+}
+
+Test(machines, incast_three_to_one_takes_three_times_as_long) {
+    contention_t modes[] = {CONTENTION_FIFO, CONTENTION_FAIR};
+    for (int m = 0; m < 2; m++) {
+        double one = incast(1, modes[m]), three = incast(3, modes[m]);
+        cr_expect_float_eq(one, 1e-6, 1e-15, "1000 B at 1 GB/s");
+        cr_expect_float_eq(three, 3 * one, 1e-15, "mode %d", m);
+    }
+    /* with no contention the three arrive together */
+    cr_expect_float_eq(incast(3, CONTENTION_NONE), 1e-6, 1e-15);
+}
+
+Test(share, two_flows_halve_one_alone_gets_all) {
+    double cap[] = {10};
+    int32_t l0[] = {0};
+    share_t *s = share_create(1, cap);
+    cr_assert_eq(share_add(s, 0, l0, 1, 100, 1), 0);
+    cr_expect_float_eq(share_rate(s, 1), 10, 1e-12);
+    cr_assert_eq(share_add(s, 0, l0, 1, 100, 2), 0);
+    cr_expect_float_eq(share_rate(s, 1), 5, 1e-12);
+    cr_expect_float_eq(share_rate(s, 2), 5, 1e-12);
+    double when;
+    uint32_t tag;
+    cr_assert(share_next(s, &when, &tag));
+    cr_expect_float_eq(when, 20, 1e-12, "both finish at 100 / 5");
+    share_remove(s, when, tag);
+    cr_expect_float_eq(share_rate(s, tag == 1 ? 2 : 1), 10, 1e-12, "the survivor gets it all");
+    share_free(s);
+}
+
+/* The textbook case: link A (capacity 1) carries flows 1 and 2, link B
+ * (capacity 2) carries flows 2 and 3. Max-min: 1 and 2 get 1/2 on A, and 3
+ * takes what B has left, 3/2. */
+Test(share, max_min_three_flows) {
+    double cap[] = {1, 2};
+    int32_t a[] = {0}, ab[] = {0, 1}, b[] = {1};
+    share_t *s = share_create(2, cap);
+    share_add(s, 0, a, 1, 1, 1);
+    share_add(s, 0, ab, 2, 1, 2);
+    share_add(s, 0, b, 1, 1, 3);
+    cr_expect_float_eq(share_rate(s, 1), 0.5, 1e-12);
+    cr_expect_float_eq(share_rate(s, 2), 0.5, 1e-12);
+    cr_expect_float_eq(share_rate(s, 3), 1.5, 1e-12);
+    share_free(s);
+}
+
+Test(machines, p2p_false_doubles_pcie_traversals) {
+    topo_t *on = load("topologies/pcie-2gpu.yaml", NULL), *off = load("topologies/pcie-2gpu.yaml", "p2p=false");
+    topo_route_t a, b;
+    cr_assert_eq(topo_route(on, 0, 1, &a, NULL), 0);
+    cr_assert_eq(topo_route(off, 0, 1, &b, NULL), 0);
+    cr_expect_eq(a.nlinks, 2);
+    cr_expect_eq(b.nlinks, 4, "up to the CPU and down again");
+    cr_expect_float_eq(b.lat, 2 * a.lat, 1e-15);
+    engine_result_t ra, rb;
+    cr_assert_eq(th_sim(on, "ring", 2, VERIFY_DATA, &ra, NULL), 0);
+    cr_assert_eq(th_sim(off, "ring", 2, VERIFY_DATA, &rb, NULL), 0);
+    cr_expect_float_eq(rb.time_s, 2 * ra.time_s, 1e-4 * rb.time_s, "latency-bound: twice the hops");
+    topo_free(on);
+    topo_free(off);
+}
+
+/* DGX-1's ranks follow an NVLink cycle: a ring in rank order never leaves
+ * NVLink, and a GPU pair without NVLink goes over PCIe, not through a GPU. */
+Test(machines, dgx1_ring_uses_nvlink_pairs_only) {
+    topo_t *t = load("topologies/dgx1-v100.yaml", NULL);
+    for (int r = 0; r < 8; r++) {
+        topo_route_t rt;
+        cr_assert_eq(topo_route(t, r, (r + 1) % 8, &rt, NULL), 0);
+        cr_expect_eq(rt.nlinks, 1, "ring hop %d -> %d is one NVLink", r, (r + 1) % 8);
+        cr_expect_geq(rt.bw, 25e9);
+    }
+    int g0 = topo_find_node(t, "gpu0"), g5 = topo_find_node(t, "gpu5");
+    topo_route_t rt;
+    cr_assert_eq(topo_route(t, topo_node(t, g0)->rank, topo_node(t, g5)->rank, &rt, NULL), 0);
+    for (int i = 0; i + 1 < rt.nlinks; i++)
+        cr_expect_neq(topo_node(t, topo_dlink(t, rt.links[i])->dst)->kind, NODE_GPU, "no GPU relays");
+    cr_expect_eq(rt.bw, 15.75e9, "PCIe (and QPI) instead");
+    topo_free(t);
+}
+
+/* Store and forward pays each hop's serialisation; cut-through pays one. */
+Test(machines, store_and_forward_pays_every_hop) {
+    topo_t *t = th_star(2, 1e9, 2e-6, 0, 0);
+    sched_t s;
+    cr_assert_eq(algo_build(&algo_broadcast_naive, 2, 1000, NULL, &s, NULL), 0);
+    engine_result_t cut, sf;
+    engine_opts_t o = {0};
+    cr_assert_eq(engine_run(&s, t, &o, &cut, NULL), 0);
+    o.store_forward = 1;
+    cr_assert_eq(engine_run(&s, t, &o, &sf, NULL), 0);
+    cr_expect_float_eq(cut.time_s, 2e-6 + 1e-6, 1e-15);
+    cr_expect_float_eq(sf.time_s, 2e-6 + 2e-6, 1e-15);
+    topo_free(t);
+}
+
+/* Torus generators make forwarding nodes; a 4x4 torus's farthest pair is 4 hops. */
+Test(machines, torus_routes_through_its_nodes) {
+    FILE *f = fopen("build/torus-test.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: t\nnodes:\n  - {name: \"g[0-15]\"}\ngenerate:\n"
+          "  - {torus: \"g[0-15]\", dims: [4, 4], bw: 10GB/s, latency: 1us}\n", f);
+    fclose(f);
+    topo_t *t = load("build/torus-test.yaml", NULL);
+    cr_expect_eq(topo_nlinks(t), 2 * 32, "16 nodes x 2 dimensions");
+    topo_route_t rt;
+    cr_assert_eq(topo_route(t, 0, 10, &rt, NULL), 0);
+    cr_expect_eq(rt.nlinks, 4);
+    engine_result_t r;
+    cr_assert_eq(th_sim(t, "ring", 16000, VERIFY_SIGNATURE, &r, NULL), 0);
+    topo_free(t);
+}
