@@ -19,7 +19,7 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = models/err.c models/share.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
+LIB_SRC  = models/err.c models/share.c models/proto.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
            topologies/expand.c topologies/generate.c topologies/flow.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \

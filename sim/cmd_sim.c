@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../topologies/topo_yaml.h"
 #include "../topologies/units.h"
@@ -35,6 +36,10 @@ static const char help[] =
     "                      none (links never queue)%s\n"
     "      --store-forward every hop receives a message whole before passing it on\n"
     "                      (default: cut-through; fifo and none only)%s\n"
+    "      --proto P       none (default: plain alpha-beta), LL, LL128, Simple, or\n"
+    "                      auto (the fastest): NCCL's protocols, each a latency per\n"
+    "                      message, a bandwidth efficiency and a base latency\n"
+    "                      (defaults from NCCL; a topology's `protocols:` overrides)\n"
     "      --verify        prove the result (data mode when small, else signatures)%s\n"
     "      --dump          print the schedule (GOAL text) instead of running it\n"
     "      --json          one JSON object instead of the summary\n"
@@ -45,7 +50,7 @@ static const char help[] =
 
 typedef struct {
     const char *topo, *coll, *algo, *size;
-    int verify, json, dump, store_forward;
+    int verify, json, dump, store_forward, proto;
     contention_t contention;
     algo_opts_t opts;
     cmd_sets_t sets;
@@ -72,7 +77,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"root", required_argument, 0, 'R'}, {"channels", required_argument, 0, 'C'},
         {"pipeline", required_argument, 0, 'P'}, {"group", required_argument, 0, 'G'},
         {"set", required_argument, 0, 'S'}, {"contention", required_argument, 0, 'M'},
-        {"store-forward", no_argument, 0, 'F'}, {0, 0, 0, 0}};
+        {"store-forward", no_argument, 0, 'F'}, {"proto", required_argument, 0, 'O'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -90,6 +95,10 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'G': if (int_arg(cmd, "--group", optarg, 1, 1 << 30, &a->opts.group) < 0) return EXIT_USAGE; break;
         case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
         case 'F': a->store_forward = 1; break;
+        case 'O':
+            a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
+            if (a->proto < 0) return cmd_usage(cmd, "--proto must be none, LL, LL128, Simple or auto, not '%s'", optarg);
+            break;
         case 'M':
             if (!strcmp(optarg, "fifo")) a->contention = CONTENTION_FIFO;
             else if (!strcmp(optarg, "fair")) a->contention = CONTENTION_FAIR;
@@ -127,6 +136,8 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
            r->ranks, sz, (unsigned long long)r->bytes);
     if (r->auto_picked)
         printf("  chosen   by -a auto: the lowest closed-form time of the %s algorithms\n", coll_name(coll));
+    if (r->proto != PROTO_NONE)
+        printf("  protocol %s%s\n", proto_name(r->proto), r->proto_auto ? " (the fastest, by --proto auto)" : "");
     printf("  time     %s (%s)\n", tm, r->simulated ? "simulated" : "closed form");
     printf("  algbw    %.4g GB/s    busbw %.4g GB/s\n", r->algbw_GBps, r->busbw_GBps);
     if (r->simulated)
@@ -177,7 +188,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes, &a.opts); topo_free(t); return rc; }
     run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,
                    .verify = a.verify, .predict = predict, .contention = a.contention,
-                   .store_forward = a.store_forward};
+                   .store_forward = a.store_forward, .proto = a.proto};
     run_out_t r;
     if (run_collective(t, &q, &r, &e) < 0) { topo_free(t); return cmd_fail(cmd, &e); }
     if (a.json) {

@@ -54,6 +54,7 @@ typedef struct engine {
     uint32_t *waiting;       /* FAIR: matched transfers waiting for ports, FIFO */
     int nwaiting;
     int ports;
+    double msg_lat, eff;     /* the protocol's per-message latency and bandwidth share */
     double gamma;
     double now;
     uint64_t send_seq;
@@ -88,19 +89,21 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
     double start = g->now, end;
     if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
     if (rp >= 0) start = max2(start, g->recv_port[(size_t)dst * g->ports + rp]);
+    double extra = local ? 0 : g->msg_lat;
     if (!g->o->store_forward) {
-        double wire = rt->nlinks ? (double)bytes / rt->bw : 0;
+        double wire = rt->nlinks ? (double)bytes / (rt->bw * g->eff) : 0;
         for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[rt->links[i]]);
         for (int i = 0; fifo && i < rt->nlinks; i++) g->link_free[rt->links[i]] = start + wire;
-        end = start + rt->lat + wire;
+        end = start + rt->lat + wire + extra;
     } else {
         end = start;
         for (int i = 0; i < rt->nlinks; i++) {
             const topo_dlink_t *l = topo_dlink(g->t, rt->links[i]);
-            double hop = fifo ? max2(end, g->link_free[rt->links[i]]) : end, wire = (double)bytes / l->bw;
+            double hop = fifo ? max2(end, g->link_free[rt->links[i]]) : end, wire = (double)bytes / (l->bw * g->eff);
             if (fifo) g->link_free[rt->links[i]] = hop + wire;
             end = hop + wire + l->lat;
         }
+        end += extra;
     }
     if (sp >= 0) g->send_port[(size_t)src * g->ports + sp] = end;
     if (rp >= 0) g->recv_port[(size_t)dst * g->ports + rp] = end;
@@ -126,7 +129,7 @@ static int start_fair(engine_t *g, int src, int dst, uint32_t id, const topo_rou
     int local = src == dst;
     if (!local && g->ports > 0 && (g->send_busy[src] >= g->ports || g->recv_busy[dst] >= g->ports)) return 1;
     if (!local) { g->send_busy[src]++; g->recv_busy[dst]++; }
-    if (share_add(g->share, g->now, rt->links, local ? 0 : rt->nlinks, (double)bytes, id) < 0)
+    if (share_add(g->share, g->now, rt->links, local ? 0 : rt->nlinks, (double)bytes / g->eff, id) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows"));
     return share_check(g);
 }
@@ -145,7 +148,7 @@ static int start_transfer(engine_t *g, int src_si, int k) {
     }
     sl->started = 1;
     sl->t_start = g->now;
-    sl->lat = dst == src ? 0 : ss->rt.lat;
+    sl->lat = dst == src ? 0 : ss->rt.lat + g->msg_lat;
     if (g->o->contention != CONTENTION_FAIR) return push(g, reserve(g, src, dst, &ss->rt, sl->bytes), EV_XFER_DONE, id);
     int rc = start_fair(g, src, dst, id, &ss->rt, sl->bytes);
     if (rc == 1) g->waiting[g->nwaiting++] = id;           /* ports busy: queue, in order */
@@ -417,7 +420,13 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     const topo_params_t *tp = topo_params_c(t);
     engine_t g = {.s = s, .t = t, .o = o ? o : &none, .r = r, .e = e, .p = s->nranks,
                   .C = s->nchannels, .S = tp->max_inflight, .ports = tp->ports,
-                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0};
+                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .eff = 1};
+    if (g.o->proto) {
+        if (!(g.o->proto->efficiency > 0 && g.o->proto->efficiency <= 1))
+            return err_set(e, BATON_EINVAL, "protocol efficiency must be in (0, 1]");
+        g.msg_lat = g.o->proto->msg_latency;
+        g.eff = g.o->proto->efficiency;
+    }
     memset(r, 0, sizeof *r);
     if (topo_nranks(t) != s->nranks)
         return err_set(e, BATON_EINVAL, "the schedule has %d ranks but topology '%s' has %d",
@@ -427,7 +436,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
         !(g.v = verify_create(s, g.o->verify, g.o->fill, g.o->fill_ctx, e)))
         return e && e->code ? e->code : BATON_ENOMEM;
     if (setup(&g) == 0 && loop(&g) == 0) {
-        r->time_s = g.now;
+        r->time_s = g.now + (g.o->proto && r->messages ? g.o->proto->base_latency : 0);
         for (int i = 0; i < g.p; i++)
             if (g.rank_msgs[i] > r->max_rank_msgs) r->max_rank_msgs = g.rank_msgs[i];
         if (g.v && verify_check(g.v, e) < 0) fail(&g, BATON_EVERIFY);

@@ -18,7 +18,9 @@
  *  - a reducing receive then costs bytes / reduce_bw on the rank's one reduce
  *    engine (FIFO: channels of one rank share it), and its stream waits;
  *  - at most max_inflight sends per stream are posted and unfinished;
- *  - a message from a rank to itself is a local copy: no ports, links or time.
+ *  - a message from a rank to itself is a local copy: no ports, links or time;
+ *  - a protocol adds its latency to every message, divides link bandwidth by
+ *    its efficiency, and adds its base latency once to the collective.
  * State is O(ranks x channels x max_inflight) plus the route cache. */
 #ifndef BATON_ENGINE_H
 #define BATON_ENGINE_H
@@ -52,6 +54,7 @@ typedef struct engine_opts {
     contention_t contention;
     int store_forward;        /* each hop receives the whole message before sending it on
                                  (FIFO and NONE; default cut-through) */
+    const proto_cost_t *proto; /* protocol costs (models/proto.h); NULL: none */
     verify_fill_fn fill;      /* data-mode start values; NULL: hashed */
     void *fill_ctx;
     void (*on_msg)(void *ctx, const engine_msg_t *m);

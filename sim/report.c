@@ -20,6 +20,8 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     cJSON_AddStringToObject(o, "collective", coll_name(coll));
     cJSON_AddStringToObject(o, "algorithm", r->algo->name);
     if (r->auto_picked) cJSON_AddBoolToObject(o, "auto", 1);
+    cJSON_AddStringToObject(o, "protocol", proto_name(r->proto));
+    if (r->proto_auto) cJSON_AddBoolToObject(o, "protocol_auto", 1);
     cJSON_AddNumberToObject(o, "ranks", r->ranks);
     cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
     cJSON_AddStringToObject(o, "model", r->simulated ? "des" : "closed");

@@ -35,6 +35,41 @@ void run_opts_from_topo(const topo_t *t, algo_opts_t *o) {
     if (o->group == 0) o->group = topo_params_c(t)->group_size;
 }
 
+/* One run (closed form or engine) of an already chosen algorithm under protocol pr. */
+static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, run_out_t *o, baton_err_t *e) {
+    const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
+    o->proto = pr;
+    if (q->predict) {
+        cost_model_t m = proto_apply(&o->model, pc);
+        o->time_s = o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + (o->ranks > 1 ? pc->base_latency : 0);
+        bandwidths(o, q->coll);
+        return 0;
+    }
+    engine_opts_t eo = q->engine ? *q->engine : (engine_opts_t){0};
+    eo.verify = VERIFY_NONE;
+    eo.contention = q->contention;
+    eo.store_forward = q->store_forward;
+    eo.proto = pr == PROTO_NONE ? NULL : pc;
+    if (q->verify)
+        eo.verify = (uint64_t)o->ranks * q->bytes <= RUN_DATA_VERIFY_MAX ? VERIFY_DATA : VERIFY_SIGNATURE;
+    o->verify_mode = eo.verify;
+    int rc = engine_run(s, t, &eo, &o->eng, e);
+    if (rc < 0) return rc;
+    o->simulated = 1;
+    o->contention = q->contention;
+    o->time_s = o->eng.time_s;
+    bandwidths(o, q->coll);
+    return 0;
+}
+
+/* The algorithm to run under protocol pr: the named one, or with -a auto the
+ * lowest closed form on the machine as that protocol sees it. */
+static const algo_t *choose(const topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr) {
+    if (strcmp(q->algo, "auto") != 0) return algo_find(q->coll, q->algo);
+    cost_model_t m = proto_apply(&o->model, &topo_params_c(t)->proto[pr]);
+    return run_pick(q->coll, &m, o->ranks, q->bytes, &q->opts);
+}
+
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
     run_opts_from_topo(t, &q->opts);
@@ -43,30 +78,22 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     o->bytes = q->bytes;
     int rc = topo_cost_model(t, &o->model, e);
     if (rc < 0) return rc;
-    o->auto_picked = strcmp(q->algo, "auto") == 0;
-    o->algo = o->auto_picked ? run_pick(q->coll, &o->model, o->ranks, q->bytes, &q->opts)
-                             : algo_find(q->coll, q->algo);
-    if (o->algo == NULL)
-        return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s (see `baton algos -c %s`)",
-                       q->algo, coll_name(q->coll), coll_name(q->coll));
-    sched_t s;
-    if ((rc = algo_build(o->algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
-    if (q->predict) {
-        o->time_s = o->algo->cost(&o->model, o->ranks, q->bytes, &q->opts);
-        bandwidths(o, q->coll);
-        return 0;
+    int first = q->proto == RUN_PROTO_AUTO ? PROTO_LL : q->proto;
+    int last = q->proto == RUN_PROTO_AUTO ? PROTO_SIMPLE : q->proto;
+    run_out_t best = {0};
+    for (int pr = first; pr <= last; pr++) {      /* each protocol asked for; keep the fastest */
+        run_out_t cand = *o;
+        cand.algo = choose(t, q, o, (proto_t)pr);
+        cand.auto_picked = strcmp(q->algo, "auto") == 0;
+        if (cand.algo == NULL)
+            return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s (see `baton algos -c %s`)",
+                           q->algo, coll_name(q->coll), coll_name(q->coll));
+        sched_t s;
+        if ((rc = algo_build(cand.algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
+        if ((rc = run_one(t, q, &s, (proto_t)pr, &cand, e)) < 0) return rc;
+        if (pr == first || cand.time_s < best.time_s) best = cand;
     }
-    engine_opts_t eo = q->engine ? *q->engine : (engine_opts_t){0};
-    eo.verify = VERIFY_NONE;
-    eo.contention = q->contention;
-    eo.store_forward = q->store_forward;
-    if (q->verify)
-        eo.verify = (uint64_t)o->ranks * q->bytes <= RUN_DATA_VERIFY_MAX ? VERIFY_DATA : VERIFY_SIGNATURE;
-    o->verify_mode = eo.verify;
-    if ((rc = engine_run(&s, t, &eo, &o->eng, e)) < 0) return rc;
-    o->simulated = 1;
-    o->contention = q->contention;
-    o->time_s = o->eng.time_s;
-    bandwidths(o, q->coll);
+    *o = best;
+    o->proto_auto = q->proto == RUN_PROTO_AUTO;
     return 0;
 }

@@ -17,6 +17,7 @@ typedef struct run_req {
     int verify;              /* 0 none, 1 verify (data mode when small, else signature) */
     int predict;             /* 1: closed form only */
     contention_t contention; /* how transfers share links (sim only) */
+    int proto;               /* PROTO_NONE..PROTO_SIMPLE, or RUN_PROTO_AUTO: the fastest */
     int store_forward;       /* hop-by-hop instead of cut-through (sim only) */
     const engine_opts_t *engine;   /* optional observers; verify mode is set from `verify` */
 } run_req_t;
@@ -30,10 +31,14 @@ typedef struct run_out {
     double algbw_GBps, busbw_GBps;
     int simulated;           /* 1: engine, 0: closed form */
     contention_t contention; /* the model the engine used */
+    proto_t proto;           /* the protocol used */
+    int proto_auto;          /* 1 if --proto auto chose it */
     verify_mode_t verify_mode;
     engine_result_t eng;     /* when simulated */
     cost_model_t model;      /* the uniform machine the closed form used */
 } run_out_t;
+
+#define RUN_PROTO_AUTO PROTO_COUNT
 
 /* Data mode is used for verification up to this many elements (ranks x bytes). */
 #define RUN_DATA_VERIFY_MAX (1ULL << 20)

@@ -6,6 +6,7 @@
 #include "../models/share.h"
 #include "../topologies/flow.h"
 #include "../topologies/topo_yaml.h"
+#include "../sim/run.h"
 #include "helpers.h"
 
 static topo_t *load(const char *path, const char *set) {
@@ -215,5 +216,68 @@ Test(machines, torus_routes_through_its_nodes) {
     cr_expect_eq(rt.nlinks, 4);
     engine_result_t r;
     cr_assert_eq(th_sim(t, "ring", 16000, VERIFY_SIGNATURE, &r, NULL), 0);
+    topo_free(t);
+}
+
+/* Protocols: the simulator and the closed form apply the same costs, so they
+ * still agree on a uniform machine; LL wins small messages, Simple large. */
+Test(protocols, sim_and_closed_form_agree_under_every_protocol) {
+    topo_t *t = th_full(8, 25e9, 1e-6, 1, 0);
+    cost_model_t m;
+    cr_assert_eq(topo_cost_model(t, &m, NULL), 0);
+    for (int pr = PROTO_LL; pr <= PROTO_SIMPLE; pr++) {
+        const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
+        cost_model_t mp = proto_apply(&m, pc);
+        for (uint64_t n = 8; n <= (64u << 20); n *= 64) {
+            uint64_t nn = n * 8;
+            sched_t s;
+            cr_assert_eq(algo_build(&algo_allreduce_ring, 8, nn, NULL, &s, NULL), 0);
+            engine_opts_t o = {.proto = pc};
+            engine_result_t r;
+            cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0);
+            double closed = algo_allreduce_ring.cost(&mp, 8, nn, NULL) + pc->base_latency;
+            cr_expect_float_eq(r.time_s, closed, 1e-9 * closed, "%s n=%llu", proto_name((proto_t)pr), (unsigned long long)nn);
+        }
+    }
+    topo_free(t);
+}
+
+Test(protocols, auto_picks_ll_small_simple_large) {
+    char *out;
+    cr_assert_eq(th_cli("predict -t topologies/hgx-h100.yaml -c allreduce -a ring -s 8B --proto auto --json", &out, 1), 0);
+    cr_expect(strstr(out, "\"protocol\":\"LL\"") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1GiB --proto auto --json", &out, 1), 0);
+    cr_expect(strstr(out, "\"protocol\":\"Simple\"") != NULL, "%s", out);
+    free(out);
+}
+
+/* LL's flags halve the bandwidth: at 1 GiB (reductions free, so only the
+ * wire counts) its busbw is half of Simple's, to within the latencies. */
+Test(protocols, ll_halves_bandwidth) {
+    topo_t *t = load("topologies/hgx-h100.yaml", "reduce_bw=0");
+    double busbw[2];
+    for (int i = 0; i < 2; i++) {
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 1ull << 30, .proto = i ? PROTO_SIMPLE : PROTO_LL};
+        run_out_t r;
+        cr_assert_eq(run_collective(t, &q, &r, NULL), 0);
+        busbw[i] = r.busbw_GBps;
+    }
+    cr_expect_float_eq(busbw[0] / busbw[1], 0.5, 0.005);
+    topo_free(t);
+}
+
+/* A topology may set its own protocol costs. */
+Test(protocols, topology_overrides_defaults) {
+    FILE *f = fopen("build/proto-test.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: p\nprotocols:\n  LL: {latency: 2us, base: 0s}\nnodes:\n  - {name: \"g[0-1]\"}\n"
+          "links:\n  - {a: g0, b: g1, bw: 1GB/s, latency: 0s}\n", f);
+    fclose(f);
+    topo_t *t = load("build/proto-test.yaml", NULL);
+    const proto_cost_t *ll = &topo_params_c(t)->proto[PROTO_LL];
+    cr_expect_float_eq(ll->msg_latency, 2e-6, 1e-18);
+    cr_expect_float_eq(ll->efficiency, 0.5, 1e-15, "kept NCCL's");
+    cr_expect_eq(ll->base_latency, 0.0);
     topo_free(t);
 }

@@ -54,6 +54,7 @@ topo_t *topo_create(const char *name) {
     t->params.ports = 0;
     t->params.max_inflight = 8;
     t->params.p2p = 1;
+    for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
 }
 

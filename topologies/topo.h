@@ -23,6 +23,7 @@
 
 #include "../models/cost.h"
 #include "../models/err.h"
+#include "../models/proto.h"
 
 typedef enum { NODE_GPU = 0, NODE_SWITCH, NODE_NIC, NODE_CPU, NODE_KIND_COUNT } node_kind_t;
 
@@ -57,6 +58,7 @@ typedef struct topo_params {
     int group_size;      /* ranks per group (node) for hierarchical algorithms; 0 = none */
     int p2p;             /* 1: GPUs reach each other directly; 0: GPU-to-GPU traffic is
                             staged in host memory (routed via the nearest CPU) */
+    proto_cost_t proto[PROTO_COUNT];   /* the protocols on this machine */
 } topo_params_t;
 
 topo_t *topo_create(const char *name);

@@ -9,6 +9,7 @@
  *   max_inflight: 8       # sends a stream may have posted and unfinished
  *   group_size: 8         # ranks per node, for hierarchical algorithms
  *   p2p: true             # false: GPU-to-GPU traffic is staged in host memory
+ *   protocols: {LL: {latency: 0.6us, efficiency: 0.5, base: 6.6us}}   # NCCL's by default
  *   nodes:
  *     - {name: "n[0-${nodes-1}].gpu[0-7]"}          # gpus get ranks in order
  *     - {name: "n[0-${nodes-1}].nvswitch", kind: switch}
@@ -383,14 +384,44 @@ static int read_params(ctx_t *c, yaml_node_t *root, const char *const *sets, int
     return 0;
 }
 
+/* protocols: {LL: {latency: 0.6us, efficiency: 0.5, base: 6.6us}, ...}: any
+ * field left out keeps NCCL's default. */
+static int read_protocols(ctx_t *c, yaml_node_t *root) {
+    static const char *const keys[] = {"latency", "efficiency", "base", NULL};
+    yaml_node_t *pm = get(c, root, "protocols");
+    if (pm == NULL) return 0;
+    if (pm->type != YAML_MAPPING_NODE) return fail(c, pm, "'protocols' maps LL, LL128 and Simple to their costs", NULL, NULL);
+    for (yaml_node_pair_t *p = pm->data.mapping.pairs.start; p < pm->data.mapping.pairs.top; p++) {
+        yaml_node_t *kn = node(c, p->key), *v = node(c, p->value);
+        const char *name = scalar(kn);
+        int pr = name ? proto_parse(name) : -1, rc;
+        if (pr <= PROTO_NONE) return fail(c, kn, "unknown protocol '%s' (LL, LL128 or Simple)", name ? name : "?", NULL);
+        if (v->type != YAML_MAPPING_NODE || (rc = only_keys(c, v, keys, "a protocol")) < 0)
+            return v->type != YAML_MAPPING_NODE ? fail(c, v, "a protocol is {latency: ..., efficiency: ..., base: ...}", NULL, NULL) : rc;
+        proto_cost_t *pc = &topo_params(c->t)->proto[pr];
+        yaml_node_t *ev = get(c, v, "efficiency");
+        if (get(c, v, "latency") && (rc = get_time(c, v, "latency", &pc->msg_latency)) < 0) return rc;
+        if (get(c, v, "base") && (rc = get_time(c, v, "base", &pc->base_latency)) < 0) return rc;
+        if (ev) {
+            char s[TEXT], *end;
+            if ((rc = text(c, ev, "efficiency", s)) < 0) return rc;
+            pc->efficiency = strtod(s, &end);
+            if (end == s || *end || !(pc->efficiency > 0 && pc->efficiency <= 1))
+                return fail(c, ev, "efficiency must be a number in (0, 1], not '%s'", s, NULL);
+        }
+    }
+    return 0;
+}
+
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "nodes", "links", "generate", NULL};
+                                       "group_size", "p2p", "protocols", "nodes", "links", "generate", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
     int rc = only_keys(c, root, keys, "a topology");
     if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
+    if ((rc = read_protocols(c, root)) < 0) return rc;
     if ((rc = each(c, root, "nodes", 1, add_node)) < 0) return rc;
     if ((rc = each(c, root, "links", 0, add_link)) < 0) return rc;
     if ((rc = each(c, root, "generate", 0, add_generated)) < 0) return rc;
