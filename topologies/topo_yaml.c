@@ -394,10 +394,10 @@ static int read_protocols(ctx_t *c, yaml_node_t *root) {
     for (yaml_node_pair_t *p = pm->data.mapping.pairs.start; p < pm->data.mapping.pairs.top; p++) {
         yaml_node_t *kn = node(c, p->key), *v = node(c, p->value);
         const char *name = scalar(kn);
-        int pr = name ? proto_parse(name) : -1, rc;
+        int pr = name ? proto_parse(name) : -1, rc = 0;
         if (pr <= PROTO_NONE) return fail(c, kn, "unknown protocol '%s' (LL, LL128 or Simple)", name ? name : "?", NULL);
-        if (v->type != YAML_MAPPING_NODE || (rc = only_keys(c, v, keys, "a protocol")) < 0)
-            return v->type != YAML_MAPPING_NODE ? fail(c, v, "a protocol is {latency: ..., efficiency: ..., base: ...}", NULL, NULL) : rc;
+        if (v->type != YAML_MAPPING_NODE) return fail(c, v, "a protocol is {latency: ..., efficiency: ..., base: ...}", NULL, NULL);
+        if ((rc = only_keys(c, v, keys, "a protocol")) < 0) return rc;
         proto_cost_t *pc = &topo_params(c->t)->proto[pr];
         yaml_node_t *ev = get(c, v, "efficiency");
         if (get(c, v, "latency") && (rc = get_time(c, v, "latency", &pc->msg_latency)) < 0) return rc;
