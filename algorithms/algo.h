@@ -29,6 +29,8 @@ typedef struct algo {
     const char *requires;    /* what p and n it handles */
     const char *port_model;  /* which port model(s) the formula is exact for */
     const char *idea;        /* one line for `baton algos` */
+    int approx;              /* the formula is an approximation or a bound, not exact */
+    const char *nccl;        /* NCCL's name for it ("ring", "tree"), NULL if none */
 } algo_t;
 
 /* Rows of the registry, NULL-terminated, in a fixed order. */

@@ -266,6 +266,7 @@ const algo_t algo_allreduce_bintree = {
     .requires = "any p >= 1, any n; --pipeline K",
     .port_model = "approximation; the engine measures 0.67x-2.23x of it (docs/NOTES.md)",
     .idea = "NCCL's tree: reduce up and broadcast down one binary tree at once, k chunks pipelined",
+    .approx = 1, .nccl = "tree",
 };
 
 const algo_t algo_allreduce_dbtree = {
@@ -274,6 +275,7 @@ const algo_t algo_allreduce_dbtree = {
     .requires = "any p >= 1, any n; --pipeline K",
     .port_model = "approximation; the engine measures 0.67x-2.23x of it (docs/NOTES.md)",
     .idea = "NCCL's double binary tree: two split trees on half the data, each rank interior in at most one",
+    .approx = 1, .nccl = "tree",
 };
 
 const algo_t algo_allreduce_chain = {
@@ -282,4 +284,5 @@ const algo_t algo_allreduce_chain = {
     .requires = "any p >= 1, any n; --pipeline K",
     .port_model = "approximation; see bintree",
     .idea = "reduce up a chain and broadcast back down it at once, k chunks pipelined",
+    .approx = 1,
 };

@@ -122,4 +122,5 @@ const algo_t algo_allreduce_oneshot = {
     .requires = "1 <= p <= 65, any n",
     .port_model = "single-port: lower bound; multi-port star: exact when ng <= nb",
     .idea = "send the whole buffer to every peer at once, add what arrives",
+    .approx = 1,
 };

@@ -66,6 +66,7 @@ const algo_t algo_broadcast_chain = {
     .requires = "any p >= 1, any n, any root; --pipeline K",
     .port_model = "single-port or multi-port star (same); exact when k divides n",
     .idea = "pipeline k chunks down a chain: NCCL's ring broadcast",
+    .nccl = "ring",
 };
 
 const algo_t algo_reduce_chain = {
@@ -74,4 +75,5 @@ const algo_t algo_reduce_chain = {
     .requires = "any p >= 1, any n, any root; --pipeline K",
     .port_model = "single-port or multi-port star (same); exact when k divides n",
     .idea = "pipeline k chunks up a chain, adding at every rank: NCCL's ring reduce",
+    .nccl = "ring",
 };

@@ -109,6 +109,7 @@ const algo_t algo_allreduce_ring = {
     .cost_text = "2(p-1)(a + ceil(n/p) b) + (p-1) ceil(n/p) g",
     .requires = "any p >= 1, any n; --channels C", .port_model = RING_PORTS,
     .idea = "reduce-scatter then all-gather around a ring, p blocks in flight",
+    .nccl = "ring",
 };
 
 const algo_t algo_reducescatter_ring = {
@@ -116,6 +117,7 @@ const algo_t algo_reducescatter_ring = {
     .cost_text = "(p-1)(a + ceil(n/p)(b + g))",
     .requires = "any p >= 1, any n; --channels C", .port_model = RING_PORTS,
     .idea = "p batons collect every rank's share of one block each; rank r ends with block r",
+    .nccl = "ring",
 };
 
 const algo_t algo_allgather_ring = {
@@ -123,4 +125,5 @@ const algo_t algo_allgather_ring = {
     .cost_text = "(p-1)(a + ceil(n/p) b)",
     .requires = "any p >= 1, any n; --channels C", .port_model = RING_PORTS,
     .idea = "every block travels p-1 hops around the ring",
+    .nccl = "ring",
 };

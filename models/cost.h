@@ -17,6 +17,8 @@ typedef struct cost_model {
     double beta;    /* seconds per byte (1 / bottleneck bandwidth) */
     double gamma;   /* seconds per byte reduced (1 / reduce bandwidth), 0 if free */
     int ports;      /* 1: single-port; 0: multi-port star (see above) */
+    int uniform;    /* 1 if every rank pair looked at sees the same alpha and beta:
+                       only then can an exact formula be exact on this machine */
 } cost_model_t;
 
 /* ceil(log2(p)) for p >= 1 (0 for p = 1). */

@@ -11,6 +11,7 @@ int cmd_sim(int argc, char **argv, int predict);
 int cmd_kids(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_algos(int argc, char **argv);
+int cmd_select(int argc, char **argv);
 
 /* --set name=value overrides, collected from the command line. */
 typedef struct cmd_sets {

@@ -16,6 +16,8 @@ static const char usage[] =
     "  kids      the candy kids: naive 24 s, tree 16 s, ring 6 s, with their tables\n"
     "  topo      summarise or check a topology file\n"
     "  algos     list the algorithms with their cost formulas and requirements\n"
+    "  select    which algorithm wins at which size: tables, crossovers, NCCL tuner\n"
+    "            files, plots\n"
     "\n"
     "Every command that reads a topology takes --set name=value (repeatable) to\n"
     "override the file's parameters (baton topo FILE lists them) or ports,\n"
@@ -55,6 +57,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "kids")) return cmd_kids(argc - 1, argv + 1);
     if (!strcmp(c, "topo")) return cmd_topo(argc - 1, argv + 1);
     if (!strcmp(c, "algos")) return cmd_algos(argc - 1, argv + 1);
+    if (!strcmp(c, "select")) return cmd_select(argc - 1, argv + 1);
     fprintf(stderr, "baton: unknown command '%s'\n\n%s", c, usage);
     return EXIT_USAGE;
 }

@@ -1,7 +1,12 @@
-/* report.c - JSON documents built with cJSON. */
+/* report.c - what the commands write: JSON (the only cJSON user), tables,
+ * CSV and NCCL tuner files, each built whole in memory first. */
 #include "report.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../topologies/units.h"
 
 static const char *verify_name(verify_mode_t m) {
     return m == VERIFY_DATA ? "data" : m == VERIFY_SIGNATURE ? "signature" : "none";
@@ -64,4 +69,159 @@ char *report_algos_json(int coll_filter) {
         cJSON_AddItemToArray(a, o);
     }
     return finish(a);
+}
+
+/* ---- selection tables ----------------------------------------------------- */
+
+static const char *cell_model(const select_cell_t *c) {
+    return c->simulated ? "des" : c->approx ? "approx" : "closed";
+}
+
+static void fmt_time(char *buf, int len, double t) {
+    if (t >= 1) snprintf(buf, len, "%.3g s", t);
+    else if (t >= 1e-3) snprintf(buf, len, "%.3g ms", t * 1e3);
+    else snprintf(buf, len, "%.3g us", t * 1e6);
+}
+
+static void table_header(FILE *f, const select_table_t *tab, int first) {
+    const select_row_t *r = &tab->rows[first];
+    fprintf(f, "%s on %s (%d ranks)   [s] simulated  [~] approximate formula\n", coll_name(r->coll), tab->topo, tab->ranks);
+    fprintf(f, "%10s", "size");
+    for (int i = 0; i < r->ncells; i++) fprintf(f, " %12.12s", r->cells[i].algo->name);
+    fprintf(f, "   %-14s %s\n", "winner", "x next best");
+}
+
+static void table_row(FILE *f, const select_row_t *r) {
+    char sz[32], t[32];
+    units_fmt_size(r->bytes, sz, sizeof sz);
+    fprintf(f, "%10s", sz);
+    for (int i = 0; i < r->ncells; i++) {
+        const select_cell_t *c = &r->cells[i];
+        if (!c->ok) { fprintf(f, " %12s", "-"); continue; }
+        fmt_time(t, sizeof t, c->time_s);
+        fprintf(f, " %9s%-3s", t, c->simulated ? "[s]" : c->approx ? "[~]" : "");
+    }
+    if (r->winner < 0) { fprintf(f, "   (none applies)\n"); return; }
+    const select_cell_t *w = &r->cells[r->winner];
+    char name[64];
+    snprintf(name, sizeof name, "%s%s%s", w->algo->name, w->proto ? "/" : "", w->proto ? proto_name(w->proto) : "");
+    if (r->runner_up >= 0)
+        fprintf(f, "   %-14s %.2f (%s)\n", name, r->cells[r->runner_up].time_s / w->time_s, r->cells[r->runner_up].algo->name);
+    else
+        fprintf(f, "   %-14s\n", name);
+}
+
+static void crossovers(FILE *f, const select_table_t *tab, int first, int last) {
+    int any = 0;
+    for (int i = first + 1; i <= last; i++) {
+        if (!select_is_crossover(tab, i)) continue;
+        const select_row_t *a = &tab->rows[i - 1], *b = &tab->rows[i];
+        char sz[32];
+        units_fmt_size(b->bytes, sz, sizeof sz);
+        fprintf(f, "%s %s -> %s at %s", any ? "," : "crossovers:", a->cells[a->winner].algo->name, b->cells[b->winner].algo->name, sz);
+        any = 1;
+    }
+    fprintf(f, any ? "\n" : "crossovers: none (one winner at every size)\n");
+}
+
+char *report_select_table(const select_table_t *tab) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL) return NULL;
+    for (int i = 0; i < tab->nrows;) {
+        int j = i;
+        while (j + 1 < tab->nrows && tab->rows[j + 1].coll == tab->rows[i].coll) j++;
+        if (i) fputc('\n', f);
+        table_header(f, tab, i);
+        for (int k = i; k <= j; k++) table_row(f, &tab->rows[k]);
+        crossovers(f, tab, i, j);
+        i = j + 1;
+    }
+    fclose(f);
+    return buf;
+}
+
+char *report_select_csv(const select_table_t *tab) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL) return NULL;
+    fprintf(f, "collective,bytes,algorithm,protocol,model,time_s,algbw_GBps,busbw_GBps,winner\n");
+    for (int i = 0; i < tab->nrows; i++) {
+        const select_row_t *r = &tab->rows[i];
+        for (int k = 0; k < r->ncells; k++) {
+            const select_cell_t *c = &r->cells[k];
+            if (!c->ok) continue;
+            fprintf(f, "%s,%llu,%s,%s,%s,%.9g,%.6g,%.6g,%d\n", coll_name(r->coll), (unsigned long long)r->bytes,
+                    c->algo->name, proto_name(c->proto), cell_model(c), c->time_s, c->algbw_GBps, c->busbw_GBps, k == r->winner);
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+char *report_select_json(const select_table_t *tab) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < tab->nrows; i++) {
+        const select_row_t *r = &tab->rows[i];
+        cJSON *o = cJSON_CreateObject(), *res = cJSON_CreateArray();
+        if (!o || !res) { cJSON_Delete(o); cJSON_Delete(res); break; }
+        cJSON_AddStringToObject(o, "collective", coll_name(r->coll));
+        cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+        cJSON_AddNumberToObject(o, "ranks", tab->ranks);
+        for (int k = 0; k < r->ncells; k++) {
+            const select_cell_t *c = &r->cells[k];
+            if (!c->ok) continue;
+            cJSON *x = cJSON_CreateObject();
+            if (x == NULL) break;
+            cJSON_AddStringToObject(x, "algorithm", c->algo->name);
+            cJSON_AddStringToObject(x, "protocol", proto_name(c->proto));
+            cJSON_AddStringToObject(x, "model", cell_model(c));
+            cJSON_AddNumberToObject(x, "time_s", c->time_s);
+            cJSON_AddNumberToObject(x, "algbw_GBps", c->algbw_GBps);
+            cJSON_AddNumberToObject(x, "busbw_GBps", c->busbw_GBps);
+            cJSON_AddItemToArray(res, x);
+        }
+        cJSON_AddItemToObject(o, "results", res);
+        if (r->winner >= 0) cJSON_AddStringToObject(o, "winner", r->cells[r->winner].algo->name);
+        if (r->runner_up >= 0) {
+            cJSON_AddStringToObject(o, "runner_up", r->cells[r->runner_up].algo->name);
+            cJSON_AddNumberToObject(o, "ratio", r->cells[r->runner_up].time_s / r->cells[r->winner].time_s);
+        }
+        cJSON_AddBoolToObject(o, "crossover", select_is_crossover(tab, i));
+        cJSON_AddItemToArray(a, o);
+    }
+    return finish(a);
+}
+
+static const char *tuner_proto(proto_t p) {
+    return p == PROTO_LL ? "ll" : p == PROTO_LL128 ? "ll128" : "simple";
+}
+
+char *report_select_tuner(const select_table_t *tab, int nnodes) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL) return NULL;
+    fprintf(f, "# NCCL tuner configuration from baton select on %s (%d ranks, %d nodes)\n", tab->topo, tab->ranks, nnodes);
+    fprintf(f, "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
+    for (int i = 0; i < tab->nrows;) {
+        const select_row_t *r = &tab->rows[i];
+        int j = i;
+        if (r->winner < 0) { i++; continue; }
+        const select_cell_t *w = &r->cells[r->winner];
+        while (j + 1 < tab->nrows && tab->rows[j + 1].coll == r->coll && tab->rows[j + 1].winner >= 0 &&
+               tab->rows[j + 1].cells[tab->rows[j + 1].winner].algo->nccl == w->algo->nccl &&
+               tab->rows[j + 1].cells[tab->rows[j + 1].winner].proto == w->proto)
+            j++;
+        int first = i == 0 || tab->rows[i - 1].coll != r->coll;
+        int last = j + 1 >= tab->nrows || tab->rows[j + 1].coll != r->coll;
+        unsigned long long lo = first ? 0 : r->bytes, hi = last ? 18446744073709551615ULL : tab->rows[j + 1].bytes - 1;
+        fprintf(f, "%s,%llu,%llu,%s,%s,-1,%d,%d,-1,-1\n", coll_name(r->coll), lo, hi, w->algo->nccl ? w->algo->nccl : w->algo->name,
+                tuner_proto(w->proto), nnodes, tab->ranks);
+        i = j + 1;
+    }
+    fclose(f);
+    return buf;
 }

@@ -12,4 +12,15 @@ char *report_run_json(const run_out_t *o, const char *topo_name, coll_t coll,
 /* The registry as a JSON array of objects (malloc'd). */
 char *report_algos_json(int coll_filter);
 
+#include "select.h"
+
+/* Selection tables as text (malloc'd strings; NULL when memory runs out). */
+char *report_select_table(const select_table_t *tab);
+char *report_select_csv(const select_table_t *tab);
+char *report_select_json(const select_table_t *tab);
+/* NCCL's example tuner CSV: one line per size range with one decision
+ * (collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,
+ * numPipeOps,regBuff). The table should hold NCCL-runnable algorithms only. */
+char *report_select_tuner(const select_table_t *tab, int nnodes);
+
 #endif

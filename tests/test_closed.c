@@ -41,7 +41,7 @@ Test(closed_form, multi_port_star) { sim_equals_closed(0, th_star); }
 /* The two port models really differ for naive: rank 0's p-1 sends overlap
  * their latencies on a multi-port star, not on a single-port machine. */
 Test(closed_form, port_models_differ) {
-    cost_model_t one = {1e-6, 1e-9, 0, 1}, many = {1e-6, 1e-9, 0, 0};
+    cost_model_t one = {.alpha = 1e-6, .beta = 1e-9, .ports = 1}, many = {.alpha = 1e-6, .beta = 1e-9, .ports = 0};
     double a = algo_allreduce_naive.cost(&one, 8, 1000, NULL), b = algo_allreduce_naive.cost(&many, 8, 1000, NULL);
     cr_expect_float_eq(a - b, 6e-6, 1e-15, "six alphas overlapped");
     /* binomial broadcast: equal for powers of two, one alpha less at p = 15 */

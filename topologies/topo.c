@@ -294,16 +294,6 @@ static int32_t *route_alloc(topo_t *t, int n) {
     return r;
 }
 
-/* d's port number on the switch it hangs off (its first neighbour): the
- * "destination" of destination-mod-k routing. */
-static int dest_port(const topo_t *t, int d) {
-    if (t->adj_off[d] == t->adj_off[d + 1]) return 0;
-    int a = t->dl[t->adj[t->adj_off[d]]].dst;
-    for (int k = t->adj_off[a]; k < t->adj_off[a + 1]; k++)
-        if (t->dl[t->adj[k]].dst == d) return k - t->adj_off[a];
-    return 0;
-}
-
 /* Is link k out of u one step closer to d, through a node routes may use? */
 static int next_hop(const topo_t *t, const int *dist, int u, int d, int k) {
     int v = t->dl[t->adj[k]].dst;
@@ -311,12 +301,10 @@ static int next_hop(const topo_t *t, const int *dist, int u, int d, int k) {
 }
 
 /* Walk from s towards d (dist[] = hops to d). Where several next hops are
- * equally short, take number (port of d + hop) mod ways: destination-mod-k,
- * the deterministic fat-tree routing of InfiniBand subnet managers, which
- * spreads the destinations of one leaf over all the spines. */
-static int route_walk(topo_t *t, int s, int d, route_slot_t *slot) {
+ * equally short, take number (key + hop) mod ways. */
+static int walk_keyed(topo_t *t, int s, int d, int port, route_slot_t *slot) {
     const int *dist = t->bfs_parent;
-    int n = dist[s], port = dest_port(t, d);
+    int n = dist[s];
     int32_t *links = route_alloc(t, n > 0 ? n : 1);
     if (links == NULL) return -1;
     *slot = (route_slot_t){.links = links, .nlinks = n, .lat = 0, .bw = 1e300};
@@ -343,6 +331,29 @@ static int nearest_cpu(topo_t *t, int s) {
     for (int i = 0; i < reached; i++)
         if (t->nodes[t->bfs_queue[i]].kind == NODE_CPU) return t->bfs_queue[i];
     return -1;
+}
+
+/* The key of destination-mod-k routing: the port, on the last switch of the
+ * path with more than two links, through which the path goes down towards d
+ * (a host's port on its leaf). The part of the path below the spines is the
+ * same whichever spine is taken, so a first walk finds it. */
+static int down_port(const topo_t *t, const route_slot_t *probe) {
+    for (int i = probe->nlinks - 1; i >= 0; i--) {
+        int u = t->dl[probe->links[i]].src;
+        if (t->adj_off[u + 1] - t->adj_off[u] <= 2) continue;
+        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++)
+            if (t->adj[k] == probe->links[i]) return k - t->adj_off[u];
+    }
+    return 0;
+}
+
+/* Shortest route from s to d; among equal next hops destination-mod-k picks
+ * (the deterministic fat-tree routing of InfiniBand subnet managers), which
+ * spreads the hosts of one leaf over all the spines. */
+static int route_walk(topo_t *t, int s, int d, route_slot_t *slot) {
+    route_slot_t probe;
+    if (walk_keyed(t, s, d, 0, &probe) < 0) return -1;
+    return walk_keyed(t, s, d, down_port(t, &probe), slot);
 }
 
 static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
@@ -389,7 +400,7 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
 }
 
 int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
-    double lat = 0, bw = 1e300;
+    double lat = 0, bw = 1e300, lat_lo = 1e300, bw_hi = 0;
     int p = t->nranks;
     for (int r = 0; r < p && p > 1; r++) {
         int pairs[2][2] = {{0, r}, {r, (r + 1) % p}};
@@ -400,11 +411,14 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
             if (rc < 0) return rc;
             if (rt.lat > lat) lat = rt.lat;
             if (rt.bw < bw) bw = rt.bw;
+            if (rt.lat < lat_lo) lat_lo = rt.lat;
+            if (rt.bw > bw_hi) bw_hi = rt.bw;
         }
     }
     m->alpha = lat;
     m->beta = (p > 1) ? 1.0 / bw : 0;
     m->gamma = t->params.reduce_bw > 0 ? 1.0 / t->params.reduce_bw : 0;
     m->ports = t->params.ports;
+    m->uniform = p < 2 || (lat - lat_lo <= 1e-12 * (lat > 0 ? lat : 1) && bw_hi - bw <= 1e-9 * bw);
     return 0;
 }

@@ -34,7 +34,8 @@ static const unit_t size_units[] = {
     {"", 1}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
     {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0},
     {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-    {"TiB", 1099511627776.0}, {NULL, 0}};
+    {"TiB", 1099511627776.0}, {"PB", 1e15}, {"PiB", 1125899906842624.0},
+    {"EB", 1e18}, {"EiB", 1152921504606846976.0}, {NULL, 0}};
 
 /* Split "  12.5 GB/s " into 12.5 and "GB/s"; returns -1 on malformed text. */
 static int scan(const char *s, double *num, char *word, size_t wlen) {

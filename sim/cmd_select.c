@@ -1,0 +1,173 @@
+/* cmd_select.c - `baton select`: which algorithm wins at which size. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "../topologies/topo_yaml.h"
+#include "cmd.h"
+#include "plot.h"
+#include "report.h"
+#include "select.h"
+
+static const char help[] =
+    "usage: baton select -t TOPO.yaml -c COLL[,COLL...] [--sizes 8B:1GiB[:x2]] [options]\n"
+    "\n"
+    "For every collective and size: each applicable algorithm's predicted time,\n"
+    "algbw and busbw, the winner, how much slower the next best is, and the sizes\n"
+    "where the winner changes (crossovers).\n"
+    "\n"
+    "  -t, --topo FILE        topology\n"
+    "  -c, --coll LIST        allreduce,reducescatter,allgather,broadcast,reduce,alltoall\n"
+    "      --sizes SPEC       LO:HI[:xF] (geometric, default x2) or a list 1KiB,1MiB\n"
+    "                         (default 8B:1GiB); nccl-tests sizes (the whole buffer)\n"
+    "      --algos LIST       only these algorithms\n"
+    "      --proto P          none (default), LL, LL128, Simple, or auto (each\n"
+    "                         algorithm with its fastest protocol)\n"
+    "      --model M          auto (default: the closed form where it is exact, the\n"
+    "                         simulator where it is an approximation and the run is\n"
+    "                         small), closed, or des (simulate everything)\n"
+    "      --contention M     fifo, fair or none, for simulated cells\n"
+    "      --format F         table (default), csv, json, or nccl-tuner (NCCL's example\n"
+    "                         tuner plugin CSV; only algorithms NCCL has; --proto auto\n"
+    "                         unless given)\n"
+    "      --plot FILE.png    also draw time and busbw against size (needs gnuplot)\n"
+    "  -o, --output FILE      write there (whole or not at all) instead of stdout\n"
+    "      --root R, --group G, --pipeline K, --set K=V   as for baton sim\n";
+
+typedef struct {
+    const char *topo, *colls, *sizes, *algos, *format, *plot, *output;
+    int proto, model;
+    contention_t contention;
+    algo_opts_t opts;
+    cmd_sets_t sets;
+} select_args_t;
+
+static int parse_enum(const char *v, const char *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(v, names[i]) == 0) return i;
+    return -1;
+}
+
+static int parse(int argc, char **argv, select_args_t *a) {
+    static const struct option opts[] = {
+        {"topo", required_argument, 0, 't'}, {"coll", required_argument, 0, 'c'},
+        {"sizes", required_argument, 0, 's'}, {"algos", required_argument, 0, 'a'},
+        {"proto", required_argument, 0, 'P'}, {"model", required_argument, 0, 'm'},
+        {"contention", required_argument, 0, 'M'}, {"format", required_argument, 0, 'f'},
+        {"plot", required_argument, 0, 'p'}, {"output", required_argument, 0, 'o'},
+        {"root", required_argument, 0, 'R'}, {"group", required_argument, 0, 'G'},
+        {"pipeline", required_argument, 0, 'K'}, {"set", required_argument, 0, 'S'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const char *const models[] = {"auto", "closed", "des"}, *const cont[] = {"fifo", "fair", "none"};
+    int ch;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":t:c:o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 't': a->topo = optarg; break;
+        case 'c': a->colls = optarg; break;
+        case 's': a->sizes = optarg; break;
+        case 'a': a->algos = optarg; break;
+        case 'f': a->format = optarg; break;
+        case 'p': a->plot = optarg; break;
+        case 'o': a->output = optarg; break;
+        case 'R': a->opts.root = atoi(optarg); break;
+        case 'G': a->opts.group = atoi(optarg); break;
+        case 'K': a->opts.pipeline = atoi(optarg); break;
+        case 'S': if (cmd_add_set("select", &a->sets, optarg)) return EXIT_USAGE; break;
+        case 'P':
+            a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
+            if (a->proto < 0) return cmd_usage("select", "--proto must be none, LL, LL128, Simple or auto");
+            break;
+        case 'm':
+            if ((a->model = parse_enum(optarg, models, 3)) < 0) return cmd_usage("select", "--model must be auto, closed or des");
+            break;
+        case 'M': {
+            int m = parse_enum(optarg, cont, 3);
+            if (m < 0) return cmd_usage("select", "--contention must be fifo, fair or none");
+            a->contention = (contention_t)m;
+            break;
+        }
+        case 'h': fputs(help, stdout); return 1;
+        case ':': return cmd_usage("select", "option %s needs a value", argv[optind - 1]);
+        default: return cmd_usage("select", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cmd_usage("select", "unexpected argument '%s'", argv[optind]);
+    if (!a->topo) return cmd_usage("select", "missing -t TOPO.yaml");
+    if (!a->colls) return cmd_usage("select", "missing -c COLLECTIVE[,...]");
+    if (parse_enum(a->format, (const char *const[]){"table", "csv", "json", "nccl-tuner"}, 4) < 0)
+        return cmd_usage("select", "--format must be table, csv, json or nccl-tuner");
+    return 0;
+}
+
+/* Split a comma list in place into at most max words. */
+static int words(char *s, const char **out, int max) {
+    int n = 0;
+    for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ",")) out[n++] = tok;
+    return n;
+}
+
+/* Write text to path whole (a temporary name, then rename), or to stdout. */
+static int emit(const char *text, const char *path) {
+    if (path == NULL) return fputs(text, stdout) < 0 ? -1 : 0;
+    char tmp[1200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) return -1;
+    int ok = fputs(text, f) >= 0;
+    if (fclose(f) != 0) ok = 0;
+    if (ok && rename(tmp, path) == 0) return 0;
+    remove(tmp);
+    return -1;
+}
+
+static char *render(const select_table_t *tab, const char *format, int nnodes) {
+    if (!strcmp(format, "csv")) return report_select_csv(tab);
+    if (!strcmp(format, "json")) return report_select_json(tab);
+    if (!strcmp(format, "nccl-tuner")) return report_select_tuner(tab, nnodes);
+    return report_select_table(tab);
+}
+
+static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
+    baton_err_t e = {0};
+    const char *cw[COLL_COUNT], *aw[64], *why;
+    int nc = words(colls, cw, COLL_COUNT);
+    for (int i = 0; i < nc; i++) {
+        int c = coll_parse(cw[i]);
+        if (c < 0) return cmd_usage("select", "unknown collective '%s'", cw[i]);
+        q->colls[q->ncolls++] = (coll_t)c;
+    }
+    if (algos) { q->algos = aw; q->nalgos = words(algos, aw, 64); }
+    uint64_t *sizes;
+    if (select_parse_sizes(a->sizes, &sizes, &q->nsizes, &why) < 0) return cmd_usage("select", "--sizes %s: %s", a->sizes, why);
+    q->sizes = sizes;
+    topo_t *t = topo_yaml_load(a->topo, a->sets.v, a->sets.n, &e);
+    select_table_t tab = {0};
+    char *text = NULL;
+    int rc = t ? select_run(t, q, &tab, &e) : -1;
+    int g = t ? topo_params_c(t)->group_size : 0, nnodes = g > 0 && t ? topo_nranks(t) / g : 1;
+    if (rc == 0 && !(text = render(&tab, a->format, nnodes))) rc = err_set(&e, BATON_ENOMEM, "out of memory");
+    if (rc == 0 && emit(text, a->output) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a->output ? a->output : "stdout");
+    if (rc == 0 && a->plot) rc = plot_select(&tab, a->plot, &e);
+    free(text);
+    select_free(&tab);
+    topo_free(t);
+    free(sizes);
+    return rc < 0 ? cmd_fail("select", &e) : EXIT_OK;
+}
+
+int cmd_select(int argc, char **argv) {
+    select_args_t a = {.sizes = "8B:1GiB", .format = "table"};
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc == 1 ? EXIT_OK : rc;
+    char colls[256], algos[1024];
+    snprintf(colls, sizeof colls, "%s", a.colls);
+    if (a.algos) snprintf(algos, sizeof algos, "%s", a.algos);
+    int tuner = !strcmp(a.format, "nccl-tuner");
+    select_req_t q = {.proto = tuner && a.proto == PROTO_NONE ? RUN_PROTO_AUTO : a.proto, .model = a.model,
+                      .nccl_only = tuner, .opts = a.opts, .contention = a.contention};
+    return run(&a, &q, colls, a.algos ? algos : NULL);
+}

@@ -1,0 +1,13 @@
+/* plot.h - a selection table as a PNG, drawn by gnuplot (an external
+ * program; a clear error when it is not installed). */
+#ifndef BATON_PLOT_H
+#define BATON_PLOT_H
+
+#include "select.h"
+
+/* Time and busbw against size, log-log, one line per algorithm, crossovers
+ * marked, one pair of panels per collective. The PNG appears whole at `png`
+ * or not at all. */
+int plot_select(const select_table_t *tab, const char *png, baton_err_t *e);
+
+#endif

@@ -1,0 +1,122 @@
+/* select.c - selection tables: one run per (collective, size, algorithm). */
+#include "select.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../topologies/units.h"
+
+int select_parse_sizes(const char *spec, uint64_t **sizes, int *n, const char **why) {
+    char buf[256];
+    *sizes = NULL;
+    *n = 0;
+    if (strlen(spec) >= sizeof buf) { *why = "size list too long"; return -1; }
+    strcpy(buf, spec);
+    uint64_t *v = malloc(4096 * sizeof *v);
+    if (v == NULL) { *why = "out of memory"; return -1; }
+    char *colon = strchr(buf, ':');
+    if (colon == NULL) {                                   /* a list: 1KiB,1MiB */
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            if (*n == 4096 || units_size(tok, &v[*n], why) < 0) { if (*n == 4096) *why = "too many sizes"; free(v); return -1; }
+            (*n)++;
+        }
+    } else {                                               /* a range: lo:hi[:xF] */
+        *colon = '\0';
+        char *hi_s = colon + 1, *f_s = strchr(hi_s, ':');
+        uint64_t lo, hi, f = 2;
+        if (f_s) { *f_s++ = '\0'; if (*f_s != 'x' || (f = strtoull(f_s + 1, NULL, 10)) < 2) { *why = "the step is written x2, x4, ..."; free(v); return -1; } }
+        if (units_size(buf, &lo, why) < 0 || units_size(hi_s, &hi, why) < 0) { free(v); return -1; }
+        if (lo == 0 || hi < lo) { *why = "a range goes from a positive size up: 8B:16GiB"; free(v); return -1; }
+        for (uint64_t s = lo; s <= hi && *n < 4096; s = s > UINT64_MAX / f ? hi + 1 : s * f) v[(*n)++] = s;
+    }
+    if (*n == 0) { *why = "no sizes"; free(v); return -1; }
+    *sizes = v;
+    return 0;
+}
+
+static int wanted(const select_req_t *q, const algo_t *a) {
+    if (q->nccl_only && a->nccl == NULL) return 0;
+    if (q->algos == NULL) return 1;
+    for (int i = 0; i < q->nalgos; i++)
+        if (strcmp(q->algos[i], a->name) == 0) return 1;
+    return 0;
+}
+
+/* Simulate where no formula is exact here (an approximate row, or a machine
+ * whose rank pairs differ) while the run stays small: about p * max(p, k)
+ * messages, at most a few million. */
+static int simulate(const select_req_t *q, const algo_t *a, const cost_model_t *m, int p, uint64_t n) {
+    if (q->model != SELECT_AUTO) return q->model == SELECT_DES;
+    double k = (double)algo_pipeline_chunks(n, &q->opts), work = (double)p * (k > p ? k : p) * 8;
+    return (a->approx || !m->uniform) && work <= 2e6;
+}
+
+static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t c, uint64_t n, const algo_t *a,
+                select_cell_t *out, baton_err_t *e) {
+    run_req_t r = {.coll = c, .algo = a->name, .bytes = n, .opts = q->opts, .proto = q->proto,
+                   .contention = q->contention};
+    run_out_t o;
+    baton_err_t ce = {0};
+    r.predict = !simulate(q, a, m, topo_nranks(t), n);
+    *out = (select_cell_t){.algo = a};
+    int rc = run_collective(t, &r, &o, &ce);
+    if (rc == BATON_EUNSUP) return 0;                   /* this case is not for it */
+    if (rc < 0) { *e = ce; return rc; }
+    *out = (select_cell_t){.algo = a, .proto = o.proto, .ok = 1, .simulated = o.simulated,
+                           .approx = !o.simulated && (a->approx || !m->uniform), .time_s = o.time_s,
+                           .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
+    return 0;
+}
+
+static void rank_cells(select_row_t *row) {
+    row->winner = row->runner_up = -1;
+    for (int i = 0; i < row->ncells; i++) {
+        if (!row->cells[i].ok) continue;
+        if (row->winner < 0 || row->cells[i].time_s < row->cells[row->winner].time_s) {
+            row->runner_up = row->winner;
+            row->winner = i;
+        } else if (row->runner_up < 0 || row->cells[i].time_s < row->cells[row->runner_up].time_s) {
+            row->runner_up = i;
+        }
+    }
+}
+
+int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_t *e) {
+    const algo_t *const *all = algo_all();
+    cost_model_t m;
+    memset(out, 0, sizeof *out);
+    int rc0 = topo_cost_model(t, &m, e);
+    if (rc0 < 0) return rc0;
+    snprintf(out->topo, sizeof out->topo, "%s", topo_name(t));
+    out->ranks = topo_nranks(t);
+    out->rows = calloc((size_t)q->ncolls * q->nsizes + 1, sizeof *out->rows);
+    if (out->rows == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int c = 0; c < q->ncolls; c++)
+        for (int k = 0; k < q->nsizes; k++) {
+            select_row_t *row = &out->rows[out->nrows++];
+            row->coll = q->colls[c];
+            row->bytes = q->sizes[k];
+            row->cells = calloc(64, sizeof *row->cells);
+            if (row->cells == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+            for (int i = 0; all[i] && row->ncells < 64; i++) {
+                if (all[i]->coll != q->colls[c] || !wanted(q, all[i])) continue;
+                int rc = cell(t, q, &m, q->colls[c], q->sizes[k], all[i], &row->cells[row->ncells++], e);
+                if (rc < 0) return rc;
+            }
+            rank_cells(row);
+        }
+    return 0;
+}
+
+void select_free(select_table_t *tab) {
+    for (int i = 0; tab->rows && i < tab->nrows; i++) free(tab->rows[i].cells);
+    free(tab->rows);
+    tab->rows = NULL;
+}
+
+int select_is_crossover(const select_table_t *tab, int i) {
+    if (i == 0) return 0;
+    const select_row_t *a = &tab->rows[i - 1], *b = &tab->rows[i];
+    if (a->coll != b->coll || a->winner < 0 || b->winner < 0) return 0;
+    return a->cells[a->winner].algo != b->cells[b->winner].algo || a->cells[a->winner].proto != b->cells[b->winner].proto;
+}

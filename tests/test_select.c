@@ -1,0 +1,119 @@
+/* test_select.c - selection tables, NCCL tuner files and plots. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/report.h"
+#include "../sim/select.h"
+#include "helpers.h"
+
+static select_table_t table(topo_t *t, coll_t c, const uint64_t *sizes, int n, int model, int nccl_only) {
+    select_req_t q = {.ncolls = 1, .sizes = sizes, .nsizes = n, .model = model, .nccl_only = nccl_only,
+                      .proto = nccl_only ? RUN_PROTO_AUTO : PROTO_NONE};
+    q.colls[0] = c;
+    select_table_t tab;
+    baton_err_t e = {0};
+    cr_assert_eq(select_run(t, &q, &tab, &e), 0, "%s", e.msg);
+    return tab;
+}
+
+static int cell_of(const select_row_t *r, const char *name) {
+    for (int i = 0; i < r->ncells; i++)
+        if (!strcmp(r->cells[i].algo->name, name)) return i;
+    return -1;
+}
+
+/* On a uniform machine the winner at every size is the algorithm whose closed
+ * form is lowest, and the rd/ring crossover sits where the formulas cross. */
+Test(select, uniform_machine_reproduces_the_closed_form_crossover) {
+    topo_t *t = th_full(16, 25e9, 5e-6, 1, 0);
+    cost_model_t m;
+    cr_assert_eq(topo_cost_model(t, &m, NULL), 0);
+    cr_assert(m.uniform);
+    uint64_t sizes[40];
+    for (int i = 0; i < 40; i++) sizes[i] = 16ull << i;
+    select_table_t tab = table(t, COLL_ALLREDUCE, sizes, 40, SELECT_AUTO, 0);
+    int crossed = -1;
+    for (int i = 0; i < tab.nrows; i++) {
+        select_row_t *r = &tab.rows[i];
+        double best = 1e300;
+        const algo_t *const *all = algo_all();
+        for (int k = 0; all[k]; k++) {
+            sched_t s;
+            if (all[k]->coll != COLL_ALLREDUCE || algo_build(all[k], 16, sizes[i], NULL, &s, NULL) < 0 || all[k]->approx) continue;
+            double c = all[k]->cost(&m, 16, sizes[i], NULL);
+            best = c < best ? c : best;
+        }
+        cr_expect_leq(r->cells[r->winner].time_s, best * (1 + 1e-12), "size %llu", (unsigned long long)sizes[i]);
+        int rd = cell_of(r, "rd"), ring = cell_of(r, "ring");
+        if (crossed < 0 && r->cells[ring].time_s < r->cells[rd].time_s) crossed = i;
+    }
+    cr_assert_gt(crossed, 0, "ring never overtook rd");
+    /* the closed forms cross between the two sizes */
+    double before = algo_allreduce_rd.cost(&m, 16, sizes[crossed - 1], NULL) - algo_allreduce_ring.cost(&m, 16, sizes[crossed - 1], NULL);
+    double after = algo_allreduce_rd.cost(&m, 16, sizes[crossed], NULL) - algo_allreduce_ring.cost(&m, 16, sizes[crossed], NULL);
+    cr_expect(before <= 0 && after > 0);
+    select_free(&tab);
+    topo_free(t);
+}
+
+/* The tuner file, read back the way NCCL's example plugin reads it, gives
+ * every size in the table the table's decision. */
+Test(select, tuner_csv_parses_back_into_the_same_decisions) {
+    topo_t *t = th_star(8, 50e9, 2e-6, 0, 0);
+    uint64_t sizes[24];
+    for (int i = 0; i < 24; i++) sizes[i] = 8ull << i;
+    select_table_t tab = table(t, COLL_ALLREDUCE, sizes, 24, SELECT_AUTO, 1);
+    char *csv = report_select_tuner(&tab, 1);
+    cr_assert_not_null(csv);
+    for (int i = 0; i < tab.nrows; i++) {
+        const select_cell_t *w = &tab.rows[i].cells[tab.rows[i].winner];
+        const char *want_proto = w->proto == PROTO_LL ? "ll" : w->proto == PROTO_LL128 ? "ll128" : "simple";
+        int found = 0;
+        char *copy = strdup(csv), *save = NULL;
+        for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            char coll[32], algo[32], proto[32];
+            unsigned long long lo, hi;
+            int ch, nn, nr, po, rb;
+            if (line[0] == '#') continue;
+            cr_assert_eq(sscanf(line, "%31[^,],%llu,%llu,%31[^,],%31[^,],%d,%d,%d,%d,%d", coll, &lo, &hi, algo, proto, &ch, &nn, &nr, &po, &rb), 10, "%s", line);
+            cr_expect_eq(nr, 8);
+            if (sizes[i] < lo || sizes[i] > hi) continue;
+            found++;
+            cr_expect_str_eq(algo, w->algo->nccl);
+            cr_expect_str_eq(proto, want_proto);
+        }
+        free(copy);
+        cr_expect_eq(found, 1, "size %llu is in %d ranges", (unsigned long long)sizes[i], found);
+    }
+    free(csv);
+    select_free(&tab);
+    topo_free(t);
+}
+
+Test(select, json_and_csv_are_complete) {
+    char *out;
+    cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce,broadcast --sizes 1KiB,1MiB --format csv", &out, 1), 0);
+    cr_expect(strstr(out, "collective,bytes,algorithm,protocol,model,time_s") == out);
+    cr_expect(strstr(out, "broadcast,1048576,chain,") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --sizes 1KiB:1MiB:x32 --format json", &out, 1), 0);
+    cr_expect(strstr(out, "\"winner\":") != NULL && strstr(out, "\"crossover\":") != NULL, "%s", out);
+    free(out);
+}
+
+/* gnuplot is installed by make test (scripts/deps.sh), so the PNG exists. */
+Test(select, plot_is_a_png) {
+    remove("build/select-test.png");
+    char *out;
+    cr_assert_eq(th_cli("select -t topologies/uniform-8.yaml -c allreduce --sizes 8B:1MiB:x8 --plot build/select-test.png", &out, 0), 0, "%s", out);
+    free(out);
+    FILE *f = fopen("build/select-test.png", "rb");
+    cr_assert_not_null(f);
+    unsigned char magic[8] = {0};
+    cr_assert_eq(fread(magic, 1, 8, f), 8u);
+    fclose(f);
+    static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    cr_expect(memcmp(magic, png, 8) == 0);
+}
