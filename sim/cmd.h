@@ -12,6 +12,7 @@ int cmd_kids(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_algos(int argc, char **argv);
 int cmd_select(int argc, char **argv);
+int cmd_tp(int argc, char **argv);
 
 /* --set name=value overrides, collected from the command line. */
 typedef struct cmd_sets {

@@ -18,6 +18,7 @@ static const char usage[] =
     "  algos     list the algorithms with their cost formulas and requirements\n"
     "  select    which algorithm wins at which size: tables, crossovers, NCCL tuner\n"
     "            files, plots\n"
+    "  tp        what tensor parallelism costs a transformer's forward pass\n"
     "\n"
     "Every command that reads a topology takes --set name=value (repeatable) to\n"
     "override the file's parameters (baton topo FILE lists them) or ports,\n"
@@ -58,6 +59,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "topo")) return cmd_topo(argc - 1, argv + 1);
     if (!strcmp(c, "algos")) return cmd_algos(argc - 1, argv + 1);
     if (!strcmp(c, "select")) return cmd_select(argc - 1, argv + 1);
+    if (!strcmp(c, "tp")) return cmd_tp(argc - 1, argv + 1);
     fprintf(stderr, "baton: unknown command '%s'\n\n%s", c, usage);
     return EXIT_USAGE;
 }

@@ -95,8 +95,8 @@ Test(cli, exit_codes) {
 }
 
 Test(cli, every_command_has_help) {
-    const char *cmds[] = {"sim", "predict", "kids", "topo", "algos"};
-    for (int i = 0; i < 5; i++) {
+    const char *cmds[] = {"sim", "predict", "kids", "topo", "algos", "select", "tp"};
+    for (int i = 0; i < 7; i++) {
         char args[64];
         snprintf(args, sizeof args, "%s --help", cmds[i]);
         expect_exit(args, 0, "usage: baton");
@@ -175,4 +175,35 @@ Test(cli, options_root_channels_pipeline_group) {
     expect_exit("sim -t topologies/uniform-8.yaml -c alltoall -a pairwise -s 1001", 1, "multiple of the rank count");
     expect_exit("sim -t topologies/uniform-8.yaml -c allgather -a rd -s 1MB --channels 0", 2, "--channels must be");
     expect_exit("sim -t topologies/uniform-8.yaml -c allreduce -a ring -s 1MB --pipeline x", 2, "--pipeline must be");
+}
+
+Test(cli, tp_example_prints_its_expected_output) {
+    const char *bin = getenv("BATON_BIN");
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "sh examples/tp-decode-vs-prefill.sh %s", bin ? bin : "build/baton");
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    char *want = th_slurp("examples/tp-decode-vs-prefill.expected");
+    cr_assert_not_null(want);
+    cr_expect_str_eq(out, want);
+    free(out);
+    free(want);
+}
+
+/* tp's communication is 2 x layers x the all-reduce of tokens x hidden x bytes,
+ * the same all-reduce `baton sim` reports. */
+Test(cli, tp_is_two_allreduces_per_layer) {
+    cJSON *tp = json_of("tp -t topologies/hgx-h100.yaml --layers 28 --hidden 3584 --tokens 16 --dtype fp16 --json");
+    cr_expect_eq(num(tp, "allreduces"), 56);
+    cr_expect_eq(num(tp, "bytes"), 16 * 3584 * 2);
+    char args[256];
+    snprintf(args, sizeof args, "sim -t topologies/hgx-h100.yaml -c allreduce -a %s --proto %s -s %d --json",
+             cJSON_GetObjectItem(tp, "algorithm")->valuestring, cJSON_GetObjectItem(tp, "protocol")->valuestring, 16 * 3584 * 2);
+    cJSON *ar = json_of(args);
+    double t = num(ar, "time_s");            /* tp prints 9 significant digits */
+    cr_expect_float_eq(num(tp, "comm_time_s"), 56 * t, 1e-8 * 56 * t);
+    cr_expect_float_eq(num(tp, "allreduce_time_s"), t, 1e-8 * t);
+    cJSON_Delete(ar);
+    cJSON_Delete(tp);
+    expect_exit("tp -t topologies/hgx-h100.yaml --preset 70b --tp 4", 1, "--tp 4 but");
+    expect_exit("tp -t topologies/hgx-h100.yaml --preset 3b", 2, "unknown preset");
 }

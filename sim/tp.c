@@ -1,0 +1,48 @@
+/* tp.c - tensor-parallel forward pass: 2 x layers all-reduces. */
+#include "tp.h"
+
+#include <string.h>
+
+static const tp_model_t presets[] = {
+    {"7b", 28, 3584},      /* e.g. Qwen2.5-7B: 28 layers, hidden 3584 */
+    {"8b", 32, 4096},      /* e.g. Llama-3-8B: 32 layers, hidden 4096 */
+    {"70b", 80, 8192},     /* e.g. Llama-3-70B: 80 layers, hidden 8192 */
+    {"405b", 126, 16384},  /* e.g. Llama-3.1-405B: 126 layers, hidden 16384 */
+    {NULL, 0, 0},
+};
+
+const tp_model_t *tp_presets(void) { return presets; }
+
+const tp_model_t *tp_preset(const char *name) {
+    for (int i = 0; presets[i].name; i++)
+        if (strcmp(presets[i].name, name) == 0) return &presets[i];
+    return NULL;
+}
+
+int tp_dtype_bytes(const char *d) {
+    if (!strcmp(d, "bf16") || !strcmp(d, "fp16")) return 2;
+    if (!strcmp(d, "fp32")) return 4;
+    if (!strcmp(d, "fp8")) return 1;
+    return 0;
+}
+
+int tp_run(topo_t *t, int layers, int hidden, uint64_t tokens, int elem_bytes, const char *algo, int proto,
+           tp_result_t *out, baton_err_t *e) {
+    memset(out, 0, sizeof *out);
+    if (layers < 1 || hidden < 1 || tokens < 1 || elem_bytes < 1)
+        return err_set(e, BATON_EINVAL, "layers, hidden, tokens and the element size must be positive");
+    out->allreduces = 2 * layers;
+    out->bytes = tokens * (uint64_t)hidden * (uint64_t)elem_bytes;
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = algo, .bytes = out->bytes, .proto = proto, .predict = 1};
+    int rc = run_collective(t, &q, &out->ar, e);          /* choose by closed form ... */
+    if (rc < 0) return rc;
+    q.algo = out->ar.algo->name;
+    q.proto = out->ar.proto;
+    q.predict = 0;
+    int picked = out->ar.auto_picked, proto_auto = out->ar.proto_auto;
+    if ((rc = run_collective(t, &q, &out->ar, e)) < 0) return rc;   /* ... then simulate the choice */
+    out->ar.auto_picked = picked;
+    out->ar.proto_auto = proto_auto;
+    out->comm_s = out->allreduces * out->ar.time_s;
+    return 0;
+}
