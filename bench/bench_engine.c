@@ -19,7 +19,9 @@ static topo_t *ring_machine(int p) {
     char name[32];
     for (int i = 0; i < p; i++) {
         snprintf(name, sizeof name, "gpu%d", i);
-        topo_set_rank(t, topo_add_node(t, name, NODE_GPU, 0, 0, NULL), i, NULL);
+        int id = topo_add_node(t, name, NODE_GPU, 0, 0, NULL);
+        topo_set_rank(t, id, i, NULL);
+        topo_set_transit(t, id, 1);          /* a physical ring forwards, like a 1-D torus */
     }
     for (int i = 0; i < p && p > 1; i++) topo_add_link(t, i, (i + 1) % p, 450e9, 0.6e-6, NULL);
     topo_params(t)->ports = 1;
@@ -55,7 +57,7 @@ static int bench(int p) {
     sched_t s;
     baton_err_t e = {0};
     if (t == NULL || algo_build(&algo_allreduce_ring, p, 1ull << 30, NULL, &s, &e) < 0) {
-        fprintf(stderr, "bench: cannot set up %d ranks: %s\n", p, e.msg);
+        fprintf(stderr, "bench: cannot set up %d ranks%s%s\n", p, e.msg[0] ? ": " : "", e.msg);
         topo_free(t);
         return 1;
     }

@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "../topologies/topo_yaml.h"
 #include "../topologies/units.h"
 #include "cmd.h"
 #include "report.h"
 #include "run.h"
+#include "trace.h"
 
 static const char help[] =
     "usage: baton %s -t TOPO.yaml -c COLLECTIVE -a ALGORITHM -s SIZE [options]\n"
@@ -43,6 +45,10 @@ static const char help[] =
     "      --verify        prove the result (data mode when small, else signatures)%s\n"
     "      --dump          print the schedule (GOAL text) instead of running it\n"
     "      --json          one JSON object instead of the summary\n"
+    "      --explain       where the time goes: alpha/beta/gamma parts, the busiest\n"
+    "                      link, latency- or bandwidth-bound (sim only)\n"
+    "      --trace FILE    a Chrome/Perfetto trace (open in ui.perfetto.dev) (sim only)\n"
+    "      --link-stats FILE  bytes and busy time per link, CSV (sim only)\n"
     "  -h, --help          this text\n"
     "\n"
     "algbw = size / time and busbw = algbw x 2(p-1)/p for all-reduce, as nccl-tests\n"
@@ -50,7 +56,8 @@ static const char help[] =
 
 typedef struct {
     const char *topo, *coll, *algo, *size;
-    int verify, json, dump, store_forward, proto;
+    int verify, json, dump, store_forward, proto, explain;
+    const char *trace, *link_stats;
     contention_t contention;
     algo_opts_t opts;
     cmd_sets_t sets;
@@ -77,7 +84,9 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"root", required_argument, 0, 'R'}, {"channels", required_argument, 0, 'C'},
         {"pipeline", required_argument, 0, 'P'}, {"group", required_argument, 0, 'G'},
         {"set", required_argument, 0, 'S'}, {"contention", required_argument, 0, 'M'},
-        {"store-forward", no_argument, 0, 'F'}, {"proto", required_argument, 0, 'O'}, {0, 0, 0, 0}};
+        {"store-forward", no_argument, 0, 'F'}, {"proto", required_argument, 0, 'O'},
+        {"explain", no_argument, 0, 'E'}, {"trace", required_argument, 0, 'T'},
+        {"link-stats", required_argument, 0, 'L'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -95,6 +104,9 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'G': if (int_arg(cmd, "--group", optarg, 1, 1 << 30, &a->opts.group) < 0) return EXIT_USAGE; break;
         case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
         case 'F': a->store_forward = 1; break;
+        case 'E': a->explain = 1; break;
+        case 'T': a->trace = optarg; break;
+        case 'L': a->link_stats = optarg; break;
         case 'O':
             a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
             if (a->proto < 0) return cmd_usage(cmd, "--proto must be none, LL, LL128, Simple or auto, not '%s'", optarg);
@@ -121,8 +133,8 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     if (!a->coll) return cmd_usage(cmd, "missing -c COLLECTIVE");
     if (!a->algo) return cmd_usage(cmd, "missing -a ALGORITHM");
     if (!a->size) return cmd_usage(cmd, "missing -s SIZE");
-    if (predict && (a->verify || a->dump || a->contention || a->store_forward))
-        return cmd_usage(cmd, "--verify, --dump, --contention and --store-forward need `baton sim`");
+    if (predict && (a->verify || a->dump || a->contention || a->store_forward || a->explain || a->trace || a->link_stats))
+        return cmd_usage(cmd, "--verify, --dump, --contention, --store-forward, --explain, --trace and --link-stats need `baton sim`");
     if (a->store_forward && a->contention == CONTENTION_FAIR)
         return cmd_usage(cmd, "--store-forward works with --contention fifo or none");
     return 0;
@@ -172,6 +184,93 @@ static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint6
     return EXIT_OK;
 }
 
+/* Write text to path whole (a temporary name, then rename). */
+static int write_whole(const char *path, const char *text) {
+    char tmp[1200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) return -1;
+    int ok = fputs(text, f) >= 0;
+    if (fclose(f) != 0) ok = 0;
+    if (ok && rename(tmp, path) == 0) return 0;
+    remove(tmp);
+    return -1;
+}
+
+static char *link_csv(const topo_t *t, const run_out_t *r) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL) return NULL;
+    fprintf(f, "link,from,to,bw_GBps,bytes,busy_s,utilisation\n");
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        const topo_dlink_t *d = topo_dlink(t, l);
+        fprintf(f, "%d,%s,%s,%.6g,%llu,%.9g,%.6f\n", l, topo_node(t, d->src)->name, topo_node(t, d->dst)->name, d->bw / 1e9,
+                (unsigned long long)r->eng.link_bytes[l], r->eng.link_busy[l], r->time_s > 0 ? r->eng.link_busy[l] / r->time_s : 0);
+    }
+    fclose(f);
+    return buf;
+}
+
+static void explain(const topo_t *t, const run_out_t *r, const algo_opts_t *o) {
+    double parts[3], sum;
+    char a[64], b[64], g[64], l[64];
+    run_breakdown(t, r, o, parts);
+    sum = parts[0] + parts[1] + parts[2];
+    units_fmt_time(parts[0], a, sizeof a);
+    units_fmt_time(parts[1], b, sizeof b);
+    units_fmt_time(parts[2], g, sizeof g);
+    printf("  explain  the %s formula splits into alpha %s (%.0f %%), beta %s (%.0f %%), gamma %s (%.0f %%)\n",
+           r->algo->name, a, sum > 0 ? 100 * parts[0] / sum : 0, b, sum > 0 ? 100 * parts[1] / sum : 0, g,
+           sum > 0 ? 100 * parts[2] / sum : 0);
+    printf("           the simulation took %.3g x the formula's total\n", sum > 0 ? r->time_s / (sum + topo_params_c(t)->proto[r->proto].base_latency * (r->proto != PROTO_NONE)) : 0);
+    int busiest = -1;
+    for (int i = 0; i < topo_nlinks(t); i++)
+        if (busiest < 0 || r->eng.link_busy[i] > r->eng.link_busy[busiest]) busiest = i;
+    if (busiest >= 0 && r->eng.link_busy[busiest] > 0) {
+        const topo_dlink_t *d = topo_dlink(t, busiest);
+        char sz[64];
+        units_fmt_size(r->eng.link_bytes[busiest], sz, sizeof sz);
+        units_fmt_time(r->eng.link_busy[busiest], l, sizeof l);
+        printf("           busiest link %s -> %s: %s in %s, busy %.0f %% of the time\n", topo_node(t, d->src)->name,
+               topo_node(t, d->dst)->name, sz, l, 100 * r->eng.link_busy[busiest] / r->time_s);
+    }
+    printf("           the busiest rank sends %llu messages one after another\n", (unsigned long long)r->eng.max_rank_msgs);
+    if (parts[0] >= parts[1] + parts[2])
+        printf("           latency-bound: per-message costs dominate; fewer steps (tree, recursive doubling,\n"
+               "           one-shot) or a lower-latency protocol help more than bandwidth\n");
+    else
+        printf("           bandwidth-bound: bytes dominate; algorithms that move less per rank (ring,\n"
+               "           Rabenseifner) or faster links help more than fewer steps\n");
+}
+
+/* Outputs beyond the summary: trace, link statistics, explanation. A chosen
+ * "auto" is resolved first so that the observed run is exactly one run. */
+static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, const sim_args_t *a) {
+    baton_err_t e = {0};
+    trace_t *tr = a->trace ? trace_create(t) : NULL;
+    engine_opts_t eo = {.link_stats = 1, .on_msg = tr ? trace_on_msg : NULL, .msg_ctx = tr};
+    int picked = r->auto_picked, proto_auto = r->proto_auto;
+    q->algo = r->algo->name;
+    q->proto = r->proto;
+    q->engine = &eo;
+    engine_result_free(&r->eng);
+    int rc = a->trace && tr == NULL ? err_set(&e, BATON_ENOMEM, "out of memory") : run_collective(t, q, r, &e);
+    r->auto_picked = picked;
+    r->proto_auto = proto_auto;
+    char *text = NULL;
+    if (rc == 0 && a->trace && (text = trace_json(tr)) == NULL)
+        rc = err_set(&e, BATON_EUNSUP, "the trace would hold more than %d messages", TRACE_MAX_MSGS);
+    if (rc == 0 && text && write_whole(a->trace, text) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a->trace);
+    free(text);
+    text = NULL;
+    if (rc == 0 && a->link_stats && ((text = link_csv(t, r)) == NULL || write_whole(a->link_stats, text) < 0))
+        rc = err_set(&e, BATON_EIO, "%s: cannot write", a->link_stats);
+    free(text);
+    trace_free(tr);
+    return rc < 0 ? cmd_fail(cmd, &e) : 0;
+}
+
 int cmd_sim(int argc, char **argv, int predict) {
     const char *cmd = predict ? "predict" : "sim";
     sim_args_t a = {0};
@@ -191,6 +290,11 @@ int cmd_sim(int argc, char **argv, int predict) {
                    .store_forward = a.store_forward, .proto = a.proto};
     run_out_t r;
     if (run_collective(t, &q, &r, &e) < 0) { topo_free(t); return cmd_fail(cmd, &e); }
+    if ((a.trace || a.link_stats || a.explain) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {
+        engine_result_free(&r.eng);
+        topo_free(t);
+        return rc;
+    }
     if (a.json) {
         char *s = report_run_json(&r, topo_name(t), (coll_t)coll, a.verify);
         if (s == NULL) { topo_free(t); return cmd_fail(cmd, &(baton_err_t){BATON_ENOMEM, "out of memory"}); }
@@ -198,7 +302,9 @@ int cmd_sim(int argc, char **argv, int predict) {
         free(s);
     } else {
         summary(&r, topo_name(t), (coll_t)coll, a.verify);
+        if (a.explain) explain(t, &r, &a.opts);
     }
+    engine_result_free(&r.eng);
     topo_free(t);
     return EXIT_OK;
 }

@@ -15,6 +15,11 @@
 enum { S_READY, S_RECV, S_XFER, S_RECVD, S_SLOT, S_DONE };
 enum { EV_XFER_DONE, EV_REDUCE_DONE, EV_SHARE };
 
+/* How long the links of a route carry `bytes`: the bottleneck sets the pace. */
+static double wire_time(const topo_route_t *rt, uint64_t bytes, double eff) {
+    return rt->nlinks ? (double)bytes / (rt->bw * eff) : 0;
+}
+
 typedef struct stream {
     sched_op_t op;
     uint32_t pc;
@@ -29,6 +34,7 @@ typedef struct slot {        /* a posted send */
     uint64_t bytes;
     double t_start;
     double lat;              /* the route's latency (fair sharing adds it at the end) */
+    topo_route_t rt;         /* the route it took (for link accounting and traces) */
     int32_t dst;             /* receiving rank */
     int32_t dst_si;          /* receiving stream */
     uint32_t chunk, nchunk, to_chunk;
@@ -82,7 +88,7 @@ static double max2(double a, double b) { return a > b ? a : b; }
 /* FIFO and NONE: reserve ports (and links, FIFO) and return the end time.
  * Cut-through: all links at once, latency plus the bottleneck's time. Store
  * and forward: hop after hop, each link's latency plus its own time. */
-static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uint64_t bytes) {
+static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uint64_t bytes, double *began) {
     int local = src == dst, fifo = g->o->contention == CONTENTION_FIFO;
     int sp = local ? -1 : pick_port(g->send_port + (size_t)src * g->ports, g->ports);
     int rp = local ? -1 : pick_port(g->recv_port + (size_t)dst * g->ports, g->ports);
@@ -90,10 +96,12 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
     if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
     if (rp >= 0) start = max2(start, g->recv_port[(size_t)dst * g->ports + rp]);
     double extra = local ? 0 : g->msg_lat;
+    *began = start;
     if (!g->o->store_forward) {
         double wire = rt->nlinks ? (double)bytes / (rt->bw * g->eff) : 0;
         for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[rt->links[i]]);
         for (int i = 0; fifo && i < rt->nlinks; i++) g->link_free[rt->links[i]] = start + wire;
+        *began = start;
         end = start + rt->lat + wire + extra;
     } else {
         end = start;
@@ -148,8 +156,10 @@ static int start_transfer(engine_t *g, int src_si, int k) {
     }
     sl->started = 1;
     sl->t_start = g->now;
+    sl->rt = ss->rt;
     sl->lat = dst == src ? 0 : ss->rt.lat + g->msg_lat;
-    if (g->o->contention != CONTENTION_FAIR) return push(g, reserve(g, src, dst, &ss->rt, sl->bytes), EV_XFER_DONE, id);
+    if (g->o->contention != CONTENTION_FAIR)
+        return push(g, reserve(g, src, dst, &ss->rt, sl->bytes, &sl->t_start), EV_XFER_DONE, id);
     int rc = start_fair(g, src, dst, id, &ss->rt, sl->bytes);
     if (rc == 1) g->waiting[g->nwaiting++] = id;           /* ports busy: queue, in order */
     return rc < 0 ? rc : 0;
@@ -289,11 +299,20 @@ static int advance(engine_t *g, int si) {
     return g->err;
 }
 
+/* Per-link accounting and observers, once a message has arrived. */
 static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int reduce) {
+    const topo_route_t *rt = &sl->rt;
+    int local = stream_rank(g, src_si) == stream_rank(g, dst_si);
+    double wire = local ? 0 : wire_time(rt, sl->bytes, g->eff);
+    for (int i = 0; g->r->link_bytes && !local && i < rt->nlinks; i++) {
+        g->r->link_bytes[rt->links[i]] += sl->bytes;
+        g->r->link_busy[rt->links[i]] += wire;
+    }
     if (g->o->on_msg == NULL) return;
     engine_msg_t m = {.t_start = sl->t_start, .t_end = g->now, .src = stream_rank(g, src_si),
                       .dst = stream_rank(g, dst_si), .chan = stream_chan(g, src_si),
-                      .chunk = sl->to_chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce};
+                      .chunk = sl->to_chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce,
+                      .links = local ? NULL : rt->links, .nlinks = local ? 0 : rt->nlinks, .wire = wire};
     const uint64_t *row = g->v ? verify_data(g->v, m.dst) : NULL;
     if (row) {                       /* the first chunk of the range */
         uint64_t off;
@@ -432,6 +451,11 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
         return err_set(e, BATON_EINVAL, "the schedule has %d ranks but topology '%s' has %d",
                        s->nranks, topo_name(t), topo_nranks(t));
     if (g.S < 1 || g.S > 255) return err_set(e, BATON_EINVAL, "max_inflight must be 1..255");
+    if (g.o->link_stats) {
+        r->link_bytes = calloc((size_t)topo_nlinks(t) + 1, sizeof *r->link_bytes);
+        r->link_busy = calloc((size_t)topo_nlinks(t) + 1, sizeof *r->link_busy);
+        if (!r->link_bytes || !r->link_busy) { engine_result_free(r); return err_set(e, BATON_ENOMEM, "out of memory"); }
+    }
     if (g.o->verify != VERIFY_NONE &&
         !(g.v = verify_create(s, g.o->verify, g.o->fill, g.o->fill_ctx, e)))
         return e && e->code ? e->code : BATON_ENOMEM;
@@ -444,4 +468,11 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     }
     teardown(&g);
     return g.err;
+}
+
+void engine_result_free(engine_result_t *r) {
+    free(r->link_bytes);
+    free(r->link_busy);
+    r->link_bytes = NULL;
+    r->link_busy = NULL;
 }

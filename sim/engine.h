@@ -41,6 +41,9 @@ typedef struct engine_msg {
     int reduce;
     const uint64_t *values;   /* data mode only, else NULL: the first chunk's values */
     uint64_t nvalues;
+    const int32_t *links;     /* the route's directed links (none for a local copy) */
+    int nlinks;
+    double wire;              /* how long each link carried it: bytes / (bottleneck x efficiency) */
 } engine_msg_t;
 
 /* How transfers share a link:
@@ -59,6 +62,7 @@ typedef struct engine_opts {
     void *fill_ctx;
     void (*on_msg)(void *ctx, const engine_msg_t *m);
     void *msg_ctx;
+    int link_stats;           /* fill engine_result_t's per-link arrays */
 } engine_opts_t;
 
 typedef struct engine_result {
@@ -68,11 +72,16 @@ typedef struct engine_result {
     uint64_t bytes_moved;     /* sum of message sizes */
     uint64_t max_rank_msgs;   /* most messages sent by one rank */
     int verified;             /* 1 if verification ran and passed */
+    uint64_t *link_bytes;     /* with opts.link_stats: bytes per directed link (malloc'd; */
+    double *link_busy;        /* the caller frees both): seconds each link carried data */
 } engine_result_t;
 
 /* Run s on t. The topology must have exactly s->nranks ranks. Returns 0, or
  * BATON_ESCHED (mismatched or deadlocked programs), BATON_EVERIFY, ... */
 int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
                engine_result_t *r, baton_err_t *e);
+
+/* Release the per-link arrays of a result (safe on one without them). */
+void engine_result_free(engine_result_t *r);
 
 #endif

@@ -90,10 +90,24 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                            q->algo, coll_name(q->coll), coll_name(q->coll));
         sched_t s;
         if ((rc = algo_build(cand.algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
-        if ((rc = run_one(t, q, &s, (proto_t)pr, &cand, e)) < 0) return rc;
-        if (pr == first || cand.time_s < best.time_s) best = cand;
+        if ((rc = run_one(t, q, &s, (proto_t)pr, &cand, e)) < 0) { engine_result_free(&best.eng); return rc; }
+        if (pr == first || cand.time_s < best.time_s) { engine_result_free(&best.eng); best = cand; }
+        else engine_result_free(&cand.eng);
     }
     *o = best;
     o->proto_auto = q->proto == RUN_PROTO_AUTO;
     return 0;
+}
+
+void run_breakdown(const topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[3]) {
+    cost_model_t m = proto_apply(&o->model, &topo_params_c(t)->proto[o->proto]), x;
+    algo_opts_t op = *opts;
+    run_opts_from_topo(t, &op);
+    for (int i = 0; i < 3; i++) {
+        x = m;
+        x.alpha = i == 0 ? m.alpha : 0;
+        x.beta = i == 1 ? m.beta : 0;
+        x.gamma = i == 2 ? m.gamma : 0;
+        parts[i] = o->algo->cost(&x, o->ranks, o->bytes, &op);
+    }
 }

@@ -52,6 +52,10 @@ void run_opts_from_topo(const topo_t *t, algo_opts_t *o);
  * (ties: registry order); NULL if none can run this case. */
 const algo_t *run_pick(coll_t coll, const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o);
 
+/* The closed form of o's algorithm and protocol split into its alpha, beta
+ * and gamma parts (each with the other two set to zero). */
+void run_breakdown(const topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[3]);
+
 /* nccl-tests' busbw factor: algbw x factor = busbw. */
 double run_busbw_factor(coll_t c, int p);
 

@@ -6,6 +6,7 @@
 
 #include "../sim/report.h"
 #include "../sim/select.h"
+#include <cjson/cJSON.h>
 #include "helpers.h"
 
 static select_table_t table(topo_t *t, coll_t c, const uint64_t *sizes, int n, int model, int nccl_only) {
@@ -116,4 +117,53 @@ Test(select, plot_is_a_png) {
     fclose(f);
     static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     cr_expect(memcmp(magic, png, 8) == 0);
+}
+
+/* The trace is JSON a viewer opens, and for every link its slices add up to
+ * the busy time the engine accounted for that link (two separate paths). */
+Test(trace, valid_and_slices_sum_to_link_busy) {
+    char *out;
+    cr_assert_eq(th_cli("sim -t topologies/cluster-h100.yaml -c allreduce -a ring -s 1MiB --proto simple "
+                        "--trace build/trace-test.json --link-stats build/links-test.csv", &out, 0), 0, "%s", out);
+    free(out);
+    char *json = th_slurp("build/trace-test.json"), *csv = th_slurp("build/links-test.csv");
+    cr_assert_not_null(json);
+    cr_assert_not_null(csv);
+    cJSON *doc = cJSON_Parse(json);
+    cr_assert_not_null(doc, "the trace is not JSON");
+    cJSON *events = cJSON_GetObjectItem(doc, "traceEvents"), *ev;
+    cr_assert(cJSON_IsArray(events));
+    double busy[4096] = {0};
+    int slices = 0;
+    cJSON_ArrayForEach(ev, events) {
+        if (strcmp(cJSON_GetObjectItem(ev, "ph")->valuestring, "X") || cJSON_GetObjectItem(ev, "pid")->valueint != 2) continue;
+        busy[cJSON_GetObjectItem(ev, "tid")->valueint] += cJSON_GetObjectItem(ev, "dur")->valuedouble * 1e-6;
+        slices++;
+    }
+    cr_expect_gt(slices, 0);
+    int rows = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        int l;
+        char from[64], to[64];
+        double bw, b, u;
+        unsigned long long bytes;
+        if (sscanf(line, "%d,%63[^,],%63[^,],%lf,%llu,%lf,%lf", &l, from, to, &bw, &bytes, &b, &u) != 7) continue;
+        cr_expect_float_eq(busy[l], b, 1e-9 + 1e-6 * b, "link %d %s -> %s", l, from, to);
+        rows++;
+    }
+    cr_expect_gt(rows, 100);
+    cJSON_Delete(doc);
+    free(json);
+    free(csv);
+}
+
+Test(trace, explain_names_the_regime) {
+    char *out;
+    cr_assert_eq(th_cli("sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1GiB --explain", &out, 1), 0);
+    cr_expect(strstr(out, "bandwidth-bound") != NULL && strstr(out, "busiest link") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("sim -t topologies/hgx-h100.yaml -c allreduce -a auto -s 8B --proto auto --explain", &out, 1), 0);
+    cr_expect(strstr(out, "latency-bound") != NULL && strstr(out, "chosen") != NULL, "%s", out);
+    free(out);
 }
