@@ -13,6 +13,7 @@ int cmd_topo(int argc, char **argv);
 int cmd_algos(int argc, char **argv);
 int cmd_select(int argc, char **argv);
 int cmd_tp(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 /* --set name=value overrides, collected from the command line. */
 typedef struct cmd_sets {

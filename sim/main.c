@@ -19,6 +19,7 @@ static const char usage[] =
     "  select    which algorithm wins at which size: tables, crossovers, NCCL tuner\n"
     "            files, plots\n"
     "  tp        what tensor parallelism costs a transformer's forward pass\n"
+    "  sweep     one collective over a grid of topology parameters and sizes\n"
     "\n"
     "Every command that reads a topology takes --set name=value (repeatable) to\n"
     "override the file's parameters (baton topo FILE lists them) or ports,\n"
@@ -60,6 +61,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "algos")) return cmd_algos(argc - 1, argv + 1);
     if (!strcmp(c, "select")) return cmd_select(argc - 1, argv + 1);
     if (!strcmp(c, "tp")) return cmd_tp(argc - 1, argv + 1);
+    if (!strcmp(c, "sweep")) return cmd_sweep(argc - 1, argv + 1);
     fprintf(stderr, "baton: unknown command '%s'\n\n%s", c, usage);
     return EXIT_USAGE;
 }

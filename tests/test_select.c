@@ -167,3 +167,32 @@ Test(trace, explain_names_the_regime) {
     cr_expect(strstr(out, "latency-bound") != NULL && strstr(out, "chosen") != NULL, "%s", out);
     free(out);
 }
+
+/* Shards of a grid, concatenated in order, are the whole grid, byte for byte
+ * (CSV with its one header, and JSON Lines). */
+Test(sweep, shards_concatenate_to_the_whole) {
+    const char *base = "sweep -t topologies/cluster-h100.yaml -c allreduce -a auto --set nic_bw=100Gb/s,400Gb/s "
+                       "--set nodes=2,3 --sizes 1KiB:16MiB:x16";
+    const char *formats[] = {"csv", "jsonl"};
+    for (int f = 0; f < 2; f++) {
+        char cmd[512], *whole, *part;
+        snprintf(cmd, sizeof cmd, "%s --format %s", base, formats[f]);
+        cr_assert_eq(th_cli(cmd, &whole, 1), 0, "%s", whole);
+        for (int n = 1; n <= 5; n += 2) {
+            size_t len = 0;
+            char *cat = calloc(strlen(whole) + 1, 1);
+            for (int i = 1; i <= n; i++) {
+                snprintf(cmd, sizeof cmd, "%s --format %s --shard %d/%d", base, formats[f], i, n);
+                cr_assert_eq(th_cli(cmd, &part, 1), 0, "%s", part);
+                cr_assert_leq(len + strlen(part), strlen(whole), "shards longer than the whole");
+                memcpy(cat + len, part, strlen(part));
+                len += strlen(part);
+                free(part);
+            }
+            cr_expect_str_eq(cat, whole, "%s in %d shards", formats[f], n);
+            free(cat);
+        }
+        cr_expect_eq((int)(strchr(whole, '\0') - whole) > 0, 1);
+        free(whole);
+    }
+}

@@ -1,0 +1,189 @@
+/* cmd_sweep.c - `baton sweep`: a grid over topology parameters and sizes. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "../topologies/topo_yaml.h"
+#include "cmd.h"
+#include "select.h"
+
+static const char help[] =
+    "usage: baton sweep -t TOPO.yaml -c COLL [-a ALGO|auto] --sizes SPEC --set K=V1,V2,... [options]\n"
+    "\n"
+    "Run one collective over a grid: every combination of the listed parameter\n"
+    "values (the first --set varies slowest) times every size. One row per point.\n"
+    "\n"
+    "  -t, --topo FILE     topology\n"
+    "  -c, --coll NAME     collective\n"
+    "  -a, --algo NAME     algorithm, or auto (default)\n"
+    "      --sizes SPEC    LO:HI[:xF] or a list (default 1MiB)\n"
+    "      --set K=V[,V]   a parameter and its values (repeatable)\n"
+    "      --proto P       none (default), LL, LL128, Simple, auto\n"
+    "      --model M       closed, des, or auto (default: the closed form on uniform\n"
+    "                      machines, the simulator elsewhere)\n"
+    "      --format F      csv (default) or jsonl (one JSON object per line)\n"
+    "      --shard I/N     only the I-th of N equal parts of the grid (1-based); the\n"
+    "                      parts' outputs, concatenated in order, equal the whole\n"
+    "  -o, --output FILE   write there (whole or not at all) instead of stdout\n"
+    "A progress bar goes to stderr when it is a terminal.\n";
+
+typedef struct {
+    char *name;
+    char *values[64];
+    int n;
+} axis_t;
+
+typedef struct {
+    const char *topo, *coll, *algo, *sizes, *format, *output;
+    int proto, model, shard, nshards;
+    axis_t axes[8];
+    int naxes;
+} sweep_args_t;
+
+static int add_axis(sweep_args_t *a, char *arg) {
+    char *eq = strchr(arg, '=');
+    if (eq == NULL || eq == arg) return cmd_usage("sweep", "--set %s: write --set name=value[,value...]", arg);
+    if (a->naxes == 8) return cmd_usage("sweep", "at most 8 --set parameters");
+    axis_t *x = &a->axes[a->naxes++];
+    *eq = '\0';
+    x->name = arg;
+    for (char *v = strtok(eq + 1, ","); v && x->n < 64; v = strtok(NULL, ",")) x->values[x->n++] = v;
+    if (x->n == 0) return cmd_usage("sweep", "--set %s: no values", arg);
+    return 0;
+}
+
+static int parse(int argc, char **argv, sweep_args_t *a) {
+    static const struct option opts[] = {
+        {"topo", required_argument, 0, 't'}, {"coll", required_argument, 0, 'c'}, {"algo", required_argument, 0, 'a'},
+        {"sizes", required_argument, 0, 's'}, {"set", required_argument, 0, 'S'}, {"proto", required_argument, 0, 'P'},
+        {"model", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'}, {"shard", required_argument, 0, 'x'},
+        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int ch;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":t:c:a:o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 't': a->topo = optarg; break;
+        case 'c': a->coll = optarg; break;
+        case 'a': a->algo = optarg; break;
+        case 's': a->sizes = optarg; break;
+        case 'f': a->format = optarg; break;
+        case 'o': a->output = optarg; break;
+        case 'S': if (add_axis(a, optarg)) return EXIT_USAGE; break;
+        case 'P':
+            a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
+            if (a->proto < 0) return cmd_usage("sweep", "--proto must be none, LL, LL128, Simple or auto");
+            break;
+        case 'm':
+            a->model = !strcmp(optarg, "auto") ? SELECT_AUTO : !strcmp(optarg, "closed") ? SELECT_CLOSED : !strcmp(optarg, "des") ? SELECT_DES : -1;
+            if (a->model < 0) return cmd_usage("sweep", "--model must be auto, closed or des");
+            break;
+        case 'x':
+            if (sscanf(optarg, "%d/%d", &a->shard, &a->nshards) != 2 || a->nshards < 1 || a->shard < 1 || a->shard > a->nshards)
+                return cmd_usage("sweep", "--shard I/N with 1 <= I <= N, not '%s'", optarg);
+            break;
+        case 'h': fputs(help, stdout); return 1;
+        case ':': return cmd_usage("sweep", "option %s needs a value", argv[optind - 1]);
+        default: return cmd_usage("sweep", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cmd_usage("sweep", "unexpected argument '%s'", argv[optind]);
+    if (!a->topo || !a->coll) return cmd_usage("sweep", "needs -t TOPO.yaml and -c COLLECTIVE");
+    if (strcmp(a->format, "csv") && strcmp(a->format, "jsonl")) return cmd_usage("sweep", "--format must be csv or jsonl");
+    return 0;
+}
+
+/* Grid point i: the value index of each axis (first axis slowest), then the size. */
+static void point(const sweep_args_t *a, long i, int nsizes, int *idx, int *size) {
+    *size = (int)(i % nsizes);
+    i /= nsizes;
+    for (int k = a->naxes - 1; k >= 0; k--) { idx[k] = (int)(i % a->axes[k].n); i /= a->axes[k].n; }
+}
+
+static void progress(long done, long total) {
+    if (!isatty(2)) return;
+    int w = 40, fill = total ? (int)(w * done / total) : w;
+    fprintf(stderr, "\r[%.*s%*s] %ld/%ld", fill, "########################################", w - fill, "", done, total);
+    if (done == total) fputc('\n', stderr);
+}
+
+static int row(FILE *f, const sweep_args_t *a, const int *idx, uint64_t bytes, coll_t coll, baton_err_t *e) {
+    char sets[8][200];
+    const char *sv[8];
+    for (int k = 0; k < a->naxes; k++) {
+        snprintf(sets[k], sizeof sets[k], "%s=%s", a->axes[k].name, a->axes[k].values[idx[k]]);
+        sv[k] = sets[k];
+    }
+    topo_t *t = topo_yaml_load(a->topo, sv, a->naxes, e);
+    if (t == NULL) return -1;
+    cost_model_t m;
+    run_req_t q = {.coll = coll, .algo = a->algo, .bytes = bytes, .proto = a->proto};
+    run_out_t r;
+    int rc = topo_cost_model(t, &m, e);
+    q.predict = a->model == SELECT_CLOSED || (a->model == SELECT_AUTO && m.uniform);
+    if (rc == 0) rc = run_collective(t, &q, &r, e);
+    if (rc == 0) {
+        int json = !strcmp(a->format, "jsonl");
+        if (json) fputc('{', f);
+        for (int k = 0; k < a->naxes; k++)
+            fprintf(f, json ? "\"%s\":\"%s\"," : "%.0s%s,", a->axes[k].name, a->axes[k].values[idx[k]]);
+        fprintf(f, json ? "\"ranks\":%d,\"bytes\":%llu,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"model\":\"%s\","
+                          "\"time_s\":%.9g,\"algbw_GBps\":%.6g,\"busbw_GBps\":%.6g}\n"
+                        : "%d,%llu,%s,%s,%s,%.9g,%.6g,%.6g\n",
+                r.ranks, (unsigned long long)bytes, r.algo->name, proto_name(r.proto), r.simulated ? "des" : "closed",
+                r.time_s, r.algbw_GBps, r.busbw_GBps);
+    }
+    topo_free(t);
+    return rc;
+}
+
+static int sweep(const sweep_args_t *a, FILE *f, baton_err_t *e) {
+    uint64_t *sizes;
+    int nsizes, coll = coll_parse(a->coll), idx[8];
+    const char *why;
+    if (coll < 0) return err_set(e, BATON_EINVAL, "unknown collective '%s'", a->coll);
+    if (select_parse_sizes(a->sizes, &sizes, &nsizes, &why) < 0) return err_set(e, BATON_EINVAL, "--sizes %s: %s", a->sizes, why);
+    long total = nsizes;
+    for (int k = 0; k < a->naxes; k++) total *= a->axes[k].n;
+    long lo = total * (a->shard - 1) / a->nshards, hi = total * a->shard / a->nshards;
+    if (a->shard == 1 && !strcmp(a->format, "csv")) {
+        for (int k = 0; k < a->naxes; k++) fprintf(f, "%s,", a->axes[k].name);
+        fprintf(f, "ranks,bytes,algorithm,protocol,model,time_s,algbw_GBps,busbw_GBps\n");
+    }
+    int rc = 0;
+    for (long i = lo; i < hi && rc == 0; i++) {
+        int size;
+        point(a, i, nsizes, idx, &size);
+        rc = row(f, a, idx, sizes[size], (coll_t)coll, e);
+        progress(i + 1 - lo, hi - lo);
+    }
+    free(sizes);
+    return rc;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    sweep_args_t a = {.algo = "auto", .sizes = "1MiB", .format = "csv", .shard = 1, .nshards = 1};
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc == 1 ? EXIT_OK : rc;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    baton_err_t e = {0};
+    if (f == NULL) return cmd_fail("sweep", &(baton_err_t){BATON_ENOMEM, "out of memory"});
+    rc = sweep(&a, f, &e);
+    fclose(f);
+    if (rc == 0 && a.output) {
+        char tmp[1200];
+        snprintf(tmp, sizeof tmp, "%s.tmp%ld", a.output, (long)getpid());
+        FILE *o = fopen(tmp, "w");
+        int ok = o && fwrite(buf, 1, len, o) == len;
+        if (o && fclose(o) != 0) ok = 0;
+        if (!ok || rename(tmp, a.output) != 0) { remove(tmp); rc = err_set(&e, BATON_EIO, "%s: cannot write", a.output); }
+    } else if (rc == 0) {
+        fwrite(buf, 1, len, stdout);
+    }
+    free(buf);
+    return rc < 0 ? cmd_fail("sweep", &e) : EXIT_OK;
+}
