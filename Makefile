@@ -78,9 +78,10 @@ test-san: build/.deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  BATON_BIN=$(SAN)/baton $(SAN)/tests --jobs 2 $(TEST_ARGS)
 
-bench: $(B)/bench_engine $(B)/bench_models
+bench: $(B)/bench_engine $(B)/bench_models $(B)/baton
 	$(B)/bench_engine
 	$(B)/bench_models
+	sh bench/bench_select.sh $(B)/baton
 
 clean:
 	rm -rf build $(SAN)
