@@ -7,7 +7,7 @@
 # build/.deps has made sure the packages are there.
 
 CC      ?= cc
-PKGS     = yaml-0.1 libcjson
+PKGS     = yaml-0.1 libcjson gsl
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT     ?= -O2 -g
@@ -19,14 +19,15 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = models/err.c models/share.c models/proto.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
-           topologies/expand.c topologies/generate.c topologies/flow.c \
+LIB_SRC  = models/err.c models/share.c models/proto.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
+           topologies/expand.c topologies/generate.c topologies/flow.c topologies/topo_write.c \
+           validate/nccltests.c validate/calibrate.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
            algorithms/bintree.c algorithms/hierarchical.c sim/evq.c sim/verify.c sim/engine.c sim/report.c \
            sim/run.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
-CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_algos.c sim/cmd_select.c sim/cmd_tp.c sim/cmd_sweep.c sim/plot.c
+CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_algos.c sim/cmd_select.c sim/cmd_tp.c sim/cmd_sweep.c sim/cmd_validate.c sim/plot.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c
 

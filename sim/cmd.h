@@ -14,6 +14,7 @@ int cmd_algos(int argc, char **argv);
 int cmd_select(int argc, char **argv);
 int cmd_tp(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_validate(int argc, char **argv, int calibrate);
 
 /* --set name=value overrides, collected from the command line. */
 typedef struct cmd_sets {

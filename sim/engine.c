@@ -107,9 +107,11 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
         end = start;
         for (int i = 0; i < rt->nlinks; i++) {
             const topo_dlink_t *l = topo_dlink(g->t, rt->links[i]);
-            double hop = fifo ? max2(end, g->link_free[rt->links[i]]) : end, wire = (double)bytes / (l->bw * g->eff);
+            const topo_params_t *tp = topo_params_c(g->t);
+            double hop = fifo ? max2(end, g->link_free[rt->links[i]]) : end;
+            double wire = (double)bytes / (l->bw * tp->bw_scale * g->eff);
             if (fifo) g->link_free[rt->links[i]] = hop + wire;
-            end = hop + wire + l->lat;
+            end = hop + wire + l->lat * tp->lat_scale;
         }
         end += extra;
     }
@@ -355,7 +357,7 @@ static int setup_fair(engine_t *g) {
     int nl = topo_nlinks(g->t);
     double *cap = malloc(((size_t)nl + 1) * sizeof *cap);
     if (cap == NULL) return -1;
-    for (int l = 0; l < nl; l++) cap[l] = topo_dlink(g->t, l)->bw;
+    for (int l = 0; l < nl; l++) cap[l] = topo_dlink(g->t, l)->bw * topo_params_c(g->t)->bw_scale;
     g->share = share_create(nl, cap);
     free(cap);
     g->send_busy = calloc((size_t)g->p, sizeof *g->send_busy);

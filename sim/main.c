@@ -20,6 +20,8 @@ static const char usage[] =
     "            files, plots\n"
     "  tp        what tensor parallelism costs a transformer's forward pass\n"
     "  sweep     one collective over a grid of topology parameters and sizes\n"
+    "  validate  the model against nccl-tests logs: error per size, MAPE\n"
+    "  calibrate fit the topology to nccl-tests logs; write the calibrated file\n"
     "\n"
     "Every command that reads a topology takes --set name=value (repeatable) to\n"
     "override the file's parameters (baton topo FILE lists them) or ports,\n"
@@ -62,6 +64,8 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "select")) return cmd_select(argc - 1, argv + 1);
     if (!strcmp(c, "tp")) return cmd_tp(argc - 1, argv + 1);
     if (!strcmp(c, "sweep")) return cmd_sweep(argc - 1, argv + 1);
+    if (!strcmp(c, "validate")) return cmd_validate(argc - 1, argv + 1, 0);
+    if (!strcmp(c, "calibrate")) return cmd_validate(argc - 1, argv + 1, 1);
     fprintf(stderr, "baton: unknown command '%s'\n\n%s", c, usage);
     return EXIT_USAGE;
 }

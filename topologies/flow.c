@@ -60,7 +60,8 @@ double flow_between_halves(const topo_t *t, int split) {
     double total = -1;
     if (g.e && g.head && g.level && g.it && g.queue) {
         for (int i = 0; i < g.n; i++) g.head[i] = -1;
-        for (int l = 0; l < nl; l++) add_edge(&g, topo_dlink(t, l)->src, topo_dlink(t, l)->dst, topo_dlink(t, l)->bw);
+        for (int l = 0; l < nl; l++)
+            add_edge(&g, topo_dlink(t, l)->src, topo_dlink(t, l)->dst, topo_dlink(t, l)->bw * topo_params_c(t)->bw_scale);
         for (int r = 0; r < p; r++)
             if (r < split) add_edge(&g, s, topo_rank_node(t, r), 1e300);
             else add_edge(&g, topo_rank_node(t, r), k, 1e300);

@@ -54,6 +54,7 @@ topo_t *topo_create(const char *name) {
     t->params.ports = 0;
     t->params.max_inflight = 8;
     t->params.p2p = 1;
+    t->params.bw_scale = t->params.lat_scale = 1;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
 }
@@ -394,8 +395,8 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
     }
     out->links = slot->links;
     out->nlinks = slot->nlinks;
-    out->lat = slot->lat;
-    out->bw = slot->nlinks ? slot->bw : 1e300;
+    out->lat = slot->lat * t->params.lat_scale;
+    out->bw = slot->nlinks ? slot->bw * t->params.bw_scale : 1e300;
     return 0;
 }
 

@@ -59,6 +59,8 @@ typedef struct topo_params {
     int p2p;             /* 1: GPUs reach each other directly; 0: GPU-to-GPU traffic is
                             staged in host memory (routed via the nearest CPU) */
     proto_cost_t proto[PROTO_COUNT];   /* the protocols on this machine */
+    double bw_scale;     /* every link's bandwidth x this (achieved / datasheet; default 1) */
+    double lat_scale;    /* every link's latency x this (default 1) */
 } topo_params_t;
 
 topo_t *topo_create(const char *name);

@@ -9,6 +9,8 @@
  *   max_inflight: 8       # sends a stream may have posted and unfinished
  *   group_size: 8         # ranks per node, for hierarchical algorithms
  *   p2p: true             # false: GPU-to-GPU traffic is staged in host memory
+ *   bw_scale: 1           # every link's bandwidth x this (calibration writes it)
+ *   lat_scale: 1          # every link's latency x this
  *   protocols: {LL: {latency: 0.6us, efficiency: 0.5, base: 6.6us}}   # NCCL's by default
  *   nodes:
  *     - {name: "n[0-${nodes-1}].gpu[0-7]"}          # gpus get ranks in order
@@ -318,11 +320,22 @@ static int each(ctx_t *c, yaml_node_t *root, const char *key, int required, int 
     return 0;
 }
 
-static const char *const engine_keys[] = {"ports", "reduce_bw", "max_inflight", "group_size", "p2p", NULL};
+static const char *const engine_keys[] = {"ports", "reduce_bw", "max_inflight", "group_size", "p2p",
+                                          "bw_scale", "lat_scale", NULL};
 
 static int is_engine_key(const char *k) {
     for (int i = 0; engine_keys[i]; i++)
         if (strcmp(k, engine_keys[i]) == 0) return 1;
+    return 0;
+}
+
+/* A positive number (a scale factor). */
+static int get_scale(ctx_t *c, yaml_node_t *v, const char *key, double *out) {
+    char s[TEXT], *end;
+    int rc = text(c, v, key, s);
+    if (rc < 0) return rc;
+    *out = strtod(s, &end);
+    if (end == s || *end || !(*out > 0)) return fail(c, v, "'%s' must be a positive number, not '%s'", key, s);
     return 0;
 }
 
@@ -338,6 +351,8 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
     if (get(c, root, "reduce_bw") && (rc = get_bw(c, root, "reduce_bw", &p->reduce_bw)) < 0) return rc;
     if ((rc = get_bool(c, root, "p2p", 1)) < 0) return rc;
     p->p2p = rc;
+    if ((v = get(c, root, "bw_scale")) && (rc = get_scale(c, v, "bw_scale", &p->bw_scale)) < 0) return rc;
+    if ((v = get(c, root, "lat_scale")) && (rc = get_scale(c, v, "lat_scale", &p->lat_scale)) < 0) return rc;
     for (int i = 0; engine_keys[i]; i++) {
         const char *set = expand_get(&c->params, engine_keys[i]);
         if (set == NULL) continue;
@@ -346,6 +361,13 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
         if (i == 4) {
             if ((p->p2p = expand_bool(set)) < 0)
                 return err_set(c->e, BATON_EPARSE, "--set p2p=%s: must be true or false", set);
+            continue;
+        }
+        if (i >= 5) {
+            double *dst = i == 5 ? &p->bw_scale : &p->lat_scale;
+            *dst = strtod(set, &end);
+            if (end == set || *end || !(*dst > 0))
+                return err_set(c->e, BATON_EPARSE, "--set %s=%s: must be a positive number", engine_keys[i], set);
             continue;
         }
         if (i == 1) {
@@ -415,7 +437,8 @@ static int read_protocols(ctx_t *c, yaml_node_t *root) {
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "protocols", "nodes", "links", "generate", NULL};
+                                       "group_size", "p2p", "bw_scale", "lat_scale", "protocols", "nodes", "links",
+                                       "generate", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);

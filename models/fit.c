@@ -1,0 +1,80 @@
+/* fit.c - GSL multifit_nlinear with Huber reweighting. */
+#include "fit.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    fit_resid_fn f;
+    void *ctx;
+    int n, k;
+    const double *w;     /* sqrt of weights, or NULL */
+    int failed;
+} call_t;
+
+static int gsl_f(const gsl_vector *x, void *params, gsl_vector *out) {
+    call_t *c = params;
+    double th[16], r[4096];
+    for (int i = 0; i < c->k; i++) th[i] = gsl_vector_get(x, i);
+    if (c->f(th, r, c->ctx) < 0) { c->failed = 1; return GSL_EFAILED; }
+    for (int i = 0; i < c->n; i++) gsl_vector_set(out, i, c->w ? r[i] * c->w[i] : r[i]);
+    return GSL_SUCCESS;
+}
+
+static int solve(call_t *c, double *theta) {
+    const gsl_multifit_nlinear_type *T = gsl_multifit_nlinear_trust;
+    gsl_multifit_nlinear_parameters p = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(T, &p, (size_t)c->n, (size_t)c->k);
+    gsl_multifit_nlinear_fdf fdf = {.f = gsl_f, .df = NULL, .fvv = NULL, .n = (size_t)c->n, .p = (size_t)c->k, .params = c};
+    gsl_vector_view x = gsl_vector_view_array(theta, (size_t)c->k);
+    int info, rc = -1;
+    if (w && gsl_multifit_nlinear_init(&x.vector, &fdf, w) == GSL_SUCCESS) {
+        gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+        for (int i = 0; i < c->k; i++) theta[i] = gsl_vector_get(w->x, i);
+        rc = c->failed ? -1 : 0;
+    }
+    if (w) gsl_multifit_nlinear_free(w);
+    return rc;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Huber weights (c = 1.345 robust scales) from the current residuals. */
+static int huber(call_t *c, const double *theta, double *sw) {
+    double r[4096], a[4096];
+    if (c->f(theta, r, c->ctx) < 0) return -1;
+    for (int i = 0; i < c->n; i++) a[i] = fabs(r[i]);
+    qsort(a, (size_t)c->n, sizeof *a, cmp);
+    double s = 1.4826 * a[c->n / 2];
+    if (!(s > 1e-12)) s = 1e-12;
+    for (int i = 0; i < c->n; i++) {
+        double u = fabs(r[i]) / (1.345 * s);
+        sw[i] = u <= 1 ? 1 : sqrt(1 / u);
+    }
+    return 0;
+}
+
+int fit_nls(int n, int k, double *theta, fit_resid_fn f, void *ctx, int robust, baton_err_t *e) {
+    if (n < k || n > 4096 || k < 1 || k > 16)
+        return err_set(e, BATON_EINVAL, "a fit of %d parameters needs at least as many measurements (have %d, at most 4096)", k, n);
+    gsl_set_error_handler_off();
+    call_t c = {f, ctx, n, k, NULL, 0};
+    if (solve(&c, theta) < 0) return err_set(e, BATON_EINVAL, "the fit failed (the model could not be evaluated)");
+    double *sw = malloc((size_t)n * sizeof *sw);
+    if (sw == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int round = 0; robust && round < 3; round++) {
+        if (huber(&c, theta, sw) < 0) break;
+        c.w = sw;
+        if (solve(&c, theta) < 0) { free(sw); return err_set(e, BATON_EINVAL, "the robust fit failed"); }
+    }
+    free(sw);
+    return 0;
+}

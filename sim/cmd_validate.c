@@ -1,0 +1,228 @@
+/* cmd_validate.c - `baton validate` and `baton calibrate` on nccl-tests logs. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "../topologies/topo_write.h"
+#include "../topologies/topo_yaml.h"
+#include "../topologies/units.h"
+#include "../validate/calibrate.h"
+#include "cmd.h"
+
+static const char help_validate[] =
+    "usage: baton validate -t TOPO.yaml --nccl-tests LOG [LOG...] [options]\n"
+    "\n"
+    "The model's prediction for every row of nccl-tests logs against the measured\n"
+    "time (the mean of out-of-place and in-place): size, measured, predicted,\n"
+    "error, and the mean absolute percentage error (MAPE) over all sizes and over\n"
+    "sizes >= 64 MiB. No fitting (see baton calibrate).\n";
+
+static const char help_calibrate[] =
+    "usage: baton calibrate -t TOPO.yaml --nccl-tests LOG [LOG...] -o OUT.yaml [options]\n"
+    "\n"
+    "Fit the topology to nccl-tests logs: scale factors on link bandwidth and\n"
+    "latency and on the protocols' latencies (robust least squares on relative\n"
+    "error, GSL). Writes a complete topology file with the fitted values (it runs\n"
+    "with every other command) and prints the in-sample error table.\n"
+    "      --hold-out LO:HI  fit without the sizes in [LO, HI] and report how well\n"
+    "                        the fit predicts them\n";
+
+static const char help_common[] =
+    "\n"
+    "  -t, --topo FILE        the machine the logs came from (its ranks = the logs')\n"
+    "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...)\n"
+    "      --ranks N          the logs' rank count, when a log does not say\n"
+    "  -a, --algo A           algorithm (default auto: the lowest closed form)\n"
+    "      --proto P          none, LL, LL128, Simple or auto (default auto)\n"
+    "      --model M          closed (default) or des (validate only)\n"
+    "      --set K=V          override a topology parameter\n"
+    "      --json             JSON instead of the table (mape_pct, mape_large_pct, rows)\n";
+
+typedef struct {
+    const char *topo, *algo, *out, *hold;
+    const char *logs[64];
+    int nlogs, ranks, proto, json, des, calibrate;
+    cmd_sets_t sets;
+} val_args_t;
+
+static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
+    static const struct option opts[] = {
+        {"topo", required_argument, 0, 't'}, {"nccl-tests", required_argument, 0, 'n'},
+        {"ranks", required_argument, 0, 'r'}, {"algo", required_argument, 0, 'a'},
+        {"proto", required_argument, 0, 'P'}, {"model", required_argument, 0, 'm'},
+        {"set", required_argument, 0, 'S'}, {"json", no_argument, 0, 'j'}, {"output", required_argument, 0, 'o'},
+        {"hold-out", required_argument, 0, 'H'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int ch;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":t:a:o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 't': a->topo = optarg; break;
+        case 'n': if (a->nlogs < 64) a->logs[a->nlogs++] = optarg; break;
+        case 'r': a->ranks = atoi(optarg); if (a->ranks < 1) return cmd_usage(cmd, "--ranks must be positive"); break;
+        case 'a': a->algo = optarg; break;
+        case 'o': a->out = optarg; break;
+        case 'H': a->hold = optarg; break;
+        case 'j': a->json = 1; break;
+        case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
+        case 'm':
+            if (strcmp(optarg, "closed") && strcmp(optarg, "des")) return cmd_usage(cmd, "--model must be closed or des");
+            a->des = !strcmp(optarg, "des");
+            break;
+        case 'P':
+            a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
+            if (a->proto < 0) return cmd_usage(cmd, "--proto must be none, LL, LL128, Simple or auto");
+            break;
+        case 'h': printf(a->calibrate ? help_calibrate : help_validate); fputs(help_common, stdout); return 1;
+        case ':': return cmd_usage(cmd, "option %s needs a value", argv[optind - 1]);
+        default: return cmd_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    while (optind < argc && a->nlogs < 64) a->logs[a->nlogs++] = argv[optind++];   /* LOG... after --nccl-tests */
+    if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
+    if (a->nlogs == 0) return cmd_usage(cmd, "missing --nccl-tests LOG");
+    if (a->calibrate && !a->out) return cmd_usage(cmd, "missing -o OUT.yaml");
+    if (a->des && a->calibrate) return cmd_usage(cmd, "calibrate fits the closed forms; --model des is for validate");
+    return 0;
+}
+
+/* All logs' samples, checked against the topology's rank count. */
+static int load(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
+    int cap = 0;
+    *all = NULL;
+    *n = 0;
+    *file_of = NULL;
+    for (int i = 0; i < a->nlogs; i++) {
+        nt_log_t log;
+        cal_sample_t *s;
+        int m, rc = nt_parse(a->logs[i], a->ranks, &log, e);
+        if (rc < 0) return rc;
+        if (log.ranks != topo_nranks(t)) {
+            nt_free(&log);
+            return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d (use --set, another topology, or --ranks)",
+                           a->logs[i], log.ranks, topo_name(t), topo_nranks(t));
+        }
+        rc = cal_samples(&log, &s, &m, e);
+        nt_free(&log);
+        if (rc < 0) return rc;
+        cap = *n + m;
+        cal_sample_t *g = realloc(*all, (size_t)cap * sizeof *g + 1);
+        const char **f = realloc(*file_of, (size_t)cap * sizeof *f + 1);
+        if (g) *all = g;
+        if (f) *file_of = f;
+        if (!g || !f) { free(s); return err_set(e, BATON_ENOMEM, "out of memory"); }
+        for (int k = 0; k < m; k++) { (*all)[*n + k] = s[k]; (*file_of)[*n + k] = a->logs[i]; }
+        *n += m;
+        free(s);
+    }
+    return 0;
+}
+
+static int mark_held_out(const char *spec, cal_sample_t *s, int n, baton_err_t *e) {
+    char lo_s[64], hi_s[64];
+    uint64_t lo, hi;
+    const char *why;
+    const char *colon = strchr(spec, ':');
+    if (!colon || (size_t)(colon - spec) >= sizeof lo_s || strlen(colon + 1) >= sizeof hi_s)
+        return err_set(e, BATON_EINVAL, "--hold-out LO:HI, e.g. 1MiB:64MiB");
+    memcpy(lo_s, spec, (size_t)(colon - spec));
+    lo_s[colon - spec] = '\0';
+    strcpy(hi_s, colon + 1);
+    if (units_size(lo_s, &lo, &why) < 0 || units_size(hi_s, &hi, &why) < 0) return err_set(e, BATON_EINVAL, "--hold-out: %s", why);
+    for (int i = 0; i < n; i++) s[i].held_out = s[i].bytes >= lo && s[i].bytes <= hi;
+    return 0;
+}
+
+static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, const char **file_of, int json, baton_err_t *e) {
+    double all = cal_mape(t, q, s, n, -1, 0, e), big = cal_mape(t, q, s, n, -1, 64ull << 20, e);
+    double held = cal_mape(t, q, s, n, 1, 0, e);
+    if (all < -1.5 || big < -1.5 || held < -1.5) return e->code ? e->code : BATON_EINVAL;
+    if (!json) printf("%-44s %10s %12s %12s %8s  %s\n", "log", "size", "measured", "predicted", "error", "model");
+    else printf("{\"topology\":\"%s\",\"ranks\":%d,\"rows\":[", topo_name(t), topo_nranks(t));
+    for (int i = 0; i < n; i++) {
+        double p;
+        const char *algo;
+        proto_t pr;
+        char sz[32], m[32], pp[32];
+        if (cal_predict(t, q, &s[i], &p, &algo, &pr, e) < 0) return e->code;
+        double err = 100 * (p - s[i].meas_s) / s[i].meas_s;
+        if (json) {
+            printf("%s{\"log\":\"%s\",\"line\":%d,\"collective\":\"%s\",\"bytes\":%llu,\"measured_s\":%.9g,\"predicted_s\":%.9g,"
+                   "\"error_pct\":%.4f,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"held_out\":%s}", i ? "," : "", file_of[i],
+                   s[i].line, coll_name(s[i].coll), (unsigned long long)s[i].bytes, s[i].meas_s, p, err, algo, proto_name(pr),
+                   s[i].held_out ? "true" : "false");
+            continue;
+        }
+        const char *base = strrchr(file_of[i], '/');
+        units_fmt_size(s[i].bytes, sz, sizeof sz);
+        units_fmt_time(s[i].meas_s, m, sizeof m);
+        units_fmt_time(p, pp, sizeof pp);
+        printf("%-44.44s %10s %12s %12s %+7.1f%%  %s/%s%s\n", base ? base + 1 : file_of[i], sz, m, pp, err, algo,
+               proto_name(pr), s[i].held_out ? "  (held out)" : "");
+    }
+    if (json) {
+        printf("],\"mape_pct\":%.4f,\"mape_large_pct\":%s", all, big >= 0 ? "" : "null");
+        if (big >= 0) printf("%.4f", big);
+        if (held >= 0) printf(",\"mape_held_out_pct\":%.4f", held);
+        printf("}\n");
+        return 0;
+    }
+    printf("MAPE %.2f %% over %d sizes", all, n);
+    if (big >= 0) printf(", %.2f %% for sizes >= 64 MiB", big);
+    if (held >= 0) printf(", %.2f %% on the held-out sizes", held);
+    printf("\n");
+    return 0;
+}
+
+static int write_calibrated(const val_args_t *a, topo_t *t, const cal_fit_t *f, double mape, baton_err_t *e) {
+    char comment[4096], tmp[1200];
+    int len = snprintf(comment, sizeof comment,
+                       "Calibrated by `baton calibrate` from %s and these nccl-tests logs:\n", a->topo);
+    for (int i = 0; i < a->nlogs && len < (int)sizeof comment - 200; i++) len += snprintf(comment + len, sizeof comment - len, "  %s\n", a->logs[i]);
+    snprintf(comment + len, sizeof comment - len,
+             "fitted: bw_scale %.6g, lat_scale %.6g, protocol latency x %.6g, base latency x %.6g\n"
+             "in-sample MAPE %.2f %% (closed forms, %s algorithm, %s protocol)",
+             f->bw_scale, f->lat_scale, f->proto_lat_scale, f->base_scale, mape, a->algo,
+             a->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)a->proto));
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", a->out, (long)getpid());
+    FILE *out = fopen(tmp, "w");
+    if (out == NULL) return err_set(e, BATON_EIO, "%s: cannot write", a->out);
+    int rc = topo_write_yaml(t, comment, out);
+    if (fclose(out) != 0 || rc < 0 || rename(tmp, a->out) != 0) {
+        remove(tmp);
+        return err_set(e, BATON_EIO, "%s: cannot write", a->out);
+    }
+    return 0;
+}
+
+static int run(val_args_t *a, const char *cmd) {
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load(a->topo, a->sets.v, a->sets.n, &e);
+    cal_sample_t *s = NULL;
+    const char **file_of = NULL;
+    int n = 0, rc = t ? load(a, t, &s, &n, &file_of, &e) : -1;
+    cal_req_t q = {.algo = a->algo, .proto = a->proto, .des = a->des};
+    cal_fit_t f;
+    if (rc == 0 && a->hold) rc = mark_held_out(a->hold, s, n, &e);
+    if (rc == 0 && a->calibrate) rc = cal_fit(t, &q, s, n, &f, &e);
+    if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &e);
+    if (rc == 0 && a->calibrate) {
+        if (!a->json) printf("fitted: bw_scale %.4g, lat_scale %.4g, protocol latency x %.4g, base latency x %.4g -> %s\n",
+                             f.bw_scale, f.lat_scale, f.proto_lat_scale, f.base_scale, a->out);
+        rc = write_calibrated(a, t, &f, cal_mape(t, &q, s, n, 0, 0, &e), &e);
+    }
+    free(s);
+    free(file_of);
+    topo_free(t);
+    return rc < 0 ? cmd_fail(cmd, &e) : EXIT_OK;
+}
+
+int cmd_validate(int argc, char **argv, int calibrate) {
+    const char *cmd = calibrate ? "calibrate" : "validate";
+    val_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO, .calibrate = calibrate};
+    int rc = parse(argc, argv, &a, cmd);
+    if (rc) return rc == 1 ? EXIT_OK : rc;
+    return run(&a, cmd);
+}

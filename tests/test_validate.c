@@ -1,0 +1,171 @@
+/* test_validate.c - nccl-tests logs, validation and calibration. */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../topologies/topo_yaml.h"
+#include "../validate/calibrate.h"
+#include "helpers.h"
+
+#define SHARED "../shared/data/nccl-tests"
+
+/* Rows counted the plain way: a line starting with a number then a number
+ * then "float" or "half". */
+static int count_rows(const char *path, unsigned long long *first, unsigned long long *last) {
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long a, b;
+        char type[32];
+        if (sscanf(line, " %llu %llu %31s", &a, &b, type) == 3 && (!strcmp(type, "float") || !strcmp(type, "half"))) {
+            if (n == 0) *first = a;
+            *last = a;
+            n++;
+        }
+    }
+    if (f) fclose(f);
+    return n;
+}
+
+Test(nccltests, every_shared_log_parses_completely) {
+    DIR *d = opendir(SHARED);
+    cr_assert_not_null(d, "../shared/data/nccl-tests is missing");
+    int files = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        if (de->d_name[0] == '.') continue;
+        char path[512];
+        snprintf(path, sizeof path, SHARED "/%s", de->d_name);
+        nt_log_t log;
+        baton_err_t e = {0};
+        cr_assert_eq(nt_parse(path, 0, &log, &e), 0, "%s", e.msg);
+        unsigned long long first = 0, last = 0;
+        int rows = count_rows(path, &first, &last);
+        cr_expect_eq(log.nrows, rows, "%s: %d rows, the file has %d", path, log.nrows, rows);
+        cr_expect_eq(log.rows[0].bytes, first);
+        cr_expect_eq(log.rows[log.nrows - 1].bytes, last);
+        const char *coll = strstr(de->d_name, "allreduce") ? "allreduce" : strstr(de->d_name, "allgather") ? "allgather"
+                         : strstr(de->d_name, "broadcast") ? "broadcast" : "reduce";
+        cr_expect_str_eq(coll_name(log.coll), coll, "%s", path);
+        cr_expect_eq(log.ranks, strstr(de->d_name, "x16") ? 16 : strstr(de->d_name, "x8") ? 8 : 2, "%s", path);
+        nt_free(&log);
+        files++;
+    }
+    closedir(d);
+    cr_expect_eq(files, 6);
+}
+
+static nt_log_t parse_ok(const char *path, int ranks) {
+    nt_log_t log;
+    baton_err_t e = {0};
+    cr_assert_eq(nt_parse(path, ranks, &log, &e), 0, "%s", e.msg);
+    return log;
+}
+
+Test(nccltests, format_variants) {
+    nt_log_t l = parse_ok("tests/data/nccl/old-format.txt", 0);
+    cr_expect_eq(l.nrows, 4);
+    cr_expect_eq(l.ranks, 4);
+    cr_expect_eq(l.coll, COLL_ALLREDUCE);
+    cr_expect_float_eq(l.rows[3].ip_us, 20.90, 1e-9);
+    nt_free(&l);
+    l = parse_ok("tests/data/nccl/launcher.txt", 0);
+    cr_expect_eq(l.nrows, 3, "NCCL INFO lines between rows are skipped");
+    cr_expect_eq(l.ranks, 2, "from the Rank lines");
+    nt_free(&l);
+    l = parse_ok("tests/data/nccl/srun-prefix.txt", 8);
+    cr_expect_eq(l.coll, COLL_REDUCE_SCATTER, "from the test's name");
+    cr_expect_eq(l.nrows, 2);
+    nt_free(&l);
+    l = parse_ok("tests/data/nccl/no-ranks.txt", 4);
+    cr_expect_eq(l.coll, COLL_BROADCAST, "rooted and not reducing");
+    nt_free(&l);
+    baton_err_t e = {0};
+    nt_log_t bad;
+    cr_expect_neq(nt_parse("tests/data/nccl/no-ranks.txt", 0, &bad, &e), 0);
+    cr_expect(strstr(e.msg, "--ranks") != NULL, "%s", e.msg);
+    err_clear(&e);
+    cr_expect_neq(nt_parse("tests/data/nccl/bad-row.txt", 0, &bad, &e), 0);
+    cr_expect(strstr(e.msg, "bad-row.txt:4:") != NULL, "%s", e.msg);
+}
+
+/* A log written by our own model with known scales: calibration finds them. */
+Test(calibrate, recovers_known_parameters_from_a_synthetic_log) {
+    const double truth[4] = {0.8, 1.7, 2.0, 1.5};
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("topologies/hgx-a100.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    topo_params_t *p = topo_params(t);
+    p->bw_scale = truth[0];
+    p->lat_scale = truth[1];
+    for (int i = 0; i < PROTO_COUNT; i++) { p->proto[i].msg_latency *= truth[2]; p->proto[i].base_latency *= truth[3]; }
+    nt_log_t log = {.coll = COLL_ALLREDUCE, .ranks = 8, .type = "float"};
+    log.rows = calloc(30, sizeof *log.rows);
+    cal_req_t q = {.algo = "ring", .proto = RUN_PROTO_AUTO};
+    for (int i = 0; i < 30; i++) {
+        cal_sample_t s = {.coll = COLL_ALLREDUCE, .bytes = 8ull << i};
+        double time;
+        cr_assert_eq(cal_predict(t, &q, &s, &time, NULL, NULL, &e), 0, "%s", e.msg);
+        log.rows[log.nrows++] = (nt_row_t){.bytes = s.bytes, .count = s.bytes / 4, .oop_us = time * 1e6, .ip_us = time * 1e6};
+    }
+    topo_free(t);
+    FILE *f = fopen("build/synthetic.log", "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(nt_write(&log, f), 0);
+    fclose(f);
+    free(log.rows);
+    nt_log_t back = parse_ok("build/synthetic.log", 0);
+    cr_expect_eq(back.nrows, 30);
+    cal_sample_t *s;
+    int n;
+    cr_assert_eq(cal_samples(&back, &s, &n, &e), 0);
+    t = topo_yaml_load("topologies/hgx-a100.yaml", NULL, 0, &e);
+    cal_fit_t fit;
+    cr_assert_eq(cal_fit(t, &q, s, n, &fit, &e), 0, "%s", e.msg);
+    double got[4] = {fit.bw_scale, fit.lat_scale, fit.proto_lat_scale, fit.base_scale};
+    for (int i = 0; i < 4; i++) cr_expect_float_eq(got[i], truth[i], 0.01 * truth[i], "parameter %d: %g, want %g", i, got[i], truth[i]);
+    cr_expect_leq(cal_mape(t, &q, s, n, -1, 0, &e), 0.1);
+    free(s);
+    nt_free(&back);
+    topo_free(t);
+}
+
+/* On the real 8 x A100 log the fit is good in sample, and a fit on the small
+ * and large sizes predicts the middle ones (numbers measured, see the notes). */
+Test(calibrate, real_a100_log_fits_and_predicts_held_out_sizes) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --nccl-tests " SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt "
+                        "-o build/cal-test.yaml --json", &out, 1), 0, "%s", out);
+    double mape = -1;
+    char *m = strstr(out, "\"mape_pct\":");
+    cr_assert_not_null(m, "%s", out);
+    sscanf(m, "\"mape_pct\":%lf", &mape);
+    cr_expect_leq(mape, 5.0, "in-sample MAPE %.2f %%", mape);
+    free(out);
+    /* the calibrated file is a topology like any other */
+    cr_assert_eq(th_cli("sim -t build/cal-test.yaml -c allreduce -a ring -s 1GiB --verify", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "verified yes") != NULL);
+    free(out);
+    cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --nccl-tests " SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt "
+                        "-o build/cal-test2.yaml --hold-out 1MiB:64MiB --json", &out, 1), 0, "%s", out);
+    m = strstr(out, "\"mape_held_out_pct\":");
+    cr_assert_not_null(m, "%s", out);
+    sscanf(m, "\"mape_held_out_pct\":%lf", &mape);
+    cr_expect_leq(mape, 15.0, "held-out MAPE %.2f %%", mape);
+    free(out);
+}
+
+Test(calibrate, validate_reports_mape_and_refuses_rank_mismatch) {
+    char *out;
+    cr_assert_eq(th_cli("validate -t topologies/hgx-a100.yaml --nccl-tests " SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt --json",
+                        &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"mape_pct\":") && strstr(out, "\"mape_large_pct\":") && strstr(out, "\"predicted_s\":"), "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --nccl-tests " SHARED "/a100x16_2node_oci_roce_allreduce.txt", &out, 0), 1);
+    cr_expect(strstr(out, "ran on 16 ranks but hgx-h100 has 8") != NULL, "%s", out);
+    free(out);
+}

@@ -1,0 +1,51 @@
+/* topo_write.c - plain fprintf: the format is simple and flow-style. */
+#include "topo_write.h"
+
+#include <string.h>
+
+static void comment_lines(FILE *f, const char *c) {
+    while (c && *c) {
+        const char *nl = strchr(c, '\n');
+        int n = nl ? (int)(nl - c) : (int)strlen(c);
+        fprintf(f, "# %.*s\n", n, c);
+        c = nl ? nl + 1 : c + n;
+    }
+}
+
+/* Seconds and bytes/s with units, exactly enough digits to read back. */
+static void fmt_bw(char *b, int n, double v) { snprintf(b, n, "%.17gB/s", v); }
+static void fmt_s(char *b, int n, double v) { snprintf(b, n, "%.17gs", v); }
+
+int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
+    const topo_params_t *p = topo_params_c(t);
+    char a[64], b[64], c[64];
+    comment_lines(f, comment);
+    fprintf(f, "name: %s\nports: %d\nmax_inflight: %d\np2p: %s\nbw_scale: %.17g\nlat_scale: %.17g\n", topo_name(t),
+            p->ports, p->max_inflight, p->p2p ? "true" : "false", p->bw_scale, p->lat_scale);
+    fmt_bw(a, sizeof a, p->reduce_bw);
+    fprintf(f, "reduce_bw: %s\n", p->reduce_bw > 0 ? a : "0");
+    if (p->group_size) fprintf(f, "group_size: %d\n", p->group_size);
+    fprintf(f, "protocols:\n");
+    for (int i = PROTO_LL; i < PROTO_COUNT; i++) {
+        fmt_s(a, sizeof a, p->proto[i].msg_latency);
+        fmt_s(c, sizeof c, p->proto[i].base_latency);
+        fprintf(f, "  %s: {latency: %s, efficiency: %.17g, base: %s}\n", proto_name((proto_t)i), a, p->proto[i].efficiency, c);
+    }
+    fprintf(f, "nodes:\n");
+    for (int i = 0; i < topo_nnodes(t); i++) {
+        const topo_node_t *n = topo_node(t, i);
+        fprintf(f, "  - {name: \"%s\", kind: %s", n->name, topo_kind_name(n->kind));
+        if (n->rank >= 0) fprintf(f, ", rank: %d", n->rank);
+        if (n->transit != (n->kind != NODE_GPU)) fprintf(f, ", transit: %s", n->transit ? "true" : "false");
+        fprintf(f, "}\n");
+    }
+    fprintf(f, "links:\n");
+    for (int l = 0; l < topo_nlinks(t); l += 2) {
+        const topo_dlink_t *d = topo_dlink(t, l);
+        fmt_bw(b, sizeof b, d->bw);
+        fmt_s(c, sizeof c, d->lat);
+        fprintf(f, "  - {a: \"%s\", b: \"%s\", bw: %s, latency: %s}\n", topo_node(t, d->src)->name,
+                topo_node(t, d->dst)->name, b, d->lat > 0 ? c : "0");
+    }
+    return ferror(f) ? BATON_EIO : 0;
+}

@@ -1,0 +1,49 @@
+/* calibrate.h - measured times in, fitted machine out.
+ *
+ * The model's free parameters are scale factors on what the topology file
+ * says: every link's bandwidth (bw_scale: achieved vs datasheet) and latency
+ * (lat_scale), and, when protocols are modelled, every protocol's per-message
+ * latency and base latency. They are fitted (in log space, so they stay
+ * positive) to minimise the relative error of the closed-form predictions,
+ * robustly (Huber), with models/fit.c. */
+#ifndef BATON_CALIBRATE_H
+#define BATON_CALIBRATE_H
+
+#include "../sim/run.h"
+#include "nccltests.h"
+
+typedef struct cal_sample {
+    coll_t coll;
+    uint64_t bytes;
+    double meas_s;            /* the mean of out-of-place and in-place times */
+    int line;
+    int held_out;             /* 1: not used by the fit (predicted afterwards) */
+} cal_sample_t;
+
+typedef struct cal_req {
+    const char *algo;         /* a name or "auto" */
+    int proto;                /* PROTO_* or RUN_PROTO_AUTO */
+    int des;                  /* 1: predict with the simulator (validate only) */
+} cal_req_t;
+
+typedef struct cal_fit {
+    double bw_scale, lat_scale, proto_lat_scale, base_scale;
+    int nparams;
+} cal_fit_t;
+
+/* The samples of a log (one per row). */
+int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e);
+
+/* The model's time for one sample on t; algo/proto get what was used. */
+int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
+                proto_t *proto, baton_err_t *e);
+
+/* Fit t's scales to the samples not held out; t keeps the fitted values. */
+int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit_t *out, baton_err_t *e);
+
+/* Mean absolute percentage error of t's predictions over the samples with
+ * held_out == which (or all when which < 0) and bytes >= min_bytes; -1 if none. */
+double cal_mape(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, int which, uint64_t min_bytes,
+                baton_err_t *e);
+
+#endif

@@ -1,0 +1,187 @@
+/* nccltests.c - a line-by-line reader: strip a launcher prefix, learn from
+ * comment lines (test name, columns, ranks), take rows that look like rows,
+ * refuse rows that look like rows but do not read. */
+#include "nccltests.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int nt_type_size(const char *t) {
+    static const struct { const char *name; int size; } types[] = {
+        {"int8", 1}, {"uint8", 1}, {"char", 1}, {"fp8", 1}, {"f8e4m3", 1}, {"f8e5m2", 1},
+        {"half", 2}, {"float16", 2}, {"bfloat16", 2}, {"bf16", 2},
+        {"int32", 4}, {"uint32", 4}, {"int", 4}, {"float", 4}, {"float32", 4},
+        {"int64", 8}, {"uint64", 8}, {"double", 8}, {"float64", 8}, {NULL, 0}};
+    for (int i = 0; types[i].name; i++)
+        if (strcmp(t, types[i].name) == 0) return types[i].size;
+    return 0;
+}
+
+typedef struct {
+    int have_coll, has_root_col, rank_lines, nthread, ngpus;
+    nt_log_t *log;
+    int cap;
+} state_t;
+
+/* Skip "[1,0]<stdout>:" or " 12: " at the start of a line. */
+static char *strip_prefix(char *s) {
+    if (s[0] == '[') {
+        char *p = strstr(s, "]<stdout>:");
+        if (p == NULL) p = strstr(s, "]<stderr>:");
+        if (p) return p + 10;
+    }
+    char *p = s;
+    while (*p == ' ') p++;
+    if (isdigit((unsigned char)*p)) {
+        char *q = p;
+        while (isdigit((unsigned char)*q)) q++;
+        if (q[0] == ':' && q[1] == ' ') return q + 2;
+    }
+    return s;
+}
+
+static const struct { const char *test; coll_t coll; } tests[] = {
+    {"all_reduce_perf", COLL_ALLREDUCE}, {"all_gather_perf", COLL_ALLGATHER},
+    {"reduce_scatter_perf", COLL_REDUCE_SCATTER}, {"broadcast_perf", COLL_BROADCAST},
+    {"reduce_perf", COLL_REDUCE}, {"alltoall_perf", COLL_ALLTOALL}, {NULL, 0}};
+
+/* The test's name anywhere in the line (a command line or "test starting"). */
+static void learn_test(state_t *st, const char *s) {
+    for (int i = 0; tests[i].test && !st->have_coll; i++) {
+        const char *p = strstr(s, tests[i].test);
+        if (p && (p == s || !isalpha((unsigned char)p[-1]) || p[-1] == '/' )) {
+            if (tests[i].coll == COLL_REDUCE && p > s && p[-1] == '_') continue;   /* ..._reduce_perf */
+            st->log->coll = tests[i].coll;
+            st->have_coll = 1;
+        }
+    }
+}
+
+static void learn_comment(state_t *st, const char *s) {
+    learn_test(st, s);
+    if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) st->has_root_col = strstr(s, "root") != NULL;
+    const char *p = strstr(s, "nThread");
+    if (p) sscanf(p, "nThread %d nGpus %d", &st->nthread, &st->ngpus);
+    if (strstr(s, " Rank ") && strstr(s, "device")) st->rank_lines++;
+}
+
+static int number(const char *tok, double *v) {
+    char *end;
+    if (strcmp(tok, "N/A") == 0) { *v = -1; return 0; }
+    errno = 0;
+    *v = strtod(tok, &end);
+    return end == tok || *end || errno ? -1 : 0;
+}
+
+/* A row: size count type redop [root] time algbw busbw wrong [time algbw busbw wrong]. */
+static int read_row(state_t *st, char **tok, int n, int line, const char *path, baton_err_t *e) {
+    int root = st->has_root_col >= 0 ? st->has_root_col : (n == 13 || n == 9);
+    int at = 4 + root;
+    double oop, ip = -1, x;
+    if (n != at + 4 && n != at + 8)
+        return err_set(e, BATON_EPARSE, "%s:%d: cannot read this row: %d columns, expected %d or %d", path, line, n, at + 4, at + 8);
+    if (number(tok[at], &oop) < 0 || oop < 0 || (n == at + 8 && (number(tok[at + 4], &ip) < 0)))
+        return err_set(e, BATON_EPARSE, "%s:%d: cannot read the time in this row", path, line);
+    for (int i = at + 1; i < n; i++)
+        if (number(tok[i], &x) < 0) return err_set(e, BATON_EPARSE, "%s:%d: '%s' is not a number", path, line, tok[i]);
+    if (st->log->nrows == st->cap) {
+        st->cap = st->cap ? st->cap * 2 : 64;
+        nt_row_t *r = realloc(st->log->rows, (size_t)st->cap * sizeof *r);
+        if (r == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+        st->log->rows = r;
+    }
+    nt_row_t *r = &st->log->rows[st->log->nrows++];
+    *r = (nt_row_t){.bytes = strtoull(tok[0], NULL, 10), .count = strtoull(tok[1], NULL, 10), .oop_us = oop,
+                    .ip_us = ip, .line = line};
+    snprintf(st->log->type, sizeof st->log->type, "%s", tok[2]);
+    if (!st->have_coll && root) {                      /* infer from the columns */
+        int rooted = atoi(tok[4]) >= 0, none = strcmp(tok[3], "none") == 0;
+        int ts = nt_type_size(tok[2]);
+        uint64_t ratio = ts && r->count ? r->bytes / (r->count * (uint64_t)ts) : 1;
+        st->log->coll = rooted ? (none ? COLL_BROADCAST : COLL_REDUCE)
+                               : none ? COLL_ALLGATHER : ratio > 1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE;
+    }
+    return 0;
+}
+
+/* Does the line look like a row: a number, a number, a type name? */
+static int row_like(char **tok, int n) {
+    return n >= 8 && isdigit((unsigned char)tok[0][0]) && isdigit((unsigned char)tok[1][0]) && nt_type_size(tok[2]);
+}
+
+static int parse_line(state_t *st, char *s, int line, const char *path, baton_err_t *e) {
+    s = strip_prefix(s);
+    while (isspace((unsigned char)*s)) s++;
+    if (*s == '#' || *s == '>') { learn_comment(st, s); return 0; }
+    learn_test(st, s);
+    char *tok[32];
+    int n = 0;
+    for (char *t = strtok(s, " \t\r\n"); t && n < 32; t = strtok(NULL, " \t\r\n")) tok[n++] = t;
+    if (n > 0 && !strcmp(tok[0], "size")) { learn_comment(st, s); return 0; }   /* an old header without '#' */
+    if (!row_like(tok, n)) return 0;                                         /* INFO lines, warnings, ... */
+    return read_row(st, tok, n, line, path, e);
+}
+
+int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return err_set(e, BATON_EIO, "%s: cannot open: %s", path, strerror(errno));
+    state_t st = {.has_root_col = -1, .log = out};
+    char buf[4096];
+    int line = 0, rc = 0;
+    while (rc == 0 && fgets(buf, sizeof buf, f)) rc = parse_line(&st, buf, ++line, path, e);
+    fclose(f);
+    if (rc == 0 && out->nrows == 0) rc = err_set(e, BATON_EPARSE, "%s: no result rows (is this an nccl-tests log?)", path);
+    out->ranks = ranks > 0 ? ranks : st.rank_lines > 0 ? st.rank_lines : st.nthread * st.ngpus;
+    if (rc == 0 && out->ranks < 1)
+        rc = err_set(e, BATON_EPARSE, "%s: the log does not say how many ranks ran; give --ranks", path);
+    if (rc < 0) nt_free(out);
+    return rc;
+}
+
+void nt_free(nt_log_t *log) {
+    free(log->rows);
+    log->rows = NULL;
+    log->nrows = 0;
+}
+
+static const char *test_name(coll_t c) {
+    for (int i = 0; tests[i].test; i++)
+        if (tests[i].coll == c) return tests[i].test;
+    return "unknown_perf";
+}
+
+/* nccl-tests' busbw factors (PERFORMANCE.md). */
+static double factor(coll_t c, int n) {
+    if (c == COLL_ALLREDUCE) return 2.0 * (n - 1) / n;
+    if (c == COLL_REDUCE_SCATTER || c == COLL_ALLGATHER || c == COLL_ALLTOALL) return (double)(n - 1) / n;
+    return 1;
+}
+
+int nt_write(const nt_log_t *log, FILE *f) {
+    int rooted = log->coll == COLL_BROADCAST || log->coll == COLL_REDUCE;
+    int reducing = log->coll == COLL_ALLREDUCE || log->coll == COLL_REDUCE_SCATTER || log->coll == COLL_REDUCE;
+    fprintf(f, "# Collective test starting: %s\n", test_name(log->coll));
+    fprintf(f, "# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+               "validation: 1 graph: 0\n#\n", log->ranks, log->nrows ? (unsigned long long)log->rows[0].bytes : 0ULL,
+            log->nrows ? (unsigned long long)log->rows[log->nrows - 1].bytes : 0ULL);
+    fprintf(f, "#                                                              out-of-place                       in-place\n"
+               "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+               "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n");
+    for (int i = 0; i < log->nrows; i++) {
+        const nt_row_t *r = &log->rows[i];
+        double t[2] = {r->oop_us, r->ip_us >= 0 ? r->ip_us : r->oop_us};
+        fprintf(f, "%12llu  %12llu  %8s  %6s  %6d", (unsigned long long)r->bytes, (unsigned long long)r->count,
+                log->type[0] ? log->type : "float", reducing ? "sum" : "none", rooted ? 0 : -1);
+        for (int k = 0; k < 2; k++) {
+            double algbw = t[k] > 0 ? (double)r->bytes / 1e3 / t[k] : 0;
+            fprintf(f, "  %7.4f  %6.2f  %6.2f  %6d", t[k], algbw, algbw * factor(log->coll, log->ranks), 0);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "# Out of bounds values : 0 OK\n#\n");
+    return ferror(f) ? BATON_EIO : 0;
+}

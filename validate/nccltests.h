@@ -1,0 +1,45 @@
+/* nccltests.h - read nccl-tests logs (all_reduce_perf and friends).
+ *
+ * Accepts the variants in ../shared/reference/nccl.md section 2: old and new
+ * headers (with or without the root column, `#wrong` or `error`), `N/A` for
+ * unchecked results, launcher prefixes (` 0: `, `[1,0]<stdout>:`), NCCL INFO
+ * and other lines between rows, and a missing `# nThread` line. The
+ * collective comes from the test's name when the log has it, else from the
+ * columns (root, redop, size / count); the rank count from the `# Rank` lines
+ * or nThread x nGpus, unless the caller gives it. */
+#ifndef BATON_NCCLTESTS_H
+#define BATON_NCCLTESTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../algorithms/sched.h"
+
+typedef struct nt_row {
+    uint64_t bytes;          /* the size column (nccl-tests' S: the whole buffer) */
+    uint64_t count;
+    double oop_us, ip_us;    /* out-of-place and in-place time; < 0 if absent */
+    int line;
+} nt_row_t;
+
+typedef struct nt_log {
+    coll_t coll;
+    int ranks;
+    char type[24];
+    nt_row_t *rows;
+    int nrows;
+} nt_log_t;
+
+/* Parse path; ranks > 0 overrides the log's rank count. 0 or an error
+ * naming file:line and what could not be read. */
+int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e);
+void nt_free(nt_log_t *log);
+
+/* Write log in the current nccl-tests format (header, rows with out-of-place
+ * and in-place columns, footer), times with 4 decimals of a microsecond. */
+int nt_write(const nt_log_t *log, FILE *out);
+
+/* Bytes per element of an nccl-tests type name; 0 if unknown. */
+int nt_type_size(const char *type);
+
+#endif
