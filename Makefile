@@ -12,7 +12,7 @@ CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT     ?= -O2 -g
 CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) $(EXTRA_CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -lpthread
 TEST_LIBS = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
 B       ?= build
@@ -21,7 +21,7 @@ SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 
 LIB_SRC  = models/err.c models/share.c models/proto.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
            topologies/expand.c topologies/generate.c topologies/flow.c topologies/topo_write.c \
-           validate/nccltests.c validate/calibrate.c \
+           validate/nccltests.c validate/calibrate.c validate/host.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \

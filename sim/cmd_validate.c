@@ -10,6 +10,8 @@
 #include "../topologies/topo_yaml.h"
 #include "../topologies/units.h"
 #include "../validate/calibrate.h"
+#include "../validate/host.h"
+#include "select.h"
 #include "cmd.h"
 
 static const char help_validate[] =
@@ -30,6 +32,16 @@ static const char help_calibrate[] =
     "      --hold-out LO:HI  fit without the sizes in [LO, HI] and report how well\n"
     "                        the fit predicts them\n";
 
+static const char help_host[] =
+    "\n"
+    "baton validate --backend host [-c COLL] [-a ALGO] [--ranks N] [--sizes SPEC]\n"
+    "               [--reps R] [--log OUT.txt] [--hold-out LO:HI] [-o OUT.yaml]\n"
+    "  runs the schedule for real: N threads (default 4) moving and adding bytes in\n"
+    "  shared memory, R timed repetitions (default 7, median) after a warm-up, every\n"
+    "  result checked; writes the timings as an nccl-tests log (--log), compares\n"
+    "  them with the model of topologies/host.yaml, fits it (held-out sizes\n"
+    "  predicted) and writes the fitted topology (-o).\n";
+
 static const char help_common[] =
     "\n"
     "  -t, --topo FILE        the machine the logs came from (its ranks = the logs')\n"
@@ -42,10 +54,11 @@ static const char help_common[] =
     "      --json             JSON instead of the table (mape_pct, mape_large_pct, rows)\n";
 
 typedef struct {
-    const char *topo, *algo, *out, *hold;
+    const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
     const char *logs[64];
-    int nlogs, ranks, proto, json, des, calibrate;
+    int nlogs, ranks, proto, json, des, calibrate, reps;
     cmd_sets_t sets;
+    char ranks_set[64];
 } val_args_t;
 
 static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
@@ -54,11 +67,19 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"ranks", required_argument, 0, 'r'}, {"algo", required_argument, 0, 'a'},
         {"proto", required_argument, 0, 'P'}, {"model", required_argument, 0, 'm'},
         {"set", required_argument, 0, 'S'}, {"json", no_argument, 0, 'j'}, {"output", required_argument, 0, 'o'},
-        {"hold-out", required_argument, 0, 'H'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"hold-out", required_argument, 0, 'H'}, {"backend", required_argument, 0, 'B'},
+        {"coll", required_argument, 0, 'c'}, {"sizes", required_argument, 0, 's'},
+        {"reps", required_argument, 0, 'R'}, {"log", required_argument, 0, 'l'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":t:a:o:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":t:a:o:c:h", opts, NULL)) != -1) {
         switch (ch) {
+        case 'B': a->backend = optarg; break;
+        case 'c': a->coll = optarg; break;
+        case 's': a->sizes = optarg; break;
+        case 'l': a->log_out = optarg; break;
+        case 'R': a->reps = atoi(optarg); if (a->reps < 1 || a->reps > 1000) return cmd_usage(cmd, "--reps must be 1..1000"); break;
         case 't': a->topo = optarg; break;
         case 'n': if (a->nlogs < 64) a->logs[a->nlogs++] = optarg; break;
         case 'r': a->ranks = atoi(optarg); if (a->ranks < 1) return cmd_usage(cmd, "--ranks must be positive"); break;
@@ -75,12 +96,27 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
             a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
             if (a->proto < 0) return cmd_usage(cmd, "--proto must be none, LL, LL128, Simple or auto");
             break;
-        case 'h': printf(a->calibrate ? help_calibrate : help_validate); fputs(help_common, stdout); return 1;
+        case 'h':
+            fputs(a->calibrate ? help_calibrate : help_validate, stdout);
+            fputs(help_common, stdout);
+            if (!a->calibrate) fputs(help_host, stdout);
+            return 1;
         case ':': return cmd_usage(cmd, "option %s needs a value", argv[optind - 1]);
         default: return cmd_usage(cmd, "unknown option '%s'", argv[optind - 1]);
         }
     }
     while (optind < argc && a->nlogs < 64) a->logs[a->nlogs++] = argv[optind++];   /* LOG... after --nccl-tests */
+    if (a->backend) {
+        if (strcmp(a->backend, "host")) return cmd_usage(cmd, "--backend host is the one this build has (cuda: validate/cuda/)");
+        if (a->calibrate || a->nlogs) return cmd_usage(cmd, "--backend host measures; it takes no logs");
+        if (a->ranks == 0) a->ranks = 4;
+        if (!a->topo) {                  /* this computer: N threads */
+            a->topo = "topologies/host.yaml";
+            snprintf(a->ranks_set, sizeof a->ranks_set, "ranks=%d", a->ranks);
+            if (cmd_add_set(cmd, &a->sets, a->ranks_set)) return EXIT_USAGE;
+        }
+        return 0;
+    }
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (a->nlogs == 0) return cmd_usage(cmd, "missing --nccl-tests LOG");
     if (a->calibrate && !a->out) return cmd_usage(cmd, "missing -o OUT.yaml");
@@ -118,6 +154,36 @@ static int load(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, cons
         free(s);
     }
     return 0;
+}
+
+/* Measure on this computer's threads; the timings become a log (and samples). */
+static int measure(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
+    int coll = coll_parse(a->coll ? a->coll : "allreduce");
+    const algo_t *al = coll < 0 ? NULL : algo_find((coll_t)coll, strcmp(a->algo, "auto") ? a->algo : "ring");
+    uint64_t *sizes;
+    int ns;
+    const char *why;
+    if (al == NULL) return err_set(e, BATON_EINVAL, "no such collective or algorithm for the host backend");
+    if (select_parse_sizes(a->sizes ? a->sizes : "4KiB:16MiB:x2", &sizes, &ns, &why) < 0) return err_set(e, BATON_EINVAL, "--sizes: %s", why);
+    nt_log_t log = {.coll = (coll_t)coll, .ranks = topo_nranks(t), .type = "int8"};
+    log.rows = calloc((size_t)ns, sizeof *log.rows);
+    int rc = log.rows ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; i < ns && rc == 0; i++) {
+        host_result_t hr;
+        rc = host_run(al, topo_nranks(t), sizes[i], NULL, a->reps ? a->reps : 7, &hr, e);
+        log.rows[log.nrows++] = (nt_row_t){.bytes = sizes[i], .count = sizes[i], .oop_us = hr.median_s * 1e6, .ip_us = -1, .line = i + 1};
+    }
+    if (rc == 0 && a->log_out) {
+        FILE *f = fopen(a->log_out, "w");
+        if (f == NULL || nt_write(&log, f) < 0) rc = err_set(e, BATON_EIO, "%s: cannot write", a->log_out);
+        if (f) fclose(f);
+    }
+    if (rc == 0) rc = cal_samples(&log, all, n, e);
+    if (rc == 0 && (*file_of = calloc((size_t)*n + 1, sizeof **file_of)) == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < *n; i++) (*file_of)[i] = "host";
+    free(log.rows);
+    free(sizes);
+    return rc;
 }
 
 static int mark_held_out(const char *spec, cal_sample_t *s, int n, baton_err_t *e) {
@@ -182,9 +248,9 @@ static int write_calibrated(const val_args_t *a, topo_t *t, const cal_fit_t *f, 
                        "Calibrated by `baton calibrate` from %s and these nccl-tests logs:\n", a->topo);
     for (int i = 0; i < a->nlogs && len < (int)sizeof comment - 200; i++) len += snprintf(comment + len, sizeof comment - len, "  %s\n", a->logs[i]);
     snprintf(comment + len, sizeof comment - len,
-             "fitted: bw_scale %.6g, lat_scale %.6g, protocol latency x %.6g, base latency x %.6g\n"
+             "fitted: bw_scale %.6g, lat_scale %.6g, reduction bandwidth x %.6g, protocol latency x %.6g, base latency x %.6g\n"
              "in-sample MAPE %.2f %% (closed forms, %s algorithm, %s protocol)",
-             f->bw_scale, f->lat_scale, f->proto_lat_scale, f->base_scale, mape, a->algo,
+             f->bw_scale, f->lat_scale, f->reduce_scale, f->proto_lat_scale, f->base_scale, mape, a->algo,
              a->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)a->proto));
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", a->out, (long)getpid());
     FILE *out = fopen(tmp, "w");
@@ -202,16 +268,24 @@ static int run(val_args_t *a, const char *cmd) {
     topo_t *t = topo_yaml_load(a->topo, a->sets.v, a->sets.n, &e);
     cal_sample_t *s = NULL;
     const char **file_of = NULL;
-    int n = 0, rc = t ? load(a, t, &s, &n, &file_of, &e) : -1;
-    cal_req_t q = {.algo = a->algo, .proto = a->proto, .des = a->des};
+    int host = a->backend != NULL;
+    int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, t, &s, &n, &file_of, &e);
+    cal_req_t q = {.algo = host && !strcmp(a->algo, "auto") ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
+                   .des = a->des};
     cal_fit_t f;
     if (rc == 0 && a->hold) rc = mark_held_out(a->hold, s, n, &e);
-    if (rc == 0 && a->calibrate) rc = cal_fit(t, &q, s, n, &f, &e);
+    if (rc == 0 && host && !a->json) {                    /* before: the topology's own numbers */
+        printf("measured on %d threads; the model of %s before fitting:\n", topo_nranks(t), topo_name(t));
+        rc = table(t, &q, s, n, file_of, 0, &e);
+        if (rc == 0) printf("\nafter fitting it to the measurements%s:\n", a->hold ? " outside the held-out sizes" : "");
+    }
+    if (rc == 0 && (a->calibrate || host)) rc = cal_fit(t, &q, s, n, &f, &e);
     if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &e);
-    if (rc == 0 && a->calibrate) {
-        if (!a->json) printf("fitted: bw_scale %.4g, lat_scale %.4g, protocol latency x %.4g, base latency x %.4g -> %s\n",
-                             f.bw_scale, f.lat_scale, f.proto_lat_scale, f.base_scale, a->out);
-        rc = write_calibrated(a, t, &f, cal_mape(t, &q, s, n, 0, 0, &e), &e);
+    if (rc == 0 && (a->calibrate || host)) {
+        if (!a->json) printf("fitted: bw_scale %.4g, lat_scale %.4g, reduction bandwidth x %.4g, protocol latency x %.4g, "
+                             "base latency x %.4g%s%s\n", f.bw_scale, f.lat_scale, f.reduce_scale, f.proto_lat_scale,
+                             f.base_scale, a->out ? " -> " : "", a->out ? a->out : "");
+        if (a->out) rc = write_calibrated(a, t, &f, cal_mape(t, &q, s, n, 0, 0, &e), &e);
     }
     free(s);
     free(file_of);

@@ -38,6 +38,7 @@ typedef struct {
     const cal_sample_t *s;
     int n;
     proto_cost_t base[PROTO_COUNT];   /* the protocols before fitting */
+    double reduce_bw;                 /* before fitting */
     baton_err_t *e;
 } fit_ctx_t;
 
@@ -45,22 +46,28 @@ typedef struct {
  * that the fit is fitting something the model does not have. */
 static double scale(double th) { return exp(th < -6.9 ? -6.9 : th > 6.9 ? 6.9 : th); }
 
+/* theta: bandwidth, latency, reduction bandwidth, then (with protocols)
+ * protocol latency and base latency, all as log scale factors. */
 static void apply(fit_ctx_t *c, const double *th, int k) {
     topo_params_t *p = topo_params(c->t);
     p->bw_scale = scale(th[0]);
     p->lat_scale = scale(th[1]);
+    p->reduce_bw = c->reduce_bw * scale(th[2]);
     for (int i = 0; i < PROTO_COUNT; i++) {
         p->proto[i] = c->base[i];
-        if (k > 2) p->proto[i].msg_latency *= scale(th[2]);
-        if (k > 3) p->proto[i].base_latency *= scale(th[3]);
+        if (k > 3) p->proto[i].msg_latency *= scale(th[3]);
+        if (k > 4) p->proto[i].base_latency *= scale(th[4]);
     }
 }
 
-static int k_of(const cal_req_t *q) { return q->proto == PROTO_NONE ? 2 : 4; }
+static int k_of(const cal_req_t *q, const fit_ctx_t *c) {
+    int k = c->reduce_bw > 0 ? 3 : 2;            /* free reductions have nothing to fit */
+    return q->proto == PROTO_NONE ? k : 5;
+}
 
 static int resid(const double *th, double *r, void *ctx) {
     fit_ctx_t *c = ctx;
-    apply(c, th, k_of(c->q));
+    apply(c, th, k_of(c->q, c));
     for (int i = 0, j = 0; i < c->n; i++) {
         if (c->s[i].held_out) continue;
         double t;
@@ -71,15 +78,18 @@ static int resid(const double *th, double *r, void *ctx) {
 }
 
 int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit_t *out, baton_err_t *e) {
-    fit_ctx_t c = {.t = t, .q = q, .s = s, .n = n, .e = e};
-    int used = 0, k = k_of(q);
+    fit_ctx_t c = {.t = t, .q = q, .s = s, .n = n, .e = e, .reduce_bw = topo_params(t)->reduce_bw};
+    int used = 0, k = k_of(q, &c);
     memcpy(c.base, topo_params(t)->proto, sizeof c.base);
     for (int i = 0; i < n; i++) used += !s[i].held_out;
-    double th[4] = {log(topo_params(t)->bw_scale), log(topo_params(t)->lat_scale), 0, 0};
+    double th[5] = {log(topo_params(t)->bw_scale), log(topo_params(t)->lat_scale), 0, 0, 0};
+    if (k == 2) th[2] = 0;
+    if (k == 5 && c.reduce_bw == 0) th[2] = 0;
     int rc = fit_nls(used, k, th, resid, &c, 1, e);
     if (rc < 0) return rc;
     apply(&c, th, k);
-    *out = (cal_fit_t){scale(th[0]), scale(th[1]), k > 2 ? scale(th[2]) : 1, k > 3 ? scale(th[3]) : 1, k};
+    *out = (cal_fit_t){scale(th[0]), scale(th[1]), k > 3 ? scale(th[3]) : 1, k > 4 ? scale(th[4]) : 1, k,
+                       k > 2 ? scale(th[2]) : 1};
     return 0;
 }
 

@@ -2,8 +2,8 @@
  *
  * The model's free parameters are scale factors on what the topology file
  * says: every link's bandwidth (bw_scale: achieved vs datasheet) and latency
- * (lat_scale), and, when protocols are modelled, every protocol's per-message
- * latency and base latency. They are fitted (in log space, so they stay
+ * (lat_scale), the reduction bandwidth, and, when protocols are modelled,
+ * every protocol's per-message latency and base latency. They are fitted (in log space, so they stay
  * positive) to minimise the relative error of the closed-form predictions,
  * robustly (Huber), with models/fit.c. */
 #ifndef BATON_CALIBRATE_H
@@ -29,6 +29,7 @@ typedef struct cal_req {
 typedef struct cal_fit {
     double bw_scale, lat_scale, proto_lat_scale, base_scale;
     int nparams;
+    double reduce_scale;      /* reduction bandwidth x this */
 } cal_fit_t;
 
 /* The samples of a log (one per row). */
