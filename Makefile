@@ -36,7 +36,7 @@ CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
 
-.PHONY: all demo test test-plain test-san bench clean deps
+.PHONY: all demo test test-plain test-san bench clean deps cuda
 all: $(B)/baton $(B)/libbaton.a
 
 deps: build/.deps
@@ -83,6 +83,15 @@ bench: $(B)/bench_engine $(B)/bench_models $(B)/baton
 	$(B)/bench_engine
 	$(B)/bench_models
 	sh bench/bench_select.sh $(B)/baton
+
+# The CUDA backend (validate/cuda/): only where nvcc is, never needed by make or make test.
+NVCC      ?= nvcc
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
+cuda: $(B)/libbaton.a
+	@command -v $(NVCC) >/dev/null 2>&1 || { echo "make cuda: nvcc not found; the CUDA backend is optional" >&2; exit 1; }
+	$(CC) $(CFLAGS_ALL) -c validate/cuda/shim.c -o $(B)/obj/cuda-shim.o
+	$(NVCC) -O2 -std=c++17 -I$(CUDA_HOME)/include -o $(B)/baton-cuda validate/cuda/baton_cuda.cu $(B)/obj/cuda-shim.o \
+	  $(B)/libbaton.a -L$(CUDA_HOME)/lib -L$(CUDA_HOME)/lib64 -lnccl $(LIBS)
 
 clean:
 	rm -rf build $(SAN)
