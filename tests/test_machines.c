@@ -18,7 +18,7 @@ static topo_t *load(const char *path, const char *set) {
 }
 
 static const char *shipped[] = {"candy-kids", "uniform-8", "hgx-h100", "hgx-a100", "dgx1-v100",
-                                "pcie-2gpu", "pcie-8gpu", "cluster-a100", "cluster-h100"};
+                                "pcie-2gpu", "pcie-8gpu", "cluster-a100", "cluster-h100", "host", "gpu-virtual"};
 
 /* Every shipped machine loads, routes between every pair of ranks, and runs
  * every applicable (collective, algorithm) to a verified result. */

@@ -82,11 +82,22 @@ int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit
     int used = 0, k = k_of(q, &c);
     memcpy(c.base, topo_params(t)->proto, sizeof c.base);
     for (int i = 0; i < n; i++) used += !s[i].held_out;
-    double th[5] = {log(topo_params(t)->bw_scale), log(topo_params(t)->lat_scale), 0, 0, 0};
-    if (k == 2) th[2] = 0;
-    if (k == 5 && c.reduce_bw == 0) th[2] = 0;
-    int rc = fit_nls(used, k, th, resid, &c, 1, e);
-    if (rc < 0) return rc;
+    /* The model is piecewise (the fastest protocol and algorithm change with
+     * the parameters), so fit from a few starts and keep the best. */
+    static const double starts[4][5] = {{0, 0, 0, 0, 0}, {-1, 1, 0, 1, 1}, {1, -1, 0, -1, -1}, {-2, 2, -1, 2, 0}};
+    double best[5] = {0}, best_mape = -1, given[5] = {log(topo_params(t)->bw_scale), log(topo_params(t)->lat_scale), 0, 0, 0};
+    for (int j = 0; j < 4; j++) {
+        double th[5];
+        for (int i = 0; i < 5; i++) th[i] = starts[j][i] + given[i];
+        baton_err_t fe = {0};
+        if (fit_nls(used, k, th, resid, &c, 1, &fe) < 0) continue;
+        apply(&c, th, k);
+        double m = cal_mape(t, q, s, n, 0, 0, e);
+        if (m >= 0 && (best_mape < 0 || m < best_mape)) { best_mape = m; memcpy(best, th, sizeof best); }
+        apply(&c, given, k);
+    }
+    if (best_mape < 0) return err_set(e, BATON_EINVAL, "the fit failed from every start");
+    double *th = best;
     apply(&c, th, k);
     *out = (cal_fit_t){scale(th[0]), scale(th[1]), k > 3 ? scale(th[3]) : 1, k > 4 ? scale(th[4]) : 1, k,
                        k > 2 ? scale(th[2]) : 1};
