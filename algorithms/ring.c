@@ -17,8 +17,13 @@
  *   pc 5     =d       =a       =b       =c              recv_copy
  *
  * Channels: with C channels each block is cut into C chunks and channel c runs
- * the same ring on chunk c of every block (NCCL's channels); they share the
- * ranks' ports and links.
+ * a ring on chunk c of every block (NCCL's channels); they share the ranks'
+ * ports and links. Channel c's ring visits each rank group (node; --group or
+ * the topology's group_size) in order but starts inside it at local rank c,
+ * so it leaves a node through local rank c-1 and enters the next at local
+ * rank c: with as many channels as ranks per node, every node's every NIC
+ * carries one ring in and one out, as NCCL's rings do. Channel 0 is the plain
+ * rank order.
  *
  * Costs (single-port or star, one channel, no contention; m = ceil(n/p)):
  *   reduce-scatter  (p-1)(alpha + m beta + m gamma)
@@ -30,53 +35,67 @@
 
 static uint32_t blk(int64_t b, int p) { return (uint32_t)(((b % p) + p) % p); }
 
-/* Chunk of block b on channel c. */
-static uint32_t ring_chunk(const sched_t *s, int64_t b, int c) {
-    return blk(b, s->nranks) * s->per_block + (uint32_t)c;
+/* The rank at position i of channel c's ring (rotated within each group). */
+static int at(const sched_t *s, int c, int64_t i) {
+    int p = s->nranks, g = (int)s->param[0];
+    int pos = (int)blk(i, p), node = pos / g, j = pos % g;
+    return node * g + (j + c) % g;
 }
 
-/* Reduce-scatter, rank r ends with block r + 1 + shift. */
-static int ring_rs_op(const sched_t *s, int r, int c, uint32_t pc, int shift, int fwd_last,
+/* The position of rank r in channel c's ring. */
+static int pos_of(const sched_t *s, int c, int r) {
+    int g = (int)s->param[0], node = r / g, local = r % g;
+    return node * g + (int)blk(local - c, g);
+}
+
+/* Chunk of the block of the rank at ring position i, on channel c. */
+static uint32_t ring_chunk(const sched_t *s, int64_t i, int c) {
+    return (uint32_t)at(s, c, i) * s->per_block + (uint32_t)c;
+}
+
+/* Reduce-scatter at ring position i: it ends with the block of position i + 1 + shift. */
+static int ring_rs_op(const sched_t *s, int i, int c, uint32_t pc, int shift, int fwd_last,
                       sched_op_t *op) {
-    int p = s->nranks, left = (r + p - 1) % p, right = (r + 1) % p;
-    if (pc == 0) { *op = op_send(right, ring_chunk(s, r + shift, c), 1); return 1; }
-    uint32_t ch = ring_chunk(s, (int64_t)r + shift - pc, c);
+    int p = s->nranks, left = at(s, c, i - 1), right = at(s, c, i + 1);
+    if (pc == 0) { *op = op_send(right, ring_chunk(s, i + shift, c), 1); return 1; }
+    uint32_t ch = ring_chunk(s, (int64_t)i + shift - pc, c);
     *op = (pc < (uint32_t)p - 1 || fwd_last) ? op_fwd(left, right, ch, 1, RECV_REDUCE)
                                             : op_recv(left, ch, 1, RECV_REDUCE);
     return 1;
 }
 
-/* All-gather step j >= 1 for a rank that owns block own. */
-static int ring_ag_op(const sched_t *s, int r, int c, uint32_t j, int64_t own, sched_op_t *op) {
-    int p = s->nranks, left = (r + p - 1) % p, right = (r + 1) % p;
+/* All-gather step j >= 1 at ring position i, owning the block of position own. */
+static int ring_ag_op(const sched_t *s, int i, int c, uint32_t j, int64_t own, sched_op_t *op) {
+    int p = s->nranks, left = at(s, c, i - 1), right = at(s, c, i + 1);
     uint32_t ch = ring_chunk(s, own - j, c);
     *op = j < (uint32_t)p - 1 ? op_fwd(left, right, ch, 1, RECV_COPY) : op_recv(left, ch, 1, RECV_COPY);
     return 1;
 }
 
 static int allreduce_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks;
+    int p = s->nranks, i = pos_of(s, c, r);
     if (p < 2 || pc > (uint32_t)(2 * p - 2)) return 0;
-    if (pc < (uint32_t)p) return ring_rs_op(s, r, c, pc, 0, 1, op);
-    return ring_ag_op(s, r, c, pc - (p - 1), r + 1, op);
+    if (pc < (uint32_t)p) return ring_rs_op(s, i, c, pc, 0, 1, op);
+    return ring_ag_op(s, i, c, pc - (p - 1), i + 1, op);
 }
 
 static int rs_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks;
+    int p = s->nranks, i = pos_of(s, c, r);
     if (p < 2 || pc >= (uint32_t)p) return 0;
-    return ring_rs_op(s, r, c, pc, -1, 0, op);
+    return ring_rs_op(s, i, c, pc, -1, 0, op);
 }
 
 static int ag_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks;
+    int p = s->nranks, i = pos_of(s, c, r);
     if (p < 2 || pc >= (uint32_t)p) return 0;
-    if (pc == 0) { *op = op_send((r + 1) % p, ring_chunk(s, r, c), 1); return 1; }
-    return ring_ag_op(s, r, c, pc, r, op);
+    if (pc == 0) { *op = op_send(at(s, c, i + 1), ring_chunk(s, i, c), 1); return 1; }
+    return ring_ag_op(s, i, c, pc, i, op);
 }
 
 static int ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)e;
     int ch = o->channels > 0 ? o->channels : 1;
+    s->param[0] = o->group > 0 && s->nranks % o->group == 0 ? o->group : s->nranks;   /* rotate within groups */
     s->nchannels = ch;
     sched_layout(s, (uint32_t)s->nranks, (uint32_t)ch);
     s->prog = s->coll == COLL_ALLREDUCE ? allreduce_prog : s->coll == COLL_REDUCE_SCATTER ? rs_prog : ag_prog;

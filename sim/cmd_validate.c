@@ -50,13 +50,14 @@ static const char help_common[] =
     "  -a, --algo A           algorithm (default auto: the lowest closed form)\n"
     "      --proto P          none, LL, LL128, Simple or auto (default auto)\n"
     "      --model M          closed (default) or des (validate only)\n"
+    "      --channels C       rings side by side (NCCL uses several; see baton sim)\n"
     "      --set K=V          override a topology parameter\n"
     "      --json             JSON instead of the table (mape_pct, mape_large_pct, rows)\n";
 
 typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
     const char *logs[64];
-    int nlogs, ranks, proto, json, des, calibrate, reps;
+    int nlogs, ranks, proto, json, des, calibrate, reps, channels;
     cmd_sets_t sets;
     char ranks_set[64];
 } val_args_t;
@@ -70,6 +71,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"hold-out", required_argument, 0, 'H'}, {"backend", required_argument, 0, 'B'},
         {"coll", required_argument, 0, 'c'}, {"sizes", required_argument, 0, 's'},
         {"reps", required_argument, 0, 'R'}, {"log", required_argument, 0, 'l'},
+        {"channels", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
@@ -79,6 +81,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         case 'c': a->coll = optarg; break;
         case 's': a->sizes = optarg; break;
         case 'l': a->log_out = optarg; break;
+        case 'C': a->channels = atoi(optarg); if (a->channels < 1 || a->channels > 64) return cmd_usage(cmd, "--channels must be 1..64"); break;
         case 'R': a->reps = atoi(optarg); if (a->reps < 1 || a->reps > 1000) return cmd_usage(cmd, "--reps must be 1..1000"); break;
         case 't': a->topo = optarg; break;
         case 'n': if (a->nlogs < 64) a->logs[a->nlogs++] = optarg; break;
@@ -271,7 +274,7 @@ static int run(val_args_t *a, const char *cmd) {
     int host = a->backend != NULL;
     int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, t, &s, &n, &file_of, &e);
     cal_req_t q = {.algo = host && !strcmp(a->algo, "auto") ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
-                   .des = a->des};
+                   .des = a->des, .opts = {.channels = a->channels}};
     cal_fit_t f;
     if (rc == 0 && a->hold) rc = mark_held_out(a->hold, s, n, &e);
     if (rc == 0 && host && !a->json) {                    /* before: the topology's own numbers */

@@ -281,3 +281,30 @@ Test(protocols, topology_overrides_defaults) {
     cr_expect_eq(ll->base_latency, 0.0);
     topo_free(t);
 }
+
+/* Ring channels rotate inside each node, so with as many channels as GPUs per
+ * node every NIC carries a ring each way (NCCL's rings do): the 2-node
+ * cluster's busbw rises from one NIC's to nearly all eight. */
+Test(machines, ring_channels_use_every_nic) {
+    topo_t *t = load("topologies/cluster-a100.yaml", NULL);
+    double busbw[2];
+    for (int k = 0; k < 2; k++) {
+        sched_t s;
+        algo_opts_t o = {.channels = k ? 8 : 1, .group = 8};
+        cr_assert_eq(algo_build(&algo_allreduce_ring, 16, 1ull << 30, &o, &s, NULL), 0);
+        engine_opts_t eo = {.link_stats = 1};
+        engine_result_t r;
+        cr_assert_eq(engine_run(&s, t, &eo, &r, NULL), 0);
+        busbw[k] = (1ull << 30) / r.time_s * 2 * 15 / 16 / 1e9;
+        int busy_nics = 0;
+        for (int l = 0; l < topo_nlinks(t); l++) {
+            const topo_dlink_t *d = topo_dlink(t, l);
+            if (topo_node(t, d->src)->kind == NODE_NIC && topo_node(t, d->dst)->kind == NODE_SWITCH && r.link_bytes[l] > 0) busy_nics++;
+        }
+        cr_expect_eq(busy_nics, k ? 16 : 2, "%d channel(s): %d NICs send", k ? 8 : 1, busy_nics);
+        engine_result_free(&r);
+    }
+    cr_expect_float_eq(busbw[0], 25, 1, "one channel: one 200 Gb/s NIC");
+    cr_expect_gt(busbw[1], 7 * busbw[0], "eight channels: %.1f GB/s", busbw[1]);
+    topo_free(t);
+}

@@ -22,7 +22,8 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
 
 int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
                 proto_t *proto, baton_err_t *e) {
-    run_req_t r = {.coll = s->coll, .algo = q->algo, .bytes = s->bytes, .proto = q->proto, .predict = !q->des};
+    run_req_t r = {.coll = s->coll, .algo = q->algo, .bytes = s->bytes, .proto = q->proto, .predict = !q->des,
+                   .opts = q->opts};
     run_out_t o;
     int rc = run_collective(t, &r, &o, e);
     if (rc < 0) return rc;

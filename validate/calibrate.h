@@ -24,6 +24,7 @@ typedef struct cal_req {
     const char *algo;         /* a name or "auto" */
     int proto;                /* PROTO_* or RUN_PROTO_AUTO */
     int des;                  /* 1: predict with the simulator (validate only) */
+    algo_opts_t opts;         /* channels etc. */
 } cal_req_t;
 
 typedef struct cal_fit {
