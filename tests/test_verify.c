@@ -49,8 +49,8 @@ Test(verify, multiport_star_too) {
 /* A schedule that forgets one contribution must be caught: the ring with
  * rank 1's first reduce turned into a copy. */
 static int broken_ring(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    if (!s->param[0]) return 0;
-    sched_prog_fn real = (sched_prog_fn)(intptr_t)s->param[0];
+    if (!s->param[3]) return 0;
+    sched_prog_fn real = (sched_prog_fn)(intptr_t)s->param[3];
     int ok = real(s, r, c, pc, op);
     if (ok && r == 1 && pc == 1) op->recv = RECV_COPY;
     return ok;
@@ -60,7 +60,7 @@ static void run_broken(verify_mode_t mode) {
     topo_t *t = th_full(5, 1e9, 0, 1, 0);
     sched_t s;
     cr_assert_eq(algo_build(&algo_allreduce_ring, 5, 50, NULL, &s, NULL), 0);
-    s.param[0] = (int64_t)(intptr_t)s.prog;
+    s.param[3] = (int64_t)(intptr_t)s.prog;   /* a slot the ring does not use */
     s.prog = broken_ring;
     engine_opts_t o = {.verify = mode};
     engine_result_t r;
