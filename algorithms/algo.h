@@ -61,7 +61,7 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
     X(allgather_pairwise)                                                      \
     X(broadcast_naive) X(broadcast_binomial) X(broadcast_chain)                \
     X(broadcast_scatter_allgather)                                            \
-    X(reduce_naive) X(reduce_binomial) X(reduce_chain)                        \
+    X(reduce_naive) X(reduce_binomial) X(reduce_chain) X(reduce_rabenseifner)  \
     X(alltoall_naive) X(alltoall_pairwise)                                     \
     X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree) \
     X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain)

@@ -20,11 +20,17 @@
  * (new ranks 0..p'-1) run the power-of-two algorithm; the odd ranks then
  * hand the result back. Each exchange is a send then a receive.
  *
+ * Rabenseifner's reduce is halving reduce-scatter then a binomial gather of
+ * the blocks to the root. For it the fold keeps the root in the core: odd
+ * virtual ranks below 2 rem give their data to the even rank below and sit
+ * out, and the gather tree of new ranks 0..p'-1 has virtual rank 0 at its top.
+ *
  * Costs (single-port or star; L = lg p'; exact when p' divides n):
  *   rd all-reduce        L(a + nb + ng) + [pre/post: 2a + 2nb + ng]
  *   rabenseifner         2La + 2((p'-1)/p')nb + ((p'-1)/p')ng + [2a + 2nb + ng]
  *   halving RS (p = 2^L) La + ((p-1)/p)n(b + g)
  *   rd all-gather (2^L)  La + ((p-1)/p)nb
+ *   rabenseifner reduce  2La + 2((p'-1)/p')nb + ((p'-1)/p')ng [+ a + nb + ng if p is not a power of two]
  * Requires: any p for the all-reduces; a power of two for reduce-scatter and
  * all-gather (their blocks belong to ranks; use ring, pairwise or bruck). */
 #include "algo.h"
@@ -111,6 +117,47 @@ static int folded_prog(const sched_t *s, int r, uint32_t pc, core_fn core, sched
     return 0;
 }
 
+/* Reduce: new rank of virtual rank v (odd v below 2 rem fold onto v - 1). */
+static int reduce_nr(int v, const fold_t *f) {
+    return v < 2 * f->rem ? (v % 2 ? -1 : v / 2) : v - f->rem;
+}
+
+static int reduce_real(const sched_t *s, const fold_t *f, int nr) {
+    return sched_real(s, nr < f->rem ? 2 * nr : nr + f->rem);
+}
+
+static int lowbit(int x) { return x & -x; }
+
+/* Binomial gather of new rank nr's blocks to new rank 0: take each child's
+ * run of blocks (smallest first), then send the run [nr, nr + lowbit) up. */
+static int gather_op(const sched_t *s, const fold_t *f, int nr, uint32_t pc, sched_op_t *op) {
+    int p2 = f->pof2, span = nr ? lowbit(nr) : p2;
+    uint32_t k = 0;
+    for (int d = 1; d < span; d <<= 1, k++)
+        if (pc == k) { *op = op_recv(reduce_real(s, f, nr + d), (uint32_t)(nr + d), (uint32_t)d, RECV_COPY); return 1; }
+    if (nr && pc == k) { *op = op_send(reduce_real(s, f, nr - lowbit(nr)), (uint32_t)nr, (uint32_t)span); return 1; }
+    return 0;
+}
+
+static int rab_reduce_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    int v = sched_vrank(s, r);
+    fold_t f = fold(0, s->nranks);
+    int nr = reduce_nr(v, &f), all = (int)s->nchunks;
+    if (nr < 0) { if (pc == 0) { *op = op_send(sched_real(s, v - 1), 0, (uint32_t)all); return 1; } return 0; }
+    int folded = v < 2 * f.rem;
+    if (folded && pc == 0) { *op = op_recv(sched_real(s, v + 1), 0, (uint32_t)all, RECV_REDUCE); return 1; }
+    uint32_t k = pc - (uint32_t)folded, L = 2u * (uint32_t)lg(f.pof2);
+    fold_t g = f;
+    g.nr = nr;
+    if (k < L) {                                         /* halving among new ranks */
+        uint32_t d = (uint32_t)f.pof2 >> (k / 2 + 1), n2 = (uint32_t)nr;
+        uint32_t keep = n2 & ~(d - 1), give = (n2 ^ d) & ~(d - 1);
+        return exchange(k, reduce_real(s, &f, (int)(n2 ^ d)), give, keep, d, RECV_REDUCE, op);
+    }
+    return gather_op(s, &g, nr, k - L, op);
+}
+
 static int rd_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     (void)c;
     return folded_prog(s, r, pc, rd_core, op);
@@ -139,6 +186,13 @@ static int rab_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)o; (void)e;
     sched_layout(s, (uint32_t)fold(0, s->nranks).pof2, 1);
     s->prog = rab_prog;
+    return 0;
+}
+
+static int rab_reduce_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    (void)o; (void)e;
+    sched_layout(s, (uint32_t)fold(0, s->nranks).pof2, 1);
+    s->prog = rab_reduce_prog;
     return 0;
 }
 
@@ -176,6 +230,14 @@ static double rab_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts
     fold_t f = fold(0, p);
     double x = moved(f.pof2, n);
     return 2 * lg(f.pof2) * m->alpha + 2 * x * m->beta + x * m->gamma + folds(m, p, n, o);
+}
+
+static double rab_reduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    fold_t f = fold(0, p);
+    double x = moved(f.pof2, n), b = (double)n;
+    double pre = f.rem ? m->alpha + b * (m->beta + m->gamma) : 0;
+    return 2 * lg(f.pof2) * m->alpha + 2 * x * m->beta + x * m->gamma + pre;
 }
 
 static double halving_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
@@ -217,4 +279,11 @@ const algo_t algo_allgather_rd = {
     .cost_text = "lg p a + ((p-1)/p)nb",
     .requires = "p a power of two, any n", .port_model = HD_PORTS,
     .idea = "recursive doubling: swap everything gathered so far with partners 1, 2, 4 ... away",
+};
+
+const algo_t algo_reduce_rabenseifner = {
+    .coll = COLL_REDUCE, .name = "rabenseifner", .build = rab_reduce_build, .cost = rab_reduce_cost,
+    .cost_text = "2 lg p' a + 2((p'-1)/p')nb + ((p'-1)/p')ng [+ a + nb + ng if p is not a power of two]",
+    .requires = "any p >= 1, any n, any root", .port_model = HD_PORTS,
+    .idea = "reduce-scatter by recursive halving, then a binomial gather of the blocks to the root",
 };
