@@ -235,7 +235,21 @@ static void explain(const topo_t *t, const run_out_t *r, const algo_opts_t *o) {
         printf("           busiest link %s -> %s: %s in %s, busy %.0f %% of the time\n", topo_node(t, d->src)->name,
                topo_node(t, d->dst)->name, sz, l, 100 * r->eng.link_busy[busiest] / r->time_s);
     }
-    printf("           the busiest rank sends %llu messages one after another\n", (unsigned long long)r->eng.max_rank_msgs);
+    engine_path_t cp;
+    if (engine_critical_path(&r->eng, &cp) == 0 && r->time_s > 0) {
+        char tt[64], tw[64], tr[64];
+        units_fmt_time(cp.transfer_s, tt, sizeof tt);
+        units_fmt_time(cp.wait_s, tw, sizeof tw);
+        units_fmt_time(cp.reduce_s, tr, sizeof tr);
+        const engine_rec_t *f = &r->eng.recs[cp.first], *z = &r->eng.recs[cp.last];
+        printf("           critical path: %d messages one after another, from %d->%d to %d->%d:\n"
+               "             moving bytes %s (%.0f %%), waiting for a busy port or link %s (%.0f %%),\n"
+               "             adding %s (%.0f %%), the rest %.0f %%\n",
+               cp.steps, f->src, f->dst, z->src, z->dst, tt, 100 * cp.transfer_s / r->time_s, tw, 100 * cp.wait_s / r->time_s,
+               tr, 100 * cp.reduce_s / r->time_s, 100 * cp.idle_s / r->time_s);
+    } else {
+        printf("           the busiest rank sends %llu messages one after another\n", (unsigned long long)r->eng.max_rank_msgs);
+    }
     if (parts[0] >= parts[1] + parts[2])
         printf("           latency-bound: per-message costs dominate; fewer steps (tree, recursive doubling,\n"
                "           one-shot) or a lower-latency protocol help more than bandwidth\n");
@@ -249,7 +263,7 @@ static void explain(const topo_t *t, const run_out_t *r, const algo_opts_t *o) {
 static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, const sim_args_t *a) {
     baton_err_t e = {0};
     trace_t *tr = a->trace ? trace_create(t) : NULL;
-    engine_opts_t eo = {.link_stats = 1, .on_msg = tr ? trace_on_msg : NULL, .msg_ctx = tr};
+    engine_opts_t eo = {.link_stats = 1, .record = a->explain, .on_msg = tr ? trace_on_msg : NULL, .msg_ctx = tr};
     int picked = r->auto_picked, proto_auto = r->proto_auto;
     q->algo = r->algo->name;
     q->proto = r->proto;

@@ -27,6 +27,10 @@ typedef struct stream {
     uint8_t nout;            /* posted, unfinished sends */
     int32_t rt_peer;         /* the last receiver this stream sent to, -1 none */
     topo_route_t rt;         /* its route: streams mostly talk to one peer */
+    int64_t last_msg;        /* the record of its last completed receive, -1 none */
+    double recv_post;        /* when its current receive was posted */
+    int64_t recv_cause;      /* last_msg then */
+    int64_t pending_rec;     /* the record of the receive in progress */
 } stream_t;
 
 typedef struct slot {        /* a posted send */
@@ -34,6 +38,8 @@ typedef struct slot {        /* a posted send */
     uint64_t bytes;
     double t_start;
     double lat;              /* the route's latency (fair sharing adds it at the end) */
+    double post_time;        /* when the send was posted */
+    int64_t send_cause;      /* the sender's last completed receive then */
     topo_route_t rt;         /* the route it took (for link accounting and traces) */
     int32_t dst;             /* receiving rank */
     int32_t dst_si;          /* receiving stream */
@@ -65,6 +71,7 @@ typedef struct engine {
     double now;
     uint64_t send_seq;
     int ndone;
+    uint64_t reccap;         /* records allocated */
     evq_t q;
     verify_t *v;
     int err;
@@ -249,6 +256,8 @@ static int post_recv(engine_t *g, int si) {
     int src_si = peer_stream(g, si, peer, s->op.recv_chan);
     int k = find_send(g, src_si, si);
     s->state = S_RECV;
+    s->recv_post = g->now;
+    s->recv_cause = s->last_msg;
     return k < 0 ? 0 : match(g, src_si, k, si);
 }
 
@@ -268,6 +277,7 @@ static int post_send(engine_t *g, int si) {
     int dst_si = peer_stream(g, si, dst, s->op.send_chan);
     *sl = (slot_t){.seq = g->send_seq++, .dst = dst, .dst_si = dst_si, .chunk = s->op.chunk,
                    .nchunk = s->op.nchunk, .to_chunk = s->op.to_chunk, .used = 1,
+                   .post_time = g->now, .send_cause = s->last_msg,
                    .bytes = sched_range_bytes(g->s, s->op.chunk, s->op.nchunk)};
     if (g->v && verify_snapshot(g->v, src, sl->chunk, sl->nchunk, &sl->payload) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for a payload"));
@@ -301,6 +311,24 @@ static int advance(engine_t *g, int si) {
     return g->err;
 }
 
+/* Keep the message's history (opts.record); returns its index or -1. */
+static int64_t record(engine_t *g, const slot_t *sl, int src_si, int dst_si) {
+    engine_result_t *r = g->r;
+    if (!g->o->record || r->recs == NULL) return -1;
+    if (r->nrecs == g->reccap) {
+        uint64_t nc = g->reccap ? g->reccap * 2 : 4096;
+        engine_rec_t *q = nc <= (1u << 24) ? realloc(r->recs, nc * sizeof *q) : NULL;
+        if (q == NULL) { free(r->recs); r->recs = NULL; r->nrecs = 0; return -1; }   /* too many: no path */
+        r->recs = q;
+        g->reccap = nc;
+    }
+    const stream_t *d = &g->st[dst_si];
+    r->recs[r->nrecs] = (engine_rec_t){.src = stream_rank(g, src_si), .dst = stream_rank(g, dst_si), .bytes = sl->bytes,
+                                       .send_post = sl->post_time, .recv_post = d->recv_post, .start = sl->t_start,
+                                       .end = g->now, .done = g->now, .send_cause = sl->send_cause, .recv_cause = d->recv_cause};
+    return (int64_t)r->nrecs++;
+}
+
 /* Per-link accounting and observers, once a message has arrived. */
 static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int reduce) {
     const topo_route_t *rt = &sl->rt;
@@ -324,6 +352,14 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
     g->o->on_msg(g->o->msg_ctx, &m);
 }
 
+/* A receive is complete: note it as the stream's latest, then run on. */
+static void receive_done(engine_t *g, int si) {
+    stream_t *d = &g->st[si];
+    if (d->pending_rec >= 0 && g->r->recs) g->r->recs[d->pending_rec].done = g->now;
+    d->last_msg = g->r->recs ? d->pending_rec : -1;
+    d->state = S_RECVD;
+}
+
 static int xfer_done(engine_t *g, uint32_t id) {
     int src_si = (int)(id / g->S);
     slot_t *sl = &g->slots[id];
@@ -332,6 +368,7 @@ static int xfer_done(engine_t *g, uint32_t id) {
     int reduce = d->op.recv == RECV_REDUCE;
     if (g->v) verify_deliver(g->v, sl->dst, sl->to_chunk, sl->nchunk, reduce, &sl->payload);
     notify(g, sl, src_si, dst_si, reduce);
+    d->pending_rec = record(g, sl, src_si, dst_si);
     g->r->messages++;
     g->r->bytes_moved += sl->bytes;
     uint64_t bytes = sl->bytes;
@@ -349,7 +386,7 @@ static int xfer_done(engine_t *g, uint32_t id) {
         *rf = max2(g->now, *rf) + (double)bytes * g->gamma;
         return push(g, *rf, EV_REDUCE_DONE, (uint32_t)dst_si);
     }
-    d->state = S_RECVD;
+    receive_done(g, dst_si);
     return advance(g, dst_si);
 }
 
@@ -378,7 +415,10 @@ static int setup(engine_t *g) {
     evq_init(&g->q);
     if (g->o->contention == CONTENTION_FAIR && setup_fair(g) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for fair sharing"));
-    for (size_t i = 0; g->st && i < ns; i++) g->st[i].rt_peer = -1;
+    for (size_t i = 0; g->st && i < ns; i++) {
+        g->st[i].rt_peer = -1;
+        g->st[i].last_msg = g->st[i].recv_cause = g->st[i].pending_rec = -1;
+    }
     if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs ||
         !g->reduce_free)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->p));
@@ -429,7 +469,7 @@ static int loop(engine_t *g) {
         g->r->events++;
         if (ev.kind == EV_XFER_DONE) xfer_done(g, ev.id);
         else if (ev.kind == EV_SHARE) share_event(g, ev.id);
-        else { g->st[ev.id].state = S_RECVD; advance(g, (int)ev.id); }
+        else { receive_done(g, (int)ev.id); advance(g, (int)ev.id); }
     }
     if (g->err == 0 && g->ndone < g->p * g->C) deadlock(g);
     return g->err;
@@ -458,6 +498,8 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
         r->link_busy = calloc((size_t)topo_nlinks(t) + 1, sizeof *r->link_busy);
         if (!r->link_bytes || !r->link_busy) { engine_result_free(r); return err_set(e, BATON_ENOMEM, "out of memory"); }
     }
+    if (g.o->record && (r->recs = malloc(4096 * sizeof *r->recs)) == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    g.reccap = g.o->record ? 4096 : 0;
     if (g.o->verify != VERIFY_NONE &&
         !(g.v = verify_create(s, g.o->verify, g.o->fill, g.o->fill_ctx, e)))
         return e && e->code ? e->code : BATON_ENOMEM;
@@ -475,6 +517,35 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
 void engine_result_free(engine_result_t *r) {
     free(r->link_bytes);
     free(r->link_busy);
+    free(r->recs);
     r->link_bytes = NULL;
     r->link_busy = NULL;
+    r->recs = NULL;
+    r->nrecs = 0;
+}
+
+int engine_critical_path(const engine_result_t *r, engine_path_t *out) {
+    memset(out, 0, sizeof *out);
+    out->first = out->last = -1;
+    if (r->recs == NULL || r->nrecs == 0) return -1;
+    int64_t m = 0;
+    for (uint64_t i = 1; i < r->nrecs; i++)
+        if (r->recs[i].done > r->recs[m].done) m = (int64_t)i;
+    out->last = (int)m;
+    double t = r->recs[m].done;
+    while (m >= 0 && out->steps < (1 << 26)) {
+        const engine_rec_t *x = &r->recs[m];
+        double posted = x->send_post > x->recv_post ? x->send_post : x->recv_post;
+        out->reduce_s += x->done - x->end;
+        out->transfer_s += x->end - x->start;
+        out->wait_s += x->start - posted;
+        out->idle_s += t - x->done;          /* between this step and the next one up the path */
+        t = posted;
+        out->first = (int)m;
+        out->steps++;
+        m = x->send_post >= x->recv_post ? x->send_cause : x->recv_cause;
+        if (m >= 0) out->idle_s += posted - r->recs[m].done, t = r->recs[m].done;
+    }
+    out->idle_s += t;                        /* before the first step */
+    return 0;
 }

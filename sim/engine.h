@@ -63,7 +63,17 @@ typedef struct engine_opts {
     void (*on_msg)(void *ctx, const engine_msg_t *m);
     void *msg_ctx;
     int link_stats;           /* fill engine_result_t's per-link arrays */
+    int record;               /* keep a record per message (for the critical path) */
 } engine_opts_t;
+
+/* One message's history, for critical-path analysis. */
+typedef struct engine_rec {
+    int32_t src, dst;
+    uint64_t bytes;
+    double send_post, recv_post;   /* when each side had posted */
+    double start, end, done;       /* transfer start, arrival, receive complete (after any add) */
+    int64_t send_cause, recv_cause;/* the message each side last received before posting, -1 none */
+} engine_rec_t;
 
 typedef struct engine_result {
     double time_s;            /* when the last stream finished */
@@ -74,14 +84,31 @@ typedef struct engine_result {
     int verified;             /* 1 if verification ran and passed */
     uint64_t *link_bytes;     /* with opts.link_stats: bytes per directed link (malloc'd; */
     double *link_busy;        /* the caller frees both): seconds each link carried data */
+    engine_rec_t *recs;       /* with opts.record: one per message, in arrival order (malloc'd) */
+    uint64_t nrecs;
 } engine_result_t;
+
+/* The chain of messages that set the total time, walked back from the last
+ * receive to complete: each step's predecessor is the receive that let the
+ * later of its two sides post. */
+typedef struct engine_path {
+    int steps;
+    double transfer_s;        /* on the path: moving bytes (start to arrival) */
+    double wait_s;            /* posted on both sides but waiting for a port or link */
+    double reduce_s;          /* adding after arrival */
+    double idle_s;            /* the rest: waiting for a post that is not on the path */
+    int first, last;          /* record indices at the two ends */
+} engine_path_t;
+
+/* 0, or -1 without records. */
+int engine_critical_path(const engine_result_t *r, engine_path_t *out);
 
 /* Run s on t. The topology must have exactly s->nranks ranks. Returns 0, or
  * BATON_ESCHED (mismatched or deadlocked programs), BATON_EVERIFY, ... */
 int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
                engine_result_t *r, baton_err_t *e);
 
-/* Release the per-link arrays of a result (safe on one without them). */
+/* Release the per-link arrays and records of a result (safe on one without them). */
 void engine_result_free(engine_result_t *r);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../sim/evq.h"
+#include "../topologies/topo_yaml.h"
 #include "helpers.h"
 
 Test(evq, orders_by_time_then_insertion) {
@@ -145,5 +146,43 @@ Test(engine, one_send_slot_still_completes) {
     cr_expect_eq(r.verified, 1);
     /* five sends of 4 us + 1 us each, one after another, after the gather */
     cr_expect_float_eq(r.time_s, 5 * 5e-6 + 5 * 5e-6, 1e-15);
+    topo_free(t);
+}
+
+/* The critical path accounts for every second of the run, and on the candy
+ * kids it is the story: naive is Anna hearing three kids then telling Dan
+ * after two others (8 s waiting for her one voice); the ring is six passes. */
+Test(engine, critical_path_adds_up_and_tells_the_story) {
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("topologies/candy-kids.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    const char *algos[] = {"naive", "tree", "ring"};
+    int steps[] = {4, 3, 6};       /* tree: two 16 s branches tie; the first recorded, Anna->Ben, waited 4 s for Anna */
+    double wait[] = {8, 4, 0};
+    for (int i = 0; i < 3; i++) {
+        sched_t s;
+        cr_assert_eq(algo_build(algo_find(COLL_ALLREDUCE, algos[i]), 4, 4, NULL, &s, NULL), 0);
+        engine_opts_t o = {.record = 1};
+        engine_result_t r;
+        cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0);
+        engine_path_t cp;
+        cr_assert_eq(engine_critical_path(&r, &cp), 0);
+        cr_expect_float_eq(cp.transfer_s + cp.wait_s + cp.reduce_s + cp.idle_s, r.time_s, 1e-12, "%s", algos[i]);
+        cr_expect_eq(cp.steps, steps[i], "%s: %d steps", algos[i], cp.steps);
+        cr_expect_float_eq(cp.wait_s, wait[i], 1e-12, "%s", algos[i]);
+        engine_result_free(&r);
+    }
+    topo_free(t);
+    /* and on a bigger, contended run the parts still add up */
+    t = th_star(16, 10e9, 1e-6, 0, 20e9);
+    sched_t s;
+    cr_assert_eq(algo_build(&algo_allreduce_dbtree, 16, 1 << 22, NULL, &s, NULL), 0);
+    engine_opts_t o = {.record = 1, .contention = CONTENTION_FAIR};
+    engine_result_t r;
+    cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0);
+    engine_path_t cp;
+    cr_assert_eq(engine_critical_path(&r, &cp), 0);
+    cr_expect_float_eq(cp.transfer_s + cp.wait_s + cp.reduce_s + cp.idle_s, r.time_s, 1e-9 * r.time_s);
+    engine_result_free(&r);
     topo_free(t);
 }
