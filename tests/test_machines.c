@@ -308,3 +308,24 @@ Test(machines, ring_channels_use_every_nic) {
     cr_expect_gt(busbw[1], 7 * busbw[0], "eight channels: %.1f GB/s", busbw[1]);
     topo_free(t);
 }
+
+/* More leaves than a spine has ports: a 3-level tree (radix 8: 16 leaves of
+ * 4 hosts in 4 pods) still has full bisection and routes everywhere. */
+Test(machines, three_level_fat_tree_has_full_bisection) {
+    FILE *f = fopen("build/ft3-test.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: ft3\nnodes:\n  - {name: \"h[0-63]\"}\ngenerate:\n"
+          "  - {fat_tree: \"h[0-63]\", radix: 8, bw: 10GB/s, latency: 0s}\n", f);
+    fclose(f);
+    topo_t *t = load("build/ft3-test.yaml", NULL);
+    cr_expect_float_eq(flow_between_halves(t, 32), 32 * 10e9, 1e3);
+    int cores = 0;
+    for (int i = 0; i < topo_nnodes(t); i++) cores += strstr(topo_node(t, i)->name, ".core") != NULL;
+    cr_expect_eq(cores, 16, "(radix/2)^2 core switches");
+    topo_route_t rt;
+    cr_assert_eq(topo_route(t, 0, 63, &rt, NULL), 0);
+    cr_expect_eq(rt.nlinks, 6, "host, leaf, agg, core, agg, leaf, host");
+    engine_result_t r;
+    cr_assert_eq(th_sim(t, "ring", 64 << 20, VERIFY_SIGNATURE, &r, NULL), 0);
+    topo_free(t);
+}

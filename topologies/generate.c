@@ -26,6 +26,40 @@ static int rail_leaves(topo_t *t, const int *hosts, int nh, int rail, const gen_
     return made;
 }
 
+/* Every leaf joined once to each of `up` spines. */
+static int two_levels(topo_t *t, const int *leaves, int nleaves, int up, const gen_fabric_t *f, baton_err_t *e) {
+    int rc = 0;
+    for (int s = 0; s < up && nleaves > 1 && rc >= 0; s++) {
+        int sp = add_switch(t, f->prefix, "spine", s, e);
+        for (int l = 0; l < nleaves && sp >= 0 && rc >= 0; l++) rc = topo_add_link(t, leaves[l], sp, f->bw, f->lat, e);
+        if (sp < 0) rc = sp;
+    }
+    return rc;
+}
+
+/* Pods of radix/2 leaves, each leaf joined to the pod's `up` aggregation
+ * switches; aggregation switch j of every pod joined to its own radix/2 core
+ * switches (core group j). Up to radix pods: radix^3 / 4 hosts at 1:1. */
+static int three_levels(topo_t *t, const int *leaves, int nleaves, int up, const gen_fabric_t *f, baton_err_t *e) {
+    int half = f->radix / 2, pods = (nleaves + half - 1) / half, rc = 0;
+    if (pods > f->radix)
+        return err_set(e, BATON_EUNSUP, "fat_tree: %d leaves need %d pods, more than radix %d allows in three levels",
+                       nleaves, pods, f->radix);
+    int *core = malloc((size_t)up * half * sizeof *core);
+    if (core == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int c = 0; c < up * half && rc >= 0; c++) rc = core[c] = add_switch(t, f->prefix, "core", c, e);
+    for (int pod = 0; pod < pods && rc >= 0; pod++)
+        for (int j = 0; j < up && rc >= 0; j++) {
+            int agg = add_switch(t, f->prefix, "agg", pod * up + j, e);
+            if (agg < 0) { rc = agg; break; }
+            for (int l = pod * half; l < (pod + 1) * half && l < nleaves && rc >= 0; l++)
+                rc = topo_add_link(t, leaves[l], agg, f->bw, f->lat, e);
+            for (int c = 0; c < half && rc >= 0; c++) rc = topo_add_link(t, agg, core[j * half + c], f->bw, f->lat, e);
+        }
+    free(core);
+    return rc;
+}
+
 int gen_fat_tree(topo_t *t, const int *hosts, int nh, const gen_fabric_t *f, baton_err_t *e) {
     if (f->radix < 2 || f->oversub < 1 || f->rails < 1)
         return err_set(e, BATON_EINVAL, "fat_tree needs radix >= 2, oversubscription >= 1, rails >= 1");
@@ -38,14 +72,8 @@ int gen_fat_tree(topo_t *t, const int *hosts, int nh, const gen_fabric_t *f, bat
         rc = rail_leaves(t, hosts, nh, r, f, down, leaves, nleaves, e);
         if (rc > 0) nleaves += rc;
     }
-    if (rc >= 0 && nleaves > f->radix)
-        rc = err_set(e, BATON_EUNSUP, "fat_tree: %d leaves need more than one spine port each (radix %d); "
-                     "use a larger radix (3-level trees are not built yet)", nleaves, f->radix);
-    for (int s = 0; s < up && nleaves > 1 && rc >= 0; s++) {
-        int sp = add_switch(t, f->prefix, "spine", s, e);
-        for (int l = 0; l < nleaves && sp >= 0 && rc >= 0; l++) rc = topo_add_link(t, leaves[l], sp, f->bw, f->lat, e);
-        if (sp < 0) rc = sp;
-    }
+    if (rc >= 0 && nleaves <= f->radix) rc = two_levels(t, leaves, nleaves, up, f, e);
+    else if (rc >= 0) rc = three_levels(t, leaves, nleaves, up, f, e);
     free(leaves);
     return rc < 0 ? rc : 0;
 }

@@ -3,7 +3,10 @@
  * fat-tree (2 levels, folded Clos): hosts hang off leaf switches, every leaf
  *   connects once to every spine. A switch has `radix` ports; a leaf serves
  *   radix/2 hosts and has radix/2 / o uplinks for oversubscription o:1 (o = 1:
- *   full bisection; o = 2 halves what can leave a leaf). Rail-optimized (rails = R > 1): host i is
+ *   full bisection; o = 2 halves what can leave a leaf). When there are more
+ *   leaves than a spine has ports, a third level is built: pods of radix/2
+ *   leaves with their own aggregation switches, and a core layer (up to
+ *   radix^3/4 hosts). Rail-optimized (rails = R > 1): host i is
  *   on rail i % R (GPU i of every node), and each rail has its own leaves, so
  *   same-rail traffic stays one hop from the leaf.
  * torus: nodes in a d-dimensional grid (row-major), each joined to its
