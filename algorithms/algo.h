@@ -48,6 +48,19 @@ int algo_build(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, sched_t
  * MiB (at least 1, at most 4096). */
 uint64_t algo_pipeline_chunks(uint64_t n, const algo_opts_t *o);
 
+/* a mod p in [0, p) for any sign of a. */
+static inline uint32_t algo_mod(int64_t a, int p) { return (uint32_t)(((a % p) + p) % p); }
+
+/* Binomial trees over virtual ranks 0..n-1 rooted at 0: the lowest set bit
+ * of v is the size of v's subtree, its children are v + 2^k for 2^k below
+ * that (all k for the root) that exist, smallest first. */
+static inline int algo_lowbit(int v) { return v & -v; }
+static inline int algo_binom_children(int v, int n) {
+    int c = 0;
+    for (int64_t d = 1; (v == 0 || d < algo_lowbit(v)) && v + d < n; d <<= 1) c++;
+    return c;
+}
+
 /* Is p a power of two? */
 static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
 

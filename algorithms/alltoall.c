@@ -26,8 +26,6 @@
  * nccl-tests), any p >= 1. */
 #include "algo.h"
 
-static uint32_t blk(int64_t b, int p) { return (uint32_t)(((b % p) + p) % p); }
-
 /* Swap with peer q: send my block q (it lands in q's receive block r), or
  * take q's into my receive block q. */
 static int swap(const sched_t *s, int r, int q, uint32_t half, sched_op_t *op) {
@@ -40,7 +38,7 @@ static int pairwise_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t
     (void)c;
     int p = s->nranks, k = (int)(pc / 2);
     if (k >= p) return 0;
-    return pc % 2 == 0 ? swap(s, r, (int)blk(r + k, p), 0, op) : swap(s, r, (int)blk(r - k, p), 1, op);
+    return pc % 2 == 0 ? swap(s, r, (int)algo_mod(r + k, p), 0, op) : swap(s, r, (int)algo_mod(r - k, p), 1, op);
 }
 
 static int linear_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {

@@ -38,8 +38,7 @@ static int bruck_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 
 static double bruck_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    double blk = (double)(n / p + (n % p != 0));
-    return cost_ceil_log2(p) * m->alpha + (p - 1) * blk * m->beta;
+    return cost_ceil_log2(p) * m->alpha + (p - 1) * cost_block(p, n) * m->beta;
 }
 
 const algo_t algo_allgather_bruck = {

@@ -26,13 +26,11 @@
  * Requires: any p >= 1, any n (one-shot: p - 1 channels, so p <= 65). */
 #include "algo.h"
 
-static uint32_t blk(int64_t b, int p) { return (uint32_t)(((b % p) + p) % p); }
-
 /* Step k = pc/2 + 1: send block `out` to r+k, then receive block `in` from r-k. */
 static int pairwise_op(const sched_t *s, int r, uint32_t pc, int reduce, sched_op_t *op) {
     int p = s->nranks, k = (int)(pc / 2) + 1, to = (r + k) % p, from = (r - k + p) % p;
-    if (reduce) *op = pc % 2 == 0 ? op_send(to, blk(to, p), 1) : op_recv(from, blk(r, p), 1, RECV_REDUCE);
-    else *op = pc % 2 == 0 ? op_send(to, blk(r, p), 1) : op_recv(from, blk(from, p), 1, RECV_COPY);
+    if (reduce) *op = pc % 2 == 0 ? op_send(to, algo_mod(to, p), 1) : op_recv(from, algo_mod(r, p), 1, RECV_REDUCE);
+    else *op = pc % 2 == 0 ? op_send(to, algo_mod(r, p), 1) : op_recv(from, algo_mod(from, p), 1, RECV_COPY);
     return 1;
 }
 
@@ -73,16 +71,14 @@ static int oneshot_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     return 0;
 }
 
-static double blocks(int p, uint64_t n) { return (double)(n / p + (n % p != 0)); }
-
 static double rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (p - 1) * (m->alpha + blocks(p, n) * (m->beta + m->gamma));
+    return (p - 1) * (m->alpha + cost_block(p, n) * (m->beta + m->gamma));
 }
 
 static double ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (p - 1) * (m->alpha + blocks(p, n) * m->beta);
+    return (p - 1) * (m->alpha + cost_block(p, n) * m->beta);
 }
 
 static double twoshot_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {

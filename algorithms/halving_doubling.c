@@ -126,16 +126,14 @@ static int reduce_real(const sched_t *s, const fold_t *f, int nr) {
     return sched_real(s, nr < f->rem ? 2 * nr : nr + f->rem);
 }
 
-static int lowbit(int x) { return x & -x; }
-
 /* Binomial gather of new rank nr's blocks to new rank 0: take each child's
  * run of blocks (smallest first), then send the run [nr, nr + lowbit) up. */
 static int gather_op(const sched_t *s, const fold_t *f, int nr, uint32_t pc, sched_op_t *op) {
-    int p2 = f->pof2, span = nr ? lowbit(nr) : p2;
+    int p2 = f->pof2, span = nr ? algo_lowbit(nr) : p2;
     uint32_t k = 0;
     for (int d = 1; d < span; d <<= 1, k++)
         if (pc == k) { *op = op_recv(reduce_real(s, f, nr + d), (uint32_t)(nr + d), (uint32_t)d, RECV_COPY); return 1; }
-    if (nr && pc == k) { *op = op_send(reduce_real(s, f, nr - lowbit(nr)), (uint32_t)nr, (uint32_t)span); return 1; }
+    if (nr && pc == k) { *op = op_send(reduce_real(s, f, nr - algo_lowbit(nr)), (uint32_t)nr, (uint32_t)span); return 1; }
     return 0;
 }
 
@@ -223,7 +221,7 @@ static double rd_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_
 
 /* Bytes moved by halving (or doubling) over q = pof2 blocks: blocks are
  * ceil(n/q) when exact, so (q-1) blocks in all. */
-static double moved(int q, uint64_t n) { return (double)(q - 1) * (double)(n / q + (n % q != 0)); }
+static double moved(int q, uint64_t n) { return (double)(q - 1) * cost_block(q, n); }
 
 static double rab_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;

@@ -42,7 +42,7 @@ static hier_t where(const sched_t *s, int r) {
 }
 
 static int member(const hier_t *h, int grp, int l) { return grp * h->g + l; }
-static int mod(int a, int n) { return ((a % n) + n) % n; }
+static int mod(int a, int n) { return (int)algo_mod(a, n); }
 
 /* Ring step pc over n members where I am i; block(b) gives the chunk range of
  * block b; reduce-scatter ends with block i, all-gather starts owning it.
@@ -91,18 +91,10 @@ static int hier_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op
     return ring_phase(h.g, h.l, il, ir, pc, 0, 0, G, &len, op);
 }
 
-static int lowbit(int v) { return v & -v; }
-
-static int nchildren(int v, int n) {
-    int c = 0;
-    for (int64_t d = 1; (v == 0 || d < lowbit(v)) && v + d < n; d <<= 1) c++;
-    return c;
-}
-
 /* Binomial reduce (up) or broadcast (down) of the whole buffer inside my group. */
 static int group_tree(const hier_t *h, uint32_t pc, int up, uint32_t all, uint32_t *len, sched_op_t *op) {
-    int v = h->l, nc = nchildren(v, h->g), has_parent = v != 0;
-    int parent = member(h, h->grp, v - lowbit(v));
+    int v = h->l, nc = algo_binom_children(v, h->g), has_parent = v != 0;
+    int parent = member(h, h->grp, v - algo_lowbit(v));
     *len = (uint32_t)(nc + has_parent);
     if (pc >= *len) return 0;
     if (up) {

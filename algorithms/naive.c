@@ -85,8 +85,6 @@ static double reducing_in(const cost_model_t *m, int p, uint64_t n, const algo_o
     return (p - 1) * (m->alpha + (double)n * (m->beta + m->gamma));
 }
 
-static double blocks(int p, uint64_t n) { return (double)(n / p + (n % p != 0)); }
-
 static double allreduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
     return p < 2 ? 0 : reducing_in(m, p, n, o) + fan_out(m, p, (double)n);
@@ -101,11 +99,11 @@ static double bcast_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
 }
 static double ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return p < 2 ? 0 : (p - 1) * (m->alpha + blocks(p, n) * m->beta) + fan_out(m, p, (double)n);
+    return p < 2 ? 0 : (p - 1) * (m->alpha + cost_block(p, n) * m->beta) + fan_out(m, p, (double)n);
 }
 static double rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return p < 2 ? 0 : reducing_in(m, p, n, o) + fan_out(m, p, blocks(p, n));
+    return p < 2 ? 0 : reducing_in(m, p, n, o) + fan_out(m, p, cost_block(p, n));
 }
 
 #define NAIVE_EXACT "single-port and multi-port star (max_inflight >= p-1), each exact"

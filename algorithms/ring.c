@@ -33,19 +33,17 @@
  * Requires: any p >= 1, any n (empty blocks still cost alpha, as in MPICH). */
 #include "algo.h"
 
-static uint32_t blk(int64_t b, int p) { return (uint32_t)(((b % p) + p) % p); }
-
 /* The rank at position i of channel c's ring (rotated within each group). */
 static int at(const sched_t *s, int c, int64_t i) {
     int p = s->nranks, g = (int)s->param[0];
-    int pos = (int)blk(i, p), node = pos / g, j = pos % g;
+    int pos = (int)algo_mod(i, p), node = pos / g, j = pos % g;
     return node * g + (j + c) % g;
 }
 
 /* The position of rank r in channel c's ring. */
 static int pos_of(const sched_t *s, int c, int r) {
     int g = (int)s->param[0], node = r / g, local = r % g;
-    return node * g + (int)blk(local - c, g);
+    return node * g + (int)algo_mod(local - c, g);
 }
 
 /* Chunk of the block of the rank at ring position i, on channel c. */
@@ -102,23 +100,21 @@ static int ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     return 0;
 }
 
-static double blocks(int p, uint64_t n) { return (double)(n / p + (n % p != 0)); }
-
 static double allreduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    double b = blocks(p, n);
+    double b = cost_block(p, n);
     return 2.0 * (p - 1) * (m->alpha + b * m->beta) + (p - 1) * b * m->gamma;
 }
 
 static double rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    double b = blocks(p, n);
+    double b = cost_block(p, n);
     return (p - 1) * (m->alpha + b * m->beta + b * m->gamma);
 }
 
 static double ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (p - 1) * (m->alpha + blocks(p, n) * m->beta);
+    return (p - 1) * (m->alpha + cost_block(p, n) * m->beta);
 }
 
 #define RING_PORTS "single-port or multi-port star (same), one channel; exact when p divides n, else an upper bound"

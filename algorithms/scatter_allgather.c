@@ -11,7 +11,7 @@
  *   scatter  0 -cd-> 2          then   0 -b-> 1,  2 -d-> 3
  *   gather   ring all-gather of a b c d over 0 -> 1 -> 2 -> 3 -> 0
  *
- * A rank's subtree in the scatter is [v, v + lowbit(v)) (the root's is all of
+ * A rank's subtree in the scatter is [v, v + algo_lowbit(v)) (the root's is all of
  * it), so a child c = v + 2^k receives blocks [c, min(c + 2^k, p)).
  *
  * Cost (single-port; exact for p a power of two when p divides n):
@@ -20,24 +20,16 @@
  * Requires: any p >= 1, any n, any root. */
 #include "algo.h"
 
-static int lowbit(int v) { return v & -v; }
-
-static int nchildren(int v, int p) {
-    int c = 0;
-    for (int64_t d = 1; (v == 0 || d < lowbit(v)) && v + d < p; d <<= 1) c++;
-    return c;
-}
-
 /* Blocks of the subtree rooted at child c = v + 2^k. */
 static uint32_t subtree(int c, int k, int p) { return (uint32_t)((c + (1 << k) < p ? c + (1 << k) : p) - c); }
 
 static int scatter_op(const sched_t *s, int v, uint32_t pc, sched_op_t *op, uint32_t *len) {
-    int p = s->nranks, nc = nchildren(v, p), up = v != 0;
+    int p = s->nranks, nc = algo_binom_children(v, p), up = v != 0;
     *len = (uint32_t)(up + nc);
     if (up && pc == 0) {
         int k = 0;
-        while ((1 << (k + 1)) <= lowbit(v)) k++;
-        *op = op_recv(sched_real(s, v - lowbit(v)), (uint32_t)v, subtree(v, k, p), RECV_COPY);
+        while ((1 << (k + 1)) <= algo_lowbit(v)) k++;
+        *op = op_recv(sched_real(s, v - algo_lowbit(v)), (uint32_t)v, subtree(v, k, p), RECV_COPY);
         return 1;
     }
     uint32_t j = pc - (uint32_t)up;
@@ -75,8 +67,7 @@ static int sag_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 
 static double sag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    double blk = (double)(n / p + (n % p != 0));
-    return (cost_ceil_log2(p) + p - 1) * m->alpha + 2.0 * (p - 1) * blk * m->beta;
+    return (cost_ceil_log2(p) + p - 1) * m->alpha + 2.0 * (p - 1) * cost_block(p, n) * m->beta;
 }
 
 const algo_t algo_broadcast_scatter_allgather = {

@@ -5,7 +5,7 @@
  * ceil(lg p) rounds reach the root; the broadcast retraces them. Every
  * message is the whole buffer: the tree divides the participants, not the data.
  *
- * Step diagram, p = 8, root 0 (children of v are v + 2^k for 2^k < lowbit(v)):
+ * Step diagram, p = 8, root 0 (children of v are v + 2^k for 2^k < algo_lowbit(v)):
  *
  *   reduce   round 0: 1->0  3->2  5->4  7->6        (each receiver adds)
  *            round 1: 2->0  6->4
@@ -31,27 +31,18 @@
  * Requires: any p >= 1, any n, any root. */
 #include "algo.h"
 
-static int lowbit(int v) { return v & -v; }
-
-/* Children v + 2^k, k ascending, that exist. */
-static int nchildren(int v, int p) {
-    int c = 0;
-    for (int64_t d = 1; (v == 0 || d < lowbit(v)) && v + d < p; d <<= 1) c++;
-    return c;
-}
-
 /* Op pc of the binomial reduce of the whole buffer; *len gets its op count. */
 static int reduce_op(const sched_t *s, int v, uint32_t pc, sched_op_t *op, uint32_t *len) {
-    int nc = nchildren(v, s->nranks);
+    int nc = algo_binom_children(v, s->nranks);
     *len = (uint32_t)nc + (v != 0);
     if (pc < (uint32_t)nc) { *op = op_recv(sched_real(s, v + (1 << pc)), 0, 1, RECV_REDUCE); return 1; }
-    if (pc < *len) { *op = op_send(sched_real(s, v - lowbit(v)), 0, 1); return 1; }
+    if (pc < *len) { *op = op_send(sched_real(s, v - algo_lowbit(v)), 0, 1); return 1; }
     return 0;
 }
 
 static int bcast_op(const sched_t *s, int v, uint32_t pc, sched_op_t *op) {
-    int nc = nchildren(v, s->nranks), up = v != 0;
-    if (up && pc == 0) { *op = op_recv(sched_real(s, v - lowbit(v)), 0, 1, RECV_COPY); return 1; }
+    int nc = algo_binom_children(v, s->nranks), up = v != 0;
+    if (up && pc == 0) { *op = op_recv(sched_real(s, v - algo_lowbit(v)), 0, 1, RECV_COPY); return 1; }
     uint32_t j = pc - (uint32_t)up;
     if (j >= (uint32_t)nc) return 0;
     *op = op_send(sched_real(s, v + (1 << (nc - 1 - (int)j))), 0, 1);
@@ -84,7 +75,7 @@ static int tree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 
 /* Latest arrival in v's subtree, after v's own, on a multi-port star. */
 static double star_bcast(int v, int p, double a, double nb) {
-    int nc = nchildren(v, p);
+    int nc = algo_binom_children(v, p);
     double worst = 0;
     for (int j = 0; j < nc; j++) {
         int k = nc - 1 - j, c = v + (1 << k);

@@ -21,6 +21,11 @@ typedef struct cost_model {
                        only then can an exact formula be exact on this machine */
 } cost_model_t;
 
+/* The largest of p blocks of n bytes: ceil(n / p). */
+static inline double cost_block(int p, unsigned long long n) {
+    return (double)(n / (unsigned long long)p + (n % (unsigned long long)p != 0));
+}
+
 /* ceil(log2(p)) for p >= 1 (0 for p = 1). */
 static inline int cost_ceil_log2(int p) {
     int k = 0;

@@ -3,6 +3,8 @@
 #ifndef BATON_CMD_H
 #define BATON_CMD_H
 
+#include <stddef.h>
+
 #include "../models/err.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
@@ -24,6 +26,13 @@ typedef struct cmd_sets {
 
 /* Remember one --set; EXIT_USAGE (after printing) when there are too many. */
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);
+
+/* Write len bytes of text to path whole or not at all (a temporary name
+ * beside it, then rename); 0 or -1. */
+int cmd_write_file(const char *path, const char *text, size_t len);
+
+/* --proto's value: PROTO_NONE..PROTO_SIMPLE, RUN_PROTO_AUTO for "auto", or -1. */
+int cmd_parse_proto(const char *arg);
 
 /* Print "baton CMD: message" to stderr and return EXIT_USAGE (main.c). */
 int cmd_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -78,7 +78,7 @@ static int parse(int argc, char **argv, select_args_t *a) {
         case 'K': a->opts.pipeline = atoi(optarg); break;
         case 'S': if (cmd_add_set("select", &a->sets, optarg)) return EXIT_USAGE; break;
         case 'P':
-            a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
+            a->proto = cmd_parse_proto(optarg);
             if (a->proto < 0) return cmd_usage("select", "--proto must be none, LL, LL128, Simple or auto");
             break;
         case 'm':
@@ -110,18 +110,10 @@ static int words(char *s, const char **out, int max) {
     return n;
 }
 
-/* Write text to path whole (a temporary name, then rename), or to stdout. */
+/* Text to a file (whole or not at all) or to stdout. */
 static int emit(const char *text, const char *path) {
     if (path == NULL) return fputs(text, stdout) < 0 ? -1 : 0;
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) return -1;
-    int ok = fputs(text, f) >= 0;
-    if (fclose(f) != 0) ok = 0;
-    if (ok && rename(tmp, path) == 0) return 0;
-    remove(tmp);
-    return -1;
+    return cmd_write_file(path, text, strlen(text));
 }
 
 static char *render(const select_table_t *tab, const char *format, int nnodes) {

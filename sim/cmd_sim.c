@@ -108,7 +108,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'T': a->trace = optarg; break;
         case 'L': a->link_stats = optarg; break;
         case 'O':
-            a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
+            a->proto = cmd_parse_proto(optarg);
             if (a->proto < 0) return cmd_usage(cmd, "--proto must be none, LL, LL128, Simple or auto, not '%s'", optarg);
             break;
         case 'M':
@@ -182,19 +182,6 @@ static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint6
     if (algo_build(a, topo_nranks(t), bytes, o, &s, &e) < 0) return cmd_fail(cmd, &e);
     if (sched_dump_goal(&s, stdout) < 0) return cmd_fail(cmd, &(baton_err_t){BATON_EIO, "write error"});
     return EXIT_OK;
-}
-
-/* Write text to path whole (a temporary name, then rename). */
-static int write_whole(const char *path, const char *text) {
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) return -1;
-    int ok = fputs(text, f) >= 0;
-    if (fclose(f) != 0) ok = 0;
-    if (ok && rename(tmp, path) == 0) return 0;
-    remove(tmp);
-    return -1;
 }
 
 static char *link_csv(const topo_t *t, const run_out_t *r) {
@@ -275,10 +262,10 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
     char *text = NULL;
     if (rc == 0 && a->trace && (text = trace_json(tr)) == NULL)
         rc = err_set(&e, BATON_EUNSUP, "the trace would hold more than %d messages", TRACE_MAX_MSGS);
-    if (rc == 0 && text && write_whole(a->trace, text) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a->trace);
+    if (rc == 0 && text && cmd_write_file(a->trace, text, strlen(text)) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a->trace);
     free(text);
     text = NULL;
-    if (rc == 0 && a->link_stats && ((text = link_csv(t, r)) == NULL || write_whole(a->link_stats, text) < 0))
+    if (rc == 0 && a->link_stats && ((text = link_csv(t, r)) == NULL || cmd_write_file(a->link_stats, text, strlen(text)) < 0))
         rc = err_set(&e, BATON_EIO, "%s: cannot write", a->link_stats);
     free(text);
     trace_free(tr);

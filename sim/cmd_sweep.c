@@ -73,7 +73,7 @@ static int parse(int argc, char **argv, sweep_args_t *a) {
         case 'o': a->output = optarg; break;
         case 'S': if (add_axis(a, optarg)) return EXIT_USAGE; break;
         case 'P':
-            a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
+            a->proto = cmd_parse_proto(optarg);
             if (a->proto < 0) return cmd_usage("sweep", "--proto must be none, LL, LL128, Simple or auto");
             break;
         case 'm':
@@ -175,12 +175,7 @@ int cmd_sweep(int argc, char **argv) {
     rc = sweep(&a, f, &e);
     fclose(f);
     if (rc == 0 && a.output) {
-        char tmp[1200];
-        snprintf(tmp, sizeof tmp, "%s.tmp%ld", a.output, (long)getpid());
-        FILE *o = fopen(tmp, "w");
-        int ok = o && fwrite(buf, 1, len, o) == len;
-        if (o && fclose(o) != 0) ok = 0;
-        if (!ok || rename(tmp, a.output) != 0) { remove(tmp); rc = err_set(&e, BATON_EIO, "%s: cannot write", a.output); }
+        if (cmd_write_file(a.output, buf, len) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a.output);
     } else if (rc == 0) {
         fwrite(buf, 1, len, stdout);
     }

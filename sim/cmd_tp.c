@@ -66,7 +66,7 @@ static int parse(int argc, char **argv, tp_args_t *a) {
         case 'c': a->compute_ms = strtod(optarg, &end); if (*end || a->compute_ms < 0) return cmd_usage("tp", "--compute-ms must be a number of milliseconds"); break;
         case 'a': a->algo = optarg; break;
         case 'P':
-            a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
+            a->proto = cmd_parse_proto(optarg);
             if (a->proto < 0) return cmd_usage("tp", "--proto must be none, LL, LL128, Simple or auto");
             break;
         case 'S': if (cmd_add_set("tp", &a->sets, optarg)) return EXIT_USAGE; break;

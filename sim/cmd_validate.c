@@ -96,7 +96,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
             a->des = !strcmp(optarg, "des");
             break;
         case 'P':
-            a->proto = strcasecmp(optarg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(optarg);
+            a->proto = cmd_parse_proto(optarg);
             if (a->proto < 0) return cmd_usage(cmd, "--proto must be none, LL, LL128, Simple or auto");
             break;
         case 'h':
@@ -246,7 +246,7 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
 }
 
 static int write_calibrated(const val_args_t *a, topo_t *t, const cal_fit_t *f, double mape, baton_err_t *e) {
-    char comment[4096], tmp[1200];
+    char comment[4096];
     int len = snprintf(comment, sizeof comment,
                        "Calibrated by `baton calibrate` from %s and these nccl-tests logs:\n", a->topo);
     for (int i = 0; i < a->nlogs && len < (int)sizeof comment - 200; i++) len += snprintf(comment + len, sizeof comment - len, "  %s\n", a->logs[i]);
@@ -255,15 +255,14 @@ static int write_calibrated(const val_args_t *a, topo_t *t, const cal_fit_t *f, 
              "in-sample MAPE %.2f %% (closed forms, %s algorithm, %s protocol)",
              f->bw_scale, f->lat_scale, f->reduce_scale, f->proto_lat_scale, f->base_scale, mape, a->algo,
              a->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)a->proto));
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", a->out, (long)getpid());
-    FILE *out = fopen(tmp, "w");
-    if (out == NULL) return err_set(e, BATON_EIO, "%s: cannot write", a->out);
-    int rc = topo_write_yaml(t, comment, out);
-    if (fclose(out) != 0 || rc < 0 || rename(tmp, a->out) != 0) {
-        remove(tmp);
-        return err_set(e, BATON_EIO, "%s: cannot write", a->out);
-    }
-    return 0;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    int rc = out ? topo_write_yaml(t, comment, out) : -1;
+    if (out && fclose(out) != 0) rc = -1;
+    if (rc == 0 && cmd_write_file(a->out, text, size) < 0) rc = -1;
+    free(text);
+    return rc < 0 ? err_set(e, BATON_EIO, "%s: cannot write", a->out) : 0;
 }
 
 static int run(val_args_t *a, const char *cmd) {

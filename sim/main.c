@@ -2,8 +2,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "cmd.h"
+#include "run.h"
 
 static const char usage[] =
     "baton - how long will this collective take on this machine, and why?\n"
@@ -45,6 +48,22 @@ int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg) {
     if (strchr(arg, '=') == NULL) return cmd_usage(cmd, "--set %s: write --set name=value", arg);
     s->v[s->n++] = arg;
     return 0;
+}
+
+int cmd_write_file(const char *path, const char *text, size_t len) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) return -1;
+    int ok = fwrite(text, 1, len, f) == len;
+    if (fclose(f) != 0) ok = 0;
+    if (ok && rename(tmp, path) == 0) return 0;
+    remove(tmp);
+    return -1;
+}
+
+int cmd_parse_proto(const char *arg) {
+    return strcasecmp(arg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(arg);
 }
 
 int cmd_fail(const char *cmd, const baton_err_t *e) {
