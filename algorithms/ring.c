@@ -36,12 +36,16 @@
 /* The rank at position i of channel c's ring (rotated within each group). */
 static int at(const sched_t *s, int c, int64_t i) {
     int p = s->nranks, g = (int)s->param[0];
-    int pos = (int)algo_mod(i, p), node = pos / g, j = pos % g;
+    int pos = (int)algo_mod(i, p), node, j;
+    if (c == 0) return pos;                            /* channel 0: rank order */
+    node = pos / g;
+    j = pos % g;
     return node * g + (j + c) % g;
 }
 
 /* The position of rank r in channel c's ring. */
 static int pos_of(const sched_t *s, int c, int r) {
+    if (c == 0) return r;
     int g = (int)s->param[0], node = r / g, local = r % g;
     return node * g + (int)algo_mod(local - c, g);
 }

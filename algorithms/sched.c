@@ -35,6 +35,7 @@ void sched_layout(sched_t *s, uint32_t nblocks, uint32_t per_block) {
 
 void sched_chunk_at(const sched_t *s, uint32_t c, uint64_t *off, uint64_t *len) {
     uint64_t boff, blen, o;
+    if (s->per_block == 1) { sched_chunk(s->bytes, s->nblocks, c, off, len); return; }
     sched_chunk(s->bytes, s->nblocks, c / s->per_block, &boff, &blen);
     sched_chunk(blen, s->per_block, c % s->per_block, &o, len);
     *off = boff + o;
@@ -49,7 +50,8 @@ static uint64_t chunk_start(const sched_t *s, uint32_t c) {
 }
 
 uint64_t sched_range_bytes(const sched_t *s, uint32_t first, uint32_t count) {
-    uint64_t end = (uint64_t)first + count;
+    uint64_t end = (uint64_t)first + count, off, len;
+    if (count == 1) { sched_chunk_at(s, first, &off, &len); return len; }
     if (end <= s->nchunks) return chunk_start(s, (uint32_t)end) - chunk_start(s, first);
     return s->bytes - chunk_start(s, first) + chunk_start(s, (uint32_t)(end - s->nchunks));
 }

@@ -218,7 +218,7 @@ static int match(engine_t *g, int src_si, int k, int dst_si) {
     slot_t *sl = &g->slots[(size_t)src_si * g->S + k];
     stream_t *rs = &g->st[dst_si];
     if (rs->op.chunk != sl->to_chunk || rs->op.nchunk != sl->nchunk ||
-        sched_range_bytes(g->s, rs->op.chunk, rs->op.nchunk) != sl->bytes)
+        (sl->to_chunk != sl->chunk && sched_range_bytes(g->s, rs->op.chunk, rs->op.nchunk) != sl->bytes))
         return fail(g, err_set(g->e, BATON_ESCHED,
             "%s: rank %d expects chunks %u+%u from rank %d, which sent chunks %u+%u",
             g->s->algo, stream_rank(g, dst_si), rs->op.chunk, rs->op.nchunk,
