@@ -30,6 +30,7 @@ typedef struct algo {
     const char *port_model;  /* which port model(s) the formula is exact for */
     const char *idea;        /* one line for `baton algos` */
     int approx;              /* the formula is an approximation or a bound, not exact */
+    int helpers;             /* reducing switches it needs (NVLS) */
     const char *nccl;        /* NCCL's name for it ("ring", "tree"), NULL if none */
 } algo_t;
 
@@ -77,7 +78,7 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
     X(reduce_naive) X(reduce_binomial) X(reduce_chain) X(reduce_rabenseifner)  \
     X(alltoall_naive) X(alltoall_pairwise)                                     \
     X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree) \
-    X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain)
+    X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain) X(allreduce_nvls)
 #define ALGO_DECLARE(name) extern const algo_t algo_##name;
 ALGO_ROWS(ALGO_DECLARE)
 #undef ALGO_DECLARE

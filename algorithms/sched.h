@@ -50,7 +50,8 @@ typedef struct sched_op {
     int32_t recv_peer;   /* rank to receive from (when recv != RECV_NONE) */
     int32_t send_peer;   /* rank to send to (when send) */
     uint32_t chunk;      /* first chunk of the range */
-    uint32_t nchunk;     /* chunks in the range (>= 1), wrapping modulo nchunks */
+    uint32_t nchunk;     /* chunks in the range, wrapping modulo nchunks; 0: a
+                            synchronisation message that carries no data */
     uint32_t to_chunk;   /* a send's range lands here at the receiver: equal to
                             chunk except in all-to-all (block j of rank r
                             becomes block r of rank j) */
@@ -71,6 +72,9 @@ struct sched {
     int nranks;
     int nchannels;
     int root;              /* for rooted collectives (broadcast, reduce); else 0 */
+    int helpers;           /* extra participants after the ranks: reducing switches
+                              (rank ids nranks .. nranks + helpers - 1), which start
+                              from zero and are not part of the result */
     uint64_t bytes;        /* the whole buffer: all-reduce input, all-gather output,
                               reduce-scatter input (nccl-tests' total size) */
     uint32_t nblocks;      /* see Layout above */

@@ -19,6 +19,7 @@ typedef struct cost_model {
     int ports;      /* 1: single-port; 0: multi-port star (see above) */
     int uniform;    /* 1 if every rank pair looked at sees the same alpha and beta:
                        only then can an exact formula be exact on this machine */
+    int reducers;   /* switches that reduce in the network (NVLS, SHARP) */
 } cost_model_t;
 
 /* The largest of p blocks of n bytes: ceil(n / p). */

@@ -96,7 +96,8 @@ static double max2(double a, double b) { return a > b ? a : b; }
  * Cut-through: all links at once, latency plus the bottleneck's time. Store
  * and forward: hop after hop, each link's latency plus its own time. */
 static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uint64_t bytes, double *began) {
-    int local = src == dst, fifo = g->o->contention == CONTENTION_FIFO;
+    int fifo = g->o->contention == CONTENTION_FIFO;
+    int local = src == dst || src >= g->s->nranks || dst >= g->s->nranks;   /* switches have no port limit */
     int sp = local ? -1 : pick_port(g->send_port + (size_t)src * g->ports, g->ports);
     int rp = local ? -1 : pick_port(g->recv_port + (size_t)dst * g->ports, g->ports);
     double start = g->now, end;
@@ -143,9 +144,9 @@ static int share_check(engine_t *g) {
 
 /* FAIR: take ports (counted) and join the fair shares; 1 if it had to wait. */
 static int start_fair(engine_t *g, int src, int dst, uint32_t id, const topo_route_t *rt, uint64_t bytes) {
-    int local = src == dst;
-    if (!local && g->ports > 0 && (g->send_busy[src] >= g->ports || g->recv_busy[dst] >= g->ports)) return 1;
-    if (!local) { g->send_busy[src]++; g->recv_busy[dst]++; }
+    int local = src == dst, free_ports = local || src >= g->s->nranks || dst >= g->s->nranks;
+    if (!free_ports && g->ports > 0 && (g->send_busy[src] >= g->ports || g->recv_busy[dst] >= g->ports)) return 1;
+    if (!free_ports) { g->send_busy[src]++; g->recv_busy[dst]++; }
     if (share_add(g->share, g->now, rt->links, local ? 0 : rt->nlinks, (double)bytes / g->eff, id) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows"));
     return share_check(g);
@@ -267,8 +268,7 @@ static int post_send(engine_t *g, int si) {
     if (dst < 0 || dst >= g->p || s->op.send_chan >= g->C)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends to invalid rank %d (channel %d)",
                                g->s->algo, src, dst, s->op.send_chan));
-    if (s->op.chunk >= g->s->nchunks || s->op.to_chunk >= g->s->nchunks || s->op.nchunk < 1 ||
-        s->op.nchunk > g->s->nchunks)
+    if (s->op.chunk >= g->s->nchunks || s->op.to_chunk >= g->s->nchunks || s->op.nchunk > g->s->nchunks)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends chunks %u+%u of %u",
                                g->s->algo, src, s->op.chunk, s->op.nchunk, g->s->nchunks));
     slot_t *base = &g->slots[(size_t)si * g->S];
@@ -375,13 +375,14 @@ static int xfer_done(engine_t *g, uint32_t id) {
     int sl_dst = sl->dst;
     sl->used = 0;
     s->nout--;
-    if (g->share && src_si / g->C != sl_dst) {
+    int rank_pair = src_si / g->C < g->s->nranks && sl_dst < g->s->nranks;
+    if (g->share && src_si / g->C != sl_dst && rank_pair) {
         g->send_busy[src_si / g->C]--;
         g->recv_busy[sl_dst]--;
         if (unblock(g) < 0) return g->err;
     }
     if (s->state == S_SLOT && advance(g, src_si) < 0) return g->err;
-    if (reduce && g->gamma > 0) {
+    if (reduce && g->gamma > 0 && sl_dst < g->s->nranks) {     /* a switch adds at line rate */
         double *rf = &g->reduce_free[sl_dst];
         *rf = max2(g->now, *rf) + (double)bytes * g->gamma;
         return push(g, *rf, EV_REDUCE_DONE, (uint32_t)dst_si);
@@ -479,7 +480,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
                engine_result_t *r, baton_err_t *e) {
     static const engine_opts_t none = {0};
     const topo_params_t *tp = topo_params_c(t);
-    engine_t g = {.s = s, .t = t, .o = o ? o : &none, .r = r, .e = e, .p = s->nranks,
+    engine_t g = {.s = s, .t = t, .o = o ? o : &none, .r = r, .e = e, .p = s->nranks + s->helpers,
                   .C = s->nchannels, .S = tp->max_inflight, .ports = tp->ports,
                   .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .eff = 1};
     if (g.o->proto) {
@@ -492,6 +493,9 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     if (topo_nranks(t) != s->nranks)
         return err_set(e, BATON_EINVAL, "the schedule has %d ranks but topology '%s' has %d",
                        s->nranks, topo_name(t), topo_nranks(t));
+    if (s->helpers > topo_nreducers(t))
+        return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
+                       s->algo, topo_name(t));
     if (g.S < 1 || g.S > 255) return err_set(e, BATON_EINVAL, "max_inflight must be 1..255");
     if (g.o->link_stats) {
         r->link_bytes = calloc((size_t)topo_nlinks(t) + 1, sizeof *r->link_bytes);

@@ -1,6 +1,8 @@
 /* run.c - simulate or predict one collective and derive algbw/busbw. */
 #include "run.h"
 
+#include "../topologies/topo.h"
+
 #include <string.h>
 
 double run_busbw_factor(coll_t c, int p) {
@@ -24,7 +26,7 @@ const algo_t *run_pick(coll_t coll, const cost_model_t *m, int p, uint64_t n, co
     double best_t = 0;
     for (int i = 0; rows[i]; i++) {
         sched_t s;
-        if (rows[i]->coll != coll || algo_build(rows[i], p, n, o, &s, NULL) < 0) continue;
+        if (rows[i]->coll != coll || rows[i]->helpers > m->reducers || algo_build(rows[i], p, n, o, &s, NULL) < 0) continue;
         double t = rows[i]->cost(m, p, n, o);
         if (best == NULL || t < best_t) { best = rows[i]; best_t = t; }
     }
@@ -89,6 +91,9 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s (see `baton algos -c %s`)",
                            q->algo, coll_name(q->coll), coll_name(q->coll));
         sched_t s;
+        if (cand.algo->helpers > topo_nreducers(t))
+            return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
+                           cand.algo->name, topo_name(t));
         if ((rc = algo_build(cand.algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
         if ((rc = run_one(t, q, &s, (proto_t)pr, &cand, e)) < 0) { engine_result_free(&best.eng); return rc; }
         if (pr == first || cand.time_s < best.time_s) { engine_result_free(&best.eng); best = cand; }

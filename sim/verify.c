@@ -52,7 +52,7 @@ static void owners(verify_t *v) {
 }
 
 static int alloc(verify_t *v) {
-    uint64_t cells = v->width * v->s->nranks + 1;
+    uint64_t cells = v->width * (uint64_t)(v->s->nranks + v->s->helpers) + 1;
     v->state = malloc(cells * sizeof *v->state);
     v->orig = malloc(cells * sizeof *v->orig);
     v->sum = calloc(v->width + 1, sizeof *v->sum);
@@ -86,9 +86,9 @@ verify_t *verify_create(const sched_t *s, verify_mode_t mode, verify_fill_fn fil
     *v = (verify_t){.s = s, .mode = mode, .width = width};
     if (alloc(v) < 0) goto nomem;
     if (fill == NULL || mode == VERIFY_SIGNATURE) fill = default_fill;
-    for (int r = 0; r < s->nranks; r++)
+    for (int r = 0; r < s->nranks + s->helpers; r++)      /* helpers (switches) start from zero */
         for (uint64_t i = 0; i < width; i++) {
-            uint64_t x = fill(fill_ctx, r, i);
+            uint64_t x = r < s->nranks ? fill(fill_ctx, r, i) : 0;
             v->state[(uint64_t)r * width + i] = v->orig[(uint64_t)r * width + i] = x;
             v->sum[i] += x;
         }

@@ -329,3 +329,46 @@ Test(machines, three_level_fat_tree_has_full_bisection) {
     cr_assert_eq(th_sim(t, "ring", 64 << 20, VERIFY_SIGNATURE, &r, NULL), 0);
     topo_free(t);
 }
+
+/* In-switch reduction: every GPU sends each byte up once and receives the sum
+ * once (link statistics say so exactly), the result is right for many rank
+ * counts, and at 1 GiB it beats the ring by the ratio the byte counts predict. */
+Test(machines, nvls_sends_each_byte_up_once) {
+    topo_t *t = load("topologies/hgx-h100.yaml", NULL);
+    cr_expect_eq(topo_nreducers(t), 1);
+    sched_t s;
+    uint64_t n = 64ull << 20;
+    cr_assert_eq(algo_build(&algo_allreduce_nvls, 8, n, NULL, &s, NULL), 0);
+    engine_opts_t o = {.link_stats = 1, .verify = VERIFY_SIGNATURE};
+    engine_result_t r;
+    baton_err_t e = {0};
+    cr_assert_eq(engine_run(&s, t, &o, &r, &e), 0, "%s", e.msg);
+    cr_expect_eq(r.verified, 1);
+    for (int l = 0; l < topo_nlinks(t); l++)
+        cr_expect_eq(r.link_bytes[l], n, "link %d carries %llu bytes", l, (unsigned long long)r.link_bytes[l]);
+    double nvls = r.time_s;
+    engine_result_free(&r);
+    cr_assert_eq(algo_build(&algo_allreduce_ring, 8, n, NULL, &s, NULL), 0);
+    engine_opts_t plain = {0};
+    cr_assert_eq(engine_run(&s, t, &plain, &r, NULL), 0);
+    cr_expect_gt(r.time_s / nvls, 1.6, "ring %g s vs nvls %g s", r.time_s, nvls);
+    cost_model_t m;
+    cr_assert_eq(topo_cost_model(t, &m, NULL), 0);
+    double f = algo_allreduce_nvls.cost(&m, 8, n, NULL);
+    cr_expect(nvls >= 0.5 * f && nvls <= 2.5 * f, "sim %g, model %g", nvls, f);
+    topo_free(t);
+    /* any rank count, data mode */
+    for (int p = 1; p <= 9; p++) {
+        FILE *fp = fopen("build/nvls-test.yaml", "w");
+        fprintf(fp, "name: n\nnodes:\n  - {name: \"g[0-%d]\"}\n  - {name: sw, kind: switch, reduce: true}\n"
+                    "links:\n  - {a: \"g[0-%d]\", b: sw, bw: 10GB/s, latency: 1us}\n", p - 1, p - 1);
+        fclose(fp);
+        t = load("build/nvls-test.yaml", NULL);
+        for (uint64_t bytes = 0; bytes < 3000; bytes += 999) {
+            algo_opts_t po = {.pipeline = 3};
+            cr_assert_eq(th_run(t, &algo_allreduce_nvls, bytes, &po, VERIFY_DATA, &r, &e), 0, "p=%d: %s", p, e.msg);
+            cr_expect_eq(r.verified, 1);
+        }
+        topo_free(t);
+    }
+}

@@ -34,6 +34,8 @@ struct topo {
     int *bfs_parent, *bfs_queue;   /* scratch for route search */
     char **param_name, **param_value;   /* what the file's parameters were */
     int nparams;
+    int *reducer;        /* reducing switches (helper ranks), in declaration order */
+    int nreducers;
 };
 
 static const char *kind_names[NODE_KIND_COUNT] = {"gpu", "switch", "nic", "cpu"};
@@ -75,6 +77,7 @@ void topo_free(topo_t *t) {
     for (int i = 0; i < t->nparams; i++) { free(t->param_name[i]); free(t->param_value[i]); }
     free(t->param_name);
     free(t->param_value);
+    free(t->reducer);
     free(t->name);
     free(t);
 }
@@ -133,6 +136,7 @@ int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int c
     n->line = line;
     n->col = col;
     n->transit = kind != NODE_GPU;
+    n->reduces = 0;
     return t->nnodes++;
 }
 
@@ -149,6 +153,13 @@ int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e
 }
 
 void topo_set_transit(topo_t *t, int node, int transit) { t->nodes[node].transit = transit; }
+
+void topo_set_reduces(topo_t *t, int node, int reduces) { t->nodes[node].reduces = reduces; }
+
+int topo_nreducers(const topo_t *t) { return t->nreducers; }
+
+/* The node of rank r, or of helper rank r >= nranks (a reducing switch). */
+static int node_of(const topo_t *t, int r) { return r < t->nranks ? t->rank_node[r] : t->reducer[r - t->nranks]; }
 
 int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e) {
     if (rank < 0) return err_set(e, BATON_EINVAL, "rank must not be negative");
@@ -224,6 +235,10 @@ static int map_ranks(topo_t *t, const char *file, baton_err_t *e) {
 int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     int rc = map_ranks(t, file, e);
     if (rc < 0) return rc;
+    t->reducer = malloc(((size_t)t->nnodes + 1) * sizeof *t->reducer);
+    if (t->reducer == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].reduces) t->reducer[t->nreducers++] = i;
     if (t->params.group_size > 0 && t->nranks % t->params.group_size)
         return err_set(e, BATON_EPARSE, "%s: group_size %d does not divide the %d ranks",
                        file, t->params.group_size, t->nranks);
@@ -381,14 +396,15 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
 }
 
 int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e) {
-    if (src_rank < 0 || src_rank >= t->nranks || dst_rank < 0 || dst_rank >= t->nranks)
+    int all = t->nranks + t->nreducers;
+    if (src_rank < 0 || src_rank >= all || dst_rank < 0 || dst_rank >= all)
         return err_set(e, BATON_EINVAL, "route between ranks %d and %d: no such rank", src_rank, dst_rank);
     if ((t->route_count + 1) * 2 > t->route_cap && route_rehash(t) < 0)
         return err_set(e, BATON_ENOMEM, "out of memory in the route cache");
     uint64_t key = (((uint64_t)src_rank << 32) | (uint32_t)dst_rank) + 1;
     route_slot_t *slot = route_slot(t, key);
     if (slot->key == 0) {
-        int s = t->rank_node[src_rank], d = t->rank_node[dst_rank];
+        int s = node_of(t, src_rank), d = node_of(t, dst_rank);
         if (route_compute(t, s, d, slot) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
         slot->key = key;
         t->route_count++;
@@ -420,6 +436,7 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     m->beta = (p > 1) ? 1.0 / bw : 0;
     m->gamma = t->params.reduce_bw > 0 ? 1.0 / t->params.reduce_bw : 0;
     m->ports = t->params.ports;
+    m->reducers = t->nreducers;
     m->uniform = p < 2 || (lat - lat_lo <= 1e-12 * (lat > 0 ? lat : 1) && bw_hi - bw <= 1e-9 * bw);
     return 0;
 }

@@ -34,6 +34,7 @@ typedef struct topo_node {
     int line, col;       /* where it was declared (0 if built in code) */
     int transit;         /* may routes pass through it? GPUs: no (an NVLink GPU
                             does not relay for others), others: yes */
+    int reduces;         /* a switch that adds what it receives (NVLS, SHARP) */
 } topo_node_t;
 
 typedef struct topo_dlink {
@@ -76,6 +77,12 @@ int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int c
                   baton_err_t *e);
 /* Add a full-duplex link with the same bandwidth and latency both ways. */
 int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e);
+/* Mark a switch as reducing in the network (before topo_finalize). */
+void topo_set_reduces(topo_t *t, int node, int reduces);
+/* Reducing switches, usable as helper ranks nranks, nranks + 1, ... in
+ * schedules and routes. */
+int topo_nreducers(const topo_t *t);
+
 /* Let routes pass through a node (or not); before topo_finalize. */
 void topo_set_transit(topo_t *t, int node, int transit);
 /* Give node `node` rank number `rank` (before topo_finalize). */
@@ -99,7 +106,7 @@ const char *topo_kind_name(node_kind_t k);
 int topo_kind_parse(const char *s);
 int topo_find_node(const topo_t *t, const char *name);
 
-/* Route between two ranks, cached; out->links stays valid until topo_free,
+/* Route between two ranks (or helper ranks: reducing switches), cached; out->links stays valid until topo_free,
  * so callers may keep a route. */
 int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e);
 

@@ -184,7 +184,7 @@ static int resolve(ctx_t *c, yaml_node_t *v, const char *key, int **ids, int *n)
 }
 
 static int add_node(ctx_t *c, yaml_node_t *n) {
-    static const char *const keys[] = {"name", "kind", "rank", "transit", "if", "unless", NULL};
+    static const char *const keys[] = {"name", "kind", "rank", "transit", "reduce", "if", "unless", NULL};
     if (n->type != YAML_MAPPING_NODE) return fail(c, n, "a node must be a mapping {name: ..., kind: ...}", NULL, NULL);
     int rc = only_keys(c, n, keys, "a node");
     if (rc < 0 || (rc = wanted(c, n)) <= 0) return rc;
@@ -197,8 +197,10 @@ static int add_node(ctx_t *c, yaml_node_t *n) {
     int k = topo_kind_parse(kind);
     if (k < 0) return fail(c, kv, "unknown node kind '%s' (gpu, switch, nic or cpu)", kind, NULL);
     if (expand_range(pat, &names, &count, &why) < 0) return fail(c, nn, "bad name pattern '%s': %s", pat, why);
-    int transit = get_bool(c, n, "transit", k != NODE_GPU);
+    int transit = get_bool(c, n, "transit", k != NODE_GPU), reduces = get_bool(c, n, "reduce", 0);
     if (transit < 0) rc = transit;
+    if (reduces < 0 && rc == 0) rc = reduces;
+    if (reduces > 0 && k != NODE_SWITCH && rc == 0) rc = fail(c, get(c, n, "reduce"), "only a switch can reduce in the network", NULL, NULL);
     if (rv && count != 1 && rc == 0) rc = fail(c, rv, "'rank' needs a single node, not a range", NULL, NULL);
     if (rv && rc == 0) rc = get_int(c, rv, "rank", 0, &rank);
     for (int i = 0; i < count && rc == 0; i++) {
@@ -207,6 +209,7 @@ static int add_node(ctx_t *c, yaml_node_t *n) {
                                (int)nn->start_mark.column + 1, c->e);
         if (id < 0) { rc = id; break; }
         topo_set_transit(c->t, id, transit);
+        topo_set_reduces(c->t, id, reduces > 0);
         int r = rank >= 0 ? rank : k == NODE_GPU ? c->next_rank++ : -1;
         if (r >= 0) rc = topo_set_rank(c->t, id, r, c->e);
     }

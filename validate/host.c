@@ -196,6 +196,7 @@ int host_run(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, int reps,
     if (rc < 0) return rc;
     if (s.nchannels > 128) return err_set(e, BATON_EUNSUP, "the host backend runs at most 128 channels");
     if (s.coll == COLL_ALLTOALL) return err_set(e, BATON_EUNSUP, "the host backend does not check all-to-all yet");
+    if (s.helpers) return err_set(e, BATON_EUNSUP, "%s needs a reducing switch, which threads do not have", a->name);
     host_t h = {.s = &s, .p = p, .C = s.nchannels, .reps = reps < 1 ? 1 : reps};
     h.buf = calloc((size_t)p, sizeof *h.buf);
     h.inbox = calloc((size_t)p * h.C, sizeof *h.inbox);

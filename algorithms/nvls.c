@@ -1,0 +1,77 @@
+/* nvls.c - all-reduce with in-switch reduction (NVLink SHARP, InfiniBand
+ * SHARP): every rank sends each byte up to the switch once and receives the
+ * sum once, so each rank moves n bytes each way instead of the ring's
+ * 2(p-1)/p n, whatever p is.
+ *
+ * The reducing switch takes part as a helper rank (id p) with p channels:
+ * channel j adds rank j's chunks into the switch's buffer (which starts at
+ * zero); a zero-byte message handed from channel to channel says "my part
+ * of chunk i is in", and the last channel multicasts the finished chunk to
+ * every rank. Ranks pipeline k chunks: send chunk i, then take back the sum
+ * of chunk i-1.
+ *
+ * Step diagram, p = 3, chunks x y:
+ *
+ *   rank j:      send x -> sw.j, send y -> sw.j, recv x <- sw.2, recv y <- sw.2
+ *   sw.0:        +x <- 0, sync -> sw.1;   +y <- 0, sync -> sw.1
+ *   sw.1:        +x <- 1, sync <- sw.0, sync -> sw.2;   (y alike)
+ *   sw.2:        +x <- 2, sync <- sw.1, send x -> 0, 1, 2;   (y alike)
+ *
+ * Cost (approximate: pipelined up and down links, the switch adds at line
+ * rate): 2a + (k + 1)(n/k) b. Requires: a switch marked `reduce: true` that
+ * every rank reaches; any p >= 1, any n; --pipeline K (default 1 per MiB). */
+#include "algo.h"
+
+/* Rank r: send chunk 0, then (send i, recv i-1) pairs, then recv k-1. */
+static int rank_op(const sched_t *s, int r, uint32_t pc, sched_op_t *op) {
+    int p = s->nranks, sw = p;
+    uint32_t k = s->nchunks;
+    if (pc >= 2 * k) return 0;
+    int is_send = pc == 0 || (pc % 2 == 1 && pc < 2 * k - 1);
+    uint32_t i = is_send ? (pc + 1) / 2 : (pc == 2 * k - 1 ? k - 1 : pc / 2 - 1);
+    *op = is_send ? op_chan(op_send(sw, i, 1), -1, r) : op_chan(op_recv(sw, i, 1, RECV_COPY), p - 1, -1);
+    return 1;
+}
+
+/* Switch channel c, chunk by chunk: add rank c's, wait for channel c-1,
+ * tell channel c+1 (or, last, multicast the sum). */
+static int switch_op(const sched_t *s, int c, uint32_t pc, sched_op_t *op) {
+    int p = s->nranks, sw = p, first = c == 0, last = c == p - 1;
+    uint32_t per = 1 + !first + (last ? (uint32_t)p : 1), i = pc / per, j = pc % per;
+    if (i >= s->nchunks) return 0;
+    if (j == 0) { *op = op_chan(op_recv(c, i, 1, RECV_REDUCE), 0, -1); return 1; }
+    if (!first && j == 1) { *op = op_chan(op_recv(sw, i, 0, RECV_COPY), c - 1, -1); return 1; }
+    j -= 1 + !first;
+    *op = last ? op_chan(op_send((int)j, i, 1), -1, 0) : op_chan(op_send(sw, i, 0), -1, c + 1);
+    return 1;
+}
+
+static int nvls_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    if (r == s->nranks) return switch_op(s, c, pc, op);
+    return c == 0 ? rank_op(s, r, pc, op) : 0;
+}
+
+static int nvls_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    uint64_t k = algo_pipeline_chunks(s->bytes, o);
+    if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
+    s->helpers = 1;
+    s->nchannels = s->nranks;
+    sched_layout(s, 1, (uint32_t)k);
+    s->prog = nvls_prog;
+    return 0;
+}
+
+static double nvls_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    uint64_t k = algo_pipeline_chunks(n, o);
+    (void)p;
+    return 2 * m->alpha + (double)(k + 1) * cost_block((int)k, n) * m->beta;
+}
+
+const algo_t algo_allreduce_nvls = {
+    .coll = COLL_ALLREDUCE, .name = "nvls", .build = nvls_build, .cost = nvls_cost,
+    .cost_text = "approximately 2a + (k + 1)(n/k) b, with a the rank-to-rank path latency",
+    .requires = "a switch with `reduce: true` reaching every rank; any p >= 1, any n; --pipeline K",
+    .port_model = "approximation (multi-port star)",
+    .idea = "in-switch reduction (NVLS/SHARP): each byte up once, the sum down once",
+    .approx = 1, .helpers = 1, .nccl = "nvls",
+};
