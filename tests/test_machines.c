@@ -372,3 +372,31 @@ Test(machines, nvls_sends_each_byte_up_once) {
         topo_free(t);
     }
 }
+
+/* include: with replicate builds the same machine as name ranges do: the
+ * same nodes, links and simulated time, node for node. */
+Test(machines, include_replicates_a_node_file) {
+    topo_t *a = load("topologies/cluster-a100.yaml", "nodes=3");
+    topo_t *b = load("tests/data/machines/cluster-include.yaml", "nodes=3");
+    cr_assert_eq(topo_nranks(b), 24);
+    cr_assert_eq(topo_nnodes(b), topo_nnodes(a));
+    cr_assert_eq(topo_nlinks(b), topo_nlinks(a));
+    for (int r = 0; r < 24; r++) cr_expect_str_eq(topo_rank_name(b, r), topo_rank_name(a, r));
+    cr_expect_geq(topo_find_node(b, "n2.nvswitch"), 0);
+    engine_result_t ra, rb;
+    baton_err_t e = {0};
+    cr_assert_eq(th_run(a, &algo_allreduce_ring, 64 << 20, NULL, VERIFY_SIGNATURE, &ra, &e), 0, "%s", e.msg);
+    cr_assert_eq(th_run(b, &algo_allreduce_ring, 64 << 20, NULL, VERIFY_SIGNATURE, &rb, &e), 0, "%s", e.msg);
+    cr_expect_eq(ra.time_s, rb.time_s);
+    topo_free(a);
+    topo_free(b);
+}
+
+/* A mistake inside an included file is reported at its own file and line. */
+Test(machines, include_error_names_the_fragment) {
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("tests/data/machines/bad-include.yaml", NULL, 0, &e);
+    cr_assert_null(t);
+    cr_expect(strstr(e.msg, "bad-fragment.yaml:5:") != NULL, "%s", e.msg);
+    cr_expect(strstr(e.msg, "n0.gpu9") != NULL, "%s", e.msg);
+}

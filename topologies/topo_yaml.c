@@ -19,6 +19,8 @@
  *     - {a: "n[0-${nodes-1}].gpu[0-7]", b: "n[0-${nodes-1}].nvswitch", bw: 450GB/s, latency: 0.3us}
  *     - {mesh: [A, B, C], bw: 1B/s, latency: 0s}    # every pair
  *     - {a: x, b: y, bw: 12GB/s, latency: 1us, if: "${p2p}"}   # only when true
+ *   include:                                 # a node file, copied N times
+ *     - {file: hgx-h100-node.yaml, replicate: "${nodes}", prefix: "n{i}."}
  *   generate:
  *     - {fat_tree: "n[0-${nodes-1}].nic[0-7]", radix: 64, oversubscription: 1, rails: 8,
  *        bw: "${nic_bw}", latency: 1us}
@@ -47,9 +49,17 @@ typedef struct {
     const char *file;
     topo_t *t;
     baton_err_t *e;
-    int next_rank;
+    int *next_rank;          /* shared with included files: ranks in declaration order */
+    int own_next_rank;
     expand_params_t params;
+    char prefix[128];        /* an included copy's names start with this */
+    int depth;               /* of includes */
 } ctx_t;
+
+/* A node name as declared in this file, as the topology knows it. */
+static void prefixed(const ctx_t *c, const char *name, char *out, size_t len) {
+    snprintf(out, len, "%s%s", c->prefix, name);
+}
 
 static int fail(ctx_t *c, yaml_node_t *n, const char *fmt, const char *a, const char *b) {
     char what[2400];
@@ -166,8 +176,10 @@ static int resolve(ctx_t *c, yaml_node_t *v, const char *key, int **ids, int *n)
         if ((rc = text(c, it, key, s)) < 0) break;
         if (expand_range(s, &names, &k, &why) < 0) { rc = fail(c, it, "bad name pattern '%s': %s", s, why); break; }
         for (int j = 0; j < k && rc == 0; j++) {
-            int id = topo_find_node(c->t, names[j]);
-            if (id < 0) { rc = fail(c, it, "unknown node '%s' (declare it under nodes:)", names[j], NULL); break; }
+            char full[TEXT + 128];
+            prefixed(c, names[j], full, sizeof full);
+            int id = topo_find_node(c->t, full);
+            if (id < 0) { rc = fail(c, it, "unknown node '%s' (declare it under nodes:)", full, NULL); break; }
             if (count == cap) {
                 cap = cap ? cap * 2 : 64;
                 int *q = realloc(*ids, (size_t)cap * sizeof *q);
@@ -204,13 +216,15 @@ static int add_node(ctx_t *c, yaml_node_t *n) {
     if (rv && count != 1 && rc == 0) rc = fail(c, rv, "'rank' needs a single node, not a range", NULL, NULL);
     if (rv && rc == 0) rc = get_int(c, rv, "rank", 0, &rank);
     for (int i = 0; i < count && rc == 0; i++) {
-        if (topo_find_node(c->t, names[i]) >= 0) { rc = fail(c, nn, "duplicate node name '%s'", names[i], NULL); break; }
-        int id = topo_add_node(c->t, names[i], (node_kind_t)k, (int)nn->start_mark.line + 1,
+        char full[TEXT + 128];
+        prefixed(c, names[i], full, sizeof full);
+        if (topo_find_node(c->t, full) >= 0) { rc = fail(c, nn, "duplicate node name '%s'", full, NULL); break; }
+        int id = topo_add_node(c->t, full, (node_kind_t)k, (int)nn->start_mark.line + 1,
                                (int)nn->start_mark.column + 1, c->e);
         if (id < 0) { rc = id; break; }
         topo_set_transit(c->t, id, transit);
         topo_set_reduces(c->t, id, reduces > 0);
-        int r = rank >= 0 ? rank : k == NODE_GPU ? c->next_rank++ : -1;
+        int r = rank >= 0 ? rank : k == NODE_GPU ? (*c->next_rank)++ : -1;
         if (r >= 0) rc = topo_set_rank(c->t, id, r, c->e);
     }
     expand_names_free(names, count);
@@ -438,19 +452,106 @@ static int read_protocols(ctx_t *c, yaml_node_t *root) {
     return 0;
 }
 
+static int walk_body(ctx_t *c, yaml_node_t *root);
+
+/* Load a YAML file's document into c->doc; 0 or an error naming the place. */
+static int load_doc(ctx_t *c, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return err_set(c->e, BATON_EIO, "%s: cannot open: %s", path, strerror(errno));
+    yaml_parser_t parser;
+    int rc = 0;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_file(&parser, f);
+    if (!yaml_parser_load(&parser, &c->doc))
+        rc = err_set(c->e, BATON_EPARSE, "%s:%lu:%lu: YAML syntax error: %s", path,
+                     (unsigned long)parser.problem_mark.line + 1, (unsigned long)parser.problem_mark.column + 1,
+                     parser.problem ? parser.problem : "unknown");
+    yaml_parser_delete(&parser);
+    fclose(f);
+    return rc;
+}
+
+/* One copy of an included file: its nodes, links and generators under a
+ * prefix, with the includer's parameters (and ${replica}) in scope. */
+static int include_copy(ctx_t *c, const char *path, const char *prefix, int replica) {
+    ctx_t sub = {.file = path, .t = c->t, .e = c->e, .next_rank = c->next_rank, .depth = c->depth + 1};
+    char idx[32];
+    int rc = load_doc(&sub, path);
+    if (rc < 0) return rc;
+    strcpy(sub.prefix, prefix);             /* add_include checked its length */
+    snprintf(idx, sizeof idx, "%d", replica);
+    for (int i = 0; i < c->params.n && rc == 0; i++)
+        if (expand_set(&sub.params, c->params.v[i].name, c->params.v[i].value) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
+    if (rc == 0 && expand_set(&sub.params, "replica", idx) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
+    yaml_node_t *root = yaml_document_get_root_node(&sub.doc);
+    if (rc == 0 && (root == NULL || root->type != YAML_MAPPING_NODE))
+        rc = err_set(c->e, BATON_EPARSE, "%s:1:1: an included file is a mapping (nodes:, links:)", path);
+    if (rc == 0) {                                  /* its own parameters are defaults only */
+        yaml_node_t *pm = get(&sub, root, "params");
+        for (yaml_node_pair_t *p = pm && pm->type == YAML_MAPPING_NODE ? pm->data.mapping.pairs.start : NULL;
+             p && p < pm->data.mapping.pairs.top && rc == 0; p++) {
+            const char *k = scalar(node(&sub, p->key)), *v = scalar(node(&sub, p->value));
+            if (k && v && !expand_get(&sub.params, k) && expand_set(&sub.params, k, v) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
+        }
+    }
+    if (rc == 0) rc = walk_body(&sub, root);
+    yaml_document_delete(&sub.doc);
+    expand_free(&sub.params);
+    return rc;
+}
+
+/* include: [{file: node.yaml, replicate: N, prefix: "n{i}."}]: N copies, {i} their number. */
+static int add_include(ctx_t *c, yaml_node_t *n) {
+    static const char *const keys[] = {"file", "replicate", "prefix", "if", "unless", NULL};
+    if (n->type != YAML_MAPPING_NODE) return fail(c, n, "an include is {file: ..., replicate: N, prefix: ...}", NULL, NULL);
+    int rc = only_keys(c, n, keys, "an include"), copies = 1;
+    if (rc < 0 || (rc = wanted(c, n)) <= 0) return rc;
+    if (c->depth >= 8) return fail(c, n, "includes nested more than 8 deep", NULL, NULL);
+    char file[TEXT], pre[TEXT] = "", path[TEXT * 2], full[sizeof c->prefix];
+    yaml_node_t *fv = NULL, *rv = get(c, n, "replicate"), *pv = get(c, n, "prefix");
+    if ((rc = need(c, n, "file", file, &fv)) < 0) return rc;
+    if (rv && (rc = get_int(c, rv, "replicate", 1, &copies)) < 0) return rc;
+    if (pv && (rc = text(c, pv, "prefix", pre)) < 0) return rc;
+    if (!pv && copies > 1) strcpy(pre, "{i}.");
+    const char *slash = strrchr(c->file, '/');
+    if (file[0] == '/' || slash == NULL) snprintf(path, sizeof path, "%s", file);
+    else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - c->file), c->file, file);
+    FILE *probe = fopen(path, "r");                 /* name the includer's line, not just the path */
+    if (probe == NULL) return fail(c, fv, "cannot open included file '%s': %s", path, strerror(errno));
+    fclose(probe);
+    for (int i = 0; i < copies && rc == 0; i++) {
+        char *at = strstr(pre, "{i}"), copy[TEXT];
+        if (at) snprintf(copy, sizeof copy, "%.*s%d%s", (int)(at - pre), pre, i, at + 3);
+        else snprintf(copy, sizeof copy, "%s", pre);
+        if (copies > 1 && !at) return fail(c, pv, "with replicate the prefix must contain {i}, e.g. \"n{i}.\"", NULL, NULL);
+        if (strlen(c->prefix) + strlen(copy) >= sizeof full) return fail(c, pv, "prefix longer than 127 characters", NULL, NULL);
+        memcpy(full, c->prefix, strlen(c->prefix));
+        strcpy(full + strlen(c->prefix), copy);
+        rc = include_copy(c, path, full, i);
+    }
+    return rc;
+}
+
+/* What a file holds besides the machine-wide settings: includes, nodes, links, generators. */
+static int walk_body(ctx_t *c, yaml_node_t *root) {
+    static const char *const frag_keys[] = {"name", "description", "params", "include", "nodes", "links", "generate", NULL};
+    int rc = c->depth > 0 ? only_keys(c, root, frag_keys, "an included file") : 0;
+    if (rc < 0 || (rc = each(c, root, "include", 0, add_include)) < 0) return rc;
+    if ((rc = each(c, root, "nodes", c->depth == 0 && !get(c, root, "include"), add_node)) < 0) return rc;
+    if ((rc = each(c, root, "links", 0, add_link)) < 0) return rc;
+    return each(c, root, "generate", 0, add_generated);
+}
+
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "bw_scale", "lat_scale", "protocols", "nodes", "links",
-                                       "generate", NULL};
+                                       "group_size", "p2p", "bw_scale", "lat_scale", "protocols", "include", "nodes",
+                                       "links", "generate", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
     int rc = only_keys(c, root, keys, "a topology");
     if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
-    if ((rc = read_protocols(c, root)) < 0) return rc;
-    if ((rc = each(c, root, "nodes", 1, add_node)) < 0) return rc;
-    if ((rc = each(c, root, "links", 0, add_link)) < 0) return rc;
-    if ((rc = each(c, root, "generate", 0, add_generated)) < 0) return rc;
+    if ((rc = read_protocols(c, root)) < 0 || (rc = walk_body(c, root)) < 0) return rc;
     for (int i = 0; i < c->params.n; i++)
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)
             return err_set(c->e, BATON_ENOMEM, "out of memory");
@@ -463,30 +564,16 @@ static const char *base_name(const char *path) {
 }
 
 topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, baton_err_t *e) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        err_set(e, BATON_EIO, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    yaml_parser_t parser;
     ctx_t c = {.file = path, .e = e};
-    topo_t *t = NULL;
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
-    if (!yaml_parser_load(&parser, &c.doc)) {
-        err_set(e, BATON_EPARSE, "%s:%lu:%lu: YAML syntax error: %s", path,
-                (unsigned long)parser.problem_mark.line + 1,
-                (unsigned long)parser.problem_mark.column + 1,
-                parser.problem ? parser.problem : "unknown");
-        goto out;
-    }
+    c.next_rank = &c.own_next_rank;
+    if (load_doc(&c, path) < 0) return NULL;
     yaml_node_t *root = yaml_document_get_root_node(&c.doc);
     const char *name = root && root->type == YAML_MAPPING_NODE ? scalar(get(&c, root, "name")) : NULL;
     char stem[256];
     snprintf(stem, sizeof stem, "%s", base_name(path));
     char *dot = strrchr(stem, '.');
     if (dot) *dot = '\0';
-    t = topo_create(name ? name : stem);
+    topo_t *t = topo_create(name ? name : stem);
     if (t == NULL) err_set(e, BATON_ENOMEM, "out of memory");
     else {
         c.t = t;
@@ -494,8 +581,5 @@ topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, bat
     }
     yaml_document_delete(&c.doc);
     expand_free(&c.params);
-out:
-    yaml_parser_delete(&parser);
-    fclose(f);
     return t;
 }
