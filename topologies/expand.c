@@ -184,6 +184,7 @@ int expand_subst(const expand_params_t *ps, const char *in, char *out, size_t ou
 static int range_rec(const char *pat, char ***names, int *n, int *cap, const char **why) {
     const char *open = strchr(pat, '[');
     if (open == NULL) {
+        if (*n >= EXPAND_MAX_NAMES) { *why = "a pattern names at most 4194304 nodes"; return -1; }
         if (*n == *cap) {
             int nc = *cap ? *cap * 2 : 16;
             char **v = realloc(*names, (size_t)nc * sizeof *v);
@@ -202,7 +203,8 @@ static int range_rec(const char *pat, char ***names, int *n, int *cap, const cha
     const char *bs = end + 1;
     b = strtol(bs, &end, 10);
     if (end == bs || *end != ']') { *why = "a range is written [first-last], e.g. gpu[0-7]"; return -1; }
-    if (a < 0 || b < a || b - a > 1000000) { *why = "a range must go up: [first-last] with first <= last"; return -1; }
+    if (a < 0 || b < a) { *why = "a range must go up: [first-last] with 0 <= first <= last"; return -1; }
+    if (b - a >= EXPAND_MAX_NAMES) { *why = "a range names at most 4194304 nodes"; return -1; }
     size_t pre = (size_t)(open - pat), rest = strlen(end + 1);
     char *buf = malloc(pre + 24 + rest + 1);
     if (buf == NULL) { *why = "out of memory"; return -1; }
@@ -216,10 +218,26 @@ static int range_rec(const char *pat, char ***names, int *n, int *cap, const cha
     return 0;
 }
 
+/* How many names pattern's well-formed ranges multiply to, capped just past
+ * the limit: checked before expanding, so a huge product fails at once. */
+static long range_count(const char *pat) {
+    long total = 1;
+    for (const char *open = strchr(pat, '['); open && total <= EXPAND_MAX_NAMES; open = strchr(open + 1, '[')) {
+        char *end;
+        long a = strtol(open + 1, &end, 10), b;
+        if (*end != '-') break;
+        b = strtol(end + 1, &end, 10);
+        if (*end != ']' || a < 0 || b < a) break;
+        total = b - a >= EXPAND_MAX_NAMES ? EXPAND_MAX_NAMES + 1L : total * (b - a + 1);
+    }
+    return total;
+}
+
 int expand_range(const char *pattern, char ***names, int *n, const char **why) {
     int cap = 0;
     *names = NULL;
     *n = 0;
+    if (range_count(pattern) > EXPAND_MAX_NAMES) { *why = "a pattern names at most 4194304 nodes"; return -1; }
     if (range_rec(pattern, names, n, &cap, why) < 0) { expand_names_free(*names, *n); *names = NULL; *n = 0; return -1; }
     return 0;
 }

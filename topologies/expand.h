@@ -33,6 +33,8 @@ void expand_free(expand_params_t *ps);
 /* Replace every ${...} in `in`; 0, or -1 with *why set. */
 int expand_subst(const expand_params_t *ps, const char *in, char *out, size_t outlen, const char **why);
 
+#define EXPAND_MAX_NAMES (1 << 22)   /* = TOPO_MAX_NODES: no pattern can name more */
+
 /* Expand the ranges of a name pattern into a malloc'd array of malloc'd
  * names (*n of them; a name without brackets gives itself). 0 or -1. */
 int expand_range(const char *pattern, char ***names, int *n, const char **why);

@@ -126,6 +126,8 @@ int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int c
     if (prev >= 0)
         return err_set(e, BATON_EPARSE, "duplicate node name '%s' (first declared at line %d)",
                        name, t->nodes[prev].line);
+    if (t->nnodes >= TOPO_MAX_NODES)
+        return err_set(e, BATON_EINVAL, "more than %d nodes (baton's limit); '%s' is one too many", TOPO_MAX_NODES, name);
     if (grow((void **)&t->nodes, &t->capnodes, t->nnodes + 1, sizeof *t->nodes) < 0)
         return err_set(e, BATON_ENOMEM, "out of memory adding node '%s'", name);
     topo_node_t *n = &t->nodes[t->nnodes];
@@ -145,6 +147,8 @@ int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e
         return err_set(e, BATON_EINVAL, "a link needs two different existing nodes");
     if (!(bw > 0)) return err_set(e, BATON_EINVAL, "link bandwidth must be positive");
     if (!(lat >= 0)) return err_set(e, BATON_EINVAL, "link latency must not be negative");
+    if (t->ndl + 2 > TOPO_MAX_LINKS)
+        return err_set(e, BATON_EINVAL, "more than %d full-duplex links (baton's limit)", TOPO_MAX_LINKS / 2);
     if (grow((void **)&t->dl, &t->capdl, t->ndl + 2, sizeof *t->dl) < 0)
         return err_set(e, BATON_ENOMEM, "out of memory adding a link");
     t->dl[t->ndl++] = (topo_dlink_t){a, b, bw, lat};

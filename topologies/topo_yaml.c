@@ -33,6 +33,7 @@
 #include "topo_yaml.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,8 @@
 #include "units.h"
 
 #define TEXT 1024
+#define INCLUDE_MAX_COPIES 1048576L     /* copies of included files, all includes together */
+#define INCLUDE_MAX_COPIES_S "1048576"
 
 typedef struct {
     yaml_document_t doc;
@@ -51,6 +54,8 @@ typedef struct {
     baton_err_t *e;
     int *next_rank;          /* shared with included files: ranks in declaration order */
     int own_next_rank;
+    long *copies_left;       /* shared: included copies still allowed, against include bombs */
+    long own_copies_left;
     expand_params_t params;
     char prefix[128];        /* an included copy's names start with this */
     int depth;               /* of includes */
@@ -471,13 +476,14 @@ static int load_doc(ctx_t *c, const char *path) {
     return rc;
 }
 
-/* One copy of an included file: its nodes, links and generators under a
- * prefix, with the includer's parameters (and ${replica}) in scope. */
-static int include_copy(ctx_t *c, const char *path, const char *prefix, int replica) {
-    ctx_t sub = {.file = path, .t = c->t, .e = c->e, .next_rank = c->next_rank, .depth = c->depth + 1};
+/* One copy of an included file (parsed once, in doc): its nodes, links and
+ * generators under a prefix, with the includer's parameters (and ${replica})
+ * in scope. */
+static int include_copy(ctx_t *c, const char *path, yaml_document_t *doc, const char *prefix, int replica) {
+    ctx_t sub = {.doc = *doc, .file = path, .t = c->t, .e = c->e, .next_rank = c->next_rank,
+                 .copies_left = c->copies_left, .depth = c->depth + 1};
     char idx[32];
-    int rc = load_doc(&sub, path);
-    if (rc < 0) return rc;
+    int rc = 0;
     strcpy(sub.prefix, prefix);             /* add_include checked its length */
     snprintf(idx, sizeof idx, "%d", replica);
     for (int i = 0; i < c->params.n && rc == 0; i++)
@@ -495,9 +501,20 @@ static int include_copy(ctx_t *c, const char *path, const char *prefix, int repl
         }
     }
     if (rc == 0) rc = walk_body(&sub, root);
-    yaml_document_delete(&sub.doc);
     expand_free(&sub.params);
     return rc;
+}
+
+/* The included file's path: relative to the including file, a regular file
+ * (not a FIFO or device that could block or never end). */
+static int include_path(ctx_t *c, yaml_node_t *fv, const char *file, char *path, size_t len) {
+    const char *slash = strrchr(c->file, '/');
+    struct stat st;
+    if (file[0] == '/' || slash == NULL) snprintf(path, len, "%s", file);
+    else snprintf(path, len, "%.*s/%s", (int)(slash - c->file), c->file, file);
+    if (stat(path, &st) < 0) return fail(c, fv, "cannot open included file '%s': %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) return fail(c, fv, "included file '%s' is not a regular file", path, NULL);
+    return 0;
 }
 
 /* include: [{file: node.yaml, replicate: N, prefix: "n{i}."}]: N copies, {i} their number. */
@@ -511,24 +528,26 @@ static int add_include(ctx_t *c, yaml_node_t *n) {
     yaml_node_t *fv = NULL, *rv = get(c, n, "replicate"), *pv = get(c, n, "prefix");
     if ((rc = need(c, n, "file", file, &fv)) < 0) return rc;
     if (rv && (rc = get_int(c, rv, "replicate", 1, &copies)) < 0) return rc;
+    if (copies > *c->copies_left) return fail(c, rv ? rv : n, "more than %s included copies in all (baton's limit)", INCLUDE_MAX_COPIES_S, NULL);
+    *c->copies_left -= copies;
     if (pv && (rc = text(c, pv, "prefix", pre)) < 0) return rc;
     if (!pv && copies > 1) strcpy(pre, "{i}.");
-    const char *slash = strrchr(c->file, '/');
-    if (file[0] == '/' || slash == NULL) snprintf(path, sizeof path, "%s", file);
-    else snprintf(path, sizeof path, "%.*s/%s", (int)(slash - c->file), c->file, file);
-    FILE *probe = fopen(path, "r");                 /* name the includer's line, not just the path */
-    if (probe == NULL) return fail(c, fv, "cannot open included file '%s': %s", path, strerror(errno));
-    fclose(probe);
+    char *at = strstr(pre, "{i}");
+    if (copies > 1 && !at) return fail(c, pv, "with replicate the prefix must contain {i}, e.g. \"n{i}.\"", NULL, NULL);
+    if ((rc = include_path(c, fv, file, path, sizeof path)) < 0) return rc;
+    ctx_t parsed = {.file = path, .e = c->e};
+    if ((rc = load_doc(&parsed, path)) < 0) return rc;
     for (int i = 0; i < copies && rc == 0; i++) {
-        char *at = strstr(pre, "{i}"), copy[TEXT];
+        char copy[TEXT];
         if (at) snprintf(copy, sizeof copy, "%.*s%d%s", (int)(at - pre), pre, i, at + 3);
         else snprintf(copy, sizeof copy, "%s", pre);
-        if (copies > 1 && !at) return fail(c, pv, "with replicate the prefix must contain {i}, e.g. \"n{i}.\"", NULL, NULL);
-        if (strlen(c->prefix) + strlen(copy) >= sizeof full) return fail(c, pv, "prefix longer than 127 characters", NULL, NULL);
+        if (strlen(c->prefix) + strlen(copy) >= sizeof full) rc = fail(c, pv, "prefix longer than 127 characters", NULL, NULL);
+        if (rc < 0) break;
         memcpy(full, c->prefix, strlen(c->prefix));
         strcpy(full + strlen(c->prefix), copy);
-        rc = include_copy(c, path, full, i);
+        rc = include_copy(c, path, &parsed.doc, full, i);
     }
+    yaml_document_delete(&parsed.doc);
     return rc;
 }
 
@@ -566,6 +585,8 @@ static const char *base_name(const char *path) {
 topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, baton_err_t *e) {
     ctx_t c = {.file = path, .e = e};
     c.next_rank = &c.own_next_rank;
+    c.own_copies_left = INCLUDE_MAX_COPIES;
+    c.copies_left = &c.own_copies_left;
     if (load_doc(&c, path) < 0) return NULL;
     yaml_node_t *root = yaml_document_get_root_node(&c.doc);
     const char *name = root && root->type == YAML_MAPPING_NODE ? scalar(get(&c, root, "name")) : NULL;
