@@ -1,8 +1,12 @@
 # baton - one non-recursive Makefile.
 #   make          build/baton and build/libbaton.a
 #   make demo     install missing packages, build, run the candy kids and an H100 what-if
-#   make test     install missing packages, run the suite, then again under ASan+UBSan
+#   make test     install missing packages, run the suite, then again under ASan+UBSan,
+#                 then a fuzz smoke run (FUZZ_SMOKE seconds per fuzzer, default 10)
+#   make valgrind the CLI's example commands under memcheck: no errors, no leaks
 #   make bench    events/s, wall time and peak memory of the engine
+#   make fuzz     libFuzzer (clang) on the topology loader, the nccl-tests reader and
+#                 the unit parsers, FUZZ_SECONDS each (default 30)
 # Package flags come from pkg-config when a recipe runs (recursive `=`), after
 # build/.deps has made sure the packages are there.
 
@@ -36,7 +40,7 @@ CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
 
-.PHONY: all demo test test-plain test-san bench clean deps cuda
+.PHONY: all demo test test-plain test-san test-fuzz valgrind bench clean deps cuda fuzz FORCE
 all: $(B)/baton $(B)/libbaton.a
 
 deps: build/.deps
@@ -68,8 +72,13 @@ demo: $(B)/baton
 	@echo
 	$(B)/baton predict -t topologies/hgx-h100.yaml -c allreduce -a tree -s 1GiB
 
-# The suite runs twice: a plain build, then an ASan+UBSan build in build-san/.
-test: test-plain test-san
+# The suite runs twice: a plain build, then an ASan+UBSan build in build-san/;
+# then each fuzzer for FUZZ_SMOKE seconds.
+FUZZ_SMOKE ?= 10
+test: test-plain test-san test-fuzz
+
+test-fuzz: build/.deps
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE)
 
 test-plain: $(B)/baton $(B)/tests
 	BATON_BIN=$(B)/baton $(B)/tests $(TEST_ARGS)
@@ -78,6 +87,9 @@ test-san: build/.deps
 	$(MAKE) --no-print-directory B=$(SAN) OPT="-O1 -g" EXTRA_CFLAGS="$(SANFLAGS)" $(SAN)/baton $(SAN)/tests
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  BATON_BIN=$(SAN)/baton $(SAN)/tests --jobs 2 $(TEST_ARGS)
+
+valgrind: $(B)/baton
+	sh scripts/valgrind.sh $(B)/baton
 
 bench: $(B)/bench_engine $(B)/bench_models $(B)/baton
 	$(B)/bench_engine
@@ -93,7 +105,41 @@ cuda: $(B)/libbaton.a
 	$(NVCC) -O2 -std=c++17 -I$(CUDA_HOME)/include -o $(B)/baton-cuda validate/cuda/baton_cuda.cu $(B)/obj/cuda-shim.o \
 	  $(B)/libbaton.a -L$(CUDA_HOME)/lib -L$(CUDA_HOME)/lib64 -lnccl $(LIBS)
 
+# Fuzzing: the library built with clang's fuzzer instrumentation plus ASan and
+# UBSan; each harness runs FUZZ_SECONDS on a corpus seeded from the shipped
+# files. Inputs that fail are written to build-fuzz/ and belong, once fixed, in
+# tests/fuzz/regressions/<harness>/ (the suite replays them).
+FZ           = build-fuzz
+FUZZ_SECONDS ?= 30
+FUZZERS      = topo nccltests units
+FUZZ_SEEDS_topo      = topologies tests/data/bad tests/data/machines tests/fuzz/regressions/topo
+FUZZ_SEEDS_nccltests = tests/data/nccl tests/fuzz/regressions/nccltests
+FUZZ_SEEDS_units     = tests/fuzz/seeds/units tests/fuzz/regressions/units
+FUZZ_FLAGS   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# Smaller limits than a real run's (4 M nodes): the fuzzer looks for parsing
+# mistakes, and inputs naming a million nodes would slow it 100-fold.
+FUZZ_LIMITS  = -DTOPO_MAX_NODES=16384 -DTOPO_MAX_LINKS=262144 -DEXPAND_MAX_NAMES=16384
+
+$(FZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.c build/.deps FORCE
+	@command -v clang >/dev/null 2>&1 || { echo "make fuzz: clang not found (apt-get install clang)" >&2; exit 1; }
+	$(MAKE) --no-print-directory B=$(FZ) CC=clang OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_FLAGS) $(FUZZ_LIMITS)" $(FZ)/libbaton.a
+	clang $(CSTD) $(WARN) -O1 -g -fsanitize=fuzzer $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
+	  -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/fuzz_input.c $(FZ)/libbaton.a $(LIBS)
+
+fuzz: $(FUZZERS:%=$(FZ)/fuzz_%)
+	@for f in $(FUZZERS); do \
+	  mkdir -p $(FZ)/corpus/$$f tests/fuzz/regressions/$$f; \
+	  case $$f in topo) seeds="$(FUZZ_SEEDS_topo)";; nccltests) seeds="$(FUZZ_SEEDS_nccltests)";; *) seeds="$(FUZZ_SEEDS_units)";; esac; \
+	  echo "fuzz $$f: $(FUZZ_SECONDS) s"; \
+	  $(FZ)/fuzz_$$f $(FZ)/corpus/$$f $$seeds -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    -max_len=8192 -print_final_stats=1 -artifact_prefix=$(FZ)/$$f- 2>$(FZ)/$$f.log \
+	    || { tail -40 $(FZ)/$$f.log; exit 1; }; \
+	  grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' $(FZ)/$$f.log; \
+	done
+
+FORCE:
+
 clean:
-	rm -rf build $(SAN)
+	rm -rf build $(SAN) $(FZ)
 
 -include $(shell find $(B) $(SAN) -name '*.d' 2>/dev/null)

@@ -58,6 +58,13 @@ Test(units, rejects_bad_input) {
     cr_expect_neq(units_size("-1", &u, &why), 0);
     cr_expect_neq(units_size("20EiB", &u, &why), 0);
     cr_expect_neq(units_size("", &u, &why), 0);
+    /* found by fuzzing: huge values must not become inf in the simulator */
+    cr_expect_neq(units_bandwidth("1e300GB/s", &d, &why), 0);
+    cr_expect_neq(units_bandwidth("1e-9B/s", &d, &why), 0);
+    cr_expect_eq(units_bandwidth("1000000TB/s", &d, &why), 0);
+    cr_expect_eq(units_bandwidth("1B/s", &d, &why), 0, "the candy kids' links");
+    cr_expect_neq(units_time("1e10s", &d, &why), 0);
+    cr_expect_neq(units_time("nan s", &d, &why), 0);
 }
 
 Test(units, sizes_print_exactly) {

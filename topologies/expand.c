@@ -184,7 +184,7 @@ int expand_subst(const expand_params_t *ps, const char *in, char *out, size_t ou
 static int range_rec(const char *pat, char ***names, int *n, int *cap, const char **why) {
     const char *open = strchr(pat, '[');
     if (open == NULL) {
-        if (*n >= EXPAND_MAX_NAMES) { *why = "a pattern names at most 4194304 nodes"; return -1; }
+        if (*n >= EXPAND_MAX_NAMES) { *why = "a pattern names at most " EXPAND_STR(EXPAND_MAX_NAMES) " nodes"; return -1; }
         if (*n == *cap) {
             int nc = *cap ? *cap * 2 : 16;
             char **v = realloc(*names, (size_t)nc * sizeof *v);
@@ -204,7 +204,7 @@ static int range_rec(const char *pat, char ***names, int *n, int *cap, const cha
     b = strtol(bs, &end, 10);
     if (end == bs || *end != ']') { *why = "a range is written [first-last], e.g. gpu[0-7]"; return -1; }
     if (a < 0 || b < a) { *why = "a range must go up: [first-last] with 0 <= first <= last"; return -1; }
-    if (b - a >= EXPAND_MAX_NAMES) { *why = "a range names at most 4194304 nodes"; return -1; }
+    if (b - a >= EXPAND_MAX_NAMES) { *why = "a pattern names at most " EXPAND_STR(EXPAND_MAX_NAMES) " nodes"; return -1; }
     size_t pre = (size_t)(open - pat), rest = strlen(end + 1);
     char *buf = malloc(pre + 24 + rest + 1);
     if (buf == NULL) { *why = "out of memory"; return -1; }
@@ -237,7 +237,7 @@ int expand_range(const char *pattern, char ***names, int *n, const char **why) {
     int cap = 0;
     *names = NULL;
     *n = 0;
-    if (range_count(pattern) > EXPAND_MAX_NAMES) { *why = "a pattern names at most 4194304 nodes"; return -1; }
+    if (range_count(pattern) > EXPAND_MAX_NAMES) { *why = "a pattern names at most " EXPAND_STR(EXPAND_MAX_NAMES) " nodes"; return -1; }
     if (range_rec(pattern, names, n, &cap, why) < 0) { expand_names_free(*names, *n); *names = NULL; *n = 0; return -1; }
     return 0;
 }

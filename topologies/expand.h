@@ -33,7 +33,11 @@ void expand_free(expand_params_t *ps);
 /* Replace every ${...} in `in`; 0, or -1 with *why set. */
 int expand_subst(const expand_params_t *ps, const char *in, char *out, size_t outlen, const char **why);
 
-#define EXPAND_MAX_NAMES (1 << 22)   /* = TOPO_MAX_NODES: no pattern can name more */
+#ifndef EXPAND_MAX_NAMES
+#define EXPAND_MAX_NAMES 4194304     /* = TOPO_MAX_NODES: no pattern can name more */
+#endif
+#define EXPAND_STR_(x) #x
+#define EXPAND_STR(x) EXPAND_STR_(x)
 
 /* Expand the ranges of a name pattern into a malloc'd array of malloc'd
  * names (*n of them; a name without brackets gives itself). 0 or -1. */

@@ -36,6 +36,8 @@ struct topo {
     int nparams;
     int *reducer;        /* reducing switches (helper ranks), in declaration order */
     int nreducers;
+    int *name_slot;      /* open-addressing index of node names: node + 1, 0 = empty */
+    uint32_t name_cap;   /* a power of two, more than twice nnodes */
 };
 
 static const char *kind_names[NODE_KIND_COUNT] = {"gpu", "switch", "nic", "cpu"};
@@ -78,6 +80,7 @@ void topo_free(topo_t *t) {
     free(t->param_name);
     free(t->param_value);
     free(t->reducer);
+    free(t->name_slot);
     free(t->name);
     free(t);
 }
@@ -103,10 +106,36 @@ void topo_param_at(const topo_t *t, int i, const char **name, const char **value
     *value = t->param_value[i];
 }
 
+/* ---- node names: a hash index, so a 4 M-node file loads in linear time -- */
+
+static uint32_t name_hash(const char *s) {       /* FNV-1a */
+    uint32_t h = 2166136261u;
+    while (*s) h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+/* The slot holding name, or the empty slot where it would go. */
+static uint32_t name_probe(const topo_t *t, const char *name) {
+    uint32_t mask = t->name_cap - 1, i = name_hash(name) & mask;
+    while (t->name_slot[i] && strcmp(t->nodes[t->name_slot[i] - 1].name, name) != 0) i = (i + 1) & mask;
+    return i;
+}
+
+/* Make room for one more name: double the index and re-insert every node. */
+static int name_reserve(topo_t *t) {
+    if ((uint32_t)(t->nnodes + 1) * 2 < t->name_cap) return 0;
+    uint32_t cap = t->name_cap ? t->name_cap * 2 : 64;
+    int *slot = calloc(cap, sizeof *slot);
+    if (slot == NULL) return -1;
+    free(t->name_slot);
+    t->name_slot = slot;
+    t->name_cap = cap;
+    for (int i = 0; i < t->nnodes; i++) slot[name_probe(t, t->nodes[i].name)] = i + 1;
+    return 0;
+}
+
 int topo_find_node(const topo_t *t, const char *name) {
-    for (int i = 0; i < t->nnodes; i++)
-        if (strcmp(t->nodes[i].name, name) == 0) return i;
-    return -1;
+    return t->name_cap ? t->name_slot[name_probe(t, name)] - 1 : -1;
 }
 
 static int grow(void **p, int *cap, int need, size_t elem) {
@@ -128,7 +157,7 @@ int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int c
                        name, t->nodes[prev].line);
     if (t->nnodes >= TOPO_MAX_NODES)
         return err_set(e, BATON_EINVAL, "more than %d nodes (baton's limit); '%s' is one too many", TOPO_MAX_NODES, name);
-    if (grow((void **)&t->nodes, &t->capnodes, t->nnodes + 1, sizeof *t->nodes) < 0)
+    if (grow((void **)&t->nodes, &t->capnodes, t->nnodes + 1, sizeof *t->nodes) < 0 || name_reserve(t) < 0)
         return err_set(e, BATON_ENOMEM, "out of memory adding node '%s'", name);
     topo_node_t *n = &t->nodes[t->nnodes];
     n->name = strdup(name);
@@ -139,6 +168,7 @@ int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int c
     n->col = col;
     n->transit = kind != NODE_GPU;
     n->reduces = 0;
+    t->name_slot[name_probe(t, name)] = t->nnodes + 1;
     return t->nnodes++;
 }
 

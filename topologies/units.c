@@ -61,6 +61,13 @@ static int lookup(const unit_t *t, const char *word, double *scale) {
     return -1;
 }
 
+/* The range a bandwidth or a time may take: wide enough for candy passed at
+ * 1 B/s and for any fabric, narrow enough that no product or sum of them in
+ * the simulator can overflow to inf. */
+#define UNITS_MIN_BW 1e-3
+#define UNITS_MAX_BW 1e18
+#define UNITS_MAX_TIME 1e9
+
 static int parse(const unit_t *table, const char *s, double *out,
                  const char **why, const char *what) {
     double v, scale;
@@ -79,13 +86,18 @@ static int parse(const unit_t *table, const char *s, double *out,
 }
 
 int units_bandwidth(const char *s, double *out, const char **why) {
-    return parse(bw_units, s, out, why,
-                 "missing unit (write e.g. 450GB/s or 400Gb/s)");
+    if (parse(bw_units, s, out, why, "missing unit (write e.g. 450GB/s or 400Gb/s)") < 0) return -1;
+    if (*out != 0 && !(*out >= UNITS_MIN_BW && *out <= UNITS_MAX_BW)) {
+        *why = "bandwidth out of range (0, or 0.001 B/s to 1000000 TB/s)";
+        return -1;
+    }
+    return 0;
 }
 
 int units_time(const char *s, double *out, const char **why) {
-    return parse(time_units, s, out, why,
-                 "missing unit (write e.g. 0.6us, 5ns or 1s)");
+    if (parse(time_units, s, out, why, "missing unit (write e.g. 0.6us, 5ns or 1s)") < 0) return -1;
+    if (!(*out <= UNITS_MAX_TIME)) { *why = "time out of range (at most 1e9 s)"; return -1; }
+    return 0;
 }
 
 int units_size(const char *s, uint64_t *out, const char **why) {

@@ -83,6 +83,9 @@ int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit
     int used = 0, k = k_of(q, &c);
     memcpy(c.base, topo_params(t)->proto, sizeof c.base);
     for (int i = 0; i < n; i++) used += !s[i].held_out;
+    if (used < k)                   /* GSL needs at least as many residuals as parameters */
+        return err_set(e, BATON_EINVAL, "%d size%s to fit %d parameters: give at least %d (outside --hold-out)",
+                       used, used == 1 ? "" : "s", k, k);
     /* The model is piecewise (the fastest protocol and algorithm change with
      * the parameters), so fit from a few starts and keep the best. */
     static const double starts[4][5] = {{0, 0, 0, 0, 0}, {-1, 1, 0, 1, 1}, {1, -1, 0, -1, -1}, {-2, 2, -1, 2, 0}};

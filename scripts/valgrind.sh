@@ -1,0 +1,39 @@
+#!/bin/sh
+# Run the CLI's example commands under valgrind memcheck: any memory error or
+# leak fails the run. Usage: scripts/valgrind.sh BATON_BINARY
+set -u
+bin=${1:-build/baton}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+vg="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=all --errors-for-leak-kinds=all"
+fail=0
+run() {   # run EXPECTED_RC ARGS...: memcheck must be clean and the exit status as expected
+    want=$1; shift
+    $vg "$bin" "$@" >"$out/stdout" 2>"$out/stderr"
+    rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        echo "valgrind: FAIL (exit $rc, expected $want): baton $*" >&2
+        grep -v '^baton' "$out/stderr" | head -30 >&2
+        fail=1
+    else
+        echo "valgrind: ok   baton $*"
+    fi
+}
+log=tests/data/nccl/launcher.txt
+run 0 kids
+run 0 sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1MiB --verify --explain
+run 0 sim -t topologies/cluster-a100.yaml -c allreduce -a dbtree -s 4MiB --contention fair --trace "$out/t.json" --link-stats "$out/links.csv"
+run 0 predict -t topologies/hgx-h100.yaml -c allreduce -a tree -s 1GiB
+run 0 select -t topologies/cluster-h100.yaml -c allreduce,allgather --sizes 1KiB:1GiB:x16 --format csv -o "$out/sel.csv"
+run 0 sweep -t topologies/cluster-a100.yaml -c allreduce --set nodes=2,4 --sizes 1MiB,64MiB
+run 0 topo topologies/cluster-h100.yaml --set nodes=4
+run 0 tp -t topologies/hgx-h100.yaml --preset 70b --tokens 1 --phase decode --compute-ms 20
+run 0 validate -t topologies/hgx-a100.yaml --nccl-tests $log --ranks 8
+a100=../shared/data/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt
+[ -f "$a100" ] && run 0 calibrate -t topologies/hgx-a100.yaml --nccl-tests "$a100" -o "$out/cal.yaml" --hold-out 1MiB:64MiB
+run 0 validate --backend host -c allreduce -a ring --ranks 4 --sizes 1KiB,16KiB,64KiB,256KiB
+run 1 topo tests/data/bad/include-missing.yaml
+run 1 sim -t tests/data/bad/bw-huge.yaml -c allreduce -a ring -s 1MiB
+run 1 sim -t topologies/hgx-h100.yaml -c allreduce -a nosuch -s 1MiB
+run 2 sim -t topologies/hgx-h100.yaml --no-such-option
+exit $fail

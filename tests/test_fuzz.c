@@ -1,0 +1,62 @@
+/* test_fuzz.c - replays what the fuzzers found (tests/fuzz/regressions/):
+ * every input that once crashed, hung or misled the tool must now give a
+ * result or an error naming its place, quickly. `make fuzz` runs the
+ * fuzzers themselves; this runs without clang. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../topologies/topo_yaml.h"
+#include "../topologies/units.h"
+#include "../validate/nccltests.h"
+
+/* Call check(path) for every file in dir; returns how many. */
+static int each_file(const char *dir, void (*check)(const char *path)) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    cr_assert_not_null(d, "%s", dir);
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        char path[512];
+        if (de->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        check(path);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static void topo_case(const char *path) {
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load(path, NULL, 0, &e);
+    if (t == NULL) cr_expect(strncmp(e.msg, path, strlen(path)) == 0, "%s: error without its place: %s", path, e.msg);
+    topo_free(t);
+}
+
+static void nccltests_case(const char *path) {
+    baton_err_t e = {0};
+    nt_log_t log;
+    if (nt_parse(path, 0, &log, &e) == 0) nt_free(&log);
+    else cr_expect(e.msg[0] != 0, "%s: an error must say what", path);
+}
+
+/* Unit regressions are values that were accepted and must not be. */
+static void units_case(const char *path) {
+    char s[256] = "";
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(s, 1, sizeof s - 1, f);
+    fclose(f);
+    s[n] = 0;
+    double d;
+    const char *why = NULL;
+    cr_expect_neq(units_bandwidth(s, &d, &why), 0, "%s: '%s' accepted as %g B/s", path, s, d);
+}
+
+Test(fuzz, regressions_replay) {
+    int n = each_file("tests/fuzz/regressions/topo", topo_case);
+    n += each_file("tests/fuzz/regressions/nccltests", nccltests_case);
+    n += each_file("tests/fuzz/regressions/units", units_case);
+    cr_expect_geq(n, 2, "the regression corpus is not empty");
+}
