@@ -177,9 +177,13 @@ static int measure(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, c
         log.rows[log.nrows++] = (nt_row_t){.bytes = sizes[i], .count = sizes[i], .oop_us = hr.median_s * 1e6, .ip_us = -1, .line = i + 1};
     }
     if (rc == 0 && a->log_out) {
-        FILE *f = fopen(a->log_out, "w");
-        if (f == NULL || nt_write(&log, f) < 0) rc = err_set(e, BATON_EIO, "%s: cannot write", a->log_out);
-        if (f) fclose(f);
+        char *text = NULL;                          /* whole or not at all: built, then renamed in */
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        int ok = f && nt_write(&log, f) == 0;
+        if (f && fclose(f) != 0) ok = 0;
+        if (!ok || cmd_write_file(a->log_out, text, len) < 0) rc = err_set(e, BATON_EIO, "%s: cannot write", a->log_out);
+        free(text);
     }
     if (rc == 0) rc = cal_samples(&log, all, n, e);
     if (rc == 0 && (*file_of = calloc((size_t)*n + 1, sizeof **file_of)) == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");

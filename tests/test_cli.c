@@ -207,3 +207,72 @@ Test(cli, tp_is_two_allreduces_per_layer) {
     expect_exit("tp -t topologies/hgx-h100.yaml --preset 70b --tp 4", 1, "--tp 4 but");
     expect_exit("tp -t topologies/hgx-h100.yaml --preset 3b", 2, "unknown preset");
 }
+
+/* Every command, run twice, prints and writes the same bytes: nothing may
+ * depend on addresses, hash order, time or threads. */
+Test(cli, every_command_is_deterministic) {
+    static const char *const cmds[] = {
+        "kids",
+        "sim -t topologies/cluster-a100.yaml -c allreduce -a dbtree -s 3MiB --contention fair --explain "
+        "--trace /tmp/baton-det-%d.json --link-stats /tmp/baton-det-%d.csv",
+        "select -t topologies/cluster-h100.yaml -c allreduce,reducescatter --sizes 1KiB:1GiB:x8 --model des --format csv",
+        "sweep -t topologies/cluster-a100.yaml -c allgather --set nodes=2,3 --sizes 1MiB,7MiB --format jsonl",
+        "topo topologies/dgx1-v100.yaml",
+        "tp -t topologies/hgx-h100.yaml --preset 8b --tokens 4096 --phase prefill --compute-ms 5",
+        "calibrate -t topologies/hgx-a100.yaml --nccl-tests ../shared/data/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt "
+        "-o /tmp/baton-det-%d.yaml",
+    };
+    for (int i = 0; i < (int)(sizeof cmds / sizeof *cmds); i++) {
+        char *out[2], *files[2][2] = {{NULL}};
+        for (int run = 0; run < 2; run++) {
+            char args[1024];
+            const char *ext[2] = {"json", "csv"};
+            /* calibrate prints its output's name: the same name both times */
+            int yaml = strstr(cmds[i], "det-%d.yaml") != NULL, nfiles = yaml ? 1 : strstr(cmds[i], "%d") ? 2 : 0;
+            int tag = yaml ? 0 : run;
+            snprintf(args, sizeof args, cmds[i], tag, tag);
+            cr_assert_eq(th_cli(args, &out[run], 1), 0, "baton %s: %s", args, out[run]);
+            for (int k = 0; k < nfiles; k++) {
+                char path[64];
+                snprintf(path, sizeof path, "/tmp/baton-det-%d.%s", tag, yaml ? "yaml" : ext[k]);
+                files[run][k] = th_slurp(path);
+                cr_assert_not_null(files[run][k], "%s", path);
+                remove(path);
+            }
+        }
+        cr_expect_str_eq(out[0], out[1], "baton %s: two runs differ", cmds[i]);
+        for (int k = 0; k < 2 && files[0][k]; k++)
+            cr_expect_str_eq(files[0][k], files[1][k], "baton %s: its output files differ", cmds[i]);
+        for (int run = 0; run < 2; run++) {
+            free(out[run]);
+            free(files[run][0]);
+            free(files[run][1]);
+        }
+    }
+}
+
+/* A failed run leaves an existing output file as it was; a good run
+ * replaces it whole, with no temporary file left beside it. */
+Test(cli, outputs_are_written_whole_or_not_at_all) {
+    const char *path = "/tmp/baton-atomic.csv";
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("keep me\n", f);
+    fclose(f);
+    expect_exit("select -t tests/data/bad/bw-huge.yaml -c allreduce --format csv -o /tmp/baton-atomic.csv", 1, "bw-huge.yaml:6:38");
+    expect_exit("select -t topologies/uniform-8.yaml -c allreduce --sizes 1KiB:1x -o /tmp/baton-atomic.csv", 2, "--sizes");
+    expect_exit("sim -t topologies/uniform-8.yaml -c allreduce -a nosuch -s 1MiB --trace /tmp/baton-atomic.csv", 1, "nosuch");
+    char *kept = th_slurp(path);
+    cr_expect_str_eq(kept, "keep me\n");
+    free(kept);
+    expect_exit("select -t topologies/uniform-8.yaml -c allreduce --sizes 1KiB,1MiB --format csv -o /tmp/baton-atomic.csv", 0, NULL);
+    kept = th_slurp(path);
+    cr_expect(strncmp(kept, "collective,", 11) == 0 || strstr(kept, "allreduce") != NULL, "replaced: %s", kept);
+    free(kept);
+    char *ls;
+    th_sh("ls /tmp | grep -c 'baton-atomic.csv.tmp' || true", &ls);
+    cr_expect_eq(atoi(ls), 0, "a temporary file was left behind");
+    free(ls);
+    remove(path);
+    expect_exit("select -t topologies/uniform-8.yaml -c allreduce -o /no/such/dir/out.csv", 1, "/no/such/dir/out.csv");
+}
