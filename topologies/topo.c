@@ -266,6 +266,59 @@ static int map_ranks(topo_t *t, const char *file, baton_err_t *e) {
     return 0;
 }
 
+/* ---- reachability: every rank must reach every rank and reducer ------- */
+
+static int uf_find(int *up, int x) {
+    while (up[x] != x) x = up[x] = up[up[x]];
+    return x;
+}
+
+/* Does one connected set of transit nodes touch every rank and hold every
+ * reducer? Then every pair is joined through it (routes relay only through
+ * transit nodes, so reaching rank 0 is not enough: GPUs do not relay). */
+static int one_fabric(const topo_t *t, int *up, int *stamp, int *count) {
+    for (int i = 0; i < t->nnodes; i++) { up[i] = i; stamp[i] = -1; count[i] = 0; }
+    for (int i = 0; i < t->ndl; i++)
+        if (t->nodes[t->dl[i].src].transit && t->nodes[t->dl[i].dst].transit)
+            up[uf_find(up, t->dl[i].src)] = uf_find(up, t->dl[i].dst);
+    int best = -1;
+    for (int r = 0; r < t->nranks; r++) {
+        int u = t->rank_node[r];
+        for (int k = t->adj_off[u] - 1; k < t->adj_off[u + 1]; k++) {
+            int v = k < t->adj_off[u] ? u : t->dl[t->adj[k]].dst;   /* the rank itself, then its neighbours */
+            if (!t->nodes[v].transit) continue;
+            int c = uf_find(up, v);
+            if (stamp[c] == r) continue;
+            stamp[c] = r;
+            if (++count[c] == t->nranks) best = c;
+        }
+    }
+    for (int i = 0; i < t->nreducers && best >= 0; i++)
+        if (uf_find(up, t->reducer[i]) != best) best = -1;
+    return best >= 0;
+}
+
+/* Every rank reaches every other rank and every reducer: one shared fabric
+ * (linear time) or, failing that, a search from each rank. */
+static int check_all_pairs(topo_t *t, const char *file, baton_err_t *e) {
+    int n = t->nnodes, *up = malloc(3 * (size_t)n * sizeof *up);
+    if (up == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    int ok = one_fabric(t, up, up + n, up + 2 * n);
+    free(up);
+    for (int a = 0; a < t->nranks && !ok; a++) {
+        bfs(t, t->rank_node[a], -1);
+        for (int b = 0; b < t->nranks + t->nreducers; b++) {
+            int v = b < t->nranks ? t->rank_node[b] : t->reducer[b - t->nranks];
+            if (t->bfs_parent[v] >= 0) continue;
+            const topo_node_t *na = &t->nodes[t->rank_node[a]], *nb = &t->nodes[v];
+            return err_set(e, BATON_EPARSE, "%s:%d:%d: no route from rank %d ('%s') to '%s': routes pass only "
+                           "through switches, NICs and CPUs (a GPU relays only with transit: true)",
+                           file, nb->line, nb->col, a, na->name, nb->name);
+        }
+    }
+    return 0;
+}
+
 int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     int rc = map_ranks(t, file, e);
     if (rc < 0) return rc;
@@ -285,7 +338,7 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
                            "%s:%d:%d: rank %d ('%s') is disconnected: no path from rank 0 ('%s')",
                            file, n->line, n->col, r, n->name, t->nodes[t->rank_node[0]].name);
     }
-    return 0;
+    return check_all_pairs(t, file, e);
 }
 
 int topo_nranks(const topo_t *t) { return t->nranks; }
@@ -355,6 +408,7 @@ static int next_hop(const topo_t *t, const int *dist, int u, int d, int k) {
 static int walk_keyed(topo_t *t, int s, int d, int port, route_slot_t *slot) {
     const int *dist = t->bfs_parent;
     int n = dist[s];
+    if (n < 0) return -2;      /* unreachable: possible only when staged through a CPU (p2p: false) */
     int32_t *links = route_alloc(t, n > 0 ? n : 1);
     if (links == NULL) return -1;
     *slot = (route_slot_t){.links = links, .nlinks = n, .lat = 0, .bw = 1e300};
@@ -402,7 +456,8 @@ static int down_port(const topo_t *t, const route_slot_t *probe) {
  * spreads the hosts of one leaf over all the spines. */
 static int route_walk(topo_t *t, int s, int d, route_slot_t *slot) {
     route_slot_t probe;
-    if (walk_keyed(t, s, d, 0, &probe) < 0) return -1;
+    int rc = walk_keyed(t, s, d, 0, &probe);
+    if (rc < 0) return rc;
     return walk_keyed(t, s, d, down_port(t, &probe), slot);
 }
 
@@ -417,9 +472,10 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     /* staged in host memory: s up to the CPU, then down to d */
     route_slot_t up, down;
     bfs(t, via, s);
-    if (route_walk(t, s, via, &up) < 0) return -1;
+    int rc = route_walk(t, s, via, &up);
+    if (rc < 0) return rc;
     bfs(t, d, via);
-    if (route_walk(t, via, d, &down) < 0) return -1;
+    if ((rc = route_walk(t, via, d, &down)) < 0) return rc;
     int32_t *links = route_alloc(t, up.nlinks + down.nlinks);
     if (links == NULL) return -1;
     memcpy(links, up.links, (size_t)up.nlinks * sizeof *links);
@@ -439,7 +495,11 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
     route_slot_t *slot = route_slot(t, key);
     if (slot->key == 0) {
         int s = node_of(t, src_rank), d = node_of(t, dst_rank);
-        if (route_compute(t, s, d, slot) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
+        int rc = route_compute(t, s, d, slot);
+        if (rc == -2)
+            return err_set(e, BATON_EINVAL, "no route from rank %d to rank %d through the host (p2p: false): "
+                           "the CPU nearest rank %d does not reach rank %d", src_rank, dst_rank, src_rank, dst_rank);
+        if (rc < 0) return err_set(e, BATON_ENOMEM, "out of memory");
         slot->key = key;
         t->route_count++;
     }
