@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "../models/suggest.h"
+
 #define ALGO_REF(name) &algo_##name,
 static const algo_t *const rows[] = {ALGO_ROWS(ALGO_REF) NULL};
 #undef ALGO_REF
@@ -13,6 +15,15 @@ const algo_t *algo_find(coll_t coll, const char *name) {
     for (int i = 0; rows[i]; i++)
         if (rows[i]->coll == coll && strcmp(rows[i]->name, name) == 0) return rows[i];
     return NULL;
+}
+
+const char *algo_hint(coll_t coll, const char *name) {
+    const char *cands[64];
+    int n = 0;
+    for (int i = 0; rows[i] && n < 63; i++)
+        if (rows[i]->coll == coll) cands[n++] = rows[i]->name;
+    cands[n] = NULL;
+    return suggest_hint(name, cands);
 }
 
 int algo_build(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, sched_t *s,

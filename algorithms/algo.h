@@ -39,6 +39,8 @@ const algo_t *const *algo_all(void);
 
 /* Find a row; NULL if there is none. */
 const algo_t *algo_find(coll_t coll, const char *name);
+/* "; did you mean 'ring'?" for a misspelt algorithm of coll, or "". */
+const char *algo_hint(coll_t coll, const char *name);
 
 /* Build the schedule of row a for p ranks and n bytes (o may be NULL): checks
  * p >= 1 and the root, then calls its builder. */

@@ -1,6 +1,8 @@
 /* sched.c - chunk layout, names and the GOAL text dump. */
 #include "sched.h"
 
+#include "../models/suggest.h"
+
 #include <string.h>
 
 static const char *coll_names[COLL_COUNT] = {
@@ -8,6 +10,13 @@ static const char *coll_names[COLL_COUNT] = {
 
 const char *coll_name(coll_t c) {
     return (c >= 0 && c < COLL_COUNT) ? coll_names[c] : "?";
+}
+
+const char *coll_hint(const char *name) {
+    const char *cands[COLL_COUNT + 1];
+    for (int i = 0; i < COLL_COUNT; i++) cands[i] = coll_names[i];
+    cands[COLL_COUNT] = NULL;
+    return suggest_hint(name, cands);
 }
 
 int coll_parse(const char *name) {

@@ -139,6 +139,8 @@ static inline int sched_real(const sched_t *s, int v) { return (v + s->root) % s
 /* Name of a collective ("allreduce") and back; -1 if unknown. */
 const char *coll_name(coll_t c);
 int coll_parse(const char *name);
+/* "; did you mean 'allreduce'?" for a misspelt collective, or "". */
+const char *coll_hint(const char *name);
 
 /* NCCL-style primitive name of an op ("recv_reduce_send"). */
 const char *sched_op_name(const sched_op_t *op);

@@ -20,7 +20,7 @@ int cmd_algos(int argc, char **argv) {
     int ch, json = 0, coll = -1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":c:h", opts, NULL)) != -1) {
-        if (ch == 'c' && (coll = coll_parse(optarg)) < 0) return cmd_usage("algos", "unknown collective '%s'", optarg);
+        if (ch == 'c' && (coll = coll_parse(optarg)) < 0) return cmd_usage("algos", "unknown collective '%s'%s", optarg, coll_hint(optarg));
         else if (ch == 'j') json = 1;
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
         else if (ch == ':') return cmd_usage("algos", "option %s needs a value", argv[optind - 1]);

@@ -129,7 +129,7 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     int nc = words(colls, cw, COLL_COUNT);
     for (int i = 0; i < nc; i++) {
         int c = coll_parse(cw[i]);
-        if (c < 0) return cmd_usage("select", "unknown collective '%s'", cw[i]);
+        if (c < 0) return cmd_usage("select", "unknown collective '%s'%s", cw[i], coll_hint(cw[i]));
         q->colls[q->ncolls++] = (coll_t)c;
     }
     if (algos) { q->algos = aw; q->nalgos = words(algos, aw, 64); }

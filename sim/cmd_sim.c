@@ -175,7 +175,8 @@ static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint6
     if (topo_cost_model(t, &m, &e) < 0) return cmd_fail(cmd, &e);
     const algo_t *a = strcmp(algo, "auto") ? algo_find(coll, algo) : run_pick(coll, &m, topo_nranks(t), bytes, o);
     if (a == NULL) {
-        err_set(&e, BATON_EINVAL, "no algorithm '%s' for %s (see `baton algos`)", algo, coll_name(coll));
+        err_set(&e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)", algo, coll_name(coll),
+                algo_hint(coll, algo), coll_name(coll));
         return cmd_fail(cmd, &e);
     }
     sched_t s;
@@ -278,7 +279,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     int rc = parse(argc, argv, cmd, &a, predict);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     int coll = coll_parse(a.coll);
-    if (coll < 0) return cmd_usage(cmd, "unknown collective '%s'", a.coll);
+    if (coll < 0) return cmd_usage(cmd, "unknown collective '%s'%s", a.coll, coll_hint(a.coll));
     uint64_t bytes;
     const char *why;
     if (units_size(a.size, &bytes, &why) < 0) return cmd_usage(cmd, "bad size '%s': %s", a.size, why);

@@ -143,7 +143,7 @@ static int sweep(const sweep_args_t *a, FILE *f, baton_err_t *e) {
     uint64_t *sizes;
     int nsizes, coll = coll_parse(a->coll), idx[8];
     const char *why;
-    if (coll < 0) return err_set(e, BATON_EINVAL, "unknown collective '%s'", a->coll);
+    if (coll < 0) return err_set(e, BATON_EINVAL, "unknown collective '%s'%s", a->coll, coll_hint(a->coll));
     if (select_parse_sizes(a->sizes, &sizes, &nsizes, &why) < 0) return err_set(e, BATON_EINVAL, "--sizes %s: %s", a->sizes, why);
     long total = nsizes;
     for (int k = 0; k < a->naxes; k++) total *= a->axes[k].n;

@@ -88,8 +88,8 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         cand.algo = choose(t, q, o, (proto_t)pr);
         cand.auto_picked = strcmp(q->algo, "auto") == 0;
         if (cand.algo == NULL)
-            return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s (see `baton algos -c %s`)",
-                           q->algo, coll_name(q->coll), coll_name(q->coll));
+            return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",
+                           q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
         sched_t s;
         if (cand.algo->helpers > topo_nreducers(t))
             return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",

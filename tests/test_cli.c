@@ -276,3 +276,14 @@ Test(cli, outputs_are_written_whole_or_not_at_all) {
     remove(path);
     expect_exit("select -t topologies/uniform-8.yaml -c allreduce -o /no/such/dir/out.csv", 1, "/no/such/dir/out.csv");
 }
+
+/* Misspelt names get the nearest right one; unrelated words get none. */
+Test(cli, did_you_mean) {
+    expect_exit("sim -t topologies/uniform-8.yaml -c allredcue -a ring -s 1MiB", 2, "did you mean 'allreduce'?");
+    expect_exit("sim -t topologies/uniform-8.yaml -c allreduce -a rign -s 1MiB", 1, "did you mean 'ring'?");
+    expect_exit("predict -t topologies/uniform-8.yaml -c reduce -a binomail -s 1MiB", 1, "did you mean 'binomial'?");
+    char *out;
+    th_cli("sim -t topologies/uniform-8.yaml -c allreduce -a xyz -s 1MiB", &out, 0);
+    cr_expect(strstr(out, "did you mean") == NULL, "%s", out);
+    free(out);
+}

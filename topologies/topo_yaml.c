@@ -39,6 +39,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "../models/suggest.h"
 #include "expand.h"
 #include "generate.h"
 #include "units.h"
@@ -96,7 +97,11 @@ static int only_keys(ctx_t *c, yaml_node_t *m, const char *const *keys, const ch
         const char *k = scalar(kn);
         int ok = 0;
         for (int i = 0; k && keys[i]; i++) ok |= strcmp(k, keys[i]) == 0;
-        if (!ok) return fail(c, kn, "unknown key '%s' in %s", k ? k : "?", what);
+        if (!ok) {
+            char why[256];
+            snprintf(why, sizeof why, "unknown key '%.60s' in %.60s%s", k ? k : "?", what, k ? suggest_hint(k, keys) : "");
+            return fail(c, kn, "%s", why, NULL);
+        }
     }
     return 0;
 }
