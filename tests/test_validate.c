@@ -92,6 +92,10 @@ Test(nccltests, format_variants) {
     err_clear(&e);
     cr_expect_neq(nt_parse("tests/data/nccl/bad-row.txt", 0, &bad, &e), 0);
     cr_expect(strstr(e.msg, "bad-row.txt:4:") != NULL, "%s", e.msg);
+    err_clear(&e);
+    /* a log cut off mid-row (a killed job) is an error at that row, not a shorter log */
+    cr_expect_neq(nt_parse("tests/data/nccl/cut-off.txt", 0, &bad, &e), 0);
+    cr_expect(strstr(e.msg, "cut-off.txt:5:") != NULL && strstr(e.msg, "cut off") != NULL, "%s", e.msg);
 }
 
 /* A log written by our own model with known scales: calibration finds them. */

@@ -82,7 +82,8 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
     int at = 4 + root;
     double oop, ip = -1, x;
     if (n != at + 4 && n != at + 8)
-        return err_set(e, BATON_EPARSE, "%s:%d: cannot read this row: %d columns, expected %d or %d", path, line, n, at + 4, at + 8);
+        return err_set(e, BATON_EPARSE, "%s:%d: cannot read this row: %d columns, expected %d or %d%s", path, line, n,
+                       at + 4, at + 8, n < at + 4 ? " (is the log cut off?)" : "");
     if (number(tok[at], &oop) < 0 || oop < 0 || (n == at + 8 && (number(tok[at + 4], &ip) < 0)))
         return err_set(e, BATON_EPARSE, "%s:%d: cannot read the time in this row", path, line);
     for (int i = at + 1; i < n; i++)
@@ -107,9 +108,10 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
     return 0;
 }
 
-/* Does the line look like a row: a number, a number, a type name? */
+/* Does the line look like a row: a number, a number, a type name? (Then a
+ * short one is a row cut off, an error, not a line to skip.) */
 static int row_like(char **tok, int n) {
-    return n >= 8 && isdigit((unsigned char)tok[0][0]) && isdigit((unsigned char)tok[1][0]) && nt_type_size(tok[2]);
+    return n >= 3 && isdigit((unsigned char)tok[0][0]) && isdigit((unsigned char)tok[1][0]) && nt_type_size(tok[2]);
 }
 
 static int parse_line(state_t *st, char *s, int line, const char *path, baton_err_t *e) {
