@@ -7,6 +7,7 @@
 #include "expand.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +60,27 @@ typedef struct {
     const char *s;
     const expand_params_t *ps;
     const char *why;
+    int depth;           /* of parentheses and unary minus, against stack exhaustion */
 } parser_t;
+
+/* Checked 64-bit arithmetic (GCC and Clang builtins): an overflow is an
+ * error in the file, never a wrapped number or undefined behaviour. */
+static int64_t checked(parser_t *p, char op, int64_t a, int64_t b) {
+    int64_t r = 0;
+    int bad = op == '+' ? __builtin_add_overflow(a, b, &r)
+            : op == '-' ? __builtin_sub_overflow(a, b, &r)
+            : __builtin_mul_overflow(a, b, &r);
+    if (bad) { p->why = "arithmetic overflows 64 bits"; return 0; }
+    return r;
+}
+
+/* A whole number, as text: strtoll's saturation at +-2^63 is an error. */
+static int64_t whole(parser_t *p, const char *text, char **end) {
+    errno = 0;
+    int64_t x = strtoll(text, end, 10);
+    if (errno == ERANGE) p->why = "number does not fit in 64 bits";
+    return x;
+}
 
 static int64_t shift(parser_t *p);
 
@@ -69,13 +90,16 @@ static int64_t atom(parser_t *p) {
     skip(p);
     if (*p->s == '(') {
         p->s++;
+        if (++p->depth > 64) { p->why = "expression nested too deeply"; return 0; }
         int64_t v = shift(p);
+        p->depth--;
         skip(p);
+        if (p->why) return 0;
         if (*p->s != ')') { p->why = "missing ')'"; return 0; }
         p->s++;
         return v;
     }
-    if (isdigit((unsigned char)*p->s)) return strtoll(p->s, (char **)&p->s, 10);
+    if (isdigit((unsigned char)*p->s)) return whole(p, p->s, (char **)&p->s);
     if (isalpha((unsigned char)*p->s) || *p->s == '_') {
         char name[64];
         size_t n = 0;
@@ -84,7 +108,7 @@ static int64_t atom(parser_t *p) {
         const char *v = expand_get(p->ps, name);
         char *end;
         if (v == NULL) { p->why = "unknown parameter"; return 0; }
-        int64_t x = strtoll(v, &end, 10);
+        int64_t x = whole(p, v, &end);
         if (end == v || *end) { p->why = "arithmetic on a parameter that is not a whole number"; return 0; }
         return x;
     }
@@ -94,7 +118,13 @@ static int64_t atom(parser_t *p) {
 
 static int64_t unary(parser_t *p) {
     skip(p);
-    if (*p->s == '-') { p->s++; return -unary(p); }
+    if (*p->s == '-') {
+        p->s++;
+        if (++p->depth > 64) { p->why = "expression nested too deeply"; return 0; }
+        int64_t v = unary(p);
+        p->depth--;
+        return checked(p, '-', 0, v);
+    }
     return atom(p);
 }
 
@@ -107,7 +137,8 @@ static int64_t term(parser_t *p) {
         p->s++;
         int64_t r = unary(p);
         if (op != '*' && r == 0) { p->why = "division by zero"; return 0; }
-        v = op == '*' ? v * r : op == '/' ? v / r : v % r;
+        if (op != '*' && v == INT64_MIN && r == -1) { p->why = "arithmetic overflows 64 bits"; return 0; }
+        v = op == '*' ? checked(p, '*', v, r) : op == '/' ? v / r : v % r;
     }
 }
 
@@ -119,7 +150,7 @@ static int64_t expr(parser_t *p) {
         if (p->why || (op != '+' && op != '-')) return v;
         p->s++;
         int64_t r = term(p);
-        v = op == '+' ? v + r : v - r;
+        v = checked(p, op, v, r);
     }
 }
 
@@ -131,6 +162,7 @@ static int64_t shift(parser_t *p) {
         p->s += 2;
         int64_t r = expr(p);
         if (r < 0 || r > 62) { p->why = "shift out of range"; return 0; }
+        if (v < 0 || v > (INT64_MAX >> r)) { p->why = "arithmetic overflows 64 bits"; return 0; }
         v <<= r;
     }
 }
@@ -143,7 +175,7 @@ static int subst_one(const expand_params_t *ps, const char *body, char *out, siz
         strcpy(out, v);
         return 0;
     }
-    parser_t p = {body, ps, NULL};
+    parser_t p = {body, ps, NULL, 0};
     int64_t x = shift(&p);
     skip(&p);
     if (!p.why && *p.s) p.why = "unexpected text in ${...}";
