@@ -1,5 +1,6 @@
 /* fuzz_units.c - libFuzzer harness for the command line's numbers: sizes,
- * bandwidths, times, size lists ("8B:16GiB:x2") and name ranges.
+ * bandwidths, times, size lists ("8B:16GiB:x2"), name ranges and ${...}
+ * substitution with its integer arithmetic.
  *
  * Whatever parses must be a value the tool can use: positive finite
  * bandwidths, non-negative finite times, size lists of at least one size. */
@@ -33,6 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (n < 1) abort();
         expand_names_free(names, n);
     }
+    expand_params_t ps = {0};                  /* ${...} substitution and its arithmetic */
+    char out[1024];
+    if (expand_set(&ps, "nodes", "8") == 0 && expand_set(&ps, "bw", "400Gb/s") == 0 &&
+        expand_subst(&ps, s, out, sizeof out, &why) == 0 && strlen(out) >= sizeof out) abort();
+    expand_free(&ps);
     free(s);
     return 0;
 }
