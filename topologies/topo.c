@@ -36,6 +36,7 @@ struct topo {
     int nparams;
     int *reducer;        /* reducing switches (helper ranks), in declaration order */
     int nreducers;
+    int dist_to;         /* bfs_parent holds every node's distance to this node; -1: partial */
     int *name_slot;      /* open-addressing index of node names: node + 1, 0 = empty */
     uint32_t name_cap;   /* a power of two, more than twice nnodes */
 };
@@ -58,6 +59,7 @@ topo_t *topo_create(const char *name) {
     t->params.ports = 0;
     t->params.max_inflight = 8;
     t->params.p2p = 1;
+    t->dist_to = -1;
     t->params.bw_scale = t->params.lat_scale = 1;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
@@ -224,6 +226,7 @@ static int build_adjacency(topo_t *t) {
  * early leaves every node closer than `stop` with its final distance. */
 static int bfs(topo_t *t, int s, int stop) {
     int *dist = t->bfs_parent, *q = t->bfs_queue, head = 0, tail = 0;
+    t->dist_to = stop < 0 ? s : -1;      /* stopped early, some distances are missing */
     for (int i = 0; i < t->nnodes; i++) dist[i] = -1;
     dist[s] = 0;
     q[tail++] = s;
@@ -466,7 +469,7 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     if (!t->params.p2p && s != d && t->nodes[s].kind == NODE_GPU && t->nodes[d].kind == NODE_GPU)
         via = nearest_cpu(t, s);
     if (via < 0) {
-        bfs(t, d, s);              /* distances to d; links are full duplex */
+        if (t->dist_to != d) bfs(t, d, s);     /* distances to d; links are full duplex */
         return route_walk(t, s, d, slot);
     }
     /* staged in host memory: s up to the CPU, then down to d */
@@ -513,12 +516,18 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
 int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     double lat = 0, bw = 1e300, lat_lo = 1e300, bw_hi = 0;
     int p = t->nranks;
-    for (int r = 0; r < p && p > 1; r++) {
-        int pairs[2][2] = {{0, r}, {r, (r + 1) % p}};
-        for (int k = 0; k < 2; k++) {
-            if (pairs[k][0] == pairs[k][1]) continue;
+    /* Every rank to rank 0, then every rank to rank p-1 (the two ends, so
+     * both near and far pairs of each are seen). Each family shares one
+     * search (route_compute reuses complete distances): O(V + E + p x path),
+     * not a search per pair, so a million-rank fabric takes seconds. */
+    for (int k = 0; k < 2; k++) {
+        int dst = k == 0 ? 0 : p - 1;
+        if (p > 1) bfs(t, t->rank_node[dst], -1);
+        for (int r = 0; r < p && p > 1; r++) {
+            int src = r;
+            if (src == dst) continue;
             topo_route_t rt;
-            int rc = topo_route(t, pairs[k][0], pairs[k][1], &rt, e);
+            int rc = topo_route(t, src, dst, &rt, e);
             if (rc < 0) return rc;
             if (rt.lat > lat) lat = rt.lat;
             if (rt.bw < bw) bw = rt.bw;
