@@ -33,7 +33,7 @@ LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/fi
            sim/run.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
 CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_algos.c sim/cmd_select.c sim/cmd_tp.c sim/cmd_sweep.c sim/cmd_validate.c sim/plot.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
-BENCH_SRC = bench/bench_engine.c bench/bench_models.c
+BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 
 LIB_OBJ   = $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
@@ -91,7 +91,8 @@ test-san: build/.deps
 valgrind: $(B)/baton
 	sh scripts/valgrind.sh $(B)/baton
 
-bench: $(B)/bench_engine $(B)/bench_models $(B)/baton
+bench: $(B)/bench_engine $(B)/bench_models $(B)/bench_evq $(B)/baton
+	$(B)/bench_evq
 	$(B)/bench_engine
 	$(B)/bench_models
 	sh bench/bench_select.sh $(B)/baton

@@ -1,4 +1,4 @@
-/* evq.h - the event queue: a binary min-heap ordered by (time, sequence).
+/* evq.h - the event queue: a 4-ary min-heap ordered by (time, sequence).
  *
  * Ties in time break by insertion order, so a run is bit-reproducible: the
  * same schedule on the same machine pops the same events in the same order. */
