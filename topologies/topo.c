@@ -248,7 +248,7 @@ static int map_ranks(topo_t *t, const char *file, baton_err_t *e) {
     int p = 0;
     for (int i = 0; i < t->nnodes; i++)
         if (t->nodes[i].rank >= p) p = t->nodes[i].rank + 1;
-    if (p == 0) return err_set(e, BATON_EPARSE, "%s: the topology has no ranks (no gpu nodes)", file);
+    if (p == 0) return err_set(e, BATON_EPARSE, "%s:1:1: the topology has no ranks: declare gpu nodes (kind: gpu, the default)", file);
     t->rank_node = malloc((size_t)p * sizeof *t->rank_node);
     if (t->rank_node == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     for (int r = 0; r < p; r++) t->rank_node[r] = -1;
@@ -262,9 +262,11 @@ static int map_ranks(topo_t *t, const char *file, baton_err_t *e) {
         t->rank_node[n->rank] = i;
     }
     for (int r = 0; r < p; r++)
-        if (t->rank_node[r] < 0)
-            return err_set(e, BATON_EPARSE, "%s: ranks must be numbered 0..%d without gaps; rank %d is missing",
-                           file, p - 1, r);
+        if (t->rank_node[r] < 0) {                  /* point at the highest rank: the one past the gap */
+            const topo_node_t *hi = &t->nodes[t->rank_node[p - 1]];
+            return err_set(e, BATON_EPARSE, "%s:%d:%d: ranks must be numbered 0..%d without gaps; rank %d is missing",
+                           file, hi->line, hi->col, p - 1, r);
+        }
     t->nranks = p;
     return 0;
 }
