@@ -77,6 +77,12 @@ static const char *cell_model(const select_cell_t *c) {
     return c->simulated ? "des" : c->approx ? "approx" : "closed";
 }
 
+/* The runner-up's time over the winner's; 1 when both take no time (one rank). */
+static double margin(const select_row_t *r) {
+    double w = r->cells[r->winner].time_s, u = r->cells[r->runner_up].time_s;
+    return w > 0 ? u / w : 1;
+}
+
 static void fmt_time(char *buf, int len, double t) {
     if (t >= 1) snprintf(buf, len, "%.3g s", t);
     else if (t >= 1e-3) snprintf(buf, len, "%.3g ms", t * 1e3);
@@ -106,7 +112,7 @@ static void table_row(FILE *f, const select_row_t *r) {
     char name[64];
     snprintf(name, sizeof name, "%s%s%s", w->algo->name, w->proto ? "/" : "", w->proto ? proto_name(w->proto) : "");
     if (r->runner_up >= 0)
-        fprintf(f, "   %-14s %.2f (%s)\n", name, r->cells[r->runner_up].time_s / w->time_s, r->cells[r->runner_up].algo->name);
+        fprintf(f, "   %-14s %.2f (%s)\n", name, margin(r), r->cells[r->runner_up].algo->name);
     else
         fprintf(f, "   %-14s\n", name);
 }
@@ -187,7 +193,7 @@ char *report_select_json(const select_table_t *tab) {
         if (r->winner >= 0) cJSON_AddStringToObject(o, "winner", r->cells[r->winner].algo->name);
         if (r->runner_up >= 0) {
             cJSON_AddStringToObject(o, "runner_up", r->cells[r->runner_up].algo->name);
-            cJSON_AddNumberToObject(o, "ratio", r->cells[r->runner_up].time_s / r->cells[r->winner].time_s);
+            cJSON_AddNumberToObject(o, "ratio", margin(r));
         }
         cJSON_AddBoolToObject(o, "crossover", select_is_crossover(tab, i));
         cJSON_AddItemToArray(a, o);

@@ -196,3 +196,16 @@ Test(sweep, shards_concatenate_to_the_whole) {
         free(whole);
     }
 }
+
+/* One rank: every algorithm takes no time; the table and JSON stay numbers
+ * (a 0/0 margin printed "-nan"). */
+Test(select, one_rank_is_free_and_prints_numbers) {
+    char *out;
+    cr_assert_eq(th_cli("select -t tests/data/machines/one-gpu.yaml -c allreduce,broadcast --sizes 1KiB,1GiB", &out, 1), 0);
+    cr_expect(strstr(out, "nan") == NULL && strstr(out, "inf") == NULL, "%s", out);
+    cr_expect(strstr(out, "1.00 (") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("select -t tests/data/machines/one-gpu.yaml -c allreduce --sizes 1KiB --format json", &out, 1), 0);
+    cr_expect(strstr(out, "\"ratio\":1") != NULL, "%s", out);
+    free(out);
+}
