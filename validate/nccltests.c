@@ -60,12 +60,18 @@ static void learn_test(state_t *st, const char *s) {
     }
 }
 
+#define NT_MAX_RANKS 4194304      /* = TOPO_MAX_NODES: no machine we load has more */
+
 static void learn_comment(state_t *st, const char *s) {
     learn_test(st, s);
     if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) st->has_root_col = strstr(s, "root") != NULL;
     const char *p = strstr(s, "nThread");
-    if (p) sscanf(p, "nThread %d nGpus %d", &st->nthread, &st->ngpus);
-    if (strstr(s, " Rank ") && strstr(s, "device")) st->rank_lines++;
+    long nt = 0, ng = 0;                        /* long and bounded: a corrupt header must not overflow */
+    if (p && sscanf(p, "nThread %9ld nGpus %9ld", &nt, &ng) == 2 && nt > 0 && ng > 0 && nt * ng <= NT_MAX_RANKS) {
+        st->nthread = (int)nt;
+        st->ngpus = (int)ng;
+    }
+    if (strstr(s, " Rank ") && strstr(s, "device") && st->rank_lines < NT_MAX_RANKS) st->rank_lines++;
 }
 
 static int number(const char *tok, double *v) {
