@@ -399,4 +399,5 @@ Test(machines, include_error_names_the_fragment) {
     cr_assert_null(t);
     cr_expect(strstr(e.msg, "bad-fragment.yaml:5:") != NULL, "%s", e.msg);
     cr_expect(strstr(e.msg, "n0.gpu9") != NULL, "%s", e.msg);
+    cr_expect(strstr(e.msg, "(included from tests/data/machines/bad-include.yaml:3)") != NULL, "%s", e.msg);
 }

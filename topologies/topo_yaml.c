@@ -552,6 +552,9 @@ static int add_include(ctx_t *c, yaml_node_t *n) {
         strcpy(full + strlen(c->prefix), copy);
         rc = include_copy(c, path, &parsed.doc, full, i);
     }
+    if (rc < 0 && c->e && strlen(c->e->msg) + 64 < sizeof c->e->msg)   /* say which include, as compilers do */
+        snprintf(c->e->msg + strlen(c->e->msg), sizeof c->e->msg - strlen(c->e->msg), " (included from %s:%lu)",
+                 c->file, (unsigned long)n->start_mark.line + 1);
     yaml_document_delete(&parsed.doc);
     return rc;
 }
