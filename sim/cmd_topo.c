@@ -78,9 +78,11 @@ static void summary(topo_t *t, const cost_model_t *m) {
         lo = inj < lo ? inj : lo;
         hi = inj > hi ? inj : hi;
     }
-    printf("  injection      %.4g GB/s per rank%s", lo / 1e9, lo == hi ? "" : " (least)");
-    if (lo != hi) printf(", %.4g GB/s (most)", hi / 1e9);
-    printf("\n");
+    if (p > 1) {
+        printf("  injection      %.4g GB/s per rank%s", lo / 1e9, lo == hi ? "" : " (least)");
+        if (lo != hi) printf(", %.4g GB/s (most)", hi / 1e9);
+        printf("\n");
+    }
     if (p > 1) {
         double b = flow_between_halves(t, p / 2);
         printf("  bisection      %.4g GB/s per direction (ranks 0..%d vs %d..%d), %.4g GB/s per rank\n",
@@ -88,7 +90,11 @@ static void summary(topo_t *t, const cost_model_t *m) {
     }
     char a[64];
     units_fmt_time(m->alpha, a, sizeof a);
-    printf("  closed forms   alpha %s, bandwidth %.4g GB/s, %s\n", a, m->beta > 0 ? 1e-9 / m->beta : 0,
+    if (p < 2) {
+        printf("  closed forms   one rank: every collective is free (nothing moves)\n");
+        return;
+    }
+    printf("  closed forms   alpha %s, bandwidth %.4g GB/s, %s\n", a, 1e-9 / m->beta,
            m->ports == 1 ? "single-port" : "multi-port");
 }
 
