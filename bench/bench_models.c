@@ -2,9 +2,11 @@
  * registry row, the range of simulated / closed-form time over p = 2..33 and
  * sizes 0 B..100 MB, on a single-port mesh and a multi-port star
  * (12.5 GB/s, 1.5 us, reductions at 40 GB/s; divisibility not arranged, so
- * rows exact only when p divides n show their rounding too).
+ * rows exact only when p divides n show their rounding too); first, how fast
+ * every closed form answers at 1,048,576 ranks.
  * usage: bench_models */
 #include <stdio.h>
+#include <time.h>
 
 #include "../algorithms/algo.h"
 #include "../sim/engine.h"
@@ -51,7 +53,39 @@ static void row(const algo_t *a, int star) {
            star ? "star" : "mesh", lo, hi);
 }
 
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Every closed form at 1,048,576 ranks, 64 sizes (1 B..8 EiB, x2), 100
+ * times: the slowest first answer per row (the split trees work out their
+ * shape once per p), and the rate of the answers after it. */
+static void scale(void) {
+    const int p = 1 << 20;
+    const cost_model_t m = {.alpha = 1e-6, .beta = 1 / 50e9, .gamma = 1 / 1e12, .ports = 0};
+    const algo_t *const *rows = algo_all();
+    double rest = 0, first_worst = 0, sink = 0;
+    long calls = 0;
+    int nrows = 0;
+    const char *worst_name = "";
+    for (int i = 0; rows[i]; i++, nrows++) {
+        double t0 = now();
+        sink += rows[i]->cost(&m, p, 1, NULL);
+        double t1 = now();
+        for (int rep = 0; rep < 100; rep++)
+            for (int k = 0; k < 64; k++) sink += rows[i]->cost(&m, p, 1ull << (k < 63 ? k : 63), NULL);
+        rest += now() - t1;
+        calls += 6400;
+        if (t1 - t0 > first_worst) { first_worst = t1 - t0; worst_name = rows[i]->name; }
+    }
+    printf("closed forms at p = 1,048,576, %d rows: %.2f M predictions/s; slowest first answer %s %.3g ms%s\n",
+           nrows, calls / rest / 1e6, worst_name, first_worst * 1e3, sink > 0 ? "" : " (?)");
+}
+
 int main(void) {
+    scale();
     printf("closed form vs simulation, p = 2..33, n = 0 B..100 MB:\n");
     const algo_t *const *rows = algo_all();
     for (int i = 0; rows[i]; i++) {
