@@ -51,6 +51,11 @@ int algo_build(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, sched_t
  * MiB (at least 1, at most 4096). */
 uint64_t algo_pipeline_chunks(uint64_t n, const algo_opts_t *o);
 
+/* The split trees' (bintree, dbtree, chain) shape as the closed forms take
+ * it in O(1), against a walk of every rank: the first p <= pmax where they
+ * differ, or 0. For tests. */
+int algo_split_shape_check(int pmax);
+
 /* a mod p in [0, p) for any sign of a. */
 static inline uint32_t algo_mod(int64_t a, int p) { return (uint32_t)(((a % p) + p) % p); }
 

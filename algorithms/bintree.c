@@ -199,24 +199,11 @@ static int bintree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { ret
 static int dbtree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, SHAPE_DTREE); }
 static int chain_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, SHAPE_CHAIN); }
 
-/* Shape of the split trees: the tallest path (root to deepest leaf) and the
- * busiest rank's messages sent per pipeline step (summed over the trees: one
- * up unless root, one per child down). A chain's is known; a tree's takes
- * O(p lg^2 p) (0.3 s at a million ranks), so the last answer per shape is
- * kept: a selection table asks for the same p at every size. */
-static void split_shape(int p, int shape, int *height, int *load) {
-    static _Thread_local struct { int p, height, load; } memo[3];
+/* Shape of the split trees by walking them: the tallest path (root to
+ * deepest leaf) and the busiest rank's messages sent per pipeline step
+ * (summed over the trees: one up unless root, one per child down). O(p lg^2 p). */
+static void shape_walk(int p, int shape, int *height, int *load) {
     int trees = shape == SHAPE_DTREE ? 2 : 1;
-    if (shape == SHAPE_CHAIN) {                 /* 0 - 1 - ... - p-1: inner ranks send up and down */
-        *height = p - 1;
-        *load = p >= 3 ? 2 : 1;
-        return;
-    }
-    if (memo[shape].p == p) {
-        *height = memo[shape].height;
-        *load = memo[shape].load;
-        return;
-    }
     *height = *load = 0;
     for (int r = 0; r < p; r++) {
         int sends = 0;
@@ -232,9 +219,36 @@ static void split_shape(int p, int shape, int *height, int *load) {
         }
         if (sends > *load) *load = sends;
     }
-    memo[shape].p = p;
-    memo[shape].height = *height;
-    memo[shape].load = *load;
+}
+
+/* The same in O(1), for the closed forms at a million ranks: a chain is
+ * p - 1 tall and its inner ranks send twice; from p = 4 on, the binary tree
+ * is ceil(lg p) tall (rank 1 climbs 1, 2, 4, ... to the root) and its busiest
+ * rank sends 3 (up and two children), the double tree's 4 (interior in one
+ * tree, leaf in the other). algo_split_shape_check tests this against the walk. */
+static void split_shape(int p, int shape, int *height, int *load) {
+    if (shape == SHAPE_CHAIN) {
+        *height = p - 1;
+        *load = p >= 3 ? 2 : p - 1;
+    } else if (p >= 4) {
+        int h = 0;
+        while ((1L << h) < p) h++;
+        *height = h;
+        *load = shape == SHAPE_DTREE ? 4 : 3;
+    } else {
+        shape_walk(p, shape, height, load);
+    }
+}
+
+int algo_split_shape_check(int pmax) {
+    for (int shape = SHAPE_BTREE; shape <= SHAPE_CHAIN; shape++)
+        for (int p = 1; p <= (shape == SHAPE_CHAIN && pmax > 256 ? 256 : pmax); p++) {   /* a chain's walk is O(p^2) */
+            int h, l, wh, wl;
+            split_shape(p, shape, &h, &l);
+            shape_walk(p, shape, &wh, &wl);
+            if (h != wh || l != wl) return p;
+        }
+    return 0;
 }
 
 /* Pipeline model: 2h - 1 steps to fill (up and down the tallest path), then
