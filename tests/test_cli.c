@@ -281,6 +281,7 @@ Test(cli, outputs_are_written_whole_or_not_at_all) {
 Test(cli, did_you_mean) {
     expect_exit("sim -t topologies/uniform-8.yaml -c allredcue -a ring -s 1MiB", 2, "did you mean 'allreduce'?");
     expect_exit("sim -t topologies/uniform-8.yaml -c allreduce -a rign -s 1MiB", 1, "did you mean 'ring'?");
+    expect_exit("validate --backend host -c allreduce --ranks 100000 --sizes 1KiB,2KiB,4KiB", 1, "at most 256 ranks");
     expect_exit("predict -t topologies/uniform-8.yaml -c reduce -a binomail -s 1MiB", 1, "did you mean 'binomial'?");
     char *out;
     th_cli("sim -t topologies/uniform-8.yaml -c allreduce -a xyz -s 1MiB", &out, 0);

@@ -192,6 +192,8 @@ static int cmpd(const void *a, const void *b) {
 
 int host_run(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, int reps, host_result_t *out, baton_err_t *e) {
     sched_t s;
+    if (p > HOST_MAX_RANKS)                  /* a thread per rank, spinning: more would only thrash */
+        return err_set(e, BATON_EINVAL, "the host backend runs at most %d ranks (a thread each), not %d", HOST_MAX_RANKS, p);
     int rc = algo_build(a, p, n, o, &s, e);
     if (rc < 0) return rc;
     if (s.nchannels > 128) return err_set(e, BATON_EUNSUP, "the host backend runs at most 128 channels");

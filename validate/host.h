@@ -21,6 +21,8 @@ typedef struct host_result {
 } host_result_t;
 
 /* Run a (built for p ranks, n bytes) `reps` times after one warm-up. */
+#define HOST_MAX_RANKS 256
+
 int host_run(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, int reps, host_result_t *out, baton_err_t *e);
 
 #endif
