@@ -277,8 +277,9 @@ Test(cli, outputs_are_written_whole_or_not_at_all) {
     expect_exit("select -t topologies/uniform-8.yaml -c allreduce -o /no/such/dir/out.csv", 1, "/no/such/dir/out.csv");
 }
 
-/* Misspelt names get the nearest right one; unrelated words get none. */
-Test(cli, did_you_mean) {
+/* Misspelt names get the nearest right one, unrelated words none; limits are
+ * errors that say the limit. */
+Test(cli, did_you_mean_and_limits) {
     expect_exit("sim -t topologies/uniform-8.yaml -c allredcue -a ring -s 1MiB", 2, "did you mean 'allreduce'?");
     expect_exit("sim -t topologies/uniform-8.yaml -c allreduce -a rign -s 1MiB", 1, "did you mean 'ring'?");
     expect_exit("validate --backend host -c allreduce --ranks 100000 --sizes 1KiB,2KiB,4KiB", 1, "at most 256 ranks");
