@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
-#include <time.h>
 
 #include "../algorithms/algo.h"
 #include "../sim/engine.h"
 #include "../topologies/topo.h"
+#include "bench_clock.h"
 
 static topo_t *ring_machine(int p) {
     topo_t *t = topo_create("bench-ring");
@@ -44,12 +44,6 @@ static void machine(void) {
     struct utsname u;
     uname(&u);
     printf("machine: %s, %s %s, one core used\n", model, u.sysname, u.machine);
-}
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int bench(int p) {

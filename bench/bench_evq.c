@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "../sim/evq.h"
+#include "bench_clock.h"
 
 typedef struct { double t; uint32_t id; } ref_item_t;
 typedef struct { ref_item_t *a; uint32_t n; } ref_heap_t;
@@ -37,12 +37,6 @@ static ref_item_t ref_pop(ref_heap_t *h) {
     }
     if (n > 0) h->a[i] = last;
     return top;
-}
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* A fixed pseudo-random increment sequence (xorshift), the same for both. */

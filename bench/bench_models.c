@@ -6,11 +6,11 @@
  * every closed form answers at 1,048,576 ranks.
  * usage: bench_models */
 #include <stdio.h>
-#include <time.h>
 
 #include "../algorithms/algo.h"
 #include "../sim/engine.h"
 #include "../topologies/topo.h"
+#include "bench_clock.h"
 
 static topo_t *machine(int p, int star) {
     topo_t *t = topo_create(star ? "star" : "mesh");
@@ -51,12 +51,6 @@ static void row(const algo_t *a, int star) {
     }
     printf("  %-14s %-18s %-5s  sim/closed in [%.4f, %.4f]\n", coll_name(a->coll), a->name,
            star ? "star" : "mesh", lo, hi);
-}
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Every closed form at 1,048,576 ranks, 64 sizes (1 B..8 EiB, x2), 100
