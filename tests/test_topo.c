@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../topologies/topo_yaml.h"
+#include "helpers.h"
 
 static void expect_error(const char *file, const char *where, const char *what) {
     baton_err_t e = {0};
@@ -109,6 +110,59 @@ Test(topo, routes_are_shortest_in_hops_and_cached) {
     cr_expect_eq(topo_params_c(t)->ports, 2);
     cr_expect_eq(topo_params_c(t)->reduce_bw, 10e9);
     topo_free(t);
+}
+
+/* Every route of machine `file` (with `set`, may be NULL), asked in the
+ * order given by `stride`, equals the full search's; returns the searches
+ * the shortcut ran. */
+static uint64_t routes_match_full_search(const char *file, const char *set, int stride) {
+    baton_err_t e = {0};
+    const char *sets[] = {set};
+    topo_t *a = topo_yaml_load(file, sets, set ? 1 : 0, &e), *b = topo_yaml_load(file, sets, set ? 1 : 0, &e);
+    cr_assert(a && b, "%s: %s", file, e.msg);
+    topo_set_route_shortcut(b, 0);
+    int all = topo_nranks(a) + topo_nreducers(a);
+    for (int i = 0; i < all * all; i++) {
+        int s = (int)(((int64_t)i * stride) % (all * all)) / all, d = (int)(((int64_t)i * stride) % (all * all)) % all;
+        topo_route_t x, y;
+        cr_assert_eq(topo_route(a, s, d, &x, &e), 0, "%s", e.msg);
+        cr_assert_eq(topo_route(b, s, d, &y, &e), 0, "%s", e.msg);
+        cr_assert_eq(x.nlinks, y.nlinks, "%s: route %d -> %d", file, s, d);
+        for (int k = 0; k < x.nlinks; k++)
+            cr_assert_eq(x.links[k], y.links[k], "%s: route %d -> %d, hop %d", file, s, d, k);
+        cr_assert(x.lat == y.lat && x.bw == y.bw, "%s: route %d -> %d", file, s, d);
+    }
+    uint64_t n = topo_nsearches(a);
+    cr_expect_leq(n, topo_nsearches(b), "%s: the shortcut searches less", file);
+    topo_free(a);
+    topo_free(b);
+    return n;
+}
+
+/* The shortcut (a GPU on one switch port routes as its switch) gives the
+ * same links as a full search on every shipped machine and on fat-trees with
+ * equal-cost paths, whatever order the routes are asked in; on a switch box
+ * it needs no search at all. */
+Test(topo, route_shortcut_equals_full_search) {
+    const char *files[] = {"topologies/candy-kids.yaml", "topologies/uniform-8.yaml", "topologies/hgx-h100.yaml",
+                           "topologies/hgx-a100.yaml", "topologies/dgx1-v100.yaml", "topologies/pcie-2gpu.yaml",
+                           "topologies/pcie-8gpu.yaml", "topologies/cluster-a100.yaml",
+                           "topologies/cluster-h100.yaml", "tests/data/machines/fattree.yaml",
+                           "tests/data/machines/fattree3.yaml"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        for (int stride = 1; stride <= 7; stride += 6) routes_match_full_search(files[i], NULL, stride);
+    routes_match_full_search("tests/data/machines/fattree.yaml", "oversub=3", 5);
+    routes_match_full_search("tests/data/machines/fattree3.yaml", "oversub=2", 3);
+    cr_expect_gt(routes_match_full_search("tests/data/machines/fattree3.yaml", NULL, 1), 0);
+    topo_t *star = th_star(64, 10e9, 1e-6, 1, 0);
+    baton_err_t e = {0};
+    topo_route_t rt;
+    for (int s = 0; s < 64; s++)
+        for (int d = 0; d < 64; d++) cr_assert_eq(topo_route(star, s, d, &rt, &e), 0, "%s", e.msg);
+    cr_assert_eq(topo_route(star, 0, 63, &rt, &e), 0, "%s", e.msg);
+    cr_expect_eq(rt.nlinks, 2, "got %d links, %llu searches", rt.nlinks, (unsigned long long)topo_nsearches(star));
+    cr_expect_eq(topo_nsearches(star), 0, "64 GPUs on one switch: no search for any of the 4,096 routes");
+    topo_free(star);
 }
 
 Test(topo, cost_model_is_the_worst_pair) {

@@ -25,6 +25,7 @@ struct topo {
     int nranks;
     topo_params_t params;
     int *adj_off, *adj;  /* CSR: directed links leaving each node, in declaration order */
+    int *adj_pos;        /* per directed link: its place among its source's links */
     route_slot_t *routes;
     uint32_t route_cap, route_count;
     int32_t **blocks;    /* every route block, for topo_free */
@@ -32,10 +33,13 @@ struct topo {
     int32_t *cur;        /* the block being filled */
     int32_t cur_used;
     int *bfs_parent, *bfs_queue;   /* scratch for route search */
+    int32_t *route_tmp;  /* scratch: a probe route (at most nnodes - 1 links) */
     char **param_name, **param_value;   /* what the file's parameters were */
     int nparams;
     int *reducer;        /* reducing switches (helper ranks), in declaration order */
     int nreducers;
+    int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
+    uint64_t searches;   /* bfs runs after topo_finalize */
     int dist_to;         /* bfs_parent holds every node's distance to this node; -1: partial */
     int *name_slot;      /* open-addressing index of node names: node + 1, 0 = empty */
     uint32_t name_cap;   /* a power of two, more than twice nnodes */
@@ -73,11 +77,13 @@ void topo_free(topo_t *t) {
     free(t->rank_node);
     free(t->adj_off);
     free(t->adj);
+    free(t->adj_pos);
     free(t->routes);
     for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
     free(t->blocks);
     free(t->bfs_parent);
     free(t->bfs_queue);
+    free(t->route_tmp);
     for (int i = 0; i < t->nparams; i++) { free(t->param_name[i]); free(t->param_value[i]); }
     free(t->param_name);
     free(t->param_value);
@@ -190,6 +196,10 @@ int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e
 
 void topo_set_transit(topo_t *t, int node, int transit) { t->nodes[node].transit = transit; }
 
+void topo_set_route_shortcut(topo_t *t, int on) { t->no_shortcut = !on; }
+
+uint64_t topo_nsearches(const topo_t *t) { return t->searches; }
+
 void topo_set_reduces(topo_t *t, int node, int reduces) { t->nodes[node].reduces = reduces; }
 
 int topo_nreducers(const topo_t *t) { return t->nreducers; }
@@ -206,15 +216,18 @@ int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e) {
 static int build_adjacency(topo_t *t) {
     t->adj_off = calloc((size_t)t->nnodes + 1, sizeof *t->adj_off);
     t->adj = malloc(((size_t)t->ndl + 1) * sizeof *t->adj);
+    t->adj_pos = malloc(((size_t)t->ndl + 1) * sizeof *t->adj_pos);
     t->bfs_parent = malloc(((size_t)t->nnodes + 1) * sizeof *t->bfs_parent);
     t->bfs_queue = malloc(((size_t)t->nnodes + 1) * sizeof *t->bfs_queue);
-    if (!t->adj_off || !t->adj || !t->bfs_parent || !t->bfs_queue) return -1;
+    t->route_tmp = malloc(((size_t)t->nnodes + 1) * sizeof *t->route_tmp);
+    if (!t->adj_off || !t->adj || !t->adj_pos || !t->bfs_parent || !t->bfs_queue || !t->route_tmp) return -1;
     for (int i = 0; i < t->ndl; i++) t->adj_off[t->dl[i].src + 1]++;
     for (int i = 0; i < t->nnodes; i++) t->adj_off[i + 1] += t->adj_off[i];
     int *fill = calloc((size_t)t->nnodes + 1, sizeof *fill);
     if (fill == NULL) return -1;
     for (int i = 0; i < t->ndl; i++) {
         int s = t->dl[i].src;
+        t->adj_pos[i] = fill[s];
         t->adj[t->adj_off[s] + fill[s]++] = i;
     }
     free(fill);
@@ -227,6 +240,7 @@ static int build_adjacency(topo_t *t) {
 static int bfs(topo_t *t, int s, int stop) {
     int *dist = t->bfs_parent, *q = t->bfs_queue, head = 0, tail = 0;
     t->dist_to = stop < 0 ? s : -1;      /* stopped early, some distances are missing */
+    t->searches++;
     for (int i = 0; i < t->nnodes; i++) dist[i] = -1;
     dist[s] = 0;
     q[tail++] = s;
@@ -343,7 +357,9 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
                            "%s:%d:%d: rank %d ('%s') is disconnected: no path from rank 0 ('%s')",
                            file, n->line, n->col, r, n->name, t->nodes[t->rank_node[0]].name);
     }
-    return check_all_pairs(t, file, e);
+    rc = check_all_pairs(t, file, e);
+    t->searches = 0;
+    return rc;
 }
 
 int topo_nranks(const topo_t *t) { return t->nranks; }
@@ -408,30 +424,39 @@ static int next_hop(const topo_t *t, const int *dist, int u, int d, int k) {
     return dist[v] >= 0 && dist[v] == dist[u] - 1 && (v == d || t->nodes[v].transit);
 }
 
-/* Walk from s towards d (dist[] = hops to d). Where several next hops are
- * equally short, take number (key + hop) mod ways. */
-static int walk_keyed(topo_t *t, int s, int d, int port, route_slot_t *slot) {
+/* Append link k to a route being built. */
+static void route_add(const topo_t *t, route_slot_t *r, int32_t *links, int k) {
+    const topo_dlink_t *l = &t->dl[k];
+    links[r->nlinks++] = k;
+    r->lat += l->lat;
+    if (l->bw < r->bw) r->bw = l->bw;
+}
+
+/* Walk from u towards d (dist[] = hops to d, or to any node beyond d on
+ * every path through it: only differences count), the route so far first.
+ * Where several next hops are equally short, take number (key + hop) mod
+ * ways. */
+static void walk_keyed(const topo_t *t, int u, int d, int key, route_slot_t *r, int32_t *links) {
     const int *dist = t->bfs_parent;
-    int n = dist[s];
-    if (n < 0) return -2;      /* unreachable: possible only when staged through a CPU (p2p: false) */
-    int32_t *links = route_alloc(t, n > 0 ? n : 1);
-    if (links == NULL) return -1;
-    *slot = (route_slot_t){.links = links, .nlinks = n, .lat = 0, .bw = 1e300};
-    for (int u = s, hop = 0; u != d; hop++) {
+    while (u != d) {
         int ways = 0, pick;
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) ways += next_hop(t, dist, u, d, k);
-        pick = (port + hop) % ways;
+        pick = (key + r->nlinks) % ways;
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
-            const topo_dlink_t *l = &t->dl[t->adj[k]];
             if (!next_hop(t, dist, u, d, k) || pick-- > 0) continue;
-            links[hop] = t->adj[k];
-            slot->lat += l->lat;
-            if (l->bw < slot->bw) slot->bw = l->bw;
-            u = l->dst;
+            route_add(t, r, links, t->adj[k]);
+            u = t->dl[t->adj[k]].dst;
             break;
         }
     }
-    return 0;
+}
+
+/* The route: link `first` (-1: none), the walk u -> v, link `last` (-1: none). */
+static void route_fill(const topo_t *t, int first, int u, int v, int last, int key, route_slot_t *r, int32_t *links) {
+    *r = (route_slot_t){.links = links, .nlinks = 0, .lat = 0, .bw = 1e300};
+    if (first >= 0) route_add(t, r, links, first);
+    walk_keyed(t, u, v, key, r, links);
+    if (last >= 0) route_add(t, r, links, last);
 }
 
 /* The CPU nearest to node s (first found breadth-first), or -1. */
@@ -450,37 +475,61 @@ static int down_port(const topo_t *t, const route_slot_t *probe) {
     for (int i = probe->nlinks - 1; i >= 0; i--) {
         int u = t->dl[probe->links[i]].src;
         if (t->adj_off[u + 1] - t->adj_off[u] <= 2) continue;
-        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++)
-            if (t->adj[k] == probe->links[i]) return k - t->adj_off[u];
+        return t->adj_pos[probe->links[i]];
     }
     return 0;
 }
 
-/* Shortest route from s to d; among equal next hops destination-mod-k picks
- * (the deterministic fat-tree routing of InfiniBand subnet managers), which
- * spreads the hosts of one leaf over all the spines. */
-static int route_walk(topo_t *t, int s, int d, route_slot_t *slot) {
+/* Shortest route `first`, u ... v (dist[] = hops to v), `last`; among equal
+ * next hops destination-mod-k picks (the deterministic fat-tree routing of
+ * InfiniBand subnet managers), which spreads the hosts of one leaf over all
+ * the spines. A probe walk with key 0 finds the destination's down port. */
+static int route_walk(topo_t *t, int first, int u, int v, int last, route_slot_t *slot) {
+    const int *dist = t->bfs_parent;
+    if (u != v && dist[u] < 0) return -2;
+    int inner = u == v ? 0 : dist[u] - dist[v];  /* unreachable: possible only when staged through a CPU (p2p: false) */
+    int n = (first >= 0) + inner + (last >= 0);
     route_slot_t probe;
-    int rc = walk_keyed(t, s, d, 0, &probe);
-    if (rc < 0) return rc;
-    return walk_keyed(t, s, d, down_port(t, &probe), slot);
+    route_fill(t, first, u, v, last, 0, &probe, t->route_tmp);
+    int32_t *links = route_alloc(t, n > 0 ? n : 1);
+    if (links == NULL) return -1;
+    route_fill(t, first, u, v, last, down_port(t, &probe), slot, links);
+    return 0;
+}
+
+/* The relay node n hangs off: n does not relay and has one link, to a node
+ * that does (a GPU on a switch port); -1 otherwise. Every route from or to
+ * n then passes that link, so n's routes are its relay's routes plus the
+ * link, found by one search per relay rather than one per rank: on a
+ * 65,536-GPU switch, no search at all instead of 65,536 of 65,537 nodes. */
+static int relay_of(const topo_t *t, int n) {
+    if (t->nodes[n].transit || t->adj_off[n + 1] - t->adj_off[n] != 1) return -1;
+    int v = t->dl[t->adj[t->adj_off[n]]].dst;
+    return t->nodes[v].transit ? v : -1;
 }
 
 static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     int via = -1;
     if (!t->params.p2p && s != d && t->nodes[s].kind == NODE_GPU && t->nodes[d].kind == NODE_GPU)
         via = nearest_cpu(t, s);
+    int rs = relay_of(t, s), rd = relay_of(t, d);
+    if (via < 0 && s != d && rs >= 0 && rd >= 0 && !t->no_shortcut) {
+        /* distances to d are distances to rd plus one: either will do */
+        if (rs != rd && t->dist_to != rd && t->dist_to != d) bfs(t, rd, rs);
+        /* links come in pairs (2i: a -> b, 2i + 1: b -> a): d's one link, reversed, enters d */
+        return route_walk(t, t->adj[t->adj_off[s]], rs, rd, t->adj[t->adj_off[d]] ^ 1, slot);
+    }
     if (via < 0) {
-        if (t->dist_to != d) bfs(t, d, s);     /* distances to d; links are full duplex */
-        return route_walk(t, s, d, slot);
+        if (s != d && t->dist_to != d) bfs(t, d, s);     /* distances to d; links are full duplex */
+        return route_walk(t, -1, s, d, -1, slot);
     }
     /* staged in host memory: s up to the CPU, then down to d */
     route_slot_t up, down;
     bfs(t, via, s);
-    int rc = route_walk(t, s, via, &up);
+    int rc = route_walk(t, -1, s, via, -1, &up);
     if (rc < 0) return rc;
     bfs(t, d, via);
-    if ((rc = route_walk(t, via, d, &down)) < 0) return rc;
+    if ((rc = route_walk(t, -1, via, d, -1, &down)) < 0) return rc;
     int32_t *links = route_alloc(t, up.nlinks + down.nlinks);
     if (links == NULL) return -1;
     memcpy(links, up.links, (size_t)up.nlinks * sizeof *links);

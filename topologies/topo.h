@@ -95,6 +95,12 @@ int topo_nreducers(const topo_t *t);
 
 /* Let routes pass through a node (or not); before topo_finalize. */
 void topo_set_transit(topo_t *t, int node, int transit);
+/* Routes from and to a GPU hung off one switch port are that switch's
+ * routes plus the port (the default, 1). With 0 every pair is searched in
+ * full: the reference the tests hold the shortcut to. */
+void topo_set_route_shortcut(topo_t *t, int on);
+/* How many graph searches routing has run since topo_finalize. */
+uint64_t topo_nsearches(const topo_t *t);
 /* Give node `node` rank number `rank` (before topo_finalize). */
 int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e);
 
