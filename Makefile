@@ -91,9 +91,12 @@ test-san: build/.deps
 valgrind: $(B)/baton
 	sh scripts/valgrind.sh $(B)/baton
 
+# Engine cases ALGO:RANKS:MACHINE, one process each; the table lands in README.
+BENCH_CASES = ring:1024:ring ring:4096:ring ring:8192:ring tree:65536:switch rd:65536:switch \
+              rabenseifner:65536:switch
 bench: $(B)/bench_engine $(B)/bench_models $(B)/bench_evq $(B)/baton
 	$(B)/bench_evq
-	$(B)/bench_engine
+	sh bench/engine_table.sh $(B)/bench_engine README.md $(BENCH_CASES)
 	$(B)/bench_models
 	sh bench/bench_select.sh $(B)/baton
 

@@ -1,8 +1,13 @@
-/* bench_engine.c - how fast the engine runs: ring all-reduce on 1,024 and
- * 4,096 ranks of a uniform machine (a physical ring of 450 GB/s, 0.6 us
- * links, 1.1 TB/s reductions), 1 GiB per rank. Prints events/s, wall time,
- * peak memory (max RSS of the process so far) and the machine.
- * usage: bench_engine [RANKS...]  (default 1024 4096) */
+/* bench_engine.c - how fast the engine runs and how much memory it holds.
+ * One case per process, so the peak RSS is the case's own:
+ *   bench_engine ALGO RANKS MACHINE
+ * ALGO an all-reduce (ring, tree, rd, rabenseifner, ...), MACHINE `ring` (a
+ * physical ring of 450 GB/s, 0.6 us links, each rank forwarding) or `switch`
+ * (every rank on one switch port of 450 GB/s, 0.3 us); one port per rank,
+ * 1.1 TB/s reductions, 1 GiB per rank. Prints one Markdown table row: the
+ * case, messages, events, wall time, events/s, peak RSS and RSS per rank;
+ * `bench_engine --header` prints the table's head and the machine.
+ * Without arguments: ring all-reduce on 1,024 ranks of the ring. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,16 +19,20 @@
 #include "../topologies/topo.h"
 #include "bench_clock.h"
 
-static topo_t *ring_machine(int p) {
-    topo_t *t = topo_create("bench-ring");
+static topo_t *machine_build(const char *kind, int p) {
+    int ring = strcmp(kind, "ring") == 0;
+    topo_t *t = topo_create(ring ? "bench-ring" : "bench-switch");
     char name[32];
     for (int i = 0; i < p; i++) {
         snprintf(name, sizeof name, "gpu%d", i);
         int id = topo_add_node(t, name, NODE_GPU, 0, 0, NULL);
         topo_set_rank(t, id, i, NULL);
-        topo_set_transit(t, id, 1);          /* a physical ring forwards, like a 1-D torus */
+        topo_set_transit(t, id, ring);       /* a physical ring forwards, like a 1-D torus */
     }
-    for (int i = 0; i < p && p > 1; i++) topo_add_link(t, i, (i + 1) % p, 450e9, 0.6e-6, NULL);
+    int sw = ring ? -1 : topo_add_node(t, "switch", NODE_SWITCH, 0, 0, NULL);
+    for (int i = 0; i < p && p > 1; i++)
+        if (ring) topo_add_link(t, i, (i + 1) % p, 450e9, 0.6e-6, NULL);
+        else topo_add_link(t, i, sw, 450e9, 0.15e-6, NULL);
     topo_params(t)->ports = 1;
     topo_params(t)->reduce_bw = 1.1e12;
     if (topo_finalize(t, "bench", NULL) < 0) { topo_free(t); return NULL; }
@@ -43,15 +52,18 @@ static void machine(void) {
     if (f) fclose(f);
     struct utsname u;
     uname(&u);
-    printf("machine: %s, %s %s, one core used\n", model, u.sysname, u.machine);
+    printf("Machine: %s, %s %s, one core. Rows: `make bench` (bench/bench_engine.c).\n\n", model, u.sysname, u.machine);
+    printf("| all-reduce, 1 GiB | ranks | messages | events | wall | events/s | peak RSS | RSS / rank |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
-static int bench(int p) {
-    topo_t *t = ring_machine(p);
+static int bench(const char *algo, int p, const char *kind) {
+    const algo_t *a = algo_find(COLL_ALLREDUCE, algo);
+    topo_t *t = machine_build(kind, p);
     sched_t s;
     baton_err_t e = {0};
-    if (t == NULL || algo_build(&algo_allreduce_ring, p, 1ull << 30, NULL, &s, &e) < 0) {
-        fprintf(stderr, "bench: cannot set up %d ranks%s%s\n", p, e.msg[0] ? ": " : "", e.msg);
+    if (a == NULL || t == NULL || algo_build(a, p, 1ull << 30, NULL, &s, &e) < 0) {
+        fprintf(stderr, "bench: cannot set up %s on %d ranks%s%s\n", algo, p, e.msg[0] ? ": " : "", e.msg);
         topo_free(t);
         return 1;
     }
@@ -61,21 +73,19 @@ static int bench(int p) {
     double wall = now() - t0;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    if (rc < 0) { fprintf(stderr, "bench: %s\n", e.msg); topo_free(t); return 1; }
-    printf("ring allreduce p=%-5d messages %-10llu events %-10llu wall %7.3f s  %6.2f M events/s  "
-           "peak RSS %6.1f MiB  (simulated %.4g s)\n",
-           p, (unsigned long long)r.messages, (unsigned long long)r.events, wall,
-           r.events / wall / 1e6, ru.ru_maxrss / 1024.0, r.time_s);
     topo_free(t);
+    if (rc < 0) { fprintf(stderr, "bench: %s\n", e.msg); return 1; }
+    printf("| %s, %s | %d | %llu | %llu | %.3f s | %.2f M/s | %.1f MiB | %.0f B |\n", algo,
+           strcmp(kind, "ring") == 0 ? "physical ring" : "one switch", p, (unsigned long long)r.messages,
+           (unsigned long long)r.events, wall, r.events / wall / 1e6, ru.ru_maxrss / 1024.0,
+           ru.ru_maxrss * 1024.0 / p);
     return 0;
 }
 
 int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--header") == 0) { machine(); return 0; }
+    if (argc == 4) return bench(argv[1], atoi(argv[2]), argv[3]);
+    if (argc != 1) { fprintf(stderr, "usage: bench_engine [--header | ALGO RANKS ring|switch]\n"); return 2; }
     machine();
-    int rc = 0;
-    if (argc > 1)
-        for (int i = 1; i < argc; i++) rc |= bench(atoi(argv[i]));
-    else
-        rc = bench(1024) | bench(4096);
-    return rc;
+    return bench("ring", 1024, "ring");
 }
