@@ -20,8 +20,11 @@ static double wire_time(const topo_route_t *rt, uint64_t bytes, double eff) {
     return rt->nlinks ? (double)bytes / (rt->bw * eff) : 0;
 }
 
+#define NO_SLOT UINT32_MAX
+
 typedef struct stream {
     sched_op_t op;
+    uint32_t head, tail;     /* its posted, unfinished sends, oldest first (slot ids) */
     uint32_t pc;
     uint8_t state;
     uint8_t nout;            /* posted, unfinished sends */
@@ -33,8 +36,10 @@ typedef struct stream {
     int64_t pending_rec;     /* the record of the receive in progress */
 } stream_t;
 
-typedef struct slot {        /* a posted send */
-    uint64_t seq;            /* post order, for in-order matching */
+/* A posted send. Slots come from one pool, sized by the sends in flight at
+ * once rather than by ranks x max_inflight; a slot's id names its transfer
+ * in the event queue. */
+typedef struct slot {
     uint64_t bytes;
     double t_start;
     double lat;              /* the route's latency (fair sharing adds it at the end) */
@@ -43,6 +48,8 @@ typedef struct slot {        /* a posted send */
     topo_route_t rt;         /* the route it took (for link accounting and traces) */
     int32_t dst;             /* receiving rank */
     int32_t dst_si;          /* receiving stream */
+    int32_t src_si;          /* sending stream */
+    uint32_t next;           /* the sending stream's next younger send, or the free list */
     uint32_t chunk, nchunk, to_chunk;
     uint8_t used, matched, started;
     verify_payload_t payload;
@@ -54,22 +61,22 @@ typedef struct engine {
     const engine_opts_t *o;
     engine_result_t *r;
     baton_err_t *e;
-    int p, C, S;             /* ranks, channels, slots per stream */
+    int p, C, S;             /* ranks, channels, sends in flight per stream */
     stream_t *st;            /* [rank * C + chan] */
-    slot_t *slots;           /* [stream * S + k] */
+    slot_t *slots;           /* the pool */
+    uint32_t nslots, capslots, free_slot;
     double *send_port, *recv_port;   /* [rank * ports + k] free-at times */
     double *link_free;       /* per directed link */
     double *reduce_free;     /* per rank: its one reduce engine, shared by channels */
     uint64_t *rank_msgs;
     share_t *share;          /* FAIR contention */
     int *send_busy, *recv_busy;      /* FAIR: ports in use per rank */
-    uint32_t *waiting;       /* FAIR: matched transfers waiting for ports, FIFO */
+    uint32_t *waiting;       /* FAIR: matched transfers waiting for ports, FIFO (capslots) */
     int nwaiting;
     int ports;
     double msg_lat, eff;     /* the protocol's per-message latency and bandwidth share */
     double gamma;
     double now;
-    uint64_t send_seq;
     int ndone;
     uint64_t reccap;         /* records allocated */
     evq_t q;
@@ -154,10 +161,9 @@ static int start_fair(engine_t *g, int src, int dst, uint32_t id, const topo_rou
 
 /* Start the matched message in slot (src_si, k): the receiver's stream waits
  * in S_XFER until it has arrived. */
-static int start_transfer(engine_t *g, int src_si, int k) {
-    uint32_t id = (uint32_t)((size_t)src_si * g->S + k);
+static int start_transfer(engine_t *g, uint32_t id) {
     slot_t *sl = &g->slots[id];
-    int src = stream_rank(g, src_si), dst = sl->dst;
+    int src_si = sl->src_si, src = stream_rank(g, src_si), dst = sl->dst;
     stream_t *ss = &g->st[src_si];
     if (ss->rt_peer != dst) {
         int rc = topo_route(g->t, src, dst, &ss->rt, g->e);
@@ -180,8 +186,8 @@ static int unblock(engine_t *g) {
     int kept = 0;
     for (int i = 0; i < g->nwaiting && g->err == 0; i++) {
         uint32_t id = g->waiting[i];
-        int src_si = (int)(id / g->S);
         slot_t *sl = &g->slots[id];
+        int src_si = sl->src_si;
         int rc = start_fair(g, stream_rank(g, src_si), sl->dst, id, &g->st[src_si].rt, sl->bytes);
         if (rc == 1) g->waiting[kept++] = id;
     }
@@ -201,22 +207,22 @@ static int share_event(engine_t *g, uint32_t version) {
     return share_check(g);
 }
 
-/* A stream's sends leave in program order: start the oldest unstarted send
- * while it is matched (an unmatched older send holds back younger ones). */
+/* A stream's sends leave in program order: start its unstarted sends, oldest
+ * first, while they are matched (an unmatched older send holds back younger
+ * ones). */
 static int pump(engine_t *g, int src_si) {
-    slot_t *base = &g->slots[(size_t)src_si * g->S];
-    for (;;) {
-        int k = -1;
-        for (int i = 0; i < g->S; i++)
-            if (base[i].used && !base[i].started && (k < 0 || base[i].seq < base[k].seq)) k = i;
-        if (k < 0 || !base[k].matched) return 0;
-        if (start_transfer(g, src_si, k) < 0) return g->err;
+    for (uint32_t id = g->st[src_si].head; id != NO_SLOT; id = g->slots[id].next) {
+        if (g->slots[id].started) continue;
+        if (!g->slots[id].matched) return 0;
+        if (start_transfer(g, id) < 0) return g->err;
     }
+    return 0;
 }
 
-/* Pair send slot (src_si, k) with the receive its receiver has posted. */
-static int match(engine_t *g, int src_si, int k, int dst_si) {
-    slot_t *sl = &g->slots[(size_t)src_si * g->S + k];
+/* Pair send slot id with the receive its receiver has posted. */
+static int match(engine_t *g, uint32_t id, int dst_si) {
+    slot_t *sl = &g->slots[id];
+    int src_si = sl->src_si;
     stream_t *rs = &g->st[dst_si];
     if (rs->op.chunk != sl->to_chunk || rs->op.nchunk != sl->nchunk ||
         (sl->to_chunk != sl->chunk && sched_range_bytes(g->s, rs->op.chunk, rs->op.nchunk) != sl->bytes))
@@ -234,15 +240,49 @@ static int peer_stream(const engine_t *g, int si, int peer, int chan) {
     return peer * g->C + (chan >= 0 ? chan : stream_chan(g, si));
 }
 
-/* The oldest unmatched send of stream src_si addressed to stream dst_si, or -1. */
-static int find_send(engine_t *g, int src_si, int dst_si) {
-    int best = -1;
-    slot_t *base = &g->slots[(size_t)src_si * g->S];
-    for (int k = 0; k < g->S; k++)
-        if (base[k].used && !base[k].matched && base[k].dst_si == dst_si &&
-            (best < 0 || base[k].seq < base[best].seq))
-            best = k;
-    return best;
+/* The oldest unmatched send of stream src_si addressed to stream dst_si, or NO_SLOT. */
+static uint32_t find_send(const engine_t *g, int src_si, int dst_si) {
+    uint32_t id = g->st[src_si].head;
+    while (id != NO_SLOT && (g->slots[id].matched || g->slots[id].dst_si != dst_si)) id = g->slots[id].next;
+    return id;
+}
+
+/* A free slot at the young end of stream si's list; NO_SLOT when memory runs out. */
+static uint32_t slot_new(engine_t *g, int si) {
+    if (g->free_slot == NO_SLOT) {
+        if (g->nslots == g->capslots) {
+            uint32_t nc = g->capslots * 2;
+            slot_t *a = nc > g->capslots ? realloc(g->slots, (size_t)nc * sizeof *a) : NULL;
+            if (a) g->slots = a;
+            uint32_t *w = a && g->share ? realloc(g->waiting, (size_t)nc * sizeof *w) : NULL;
+            if (w) g->waiting = w;
+            if (a == NULL || (g->share && w == NULL)) return NO_SLOT;
+            g->capslots = nc;
+        }
+        g->slots[g->nslots].next = g->free_slot;
+        g->free_slot = g->nslots++;
+    }
+    uint32_t id = g->free_slot;
+    g->free_slot = g->slots[id].next;
+    stream_t *s = &g->st[si];
+    if (s->tail == NO_SLOT) s->head = id;
+    else g->slots[s->tail].next = id;
+    s->tail = id;
+    return id;
+}
+
+/* Take finished send id off stream si's list and back to the pool. */
+static void slot_release(engine_t *g, int si, uint32_t id) {
+    stream_t *s = &g->st[si];
+    uint32_t prev = NO_SLOT, cur = s->head;
+    while (cur != id) prev = cur, cur = g->slots[cur].next;
+    uint32_t next = g->slots[id].next;
+    if (prev == NO_SLOT) s->head = next;
+    else g->slots[prev].next = next;
+    if (s->tail == id) s->tail = prev;
+    g->slots[id].used = 0;
+    g->slots[id].next = g->free_slot;
+    g->free_slot = id;
 }
 
 static int post_recv(engine_t *g, int si) {
@@ -254,28 +294,27 @@ static int post_recv(engine_t *g, int si) {
     if (s->op.recv_chan >= g->C)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d receives on channel %d of %d",
                                g->s->algo, stream_rank(g, si), s->op.recv_chan, g->C));
-    int src_si = peer_stream(g, si, peer, s->op.recv_chan);
-    int k = find_send(g, src_si, si);
+    uint32_t id = find_send(g, peer_stream(g, si, peer, s->op.recv_chan), si);
     s->state = S_RECV;
     s->recv_post = g->now;
     s->recv_cause = s->last_msg;
-    return k < 0 ? 0 : match(g, src_si, k, si);
+    return id == NO_SLOT ? 0 : match(g, id, si);
 }
 
 static int post_send(engine_t *g, int si) {
     stream_t *s = &g->st[si];
-    int k = 0, src = stream_rank(g, si), dst = s->op.send_peer;
+    int src = stream_rank(g, si), dst = s->op.send_peer;
     if (dst < 0 || dst >= g->p || s->op.send_chan >= g->C)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends to invalid rank %d (channel %d)",
                                g->s->algo, src, dst, s->op.send_chan));
     if (s->op.chunk >= g->s->nchunks || s->op.to_chunk >= g->s->nchunks || s->op.nchunk > g->s->nchunks)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends chunks %u+%u of %u",
                                g->s->algo, src, s->op.chunk, s->op.nchunk, g->s->nchunks));
-    slot_t *base = &g->slots[(size_t)si * g->S];
-    while (base[k].used) k++;
-    slot_t *sl = &base[k];
+    uint32_t id = slot_new(g, si);
+    if (id == NO_SLOT) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for sends in flight"));
+    slot_t *sl = &g->slots[id];
     int dst_si = peer_stream(g, si, dst, s->op.send_chan);
-    *sl = (slot_t){.seq = g->send_seq++, .dst = dst, .dst_si = dst_si, .chunk = s->op.chunk,
+    *sl = (slot_t){.next = NO_SLOT, .src_si = si, .dst = dst, .dst_si = dst_si, .chunk = s->op.chunk,
                    .nchunk = s->op.nchunk, .to_chunk = s->op.to_chunk, .used = 1,
                    .post_time = g->now, .send_cause = s->last_msg,
                    .bytes = sched_range_bytes(g->s, s->op.chunk, s->op.nchunk)};
@@ -285,8 +324,8 @@ static int post_send(engine_t *g, int si) {
     g->rank_msgs[src]++;
     stream_t *d = &g->st[dst_si];
     if (d->state == S_RECV && d->op.recv_peer == src &&
-        peer_stream(g, dst_si, src, d->op.recv_chan) == si && find_send(g, si, dst_si) == k)
-        return match(g, si, k, dst_si);
+        peer_stream(g, dst_si, src, d->op.recv_chan) == si && find_send(g, si, dst_si) == id)
+        return match(g, id, dst_si);
     return 0;
 }
 
@@ -361,8 +400,8 @@ static void receive_done(engine_t *g, int si) {
 }
 
 static int xfer_done(engine_t *g, uint32_t id) {
-    int src_si = (int)(id / g->S);
     slot_t *sl = &g->slots[id];
+    int src_si = sl->src_si;
     int dst_si = sl->dst_si;
     stream_t *d = &g->st[dst_si], *s = &g->st[src_si];
     int reduce = d->op.recv == RECV_REDUCE;
@@ -373,7 +412,7 @@ static int xfer_done(engine_t *g, uint32_t id) {
     g->r->bytes_moved += sl->bytes;
     uint64_t bytes = sl->bytes;
     int sl_dst = sl->dst;
-    sl->used = 0;
+    slot_release(g, src_si, id);         /* sl is free from here on */
     s->nout--;
     int rank_pair = src_si / g->C < g->s->nranks && sl_dst < g->s->nranks;
     if (g->share && src_si / g->C != sl_dst && rank_pair) {
@@ -400,14 +439,16 @@ static int setup_fair(engine_t *g) {
     free(cap);
     g->send_busy = calloc((size_t)g->p, sizeof *g->send_busy);
     g->recv_busy = calloc((size_t)g->p, sizeof *g->recv_busy);
-    g->waiting = malloc(((size_t)g->p * g->C * g->S + 1) * sizeof *g->waiting);
+    g->waiting = malloc((size_t)g->capslots * sizeof *g->waiting);
     return g->share && g->send_busy && g->recv_busy && g->waiting ? 0 : -1;
 }
 
 static int setup(engine_t *g) {
     size_t ns = (size_t)g->p * g->C;
     g->st = calloc(ns, sizeof *g->st);
-    g->slots = calloc(ns * g->S, sizeof *g->slots);
+    g->capslots = ns < 1024 ? 1024 : ns < (1u << 30) ? (uint32_t)ns : (1u << 30);   /* one per stream to start */
+    g->slots = malloc((size_t)g->capslots * sizeof *g->slots);
+    g->free_slot = NO_SLOT;
     g->send_port = calloc((size_t)g->p * g->ports + 1, sizeof(double));
     g->recv_port = calloc((size_t)g->p * g->ports + 1, sizeof(double));
     g->link_free = calloc((size_t)topo_nlinks(g->t) + 1, sizeof(double));
@@ -418,6 +459,7 @@ static int setup(engine_t *g) {
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for fair sharing"));
     for (size_t i = 0; g->st && i < ns; i++) {
         g->st[i].rt_peer = -1;
+        g->st[i].head = g->st[i].tail = NO_SLOT;
         g->st[i].last_msg = g->st[i].recv_cause = g->st[i].pending_rec = -1;
     }
     if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs ||
@@ -427,8 +469,7 @@ static int setup(engine_t *g) {
 }
 
 static void teardown(engine_t *g) {
-    size_t n = (size_t)g->p * g->C * g->S;
-    for (size_t i = 0; g->slots && i < n; i++)
+    for (uint32_t i = 0; g->slots && i < g->nslots; i++)
         if (g->slots[i].used) verify_drop(&g->slots[i].payload);
     free(g->st);
     free(g->slots);
