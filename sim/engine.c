@@ -506,7 +506,9 @@ static int loop(engine_t *g) {
     for (int c = 0; c < g->C; c++)
         for (int r = 0; r < g->p && g->err == 0; r++) advance(g, r * g->C + c);
     evq_item_t ev;
-    while (g->err == 0 && evq_pop(&g->q, &ev)) {
+    int popped;
+    while (g->err == 0 && (popped = evq_pop(&g->q, &ev)) != 0) {
+        if (popped < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
         g->now = ev.t;
         g->r->events++;
         if (ev.kind == EV_XFER_DONE) xfer_done(g, ev.id);

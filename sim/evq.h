@@ -1,7 +1,10 @@
-/* evq.h - the event queue: a 4-ary min-heap ordered by (time, sequence).
+/* evq.h - the event queue: a radix heap ordered by (time, sequence).
  *
  * Ties in time break by insertion order, so a run is bit-reproducible: the
- * same schedule on the same machine pops the same events in the same order. */
+ * same schedule on the same machine pops the same events in the same order.
+ * A simulation never schedules before the event it is handling, which a
+ * radix heap exploits (pushes are O(1)); an event earlier than the last one
+ * popped is still allowed and still comes out first, in order. */
 #ifndef BATON_EVQ_H
 #define BATON_EVQ_H
 
@@ -14,9 +17,27 @@ typedef struct evq_item {
     uint32_t id;
 } evq_item_t;
 
+#define EVQ_BUCKETS 129      /* by the highest bit of (time, seq) differing from the base */
+
+/* Buckets are lists of fixed blocks from one free list, so memory follows
+ * the events pending now (24 B each plus a block per bucket), not the most
+ * each bucket ever held. */
+typedef struct evq_block evq_block_t;
+
+typedef struct evq_bucket {
+    evq_block_t *front, *back;   /* pop at the front, append at the back */
+    uint32_t sorted;         /* its events are in key order: pop from the front */
+} evq_bucket_t;
+
 typedef struct evq {
-    evq_item_t *a;
-    uint32_t n, cap;
+    evq_bucket_t b[EVQ_BUCKETS];
+    uint64_t used[3];        /* which buckets hold events */
+    uint64_t base_t, base_seq;   /* buckets are relative to this key (time's bits, seq) */
+    evq_item_t *late;        /* events below the base, latest first (rare) */
+    uint32_t nlate, caplate;
+    evq_block_t *spare;      /* free blocks */
+    uint64_t nblocks;        /* blocks allocated */
+    uint32_t n;
     uint64_t next_seq;
 } evq_t;
 
@@ -24,9 +45,13 @@ void evq_init(evq_t *q);
 void evq_free(evq_t *q);
 /* 0, or -1 when memory runs out. */
 int evq_push(evq_t *q, double t, uint32_t kind, uint32_t id);
-/* Remove the earliest event into *out; 0 if the queue was empty. */
+/* Remove the earliest event into *out: 1, or 0 if the queue was empty, or
+ * -1 when memory runs out (the queue is then only fit for evq_free). */
 int evq_pop(evq_t *q, evq_item_t *out);
 
 static inline uint32_t evq_size(const evq_t *q) { return q->n; }
+
+/* Bytes the queue holds now (its arrays' capacity). */
+uint64_t evq_bytes(const evq_t *q);
 
 #endif

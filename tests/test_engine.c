@@ -14,7 +14,7 @@ Test(evq, orders_by_time_then_insertion) {
     for (uint32_t i = 0; i < 5000; i++) cr_assert_eq(evq_push(&q, (double)(i % 7), 0, i), 0);
     evq_item_t it, prev = {-1, 0, 0, 0};
     uint32_t n = 0;
-    while (evq_pop(&q, &it)) {
+    while (evq_pop(&q, &it) > 0) {
         cr_assert(it.t > prev.t || (it.t == prev.t && it.id > prev.id), "out of order at %u", n);
         prev = it;
         n++;
@@ -30,11 +30,55 @@ Test(evq, random_times_pop_sorted) {
     for (int i = 0; i < 20000; i++) evq_push(&q, rand() / (double)RAND_MAX, 0, 0);
     evq_item_t it;
     double last = -1;
-    while (evq_pop(&q, &it)) {
+    while (evq_pop(&q, &it) > 0) {
         cr_assert_geq(it.t, last);
         last = it.t;
     }
     evq_free(&q);
+}
+
+/* Pushes and pops interleaved at random, with many equal times, times
+ * before the last pop (which must still come out first, in order) and -0.0:
+ * every pop must be the (time, insertion) minimum a linear scan finds. */
+Test(evq, interleaved_matches_a_linear_scan) {
+    enum { OPS = 40000 };
+    evq_t q;
+    evq_item_t *ref = malloc(OPS * sizeof *ref), it;
+    uint32_t nref = 0, seq = 0;
+    uint64_t x = 12345;
+    double now = 0;
+    evq_init(&q);
+    for (int op = 0; op < OPS; op++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        if (x % 5 < 3 || nref == 0) {                 /* push: later, now, a tie, or (rarely) earlier */
+            double t = x % 97 == 0 ? now * 0.5 : x % 3 == 0 ? now : now + (double)(x % 1000) * 1e-6;
+            if (x % 1009 == 0) t = -0.0 + now * 0;
+            cr_assert_eq(evq_push(&q, t, 0, seq), 0);
+            ref[nref++] = (evq_item_t){t + 0.0, seq, 0, seq};
+            seq++;
+            continue;
+        }
+        uint32_t m = 0;
+        for (uint32_t k = 1; k < nref; k++)
+            if (ref[k].t < ref[m].t || (ref[k].t == ref[m].t && ref[k].seq < ref[m].seq)) m = k;
+        cr_assert_eq(evq_pop(&q, &it), 1);
+        cr_assert(it.id == ref[m].id && it.t == ref[m].t, "pop %d: got %u at %g, want %u at %g",
+                  op, it.id, it.t, ref[m].id, ref[m].t);
+        now = it.t;
+        ref[m] = ref[--nref];
+        cr_assert_eq(evq_size(&q), nref);
+    }
+    while (nref > 0) {
+        uint32_t m = 0;
+        for (uint32_t k = 1; k < nref; k++)
+            if (ref[k].t < ref[m].t || (ref[k].t == ref[m].t && ref[k].seq < ref[m].seq)) m = k;
+        cr_assert_eq(evq_pop(&q, &it), 1);
+        cr_assert_eq(it.id, ref[m].id);
+        ref[m] = ref[--nref];
+    }
+    cr_expect_eq(evq_pop(&q, &it), 0, "empty");
+    evq_free(&q);
+    free(ref);
 }
 
 /* Programs for hand-made schedules: param[0] selects a case. */
