@@ -30,11 +30,21 @@ typedef struct stream {
     uint8_t nout;            /* posted, unfinished sends */
     int32_t rt_peer;         /* the last receiver this stream sent to, -1 none */
     topo_route_t rt;         /* its route: streams mostly talk to one peer */
+} stream_t;
+
+/* What opts.record adds per stream and per send (kept apart, so the hot
+ * records stay small when no one asks for the critical path). */
+typedef struct stream_hist {
     int64_t last_msg;        /* the record of its last completed receive, -1 none */
     double recv_post;        /* when its current receive was posted */
     int64_t recv_cause;      /* last_msg then */
     int64_t pending_rec;     /* the record of the receive in progress */
-} stream_t;
+} stream_hist_t;
+
+typedef struct slot_hist {
+    double post_time;        /* when the send was posted */
+    int64_t send_cause;      /* the sender's last completed receive then */
+} slot_hist_t;
 
 /* A posted send. Slots come from one pool, sized by the sends in flight at
  * once rather than by ranks x max_inflight; a slot's id names its transfer
@@ -43,8 +53,6 @@ typedef struct slot {
     uint64_t bytes;
     double t_start;
     double lat;              /* the route's latency (fair sharing adds it at the end) */
-    double post_time;        /* when the send was posted */
-    int64_t send_cause;      /* the sender's last completed receive then */
     topo_route_t rt;         /* the route it took (for link accounting and traces) */
     int32_t dst;             /* receiving rank */
     int32_t dst_si;          /* receiving stream */
@@ -64,6 +72,8 @@ typedef struct engine {
     int p, C, S;             /* ranks, channels, sends in flight per stream */
     stream_t *st;            /* [rank * C + chan] */
     slot_t *slots;           /* the pool */
+    stream_hist_t *sh;       /* opts.record: per stream */
+    slot_hist_t *slh;        /* opts.record: per slot of the pool */
     uint32_t nslots, capslots, free_slot;
     double *send_port, *recv_port;   /* [rank * ports + k] free-at times */
     double *link_free;       /* per directed link */
@@ -256,7 +266,9 @@ static uint32_t slot_new(engine_t *g, int si) {
             if (a) g->slots = a;
             uint32_t *w = a && g->share ? realloc(g->waiting, (size_t)nc * sizeof *w) : NULL;
             if (w) g->waiting = w;
-            if (a == NULL || (g->share && w == NULL)) return NO_SLOT;
+            slot_hist_t *h = a && g->slh ? realloc(g->slh, (size_t)nc * sizeof *h) : NULL;
+            if (h) g->slh = h;
+            if (a == NULL || (g->share && w == NULL) || (g->slh && h == NULL)) return NO_SLOT;
             g->capslots = nc;
         }
         g->slots[g->nslots].next = g->free_slot;
@@ -296,8 +308,7 @@ static int post_recv(engine_t *g, int si) {
                                g->s->algo, stream_rank(g, si), s->op.recv_chan, g->C));
     uint32_t id = find_send(g, peer_stream(g, si, peer, s->op.recv_chan), si);
     s->state = S_RECV;
-    s->recv_post = g->now;
-    s->recv_cause = s->last_msg;
+    if (g->sh) g->sh[si].recv_post = g->now, g->sh[si].recv_cause = g->sh[si].last_msg;
     return id == NO_SLOT ? 0 : match(g, id, si);
 }
 
@@ -316,8 +327,9 @@ static int post_send(engine_t *g, int si) {
     int dst_si = peer_stream(g, si, dst, s->op.send_chan);
     *sl = (slot_t){.next = NO_SLOT, .src_si = si, .dst = dst, .dst_si = dst_si, .chunk = s->op.chunk,
                    .nchunk = s->op.nchunk, .to_chunk = s->op.to_chunk, .used = 1,
-                   .post_time = g->now, .send_cause = s->last_msg,
+
                    .bytes = sched_range_bytes(g->s, s->op.chunk, s->op.nchunk)};
+    if (g->slh) g->slh[id] = (slot_hist_t){.post_time = g->now, .send_cause = g->sh[si].last_msg};
     if (g->v && verify_snapshot(g->v, src, sl->chunk, sl->nchunk, &sl->payload) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for a payload"));
     s->nout++;
@@ -351,9 +363,9 @@ static int advance(engine_t *g, int si) {
 }
 
 /* Keep the message's history (opts.record); returns its index or -1. */
-static int64_t record(engine_t *g, const slot_t *sl, int src_si, int dst_si) {
+static int64_t record(engine_t *g, uint32_t id, int src_si, int dst_si) {
     engine_result_t *r = g->r;
-    if (!g->o->record || r->recs == NULL) return -1;
+    if (g->sh == NULL || r->recs == NULL) return -1;
     if (r->nrecs == g->reccap) {
         uint64_t nc = g->reccap ? g->reccap * 2 : 4096;
         engine_rec_t *q = nc <= (1u << 24) ? realloc(r->recs, nc * sizeof *q) : NULL;
@@ -361,10 +373,12 @@ static int64_t record(engine_t *g, const slot_t *sl, int src_si, int dst_si) {
         r->recs = q;
         g->reccap = nc;
     }
-    const stream_t *d = &g->st[dst_si];
+    const stream_hist_t *d = &g->sh[dst_si];
+    const slot_hist_t *h = &g->slh[id];
+    const slot_t *sl = &g->slots[id];
     r->recs[r->nrecs] = (engine_rec_t){.src = stream_rank(g, src_si), .dst = stream_rank(g, dst_si), .bytes = sl->bytes,
-                                       .send_post = sl->post_time, .recv_post = d->recv_post, .start = sl->t_start,
-                                       .end = g->now, .done = g->now, .send_cause = sl->send_cause, .recv_cause = d->recv_cause};
+                                       .send_post = h->post_time, .recv_post = d->recv_post, .start = sl->t_start,
+                                       .end = g->now, .done = g->now, .send_cause = h->send_cause, .recv_cause = d->recv_cause};
     return (int64_t)r->nrecs++;
 }
 
@@ -393,10 +407,10 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
 
 /* A receive is complete: note it as the stream's latest, then run on. */
 static void receive_done(engine_t *g, int si) {
-    stream_t *d = &g->st[si];
-    if (d->pending_rec >= 0 && g->r->recs) g->r->recs[d->pending_rec].done = g->now;
-    d->last_msg = g->r->recs ? d->pending_rec : -1;
-    d->state = S_RECVD;
+    stream_hist_t *h = g->sh ? &g->sh[si] : NULL;
+    if (h && h->pending_rec >= 0 && g->r->recs) g->r->recs[h->pending_rec].done = g->now;
+    if (h) h->last_msg = g->r->recs ? h->pending_rec : -1;
+    g->st[si].state = S_RECVD;
 }
 
 static int xfer_done(engine_t *g, uint32_t id) {
@@ -407,7 +421,7 @@ static int xfer_done(engine_t *g, uint32_t id) {
     int reduce = d->op.recv == RECV_REDUCE;
     if (g->v) verify_deliver(g->v, sl->dst, sl->to_chunk, sl->nchunk, reduce, &sl->payload);
     notify(g, sl, src_si, dst_si, reduce);
-    d->pending_rec = record(g, sl, src_si, dst_si);
+    if (g->sh) g->sh[dst_si].pending_rec = record(g, id, src_si, dst_si);
     g->r->messages++;
     g->r->bytes_moved += sl->bytes;
     uint64_t bytes = sl->bytes;
@@ -449,6 +463,12 @@ static int setup(engine_t *g) {
     g->capslots = ns < 1024 ? 1024 : ns < (1u << 30) ? (uint32_t)ns : (1u << 30);   /* one per stream to start */
     g->slots = malloc((size_t)g->capslots * sizeof *g->slots);
     g->free_slot = NO_SLOT;
+    if (g->o->record) {
+        g->sh = malloc(ns * sizeof *g->sh);
+        g->slh = malloc((size_t)g->capslots * sizeof *g->slh);
+        if (g->sh == NULL || g->slh == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for records"));
+        for (size_t i = 0; i < ns; i++) g->sh[i] = (stream_hist_t){.last_msg = -1, .recv_cause = -1, .pending_rec = -1};
+    }
     g->send_port = calloc((size_t)g->p * g->ports + 1, sizeof(double));
     g->recv_port = calloc((size_t)g->p * g->ports + 1, sizeof(double));
     g->link_free = calloc((size_t)topo_nlinks(g->t) + 1, sizeof(double));
@@ -460,7 +480,6 @@ static int setup(engine_t *g) {
     for (size_t i = 0; g->st && i < ns; i++) {
         g->st[i].rt_peer = -1;
         g->st[i].head = g->st[i].tail = NO_SLOT;
-        g->st[i].last_msg = g->st[i].recv_cause = g->st[i].pending_rec = -1;
     }
     if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs ||
         !g->reduce_free)
@@ -473,6 +492,8 @@ static void teardown(engine_t *g) {
         if (g->slots[i].used) verify_drop(&g->slots[i].payload);
     free(g->st);
     free(g->slots);
+    free(g->sh);
+    free(g->slh);
     free(g->send_port);
     free(g->recv_port);
     free(g->link_free);
