@@ -29,7 +29,8 @@ LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/fi
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
-           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c sim/evq.c sim/verify.c sim/engine.c sim/report.c \
+           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c sim/evq.c sim/verify.c sim/engine.c sim/symmetry.c \
+           sim/report.c \
            sim/run.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
 CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_algos.c sim/cmd_select.c sim/cmd_tp.c sim/cmd_sweep.c sim/cmd_validate.c sim/plot.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c

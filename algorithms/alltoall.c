@@ -60,6 +60,7 @@ static int a2a_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 
 static int pairwise_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     s->prog = pairwise_prog;
+    s->period = 1;                 /* step j: every rank swaps with r + j and r - j */
     return a2a_build(s, o, e);
 }
 

@@ -33,6 +33,7 @@ static int bruck_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)o; (void)e;
     sched_layout(s, (uint32_t)s->nranks, 1);
     s->prog = bruck_prog;
+    s->period = 1;                 /* step k: every rank sends to r - 2^k */
     return 0;
 }
 

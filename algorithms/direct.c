@@ -59,6 +59,7 @@ static int pairwise_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)o; (void)e;
     sched_layout(s, (uint32_t)s->nranks, 1);
     s->prog = pairwise_prog;
+    s->period = 1;                 /* step k: every rank talks to r + k and r - k */
     return 0;
 }
 
@@ -68,6 +69,7 @@ static int oneshot_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
         return err_set(e, BATON_EUNSUP, "oneshot uses one channel per peer; %d ranks is more than 65", s->nranks);
     s->nchannels = s->nranks > 1 ? s->nranks - 1 : 1;
     s->prog = oneshot_prog;
+    s->period = 1;
     return 0;
 }
 

@@ -136,6 +136,7 @@ static int hier_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     int g = (int)s->param[0];
     sched_layout(s, (uint32_t)g, (uint32_t)(s->nranks / g));   /* block per local index, chunk per group */
     s->prog = hier_prog;
+    s->period = g;                 /* group i + 1 does what group i does */
     return 0;
 }
 

@@ -100,6 +100,7 @@ static int ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     s->param[0] = o->group > 0 && s->nranks % o->group == 0 ? o->group : s->nranks;   /* rotate within groups */
     s->nchannels = ch;
     sched_layout(s, (uint32_t)s->nranks, (uint32_t)ch);
+    s->period = ch == 1 ? 1 : (int)s->param[0];          /* channel c > 0 rotates inside groups */
     s->prog = s->coll == COLL_ALLREDUCE ? allreduce_prog : s->coll == COLL_REDUCE_SCATTER ? rs_prog : ag_prog;
     return 0;
 }

@@ -82,6 +82,10 @@ struct sched {
     uint32_t nchunks;      /* nblocks * per_block */
     sched_prog_fn prog;
     int64_t param[4];      /* algorithm-private parameters */
+    int period;            /* 0, or k: rank r + k's program is rank r's with every
+                              peer moved k ranks on (mod nranks), so ranks k apart are
+                              interchangeable (sim/symmetry.h); tested for every row
+                              that sets it */
 };
 
 /* Exact chunk layout: n bytes cut into k parts, the first n % k of them one

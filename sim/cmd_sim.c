@@ -49,6 +49,11 @@ static const char help[] =
     "                      link, latency- or bandwidth-bound (sim only)\n"
     "      --trace FILE    a Chrome/Perfetto trace (open in ui.perfetto.dev) (sim only)\n"
     "      --link-stats FILE  bytes and busy time per link, CSV (sim only)\n"
+    "      --symmetric     simulate one rank per class of interchangeable ranks (ring,\n"
+    "                      twoshot, oneshot, pairwise, bruck on switches, rings and\n"
+    "                      fat-trees): the full simulation's answer, p / G times\n"
+    "                      faster; an error saying why where it would not be exact\n"
+    "                      (sim only)\n"
     "  -h, --help          this text\n"
     "\n"
     "algbw = size / time and busbw = algbw x 2(p-1)/p for all-reduce, as nccl-tests\n"
@@ -56,7 +61,7 @@ static const char help[] =
 
 typedef struct {
     const char *topo, *coll, *algo, *size;
-    int verify, json, dump, store_forward, proto, explain;
+    int verify, json, dump, store_forward, proto, explain, symmetric;
     const char *trace, *link_stats;
     contention_t contention;
     algo_opts_t opts;
@@ -86,7 +91,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"set", required_argument, 0, 'S'}, {"contention", required_argument, 0, 'M'},
         {"store-forward", no_argument, 0, 'F'}, {"proto", required_argument, 0, 'O'},
         {"explain", no_argument, 0, 'E'}, {"trace", required_argument, 0, 'T'},
-        {"link-stats", required_argument, 0, 'L'}, {0, 0, 0, 0}};
+        {"link-stats", required_argument, 0, 'L'}, {"symmetric", no_argument, 0, 'Y'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -104,6 +109,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'G': if (int_arg(cmd, "--group", optarg, 1, 1 << 30, &a->opts.group) < 0) return EXIT_USAGE; break;
         case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
         case 'F': a->store_forward = 1; break;
+        case 'Y': a->symmetric = 1; break;
         case 'E': a->explain = 1; break;
         case 'T': a->trace = optarg; break;
         case 'L': a->link_stats = optarg; break;
@@ -133,8 +139,13 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     if (!a->coll) return cmd_usage(cmd, "missing -c COLLECTIVE");
     if (!a->algo) return cmd_usage(cmd, "missing -a ALGORITHM");
     if (!a->size) return cmd_usage(cmd, "missing -s SIZE");
-    if (predict && (a->verify || a->dump || a->contention || a->store_forward || a->explain || a->trace || a->link_stats))
-        return cmd_usage(cmd, "--verify, --dump, --contention, --store-forward, --explain, --trace and --link-stats need `baton sim`");
+    if (predict && (a->verify || a->dump || a->contention || a->store_forward || a->explain || a->trace || a->link_stats ||
+                    a->symmetric))
+        return cmd_usage(cmd, "--verify, --dump, --contention, --store-forward, --explain, --trace, --link-stats and "
+                         "--symmetric need `baton sim`");
+    if (a->symmetric && (a->verify || a->explain || a->trace || a->link_stats || a->contention == CONTENTION_FAIR))
+        return cmd_usage(cmd, "--symmetric runs representatives only: not with --verify, --explain, --trace, "
+                         "--link-stats or --contention fair");
     if (a->store_forward && a->contention == CONTENTION_FAIR)
         return cmd_usage(cmd, "--store-forward works with --contention fifo or none");
     return 0;
@@ -156,6 +167,9 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
         printf("  steps    %llu messages in all, at most %llu sent by one rank (%llu events)\n",
                (unsigned long long)r->eng.messages, (unsigned long long)r->eng.max_rank_msgs,
                (unsigned long long)r->eng.events);
+    if (r->simulated && r->eng.reps < r->ranks)
+        printf("  symmetric %d representative%s simulated for %d ranks (ranks %d apart act alike)\n",
+               r->eng.reps, r->eng.reps == 1 ? "" : "s", r->ranks, r->eng.reps);
     else
         printf("  formula  %s\n           alpha %.4g s, beta %.4g s/B, gamma %.4g s/B, %s\n",
                r->algo->cost_text, r->model.alpha, r->model.beta, r->model.gamma,
@@ -289,7 +303,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes, &a.opts); topo_free(t); return rc; }
     run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,
                    .verify = a.verify, .predict = predict, .contention = a.contention,
-                   .store_forward = a.store_forward, .proto = a.proto};
+                   .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
     run_out_t r;
     if (run_collective(t, &q, &r, &e) < 0) { topo_free(t); return cmd_fail(cmd, &e); }
     if ((a.trace || a.link_stats || a.explain) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {

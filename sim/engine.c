@@ -11,6 +11,7 @@
 
 #include "../models/share.h"
 #include "evq.h"
+#include "symmetry.h"
 
 enum { S_READY, S_RECV, S_XFER, S_RECVD, S_SLOT, S_DONE };
 enum { EV_XFER_DONE, EV_REDUCE_DONE, EV_SHARE };
@@ -57,6 +58,7 @@ typedef struct slot {
     int32_t dst;             /* receiving rank */
     int32_t dst_si;          /* receiving stream */
     int32_t src_si;          /* sending stream */
+    int32_t delta;           /* dst - src (mod ranks): which shifted copy receives it */
     uint32_t next;           /* the sending stream's next younger send, or the free list */
     uint32_t chunk, nchunk, to_chunk;
     uint8_t used, matched, started;
@@ -70,6 +72,9 @@ typedef struct engine {
     engine_result_t *r;
     baton_err_t *e;
     int p, C, S;             /* ranks, channels, sends in flight per stream */
+    int nr;                  /* ranks simulated: p, or the representatives 0..G-1 */
+    int G;                   /* symmetric fast path: ranks r and r + G act alike; else p */
+    const int32_t *lmap;     /* symmetric fast path: link -> the representative's link */
     stream_t *st;            /* [rank * C + chan] */
     slot_t *slots;           /* the pool */
     stream_hist_t *sh;       /* opts.record: per stream */
@@ -97,6 +102,15 @@ typedef struct engine {
 static int fail(engine_t *g, int code) { if (g->err == 0) g->err = code; return code; }
 
 static int stream_rank(const engine_t *g, int si) { return si / g->C; }
+
+/* The simulated rank standing for rank x (itself, or its representative). */
+static int rep_of(const engine_t *g, int x) { return x < g->s->nranks ? x % g->G : x; }
+
+/* Where link l's state lives: itself, or the representative's link. */
+static int32_t lk(const engine_t *g, int32_t l) { return g->lmap ? g->lmap[l] : l; }
+
+/* How far a message moves: to - from, mod the ranks. */
+static int32_t offset(const engine_t *g, int from, int to) { return (int32_t)(((int64_t)to - from + g->p) % g->p); }
 static int stream_chan(const engine_t *g, int si) { return si % g->C; }
 
 /* Earliest-free port among k (k = 0: unlimited, returns -1). */
@@ -116,16 +130,17 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
     int fifo = g->o->contention == CONTENTION_FIFO;
     int local = src == dst || src >= g->s->nranks || dst >= g->s->nranks;   /* switches have no port limit */
     int sp = local ? -1 : pick_port(g->send_port + (size_t)src * g->ports, g->ports);
-    int rp = local ? -1 : pick_port(g->recv_port + (size_t)dst * g->ports, g->ports);
+    int rdst = rep_of(g, dst);
+    int rp = local ? -1 : pick_port(g->recv_port + (size_t)rdst * g->ports, g->ports);
     double start = g->now, end;
     if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
-    if (rp >= 0) start = max2(start, g->recv_port[(size_t)dst * g->ports + rp]);
+    if (rp >= 0) start = max2(start, g->recv_port[(size_t)rdst * g->ports + rp]);
     double extra = local ? 0 : g->msg_lat;
     *began = start;
     if (!g->o->store_forward) {
         double wire = rt->nlinks ? (double)bytes / (rt->bw * g->eff) : 0;
-        for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[rt->links[i]]);
-        for (int i = 0; fifo && i < rt->nlinks; i++) g->link_free[rt->links[i]] = start + wire;
+        for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[lk(g, rt->links[i])]);
+        for (int i = 0; fifo && i < rt->nlinks; i++) g->link_free[lk(g, rt->links[i])] = start + wire;
         *began = start;
         end = start + rt->lat + wire + extra;
     } else {
@@ -133,15 +148,15 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
         for (int i = 0; i < rt->nlinks; i++) {
             const topo_dlink_t *l = topo_dlink(g->t, rt->links[i]);
             const topo_params_t *tp = topo_params_c(g->t);
-            double hop = fifo ? max2(end, g->link_free[rt->links[i]]) : end;
+            double hop = fifo ? max2(end, g->link_free[lk(g, rt->links[i])]) : end;
             double wire = (double)bytes / (l->bw * tp->bw_scale * g->eff);
-            if (fifo) g->link_free[rt->links[i]] = hop + wire;
+            if (fifo) g->link_free[lk(g, rt->links[i])] = hop + wire;
             end = hop + wire + l->lat * tp->lat_scale;
         }
         end += extra;
     }
     if (sp >= 0) g->send_port[(size_t)src * g->ports + sp] = end;
-    if (rp >= 0) g->recv_port[(size_t)dst * g->ports + rp] = end;
+    if (rp >= 0) g->recv_port[(size_t)rdst * g->ports + rp] = end;
     return end;
 }
 
@@ -234,8 +249,13 @@ static int match(engine_t *g, uint32_t id, int dst_si) {
     slot_t *sl = &g->slots[id];
     int src_si = sl->src_si;
     stream_t *rs = &g->st[dst_si];
-    if (rs->op.chunk != sl->to_chunk || rs->op.nchunk != sl->nchunk ||
-        (sl->to_chunk != sl->chunk && sched_range_bytes(g->s, rs->op.chunk, rs->op.nchunk) != sl->bytes))
+    int bad = rs->op.nchunk != sl->nchunk;
+    if (g->lmap)        /* from a shifted copy of the sender: other chunk numbers, the same sizes */
+        bad |= sched_range_bytes(g->s, rs->op.chunk, rs->op.nchunk) != sl->bytes;
+    else
+        bad |= rs->op.chunk != sl->to_chunk ||
+               (sl->to_chunk != sl->chunk && sched_range_bytes(g->s, rs->op.chunk, rs->op.nchunk) != sl->bytes);
+    if (bad)
         return fail(g, err_set(g->e, BATON_ESCHED,
             "%s: rank %d expects chunks %u+%u from rank %d, which sent chunks %u+%u",
             g->s->algo, stream_rank(g, dst_si), rs->op.chunk, rs->op.nchunk,
@@ -250,10 +270,12 @@ static int peer_stream(const engine_t *g, int si, int peer, int chan) {
     return peer * g->C + (chan >= 0 ? chan : stream_chan(g, si));
 }
 
-/* The oldest unmatched send of stream src_si addressed to stream dst_si, or NO_SLOT. */
-static uint32_t find_send(const engine_t *g, int src_si, int dst_si) {
+/* The oldest unmatched send of stream src_si to stream dst_si over `delta`
+ * ranks, or NO_SLOT. */
+static uint32_t find_send(const engine_t *g, int src_si, int dst_si, int32_t delta) {
     uint32_t id = g->st[src_si].head;
-    while (id != NO_SLOT && (g->slots[id].matched || g->slots[id].dst_si != dst_si)) id = g->slots[id].next;
+    while (id != NO_SLOT && (g->slots[id].matched || g->slots[id].dst_si != dst_si || g->slots[id].delta != delta))
+        id = g->slots[id].next;
     return id;
 }
 
@@ -306,7 +328,8 @@ static int post_recv(engine_t *g, int si) {
     if (s->op.recv_chan >= g->C)
         return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d receives on channel %d of %d",
                                g->s->algo, stream_rank(g, si), s->op.recv_chan, g->C));
-    uint32_t id = find_send(g, peer_stream(g, si, peer, s->op.recv_chan), si);
+    uint32_t id = find_send(g, peer_stream(g, si, rep_of(g, peer), s->op.recv_chan), si,
+                            offset(g, peer, stream_rank(g, si)));
     s->state = S_RECV;
     if (g->sh) g->sh[si].recv_post = g->now, g->sh[si].recv_cause = g->sh[si].last_msg;
     return id == NO_SLOT ? 0 : match(g, id, si);
@@ -324,8 +347,9 @@ static int post_send(engine_t *g, int si) {
     uint32_t id = slot_new(g, si);
     if (id == NO_SLOT) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for sends in flight"));
     slot_t *sl = &g->slots[id];
-    int dst_si = peer_stream(g, si, dst, s->op.send_chan);
-    *sl = (slot_t){.next = NO_SLOT, .src_si = si, .dst = dst, .dst_si = dst_si, .chunk = s->op.chunk,
+    int dst_si = peer_stream(g, si, rep_of(g, dst), s->op.send_chan);
+    *sl = (slot_t){.next = NO_SLOT, .src_si = si, .delta = offset(g, src, dst), .dst = dst, .dst_si = dst_si,
+                   .chunk = s->op.chunk,
                    .nchunk = s->op.nchunk, .to_chunk = s->op.to_chunk, .used = 1,
 
                    .bytes = sched_range_bytes(g->s, s->op.chunk, s->op.nchunk)};
@@ -335,8 +359,9 @@ static int post_send(engine_t *g, int si) {
     s->nout++;
     g->rank_msgs[src]++;
     stream_t *d = &g->st[dst_si];
-    if (d->state == S_RECV && d->op.recv_peer == src &&
-        peer_stream(g, dst_si, src, d->op.recv_chan) == si && find_send(g, si, dst_si) == id)
+    int from = d->op.recv_peer;       /* the receiver's peer: me, or a shifted copy of me */
+    if (d->state == S_RECV && rep_of(g, from) == src && offset(g, from, stream_rank(g, dst_si)) == sl->delta &&
+        peer_stream(g, dst_si, src, d->op.recv_chan) == si && find_send(g, si, dst_si, sl->delta) == id)
         return match(g, id, dst_si);
     return 0;
 }
@@ -436,7 +461,7 @@ static int xfer_done(engine_t *g, uint32_t id) {
     }
     if (s->state == S_SLOT && advance(g, src_si) < 0) return g->err;
     if (reduce && g->gamma > 0 && sl_dst < g->s->nranks) {     /* a switch adds at line rate */
-        double *rf = &g->reduce_free[sl_dst];
+        double *rf = &g->reduce_free[rep_of(g, sl_dst)];
         *rf = max2(g->now, *rf) + (double)bytes * g->gamma;
         return push(g, *rf, EV_REDUCE_DONE, (uint32_t)dst_si);
     }
@@ -458,7 +483,7 @@ static int setup_fair(engine_t *g) {
 }
 
 static int setup(engine_t *g) {
-    size_t ns = (size_t)g->p * g->C;
+    size_t ns = (size_t)g->nr * g->C;
     g->st = calloc(ns, sizeof *g->st);
     g->capslots = ns < 1024 ? 1024 : ns < (1u << 30) ? (uint32_t)ns : (1u << 30);   /* one per stream to start */
     g->slots = malloc((size_t)g->capslots * sizeof *g->slots);
@@ -469,11 +494,11 @@ static int setup(engine_t *g) {
         if (g->sh == NULL || g->slh == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for records"));
         for (size_t i = 0; i < ns; i++) g->sh[i] = (stream_hist_t){.last_msg = -1, .recv_cause = -1, .pending_rec = -1};
     }
-    g->send_port = calloc((size_t)g->p * g->ports + 1, sizeof(double));
-    g->recv_port = calloc((size_t)g->p * g->ports + 1, sizeof(double));
+    g->send_port = calloc((size_t)g->nr * g->ports + 1, sizeof(double));
+    g->recv_port = calloc((size_t)g->nr * g->ports + 1, sizeof(double));
     g->link_free = calloc((size_t)topo_nlinks(g->t) + 1, sizeof(double));
-    g->reduce_free = calloc((size_t)g->p, sizeof(double));
-    g->rank_msgs = calloc((size_t)g->p, sizeof *g->rank_msgs);
+    g->reduce_free = calloc((size_t)g->nr, sizeof(double));
+    g->rank_msgs = calloc((size_t)g->nr, sizeof *g->rank_msgs);
     evq_init(&g->q);
     if (g->o->contention == CONTENTION_FAIR && setup_fair(g) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for fair sharing"));
@@ -483,7 +508,7 @@ static int setup(engine_t *g) {
     }
     if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs ||
         !g->reduce_free)
-        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->p));
+        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->nr));
     return 0;
 }
 
@@ -509,7 +534,7 @@ static void teardown(engine_t *g) {
 
 /* Name the first stuck stream: the programs wait for each other. */
 static int deadlock(engine_t *g) {
-    for (int si = 0; si < g->p * g->C; si++) {
+    for (int si = 0; si < g->nr * g->C; si++) {
         stream_t *s = &g->st[si];
         if (s->state == S_DONE) continue;
         return fail(g, err_set(g->e, BATON_ESCHED,
@@ -525,7 +550,7 @@ static int deadlock(engine_t *g) {
  * channel's, which is the round order a direct algorithm intends. */
 static int loop(engine_t *g) {
     for (int c = 0; c < g->C; c++)
-        for (int r = 0; r < g->p && g->err == 0; r++) advance(g, r * g->C + c);
+        for (int r = 0; r < g->nr && g->err == 0; r++) advance(g, r * g->C + c);
     evq_item_t ev;
     int popped;
     while (g->err == 0 && (popped = evq_pop(&g->q, &ev)) != 0) {
@@ -536,7 +561,7 @@ static int loop(engine_t *g) {
         else if (ev.kind == EV_SHARE) share_event(g, ev.id);
         else { receive_done(g, (int)ev.id); advance(g, (int)ev.id); }
     }
-    if (g->err == 0 && g->ndone < g->p * g->C) deadlock(g);
+    if (g->err == 0 && g->ndone < g->nr * g->C) deadlock(g);
     return g->err;
 }
 
@@ -554,6 +579,16 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
         g.eff = g.o->proto->efficiency;
     }
     memset(r, 0, sizeof *r);
+    g.nr = g.G = g.p;
+    if (g.o->sym) {
+        if (g.o->verify || g.o->on_msg || g.o->link_stats || g.o->record || g.o->contention == CONTENTION_FAIR || s->helpers)
+            return err_set(e, BATON_EUNSUP, "the symmetric fast path simulates representatives only: it cannot "
+                           "verify, trace, count per link, find the critical path, share fairly or reduce in the network");
+        if (g.o->sym->period < 1 || s->nranks % g.o->sym->period || g.o->sym->lmap == NULL)
+            return err_set(e, BATON_EINVAL, "symmetric period %d does not divide %d ranks", g.o->sym->period, s->nranks);
+        g.G = g.nr = g.o->sym->period;
+        g.lmap = g.o->sym->lmap;
+    }
     if (topo_nranks(t) != s->nranks)
         return err_set(e, BATON_EINVAL, "the schedule has %d ranks but topology '%s' has %d",
                        s->nranks, topo_name(t), topo_nranks(t));
@@ -573,8 +608,13 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
         return e && e->code ? e->code : BATON_ENOMEM;
     if (setup(&g) == 0 && loop(&g) == 0) {
         r->time_s = g.now + (g.o->proto && r->messages ? g.o->proto->base_latency : 0);
-        for (int i = 0; i < g.p; i++)
+        for (int i = 0; i < g.nr; i++)
             if (g.rank_msgs[i] > r->max_rank_msgs) r->max_rank_msgs = g.rank_msgs[i];
+        if (g.lmap) {                            /* every representative stands for p / G ranks */
+            r->messages *= (uint64_t)(s->nranks / g.G);
+            r->bytes_moved *= (uint64_t)(s->nranks / g.G);
+        }
+        r->reps = g.nr;
         if (g.v && verify_check(g.v, e) < 0) fail(&g, BATON_EVERIFY);
         r->verified = g.v != NULL && g.err == 0;
     }

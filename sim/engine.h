@@ -31,6 +31,8 @@
 #include "../topologies/topo.h"
 #include "verify.h"
 
+struct sym;
+
 /* One completed message, for observers such as the candy-kids tables. In
  * data mode `values` is the receiver's chunk after the receive. */
 typedef struct engine_msg {
@@ -64,6 +66,7 @@ typedef struct engine_opts {
     void *msg_ctx;
     int link_stats;           /* fill engine_result_t's per-link arrays */
     int record;               /* keep a record per message (for the critical path) */
+    const struct sym *sym;    /* the symmetric fast path (sim/symmetry.h); NULL: every rank */
 } engine_opts_t;
 
 /* One message's history, for critical-path analysis. */
@@ -81,6 +84,7 @@ typedef struct engine_result {
     uint64_t messages;
     uint64_t bytes_moved;     /* sum of message sizes */
     uint64_t max_rank_msgs;   /* most messages sent by one rank */
+    int reps;                 /* ranks simulated: all, or one per class of interchangeable ranks */
     int verified;             /* 1 if verification ran and passed */
     uint64_t *link_bytes;     /* with opts.link_stats: bytes per directed link (malloc'd; */
     double *link_busy;        /* the caller frees both): seconds each link carried data */

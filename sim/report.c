@@ -39,6 +39,7 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
         cJSON_AddNumberToObject(o, "messages", (double)r->eng.messages);
         cJSON_AddNumberToObject(o, "max_rank_messages", (double)r->eng.max_rank_msgs);
         cJSON_AddNumberToObject(o, "events", (double)r->eng.events);
+        cJSON_AddNumberToObject(o, "ranks_simulated", (double)r->eng.reps);   /* < ranks: --symmetric */
     } else {
         cJSON_AddNumberToObject(o, "alpha_s", r->model.alpha);
         cJSON_AddNumberToObject(o, "beta_s_per_byte", r->model.beta);

@@ -2,7 +2,9 @@
 #include "run.h"
 
 #include "../topologies/topo.h"
+#include "symmetry.h"
 
+#include <stdio.h>
 #include <string.h>
 
 double run_busbw_factor(coll_t c, int p) {
@@ -37,6 +39,16 @@ void run_opts_from_topo(const topo_t *t, algo_opts_t *o) {
     if (o->group == 0) o->group = topo_params_c(t)->group_size;
 }
 
+/* Say which option could not be honoured. */
+static int symmetric_failed(baton_err_t *e, int rc) {
+    if (e) {
+        char why[sizeof e->msg];
+        memcpy(why, e->msg, sizeof why);
+        snprintf(e->msg, sizeof e->msg, "--symmetric: %.480s", why);
+    }
+    return rc;
+}
+
 /* One run (closed form or engine) of an already chosen algorithm under protocol pr. */
 static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, run_out_t *o, baton_err_t *e) {
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
@@ -55,7 +67,12 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     if (q->verify)
         eo.verify = (uint64_t)o->ranks * q->bytes <= RUN_DATA_VERIFY_MAX ? VERIFY_DATA : VERIFY_SIGNATURE;
     o->verify_mode = eo.verify;
-    int rc = engine_run(s, t, &eo, &o->eng, e);
+    sym_t y = {0};
+    int rc = q->symmetric ? sym_find(s, t, &y, e) : 0;
+    if (rc < 0) return symmetric_failed(e, rc);
+    eo.sym = q->symmetric ? &y : NULL;
+    rc = engine_run(s, t, &eo, &o->eng, e);
+    sym_free(&y);
     if (rc < 0) return rc;
     o->simulated = 1;
     o->contention = q->contention;

@@ -19,6 +19,8 @@ typedef struct run_req {
     contention_t contention; /* how transfers share links (sim only) */
     int proto;               /* PROTO_NONE..PROTO_SIMPLE, or RUN_PROTO_AUTO: the fastest */
     int store_forward;       /* hop-by-hop instead of cut-through (sim only) */
+    int symmetric;           /* one representative per class of interchangeable ranks
+                                (sim/symmetry.h); an error where that is not exact */
     const engine_opts_t *engine;   /* optional observers; verify mode is set from `verify` */
 } run_req_t;
 

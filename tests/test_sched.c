@@ -75,3 +75,49 @@ Test(sched, ring_p4_goal_dump_matches_golden) {
     free(buf);
     free(golden);
 }
+
+/* Rank r + k's op pc is rank r's with every peer moved k on (mod p), the
+ * same bytes: what a schedule's `period` k promises (sim/symmetry.c relies
+ * on it). 0 if so, else the first op that breaks it. */
+static int shifted_program_differs(const sched_t *s, int r, int c) {
+    int p = s->nranks, k = s->period, q = (r + k) % p;
+    sched_op_t a, b;
+    for (uint32_t pc = 0;; pc++) {
+        int ha = sched_op(s, r, c, pc, &a), hb = sched_op(s, q, c, pc, &b);
+        if (ha != hb) return 1;
+        if (!ha) return 0;
+        int ok = a.recv == b.recv && a.send == b.send && a.nchunk == b.nchunk &&
+                 a.send_chan == b.send_chan && a.recv_chan == b.recv_chan &&
+                 (!a.recv || (a.recv_peer + k) % p == b.recv_peer) &&
+                 (!a.send || (a.send_peer + k) % p == b.send_peer) &&
+                 sched_range_bytes(s, a.chunk, a.nchunk) == sched_range_bytes(s, b.chunk, b.nchunk);
+        if (!ok) return 1;
+    }
+}
+
+Test(sched, periodic_schedules_are_shift_invariant) {
+    int ps[] = {1, 2, 3, 5, 7, 8, 16, 24}, checked = 0;
+    for (const algo_t *const *a = algo_all(); *a; a++)
+        for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
+            for (int ch = 1; ch <= 2; ch++) {
+                int p = ps[i];
+                algo_opts_t o = {.channels = ch, .group = p % 4 == 0 ? 4 : 0};
+                sched_t s;
+                baton_err_t e = {0};
+                if (algo_build(*a, p, (uint64_t)p * 4 * 96, &o, &s, &e) < 0 || s.period == 0) continue;
+                cr_assert(p % s.period == 0, "%s p=%d: period %d does not divide p", (*a)->name, p, s.period);
+                for (int r = 0; r < p; r++)
+                    for (int c = 0; c < s.nchannels; c++)
+                        cr_assert(!shifted_program_differs(&s, r, c), "%s (%s) p=%d ch=%d: rank %d channel %d",
+                                  (*a)->name, coll_name((*a)->coll), p, ch, r, c);
+                checked++;
+            }
+    cr_expect_geq(checked, 3 * 8, "the ring rows at least declare a period");
+    /* the check itself catches a schedule that is not periodic: rd moves peers by XOR */
+    sched_t rd;
+    cr_assert_eq(algo_build(algo_find(COLL_ALLREDUCE, "rd"), 8, 8 * 96, NULL, &rd, NULL), 0);
+    rd.period = 1;
+    int differs = 0;
+    for (int r = 0; r < 8; r++) differs |= shifted_program_differs(&rd, r, 0);
+    cr_expect(differs, "recursive doubling is not shift-invariant and the check must say so");
+}
