@@ -92,9 +92,10 @@ test-san: build/.deps
 valgrind: $(B)/baton
 	sh scripts/valgrind.sh $(B)/baton
 
-# Engine cases ALGO:RANKS:MACHINE, one process each; the table lands in README.
+# Engine cases ALGO:RANKS:MACHINE[:symmetric], one process each; the table lands in README.
 BENCH_CASES = ring:1024:ring ring:4096:ring ring:8192:ring tree:65536:switch rd:65536:switch \
-              rabenseifner:65536:switch
+              rabenseifner:65536:switch ring:4096:switch ring:4096:switch:symmetric \
+              ring:1048576:switch:symmetric
 bench: $(B)/bench_engine $(B)/bench_models $(B)/bench_evq $(B)/baton
 	$(B)/bench_evq
 	sh bench/engine_table.sh $(B)/bench_engine README.md $(BENCH_CASES)

@@ -1,10 +1,12 @@
 /* bench_engine.c - how fast the engine runs and how much memory it holds.
  * One case per process, so the peak RSS is the case's own:
- *   bench_engine ALGO RANKS MACHINE
+ *   bench_engine ALGO RANKS MACHINE [symmetric]
  * ALGO an all-reduce (ring, tree, rd, rabenseifner, ...), MACHINE `ring` (a
  * physical ring of 450 GB/s, 0.6 us links, each rank forwarding) or `switch`
  * (every rank on one switch port of 450 GB/s, 0.3 us); one port per rank,
- * 1.1 TB/s reductions, 1 GiB per rank. Prints one Markdown table row: the
+ * 1.1 TB/s reductions, 1 GiB per rank; `symmetric` runs the fast path
+ * (sim/symmetry.h: one representative per class, its check included in the
+ * wall time). Prints one Markdown table row: the
  * case, messages, events, wall time, events/s, peak RSS and RSS per rank;
  * `bench_engine --header` prints the table's head and the machine.
  * Without arguments: ring all-reduce on 1,024 ranks of the ring. */
@@ -16,6 +18,7 @@
 
 #include "../algorithms/algo.h"
 #include "../sim/engine.h"
+#include "../sim/symmetry.h"
 #include "../topologies/topo.h"
 #include "bench_clock.h"
 
@@ -57,7 +60,7 @@ static void machine(void) {
     printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
-static int bench(const char *algo, int p, const char *kind) {
+static int bench(const char *algo, int p, const char *kind, int symmetric) {
     const algo_t *a = algo_find(COLL_ALLREDUCE, algo);
     topo_t *t = machine_build(kind, p);
     sched_t s;
@@ -68,15 +71,21 @@ static int bench(const char *algo, int p, const char *kind) {
         return 1;
     }
     engine_result_t r;
+    sym_t y = {0};
+    engine_opts_t o = {.sym = symmetric ? &y : NULL};
     double t0 = now();
-    int rc = engine_run(&s, t, NULL, &r, &e);
+    int rc = symmetric ? sym_find(&s, t, &y, &e) : 0;
+    if (rc == 0) rc = engine_run(&s, t, &o, &r, &e);
     double wall = now() - t0;
+    sym_free(&y);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     topo_free(t);
     if (rc < 0) { fprintf(stderr, "bench: %s\n", e.msg); return 1; }
-    printf("| %s, %s | %d | %llu | %llu | %.3f s | %.2f M/s | %.1f MiB | %.0f B |\n", algo,
-           strcmp(kind, "ring") == 0 ? "physical ring" : "one switch", p, (unsigned long long)r.messages,
+    char what[96];
+    snprintf(what, sizeof what, "%s, %s%s", algo, strcmp(kind, "ring") == 0 ? "physical ring" : "one switch",
+             symmetric ? ", `--symmetric`" : "");
+    printf("| %s | %d | %llu | %llu | %.3f s | %.2f M/s | %.1f MiB | %.0f B |\n", what, p, (unsigned long long)r.messages,
            (unsigned long long)r.events, wall, r.events / wall / 1e6, ru.ru_maxrss / 1024.0,
            ru.ru_maxrss * 1024.0 / p);
     return 0;
@@ -84,8 +93,9 @@ static int bench(const char *algo, int p, const char *kind) {
 
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--header") == 0) { machine(); return 0; }
-    if (argc == 4) return bench(argv[1], atoi(argv[2]), argv[3]);
-    if (argc != 1) { fprintf(stderr, "usage: bench_engine [--header | ALGO RANKS ring|switch]\n"); return 2; }
+    if (argc == 4 || (argc == 5 && strcmp(argv[4], "symmetric") == 0))
+        return bench(argv[1], atoi(argv[2]), argv[3], argc == 5);
+    if (argc != 1) { fprintf(stderr, "usage: bench_engine [--header | ALGO RANKS ring|switch [symmetric]]\n"); return 2; }
     machine();
-    return bench("ring", 1024, "ring");
+    return bench("ring", 1024, "ring", 0);
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # engine_table.sh BENCH_ENGINE README CASE... - run each engine case
-# (ALGO:RANKS:MACHINE) in its own process, print the Markdown table, and put
+# (ALGO:RANKS:MACHINE[:symmetric]) in its own process, print the Markdown table, and put
 # it in README between the lines <!-- bench-engine:begin --> and
 # <!-- bench-engine:end --> (written to a temporary file and renamed).
 set -eu
@@ -10,10 +10,10 @@ table=$(mktemp) new=$(mktemp "$readme.XXXXXX")
 trap 'rm -f "$table" "$new"' EXIT
 "$bin" --header > "$table"
 for c in "$@"; do
-    IFS=: read -r algo ranks machine <<CASE
+    IFS=: read -r algo ranks machine sym <<CASE
 $c
 CASE
-    "$bin" "$algo" "$ranks" "$machine" >> "$table"
+    "$bin" "$algo" "$ranks" "$machine" $sym >> "$table"
 done
 printf "\nMeasured %s.\n" "$(date -u +%Y-%m-%d)" >> "$table"
 cat "$table"
