@@ -167,13 +167,13 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
         printf("  steps    %llu messages in all, at most %llu sent by one rank (%llu events)\n",
                (unsigned long long)r->eng.messages, (unsigned long long)r->eng.max_rank_msgs,
                (unsigned long long)r->eng.events);
-    if (r->simulated && r->eng.reps < r->ranks)
-        printf("  symmetric %d representative%s simulated for %d ranks (ranks %d apart act alike)\n",
-               r->eng.reps, r->eng.reps == 1 ? "" : "s", r->ranks, r->eng.reps);
     else
         printf("  formula  %s\n           alpha %.4g s, beta %.4g s/B, gamma %.4g s/B, %s\n",
                r->algo->cost_text, r->model.alpha, r->model.beta, r->model.gamma,
                r->model.ports == 1 ? "single-port" : "multi-port");
+    if (r->simulated && r->eng.reps < r->ranks)
+        printf("  symmetric %d representative%s simulated for %d ranks (ranks %d apart act alike)\n",
+               r->eng.reps, r->eng.reps == 1 ? "" : "s", r->ranks, r->eng.reps);
     if (verify)
         printf("  verified %s (%s mode)\n", r->eng.verified ? "yes" : "no",
                r->verify_mode == VERIFY_DATA ? "data" : "signature");

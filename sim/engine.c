@@ -54,7 +54,6 @@ typedef struct slot {
     uint64_t bytes;
     double t_start;
     double lat;              /* the route's latency (fair sharing adds it at the end) */
-    topo_route_t rt;         /* the route it took (for link accounting and traces) */
     int32_t dst;             /* receiving rank */
     int32_t dst_si;          /* receiving stream */
     int32_t src_si;          /* sending stream */
@@ -197,7 +196,6 @@ static int start_transfer(engine_t *g, uint32_t id) {
     }
     sl->started = 1;
     sl->t_start = g->now;
-    sl->rt = ss->rt;
     sl->lat = dst == src ? 0 : ss->rt.lat + g->msg_lat;
     if (g->o->contention != CONTENTION_FAIR)
         return push(g, reserve(g, src, dst, &ss->rt, sl->bytes, &sl->t_start), EV_XFER_DONE, id);
@@ -213,7 +211,10 @@ static int unblock(engine_t *g) {
         uint32_t id = g->waiting[i];
         slot_t *sl = &g->slots[id];
         int src_si = sl->src_si;
-        int rc = start_fair(g, stream_rank(g, src_si), sl->dst, id, &g->st[src_si].rt, sl->bytes);
+        topo_route_t rt;                  /* its own route: its stream may have moved on to another peer */
+        int rc = topo_route(g->t, stream_rank(g, src_si), sl->dst, &rt, g->e);
+        if (rc < 0) return fail(g, rc);
+        rc = start_fair(g, stream_rank(g, src_si), sl->dst, id, &rt, sl->bytes);
         if (rc == 1) g->waiting[kept++] = id;
     }
     g->nwaiting = kept;
@@ -409,7 +410,9 @@ static int64_t record(engine_t *g, uint32_t id, int src_si, int dst_si) {
 
 /* Per-link accounting and observers, once a message has arrived. */
 static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int reduce) {
-    const topo_route_t *rt = &sl->rt;
+    if (g->r->link_bytes == NULL && g->o->on_msg == NULL) return;
+    topo_route_t route = {0}, *rt = &route;        /* the cache's: computed when the transfer started */
+    if (topo_route(g->t, stream_rank(g, src_si), sl->dst, rt, NULL) < 0) return;
     int local = stream_rank(g, src_si) == stream_rank(g, dst_si);
     double wire = local ? 0 : wire_time(rt, sl->bytes, g->eff);
     for (int i = 0; g->r->link_bytes && !local && i < rt->nlinks; i++) {

@@ -230,3 +230,33 @@ Test(engine, critical_path_adds_up_and_tells_the_story) {
     engine_result_free(&r);
     topo_free(t);
 }
+
+/* A send that waits for a port takes its own route when the port frees, not
+ * whatever route its stream used last: root 0 broadcasts naively over links
+ * of 10, 10 and 1 GB/s through one port, so the three sends take 0.1 + 0.1 +
+ * 1 s under both contention models (fair sharing once took 2.1 s: the
+ * waiting send to rank 2 borrowed rank 3's slow link). */
+Test(engine, a_waiting_send_keeps_its_route) {
+    topo_t *t = topo_create("fan");
+    char name[8];
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "r%d", i);
+        topo_set_rank(t, topo_add_node(t, name, NODE_GPU, 0, 0, NULL), i, NULL);
+    }
+    for (int i = 1; i < 4; i++) topo_add_link(t, 0, i, i < 3 ? 10e9 : 1e9, 0, NULL);
+    for (int i = 1; i < 4; i++)                 /* every pair must be joined; the broadcast does not use these */
+        for (int j = i + 1; j < 4; j++) topo_add_link(t, i, j, 1e9, 0, NULL);
+    topo_params(t)->ports = 1;
+    topo_params(t)->max_inflight = 4;
+    cr_assert_eq(topo_finalize(t, "test", NULL), 0);
+    const algo_t *naive = algo_find(COLL_BROADCAST, "naive");
+    for (int m = 0; m < 2; m++) {
+        sched_t s;
+        engine_result_t r;
+        engine_opts_t o = {.contention = m ? CONTENTION_FAIR : CONTENTION_FIFO};
+        cr_assert_eq(algo_build(naive, 4, 1000000000, NULL, &s, NULL), 0);
+        cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0);
+        cr_expect_float_eq(r.time_s, 1.2, 1e-9, "%s: %.9g s", m ? "fair" : "fifo", r.time_s);
+    }
+    topo_free(t);
+}
