@@ -7,7 +7,8 @@
  * 1.1 TB/s reductions, 1 GiB per rank; `symmetric` runs the fast path
  * (sim/symmetry.h: one representative per class, its check included in the
  * wall time). Prints one Markdown table row: the
- * case, messages, events, wall time, events/s, peak RSS and RSS per rank;
+ * case, messages, events, wall time, events/s, peak RSS, RSS per rank
+ * (topology and route cache included) and the engine's own state per rank;
  * `bench_engine --header` prints the table's head and the machine.
  * Without arguments: ring all-reduce on 1,024 ranks of the ring. */
 #include <stdio.h>
@@ -56,8 +57,8 @@ static void machine(void) {
     struct utsname u;
     uname(&u);
     printf("Machine: %s, %s %s, one core. Rows: `make bench` (bench/bench_engine.c).\n\n", model, u.sysname, u.machine);
-    printf("| all-reduce, 1 GiB | ranks | messages | events | wall | events/s | peak RSS | RSS / rank |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("| all-reduce, 1 GiB | ranks | messages | events | wall | events/s | peak RSS | RSS / rank | engine / rank |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
 static int bench(const char *algo, int p, const char *kind, int symmetric) {
@@ -85,9 +86,9 @@ static int bench(const char *algo, int p, const char *kind, int symmetric) {
     char what[96];
     snprintf(what, sizeof what, "%s, %s%s", algo, strcmp(kind, "ring") == 0 ? "physical ring" : "one switch",
              symmetric ? ", `--symmetric`" : "");
-    printf("| %s | %d | %llu | %llu | %.3f s | %.2f M/s | %.1f MiB | %.0f B |\n", what, p, (unsigned long long)r.messages,
-           (unsigned long long)r.events, wall, r.events / wall / 1e6, ru.ru_maxrss / 1024.0,
-           ru.ru_maxrss * 1024.0 / p);
+    printf("| %s | %d | %llu | %llu | %.3f s | %.2f M/s | %.1f MiB | %.0f B | %.0f B |\n", what, p,
+           (unsigned long long)r.messages, (unsigned long long)r.events, wall, r.events / wall / 1e6,
+           ru.ru_maxrss / 1024.0, ru.ru_maxrss * 1024.0 / p, (double)r.state_bytes / p);
     return 0;
 }
 

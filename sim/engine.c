@@ -515,6 +515,16 @@ static int setup(engine_t *g) {
     return 0;
 }
 
+/* Bytes the engine itself holds at the end (its arrays only grow): streams,
+ * the slot pool, per-rank and per-link times, the event queue. */
+static uint64_t state_bytes(const engine_t *g) {
+    uint64_t ns = (uint64_t)g->nr * g->C;
+    return ns * sizeof(stream_t) + (uint64_t)g->capslots * sizeof(slot_t) +
+           (g->sh ? ns * sizeof(stream_hist_t) + (uint64_t)g->capslots * sizeof(slot_hist_t) : 0) +
+           (uint64_t)g->nr * (2 * (uint64_t)g->ports + 2) * 8 + ((uint64_t)topo_nlinks(g->t) + 1) * 8 +
+           evq_bytes(&g->q);
+}
+
 static void teardown(engine_t *g) {
     for (uint32_t i = 0; g->slots && i < g->nslots; i++)
         if (g->slots[i].used) verify_drop(&g->slots[i].payload);
@@ -618,6 +628,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
             r->bytes_moved *= (uint64_t)(s->nranks / g.G);
         }
         r->reps = g.nr;
+        r->state_bytes = state_bytes(&g);
         if (g.v && verify_check(g.v, e) < 0) fail(&g, BATON_EVERIFY);
         r->verified = g.v != NULL && g.err == 0;
     }

@@ -85,6 +85,8 @@ typedef struct engine_result {
     uint64_t bytes_moved;     /* sum of message sizes */
     uint64_t max_rank_msgs;   /* most messages sent by one rank */
     int reps;                 /* ranks simulated: all, or one per class of interchangeable ranks */
+    uint64_t state_bytes;     /* memory the engine held (streams, sends in flight, queue, per-rank
+                                 and per-link times), not the topology's or the route cache's */
     int verified;             /* 1 if verification ran and passed */
     uint64_t *link_bytes;     /* with opts.link_stats: bytes per directed link (malloc'd; */
     double *link_busy;        /* the caller frees both): seconds each link carried data */
