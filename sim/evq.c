@@ -42,15 +42,14 @@ static int less(const evq_item_t *x, const evq_item_t *y) {
     return xt < yt || (xt == yt && x->seq < y->seq);
 }
 
-static int below_base(const evq_t *q, const evq_item_t *x) {
-    uint64_t xt = time_bits(x->t);
-    return xt < q->base_t || (xt == q->base_t && x->seq < q->base_seq);
+static int below_base(const evq_t *q, uint64_t t, uint64_t seq) {
+    return t < q->base_t || (t == q->base_t && seq < q->base_seq);
 }
 
-static int bucket_of(const evq_t *q, const evq_item_t *x) {
-    uint64_t d = time_bits(x->t) ^ q->base_t;
+static int bucket_of(const evq_t *q, uint64_t t, uint64_t seq) {
+    uint64_t d = t ^ q->base_t;
     if (d) return 128 - __builtin_clzll(d);
-    d = x->seq ^ q->base_seq;
+    d = seq ^ q->base_seq;
     return d ? 64 - __builtin_clzll(d) : 0;
 }
 
@@ -73,17 +72,24 @@ static evq_block_t *block_new(evq_t *q) {
 
 static void block_free(evq_t *q, evq_block_t *k) { k->next = q->spare; q->spare = k; }
 
-static int append(evq_t *q, int i, const evq_item_t *x) {
+/* Append x (key t, x->seq) to bucket i; the bucket remembers its last key,
+ * so staying sorted costs a compare of registers, not a look back. */
+static int append(evq_t *q, int i, const evq_item_t *x, uint64_t t) {
     evq_bucket_t *b = &q->b[i];
-    if (b->back == NULL || b->back->n == BLOCK) {
-        evq_block_t *k = block_new(q);
-        if (k == NULL) return -1;
-        if (b->back) b->back->next = k;
-        else b->front = k, b->sorted = 1, mark(q, i);
-        b->back = k;
-    } else if (b->sorted && less(x, &b->back->a[b->back->n - 1])) {
-        b->sorted = 0;
+    if (b->back == NULL) {
+        if ((b->front = b->back = block_new(q)) == NULL) return -1;
+        b->sorted = 1;
+        mark(q, i);
+    } else {
+        if (b->sorted && (t < b->last_t || (t == b->last_t && x->seq < b->last_seq))) b->sorted = 0;
+        if (b->back->n == BLOCK) {
+            evq_block_t *k = block_new(q);
+            if (k == NULL) return -1;
+            b->back = b->back->next = k;
+        }
     }
+    b->last_t = t;
+    b->last_seq = x->seq;
     b->back->a[b->back->n++] = *x;
     return 0;
 }
@@ -132,7 +138,8 @@ static int push_late(evq_t *q, const evq_item_t *x) {
 
 int evq_push(evq_t *q, double t, uint32_t kind, uint32_t id) {
     evq_item_t x = {t + 0.0, q->next_seq, kind, id};
-    int rc = below_base(q, &x) ? push_late(q, &x) : append(q, bucket_of(q, &x), &x);
+    uint64_t tb = time_bits(x.t);
+    int rc = below_base(q, tb, x.seq) ? push_late(q, &x) : append(q, bucket_of(q, tb, x.seq), &x, tb);
     if (rc == 0) q->next_seq++, q->n++;
     return rc;
 }
@@ -151,8 +158,10 @@ static int redistribute(evq_t *q, int i) {
     *b = (evq_bucket_t){0};
     unmark(q, i);
     while (k) {
-        for (uint32_t j = k->head; j < k->n; j++)
-            if (append(q, bucket_of(q, &k->a[j]), &k->a[j]) < 0) { free_list(k); return -1; }
+        for (uint32_t j = k->head; j < k->n; j++) {
+            uint64_t t = time_bits(k->a[j].t);
+            if (append(q, bucket_of(q, t, k->a[j].seq), &k->a[j], t) < 0) { free_list(k); return -1; }
+        }
         evq_block_t *next = k->next;
         block_free(q, k);
         k = next;

@@ -26,6 +26,7 @@ typedef struct evq_block evq_block_t;
 
 typedef struct evq_bucket {
     evq_block_t *front, *back;   /* pop at the front, append at the back */
+    uint64_t last_t, last_seq;   /* the key appended last */
     uint32_t sorted;         /* its events are in key order: pop from the front */
 } evq_bucket_t;
 
