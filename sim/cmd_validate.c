@@ -49,7 +49,8 @@ static const char help_common[] =
     "      --ranks N          the logs' rank count, when a log does not say\n"
     "  -a, --algo A           algorithm (default auto: the lowest closed form)\n"
     "      --proto P          none, LL, LL128, Simple or auto (default auto)\n"
-    "      --model M          closed (default) or des (validate only)\n"
+    "      --model M          closed (default) or des: the simulator (calibrate then fits\n"
+    "                         each link class's bandwidth apart; slower)\n"
     "      --channels C       rings side by side (NCCL uses several; see baton sim)\n"
     "      --set K=V          override a topology parameter\n"
     "      --json             JSON instead of the table (mape_pct, mape_large_pct, rows)\n";
@@ -123,7 +124,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (a->nlogs == 0) return cmd_usage(cmd, "missing --nccl-tests LOG");
     if (a->calibrate && !a->out) return cmd_usage(cmd, "missing -o OUT.yaml");
-    if (a->des && a->calibrate) return cmd_usage(cmd, "calibrate fits the closed forms; --model des is for validate");
+    /* (calibrate --model des fits the simulator itself: slower, but it sees what the closed forms cannot, e.g. rings over every NIC) */
     return 0;
 }
 
@@ -254,11 +255,11 @@ static int write_calibrated(const val_args_t *a, topo_t *t, const cal_fit_t *f, 
     int len = snprintf(comment, sizeof comment,
                        "Calibrated by `baton calibrate` from %s and these nccl-tests logs:\n", a->topo);
     for (int i = 0; i < a->nlogs && len < (int)sizeof comment - 200; i++) len += snprintf(comment + len, sizeof comment - len, "  %s\n", a->logs[i]);
-    snprintf(comment + len, sizeof comment - len,
-             "fitted: bw_scale %.6g, lat_scale %.6g, reduction bandwidth x %.6g, protocol latency x %.6g, base latency x %.6g\n"
-             "in-sample MAPE %.2f %% (closed forms, %s algorithm, %s protocol)",
-             f->bw_scale, f->lat_scale, f->reduce_scale, f->proto_lat_scale, f->base_scale, mape, a->algo,
-             a->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)a->proto));
+    char fit[1024];
+    cal_fit_text(f, fit, sizeof fit);
+    snprintf(comment + len, sizeof comment - len, "fitted: %s\nin-sample MAPE %.2f %% (%s, %s algorithm, %s protocol%s)",
+             fit, mape, a->des ? "simulated" : "closed forms", a->algo,
+             a->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)a->proto), a->channels > 1 ? ", channels" : "");
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
@@ -288,9 +289,9 @@ static int run(val_args_t *a, const char *cmd) {
     if (rc == 0 && (a->calibrate || host)) rc = cal_fit(t, &q, s, n, &f, &e);
     if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &e);
     if (rc == 0 && (a->calibrate || host)) {
-        if (!a->json) printf("fitted: bw_scale %.4g, lat_scale %.4g, reduction bandwidth x %.4g, protocol latency x %.4g, "
-                             "base latency x %.4g%s%s\n", f.bw_scale, f.lat_scale, f.reduce_scale, f.proto_lat_scale,
-                             f.base_scale, a->out ? " -> " : "", a->out ? a->out : "");
+        char fit[1024];
+        cal_fit_text(&f, fit, sizeof fit);
+        if (!a->json) printf("fitted: %s%s%s\n", fit, a->out ? " -> " : "", a->out ? a->out : "");
         if (a->out) rc = write_calibrated(a, t, &f, cal_mape(t, &q, s, n, 0, 0, &e), &e);
     }
     free(s);

@@ -39,6 +39,7 @@ struct topo {
     int *reducer;        /* reducing switches (helper ranks), in declaration order */
     int nreducers;
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
+    int routes_stale;    /* a link changed since the routes were cached */
     uint64_t searches;   /* bfs runs after topo_finalize */
     int dist_to;         /* bfs_parent holds every node's distance to this node; -1: partial */
     int *name_slot;      /* open-addressing index of node names: node + 1, 0 = empty */
@@ -539,10 +540,29 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     return 0;
 }
 
+/* Drop every cached route (link numbers changed). */
+static void forget_routes(topo_t *t) {
+    for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
+    t->nblocks = 0;
+    t->cur = NULL;
+    t->cur_used = 0;
+    if (t->routes) memset(t->routes, 0, (size_t)t->route_cap * sizeof *t->routes);
+    t->route_count = 0;
+}
+
+int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e) {
+    if (l < 0 || l >= t->ndl) return err_set(e, BATON_EINVAL, "no link %d", l);
+    if (!(bw >= 1e-3 && bw <= 1e18)) return err_set(e, BATON_EINVAL, "link bandwidth %g B/s is out of range", bw);
+    t->dl[l].bw = t->dl[l ^ 1].bw = bw;
+    t->routes_stale = 1;                 /* forgotten at the next lookup: one sweep for many links */
+    return 0;
+}
+
 int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e) {
     int all = t->nranks + t->nreducers;
     if (src_rank < 0 || src_rank >= all || dst_rank < 0 || dst_rank >= all)
         return err_set(e, BATON_EINVAL, "route between ranks %d and %d: no such rank", src_rank, dst_rank);
+    if (t->routes_stale) forget_routes(t), t->routes_stale = 0;
     if ((t->route_count + 1) * 2 > t->route_cap && route_rehash(t) < 0)
         return err_set(e, BATON_ENOMEM, "out of memory in the route cache");
     uint64_t key = (((uint64_t)src_rank << 32) | (uint32_t)dst_rank) + 1;

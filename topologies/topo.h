@@ -101,6 +101,10 @@ void topo_set_transit(topo_t *t, int node, int transit);
 void topo_set_route_shortcut(topo_t *t, int on);
 /* How many graph searches routing has run since topo_finalize. */
 uint64_t topo_nsearches(const topo_t *t);
+/* Set full-duplex link l (and its reverse, l ^ 1) to bandwidth bw, after
+ * topo_finalize (calibration); cached routes are forgotten, so route
+ * pointers taken before are invalid. */
+int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e);
 /* Give node `node` rank number `rank` (before topo_finalize). */
 int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e);
 

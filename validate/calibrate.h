@@ -1,7 +1,9 @@
 /* calibrate.h - measured times in, fitted machine out.
  *
  * The model's free parameters are scale factors on what the topology file
- * says: every link's bandwidth (bw_scale: achieved vs datasheet) and latency
+ * says: every link's bandwidth (bw_scale: achieved vs datasheet; with the
+ * simulator, one scale per link class: links of equal bandwidth and latency
+ * in the file, e.g. NVLink and the network apart) and latency
  * (lat_scale), the reduction bandwidth, and, when protocols are modelled,
  * every protocol's per-message latency and base latency. They are fitted (in log space, so they stay
  * positive) to minimise the relative error of the closed-form predictions,
@@ -31,6 +33,8 @@ typedef struct cal_fit {
     double bw_scale, lat_scale, proto_lat_scale, base_scale;
     int nparams;
     double reduce_scale;      /* reduction bandwidth x this */
+    int nclasses;             /* with the simulator: link classes fitted one by one (else 0) */
+    double class_bw[8], class_lat[8], class_scale[8];   /* each class's file values and its scale */
 } cal_fit_t;
 
 /* The samples of a log (one per row). */
@@ -42,6 +46,9 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
 
 /* Fit t's scales to the samples not held out; t keeps the fitted values. */
 int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit_t *out, baton_err_t *e);
+
+/* "bw_scale 1.2, lat_scale ..." (or each link class's scale): what was fitted. */
+void cal_fit_text(const cal_fit_t *f, char *buf, size_t n);
 
 /* Mean absolute percentage error of t's predictions over the samples with
  * held_out == which (or all when which < 0) and bytes >= min_bytes; -1 if none. */
