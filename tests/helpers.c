@@ -13,13 +13,17 @@ static topo_t *finish(topo_t *t, int ports, double reduce_bw) {
     return t;
 }
 
-topo_t *th_full(int p, double bw, double lat, int ports, double reduce_bw) {
-    topo_t *t = topo_create("full");
-    char name[32];
+void th_add_ranks(topo_t *t, int p, const char *prefix) {
+    char name[64];
     for (int i = 0; i < p; i++) {
-        snprintf(name, sizeof name, "r%d", i);
+        snprintf(name, sizeof name, "%s%d", prefix, i);
         topo_set_rank(t, topo_add_node(t, name, NODE_GPU, 0, 0, NULL), i, NULL);
     }
+}
+
+topo_t *th_full(int p, double bw, double lat, int ports, double reduce_bw) {
+    topo_t *t = topo_create("full");
+    th_add_ranks(t, p, "r");
     for (int i = 0; i < p; i++)
         for (int j = i + 1; j < p; j++) topo_add_link(t, i, j, bw, lat, NULL);
     return finish(t, ports, reduce_bw);
@@ -27,11 +31,7 @@ topo_t *th_full(int p, double bw, double lat, int ports, double reduce_bw) {
 
 topo_t *th_star(int p, double bw, double lat, int ports, double reduce_bw) {
     topo_t *t = topo_create("star");
-    char name[32];
-    for (int i = 0; i < p; i++) {
-        snprintf(name, sizeof name, "r%d", i);
-        topo_set_rank(t, topo_add_node(t, name, NODE_GPU, 0, 0, NULL), i, NULL);
-    }
+    th_add_ranks(t, p, "r");
     int sw = topo_add_node(t, "switch", NODE_SWITCH, 0, 0, NULL);
     for (int i = 0; i < p; i++) topo_add_link(t, i, sw, bw, lat / 2, NULL);
     return finish(t, ports, reduce_bw);

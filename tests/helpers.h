@@ -8,6 +8,9 @@
 #include "../sim/engine.h"
 #include "../topologies/topo.h"
 
+/* Add p GPU nodes PREFIX0.. PREFIX(p-1) as ranks 0..p-1 (node ids 0..p-1 on a new topology). */
+void th_add_ranks(topo_t *t, int p, const char *prefix);
+
 /* p ranks, every pair with its own link (no contention). */
 topo_t *th_full(int p, double bw, double lat, int ports, double reduce_bw);
 /* p ranks on one switch: rank links of bandwidth bw and latency lat/2 each

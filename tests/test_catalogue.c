@@ -292,10 +292,7 @@ Test(catalogue, hierarchical_every_group_size) {
 Test(catalogue, hierarchy_pays_off_across_slow_links) {
     topo_t *t = topo_create("two-nodes");
     char name[32];
-    for (int i = 0; i < 16; i++) {
-        snprintf(name, sizeof name, "g%d", i);
-        topo_set_rank(t, topo_add_node(t, name, NODE_GPU, 0, 0, NULL), i, NULL);
-    }
+    th_add_ranks(t, 16, "g");
     int sw[2] = {topo_add_node(t, "nvs0", NODE_SWITCH, 0, 0, NULL), topo_add_node(t, "nvs1", NODE_SWITCH, 0, 0, NULL)};
     int net = topo_add_node(t, "net", NODE_SWITCH, 0, 0, NULL);
     for (int i = 0; i < 16; i++) {

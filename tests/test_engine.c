@@ -238,11 +238,7 @@ Test(engine, critical_path_adds_up_and_tells_the_story) {
  * waiting send to rank 2 borrowed rank 3's slow link). */
 Test(engine, a_waiting_send_keeps_its_route) {
     topo_t *t = topo_create("fan");
-    char name[8];
-    for (int i = 0; i < 4; i++) {
-        snprintf(name, sizeof name, "r%d", i);
-        topo_set_rank(t, topo_add_node(t, name, NODE_GPU, 0, 0, NULL), i, NULL);
-    }
+    th_add_ranks(t, 4, "r");
     for (int i = 1; i < 4; i++) topo_add_link(t, 0, i, i < 3 ? 10e9 : 1e9, 0, NULL);
     for (int i = 1; i < 4; i++)                 /* every pair must be joined; the broadcast does not use these */
         for (int j = i + 1; j < 4; j++) topo_add_link(t, i, j, 1e9, 0, NULL);

@@ -11,13 +11,8 @@
 /* p ranks on a physical ring: each forwards, links r -> r + 1 only. */
 static topo_t *ring_machine(int p) {
     topo_t *t = topo_create("phys-ring");
-    char name[32];
-    for (int i = 0; i < p; i++) {
-        snprintf(name, sizeof name, "g%d", i);
-        int id = topo_add_node(t, name, NODE_GPU, 0, 0, NULL);
-        topo_set_rank(t, id, i, NULL);
-        topo_set_transit(t, id, 1);
-    }
+    th_add_ranks(t, p, "g");
+    for (int i = 0; i < p; i++) topo_set_transit(t, i, 1);
     for (int i = 0; i < p && p > 1; i++)
         if (p > 2 || i == 0) topo_add_link(t, i, (i + 1) % p, 25e9, 1e-6, NULL);
     topo_params(t)->ports = 1;
