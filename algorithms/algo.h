@@ -57,7 +57,10 @@ uint64_t algo_pipeline_chunks(uint64_t n, const algo_opts_t *o);
 int algo_split_shape_check(int pmax);
 
 /* a mod p in [0, p) for any sign of a. */
-static inline uint32_t algo_mod(int64_t a, int p) { return (uint32_t)(((a % p) + p) % p); }
+static inline uint32_t algo_mod(int64_t a, int p) {
+    int64_t r = a % p;                         /* one division; a branch here mispredicts */
+    return (uint32_t)(r + (p & -(int64_t)(r < 0)));
+}
 
 /* Binomial trees over virtual ranks 0..n-1 rooted at 0: the lowest set bit
  * of v is the size of v's subtree, its children are v + 2^k for 2^k below

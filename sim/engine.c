@@ -100,17 +100,21 @@ typedef struct engine {
 
 static int fail(engine_t *g, int code) { if (g->err == 0) g->err = code; return code; }
 
-static int stream_rank(const engine_t *g, int si) { return si / g->C; }
+/* (One channel is the common case: no division on the hot path.) */
+static int stream_rank(const engine_t *g, int si) { return g->C == 1 ? si : si / g->C; }
 
 /* The simulated rank standing for rank x (itself, or its representative). */
-static int rep_of(const engine_t *g, int x) { return x < g->s->nranks ? x % g->G : x; }
+static int rep_of(const engine_t *g, int x) { return g->lmap && x < g->s->nranks ? x % g->G : x; }
 
 /* Where link l's state lives: itself, or the representative's link. */
 static int32_t lk(const engine_t *g, int32_t l) { return g->lmap ? g->lmap[l] : l; }
 
 /* How far a message moves: to - from, mod the ranks. */
-static int32_t offset(const engine_t *g, int from, int to) { return (int32_t)(((int64_t)to - from + g->p) % g->p); }
-static int stream_chan(const engine_t *g, int si) { return si % g->C; }
+static int32_t offset(const engine_t *g, int from, int to) {
+    int32_t d = to - from;                     /* both in [0, p): one lap at most, no division */
+    return d + (g->p & -(d < 0));
+}
+static int stream_chan(const engine_t *g, int si) { return g->C == 1 ? 0 : si % g->C; }
 
 /* Earliest-free port among k (k = 0: unlimited, returns -1). */
 static int pick_port(double *ports, int k) {
