@@ -49,6 +49,11 @@ static void row(const algo_t *a, int star) {
         }
         topo_free(t);
     }
+    if (hi == 0) {              /* nothing ran: e.g. nvls needs a switch that reduces */
+        printf("  %-14s %-18s %-5s  not run on this machine (%s)\n", coll_name(a->coll), a->name, star ? "star" : "mesh",
+               a->helpers ? "needs a reducing switch" : "no case applies");
+        return;
+    }
     printf("  %-14s %-18s %-5s  sim/closed in [%.4f, %.4f]\n", coll_name(a->coll), a->name,
            star ? "star" : "mesh", lo, hi);
 }
