@@ -197,7 +197,10 @@ int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e
 
 void topo_set_transit(topo_t *t, int node, int transit) { t->nodes[node].transit = transit; }
 
-void topo_set_route_shortcut(topo_t *t, int on) { t->no_shortcut = !on; }
+void topo_set_route_shortcut(topo_t *t, int on) {
+    t->no_shortcut = !on;
+    t->routes_stale = 1;                 /* routes found the other way are forgotten */
+}
 
 uint64_t topo_nsearches(const topo_t *t) { return t->searches; }
 

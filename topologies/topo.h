@@ -97,7 +97,8 @@ int topo_nreducers(const topo_t *t);
 void topo_set_transit(topo_t *t, int node, int transit);
 /* Routes from and to a GPU hung off one switch port are that switch's
  * routes plus the port (the default, 1). With 0 every pair is searched in
- * full: the reference the tests hold the shortcut to. */
+ * full: the reference the tests and the loader's fuzzer hold the shortcut
+ * to. Cached routes are forgotten (pointers taken before are invalid). */
 void topo_set_route_shortcut(topo_t *t, int on);
 /* How many graph searches routing has run since topo_finalize. */
 uint64_t topo_nsearches(const topo_t *t);
