@@ -105,8 +105,10 @@ static int check_period(const sched_t *s, topo_t *t, int G, scan_t *sc, int32_t 
         for (uint32_t i = 0; i < sc->nsend; i++) {
             int d = sc->send[i], c = sc->send_chan[i];
             topo_route_t r0;
-            int rc = d == 0 ? 0 : topo_route(t, a, (a + d) % p, &r0, e);
-            for (int x = a; rc == 0 && d != 0 && x < p; x += G, y->routes++) rc = check_copy(t, a, x, d, C, c, &r0, sender, y->lmap, e);
+            if (d == 0) continue;                      /* a local copy uses no link */
+            int rc = topo_route(t, a, (a + d) % p, &r0, e);
+            for (int x = a; rc == 0 && x < p; x += G, y->routes++)
+                rc = check_copy(t, a, x, d, C, c, &r0, sender, y->lmap, e);
             if (rc < 0) return rc;
         }
     }
