@@ -32,7 +32,9 @@ struct topo {
     int nblocks, capblocks;
     int32_t *cur;        /* the block being filled */
     int32_t cur_used;
-    int *bfs_parent, *bfs_queue;   /* scratch for route search */
+    int *bfs_parent, *bfs_queue;   /* scratch for route search: distances, the queue */
+    uint32_t *bfs_stamp;           /* a distance counts only if its stamp is the search's */
+    uint32_t stamp;
     int32_t *route_tmp;  /* scratch: a probe route (at most nnodes - 1 links) */
     char **param_name, **param_value;   /* what the file's parameters were */
     int nparams;
@@ -83,6 +85,7 @@ void topo_free(topo_t *t) {
     for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
     free(t->blocks);
     free(t->bfs_parent);
+    free(t->bfs_stamp);
     free(t->bfs_queue);
     free(t->route_tmp);
     for (int i = 0; i < t->nparams; i++) { free(t->param_name[i]); free(t->param_value[i]); }
@@ -222,9 +225,11 @@ static int build_adjacency(topo_t *t) {
     t->adj = malloc(((size_t)t->ndl + 1) * sizeof *t->adj);
     t->adj_pos = malloc(((size_t)t->ndl + 1) * sizeof *t->adj_pos);
     t->bfs_parent = malloc(((size_t)t->nnodes + 1) * sizeof *t->bfs_parent);
+    t->bfs_stamp = calloc((size_t)t->nnodes + 1, sizeof *t->bfs_stamp);
     t->bfs_queue = malloc(((size_t)t->nnodes + 1) * sizeof *t->bfs_queue);
     t->route_tmp = malloc(((size_t)t->nnodes + 1) * sizeof *t->route_tmp);
-    if (!t->adj_off || !t->adj || !t->adj_pos || !t->bfs_parent || !t->bfs_queue || !t->route_tmp) return -1;
+    if (!t->adj_off || !t->adj || !t->adj_pos || !t->bfs_parent || !t->bfs_stamp || !t->bfs_queue || !t->route_tmp)
+        return -1;
     for (int i = 0; i < t->ndl; i++) t->adj_off[t->dl[i].src + 1]++;
     for (int i = 0; i < t->nnodes; i++) t->adj_off[i + 1] += t->adj_off[i];
     int *fill = calloc((size_t)t->nnodes + 1, sizeof *fill);
@@ -238,23 +243,33 @@ static int build_adjacency(topo_t *t) {
     return 0;
 }
 
+/* Node v's distance in the last search, -1 if it did not reach v. */
+static int dist_of(const topo_t *t, int v) { return t->bfs_stamp[v] == t->stamp ? t->bfs_parent[v] : -1; }
+
+static void dist_set(topo_t *t, int v, int d) { t->bfs_parent[v] = d; t->bfs_stamp[v] = t->stamp; }
+
 /* Breadth-first search from node s, stopping once `stop` is reached (-1:
- * search everything): dist[v] = hops from s, -1 if not reached. Stopping
- * early leaves every node closer than `stop` with its final distance. */
+ * search everything): dist_of(v) = hops from s, -1 if not reached. Stopping
+ * early leaves every node closer than `stop` with its final distance. A new
+ * stamp forgets the last search in O(1), so a search costs what it visits,
+ * not the whole graph (a rail of a cluster is an eighth of it). */
 static int bfs(topo_t *t, int s, int stop) {
-    int *dist = t->bfs_parent, *q = t->bfs_queue, head = 0, tail = 0;
+    int *q = t->bfs_queue, head = 0, tail = 0;
     t->dist_to = stop < 0 ? s : -1;      /* stopped early, some distances are missing */
     t->searches++;
-    for (int i = 0; i < t->nnodes; i++) dist[i] = -1;
-    dist[s] = 0;
+    if (++t->stamp == 0) {               /* wrapped: clear the old stamps once */
+        memset(t->bfs_stamp, 0, (size_t)t->nnodes * sizeof *t->bfs_stamp);
+        t->stamp = 1;
+    }
+    dist_set(t, s, 0);
     q[tail++] = s;
     while (head < tail) {
         int u = q[head++];
         if (u != s && !t->nodes[u].transit) continue;       /* an endpoint, not a relay */
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
             int v = t->dl[t->adj[k]].dst;
-            if (dist[v] >= 0) continue;
-            dist[v] = dist[u] + 1;
+            if (dist_of(t, v) >= 0) continue;
+            dist_set(t, v, t->bfs_parent[u] + 1);
             q[tail++] = v;
             if (v == stop) return tail;
         }
@@ -332,7 +347,7 @@ static int check_all_pairs(topo_t *t, const char *file, baton_err_t *e) {
         bfs(t, t->rank_node[a], -1);
         for (int b = 0; b < t->nranks + t->nreducers; b++) {
             int v = b < t->nranks ? t->rank_node[b] : t->reducer[b - t->nranks];
-            if (t->bfs_parent[v] >= 0) continue;
+            if (dist_of(t, v) >= 0) continue;
             const topo_node_t *na = &t->nodes[t->rank_node[a]], *nb = &t->nodes[v];
             return err_set(e, BATON_EPARSE, "%s:%d:%d: no route from rank %d ('%s') to '%s': routes pass only "
                            "through switches, NICs and CPUs (a GPU relays only with transit: true)",
@@ -356,7 +371,7 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     bfs(t, t->rank_node[0], -1);
     for (int r = 1; r < t->nranks; r++) {
         const topo_node_t *n = &t->nodes[t->rank_node[r]];
-        if (t->bfs_parent[t->rank_node[r]] < 0)
+        if (dist_of(t, t->rank_node[r]) < 0)
             return err_set(e, BATON_EPARSE,
                            "%s:%d:%d: rank %d ('%s') is disconnected: no path from rank 0 ('%s')",
                            file, n->line, n->col, r, n->name, t->nodes[t->rank_node[0]].name);
@@ -423,9 +438,9 @@ static int32_t *route_alloc(topo_t *t, int n) {
 }
 
 /* Is link k out of u one step closer to d, through a node routes may use? */
-static int next_hop(const topo_t *t, const int *dist, int u, int d, int k) {
-    int v = t->dl[t->adj[k]].dst;
-    return dist[v] >= 0 && dist[v] == dist[u] - 1 && (v == d || t->nodes[v].transit);
+static int next_hop(const topo_t *t, int u, int d, int k) {
+    int v = t->dl[t->adj[k]].dst, dv = dist_of(t, v);
+    return dv >= 0 && dv == dist_of(t, u) - 1 && (v == d || t->nodes[v].transit);
 }
 
 /* Append link k to a route being built. */
@@ -441,13 +456,12 @@ static void route_add(const topo_t *t, route_slot_t *r, int32_t *links, int k) {
  * Where several next hops are equally short, take number (key + hop) mod
  * ways. */
 static void walk_keyed(const topo_t *t, int u, int d, int key, route_slot_t *r, int32_t *links) {
-    const int *dist = t->bfs_parent;
     while (u != d) {
         int ways = 0, pick;
-        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) ways += next_hop(t, dist, u, d, k);
+        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) ways += next_hop(t, u, d, k);
         pick = (key + r->nlinks) % ways;
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
-            if (!next_hop(t, dist, u, d, k) || pick-- > 0) continue;
+            if (!next_hop(t, u, d, k) || pick-- > 0) continue;
             route_add(t, r, links, t->adj[k]);
             u = t->dl[t->adj[k]].dst;
             break;
@@ -489,9 +503,8 @@ static int down_port(const topo_t *t, const route_slot_t *probe) {
  * InfiniBand subnet managers), which spreads the hosts of one leaf over all
  * the spines. A probe walk with key 0 finds the destination's down port. */
 static int route_walk(topo_t *t, int first, int u, int v, int last, route_slot_t *slot) {
-    const int *dist = t->bfs_parent;
-    if (u != v && dist[u] < 0) return -2;
-    int inner = u == v ? 0 : dist[u] - dist[v];  /* unreachable: possible only when staged through a CPU (p2p: false) */
+    if (u != v && dist_of(t, u) < 0) return -2;
+    int inner = u == v ? 0 : dist_of(t, u) - dist_of(t, v);  /* unreachable: possible only when staged through a CPU (p2p: false) */
     int n = (first >= 0) + inner + (last >= 0);
     route_slot_t probe;
     route_fill(t, first, u, v, last, 0, &probe, t->route_tmp);
