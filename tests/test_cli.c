@@ -126,17 +126,21 @@ Test(cli, dump_prints_goal) {
     free(golden);
 }
 
-Test(cli, candy_kids_example_prints_its_expected_output) {
+/* examples/NAME.sh prints exactly examples/NAME.expected. */
+static void example_prints_expected(const char *name) {
     const char *bin = getenv("BATON_BIN");
-    char cmd[512], *out;
-    snprintf(cmd, sizeof cmd, "sh examples/candy-kids.sh %s", bin ? bin : "build/baton");
+    char cmd[512], path[256], *out;
+    snprintf(cmd, sizeof cmd, "sh examples/%s.sh %s", name, bin ? bin : "build/baton");
     cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
-    char *want = th_slurp("examples/candy-kids.expected");
+    snprintf(path, sizeof path, "examples/%s.expected", name);
+    char *want = th_slurp(path);
     cr_assert_not_null(want);
     cr_expect_str_eq(out, want);
     free(out);
     free(want);
 }
+
+Test(cli, candy_kids_example_prints_its_expected_output) { example_prints_expected("candy-kids"); }
 
 /* -a auto names its choice, and the choice has the lowest closed form. */
 Test(cli, auto_picks_the_lowest_closed_form) {
@@ -177,17 +181,7 @@ Test(cli, options_root_channels_pipeline_group) {
     expect_exit("sim -t topologies/uniform-8.yaml -c allreduce -a ring -s 1MB --pipeline x", 2, "--pipeline must be");
 }
 
-Test(cli, tp_example_prints_its_expected_output) {
-    const char *bin = getenv("BATON_BIN");
-    char cmd[512], *out;
-    snprintf(cmd, sizeof cmd, "sh examples/tp-decode-vs-prefill.sh %s", bin ? bin : "build/baton");
-    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
-    char *want = th_slurp("examples/tp-decode-vs-prefill.expected");
-    cr_assert_not_null(want);
-    cr_expect_str_eq(out, want);
-    free(out);
-    free(want);
-}
+Test(cli, tp_example_prints_its_expected_output) { example_prints_expected("tp-decode-vs-prefill"); }
 
 /* tp's communication is 2 x layers x the all-reduce of tokens x hidden x bytes,
  * the same all-reduce `baton sim` reports. */

@@ -17,6 +17,15 @@ static topo_t *load(const char *path, const char *set) {
     return t;
 }
 
+/* Write a topology text to path and load it. */
+static topo_t *load_text(const char *path, const char *yaml) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(yaml, f);
+    fclose(f);
+    return load(path, NULL);
+}
+
 static const char *shipped[] = {"candy-kids", "uniform-8", "hgx-h100", "hgx-a100", "dgx1-v100",
                                 "pcie-2gpu", "pcie-8gpu", "cluster-a100", "cluster-h100", "host", "gpu-virtual"};
 
@@ -204,12 +213,8 @@ Test(machines, store_and_forward_pays_every_hop) {
 
 /* Torus generators make forwarding nodes; a 4x4 torus's farthest pair is 4 hops. */
 Test(machines, torus_routes_through_its_nodes) {
-    FILE *f = fopen("build/torus-test.yaml", "w");
-    cr_assert_not_null(f);
-    fputs("name: t\nnodes:\n  - {name: \"g[0-15]\"}\ngenerate:\n"
-          "  - {torus: \"g[0-15]\", dims: [4, 4], bw: 10GB/s, latency: 1us}\n", f);
-    fclose(f);
-    topo_t *t = load("build/torus-test.yaml", NULL);
+    topo_t *t = load_text("build/torus-test.yaml", "name: t\nnodes:\n  - {name: \"g[0-15]\"}\ngenerate:\n"
+                          "  - {torus: \"g[0-15]\", dims: [4, 4], bw: 10GB/s, latency: 1us}\n");
     cr_expect_eq(topo_nlinks(t), 2 * 32, "16 nodes x 2 dimensions");
     topo_route_t rt;
     cr_assert_eq(topo_route(t, 0, 10, &rt, NULL), 0);
@@ -269,12 +274,8 @@ Test(protocols, ll_halves_bandwidth) {
 
 /* A topology may set its own protocol costs. */
 Test(protocols, topology_overrides_defaults) {
-    FILE *f = fopen("build/proto-test.yaml", "w");
-    cr_assert_not_null(f);
-    fputs("name: p\nprotocols:\n  LL: {latency: 2us, base: 0s}\nnodes:\n  - {name: \"g[0-1]\"}\n"
-          "links:\n  - {a: g0, b: g1, bw: 1GB/s, latency: 0s}\n", f);
-    fclose(f);
-    topo_t *t = load("build/proto-test.yaml", NULL);
+    topo_t *t = load_text("build/proto-test.yaml", "name: p\nprotocols:\n  LL: {latency: 2us, base: 0s}\nnodes:\n"
+                          "  - {name: \"g[0-1]\"}\nlinks:\n  - {a: g0, b: g1, bw: 1GB/s, latency: 0s}\n");
     const proto_cost_t *ll = &topo_params_c(t)->proto[PROTO_LL];
     cr_expect_float_eq(ll->msg_latency, 2e-6, 1e-18);
     cr_expect_float_eq(ll->efficiency, 0.5, 1e-15, "kept NCCL's");
@@ -312,12 +313,8 @@ Test(machines, ring_channels_use_every_nic) {
 /* More leaves than a spine has ports: a 3-level tree (radix 8: 16 leaves of
  * 4 hosts in 4 pods) still has full bisection and routes everywhere. */
 Test(machines, three_level_fat_tree_has_full_bisection) {
-    FILE *f = fopen("build/ft3-test.yaml", "w");
-    cr_assert_not_null(f);
-    fputs("name: ft3\nnodes:\n  - {name: \"h[0-63]\"}\ngenerate:\n"
-          "  - {fat_tree: \"h[0-63]\", radix: 8, bw: 10GB/s, latency: 0s}\n", f);
-    fclose(f);
-    topo_t *t = load("build/ft3-test.yaml", NULL);
+    topo_t *t = load_text("build/ft3-test.yaml", "name: ft3\nnodes:\n  - {name: \"h[0-63]\"}\ngenerate:\n"
+                          "  - {fat_tree: \"h[0-63]\", radix: 8, bw: 10GB/s, latency: 0s}\n");
     cr_expect_float_eq(flow_between_halves(t, 32), 32 * 10e9, 1e3);
     int cores = 0;
     for (int i = 0; i < topo_nnodes(t); i++) cores += strstr(topo_node(t, i)->name, ".core") != NULL;
