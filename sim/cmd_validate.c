@@ -124,7 +124,6 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (a->nlogs == 0) return cmd_usage(cmd, "missing --nccl-tests LOG");
     if (a->calibrate && !a->out) return cmd_usage(cmd, "missing -o OUT.yaml");
-    /* (calibrate --model des fits the simulator itself: slower, but it sees what the closed forms cannot, e.g. rings over every NIC) */
     return 0;
 }
 

@@ -32,7 +32,7 @@ struct topo {
     int nblocks, capblocks;
     int32_t *cur;        /* the block being filled */
     int32_t cur_used;
-    int *bfs_parent, *bfs_queue;   /* scratch for route search: distances, the queue */
+    int *bfs_dist, *bfs_queue;     /* scratch for route search: distances, the queue */
     uint32_t *bfs_stamp;           /* a distance counts only if its stamp is the search's */
     uint32_t stamp;
     int32_t *route_tmp;  /* scratch: a probe route (at most nnodes - 1 links) */
@@ -43,7 +43,7 @@ struct topo {
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
     int routes_stale;    /* a link changed since the routes were cached */
     uint64_t searches;   /* bfs runs after topo_finalize */
-    int dist_to;         /* bfs_parent holds every node's distance to this node; -1: partial */
+    int dist_to;         /* bfs_dist holds every node's distance to this node; -1: partial */
     int *name_slot;      /* open-addressing index of node names: node + 1, 0 = empty */
     uint32_t name_cap;   /* a power of two, more than twice nnodes */
 };
@@ -84,7 +84,7 @@ void topo_free(topo_t *t) {
     free(t->routes);
     for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
     free(t->blocks);
-    free(t->bfs_parent);
+    free(t->bfs_dist);
     free(t->bfs_stamp);
     free(t->bfs_queue);
     free(t->route_tmp);
@@ -224,11 +224,11 @@ static int build_adjacency(topo_t *t) {
     t->adj_off = calloc((size_t)t->nnodes + 1, sizeof *t->adj_off);
     t->adj = malloc(((size_t)t->ndl + 1) * sizeof *t->adj);
     t->adj_pos = malloc(((size_t)t->ndl + 1) * sizeof *t->adj_pos);
-    t->bfs_parent = malloc(((size_t)t->nnodes + 1) * sizeof *t->bfs_parent);
+    t->bfs_dist = malloc(((size_t)t->nnodes + 1) * sizeof *t->bfs_dist);
     t->bfs_stamp = calloc((size_t)t->nnodes + 1, sizeof *t->bfs_stamp);
     t->bfs_queue = malloc(((size_t)t->nnodes + 1) * sizeof *t->bfs_queue);
     t->route_tmp = malloc(((size_t)t->nnodes + 1) * sizeof *t->route_tmp);
-    if (!t->adj_off || !t->adj || !t->adj_pos || !t->bfs_parent || !t->bfs_stamp || !t->bfs_queue || !t->route_tmp)
+    if (!t->adj_off || !t->adj || !t->adj_pos || !t->bfs_dist || !t->bfs_stamp || !t->bfs_queue || !t->route_tmp)
         return -1;
     for (int i = 0; i < t->ndl; i++) t->adj_off[t->dl[i].src + 1]++;
     for (int i = 0; i < t->nnodes; i++) t->adj_off[i + 1] += t->adj_off[i];
@@ -244,9 +244,9 @@ static int build_adjacency(topo_t *t) {
 }
 
 /* Node v's distance in the last search, -1 if it did not reach v. */
-static int dist_of(const topo_t *t, int v) { return t->bfs_stamp[v] == t->stamp ? t->bfs_parent[v] : -1; }
+static int dist_of(const topo_t *t, int v) { return t->bfs_stamp[v] == t->stamp ? t->bfs_dist[v] : -1; }
 
-static void dist_set(topo_t *t, int v, int d) { t->bfs_parent[v] = d; t->bfs_stamp[v] = t->stamp; }
+static void dist_set(topo_t *t, int v, int d) { t->bfs_dist[v] = d; t->bfs_stamp[v] = t->stamp; }
 
 /* Breadth-first search from node s, stopping once `stop` is reached (-1:
  * search everything): dist_of(v) = hops from s, -1 if not reached. Stopping
@@ -269,7 +269,7 @@ static int bfs(topo_t *t, int s, int stop) {
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
             int v = t->dl[t->adj[k]].dst;
             if (dist_of(t, v) >= 0) continue;
-            dist_set(t, v, t->bfs_parent[u] + 1);
+            dist_set(t, v, t->bfs_dist[u] + 1);
             q[tail++] = v;
             if (v == stop) return tail;
         }

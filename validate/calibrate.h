@@ -25,7 +25,7 @@ typedef struct cal_sample {
 typedef struct cal_req {
     const char *algo;         /* a name or "auto" */
     int proto;                /* PROTO_* or RUN_PROTO_AUTO */
-    int des;                  /* 1: predict with the simulator (validate only) */
+    int des;                  /* 1: predict with the simulator (fits then scale each link class) */
     algo_opts_t opts;         /* channels etc. */
 } cal_req_t;
 
