@@ -24,7 +24,7 @@ SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
-           topologies/expand.c topologies/generate.c topologies/flow.c topologies/topo_write.c \
+           topologies/expand.c topologies/generate.c topologies/flow.c topologies/load.c topologies/topo_write.c \
            validate/nccltests.c validate/calibrate.c validate/host.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \

@@ -32,6 +32,11 @@ typedef struct algo {
     int approx;              /* the formula is an approximation or a bound, not exact */
     int helpers;             /* reducing switches it needs (NVLS) */
     const char *nccl;        /* NCCL's name for it ("ring", "tree"), NULL if none */
+    /* Optional, for rows whose every step has each rank send one share of a
+     * block to the same peer on each channel (rings): that peer. The closed
+     * form then sees the links the channels share (topologies/load.h), not
+     * the slowest rank pair for every message. */
+    int (*peer)(const sched_t *s, int c, int r);
 } algo_t;
 
 /* Rows of the registry, NULL-terminated, in a fixed order. */

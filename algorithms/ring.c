@@ -30,6 +30,10 @@
  *   all-gather      (p-1)(alpha + m beta)
  *   all-reduce      2(p-1)(alpha + m beta) + (p-1) m gamma
  * exact when p divides n, upper bounds otherwise (blocks differ by a byte).
+ * With C channels a step costs max(m beta, alpha + (m/C)(beta_path [+ gamma])):
+ * beta is the busiest link's share of every channel (topologies/load.c),
+ * beta_path one channel's route alone; while one channel waits out its
+ * latency or adds, the others keep the links busy.
  * Requires: any p >= 1, any n (empty blocks still cost alpha, as in MPICH). */
 #include "algo.h"
 
@@ -94,6 +98,11 @@ static int ag_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) 
     return ring_ag_op(s, i, c, pc, i, op);
 }
 
+/* Rank r's right neighbour on channel c: where every one of its sends goes. */
+static int ring_peer(const sched_t *s, int c, int r) {
+    return s->nranks < 2 ? -1 : at(s, c, (int64_t)pos_of(s, c, r) + 1);
+}
+
 static int ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)e;
     int ch = o->channels > 0 ? o->channels : 1;
@@ -105,31 +114,32 @@ static int ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     return 0;
 }
 
+/* Steps of one block each (cost_step: with channels, one channel's latency
+ * and adds hide behind the others' transfers). */
 static double allreduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
     double b = cost_block(p, n);
-    return 2.0 * (p - 1) * (m->alpha + b * m->beta) + (p - 1) * b * m->gamma;
+    return (p - 1) * (cost_step(m, b, m->gamma) + cost_step(m, b, 0));
 }
 
 static double rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    double b = cost_block(p, n);
-    return (p - 1) * (m->alpha + b * m->beta + b * m->gamma);
+    return (p - 1) * cost_step(m, cost_block(p, n), m->gamma);
 }
 
 static double ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (p - 1) * (m->alpha + cost_block(p, n) * m->beta);
+    return (p - 1) * cost_step(m, cost_block(p, n), 0);
 }
 
 #define RING_PORTS "single-port or multi-port star (same), one channel; exact when p divides n, else an upper bound"
 
 const algo_t algo_allreduce_ring = {
     .coll = COLL_ALLREDUCE, .name = "ring", .build = ring_build, .cost = allreduce_cost,
-    .cost_text = "2(p-1)(a + ceil(n/p) b) + (p-1) ceil(n/p) g",
+    .cost_text = "2(p-1)(a + ceil(n/p) b) + (p-1) ceil(n/p) g; C channels: a step is max(m b, a + (m/C)(b_path [+ g]))",
     .requires = "any p >= 1, any n; --channels C", .port_model = RING_PORTS,
     .idea = "reduce-scatter then all-gather around a ring, p blocks in flight",
-    .nccl = "ring",
+    .nccl = "ring", .peer = ring_peer,
 };
 
 const algo_t algo_reducescatter_ring = {
@@ -137,7 +147,7 @@ const algo_t algo_reducescatter_ring = {
     .cost_text = "(p-1)(a + ceil(n/p)(b + g))",
     .requires = "any p >= 1, any n; --channels C", .port_model = RING_PORTS,
     .idea = "p batons collect every rank's share of one block each; rank r ends with block r",
-    .nccl = "ring",
+    .nccl = "ring", .peer = ring_peer,
 };
 
 const algo_t algo_allgather_ring = {
@@ -145,5 +155,5 @@ const algo_t algo_allgather_ring = {
     .cost_text = "(p-1)(a + ceil(n/p) b)",
     .requires = "any p >= 1, any n; --channels C", .port_model = RING_PORTS,
     .idea = "every block travels p-1 hops around the ring",
-    .nccl = "ring",
+    .nccl = "ring", .peer = ring_peer,
 };

@@ -20,11 +20,28 @@ typedef struct cost_model {
     int uniform;    /* 1 if every rank pair looked at sees the same alpha and beta:
                        only then can an exact formula be exact on this machine */
     int reducers;   /* switches that reduce in the network (NVLS, SHARP) */
+    /* Channels side by side (0 or 1: one). With C > 1 the links carry every
+     * channel's share (beta: the busiest link's time per byte of a block)
+     * while each channel's own message moves at its route's speed
+     * (beta_path) and pays alpha and its addition alone: one channel's
+     * latency and adds hide behind the others' transfers (cost_step). */
+    int channels;
+    double beta_path;
 } cost_model_t;
 
 /* The largest of p blocks of n bytes: ceil(n / p). */
 static inline double cost_block(int p, unsigned long long n) {
     return (double)(n / (unsigned long long)p + (n % (unsigned long long)p != 0));
+}
+
+/* One step of m-byte blocks in which every rank sends (and, if g != 0, adds
+ * at g seconds per byte): alpha + m(beta + g) on one channel; with C
+ * channels the larger of the links' work, m beta, and one channel's own
+ * message, alpha + (m/C)(beta_path + g). */
+static inline double cost_step(const cost_model_t *c, double m, double g) {
+    if (c->channels <= 1) return c->alpha + m * (c->beta + g);
+    double links = m * c->beta, own = c->alpha + m / c->channels * (c->beta_path + g);
+    return links > own ? links : own;
 }
 
 /* ceil(log2(p)) for p >= 1 (0 for p = 1). */

@@ -26,5 +26,6 @@ cost_model_t proto_apply(const cost_model_t *m, const proto_cost_t *c) {
     cost_model_t r = *m;
     r.alpha += c->msg_latency;
     r.beta /= c->efficiency;
+    r.beta_path /= c->efficiency;
     return r;
 }

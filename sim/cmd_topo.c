@@ -71,6 +71,7 @@ static void summary(topo_t *t, const cost_model_t *m) {
     if (tp->reduce_bw > 0) printf("  reduce         %.4g GB/s\n", tp->reduce_bw / 1e9);
     else printf("  reduce         free (reduce_bw 0)\n");
     if (tp->group_size) printf("  groups         %d ranks each (%d groups)\n", tp->group_size, p / tp->group_size);
+    if (tp->channels) printf("  channels       %d by default (rings side by side)\n", tp->channels);
     link_classes(t);
     double lo = 1e300, hi = 0;
     for (int r = 0; r < p; r++) {

@@ -30,7 +30,9 @@ static const char help_calibrate[] =
     "error, GSL). Writes a complete topology file with the fitted values (it runs\n"
     "with every other command) and prints the in-sample error table.\n"
     "      --hold-out LO:HI  fit without the sizes in [LO, HI] and report how well\n"
-    "                        the fit predicts them\n";
+    "                        the fit predicts them\n"
+    "      --fit-efficiency  also fit LL's and LL128's efficiency (better in sample,\n"
+    "                        worse on held-out sizes of the shared logs; docs/NOTES.md)\n";
 
 static const char help_host[] =
     "\n"
@@ -47,7 +49,8 @@ static const char help_common[] =
     "  -t, --topo FILE        the machine the logs came from (its ranks = the logs')\n"
     "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...)\n"
     "      --ranks N          the logs' rank count, when a log does not say\n"
-    "  -a, --algo A           algorithm (default auto: the lowest closed form)\n"
+    "  -a, --algo A           algorithm (default auto: the lowest closed form; nccl:\n"
+    "                         the lowest of NCCL's own, ring and tree)\n"
     "      --proto P          none, LL, LL128, Simple or auto (default auto)\n"
     "      --model M          closed (default) or des: the simulator (calibrate then fits\n"
     "                         each link class's bandwidth apart; slower)\n"
@@ -58,7 +61,7 @@ static const char help_common[] =
 typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
     const char *logs[64];
-    int nlogs, ranks, proto, json, des, calibrate, reps, channels;
+    int nlogs, ranks, proto, json, des, calibrate, reps, channels, fit_eff;
     cmd_sets_t sets;
     char ranks_set[64];
 } val_args_t;
@@ -72,13 +75,14 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"hold-out", required_argument, 0, 'H'}, {"backend", required_argument, 0, 'B'},
         {"coll", required_argument, 0, 'c'}, {"sizes", required_argument, 0, 's'},
         {"reps", required_argument, 0, 'R'}, {"log", required_argument, 0, 'l'},
-        {"channels", required_argument, 0, 'C'},
+        {"channels", required_argument, 0, 'C'}, {"fit-efficiency", no_argument, 0, 'E'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:a:o:c:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'B': a->backend = optarg; break;
+        case 'E': a->fit_eff = 1; break;
         case 'c': a->coll = optarg; break;
         case 's': a->sizes = optarg; break;
         case 'l': a->log_out = optarg; break;
@@ -162,7 +166,7 @@ static int load(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, cons
 /* Measure on this computer's threads; the timings become a log (and samples). */
 static int measure(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
     int coll = coll_parse(a->coll ? a->coll : "allreduce");
-    const algo_t *al = coll < 0 ? NULL : algo_find((coll_t)coll, strcmp(a->algo, "auto") ? a->algo : "ring");
+    const algo_t *al = coll < 0 ? NULL : algo_find((coll_t)coll, !run_is_auto(a->algo) ? a->algo : "ring");
     uint64_t *sizes;
     int ns;
     const char *why;
@@ -276,8 +280,8 @@ static int run(val_args_t *a, const char *cmd) {
     const char **file_of = NULL;
     int host = a->backend != NULL;
     int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, t, &s, &n, &file_of, &e);
-    cal_req_t q = {.algo = host && !strcmp(a->algo, "auto") ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
-                   .des = a->des, .opts = {.channels = a->channels}};
+    cal_req_t q = {.algo = host && run_is_auto(a->algo) ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
+                   .des = a->des, .opts = {.channels = a->channels}, .fit_efficiency = a->fit_eff};
     cal_fit_t f;
     if (rc == 0 && a->hold) rc = mark_held_out(a->hold, s, n, &e);
     if (rc == 0 && host && !a->json) {                    /* before: the topology's own numbers */

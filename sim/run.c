@@ -1,6 +1,7 @@
 /* run.c - simulate or predict one collective and derive algbw/busbw. */
 #include "run.h"
 
+#include "../topologies/load.h"
 #include "../topologies/topo.h"
 #include "symmetry.h"
 
@@ -23,20 +24,44 @@ static void bandwidths(run_out_t *o, coll_t c) {
     o->busbw_GBps = o->algbw_GBps * run_busbw_factor(c, o->ranks);
 }
 
-const algo_t *run_pick(coll_t coll, const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+typedef struct { const algo_t *a; sched_t s; } peer_ctx_t;
+
+static int load_peer(const void *ctx, int c, int r) {
+    const peer_ctx_t *x = ctx;
+    return x->a->peer(&x->s, c, r);
+}
+
+int run_algo_model(topo_t *t, const algo_t *a, int p, uint64_t n, const algo_opts_t *o, const cost_model_t *m,
+                   cost_model_t *out, baton_err_t *e) {
+    *out = *m;
+    peer_ctx_t x = {.a = a};
+    if (t == NULL || a->peer == NULL || p < 2 || algo_build(a, p, n, o, &x.s, NULL) < 0) return 0;
+    int rc = load_pattern_cost(t, load_peer, &x, x.s.nchannels, out, e);
+    return rc < 0 ? rc : 0;
+}
+
+int run_is_auto(const char *algo) { return strcmp(algo, "auto") == 0 || strcmp(algo, "nccl") == 0; }
+
+const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
+                       const algo_opts_t *o, int nccl_only) {
     const algo_t *const *rows = algo_all(), *best = NULL;
     double best_t = 0;
     for (int i = 0; rows[i]; i++) {
         sched_t s;
-        if (rows[i]->coll != coll || rows[i]->helpers > m->reducers || algo_build(rows[i], p, n, o, &s, NULL) < 0) continue;
-        double t = rows[i]->cost(m, p, n, o);
-        if (best == NULL || t < best_t) { best = rows[i]; best_t = t; }
+        cost_model_t am;
+        if (rows[i]->coll != coll || rows[i]->helpers > m->reducers || (nccl_only && rows[i]->nccl == NULL)) continue;
+        if (algo_build(rows[i], p, n, o, &s, NULL) < 0) continue;
+        if (run_algo_model(t, rows[i], p, n, o, m, &am, NULL) < 0) continue;
+        if (pc) am = proto_apply(&am, pc);
+        double time = rows[i]->cost(&am, p, n, o);
+        if (best == NULL || time < best_t) { best = rows[i]; best_t = time; }
     }
     return best;
 }
 
 void run_opts_from_topo(const topo_t *t, algo_opts_t *o) {
     if (o->group == 0) o->group = topo_params_c(t)->group_size;
+    if (o->channels == 0) o->channels = topo_params_c(t)->channels;
 }
 
 /* Say which option could not be honoured. */
@@ -54,7 +79,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     o->proto = pr;
     if (q->predict) {
-        cost_model_t m = proto_apply(&o->model, pc);
+        cost_model_t m = proto_apply(&o->model, pc);   /* o->model: the row's own view (run_algo_model) */
         o->time_s = o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + (o->ranks > 1 ? pc->base_latency : 0);
         bandwidths(o, q->coll);
         return 0;
@@ -82,11 +107,12 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
 }
 
 /* The algorithm to run under protocol pr: the named one, or with -a auto the
- * lowest closed form on the machine as that protocol sees it. */
-static const algo_t *choose(const topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr) {
-    if (strcmp(q->algo, "auto") != 0) return algo_find(q->coll, q->algo);
-    cost_model_t m = proto_apply(&o->model, &topo_params_c(t)->proto[pr]);
-    return run_pick(q->coll, &m, o->ranks, q->bytes, &q->opts);
+ * lowest closed form on the machine as that protocol sees it (-a nccl: the
+ * lowest of the algorithms NCCL has, what an nccl-tests log measured). */
+static const algo_t *choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr) {
+    if (!run_is_auto(q->algo)) return algo_find(q->coll, q->algo);
+    return run_pick(t, q->coll, &o->model, &topo_params_c(t)->proto[pr], o->ranks, q->bytes, &q->opts,
+                    strcmp(q->algo, "nccl") == 0);
 }
 
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
@@ -103,7 +129,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     for (int pr = first; pr <= last; pr++) {      /* each protocol asked for; keep the fastest */
         run_out_t cand = *o;
         cand.algo = choose(t, q, o, (proto_t)pr);
-        cand.auto_picked = strcmp(q->algo, "auto") == 0;
+        cand.auto_picked = run_is_auto(q->algo);
         if (cand.algo == NULL)
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
@@ -112,6 +138,8 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                            cand.algo->name, topo_name(t));
         if ((rc = algo_build(cand.algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
+        if ((rc = run_algo_model(t, cand.algo, o->ranks, q->bytes, &q->opts, &o->model, &cand.model, e)) < 0)
+            return rc;
         if ((rc = run_one(t, q, &s, (proto_t)pr, &cand, e)) < 0) { engine_result_free(&best.eng); return rc; }
         if (pr == first || cand.time_s < best.time_s) { engine_result_free(&best.eng); best = cand; }
         else engine_result_free(&cand.eng);

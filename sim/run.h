@@ -11,7 +11,8 @@
 
 typedef struct run_req {
     coll_t coll;
-    const char *algo;        /* a registry name, or "auto": the lowest closed form */
+    const char *algo;        /* a registry name, "auto": the lowest closed form, or
+                                "nccl": the lowest of the rows NCCL has (algo_t.nccl) */
     uint64_t bytes;
     algo_opts_t opts;        /* root, channels, pipeline */
     int verify;              /* 0 none, 1 verify (data mode when small, else signature) */
@@ -37,7 +38,7 @@ typedef struct run_out {
     int proto_auto;          /* 1 if --proto auto chose it */
     verify_mode_t verify_mode;
     engine_result_t eng;     /* when simulated */
-    cost_model_t model;      /* the uniform machine the closed form used */
+    cost_model_t model;      /* the machine the closed form used (run_algo_model) */
 } run_out_t;
 
 #define RUN_PROTO_AUTO PROTO_COUNT
@@ -47,12 +48,24 @@ typedef struct run_out {
 
 int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e);
 
-/* Fill options the user left at 0 from the topology (group size). */
+/* Fill options the user left at 0 from the topology (group size, channels). */
 void run_opts_from_topo(const topo_t *t, algo_opts_t *o);
 
-/* The applicable algorithm of coll with the lowest closed-form time on m
- * (ties: registry order); NULL if none can run this case. */
-const algo_t *run_pick(coll_t coll, const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o);
+/* The machine as row a's closed form sees it: the uniform model m, or for a
+ * row with a `peer` (rings) the links its channels share on t
+ * (topologies/load.h). t may be NULL (then m). */
+int run_algo_model(topo_t *t, const algo_t *a, int p, uint64_t n, const algo_opts_t *o, const cost_model_t *m,
+                   cost_model_t *out, baton_err_t *e);
+
+/* The applicable algorithm of coll with the lowest closed-form time, each row
+ * on its own view of t (t may be NULL: m for all) under protocol pc (NULL:
+ * m as given), among NCCL's rows only if nccl_only; ties: registry order.
+ * NULL if none can run this case. */
+const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
+                       const algo_opts_t *o, int nccl_only);
+
+/* "auto" or "nccl": a choice the run makes, not a registry row. */
+int run_is_auto(const char *algo);
 
 /* The closed form of o's algorithm and protocol split into its alpha, beta
  * and gamma parts (each with the other two set to zero). */

@@ -287,7 +287,7 @@ Test(cli, did_you_mean_and_limits) {
 /* --symmetric: the full run's JSON answer from one representative on a
  * 512-GPU cluster, and a reason (exit 1) where it would not be exact. */
 Test(cli, symmetric_fast_path) {
-    const char *base = "sim -t topologies/cluster-h100.yaml --set nodes=64 -c allreduce -a ring -s 1GiB --json";
+    const char *base = "sim -t topologies/cluster-h100.yaml --set nodes=64 -c allreduce -a ring -s 1GiB --channels 1 --json";
     char args[512];
     cJSON *full = json_of(base);
     snprintf(args, sizeof args, "%s --symmetric", base);

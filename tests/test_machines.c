@@ -5,6 +5,7 @@
 
 #include "../models/share.h"
 #include "../topologies/flow.h"
+#include "../topologies/topo_write.h"
 #include "../topologies/topo_yaml.h"
 #include "../sim/run.h"
 #include "helpers.h"
@@ -307,6 +308,82 @@ Test(machines, ring_channels_use_every_nic) {
     }
     cr_expect_float_eq(busbw[0], 25, 1, "one channel: one 200 Gb/s NIC");
     cr_expect_gt(busbw[1], 7 * busbw[0], "eight channels: %.1f GB/s", busbw[1]);
+    topo_free(t);
+}
+
+/* The closed form sees what the channels share: on the 2-node cluster C rings
+ * cross the network through min(C, 8) NIC pairs, so its beta is one NIC's
+ * time over min(C, 8) (a hardware oracle), and with reductions free and one
+ * channel per NIC it equals the simulator exactly; otherwise (adds, or two
+ * channels taking turns on a NIC) it stays within 1 %. Four nodes of H100
+ * the same. */
+Test(machines, closed_form_ring_sees_the_links_its_channels_share) {
+    const char *files[] = {"topologies/cluster-a100.yaml", "topologies/cluster-h100.yaml"};
+    const char *nodes[] = {"nodes=2", "nodes=4"};
+    for (int f = 0; f < 2; f++)
+        for (int free_add = 0; free_add < 2; free_add++) {
+            const char *sets[] = {nodes[f], free_add ? "reduce_bw=0" : "reduce_bw=680GB/s"};
+            baton_err_t e = {0};
+            topo_t *t = topo_yaml_load(files[f], sets, 2, &e);
+            cr_assert_not_null(t, "%s", e.msg);
+            double nic = f ? 50e9 : 25e9;
+            for (int c = 1; c <= 16; c *= 2) {
+                run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 64ull << 20, .proto = PROTO_NONE,
+                               .opts = {.channels = c}, .predict = 1};
+                run_out_t closed, sim;
+                cr_assert_eq(run_collective(t, &q, &closed, &e), 0, "%s", e.msg);
+                q.predict = 0;
+                cr_assert_eq(run_collective(t, &q, &sim, &e), 0, "%s", e.msg);
+                cr_expect_float_eq(closed.model.beta, 1 / (nic * (c < 8 ? c : 8)), 1e-9 * closed.model.beta,
+                                   "%s %d channels: beta %g", files[f], c, closed.model.beta);
+                double tol = free_add && c <= 8 ? 1e-9 : 0.01;
+                cr_expect_float_eq(closed.time_s, sim.time_s, tol * sim.time_s, "%s %d channels%s: closed %g, sim %g",
+                                   files[f], c, free_add ? ", free adds" : "", closed.time_s, sim.time_s);
+                engine_result_free(&sim.eng);
+            }
+            topo_free(t);
+        }
+}
+
+/* A topology may say how many channels commands use by default; the flag
+ * still wins, and a calibrated (written) file keeps it. */
+Test(machines, topology_sets_default_channels) {
+    char *out;
+    cr_assert_eq(th_cli("topo topologies/cluster-a100.yaml --set channels=4", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "channels       4 by default") != NULL, "%s", out);
+    free(out);
+    double beta[3];
+    const char *args[3] = {"", " --set channels=2", " --set channels=2 --channels 8"};
+    for (int i = 0; i < 3; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "predict -t topologies/cluster-a100.yaml -c allreduce -a ring -s 1GiB --json%s", args[i]);
+        cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+        char *b = strstr(out, "\"beta_s_per_byte\":");
+        cr_assert_not_null(b, "%s", out);
+        sscanf(b, "\"beta_s_per_byte\":%lf", &beta[i]);
+        free(out);
+    }
+    cr_expect_float_eq(beta[0], 1 / 200e9, 1e-20, "the file's 8 channels: eight 25 GB/s NICs");
+    cr_expect_float_eq(beta[1], 1 / 50e9, 1e-20, "two channels: two NICs");
+    cr_expect_float_eq(beta[2], beta[0], 1e-20, "--channels overrides the file");
+    cr_expect_eq(th_cli("topo topologies/cluster-a100.yaml --set channels=65", &out, 0), 1);
+    cr_expect(strstr(out, "channels=65") != NULL, "%s", out);
+    free(out);
+    FILE *f = fopen("build/channels-test.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: c\nchannels: 0\nnodes:\n  - {name: \"g[0-1]\"}\nlinks:\n  - {a: g0, b: g1, bw: 1GB/s, latency: 0s}\n", f);
+    fclose(f);
+    baton_err_t e = {0};
+    cr_expect_null(topo_yaml_load("build/channels-test.yaml", NULL, 0, &e));
+    cr_expect(strstr(e.msg, "channels-test.yaml:2:") != NULL && strstr(e.msg, "'channels'") != NULL, "%s", e.msg);
+    topo_t *t = load("topologies/cluster-a100.yaml", "channels=4");
+    f = fopen("build/channels-written.yaml", "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
+    fclose(f);
+    topo_free(t);
+    t = load("build/channels-written.yaml", NULL);
+    cr_expect_eq(topo_params_c(t)->channels, 4, "a written (calibrated) file keeps its channels");
     topo_free(t);
 }
 

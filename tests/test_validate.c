@@ -98,9 +98,10 @@ Test(nccltests, format_variants) {
     cr_expect(strstr(e.msg, "cut-off.txt:5:") != NULL && strstr(e.msg, "cut off") != NULL, "%s", e.msg);
 }
 
-/* A log written by our own model with known scales: calibration finds them. */
+/* A log written by our own model with known scales: calibration finds them
+ * (each protocol's own only where that protocol wins some size). */
 Test(calibrate, recovers_known_parameters_from_a_synthetic_log) {
-    const double truth[4] = {0.8, 1.7, 2.0, 1.5};
+    const double truth[5] = {0.8, 1.7, 2.0, 1.5, 0.9};     /* bw, lat, message latency, base, LL128 efficiency */
     baton_err_t e = {0};
     topo_t *t = topo_yaml_load("topologies/hgx-a100.yaml", NULL, 0, &e);
     cr_assert_not_null(t, "%s", e.msg);
@@ -108,6 +109,7 @@ Test(calibrate, recovers_known_parameters_from_a_synthetic_log) {
     p->bw_scale = truth[0];
     p->lat_scale = truth[1];
     for (int i = 0; i < PROTO_COUNT; i++) { p->proto[i].msg_latency *= truth[2]; p->proto[i].base_latency *= truth[3]; }
+    p->proto[PROTO_LL128].efficiency *= truth[4];
     nt_log_t log = {.coll = COLL_ALLREDUCE, .ranks = 8, .type = "float"};
     log.rows = calloc(30, sizeof *log.rows);
     cal_req_t q = {.algo = "ring", .proto = RUN_PROTO_AUTO};
@@ -130,9 +132,20 @@ Test(calibrate, recovers_known_parameters_from_a_synthetic_log) {
     cr_assert_eq(cal_samples(&back, &s, &n, &e), 0);
     t = topo_yaml_load("topologies/hgx-a100.yaml", NULL, 0, &e);
     cal_fit_t fit;
+    q.fit_efficiency = 1;
     cr_assert_eq(cal_fit(t, &q, s, n, &fit, &e), 0, "%s", e.msg);
-    double got[4] = {fit.bw_scale, fit.lat_scale, fit.proto_lat_scale, fit.base_scale};
+    double got[4] = {fit.bw_scale, fit.lat_scale, fit.msg_lat_scale, fit.base_scale};
     for (int i = 0; i < 4; i++) cr_expect_float_eq(got[i], truth[i], 0.01 * truth[i], "parameter %d: %g, want %g", i, got[i], truth[i]);
+    int used[PROTO_COUNT] = {0};
+    for (int i = 0; i < n; i++) {
+        proto_t pr;
+        double time;
+        cr_assert_eq(cal_predict(t, &q, &s[i], &time, NULL, &pr, &e), 0, "%s", e.msg);
+        used[pr] = 1;
+    }
+    cr_expect(used[PROTO_LL] && used[PROTO_SIMPLE], "the log spans the protocols");
+    if (used[PROTO_LL128]) cr_expect_float_eq(fit.eff_scale[PROTO_LL128], truth[4], 0.01, "LL128 efficiency x %g", fit.eff_scale[PROTO_LL128]);
+    cr_expect_float_eq(fit.eff_scale[PROTO_LL], 1, 0.01, "LL efficiency x %g", fit.eff_scale[PROTO_LL]);
     cr_expect_leq(cal_mape(t, &q, s, n, -1, 0, &e), 0.1);
     free(s);
     nt_free(&back);

@@ -623,7 +623,8 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
         }
     }
     m->alpha = lat;
-    m->beta = (p > 1) ? 1.0 / bw : 0;
+    m->beta = m->beta_path = (p > 1) ? 1.0 / bw : 0;
+    m->channels = 1;
     m->gamma = t->params.reduce_bw > 0 ? 1.0 / t->params.reduce_bw : 0;
     m->ports = t->params.ports;
     m->reducers = t->nreducers;

@@ -58,6 +58,7 @@ typedef struct topo topo_t;
 #ifndef TOPO_MAX_NODES                 /* the fuzz build lowers them, to stay fast */
 #define TOPO_MAX_NODES 4194304
 #endif
+#define TOPO_MAX_CHANNELS 64           /* as --channels */
 #ifndef TOPO_MAX_LINKS
 #define TOPO_MAX_LINKS 16777216
 #endif
@@ -67,6 +68,8 @@ typedef struct topo_params {
     double reduce_bw;    /* bytes/s a rank reduces; 0 = reductions are free */
     int max_inflight;    /* sends a stream may have posted and unfinished */
     int group_size;      /* ranks per group (node) for hierarchical algorithms; 0 = none */
+    int channels;        /* channels (rings side by side) when a command gives none; 0 = 1.
+                            NCCL opens about one per NIC of a node on a cluster */
     int p2p;             /* 1: GPUs reach each other directly; 0: GPU-to-GPU traffic is
                             staged in host memory (routed via the nearest CPU) */
     proto_cost_t proto[PROTO_COUNT];   /* the protocols on this machine */

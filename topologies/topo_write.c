@@ -25,6 +25,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     fmt_bw(a, sizeof a, p->reduce_bw);
     fprintf(f, "reduce_bw: %s\n", p->reduce_bw > 0 ? a : "0");
     if (p->group_size) fprintf(f, "group_size: %d\n", p->group_size);
+    if (p->channels) fprintf(f, "channels: %d\n", p->channels);
     fprintf(f, "protocols:\n");
     for (int i = PROTO_LL; i < PROTO_COUNT; i++) {
         fmt_s(a, sizeof a, p->proto[i].msg_latency);

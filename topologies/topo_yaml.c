@@ -8,6 +8,7 @@
  *   reduce_bw: 0          # bytes/s of a rank's reduction, 0 = free
  *   max_inflight: 8       # sends a stream may have posted and unfinished
  *   group_size: 8         # ranks per node, for hierarchical algorithms
+ *   channels: 8           # rings side by side when a command gives no --channels
  *   p2p: true             # false: GPU-to-GPU traffic is staged in host memory
  *   bw_scale: 1           # every link's bandwidth x this (calibration writes it)
  *   lat_scale: 1          # every link's latency x this
@@ -348,7 +349,7 @@ static int each(ctx_t *c, yaml_node_t *root, const char *key, int required, int 
 }
 
 static const char *const engine_keys[] = {"ports", "reduce_bw", "max_inflight", "group_size", "p2p",
-                                          "bw_scale", "lat_scale", NULL};
+                                          "bw_scale", "lat_scale", "channels", NULL};
 
 static int is_engine_key(const char *k) {
     for (int i = 0; engine_keys[i]; i++)
@@ -375,6 +376,8 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
     if ((v = get(c, root, "ports")) && (rc = get_int(c, v, "ports", 0, &p->ports)) < 0) return rc;
     if ((v = get(c, root, "max_inflight")) && (rc = get_int(c, v, "max_inflight", 1, &p->max_inflight)) < 0) return rc;
     if ((v = get(c, root, "group_size")) && (rc = get_int(c, v, "group_size", 1, &p->group_size)) < 0) return rc;
+    if ((v = get(c, root, "channels")) && (rc = get_int(c, v, "channels", 1, &p->channels)) < 0) return rc;
+    if (p->channels > TOPO_MAX_CHANNELS) return fail(c, v, "'channels' must be at most 64", NULL, NULL);
     if (get(c, root, "reduce_bw") && (rc = get_bw(c, root, "reduce_bw", &p->reduce_bw)) < 0) return rc;
     if ((rc = get_bool(c, root, "p2p", 1)) < 0) return rc;
     p->p2p = rc;
@@ -388,6 +391,12 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
         if (i == 4) {
             if ((p->p2p = expand_bool(set)) < 0)
                 return err_set(c->e, BATON_EPARSE, "--set p2p=%s: must be true or false", set);
+            continue;
+        }
+        if (strcmp(engine_keys[i], "channels") == 0) {
+            if (end == set || *end || x < 1 || x > TOPO_MAX_CHANNELS)
+                return err_set(c->e, BATON_EPARSE, "--set channels=%s: must be a whole number 1..64", set);
+            p->channels = (int)x;
             continue;
         }
         if (i >= 5) {
@@ -571,7 +580,7 @@ static int walk_body(ctx_t *c, yaml_node_t *root) {
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "bw_scale", "lat_scale", "protocols", "include", "nodes",
+                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "protocols", "include", "nodes",
                                        "links", "generate", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);

@@ -5,9 +5,11 @@
  * simulator, one scale per link class: links of equal bandwidth and latency
  * in the file, e.g. NVLink and the network apart) and latency
  * (lat_scale), the reduction bandwidth, and, when protocols are modelled,
- * every protocol's per-message latency and base latency. They are fitted (in log space, so they stay
- * positive) to minimise the relative error of the closed-form predictions,
- * robustly (Huber), with models/fit.c. */
+ * the protocols' per-message and base latencies and (if asked) the
+ * efficiency of LL and LL128. They are fitted (in log space, so they stay positive) to
+ * minimise the relative error of the predictions, robustly (Huber), with a
+ * weak pull of each towards the file's value (calibrate.c, PRIOR), with
+ * models/fit.c. */
 #ifndef BATON_CALIBRATE_H
 #define BATON_CALIBRATE_H
 
@@ -27,10 +29,13 @@ typedef struct cal_req {
     int proto;                /* PROTO_* or RUN_PROTO_AUTO */
     int des;                  /* 1: predict with the simulator (fits then scale each link class) */
     algo_opts_t opts;         /* channels etc. */
+    int fit_efficiency;       /* 1: fit LL's and LL128's efficiency too */
 } cal_req_t;
 
 typedef struct cal_fit {
-    double bw_scale, lat_scale, proto_lat_scale, base_scale;
+    double bw_scale, lat_scale, base_scale;
+    double msg_lat_scale;                /* every protocol's per-message latency x this */
+    double eff_scale[PROTO_COUNT];       /* each protocol's efficiency x this (LL, LL128; at most 1 after) */
     int nparams;
     double reduce_scale;      /* reduction bandwidth x this */
     int nclasses;             /* with the simulator: link classes fitted one by one (else 0) */

@@ -1,0 +1,44 @@
+/* load.c - a traffic pattern's busiest link (see load.h). */
+#include "load.h"
+
+#include <stdlib.h>
+
+/* Charge each directed link on the route from r to its peer on channel c. */
+typedef struct { double lat, path; } longest_t;   /* the longest route's latency; slowest route's s/B */
+
+static int charge(topo_t *t, int r, int dst, double share, double *load, longest_t *w, baton_err_t *e) {
+    topo_route_t rt;
+    int rc = topo_route(t, r, dst, &rt, e);
+    if (rc < 0) return rc;
+    for (int k = 0; k < rt.nlinks; k++) load[rt.links[k]] += share;
+    if (rt.lat > w->lat) w->lat = rt.lat;
+    if (1 / rt.bw > w->path) w->path = 1 / rt.bw;
+    return 0;
+}
+
+int load_pattern_cost(topo_t *t, load_peer_fn peer, const void *ctx, int nchannels, cost_model_t *m,
+                      baton_err_t *e) {
+    int p = topo_nranks(t), nl = topo_nlinks(t);
+    if (nchannels < 1 || (double)p * nchannels > LOAD_MAX_MESSAGES) return 0;
+    double *load = calloc((size_t)nl + 1, sizeof *load), worst = 0;
+    longest_t w = {0, 0};
+    if (load == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int c = 0; c < nchannels; c++)
+        for (int r = 0; r < p; r++) {
+            int dst = peer(ctx, c, r), rc;
+            if (dst < 0 || dst == r) continue;
+            if ((rc = charge(t, r, dst, 1.0 / nchannels, load, &w, e)) < 0) { free(load); return rc; }
+        }
+    double scale = topo_params_c(t)->bw_scale;
+    for (int l = 0; l < nl; l++) {
+        double s = load[l] / (topo_dlink(t, l)->bw * scale);    /* seconds per byte of a block */
+        if (s > worst) worst = s;
+    }
+    free(load);
+    if (worst == 0) return 0;                         /* nobody sends: nothing learnt */
+    m->alpha = w.lat;
+    m->beta = worst;
+    m->channels = nchannels;
+    m->beta_path = w.path;
+    return 1;
+}

@@ -1,0 +1,32 @@
+/* load.h - a traffic pattern's busiest link: the closed form's view of a
+ * machine whose flows share links.
+ *
+ * A uniform alpha-beta model charges every message the slowest rank pair's
+ * bandwidth. On a cluster that pair runs through one NIC, so a ring of 16
+ * GPUs on two nodes would be charged one NIC's 25 GB/s however many channels
+ * it had; but NCCL's channels (and ours, algorithms/ring.c) leave and enter
+ * each node through a different NIC each, and eight channels see eight NICs.
+ * Here one step of a pattern is given as each rank's peer on each channel;
+ * every message carries an equal share (1 / channels) of a block, and every
+ * directed link on its route is charged that share. */
+#ifndef BATON_LOAD_H
+#define BATON_LOAD_H
+
+#include "topo.h"
+
+/* Rank r's peer on channel c in every step (-1: r sends nothing). */
+typedef int (*load_peer_fn)(const void *ctx, int c, int r);
+
+/* Patterns of more messages than this (ranks x channels) are not looked at:
+ * the caller keeps the uniform model (a route per message would be cached). */
+#define LOAD_MAX_MESSAGES (1 << 22)
+
+/* One step of the pattern: alpha = the longest route's latency, beta = the
+ * busiest directed link's seconds per byte of a block (its charged shares over
+ * its bandwidth), channels, and beta_path = the slowest route's seconds per
+ * byte (what one channel's message sees alone; models/cost.h, cost_step). 1 if done, 0 if the pattern is too large (m untouched), < 0
+ * on error. */
+int load_pattern_cost(topo_t *t, load_peer_fn peer, const void *ctx, int nchannels, cost_model_t *m,
+                      baton_err_t *e);
+
+#endif
