@@ -33,10 +33,13 @@ typedef struct algo {
     int helpers;             /* reducing switches it needs (NVLS) */
     const char *nccl;        /* NCCL's name for it ("ring", "tree"), NULL if none */
     /* Optional, for rows whose every step has each rank send one share of a
-     * block to the same peer on each channel (rings): that peer. The closed
-     * form then sees the links the channels share (topologies/load.h), not
-     * the slowest rank pair for every message. */
+     * block to the same peer on each channel (rings): that peer (-1: none).
+     * The closed form then sees the links the channels share
+     * (topologies/load.h), not the slowest rank pair for every message.
+     * peer_across: the same for the steps between groups of a hierarchical
+     * row (cost_model_t.across); peer then gives the steps inside groups. */
     int (*peer)(const sched_t *s, int c, int r);
+    int (*peer_across)(const sched_t *s, int c, int r);
 } algo_t;
 
 /* Rows of the registry, NULL-terminated, in a fixed order. */

@@ -22,8 +22,9 @@
  *   2  0 <-> 2 all-reduce A;  1 <-> 3 all-reduce B
  *   3  0 <-> 1 swap A, B;     2 <-> 3 swap A, B
  *
- * Costs (single-port, one alpha and beta for all links: the tests' uniform
- * machine; on a real cluster the simulator sees the two link classes):
+ * Costs (single-port; inside groups a and b, across groups a' and b', each
+ * from the links its steps use (algo.h, peer and peer_across), one alpha and
+ * beta on the tests' uniform machine; written with a and b below):
  *   hier         (g-1)(a + (n/g)(b + g_)) + 2(G-1)(a + (n/p) b) + (G-1)(n/p) g_
  *                + (g-1)(a + (n/g) b)                  exact when p divides n
  *   hier_leader  ceil(lg g)(2a + 2nb + n g_) + 2(G-1)(a + (n/G) b) + (G-1)(n/G) g_
@@ -148,20 +149,49 @@ static int leader_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     return 0;
 }
 
+/* Who r sends to in a step inside its group (hier's rings; hier_leader's
+ * binomial trees: their first step, odd to even, stands for every level's),
+ * and across groups (the rings of equal local index; hier_leader's
+ * leaders): the closed forms' view of each (algo.h). */
+static int hier_peer(const sched_t *s, int c, int r) {
+    (void)c;
+    hier_t h = where(s, r);
+    return h.g > 1 ? member(&h, h.grp, mod(h.l + 1, h.g)) : -1;
+}
+
+static int hier_peer_across(const sched_t *s, int c, int r) {
+    (void)c;
+    hier_t h = where(s, r);
+    return h.G > 1 ? member(&h, mod(h.grp + 1, h.G), h.l) : -1;
+}
+
+static int leader_peer(const sched_t *s, int c, int r) {
+    (void)c;
+    hier_t h = where(s, r);
+    return h.l % 2 ? member(&h, h.grp, h.l - 1) : -1;
+}
+
+static int leader_peer_across(const sched_t *s, int c, int r) {
+    hier_t h = where(s, r);
+    return h.l == 0 ? hier_peer_across(s, c, r) : -1;
+}
+
 static int group_size(int p, const algo_opts_t *o) { return o && o->group > 0 && p % o->group == 0 ? o->group : p; }
 
 static double hier_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     int g = group_size(p, o), G = p / g;
     double blk = (double)n / g, sub = (double)n / p;
-    return (g - 1) * (m->alpha + blk * (m->beta + m->gamma)) + 2.0 * (G - 1) * (m->alpha + sub * m->beta) +
+    cost_model_t x = cost_across(m);
+    return (g - 1) * (m->alpha + blk * (m->beta + m->gamma)) + 2.0 * (G - 1) * (x.alpha + sub * x.beta) +
            (G - 1) * sub * m->gamma + (g - 1) * (m->alpha + blk * m->beta);
 }
 
 static double leader_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     int g = group_size(p, o), G = p / g;
     double b = (double)n, part = b / G;
+    cost_model_t x = cost_across(m);
     return cost_ceil_log2(g) * (2 * m->alpha + 2 * b * m->beta + b * m->gamma) +
-           2.0 * (G - 1) * (m->alpha + part * m->beta) + (G - 1) * part * m->gamma;
+           2.0 * (G - 1) * (x.alpha + part * x.beta) + (G - 1) * part * m->gamma;
 }
 
 const algo_t algo_allreduce_hier = {
@@ -170,6 +200,7 @@ const algo_t algo_allreduce_hier = {
     .requires = "group size dividing p (topology group_size or --group)",
     .port_model = "single-port, one alpha/beta; exact when p divides n",
     .idea = "ring reduce-scatter in each group, ring all-reduce of each shard across groups, ring all-gather",
+    .peer = hier_peer, .peer_across = hier_peer_across,
 };
 
 const algo_t algo_allreduce_hier_leader = {
@@ -178,4 +209,5 @@ const algo_t algo_allreduce_hier_leader = {
     .requires = "group size dividing p (topology group_size or --group)",
     .port_model = "single-port, one alpha/beta; exact when G divides n",
     .idea = "binomial reduce to each group's leader, ring all-reduce among leaders, binomial broadcast",
+    .peer = leader_peer, .peer_across = leader_peer_across,
 };

@@ -12,6 +12,12 @@
 #ifndef BATON_COST_H
 #define BATON_COST_H
 
+/* How one kind of step sees the machine (see cost_model_t). */
+typedef struct cost_view {
+    double alpha, beta, beta_path;
+    int channels;
+} cost_view_t;
+
 typedef struct cost_model {
     double alpha;   /* seconds per message (path latency) */
     double beta;    /* seconds per byte (1 / bottleneck bandwidth) */
@@ -27,7 +33,25 @@ typedef struct cost_model {
      * latency and adds hide behind the others' transfers (cost_step). */
     int channels;
     double beta_path;
+    /* Steps between groups (nodes) of a hierarchical algorithm, where they
+     * see other links than the steps inside groups (has_across; else the
+     * fields above serve both). */
+    cost_view_t across;
+    int has_across;
 } cost_model_t;
+
+/* m as the steps between groups see it. */
+static inline cost_model_t cost_across(const cost_model_t *m) {
+    cost_model_t r = *m;
+    if (m->has_across) {
+        r.alpha = m->across.alpha;
+        r.beta = m->across.beta;
+        r.beta_path = m->across.beta_path;
+        r.channels = m->across.channels;
+        r.has_across = 0;
+    }
+    return r;
+}
 
 /* The largest of p blocks of n bytes: ceil(n / p). */
 static inline double cost_block(int p, unsigned long long n) {

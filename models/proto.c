@@ -27,5 +27,8 @@ cost_model_t proto_apply(const cost_model_t *m, const proto_cost_t *c) {
     r.alpha += c->msg_latency;
     r.beta /= c->efficiency;
     r.beta_path /= c->efficiency;
+    r.across.alpha += c->msg_latency;
+    r.across.beta /= c->efficiency;
+    r.across.beta_path /= c->efficiency;
     return r;
 }

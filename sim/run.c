@@ -24,19 +24,26 @@ static void bandwidths(run_out_t *o, coll_t c) {
     o->busbw_GBps = o->algbw_GBps * run_busbw_factor(c, o->ranks);
 }
 
-typedef struct { const algo_t *a; sched_t s; } peer_ctx_t;
+typedef struct { int (*peer)(const sched_t *, int, int); sched_t s; } peer_ctx_t;
 
 static int load_peer(const void *ctx, int c, int r) {
     const peer_ctx_t *x = ctx;
-    return x->a->peer(&x->s, c, r);
+    return x->peer(&x->s, c, r);
 }
 
 int run_algo_model(topo_t *t, const algo_t *a, int p, uint64_t n, const algo_opts_t *o, const cost_model_t *m,
                    cost_model_t *out, baton_err_t *e) {
     *out = *m;
-    peer_ctx_t x = {.a = a};
-    if (t == NULL || a->peer == NULL || p < 2 || algo_build(a, p, n, o, &x.s, NULL) < 0) return 0;
-    int rc = load_pattern_cost(t, load_peer, &x, x.s.nchannels, out, e);
+    peer_ctx_t x = {.peer = a->peer};
+    if (t == NULL || (!a->peer && !a->peer_across) || p < 2 || algo_build(a, p, n, o, &x.s, NULL) < 0) return 0;
+    int rc = a->peer ? load_pattern_cost(t, load_peer, &x, x.s.nchannels, out, e) : 0;
+    if (rc >= 0 && a->peer_across) {
+        cost_model_t across = *m;
+        x.peer = a->peer_across;
+        rc = load_pattern_cost(t, load_peer, &x, x.s.nchannels, &across, e);
+        out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels};
+        out->has_across = 1;
+    }
     return rc < 0 ? rc : 0;
 }
 

@@ -345,6 +345,32 @@ Test(machines, closed_form_ring_sees_the_links_its_channels_share) {
         }
 }
 
+/* Hierarchical all-reduces see two machines: NVLink inside a node, one rail
+ * NIC per GPU between nodes (peer and peer_across in algo.h). Their closed
+ * forms then equal the simulator on the clusters, where the slowest pair's
+ * view charged every intra-node step a NIC's bandwidth. */
+Test(machines, closed_form_hierarchical_sees_both_levels) {
+    const char *files[] = {"topologies/cluster-a100.yaml", "topologies/cluster-h100.yaml"};
+    const char *nodes[] = {"nodes=2", "nodes=4"};
+    const char *algos[] = {"hier", "hier_leader"};
+    for (int f = 0; f < 2; f++) {
+        topo_t *t = load(files[f], nodes[f]);
+        for (int a = 0; a < 2; a++)
+            for (uint64_t n = 720720ull * 8; n <= (1ull << 30); n *= 64) {
+                run_req_t q = {.coll = COLL_ALLREDUCE, .algo = algos[a], .bytes = n, .proto = PROTO_NONE, .predict = 1};
+                run_out_t closed, sim;
+                baton_err_t e = {0};
+                cr_assert_eq(run_collective(t, &q, &closed, &e), 0, "%s", e.msg);
+                q.predict = 0;
+                cr_assert_eq(run_collective(t, &q, &sim, &e), 0, "%s", e.msg);
+                cr_expect_float_eq(closed.time_s, sim.time_s, 1e-9 * sim.time_s, "%s %s n=%llu: closed %g, sim %g",
+                                   files[f], algos[a], (unsigned long long)n, closed.time_s, sim.time_s);
+                engine_result_free(&sim.eng);
+            }
+        topo_free(t);
+    }
+}
+
 /* A topology may say how many channels commands use by default; the flag
  * still wins, and a calibrated (written) file keeps it. */
 Test(machines, topology_sets_default_channels) {

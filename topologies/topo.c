@@ -601,6 +601,7 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
 }
 
 int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
+    *m = (cost_model_t){0};
     double lat = 0, bw = 1e300, lat_lo = 1e300, bw_hi = 0;
     int p = t->nranks;
     /* Every rank to rank 0, then every rank to rank p-1 (the two ends, so

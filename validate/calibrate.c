@@ -77,8 +77,9 @@ static double scale(double th) { return exp(th < -6.9 ? -6.9 : th > 6.9 ? 6.9 : 
  * protocol's message latency and the links' latency would only add up to
  * three alphas, one too many to pin) and, if asked, the efficiency of those
  * that pay for flags (LL, LL128; Simple's is the bandwidth itself). Fitting
- * efficiencies gains 0.1-0.4 points in sample on the shared logs but loses
- * on held-out sizes (2 x 8 A100: 4.9 % -> 10.3 %), hence not by default. */
+ * efficiencies gains 0.03-1.2 points in sample on the shared logs, but the
+ * A100 logs' held-out sizes lose (8 x A100: 7.7 % -> 9.6 %; 2 x 8 A100:
+ * 5.0 % -> 10.3 %; the RTX logs' gain up to 1.6 points): not by default. */
 static void layout(fit_ctx_t *c) {
     int k = 0;
     for (int i = 0; i < (c->nclass ? c->nclass : 1); i++) c->par[k++] = (param_t){P_BW, i};
