@@ -207,7 +207,7 @@ static void report(const fit_ctx_t *c, const double *th, cal_fit_t *out) {
         case P_REDUCE: out->reduce_scale = f; break;
         case P_MSG_LAT: out->msg_lat_scale = f; break;
         case P_BASE: out->base_scale = f; break;
-        case P_EFF: out->eff_scale[w] = f; break;
+        case P_EFF: out->eff_scale[w] = f; out->fitted_efficiency = 1; break;
         }
     }
 }
@@ -241,9 +241,11 @@ void cal_fit_text(const cal_fit_t *f, char *buf, size_t n) {
         len += snprintf(buf + len, n - (size_t)len, "%s%.4g GB/s links x %.4g", i ? ", " : "", f->class_bw[i] / 1e9,
                         f->class_scale[i]);
     if (len >= 0 && (size_t)len < n)
-        snprintf(buf + len, n - (size_t)len, ", lat_scale %.4g, reduction bandwidth x %.4g, protocol latency x %.4g, "
-                 "base latency x %.4g, efficiency LL x %.4g, LL128 x %.4g", f->lat_scale, f->reduce_scale,
-                 f->msg_lat_scale, f->base_scale, f->eff_scale[PROTO_LL], f->eff_scale[PROTO_LL128]);
+        len += snprintf(buf + len, n - (size_t)len, ", lat_scale %.4g, reduction bandwidth x %.4g, protocol latency x %.4g, "
+                        "base latency x %.4g", f->lat_scale, f->reduce_scale, f->msg_lat_scale, f->base_scale);
+    if (f->fitted_efficiency && len >= 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, ", efficiency LL x %.4g, LL128 x %.4g", f->eff_scale[PROTO_LL],
+                 f->eff_scale[PROTO_LL128]);
 }
 
 double cal_mape(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, int which, uint64_t min_bytes,

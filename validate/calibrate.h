@@ -36,6 +36,7 @@ typedef struct cal_fit {
     double bw_scale, lat_scale, base_scale;
     double msg_lat_scale;                /* every protocol's per-message latency x this */
     double eff_scale[PROTO_COUNT];       /* each protocol's efficiency x this (LL, LL128; at most 1 after) */
+    int fitted_efficiency;               /* 1 if eff_scale was fitted (else all 1) */
     int nparams;
     double reduce_scale;      /* reduction bandwidth x this */
     int nclasses;             /* with the simulator: link classes fitted one by one (else 0) */
