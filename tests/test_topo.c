@@ -139,10 +139,11 @@ static uint64_t routes_match_full_search(const char *file, const char *set, int 
     return n;
 }
 
-/* The shortcut (a GPU on one switch port routes as its switch) gives the
- * same links as a full search on every shipped machine and on fat-trees with
- * equal-cost paths, whatever order the routes are asked in; on a switch box
- * it needs no search at all. */
+/* The shortcuts (a GPU on one switch port routes as its switch; a GPU with
+ * an NVSwitch and a NIC routes through the one gate pair that connects)
+ * give the same links as a full search on every shipped machine and on
+ * fat-trees with equal-cost paths, whatever order the routes are asked in;
+ * on a switch box no search at all. */
 Test(topo, route_shortcut_equals_full_search) {
     const char *files[] = {"topologies/candy-kids.yaml", "topologies/uniform-8.yaml", "topologies/hgx-h100.yaml",
                            "topologies/hgx-a100.yaml", "topologies/dgx1-v100.yaml", "topologies/pcie-2gpu.yaml",
@@ -154,6 +155,10 @@ Test(topo, route_shortcut_equals_full_search) {
     routes_match_full_search("tests/data/machines/fattree.yaml", "oversub=3", 5);
     routes_match_full_search("tests/data/machines/fattree3.yaml", "oversub=2", 3);
     cr_expect_gt(routes_match_full_search("tests/data/machines/fattree3.yaml", NULL, 1), 0);
+    /* multi-homed GPUs (NVSwitch and NIC) on a 3-level fat-tree: gated routes */
+    uint64_t n = routes_match_full_search("topologies/cluster-h100.yaml", "nodes=40", 1);
+    cr_expect_leq(n * 50, 320 * 320, "searches %llu for 102,400 routes: per destination leaf, not per pair", (unsigned long long)n);
+    routes_match_full_search("topologies/cluster-a100.yaml", "nodes=24", 11);
     topo_t *star = th_star(64, 10e9, 1e-6, 1, 0);
     baton_err_t e = {0};
     topo_route_t rt;

@@ -1,6 +1,7 @@
 /* topo.c - the machine graph, rank map and route cache. */
 #include "topo.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,14 @@ struct topo {
     int routes_stale;    /* a link changed since the routes were cached */
     uint64_t searches;   /* bfs runs after topo_finalize */
     int dist_to;         /* bfs_dist holds every node's distance to this node; -1: partial */
+    int *comp;           /* per node: its set of transit nodes joined by transit links (-1: not transit) */
+    /* Complete searches kept for gated routes (funnel_dist), by source node. */
+    struct dmap { int node; uint64_t used; uint8_t *hops; } *dmaps;
+    int ndmaps, maxdmaps;
+    uint64_t dmap_tick;
+    int *dmap_slot;        /* per node: its map's index + 1, 0 if none */
+    uint32_t *dmap_spent;  /* per node: nodes visited by stopped searches into it since it was last kept */
+    const uint8_t *dmap;   /* while set, distances come from this map (255: unreached), not the stamps */
     int *name_slot;      /* open-addressing index of node names: node + 1, 0 = empty */
     uint32_t name_cap;   /* a power of two, more than twice nnodes */
 };
@@ -88,6 +97,11 @@ void topo_free(topo_t *t) {
     free(t->bfs_stamp);
     free(t->bfs_queue);
     free(t->route_tmp);
+    free(t->comp);
+    for (int i = 0; i < t->ndmaps; i++) free(t->dmaps[i].hops);
+    free(t->dmaps);
+    free(t->dmap_slot);
+    free(t->dmap_spent);
     for (int i = 0; i < t->nparams; i++) { free(t->param_name[i]); free(t->param_value[i]); }
     free(t->param_name);
     free(t->param_value);
@@ -244,7 +258,10 @@ static int build_adjacency(topo_t *t) {
 }
 
 /* Node v's distance in the last search, -1 if it did not reach v. */
-static int dist_of(const topo_t *t, int v) { return t->bfs_stamp[v] == t->stamp ? t->bfs_dist[v] : -1; }
+static int dist_of(const topo_t *t, int v) {
+    if (t->dmap) return t->dmap[v] == 255 ? -1 : t->dmap[v];
+    return t->bfs_stamp[v] == t->stamp ? t->bfs_dist[v] : -1;
+}
 
 static void dist_set(topo_t *t, int v, int d) { t->bfs_dist[v] = d; t->bfs_stamp[v] = t->stamp; }
 
@@ -339,10 +356,13 @@ static int one_fabric(const topo_t *t, int *up, int *stamp, int *count) {
 /* Every rank reaches every other rank and every reducer: one shared fabric
  * (linear time) or, failing that, a search from each rank. */
 static int check_all_pairs(topo_t *t, const char *file, baton_err_t *e) {
-    int n = t->nnodes, *up = malloc(3 * (size_t)n * sizeof *up);
+    int n = t->nnodes, *up = malloc(3 * ((size_t)n + 1) * sizeof *up);
     if (up == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     int ok = one_fabric(t, up, up + n, up + 2 * n);
-    free(up);
+    for (int i = 0; i < n; i++) up[i] = uf_find(up, i);      /* each node's set, for gated routes */
+    for (int i = 0; i < n; i++) if (!t->nodes[i].transit) up[i] = -1;
+    t->comp = realloc(up, ((size_t)n + 1) * sizeof *up);
+    if (t->comp == NULL) t->comp = up;
     for (int a = 0; a < t->nranks && !ok; a++) {
         bfs(t, t->rank_node[a], -1);
         for (int b = 0; b < t->nranks + t->nreducers; b++) {
@@ -469,12 +489,14 @@ static void walk_keyed(const topo_t *t, int u, int d, int key, route_slot_t *r, 
     }
 }
 
-/* The route: link `first` (-1: none), the walk u -> v, link `last` (-1: none). */
-static void route_fill(const topo_t *t, int first, int u, int v, int last, int key, route_slot_t *r, int32_t *links) {
+/* The route: link `first` (-1: none), the walk u -> v, links last[0], last[1] (-1: none). */
+static void route_fill(const topo_t *t, int first, int u, int v, const int *last, int key, route_slot_t *r,
+                       int32_t *links) {
     *r = (route_slot_t){.links = links, .nlinks = 0, .lat = 0, .bw = 1e300};
     if (first >= 0) route_add(t, r, links, first);
     walk_keyed(t, u, v, key, r, links);
-    if (last >= 0) route_add(t, r, links, last);
+    for (int i = 0; i < 2; i++)
+        if (last[i] >= 0) route_add(t, r, links, last[i]);
 }
 
 /* The CPU nearest to node s (first found breadth-first), or -1. */
@@ -502,10 +524,10 @@ static int down_port(const topo_t *t, const route_slot_t *probe) {
  * next hops destination-mod-k picks (the deterministic fat-tree routing of
  * InfiniBand subnet managers), which spreads the hosts of one leaf over all
  * the spines. A probe walk with key 0 finds the destination's down port. */
-static int route_walk(topo_t *t, int first, int u, int v, int last, route_slot_t *slot) {
+static int route_walk(topo_t *t, int first, int u, int v, const int *last, route_slot_t *slot) {
     if (u != v && dist_of(t, u) < 0) return -2;
     int inner = u == v ? 0 : dist_of(t, u) - dist_of(t, v);  /* unreachable: possible only when staged through a CPU (p2p: false) */
-    int n = (first >= 0) + inner + (last >= 0);
+    int n = (first >= 0) + inner + (last[0] >= 0) + (last[1] >= 0);
     route_slot_t probe;
     route_fill(t, first, u, v, last, 0, &probe, t->route_tmp);
     int32_t *links = route_alloc(t, n > 0 ? n : 1);
@@ -525,6 +547,132 @@ static int relay_of(const topo_t *t, int n) {
     return t->nodes[v].transit ? v : -1;
 }
 
+#define MAX_GATES 8
+
+/* The gates of an endpoint n: its neighbours, if every one relays (a GPU on
+ * an NVSwitch and a NIC), with one link each; 0 if not (then n's routes are
+ * searched in full). */
+static int gates(const topo_t *t, int n, int *g, int *link) {
+    int k = 0;
+    if (t->nodes[n].transit) return 0;
+    for (int i = t->adj_off[n]; i < t->adj_off[n + 1]; i++) {
+        int v = t->dl[t->adj[i]].dst;
+        if (!t->nodes[v].transit || k == MAX_GATES) return 0;
+        for (int j = 0; j < k; j++)
+            if (g[j] == v) return 0;
+        link[k] = t->adj[i];
+        g[k++] = v;
+    }
+    return k;
+}
+
+/* The one link from u to v, or -1 if there is none or more than one (the
+ * full search would choose among them). */
+static int only_link(const topo_t *t, int u, int v) {
+    int l = -1;
+    for (int i = t->adj_off[u]; i < t->adj_off[u + 1]; i++)
+        if (t->dl[t->adj[i]].dst == v) {
+            if (l >= 0) return -1;
+            l = t->adj[i];
+        }
+    return l;
+}
+
+/* g's one relaying neighbour when g's other neighbours do not relay (a NIC
+ * between its GPU and its leaf switch): every route into g comes from it. */
+static int funnel(const topo_t *t, int g) {
+    int f = -1;
+    for (int i = t->adj_off[g]; i < t->adj_off[g + 1]; i++) {
+        int v = t->dl[t->adj[i]].dst;
+        if (!t->nodes[v].transit) continue;
+        if (f >= 0 && f != v) return -1;
+        f = v;
+    }
+    return f;
+}
+
+/* Hops to f from every node, from a cache of complete searches (a byte per
+ * node, 255 unreached; 128 MiB at most, 2 to 4,096 maps; the least recently
+ * used goes): a pattern's routes into one leaf's NICs share one search,
+ * however they interleave with routes into other leaves. A route not in the
+ * cache first searches only until it reaches `from` (a near pair stops
+ * early) and the stamps' distances serve: NULL, dist_of reads the stamps.
+ * Once stopped searches into f have visited as many nodes as a whole search
+ * would (ski rental: at most twice the better choice's work), the whole
+ * search is run and kept. -1 on failure. */
+static int funnel_dist(topo_t *t, int f, int from, const uint8_t **out) {
+    *out = NULL;
+    if (t->dmap_slot && t->dmap_slot[f]) {
+        struct dmap *m = &t->dmaps[t->dmap_slot[f] - 1];
+        m->used = ++t->dmap_tick;
+        *out = m->hops;
+        return 0;
+    }
+    if (t->dist_to == f) return 0;
+    if (t->maxdmaps == 0) {
+        long k = (128L << 20) / ((long)t->nnodes + 1);
+        t->maxdmaps = k < 2 ? 2 : k > 4096 ? 4096 : (int)k;
+        t->dmaps = calloc((size_t)t->maxdmaps, sizeof *t->dmaps);
+        t->dmap_slot = calloc((size_t)t->nnodes + 1, sizeof *t->dmap_slot);
+        t->dmap_spent = calloc((size_t)t->nnodes + 1, sizeof *t->dmap_spent);
+        if (!t->dmaps || !t->dmap_slot || !t->dmap_spent) return -1;
+    }
+    t->dmap_spent[f] += (uint32_t)bfs(t, f, from);
+    if (t->dmap_spent[f] < (uint32_t)t->nnodes) return 0;
+    t->dmap_spent[f] = 0;
+    struct dmap *m = &t->dmaps[0];
+    if (t->ndmaps < t->maxdmaps) {
+        m = &t->dmaps[t->ndmaps];
+        if ((m->hops = malloc((size_t)t->nnodes + 1)) == NULL) return -1;
+        t->ndmaps++;
+    } else {
+        for (int i = 1; i < t->ndmaps; i++)
+            if (t->dmaps[i].used < m->used) m = &t->dmaps[i];
+        t->dmap_slot[m->node] = 0;
+    }
+    bfs(t, f, -1);
+    for (int v = 0; v < t->nnodes; v++) {
+        int d = dist_of(t, v);
+        m->hops[v] = (uint8_t)(d < 0 || d > 254 ? 255 : d);
+    }
+    m->node = f;
+    m->used = ++t->dmap_tick;
+    t->dmap_slot[f] = (int)(m - t->dmaps) + 1;
+    *out = m->hops;
+    return 0;
+}
+
+/* Routes between endpoints with several gates (a GPU on an NVSwitch and a
+ * NIC), without a search per pair. Routes enter and leave only through
+ * gates, and a gate path needs both gates in one set of transit nodes. One
+ * shared gate: the route is the two links through it. Else, if exactly one
+ * pair of gates (gs, gd) shares a set, every route runs s, gs ... gd, d, and
+ * the walk gs ... gd with distances to gd is the full search's walk (only
+ * differences count); where gd funnels through one switch (a NIC on its
+ * leaf) the distances are the leaf's, one search for all its NICs. 1 if
+ * done, 0 if not applicable, < 0 on error. Exactness: the route_shortcut
+ * test and the loader's differential fuzzer. */
+static int route_gated(topo_t *t, int s, int d, route_slot_t *slot) {
+    int gs[MAX_GATES], ls[MAX_GATES], gd[MAX_GATES], ld[MAX_GATES], a = -1, b = -1, shared = 0, pairs = 0;
+    int ns = gates(t, s, gs, ls), nd = ns ? gates(t, d, gd, ld) : 0;
+    if (ns == 0 || nd == 0 || t->comp == NULL) return 0;
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < nd; j++) {
+            if (gs[i] == gd[j]) shared++, a = i, b = j;
+            else if (!shared && t->comp[gs[i]] == t->comp[gd[j]]) pairs++, a = i, b = j;
+        }
+    if (shared > 1 || (!shared && pairs != 1)) return 0;
+    int into = ld[b] ^ 1, f = shared ? -1 : funnel(t, gd[b]), via = f >= 0 ? only_link(t, f, gd[b]) : -1;
+    if (shared) return route_walk(t, ls[a], gs[a], gs[a], (int[2]){into, -1}, slot) < 0 ? -1 : 1;
+    if (via < 0) f = gd[b];                            /* no funnel: distances to gd itself */
+    const uint8_t *map;
+    if (funnel_dist(t, f, gs[a], &map) < 0) return -1;
+    t->dmap = map;
+    int rc = route_walk(t, ls[a], gs[a], f, (int[2]){via < 0 ? into : via, via < 0 ? -1 : into}, slot);
+    t->dmap = NULL;
+    return rc < 0 ? rc : 1;
+}
+
 static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     int via = -1;
     if (!t->params.p2p && s != d && t->nodes[s].kind == NODE_GPU && t->nodes[d].kind == NODE_GPU)
@@ -534,19 +682,23 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
         /* distances to d are distances to rd plus one: either will do */
         if (rs != rd && t->dist_to != rd && t->dist_to != d) bfs(t, rd, rs);
         /* links come in pairs (2i: a -> b, 2i + 1: b -> a): d's one link, reversed, enters d */
-        return route_walk(t, t->adj[t->adj_off[s]], rs, rd, t->adj[t->adj_off[d]] ^ 1, slot);
+        return route_walk(t, t->adj[t->adj_off[s]], rs, rd, (int[2]){t->adj[t->adj_off[d]] ^ 1, -1}, slot);
+    }
+    if (via < 0 && s != d && !t->no_shortcut) {
+        int rc = route_gated(t, s, d, slot);
+        if (rc != 0) return rc < 0 ? rc : 0;
     }
     if (via < 0) {
         if (s != d && t->dist_to != d) bfs(t, d, s);     /* distances to d; links are full duplex */
-        return route_walk(t, -1, s, d, -1, slot);
+        return route_walk(t, -1, s, d, (int[2]){-1, -1}, slot);
     }
     /* staged in host memory: s up to the CPU, then down to d */
     route_slot_t up, down;
     bfs(t, via, s);
-    int rc = route_walk(t, -1, s, via, -1, &up);
+    int rc = route_walk(t, -1, s, via, (int[2]){-1, -1}, &up);
     if (rc < 0) return rc;
     bfs(t, d, via);
-    if ((rc = route_walk(t, -1, via, d, -1, &down)) < 0) return rc;
+    if ((rc = route_walk(t, -1, via, d, (int[2]){-1, -1}, &down)) < 0) return rc;
     int32_t *links = route_alloc(t, up.nlinks + down.nlinks);
     if (links == NULL) return -1;
     memcpy(links, up.links, (size_t)up.nlinks * sizeof *links);
