@@ -216,7 +216,7 @@ static char *link_csv(const topo_t *t, const run_out_t *r) {
 }
 
 static void explain(const topo_t *t, const run_out_t *r, const algo_opts_t *o) {
-    double parts[3], sum;
+    double parts[4], sum;
     char a[64], b[64], g[64], l[64];
     run_breakdown(t, r, o, parts);
     sum = parts[0] + parts[1] + parts[2];
@@ -226,7 +226,7 @@ static void explain(const topo_t *t, const run_out_t *r, const algo_opts_t *o) {
     printf("  explain  the %s formula splits into alpha %s (%.0f %%), beta %s (%.0f %%), gamma %s (%.0f %%)\n",
            r->algo->name, a, sum > 0 ? 100 * parts[0] / sum : 0, b, sum > 0 ? 100 * parts[1] / sum : 0, g,
            sum > 0 ? 100 * parts[2] / sum : 0);
-    printf("           the simulation took %.3g x the formula's total\n", sum > 0 ? r->time_s / (sum + topo_params_c(t)->proto[r->proto].base_latency * (r->proto != PROTO_NONE)) : 0);
+    printf("           the simulation took %.3g x the formula's total\n", parts[3] > 0 ? r->time_s / (parts[3] + topo_params_c(t)->proto[r->proto].base_latency * (r->proto != PROTO_NONE)) : 0);
     int busiest = -1;
     for (int i = 0; i < topo_nlinks(t); i++)
         if (busiest < 0 || r->eng.link_busy[i] > r->eng.link_busy[busiest]) busiest = i;

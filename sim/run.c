@@ -156,15 +156,16 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     return 0;
 }
 
-void run_breakdown(const topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[3]) {
+void run_breakdown(const topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[4]) {
     cost_model_t m = proto_apply(&o->model, &topo_params_c(t)->proto[o->proto]), x;
     algo_opts_t op = *opts;
     run_opts_from_topo(t, &op);
     for (int i = 0; i < 3; i++) {
         x = m;
-        x.alpha = i == 0 ? m.alpha : 0;
-        x.beta = i == 1 ? m.beta : 0;
-        x.gamma = i == 2 ? m.gamma : 0;
+        if (i != 0) x.alpha = x.across.alpha = 0;
+        if (i != 1) x.beta = x.beta_path = x.across.beta = x.across.beta_path = 0;
+        if (i != 2) x.gamma = 0;
         parts[i] = o->algo->cost(&x, o->ranks, o->bytes, &op);
     }
+    parts[3] = o->algo->cost(&m, o->ranks, o->bytes, &op);
 }

@@ -68,8 +68,10 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
 int run_is_auto(const char *algo);
 
 /* The closed form of o's algorithm and protocol split into its alpha, beta
- * and gamma parts (each with the other two set to zero). */
-void run_breakdown(const topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[3]);
+ * and gamma parts (each with the other two set to zero), and its total in
+ * parts[3] (with channels a step is the larger of the links' work and one
+ * channel's own message, so the parts may add up to more). */
+void run_breakdown(const topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[4]);
 
 /* nccl-tests' busbw factor: algbw x factor = busbw. */
 double run_busbw_factor(coll_t c, int p);
