@@ -45,12 +45,32 @@ struct Msg { int from; unsigned char *stage; unsigned long long bytes; cudaEvent
 struct Run {
     bc_sched_t *s;
     int p, C, ngpu;
+    std::vector<char> peer;                  // [d * ngpu + e]: kernels on d may read e's memory
     unsigned long long n;
     std::vector<unsigned char *> buf;        // per rank
     std::vector<cudaStream_t> st;            // per stream
     std::vector<std::deque<Msg>> inbox;      // per stream
     int dev(int stream) const { return (stream / C) % ngpu; }
 };
+
+// Let every GPU read every other one's memory where the hardware allows: the
+// add kernel reads the sender's staging buffer in place. Where it does not,
+// take() first copies the message to the receiver (cudaMemcpyPeerAsync).
+static void enable_peers(Run &r) {
+    r.peer.assign((size_t)r.ngpu * r.ngpu, 0);
+    for (int d = 0; d < r.ngpu; d++)
+        for (int e = 0; e < r.ngpu; e++) {
+            int can = d == e;
+            if (d != e && cudaDeviceCanAccessPeer(&can, d, e) != cudaSuccess) can = 0;
+            if (can && d != e) {
+                CK(cudaSetDevice(d));
+                cudaError_t rc = cudaDeviceEnablePeerAccess(e, 0);
+                if (rc == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+                else if (rc != cudaSuccess) { (void)cudaGetLastError(); can = 0; }
+            }
+            r.peer[(size_t)d * r.ngpu + e] = (char)can;
+        }
+}
 
 static void post(Run &r, int si, const bc_op_t &op) {
     int d = r.dev(si);
@@ -74,17 +94,26 @@ static bool take(Run &r, int si, const bc_op_t &op) {
     if (it == q.end()) return false;
     Msg m = *it;
     q.erase(it);
-    CK(cudaSetDevice(r.dev(si)));
+    int me = r.dev(si);
+    CK(cudaSetDevice(me));
     CK(cudaStreamWaitEvent(r.st[si], m.ready, 0));
+    unsigned char *src = m.stage, *local = nullptr;
+    if (op.recv == 2 && !r.peer[(size_t)me * r.ngpu + m.dev]) {      // adds read local memory only
+        CK(cudaMallocAsync((void **)&local, m.bytes ? m.bytes : 1, r.st[si]));
+        CK(cudaMemcpyPeerAsync(local, me, m.stage, m.dev, m.bytes, r.st[si]));
+        src = local;
+    }
     unsigned long long at = 0;
     for (int k = 0; k < op.ndst; k++) {
         unsigned char *dst = r.buf[si / r.C] + op.dst[k].off;
         if (op.recv == 2 && op.dst[k].len)
-            add_bytes<<<(unsigned)std::min<unsigned long long>(1024, (op.dst[k].len + 255) / 256), 256, 0, r.st[si]>>>(dst, m.stage + at, op.dst[k].len);
+            add_bytes<<<(unsigned)std::min<unsigned long long>(1024, (op.dst[k].len + 255) / 256), 256, 0, r.st[si]>>>(dst, src + at, op.dst[k].len);
         else
             CK(cudaMemcpyAsync(dst, m.stage + at, op.dst[k].len, cudaMemcpyDefault, r.st[si]));
         at += op.dst[k].len;
     }
+    if (op.recv == 2) CK(cudaGetLastError());                      // a launch that failed says so here
+    if (local) CK(cudaFreeAsync(local, r.st[si]));
     cudaEvent_t used;
     CK(cudaEventCreateWithFlags(&used, cudaEventDisableTiming));
     CK(cudaEventRecord(used, r.st[si]));
@@ -162,6 +191,7 @@ static double run_baton(const char *coll, const char *algo, int p, unsigned long
     r.p = p;
     r.C = bc_channels(r.s);
     r.ngpu = ngpu;
+    enable_peers(r);
     r.n = bc_buffer_bytes(r.s);
     r.buf.resize(p);
     r.st.resize(p * r.C);
