@@ -457,10 +457,11 @@ static int32_t *route_alloc(topo_t *t, int n) {
     return r;
 }
 
-/* Is link k out of u one step closer to d, through a node routes may use? */
-static int next_hop(const topo_t *t, int u, int d, int k) {
-    int v = t->dl[t->adj[k]].dst, dv = dist_of(t, v);
-    return dv >= 0 && dv == dist_of(t, u) - 1 && (v == d || t->nodes[v].transit);
+/* Is link k (out of a node du hops from d) one step closer to d, through a
+ * node routes may use? */
+static int next_hop(const topo_t *t, int du, int d, int k) {
+    int v = t->dl[t->adj[k]].dst;
+    return dist_of(t, v) == du - 1 && du > 0 && (v == d || t->nodes[v].transit);
 }
 
 /* Append link k to a route being built. */
@@ -477,11 +478,11 @@ static void route_add(const topo_t *t, route_slot_t *r, int32_t *links, int k) {
  * ways. */
 static void walk_keyed(const topo_t *t, int u, int d, int key, route_slot_t *r, int32_t *links) {
     while (u != d) {
-        int ways = 0, pick;
-        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) ways += next_hop(t, u, d, k);
+        int ways = 0, pick, du = dist_of(t, u);
+        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) ways += next_hop(t, du, d, k);
         pick = (key + r->nlinks) % ways;
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
-            if (!next_hop(t, u, d, k) || pick-- > 0) continue;
+            if (!next_hop(t, du, d, k) || pick-- > 0) continue;
             route_add(t, r, links, t->adj[k]);
             u = t->dl[t->adj[k]].dst;
             break;
