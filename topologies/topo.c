@@ -593,13 +593,13 @@ static int funnel(const topo_t *t, int g) {
 }
 
 /* Hops to f from every node, from a cache of complete searches (a byte per
- * node, 255 unreached; 128 MiB at most, 2 to 4,096 maps; the least recently
+ * node, 255 unreached; 512 MiB at most, 2 to 4,096 maps; the least recently
  * used goes): a pattern's routes into one leaf's NICs share one search,
  * however they interleave with routes into other leaves. A route not in the
  * cache first searches only until it reaches `from` (a near pair stops
  * early) and the stamps' distances serve: NULL, dist_of reads the stamps.
- * Once stopped searches into f have visited as many nodes as a whole search
- * would (ski rental: at most twice the better choice's work), the whole
+ * Once stopped searches into f have visited half the nodes a whole search
+ * would (ski rental: a bounded multiple of the better choice's work), the whole
  * search is run and kept. -1 on failure. */
 static int funnel_dist(topo_t *t, int f, int from, const uint8_t **out) {
     *out = NULL;
@@ -611,7 +611,7 @@ static int funnel_dist(topo_t *t, int f, int from, const uint8_t **out) {
     }
     if (t->dist_to == f) return 0;
     if (t->maxdmaps == 0) {
-        long k = (128L << 20) / ((long)t->nnodes + 1);
+        long k = (512L << 20) / ((long)t->nnodes + 1);
         t->maxdmaps = k < 2 ? 2 : k > 4096 ? 4096 : (int)k;
         t->dmaps = calloc((size_t)t->maxdmaps, sizeof *t->dmaps);
         t->dmap_slot = calloc((size_t)t->nnodes + 1, sizeof *t->dmap_slot);
@@ -619,7 +619,7 @@ static int funnel_dist(topo_t *t, int f, int from, const uint8_t **out) {
         if (!t->dmaps || !t->dmap_slot || !t->dmap_spent) return -1;
     }
     t->dmap_spent[f] += (uint32_t)bfs(t, f, from);
-    if (t->dmap_spent[f] < (uint32_t)t->nnodes) return 0;
+    if (t->dmap_spent[f] < (uint32_t)t->nnodes / 2) return 0;
     t->dmap_spent[f] = 0;
     struct dmap *m = &t->dmaps[0];
     if (t->ndmaps < t->maxdmaps) {
