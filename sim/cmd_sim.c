@@ -158,7 +158,8 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
     printf("%s %s on %s (%d ranks), %s (%llu bytes)\n", coll_name(coll), r->algo->name, topo,
            r->ranks, sz, (unsigned long long)r->bytes);
     if (r->auto_picked)
-        printf("  chosen   by -a auto: the lowest closed-form time of the %s algorithms\n", coll_name(coll));
+        printf("  chosen   by -a %s: the lowest closed-form time of the %s algorithms%s\n", r->auto_picked == 2 ? "nccl" : "auto",
+               coll_name(coll), r->auto_picked == 2 ? " NCCL has" : "");
     if (r->proto != PROTO_NONE)
         printf("  protocol %s%s\n", proto_name(r->proto), r->proto_auto ? " (the fastest, by --proto auto)" : "");
     printf("  time     %s (%s)\n", tm, r->simulated ? "simulated" : "closed form");

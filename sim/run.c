@@ -136,7 +136,10 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     for (int pr = first; pr <= last; pr++) {      /* each protocol asked for; keep the fastest */
         run_out_t cand = *o;
         cand.algo = choose(t, q, o, (proto_t)pr);
-        cand.auto_picked = run_is_auto(q->algo);
+        cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
+        if (cand.algo == NULL && strcmp(q->algo, "nccl") == 0)
+            return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls) does %s "
+                           "on %d ranks (see `baton algos -c %s`)", coll_name(q->coll), o->ranks, coll_name(q->coll));
         if (cand.algo == NULL)
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));

@@ -27,7 +27,7 @@ typedef struct run_req {
 
 typedef struct run_out {
     const algo_t *algo;
-    int auto_picked;         /* 1 if "auto" chose algo */
+    int auto_picked;         /* 1 if "auto" chose algo, 2 if "nccl" did */
     int ranks;
     uint64_t bytes;
     double time_s;

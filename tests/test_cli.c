@@ -306,3 +306,29 @@ Test(cli, symmetric_fast_path) {
     cr_expect_eq(th_cli("sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1GiB --symmetric --verify", &out, 0), 2);
     free(out);
 }
+
+/* -a nccl picks among the algorithms NCCL has, as a log of NCCL measured;
+ * -a auto may pick others (one-shot, recursive doubling) where they win. */
+Test(cli, auto_nccl_picks_only_what_nccl_has) {
+    const char *sizes[] = {"8B", "64KiB", "4MiB", "1GiB"};
+    int differs = 0;
+    for (int i = 0; i < 4; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "predict -t topologies/cluster-a100.yaml -c allreduce -a nccl --proto auto -s %s --json",
+                 sizes[i]);
+        cJSON *j = json_of(args);
+        const char *name = cJSON_GetObjectItem(j, "algorithm")->valuestring;
+        const algo_t *a = algo_find(COLL_ALLREDUCE, name);
+        cr_assert_not_null(a, "%s", name);
+        cr_expect_not_null(a->nccl, "%s: -a nccl chose %s, which NCCL does not have", sizes[i], name);
+        snprintf(args, sizeof args, "predict -t topologies/cluster-a100.yaml -c allreduce -a auto --proto auto -s %s --json",
+                 sizes[i]);
+        cJSON *k = json_of(args);
+        differs += strcmp(name, cJSON_GetObjectItem(k, "algorithm")->valuestring) != 0;
+        cr_expect_geq(num(j, "time_s"), num(k, "time_s"), "auto takes the lowest of all, a superset");
+        cJSON_Delete(j);
+        cJSON_Delete(k);
+    }
+    cr_expect_gt(differs, 0, "on a cluster auto finds algorithms NCCL lacks at some size");
+    expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 1MiB", 1, "none of NCCL's algorithms");
+}
