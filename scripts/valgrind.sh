@@ -23,7 +23,9 @@ log=tests/data/nccl/launcher.txt
 run 0 kids
 run 0 sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1MiB --verify --explain
 run 0 sim -t topologies/cluster-a100.yaml -c allreduce -a dbtree -s 4MiB --contention fair --trace "$out/t.json" --link-stats "$out/links.csv"
-run 0 sim -t topologies/cluster-h100.yaml --set nodes=4 -c allreduce -a ring -s 1MiB --symmetric
+run 0 sim -t topologies/cluster-h100.yaml --set nodes=4 -c allreduce -a ring -s 1MiB --channels 1 --symmetric
+run 0 sim -t topologies/cluster-h100.yaml --set nodes=40 -c allreduce -a rd -s 1MiB
+run 0 predict -t topologies/cluster-a100.yaml -c allreduce -a nccl --proto auto -s 1MiB
 run 1 sim -t topologies/hgx-h100.yaml -c allreduce -a rd -s 1MiB --symmetric
 run 0 predict -t topologies/hgx-h100.yaml -c allreduce -a tree -s 1GiB
 run 0 select -t topologies/cluster-h100.yaml -c allreduce,allgather --sizes 1KiB:1GiB:x16 --format csv -o "$out/sel.csv"
