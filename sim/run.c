@@ -147,10 +147,12 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         if (cand.algo->helpers > topo_nreducers(t))
             return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                            cand.algo->name, topo_name(t));
-        if ((rc = algo_build(cand.algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
-        if ((rc = run_algo_model(t, cand.algo, o->ranks, q->bytes, &q->opts, &o->model, &cand.model, e)) < 0)
+        if ((rc = algo_build(cand.algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0 ||
+            (rc = run_algo_model(t, cand.algo, o->ranks, q->bytes, &q->opts, &o->model, &cand.model, e)) < 0 ||
+            (rc = run_one(t, q, &s, (proto_t)pr, &cand, e)) < 0) {
+            engine_result_free(&best.eng);
             return rc;
-        if ((rc = run_one(t, q, &s, (proto_t)pr, &cand, e)) < 0) { engine_result_free(&best.eng); return rc; }
+        }
         if (pr == first || cand.time_s < best.time_s) { engine_result_free(&best.eng); best = cand; }
         else engine_result_free(&cand.eng);
     }
