@@ -96,7 +96,8 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
     X(reduce_naive) X(reduce_binomial) X(reduce_chain) X(reduce_rabenseifner)  \
     X(alltoall_naive) X(alltoall_pairwise)                                     \
     X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree) \
-    X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain) X(allreduce_nvls)
+    X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain) X(allreduce_nvls)   \
+    X(allreduce_nccltree)
 #define ALGO_DECLARE(name) extern const algo_t algo_##name;
 ALGO_ROWS(ALGO_DECLARE)
 #undef ALGO_DECLARE

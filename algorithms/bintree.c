@@ -137,6 +137,23 @@ static tnode_t dtree(int p, int r, int tree) {
 
 static int nkids(const tnode_t *t) { return (t->down[0] >= 0) + (t->down[1] >= 0); }
 
+/* NCCL's tree on a cluster: in tree T a chain runs through each node's g
+ * GPUs (local 0 first in tree 0, local g-1 first in tree 1, so each GPU is
+ * an end in one tree at most), the chain's first GPU hangs below the last
+ * GPU of its parent node, and the nodes form the double binary tree (dtree
+ * over node numbers). With g = 1 it is dtree; with one node, two chains. */
+static tnode_t nodes_tree(int p, int g, int r, int tree) {
+    int G = p / g, N = r / g, i = tree ? g - 1 - r % g : r % g;
+    tnode_t tn = dtree(G, N, tree), t = {-1, {-1, -1}};
+#define AT(node, pos) ((node) * g + (tree ? g - 1 - (pos) : (pos)))
+    t.up = i > 0 ? AT(N, i - 1) : tn.up >= 0 ? AT(tn.up, g - 1) : -1;
+    if (i < g - 1) t.down[0] = AT(N, i + 1);
+    else
+        for (int j = 0; j < 2; j++) t.down[j] = tn.down[j] >= 0 ? AT(tn.down[j], 0) : -1;
+#undef AT
+    return t;
+}
+
 /* Up stream (channel U = 2 tree): add the children's chunk, pass it up; the
  * root instead sends it down to its children's down streams. */
 static int up_op(const tnode_t *t, uint32_t j, uint32_t chunk, int dchan, sched_op_t *op) {
@@ -163,32 +180,39 @@ static int down_op(const tnode_t *t, uint32_t j, uint32_t chunk, int parent_is_r
     return 1;
 }
 
-enum { SHAPE_BTREE, SHAPE_DTREE, SHAPE_CHAIN };
+enum { SHAPE_BTREE, SHAPE_DTREE, SHAPE_CHAIN, SHAPE_NODES };
 
-/* Rank r's place in tree T of a shape. */
-static tnode_t shape_node(int shape, int p, int r, int tree) {
+static int shape_trees(int shape) { return shape == SHAPE_DTREE || shape == SHAPE_NODES ? 2 : 1; }
+
+/* Rank r's place in tree T of a shape (g: ranks per node, SHAPE_NODES only). */
+static tnode_t shape_node(int shape, int p, int g, int r, int tree) {
+    if (shape == SHAPE_NODES) return nodes_tree(p, g, r, tree);
     return shape == SHAPE_CHAIN ? chain(p, r) : shape == SHAPE_DTREE ? dtree(p, r, tree) : btree(p, r);
 }
 
+/* The node size SHAPE_NODES uses: the group if it divides p, else p (one node). */
+static int nodes_group(int p, const algo_opts_t *o) { return o && o->group > 0 && p % o->group == 0 ? o->group : p; }
+
 /* Channels 2T and 2T+1 run tree T on chunks [T k, T k + k). */
 static int split_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks, tree = c / 2, down = c % 2, shape = (int)s->param[0];
+    int p = s->nranks, tree = c / 2, down = c % 2, shape = (int)s->param[0], g = (int)s->param[1];
     uint32_t k = s->per_block;
-    tnode_t t = shape_node(shape, p, r, tree);
+    tnode_t t = shape_node(shape, p, g, r, tree);
     int nc = nkids(&t), root = t.up < 0;
     uint32_t per = down ? (root ? 0 : (uint32_t)(nc ? nc : 1)) : (root ? (uint32_t)(2 * nc - 1) : (uint32_t)(nc ? nc : 1));
     if (p < 2 || per == 0 || pc >= per * k) return 0;
     uint32_t chunk = (uint32_t)tree * k + pc / per, j = pc % per;
     if (!down) return up_op(&t, j, chunk, 2 * tree + 1, op);
-    tnode_t parent = shape_node(shape, p, t.up, tree);
+    tnode_t parent = shape_node(shape, p, g, t.up, tree);
     return down_op(&t, j, chunk, parent.up < 0, 2 * tree, op);
 }
 
 static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int shape) {
-    int trees = shape == SHAPE_DTREE ? 2 : 1;
+    int trees = shape_trees(shape);
     uint64_t k = algo_pipeline_chunks(s->bytes, o);
     if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
     s->param[0] = shape;
+    s->param[1] = nodes_group(s->nranks, o);
     s->nchannels = 2 * trees;
     sched_layout(s, (uint32_t)trees, (uint32_t)k);
     s->prog = split_prog;
@@ -198,21 +222,22 @@ static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int sha
 static int bintree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, SHAPE_BTREE); }
 static int dbtree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, SHAPE_DTREE); }
 static int chain_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, SHAPE_CHAIN); }
+static int nodes_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return split_build(s, o, e, SHAPE_NODES); }
 
 /* Shape of the split trees by walking them: the tallest path (root to
  * deepest leaf) and the busiest rank's messages sent per pipeline step
  * (summed over the trees: one up unless root, one per child down). O(p lg^2 p). */
-static void shape_walk(int p, int shape, int *height, int *load) {
-    int trees = shape == SHAPE_DTREE ? 2 : 1;
+static void shape_walk(int p, int shape, int g, int *height, int *load) {
+    int trees = shape_trees(shape);
     *height = *load = 0;
     for (int r = 0; r < p; r++) {
         int sends = 0;
         for (int T = 0; T < trees; T++) {
-            tnode_t t = shape_node(shape, p, r, T);
+            tnode_t t = shape_node(shape, p, g, r, T);
             sends += (t.up >= 0) + nkids(&t);
             int d = 0;
             while (t.up >= 0 && d <= p) {
-                t = shape_node(shape, p, t.up, T);
+                t = shape_node(shape, p, g, t.up, T);
                 d++;
             }
             if (d > *height) *height = d;
@@ -226,28 +251,54 @@ static void shape_walk(int p, int shape, int *height, int *load) {
  * is ceil(lg p) tall (rank 1 climbs 1, 2, 4, ... to the root) and its busiest
  * rank sends 3 (up and two children), the double tree's 4 (interior in one
  * tree, leaf in the other). algo_split_shape_check tests this against the walk. */
-static void split_shape(int p, int shape, int *height, int *load) {
-    if (shape == SHAPE_CHAIN) {
+static void split_shape(int p, int shape, int g, int *height, int *load);
+
+/* SHAPE_NODES from the node tree: the tallest path climbs every node's chain
+ * on the way, (hN + 1)(g - 1) + hN for node depth hN; a GPU sends twice per
+ * tree inside a chain, and at a chain's ends its node's links: the first GPU
+ * of tree 0 is the last of tree 1. O(p / g): one look at each node. */
+static void nodes_shape(int p, int g, int *height, int *load) {
+    int G = p / g, hN, unused;
+    split_shape(G, SHAPE_DTREE, 1, &hN, &unused);
+    *height = (hN + 1) * (g - 1) + hN;
+    *load = g >= 3 ? 4 : 0;
+    for (int N = 0; N < G; N++) {
+        tnode_t t0 = dtree(G, N, 0), t1 = dtree(G, N, 1);
+        int up0 = t0.up >= 0, up1 = t1.up >= 0, k0 = nkids(&t0), k1 = nkids(&t1);
+        int first = g == 1 ? up0 + k0 + up1 + k1 : up0 + 1 + 1 + k1;     /* tree 0's head, tree 1's tail */
+        int last = g == 1 ? first : 1 + k0 + up1 + 1;                    /* tree 0's tail, tree 1's head */
+        if (first > *load) *load = first;
+        if (last > *load) *load = last;
+    }
+}
+
+static void split_shape(int p, int shape, int g, int *height, int *load) {
+    if (shape == SHAPE_NODES && p >= 2) {
+        nodes_shape(p, g, height, load);
+    } else if (shape == SHAPE_CHAIN) {
         *height = p - 1;
         *load = p >= 3 ? 2 : p - 1;
-    } else if (p >= 4) {
+    } else if (p >= 4 && shape != SHAPE_NODES) {
         int h = 0;
         while ((1L << h) < p) h++;
         *height = h;
         *load = shape == SHAPE_DTREE ? 4 : 3;
     } else {
-        shape_walk(p, shape, height, load);
+        shape_walk(p, shape, g, height, load);
     }
 }
 
 int algo_split_shape_check(int pmax) {
-    for (int shape = SHAPE_BTREE; shape <= SHAPE_CHAIN; shape++)
-        for (int p = 1; p <= (shape == SHAPE_CHAIN && pmax > 256 ? 256 : pmax); p++) {   /* a chain's walk is O(p^2) */
-            int h, l, wh, wl;
-            split_shape(p, shape, &h, &l);
-            shape_walk(p, shape, &wh, &wl);
-            if (h != wh || l != wl) return p;
-        }
+    static const int groups[] = {1, 2, 3, 4, 8};
+    for (int shape = SHAPE_BTREE; shape <= SHAPE_NODES; shape++)
+        for (int p = 1; p <= (shape >= SHAPE_CHAIN && pmax > 256 ? 256 : pmax); p++)   /* chains' walks are O(p^2) */
+            for (int i = 0; i < (shape == SHAPE_NODES ? 6 : 1); i++) {
+                int g = i < 5 ? groups[i] : p, h, l, wh, wl;               /* the last: one node */
+                if (p % g) continue;
+                split_shape(p, shape, g, &h, &l);
+                shape_walk(p, shape, g, &wh, &wl);
+                if (h != wh || l != wl) return p;
+            }
     return 0;
 }
 
@@ -255,9 +306,9 @@ int algo_split_shape_check(int pmax) {
  * k steps of the busiest rank's port, each message m = n / (trees k) bytes. */
 static double split_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o, int shape) {
     uint64_t k = algo_pipeline_chunks(n, o);
-    int h, load, trees = shape == SHAPE_DTREE ? 2 : 1;
+    int h, load, trees = shape_trees(shape);
     if (p < 2) return 0;
-    split_shape(p, shape, &h, &load);
+    split_shape(p, shape, nodes_group(p, o), &h, &load);
     double chunk = (double)n / ((double)trees * (double)k);
     return (2.0 * h - 1 + (double)k * load) * (m->alpha + chunk * m->beta);
 }
@@ -272,6 +323,10 @@ static double dbtree_cost(const cost_model_t *m, int p, uint64_t n, const algo_o
 
 static double chain_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     return split_cost(m, p, n, o, SHAPE_CHAIN);
+}
+
+static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    return split_cost(m, p, n, o, SHAPE_NODES);
 }
 
 const algo_t algo_broadcast_bintree = {
@@ -315,4 +370,14 @@ const algo_t algo_allreduce_chain = {
     .port_model = "approximation; see bintree",
     .idea = "reduce up a chain and broadcast back down it at once, k chunks pipelined",
     .approx = 1,
+};
+
+const algo_t algo_allreduce_nccltree = {
+    .coll = COLL_ALLREDUCE, .name = "nccltree", .build = nodes_build, .cost = nodes_cost,
+    .cost_text = "approximately (2h - 1 + kL)(a + (n/2k) b): h = (hN + 1)(g - 1) + hN (hN the node tree's height), "
+                 "L busiest rank's sends per step (4 or 5)",
+    .requires = "any p >= 1, any n; nodes of the topology's group_size or --group (else one node); --pipeline K",
+    .port_model = "approximation; see bintree",
+    .idea = "NCCL's tree on a cluster: a chain through each node, a double binary tree across nodes, pipelined",
+    .approx = 1, .nccl = "tree",
 };
