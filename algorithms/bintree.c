@@ -141,11 +141,14 @@ static int nkids(const tnode_t *t) { return (t->down[0] >= 0) + (t->down[1] >= 0
  * GPUs (local 0 first in tree 0, local g-1 first in tree 1, so each GPU is
  * an end in one tree at most), the chain's first GPU hangs below the last
  * GPU of its parent node, and the nodes form the double binary tree (dtree
- * over node numbers). With g = 1 it is dtree; with one node, two chains. */
-static tnode_t nodes_tree(int p, int g, int r, int tree) {
-    int G = p / g, N = r / g, i = tree ? g - 1 - r % g : r % g;
+ * over node numbers). Channel ch rotates the chains by ch inside the node,
+ * as the ring's channels do, so the channels enter and leave each node
+ * through different GPUs and NICs. With g = 1 it is dtree; with one node,
+ * two chains. */
+static tnode_t nodes_tree(int p, int g, int r, int tree, int ch) {
+    int G = p / g, N = r / g, l = (int)algo_mod(r % g - ch, g), i = tree ? g - 1 - l : l;
     tnode_t tn = dtree(G, N, tree), t = {-1, {-1, -1}};
-#define AT(node, pos) ((node) * g + (tree ? g - 1 - (pos) : (pos)))
+#define AT(node, pos) ((node) * g + (int)algo_mod((tree ? g - 1 - (pos) : (pos)) + ch, g))
     t.up = i > 0 ? AT(N, i - 1) : tn.up >= 0 ? AT(tn.up, g - 1) : -1;
     if (i < g - 1) t.down[0] = AT(N, i + 1);
     else
@@ -184,37 +187,44 @@ enum { SHAPE_BTREE, SHAPE_DTREE, SHAPE_CHAIN, SHAPE_NODES };
 
 static int shape_trees(int shape) { return shape == SHAPE_DTREE || shape == SHAPE_NODES ? 2 : 1; }
 
-/* Rank r's place in tree T of a shape (g: ranks per node, SHAPE_NODES only). */
-static tnode_t shape_node(int shape, int p, int g, int r, int tree) {
-    if (shape == SHAPE_NODES) return nodes_tree(p, g, r, tree);
+/* Rank r's place in tree T of a shape (g: ranks per node and ch: channel,
+ * SHAPE_NODES only). */
+static tnode_t shape_node_ch(int shape, int p, int g, int r, int tree, int ch) {
+    if (shape == SHAPE_NODES) return nodes_tree(p, g, r, tree, ch);
     return shape == SHAPE_CHAIN ? chain(p, r) : shape == SHAPE_DTREE ? dtree(p, r, tree) : btree(p, r);
 }
 
 /* The node size SHAPE_NODES uses: the group if it divides p, else p (one node). */
 static int nodes_group(int p, const algo_opts_t *o) { return o && o->group > 0 && p % o->group == 0 ? o->group : p; }
 
-/* Channels 2T and 2T+1 run tree T on chunks [T k, T k + k). */
+static tnode_t shape_node(int shape, int p, int g, int r, int tree) { return shape_node_ch(shape, p, g, r, tree, 0); }
+
+/* Streams 2b and 2b+1 (up and down) run tree b % trees of channel b / trees
+ * on chunks [b k, b k + k). */
 static int split_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks, tree = c / 2, down = c % 2, shape = (int)s->param[0], g = (int)s->param[1];
+    int p = s->nranks, b = c / 2, down = c % 2, shape = (int)s->param[0], g = (int)s->param[1];
+    int trees = shape_trees(shape), tree = b % trees, ch = b / trees;
     uint32_t k = s->per_block;
-    tnode_t t = shape_node(shape, p, g, r, tree);
+    tnode_t t = shape_node_ch(shape, p, g, r, tree, ch);
     int nc = nkids(&t), root = t.up < 0;
     uint32_t per = down ? (root ? 0 : (uint32_t)(nc ? nc : 1)) : (root ? (uint32_t)(2 * nc - 1) : (uint32_t)(nc ? nc : 1));
     if (p < 2 || per == 0 || pc >= per * k) return 0;
-    uint32_t chunk = (uint32_t)tree * k + pc / per, j = pc % per;
-    if (!down) return up_op(&t, j, chunk, 2 * tree + 1, op);
-    tnode_t parent = shape_node(shape, p, g, t.up, tree);
-    return down_op(&t, j, chunk, parent.up < 0, 2 * tree, op);
+    uint32_t chunk = (uint32_t)b * k + pc / per, j = pc % per;
+    if (!down) return up_op(&t, j, chunk, 2 * b + 1, op);
+    tnode_t parent = shape_node_ch(shape, p, g, t.up, tree, ch);
+    return down_op(&t, j, chunk, parent.up < 0, 2 * b, op);
 }
 
+/* nccltree takes --channels (default the topology's); the other shapes run
+ * one channel. */
 static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int shape) {
-    int trees = shape_trees(shape);
+    int trees = shape_trees(shape), C = shape == SHAPE_NODES && o && o->channels > 1 ? o->channels : 1;
     uint64_t k = algo_pipeline_chunks(s->bytes, o);
     if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
     s->param[0] = shape;
     s->param[1] = nodes_group(s->nranks, o);
-    s->nchannels = 2 * trees;
-    sched_layout(s, (uint32_t)trees, (uint32_t)k);
+    s->nchannels = 2 * trees * C;
+    sched_layout(s, (uint32_t)(trees * C), (uint32_t)k);
     s->prog = split_prog;
     return 0;
 }
@@ -376,7 +386,8 @@ const algo_t algo_allreduce_nccltree = {
     .coll = COLL_ALLREDUCE, .name = "nccltree", .build = nodes_build, .cost = nodes_cost,
     .cost_text = "approximately (2h - 1 + kL)(a + (n/2k) b): h = (hN + 1)(g - 1) + hN (hN the node tree's height), "
                  "L busiest rank's sends per step (4 or 5)",
-    .requires = "any p >= 1, any n; nodes of the topology's group_size or --group (else one node); --pipeline K",
+    .requires = "any p >= 1, any n; nodes of the topology's group_size or --group (else one node); --pipeline K; "
+                "--channels C (chains rotated per channel; the formula is one channel's)",
     .port_model = "approximation; see bintree",
     .idea = "NCCL's tree on a cluster: a chain through each node, a double binary tree across nodes, pipelined",
     .approx = 1, .nccl = "tree",

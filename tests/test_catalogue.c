@@ -315,28 +315,29 @@ Test(catalogue, hierarchy_pays_off_across_slow_links) {
 
 /* NCCL's tree on nodes computes the all-reduce for every node size that
  * divides p (one node: two chains; one GPU per node: the double binary
- * tree), and with one GPU per node it is dbtree, message for message. */
+ * tree), on one channel and on three (chains rotated), and with one GPU per
+ * node and one channel it is dbtree, message for message. */
 Test(catalogue, nccltree_every_group_size) {
     const int ranks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 24, 100};
     for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) {
         int p = ranks[i];
         topo_t *t = th_star(p, 12.5e9, 1.5e-6, 0, 40e9);
-        for (int g = 1; g <= p; g++) {
-            if (p % g) continue;
-            algo_opts_t o = {.group = g, .pipeline = 3};
-            engine_result_t r;
-            baton_err_t e = {0};
-            cr_assert_eq(th_run(t, &algo_allreduce_nccltree, 1001, &o, VERIFY_DATA, &r, &e), 0, "p=%d g=%d: %s", p, g, e.msg);
-            cr_expect(r.verified, "p=%d g=%d", p, g);
-            if (g == 1) {
-                engine_result_t d;
-                cr_assert_eq(th_run(t, &algo_allreduce_dbtree, 1001, &o, VERIFY_NONE, &d, &e), 0, "%s", e.msg);
-                cr_expect_eq(r.time_s, d.time_s, "p=%d: one GPU per node is dbtree", p);
-                cr_expect_eq(r.messages, d.messages);
-                engine_result_free(&d);
+        for (int g = 1; g <= p; g++)
+            for (int C = 1; C <= 3 && p % g == 0; C += 2) {
+                algo_opts_t o = {.group = g, .pipeline = 3, .channels = C};
+                engine_result_t r;
+                baton_err_t e = {0};
+                cr_assert_eq(th_run(t, &algo_allreduce_nccltree, 1001, &o, VERIFY_DATA, &r, &e), 0, "p=%d g=%d C=%d: %s", p, g, C, e.msg);
+                cr_expect(r.verified, "p=%d g=%d C=%d", p, g, C);
+                if (g == 1 && C == 1) {
+                    engine_result_t d;
+                    cr_assert_eq(th_run(t, &algo_allreduce_dbtree, 1001, &o, VERIFY_NONE, &d, &e), 0, "%s", e.msg);
+                    cr_expect_eq(r.time_s, d.time_s, "p=%d: one GPU per node is dbtree", p);
+                    cr_expect_eq(r.messages, d.messages);
+                    engine_result_free(&d);
+                }
+                engine_result_free(&r);
             }
-            engine_result_free(&r);
-        }
         topo_free(t);
     }
 }

@@ -371,6 +371,36 @@ Test(machines, closed_form_hierarchical_sees_both_levels) {
     }
 }
 
+/* NCCL's tree on two nodes sends each byte across the network once each way
+ * (the node tree is one edge per tree), the flat double binary tree twice;
+ * its 8 channels enter and leave the nodes through all 16 NICs. */
+Test(machines, nccltree_crosses_the_network_once_each_way) {
+    topo_t *t = load("topologies/cluster-a100.yaml", NULL);
+    const uint64_t n = 64ull << 20;
+    uint64_t net[2];
+    for (int a = 0; a < 2; a++) {
+        sched_t s;
+        algo_opts_t o = {.channels = 8, .group = 8};
+        cr_assert_eq(algo_build(a ? &algo_allreduce_dbtree : &algo_allreduce_nccltree, 16, n, &o, &s, NULL), 0);
+        engine_opts_t eo = {.link_stats = 1};
+        engine_result_t r;
+        cr_assert_eq(engine_run(&s, t, &eo, &r, NULL), 0);
+        int busy = 0;
+        net[a] = 0;
+        for (int l = 0; l < topo_nlinks(t); l++) {
+            const topo_dlink_t *d = topo_dlink(t, l);
+            if (topo_node(t, d->src)->kind != NODE_NIC || topo_node(t, d->dst)->kind != NODE_SWITCH) continue;
+            net[a] += r.link_bytes[l];
+            busy += r.link_bytes[l] > 0;
+        }
+        if (a == 0) cr_expect_eq(busy, 16, "nccltree's 8 channels use %d NICs", busy);
+        engine_result_free(&r);
+    }
+    cr_expect_eq(net[0], 2 * n, "nccltree: %llu bytes into the network", (unsigned long long)net[0]);
+    cr_expect_eq(net[1], 4 * n, "dbtree: %llu bytes into the network", (unsigned long long)net[1]);
+    topo_free(t);
+}
+
 /* A topology may say how many channels commands use by default; the flag
  * still wins, and a calibrated (written) file keeps it. */
 Test(machines, topology_sets_default_channels) {
