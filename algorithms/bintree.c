@@ -269,6 +269,11 @@ static void split_shape(int p, int shape, int g, int *height, int *load);
  * of tree 0 is the last of tree 1. O(p / g): one look at each node. */
 static void nodes_shape(int p, int g, int *height, int *load) {
     int G = p / g, hN, unused;
+    if (G == 1) {                                         /* one node: two chains */
+        *height = g - 1;
+        *load = g >= 3 ? 4 : g - 1 + (g == 2);
+        return;
+    }
     split_shape(G, SHAPE_DTREE, 1, &hN, &unused);
     *height = (hN + 1) * (g - 1) + hN;
     *load = g >= 3 ? 4 : 0;
