@@ -26,6 +26,7 @@ run 0 sim -t topologies/cluster-a100.yaml -c allreduce -a dbtree -s 4MiB --conte
 run 0 sim -t topologies/cluster-h100.yaml --set nodes=4 -c allreduce -a ring -s 1MiB --channels 1 --symmetric
 run 0 sim -t topologies/cluster-h100.yaml --set nodes=40 -c allreduce -a rd -s 1MiB
 run 0 predict -t topologies/cluster-a100.yaml -c allreduce -a nccl --proto auto -s 1MiB
+run 0 sim -t topologies/cluster-a100.yaml -c allreduce -a nccltree -s 4MiB --verify
 run 1 sim -t topologies/hgx-h100.yaml -c allreduce -a rd -s 1MiB --symmetric
 run 0 predict -t topologies/hgx-h100.yaml -c allreduce -a tree -s 1GiB
 run 0 select -t topologies/cluster-h100.yaml -c allreduce,allgather --sizes 1KiB:1GiB:x16 --format csv -o "$out/sel.csv"
