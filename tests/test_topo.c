@@ -181,3 +181,42 @@ Test(topo, cost_model_is_the_worst_pair) {
     cr_expect_float_eq(m.gamma, 1e-10, 1e-20);
     topo_free(t);
 }
+
+/* Gated routes keep a leaf's distances in a byte each; on a machine whose
+ * switches are farther apart than a byte counts (a chain of 300 switches,
+ * each end GPU also on a switch of its own) they use the search's own
+ * distances and still equal the full search. */
+Test(topo, gated_routes_across_a_long_chain) {
+    topo_t *t[2];
+    for (int k = 0; k < 2; k++) {
+        char name[32];
+        t[k] = topo_create("chain");
+        th_add_ranks(t[k], 2, "g");
+        int sw[300], own[2];
+        for (int i = 0; i < 300; i++) {
+            snprintf(name, sizeof name, "s%d", i);
+            sw[i] = topo_add_node(t[k], name, NODE_SWITCH, 0, 0, NULL);
+            if (i) cr_assert_eq(topo_add_link(t[k], sw[i - 1], sw[i], 1e9, 1e-9, NULL), 0);
+        }
+        for (int g = 0; g < 2; g++) {
+            snprintf(name, sizeof name, "own%d", g);
+            own[g] = topo_add_node(t[k], name, NODE_SWITCH, 0, 0, NULL);
+            cr_assert_eq(topo_add_link(t[k], g, own[g], 1e9, 1e-9, NULL), 0);
+            cr_assert_eq(topo_add_link(t[k], g, sw[g ? 299 : 0], 1e9, 1e-9, NULL), 0);
+        }
+        cr_assert_eq(topo_finalize(t[k], "chain", NULL), 0);
+        topo_set_route_shortcut(t[k], k == 0);
+    }
+    for (int rep = 0; rep < 3; rep++)
+        for (int s = 0; s < 2; s++) {
+            topo_route_t a, b;
+            baton_err_t e = {0};
+            cr_assert_eq(topo_route(t[0], s, 1 - s, &a, &e), 0, "%s", e.msg);
+            cr_assert_eq(topo_route(t[1], s, 1 - s, &b, &e), 0, "%s", e.msg);
+            cr_assert_eq(a.nlinks, 301, "%d links", a.nlinks);
+            cr_assert_eq(a.nlinks, b.nlinks);
+            for (int i = 0; i < a.nlinks; i++) cr_assert_eq(a.links[i], b.links[i], "hop %d", i);
+        }
+    topo_free(t[0]);
+    topo_free(t[1]);
+}

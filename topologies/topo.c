@@ -621,6 +621,8 @@ static int funnel_dist(topo_t *t, int f, int from, const uint8_t **out) {
     t->dmap_spent[f] += (uint32_t)bfs(t, f, from);
     if (t->dmap_spent[f] < (uint32_t)t->nnodes / 2) return 0;
     t->dmap_spent[f] = 0;
+    int reached = bfs(t, f, -1);
+    if (dist_of(t, t->bfs_queue[reached - 1]) > 254) return 0;   /* too far for a byte: the stamps serve */
     struct dmap *m = &t->dmaps[0];
     if (t->ndmaps < t->maxdmaps) {
         m = &t->dmaps[t->ndmaps];
@@ -631,10 +633,9 @@ static int funnel_dist(topo_t *t, int f, int from, const uint8_t **out) {
             if (t->dmaps[i].used < m->used) m = &t->dmaps[i];
         t->dmap_slot[m->node] = 0;
     }
-    bfs(t, f, -1);
     for (int v = 0; v < t->nnodes; v++) {
         int d = dist_of(t, v);
-        m->hops[v] = (uint8_t)(d < 0 || d > 254 ? 255 : d);
+        m->hops[v] = (uint8_t)(d < 0 ? 255 : d);
     }
     m->node = f;
     m->used = ++t->dmap_tick;
