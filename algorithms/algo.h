@@ -40,6 +40,12 @@ typedef struct algo {
      * row (cost_model_t.across); peer then gives the steps inside groups. */
     int (*peer)(const sched_t *s, int c, int r);
     int (*peer_across)(const sched_t *s, int c, int r);
+    /* Optional: for a row whose step has several messages per rank and
+     * channel (a pipelined tree: up and to each child), the slots peer takes
+     * (c < slots) and the channels they are shares of; NULL: one slot per
+     * channel, s->nchannels of them. The view's beta is then the busiest
+     * link's time for a whole step (cost_model_t.stepwise). */
+    int (*peer_slots)(const sched_t *s, int *nchannels);
 } algo_t;
 
 /* Rows of the registry, NULL-terminated, in a fixed order. */

@@ -340,8 +340,42 @@ static double chain_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
     return split_cost(m, p, n, o, SHAPE_CHAIN);
 }
 
+/* On a machine whose links it has seen (m->stepwise: beta is a whole
+ * step's busiest link, for the messages inside nodes and, in the across
+ * view, those between nodes), a steady step is one latency (ports 0) or L
+ * (one port) plus the busier view's work, and the fill moves one channel's
+ * share hop by hop: (hN + 1)(g - 1) hops inside nodes, hN between them,
+ * each way. */
 static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
-    return split_cost(m, p, n, o, SHAPE_NODES);
+    if (!m->stepwise || p < 2) return split_cost(m, p, n, o, SHAPE_NODES);
+    uint64_t k = algo_pipeline_chunks(n, o);
+    int g = nodes_group(p, o), G = p / g, h, load, hN, unused, C = m->channels > 1 ? m->channels : 1;
+    cost_model_t x = cost_across(m);
+    split_shape(p, SHAPE_NODES, g, &h, &load);
+    split_shape(G, SHAPE_DTREE, 1, &hN, &unused);
+    double chunk = (double)n / (2.0 * (double)k), share = chunk / C, in = (double)(h - hN);
+    double fill = 2 * in * (m->alpha + share * m->beta_path) + 2.0 * hN * (x.alpha + share * x.beta_path);
+    double a = m->alpha > x.alpha ? m->alpha : x.alpha, b = m->beta > x.beta ? m->beta : x.beta;
+    return fill - (in > 0 ? m->alpha + share * m->beta_path : x.alpha + share * x.beta_path) +
+           (double)k * (a * (m->ports ? load : 1) + chunk * b);
+}
+
+/* The pattern of a steady step (algo.h, peer_slots): slot 6 ch + 3 tree + j
+ * is rank r's message up (j = 0) or to child j - 1 in that tree and channel,
+ * inside its node (peer) or to another node (peer_across). */
+static int nodes_slot(const sched_t *s, int c, int r, int across) {
+    int p = s->nranks, g = (int)s->param[1], j = c % 3, tree = c / 3 % 2, ch = c / 6;
+    tnode_t t = nodes_tree(p, g, r, tree, ch);
+    int to = j == 0 ? t.up : t.down[j - 1];
+    return to >= 0 && (to / g != r / g) == across ? to : -1;
+}
+
+static int nodes_peer(const sched_t *s, int c, int r) { return nodes_slot(s, c, r, 0); }
+static int nodes_peer_across(const sched_t *s, int c, int r) { return nodes_slot(s, c, r, 1); }
+
+static int nodes_slots(const sched_t *s, int *nchannels) {
+    *nchannels = s->nchannels / 4;                     /* an up and a down stream per tree */
+    return 6 * *nchannels;
 }
 
 const algo_t algo_broadcast_bintree = {
@@ -395,5 +429,6 @@ const algo_t algo_allreduce_nccltree = {
                 "--channels C (chains rotated per channel; the formula is one channel's)",
     .port_model = "approximation; see bintree",
     .idea = "NCCL's tree on a cluster: a chain through each node, a double binary tree across nodes, pipelined",
-    .approx = 1, .nccl = "tree",
+    .approx = 1, .nccl = "tree", .peer = nodes_peer,
+    .peer_across = nodes_peer_across, .peer_slots = nodes_slots,
 };

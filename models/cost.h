@@ -33,6 +33,7 @@ typedef struct cost_model {
      * latency and adds hide behind the others' transfers (cost_step). */
     int channels;
     double beta_path;
+    int stepwise;   /* beta is a whole pipeline step's busiest link (algo_t.peer_slots) */
     /* Steps between groups (nodes) of a hierarchical algorithm, where they
      * see other links than the steps inside groups (has_across; else the
      * fields above serve both). */

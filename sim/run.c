@@ -36,13 +36,17 @@ int run_algo_model(topo_t *t, const algo_t *a, int p, uint64_t n, const algo_opt
     *out = *m;
     peer_ctx_t x = {.peer = a->peer};
     if (t == NULL || (!a->peer && !a->peer_across) || p < 2 || algo_build(a, p, n, o, &x.s, NULL) < 0) return 0;
-    int rc = a->peer ? load_pattern_cost(t, load_peer, &x, x.s.nchannels, out, e) : 0;
+    int C = x.s.nchannels, slots = a->peer_slots ? a->peer_slots(&x.s, &C) : C;
+    int rc = a->peer ? load_pattern_cost(t, load_peer, &x, slots, C, out, e) : 0;
+    if (rc > 0 && a->peer_slots) out->stepwise = 1;
     if (rc >= 0 && a->peer_across) {
         cost_model_t across = *m;
         x.peer = a->peer_across;
-        rc = load_pattern_cost(t, load_peer, &x, x.s.nchannels, &across, e);
-        out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels};
-        out->has_across = 1;
+        rc = load_pattern_cost(t, load_peer, &x, slots, C, &across, e);
+        if (rc > 0) {                                  /* nothing crosses groups: no such view */
+            out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels};
+            out->has_across = 1;
+        }
     }
     return rc < 0 ? rc : 0;
 }

@@ -16,14 +16,14 @@ static int charge(topo_t *t, int r, int dst, double share, double *load, longest
     return 0;
 }
 
-int load_pattern_cost(topo_t *t, load_peer_fn peer, const void *ctx, int nchannels, cost_model_t *m,
+int load_pattern_cost(topo_t *t, load_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
                       baton_err_t *e) {
     int p = topo_nranks(t), nl = topo_nlinks(t);
-    if (nchannels < 1 || (double)p * nchannels > LOAD_MAX_MESSAGES) return 0;
+    if (nchannels < 1 || nslots < 1 || (double)p * nslots > LOAD_MAX_MESSAGES) return 0;
     double *load = calloc((size_t)nl + 1, sizeof *load), worst = 0;
     longest_t w = {0, 0};
     if (load == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
-    for (int c = 0; c < nchannels; c++)
+    for (int c = 0; c < nslots; c++)
         for (int r = 0; r < p; r++) {
             int dst = peer(ctx, c, r), rc;
             if (dst < 0 || dst == r) continue;

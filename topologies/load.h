@@ -14,19 +14,21 @@
 
 #include "topo.h"
 
-/* Rank r's peer on channel c in every step (-1: r sends nothing). */
+/* Rank r's peer in slot c of every step (-1: r sends nothing). */
 typedef int (*load_peer_fn)(const void *ctx, int c, int r);
 
-/* Patterns of more messages than this (ranks x channels) are not looked at:
+/* Patterns of more messages than this (ranks x slots) are not looked at:
  * the caller keeps the uniform model (a route per message would be cached). */
 #define LOAD_MAX_MESSAGES (1 << 22)
 
-/* One step of the pattern: alpha = the longest route's latency, beta = the
+/* One step of the pattern, nslots messages per rank (a ring: one per
+ * channel; a pipelined tree: up and to each child, per tree and channel),
+ * each carrying 1 / nchannels of a block: alpha = the longest route's latency, beta = the
  * busiest directed link's seconds per byte of a block (its charged shares over
  * its bandwidth), channels, and beta_path = the slowest route's seconds per
  * byte (what one channel's message sees alone; models/cost.h, cost_step). 1 if done, 0 if the pattern is too large (m untouched), < 0
  * on error. */
-int load_pattern_cost(topo_t *t, load_peer_fn peer, const void *ctx, int nchannels, cost_model_t *m,
+int load_pattern_cost(topo_t *t, load_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
                       baton_err_t *e);
 
 #endif
