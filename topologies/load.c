@@ -3,9 +3,9 @@
 
 #include <stdlib.h>
 
-/* Charge each directed link on the route from r to its peer on channel c. */
 typedef struct { double lat, path; } longest_t;   /* the longest route's latency; slowest route's s/B */
 
+/* Charge each directed link on the route from r to dst its share. */
 static int charge(topo_t *t, int r, int dst, double share, double *load, longest_t *w, baton_err_t *e) {
     topo_route_t rt;
     int rc = topo_route(t, r, dst, &rt, e);

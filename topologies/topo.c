@@ -1,7 +1,6 @@
 /* topo.c - the machine graph, rank map and route cache. */
 #include "topo.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -537,17 +536,6 @@ static int route_walk(topo_t *t, int first, int u, int v, const int *last, route
     return 0;
 }
 
-/* The relay node n hangs off: n does not relay and has one link, to a node
- * that does (a GPU on a switch port); -1 otherwise. Every route from or to
- * n then passes that link, so n's routes are its relay's routes plus the
- * link, found by one search per relay rather than one per rank: on a
- * 65,536-GPU switch, no search at all instead of 65,536 of 65,537 nodes. */
-static int relay_of(const topo_t *t, int n) {
-    if (t->nodes[n].transit || t->adj_off[n + 1] - t->adj_off[n] != 1) return -1;
-    int v = t->dl[t->adj[t->adj_off[n]]].dst;
-    return t->nodes[v].transit ? v : -1;
-}
-
 #define MAX_GATES 8
 
 /* The gates of an endpoint n: its neighbours, if every one relays (a GPU on
@@ -644,13 +632,15 @@ static int funnel_dist(topo_t *t, int f, int from, const uint8_t **out) {
     return 0;
 }
 
-/* Routes between endpoints with several gates (a GPU on an NVSwitch and a
- * NIC), without a search per pair. Routes enter and leave only through
+/* Routes between endpoints whose neighbours all relay (a GPU on a switch
+ * port; a GPU on an NVSwitch and a NIC), without a search per pair: on a
+ * 65,536-GPU switch no search at all. Routes enter and leave only through
  * gates, and a gate path needs both gates in one set of transit nodes. One
  * shared gate: the route is the two links through it. Else, if exactly one
  * pair of gates (gs, gd) shares a set, every route runs s, gs ... gd, d, and
  * the walk gs ... gd with distances to gd is the full search's walk (only
- * differences count); where gd funnels through one switch (a NIC on its
+ * differences count; links come in pairs 2i: a -> b, 2i + 1: b -> a, so
+ * d's link to gd, reversed, enters d); where gd funnels through one switch (a NIC on its
  * leaf) the distances are the leaf's, one search for all its NICs. 1 if
  * done, 0 if not applicable, < 0 on error. Exactness: the route_shortcut
  * test and the loader's differential fuzzer. */
@@ -679,14 +669,7 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     int via = -1;
     if (!t->params.p2p && s != d && t->nodes[s].kind == NODE_GPU && t->nodes[d].kind == NODE_GPU)
         via = nearest_cpu(t, s);
-    int rs = relay_of(t, s), rd = relay_of(t, d);
-    if (via < 0 && s != d && rs >= 0 && rd >= 0 && !t->no_shortcut) {
-        /* distances to d are distances to rd plus one: either will do */
-        if (rs != rd && t->dist_to != rd && t->dist_to != d) bfs(t, rd, rs);
-        /* links come in pairs (2i: a -> b, 2i + 1: b -> a): d's one link, reversed, enters d */
-        return route_walk(t, t->adj[t->adj_off[s]], rs, rd, (int[2]){t->adj[t->adj_off[d]] ^ 1, -1}, slot);
-    }
-    if (via < 0 && s != d && !t->no_shortcut) {
+    if (via < 0 && s != d && !t->no_shortcut) {     /* GPUs on switch ports, NVSwitch + NIC: no search per pair */
         int rc = route_gated(t, s, d, slot);
         if (rc != 0) return rc < 0 ? rc : 0;
     }
