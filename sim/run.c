@@ -31,11 +31,11 @@ static int load_peer(const void *ctx, int c, int r) {
     return x->peer(&x->s, c, r);
 }
 
-int run_algo_model(topo_t *t, const algo_t *a, int p, uint64_t n, const algo_opts_t *o, const cost_model_t *m,
-                   cost_model_t *out, baton_err_t *e) {
+int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
+                   baton_err_t *e) {
     *out = *m;
-    peer_ctx_t x = {.peer = a->peer};
-    if (t == NULL || (!a->peer && !a->peer_across) || p < 2 || algo_build(a, p, n, o, &x.s, NULL) < 0) return 0;
+    peer_ctx_t x = {.peer = a->peer, .s = *s};
+    if (t == NULL || (!a->peer && !a->peer_across) || s->nranks < 2) return 0;
     int C = x.s.nchannels, slots = a->peer_slots ? a->peer_slots(&x.s, &C) : C;
     int rc = a->peer ? load_pattern_cost(t, load_peer, &x, slots, C, out, e) : 0;
     if (rc > 0 && a->peer_slots) out->stepwise = 1;
@@ -62,7 +62,7 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers || (nccl_only && rows[i]->nccl == NULL)) continue;
         if (algo_build(rows[i], p, n, o, &s, NULL) < 0) continue;
-        if (run_algo_model(t, rows[i], p, n, o, m, &am, NULL) < 0) continue;
+        if (run_algo_model(t, rows[i], &s, m, &am, NULL) < 0) continue;
         if (pc) am = proto_apply(&am, pc);
         double time = rows[i]->cost(&am, p, n, o);
         if (best == NULL || time < best_t) { best = rows[i]; best_t = time; }
@@ -152,7 +152,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                            cand.algo->name, topo_name(t));
         if ((rc = algo_build(cand.algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0 ||
-            (rc = run_algo_model(t, cand.algo, o->ranks, q->bytes, &q->opts, &o->model, &cand.model, e)) < 0 ||
+            (rc = run_algo_model(t, cand.algo, &s, &o->model, &cand.model, e)) < 0 ||
             (rc = run_one(t, q, &s, (proto_t)pr, &cand, e)) < 0) {
             engine_result_free(&best.eng);
             return rc;

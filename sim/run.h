@@ -51,11 +51,12 @@ int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e);
 /* Fill options the user left at 0 from the topology (group size, channels). */
 void run_opts_from_topo(const topo_t *t, algo_opts_t *o);
 
-/* The machine as row a's closed form sees it: the uniform model m, or for a
- * row with a `peer` (rings) the links its channels share on t
- * (topologies/load.h). t may be NULL (then m). */
-int run_algo_model(topo_t *t, const algo_t *a, int p, uint64_t n, const algo_opts_t *o, const cost_model_t *m,
-                   cost_model_t *out, baton_err_t *e);
+/* The machine as row a's closed form sees it for its built schedule s: the
+ * uniform model m, or for a row with a `peer` (rings, hierarchical rows,
+ * nccltree) the links its messages share on t (topologies/load.h). t may be
+ * NULL (then m). */
+int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
+                   baton_err_t *e);
 
 /* The applicable algorithm of coll with the lowest closed-form time, each row
  * on its own view of t (t may be NULL: m for all) under protocol pc (NULL:
