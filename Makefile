@@ -101,6 +101,7 @@ bench: $(B)/bench_engine $(B)/bench_models $(B)/bench_evq $(B)/baton
 	sh bench/engine_table.sh $(B)/bench_engine README.md $(BENCH_CASES)
 	$(B)/bench_models
 	sh bench/bench_select.sh $(B)/baton
+	sh bench/bench_host.sh $(B)/baton
 
 # The CUDA backend (validate/cuda/): only where nvcc is, never needed by make or make test.
 NVCC      ?= nvcc

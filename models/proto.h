@@ -6,7 +6,7 @@
  *                8-byte flag with every 8 bytes: 1/2; LL128 120 of 128 bytes)
  *   base_latency added once per collective (NCCL's base latency)
  * Defaults: NCCL 2.30 tuning.cc for ring all-reduce over NVLink
- * (../shared/reference/nccl.md 1.2): LL 0.6 us / 0.5 / 6.6 us, LL128 1.9 us /
+ * (docs/reference/nccl.md 1.2): LL 0.6 us / 0.5 / 6.6 us, LL128 1.9 us /
  * 120/128 / 14 us, Simple 3.4 us / 1.0 / 8.4 us. A topology file may
  * override them (`protocols:`). PROTO_NONE models no protocol at all (the
  * textbook alpha-beta model the closed-form tests use). */

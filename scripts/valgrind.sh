@@ -34,7 +34,7 @@ run 0 sweep -t topologies/cluster-a100.yaml -c allreduce --set nodes=2,4 --sizes
 run 0 topo topologies/cluster-h100.yaml --set nodes=4
 run 0 tp -t topologies/hgx-h100.yaml --preset 70b --tokens 1 --phase decode --compute-ms 20
 run 0 validate -t topologies/hgx-a100.yaml --nccl-tests $log --ranks 8
-a100=../shared/data/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt
+a100=validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt
 [ -f "$a100" ] && run 0 calibrate -t topologies/hgx-a100.yaml --nccl-tests "$a100" -o "$out/cal.yaml" --hold-out 1MiB:64MiB
 run 0 validate --backend host -c allreduce -a ring --ranks 4 --sizes 1KiB,16KiB,64KiB,256KiB
 run 1 topo tests/data/bad/include-missing.yaml

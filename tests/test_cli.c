@@ -213,7 +213,7 @@ Test(cli, every_command_is_deterministic) {
         "sweep -t topologies/cluster-a100.yaml -c allgather --set nodes=2,3 --sizes 1MiB,7MiB --format jsonl",
         "topo topologies/dgx1-v100.yaml",
         "tp -t topologies/hgx-h100.yaml --preset 8b --tokens 4096 --phase prefill --compute-ms 5",
-        "calibrate -t topologies/hgx-a100.yaml --nccl-tests ../shared/data/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt "
+        "calibrate -t topologies/hgx-a100.yaml --nccl-tests validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt "
         "-o /tmp/baton-det-%d.yaml",
     };
     for (int i = 0; i < (int)(sizeof cmds / sizeof *cmds); i++) {

@@ -12,10 +12,11 @@
 #include "../validate/host.h"
 #include "helpers.h"
 
-#define SHARED "../shared/data/nccl-tests"
+#define LOGS "validate/logs"
+#define SHARED LOGS "/nccl-tests"
 
-/* Rows counted the plain way: a line starting with a number then a number
- * then "float" or "half". */
+/* Rows counted the plain way: a line (after any launcher prefix) starting
+ * with a number then a number then "float" or "half". */
 static int count_rows(const char *path, unsigned long long *first, unsigned long long *last) {
     FILE *f = fopen(path, "r");
     char line[1024];
@@ -23,7 +24,8 @@ static int count_rows(const char *path, unsigned long long *first, unsigned long
     while (f && fgets(line, sizeof line, f)) {
         unsigned long long a, b;
         char type[32];
-        if (sscanf(line, " %llu %llu %31s", &a, &b, type) == 3 && (!strcmp(type, "float") || !strcmp(type, "half"))) {
+        const char *row = strstr(line, ">:") ? strstr(line, ">:") + 2 : line;   /* mpirun's "[1,0]<stdout>:" */
+        if (sscanf(row, " %llu %llu %31s", &a, &b, type) == 3 && (!strcmp(type, "float") || !strcmp(type, "half"))) {
             if (n == 0) *first = a;
             *last = a;
             n++;
@@ -33,14 +35,39 @@ static int count_rows(const char *path, unsigned long long *first, unsigned long
     return n;
 }
 
-Test(nccltests, every_shared_log_parses_completely) {
-    DIR *d = opendir(SHARED);
-    cr_assert_not_null(d, "../shared/data/nccl-tests is missing");
+/* The GPU count a log's file name states: the first "x<digits>_" (a100x16_,
+ * mi300x_x8_, rtx4090x2_), the convention of validate/logs/.../SOURCES.md. */
+static int ranks_in_name(const char *name) {
+    for (const char *c = strchr(name, 'x'); c; c = strchr(c + 1, 'x')) {
+        char *end;
+        long n = strtol(c + 1, &end, 10);
+        if (end > c + 1 && *end == '_') return (int)n;
+    }
+    return -1;
+}
+
+/* The collective a log's file name states, if any (the longest names first). */
+static const char *coll_in_name(const char *name) {
+    static const char *const names[][2] = {{"reducescatter", "reducescatter"}, {"reduce_scatter", "reducescatter"},
+        {"allreduce", "allreduce"}, {"allgather", "allgather"}, {"alltoall", "alltoall"}, {"broadcast", "broadcast"},
+        {"reduce", "reduce"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strstr(name, names[i][0])) return names[i][1];
+    return NULL;
+}
+
+/* Every log in a directory parses completely: as many rows as the plain
+ * count, the collective and the rank count its name states. Logs added
+ * later are checked the same way; the count is only a floor. */
+static int check_log_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s is missing", dir);
     int files = 0;
     for (struct dirent *de; (de = readdir(d)) != NULL;) {
-        if (de->d_name[0] == '.') continue;
+        size_t len = strlen(de->d_name);
+        if (de->d_name[0] == '.' || len < 4 || strcmp(de->d_name + len - 4, ".txt")) continue;
         char path[512];
-        snprintf(path, sizeof path, SHARED "/%s", de->d_name);
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         nt_log_t log;
         baton_err_t e = {0};
         cr_assert_eq(nt_parse(path, 0, &log, &e), 0, "%s", e.msg);
@@ -49,15 +76,19 @@ Test(nccltests, every_shared_log_parses_completely) {
         cr_expect_eq(log.nrows, rows, "%s: %d rows, the file has %d", path, log.nrows, rows);
         cr_expect_eq(log.rows[0].bytes, first);
         cr_expect_eq(log.rows[log.nrows - 1].bytes, last);
-        const char *coll = strstr(de->d_name, "allreduce") ? "allreduce" : strstr(de->d_name, "allgather") ? "allgather"
-                         : strstr(de->d_name, "broadcast") ? "broadcast" : "reduce";
-        cr_expect_str_eq(coll_name(log.coll), coll, "%s", path);
-        cr_expect_eq(log.ranks, strstr(de->d_name, "x16") ? 16 : strstr(de->d_name, "x8") ? 8 : 2, "%s", path);
+        const char *coll = coll_in_name(de->d_name);
+        if (coll) cr_expect_str_eq(coll_name(log.coll), coll, "%s", path);
+        if (ranks_in_name(de->d_name) > 0) cr_expect_eq(log.ranks, ranks_in_name(de->d_name), "%s: %d ranks", path, log.ranks);
         nt_free(&log);
         files++;
     }
     closedir(d);
-    cr_expect_eq(files, 6);
+    return files;
+}
+
+Test(nccltests, every_shipped_log_parses_completely) {
+    cr_expect_geq(check_log_dir(LOGS "/nccl-tests"), 6);
+    cr_expect_geq(check_log_dir(LOGS "/nccl-tests-extra"), 12);
 }
 
 static nt_log_t parse_ok(const char *path, int ranks) {
@@ -190,9 +221,9 @@ Test(calibrate, validate_reports_mape_and_refuses_rank_mismatch) {
 
 /* The CPU backend closes the loop on this machine: real threads move and add
  * real bytes (every result checked, else the command fails), the timings are
- * fitted, and the fit predicts the sizes it did not see. Measured on the
- * 2-core development machine: held-out MAPE 9-55 % (docs/NOTES.md); the
- * stated bound, with room for a busy CI machine, is 100 %. */
+ * fitted, and the fit predicts the sizes it did not see. How well it predicts
+ * depends on the machine's load, so the figure is a benchmark's
+ * (bench/bench_host.sh), never asserted here: this checks the pipeline. */
 static void host_loop(int ranks) {
     char args[256], *out;
     snprintf(args, sizeof args, "validate --backend host --ranks %d --sizes 4KiB:4MiB:x2 --reps 5 --hold-out 64KiB:1MiB "
@@ -201,14 +232,18 @@ static void host_loop(int ranks) {
     double held = -1;
     char *m = strstr(out, "\"mape_held_out_pct\":");
     cr_assert_not_null(m, "%s", out);
-    sscanf(m, "\"mape_held_out_pct\":%lf", &held);
-    cr_expect_lt(held, 100.0, "%d threads: held-out MAPE %.1f %%", ranks, held);
+    cr_expect_eq(sscanf(m, "\"mape_held_out_pct\":%lf", &held), 1, "%s", m);
+    cr_expect(isfinite(held) && held >= 0, "held-out MAPE %g", held);
     free(out);
     char path[64];
     snprintf(path, sizeof path, "build/host-%d.log", ranks);
     nt_log_t log = parse_ok(path, 0);
     cr_expect_eq(log.ranks, ranks, "the log it wrote reads back");
     cr_expect_eq(log.nrows, 11);
+    for (int i = 0; i < log.nrows; i++) {
+        cr_expect_eq(log.rows[i].bytes, 4096ull << i, "row %d", i);
+        cr_expect(log.rows[i].oop_us > 0, "row %d has a time", i);
+    }
     nt_free(&log);
 }
 

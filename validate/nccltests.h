@@ -1,6 +1,6 @@
 /* nccltests.h - read nccl-tests logs (all_reduce_perf and friends).
  *
- * Accepts the variants in ../shared/reference/nccl.md section 2: old and new
+ * Accepts the variants in docs/reference/nccl.md section 2: old and new
  * headers (with or without the root column, `#wrong` or `error`), `N/A` for
  * unchecked results, launcher prefixes (` 0: `, `[1,0]<stdout>:`), NCCL INFO
  * and other lines between rows, and a missing `# nThread` line. The
