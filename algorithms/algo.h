@@ -15,6 +15,9 @@ typedef struct algo_opts {
     int channels;    /* rings (or trees) side by side over slices, default 1 */
     int pipeline;    /* chunks a pipelined algorithm cuts the buffer into; 0 = its choice */
     int group;       /* ranks per group (node) for hierarchical algorithms; 0 = all */
+    const sched_orders_t *rings;   /* channel orders for ring-shaped rows (the machine's
+                                      graph, topologies/graph.h); NULL: their own */
+    int rank_order;  /* 1: do not take the machine's rings (run_opts_from_topo) */
 } algo_opts_t;
 
 typedef struct algo {

@@ -23,7 +23,9 @@
  * so it leaves a node through local rank c-1 and enters the next at local
  * rank c: with as many channels as ranks per node, every node's every NIC
  * carries one ring in and one out, as NCCL's rings do. Channel 0 is the plain
- * rank order.
+ * rank order. Where the machine's GPUs are not all alike, the machine's own
+ * rings (topologies/graph.h, NCCL's search) replace this rotation: channel c
+ * runs ring c mod their count (--rank-order keeps the rotation).
  *
  * Costs (single-port or star, one channel, no contention; m = ceil(n/p)):
  *   reduce-scatter  (p-1)(alpha + m beta + m gamma)
@@ -37,10 +39,12 @@
  * Requires: any p >= 1, any n (empty blocks still cost alpha, as in MPICH). */
 #include "algo.h"
 
-/* The rank at position i of channel c's ring (rotated within each group). */
+/* The rank at position i of channel c's ring: the machine's ring c if it
+ * has some (s->orders), else rank order rotated within each group. */
 static int at(const sched_t *s, int c, int64_t i) {
     int p = s->nranks, g = (int)s->param[0];
     int pos = (int)algo_mod(i, p), node, j;
+    if (s->orders) return s->orders->rank[(size_t)(c % s->orders->count) * p + pos];
     if (c == 0) return pos;                            /* channel 0: rank order */
     node = pos / g;
     j = pos % g;
@@ -49,6 +53,7 @@ static int at(const sched_t *s, int c, int64_t i) {
 
 /* The position of rank r in channel c's ring. */
 static int pos_of(const sched_t *s, int c, int r) {
+    if (s->orders) return s->orders->pos[(size_t)(c % s->orders->count) * s->nranks + r];
     if (c == 0) return r;
     int g = (int)s->param[0], node = r / g, local = r % g;
     return node * g + (int)algo_mod(local - c, g);
@@ -110,6 +115,10 @@ static int ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     s->nchannels = ch;
     sched_layout(s, (uint32_t)s->nranks, (uint32_t)ch);
     s->period = ch == 1 ? 1 : (int)s->param[0];          /* channel c > 0 rotates inside groups */
+    if (o->rings && o->rings->nranks == s->nranks && o->rings->count > 0) {
+        s->orders = o->rings;                            /* the machine's rings: no rotation symmetry */
+        s->period = 0;
+    }
     s->prog = s->coll == COLL_ALLREDUCE ? allreduce_prog : s->coll == COLL_REDUCE_SCATTER ? rs_prog : ag_prog;
     return 0;
 }

@@ -61,6 +61,15 @@ typedef struct sched_op {
 
 typedef struct sched sched_t;
 
+/* Channel orders found on a machine (topologies/graph.h): channel c's ring
+ * visits rank[c' * nranks + i] at position i, c' = c mod count; pos is the
+ * inverse (pos[c' * nranks + r] is rank r's position). Owned by whoever found
+ * them; a schedule only points at them. */
+typedef struct sched_orders {
+    int nranks, count;
+    const int32_t *rank, *pos;
+} sched_orders_t;
+
 /* Writes the pc-th op of (rank, chan) into *op and returns 1, or returns 0
  * when the program has ended. Must be a pure function of its arguments. */
 typedef int (*sched_prog_fn)(const sched_t *s, int rank, int chan, uint32_t pc,
@@ -82,6 +91,7 @@ struct sched {
     uint32_t nchunks;      /* nblocks * per_block */
     sched_prog_fn prog;
     int64_t param[4];      /* algorithm-private parameters */
+    const sched_orders_t *orders;   /* rings' channel orders, NULL: the algorithm's own */
     int period;            /* 0, or k: rank r + k's program is rank r's with every
                               peer moved k ranks on (mod nranks), so ranks k apart are
                               interchangeable (sim/symmetry.h); tested for every row

@@ -12,6 +12,7 @@ enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 int cmd_sim(int argc, char **argv, int predict);
 int cmd_kids(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 int cmd_algos(int argc, char **argv);
 int cmd_select(int argc, char **argv);
 int cmd_tp(int argc, char **argv);

@@ -27,7 +27,9 @@ static const char help[] =
     "                      the reduce-scatter input and the all-gather output\n"
     "                      (each rank's block is 1/p of it)\n"
     "      --root R        root of broadcast and reduce (default 0)\n"
-    "      --channels C    rings side by side over slices of each block (ring only)\n"
+    "      --channels C    rings side by side over slices of each block (ring only;\n"
+    "                      default: one per ring NCCL's search finds, `baton plan`)\n"
+    "      --rank-order    rings in rank order, not the machine's searched rings\n"
     "      --pipeline K    chunks a pipelined algorithm (chain, bintree, dbtree) cuts\n"
     "                      the buffer into (default: one per MiB)\n"
     "      --group G       ranks per group for hier and hier_leader (default: the\n"
@@ -91,7 +93,8 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"set", required_argument, 0, 'S'}, {"contention", required_argument, 0, 'M'},
         {"store-forward", no_argument, 0, 'F'}, {"proto", required_argument, 0, 'O'},
         {"explain", no_argument, 0, 'E'}, {"trace", required_argument, 0, 'T'},
-        {"link-stats", required_argument, 0, 'L'}, {"symmetric", no_argument, 0, 'Y'}, {0, 0, 0, 0}};
+        {"link-stats", required_argument, 0, 'L'}, {"symmetric", no_argument, 0, 'Y'},
+        {"rank-order", no_argument, 0, 'K'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -110,6 +113,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
         case 'F': a->store_forward = 1; break;
         case 'Y': a->symmetric = 1; break;
+        case 'K': a->opts.rank_order = 1; break;
         case 'E': a->explain = 1; break;
         case 'T': a->trace = optarg; break;
         case 'L': a->link_stats = optarg; break;
@@ -216,7 +220,7 @@ static char *link_csv(const topo_t *t, const run_out_t *r) {
     return buf;
 }
 
-static void explain(const topo_t *t, const run_out_t *r, const algo_opts_t *o) {
+static void explain(topo_t *t, const run_out_t *r, const algo_opts_t *o) {
     double parts[4], sum;
     char a[64], b[64], g[64], l[64];
     run_breakdown(t, r, o, parts);

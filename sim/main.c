@@ -18,6 +18,7 @@ static const char usage[] =
     "  predict   the same question answered by the algorithm's closed form\n"
     "  kids      the candy kids: naive 24 s, tree 16 s, ring 6 s, with their tables\n"
     "  topo      summarise or check a topology file\n"
+    "  plan      NCCL's plan on the machine: paths, rings, and per size what runs\n"
     "  algos     list the algorithms with their cost formulas and requirements\n"
     "  select    which algorithm wins at which size: tables, crossovers, NCCL tuner\n"
     "            files, plots\n"
@@ -79,6 +80,7 @@ int main(int argc, char **argv) {
     if (!strcmp(c, "predict")) return cmd_sim(argc - 1, argv + 1, 1);
     if (!strcmp(c, "kids")) return cmd_kids(argc - 1, argv + 1);
     if (!strcmp(c, "topo")) return cmd_topo(argc - 1, argv + 1);
+    if (!strcmp(c, "plan")) return cmd_plan(argc - 1, argv + 1);
     if (!strcmp(c, "algos")) return cmd_algos(argc - 1, argv + 1);
     if (!strcmp(c, "select")) return cmd_select(argc - 1, argv + 1);
     if (!strcmp(c, "tp")) return cmd_tp(argc - 1, argv + 1);

@@ -1,6 +1,7 @@
 /* run.c - simulate or predict one collective and derive algbw/busbw. */
 #include "run.h"
 
+#include "../topologies/graph.h"
 #include "../topologies/load.h"
 #include "../topologies/topo.h"
 #include "symmetry.h"
@@ -70,9 +71,10 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
     return best;
 }
 
-void run_opts_from_topo(const topo_t *t, algo_opts_t *o) {
+void run_opts_from_topo(topo_t *t, algo_opts_t *o) {
     if (o->group == 0) o->group = topo_params_c(t)->group_size;
-    if (o->channels == 0) o->channels = topo_params_c(t)->channels;
+    if (o->rings == NULL && !o->rank_order) o->rings = graph_rings(t, NULL);   /* NULL: flat, rank order */
+    if (o->channels == 0) o->channels = o->rings ? o->rings->count : topo_params_c(t)->channels;
 }
 
 /* Say which option could not be honoured. */
@@ -165,7 +167,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     return 0;
 }
 
-void run_breakdown(const topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[4]) {
+void run_breakdown(topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[4]) {
     cost_model_t m = proto_apply(&o->model, &topo_params_c(t)->proto[o->proto]), x;
     algo_opts_t op = *opts;
     run_opts_from_topo(t, &op);

@@ -48,8 +48,10 @@ typedef struct run_out {
 
 int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e);
 
-/* Fill options the user left at 0 from the topology (group size, channels). */
-void run_opts_from_topo(const topo_t *t, algo_opts_t *o);
+/* Fill options the user left at 0 from the topology: group size, the
+ * machine's rings (unless rank_order), channels (one per ring found, else
+ * the topology's). */
+void run_opts_from_topo(topo_t *t, algo_opts_t *o);
 
 /* The machine as row a's closed form sees it for its built schedule s: the
  * uniform model m, or for a row with a `peer` (rings, hierarchical rows,
@@ -72,7 +74,7 @@ int run_is_auto(const char *algo);
  * and gamma parts (each with the other two set to zero), and its total in
  * parts[3] (with channels a step is the larger of the links' work and one
  * channel's own message, so the parts may add up to more). */
-void run_breakdown(const topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[4]);
+void run_breakdown(topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[4]);
 
 /* nccl-tests' busbw factor: algbw x factor = busbw. */
 double run_busbw_factor(coll_t c, int p);

@@ -178,25 +178,6 @@ Test(machines, p2p_false_doubles_pcie_traversals) {
     topo_free(off);
 }
 
-/* DGX-1's ranks follow an NVLink cycle: a ring in rank order never leaves
- * NVLink, and a GPU pair without NVLink goes over PCIe, not through a GPU. */
-Test(machines, dgx1_ring_uses_nvlink_pairs_only) {
-    topo_t *t = load("topologies/dgx1-v100.yaml", NULL);
-    for (int r = 0; r < 8; r++) {
-        topo_route_t rt;
-        cr_assert_eq(topo_route(t, r, (r + 1) % 8, &rt, NULL), 0);
-        cr_expect_eq(rt.nlinks, 1, "ring hop %d -> %d is one NVLink", r, (r + 1) % 8);
-        cr_expect_geq(rt.bw, 25e9);
-    }
-    int g0 = topo_find_node(t, "gpu0"), g5 = topo_find_node(t, "gpu5");
-    topo_route_t rt;
-    cr_assert_eq(topo_route(t, topo_node(t, g0)->rank, topo_node(t, g5)->rank, &rt, NULL), 0);
-    for (int i = 0; i + 1 < rt.nlinks; i++)
-        cr_expect_neq(topo_node(t, topo_dlink(t, rt.links[i])->dst)->kind, NODE_GPU, "no GPU relays");
-    cr_expect_eq(rt.bw, 15.75e9, "PCIe (and QPI) instead");
-    topo_free(t);
-}
-
 /* Store and forward pays each hop's serialisation; cut-through pays one. */
 Test(machines, store_and_forward_pays_every_hop) {
     topo_t *t = th_star(2, 1e9, 2e-6, 0, 0);

@@ -54,6 +54,8 @@ struct topo {
     const uint8_t *dmap;   /* while set, distances come from this map (255: unreached), not the stamps */
     int *name_slot;      /* open-addressing index of node names: node + 1, 0 = empty */
     uint32_t name_cap;   /* a power of two, more than twice nnodes */
+    void *derived;       /* topo_set_derived */
+    void (*derived_free)(void *);
 };
 
 static const char *kind_names[NODE_KIND_COUNT] = {"gpu", "switch", "nic", "cpu"};
@@ -80,8 +82,17 @@ topo_t *topo_create(const char *name) {
     return t;
 }
 
+void *topo_derived(const topo_t *t) { return t->derived; }
+
+void topo_set_derived(topo_t *t, void *p, void (*free_fn)(void *)) {
+    if (t->derived && t->derived_free) t->derived_free(t->derived);
+    t->derived = p;
+    t->derived_free = free_fn;
+}
+
 void topo_free(topo_t *t) {
     if (t == NULL) return;
+    topo_set_derived(t, NULL, NULL);
     for (int i = 0; i < t->nnodes; i++) free(t->nodes[i].name);
     free(t->nodes);
     free(t->dl);
@@ -708,6 +719,7 @@ int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e) {
     if (!(bw >= 1e-3 && bw <= 1e18)) return err_set(e, BATON_EINVAL, "link bandwidth %g B/s is out of range", bw);
     t->dl[l].bw = t->dl[l ^ 1].bw = bw;
     t->routes_stale = 1;                 /* forgotten at the next lookup: one sweep for many links */
+    topo_set_derived(t, NULL, NULL);     /* the rings were searched on the old bandwidths */
     return 0;
 }
 

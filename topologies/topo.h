@@ -109,6 +109,12 @@ uint64_t topo_nsearches(const topo_t *t);
  * topo_finalize (calibration); cached routes are forgotten, so route
  * pointers taken before are invalid. */
 int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e);
+/* One result a higher layer derives from the machine and caches on it (the
+ * ring search, topologies/graph.c): NULL until set; free_fn(p) runs at
+ * topo_free, at the next set, and when a link's bandwidth changes (then it
+ * is forgotten). */
+void *topo_derived(const topo_t *t);
+void topo_set_derived(topo_t *t, void *p, void (*free_fn)(void *));
 /* Give node `node` rank number `rank` (before topo_finalize). */
 int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e);
 

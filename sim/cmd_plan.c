@@ -1,0 +1,118 @@
+/* cmd_plan.c - `baton plan -t TOPO [-c COLL] [--sizes SPEC] [--sim]`: NCCL's
+ * plan on the machine, as NCCL_DEBUG=INFO would show it: how each pair of a
+ * node's GPUs is connected, the rings the search found (topologies/graph.h)
+ * and, per size, the algorithm, protocol and channels `-a nccl` runs. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../topologies/graph.h"
+#include "../topologies/topo_yaml.h"
+#include "../topologies/units.h"
+#include "cmd.h"
+#include "run.h"
+#include "select.h"
+
+static const char help[] =
+    "usage: baton plan -t TOPO.yaml [-c COLL] [--sizes SPEC] [--sim] [--set K=V ...]\n"
+    "\n"
+    "NCCL's plan on the machine: the path between every two GPUs of a node (NV\n"
+    "a direct link, SW switches only, PHB one CPU, SYS two CPUs, NET a NIC), the\n"
+    "rings NCCL's search finds over the best of them (channels, order, speed),\n"
+    "and per size what `-a nccl` runs: algorithm, protocol, channels, time.\n"
+    "  -c, --coll NAME   allreduce (default), reducescatter, allgather, ...\n"
+    "      --sizes SPEC  LO:HI[:xF] or a list (default 1KiB:1GiB:x32)\n"
+    "      --sim         time each size with the simulator (default: closed form)\n"
+    "example:\n"
+    "  baton plan -t topologies/dgx1-v100.yaml --sizes 8B:128MiB:x16\n";
+
+static void paths(const topo_t *t, const graph_t *g) {
+    printf("paths (node 0, as `nvidia-smi topo -m`; GB/s is the route's bottleneck)\n        ");
+    for (int b = 0; b < g->group; b++) printf(" %10.10s", topo_rank_name(t, b));
+    printf("\n");
+    for (int a = 0; a < g->group; a++) {
+        printf("%-8.8s", topo_rank_name(t, a));
+        for (int b = 0; b < g->group; b++) {
+            const graph_hop_t *h = &g->path[a * g->group + b];
+            if (a == b) printf(" %10s", "X");
+            else printf(" %4s %5.4g", graph_path_name(h->type), h->bw / 1e9);
+        }
+        printf("\n");
+    }
+}
+
+static void rings(const topo_t *t, const graph_t *g) {
+    if (g->nrings == 0) {
+        printf("rings: every pair of GPUs in a node is alike; the rings are rank order, rotated per channel\n");
+        return;
+    }
+    printf("rings: %d over %s paths at %.4g GB/s each (%.4g GB/s in all), ranks in ring order\n", g->nrings,
+           graph_path_name(g->worst), g->speed / 1e9, g->nrings * g->speed / 1e9);
+    for (int c = 0; c < g->nrings; c++) {
+        printf("  channel %2d/%d :", c, g->nrings);
+        for (int i = 0; i < g->group; i++) printf(" %d", g->local[c * g->group + i]);
+        printf("   (%s", topo_rank_name(t, g->local[c * g->group]));
+        for (int i = 1; i < g->group; i++) printf(" %s", topo_rank_name(t, g->local[c * g->group + i]));
+        printf(")\n");
+    }
+}
+
+static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, baton_err_t *e) {
+    printf("%12s  %-10s %-7s %8s %12s %10s\n", "size", "algorithm", "proto", "channels", "time", "busbw");
+    for (int i = 0; i < n; i++) {
+        run_req_t q = {.coll = coll, .algo = "nccl", .bytes = sizes[i], .predict = !sim, .proto = RUN_PROTO_AUTO};
+        run_out_t o;
+        char sz[32], tm[32];
+        if (run_collective(t, &q, &o, e) < 0) return -1;
+        algo_opts_t op = q.opts;
+        run_opts_from_topo(t, &op);
+        units_fmt_size(sizes[i], sz, sizeof sz);
+        units_fmt_time(o.time_s, tm, sizeof tm);
+        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s\n", sz, o.algo->name, proto_name(o.proto), op.channels, tm,
+               o.busbw_GBps);
+        engine_result_free(&o.eng);
+    }
+    return 0;
+}
+
+int cmd_plan(int argc, char **argv) {
+    static const struct option opts[] = {{"topo", required_argument, 0, 't'}, {"coll", required_argument, 0, 'c'},
+                                         {"sizes", required_argument, 0, 's'}, {"sim", no_argument, 0, 'm'},
+                                         {"set", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *file = NULL, *coll_s = "allreduce", *sizes_s = "1KiB:1GiB:x32", *why;
+    int ch, sim = 0;
+    cmd_sets_t sets = {0};
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":t:c:h", opts, NULL)) != -1) {
+        if (ch == 't') file = optarg;
+        else if (ch == 'c') coll_s = optarg;
+        else if (ch == 's') sizes_s = optarg;
+        else if (ch == 'm') sim = 1;
+        else if (ch == 'S') { if (cmd_add_set("plan", &sets, optarg)) return EXIT_USAGE; }
+        else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
+        else if (ch == ':') return cmd_usage("plan", "option %s needs a value", argv[optind - 1]);
+        else return cmd_usage("plan", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (file == NULL || optind != argc) return cmd_usage("plan", "expected -t TOPO.yaml and nothing else");
+    int coll = coll_parse(coll_s);
+    if (coll < 0) return cmd_usage("plan", "unknown collective '%s'", coll_s);
+    uint64_t *sizes;
+    int nsizes;
+    if (select_parse_sizes(sizes_s, &sizes, &nsizes, &why) < 0) return cmd_usage("plan", "--sizes %s: %s", sizes_s, why);
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load(file, sets.v, sets.n, &e);
+    const graph_t *g = t ? graph_get(t, &e) : NULL;
+    int rc = g ? 0 : -1;
+    if (g) {
+        printf("plan for %s: %d ranks, %d per node\n", topo_name(t), topo_nranks(t), g->group);
+        if (g->path) paths(t, g);
+        rings(t, g);
+        printf("%s, -a nccl (%s):\n", coll_name((coll_t)coll), sim ? "simulated" : "closed form");
+        rc = per_size(t, (coll_t)coll, sizes, nsizes, sim, &e);
+    }
+    free(sizes);
+    topo_free(t);
+    return rc < 0 ? cmd_fail("plan", &e) : EXIT_OK;
+}

@@ -1,0 +1,138 @@
+/* test_graph.c - NCCL's ring search on the machines (topologies/graph.h). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../sim/run.h"
+#include "../topologies/graph.h"
+#include "../topologies/topo_yaml.h"
+#include "../validate/calibrate.h"
+#include "helpers.h"
+
+static topo_t *load(const char *path) {
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load(path, NULL, 0, &e);
+    cr_assert_not_null(t, "%s: %s", path, e.msg);
+    return t;
+}
+
+/* DGX-1: NCCL's six rings, every hop one NVLink between two GPUs, no
+ * directed link asked for more than it has, and ring 0 the NV2 cycle NCCL
+ * prints first (0 3 2 1 5 6 7 4). */
+Test(graph, dgx1_rings_use_nvlink_only) {
+    topo_t *t = load("topologies/dgx1-v100.yaml");
+    baton_err_t e = {0};
+    const graph_t *g = graph_get(t, &e);
+    cr_assert_not_null(g, "%s", e.msg);
+    cr_expect_eq(g->nrings, 6);
+    cr_expect_float_eq(g->speed, 25e9, 1);
+    cr_expect_eq(g->worst, GRAPH_PATH_DIRECT);
+    const int nv2[8] = {0, 3, 2, 1, 5, 6, 7, 4};
+    for (int i = 0; i < 8; i++) cr_expect_eq(g->local[i], nv2[i], "ring 0 position %d", i);
+    double *load_on = calloc((size_t)topo_nlinks(t), sizeof *load_on);
+    for (int c = 0; c < g->nrings; c++) {
+        int seen = 0;
+        for (int i = 0; i < 8; i++) {
+            int a = g->local[c * 8 + i], b = g->local[c * 8 + (i + 1) % 8];
+            topo_route_t r;
+            seen |= 1 << a;
+            cr_assert_eq(topo_route(t, a, b, &r, NULL), 0);
+            cr_expect_eq(r.nlinks, 1, "ring %d hop %d -> %d is one link", c, a, b);
+            cr_expect_eq(topo_node(t, topo_dlink(t, r.links[0])->dst)->kind, NODE_GPU);
+            load_on[r.links[0]] += g->speed;
+        }
+        cr_expect_eq(seen, 0xff, "ring %d visits every GPU", c);
+    }
+    for (int l = 0; l < topo_nlinks(t); l++)
+        cr_expect_leq(load_on[l], topo_dlink(t, l)->bw * (1 + 1e-9), "link %d carries %g of %g", l, load_on[l],
+                      topo_dlink(t, l)->bw);
+    free(load_on);
+    topo_free(t);
+}
+
+/* Bytes by the kind of link they cross: GPU-GPU, or anything through a
+ * switch or CPU (PCIe, the socket link). */
+static void run_bytes(topo_t *t, int rank_order, double *time, uint64_t *nvlink, uint64_t *other) {
+    engine_opts_t eo = {.link_stats = 1};
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 64 << 20, .proto = PROTO_SIMPLE, .verify = 1,
+                   .opts = {.rank_order = rank_order}, .engine = &eo};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_eq(o.eng.verified, 1);
+    *nvlink = *other = 0;
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        const topo_dlink_t *d = topo_dlink(t, l);
+        int gg = topo_node(t, d->src)->kind == NODE_GPU && topo_node(t, d->dst)->kind == NODE_GPU;
+        *(gg ? nvlink : other) += o.eng.link_bytes[l];
+    }
+    *time = o.time_s;
+    engine_result_free(&o.eng);
+}
+
+/* The searched rings move every byte over NVLink; rank order sends some
+ * through PCIe and the sockets and is several times slower (the +441 % the
+ * DGX-1 log showed before the search). */
+Test(graph, dgx1_searched_rings_beat_rank_order) {
+    topo_t *t = load("topologies/dgx1-v100.yaml");
+    double ts, tr;
+    uint64_t nv_s, other_s, nv_r, other_r;
+    run_bytes(t, 0, &ts, &nv_s, &other_s);
+    run_bytes(t, 1, &tr, &nv_r, &other_r);
+    cr_expect_eq(other_s, 0, "searched rings: %llu bytes off NVLink", (unsigned long long)other_s);
+    cr_expect_gt(nv_s, 0);
+    cr_expect_gt(other_r, 0, "rank order crosses PCIe");
+    cr_expect_gt(tr, 4 * ts, "rank order %g s, searched %g s", tr, ts);
+    topo_free(t);
+}
+
+/* A flat machine (one switch, all pairs alike) has nothing to search: rank
+ * order, the schedules' own rotation. */
+Test(graph, flat_machines_keep_rank_order) {
+    const char *flat[] = {"topologies/hgx-h100.yaml", "topologies/hgx-a100.yaml", "topologies/uniform-8.yaml"};
+    for (int i = 0; i < 3; i++) {
+        topo_t *t = load(flat[i]);
+        cr_expect_null(graph_rings(t, NULL), "%s", flat[i]);
+        topo_free(t);
+    }
+}
+
+/* Every ring-shaped schedule on every shipped machine's searched rings
+ * computes its collective (data mode), with several rank-count-independent
+ * sizes, remainders included. */
+Test(graph, searched_schedules_verify_on_every_machine) {
+    const char *machines[] = {"candy-kids", "uniform-8", "hgx-h100", "hgx-a100", "dgx1-v100", "pcie-2gpu",
+                              "pcie-8gpu", "cluster-a100", "cluster-h100", "host", "gpu-virtual"};
+    const coll_t colls[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
+    const uint64_t sizes[] = {1, 37, 4096 + 7};
+    for (size_t m = 0; m < sizeof machines / sizeof *machines; m++) {
+        char path[128];
+        snprintf(path, sizeof path, "topologies/%s.yaml", machines[m]);
+        topo_t *t = load(path);
+        for (int c = 0; c < 3; c++)
+            for (int z = 0; z < 3; z++) {
+                run_req_t q = {.coll = colls[c], .algo = "ring", .bytes = sizes[z] * (uint64_t)topo_nranks(t),
+                               .proto = PROTO_SIMPLE, .verify = 1};
+                run_out_t o;
+                baton_err_t e = {0};
+                cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s %s: %s", path, coll_name(colls[c]), e.msg);
+                cr_expect_eq(o.eng.verified, 1, "%s %s %llu B", path, coll_name(colls[c]), (unsigned long long)q.bytes);
+                engine_result_free(&o.eng);
+            }
+        topo_free(t);
+    }
+}
+
+/* The plan command shows the rings and the per-size choice. */
+Test(graph, plan_prints_rings_and_choices) {
+    char *out;
+    cr_assert_eq(th_cli("plan -t topologies/dgx1-v100.yaml --sizes 8B,128MiB", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "rings: 6 over NV paths at 25 GB/s") != NULL, "%s", out);
+    cr_expect(strstr(out, "channel  0/6 : 0 3 2 1 5 6 7 4") != NULL, "%s", out);
+    cr_expect(strstr(out, "128 MiB  ring") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("plan -t topologies/hgx-h100.yaml --sizes 1MiB", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "every pair of GPUs in a node is alike") != NULL, "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("plan -t topologies/no-such.yaml", &out, 0), 1);
+    free(out);
+}

@@ -1,0 +1,276 @@
+/* graph.c - NCCL's ring search on a machine (see graph.h).
+ *
+ * 1. Paths: route every ordered pair of the first node's GPUs and class it
+ *    by what it crosses (a direct link, switches, one CPU, two CPUs, a NIC)
+ *    and its bottleneck bandwidth.
+ * 2. Rings: for each speed step S (the pairs' bandwidths divided by 1..4,
+ *    high to low), find rings one after another, each a cycle through every
+ *    GPU whose hops are of the best path type and whose directed links all
+ *    still have S to spare; a found ring takes S from each of them. Like
+ *    NCCL, a new ring first tries the previous ring again, then its reverse,
+ *    then a depth-first search that tries the hop with the most capacity
+ *    left first. The speed with the most total bandwidth (rings x S) wins;
+ *    ties go to the higher speed (fewer, faster channels).
+ *
+ *    DGX-1 (NV2 = two links):   0 =NV2= 3 =NV2= 2 =NV2= 1 =NV2= 5 ...
+ *    S = 25 GB/s finds the NV2 cycle twice each way and the NV1 cycle once
+ *    each way: 6 rings, 150 GB/s, every NVLink of every GPU busy.
+ */
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GRAPH_MAX_RINGS 16          /* NCCL's search stops at MAXCHANNELS/2 too */
+#define GRAPH_MAX_GROUP 64          /* larger nodes keep rank order */
+#define GRAPH_SEARCH_BUDGET 20000   /* DFS steps per ring: bounded on large nodes */
+
+const char *graph_path_name(graph_path_t p) {
+    static const char *const names[GRAPH_PATH_COUNT] = {"NV", "SW", "PHB", "SYS", "NET"};
+    return p < GRAPH_PATH_COUNT ? names[p] : "?";
+}
+
+/* The class of a route: the worst thing it crosses. */
+static graph_hop_t classify(const topo_t *t, const topo_route_t *r) {
+    int cpus = 0, switches = 0, nics = 0;
+    for (int i = 0; i + 1 < r->nlinks; i++) {
+        node_kind_t k = topo_node(t, topo_dlink(t, r->links[i])->dst)->kind;
+        cpus += k == NODE_CPU;
+        switches += k == NODE_SWITCH;
+        nics += k == NODE_NIC;
+    }
+    graph_path_t type = nics ? GRAPH_PATH_NET : cpus > 1 ? GRAPH_PATH_SOCKETS : cpus ? GRAPH_PATH_HOST
+                      : switches ? GRAPH_PATH_SWITCH : GRAPH_PATH_DIRECT;
+    return (graph_hop_t){type, r->bw};
+}
+
+/* Search state: the capacity left on each directed link (bytes/s). */
+typedef struct {
+    topo_t *t;
+    const graph_t *g;
+    graph_path_t type;   /* the path type hops must have */
+    double speed, *cap;
+    int *ring, *used;
+    long budget;
+} search_t;
+
+/* The room hop a -> b has left (its most loaded link's capacity), or -1 if
+ * it is not of an allowed type or cannot carry the speed. */
+static double hop_room(search_t *x, int a, int b) {
+    const graph_hop_t *h = &x->g->path[a * x->g->group + b];
+    topo_route_t r;
+    double room = 1e300;
+    if (a == b || h->type > x->type || topo_route(x->t, a, b, &r, NULL) < 0) return -1;
+    for (int i = 0; i < r.nlinks; i++) if (x->cap[r.links[i]] < room) room = x->cap[r.links[i]];
+    return room >= x->speed * (1 - 1e-9) ? room : -1;
+}
+
+/* Take (sign +1) or give back (-1) the speed on every link of hop a -> b. */
+static void hop_take(search_t *x, int a, int b, int sign) {
+    topo_route_t r;
+    if (topo_route(x->t, a, b, &r, NULL) < 0) return;
+    for (int i = 0; i < r.nlinks; i++) x->cap[r.links[i]] -= sign * x->speed;
+}
+
+/* The best next hop from a not yet tried: the better path type, then the
+ * most room, then the lowest rank. -1 if none. */
+static int next_hop(search_t *x, int a, const int *tried) {
+    int best = -1;
+    double best_room = 0;
+    for (int b = 0; b < x->g->group; b++) {
+        if (x->used[b] || tried[b]) continue;
+        double room = hop_room(x, a, b);
+        if (room < 0) continue;
+        graph_path_t tb = x->g->path[a * x->g->group + b].type;
+        if (best < 0 || tb < x->g->path[a * x->g->group + best].type ||
+            (tb == x->g->path[a * x->g->group + best].type && room > best_room * (1 + 1e-9)))
+            best = b, best_room = room;
+    }
+    return best;
+}
+
+/* Extend the ring at position i (ring[0..i-1] placed, their hops taken). */
+static int dfs(search_t *x, int i) {
+    int n = x->g->group, last = x->ring[i - 1];
+    if (--x->budget < 0) return 0;
+    if (i == n) {
+        if (hop_room(x, last, x->ring[0]) < 0) return 0;
+        hop_take(x, last, x->ring[0], 1);
+        return 1;
+    }
+    int tried[GRAPH_MAX_GROUP] = {0};
+    for (int b; (b = next_hop(x, last, tried)) >= 0;) {
+        tried[b] = 1;
+        hop_take(x, last, b, 1);
+        x->used[b] = 1;
+        x->ring[i] = b;
+        if (dfs(x, i + 1)) return 1;
+        x->used[b] = 0;
+        hop_take(x, last, b, -1);
+        if (x->budget < 0) return 0;
+    }
+    return 0;
+}
+
+/* Take ring whole if every hop fits; else take nothing. */
+static int take_ring(search_t *x, const int32_t *ring) {
+    int n = x->g->group, k;
+    for (k = 0; k < n; k++) {
+        if (hop_room(x, ring[k], ring[(k + 1) % n]) < 0) break;
+        hop_take(x, ring[k], ring[(k + 1) % n], 1);
+    }
+    if (k == n) return 1;
+    while (k-- > 0) hop_take(x, ring[k], ring[(k + 1) % n], -1);
+    return 0;
+}
+
+/* The next ring after prev as NCCL tries it: prev again, prev reversed
+ * (same start), or a fresh search from local rank 0. */
+static int next_ring(search_t *x, const int32_t *prev, int32_t *ring) {
+    int n = x->g->group;
+    if (prev) {
+        for (int k = 0; k < n; k++) ring[k] = prev[k];
+        if (take_ring(x, ring)) return 1;
+        for (int k = 0; k < n; k++) ring[k] = prev[(n - k) % n];
+        if (take_ring(x, ring)) return 1;
+    }
+    memset(x->used, 0, (size_t)n * sizeof *x->used);
+    x->ring[0] = 0;
+    x->used[0] = 1;
+    x->budget = GRAPH_SEARCH_BUDGET;
+    if (!dfs(x, 1)) return 0;
+    for (int k = 0; k < n; k++) ring[k] = x->ring[k];
+    return 1;
+}
+
+/* Rings at x->speed into out (GRAPH_MAX_RINGS x group); their count. */
+static int rings_at(search_t *x, int32_t *out) {
+    int n = x->g->group, found = 0;
+    for (int l = 0; l < topo_nlinks(x->t); l++) x->cap[l] = topo_dlink(x->t, l)->bw;
+    while (found < GRAPH_MAX_RINGS &&
+           next_ring(x, found ? out + (size_t)(found - 1) * n : NULL, out + (size_t)found * n))
+        found++;
+    return found;
+}
+
+static int cmp_desc(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* Speed steps: every hop bandwidth of the allowed types over 1..4, high to
+ * low, without repeats; their count. */
+static int speed_steps(const search_t *x, double *steps, int max) {
+    int n = x->g->group, k = 0;
+    for (int i = 0; i < n * n && k + 4 <= max; i++)
+        if (i / n != i % n && x->g->path[i].type <= x->type)
+            for (int d = 1; d <= 4; d++) steps[k++] = x->g->path[i].bw / d;
+    qsort(steps, (size_t)k, sizeof *steps, cmp_desc);
+    int m = 0;
+    for (int i = 0; i < k; i++) if (m == 0 || steps[i] < steps[m - 1] * (1 - 1e-9)) steps[m++] = steps[i];
+    return m;
+}
+
+/* The best rings of one path type: most total bandwidth, ties to speed. */
+static int search_type(search_t *x, graph_t *g, int32_t *scratch) {
+    double steps[4 * GRAPH_MAX_GROUP * 4];
+    int nsteps = speed_steps(x, steps, (int)(sizeof steps / sizeof *steps)), best = 0;
+    for (int i = 0; i < nsteps; i++) {
+        x->speed = steps[i];
+        int found = rings_at(x, scratch);
+        if (found > 0 && found * steps[i] > best * g->speed * (1 + 1e-9)) {
+            best = found;
+            g->speed = steps[i];
+            memcpy(g->local, scratch, (size_t)found * g->group * sizeof *scratch);
+        }
+    }
+    return best;
+}
+
+/* Paths between the first node's GPUs; 1 if they are all alike. */
+static int find_paths(topo_t *t, graph_t *g, baton_err_t *e) {
+    int n = g->group, flat = 1;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            topo_route_t r;
+            if (a == b) continue;
+            if (topo_route(t, a, b, &r, e) < 0) return -1;
+            g->path[a * n + b] = classify(t, &r);
+            const graph_hop_t *h0 = &g->path[n > 1 ? 1 : 0];
+            if (g->path[a * n + b].type != h0->type || g->path[a * n + b].bw != h0->bw) flat = 0;
+        }
+    return flat;
+}
+
+/* Every node repeats node 0's rings, nodes visited in order. */
+static int spread_orders(const topo_t *t, graph_t *g) {
+    int p = topo_nranks(t), n = g->group;
+    int32_t *rank = malloc((size_t)g->nrings * p * sizeof *rank), *pos = malloc((size_t)g->nrings * p * sizeof *pos);
+    if (!rank || !pos) { free(rank); free(pos); return -1; }
+    for (int c = 0; c < g->nrings; c++)
+        for (int i = 0; i < p; i++) {
+            int r = (i / n) * n + g->local[c * n + i % n];
+            rank[(size_t)c * p + i] = r;
+            pos[(size_t)c * p + r] = i;
+        }
+    g->orders = (sched_orders_t){.nranks = p, .count = g->nrings, .rank = rank, .pos = pos};
+    return 0;
+}
+
+static void graph_free(void *p) {
+    graph_t *g = p;
+    if (!g) return;
+    free(g->path);
+    free(g->local);
+    free((void *)g->orders.rank);
+    free((void *)g->orders.pos);
+    free(g);
+}
+
+/* Search the rings of g's node: the best path type that has any. */
+static int search_rings(topo_t *t, graph_t *g) {
+    int n = g->group;
+    search_t x = {.t = t, .g = g};
+    x.cap = malloc((size_t)topo_nlinks(t) * sizeof *x.cap);
+    x.ring = malloc((size_t)n * sizeof *x.ring);
+    x.used = malloc((size_t)n * sizeof *x.used);
+    int32_t *scratch = malloc((size_t)GRAPH_MAX_RINGS * n * sizeof *scratch);
+    g->local = malloc((size_t)GRAPH_MAX_RINGS * n * sizeof *g->local);
+    int rc = x.cap && x.ring && x.used && scratch && g->local ? 0 : -1;
+    for (x.type = GRAPH_PATH_DIRECT; rc == 0 && g->nrings == 0 && x.type < GRAPH_PATH_COUNT; x.type++) {
+        g->nrings = search_type(&x, g, scratch);
+        g->worst = x.type;
+    }
+    free(x.cap);
+    free(x.ring);
+    free(x.used);
+    free(scratch);
+    return rc;
+}
+
+static graph_t *graph_search(topo_t *t, baton_err_t *e) {
+    int p = topo_nranks(t), gs = topo_params_c(t)->group_size;
+    graph_t *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->group = gs > 0 && gs <= p && p % gs == 0 ? gs : p;
+    if (g->group > GRAPH_MAX_GROUP || g->group < 3) return g;    /* nothing to choose, or too big to search */
+    g->path = calloc((size_t)g->group * g->group, sizeof *g->path);
+    int flat = g->path ? find_paths(t, g, e) : (err_set(e, BATON_ENOMEM, "out of memory in the ring search"), -1);
+    if (flat == 0 && (search_rings(t, g) < 0 || (g->nrings > 0 && spread_orders(t, g) < 0)))
+        flat = err_set(e, BATON_ENOMEM, "out of memory in the ring search");
+    if (flat < 0) graph_free(g);
+    return flat < 0 ? NULL : g;
+}
+
+const graph_t *graph_get(topo_t *t, baton_err_t *e) {
+    graph_t *g = topo_derived(t);
+    if (g) return g;
+    if ((g = graph_search(t, e)) == NULL) return NULL;
+    topo_set_derived(t, g, graph_free);
+    return g;
+}
+
+const sched_orders_t *graph_rings(topo_t *t, baton_err_t *e) {
+    const graph_t *g = graph_get(t, e);
+    return g && g->nrings > 0 ? &g->orders : NULL;
+}
