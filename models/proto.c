@@ -7,10 +7,10 @@ static const char *const names[PROTO_COUNT] = {"none", "LL", "LL128", "Simple"};
 
 proto_cost_t proto_default(proto_t p) {
     switch (p) {
-    case PROTO_LL: return (proto_cost_t){0.6e-6, 0.5, 6.6e-6};
-    case PROTO_LL128: return (proto_cost_t){1.9e-6, 120.0 / 128.0, 14.0e-6};
-    case PROTO_SIMPLE: return (proto_cost_t){3.4e-6, 1.0, 8.4e-6};
-    default: return (proto_cost_t){0, 1.0, 0};
+    case PROTO_LL: return (proto_cost_t){0.6e-6, 0.5, 6.6e-6, 0};
+    case PROTO_LL128: return (proto_cost_t){1.9e-6, 120.0 / 128.0, 14.0e-6, 0};
+    case PROTO_SIMPLE: return (proto_cost_t){3.4e-6, 1.0, 8.4e-6, 0};
+    default: return (proto_cost_t){0, 1.0, 0, 0};
     }
 }
 

@@ -5,6 +5,8 @@
  *   efficiency   the share of link bandwidth that carries data (LL sends an
  *                8-byte flag with every 8 bytes: 1/2; LL128 120 of 128 bytes)
  *   base_latency added once per collective (NCCL's base latency)
+ *   max_busbw    a ceiling on the bus bandwidth, set per machine (GPU
+ *                generation): NCCL caps LL at llMaxBws, 39 GB/s on Volta
  * Defaults: NCCL 2.30 tuning.cc for ring all-reduce over NVLink
  * (docs/reference/nccl.md 1.2): LL 0.6 us / 0.5 / 6.6 us, LL128 1.9 us /
  * 120/128 / 14 us, Simple 3.4 us / 1.0 / 8.4 us. A topology file may
@@ -21,6 +23,9 @@ typedef struct proto_cost {
     double msg_latency;      /* seconds per message */
     double efficiency;       /* 0 < e <= 1 */
     double base_latency;     /* seconds per collective */
+    double max_busbw;        /* bytes/s of bus bandwidth the GPU reaches with this protocol
+                                at most, whatever the links (NCCL's llMaxBws: LL's flag
+                                polling is the limit); 0: none */
 } proto_cost_t;
 
 /* NCCL's defaults for protocol p (PROTO_NONE: 0, 1, 0). */

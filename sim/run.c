@@ -87,6 +87,18 @@ static int symmetric_failed(baton_err_t *e, int rc) {
     return rc;
 }
 
+/* What the GPU and the host add to the links' time: the protocol's ceiling
+ * on bus bandwidth (NCCL's llMaxBws; the links do not see it, the GPU's
+ * flag polling does) and the launches of the further GPUs one thread drives. */
+static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, int p, double time) {
+    if (pc->max_busbw > 0 && p > 1) {
+        double floor = pc->base_latency + (double)q->bytes * run_busbw_factor(q->coll, p) / pc->max_busbw;
+        if (floor > time) time = floor;
+    }
+    if (q->gpus_per_thread > 1) time += (q->gpus_per_thread - 1) * topo_params_c(t)->launch;
+    return time;
+}
+
 /* One run (closed form or engine) of an already chosen algorithm under protocol pr. */
 static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, run_out_t *o, baton_err_t *e) {
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
@@ -94,6 +106,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     if (q->predict) {
         cost_model_t m = proto_apply(&o->model, pc);   /* o->model: the row's own view (run_algo_model) */
         o->time_s = o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + (o->ranks > 1 ? pc->base_latency : 0);
+        o->time_s = gpu_and_host(t, q, pc, o->ranks, o->time_s);
         bandwidths(o, q->coll);
         return 0;
     }
@@ -114,7 +127,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     if (rc < 0) return rc;
     o->simulated = 1;
     o->contention = q->contention;
-    o->time_s = o->eng.time_s;
+    o->time_s = gpu_and_host(t, q, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, o->ranks, o->eng.time_s);
     bandwidths(o, q->coll);
     return 0;
 }

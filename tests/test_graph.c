@@ -4,6 +4,7 @@
 
 #include "../sim/run.h"
 #include "../topologies/graph.h"
+#include "../topologies/topo_write.h"
 #include "../topologies/topo_yaml.h"
 #include "../validate/calibrate.h"
 #include "helpers.h"
@@ -135,4 +136,72 @@ Test(graph, plan_prints_rings_and_choices) {
     free(out);
     cr_expect_eq(th_cli("plan -t topologies/no-such.yaml", &out, 0), 1);
     free(out);
+}
+
+/* The DGX-1 log (8 x V100, NCCL's default choices, -g 8), uncalibrated with
+ * NCCL's plan: within 15 % MAPE (it was 89.5 % with rank-order rings, 112 %
+ * for -a ring). The three things it takes: the six NVLink rings, Volta's LL
+ * ceiling (39 GB/s) and one thread launching on eight GPUs in turn. */
+Test(graph, dgx1_log_uncalibrated_within_15_percent) {
+    char *out;
+    cr_assert_eq(th_cli("validate -t topologies/dgx1-v100.yaml -a nccl --json --nccl-tests "
+                        "validate/logs/nccl-tests-extra/v100x8_dgx1_cubemesh_konnase_allreduce.txt", &out, 1), 0, "%s", out);
+    double mape = -1;
+    char *m = strstr(out, "\"mape_pct\":");
+    cr_assert_not_null(m, "%s", out);
+    sscanf(m, "\"mape_pct\":%lf", &mape);
+    cr_expect_leq(mape, 15.0, "MAPE %.2f %%", mape);
+    free(out);
+}
+
+/* -g N: each GPU beyond the first that one thread drives adds the machine's
+ * launch time; LL never beats its bus-bandwidth ceiling. */
+Test(graph, launches_and_ll_ceiling) {
+    topo_t *t = load("topologies/dgx1-v100.yaml");
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 8, .proto = PROTO_LL, .predict = 1};
+    run_out_t one, eight;
+    cr_assert_eq(run_collective(t, &q, &one, NULL), 0);
+    q.gpus_per_thread = 8;
+    cr_assert_eq(run_collective(t, &q, &eight, NULL), 0);
+    cr_expect_float_eq(eight.time_s - one.time_s, 7 * topo_params_c(t)->launch, 1e-12);
+    cr_expect_float_eq(topo_params_c(t)->launch, 2.8e-6, 1e-15, "the default");
+    q.gpus_per_thread = 1;
+    q.bytes = 64 << 20;
+    for (int sim = 0; sim < 2; sim++) {
+        q.predict = !sim;
+        cr_assert_eq(run_collective(t, &q, &one, NULL), 0);
+        double bus = 1.75 * q.bytes, want = bus / (6.6e-6 + bus / 39e9) / 1e9;   /* LL's base, then the ceiling */
+        cr_expect_float_eq(one.busbw_GBps, want, 1e-6 * want, "busbw %g GB/s (%s)", one.busbw_GBps,
+                           sim ? "simulated" : "closed form");
+        cr_expect_leq(one.busbw_GBps, 39.0);
+        engine_result_free(&one.eng);
+    }
+    topo_free(t);
+}
+
+/* A written machine keeps its LL ceiling, its launch time and so its rings
+ * and predictions. */
+Test(graph, written_machine_keeps_ceiling_launch_and_rings) {
+    topo_t *t = load("topologies/dgx1-v100.yaml");
+    topo_params(t)->launch = 3.5e-6;
+    FILE *f = fopen("build/dgx1-written.yaml", "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
+    fclose(f);
+    topo_t *back = load("build/dgx1-written.yaml");
+    cr_expect_eq(topo_params_c(back)->proto[PROTO_LL].max_busbw, 39e9);
+    cr_expect_eq(topo_params_c(back)->launch, 3.5e-6);
+    const graph_t *g = graph_get(back, NULL);
+    cr_assert_not_null(g);
+    cr_expect_eq(g->nrings, 6);
+    for (uint64_t n = 8; n <= (256u << 20); n *= 64) {
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO, .predict = 1,
+                       .gpus_per_thread = 8};
+        run_out_t a, b;
+        cr_assert_eq(run_collective(t, &q, &a, NULL), 0);
+        cr_assert_eq(run_collective(back, &q, &b, NULL), 0);
+        cr_expect_eq(a.time_s, b.time_s, "%llu B: %.17g vs %.17g", (unsigned long long)n, a.time_s, b.time_s);
+    }
+    topo_free(back);
+    topo_free(t);
 }

@@ -78,6 +78,7 @@ topo_t *topo_create(const char *name) {
     t->params.p2p = 1;
     t->dist_to = -1;
     t->params.bw_scale = t->params.lat_scale = 1;
+    t->params.launch = 2.8e-6;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
 }

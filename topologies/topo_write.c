@@ -26,11 +26,15 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     fprintf(f, "reduce_bw: %s\n", p->reduce_bw > 0 ? a : "0");
     if (p->group_size) fprintf(f, "group_size: %d\n", p->group_size);
     if (p->channels) fprintf(f, "channels: %d\n", p->channels);
+    fmt_s(a, sizeof a, p->launch);
+    fprintf(f, "launch: %s\n", p->launch > 0 ? a : "0");
     fprintf(f, "protocols:\n");
     for (int i = PROTO_LL; i < PROTO_COUNT; i++) {
         fmt_s(a, sizeof a, p->proto[i].msg_latency);
         fmt_s(c, sizeof c, p->proto[i].base_latency);
-        fprintf(f, "  %s: {latency: %s, efficiency: %.17g, base: %s}\n", proto_name((proto_t)i), a, p->proto[i].efficiency, c);
+        fprintf(f, "  %s: {latency: %s, efficiency: %.17g, base: %s", proto_name((proto_t)i), a, p->proto[i].efficiency, c);
+        if (p->proto[i].max_busbw > 0) fmt_bw(b, sizeof b, p->proto[i].max_busbw), fprintf(f, ", max_busbw: %s", b);
+        fprintf(f, "}\n");
     }
     fprintf(f, "nodes:\n");
     for (int i = 0; i < topo_nnodes(t); i++) {

@@ -349,7 +349,7 @@ static int each(ctx_t *c, yaml_node_t *root, const char *key, int required, int 
 }
 
 static const char *const engine_keys[] = {"ports", "reduce_bw", "max_inflight", "group_size", "p2p",
-                                          "bw_scale", "lat_scale", "channels", NULL};
+                                          "bw_scale", "lat_scale", "channels", "launch", NULL};
 
 static int is_engine_key(const char *k) {
     for (int i = 0; engine_keys[i]; i++)
@@ -383,6 +383,7 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
     p->p2p = rc;
     if ((v = get(c, root, "bw_scale")) && (rc = get_scale(c, v, "bw_scale", &p->bw_scale)) < 0) return rc;
     if ((v = get(c, root, "lat_scale")) && (rc = get_scale(c, v, "lat_scale", &p->lat_scale)) < 0) return rc;
+    if (get(c, root, "launch") && (rc = get_time(c, root, "launch", &p->launch)) < 0) return rc;
     for (int i = 0; engine_keys[i]; i++) {
         const char *set = expand_get(&c->params, engine_keys[i]);
         if (set == NULL) continue;
@@ -391,6 +392,10 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
         if (i == 4) {
             if ((p->p2p = expand_bool(set)) < 0)
                 return err_set(c->e, BATON_EPARSE, "--set p2p=%s: must be true or false", set);
+            continue;
+        }
+        if (strcmp(engine_keys[i], "launch") == 0) {
+            if (units_time(set, &p->launch, &why) < 0) return err_set(c->e, BATON_EPARSE, "--set launch=%s: %s", set, why);
             continue;
         }
         if (strcmp(engine_keys[i], "channels") == 0) {
@@ -442,10 +447,10 @@ static int read_params(ctx_t *c, yaml_node_t *root, const char *const *sets, int
     return 0;
 }
 
-/* protocols: {LL: {latency: 0.6us, efficiency: 0.5, base: 6.6us}, ...}: any
- * field left out keeps NCCL's default. */
+/* protocols: {LL: {latency: 0.6us, efficiency: 0.5, base: 6.6us,
+ * max_busbw: 39GB/s}, ...}: any field left out keeps NCCL's default. */
 static int read_protocols(ctx_t *c, yaml_node_t *root) {
-    static const char *const keys[] = {"latency", "efficiency", "base", NULL};
+    static const char *const keys[] = {"latency", "efficiency", "base", "max_busbw", NULL};
     yaml_node_t *pm = get(c, root, "protocols");
     if (pm == NULL) return 0;
     if (pm->type != YAML_MAPPING_NODE) return fail(c, pm, "'protocols' maps LL, LL128 and Simple to their costs", NULL, NULL);
@@ -460,6 +465,7 @@ static int read_protocols(ctx_t *c, yaml_node_t *root) {
         yaml_node_t *ev = get(c, v, "efficiency");
         if (get(c, v, "latency") && (rc = get_time(c, v, "latency", &pc->msg_latency)) < 0) return rc;
         if (get(c, v, "base") && (rc = get_time(c, v, "base", &pc->base_latency)) < 0) return rc;
+        if (get(c, v, "max_busbw") && (rc = get_bw(c, v, "max_busbw", &pc->max_busbw)) < 0) return rc;
         if (ev) {
             char s[TEXT], *end;
             if ((rc = text(c, ev, "efficiency", s)) < 0) return rc;
@@ -580,7 +586,7 @@ static int walk_body(ctx_t *c, yaml_node_t *root) {
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "protocols", "include", "nodes",
+                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "protocols", "include", "nodes",
                                        "links", "generate", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);

@@ -15,7 +15,8 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
         const nt_row_t *r = &log->rows[i];
         double t = r->ip_us >= 0 ? (r->oop_us + r->ip_us) / 2 : r->oop_us;
         if (r->bytes == 0 || t <= 0) continue;            /* nothing was measured */
-        (*out)[(*n)++] = (cal_sample_t){.coll = log->coll, .bytes = r->bytes, .meas_s = t * 1e-6, .line = r->line};
+        (*out)[(*n)++] = (cal_sample_t){.coll = log->coll, .bytes = r->bytes, .meas_s = t * 1e-6, .line = r->line,
+                                          .gpus_per_thread = log->gpus_per_thread};
     }
     return 0;
 }
@@ -23,7 +24,7 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
 int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
                 proto_t *proto, baton_err_t *e) {
     run_req_t r = {.coll = s->coll, .algo = q->algo, .bytes = s->bytes, .proto = q->proto, .predict = !q->des,
-                   .opts = q->opts};
+                   .opts = q->opts, .gpus_per_thread = s->gpus_per_thread};
     run_out_t o;
     int rc = run_collective(t, &r, &o, e);
     if (rc < 0) return rc;

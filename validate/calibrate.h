@@ -22,6 +22,7 @@ typedef struct cal_sample {
     double meas_s;            /* the mean of out-of-place and in-place times */
     int line;
     int held_out;             /* 1: not used by the fit (predicted afterwards) */
+    int gpus_per_thread;      /* the log's -g: launches one host thread makes in turn */
 } cal_sample_t;
 
 typedef struct cal_req {

@@ -144,6 +144,7 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     fclose(f);
     if (rc == 0 && out->nrows == 0) rc = err_set(e, BATON_EPARSE, "%s: no result rows (is this an nccl-tests log?)", path);
     out->ranks = ranks > 0 ? ranks : st.rank_lines > 0 ? st.rank_lines : st.nthread * st.ngpus;
+    out->gpus_per_thread = st.ngpus > 0 ? st.ngpus : 1;
     if (rc == 0 && out->ranks < 1)
         rc = err_set(e, BATON_EPARSE, "%s: the log does not say how many ranks ran; give --ranks", path);
     if (rc < 0) nt_free(out);
@@ -173,8 +174,9 @@ int nt_write(const nt_log_t *log, FILE *f) {
     int rooted = log->coll == COLL_BROADCAST || log->coll == COLL_REDUCE;
     int reducing = log->coll == COLL_ALLREDUCE || log->coll == COLL_REDUCE_SCATTER || log->coll == COLL_REDUCE;
     fprintf(f, "# Collective test starting: %s\n", test_name(log->coll));
-    fprintf(f, "# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
-               "validation: 1 graph: 0\n#\n", log->ranks, log->nrows ? (unsigned long long)log->rows[0].bytes : 0ULL,
+    int g = log->gpus_per_thread > 0 && log->ranks % log->gpus_per_thread == 0 ? log->gpus_per_thread : 1;
+    fprintf(f, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+               "validation: 1 graph: 0\n#\n", log->ranks / g, g, log->nrows ? (unsigned long long)log->rows[0].bytes : 0ULL,
             log->nrows ? (unsigned long long)log->rows[log->nrows - 1].bytes : 0ULL);
     fprintf(f, "#                                                              out-of-place                       in-place\n"
                "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"

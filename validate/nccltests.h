@@ -25,6 +25,7 @@ typedef struct nt_row {
 typedef struct nt_log {
     coll_t coll;
     int ranks;
+    int gpus_per_thread;     /* the header's nGpus (-g): GPUs one thread launches on in turn */
     char type[24];
     nt_row_t *rows;
     int nrows;
@@ -36,7 +37,9 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e);
 void nt_free(nt_log_t *log);
 
 /* Write log in the current nccl-tests format (header, rows with out-of-place
- * and in-place columns, footer), times with 4 decimals of a microsecond. */
+ * and in-place columns, footer), times with 4 decimals of a microsecond;
+ * the header's nThread x nGpus is ranks / gpus_per_thread x gpus_per_thread
+ * (one GPU a thread when 0). */
 int nt_write(const nt_log_t *log, FILE *out);
 
 /* Bytes per element of an nccl-tests type name; 0 if unknown. */
