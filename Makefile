@@ -41,7 +41,7 @@ CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
 
-.PHONY: all demo test test-plain test-san test-fuzz valgrind bench clean deps cuda fuzz FORCE
+.PHONY: fidelity all demo test test-plain test-san test-fuzz valgrind bench clean deps cuda fuzz FORCE
 all: $(B)/baton $(B)/libbaton.a
 
 deps: build/.deps
@@ -150,3 +150,8 @@ clean:
 	rm -rf build $(SAN) $(FZ)
 
 -include $(shell find $(B) $(SAN) -name '*.d' 2>/dev/null)
+
+# The fidelity table (README): every public log with a shipped machine
+# (validate/logs/MANIFEST), uncalibrated error of -a nccl, and the median.
+fidelity: $(B)/baton
+	sh scripts/fidelity.sh $(B)/baton

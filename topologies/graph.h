@@ -13,8 +13,9 @@
  * The search runs on the first group (node) of the machine and every node
  * repeats its orders (NCCL requires nodes alike as well); a channel's ring
  * visits the nodes in order. Where every pair of GPUs in a node is alike
- * (one switch, one path type, one bandwidth) the search has nothing to
- * choose: graph_rings then returns no orders and the ring schedules keep
+ * and goes through the same switch (one path type, one bandwidth) the
+ * search has nothing to choose (a full mesh of direct links does: each ring
+ * takes other links): graph_rings then returns no orders and the ring schedules keep
  * their own rotation (algorithms/ring.c), which is NCCL's answer there.
  *
  * The result is cached on the machine (topo_set_derived) and forgotten when a
