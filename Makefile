@@ -23,7 +23,7 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
+LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
            topologies/expand.c topologies/generate.c topologies/flow.c topologies/load.c topologies/graph.c topologies/topo_write.c \
            validate/nccltests.c validate/calibrate.c validate/host.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
@@ -31,7 +31,7 @@ LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/fi
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
            algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c sim/evq.c sim/verify.c sim/engine.c sim/symmetry.c \
            sim/report.c \
-           sim/run.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
+           sim/run.c sim/plan.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
 CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_plan.c sim/cmd_algos.c sim/cmd_select.c sim/cmd_tp.c sim/cmd_sweep.c sim/cmd_validate.c sim/plot.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c

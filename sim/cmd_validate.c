@@ -52,8 +52,9 @@ static const char help_common[] =
     "  -a, --algo A           algorithm (default auto: the lowest closed form; nccl:\n"
     "                         the lowest of NCCL's own, ring and tree)\n"
     "      --proto P          none, LL, LL128, Simple or auto (default auto)\n"
-    "      --model M          closed (default) or des: the simulator (calibrate then fits\n"
-    "                         each link class's bandwidth apart; slower)\n"
+    "      --model M          closed (default), des: the simulator (calibrate then fits\n"
+    "                         each link class's bandwidth apart; slower), or nccl:\n"
+    "                         NCCL's own cost model on the machine (validate only)\n"
     "      --channels C       rings side by side (NCCL uses several; see baton sim)\n"
     "      --set K=V          override a topology parameter\n"
     "      --json             JSON instead of the table (mape_pct, mape_large_pct, rows)\n";
@@ -61,7 +62,7 @@ static const char help_common[] =
 typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
     const char *logs[64];
-    int nlogs, ranks, proto, json, des, calibrate, reps, channels, fit_eff;
+    int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff;
     cmd_sets_t sets;
     char ranks_set[64];
 } val_args_t;
@@ -97,8 +98,10 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         case 'j': a->json = 1; break;
         case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
         case 'm':
-            if (strcmp(optarg, "closed") && strcmp(optarg, "des")) return cmd_usage(cmd, "--model must be closed or des");
+            if (strcmp(optarg, "closed") && strcmp(optarg, "des") && strcmp(optarg, "nccl"))
+                return cmd_usage(cmd, "--model must be closed, des or nccl");
             a->des = !strcmp(optarg, "des");
+            a->nccl_model = !strcmp(optarg, "nccl");
             break;
         case 'P':
             a->proto = cmd_parse_proto(optarg);
@@ -281,7 +284,10 @@ static int run(val_args_t *a, const char *cmd) {
     int host = a->backend != NULL;
     int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, t, &s, &n, &file_of, &e);
     cal_req_t q = {.algo = host && run_is_auto(a->algo) ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
-                   .des = a->des, .opts = {.channels = a->channels}, .fit_efficiency = a->fit_eff};
+                   .des = a->des, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
+                   .fit_efficiency = a->fit_eff};
+    if (rc == 0 && a->nccl_model && (a->calibrate || host))
+        rc = err_set(&e, BATON_EINVAL, "--model nccl is NCCL's fixed tables: nothing to fit (use closed or des)");
     cal_fit_t f;
     if (rc == 0 && a->hold) rc = mark_held_out(a->hold, s, n, &e);
     if (rc == 0 && host && !a->json) {                    /* before: the topology's own numbers */

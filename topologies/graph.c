@@ -187,8 +187,9 @@ static int search_type(search_t *x, graph_t *g, int32_t *scratch) {
     return best;
 }
 
-/* Paths between the first node's GPUs; 1 if they are all alike and share
- * what they cross (a switch): then no order is better than another. */
+/* Paths between the first node's GPUs; 1 if no ring order is better than
+ * another: the pairs are all alike and share what they cross (a switch), or
+ * a single-port rank uses one of its links at a time. */
 static int find_paths(topo_t *t, graph_t *g, baton_err_t *e) {
     int n = g->group, flat = 1;
     for (int a = 0; a < n; a++)
@@ -200,7 +201,9 @@ static int find_paths(topo_t *t, graph_t *g, baton_err_t *e) {
             const graph_hop_t *h0 = &g->path[n > 1 ? 1 : 0];
             if (g->path[a * n + b].type != h0->type || g->path[a * n + b].bw != h0->bw) flat = 0;
         }
-    return flat && g->path[1].type != GRAPH_PATH_DIRECT;    /* a full mesh of links: rings choose links */
+    /* a full mesh of links is not flat: its rings choose links, unless a rank
+     * can use one link at a time anyway (single-port, the textbook machines) */
+    return flat && (g->path[1].type != GRAPH_PATH_DIRECT || topo_params_c(t)->ports == 1);
 }
 
 /* Every node repeats node 0's rings, nodes visited in order. */

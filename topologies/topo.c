@@ -79,6 +79,7 @@ topo_t *topo_create(const char *name) {
     t->dist_to = -1;
     t->params.bw_scale = t->params.lat_scale = 1;
     t->params.launch = 2.8e-6;
+    t->params.arch = -1;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
 }

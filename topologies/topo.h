@@ -75,6 +75,8 @@ typedef struct topo_params {
     proto_cost_t proto[PROTO_COUNT];   /* the protocols on this machine */
     double bw_scale;     /* every link's bandwidth x this (achieved / datasheet; default 1) */
     double lat_scale;    /* every link's latency x this (default 1) */
+    int arch;            /* the GPUs' generation for NCCL's tables (tuning_arch_t), -1
+                            unknown (then Ampere's, and `plan` says so) */
     double launch;       /* seconds a host thread spends launching on each further GPU
                             it drives (nccl-tests -g N: N launches in turn); default
                             2.8 us, docs/reference/nccl.md 4.2 (8 x A100, -g 8 vs one

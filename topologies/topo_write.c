@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "../models/tuning.h"
+
 static void comment_lines(FILE *f, const char *c) {
     while (c && *c) {
         const char *nl = strchr(c, '\n');
@@ -28,6 +30,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     if (p->channels) fprintf(f, "channels: %d\n", p->channels);
     fmt_s(a, sizeof a, p->launch);
     fprintf(f, "launch: %s\n", p->launch > 0 ? a : "0");
+    if (p->arch >= 0) fprintf(f, "arch: %s\n", tuning_arch_name((tuning_arch_t)p->arch));
     fprintf(f, "protocols:\n");
     for (int i = PROTO_LL; i < PROTO_COUNT; i++) {
         fmt_s(a, sizeof a, p->proto[i].msg_latency);

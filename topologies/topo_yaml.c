@@ -41,6 +41,7 @@
 #include <yaml.h>
 
 #include "../models/suggest.h"
+#include "../models/tuning.h"
 #include "expand.h"
 #include "generate.h"
 #include "units.h"
@@ -384,6 +385,11 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
     if ((v = get(c, root, "bw_scale")) && (rc = get_scale(c, v, "bw_scale", &p->bw_scale)) < 0) return rc;
     if ((v = get(c, root, "lat_scale")) && (rc = get_scale(c, v, "lat_scale", &p->lat_scale)) < 0) return rc;
     if (get(c, root, "launch") && (rc = get_time(c, root, "launch", &p->launch)) < 0) return rc;
+    if ((v = get(c, root, "arch"))) {
+        char s[TEXT];
+        if ((rc = text(c, v, "arch", s)) < 0) return rc;
+        if ((p->arch = tuning_arch_parse(s)) < 0) return fail(c, v, "unknown arch '%s' (volta, ampere, hopper, blackwell)", s, NULL);
+    }
     for (int i = 0; engine_keys[i]; i++) {
         const char *set = expand_get(&c->params, engine_keys[i]);
         if (set == NULL) continue;
@@ -586,7 +592,7 @@ static int walk_body(ctx_t *c, yaml_node_t *root) {
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "protocols", "include", "nodes",
+                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "arch", "protocols", "include", "nodes",
                                        "links", "generate", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);

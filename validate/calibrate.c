@@ -1,6 +1,8 @@
 /* calibrate.c - predictions, the fit's residuals, and MAPE. */
 #include "calibrate.h"
 
+#include "../sim/plan.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,7 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
     run_req_t r = {.coll = s->coll, .algo = q->algo, .bytes = s->bytes, .proto = q->proto, .predict = !q->des,
                    .opts = q->opts, .gpus_per_thread = s->gpus_per_thread};
     run_out_t o;
-    int rc = run_collective(t, &r, &o, e);
+    int rc = q->nccl_model ? plan_run(t, &r, &o, e) : run_collective(t, &r, &o, e);
     if (rc < 0) return rc;
     *time_s = o.time_s;
     if (algo) *algo = o.algo->name;

@@ -1,0 +1,56 @@
+/* tuning.h - NCCL's own cost model (src/graph/tuning.cc, NCCL 2.30.7).
+ *
+ * NCCL times every (algorithm, protocol) of a call as
+ *     time = latency + bytes / algorithm bandwidth
+ * from per-architecture tables and the bandwidth its graph search found,
+ * and runs the fastest. This file is that model, table for table
+ * (docs/reference/nccl.md section 1), so baton can say what NCCL will pick
+ * and how long NCCL itself thinks it takes: `--model nccl`, a third model
+ * beside the closed forms and the simulator. It has no launch overhead and
+ * no contention, as NCCL's has none.
+ *
+ * Not modelled: CollNet (SHARP), PAT, NVLSTree across nodes (the shipped
+ * clusters have no reducing switch per node), numPipeOps > 1 (one call at
+ * a time, as nccl-tests runs them). */
+#ifndef BATON_TUNING_H
+#define BATON_TUNING_H
+
+#include <stdint.h>
+
+#include "../algorithms/sched.h"
+#include "proto.h"
+
+typedef enum { TUNING_VOLTA = 0, TUNING_AMPERE, TUNING_HOPPER, TUNING_BLACKWELL, TUNING_ARCH_COUNT } tuning_arch_t;
+typedef enum { TUNING_TREE = 0, TUNING_RING, TUNING_NVLS, TUNING_ALGO_COUNT } tuning_algo_t;
+
+/* What NCCL's model reads from the communicator and its graphs. */
+typedef struct tuning_machine {
+    int nranks, nnodes;        /* ranks per node = nranks / nnodes */
+    tuning_arch_t arch;        /* the compute capability's row */
+    int nvlink;                /* 1: the intra-node graph's type is NVLink, else PCI */
+    int cpu_amd;               /* the host CPU (net overhead, multi-node LL caps) */
+    int ll128;                 /* 1: LL128 enabled (NVLink inside nodes, sm >= 70) */
+    int nchannels;             /* ring and tree channels */
+    double bw;                 /* GB/s per ring/tree channel (graph bwIntra = bwInter) */
+    int nvls_channels;         /* 0: no NVLS (no reducing switch, one node only) */
+    double nvls_bw;            /* GB/s per NVLS channel */
+} tuning_machine_t;
+
+/* NCCL's time in seconds for one call of coll over n bytes (nccl-tests'
+ * size: the whole buffer) with algorithm a and protocol p; < 0 when NCCL
+ * would not run that combination (bandwidth 0). */
+double tuning_time(const tuning_machine_t *m, coll_t coll, tuning_algo_t a, proto_t p, uint64_t n);
+
+/* NCCL's choice: the (algorithm, protocol) with the lowest time (ties: the
+ * first in NCCL's loop order, algorithms then protocols); -1 if none runs. */
+int tuning_pick(const tuning_machine_t *m, coll_t coll, uint64_t n, tuning_algo_t *a, proto_t *p, double *time_s);
+
+/* NCCL's latency in microseconds (section 1.5), for tests and --explain. */
+double tuning_latency_us(const tuning_machine_t *m, coll_t coll, tuning_algo_t a, proto_t p);
+
+const char *tuning_algo_name(tuning_algo_t a);
+/* "volta", "ampere", "hopper", "blackwell"; -1 if unknown. */
+int tuning_arch_parse(const char *s);
+const char *tuning_arch_name(tuning_arch_t a);
+
+#endif

@@ -1,0 +1,148 @@
+/* plan.c - NCCL's cost model on a machine (see plan.h). */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../topologies/graph.h"
+#include "../topologies/topo.h"
+
+#define NVLS_CHANNELS 16        /* NCCL_NVLS_NCHANNELS' default on Hopper */
+
+/* NVLink or PCI: a direct GPU link, or switches only at NVSwitch rates
+ * (every NVSwitch generation gives a GPU >= 150 GB/s, PCIe x16 <= 63). */
+static int intra_is_nvlink(const graph_t *g) {
+    if (g->group < 2 || g->path == NULL) return 1;
+    const graph_hop_t *h = &g->path[1];
+    return h->type == GRAPH_PATH_DIRECT || (h->type == GRAPH_PATH_SWITCH && h->bw >= 100e9);
+}
+
+/* NCCL counts links below their line rate (src/graph/topo.h; reference
+ * section 1.7): an NVLink at 20 GB/s of 25 (20.6 on Hopper, 40.1 of 50 on
+ * Blackwell), PCIe at 12 of 15.75 GB/s a Gen3 x16 (the same 0.76 for every
+ * generation), a NIC at its speed. Links are told apart by what they join: a
+ * NIC (network), two GPUs or >= 100 GB/s (NVLink), the rest (PCIe, CPUs). */
+static double nccl_rate(const topo_t *t, int l, tuning_arch_t arch) {
+    static const double nvlink[TUNING_ARCH_COUNT] = {20.0 / 25, 20.0 / 25, 20.6 / 25, 40.1 / 50};
+    const topo_dlink_t *d = topo_dlink(t, l);
+    node_kind_t a = topo_node(t, d->src)->kind, b = topo_node(t, d->dst)->kind;
+    if (a == NODE_NIC || b == NODE_NIC) return 1;
+    if ((a == NODE_GPU && b == NODE_GPU) || d->bw >= 100e9) return nvlink[arch];
+    return 12.0 / 15.75;
+}
+
+/* The rings' bus bandwidth (GB/s, all channels) at NCCL's link rates: the
+ * ring's closed-form view, its busiest link's time per byte of a block,
+ * with every link set to NCCL's count for the time of the call. */
+static int ring_bus_bw(topo_t *t, const algo_opts_t *o_in, tuning_arch_t arch, double *gbps, baton_err_t *e) {
+    int p = topo_nranks(t), n = topo_nlinks(t), rc = 0;
+    algo_opts_t o = *o_in;
+    /* a link change forgets the machine's rings (topo_set_derived): keep a copy */
+    size_t cells = o.rings ? (size_t)o.rings->count * o.rings->nranks : 0;
+    int32_t *order = cells ? malloc(2 * cells * sizeof *order) : NULL;
+    double *saved = malloc((size_t)n * sizeof *saved);
+    sched_orders_t rings = o.rings ? *o.rings : (sched_orders_t){0};
+    if (saved == NULL || (cells && order == NULL)) { free(saved); free(order); return err_set(e, BATON_ENOMEM, "out of memory"); }
+    if (cells) {
+        memcpy(order, rings.rank, cells * sizeof *order);
+        memcpy(order + cells, rings.pos, cells * sizeof *order);
+        rings.rank = order;
+        rings.pos = order + cells;
+        o.rings = &rings;
+    }
+    for (int l = 0; l < n; l += 2) {
+        saved[l] = topo_dlink(t, l)->bw;
+        topo_set_link_bw(t, l, saved[l] * nccl_rate(t, l, arch), NULL);
+    }
+    sched_t s;
+    cost_model_t m, v;
+    if ((rc = topo_cost_model(t, &m, e)) >= 0 && (rc = algo_build(&algo_allreduce_ring, p, (uint64_t)p << 20, &o, &s, e)) >= 0)
+        rc = run_algo_model(t, &algo_allreduce_ring, &s, &m, &v, e);
+    for (int l = 0; l < n; l += 2) topo_set_link_bw(t, l, saved[l], NULL);
+    free(saved);
+    free(order);
+    if (rc < 0) return rc;
+    *gbps = v.beta > 0 ? 1e-9 / v.beta : 0;
+    return 0;
+}
+
+int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_err_t *e) {
+    algo_opts_t o = *o_in;
+    run_opts_from_topo(t, &o);
+    const topo_params_t *tp = topo_params_c(t);
+    const graph_t *g = graph_get(t, e);
+    if (g == NULL) return e ? e->code : BATON_ENOMEM;
+    int p = topo_nranks(t), group = tp->group_size > 0 && p % tp->group_size == 0 ? tp->group_size : p;
+    double bus = 0;
+    tuning_arch_t arch = tp->arch >= 0 ? (tuning_arch_t)tp->arch : TUNING_AMPERE;
+    *m = (tuning_machine_t){.nranks = p, .nnodes = p / group, .arch = arch, .nvlink = intra_is_nvlink(g),
+                            .nchannels = o.channels > 0 ? o.channels : 1};
+    int rc = ring_bus_bw(t, &o, arch, &bus, e);
+    if (rc < 0) return rc;
+    m->ll128 = m->nvlink;
+    m->bw = bus / m->nchannels;
+    topo_route_t r;
+    if (topo_nreducers(t) > 0 && m->nnodes == 1 && topo_route(t, 0, p, &r, NULL) == 0) {
+        m->nvls_channels = NVLS_CHANNELS;
+        m->nvls_bw = r.bw * nccl_rate(t, r.links[0], arch) / 1e9 / NVLS_CHANNELS;
+    }
+    return 0;
+}
+
+/* Our registry row for NCCL's algorithm a. */
+static const char *row_of(tuning_algo_t a) { return a == TUNING_TREE ? "nccltree" : a == TUNING_RING ? "ring" : "nvls"; }
+
+static int algo_of(const char *name, tuning_algo_t *a) {
+    for (int i = 0; i < TUNING_ALGO_COUNT; i++)
+        if (strcmp(name, row_of((tuning_algo_t)i)) == 0) { *a = (tuning_algo_t)i; return 0; }
+    return -1;
+}
+
+/* NCCL's fastest protocol for algorithm a (or the one asked for). */
+static double time_for(const tuning_machine_t *m, const run_req_t *q, tuning_algo_t a, proto_t *pr) {
+    double best = -1;
+    for (int p = PROTO_LL; p <= PROTO_SIMPLE; p++) {
+        if (q->proto != RUN_PROTO_AUTO && q->proto != p) continue;
+        double x = tuning_time(m, q->coll, a, (proto_t)p, q->bytes);
+        if (x >= 0 && (best < 0 || x < best)) best = x, *pr = (proto_t)p;
+    }
+    return best;
+}
+
+int plan_run(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e) {
+    tuning_machine_t m;
+    tuning_algo_t a = TUNING_RING;
+    proto_t pr = PROTO_SIMPLE;
+    double time = -1;
+    memset(o, 0, sizeof *o);
+    int rc = plan_machine(t, &q->opts, &m, e);
+    if (rc < 0) return rc;
+    if (q->proto == PROTO_NONE) return err_set(e, BATON_EINVAL, "--model nccl: NCCL has no --proto none (LL, LL128, Simple or auto)");
+    if (run_is_auto(q->algo)) {
+        if (q->proto == RUN_PROTO_AUTO) { if (tuning_pick(&m, q->coll, q->bytes, &a, &pr, &time) < 0) time = -1; }
+        else for (int i = 0; i < TUNING_ALGO_COUNT; i++) {
+            proto_t p2;
+            double x = time_for(&m, q, (tuning_algo_t)i, &p2);
+            if (x >= 0 && (time < 0 || x < time)) time = x, a = (tuning_algo_t)i, pr = p2;
+        }
+    } else if (algo_of(q->algo, &a) < 0) {
+        return err_set(e, BATON_EINVAL, "--model nccl times NCCL's algorithms only (ring, nccltree, nvls), not '%s'", q->algo);
+    } else {
+        time = time_for(&m, q, a, &pr);
+    }
+    if (time < 0)
+        return err_set(e, BATON_EUNSUP, "--model nccl: NCCL runs no %s%s%s of %s on %s", run_is_auto(q->algo) ? "" : q->algo,
+                       run_is_auto(q->algo) ? "algorithm" : "", q->proto == RUN_PROTO_AUTO ? "" : " with that protocol",
+                       coll_name(q->coll), topo_name(t));
+    int rooted = q->coll == COLL_BROADCAST || q->coll == COLL_REDUCE;
+    o->algo = algo_find(q->coll, rooted ? "chain" : row_of(a));          /* NCCL's rooted "ring" is a chain */
+    o->auto_picked = run_is_auto(q->algo) ? 2 : 0;
+    o->ranks = m.nranks;
+    o->bytes = q->bytes;
+    o->proto = pr;
+    o->proto_auto = q->proto == RUN_PROTO_AUTO;
+    o->time_s = time;
+    o->algbw_GBps = time > 0 ? (double)q->bytes / time / 1e9 : 0;
+    o->busbw_GBps = o->algbw_GBps * run_busbw_factor(q->coll, m.nranks);
+    return 0;
+}

@@ -1,0 +1,102 @@
+/* test_tuning.c - NCCL's own cost model (models/tuning.h, sim/plan.h)
+ * against the numbers worked by hand from NCCL 2.30.7's tables
+ * (docs/reference/nccl.md section 1.8), and on the machines. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../models/tuning.h"
+#include "../sim/plan.h"
+#include "../topologies/topo_yaml.h"
+#include "helpers.h"
+
+static tuning_machine_t machine(int ranks, int nodes, int nvlink) {
+    return (tuning_machine_t){.nranks = ranks, .nnodes = nodes, .arch = TUNING_AMPERE, .nvlink = nvlink, .ll128 = 1,
+                              .nchannels = 12, .bw = 20};
+}
+
+#define LAT(m, a, p) tuning_latency_us(&(m), COLL_ALLREDUCE, TUNING_##a, PROTO_##p)
+
+/* Section 1.8, to 1 % (they are exact sums of the tables' numbers). */
+Test(tuning, latencies_worked_by_hand) {
+    tuning_machine_t nv = machine(8, 1, 1), pci = machine(8, 1, 0), two = machine(16, 2, 1);
+    cr_expect_float_eq(LAT(nv, RING, LL), 15.0, 0.15);
+    cr_expect_float_eq(LAT(nv, RING, LL128), 40.6, 0.406);
+    cr_expect_float_eq(LAT(nv, RING, SIMPLE), 56.0, 0.56);
+    cr_expect_float_eq(LAT(nv, TREE, LL), 15.2, 0.152);
+    cr_expect_float_eq(LAT(nv, TREE, LL128), 31.5, 0.315);
+    cr_expect_float_eq(LAT(nv, TREE, SIMPLE), 64.4, 0.644);
+    cr_expect_float_eq(LAT(nv, NVLS, SIMPLE), 25.0, 0.25);
+    cr_expect_float_eq(LAT(pci, RING, LL), 20.6, 0.206);
+    cr_expect_float_eq(LAT(pci, RING, SIMPLE), 88.2, 0.882);
+    cr_expect_float_eq(LAT(pci, TREE, LL), 20.8, 0.208);
+    cr_expect_float_eq(LAT(two, RING, LL), 40.0, 0.4);
+    cr_expect_float_eq(LAT(two, TREE, LL), 25.2, 0.252);
+    cr_expect_float_eq(LAT(two, RING, SIMPLE), 131.6, 1.316);
+}
+
+/* Bandwidths (section 1.4): 8 x A100, 12 channels at 20 GB/s: Ring Simple
+ * busBw 240, algBw 240 x 8/14; LL half of it under llMaxBw; Tree capped per
+ * channel and halved; the plateau correction across nodes. */
+Test(tuning, bandwidths_and_corrections) {
+    tuning_machine_t m = machine(8, 1, 1);
+    uint64_t n = 1ull << 30;
+    double alg = 240.0 * 8 / 14;
+    cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_RING, PROTO_SIMPLE, n), (56.0 + n / (1000 * alg)) * 1e-6, 1e-12);
+    double ll = 87.7 * 8 / 14;      /* 0.5 x 240 = 120 > llMaxBw (Ampere, 1 node) 87.7: capped */
+    cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_RING, PROTO_LL, n), (15.0 + n / (1000 * ll)) * 1e-6, 1e-12);
+    uint64_t small = 64 << 10;       /* log2(64 KiB / 64) = 10: Simple's factor .6 */
+    double tb = 0.92 * 240 * 0.5 * 0.6;
+    cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_TREE, PROTO_SIMPLE, small), (64.4 + small / (1000 * tb)) * 1e-6,
+                       1e-12);
+    tuning_machine_t two = machine(16, 2, 1);
+    double big = 240.0 * 16 / 30;
+    cr_expect_float_eq(tuning_time(&two, COLL_ALLREDUCE, TUNING_RING, PROTO_SIMPLE, n), (131.6 * 1.4 + n / (1000 * big)) * 1e-6,
+                       1e-12, "the plateau correction: latency x 1.4 on Ampere");
+    cr_expect_lt(tuning_time(&m, COLL_BROADCAST, TUNING_TREE, PROTO_SIMPLE, n), 0, "broadcast is Ring only");
+    cr_expect_lt(tuning_time(&m, COLL_ALLREDUCE, TUNING_NVLS, PROTO_SIMPLE, n), 0, "no NVLS without a reducing switch");
+    tuning_algo_t a;
+    proto_t p;
+    double t;
+    cr_assert_eq(tuning_pick(&m, COLL_ALLREDUCE, 8, &a, &p, &t), 0);
+    cr_expect(a == TUNING_RING && p == PROTO_LL, "8 B: Ring LL (15.0 us) beats Tree LL (15.2 us): %s/%s",
+              tuning_algo_name(a), proto_name(p));
+    cr_assert_eq(tuning_pick(&m, COLL_ALLREDUCE, n, &a, &p, &t), 0);
+    cr_expect(a == TUNING_RING && p == PROTO_SIMPLE, "1 GiB: Ring Simple: %s/%s", tuning_algo_name(a), proto_name(p));
+}
+
+/* On the DGX-1, NCCL's model reads the six NVLink rings at NCCL's 20 GB/s
+ * a link (the numbers NCCL_DEBUG=INFO prints for that box: 6 rings, bw 20). */
+Test(tuning, dgx1_graph_as_nccl_sees_it) {
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("topologies/dgx1-v100.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    tuning_machine_t m;
+    algo_opts_t o = {0};
+    cr_assert_eq(plan_machine(t, &o, &m, &e), 0, "%s", e.msg);
+    cr_expect_eq(m.nchannels, 6);
+    cr_expect_float_eq(m.bw, 20.0, 1e-9, "%g GB/s a channel", m.bw);
+    cr_expect_eq(m.arch, TUNING_VOLTA);
+    cr_expect_eq(m.nvlink, 1);
+    cr_expect_eq(m.nnodes, 1);
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = 8, .proto = RUN_PROTO_AUTO};
+    run_out_t out;
+    cr_assert_eq(plan_run(t, &q, &out, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(out.time_s, 15.0e-6 + 8 / (1000 * 39.0 * 8 / 14) * 1e-6, 1e-12, "Ring LL, Volta's LL cap");
+    cr_expect_str_eq(out.algo->name, "ring");
+    topo_free(t);
+}
+
+/* The command line: validate --model nccl runs; calibrating it is refused. */
+Test(tuning, validate_model_nccl) {
+    char *out;
+    const char *log = " --nccl-tests validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt";
+    char args[512];
+    snprintf(args, sizeof args, "validate -t topologies/hgx-a100.yaml --model nccl --json%s", log);
+    cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"mape_pct\":") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "calibrate -t topologies/hgx-a100.yaml --model nccl -o build/x.yaml%s", log);
+    cr_expect_eq(th_cli(args, &out, 0), 1);
+    cr_expect(strstr(out, "nothing to fit") != NULL, "%s", out);
+    free(out);
+}
