@@ -24,8 +24,8 @@ static const char help[] =
     "      --sizes SPEC       LO:HI[:xF] (geometric, default x2) or a list 1KiB,1MiB\n"
     "                         (default 8B:1GiB); nccl-tests sizes (the whole buffer)\n"
     "      --algos LIST       only these algorithms\n"
-    "      --proto P          none (default), LL, LL128, Simple, or auto (each\n"
-    "                         algorithm with its fastest protocol)\n"
+    "      --proto P          auto (default: each algorithm with its fastest\n"
+    "                         protocol), LL, LL128, Simple, or none\n"
     "      --model M          auto (default: the closed form where it is exact, the\n"
     "                         simulator where it is an approximation and the run is\n"
     "                         small), closed, or des (simulate everything)\n"
@@ -152,7 +152,7 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
 }
 
 int cmd_select(int argc, char **argv) {
-    select_args_t a = {.sizes = "8B:1GiB", .format = "table"};
+    select_args_t a = {.sizes = "8B:1GiB", .format = "table", .proto = RUN_PROTO_AUTO};
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     char colls[256], algos[1024];

@@ -14,14 +14,15 @@
 #include "trace.h"
 
 static const char help[] =
-    "usage: baton %s -t TOPO.yaml -c COLLECTIVE -a ALGORITHM -s SIZE [options]\n"
+    "usage: baton %s -t TOPO.yaml -c COLLECTIVE -s SIZE [-a ALGORITHM] [options]\n"
     "\n"
     "%s\n"
     "\n"
     "  -t, --topo FILE     topology (YAML), e.g. topologies/hgx-h100.yaml\n"
     "  -c, --coll NAME     allreduce, reducescatter, allgather, broadcast, reduce\n"
-    "  -a, --algo NAME     an algorithm (baton algos -c COLL lists them), or auto:\n"
-    "                      the lowest closed-form time on this topology\n"
+    "  -a, --algo NAME     an algorithm (baton algos -c COLL lists them), auto (the\n"
+    "                      default: the lowest closed-form time on this topology)\n"
+    "                      or nccl (the lowest of the algorithms NCCL has)\n"
     "  -s, --size SIZE     bytes: 4, 1KiB, 1GiB, 1GB (GB = 1e9 B). As in nccl-tests,\n"
     "                      the whole buffer: the all-reduce/broadcast/reduce buffer,\n"
     "                      the reduce-scatter input and the all-gather output\n"
@@ -40,8 +41,8 @@ static const char help[] =
     "                      none (links never queue)%s\n"
     "      --store-forward every hop receives a message whole before passing it on\n"
     "                      (default: cut-through; fifo and none only)%s\n"
-    "      --proto P       none (default: plain alpha-beta), LL, LL128, Simple, or\n"
-    "                      auto (the fastest): NCCL's protocols, each a latency per\n"
+    "      --proto P       auto (the default: the fastest), LL, LL128, Simple, or\n"
+    "                      none (plain alpha-beta): NCCL's protocols, each a latency per\n"
     "                      message, a bandwidth efficiency and a base latency\n"
     "                      (defaults from NCCL; a topology's `protocols:` overrides)\n"
     "      --verify        prove the result (data mode when small, else signatures)%s\n"
@@ -141,7 +142,6 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     if (optind < argc) return cmd_usage(cmd, "unexpected argument '%s'", argv[optind]);
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (!a->coll) return cmd_usage(cmd, "missing -c COLLECTIVE");
-    if (!a->algo) return cmd_usage(cmd, "missing -a ALGORITHM");
     if (!a->size) return cmd_usage(cmd, "missing -s SIZE");
     if (predict && (a->verify || a->dump || a->contention || a->store_forward || a->explain || a->trace || a->link_stats ||
                     a->symmetric))
@@ -295,7 +295,7 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
 
 int cmd_sim(int argc, char **argv, int predict) {
     const char *cmd = predict ? "predict" : "sim";
-    sim_args_t a = {0};
+    sim_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO};   /* the same defaults as every command */
     int rc = parse(argc, argv, cmd, &a, predict);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     int coll = coll_parse(a.coll);

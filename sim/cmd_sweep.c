@@ -21,7 +21,7 @@ static const char help[] =
     "  -a, --algo NAME     algorithm, or auto (default)\n"
     "      --sizes SPEC    LO:HI[:xF] or a list (default 1MiB)\n"
     "      --set K=V[,V]   a parameter and its values (repeatable)\n"
-    "      --proto P       none (default), LL, LL128, Simple, auto\n"
+    "      --proto P       auto (default), LL, LL128, Simple, none\n"
     "      --model M       closed, des, or auto (default: the closed form on uniform\n"
     "                      machines, the simulator elsewhere)\n"
     "      --format F      csv (default) or jsonl (one JSON object per line)\n"
@@ -164,7 +164,7 @@ static int sweep(const sweep_args_t *a, FILE *f, baton_err_t *e) {
 }
 
 int cmd_sweep(int argc, char **argv) {
-    sweep_args_t a = {.algo = "auto", .sizes = "1MiB", .format = "csv", .shard = 1, .nshards = 1};
+    sweep_args_t a = {.algo = "auto", .sizes = "1MiB", .format = "csv", .shard = 1, .nshards = 1, .proto = RUN_PROTO_AUTO};
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     char *buf = NULL;

@@ -149,8 +149,9 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     o->bytes = q->bytes;
     int rc = topo_cost_model(t, &o->model, e);
     if (rc < 0) return rc;
-    int first = q->proto == RUN_PROTO_AUTO ? PROTO_LL : q->proto;
-    int last = q->proto == RUN_PROTO_AUTO ? PROTO_SIMPLE : q->proto;
+    int proto = q->proto == RUN_PROTO_AUTO && topo_params_c(t)->no_protocols ? PROTO_NONE : q->proto;
+    int first = proto == RUN_PROTO_AUTO ? PROTO_LL : proto;
+    int last = proto == RUN_PROTO_AUTO ? PROTO_SIMPLE : proto;
     run_out_t best = {0};
     for (int pr = first; pr <= last; pr++) {      /* each protocol asked for; keep the fastest */
         run_out_t cand = *o;
@@ -176,7 +177,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         else engine_result_free(&cand.eng);
     }
     *o = best;
-    o->proto_auto = q->proto == RUN_PROTO_AUTO;
+    o->proto_auto = proto == RUN_PROTO_AUTO;
     return 0;
 }
 

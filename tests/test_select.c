@@ -209,3 +209,30 @@ Test(select, one_rank_is_free_and_prints_numbers) {
     cr_expect(strstr(out, "\"ratio\":1") != NULL, "%s", out);
     free(out);
 }
+
+/* One decision everywhere: with their defaults (-a auto, --proto auto),
+ * predict names the algorithm and protocol select ranks first for the same
+ * question (closed forms), on a node and on a cluster, small to large. */
+Test(select, defaults_agree_with_the_winner) {
+    const char *machines[] = {"topologies/hgx-h100.yaml", "topologies/cluster-a100.yaml", "topologies/dgx1-v100.yaml"};
+    const char *sizes[] = {"1KiB", "16KiB", "1MiB", "64MiB", "1GiB"};
+    for (int m = 0; m < 3; m++)
+        for (int i = 0; i < 5; i++) {
+            char args[256], *out, *sel, want[128] = "", got[128] = "";
+            snprintf(args, sizeof args, "select -t %s -c allreduce --sizes %s --model closed --format csv", machines[m], sizes[i]);
+            cr_assert_eq(th_cli(args, &sel, 1), 0, "%s", sel);
+            for (char *l = strtok(sel, "\n"); l; l = strtok(NULL, "\n")) {
+                char a[32], p[16];
+                int w = 0;
+                if (sscanf(l, "allreduce,%*[^,],%31[^,],%15[^,],%*[^,],%*[^,],%*[^,],%*[^,],%d", a, p, &w) == 3 && w)
+                    snprintf(want, sizeof want, "\"algorithm\":\"%s\",\"auto\":true,\"protocol\":\"%s\"", a, p);
+            }
+            free(sel);
+            snprintf(args, sizeof args, "predict -t %s -c allreduce -s %s --json", machines[m], sizes[i]);
+            cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
+            char *at = strstr(out, "\"algorithm\":");
+            if (at) snprintf(got, sizeof got, "%.*s", (int)strcspn(at, "}") , at);
+            cr_expect(want[0] && strstr(out, want) != NULL, "%s %s: select says %s, predict %s", machines[m], sizes[i], want, got);
+            free(out);
+        }
+}

@@ -73,6 +73,8 @@ typedef struct topo_params {
     int p2p;             /* 1: GPUs reach each other directly; 0: GPU-to-GPU traffic is
                             staged in host memory (routed via the nearest CPU) */
     proto_cost_t proto[PROTO_COUNT];   /* the protocols on this machine */
+    int no_protocols;    /* `protocols: none`: a textbook machine (the candy kids); --proto
+                            auto then means none, the plain alpha-beta model */
     double bw_scale;     /* every link's bandwidth x this (achieved / datasheet; default 1) */
     double lat_scale;    /* every link's latency x this (default 1) */
     int arch;            /* the GPUs' generation for NCCL's tables (tuning_arch_t), -1

@@ -31,8 +31,8 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     fmt_s(a, sizeof a, p->launch);
     fprintf(f, "launch: %s\n", p->launch > 0 ? a : "0");
     if (p->arch >= 0) fprintf(f, "arch: %s\n", tuning_arch_name((tuning_arch_t)p->arch));
-    fprintf(f, "protocols:\n");
-    for (int i = PROTO_LL; i < PROTO_COUNT; i++) {
+    fprintf(f, "protocols:%s\n", p->no_protocols ? " none" : "");
+    for (int i = PROTO_LL; i < PROTO_COUNT && !p->no_protocols; i++) {
         fmt_s(a, sizeof a, p->proto[i].msg_latency);
         fmt_s(c, sizeof c, p->proto[i].base_latency);
         fprintf(f, "  %s: {latency: %s, efficiency: %.17g, base: %s", proto_name((proto_t)i), a, p->proto[i].efficiency, c);

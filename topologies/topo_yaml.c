@@ -459,7 +459,8 @@ static int read_protocols(ctx_t *c, yaml_node_t *root) {
     static const char *const keys[] = {"latency", "efficiency", "base", "max_busbw", NULL};
     yaml_node_t *pm = get(c, root, "protocols");
     if (pm == NULL) return 0;
-    if (pm->type != YAML_MAPPING_NODE) return fail(c, pm, "'protocols' maps LL, LL128 and Simple to their costs", NULL, NULL);
+    if (scalar(pm) && strcmp(scalar(pm), "none") == 0) { topo_params(c->t)->no_protocols = 1; return 0; }
+    if (pm->type != YAML_MAPPING_NODE) return fail(c, pm, "'protocols' maps LL, LL128 and Simple to their costs (or is 'none')", NULL, NULL);
     for (yaml_node_pair_t *p = pm->data.mapping.pairs.start; p < pm->data.mapping.pairs.top; p++) {
         yaml_node_t *kn = node(c, p->key), *v = node(c, p->value);
         const char *name = scalar(kn);
