@@ -35,6 +35,8 @@ typedef struct algo {
     int approx;              /* the formula is an approximation or a bound, not exact */
     int helpers;             /* reducing switches it needs (NVLS) */
     const char *nccl;        /* NCCL's name for it ("ring", "tree"), NULL if none */
+    unsigned nccl_protos;    /* the protocols NCCL runs it with, bits 1 << proto_t; 0: all
+                                (NVLS: Simple only) */
     /* Optional, for rows whose every step has each rank send one share of a
      * block to the same peer on each channel (rings): that peer (-1: none).
      * The closed form then sees the links the channels share

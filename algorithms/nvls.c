@@ -22,6 +22,8 @@
  * every rank reaches; any p >= 1, any n; --pipeline K (default 1 per MiB). */
 #include "algo.h"
 
+#include "../models/proto.h"
+
 /* Rank r: send chunk 0, then (send i, recv i-1) pairs, then recv k-1. */
 static int rank_op(const sched_t *s, int r, uint32_t pc, sched_op_t *op) {
     int p = s->nranks, sw = p;
@@ -73,5 +75,5 @@ const algo_t algo_allreduce_nvls = {
     .requires = "a switch with `reduce: true` reaching every rank; any p >= 1, any n; --pipeline K",
     .port_model = "approximation (multi-port star)",
     .idea = "in-switch reduction (NVLS/SHARP): each byte up once, the sum down once",
-    .approx = 1, .helpers = 1, .nccl = "nvls",
+    .approx = 1, .helpers = 1, .nccl = "nvls", .nccl_protos = 1u << PROTO_SIMPLE,
 };

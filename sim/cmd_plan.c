@@ -11,6 +11,7 @@
 #include "../topologies/topo_yaml.h"
 #include "../topologies/units.h"
 #include "cmd.h"
+#include "plan.h"
 #include "run.h"
 #include "select.h"
 
@@ -59,7 +60,14 @@ static void rings(const topo_t *t, const graph_t *g) {
 }
 
 static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, baton_err_t *e) {
-    printf("%12s  %-10s %-7s %8s %12s %10s\n", "size", "algorithm", "proto", "channels", "time", "busbw");
+    tuning_machine_t m;
+    algo_opts_t none = {0};
+    if (plan_machine(t, &none, &m, e) < 0) return -1;
+    printf("NCCL's model sees %d node(s), %s, %d channels at %.4g GB/s each%s\n", m.nnodes,
+           m.nvlink ? "NVLink" : "PCI", m.nchannels, m.bw,
+           m.nvls_channels ? " and NVLS" : "");
+    printf("%12s  %-10s %-7s %8s %12s %10s   %s\n", "size", "algorithm", "proto", "channels", "time", "busbw",
+           "NCCL's own model (--model nccl)");
     for (int i = 0; i < n; i++) {
         run_req_t q = {.coll = coll, .algo = "nccl", .bytes = sizes[i], .predict = !sim, .proto = RUN_PROTO_AUTO};
         run_out_t o;
@@ -69,9 +77,13 @@ static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int si
         run_opts_from_topo(t, &op);
         units_fmt_size(sizes[i], sz, sizeof sz);
         units_fmt_time(o.time_s, tm, sizeof tm);
-        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s\n", sz, o.algo->name, proto_name(o.proto), op.channels, tm,
+        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s", sz, o.algo->name, proto_name(o.proto), op.channels > 0 ? op.channels : 1, tm,
                o.busbw_GBps);
         engine_result_free(&o.eng);
+        q.predict = 1;
+        if (plan_run(t, &q, &o, e) < 0) return -1;
+        units_fmt_time(o.time_s, tm, sizeof tm);
+        printf("   %s/%s %s\n", o.algo->name, proto_name(o.proto), tm);
     }
     return 0;
 }

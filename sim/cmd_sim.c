@@ -193,7 +193,7 @@ static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint6
     o = &opts;
     if (topo_cost_model(t, &m, &e) < 0) return cmd_fail(cmd, &e);
     const algo_t *a = !run_is_auto(algo) ? algo_find(coll, algo)
-                                         : run_pick(t, coll, &m, NULL, topo_nranks(t), bytes, o, strcmp(algo, "nccl") == 0);
+                                         : run_pick(t, coll, &m, NULL, PROTO_NONE, topo_nranks(t), bytes, o, strcmp(algo, "nccl") == 0);
     if (a == NULL) {
         err_set(&e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)", algo, coll_name(coll),
                 algo_hint(coll, algo), coll_name(coll));

@@ -9,14 +9,6 @@
 
 #define NVLS_CHANNELS 16        /* NCCL_NVLS_NCHANNELS' default on Hopper */
 
-/* NVLink or PCI: a direct GPU link, or switches only at NVSwitch rates
- * (every NVSwitch generation gives a GPU >= 150 GB/s, PCIe x16 <= 63). */
-static int intra_is_nvlink(const graph_t *g) {
-    if (g->group < 2 || g->path == NULL) return 1;
-    const graph_hop_t *h = &g->path[1];
-    return h->type == GRAPH_PATH_DIRECT || (h->type == GRAPH_PATH_SWITCH && h->bw >= 100e9);
-}
-
 /* NCCL counts links below their line rate (src/graph/topo.h; reference
  * section 1.7): an NVLink at 20 GB/s of 25 (20.6 on Hopper, 40.1 of 50 on
  * Blackwell), PCIe at 12 of 15.75 GB/s a Gen3 x16 (the same 0.76 for every
@@ -66,6 +58,27 @@ static int ring_bus_bw(topo_t *t, const algo_opts_t *o_in, tuning_arch_t arch, d
     return 0;
 }
 
+/* NCCL's channels where baton's search had nothing to choose (a flat node,
+ * no channel count in the file): the largest speed step the GPU's total
+ * carries, as many channels as fit (at most 16), then doubled at half the
+ * speed from 25 GB/s up (on Hopper and later, not below 50 GB/s with more
+ * than 4 channels): search.cc's speed arrays and ncclTopoDupChannels
+ * (docs/reference/nccl.md 1.7). 8 x A100: 6 x 40 -> 12 x 20 GB/s. */
+static void nccl_channels(tuning_machine_t *m, double total) {
+    static const double steps[TUNING_ARCH_COUNT][13] = {
+        {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3}, {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3},
+        {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3, 0, 0}, {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18, 0}};
+    double s = 0;
+    for (int i = 0; i < 13 && steps[m->arch][i] > 0; i++)
+        if (steps[m->arch][i] <= total) { s = steps[m->arch][i]; break; }
+    if (s == 0) return;                                   /* slower than every step: keep one channel */
+    int nch = (int)(total / s);
+    nch = nch > 16 ? 16 : nch;
+    if (s >= 25 && !(m->arch > TUNING_AMPERE && s < 50 && nch > 4)) nch *= 2, s /= 2;
+    m->nchannels = nch;
+    m->bw = s;
+}
+
 int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_err_t *e) {
     algo_opts_t o = *o_in;
     run_opts_from_topo(t, &o);
@@ -75,12 +88,13 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     int p = topo_nranks(t), group = tp->group_size > 0 && p % tp->group_size == 0 ? tp->group_size : p;
     double bus = 0;
     tuning_arch_t arch = tp->arch >= 0 ? (tuning_arch_t)tp->arch : TUNING_AMPERE;
-    *m = (tuning_machine_t){.nranks = p, .nnodes = p / group, .arch = arch, .nvlink = intra_is_nvlink(g),
+    *m = (tuning_machine_t){.nranks = p, .nnodes = p / group, .arch = arch, .nvlink = graph_nvlink(g),
                             .nchannels = o.channels > 0 ? o.channels : 1};
     int rc = ring_bus_bw(t, &o, arch, &bus, e);
     if (rc < 0) return rc;
     m->ll128 = m->nvlink;
     m->bw = bus / m->nchannels;
+    if (g->nrings == 0 && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
     topo_route_t r;
     if (topo_nreducers(t) > 0 && m->nnodes == 1 && topo_route(t, 0, p, &r, NULL) == 0) {
         m->nvls_channels = NVLS_CHANNELS;

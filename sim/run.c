@@ -52,16 +52,23 @@ int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_mode
     return rc < 0 ? rc : 0;
 }
 
+int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr) {
+    if (a->nccl == NULL || (a->nccl_protos && !(a->nccl_protos & (1u << pr)))) return 0;
+    const graph_t *g = t && pr == PROTO_LL128 ? graph_get(t, NULL) : NULL;
+    return !(g && !graph_nvlink(g));
+}
+
 int run_is_auto(const char *algo) { return strcmp(algo, "auto") == 0 || strcmp(algo, "nccl") == 0; }
 
-const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
-                       const algo_opts_t *o, int nccl_only) {
+const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
+                       uint64_t n, const algo_opts_t *o, int nccl_only) {
     const algo_t *const *rows = algo_all(), *best = NULL;
     double best_t = 0;
     for (int i = 0; rows[i]; i++) {
         sched_t s;
         cost_model_t am;
-        if (rows[i]->coll != coll || rows[i]->helpers > m->reducers || (nccl_only && rows[i]->nccl == NULL)) continue;
+        if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
+        if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs(t, rows[i], pr)))) continue;
         if (algo_build(rows[i], p, n, o, &s, NULL) < 0) continue;
         if (run_algo_model(t, rows[i], &s, m, &am, NULL) < 0) continue;
         if (pc) am = proto_apply(&am, pc);
@@ -137,7 +144,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
  * lowest of the algorithms NCCL has, what an nccl-tests log measured). */
 static const algo_t *choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr) {
     if (!run_is_auto(q->algo)) return algo_find(q->coll, q->algo);
-    return run_pick(t, q->coll, &o->model, &topo_params_c(t)->proto[pr], o->ranks, q->bytes, &q->opts,
+    return run_pick(t, q->coll, &o->model, &topo_params_c(t)->proto[pr], pr, o->ranks, q->bytes, &q->opts,
                     strcmp(q->algo, "nccl") == 0);
 }
 
@@ -157,9 +164,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         run_out_t cand = *o;
         cand.algo = choose(t, q, o, (proto_t)pr);
         cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
-        if (cand.algo == NULL && strcmp(q->algo, "nccl") == 0)
-            return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls) does %s "
-                           "on %d ranks (see `baton algos -c %s`)", coll_name(q->coll), o->ranks, coll_name(q->coll));
+        if (cand.algo == NULL && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
         if (cand.algo == NULL)
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
@@ -173,9 +178,13 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             engine_result_free(&best.eng);
             return rc;
         }
-        if (pr == first || cand.time_s < best.time_s) { engine_result_free(&best.eng); best = cand; }
+        if (best.algo == NULL || cand.time_s < best.time_s) { engine_result_free(&best.eng); best = cand; }
         else engine_result_free(&cand.eng);
     }
+    if (best.algo == NULL)
+        return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls) does %s%s%s "
+                       "on %d ranks (see `baton algos -c %s`)", coll_name(q->coll), proto == RUN_PROTO_AUTO ? "" : " with ",
+                       proto == RUN_PROTO_AUTO ? "" : proto_name((proto_t)proto), o->ranks, coll_name(q->coll));
     *o = best;
     o->proto_auto = proto == RUN_PROTO_AUTO;
     return 0;

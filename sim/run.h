@@ -64,10 +64,16 @@ int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_mode
 
 /* The applicable algorithm of coll with the lowest closed-form time, each row
  * on its own view of t (t may be NULL: m for all) under protocol pc (NULL:
- * m as given), among NCCL's rows only if nccl_only; ties: registry order.
+ * m as given), among NCCL's rows only if nccl_only (and those NCCL runs with
+ * protocol pr, run_nccl_runs; PROTO_NONE: any); ties: registry order.
  * NULL if none can run this case. */
-const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
-                       const algo_opts_t *o, int nccl_only);
+const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
+                       uint64_t n, const algo_opts_t *o, int nccl_only);
+
+/* Would NCCL run row a with protocol pr on t? Only rows NCCL has, with the
+ * protocols it runs them with (NVLS: Simple), and LL128 only where the
+ * node's GPUs talk over NVLink (docs/reference/nccl.md 1.1). */
+int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr);
 
 /* "auto" or "nccl": a choice the run makes, not a registry row. */
 int run_is_auto(const char *algo);

@@ -100,3 +100,42 @@ Test(tuning, validate_model_nccl) {
     cr_expect(strstr(out, "nothing to fit") != NULL, "%s", out);
     free(out);
 }
+
+/* NCCL's protocol rules under -a nccl: NVLS runs Simple only (hgx-h100,
+ * every size), and LL128 needs NVLink inside the node (never on a PCIe box). */
+Test(tuning, nccl_protocol_rules) {
+    baton_err_t e = {0};
+    const char *files[] = {"topologies/hgx-h100.yaml", "topologies/pcie-8gpu.yaml"};
+    for (int f = 0; f < 2; f++) {
+        topo_t *t = topo_yaml_load(files[f], NULL, 0, &e);
+        cr_assert_not_null(t, "%s", e.msg);
+        for (uint64_t n = 8; n <= (1ull << 30); n *= 4) {
+            run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO, .predict = 1};
+            run_out_t o;
+            cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+            if (strcmp(o.algo->name, "nvls") == 0) cr_expect_eq(o.proto, PROTO_SIMPLE, "%s %llu B: nvls/%s", files[f],
+                                                                  (unsigned long long)n, proto_name(o.proto));
+            cr_expect(f == 0 || o.proto != PROTO_LL128, "%s %llu B: LL128 on PCIe", files[f], (unsigned long long)n);
+        }
+        if (f == 1) {
+            run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 1 << 20, .proto = PROTO_LL128, .predict = 1};
+            run_out_t o;
+            cr_expect_eq(run_collective(t, &q, &o, &e), 0, "a named protocol is still a what-if: %s", e.msg);
+        }
+        topo_free(t);
+    }
+}
+
+/* Where the search had nothing to choose, NCCL's model takes the channels
+ * NCCL's search would: 8 x A100 at NCCL's 240 GB/s a GPU: 12 x 20 GB/s. */
+Test(tuning, flat_node_channels_as_nccl) {
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("topologies/hgx-a100.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    tuning_machine_t m;
+    algo_opts_t o = {0};
+    cr_assert_eq(plan_machine(t, &o, &m, &e), 0, "%s", e.msg);
+    cr_expect_eq(m.nchannels, 12);
+    cr_expect_float_eq(m.bw, 20.0, 1e-9);
+    topo_free(t);
+}

@@ -274,6 +274,12 @@ const graph_t *graph_get(topo_t *t, baton_err_t *e) {
     return g;
 }
 
+int graph_nvlink(const graph_t *g) {
+    if (g->group < 2 || g->path == NULL) return 1;
+    const graph_hop_t *h = &g->path[1];
+    return h->type == GRAPH_PATH_DIRECT || (h->type == GRAPH_PATH_SWITCH && h->bw >= 100e9);
+}
+
 const sched_orders_t *graph_rings(topo_t *t, baton_err_t *e) {
     const graph_t *g = graph_get(t, e);
     return g && g->nrings > 0 ? &g->orders : NULL;

@@ -59,6 +59,12 @@ const graph_t *graph_get(topo_t *t, baton_err_t *e);
  * the search fails: then rank order, and e says why if given). */
 const sched_orders_t *graph_rings(topo_t *t, baton_err_t *e);
 
+/* Do the node's GPUs reach each other over NVLink (NCCL's LINK_NVL), not
+ * PCI? A direct GPU link, or switches only at NVSwitch rates (every NVSwitch
+ * generation gives a GPU >= 150 GB/s, PCIe x16 at most 63). NCCL enables
+ * LL128 only then. */
+int graph_nvlink(const graph_t *g);
+
 /* "NVL"-style names as nvidia-smi and NCCL print them. */
 const char *graph_path_name(graph_path_t p);
 
