@@ -25,6 +25,14 @@ typedef struct cmd_sets {
     int n;
 } cmd_sets_t;
 
+/* -t NAME: the file NAME if it exists, else NAME or NAME.yaml in the current
+ * directory, in topologies/ under it, in each directory of $BATON_PATH
+ * (colon-separated), then in the installed share directory; the loaded
+ * machine, or NULL with an error naming where it looked (and the nearest
+ * name found there). */
+struct topo;
+struct topo *cmd_load_topo(const char *name, const char *const *sets, int nsets, baton_err_t *e);
+
 /* Remember one --set; EXIT_USAGE (after printing) when there are too many. */
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);
 

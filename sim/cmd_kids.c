@@ -58,7 +58,7 @@ int cmd_kids(int argc, char **argv) {
     if (one && strcmp(method, "naive") && strcmp(method, "tree") && strcmp(method, "ring"))
         return cmd_usage("kids", "unknown method '%s' (naive, tree, ring or all)", method);
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(path, sets.v, sets.n, &e);
+    topo_t *t = cmd_load_topo(path, sets.v, sets.n, &e);
     if (t == NULL) return cmd_fail("kids", &e);
     int rc = EXIT_OK;
     for (int i = 0; rc == EXIT_OK && (one ? i < 1 : all[i] != NULL); i++) {

@@ -114,7 +114,7 @@ int cmd_plan(int argc, char **argv) {
     int nsizes;
     if (select_parse_sizes(sizes_s, &sizes, &nsizes, &why) < 0) return cmd_usage("plan", "--sizes %s: %s", sizes_s, why);
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(file, sets.v, sets.n, &e);
+    topo_t *t = cmd_load_topo(file, sets.v, sets.n, &e);
     const graph_t *g = t ? graph_get(t, &e) : NULL;
     int rc = g ? 0 : -1;
     if (g) {

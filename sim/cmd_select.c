@@ -136,7 +136,7 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     uint64_t *sizes;
     if (select_parse_sizes(a->sizes, &sizes, &q->nsizes, &why) < 0) return cmd_usage("select", "--sizes %s: %s", a->sizes, why);
     q->sizes = sizes;
-    topo_t *t = topo_yaml_load(a->topo, a->sets.v, a->sets.n, &e);
+    topo_t *t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, &e);
     select_table_t tab = {0};
     char *text = NULL;
     int rc = t ? select_run(t, q, &tab, &e) : -1;

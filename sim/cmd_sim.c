@@ -304,7 +304,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     const char *why;
     if (units_size(a.size, &bytes, &why) < 0) return cmd_usage(cmd, "bad size '%s': %s", a.size, why);
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(a.topo, a.sets.v, a.sets.n, &e);
+    topo_t *t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
     if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes, &a.opts); topo_free(t); return rc; }
     run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,

@@ -116,7 +116,7 @@ static int row(FILE *f, const sweep_args_t *a, const int *idx, uint64_t bytes, c
         snprintf(sets[k], sizeof sets[k], "%s=%s", a->axes[k].name, a->axes[k].values[idx[k]]);
         sv[k] = sets[k];
     }
-    topo_t *t = topo_yaml_load(a->topo, sv, a->naxes, e);
+    topo_t *t = cmd_load_topo(a->topo, sv, a->naxes, e);
     if (t == NULL) return -1;
     cost_model_t m;
     run_req_t q = {.coll = coll, .algo = a->algo, .bytes = bytes, .proto = a->proto};

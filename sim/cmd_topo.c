@@ -130,7 +130,7 @@ int cmd_topo(int argc, char **argv) {
     }
     if (optind != argc - 1) return cmd_usage("topo", "expected one topology file");
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(argv[optind], sets.v, sets.n, &e);
+    topo_t *t = cmd_load_topo(argv[optind], sets.v, sets.n, &e);
     if (t == NULL) return cmd_fail("topo", &e);
     cost_model_t m;
     if (topo_cost_model(t, &m, &e) < 0) { topo_free(t); return cmd_fail("topo", &e); }

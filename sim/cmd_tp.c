@@ -125,7 +125,7 @@ int cmd_tp(int argc, char **argv) {
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(a.topo, a.sets.v, a.sets.n, &e);
+    topo_t *t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e);
     if (t == NULL) return cmd_fail("tp", &e);
     if (a.tp && a.tp != topo_nranks(t)) {
         err_set(&e, BATON_EINVAL, "--tp %d but %s has %d ranks: describe the tensor-parallel group's machine", a.tp,

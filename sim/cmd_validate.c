@@ -278,7 +278,7 @@ static int write_calibrated(const val_args_t *a, topo_t *t, const cal_fit_t *f, 
 
 static int run(val_args_t *a, const char *cmd) {
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(a->topo, a->sets.v, a->sets.n, &e);
+    topo_t *t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, &e);
     cal_sample_t *s = NULL;
     const char **file_of = NULL;
     int host = a->backend != NULL;

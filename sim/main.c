@@ -3,15 +3,25 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
+#include <stdlib.h>
 #include <unistd.h>
 
+#include "../topologies/topo_yaml.h"
+
+#include "../models/suggest.h"
 #include "cmd.h"
 #include "run.h"
+
+#ifndef BATON_VERSION
+#define BATON_VERSION "0.4.0"
+#endif
 
 static const char usage[] =
     "baton - how long will this collective take on this machine, and why?\n"
     "\n"
-    "usage: baton COMMAND [options]    (baton COMMAND --help for details)\n"
+    "usage: baton COMMAND [options]    (baton help COMMAND, or baton COMMAND --help)\n"
+    "       baton --version\n"
     "\n"
     "commands:\n"
     "  sim       simulate a collective on a topology (discrete-event, byte-accurate)\n"
@@ -44,6 +54,69 @@ int cmd_usage(const char *cmd, const char *fmt, ...) {
     return EXIT_USAGE;
 }
 
+#ifndef BATON_SHARE
+#define BATON_SHARE "/usr/local/share/baton"
+#endif
+
+/* Does dir/name or dir/name.yaml exist? Then path holds it. */
+static int try_dir(const char *dir, size_t len, const char *name, char *path, size_t n) {
+    static const char *const ext[] = {"", ".yaml"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, n, "%.*s%s%s%s", (int)len, dir, len ? "/" : "", name, ext[k]);
+        if (access(path, R_OK) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The search path, one directory after another (len 0: the name as given). */
+static int find_topo(const char *name, char *path, size_t n) {
+    if (try_dir("", 0, name, path, n)) return 1;
+    if (strchr(name, '/')) return 0;                     /* a path that is not there */
+    if (try_dir("topologies", 10, name, path, n)) return 1;
+    for (const char *p = getenv("BATON_PATH"); p && *p;) {
+        size_t len = strcspn(p, ":");
+        if (len && try_dir(p, len, name, path, n)) return 1;
+        p += len + (p[len] == ':');
+    }
+    return try_dir(BATON_SHARE "/topologies", strlen(BATON_SHARE "/topologies"), name, path, n);
+}
+
+/* The shipped machines' names in the search path, for did-you-mean. */
+static void nearest_machine(const char *name, char *hint, size_t n) {
+    static char names[64][64];
+    const char *cands[65];
+    int k = 0;
+    const char *dirs[] = {"topologies", BATON_SHARE "/topologies"};
+    for (int d = 0; d < 2; d++) {
+        DIR *dir = opendir(dirs[d]);
+        for (struct dirent *de; dir && k < 64 && (de = readdir(dir)) != NULL;) {
+            size_t len = strlen(de->d_name);
+            if (len > 5 && len < 64 && strcmp(de->d_name + len - 5, ".yaml") == 0) {
+                snprintf(names[k], sizeof names[k], "%.*s", (int)(len - 5), de->d_name);
+                cands[k] = names[k];
+                k++;
+            }
+        }
+        if (dir) closedir(dir);
+    }
+    cands[k] = NULL;
+    snprintf(hint, n, "%s", suggest_hint(name, cands));
+}
+
+topo_t *cmd_load_topo(const char *name, const char *const *sets, int nsets, baton_err_t *e) {
+    char path[4096], hint[128];
+    size_t len = strlen(name);
+    int file_like = strchr(name, '/') || (len > 5 && strcmp(name + len - 5, ".yaml") == 0);
+    if (!find_topo(name, path, sizeof path) && file_like) return topo_yaml_load(name, sets, nsets, e);   /* "cannot open" */
+    if (!find_topo(name, path, sizeof path)) {
+        nearest_machine(name, hint, sizeof hint);
+        err_set(e, BATON_EIO, "no topology '%s': not a file, and no %s.yaml in ., topologies/, $BATON_PATH or %s/topologies%s",
+                name, name, BATON_SHARE, hint);
+        return NULL;
+    }
+    return topo_yaml_load(path, sets, nsets, e);
+}
+
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg) {
     if (s->n == (int)(sizeof s->v / sizeof s->v[0])) return cmd_usage(cmd, "too many --set options");
     if (strchr(arg, '=') == NULL) return cmd_usage(cmd, "--set %s: write --set name=value", arg);
@@ -72,21 +145,44 @@ int cmd_fail(const char *cmd, const baton_err_t *e) {
     return EXIT_INPUT;
 }
 
+/* The subcommands; predict and calibrate share sim's and validate's code. */
+static int run_sim(int argc, char **argv) { return cmd_sim(argc, argv, 0); }
+static int run_predict(int argc, char **argv) { return cmd_sim(argc, argv, 1); }
+static int run_validate(int argc, char **argv) { return cmd_validate(argc, argv, 0); }
+static int run_calibrate(int argc, char **argv) { return cmd_validate(argc, argv, 1); }
+
+static const struct { const char *name; int (*fn)(int, char **); } commands[] = {
+    {"sim", run_sim}, {"predict", run_predict}, {"kids", cmd_kids}, {"topo", cmd_topo}, {"plan", cmd_plan},
+    {"algos", cmd_algos}, {"select", cmd_select}, {"tp", cmd_tp}, {"sweep", cmd_sweep},
+    {"validate", run_validate}, {"calibrate", run_calibrate},
+};
+#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static int find_command(const char *name) {
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int unknown_command(const char *name) {
+    const char *names[NCOMMANDS + 1];
+    for (int i = 0; i < NCOMMANDS; i++) names[i] = commands[i].name;
+    names[NCOMMANDS] = NULL;
+    fprintf(stderr, "baton: unknown command '%s'%s\n\n%s", name, suggest_hint(name, names), usage);
+    return EXIT_USAGE;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) { fputs(usage, stderr); return EXIT_USAGE; }
     const char *c = argv[1];
-    if (!strcmp(c, "-h") || !strcmp(c, "--help") || !strcmp(c, "help")) { fputs(usage, stdout); return EXIT_OK; }
-    if (!strcmp(c, "sim")) return cmd_sim(argc - 1, argv + 1, 0);
-    if (!strcmp(c, "predict")) return cmd_sim(argc - 1, argv + 1, 1);
-    if (!strcmp(c, "kids")) return cmd_kids(argc - 1, argv + 1);
-    if (!strcmp(c, "topo")) return cmd_topo(argc - 1, argv + 1);
-    if (!strcmp(c, "plan")) return cmd_plan(argc - 1, argv + 1);
-    if (!strcmp(c, "algos")) return cmd_algos(argc - 1, argv + 1);
-    if (!strcmp(c, "select")) return cmd_select(argc - 1, argv + 1);
-    if (!strcmp(c, "tp")) return cmd_tp(argc - 1, argv + 1);
-    if (!strcmp(c, "sweep")) return cmd_sweep(argc - 1, argv + 1);
-    if (!strcmp(c, "validate")) return cmd_validate(argc - 1, argv + 1, 0);
-    if (!strcmp(c, "calibrate")) return cmd_validate(argc - 1, argv + 1, 1);
-    fprintf(stderr, "baton: unknown command '%s'\n\n%s", c, usage);
-    return EXIT_USAGE;
+    if (!strcmp(c, "--version") || !strcmp(c, "version")) { printf("baton %s\n", BATON_VERSION); return EXIT_OK; }
+    if (!strcmp(c, "-h") || !strcmp(c, "--help") || (!strcmp(c, "help") && argc == 2)) { fputs(usage, stdout); return EXIT_OK; }
+    if (!strcmp(c, "help")) {                            /* baton help CMD = baton CMD --help */
+        int i = find_command(argv[2]);
+        if (i < 0) return unknown_command(argv[2]);
+        char *args[] = {argv[2], "--help", NULL};
+        return commands[i].fn(2, args);
+    }
+    int i = find_command(c);
+    return i < 0 ? unknown_command(c) : commands[i].fn(argc - 1, argv + 1);
 }

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers.h"
 
@@ -331,4 +332,34 @@ Test(cli, auto_nccl_picks_only_what_nccl_has) {
     }
     cr_expect_gt(differs, 0, "on a cluster auto finds algorithms NCCL lacks at some size");
     expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 1MiB", 1, "none of NCCL's algorithms");
+}
+
+/* Conventions: --version, `baton help CMD`, did-you-mean for commands, and
+ * -t NAME found by name: in topologies/, through $BATON_PATH, else an error
+ * naming where it looked and the nearest shipped name. */
+Test(cli, conventions_version_help_names) {
+    char *out;
+    cr_expect_eq(th_cli("--version", &out, 1), 0);
+    cr_expect(strncmp(out, "baton ", 6) == 0, "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("help plan", &out, 1), 0);
+    cr_expect(strstr(out, "usage: baton plan") != NULL, "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("selct", &out, 0), 2);
+    cr_expect(strstr(out, "did you mean 'select'?") != NULL, "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("predict -t hgx-h100 -c allreduce -s 1MiB --json", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"topology\":\"hgx-h100\"") != NULL, "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("predict -t hgx-h10 -c allreduce -s 1MiB", &out, 0), 1);
+    cr_expect(strstr(out, "BATON_PATH") && strstr(out, "did you mean 'hgx-h100'?"), "%s", out);
+    free(out);
+    const char *bin = getenv("BATON_BIN") ? getenv("BATON_BIN") : "build/baton";
+    char cmd[2048], cwd[512];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    snprintf(cmd, sizeof cmd, "cd /tmp && BATON_PATH=/nonexistent:%s/topologies %s%s%s topo dgx1-v100 2>&1", cwd,
+             bin[0] == '/' ? "" : cwd, bin[0] == '/' ? "" : "/", bin);
+    cr_expect_eq(th_sh(cmd, &out), 0, "%s", out);
+    cr_expect(strstr(out, "topology dgx1-v100: 8 ranks") != NULL, "%s", out);
+    free(out);
 }
