@@ -41,7 +41,7 @@ CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
 
-.PHONY: fidelity all demo test test-plain test-san test-fuzz valgrind bench clean deps cuda fuzz FORCE
+.PHONY: install uninstall fidelity all demo test test-plain test-san test-fuzz valgrind bench clean deps cuda fuzz FORCE
 all: $(B)/baton $(B)/libbaton.a
 
 deps: build/.deps
@@ -155,3 +155,25 @@ clean:
 # (validate/logs/MANIFEST), uncalibrated error of -a nccl, and the median.
 fidelity: $(B)/baton
 	sh scripts/fidelity.sh $(B)/baton
+
+# Install: the binary, the shipped machines, the man page, libbaton with its
+# headers (PREFIX/include/baton, baton.h first) and a pkg-config file.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+HEADERS  = $(wildcard algorithms/*.h models/*.h topologies/*.h sim/*.h validate/*.h)
+install: $(B)/baton $(B)/libbaton.a
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/baton/topologies $(DESTDIR)$(PREFIX)/include/baton
+	install -m 755 $(B)/baton $(DESTDIR)$(PREFIX)/bin/baton
+	install -m 644 $(B)/libbaton.a $(DESTDIR)$(PREFIX)/lib/libbaton.a
+	install -m 644 topologies/*.yaml $(DESTDIR)$(PREFIX)/share/baton/topologies/
+	install -m 644 docs/baton.1 $(DESTDIR)$(PREFIX)/share/man/man1/baton.1
+	install -m 644 docs/baton.h $(DESTDIR)$(PREFIX)/include/baton/baton.h
+	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/baton/$$h; done
+	printf 'prefix=%s\nincludedir=$${prefix}/include/baton\nlibdir=$${prefix}/lib\n\nName: baton\nDescription: collective communication simulator and cost model\nVersion: 0.4.0\nRequires.private: $(PKGS)\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lbaton\nLibs.private: -lm -lpthread\n' \
+	  '$(PREFIX)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/baton.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/baton $(DESTDIR)$(PREFIX)/lib/libbaton.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/baton.pc \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/baton.1
+	rm -rf $(DESTDIR)$(PREFIX)/share/baton $(DESTDIR)$(PREFIX)/include/baton

@@ -58,6 +58,23 @@ int cmd_usage(const char *cmd, const char *fmt, ...) {
 #define BATON_SHARE "/usr/local/share/baton"
 #endif
 
+/* The installed machines: PREFIX/share/baton/topologies beside the binary's
+ * PREFIX/bin (so an install anywhere finds its own), else BATON_SHARE's. */
+static const char *share_dir(char *buf, size_t n) {
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash && slash - exe >= 4 && strncmp(slash - 4, "/bin", 4) == 0) {
+            snprintf(buf, n, "%.*s/share/baton/topologies", (int)(slash - 4 - exe), exe);
+            if (access(buf, R_OK) == 0) return buf;
+        }
+    }
+    snprintf(buf, n, "%s/topologies", BATON_SHARE);
+    return buf;
+}
+
 /* Does dir/name or dir/name.yaml exist? Then path holds it. */
 static int try_dir(const char *dir, size_t len, const char *name, char *path, size_t n) {
     static const char *const ext[] = {"", ".yaml"};
@@ -78,7 +95,8 @@ static int find_topo(const char *name, char *path, size_t n) {
         if (len && try_dir(p, len, name, path, n)) return 1;
         p += len + (p[len] == ':');
     }
-    return try_dir(BATON_SHARE "/topologies", strlen(BATON_SHARE "/topologies"), name, path, n);
+    char share[4096];
+    return try_dir(share, strlen(share_dir(share, sizeof share)), name, path, n);
 }
 
 /* The shipped machines' names in the search path, for did-you-mean. */
@@ -86,7 +104,8 @@ static void nearest_machine(const char *name, char *hint, size_t n) {
     static char names[64][64];
     const char *cands[65];
     int k = 0;
-    const char *dirs[] = {"topologies", BATON_SHARE "/topologies"};
+    char share[4096];
+    const char *dirs[] = {"topologies", share_dir(share, sizeof share)};
     for (int d = 0; d < 2; d++) {
         DIR *dir = opendir(dirs[d]);
         for (struct dirent *de; dir && k < 64 && (de = readdir(dir)) != NULL;) {
@@ -110,8 +129,9 @@ topo_t *cmd_load_topo(const char *name, const char *const *sets, int nsets, bato
     if (!find_topo(name, path, sizeof path) && file_like) return topo_yaml_load(name, sets, nsets, e);   /* "cannot open" */
     if (!find_topo(name, path, sizeof path)) {
         nearest_machine(name, hint, sizeof hint);
-        err_set(e, BATON_EIO, "no topology '%s': not a file, and no %s.yaml in ., topologies/, $BATON_PATH or %s/topologies%s",
-                name, name, BATON_SHARE, hint);
+        char share[4096];
+        err_set(e, BATON_EIO, "no topology '%s': not a file, and no %s.yaml in ., topologies/, $BATON_PATH or %s%s",
+                name, name, share_dir(share, sizeof share), hint);
         return NULL;
     }
     return topo_yaml_load(path, sets, nsets, e);

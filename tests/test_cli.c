@@ -363,3 +363,26 @@ Test(cli, conventions_version_help_names) {
     cr_expect(strstr(out, "topology dgx1-v100: 8 ranks") != NULL, "%s", out);
     free(out);
 }
+
+/* make install to a temporary prefix: the installed binary finds the
+ * shipped machines by name from anywhere, the man page and pkg-config file
+ * are there, and make uninstall removes everything it put there. */
+Test(cli, install_to_a_prefix_and_run_from_there, .timeout = 600) {
+    char dir[] = "/tmp/baton-install-XXXXXX", cmd[1024], *out;
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "make -s install PREFIX=%s B=build >/dev/null 2>&1 && cd / && "
+                              "%s/bin/baton predict -t hgx-h100 -c allreduce -s 1GiB --json 2>&1", dir, dir);
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    cr_expect(strstr(out, "\"topology\":\"hgx-h100\"") != NULL, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "test -f %s/share/man/man1/baton.1 && test -f %s/include/baton/baton.h && "
+                              "grep -q 'Libs: -L' %s/lib/pkgconfig/baton.pc && echo ok", dir, dir, dir);
+    cr_expect_eq(th_sh(cmd, &out), 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "make -s uninstall PREFIX=%s >/dev/null 2>&1 && find %s -type f | wc -l", dir, dir);
+    cr_expect_eq(th_sh(cmd, &out), 0);
+    cr_expect_eq(atoi(out), 0, "files left after uninstall: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
