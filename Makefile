@@ -24,7 +24,7 @@ SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
-           topologies/expand.c topologies/generate.c topologies/flow.c topologies/load.c topologies/graph.c topologies/topo_write.c \
+           topologies/expand.c topologies/generate.c topologies/flow.c topologies/load.c topologies/graph.c topologies/import.c topologies/topo_write.c \
            validate/nccltests.c validate/calibrate.c validate/host.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
@@ -118,10 +118,11 @@ cuda: $(B)/libbaton.a
 # tests/fuzz/regressions/<harness>/ (the suite replays them).
 FZ           = build-fuzz
 FUZZ_SECONDS ?= 30
-FUZZERS      = topo nccltests units
+FUZZERS      = topo nccltests units import
 FUZZ_SEEDS_topo      = topologies tests/data/bad tests/data/machines tests/fuzz/regressions/topo
 FUZZ_SEEDS_nccltests = tests/data/nccl tests/fuzz/regressions/nccltests
 FUZZ_SEEDS_units     = tests/fuzz/seeds/units tests/fuzz/regressions/units
+FUZZ_SEEDS_import    = tests/fuzz/seeds/import tests/fuzz/regressions/import
 FUZZ_FLAGS   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # Smaller limits than a real run's (4 M nodes): the fuzzer looks for parsing
 # mistakes, and inputs naming a million nodes would slow it 100-fold.
@@ -136,7 +137,7 @@ $(FZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.c build/.deps FORCE
 fuzz: $(FUZZERS:%=$(FZ)/fuzz_%)
 	@for f in $(FUZZERS); do \
 	  mkdir -p $(FZ)/corpus/$$f tests/fuzz/regressions/$$f; \
-	  case $$f in topo) seeds="$(FUZZ_SEEDS_topo)";; nccltests) seeds="$(FUZZ_SEEDS_nccltests)";; *) seeds="$(FUZZ_SEEDS_units)";; esac; \
+	  case $$f in topo) seeds="$(FUZZ_SEEDS_topo)";; nccltests) seeds="$(FUZZ_SEEDS_nccltests)";; import) seeds="$(FUZZ_SEEDS_import)";; *) seeds="$(FUZZ_SEEDS_units)";; esac; \
 	  echo "fuzz $$f: $(FUZZ_SECONDS) s"; \
 	  $(FZ)/fuzz_$$f $(FZ)/corpus/$$f $$seeds -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	    -max_len=8192 -print_final_stats=1 -artifact_prefix=$(FZ)/$$f- 2>$(FZ)/$$f.log \

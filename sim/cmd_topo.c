@@ -5,19 +5,56 @@
 #include <string.h>
 
 #include "../topologies/flow.h"
+#include "../topologies/import.h"
 #include "../topologies/topo_yaml.h"
 #include "../topologies/units.h"
 #include "cmd.h"
 
 static const char help[] =
     "usage: baton topo TOPO.yaml [--check | --dot] [--set K=V ...]\n"
+    "       baton topo import nvsmi FILE [-o OUT.yaml] [--name NAME]\n"
     "\n"
     "Summarise the topology: its parameters (override with --set), ranks, nodes\n"
     "by kind, link classes, each rank's injection bandwidth, the bisection\n"
     "bandwidth between the two halves of the ranks (a max-flow min cut), and the\n"
     "uniform alpha/beta/gamma the closed forms see.\n"
     "  --check   only validate (exit 0 if fine, 1 with file:line:col if not)\n"
-    "  --dot     write the graph in Graphviz DOT to standard output\n";
+    "  --dot     write the graph in Graphviz DOT to standard output\n"
+    "\n"
+    "import nvsmi FILE: a machine file from `nvidia-smi topo -m` output (FILE may be a\n"
+    "log that holds the matrix): NV# pairs get # NVLinks, PIX/PXB pairs a PCIe switch,\n"
+    "SYS pairs different sockets; bandwidths are parameters (nvlink_gbps, pcie_bw,\n"
+    "sys_bw). Written to OUT.yaml (whole or not at all) or standard output.\n"
+    "example:\n"
+    "  baton topo hgx-h100\n"
+    "  baton topo import nvsmi topo.txt -o mybox.yaml && baton plan -t mybox.yaml\n";
+
+/* `baton topo import nvsmi FILE [-o OUT] [--name NAME]`. */
+static int import_cmd(int argc, char **argv) {
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'}, {"name", required_argument, 0, 'n'},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *out = NULL, *name = "imported";
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        if (ch == 'o') out = optarg;
+        else if (ch == 'n') name = optarg;
+        else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
+        else if (ch == ':') return cmd_usage("topo import", "option %s needs a value", argv[optind - 1]);
+        else return cmd_usage("topo import", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind + 2 != argc || strcmp(argv[optind], "nvsmi") != 0)
+        return cmd_usage("topo import", "expected: import nvsmi FILE (NCCL's XML topology dump is not read yet)");
+    baton_err_t e = {0};
+    char *yaml = NULL;
+    if (import_nvsmi(argv[optind + 1], name, &yaml, &e) < 0) return cmd_fail("topo import", &e);
+    int rc = EXIT_OK;
+    if (out == NULL) fputs(yaml, stdout);
+    else if (cmd_write_file(out, yaml, strlen(yaml)) < 0) rc = cmd_fail("topo import", &(baton_err_t){BATON_EIO, "cannot write"});
+    free(yaml);
+    return rc;
+}
 
 static void params(const topo_t *t) {
     if (topo_nparams(t) == 0) return;
@@ -114,6 +151,7 @@ static void dot(const topo_t *t) {
 }
 
 int cmd_topo(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "import") == 0) return import_cmd(argc - 1, argv + 1);
     static const struct option opts[] = {{"check", no_argument, 0, 'c'}, {"dot", no_argument, 0, 'd'},
                                          {"set", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};

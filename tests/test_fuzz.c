@@ -5,8 +5,10 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../topologies/import.h"
 #include "../topologies/topo_yaml.h"
 #include "../topologies/units.h"
 #include "../validate/nccltests.h"
@@ -41,6 +43,25 @@ static void nccltests_case(const char *path) {
     else cr_expect(e.msg[0] != 0, "%s: an error must say what", path);
 }
 
+/* An nvidia-smi matrix imports to a machine the loader takes, or fails
+ * with an error naming the file. */
+static void import_case(const char *path) {
+    baton_err_t e = {0};
+    char *yaml = NULL;
+    if (import_nvsmi(path, "replayed", &yaml, &e) < 0) {
+        cr_expect(strncmp(e.msg, path, strlen(path)) == 0, "%s: error without its place: %s", path, e.msg);
+        return;
+    }
+    FILE *f = fopen("build/import-replay.yaml", "w");
+    cr_assert_not_null(f);
+    fputs(yaml, f);
+    fclose(f);
+    free(yaml);
+    topo_t *t = topo_yaml_load("build/import-replay.yaml", NULL, 0, &e);
+    cr_expect_not_null(t, "%s: imported, then refused: %s", path, e.msg);
+    topo_free(t);
+}
+
 /* Unit regressions are values that were accepted and must not be. */
 static void units_case(const char *path) {
     char s[256] = "";
@@ -58,5 +79,7 @@ Test(fuzz, regressions_replay) {
     int n = each_file("tests/fuzz/regressions/topo", topo_case);
     n += each_file("tests/fuzz/regressions/nccltests", nccltests_case);
     n += each_file("tests/fuzz/regressions/units", units_case);
+    n += each_file("tests/fuzz/regressions/import", import_case);
+    cr_expect_geq(each_file("tests/fuzz/seeds/import", import_case), 3, "the import seeds");
     cr_expect_geq(n, 2, "the regression corpus is not empty");
 }

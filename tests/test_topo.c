@@ -2,8 +2,10 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../topologies/graph.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
 
@@ -219,4 +221,61 @@ Test(topo, gated_routes_across_a_long_chain) {
         }
     topo_free(t[0]);
     topo_free(t[1]);
+}
+
+/* topo import nvsmi on the V100 log's own `nvidia-smi topo -m` header: a
+ * direct link of k x 25 GB/s exactly where the matrix says NVk (read here
+ * from the same lines), none elsewhere; GPUs SYS apart on two sockets; the
+ * machine loads and NCCL's search finds six NVLink rings on it. */
+Test(topo, import_nvsmi_matrix_from_the_dgx1_log) {
+    const char *log = "validate/logs/nccl-tests-extra/v100x8_dgx1_cubemesh_konnase_allreduce.txt";
+    char *out, cmd[512];
+    snprintf(cmd, sizeof cmd, "topo import nvsmi %s --name imported -o build/imported.yaml", log);
+    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
+    free(out);
+    int nv[8][8] = {{0}};
+    FILE *f = fopen(log, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    int rows = 0;
+    while (rows < 8 && fgets(line, sizeof line, f)) {
+        int g;
+        if (sscanf(line, "GPU%d", &g) != 1 || g != rows) continue;
+        char *tok = strtok(line, " \t\n");
+        for (int c = 0; c < 8 && (tok = strtok(NULL, " \t\n")); c++) nv[g][c] = strncmp(tok, "NV", 2) == 0 ? atoi(tok + 2) : 0;
+        rows++;
+    }
+    fclose(f);
+    cr_assert_eq(rows, 8);
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("build/imported.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    int direct = 0;
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) {
+            if (a == b) continue;
+            topo_route_t r;
+            cr_assert_eq(topo_route(t, a, b, &r, NULL), 0);
+            int is_direct = r.nlinks == 1;
+            cr_expect_eq(is_direct, nv[a][b] > 0, "gpu%d-gpu%d: matrix NV%d, %d links", a, b, nv[a][b], r.nlinks);
+            if (is_direct) {
+                cr_expect_float_eq(r.bw, nv[a][b] * 25e9, 1, "gpu%d-gpu%d", a, b);
+                direct++;
+            } else cr_expect_eq(r.nlinks, a / 4 == b / 4 ? 2 : 3, "gpu%d-gpu%d through its CPU (and QPI)", a, b);
+        }
+    cr_expect_eq(direct, 32, "16 NVLink pairs, both ways");
+    const graph_t *g = graph_get(t, &e);
+    cr_assert_not_null(g);
+    cr_expect_eq(g->nrings, 6);
+    cr_expect_eq(g->worst, GRAPH_PATH_DIRECT);
+    topo_free(t);
+    cr_expect_eq(th_cli("topo import nvsmi topologies/hgx-h100.yaml", &out, 0), 1);
+    cr_expect(strstr(out, "no `nvidia-smi topo -m` matrix") != NULL, "%s", out);
+    free(out);
+    f = fopen("build/bad-matrix.txt", "w");
+    fputs("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV9x\t0-1\nGPU1\tNV1\t X \t0-1\n", f);
+    fclose(f);
+    cr_expect_eq(th_cli("topo import nvsmi build/bad-matrix.txt", &out, 0), 1);
+    cr_expect(strstr(out, "bad-matrix.txt:2:") && strstr(out, "NV9x"), "%s", out);
+    free(out);
 }

@@ -1,0 +1,24 @@
+/* import.h - machine files from what a machine says about itself.
+ *
+ * `nvidia-smi topo -m` prints a matrix of how each pair of GPUs (and NICs)
+ * connect: X, NV# (# bonded NVLinks), PIX (one PCIe switch), PXB (several),
+ * PHB (a host bridge), NODE (host bridges of one NUMA node), SYS (across the
+ * sockets). import_nvsmi turns it into a machine YAML with parameters
+ * (nvlink_gbps, pcie_bw, sys_bw) so every --set works on it:
+ *   - an NV# pair gets a direct link of # x nvlink_gbps;
+ *   - PIX and PXB pairs share a PCIe switch (PXB's switch hierarchy is
+ *     flattened into one), other GPUs hang off their socket's CPU;
+ *   - sockets: GPUs related by PIX, PXB, PHB or NODE share one; SYS pairs are
+ *     on different ones (two sockets: the SYS graph is 2-coloured, since an
+ *     NV# entry hides the pair's PCIe relation, as on a DGX-1).
+ * The matrix may sit inside a larger file (a log): the first header line
+ * naming GPU0 starts it. Errors name the file and line. */
+#ifndef BATON_IMPORT_H
+#define BATON_IMPORT_H
+
+#include "../models/err.h"
+
+/* Read path; *yaml gets a malloc'd machine file named name. */
+int import_nvsmi(const char *path, const char *name, char **yaml, baton_err_t *e);
+
+#endif
