@@ -108,7 +108,7 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
     X(alltoall_naive) X(alltoall_pairwise)                                     \
     X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree) \
     X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain) X(allreduce_nvls)   \
-    X(allreduce_nccltree)
+    X(allreduce_nccltree) X(allreduce_nvlstree)
 #define ALGO_DECLARE(name) extern const algo_t algo_##name;
 ALGO_ROWS(ALGO_DECLARE)
 #undef ALGO_DECLARE

@@ -30,5 +30,6 @@ cost_model_t proto_apply(const cost_model_t *m, const proto_cost_t *c) {
     r.across.alpha += c->msg_latency;
     r.across.beta /= c->efficiency;
     r.across.beta_path /= c->efficiency;
+    r.helper_beta /= c->efficiency;
     return r;
 }

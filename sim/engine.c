@@ -89,6 +89,7 @@ typedef struct engine {
     int nwaiting;
     int ports;
     double msg_lat, eff;     /* the protocol's per-message latency and bandwidth share */
+    double nvls_eff;         /* transfers to and from a reducing switch: this share more */
     double gamma;
     double now;
     int ndone;
@@ -138,10 +139,10 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
     double start = g->now, end;
     if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
     if (rp >= 0) start = max2(start, g->recv_port[(size_t)rdst * g->ports + rp]);
-    double extra = local ? 0 : g->msg_lat;
+    double extra = local ? 0 : g->msg_lat, eff = g->eff * (src >= g->s->nranks || dst >= g->s->nranks ? g->nvls_eff : 1);
     *began = start;
     if (!g->o->store_forward) {
-        double wire = rt->nlinks ? (double)bytes / (rt->bw * g->eff) : 0;
+        double wire = rt->nlinks ? (double)bytes / (rt->bw * eff) : 0;
         for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[lk(g, rt->links[i])]);
         for (int i = 0; fifo && i < rt->nlinks; i++) g->link_free[lk(g, rt->links[i])] = start + wire;
         *began = start;
@@ -152,7 +153,7 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
             const topo_dlink_t *l = topo_dlink(g->t, rt->links[i]);
             const topo_params_t *tp = topo_params_c(g->t);
             double hop = fifo ? max2(end, g->link_free[lk(g, rt->links[i])]) : end;
-            double wire = (double)bytes / (l->bw * tp->bw_scale * g->eff);
+            double wire = (double)bytes / (l->bw * tp->bw_scale * eff);
             if (fifo) g->link_free[lk(g, rt->links[i])] = hop + wire;
             end = hop + wire + l->lat * tp->lat_scale;
         }
@@ -182,7 +183,8 @@ static int start_fair(engine_t *g, int src, int dst, uint32_t id, const topo_rou
     int local = src == dst, free_ports = local || src >= g->s->nranks || dst >= g->s->nranks;
     if (!free_ports && g->ports > 0 && (g->send_busy[src] >= g->ports || g->recv_busy[dst] >= g->ports)) return 1;
     if (!free_ports) { g->send_busy[src]++; g->recv_busy[dst]++; }
-    if (share_add(g->share, g->now, rt->links, local ? 0 : rt->nlinks, (double)bytes / g->eff, id) < 0)
+    double eff = g->eff * (src >= g->s->nranks || dst >= g->s->nranks ? g->nvls_eff : 1);
+    if (share_add(g->share, g->now, rt->links, local ? 0 : rt->nlinks, (double)bytes / eff, id) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows"));
     return share_check(g);
 }
@@ -418,7 +420,8 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
     topo_route_t route = {0}, *rt = &route;        /* the cache's: computed when the transfer started */
     if (topo_route(g->t, stream_rank(g, src_si), sl->dst, rt, NULL) < 0) return;
     int local = stream_rank(g, src_si) == stream_rank(g, dst_si);
-    double wire = local ? 0 : wire_time(rt, sl->bytes, g->eff);
+    int helper = stream_rank(g, src_si) >= g->s->nranks || stream_rank(g, dst_si) >= g->s->nranks;
+    double wire = local ? 0 : wire_time(rt, sl->bytes, g->eff * (helper ? g->nvls_eff : 1));
     for (int i = 0; g->r->link_bytes && !local && i < rt->nlinks; i++) {
         g->r->link_bytes[rt->links[i]] += sl->bytes;
         g->r->link_busy[rt->links[i]] += wire;
@@ -588,7 +591,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     const topo_params_t *tp = topo_params_c(t);
     engine_t g = {.s = s, .t = t, .o = o ? o : &none, .r = r, .e = e, .p = s->nranks + s->helpers,
                   .C = s->nchannels, .S = tp->max_inflight, .ports = tp->ports,
-                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .eff = 1};
+                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .eff = 1, .nvls_eff = tp->nvls_eff};
     if (g.o->proto) {
         if (!(g.o->proto->efficiency > 0 && g.o->proto->efficiency <= 1))
             return err_set(e, BATON_EINVAL, "protocol efficiency must be in (0, 1]");

@@ -58,6 +58,21 @@ int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr) {
     return !(g && !graph_nvlink(g));
 }
 
+/* Can schedule s's helpers (reducing switches) be had on t? As many as it
+ * asks for, and a single switch for every rank (nvls) only if the last rank
+ * reaches it: a cluster's per-node switches serve their own node (nvlstree). */
+static int helpers_fit(topo_t *t, const sched_t *s, baton_err_t *e) {
+    topo_route_t r;
+    if (s->helpers > topo_nreducers(t))
+        return err_set(e, BATON_EUNSUP, "%s needs %d switch%s that reduce%s in the network (`reduce: true`), %s has %d",
+                       s->algo, s->helpers, s->helpers > 1 ? "es" : "", s->helpers > 1 ? "" : "s", topo_name(t),
+                       topo_nreducers(t));
+    if (s->helpers == 1 && topo_nreducers(t) > 1 && topo_route(t, s->nranks - 1, s->nranks, &r, NULL) < 0)
+        return err_set(e, BATON_EUNSUP, "%s needs one reducing switch every rank reaches; %s has one per node "
+                       "(nvlstree uses those)", s->algo, topo_name(t));
+    return 0;
+}
+
 int run_is_auto(const char *algo) { return strcmp(algo, "auto") == 0 || strcmp(algo, "nccl") == 0; }
 
 const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
@@ -69,7 +84,7 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
         if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs(t, rows[i], pr)))) continue;
-        if (algo_build(rows[i], p, n, o, &s, NULL) < 0) continue;
+        if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, &s, NULL) < 0)) continue;
         if (run_algo_model(t, rows[i], &s, m, &am, NULL) < 0) continue;
         if (pc) am = proto_apply(&am, pc);
         double time = rows[i]->cost(&am, p, n, o);
@@ -172,7 +187,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         if (cand.algo->helpers > topo_nreducers(t))
             return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                            cand.algo->name, topo_name(t));
-        if ((rc = algo_build(cand.algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0 ||
+        if ((rc = algo_build(cand.algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0 || (rc = helpers_fit(t, &s, e)) < 0 ||
             (rc = run_algo_model(t, cand.algo, &s, &o->model, &cand.model, e)) < 0 ||
             (rc = run_one(t, q, &s, (proto_t)pr, &cand, e)) < 0) {
             engine_result_free(&best.eng);
@@ -197,7 +212,7 @@ void run_breakdown(topo_t *t, const run_out_t *o, const algo_opts_t *opts, doubl
     for (int i = 0; i < 3; i++) {
         x = m;
         if (i != 0) x.alpha = x.across.alpha = 0;
-        if (i != 1) x.beta = x.beta_path = x.across.beta = x.across.beta_path = 0;
+        if (i != 1) x.beta = x.beta_path = x.across.beta = x.across.beta_path = x.helper_beta = 0;
         if (i != 2) x.gamma = 0;
         parts[i] = o->algo->cost(&x, o->ranks, o->bytes, &op);
     }

@@ -127,8 +127,12 @@ static uint64_t routes_match_full_search(const char *file, const char *set, int 
     for (int i = 0; i < all * all; i++) {
         int s = (int)(((int64_t)i * stride) % (all * all)) / all, d = (int)(((int64_t)i * stride) % (all * all)) % all;
         topo_route_t x, y;
-        cr_assert_eq(topo_route(a, s, d, &x, &e), 0, "%s", e.msg);
-        cr_assert_eq(topo_route(b, s, d, &y, &e), 0, "%s", e.msg);
+        int ra = topo_route(a, s, d, &x, &e), rb = topo_route(b, s, d, &y, &e);
+        cr_assert_eq(ra, rb, "%s: route %d -> %d: shortcut %d, full search %d", file, s, d, ra, rb);
+        if (ra < 0) {                             /* another node's reducing switch: unreachable both ways */
+            cr_assert(s >= topo_nranks(a) || d >= topo_nranks(a), "%s: no route %d -> %d: %s", file, s, d, e.msg);
+            continue;
+        }
         cr_assert_eq(x.nlinks, y.nlinks, "%s: route %d -> %d", file, s, d);
         for (int k = 0; k < x.nlinks; k++)
             cr_assert_eq(x.links[k], y.links[k], "%s: route %d -> %d, hop %d", file, s, d, k);

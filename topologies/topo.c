@@ -80,6 +80,7 @@ topo_t *topo_create(const char *name) {
     t->params.bw_scale = t->params.lat_scale = 1;
     t->params.launch = 2.8e-6;
     t->params.arch = -1;
+    t->params.nvls_eff = 1;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
 }
@@ -333,16 +334,17 @@ static int map_ranks(topo_t *t, const char *file, baton_err_t *e) {
     return 0;
 }
 
-/* ---- reachability: every rank must reach every rank and reducer ------- */
+/* ---- reachability: every rank reaches every rank; some rank each reducer  */
 
 static int uf_find(int *up, int x) {
     while (up[x] != x) x = up[x] = up[up[x]];
     return x;
 }
 
-/* Does one connected set of transit nodes touch every rank and hold every
- * reducer? Then every pair is joined through it (routes relay only through
- * transit nodes, so reaching rank 0 is not enough: GPUs do not relay). */
+/* Does one connected set of transit nodes touch every rank? Then every pair
+ * is joined through it (routes relay only through transit nodes, so reaching
+ * rank 0 is not enough: GPUs do not relay). stamp[c] >= 0 afterwards for
+ * every set some rank touches. */
 static int one_fabric(const topo_t *t, int *up, int *stamp, int *count) {
     for (int i = 0; i < t->nnodes; i++) { up[i] = i; stamp[i] = -1; count[i] = 0; }
     for (int i = 0; i < t->ndl; i++)
@@ -360,25 +362,33 @@ static int one_fabric(const topo_t *t, int *up, int *stamp, int *count) {
             if (++count[c] == t->nranks) best = c;
         }
     }
-    for (int i = 0; i < t->nreducers && best >= 0; i++)
-        if (uf_find(up, t->reducer[i]) != best) best = -1;
     return best >= 0;
 }
 
-/* Every rank reaches every other rank and every reducer: one shared fabric
- * (linear time) or, failing that, a search from each rank. */
+/* Every rank reaches every other rank: one shared fabric (linear time) or,
+ * failing that, a search from each rank. Every reducer is reached by some
+ * rank (a node's NVSwitch by its own GPUs: a cluster's reducing switches are
+ * not every rank's; a schedule that sends a rank to a switch it cannot reach
+ * fails with that route). */
 static int check_all_pairs(topo_t *t, const char *file, baton_err_t *e) {
     int n = t->nnodes, *up = malloc(3 * ((size_t)n + 1) * sizeof *up);
     if (up == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     int ok = one_fabric(t, up, up + n, up + 2 * n);
+    for (int i = 0; i < t->nreducers; i++)
+        if (up[n + uf_find(up, t->reducer[i])] < 0) {
+            const topo_node_t *nr = &t->nodes[t->reducer[i]];
+            free(up);
+            return err_set(e, BATON_EPARSE, "%s:%d:%d: no rank reaches the reducing switch '%s'", file, nr->line, nr->col,
+                           nr->name);
+        }
     for (int i = 0; i < n; i++) up[i] = uf_find(up, i);      /* each node's set, for gated routes */
     for (int i = 0; i < n; i++) if (!t->nodes[i].transit) up[i] = -1;
     t->comp = realloc(up, ((size_t)n + 1) * sizeof *up);
     if (t->comp == NULL) t->comp = up;
     for (int a = 0; a < t->nranks && !ok; a++) {
         bfs(t, t->rank_node[a], -1);
-        for (int b = 0; b < t->nranks + t->nreducers; b++) {
-            int v = b < t->nranks ? t->rank_node[b] : t->reducer[b - t->nranks];
+        for (int b = 0; b < t->nranks; b++) {
+            int v = t->rank_node[b];
             if (dist_of(t, v) >= 0) continue;
             const topo_node_t *na = &t->nodes[t->rank_node[a]], *nb = &t->nodes[v];
             return err_set(e, BATON_EPARSE, "%s:%d:%d: no route from rank %d ('%s') to '%s': routes pass only "
@@ -678,8 +688,27 @@ static int route_gated(topo_t *t, int s, int d, route_slot_t *slot) {
     return rc < 0 ? rc : 1;
 }
 
+/* Can a route join nodes s and d at all? Routes relay only through transit
+ * nodes, so only if they are neighbours or touch one set of transit nodes
+ * (t->comp). O(degree^2): another node's reducing switch is refused at once,
+ * not after a search of the whole fabric. */
+static int may_reach(const topo_t *t, int s, int d) {
+    if (t->comp == NULL || s == d) return 1;
+    for (int i = t->adj_off[s] - 1; i < t->adj_off[s + 1]; i++) {
+        int u = i < t->adj_off[s] ? s : t->dl[t->adj[i]].dst;
+        if (u == d) return 1;
+        if (t->comp[u] < 0) continue;
+        for (int k = t->adj_off[d] - 1; k < t->adj_off[d + 1]; k++) {
+            int v = k < t->adj_off[d] ? d : t->dl[t->adj[k]].dst;
+            if (t->comp[v] == t->comp[u]) return 1;
+        }
+    }
+    return 0;
+}
+
 static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     int via = -1;
+    if (!may_reach(t, s, d)) return -2;
     if (!t->params.p2p && s != d && t->nodes[s].kind == NODE_GPU && t->nodes[d].kind == NODE_GPU)
         via = nearest_cpu(t, s);
     if (via < 0 && s != d && !t->no_shortcut) {     /* GPUs on switch ports, NVSwitch + NIC: no search per pair */
@@ -737,9 +766,12 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
     if (slot->key == 0) {
         int s = node_of(t, src_rank), d = node_of(t, dst_rank);
         int rc = route_compute(t, s, d, slot);
-        if (rc == -2)
+        if (rc == -2 && !t->params.p2p && src_rank < t->nranks && dst_rank < t->nranks)
             return err_set(e, BATON_EINVAL, "no route from rank %d to rank %d through the host (p2p: false): "
                            "the CPU nearest rank %d does not reach rank %d", src_rank, dst_rank, src_rank, dst_rank);
+        if (rc == -2)
+            return err_set(e, BATON_EINVAL, "no route from %s to %s: routes pass only through switches, NICs and CPUs",
+                           t->nodes[s].name, t->nodes[d].name);
         if (rc < 0) return err_set(e, BATON_ENOMEM, "out of memory");
         slot->key = key;
         t->route_count++;
@@ -780,6 +812,9 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     m->gamma = t->params.reduce_bw > 0 ? 1.0 / t->params.reduce_bw : 0;
     m->ports = t->params.ports;
     m->reducers = t->nreducers;
+    topo_route_t hr;
+    if (t->nreducers > 0 && p > 0 && topo_route(t, 0, p, &hr, NULL) == 0 && hr.nlinks > 0)
+        m->helper_beta = 1.0 / (hr.bw * t->params.nvls_eff);
     m->uniform = p < 2 || (lat - lat_lo <= 1e-12 * (lat > 0 ? lat : 1) && bw_hi - bw <= 1e-9 * bw);
     return 0;
 }

@@ -1,0 +1,178 @@
+/* nvlstree.c - NCCL's NVLSTree all-reduce across nodes: in-switch reduction
+ * inside each node (NVLink SHARP), a pipelined chain between the nodes.
+ *
+ * Each node's NVSwitch adds what its g GPUs send it; the node sum of block b
+ * (of g blocks) goes to the node's GPU b, which reduces it along a chain of
+ * the nodes' GPU b (node G-1 up to node 0, then the total back down), and
+ * hands the total to its switch, which multicasts it to the node's GPUs.
+ * Each GPU moves n bytes up its NVLink and n down, and only n/g over its
+ * NIC each way: the network carries what a ring would carry divided by
+ * about 2(p-1)/p g / (2(G-1)/G), so two 8-GPU nodes reach more bus
+ * bandwidth than any ring over their NICs.
+ *
+ * Streams of GPU r (node N, local j), per pipeline step i, block b:
+ *   role 0  send (b, i) to switch N (its role j), every b
+ *   role 1  recv node sum (j, i) from the switch; + recv from node N+1's
+ *           role 1; send up to node N-1's role 1 (node 0: down to node 1's
+ *           role 2, then to the switch's multicast role)
+ *   role 2  recv the total (j, i) from node N-1; send on to node N+1; send
+ *           to the switch's multicast role
+ *   role 3  recv the total (b, i) from the switch's multicast, every b
+ * --channels C runs C such sets of streams on interleaved steps.
+ * Switch N (helper p + N): role c < g adds GPU c's chunks, then passes a
+ * token on (role g-1: sends the node sum to its GPU b); role g takes each
+ * total from its owner and multicasts it to the node's g GPUs.
+ *
+ *   node 1:  gpu ->sw1 (+) -> gpu b --net--> gpu b' (node 0)
+ *   node 0:  gpu ->sw0 (+) -> gpu b' (+) ; total -> sw0 -> all of node 0
+ *                                         \--net--> gpu b -> sw1 -> node 1
+ *
+ * Cost (approximate: k steps of the busier side, a fill of the chain both
+ * ways, C channels overlapping latency): (k/C + 2G + 1) a +
+ * (k + 2G + 1) max((n/gk) b, (n/k) b_switch), b_switch a GPU's link to its
+ * switch at the switch's efficiency (cost_model_t.helper_beta).
+ * Requires: reducing switches, one per node (declared in node order), groups
+ * of g = group_size >= 2 ranks, G >= 2 nodes (one node: nvls); --pipeline K. */
+#include "algo.h"
+
+#include "../models/proto.h"
+
+/* Schedule parameters: param[0] = g (GPUs per node), param[1] = k (steps),
+ * param[2] = C (channels). Channel group cc runs steps cc, cc + C, ...; its
+ * streams are cc * W + role (W = max(4, g + 1) roles: a GPU's 4, a switch's
+ * g + 1), so the groups' latencies overlap as NCCL's channels' do. */
+static int gpn(const sched_t *s) { return (int)s->param[0]; }
+static uint32_t nchan(const sched_t *s) { return (uint32_t)s->param[2]; }
+static int width(const sched_t *s) { return gpn(s) + 1 > 4 ? gpn(s) + 1 : 4; }
+static uint32_t steps_in(const sched_t *s, int cc) {       /* steps of group cc */
+    uint32_t k = (uint32_t)s->param[1], C = nchan(s);
+    return (k - (uint32_t)cc + C - 1) / C;
+}
+static uint32_t chunk(const sched_t *s, int b, int cc, uint32_t t) {
+    return (uint32_t)b * (uint32_t)s->param[1] + (uint32_t)cc + nchan(s) * t;
+}
+static sched_op_t on(const sched_t *s, int cc, sched_op_t op, int recv_role, int send_role) {
+    int w = width(s) * cc;
+    return op_chan(op, recv_role < 0 ? -1 : w + recv_role, send_role < 0 ? -1 : w + send_role);
+}
+
+/* role 0: every chunk up to the switch, step by step. */
+static int up_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), sw = s->nranks + r / g;
+    if (pc >= (uint32_t)g * steps_in(s, cc)) return 0;
+    *op = on(s, cc, op_send(sw, chunk(s, (int)(pc % g), cc, pc / g), 1), -1, r % g);
+    return 1;
+}
+
+/* role 1: node sum in, reduce up the chain; node 0 turns it around. */
+static int chain_up_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), G = s->nranks / g, N = r / g, j = r % g, sw = s->nranks + N;
+    int tail = N == G - 1, root = N == 0;
+    uint32_t per = 1 + !tail + 1 + root, t = pc / per, q = pc % per;
+    if (t >= steps_in(s, cc)) return 0;
+    uint32_t x = chunk(s, j, cc, t);
+    if (q == 0) { *op = on(s, cc, op_recv(sw, x, 1, RECV_COPY), g - 1, -1); return 1; }
+    if (!tail && q == 1) { *op = on(s, cc, op_recv(r + g, x, 1, RECV_REDUCE), 1, -1); return 1; }
+    q -= 1 + !tail;
+    if (!root) *op = on(s, cc, op_send(r - g, x, 1), -1, 1);
+    else if (q == 0) *op = on(s, cc, op_send(r + g, x, 1), -1, 2);
+    else *op = on(s, cc, op_send(sw, x, 1), -1, g);
+    return 1;
+}
+
+/* role 2: the total down the chain, then to the switch's multicast. */
+static int chain_down_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), G = s->nranks / g, N = r / g, j = r % g, sw = s->nranks + N;
+    if (N == 0) return 0;
+    int tail = N == G - 1;
+    uint32_t per = 2 + !tail, t = pc / per, q = pc % per, x = chunk(s, j, cc, t);
+    if (t >= steps_in(s, cc)) return 0;
+    if (q == 0) *op = on(s, cc, op_recv(r - g, x, 1, RECV_COPY), N == 1 ? 1 : 2, -1);
+    else if (q == 1 && !tail) *op = on(s, cc, op_send(r + g, x, 1), -1, 2);
+    else *op = on(s, cc, op_send(sw, x, 1), -1, g);
+    return 1;
+}
+
+/* role 3: every total from the switch's multicast. */
+static int mcast_in_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), sw = s->nranks + r / g;
+    if (pc >= (uint32_t)g * steps_in(s, cc)) return 0;
+    *op = on(s, cc, op_recv(sw, chunk(s, (int)(pc % g), cc, pc / g), 1, RECV_COPY), g, -1);
+    return 1;
+}
+
+/* Switch N's role c < g: add GPU c's chunk, token from c-1, then token to
+ * c+1 or (the last) the node sum to the block's GPU. */
+static int switch_add_op(const sched_t *s, int N, int c, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), sw = s->nranks + N, first = c == 0, last = c == g - 1;
+    uint32_t per = 2 + !first, x = pc / per, q = pc % per;
+    if (x >= (uint32_t)g * steps_in(s, cc)) return 0;
+    int b = (int)(x % g);
+    uint32_t ch = chunk(s, b, cc, x / g);
+    if (q == 0) *op = on(s, cc, op_recv(N * g + c, ch, 1, RECV_REDUCE), 0, -1);
+    else if (!first && q == 1) *op = on(s, cc, op_recv(sw, ch, 0, RECV_COPY), c - 1, -1);
+    else *op = last ? on(s, cc, op_send(N * g + b, ch, 1), -1, 1) : on(s, cc, op_send(sw, ch, 0), -1, c + 1);
+    return 1;
+}
+
+/* Switch N's role g: each total from its owner, then to all g GPUs. */
+static int switch_mcast_op(const sched_t *s, int N, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s);
+    uint32_t per = 1 + (uint32_t)g, x = pc / per, q = pc % per;
+    if (x >= (uint32_t)g * steps_in(s, cc)) return 0;
+    int b = (int)(x % g);
+    uint32_t ch = chunk(s, b, cc, x / g);
+    if (q == 0) *op = on(s, cc, op_recv(N * g + b, ch, 1, RECV_COPY), N == 0 ? 1 : 2, -1);
+    else *op = on(s, cc, op_send(N * g + (int)q - 1, ch, 1), -1, 3);
+    return 1;
+}
+
+static int nvlstree_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), w = width(s), cc = c / w, role = c % w;
+    if (r >= s->nranks) return role < g ? switch_add_op(s, r - s->nranks, role, cc, pc, op)
+                             : role == g ? switch_mcast_op(s, r - s->nranks, cc, pc, op) : 0;
+    switch (role) {
+    case 0: return up_op(s, r, cc, pc, op);
+    case 1: return chain_up_op(s, r, cc, pc, op);
+    case 2: return chain_down_op(s, r, cc, pc, op);
+    case 3: return mcast_in_op(s, r, cc, pc, op);
+    default: return 0;
+    }
+}
+
+static int nvlstree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    int p = s->nranks, g = o && o->group > 0 ? o->group : p;
+    if (g < 2 || p % g)
+        return err_set(e, BATON_EUNSUP, "nvlstree needs nodes of 2 or more GPUs (group_size or --group dividing %d)", p);
+    if (p / g < 2) return err_set(e, BATON_EUNSUP, "nvlstree runs across nodes; on one node use nvls");
+    uint64_t k = algo_pipeline_chunks(s->bytes, o), C = o && o->channels > 0 ? (uint64_t)o->channels : 1;
+    if (k * (uint64_t)g > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 2^20 chunks in all", (unsigned long long)k);
+    if (C > k) C = k;
+    s->param[0] = g;
+    s->param[1] = (int64_t)k;
+    s->param[2] = (int64_t)C;
+    s->helpers = p / g;
+    s->nchannels = (int)C * (g + 1 > 4 ? g + 1 : 4);
+    sched_layout(s, (uint32_t)g, (uint32_t)k);
+    s->prog = nvlstree_prog;
+    return 0;
+}
+
+static double nvlstree_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    int g = o && o->group > 0 ? o->group : p, G = g > 0 ? p / g : 1;
+    uint64_t k = algo_pipeline_chunks(n, o), C = o && o->channels > 0 ? (uint64_t)o->channels : 1;
+    if (g < 1) return 0;
+    if (C > k) C = k;
+    double fill = 2.0 * G + 1, unit = (double)n / ((double)g * (double)k);
+    double step = unit * m->beta, intra = g * unit * m->helper_beta;      /* a step's network and NVLink share */
+    return ((double)k / (double)C + fill) * m->alpha + ((double)k + fill) * (step > intra ? step : intra);
+}
+
+const algo_t algo_allreduce_nvlstree = {
+    .coll = COLL_ALLREDUCE, .name = "nvlstree", .build = nvlstree_build, .cost = nvlstree_cost,
+    .cost_text = "approximately (k/C + 2G + 1) a + (k + 2G + 1) max((n/gk) b, (n/k) b_switch): G nodes of g GPUs",
+    .requires = "one switch with `reduce: true` per node; nodes of g >= 2 GPUs, 2 or more of them; --pipeline K",
+    .port_model = "approximation (multi-port; each node's switch links assumed to carry its NICs' traffic)",
+    .idea = "NCCL's NVLSTree: add in each node's switch, chain the node sums across nodes, multicast back",
+    .approx = 1, .helpers = 1, .nccl = "nvlstree", .nccl_protos = 1u << PROTO_SIMPLE,
+};
