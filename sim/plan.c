@@ -11,8 +11,9 @@
 
 /* NCCL counts links below their line rate (src/graph/topo.h; reference
  * section 1.7): an NVLink at 20 GB/s of 25 (20.6 on Hopper, 40.1 of 50 on
- * Blackwell), PCIe at 12 of 15.75 GB/s a Gen3 x16 (the same 0.76 for every
- * generation), a NIC at its speed. Links are told apart by what they join: a
+ * Blackwell), PCIe at 12 GB/s a Gen3 x16 and twice that each generation
+ * (the file's rate if lower: a machine at its measured rate), a NIC at its
+ * speed. Links are told apart by what they join: a
  * NIC (network), two GPUs or >= 100 GB/s (NVLink), the rest (PCIe, CPUs). */
 static double nccl_rate(const topo_t *t, int l, tuning_arch_t arch) {
     static const double nvlink[TUNING_ARCH_COUNT] = {20.0 / 25, 20.0 / 25, 20.6 / 25, 40.1 / 50};
@@ -20,7 +21,9 @@ static double nccl_rate(const topo_t *t, int l, tuning_arch_t arch) {
     node_kind_t a = topo_node(t, d->src)->kind, b = topo_node(t, d->dst)->kind;
     if (a == NODE_NIC || b == NODE_NIC) return 1;
     if ((a == NODE_GPU && b == NODE_GPU) || d->bw >= 100e9) return nvlink[arch];
-    return 12.0 / 15.75;
+    double line = 15.75e9, nccl = 12e9;                   /* Gen3 x16; each generation doubles both */
+    while (d->bw > line * 1.001 && line < 1e12) line *= 2, nccl *= 2;
+    return d->bw < nccl ? 1 : nccl / d->bw;               /* a file at a measured rate below NCCL's keeps it */
 }
 
 /* The rings' bus bandwidth (GB/s, all channels) at NCCL's link rates: the
