@@ -7,6 +7,9 @@
  * arrives) every step. For all-reduce NCCL runs the reduction up the tree and
  * the broadcast down it at the same time ("split": an up stream and a down
  * stream per rank, the root hands each reduced chunk from one to the other).
+ * A rank with two children receives from both at once and adds as they
+ * arrive, as NCCL's kernel does: the second child's chunks come in on a side
+ * stream, which hands the up stream a token when its part is in.
  * A single tree leaves the leaves' send bandwidth idle; the double binary
  * tree (Sanders, Speck and Traeff 2009; NCCL) runs two trees on half the data
  * each, shaped so that a rank is interior in at most one, and every rank
@@ -157,19 +160,29 @@ static tnode_t nodes_tree(int p, int g, int r, int tree, int ch) {
     return t;
 }
 
-/* Up stream (channel U = 2 tree): add the children's chunk, pass it up; the
- * root instead sends it down to its children's down streams. */
-static int up_op(const tnode_t *t, uint32_t j, uint32_t chunk, int dchan, sched_op_t *op) {
-    int nc = nkids(t);
-    if (t->up >= 0) {
-        if (nc == 0) *op = op_send(t->up, chunk, 1);
-        else if (j == (uint32_t)nc - 1) *op = op_fwd(t->down[j], t->up, chunk, 1, RECV_REDUCE);
-        else *op = op_recv(t->down[j], chunk, 1, RECV_REDUCE);
-        return 1;
-    }
-    if (j + 1 < (uint32_t)nc) *op = op_recv(t->down[j], chunk, 1, RECV_REDUCE);
-    else if (j + 1 == (uint32_t)nc) *op = op_chan(op_fwd(t->down[j], t->down[0], chunk, 1, RECV_REDUCE), -1, dchan);
-    else *op = op_chan(op_send(t->down[j - nc + 1], chunk, 1), -1, dchan);
+/* Up stream (3b): add the first child's chunk (the second arrives at the
+ * same time on the side stream, which says so with a token), pass the sum
+ * up; the root instead sends it down to its children's down streams. Steps
+ * per chunk: 0 children 1; 1 child 1 (fused); 2 children 3; the root adds
+ * its children's the same way, then one send per child. */
+static int up_op(const tnode_t *t, int r, int second, uint32_t j, uint32_t chunk, int uchan, sched_op_t *op) {
+    int nc = nkids(t), dchan = uchan + 1, side = uchan + 2, to = second ? side : -1;   /* the parent's side stream */
+    uint32_t got = nc == 2 ? 2 : (uint32_t)nc;          /* steps before the sum is whole */
+    if (t->up >= 0 && nc == 0) { *op = op_chan(op_send(t->up, chunk, 1), -1, to); return 1; }
+    if (t->up >= 0 && nc == 1) { *op = op_chan(op_fwd(t->down[0], t->up, chunk, 1, RECV_REDUCE), -1, to); return 1; }
+    if (j == 0 && nc == 2) { *op = op_recv(t->down[0], chunk, 1, RECV_REDUCE); return 1; }
+    if (j == 1 && nc == 2) { *op = op_chan(op_recv(r, chunk, 0, RECV_COPY), side, -1); return 1; }
+    if (t->up >= 0) { *op = op_chan(op_send(t->up, chunk, 1), -1, to); return 1; }
+    if (nc == 1 && j == 0) { *op = op_chan(op_fwd(t->down[0], t->down[0], chunk, 1, RECV_REDUCE), -1, dchan); return 1; }
+    *op = op_chan(op_send(t->down[j - got], chunk, 1), -1, dchan);
+    return 1;
+}
+
+/* Side stream (3b + 2), ranks with two children: the second child's chunk,
+ * added as it arrives, then a token to the up stream. */
+static int side_op(const tnode_t *t, int r, uint32_t j, uint32_t chunk, int uchan, sched_op_t *op) {
+    *op = j == 0 ? op_chan(op_recv(t->down[1], chunk, 1, RECV_REDUCE), uchan, -1)   /* from the child's up stream */
+                 : op_chan(op_send(r, chunk, 0), -1, uchan);
     return 1;
 }
 
@@ -199,20 +212,29 @@ static int nodes_group(int p, const algo_opts_t *o) { return o && o->group > 0 &
 
 static tnode_t shape_node(int shape, int p, int g, int r, int tree) { return shape_node_ch(shape, p, g, r, tree, 0); }
 
-/* Streams 2b and 2b+1 (up and down) run tree b % trees of channel b / trees
- * on chunks [b k, b k + k). */
+/* Steps per chunk of each stream (see up_op, down_op, side_op). */
+static uint32_t split_per(const tnode_t *t, int role) {
+    int nc = nkids(t), root = t->up < 0;
+    if (role == 2) return nc == 2 ? 2 : 0;
+    if (role == 1) return root ? 0 : (uint32_t)(nc ? nc : 1);
+    if (!root) return nc == 2 ? 3 : 1;
+    return nc == 2 ? 4 : (uint32_t)nc;
+}
+
+/* Streams 3b, 3b+1, 3b+2 (up, down, side) run tree b % trees of channel
+ * b / trees on chunks [b k, b k + k). */
 static int split_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks, b = c / 2, down = c % 2, shape = (int)s->param[0], g = (int)s->param[1];
+    int p = s->nranks, b = c / 3, role = c % 3, shape = (int)s->param[0], g = (int)s->param[1];
     int trees = shape_trees(shape), tree = b % trees, ch = b / trees;
     uint32_t k = s->per_block;
     tnode_t t = shape_node_ch(shape, p, g, r, tree, ch);
-    int nc = nkids(&t), root = t.up < 0;
-    uint32_t per = down ? (root ? 0 : (uint32_t)(nc ? nc : 1)) : (root ? (uint32_t)(2 * nc - 1) : (uint32_t)(nc ? nc : 1));
+    uint32_t per = split_per(&t, role);
     if (p < 2 || per == 0 || pc >= per * k) return 0;
     uint32_t chunk = (uint32_t)b * k + pc / per, j = pc % per;
-    if (!down) return up_op(&t, j, chunk, 2 * b + 1, op);
-    tnode_t parent = shape_node_ch(shape, p, g, t.up, tree, ch);
-    return down_op(&t, j, chunk, parent.up < 0, 2 * b, op);
+    if (role == 2) return side_op(&t, r, j, chunk, 3 * b, op);
+    tnode_t parent = t.up >= 0 ? shape_node_ch(shape, p, g, t.up, tree, ch) : t;
+    if (role == 0) return up_op(&t, r, t.up >= 0 && parent.down[1] == r, j, chunk, 3 * b, op);
+    return down_op(&t, j, chunk, parent.up < 0, 3 * b, op);
 }
 
 /* nccltree takes --channels (default the topology's); the other shapes run
@@ -223,7 +245,7 @@ static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int sha
     if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
     s->param[0] = shape;
     s->param[1] = nodes_group(s->nranks, o);
-    s->nchannels = 2 * trees * C;
+    s->nchannels = 3 * trees * C;
     sched_layout(s, (uint32_t)(trees * C), (uint32_t)k);
     s->prog = split_prog;
     return 0;
@@ -374,7 +396,7 @@ static int nodes_peer(const sched_t *s, int c, int r) { return nodes_slot(s, c, 
 static int nodes_peer_across(const sched_t *s, int c, int r) { return nodes_slot(s, c, r, 1); }
 
 static int nodes_slots(const sched_t *s, int *nchannels) {
-    *nchannels = s->nchannels / 4;                     /* an up and a down stream per tree */
+    *nchannels = s->nchannels / 6;                     /* up, down and side streams per tree */
     return 6 * *nchannels;
 }
 
@@ -398,7 +420,7 @@ const algo_t algo_allreduce_bintree = {
     .coll = COLL_ALLREDUCE, .name = "bintree", .build = bintree_build, .cost = bintree_cost,
     .cost_text = "approximately (2h - 1 + kL)(a + (n/k) b): h tallest path, L busiest rank's sends per step (3 for p >= 4)",
     .requires = "any p >= 1, any n; --pipeline K",
-    .port_model = "approximation; the engine measures 0.67x-2.23x of it (docs/NOTES.md)",
+    .port_model = "approximation; the engine measures 0.67x-1.63x of it (docs/NOTES.md)",
     .idea = "NCCL's tree: reduce up and broadcast down one binary tree at once, k chunks pipelined",
     .approx = 1, .nccl = "tree",
 };
@@ -407,7 +429,7 @@ const algo_t algo_allreduce_dbtree = {
     .coll = COLL_ALLREDUCE, .name = "dbtree", .build = dbtree_build, .cost = dbtree_cost,
     .cost_text = "approximately (2h - 1 + kL)(a + (n/2k) b): h tallest path, L busiest rank's sends per step (4 for p >= 4)",
     .requires = "any p >= 1, any n; --pipeline K",
-    .port_model = "approximation; the engine measures 0.67x-2.23x of it (docs/NOTES.md)",
+    .port_model = "approximation; the engine measures 0.57x-3.1x of it with fifo contention, ~1x with fair (docs/NOTES.md)",
     .idea = "NCCL's double binary tree: two split trees on half the data, each rank interior in at most one",
     .approx = 1, .nccl = "tree",
 };
