@@ -93,11 +93,12 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     tuning_arch_t arch = tp->arch >= 0 ? (tuning_arch_t)tp->arch : TUNING_AMPERE;
     *m = (tuning_machine_t){.nranks = p, .nnodes = p / group, .arch = arch, .nvlink = graph_nvlink(g),
                             .nchannels = o.channels > 0 ? o.channels : 1};
+    int searched = g->nrings > 0;                       /* read now: ring_bus_bw's link changes free g */
     int rc = ring_bus_bw(t, &o, arch, &bus, e);
     if (rc < 0) return rc;
     m->ll128 = m->nvlink;
     m->bw = bus / m->nchannels;
-    if (g->nrings == 0 && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
+    if (!searched && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
     topo_route_t r;
     if (topo_nreducers(t) > 0 && m->nnodes == 1 && topo_route(t, 0, p, &r, NULL) == 0) {
         m->nvls_channels = NVLS_CHANNELS;
