@@ -31,8 +31,8 @@ LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/tu
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
            algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvlstree.c sim/evq.c sim/verify.c sim/engine.c sim/symmetry.c \
            sim/report.c \
-           sim/run.c sim/plan.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
-CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_plan.c sim/cmd_algos.c sim/cmd_select.c sim/cmd_tp.c sim/cmd_sweep.c sim/cmd_validate.c sim/plot.c
+           sim/run.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
+CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_plan.c sim/cmd_algos.c sim/cmd_select.c sim/cmd_tp.c sim/cmd_sweep.c sim/cmd_validate.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 

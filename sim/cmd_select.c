@@ -15,9 +15,10 @@
 static const char help[] =
     "usage: baton select -t TOPO.yaml -c COLL[,COLL...] [--sizes 8B:1GiB[:x2]] [options]\n"
     "\n"
-    "For every collective and size: each applicable algorithm's predicted time,\n"
-    "algbw and busbw, the winner, how much slower the next best is, and the sizes\n"
-    "where the winner changes (crossovers).\n"
+    "For every collective and size: the winning algorithm and protocol, its time and\n"
+    "busbw, the next best and how much slower it is, and the sizes where the winner\n"
+    "changes (crossovers); --wide shows every algorithm's time, --format csv/json\n"
+    "every algorithm's time, algbw and busbw.\n"
     "\n"
     "  -t, --topo FILE        topology\n"
     "  -c, --coll LIST        allreduce,reducescatter,allgather,broadcast,reduce,alltoall\n"
@@ -33,13 +34,17 @@ static const char help[] =
     "      --format F         table (default), csv, json, or nccl-tuner (NCCL's example\n"
     "                         tuner plugin CSV; only algorithms NCCL has; --proto auto\n"
     "                         unless given)\n"
+    "      --wide             a column per algorithm (as wide as the catalogue)\n"
+    "      --vs-nccl          also what NCCL runs (-a nccl) and how much slower it is\n"
+    "                         than the winner (* above 5 %%): where NCCL_ALGO/NCCL_PROTO\n"
+    "                         or a tuner plugin would pay\n"
     "      --plot FILE.png    also draw time and busbw against size (needs gnuplot)\n"
     "  -o, --output FILE      write there (whole or not at all) instead of stdout\n"
     "      --root R, --group G, --pipeline K, --set K=V   as for baton sim\n";
 
 typedef struct {
     const char *topo, *colls, *sizes, *algos, *format, *plot, *output;
-    int proto, model;
+    int proto, model, wide, vs_nccl;
     contention_t contention;
     algo_opts_t opts;
     cmd_sets_t sets;
@@ -60,6 +65,7 @@ static int parse(int argc, char **argv, select_args_t *a) {
         {"plot", required_argument, 0, 'p'}, {"output", required_argument, 0, 'o'},
         {"root", required_argument, 0, 'R'}, {"group", required_argument, 0, 'G'},
         {"pipeline", required_argument, 0, 'K'}, {"set", required_argument, 0, 'S'},
+        {"wide", no_argument, 0, 'W'}, {"vs-nccl", no_argument, 0, 'N'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     static const char *const models[] = {"auto", "closed", "des"}, *const cont[] = {"fifo", "fair", "none"};
     int ch;
@@ -77,6 +83,8 @@ static int parse(int argc, char **argv, select_args_t *a) {
         case 'G': a->opts.group = atoi(optarg); break;
         case 'K': a->opts.pipeline = atoi(optarg); break;
         case 'S': if (cmd_add_set("select", &a->sets, optarg)) return EXIT_USAGE; break;
+        case 'W': a->wide = 1; break;
+        case 'N': a->vs_nccl = 1; break;
         case 'P':
             a->proto = cmd_parse_proto(optarg);
             if (a->proto < 0) return cmd_usage("select", "--proto must be none, LL, LL128, Simple or auto");
@@ -116,11 +124,11 @@ static int emit(const char *text, const char *path) {
     return cmd_write_file(path, text, strlen(text));
 }
 
-static char *render(const select_table_t *tab, const char *format, int nnodes) {
-    if (!strcmp(format, "csv")) return report_select_csv(tab);
-    if (!strcmp(format, "json")) return report_select_json(tab);
-    if (!strcmp(format, "nccl-tuner")) return report_select_tuner(tab, nnodes);
-    return report_select_table(tab);
+static char *render(const select_table_t *tab, const select_args_t *a, int nnodes) {
+    if (!strcmp(a->format, "csv")) return report_select_csv(tab);
+    if (!strcmp(a->format, "json")) return report_select_json(tab);
+    if (!strcmp(a->format, "nccl-tuner")) return report_select_tuner(tab, nnodes);
+    return report_select_table(tab, a->wide, a->vs_nccl);
 }
 
 static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
@@ -141,7 +149,7 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     char *text = NULL;
     int rc = t ? select_run(t, q, &tab, &e) : -1;
     int g = t ? topo_params_c(t)->group_size : 0, nnodes = g > 0 && t ? topo_nranks(t) / g : 1;
-    if (rc == 0 && !(text = render(&tab, a->format, nnodes))) rc = err_set(&e, BATON_ENOMEM, "out of memory");
+    if (rc == 0 && !(text = render(&tab, a, nnodes))) rc = err_set(&e, BATON_ENOMEM, "out of memory");
     if (rc == 0 && emit(text, a->output) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a->output ? a->output : "stdout");
     if (rc == 0 && a->plot) rc = plot_select(&tab, a->plot, &e);
     free(text);
@@ -160,6 +168,6 @@ int cmd_select(int argc, char **argv) {
     if (a.algos) snprintf(algos, sizeof algos, "%s", a.algos);
     int tuner = !strcmp(a.format, "nccl-tuner");
     select_req_t q = {.proto = tuner && a.proto == PROTO_NONE ? RUN_PROTO_AUTO : a.proto, .model = a.model,
-                      .nccl_only = tuner, .opts = a.opts, .contention = a.contention};
+                      .nccl_only = tuner, .opts = a.opts, .contention = a.contention, .vs_nccl = a.vs_nccl};
     return run(&a, &q, colls, a.algos ? algos : NULL);
 }

@@ -11,27 +11,57 @@
 
 #include "../topologies/units.h"
 
-static void data_block(FILE *f, const select_table_t *tab, int first, int last, const algo_t *a) {
+/* Sixteen colours far enough apart to tell 14 curves from each other, and
+ * point types to tell them apart in grey. */
+static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+                                      "#17becf", "#7f7f7f", "#bcbd22", "#000000", "#aec7e8", "#98df8a", "#ff9896",
+                                      "#c5b0d5", "#c49c94"};
+
+/* Algorithm a's points over rows first..last into its own file; how many. */
+static int data_file(const char *path, const select_table_t *tab, int first, int last, const algo_t *a) {
+    FILE *f = fopen(path, "w");
+    int n = 0;
+    if (f == NULL) return -1;
     for (int i = first; i <= last; i++) {
         const select_row_t *r = &tab->rows[i];
         for (int k = 0; k < r->ncells; k++)
-            if (r->cells[k].algo == a && r->cells[k].ok && r->cells[k].time_s > 0)
+            if (r->cells[k].algo == a && r->cells[k].ok && r->cells[k].time_s > 0) {
                 fprintf(f, "%llu %.9g %.9g\n", (unsigned long long)r->bytes, r->cells[k].time_s * 1e6,
                         r->cells[k].busbw_GBps > 0 ? r->cells[k].busbw_GBps : 1e-12);
+                n++;
+            }
     }
-    fprintf(f, "\n\n");
+    return fclose(f) == 0 ? n : -1;
 }
 
-/* One collective: its data file (a block per algorithm) and two panels. */
+/* Binary size ticks (8 B, 1 KiB, 1 MiB, ...) over the rows' range: every
+ * power of 1024, or of 32 when the range is short. */
+static void size_tics(FILE *gp, const select_table_t *tab, int first, int last) {
+    uint64_t lo = tab->rows[first].bytes ? tab->rows[first].bytes : 1, hi = tab->rows[last].bytes;
+    int step = hi / lo >= (1ull << 30) ? 10 : 5, n = 0;
+    fprintf(gp, "set xtics (");
+    for (int e = 0; e < 64; e += step) {
+        uint64_t v = 1ull << e;
+        if (v < lo / 2 || v > hi * 2) continue;
+        char lab[32];
+        units_fmt_size(v, lab, sizeof lab);
+        fprintf(gp, "%s'%s' %llu", n++ ? ", " : "", lab, (unsigned long long)v);
+    }
+    fprintf(gp, ")\n");
+}
+
+/* One collective: a data file per algorithm that ran (those that did not
+ * apply get no file and no legend entry), and two panels. */
 static void panels(FILE *gp, const char *dir, const select_table_t *tab, int first, int last, int n) {
     const select_row_t *r0 = &tab->rows[first];
-    char path[600];
-    snprintf(path, sizeof path, "%s/c%d.dat", dir, n);
-    FILE *d = fopen(path, "w");
-    if (d == NULL) return;
-    for (int k = 0; k < r0->ncells; k++) data_block(d, tab, first, last, r0->cells[k].algo);
-    fclose(d);
+    char path[64][600];
+    int shown[64], nshown = 0;
+    for (int k = 0; k < r0->ncells && k < 64; k++) {
+        snprintf(path[k], sizeof path[k], "%s/c%d-%s.dat", dir, n, r0->cells[k].algo->name);
+        if (data_file(path[k], tab, first, last, r0->cells[k].algo) > 0) shown[nshown++] = k;
+    }
     fprintf(gp, "unset arrow; unset label\n");
+    size_tics(gp, tab, first, last);
     for (int i = first + 1; i <= last; i++)
         if (select_is_crossover(tab, i))
             fprintf(gp, "set arrow from %llu, graph 0 to %llu, graph 1 nohead dt 2 lc rgb 'gray40'\n"
@@ -41,14 +71,16 @@ static void panels(FILE *gp, const char *dir, const select_table_t *tab, int fir
     for (int panel = 0; panel < 2; panel++) {
         fprintf(gp, "set title '%s on %s (%d ranks): %s'\nset ylabel '%s'\nplot ", coll_name(r0->coll), tab->topo,
                 tab->ranks, panel ? "bus bandwidth" : "time", panel ? "busbw (GB/s)" : "time (us)");
-        for (int k = 0; k < r0->ncells; k++)
-            fprintf(gp, "%s'%s' index %d using 1:%d with linespoints pt 7 ps 0.5 title '%s'", k ? ", " : "", path, k,
-                    panel ? 3 : 2, r0->cells[k].algo->name);
+        for (int i = 0; i < nshown; i++) {
+            int k = shown[i];
+            fprintf(gp, "%s'%s' using 1:%d with linespoints lw 1.5 pt %d ps 0.6 lc rgb '%s' title '%s'", i ? ", " : "",
+                    path[k], panel ? 3 : 2, 1 + i % 13, colours[i % 16], r0->cells[k].algo->name);
+        }
         fprintf(gp, "\n");
     }
 }
 
-static int write_script(const char *dir, const select_table_t *tab) {
+int plot_write_files(const char *dir, const select_table_t *tab) {
     char path[600];
     int ncoll = 0;
     for (int i = 0; i < tab->nrows; i++) ncoll += i == 0 || tab->rows[i].coll != tab->rows[i - 1].coll;
@@ -56,7 +88,7 @@ static int write_script(const char *dir, const select_table_t *tab) {
     FILE *gp = fopen(path, "w");
     if (gp == NULL) return -1;
     fprintf(gp, "set terminal pngcairo size 1400,%d noenhanced\nset output '%s/out.png'\n", 480 * ncoll, dir);
-    fprintf(gp, "set logscale xy\nset format x '%%.0s%%cB'\nset format y '%%g'\nset xlabel 'size (bytes)'\nset grid\n"
+    fprintf(gp, "set logscale xy\nset format y '%%g'\nset xlabel 'size (bytes)'\nset grid\n"
                 "set key left top font ',8'\nset multiplot layout %d,2\n", ncoll);
     for (int i = 0, n = 0; i < tab->nrows; n++) {
         int j = i;
@@ -98,7 +130,7 @@ int plot_select(const select_table_t *tab, const char *png, baton_err_t *e) {
     int rc = 0;
     snprintf(cmd, sizeof cmd, "gnuplot '%s/plot.gp' 2>'%s/gnuplot.err'", dir, dir);
     snprintf(out, sizeof out, "%s/out.png", dir);
-    if (write_script(dir, tab) < 0) rc = err_set(e, BATON_EIO, "cannot write the plot's files");
+    if (plot_write_files(dir, tab) < 0) rc = err_set(e, BATON_EIO, "cannot write the plot's files");
     else if (system(cmd) != 0) rc = err_set(e, BATON_EIO, "gnuplot failed (its messages are lost with the temporary files)");
     else if (install(out, png) < 0) rc = err_set(e, BATON_EIO, "%s: cannot write the plot", png);
     cleanup(dir);

@@ -8,6 +8,12 @@
 /* Time and busbw against size, log-log, one line per algorithm, crossovers
  * marked, one pair of panels per collective. The PNG appears whole at `png`
  * or not at all. */
+/* The gnuplot script (dir/plot.gp, writing dir/out.png) and one data file
+ * per collective and algorithm that has points (size, time us, busbw GB/s),
+ * each plotted under its own name: an algorithm that does not apply has no
+ * file and no legend entry. 0 or -1. */
+int plot_write_files(const char *dir, const select_table_t *tab);
+
 int plot_select(const select_table_t *tab, const char *png, baton_err_t *e);
 
 #endif

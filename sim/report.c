@@ -84,6 +84,12 @@ static double margin(const select_row_t *r) {
     return w > 0 ? u / w : 1;
 }
 
+/* "ring/LL" (or "ring" without a protocol). */
+static const char *pick_name(const select_cell_t *c, char *buf, int len) {
+    snprintf(buf, len, "%s%s%s", c->algo->name, c->proto ? "/" : "", c->proto ? proto_name(c->proto) : "");
+    return buf;
+}
+
 static void fmt_time(char *buf, int len, double t) {
     if (t >= 1) snprintf(buf, len, "%.3g s", t);
     else if (t >= 1e-3) snprintf(buf, len, "%.3g ms", t * 1e3);
@@ -111,7 +117,7 @@ static void table_row(FILE *f, const select_row_t *r) {
     if (r->winner < 0) { fprintf(f, "   (none applies)\n"); return; }
     const select_cell_t *w = &r->cells[r->winner];
     char name[64];
-    snprintf(name, sizeof name, "%s%s%s", w->algo->name, w->proto ? "/" : "", w->proto ? proto_name(w->proto) : "");
+    pick_name(w, name, sizeof name);
     if (r->runner_up >= 0)
         fprintf(f, "   %-14s %.2f (%s)\n", name, margin(r), r->cells[r->runner_up].algo->name);
     else
@@ -123,15 +129,46 @@ static void crossovers(FILE *f, const select_table_t *tab, int first, int last) 
     for (int i = first + 1; i <= last; i++) {
         if (!select_is_crossover(tab, i)) continue;
         const select_row_t *a = &tab->rows[i - 1], *b = &tab->rows[i];
-        char sz[32];
+        char sz[32], x[48], y[48];
         units_fmt_size(b->bytes, sz, sizeof sz);
-        fprintf(f, "%s %s -> %s at %s", any ? "," : "crossovers:", a->cells[a->winner].algo->name, b->cells[b->winner].algo->name, sz);
+        fprintf(f, "%s %s -> %s at %s", any ? "," : "crossovers:", pick_name(&a->cells[a->winner], x, sizeof x),
+                pick_name(&b->cells[b->winner], y, sizeof y), sz);
         any = 1;
     }
     fprintf(f, any ? "\n" : "crossovers: none (one winner at every size)\n");
 }
 
-char *report_select_table(const select_table_t *tab) {
+/* The compact table: the winner, its time and busbw, the next best and (with
+ * --vs-nccl) what NCCL runs and how much slower that is; under 100 columns. */
+static void compact_header(FILE *f, const select_table_t *tab, int first, int vs_nccl) {
+    const select_row_t *r = &tab->rows[first];
+    fprintf(f, "%s on %s (%d ranks)   [s] simulated  [~] approximate formula\n", coll_name(r->coll), tab->topo, tab->ranks);
+    fprintf(f, "%9s  %-17s %12s %13s  %-19s %5s", "size", "winner", "time", "busbw", "next best", "x");
+    if (vs_nccl) fprintf(f, "  %-16s %6s", "NCCL runs", "x");
+    fputc('\n', f);
+}
+
+static void compact_row(FILE *f, const select_row_t *r, int vs_nccl) {
+    char sz[32], t[32], a[48], b[48];
+    units_fmt_size(r->bytes, sz, sizeof sz);
+    fprintf(f, "%9s  ", sz);
+    if (r->winner < 0) { fprintf(f, "(none applies)\n"); return; }
+    const select_cell_t *w = &r->cells[r->winner];
+    fmt_time(t, sizeof t, w->time_s);
+    fprintf(f, "%-17s %9s%-3s %8.3g GB/s  ", pick_name(w, a, sizeof a), t, w->simulated ? "[s]" : w->approx ? "[~]" : "",
+            w->busbw_GBps);
+    if (r->runner_up >= 0) fprintf(f, "%-19s %5.2f", pick_name(&r->cells[r->runner_up], b, sizeof b), margin(r));
+    else fprintf(f, "%-19s %5s", "-", "");
+    if (vs_nccl && r->nccl.ok) {
+        double x = w->time_s > 0 ? r->nccl.time_s / w->time_s : 1;
+        fprintf(f, "  %-16s %5.2f%s", pick_name(&r->nccl, a, sizeof a), x, x > 1.05 ? "*" : "");
+    } else if (vs_nccl) {
+        fprintf(f, "  %-16s", "(nothing)");
+    }
+    fputc('\n', f);
+}
+
+char *report_select_table(const select_table_t *tab, int wide, int vs_nccl) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -140,8 +177,12 @@ char *report_select_table(const select_table_t *tab) {
         int j = i;
         while (j + 1 < tab->nrows && tab->rows[j + 1].coll == tab->rows[i].coll) j++;
         if (i) fputc('\n', f);
-        table_header(f, tab, i);
-        for (int k = i; k <= j; k++) table_row(f, &tab->rows[k]);
+        if (wide) table_header(f, tab, i);
+        else compact_header(f, tab, i, vs_nccl);
+        for (int k = i; k <= j; k++) {
+            if (wide) table_row(f, &tab->rows[k]);
+            else compact_row(f, &tab->rows[k], vs_nccl);
+        }
         crossovers(f, tab, i, j);
         i = j + 1;
     }

@@ -15,7 +15,7 @@ char *report_algos_json(int coll_filter);
 #include "select.h"
 
 /* Selection tables as text (malloc'd strings; NULL when memory runs out). */
-char *report_select_table(const select_table_t *tab);
+char *report_select_table(const select_table_t *tab, int wide, int vs_nccl);
 char *report_select_csv(const select_table_t *tab);
 char *report_select_json(const select_table_t *tab);
 /* NCCL's example tuner CSV: one line per size range with one decision

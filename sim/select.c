@@ -68,6 +68,26 @@ static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t 
     return 0;
 }
 
+/* What -a nccl runs for this row (NCCL's pick by closed form), timed as the
+ * row's cell of that algorithm is (the simulator where that cell was). */
+static void nccl_cell(topo_t *t, const select_req_t *q, const cost_model_t *m, select_row_t *row) {
+    run_req_t r = {.coll = row->coll, .algo = "nccl", .bytes = row->bytes, .opts = q->opts, .proto = RUN_PROTO_AUTO,
+                   .contention = q->contention, .predict = 1};
+    run_out_t o;
+    row->nccl = (select_cell_t){0};
+    if (run_collective(t, &r, &o, NULL) < 0) return;
+    if (simulate(q, o.algo, m, topo_nranks(t), row->bytes)) {
+        r.algo = o.algo->name;
+        r.proto = o.proto;
+        r.predict = 0;
+        if (run_collective(t, &r, &o, NULL) < 0) return;
+    }
+    row->nccl = (select_cell_t){.algo = o.algo, .proto = o.proto, .ok = 1, .simulated = o.simulated,
+                                .approx = !o.simulated && (o.algo->approx || !m->uniform), .time_s = o.time_s,
+                                .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
+    engine_result_free(&o.eng);
+}
+
 static void rank_cells(select_row_t *row) {
     row->winner = row->runner_up = -1;
     for (int i = 0; i < row->ncells; i++) {
@@ -104,6 +124,7 @@ int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_
                 if (rc < 0) return rc;
             }
             rank_cells(row);
+            if (q->vs_nccl) nccl_cell(t, q, &m, row);
         }
     return 0;
 }

@@ -24,6 +24,7 @@ typedef struct select_req {
     int nccl_only;             /* only algorithms NCCL can run (for tuner files) */
     algo_opts_t opts;
     contention_t contention;   /* for simulated cells */
+    int vs_nccl;               /* also time NCCL's own pick (-a nccl) per row */
 } select_req_t;
 
 typedef struct select_cell {
@@ -41,6 +42,7 @@ typedef struct select_row {
     int ncells;
     select_cell_t *cells;
     int winner, runner_up;     /* cell indices, -1 if none */
+    select_cell_t nccl;        /* with vs_nccl: what -a nccl runs (ok 0: NCCL has nothing here) */
 } select_row_t;
 
 typedef struct select_table {
@@ -56,7 +58,8 @@ void select_free(select_table_t *tab);
 /* Parse "8B:16GiB[:x2]" or "1KiB,1MiB,..." into a malloc'd array. */
 int select_parse_sizes(const char *spec, uint64_t **sizes, int *n, const char **why);
 
-/* Is row i's winner different from row i-1's, for the same collective? */
+/* Is row i's winner (algorithm or protocol) different from row i-1's, for
+ * the same collective? */
 int select_is_crossover(const select_table_t *tab, int i);
 
 #endif

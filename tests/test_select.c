@@ -3,7 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../topologies/topo_yaml.h"
+
+#include "../sim/plot.h"
 #include "../sim/report.h"
 #include "../sim/select.h"
 #include <cjson/cJSON.h>
@@ -203,6 +207,9 @@ Test(select, one_rank_is_free_and_prints_numbers) {
     char *out;
     cr_assert_eq(th_cli("select -t tests/data/machines/one-gpu.yaml -c allreduce,broadcast --sizes 1KiB,1GiB", &out, 1), 0);
     cr_expect(strstr(out, "nan") == NULL && strstr(out, "inf") == NULL, "%s", out);
+    cr_expect(strstr(out, " 1.00\n") != NULL, "the next best's ratio: %s", out);
+    free(out);
+    cr_assert_eq(th_cli("select -t tests/data/machines/one-gpu.yaml -c allreduce --sizes 1KiB --wide", &out, 1), 0);
     cr_expect(strstr(out, "1.00 (") != NULL, "%s", out);
     free(out);
     cr_assert_eq(th_cli("select -t tests/data/machines/one-gpu.yaml -c allreduce --sizes 1KiB --format json", &out, 1), 0);
@@ -235,4 +242,76 @@ Test(select, defaults_agree_with_the_winner) {
             cr_expect(want[0] && strstr(out, want) != NULL, "%s %s: select says %s, predict %s", machines[m], sizes[i], want, got);
             free(out);
         }
+}
+
+/* The plot's legend matches its data when an algorithm does not apply
+ * (oneshot on 1,024 ranks): every curve's title names the algorithm whose
+ * points are in the file it reads (checked from the files gnuplot reads),
+ * the winner is among them, and nothing is plotted for oneshot. */
+Test(select, plot_legend_matches_its_data) {
+    const char *sets[] = {"nodes=128"};
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 1, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    const char *algos[] = {"ring", "oneshot", "nccltree"};
+    uint64_t sizes[] = {1024, 1 << 20, 1 << 30};
+    select_req_t q = {.colls = {COLL_ALLREDUCE}, .ncolls = 1, .sizes = sizes, .nsizes = 3, .algos = algos, .nalgos = 3,
+                      .proto = RUN_PROTO_AUTO, .model = SELECT_CLOSED};
+    select_table_t tab;
+    cr_assert_eq(select_run(t, &q, &tab, &e), 0, "%s", e.msg);
+    char dir[] = "/tmp/baton-plot-test-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(plot_write_files(dir, &tab), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/plot.gp", dir);
+    char *gp = th_slurp(path);
+    cr_assert_not_null(gp);
+    int curves = 0, winner_shown = 0;
+    for (char *at = gp; (at = strstr(at, "' using 1:2")) != NULL; at++) {    /* the time panel's curves */
+        char *open = at;
+        while (open > gp && open[-1] != '\'') open--;
+        char file[256], title[64];
+        snprintf(file, sizeof file, "%.*s", (int)(at - open), open);
+        cr_assert_eq(sscanf(strstr(at, "title '") + 7, "%63[^']", title), 1);
+        FILE *f = fopen(file, "r");
+        cr_assert_not_null(f, "%s", file);
+        unsigned long long bytes;
+        double us, bus;
+        int rows = 0;
+        while (fscanf(f, "%llu %lf %lf", &bytes, &us, &bus) == 3) {
+            for (int i = 0; i < tab.nrows; i++)
+                for (int k = 0; k < tab.rows[i].ncells; k++) {
+                    const select_cell_t *c = &tab.rows[i].cells[k];
+                    if (tab.rows[i].bytes == bytes && strcmp(c->algo->name, title) == 0)
+                        cr_expect_float_eq(us, c->time_s * 1e6, 1e-6 * us, "%s at %llu B", title, bytes);
+                }
+            rows++;
+        }
+        fclose(f);
+        cr_expect_gt(rows, 0, "%s has points", title);
+        cr_expect_neq(strcmp(title, "oneshot"), 0, "oneshot does not apply on 1,024 ranks and has no curve");
+        for (int i = 0; i < tab.nrows; i++) winner_shown |= strcmp(tab.rows[i].cells[tab.rows[i].winner].algo->name, title) == 0;
+        curves++;
+    }
+    cr_expect_eq(curves, 2, "ring and nccltree");
+    cr_expect(winner_shown, "the winner is in the legend");
+    free(gp);
+    select_free(&tab);
+    topo_free(t);
+    snprintf(path, sizeof path, "rm -rf %s", dir);
+    cr_expect_eq(system(path), 0);
+}
+
+/* The default table fits 100 columns; --vs-nccl says what NCCL runs and
+ * marks where it is more than 5 % slower than the winner. */
+Test(select, compact_table_and_vs_nccl) {
+    char *out;
+    cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce,allgather --sizes 8B:1GiB:x8", &out, 1), 0, "%s", out);
+    for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) cr_expect_leq(strlen(l), 100, "%zu columns: %s", strlen(l), l);
+    free(out);
+    cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --sizes 8B,1GiB --vs-nccl", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "NCCL runs") != NULL, "%s", out);
+    cr_expect(strstr(out, "*") != NULL, "at 8 B NCCL's tree is slower than baton's winner: %s", out);
+    cr_expect(strstr(out, "nvls/Simple") != NULL, "at 1 GiB NCCL runs NVLS: %s", out);
+    free(out);
 }
