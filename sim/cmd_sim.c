@@ -143,9 +143,9 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (!a->coll) return cmd_usage(cmd, "missing -c COLLECTIVE");
     if (!a->size) return cmd_usage(cmd, "missing -s SIZE");
-    if (predict && (a->verify || a->dump || a->contention || a->store_forward || a->explain || a->trace || a->link_stats ||
+    if (predict && (a->verify || a->dump || a->contention || a->store_forward || a->trace || a->link_stats ||
                     a->symmetric))
-        return cmd_usage(cmd, "--verify, --dump, --contention, --store-forward, --explain, --trace, --link-stats and "
+        return cmd_usage(cmd, "--verify, --dump, --contention, --store-forward, --trace, --link-stats and "
                          "--symmetric need `baton sim`");
     if (a->symmetric && (a->verify || a->explain || a->trace || a->link_stats || a->contention == CONTENTION_FAIR))
         return cmd_usage(cmd, "--symmetric runs representatives only: not with --verify, --explain, --trace, "
@@ -220,18 +220,31 @@ static char *link_csv(const topo_t *t, const run_out_t *r) {
     return buf;
 }
 
-static void explain(topo_t *t, const run_out_t *r, const algo_opts_t *o) {
-    double parts[4], sum;
-    char a[64], b[64], g[64], l[64];
+/* The formula's parts: alpha, beta, gamma, and what is paid once (the
+ * protocol's base latency, the launches); shares of their sum. */
+static void explain_formula(topo_t *t, const run_out_t *r, const algo_opts_t *o, double parts[4], double *once) {
+    char a[64], b[64], g[64], c[64];
     run_breakdown(t, r, o, parts);
-    sum = parts[0] + parts[1] + parts[2];
+    *once = r->proto != PROTO_NONE && r->ranks > 1 ? topo_params_c(t)->proto[r->proto].base_latency : 0;
+    double sum = parts[0] + parts[1] + parts[2] + *once;
     units_fmt_time(parts[0], a, sizeof a);
     units_fmt_time(parts[1], b, sizeof b);
     units_fmt_time(parts[2], g, sizeof g);
-    printf("  explain  the %s formula splits into alpha %s (%.0f %%), beta %s (%.0f %%), gamma %s (%.0f %%)\n",
+    units_fmt_time(*once, c, sizeof c);
+    printf("  explain  the %s formula: alpha %s (%.0f %%), beta %s (%.0f %%), gamma %s (%.0f %%), once per call %s (%.0f %%)\n",
            r->algo->name, a, sum > 0 ? 100 * parts[0] / sum : 0, b, sum > 0 ? 100 * parts[1] / sum : 0, g,
-           sum > 0 ? 100 * parts[2] / sum : 0);
-    printf("           the simulation took %.3g x the formula's total\n", parts[3] > 0 ? r->time_s / (parts[3] + topo_params_c(t)->proto[r->proto].base_latency * (r->proto != PROTO_NONE)) : 0);
+           sum > 0 ? 100 * parts[2] / sum : 0, c, sum > 0 ? 100 * *once / sum : 0);
+}
+
+/* Rank ids, and the switches that reduce (helpers) by name. */
+static const char *party(const topo_t *t, int id) {
+    return id < topo_nranks(t) ? topo_rank_name(t, id) : topo_reducer_name(t, id - topo_nranks(t));
+}
+
+/* What the engine saw: the busiest link and the critical path. */
+static void explain_run(topo_t *t, const run_out_t *r, double formula, double once) {
+    char l[64];
+    printf("           the simulation took %.3g x the formula's total\n", formula > 0 ? r->time_s / formula : 0);
     int busiest = -1;
     for (int i = 0; i < topo_nlinks(t); i++)
         if (busiest < 0 || r->eng.link_busy[i] > r->eng.link_busy[busiest]) busiest = i;
@@ -250,20 +263,41 @@ static void explain(topo_t *t, const run_out_t *r, const algo_opts_t *o) {
         units_fmt_time(cp.wait_s, tw, sizeof tw);
         units_fmt_time(cp.reduce_s, tr, sizeof tr);
         const engine_rec_t *f = &r->eng.recs[cp.first], *z = &r->eng.recs[cp.last];
-        printf("           critical path: %d messages one after another, from %d->%d to %d->%d:\n"
+        char to[64];
+        units_fmt_time(once, to, sizeof to);
+        double rest = r->time_s - cp.transfer_s - cp.wait_s - cp.reduce_s - once;
+        printf("           critical path: %d message%s one after another, from %s -> %s to %s -> %s:\n"
                "             moving bytes %s (%.0f %%), waiting for a busy port or link %s (%.0f %%),\n"
-               "             adding %s (%.0f %%), the rest %.0f %%\n",
-               cp.steps, f->src, f->dst, z->src, z->dst, tt, 100 * cp.transfer_s / r->time_s, tw, 100 * cp.wait_s / r->time_s,
-               tr, 100 * cp.reduce_s / r->time_s, 100 * cp.idle_s / r->time_s);
+               "             adding %s (%.0f %%), once per call %s (%.0f %%), the rest %.0f %%\n",
+               cp.steps, cp.steps == 1 ? "" : "s", party(t, f->src), party(t, f->dst), party(t, z->src), party(t, z->dst),
+               tt, 100 * cp.transfer_s / r->time_s, tw, 100 * cp.wait_s / r->time_s, tr, 100 * cp.reduce_s / r->time_s,
+               to, 100 * once / r->time_s, rest > 0 ? 100 * rest / r->time_s : 0);
     } else {
         printf("           the busiest rank sends %llu messages one after another\n", (unsigned long long)r->eng.max_rank_msgs);
     }
-    if (parts[0] >= parts[1] + parts[2])
-        printf("           latency-bound: per-message costs dominate; fewer steps (tree, recursive doubling,\n"
-               "           one-shot) or a lower-latency protocol help more than bandwidth\n");
-    else
-        printf("           bandwidth-bound: bytes dominate; algorithms that move less per rank (ring,\n"
-               "           Rabenseifner) or faster links help more than fewer steps\n");
+}
+
+/* What would move this run, in numbers: halving each part of the formula. */
+static void explain_advice(const run_out_t *r, const double parts[4], double once) {
+    char a[64], b[64], c[64];
+    units_fmt_time(parts[0] / 2, a, sizeof a);
+    units_fmt_time(parts[1] / 2, b, sizeof b);
+    units_fmt_time(once / 2, c, sizeof c);
+    int latency = parts[0] + once >= parts[1] + parts[2];
+    printf("           %s: half the per-message latency saves %s, twice the bandwidth %s, half the\n"
+           "           per-call latency %s%s\n", latency ? "latency-bound" : "bandwidth-bound", a, b, c,
+           r->auto_picked ? " (the algorithm and protocol are already the fastest the formulas know)" : "");
+    if (!r->auto_picked && latency)
+        printf("           with -a auto the formulas pick the lowest-latency algorithm and protocol for this size\n");
+    else if (!r->auto_picked)
+        printf("           with -a auto the formulas pick the algorithm that moves the fewest bytes per link here\n");
+}
+
+static void explain(topo_t *t, const run_out_t *r, const algo_opts_t *o) {
+    double parts[4], once;
+    explain_formula(t, r, o, parts, &once);
+    if (r->simulated) explain_run(t, r, parts[3] + once, once);
+    explain_advice(r, parts, once);
 }
 
 /* Outputs beyond the summary: trace, link statistics, explanation. A chosen
@@ -312,7 +346,7 @@ int cmd_sim(int argc, char **argv, int predict) {
                    .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
     run_out_t r;
     if (run_collective(t, &q, &r, &e) < 0) { topo_free(t); return cmd_fail(cmd, &e); }
-    if ((a.trace || a.link_stats || a.explain) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {
+    if ((a.trace || a.link_stats || (a.explain && !predict)) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {
         engine_result_free(&r.eng);
         topo_free(t);
         return rc;

@@ -431,6 +431,7 @@ const topo_node_t *topo_node(const topo_t *t, int i) { return &t->nodes[i]; }
 const topo_dlink_t *topo_dlink(const topo_t *t, int i) { return &t->dl[i]; }
 int topo_rank_node(const topo_t *t, int rank) { return t->rank_node[rank]; }
 const char *topo_rank_name(const topo_t *t, int rank) { return t->nodes[t->rank_node[rank]].name; }
+const char *topo_reducer_name(const topo_t *t, int i) { return t->nodes[t->reducer[i]].name; }
 topo_params_t *topo_params(topo_t *t) { return &t->params; }
 const topo_params_t *topo_params_c(const topo_t *t) { return &t->params; }
 

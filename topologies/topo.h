@@ -141,6 +141,8 @@ const topo_node_t *topo_node(const topo_t *t, int i);
 const topo_dlink_t *topo_dlink(const topo_t *t, int i);
 int topo_rank_node(const topo_t *t, int rank);
 const char *topo_rank_name(const topo_t *t, int rank);
+/* The name of reducing switch i (helper rank nranks + i). */
+const char *topo_reducer_name(const topo_t *t, int i);
 topo_params_t *topo_params(topo_t *t);
 const topo_params_t *topo_params_c(const topo_t *t);
 const char *topo_kind_name(node_kind_t k);
