@@ -66,8 +66,9 @@ static int nvls_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 static double nvls_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     uint64_t k = algo_pipeline_chunks(n, o);
     double beta = m->helper_beta > 0 ? m->helper_beta : m->beta;   /* the switch's links at its efficiency */
+    double alpha = m->helper_beta > 0 ? m->helper_alpha : m->alpha;
     (void)p;
-    return 2 * m->alpha + (double)(k + 1) * cost_block((int)k, n) * beta;
+    return 2 * alpha + (double)(k + 1) * cost_block((int)k, n) * beta;
 }
 
 const algo_t algo_allreduce_nvls = {

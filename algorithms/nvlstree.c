@@ -174,5 +174,5 @@ const algo_t algo_allreduce_nvlstree = {
     .requires = "one switch with `reduce: true` per node; nodes of g >= 2 GPUs, 2 or more of them; --pipeline K",
     .port_model = "approximation (multi-port; each node's switch links assumed to carry its NICs' traffic)",
     .idea = "NCCL's NVLSTree: add in each node's switch, chain the node sums across nodes, multicast back",
-    .approx = 1, .helpers = 1, .nccl = "nvlstree", .nccl_protos = 1u << PROTO_SIMPLE,
+    .approx = 1, .helpers = 1, .nccl = "nvls_tree", .nccl_protos = 1u << PROTO_SIMPLE,
 };

@@ -26,6 +26,8 @@ typedef struct cost_model {
     int uniform;    /* 1 if every rank pair looked at sees the same alpha and beta:
                        only then can an exact formula be exact on this machine */
     int reducers;   /* switches that reduce in the network (NVLS, SHARP) */
+    double helper_alpha; /* seconds a message between a rank and its reducing switch takes
+                            to start (its route's latency; no protocol latency); 0: none */
     double helper_beta;  /* seconds per byte between a rank and its reducing switch, the
                             switch's efficiency included (topo_params_t.nvls_eff); 0: none */
     /* Channels side by side (0 or 1: one). With C > 1 the links carry every

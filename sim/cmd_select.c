@@ -35,6 +35,7 @@ static const char help[] =
     "                         tuner plugin CSV; only algorithms NCCL has; --proto auto\n"
     "                         unless given)\n"
     "      --wide             a column per algorithm (as wide as the catalogue)\n"
+    "      --tuner-wildcards  nccl-tuner rows for any node and rank count (-1)\n"
     "      --vs-nccl          also what NCCL runs (-a nccl) and how much slower it is\n"
     "                         than the winner (* above 5 %%): where NCCL_ALGO/NCCL_PROTO\n"
     "                         or a tuner plugin would pay\n"
@@ -44,7 +45,7 @@ static const char help[] =
 
 typedef struct {
     const char *topo, *colls, *sizes, *algos, *format, *plot, *output;
-    int proto, model, wide, vs_nccl;
+    int proto, model, wide, vs_nccl, wildcards, proto_given;
     contention_t contention;
     algo_opts_t opts;
     cmd_sets_t sets;
@@ -65,7 +66,7 @@ static int parse(int argc, char **argv, select_args_t *a) {
         {"plot", required_argument, 0, 'p'}, {"output", required_argument, 0, 'o'},
         {"root", required_argument, 0, 'R'}, {"group", required_argument, 0, 'G'},
         {"pipeline", required_argument, 0, 'K'}, {"set", required_argument, 0, 'S'},
-        {"wide", no_argument, 0, 'W'}, {"vs-nccl", no_argument, 0, 'N'},
+        {"wide", no_argument, 0, 'W'}, {"vs-nccl", no_argument, 0, 'N'}, {"tuner-wildcards", no_argument, 0, 'X'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     static const char *const models[] = {"auto", "closed", "des"}, *const cont[] = {"fifo", "fair", "none"};
     int ch;
@@ -85,8 +86,10 @@ static int parse(int argc, char **argv, select_args_t *a) {
         case 'S': if (cmd_add_set("select", &a->sets, optarg)) return EXIT_USAGE; break;
         case 'W': a->wide = 1; break;
         case 'N': a->vs_nccl = 1; break;
+        case 'X': a->wildcards = 1; break;
         case 'P':
             a->proto = cmd_parse_proto(optarg);
+            a->proto_given = 1;
             if (a->proto < 0) return cmd_usage("select", "--proto must be none, LL, LL128, Simple or auto");
             break;
         case 'm':
@@ -108,6 +111,11 @@ static int parse(int argc, char **argv, select_args_t *a) {
     if (!a->colls) return cmd_usage("select", "missing -c COLLECTIVE[,...]");
     if (parse_enum(a->format, (const char *const[]){"table", "csv", "json", "nccl-tuner"}, 4) < 0)
         return cmd_usage("select", "--format must be table, csv, json or nccl-tuner");
+    if (strcmp(a->format, "nccl-tuner") == 0 && a->proto == PROTO_NONE)
+        return cmd_usage("select", "--format nccl-tuner writes NCCL's protocols: --proto auto, LL, LL128 or Simple, not none");
+    if (strcmp(a->format, "nccl-tuner") == 0 && strstr(a->colls, "alltoall"))
+        return cmd_usage("select", "--format nccl-tuner: NCCL's tuner picks no algorithm for alltoall (it runs as "
+                         "point-to-point sends); leave it out");
     return 0;
 }
 
@@ -124,10 +132,10 @@ static int emit(const char *text, const char *path) {
     return cmd_write_file(path, text, strlen(text));
 }
 
-static char *render(const select_table_t *tab, const select_args_t *a, int nnodes) {
+static char *render(const select_table_t *tab, const select_args_t *a, int nnodes, int channels) {
     if (!strcmp(a->format, "csv")) return report_select_csv(tab);
     if (!strcmp(a->format, "json")) return report_select_json(tab);
-    if (!strcmp(a->format, "nccl-tuner")) return report_select_tuner(tab, nnodes);
+    if (!strcmp(a->format, "nccl-tuner")) return report_select_tuner(tab, nnodes, channels, a->wildcards);
     return report_select_table(tab, a->wide, a->vs_nccl);
 }
 
@@ -149,7 +157,9 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     char *text = NULL;
     int rc = t ? select_run(t, q, &tab, &e) : -1;
     int g = t ? topo_params_c(t)->group_size : 0, nnodes = g > 0 && t ? topo_nranks(t) / g : 1;
-    if (rc == 0 && !(text = render(&tab, a, nnodes))) rc = err_set(&e, BATON_ENOMEM, "out of memory");
+    algo_opts_t used = q->opts;
+    if (t) run_opts_from_topo(t, &used);                  /* the channels the times assumed */
+    if (rc == 0 && !(text = render(&tab, a, nnodes, used.channels > 0 ? used.channels : 1))) rc = err_set(&e, BATON_ENOMEM, "out of memory");
     if (rc == 0 && emit(text, a->output) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a->output ? a->output : "stdout");
     if (rc == 0 && a->plot) rc = plot_select(&tab, a->plot, &e);
     free(text);

@@ -127,6 +127,13 @@ static int pick_port(double *ports, int k) {
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
+/* The latency a message pays beyond its route's: the protocol's, between
+ * ranks only (a reducing switch's own cost is paid once per call,
+ * topo_params_t.nvls_lat). */
+static double msg_extra(const engine_t *g, int src, int dst) {
+    return src == dst || src >= g->s->nranks || dst >= g->s->nranks ? 0 : g->msg_lat;
+}
+
 /* FIFO and NONE: reserve ports (and links, FIFO) and return the end time.
  * Cut-through: all links at once, latency plus the bottleneck's time. Store
  * and forward: hop after hop, each link's latency plus its own time. */
@@ -139,7 +146,7 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
     double start = g->now, end;
     if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
     if (rp >= 0) start = max2(start, g->recv_port[(size_t)rdst * g->ports + rp]);
-    double extra = local ? 0 : g->msg_lat, eff = g->eff * (src >= g->s->nranks || dst >= g->s->nranks ? g->nvls_eff : 1);
+    double extra = msg_extra(g, src, dst), eff = g->eff * (src >= g->s->nranks || dst >= g->s->nranks ? g->nvls_eff : 1);
     *began = start;
     if (!g->o->store_forward) {
         double wire = rt->nlinks ? (double)bytes / (rt->bw * eff) : 0;
@@ -202,7 +209,7 @@ static int start_transfer(engine_t *g, uint32_t id) {
     }
     sl->started = 1;
     sl->t_start = g->now;
-    sl->lat = dst == src ? 0 : ss->rt.lat + g->msg_lat;
+    sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src, dst);
     if (g->o->contention != CONTENTION_FAIR)
         return push(g, reserve(g, src, dst, &ss->rt, sl->bytes, &sl->t_start), EV_XFER_DONE, id);
     int rc = start_fair(g, src, dst, id, &ss->rt, sl->bytes);
@@ -627,7 +634,8 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
         !(g.v = verify_create(s, g.o->verify, g.o->fill, g.o->fill_ctx, e)))
         return e && e->code ? e->code : BATON_ENOMEM;
     if (setup(&g) == 0 && loop(&g) == 0) {
-        r->time_s = g.now + (g.o->proto && r->messages ? g.o->proto->base_latency : 0);
+        r->time_s = g.now + (g.o->proto && r->messages ? g.o->proto->base_latency : 0) +
+                    (s->helpers && r->messages ? topo_params_c(t)->nvls_lat : 0);   /* the switches' synchronisation */
         for (int i = 0; i < g.nr; i++)
             if (g.rank_msgs[i] > r->max_rank_msgs) r->max_rank_msgs = g.rank_msgs[i];
         if (g.lmap) {                            /* every representative stands for p / G ranks */

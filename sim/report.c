@@ -124,15 +124,19 @@ static void table_row(FILE *f, const select_row_t *r) {
         fprintf(f, "   %-14s\n", name);
 }
 
+/* "crossovers: a -> b at 1 MiB, ..." wrapped under 100 columns. */
 static void crossovers(FILE *f, const select_table_t *tab, int first, int last) {
-    int any = 0;
+    int any = 0, col = 0;
     for (int i = first + 1; i <= last; i++) {
         if (!select_is_crossover(tab, i)) continue;
         const select_row_t *a = &tab->rows[i - 1], *b = &tab->rows[i];
-        char sz[32], x[48], y[48];
+        char sz[32], x[48], y[48], item[160];
         units_fmt_size(b->bytes, sz, sizeof sz);
-        fprintf(f, "%s %s -> %s at %s", any ? "," : "crossovers:", pick_name(&a->cells[a->winner], x, sizeof x),
-                pick_name(&b->cells[b->winner], y, sizeof y), sz);
+        int len = snprintf(item, sizeof item, "%s -> %s at %s", pick_name(&a->cells[a->winner], x, sizeof x),
+                           pick_name(&b->cells[b->winner], y, sizeof y), sz);
+        if (!any) col = fprintf(f, "crossovers: %s", item);
+        else if (col + 2 + len > 98) col = fprintf(f, ",\n            %s", item) - 2;
+        else col += fprintf(f, ", %s", item);
         any = 1;
     }
     fprintf(f, any ? "\n" : "crossovers: none (one winner at every size)\n");
@@ -247,12 +251,13 @@ static const char *tuner_proto(proto_t p) {
     return p == PROTO_LL ? "ll" : p == PROTO_LL128 ? "ll128" : "simple";
 }
 
-char *report_select_tuner(const select_table_t *tab, int nnodes) {
+char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, int wildcards) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (f == NULL) return NULL;
-    fprintf(f, "# NCCL tuner configuration from baton select on %s (%d ranks, %d nodes)\n", tab->topo, tab->ranks, nnodes);
+    fprintf(f, "# NCCL tuner configuration from baton select on %s (%d ranks, %d nodes)%s\n", tab->topo, tab->ranks, nnodes,
+            wildcards ? "; any node and rank count (-1)" : "");
     fprintf(f, "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
     for (int i = 0; i < tab->nrows;) {
         const select_row_t *r = &tab->rows[i];
@@ -266,8 +271,9 @@ char *report_select_tuner(const select_table_t *tab, int nnodes) {
         int first = i == 0 || tab->rows[i - 1].coll != r->coll;
         int last = j + 1 >= tab->nrows || tab->rows[j + 1].coll != r->coll;
         unsigned long long lo = first ? 0 : r->bytes, hi = last ? 18446744073709551615ULL : tab->rows[j + 1].bytes - 1;
-        fprintf(f, "%s,%llu,%llu,%s,%s,-1,%d,%d,-1,-1\n", coll_name(r->coll), lo, hi, w->algo->nccl ? w->algo->nccl : w->algo->name,
-                tuner_proto(w->proto), nnodes, tab->ranks);
+        fprintf(f, "%s,%llu,%llu,%s,%s,%d,%d,%d,-1,-1\n", coll_name(r->coll), lo, hi,
+                w->algo->nccl ? w->algo->nccl : w->algo->name, tuner_proto(w->proto), channels, wildcards ? -1 : nnodes,
+                wildcards ? -1 : tab->ranks);
         i = j + 1;
     }
     fclose(f);

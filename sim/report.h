@@ -21,6 +21,6 @@ char *report_select_json(const select_table_t *tab);
 /* NCCL's example tuner CSV: one line per size range with one decision
  * (collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,
  * numPipeOps,regBuff). The table should hold NCCL-runnable algorithms only. */
-char *report_select_tuner(const select_table_t *tab, int nnodes);
+char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, int wildcards);
 
 #endif

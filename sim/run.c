@@ -87,7 +87,7 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
         if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, &s, NULL) < 0)) continue;
         if (run_algo_model(t, rows[i], &s, m, &am, NULL) < 0) continue;
         if (pc) am = proto_apply(&am, pc);
-        double time = rows[i]->cost(&am, p, n, o);
+        double time = rows[i]->cost(&am, p, n, o) + (s.helpers && t ? topo_params_c(t)->nvls_lat : 0);
         if (best == NULL || time < best_t) { best = rows[i]; best_t = time; }
     }
     return best;
@@ -127,7 +127,8 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     o->proto = pr;
     if (q->predict) {
         cost_model_t m = proto_apply(&o->model, pc);   /* o->model: the row's own view (run_algo_model) */
-        o->time_s = o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + (o->ranks > 1 ? pc->base_latency : 0);
+        o->time_s = o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + (o->ranks > 1 ? pc->base_latency : 0) +
+                    (s->helpers && o->ranks > 1 ? topo_params_c(t)->nvls_lat : 0);
         o->time_s = gpu_and_host(t, q, pc, o->ranks, o->time_s);
         bandwidths(o, q->coll);
         return 0;
@@ -180,6 +181,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         cand.algo = choose(t, q, o, (proto_t)pr);
         cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
         if (cand.algo == NULL && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
+        if (cand.algo && q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs(t, cand.algo, (proto_t)pr)) continue;
         if (cand.algo == NULL)
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));

@@ -23,6 +23,8 @@ typedef struct run_req {
     int symmetric;           /* one representative per class of interchangeable ranks
                                 (sim/symmetry.h); an error where that is not exact */
     const engine_opts_t *engine;   /* optional observers; verify mode is set from `verify` */
+    int nccl_rules;          /* a named algorithm only with the protocols NCCL runs it with
+                                (run_nccl_runs; -a nccl always follows them) */
     int gpus_per_thread;     /* GPUs one host thread launches on in turn (nccl-tests -g);
                                 each beyond the first adds the topology's `launch` */
 } run_req_t;

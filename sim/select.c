@@ -54,7 +54,7 @@ static int simulate(const select_req_t *q, const algo_t *a, const cost_model_t *
 static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t c, uint64_t n, const algo_t *a,
                 select_cell_t *out, baton_err_t *e) {
     run_req_t r = {.coll = c, .algo = a->name, .bytes = n, .opts = q->opts, .proto = q->proto,
-                   .contention = q->contention};
+                   .contention = q->contention, .nccl_rules = q->nccl_only};
     run_out_t o;
     baton_err_t ce = {0};
     r.predict = !simulate(q, a, m, topo_nranks(t), n);

@@ -70,7 +70,7 @@ Test(select, tuner_csv_parses_back_into_the_same_decisions) {
     uint64_t sizes[24];
     for (int i = 0; i < 24; i++) sizes[i] = 8ull << i;
     select_table_t tab = table(t, COLL_ALLREDUCE, sizes, 24, SELECT_AUTO, 1);
-    char *csv = report_select_tuner(&tab, 1);
+    char *csv = report_select_tuner(&tab, 1, 1, 0);
     cr_assert_not_null(csv);
     for (int i = 0; i < tab.nrows; i++) {
         const select_cell_t *w = &tab.rows[i].cells[tab.rows[i].winner];

@@ -815,7 +815,7 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     m->reducers = t->nreducers;
     topo_route_t hr;
     if (t->nreducers > 0 && p > 0 && topo_route(t, 0, p, &hr, NULL) == 0 && hr.nlinks > 0)
-        m->helper_beta = 1.0 / (hr.bw * t->params.nvls_eff);
+        m->helper_beta = 1.0 / (hr.bw * t->params.nvls_eff), m->helper_alpha = hr.lat;
     m->uniform = p < 2 || (lat - lat_lo <= 1e-12 * (lat > 0 ? lat : 1) && bw_hi - bw <= 1e-9 * bw);
     return 0;
 }

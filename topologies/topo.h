@@ -77,6 +77,9 @@ typedef struct topo_params {
                             auto then means none, the plain alpha-beta model */
     double bw_scale;     /* every link's bandwidth x this (achieved / datasheet; default 1) */
     double lat_scale;    /* every link's latency x this (default 1) */
+    double nvls_lat;     /* seconds a collective that reduces in switches pays once (their
+                            multimem operations and semaphores; NCCL's NVLS latency);
+                            default 0 */
     double nvls_eff;     /* the share of link bandwidth a transfer to or from a reducing
                             switch gets (multimem operations; NCCL's nvlsEfficiency is
                             0.85 on Hopper against its own 370 GB/s); default 1 */

@@ -31,6 +31,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     fmt_s(a, sizeof a, p->launch);
     fprintf(f, "launch: %s\n", p->launch > 0 ? a : "0");
     if (p->nvls_eff != 1) fprintf(f, "nvls_efficiency: %.17g\n", p->nvls_eff);
+    if (p->nvls_lat > 0) fmt_s(a, sizeof a, p->nvls_lat), fprintf(f, "nvls_latency: %s\n", a);
     if (p->arch >= 0) fprintf(f, "arch: %s\n", tuning_arch_name((tuning_arch_t)p->arch));
     fprintf(f, "protocols:%s\n", p->no_protocols ? " none" : "");
     for (int i = PROTO_LL; i < PROTO_COUNT && !p->no_protocols; i++) {
