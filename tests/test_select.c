@@ -315,3 +315,25 @@ Test(select, compact_table_and_vs_nccl) {
     cr_expect(strstr(out, "nvls/Simple") != NULL, "at 1 GiB NCCL runs NVLS: %s", out);
     free(out);
 }
+
+/* NCCL tuner files: NCCL's algorithm names and protocol rules (NVLSTree is
+ * "nvls_tree" and Simple only: the example plugin reads an unknown name as
+ * ring), the channels the times assumed, wildcards on request; all-to-all
+ * and --proto none are refused, not written as an empty file. */
+Test(select, nccl_tuner_file_is_what_nccl_reads) {
+    char *out;
+    cr_assert_eq(th_cli("select -t topologies/cluster-h100.yaml -c allreduce --sizes 64MiB:1GiB:x4 --format nccl-tuner",
+                        &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, ",nvls_tree,simple,8,2,16,") != NULL, "%s", out);
+    cr_expect(strstr(out, "nvlstree") == NULL && strstr(out, "nvls_tree,ll") == NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("select -t topologies/dgx1-v100.yaml -c allreduce --sizes 1GiB --format nccl-tuner --tuner-wildcards",
+                        &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "ring,simple,6,-1,-1,") != NULL, "six channels, any node and rank count: %s", out);
+    free(out);
+    cr_expect_eq(th_cli("select -t topologies/hgx-h100.yaml -c alltoall --format nccl-tuner", &out, 0), 2);
+    cr_expect(strstr(out, "alltoall") != NULL, "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --format nccl-tuner --proto none", &out, 0), 2);
+    free(out);
+}
