@@ -12,7 +12,9 @@ static const char help[] =
     "\n"
     "List every (collective, algorithm) with its closed-form cost (a = alpha per\n"
     "message, b = beta per byte, g = gamma per byte reduced, n = bytes, p = ranks),\n"
-    "what it requires, and the port model the formula is exact for.\n";
+    "what it requires, and the port model the formula is exact for.\n\n"
+    "example:\n"
+    "  baton algos -c allreduce\n";
 
 int cmd_algos(int argc, char **argv) {
     static const struct option opts[] = {{"coll", required_argument, 0, 'c'}, {"json", no_argument, 0, 'j'},

@@ -21,7 +21,9 @@ static const char help[] =
     "  -m, --method NAME   naive, tree, ring or all (default all)\n"
     "  -t, --topo FILE     the kids' topology\n"
     "      --set K=V       override a topology parameter\n"
-    "  -h, --help          this text\n";
+    "  -h, --help          this text\n\n"
+    "example:\n"
+    "  baton kids --method ring\n";
 
 static int tell(const char *method, topo_t *t) {
     kids_run_t k;

@@ -41,7 +41,9 @@ static const char help[] =
     "                         or a tuner plugin would pay\n"
     "      --plot FILE.png    also draw time and busbw against size (needs gnuplot)\n"
     "  -o, --output FILE      write there (whole or not at all) instead of stdout\n"
-    "      --root R, --group G, --pipeline K, --set K=V   as for baton sim\n";
+    "      --root R, --group G, --pipeline K, --set K=V   as for baton sim\n\n"
+    "example:\n"
+    "  baton select -t hgx-h100 -c allreduce,allgather --sizes 8B:1GiB:x8 --vs-nccl\n";
 
 typedef struct {
     const char *topo, *colls, *sizes, *algos, *format, *plot, *output;

@@ -13,16 +13,18 @@
 #include "run.h"
 #include "trace.h"
 
-static const char help[] =
-    "usage: baton %s -t TOPO.yaml -c COLLECTIVE -s SIZE [-a ALGORITHM] [options]\n"
+/* Help: what both commands take, what only the simulator does, and the end. */
+static const char help_common[] =
+    "usage: baton %s -t TOPO -c COLLECTIVE -s SIZE [-a ALGORITHM] [options]\n"
     "\n"
     "%s\n"
     "\n"
-    "  -t, --topo FILE     topology (YAML), e.g. topologies/hgx-h100.yaml\n"
+    "  -t, --topo TOPO     a machine: a YAML file or a shipped name (hgx-h100)\n"
     "  -c, --coll NAME     allreduce, reducescatter, allgather, broadcast, reduce\n"
     "  -a, --algo NAME     an algorithm (baton algos -c COLL lists them), auto (the\n"
     "                      default: the lowest closed-form time on this topology)\n"
-    "                      or nccl (the lowest of the algorithms NCCL has)\n"
+    "                      or nccl (NCCL's choice among ring, its trees, nvls,\n"
+    "                      nvlstree, with NCCL's protocol rules)\n"
     "  -s, --size SIZE     bytes: 4, 1KiB, 1GiB, 1GB (GB = 1e9 B). As in nccl-tests,\n"
     "                      the whole buffer: the all-reduce/broadcast/reduce buffer,\n"
     "                      the reduce-scatter input and the all-gather output\n"
@@ -36,31 +38,35 @@ static const char help[] =
     "      --group G       ranks per group for hier and hier_leader (default: the\n"
     "                      topology's group_size)\n"
     "      --set K=V       override a topology parameter (repeatable)\n"
-    "      --contention M  fifo (links reserved in order; default), fair (max-min\n"
-    "                      fair sharing, recomputed as transfers start and end) or\n"
-    "                      none (links never queue)%s\n"
-    "      --store-forward every hop receives a message whole before passing it on\n"
-    "                      (default: cut-through; fifo and none only)%s\n"
     "      --proto P       auto (the default: the fastest), LL, LL128, Simple, or\n"
     "                      none (plain alpha-beta): NCCL's protocols, each a latency per\n"
     "                      message, a bandwidth efficiency and a base latency\n"
     "                      (defaults from NCCL; a topology's `protocols:` overrides)\n"
-    "      --verify        prove the result (data mode when small, else signatures)%s\n"
-    "      --dump          print the schedule (GOAL text) instead of running it\n"
     "      --json          one JSON object instead of the summary\n"
-    "      --explain       where the time goes: alpha/beta/gamma parts, the busiest\n"
-    "                      link, latency- or bandwidth-bound (sim only)\n"
-    "      --trace FILE    a Chrome/Perfetto trace (open in ui.perfetto.dev) (sim only)\n"
-    "      --link-stats FILE  bytes and busy time per link, CSV (sim only)\n"
+    "      --explain       where the time goes: the formula's alpha/beta/gamma and\n"
+    "                      per-call parts, what halving each would save%s\n";
+static const char help_sim[] =
+    "      --contention M  fifo (links reserved in order; default), fair (max-min\n"
+    "                      fair sharing, recomputed as transfers start and end) or\n"
+    "                      none (links never queue)\n"
+    "      --store-forward every hop receives a message whole before passing it on\n"
+    "                      (default: cut-through; fifo and none only)\n"
+    "      --verify        prove the result (data mode when small, else signatures)\n"
+    "      --dump          print the schedule (GOAL text) instead of running it\n"
+    "      --trace FILE    a Chrome/Perfetto trace (open in ui.perfetto.dev)\n"
+    "      --link-stats FILE  bytes and busy time per link, CSV\n"
     "      --symmetric     simulate one rank per class of interchangeable ranks (ring,\n"
     "                      twoshot, oneshot, pairwise, bruck on switches, rings and\n"
     "                      fat-trees): the full simulation's answer, p / G times\n"
-    "                      faster; an error saying why where it would not be exact\n"
-    "                      (sim only)\n"
+    "                      faster; an error saying why where it would not be exact\n";
+static const char help_end[] =
     "  -h, --help          this text\n"
     "\n"
     "algbw = size / time and busbw = algbw x 2(p-1)/p for all-reduce, as nccl-tests\n"
-    "defines them (1 GB/s = 1e9 B/s).\n";
+    "defines them (1 GB/s = 1e9 B/s).\n"
+    "\n"
+    "example:\n"
+    "  baton %s -t hgx-h100 -c allreduce -s 1GiB%s\n";
 
 typedef struct {
     const char *topo, *coll, *algo, *size;
@@ -129,11 +135,13 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
             else return cmd_usage(cmd, "--contention must be fifo, fair or none, not '%s'", optarg);
             break;
         case 'h':
-            printf(help, cmd,
+            printf(help_common, cmd,
                    predict ? "Answer from the algorithm's closed-form alpha-beta-gamma cost on the\n"
-                             "topology's uniform cost model (worst path latency and bandwidth)."
+                             "topology's view of the links its messages share."
                            : "Simulate the collective's schedule on the topology, event by event.",
-                   predict ? " (sim only)" : "", predict ? " (sim only)" : "", predict ? " (sim only)" : "");
+                   predict ? "" : ",\n                      the busiest link and the critical path");
+            if (!predict) fputs(help_sim, stdout);
+            printf(help_end, cmd, predict ? " --explain" : " -a ring --verify");
             return 1;
         case ':': return cmd_usage(cmd, "option %s needs a value", argv[optind - 1]);
         default: return cmd_usage(cmd, "unknown option '%s'", argv[optind - 1]);

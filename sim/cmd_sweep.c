@@ -28,7 +28,9 @@ static const char help[] =
     "      --shard I/N     only the I-th of N equal parts of the grid (1-based); the\n"
     "                      parts' outputs, concatenated in order, equal the whole\n"
     "  -o, --output FILE   write there (whole or not at all) instead of stdout\n"
-    "A progress bar goes to stderr when it is a terminal.\n";
+    "A progress bar goes to stderr when it is a terminal.\n\n"
+    "example:\n"
+    "  baton sweep -t cluster-h100 -c allreduce --set nodes=2,4,8 --set nic_bw=200Gb/s,400Gb/s --sizes 1MiB,1GiB\n";
 
 typedef struct {
     char *name;

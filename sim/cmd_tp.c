@@ -31,7 +31,9 @@ static const char help[] =
     "  -a, --algo A         all-reduce algorithm (default auto)\n"
     "      --proto P        none, LL, LL128, Simple or auto (default auto)\n"
     "      --set K=V        override a topology parameter\n"
-    "      --json           one JSON object\n";
+    "      --json           one JSON object\n\n"
+    "example:\n"
+    "  baton tp -t hgx-h100 --preset 70b --tokens 1 --phase decode --compute-ms 20\n";
 
 typedef struct {
     const char *topo, *preset, *phase, *dtype, *algo;

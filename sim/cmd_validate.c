@@ -50,7 +50,7 @@ static const char help_common[] =
     "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...)\n"
     "      --ranks N          the logs' rank count, when a log does not say\n"
     "  -a, --algo A           algorithm (default auto: the lowest closed form; nccl:\n"
-    "                         the lowest of NCCL's own, ring and tree)\n"
+    "                         NCCL's choice among ring, its trees, nvls, nvlstree)\n"
     "      --proto P          none, LL, LL128, Simple or auto (default auto)\n"
     "      --model M          closed (default), des: the simulator (calibrate then fits\n"
     "                         each link class's bandwidth apart; slower), or nccl:\n"
@@ -111,6 +111,9 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
             fputs(a->calibrate ? help_calibrate : help_validate, stdout);
             fputs(help_common, stdout);
             if (!a->calibrate) fputs(help_host, stdout);
+            printf("\nexample:\n  baton %s -t dgx1-v100 -a nccl --nccl-tests "
+                   "validate/logs/nccl-tests-extra/v100x8_dgx1_cubemesh_konnase_allreduce.txt%s\n",
+                   a->calibrate ? "calibrate" : "validate", a->calibrate ? " -o dgx1-fitted.yaml" : "");
             return 1;
         case ':': return cmd_usage(cmd, "option %s needs a value", argv[optind - 1]);
         default: return cmd_usage(cmd, "unknown option '%s'", argv[optind - 1]);

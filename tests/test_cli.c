@@ -411,3 +411,22 @@ Test(cli, explain_adds_up_and_names_switches) {
     cr_expect(strstr(out, "bandwidth-bound") != NULL && strstr(out, "twice the bandwidth") != NULL, "%s", out);
     free(out);
 }
+
+/* Every command's --help ends with an example, and the example runs. */
+Test(cli, every_help_has_an_example_that_runs, .timeout = 300) {
+    const char *cmds[] = {"sim", "predict", "kids", "topo", "plan", "algos", "select", "tp", "sweep", "validate"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char args[64], *out;
+        snprintf(args, sizeof args, "%s --help", cmds[i]);
+        cr_assert_eq(th_cli(args, &out, 1), 0, "%s", args);
+        char *ex = strstr(out, "\nexample:\n  baton ");
+        cr_assert_not_null(ex, "%s --help has no example", cmds[i]);
+        ex += strlen("\nexample:\n  baton ");
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(ex, "\n"), ex);
+        free(out);
+        if (strstr(line, "&&")) *strstr(line, "&&") = 0;          /* topo's second example imports a file */
+        cr_expect_eq(th_cli(line, &out, 1), 0, "the example of %s fails: baton %s", cmds[i], line);
+        free(out);
+    }
+}

@@ -443,6 +443,17 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
     return 0;
 }
 
+/* "; did you mean 'nvlink_gbps'?" among the file's parameters and the
+ * engine's keys, or "". */
+static const char *param_hint(const expand_params_t *ps, const char *name) {
+    const char *cands[256];
+    int n = 0;
+    for (int i = 0; i < ps->n && n < 200; i++) cands[n++] = ps->v[i].name;
+    for (int i = 0; engine_keys[i] && n < 255; i++) cands[n++] = engine_keys[i];
+    cands[n] = NULL;
+    return suggest_hint(name, cands);
+}
+
 /* Defaults from `params:`, then the command line's --set name=value. */
 static int read_params(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets) {
     yaml_node_t *pm = get(c, root, "params");
@@ -460,8 +471,8 @@ static int read_params(ctx_t *c, yaml_node_t *root, const char *const *sets, int
         memcpy(name, sets[i], (size_t)(eq - sets[i]));
         name[eq - sets[i]] = '\0';
         if (!expand_get(&c->params, name) && !is_engine_key(name))
-            return err_set(c->e, BATON_EINVAL, "--set %s: %s has no parameter '%s' (see `baton topo %s`)",
-                           sets[i], c->file, name, c->file);
+            return err_set(c->e, BATON_EINVAL, "--set %s: %s has no parameter '%s'%s (see `baton topo %s`)",
+                           sets[i], c->file, name, param_hint(&c->params, name), c->file);
         if (expand_set(&c->params, name, eq + 1) < 0) return err_set(c->e, BATON_ENOMEM, "out of memory");
     }
     return 0;
