@@ -9,7 +9,7 @@
 #include "kids.h"
 
 static const char help[] =
-    "usage: baton kids [--method naive|tree|ring|all] [-t TOPO.yaml]\n"
+    "usage: baton kids [--method naive|tree|ring|all] [--kids N | -t TOPO.yaml]\n"
     "\n"
     "Four kids each counted four colours of candy; all of them need the totals.\n"
     "One number to one person at a time, one second per number. The simulator\n"
@@ -20,6 +20,9 @@ static const char help[] =
     "\n"
     "  -m, --method NAME   naive, tree, ring or all (default all)\n"
     "  -t, --topo FILE     the kids' topology\n"
+    "      --kids N        N kids (2..64) instead, everyone in earshot: the post's\n"
+    "                      20 kids make Anna hear 76 numbers (naive 152 s), 64 kids\n"
+    "                      pair up in 12 rounds\n"
     "      --set K=V       override a topology parameter\n"
     "  -h, --help          this text\n\n"
     "example:\n"
@@ -40,15 +43,16 @@ static int tell(const char *method, topo_t *t) {
 int cmd_kids(int argc, char **argv) {
     static const struct option opts[] = {{"method", required_argument, 0, 'm'},
                                          {"topo", required_argument, 0, 't'},
-                                         {"set", required_argument, 0, 'S'},
+                                         {"set", required_argument, 0, 'S'}, {"kids", required_argument, 0, 'k'},
                                          {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     cmd_sets_t sets = {0};
     const char *method = "all", *path = "topologies/candy-kids.yaml";
-    int ch;
+    int ch, nkids = 0;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":m:t:h", opts, NULL)) != -1) {
         if (ch == 'm') method = optarg;
         else if (ch == 't') path = optarg;
+        else if (ch == 'k') { nkids = atoi(optarg); if (nkids < 2 || nkids > KIDS_MAX) return cmd_usage("kids", "--kids must be 2..%d", KIDS_MAX); }
         else if (ch == 'S') { if (cmd_add_set("kids", &sets, optarg)) return EXIT_USAGE; }
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
         else if (ch == ':') return cmd_usage("kids", "option %s needs a value", argv[optind - 1]);
@@ -60,8 +64,11 @@ int cmd_kids(int argc, char **argv) {
     if (one && strcmp(method, "naive") && strcmp(method, "tree") && strcmp(method, "ring"))
         return cmd_usage("kids", "unknown method '%s' (naive, tree, ring or all)", method);
     baton_err_t e = {0};
-    topo_t *t = cmd_load_topo(path, sets.v, sets.n, &e);
+    topo_t *t = nkids ? kids_machine(nkids, &e) : cmd_load_topo(path, sets.v, sets.n, &e);
     if (t == NULL) return cmd_fail("kids", &e);
+    char *premise = kids_premise(t);
+    if (premise) fputs(premise, stdout), putchar('\n');
+    free(premise);
     int rc = EXIT_OK;
     for (int i = 0; rc == EXIT_OK && (one ? i < 1 : all[i] != NULL); i++) {
         if (i) putchar('\n');

@@ -438,6 +438,8 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
                       .dst = stream_rank(g, dst_si), .chan = stream_chan(g, src_si),
                       .chunk = sl->to_chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce,
                       .links = local ? NULL : rt->links, .nlinks = local ? 0 : rt->nlinks, .wire = wire};
+    uint64_t len;
+    sched_chunk_at(g->s, sl->to_chunk, &m.offset, &len);
     const uint64_t *row = g->v ? verify_data(g->v, m.dst) : NULL;
     if (row) {                       /* the first chunk of the range */
         uint64_t off;

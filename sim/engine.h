@@ -39,6 +39,7 @@ typedef struct engine_msg {
     double t_start, t_end;
     int src, dst, chan;
     uint32_t chunk, nchunk;   /* the chunk range */
+    uint64_t offset;          /* the range's first byte in the buffer */
     uint64_t bytes;
     int reduce;
     const uint64_t *values;   /* data mode only, else NULL: the first chunk's values */

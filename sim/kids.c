@@ -7,18 +7,66 @@
 
 #include "run.h"
 
-static const char *colours[KIDS_MAX] = {"RED", "BLUE", "GREEN", "YELLOW", "ORANGE",
-                                        "PURPLE", "PINK", "BROWN", "WHITE"};
+static const char *colours[KIDS_COLOURS] = {"RED", "BLUE", "GREEN", "YELLOW"};
+static const char *names[] = {"Anna", "Ben", "Cara", "Dan", "Eve", "Finn", "Gus", "Hana", "Ivan"};
 
-uint64_t kids_count(int kid, int colour) {
+uint64_t kids_count(int kid, int colour, int p) {
     uint64_t v = (uint64_t)colour + 1;
-    for (int i = 0; i < kid; i++) v *= 10;
+    for (int i = 0; i < kid && p <= KIDS_DIGITS; i++) v *= 10;
     return v;
 }
 
 static uint64_t fill(void *ctx, int rank, uint64_t elem) {
-    (void)ctx;
-    return kids_count(rank, (int)elem);
+    return kids_count(rank, (int)elem, ((const kids_run_t *)ctx)->p);
+}
+
+topo_t *kids_machine(int n, baton_err_t *e) {
+    if (n < 2 || n > KIDS_MAX) { err_set(e, BATON_EINVAL, "--kids %d: from 2 to %d kids", n, KIDS_MAX); return NULL; }
+    topo_t *t = topo_create("candy-kids");
+    int rc = t ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; rc >= 0 && i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%s", i < 9 ? names[i] : "");
+        if (i >= 9) snprintf(name, sizeof name, "kid%d", i + 1);
+        if ((rc = topo_add_node(t, name, NODE_GPU, 0, 0, e)) >= 0) rc = topo_set_rank(t, rc, i, e);
+    }
+    for (int i = 0; rc >= 0 && i < n; i++)
+        for (int j = i + 1; rc >= 0 && j < n; j++) rc = topo_add_link(t, i, j, 1, 0, e);
+    if (rc >= 0) {
+        topo_params(t)->ports = 1;
+        topo_params(t)->no_protocols = 1;
+        rc = topo_finalize(t, "--kids", e);
+    }
+    if (rc < 0) { topo_free(t); return NULL; }
+    return t;
+}
+
+char *kids_premise(const topo_t *t) {
+    char *buf = NULL;
+    size_t len = 0;
+    int p = topo_nranks(t);
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL) return NULL;
+    fprintf(f, "%d kids each counted four colours of candy, and every kid needs the totals.\n"
+               "One rule: one number to one person at a time, one second per number.\n", p);
+    if (p <= KIDS_DIGITS)
+        fprintf(f, "Each kid owns a digit place, so a running total tells its own history\n"
+                   "(11: %s and %s have added; %s: everyone has).\n", topo_rank_name(t, 0), topo_rank_name(t, 1),
+                p == 2 ? "11" : p == 3 ? "111" : p == 4 ? "1111" : "all ones");
+    else
+        fprintf(f, "(With more than %d kids a digit place each no longer fits: every kid counted\n"
+                   "1 2 3 4, so the totals are %d %d %d %d.)\n", KIDS_DIGITS, p, 2 * p, 3 * p, 4 * p);
+    fprintf(f, "%-7s", "");
+    for (int c = 0; c < KIDS_COLOURS; c++) fprintf(f, " %7s", colours[c]);
+    fputc('\n', f);
+    for (int r = 0; r < p && r < KIDS_DIGITS; r++) {
+        fprintf(f, "%-7s", topo_rank_name(t, r));
+        for (int c = 0; c < KIDS_COLOURS; c++) fprintf(f, " %7llu", (unsigned long long)kids_count(r, c, p));
+        fputc('\n', f);
+    }
+    if (p > KIDS_DIGITS) fprintf(f, "... (%d more kids alike)\n", p - KIDS_DIGITS);
+    fclose(f);
+    return buf;
 }
 
 static void on_msg(void *ctx, const engine_msg_t *m) {
@@ -32,22 +80,22 @@ static void on_msg(void *ctx, const engine_msg_t *m) {
     }
     kids_msg_t *x = &k->msgs[k->nmsgs++];
     *x = (kids_msg_t){.t = m->t_end, .src = m->src, .dst = m->dst, .chunk = m->chunk,
-                      .reduce = m->reduce, .nvalues = (int)m->nvalues};
-    for (uint64_t i = 0; i < m->nvalues && i < KIDS_MAX; i++) x->value[i] = m->values[i];
+                      .reduce = m->reduce, .nvalues = (int)m->nvalues, .colour = (int)m->offset};
+    for (uint64_t i = 0; i < m->nvalues && i < KIDS_COLOURS; i++) x->value[i] = m->values[i];
     k->said[m->src] += m->bytes;
     k->heard[m->dst] += m->bytes;
 }
 
-/* Replay the hand-offs over the starting counts to get the final holdings. */
+/* Replay the hand-offs over the starting counts to get the final holdings:
+ * a hand-off of all four numbers starts at colour 0, one of fewer at the
+ * colour its chunk names (the ring's one number per pass). */
 static void replay(kids_run_t *k) {
-    int n = k->p;
-    for (int r = 0; r < n; r++)
-        for (int c = 0; c < n; c++) k->hold[r][c] = kids_count(r, c);
-    int per = k->nmsgs ? k->msgs[0].nvalues : 0;
+    for (int r = 0; r < k->p; r++)
+        for (int c = 0; c < KIDS_COLOURS; c++) k->hold[r][c] = kids_count(r, c, k->p);
     for (int i = 0; i < k->nmsgs; i++) {
         const kids_msg_t *m = &k->msgs[i];
-        int off = per == n ? 0 : (int)m->chunk;   /* whole buffer or one colour */
-        for (int j = 0; j < m->nvalues; j++) k->hold[m->dst][off + j] = m->value[j];
+        int off = m->nvalues == KIDS_COLOURS ? 0 : (int)m->colour;
+        for (int j = 0; j < m->nvalues && off + j < KIDS_COLOURS; j++) k->hold[m->dst][off + j] = m->value[j];
     }
 }
 
@@ -58,9 +106,8 @@ int kids_run(topo_t *t, const char *method, kids_run_t *out, baton_err_t *e) {
     if (out->p > KIDS_MAX)
         return err_set(e, BATON_EINVAL, "the candy story has at most %d kids, this topology has %d",
                        KIDS_MAX, out->p);
-    engine_opts_t eo = {.fill = fill, .on_msg = on_msg, .msg_ctx = out};
-    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = method, .bytes = (uint64_t)out->p,
-                   .verify = 1, .engine = &eo};
+    engine_opts_t eo = {.fill = fill, .on_msg = on_msg, .msg_ctx = out, .fill_ctx = out};
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = method, .bytes = KIDS_COLOURS, .verify = 1, .engine = &eo};
     run_out_t r;
     int rc = run_collective(t, &q, &r, e);
     if (rc < 0) return rc;
@@ -80,15 +127,16 @@ static void values(FILE *f, const uint64_t *v, int n) {
     for (int i = 0; i < n; i++) fprintf(f, "%s%llu", i ? " " : "", (unsigned long long)v[i]);
 }
 
-/* The relay-baton table: one column per colour, one row per pass. */
+/* The relay-baton table: one column per colour, one row per pass (four
+ * kids: a baton per colour, each starting at a different kid). */
 static void baton_table(FILE *f, const kids_run_t *k, const topo_t *t) {
-    int n = k->p;
+    int n = KIDS_COLOURS;
     fprintf(f, "%-7s", "");
     for (int c = 0; c < n; c++) fprintf(f, " %-13s", colours[c]);
     fprintf(f, "\n%-7s", "start");
     for (int c = 0; c < n; c++) {
         char cell[64];
-        snprintf(cell, sizeof cell, "%s %llu", topo_rank_name(t, c), (unsigned long long)kids_count(c, c));
+        snprintf(cell, sizeof cell, "%s %llu", topo_rank_name(t, c), (unsigned long long)kids_count(c, c, k->p));
         fprintf(f, " %-13s", cell);
     }
     for (int i = 0; i < k->nmsgs;) {
@@ -96,12 +144,12 @@ static void baton_table(FILE *f, const kids_run_t *k, const topo_t *t) {
         char label[32];
         snprintf(label, sizeof label, "pass %g", now);
         fprintf(f, "\n%-7s", label);
-        char cells[KIDS_MAX][64] = {{0}};
+        char cells[KIDS_COLOURS][64] = {{0}};
         for (; i < k->nmsgs && k->msgs[i].t == now; i++)
-            snprintf(cells[k->msgs[i].chunk % KIDS_MAX], 64, "%s %llu", topo_rank_name(t, k->msgs[i].dst),
+            snprintf(cells[k->msgs[i].colour % KIDS_COLOURS], 64, "%s %llu", topo_rank_name(t, k->msgs[i].dst),
                      (unsigned long long)k->msgs[i].value[0]);
         for (int c = 0; c < n; c++) fprintf(f, " %-13s", cells[c]);
-        if (now == n - 1) fprintf(f, "   <- every total is finished, each at one kid");
+        if (now == k->p - 1) fprintf(f, "   <- every total is finished, each at one kid");
     }
     fprintf(f, "\n");
 }
@@ -116,20 +164,35 @@ static void handoff_log(FILE *f, const kids_run_t *k, const topo_t *t) {
     }
 }
 
+/* Each kid's load; past the story's nine, the busiest and the others in one line. */
+static void loads(FILE *f, const kids_run_t *k, const topo_t *t) {
+    int shown = k->p <= KIDS_DIGITS ? k->p : 1, busiest = 0;
+    for (int r = 1; r < k->p; r++) if (k->said[r] + k->heard[r] > k->said[busiest] + k->heard[busiest]) busiest = r;
+    for (int i = 0; i < shown; i++) {
+        int r = k->p <= KIDS_DIGITS ? i : busiest;
+        fprintf(f, "  %-5s said %2llu, heard %2llu numbers; holds ", topo_rank_name(t, r),
+                (unsigned long long)k->said[r], (unsigned long long)k->heard[r]);
+        values(f, k->hold[r], KIDS_COLOURS);
+        fprintf(f, "%s\n", k->p > KIDS_DIGITS ? "   (the busiest kid)" : "");
+    }
+    if (k->p > KIDS_DIGITS) {
+        int all = 1;
+        for (int r = 0; r < k->p; r++)
+            for (int c = 0; c < KIDS_COLOURS; c++) all &= k->hold[r][c] == (uint64_t)k->p * (c + 1);
+        fprintf(f, "  every one of the %d kids %s\n", k->p, all ? "holds the four totals" : "does NOT hold the totals");
+    }
+}
+
 char *kids_format(const kids_run_t *k, const topo_t *t) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (f == NULL) return NULL;
     fprintf(f, "Method %s: %g s\n", k->method, k->time_s);
-    if (strcmp(k->method, "ring") == 0) baton_table(f, k, t);
-    else handoff_log(f, k, t);
-    for (int r = 0; r < k->p; r++) {
-        fprintf(f, "  %-5s said %2llu, heard %2llu numbers; holds ", topo_rank_name(t, r),
-                (unsigned long long)k->said[r], (unsigned long long)k->heard[r]);
-        values(f, k->hold[r], k->p);
-        fprintf(f, "\n");
-    }
+    if (strcmp(k->method, "ring") == 0 && k->p == KIDS_COLOURS) baton_table(f, k, t);
+    else if (k->p <= KIDS_DIGITS) handoff_log(f, k, t);
+    else fprintf(f, "  %d hand-offs (too many to list)\n", k->nmsgs);
+    loads(f, k, t);
     fclose(f);
     return buf;
 }

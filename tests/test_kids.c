@@ -19,10 +19,10 @@ static void expect_everyone_has_the_totals(const kids_run_t *k) {
 }
 
 Test(kids, counts_have_one_digit_place_per_kid) {
-    cr_expect_eq(kids_count(0, 0), 1u);
-    cr_expect_eq(kids_count(1, 1), 20u);
-    cr_expect_eq(kids_count(2, 2), 300u);
-    cr_expect_eq(kids_count(3, 3), 4000u);
+    cr_expect_eq(kids_count(0, 0, 4), 1u);
+    cr_expect_eq(kids_count(1, 1, 4), 20u);
+    cr_expect_eq(kids_count(2, 2, 4), 300u);
+    cr_expect_eq(kids_count(3, 3, 4), 4000u);
 }
 
 Test(kids, naive_24s_anna_handles_24_numbers) {
@@ -65,7 +65,7 @@ Test(kids, ring_6s_and_the_baton_table) {
     cr_assert_eq(k.nmsgs, 24);
     for (int i = 0; i < k.nmsgs; i++) {
         const kids_msg_t *m = &k.msgs[i];
-        int pass = (int)m->t, c = (int)m->chunk;
+        int pass = (int)m->t, c = m->colour;
         cr_assert_eq(m->t, (double)pass, "hand-offs end on whole seconds");
         cr_assert_eq(m->nvalues, 1, "one number per pass");
         if (pass <= 4)
@@ -81,4 +81,33 @@ Test(kids, ring_6s_and_the_baton_table) {
     free(text);
     kids_run_free(&k);
     topo_free(t);
+}
+
+/* The story grows: 20 kids make Anna hear 76 numbers and say 76 (naive
+ * 152 s); 64 kids pair up in 12 rounds of four numbers (tree 48 s); every
+ * kid ends with the totals (four colours, each kid counted 1 2 3 4). */
+Test(kids, twenty_and_sixty_four_kids) {
+    baton_err_t e = {0};
+    const struct { int kids; const char *method; double s; uint64_t anna; } cases[] = {
+        {20, "naive", 152, 76}, {64, "tree", 48, 24}, {9, "ring", 2 * 8 * 1, 0}};
+    for (int i = 0; i < 3; i++) {
+        topo_t *t = kids_machine(cases[i].kids, &e);
+        cr_assert_not_null(t, "%s", e.msg);
+        kids_run_t k;
+        cr_assert_eq(kids_run(t, cases[i].method, &k, &e), 0, "%s", e.msg);
+        if (i < 2) {
+            cr_expect_eq(k.time_s, cases[i].s, "%d kids %s: %g s", cases[i].kids, cases[i].method, k.time_s);
+            cr_expect_eq(k.heard[0], cases[i].anna, "Anna hears %llu", (unsigned long long)k.heard[0]);
+        }
+        int digits = cases[i].kids <= KIDS_DIGITS;
+        for (int r = 0; r < cases[i].kids; r++)
+            for (int c = 0; c < KIDS_COLOURS; c++) {
+                uint64_t want = digits ? (c + 1) * 111111111ull : (uint64_t)cases[i].kids * (c + 1);
+                cr_expect_eq(k.hold[r][c], want, "%d kids: kid %d colour %d holds %llu", cases[i].kids, r, c,
+                             (unsigned long long)k.hold[r][c]);
+            }
+        kids_run_free(&k);
+        topo_free(t);
+    }
+    cr_expect_null(kids_machine(65, &e));
 }
