@@ -8,7 +8,9 @@
 
 #include "../topologies/topo_yaml.h"
 #include "../topologies/units.h"
+#include "../validate/nccltests.h"
 #include "cmd.h"
+#include "select.h"
 #include "report.h"
 #include "run.h"
 #include "trace.h"
@@ -43,6 +45,9 @@ static const char help_common[] =
     "                      message, a bandwidth efficiency and a base latency\n"
     "                      (defaults from NCCL; a topology's `protocols:` overrides)\n"
     "      --json          one JSON object instead of the summary\n"
+    "      --sizes SPEC    LO:HI[:xF] or a list instead of -s: one line per size,\n"
+    "                      --format table (default) or nccl-tests (nccl-tests' own\n"
+    "                      layout, to diff against a log line by line)\n"
     "      --explain       where the time goes: the formula's alpha/beta/gamma and\n"
     "                      per-call parts, what halving each would save%s\n";
 static const char help_sim[] =
@@ -69,7 +74,7 @@ static const char help_end[] =
     "  baton %s -t hgx-h100 -c allreduce -s 1GiB%s\n";
 
 typedef struct {
-    const char *topo, *coll, *algo, *size;
+    const char *topo, *coll, *algo, *size, *sizes, *format;
     int verify, json, dump, store_forward, proto, explain, symmetric;
     const char *trace, *link_stats;
     contention_t contention;
@@ -101,7 +106,8 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"store-forward", no_argument, 0, 'F'}, {"proto", required_argument, 0, 'O'},
         {"explain", no_argument, 0, 'E'}, {"trace", required_argument, 0, 'T'},
         {"link-stats", required_argument, 0, 'L'}, {"symmetric", no_argument, 0, 'Y'},
-        {"rank-order", no_argument, 0, 'K'}, {0, 0, 0, 0}};
+        {"rank-order", no_argument, 0, 'K'}, {"sizes", required_argument, 0, 'Z'},
+        {"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -121,6 +127,12 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'F': a->store_forward = 1; break;
         case 'Y': a->symmetric = 1; break;
         case 'K': a->opts.rank_order = 1; break;
+        case 'Z': a->sizes = optarg; break;
+        case 'f':
+            if (strcmp(optarg, "nccl-tests") && strcmp(optarg, "table"))
+                return cmd_usage(cmd, "--format must be nccl-tests or table, not '%s'", optarg);
+            a->format = optarg;
+            break;
         case 'E': a->explain = 1; break;
         case 'T': a->trace = optarg; break;
         case 'L': a->link_stats = optarg; break;
@@ -150,7 +162,10 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     if (optind < argc) return cmd_usage(cmd, "unexpected argument '%s'", argv[optind]);
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (!a->coll) return cmd_usage(cmd, "missing -c COLLECTIVE");
-    if (!a->size) return cmd_usage(cmd, "missing -s SIZE");
+    if (!a->size && !a->sizes) return cmd_usage(cmd, "missing -s SIZE (or --sizes SPEC)");
+    if (a->size && a->sizes) return cmd_usage(cmd, "-s and --sizes: one or the other");
+    if (a->sizes && (a->verify || a->dump || a->explain || a->trace || a->link_stats || a->json))
+        return cmd_usage(cmd, "--sizes prints one line per size: no --verify, --dump, --explain, --trace, --link-stats or --json");
     if (predict && (a->verify || a->dump || a->contention || a->store_forward || a->trace || a->link_stats ||
                     a->symmetric))
         return cmd_usage(cmd, "--verify, --dump, --contention, --store-forward, --trace, --link-stats and "
@@ -335,6 +350,38 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
     return rc < 0 ? cmd_fail(cmd, &e) : 0;
 }
 
+/* --sizes: one run per size, as a table or in nccl-tests' own layout. */
+static int sweep_sizes(const char *cmd, topo_t *t, run_req_t *q, const sim_args_t *a) {
+    uint64_t *sizes;
+    int n;
+    const char *why;
+    baton_err_t e = {0};
+    if (select_parse_sizes(a->sizes, &sizes, &n, &why) < 0) return cmd_usage(cmd, "--sizes %s: %s", a->sizes, why);
+    nt_log_t log = {.coll = q->coll, .ranks = topo_nranks(t), .type = "float", .rows = calloc((size_t)n, sizeof *log.rows)};
+    int nccl = a->format && strcmp(a->format, "nccl-tests") == 0, rc = log.rows ? 0 : err_set(&e, BATON_ENOMEM, "out of memory");
+    if (!nccl) printf("%s on %s (%d ranks)\n%12s  %-18s %12s %12s\n", coll_name(q->coll), topo_name(t), topo_nranks(t),
+                      "size", "algorithm", "time", "busbw");
+    for (int i = 0; rc == 0 && i < n; i++) {
+        run_out_t r;
+        q->bytes = sizes[i];
+        if ((rc = run_collective(t, q, &r, &e)) < 0) break;
+        log.rows[log.nrows++] = (nt_row_t){.bytes = sizes[i], .count = sizes[i] / 4, .oop_us = r.time_s * 1e6,
+                                           .ip_us = r.time_s * 1e6};
+        if (!nccl) {
+            char sz[32], tm[32], name[48];
+            units_fmt_size(sizes[i], sz, sizeof sz);
+            units_fmt_time(r.time_s, tm, sizeof tm);
+            snprintf(name, sizeof name, "%s%s%s", r.algo->name, r.proto ? "/" : "", r.proto ? proto_name(r.proto) : "");
+            printf("%12s  %-18s %12s %7.2f GB/s\n", sz, name, tm, r.busbw_GBps);
+        }
+        engine_result_free(&r.eng);
+    }
+    if (rc == 0 && nccl) rc = nt_write(&log, stdout);
+    free(log.rows);
+    free(sizes);
+    return rc < 0 ? cmd_fail(cmd, &e) : EXIT_OK;
+}
+
 int cmd_sim(int argc, char **argv, int predict) {
     const char *cmd = predict ? "predict" : "sim";
     sim_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO};   /* the same defaults as every command */
@@ -342,12 +389,19 @@ int cmd_sim(int argc, char **argv, int predict) {
     if (rc) return rc == 1 ? EXIT_OK : rc;
     int coll = coll_parse(a.coll);
     if (coll < 0) return cmd_usage(cmd, "unknown collective '%s'%s", a.coll, coll_hint(a.coll));
-    uint64_t bytes;
+    uint64_t bytes = 0;
     const char *why;
-    if (units_size(a.size, &bytes, &why) < 0) return cmd_usage(cmd, "bad size '%s': %s", a.size, why);
+    if (a.size && units_size(a.size, &bytes, &why) < 0) return cmd_usage(cmd, "bad size '%s': %s", a.size, why);
     baton_err_t e = {0};
     topo_t *t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
+    if (a.sizes) {
+        run_req_t sq = {.coll = (coll_t)coll, .algo = a.algo, .opts = a.opts, .predict = predict, .contention = a.contention,
+                        .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
+        rc = sweep_sizes(cmd, t, &sq, &a);
+        topo_free(t);
+        return rc;
+    }
     if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes, &a.opts); topo_free(t); return rc; }
     run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,
                    .verify = a.verify, .predict = predict, .contention = a.contention,

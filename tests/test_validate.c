@@ -301,3 +301,32 @@ Test(calibrate, simulator_fit_recovers_each_link_class) {
     cr_expect_leq(cal_mape(t, &q, s, 10, -1, 0, &e), 0.5);
     topo_free(t);
 }
+
+/* sim/predict --sizes --format nccl-tests writes nccl-tests' own layout: it
+ * reads back as a log with the rank count and one row per size, and each
+ * row's time is what the same question asked alone answers. */
+Test(nccltests, predict_sizes_in_nccl_tests_layout) {
+    char *out;
+    cr_assert_eq(th_cli("predict -t topologies/dgx1-v100.yaml -c allreduce -a nccl --sizes 8:128MiB:x16 --format nccl-tests",
+                        &out, 1), 0, "%s", out);
+    FILE *f = fopen("build/predicted.log", "w");
+    cr_assert_not_null(f);
+    fputs(out, f);
+    fclose(f);
+    free(out);
+    nt_log_t log = parse_ok("build/predicted.log", 0);
+    cr_expect_eq(log.ranks, 8);
+    cr_expect_eq(log.coll, COLL_ALLREDUCE);
+    cr_assert_eq(log.nrows, 7);
+    for (int i = 0; i < log.nrows; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "predict -t topologies/dgx1-v100.yaml -c allreduce -a nccl -s %llu --json",
+                 (unsigned long long)log.rows[i].bytes);
+        cr_assert_eq(th_cli(args, &out, 1), 0);
+        double t = -1;
+        sscanf(strstr(out, "\"time_s\":") + 9, "%lf", &t);
+        cr_expect_float_eq(log.rows[i].oop_us, t * 1e6, 1e-4 + 1e-6 * t * 1e6, "%llu B", (unsigned long long)log.rows[i].bytes);
+        free(out);
+    }
+    nt_free(&log);
+}
