@@ -430,3 +430,26 @@ Test(cli, every_help_has_an_example_that_runs, .timeout = 300) {
         free(out);
     }
 }
+
+/* Sweeps beyond one machine: the GNU parallel example and the Slurm array
+ * script (run here task by task, as Slurm would) give the unsharded run's
+ * bytes exactly. */
+Test(cli, sharded_sweeps_equal_the_whole_run, .timeout = 300) {
+    const char *bin = getenv("BATON_BIN") ? getenv("BATON_BIN") : "build/baton";
+    char cmd[2048], *whole, *out;
+    snprintf(cmd, sizeof cmd, "%s sweep -t topologies/cluster-h100.yaml -c allreduce --set nodes=2,4,8,16 "
+                              "--set nic_bw=200Gb/s,400Gb/s --sizes 1MiB,64MiB,1GiB --format csv", bin);
+    cr_assert_eq(th_sh(cmd, &whole), 0, "%s", whole);
+    cr_expect_gt(strlen(whole), 500);
+    snprintf(cmd, sizeof cmd, "sh examples/sweep-sharded.sh %s 3", bin);
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    cr_expect_str_eq(out, whole, "GNU parallel's 3 shards");
+    free(out);
+    snprintf(cmd, sizeof cmd, "d=$(mktemp -d) && for i in 1 2 3 4 5; do SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_COUNT=5 "
+                              "BATON=%s OUT_DIR=$d sh examples/sweep-slurm.sbatch || exit 1; done && "
+                              "cat $d/shard-1.csv $d/shard-2.csv $d/shard-3.csv $d/shard-4.csv $d/shard-5.csv && rm -rf $d", bin);
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    cr_expect_str_eq(out, whole, "the Slurm array's 5 tasks");
+    free(out);
+    free(whole);
+}
