@@ -102,6 +102,7 @@ bench: $(B)/bench_engine $(B)/bench_models $(B)/bench_evq $(B)/baton
 	$(B)/bench_models
 	sh bench/bench_select.sh $(B)/baton
 	sh bench/bench_host.sh $(B)/baton
+	sh bench/bench_plan.sh $(B)/baton
 
 # The CUDA backend (validate/cuda/): only where nvcc is, never needed by make or make test.
 NVCC      ?= nvcc

@@ -205,3 +205,35 @@ Test(graph, written_machine_keeps_ceiling_launch_and_rings) {
     topo_free(back);
     topo_free(t);
 }
+
+/* Across nodes NCCL's rings enter and leave a node through one NIC: on a
+ * cluster of DGX-1 nodes (a NIC per pair of GPUs) every ring's hop between
+ * nodes joins the two GPUs of one NIC's rail and never crosses a CPU, the
+ * channels spread over the NICs (no NIC carries more than two of the six),
+ * and the rings verify. */
+Test(graph, cluster_rings_enter_and_leave_through_one_nic) {
+    const char *sets[] = {"nodes=2"};
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("tests/data/machines/dgx1-cluster.yaml", sets, 1, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    const graph_t *g = graph_get(t, &e);
+    cr_assert_not_null(g, "%s", e.msg);
+    cr_assert_eq(g->nrings, 6);
+    int per_nic[4] = {0};
+    for (int c = 0; c < g->nrings; c++) {
+        int first = g->local[c * 8], last = g->local[c * 8 + 7];
+        cr_expect_eq(first / 2, last / 2, "ring %d enters at gpu%d, leaves at gpu%d: not one NIC", c, first, last);
+        per_nic[first / 2]++;
+        topo_route_t r;
+        cr_assert_eq(topo_route(t, last, 8 + first, &r, NULL), 0);
+        for (int i = 0; i + 1 < r.nlinks; i++)
+            cr_expect_neq(topo_node(t, topo_dlink(t, r.links[i])->dst)->kind, NODE_CPU, "ring %d's hop between nodes", c);
+    }
+    for (int k = 0; k < 4; k++) cr_expect_leq(per_nic[k], 2, "NIC %d carries %d rings", k, per_nic[k]);
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 16 * 1001, .proto = PROTO_SIMPLE, .verify = 1};
+    run_out_t o;
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_eq(o.eng.verified, 1);
+    engine_result_free(&o.eng);
+    topo_free(t);
+}

@@ -206,6 +206,30 @@ static int find_paths(topo_t *t, graph_t *g, baton_err_t *e) {
     return flat && (g->path[1].type != GRAPH_PATH_DIRECT || topo_params_c(t)->ports == 1);
 }
 
+/* Across nodes a ring leaves each node where the next one enters, so NCCL
+ * cuts each ring's cycle between two GPUs that share a NIC (their rail):
+ * the ring enters at one and leaves at the other, and the channels spread
+ * over the NICs. Rotate each ring so; a ring without such a pair stays. */
+static void rotate_to_nics(topo_t *t, graph_t *g) {
+    int n = g->group, nic[GRAPH_MAX_GROUP], any = 0;
+    for (int j = 0; j < n; j++) any |= (nic[j] = topo_nearest(t, topo_rank_node(t, j), NODE_NIC)) >= 0;
+    if (!any) return;
+    int load[GRAPH_MAX_GROUP] = {0};                 /* rings through the NIC of local rank j's */
+    for (int c = 0; c < g->nrings; c++) {
+        int32_t *ring = g->local + (size_t)c * n, tmp[GRAPH_MAX_GROUP];
+        int best = -1;
+        for (int s = 0; s < n; s++) {                 /* start at s: enter at ring[s], leave at ring[s-1] */
+            int a = ring[s], b = ring[(s + n - 1) % n];
+            if (nic[a] < 0 || nic[a] != nic[b]) continue;
+            if (best < 0 || load[a] < load[ring[best]]) best = s;
+        }
+        if (best < 0) continue;
+        for (int j = 0; j < n; j++) load[j] += nic[j] == nic[ring[best]];
+        for (int i = 0; i < n; i++) tmp[i] = ring[(best + i) % n];
+        memcpy(ring, tmp, (size_t)n * sizeof *tmp);
+    }
+}
+
 /* Every node repeats node 0's rings, nodes visited in order. */
 static int spread_orders(const topo_t *t, graph_t *g) {
     int p = topo_nranks(t), n = g->group;
@@ -260,7 +284,8 @@ static graph_t *graph_search(topo_t *t, baton_err_t *e) {
     if (g->group > GRAPH_MAX_GROUP || g->group < 3) return g;    /* nothing to choose, or too big to search */
     g->path = calloc((size_t)g->group * g->group, sizeof *g->path);
     int flat = g->path ? find_paths(t, g, e) : (err_set(e, BATON_ENOMEM, "out of memory in the ring search"), -1);
-    if (flat == 0 && (search_rings(t, g) < 0 || (g->nrings > 0 && spread_orders(t, g) < 0)))
+    if (flat == 0 && search_rings(t, g) == 0 && g->nrings > 0 && g->group < topo_nranks(t)) rotate_to_nics(t, g);
+    if (flat == 0 && (g->nrings > 0 && spread_orders(t, g) < 0))
         flat = err_set(e, BATON_ENOMEM, "out of memory in the ring search");
     if (flat < 0) graph_free(g);
     return flat < 0 ? NULL : g;

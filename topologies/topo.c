@@ -307,6 +307,18 @@ static int bfs(topo_t *t, int s, int stop) {
     return tail;
 }
 
+int topo_nearest(topo_t *t, int node, node_kind_t kind) {
+    if (node < 0 || node >= t->nnodes) return -1;
+    int n = bfs(t, node, -1), best = -1;
+    for (int i = 0; i < n; i++) {                        /* the queue holds the reached nodes, nearest first */
+        int v = t->bfs_queue[i];
+        if (v != node && t->nodes[v].kind == kind && (best < 0 || dist_of(t, v) < dist_of(t, best) ||
+                                                       (dist_of(t, v) == dist_of(t, best) && v < best)))
+            best = v;
+    }
+    return best;
+}
+
 static int map_ranks(topo_t *t, const char *file, baton_err_t *e) {
     int p = 0;
     for (int i = 0; i < t->nnodes; i++)

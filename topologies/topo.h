@@ -152,6 +152,10 @@ const char *topo_kind_name(node_kind_t k);
 int topo_kind_parse(const char *s);
 int topo_find_node(const topo_t *t, const char *name);
 
+/* The node of `kind` fewest hops from `node` through transit nodes (ties:
+ * the lowest index), -1 if none: a GPU's NIC. O(nodes reached). */
+int topo_nearest(topo_t *t, int node, node_kind_t kind);
+
 /* Route between two ranks (or helper ranks: reducing switches), cached; out->links stays valid until topo_free,
  * so callers may keep a route. */
 int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e);
