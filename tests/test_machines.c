@@ -604,3 +604,47 @@ Test(machines, nvlstree_reduces_in_each_node_and_chains_the_nodes) {
     cr_expect(strstr(e.msg, "one per node") != NULL, "%s", e.msg);
     topo_free(t);
 }
+
+/* P2P off on a box whose GPUs each sit on their own root port: with the
+ * host's staging rate (host_bw) every staged byte goes into a CPU's memory
+ * and out again (link statistics), so p2p=false is slower than p2p=true,
+ * where before both took the same route through the CPU; a written machine
+ * keeps host_bw and not the memory nodes made from it. */
+Test(machines, p2p_off_stages_through_host_memory) {
+    double t[2];
+    for (int off = 0; off < 2; off++) {
+        const char *sets[] = {"switches=false", off ? "p2p=false" : "p2p=true", "host_bw=20GB/s"};
+        baton_err_t e = {0};
+        topo_t *tp = topo_yaml_load("topologies/pcie-8gpu.yaml", sets, 3, &e);
+        cr_assert_not_null(tp, "%s", e.msg);
+        engine_opts_t eo = {.link_stats = 1};
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 8 << 20, .proto = PROTO_SIMPLE, .engine = &eo,
+                       .verify = 1};
+        run_out_t o;
+        cr_assert_eq(run_collective(tp, &q, &o, &e), 0, "%s", e.msg);
+        cr_expect_eq(o.eng.verified, 1);
+        uint64_t into_memory = 0, sent = 0;
+        for (int l = 0; l < topo_nlinks(tp); l++) {
+            const topo_dlink_t *d = topo_dlink(tp, l);
+            if (topo_node(tp, d->dst)->hidden) into_memory += o.eng.link_bytes[l];
+            if (topo_node(tp, d->src)->kind == NODE_GPU) sent += o.eng.link_bytes[l];
+        }
+        cr_expect_gt(sent, 0);
+        if (off) cr_expect_eq(into_memory, sent, "every staged byte goes into memory once");
+        else cr_expect_eq(into_memory, 0, "p2p: no host memory on the way");
+        t[off] = o.time_s;
+        engine_result_free(&o.eng);
+        if (off) {
+            FILE *f = fopen("build/p2p-off.yaml", "w");
+            cr_assert_not_null(f);
+            cr_assert_eq(topo_write_yaml(tp, "written", f), 0);
+            fclose(f);
+            topo_t *back = load("build/p2p-off.yaml", NULL);
+            cr_expect_eq(topo_nnodes(back), topo_nnodes(tp), "the memory nodes are made again, not written twice");
+            cr_expect_eq(topo_params_c(back)->host_bw, 20e9);
+            topo_free(back);
+        }
+        topo_free(tp);
+    }
+    cr_expect_gt(t[1], 1.5 * t[0], "p2p off %g s, on %g s", t[1], t[0]);
+}

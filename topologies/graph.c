@@ -32,10 +32,13 @@ const char *graph_path_name(graph_path_t p) {
 
 /* The class of a route: the worst thing it crosses. */
 static graph_hop_t classify(const topo_t *t, const topo_route_t *r) {
-    int cpus = 0, switches = 0, nics = 0;
+    int cpus = 0, switches = 0, nics = 0, seen[4] = {-1, -1, -1, -1};
     for (int i = 0; i + 1 < r->nlinks; i++) {
-        node_kind_t k = topo_node(t, topo_dlink(t, r->links[i])->dst)->kind;
-        cpus += k == NODE_CPU;
+        int v = topo_dlink(t, r->links[i])->dst, again = 0;
+        node_kind_t k = topo_node(t, v)->kind;
+        for (int j = 0; j < 4; j++) again |= seen[j] == v;
+        if (k == NODE_CPU && !again && cpus < 4) seen[cpus] = v;
+        cpus += k == NODE_CPU && !again;           /* staged routes pass their CPU twice */
         switches += k == NODE_SWITCH;
         nics += k == NODE_NIC;
     }

@@ -1,6 +1,7 @@
 /* topo.c - the machine graph, rank map and route cache. */
 #include "topo.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,6 +208,7 @@ int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int c
     n->col = col;
     n->transit = kind != NODE_GPU;
     n->reduces = 0;
+    n->hidden = 0;
     t->name_slot[name_probe(t, name)] = t->nnodes + 1;
     return t->nnodes++;
 }
@@ -411,9 +413,38 @@ static int check_all_pairs(topo_t *t, const char *file, baton_err_t *e) {
     return 0;
 }
 
+/* p2p off with host_bw set: each CPU gets its host memory, a node joined to
+ * it by one link at host_bw, so staged traffic goes in and out of memory,
+ * shares it and is counted there. Without host_bw no such hop: a link much
+ * faster than the routes through it would only make FIFO reservations hold
+ * it for their bottleneck's time. */
+static int add_host_memory(topo_t *t, baton_err_t *e) {
+    int n = t->nnodes;
+    double bw = t->params.host_bw;
+    for (int i = 0; i < n; i++) {
+        if (t->nodes[i].kind != NODE_CPU) continue;
+        char name[512];
+        snprintf(name, sizeof name, "%s.hostmem", t->nodes[i].name);
+        int m = topo_add_node(t, name, NODE_SWITCH, t->nodes[i].line, t->nodes[i].col, e);
+        if (m < 0) return m;
+        t->nodes[m].hidden = 1;
+        int rc = topo_add_link(t, i, m, bw, 0, e);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+/* The directed link from CPU node c into its host memory, -1 if none. */
+static int host_memory_link(const topo_t *t, int c) {
+    for (int k = t->adj_off[c]; k < t->adj_off[c + 1]; k++)
+        if (t->nodes[t->dl[t->adj[k]].dst].hidden) return t->adj[k];
+    return -1;
+}
+
 int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     int rc = map_ranks(t, file, e);
     if (rc < 0) return rc;
+    if (!t->params.p2p && t->params.host_bw > 0 && (rc = add_host_memory(t, e)) < 0) return rc;
     t->reducer = malloc(((size_t)t->nnodes + 1) * sizeof *t->reducer);
     if (t->reducer == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     for (int i = 0; i < t->nnodes; i++)
@@ -732,19 +763,22 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
         if (s != d && t->dist_to != d) bfs(t, d, s);     /* distances to d; links are full duplex */
         return route_walk(t, -1, s, d, (int[2]){-1, -1}, slot);
     }
-    /* staged in host memory: s up to the CPU, then down to d */
+    /* staged in host memory: s up to the CPU, into its memory and out, down to d */
     route_slot_t up, down;
     bfs(t, via, s);
     int rc = route_walk(t, -1, s, via, (int[2]){-1, -1}, &up);
     if (rc < 0) return rc;
     bfs(t, d, via);
     if ((rc = route_walk(t, -1, via, d, (int[2]){-1, -1}, &down)) < 0) return rc;
-    int32_t *links = route_alloc(t, up.nlinks + down.nlinks);
+    int mem = host_memory_link(t, via), nm = mem >= 0 ? 2 : 0;
+    int32_t *links = route_alloc(t, up.nlinks + nm + down.nlinks);
     if (links == NULL) return -1;
     memcpy(links, up.links, (size_t)up.nlinks * sizeof *links);
-    memcpy(links + up.nlinks, down.links, (size_t)down.nlinks * sizeof *links);
-    *slot = (route_slot_t){.links = links, .nlinks = up.nlinks + down.nlinks, .lat = up.lat + down.lat,
-                           .bw = up.bw < down.bw ? up.bw : down.bw};
+    if (nm) links[up.nlinks] = mem, links[up.nlinks + 1] = mem ^ 1;
+    memcpy(links + up.nlinks + nm, down.links, (size_t)down.nlinks * sizeof *links);
+    double bw = up.bw < down.bw ? up.bw : down.bw;
+    if (nm && t->dl[mem].bw < bw) bw = t->dl[mem].bw;
+    *slot = (route_slot_t){.links = links, .nlinks = up.nlinks + nm + down.nlinks, .lat = up.lat + down.lat, .bw = bw};
     return 0;
 }
 

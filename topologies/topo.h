@@ -35,6 +35,8 @@ typedef struct topo_node {
     int transit;         /* may routes pass through it? GPUs: no (an NVLink GPU
                             does not relay for others), others: yes */
     int reduces;         /* a switch that adds what it receives (NVLS, SHARP) */
+    int hidden;          /* made by topo_finalize (a CPU's host memory when p2p is off),
+                            not written back by topo_write */
 } topo_node_t;
 
 typedef struct topo_dlink {
@@ -71,7 +73,10 @@ typedef struct topo_params {
     int channels;        /* channels (rings side by side) when a command gives none; 0 = 1.
                             NCCL opens about one per NIC of a node on a cluster */
     int p2p;             /* 1: GPUs reach each other directly; 0: GPU-to-GPU traffic is
-                            staged in host memory (routed via the nearest CPU) */
+                            staged in host memory: routed via the nearest CPU (and with
+                            host_bw, into its memory and out: "CPU.hostmem") */
+    double host_bw;      /* bytes/s each way between a CPU and its memory for staged
+                            traffic (p2p off); 0: no such hop */
     proto_cost_t proto[PROTO_COUNT];   /* the protocols on this machine */
     int no_protocols;    /* `protocols: none`: a textbook machine (the candy kids); --proto
                             auto then means none, the plain alpha-beta model */

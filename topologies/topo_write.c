@@ -24,6 +24,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     comment_lines(f, comment);
     fprintf(f, "name: %s\nports: %d\nmax_inflight: %d\np2p: %s\nbw_scale: %.17g\nlat_scale: %.17g\n", topo_name(t),
             p->ports, p->max_inflight, p->p2p ? "true" : "false", p->bw_scale, p->lat_scale);
+    if (p->host_bw > 0) fmt_bw(a, sizeof a, p->host_bw), fprintf(f, "host_bw: %s\n", a);
     fmt_bw(a, sizeof a, p->reduce_bw);
     fprintf(f, "reduce_bw: %s\n", p->reduce_bw > 0 ? a : "0");
     if (p->group_size) fprintf(f, "group_size: %d\n", p->group_size);
@@ -44,6 +45,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     fprintf(f, "nodes:\n");
     for (int i = 0; i < topo_nnodes(t); i++) {
         const topo_node_t *n = topo_node(t, i);
+        if (n->hidden) continue;                        /* made again when the file is loaded */
         fprintf(f, "  - {name: \"%s\", kind: %s", n->name, topo_kind_name(n->kind));
         if (n->rank >= 0) fprintf(f, ", rank: %d", n->rank);
         if (n->transit != (n->kind != NODE_GPU)) fprintf(f, ", transit: %s", n->transit ? "true" : "false");
@@ -52,6 +54,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     fprintf(f, "links:\n");
     for (int l = 0; l < topo_nlinks(t); l += 2) {
         const topo_dlink_t *d = topo_dlink(t, l);
+        if (topo_node(t, d->src)->hidden || topo_node(t, d->dst)->hidden) continue;
         fmt_bw(b, sizeof b, d->bw);
         fmt_s(c, sizeof c, d->lat);
         fprintf(f, "  - {a: \"%s\", b: \"%s\", bw: %s, latency: %s}\n", topo_node(t, d->src)->name,

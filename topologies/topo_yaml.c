@@ -351,7 +351,7 @@ static int each(ctx_t *c, yaml_node_t *root, const char *key, int required, int 
 
 static const char *const engine_keys[] = {"ports", "reduce_bw", "max_inflight", "group_size", "p2p",
                                           "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency",
-                                          "nvls_latency", NULL};
+                                          "nvls_latency", "host_bw", NULL};
 
 static int is_engine_key(const char *k) {
     for (int i = 0; engine_keys[i]; i++)
@@ -388,6 +388,7 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
     if (get(c, root, "launch") && (rc = get_time(c, root, "launch", &p->launch)) < 0) return rc;
     if ((v = get(c, root, "nvls_efficiency")) && (rc = get_scale(c, v, "nvls_efficiency", &p->nvls_eff)) < 0) return rc;
     if (get(c, root, "nvls_latency") && (rc = get_time(c, root, "nvls_latency", &p->nvls_lat)) < 0) return rc;
+    if (get(c, root, "host_bw") && (rc = get_bw(c, root, "host_bw", &p->host_bw)) < 0) return rc;
     if (p->nvls_eff > 1) return fail(c, v, "'nvls_efficiency' is a share of the links' bandwidth: at most 1", NULL, NULL);
     if ((v = get(c, root, "arch"))) {
         char s[TEXT];
@@ -408,6 +409,10 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
             p->nvls_eff = strtod(set, &end);
             if (end == set || *end || !(p->nvls_eff > 0 && p->nvls_eff <= 1))
                 return err_set(c->e, BATON_EPARSE, "--set nvls_efficiency=%s: a number in (0, 1]", set);
+            continue;
+        }
+        if (strcmp(engine_keys[i], "host_bw") == 0) {
+            if (units_bandwidth(set, &p->host_bw, &why) < 0) return err_set(c->e, BATON_EPARSE, "--set host_bw=%s: %s", set, why);
             continue;
         }
         if (strcmp(engine_keys[i], "nvls_latency") == 0) {
@@ -618,7 +623,7 @@ static int walk_body(ctx_t *c, yaml_node_t *root) {
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "arch", "protocols", "include", "nodes",
+                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "arch", "protocols", "include", "nodes",
                                        "links", "generate", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
