@@ -147,7 +147,7 @@ static void crossovers(FILE *f, const select_table_t *tab, int first, int last) 
 static void compact_header(FILE *f, const select_table_t *tab, int first, int vs_nccl) {
     const select_row_t *r = &tab->rows[first];
     fprintf(f, "%s on %s (%d ranks)   [s] simulated  [~] approximate formula\n", coll_name(r->coll), tab->topo, tab->ranks);
-    fprintf(f, "%9s  %-17s %12s %13s  %-19s %5s", "size", "winner", "time", "busbw", "next best", "x");
+    fprintf(f, "%9s  %-19s %12s %13s  %-19s %5s", "size", "winner", "time", "busbw", "next best", "x");
     if (vs_nccl) fprintf(f, "  %-16s %6s", "NCCL runs", "x");
     fputc('\n', f);
 }
@@ -159,7 +159,7 @@ static void compact_row(FILE *f, const select_row_t *r, int vs_nccl) {
     if (r->winner < 0) { fprintf(f, "(none applies)\n"); return; }
     const select_cell_t *w = &r->cells[r->winner];
     fmt_time(t, sizeof t, w->time_s);
-    fprintf(f, "%-17s %9s%-3s %8.3g GB/s  ", pick_name(w, a, sizeof a), t, w->simulated ? "[s]" : w->approx ? "[~]" : "",
+    fprintf(f, "%-19s %9s%-3s %8.3g GB/s  ", pick_name(w, a, sizeof a), t, w->simulated ? "[s]" : w->approx ? "[~]" : "",
             w->busbw_GBps);
     if (r->runner_up >= 0) fprintf(f, "%-19s %5.2f", pick_name(&r->cells[r->runner_up], b, sizeof b), margin(r));
     else fprintf(f, "%-19s %5s", "-", "");
