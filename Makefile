@@ -23,8 +23,8 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_yaml.c \
-           topologies/expand.c topologies/generate.c topologies/flow.c topologies/load.c topologies/graph.c topologies/import.c topologies/topo_write.c \
+LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_route.c topologies/topo_yaml.c \
+           topologies/expand.c topologies/generate.c topologies/flow.c topologies/linkload.c topologies/graph.c topologies/import.c topologies/topo_write.c \
            validate/nccltests.c validate/calibrate.c validate/host.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
@@ -32,7 +32,7 @@ LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/tu
            algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvlstree.c sim/evq.c sim/verify.c sim/engine.c sim/symmetry.c \
            sim/report.c \
            sim/run.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
-CLI_SRC  = sim/main.c sim/cmd_sim.c sim/cmd_kids.c sim/cmd_topo.c sim/cmd_plan.c sim/cmd_algos.c sim/cmd_select.c sim/cmd_tp.c sim/cmd_sweep.c sim/cmd_validate.c
+CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 

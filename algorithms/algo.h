@@ -40,7 +40,7 @@ typedef struct algo {
     /* Optional, for rows whose every step has each rank send one share of a
      * block to the same peer on each channel (rings): that peer (-1: none).
      * The closed form then sees the links the channels share
-     * (topologies/load.h), not the slowest rank pair for every message.
+     * (topologies/linkload.h), not the slowest rank pair for every message.
      * peer_across: the same for the steps between groups of a hierarchical
      * row (cost_model_t.across); peer then gives the steps inside groups. */
     int (*peer)(const sched_t *s, int c, int r);

@@ -33,7 +33,7 @@
  *   all-reduce      2(p-1)(alpha + m beta) + (p-1) m gamma
  * exact when p divides n, upper bounds otherwise (blocks differ by a byte).
  * With C channels a step costs max(m beta, alpha + (m/C)(beta_path [+ gamma])):
- * beta is the busiest link's share of every channel (topologies/load.c),
+ * beta is the busiest link's share of every channel (topologies/linkload.c),
  * beta_path one channel's route alone; while one channel waits out its
  * latency or adds, the others keep the links busy.
  * Requires: any p >= 1, any n (empty blocks still cost alpha, as in MPICH). */

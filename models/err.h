@@ -2,7 +2,7 @@
  *
  * Library functions return 0 or a negative code from BATON_ERRORS and, when
  * given one, fill a baton_err_t with a sentence a user can act on
- * ("file:line:col: what is wrong"). Only sim/main.c and cmd_*.c print it. */
+ * ("file:line:col: what is wrong"). Only the command line (sim/cli/) prints it. */
 #ifndef BATON_ERR_H
 #define BATON_ERR_H
 

@@ -2,7 +2,7 @@
 #include "run.h"
 
 #include "../topologies/graph.h"
-#include "../topologies/load.h"
+#include "../topologies/linkload.h"
 #include "../topologies/topo.h"
 #include "symmetry.h"
 
@@ -38,12 +38,12 @@ int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_mode
     peer_ctx_t x = {.peer = a->peer, .s = *s};
     if (t == NULL || (!a->peer && !a->peer_across) || s->nranks < 2) return 0;
     int C = x.s.nchannels, slots = a->peer_slots ? a->peer_slots(&x.s, &C) : C;
-    int rc = a->peer ? load_pattern_cost(t, load_peer, &x, slots, C, out, e) : 0;
+    int rc = a->peer ? linkload_pattern_cost(t, load_peer, &x, slots, C, out, e) : 0;
     if (rc > 0 && a->peer_slots) out->stepwise = 1;
     if (rc >= 0 && a->peer_across) {
         cost_model_t across = *m;
         x.peer = a->peer_across;
-        rc = load_pattern_cost(t, load_peer, &x, slots, C, &across, e);
+        rc = linkload_pattern_cost(t, load_peer, &x, slots, C, &across, e);
         if (rc > 0) {                                  /* nothing crosses groups: no such view */
             out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels};
             out->has_across = 1;

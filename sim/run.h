@@ -59,7 +59,7 @@ void run_opts_from_topo(topo_t *t, algo_opts_t *o);
 
 /* The machine as row a's closed form sees it for its built schedule s: the
  * uniform model m, or for a row with a `peer` (rings, hierarchical rows,
- * nccltree) the links its messages share on t (topologies/load.h). t may be
+ * nccltree) the links its messages share on t (topologies/linkload.h). t may be
  * NULL (then m). */
 int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
                    baton_err_t *e);

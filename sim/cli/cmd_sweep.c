@@ -6,9 +6,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../topologies/topo_yaml.h"
+#include "../../topologies/topo_yaml.h"
 #include "cmd.h"
-#include "select.h"
+#include "../select.h"
 
 static const char help[] =
     "usage: baton sweep -t TOPO.yaml -c COLL [-a ALGO|auto] --sizes SPEC --set K=V1,V2,... [options]\n"

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../topologies/graph.h"
-#include "../topologies/topo_yaml.h"
-#include "../topologies/units.h"
+#include "../../topologies/graph.h"
+#include "../../topologies/topo_yaml.h"
+#include "../../topologies/units.h"
 #include "cmd.h"
-#include "plan.h"
-#include "run.h"
-#include "select.h"
+#include "../plan.h"
+#include "../run.h"
+#include "../select.h"
 
 static const char help[] =
     "usage: baton plan -t TOPO.yaml [-c COLL] [--sizes SPEC] [--sim] [--set K=V ...]\n"

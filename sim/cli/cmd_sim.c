@@ -6,14 +6,14 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../topologies/topo_yaml.h"
-#include "../topologies/units.h"
-#include "../validate/nccltests.h"
+#include "../../topologies/topo_yaml.h"
+#include "../../topologies/units.h"
+#include "../../validate/nccltests.h"
 #include "cmd.h"
-#include "select.h"
-#include "report.h"
-#include "run.h"
-#include "trace.h"
+#include "../select.h"
+#include "../report.h"
+#include "../run.h"
+#include "../trace.h"
 
 /* Help: what both commands take, what only the simulator does, and the end. */
 static const char help_common[] =

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../topologies/flow.h"
-#include "../topologies/import.h"
-#include "../topologies/topo_yaml.h"
-#include "../topologies/units.h"
+#include "../../topologies/flow.h"
+#include "../../topologies/import.h"
+#include "../../topologies/topo_yaml.h"
+#include "../../topologies/units.h"
 #include "cmd.h"
 
 static const char help[] =

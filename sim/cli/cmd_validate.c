@@ -6,12 +6,12 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../topologies/topo_write.h"
-#include "../topologies/topo_yaml.h"
-#include "../topologies/units.h"
-#include "../validate/calibrate.h"
-#include "../validate/host.h"
-#include "select.h"
+#include "../../topologies/topo_write.h"
+#include "../../topologies/topo_yaml.h"
+#include "../../topologies/units.h"
+#include "../../validate/calibrate.h"
+#include "../../validate/host.h"
+#include "../select.h"
 #include "cmd.h"
 
 static const char help_validate[] =

@@ -6,11 +6,11 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../topologies/topo_yaml.h"
+#include "../../topologies/topo_yaml.h"
 #include "cmd.h"
-#include "plot.h"
-#include "report.h"
-#include "select.h"
+#include "../plot.h"
+#include "../report.h"
+#include "../select.h"
 
 static const char help[] =
     "usage: baton select -t TOPO.yaml -c COLL[,COLL...] [--sizes 8B:1GiB[:x2]] [options]\n"

@@ -1,5 +1,5 @@
-/* load.c - a traffic pattern's busiest link (see load.h). */
-#include "load.h"
+/* linkload.c - a traffic pattern's busiest link (see linkload.h). */
+#include "linkload.h"
 
 #include <stdlib.h>
 
@@ -16,7 +16,7 @@ static int charge(topo_t *t, int r, int dst, double share, double *load, longest
     return 0;
 }
 
-int load_pattern_cost(topo_t *t, load_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
+int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
                       baton_err_t *e) {
     int p = topo_nranks(t), nl = topo_nlinks(t);
     if (nchannels < 1 || nslots < 1 || (double)p * nslots > LOAD_MAX_MESSAGES) return 0;

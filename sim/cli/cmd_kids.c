@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../topologies/topo_yaml.h"
+#include "../../topologies/topo_yaml.h"
 #include "cmd.h"
-#include "kids.h"
+#include "../kids.h"
 
 static const char help[] =
     "usage: baton kids [--method naive|tree|ring|all] [--kids N | -t TOPO.yaml]\n"

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../algorithms/algo.h"
+#include "../../algorithms/algo.h"
 #include "cmd.h"
-#include "report.h"
+#include "../report.h"
 
 static const char help[] =
     "usage: baton algos [-c COLLECTIVE] [--json]\n"

@@ -1,4 +1,4 @@
-/* load.h - a traffic pattern's busiest link: the closed form's view of a
+/* linkload.h - a traffic pattern's busiest link: the closed form's view of a
  * machine whose flows share links.
  *
  * A uniform alpha-beta model charges every message the slowest rank pair's
@@ -9,13 +9,13 @@
  * Here one step of a pattern is given as each rank's peer on each channel;
  * every message carries an equal share (1 / channels) of a block, and every
  * directed link on its route is charged that share. */
-#ifndef BATON_LOAD_H
-#define BATON_LOAD_H
+#ifndef BATON_LINKLOAD_H
+#define BATON_LINKLOAD_H
 
 #include "topo.h"
 
 /* Rank r's peer in slot c of every step (-1: r sends nothing). */
-typedef int (*load_peer_fn)(const void *ctx, int c, int r);
+typedef int (*linkload_peer_fn)(const void *ctx, int c, int r);
 
 /* Patterns of more messages than this (ranks x slots) are not looked at:
  * the caller keeps the uniform model (a route per message would be cached). */
@@ -28,7 +28,7 @@ typedef int (*load_peer_fn)(const void *ctx, int c, int r);
  * its bandwidth), channels, and beta_path = the slowest route's seconds per
  * byte (what one channel's message sees alone; models/cost.h, cost_step). 1 if done, 0 if the pattern is too large (m untouched), < 0
  * on error. */
-int load_pattern_cost(topo_t *t, load_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
+int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
                       baton_err_t *e);
 
 #endif

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../topologies/topo_yaml.h"
-#include "../topologies/units.h"
+#include "../../topologies/topo_yaml.h"
+#include "../../topologies/units.h"
 #include "cmd.h"
-#include "tp.h"
+#include "../tp.h"
 
 static const char help[] =
     "usage: baton tp -t TOPO.yaml (--preset NAME | --layers L --hidden H) [options]\n"

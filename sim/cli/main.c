@@ -1,0 +1,80 @@
+/* main.c - `baton`: dispatch to a subcommand (the helpers they share: cmd.c). */
+#include <stdio.h>
+#include <string.h>
+
+
+#include "../../models/suggest.h"
+#include "cmd.h"
+
+#ifndef BATON_VERSION
+#define BATON_VERSION "0.4.0"
+#endif
+
+static const char usage[] =
+    "baton - how long will this collective take on this machine, and why?\n"
+    "\n"
+    "usage: baton COMMAND [options]    (baton help COMMAND, or baton COMMAND --help)\n"
+    "       baton --version\n"
+    "\n"
+    "commands:\n"
+    "  sim       simulate a collective on a topology (discrete-event, byte-accurate)\n"
+    "  predict   the same question answered by the algorithm's closed form\n"
+    "  kids      the candy kids: naive 24 s, tree 16 s, ring 6 s, with their tables\n"
+    "  topo      summarise or check a topology file\n"
+    "  plan      NCCL's plan on the machine: paths, rings, and per size what runs\n"
+    "  algos     list the algorithms with their cost formulas and requirements\n"
+    "  select    which algorithm wins at which size: tables, crossovers, NCCL tuner\n"
+    "            files, plots\n"
+    "  tp        what tensor parallelism costs a transformer's forward pass\n"
+    "  sweep     one collective over a grid of topology parameters and sizes\n"
+    "  validate  the model against nccl-tests logs: error per size, MAPE\n"
+    "  calibrate fit the topology to nccl-tests logs; write the calibrated file\n"
+    "\n"
+    "Every command that reads a topology takes --set name=value (repeatable) to\n"
+    "override the file's parameters (baton topo FILE lists them) or ports,\n"
+    "reduce_bw, max_inflight and group_size.\n"
+    "\n"
+    "example:\n"
+    "  baton sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1GiB --verify\n";
+
+/* The subcommands; predict and calibrate share sim's and validate's code. */
+static int run_sim(int argc, char **argv) { return cmd_sim(argc, argv, 0); }
+static int run_predict(int argc, char **argv) { return cmd_sim(argc, argv, 1); }
+static int run_validate(int argc, char **argv) { return cmd_validate(argc, argv, 0); }
+static int run_calibrate(int argc, char **argv) { return cmd_validate(argc, argv, 1); }
+
+static const struct { const char *name; int (*fn)(int, char **); } commands[] = {
+    {"sim", run_sim}, {"predict", run_predict}, {"kids", cmd_kids}, {"topo", cmd_topo}, {"plan", cmd_plan},
+    {"algos", cmd_algos}, {"select", cmd_select}, {"tp", cmd_tp}, {"sweep", cmd_sweep},
+    {"validate", run_validate}, {"calibrate", run_calibrate},
+};
+#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static int find_command(const char *name) {
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int unknown_command(const char *name) {
+    const char *names[NCOMMANDS + 1];
+    for (int i = 0; i < NCOMMANDS; i++) names[i] = commands[i].name;
+    names[NCOMMANDS] = NULL;
+    fprintf(stderr, "baton: unknown command '%s'%s\n\n%s", name, suggest_hint(name, names), usage);
+    return EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { fputs(usage, stderr); return EXIT_USAGE; }
+    const char *c = argv[1];
+    if (!strcmp(c, "--version") || !strcmp(c, "version")) { printf("baton %s\n", BATON_VERSION); return EXIT_OK; }
+    if (!strcmp(c, "-h") || !strcmp(c, "--help") || (!strcmp(c, "help") && argc == 2)) { fputs(usage, stdout); return EXIT_OK; }
+    if (!strcmp(c, "help")) {                            /* baton help CMD = baton CMD --help */
+        int i = find_command(argv[2]);
+        if (i < 0) return unknown_command(argv[2]);
+        char *args[] = {argv[2], "--help", NULL};
+        return commands[i].fn(2, args);
+    }
+    int i = find_command(c);
+    return i < 0 ? unknown_command(c) : commands[i].fn(argc - 1, argv + 1);
+}

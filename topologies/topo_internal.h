@@ -1,0 +1,77 @@
+/* topo_internal.h - the machine graph's representation, shared by topo.c
+ * (building, finalising, the closed forms' view) and topo_route.c (searches,
+ * routes and their caches). Not a public header: nothing outside
+ * topologies/topo*.c includes it. */
+#ifndef BATON_TOPO_INTERNAL_H
+#define BATON_TOPO_INTERNAL_H
+
+#include "topo.h"
+
+typedef struct route_slot {
+    uint64_t key;        /* (src << 32 | dst) + 1; 0 = empty */
+    const int32_t *links;   /* in a route block: never moves */
+    int32_t nlinks;
+    double lat, bw;
+} route_slot_t;
+
+/* Route link ids live in blocks that are never reallocated, so a route's
+ * pointer stays valid for the topology's lifetime and callers may keep it. */
+#define ROUTE_BLOCK 65536
+
+struct topo {
+    char *name;
+    topo_node_t *nodes;
+    int nnodes, capnodes;
+    topo_dlink_t *dl;
+    int ndl, capdl;
+    int *rank_node;      /* rank -> node */
+    int nranks;
+    topo_params_t params;
+    int *adj_off, *adj;  /* CSR: directed links leaving each node, in declaration order */
+    int *adj_pos;        /* per directed link: its place among its source's links */
+    route_slot_t *routes;
+    uint32_t route_cap, route_count;
+    int32_t **blocks;    /* every route block, for topo_free */
+    int nblocks, capblocks;
+    int32_t *cur;        /* the block being filled */
+    int32_t cur_used;
+    int *bfs_dist, *bfs_queue;     /* scratch for route search: distances, the queue */
+    uint32_t *bfs_stamp;           /* a distance counts only if its stamp is the search's */
+    uint32_t stamp;
+    int32_t *route_tmp;  /* scratch: a probe route (at most nnodes - 1 links) */
+    char **param_name, **param_value;   /* what the file's parameters were */
+    int nparams;
+    int *reducer;        /* reducing switches (helper ranks), in declaration order */
+    int nreducers;
+    int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
+    int routes_stale;    /* a link changed since the routes were cached */
+    uint64_t searches;   /* bfs runs after topo_finalize */
+    int dist_to;         /* bfs_dist holds every node's distance to this node; -1: partial */
+    int *comp;           /* per node: its set of transit nodes joined by transit links (-1: not transit) */
+    /* Complete searches kept for gated routes (funnel_dist), by source node. */
+    struct dmap { int node; uint64_t used; uint8_t *hops; } *dmaps;
+    int ndmaps, maxdmaps;
+    uint64_t dmap_tick;
+    int *dmap_slot;        /* per node: its map's index + 1, 0 if none */
+    uint32_t *dmap_spent;  /* per node: nodes visited by stopped searches into it since it was last kept */
+    const uint8_t *dmap;   /* while set, distances come from this map (255: unreached), not the stamps */
+    int *name_slot;      /* open-addressing index of node names: node + 1, 0 = empty */
+    uint32_t name_cap;   /* a power of two, more than twice nnodes */
+    void *derived;       /* topo_set_derived */
+    void (*derived_free)(void *);
+};
+
+/* Grow *p (elements of elem bytes, capacity *cap) to hold need; 0 or -1. */
+int topo_grow(void **p, int *cap, int need, size_t elem);
+/* Breadth-first search from node s through transit nodes, stopping at
+ * `stop` (-1: everything); returns the nodes reached (t->bfs_queue). */
+int topo_bfs(topo_t *t, int s, int stop);
+/* Node v's distance in the last search, -1 if not reached. */
+int topo_dist(const topo_t *t, int v);
+void topo_dist_set(topo_t *t, int v, int d);
+/* Drop every cached route (link numbers or bandwidths changed). */
+void topo_forget_routes(topo_t *t);
+/* The directed link from CPU node c into its host memory, -1 if none. */
+int topo_host_memory_link(const topo_t *t, int c);
+
+#endif
