@@ -217,6 +217,14 @@ Test(calibrate, validate_reports_mape_and_refuses_rank_mismatch) {
     cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --nccl-tests " SHARED "/a100x16_2node_oci_roce_allreduce.txt", &out, 0), 1);
     cr_expect(strstr(out, "ran on 16 ranks but hgx-h100 has 8") != NULL, "%s", out);
     free(out);
+    /* --ranks disagreeing with what a log says is an error, unless forced */
+    cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --ranks 8 --nccl-tests " SHARED "/a100x16_2node_oci_roce_allreduce.txt",
+                        &out, 0), 1);
+    cr_expect(strstr(out, "says it ran on 16 ranks; --ranks 8 disagrees") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --ranks 8 --force-ranks --nccl-tests "
+                        SHARED "/a100x16_2node_oci_roce_allreduce.txt", &out, 1), 0, "%s", out);
+    free(out);
 }
 
 /* The CPU backend closes the loop on this machine: real threads move and add

@@ -143,7 +143,8 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     while (rc == 0 && fgets(buf, sizeof buf, f)) rc = parse_line(&st, buf, ++line, path, e);
     fclose(f);
     if (rc == 0 && out->nrows == 0) rc = err_set(e, BATON_EPARSE, "%s: no result rows (is this an nccl-tests log?)", path);
-    out->ranks = ranks > 0 ? ranks : st.rank_lines > 0 ? st.rank_lines : st.nthread * st.ngpus;
+    out->stated_ranks = st.rank_lines > 0 ? st.rank_lines : st.nthread * st.ngpus;
+    out->ranks = ranks > 0 ? ranks : out->stated_ranks;
     out->gpus_per_thread = st.ngpus > 0 ? st.ngpus : 1;
     if (rc == 0 && out->ranks < 1)
         rc = err_set(e, BATON_EPARSE, "%s: the log does not say how many ranks ran; give --ranks", path);

@@ -25,6 +25,7 @@ typedef struct nt_row {
 typedef struct nt_log {
     coll_t coll;
     int ranks;
+    int stated_ranks;        /* what the log itself says (Rank lines, nThread x nGpus); 0: nothing */
     int gpus_per_thread;     /* the header's nGpus (-g): GPUs one thread launches on in turn */
     char type[24];
     nt_row_t *rows;

@@ -48,7 +48,8 @@ static const char help_common[] =
     "\n"
     "  -t, --topo FILE        the machine the logs came from (its ranks = the logs')\n"
     "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...)\n"
-    "      --ranks N          the logs' rank count, when a log does not say\n"
+    "      --ranks N          the logs' rank count, when a log does not say (an error\n"
+    "                         where a log says otherwise, unless --force-ranks)\n"
     "  -a, --algo A           algorithm (default auto: the lowest closed form; nccl:\n"
     "                         NCCL's choice among ring, its trees, nvls, nvlstree)\n"
     "      --proto P          none, LL, LL128, Simple or auto (default auto)\n"
@@ -62,7 +63,7 @@ static const char help_common[] =
 typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
     const char *logs[64];
-    int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff;
+    int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff, force_ranks;
     cmd_sets_t sets;
     char ranks_set[64];
 } val_args_t;
@@ -76,7 +77,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"hold-out", required_argument, 0, 'H'}, {"backend", required_argument, 0, 'B'},
         {"coll", required_argument, 0, 'c'}, {"sizes", required_argument, 0, 's'},
         {"reps", required_argument, 0, 'R'}, {"log", required_argument, 0, 'l'},
-        {"channels", required_argument, 0, 'C'}, {"fit-efficiency", no_argument, 0, 'E'},
+        {"channels", required_argument, 0, 'C'}, {"force-ranks", no_argument, 0, 'F'}, {"fit-efficiency", no_argument, 0, 'E'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
@@ -87,6 +88,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         case 'c': a->coll = optarg; break;
         case 's': a->sizes = optarg; break;
         case 'l': a->log_out = optarg; break;
+        case 'F': a->force_ranks = 1; break;
         case 'C': a->channels = atoi(optarg); if (a->channels < 1 || a->channels > 64) return cmd_usage(cmd, "--channels must be 1..64"); break;
         case 'R': a->reps = atoi(optarg); if (a->reps < 1 || a->reps > 1000) return cmd_usage(cmd, "--reps must be 1..1000"); break;
         case 't': a->topo = optarg; break;
@@ -148,6 +150,12 @@ static int load(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, cons
         cal_sample_t *s;
         int m, rc = nt_parse(a->logs[i], a->ranks, &log, e);
         if (rc < 0) return rc;
+        if (a->ranks > 0 && log.stated_ranks > 0 && log.stated_ranks != a->ranks && !a->force_ranks) {
+            int said = log.stated_ranks;
+            nt_free(&log);
+            return err_set(e, BATON_EINVAL, "%s says it ran on %d ranks; --ranks %d disagrees (--force-ranks to take %d "
+                           "anyway)", a->logs[i], said, a->ranks, a->ranks);
+        }
         if (log.ranks != topo_nranks(t)) {
             nt_free(&log);
             return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d (use --set, another topology, or --ranks)",
