@@ -43,12 +43,12 @@ static void nccltests_case(const char *path) {
     else cr_expect(e.msg[0] != 0, "%s: an error must say what", path);
 }
 
-/* An nvidia-smi matrix imports to a machine the loader takes, or fails
- * with an error naming the file. */
-static void import_case(const char *path) {
+/* An nvidia-smi matrix or NCCL topology XML imports to a machine the loader
+ * takes, or fails with an error naming the file, both ways. */
+static void import_one(const char *path, int (*import)(const char *, const char *, char **, baton_err_t *)) {
     baton_err_t e = {0};
     char *yaml = NULL;
-    if (import_nvsmi(path, "replayed", &yaml, &e) < 0) {
+    if (import(path, "replayed", &yaml, &e) < 0) {
         cr_expect(strncmp(e.msg, path, strlen(path)) == 0, "%s: error without its place: %s", path, e.msg);
         return;
     }
@@ -60,6 +60,11 @@ static void import_case(const char *path) {
     topo_t *t = topo_yaml_load("build/import-replay.yaml", NULL, 0, &e);
     cr_expect_not_null(t, "%s: imported, then refused: %s", path, e.msg);
     topo_free(t);
+}
+
+static void import_case(const char *path) {
+    import_one(path, import_nvsmi);
+    import_one(path, import_nccl_xml);
 }
 
 /* Unit regressions are values that were accepted and must not be. */
@@ -80,6 +85,6 @@ Test(fuzz, regressions_replay) {
     n += each_file("tests/fuzz/regressions/nccltests", nccltests_case);
     n += each_file("tests/fuzz/regressions/units", units_case);
     n += each_file("tests/fuzz/regressions/import", import_case);
-    cr_expect_geq(each_file("tests/fuzz/seeds/import", import_case), 3, "the import seeds");
+    cr_expect_geq(each_file("tests/fuzz/seeds/import", import_case), 5, "the import seeds");
     cr_expect_geq(n, 2, "the regression corpus is not empty");
 }

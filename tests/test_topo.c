@@ -283,3 +283,52 @@ Test(topo, import_nvsmi_matrix_from_the_dgx1_log) {
     cr_expect(strstr(out, "bad-matrix.txt:2:") && strstr(out, "NV9x"), "%s", out);
     free(out);
 }
+
+/* topo import nccl-xml on two public NCCL topology files: Azure ND A100 v4
+ * (4 sockets, each a PCIe switch with 2 GPUs and 2 NICs at 16 GT/s x 16:
+ * GPUs and NICs of a switch meet without a CPU, others cross sockets; ranks
+ * in PCI bus order) and NC A100 v4 (NVLink bridges of 12 links joining GPUs
+ * 0-1 and 2-3); malformed XML is an error naming its line. */
+Test(topo, import_nccl_xml_public_files) {
+    char *out;
+    cr_assert_eq(th_cli("topo import nccl-xml tests/data/import/ndv4-topo.xml -o build/ndv4.yaml", &out, 0), 0, "%s", out);
+    free(out);
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("build/ndv4.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    cr_expect_eq(topo_nranks(t), 8);
+    int kinds[NODE_KIND_COUNT] = {0};
+    for (int i = 0; i < topo_nnodes(t); i++) kinds[topo_node(t, i)->kind]++;
+    cr_expect_eq(kinds[NODE_NIC], 8);
+    cr_expect_eq(kinds[NODE_CPU], 4);
+    cr_expect_eq(kinds[NODE_SWITCH], 4);
+    for (int r = 0; r < 8; r++) {
+        int node = topo_rank_node(t, r), nic = topo_nearest(t, node, NODE_NIC);
+        cr_assert_geq(nic, 0);
+        topo_route_t rt;
+        cr_assert_eq(topo_route(t, r, r ^ 1, &rt, NULL), 0);   /* bus order pairs: 0001/0002 share a switch */
+        cr_expect_eq(rt.nlinks, 2, "rank %d and %d share a PCIe switch", r, r ^ 1);
+        cr_expect_float_eq(rt.bw, 16 * 16e9 * 128 / 130 / 8, 1e5, "16 GT/s x 16: %g", rt.bw);
+        cr_assert_eq(topo_route(t, r, (r + 2) % 8, &rt, NULL), 0);
+        int cpus = 0;
+        for (int i = 0; i + 1 < rt.nlinks; i++) cpus += topo_node(t, topo_dlink(t, rt.links[i])->dst)->kind == NODE_CPU;
+        cr_expect_eq(cpus, 2, "ranks %d and %d sit on different sockets", r, (r + 2) % 8);
+    }
+    topo_free(t);
+    cr_assert_eq(th_cli("topo import nccl-xml tests/data/import/ncv4-topo.xml -o build/ncv4.yaml", &out, 0), 0, "%s", out);
+    free(out);
+    t = topo_yaml_load("build/ncv4.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    topo_route_t rt;
+    cr_assert_eq(topo_route(t, 0, 1, &rt, NULL), 0);
+    cr_expect(rt.nlinks == 1 && rt.bw == 12 * 25e9, "NV12 between GPUs 0 and 1");
+    cr_assert_eq(topo_route(t, 0, 2, &rt, NULL), 0);
+    cr_expect_gt(rt.nlinks, 1, "no NVLink between GPUs 0 and 2");
+    topo_free(t);
+    FILE *f = fopen("build/bad.xml", "w");
+    fputs("<system version=\"1\">\n  <cpu numaid=\"0\">\n    <pci busid=\"1\" class=\"0x030200\">\n  </cpu>\n</system>\n", f);
+    fclose(f);
+    cr_expect_eq(th_cli("topo import nccl-xml build/bad.xml", &out, 0), 1);
+    cr_expect(strstr(out, "bad.xml:4:") && strstr(out, "</cpu>"), "%s", out);
+    free(out);
+}

@@ -184,3 +184,258 @@ int import_nvsmi(const char *path, const char *name, char **yaml, baton_err_t *e
     free(m);
     return rc;
 }
+
+/* ---- NCCL's topology XML -------------------------------------------------- */
+
+#define XML_MAX_NODES 1024
+#define XML_MAX_DEPTH 32
+
+typedef struct {
+    char name[24], busid[32];
+    char kind;                   /* 'g' gpu, 's' switch, 'n' nic, 'c' cpu */
+    int rank;                    /* <gpu rank>, -1 if none */
+} xnode_t;
+
+typedef struct { int a, b; double bw; int nvl; } xlink_t;
+
+typedef struct {
+    xnode_t node[XML_MAX_NODES];
+    xlink_t link[2 * XML_MAX_NODES];
+    int nn, nl, ngpu, nswitch, nnic, ncpu;
+    struct { int node, gpu_of; char tag[16]; } stack[XML_MAX_DEPTH];
+    int depth;
+    struct { int gpu; char target[32]; int count; int to_switch; } nvl[4 * XML_MAX_NODES];
+    int nnvl;
+    const char *path;
+    int line;
+} xml_t;
+
+/* One attribute's value of a tag's text ("busid" in `busid="0000:01:00.0"`). */
+static int xml_attr(const char *tag, const char *key, char *out, size_t n) {
+    size_t kl = strlen(key);
+    for (const char *p = tag; (p = strstr(p, key)) != NULL; p += kl) {
+        if ((p > tag && !isspace((unsigned char)p[-1])) || p[kl] != '=' || p[kl + 1] != '"') continue;
+        const char *v = p + kl + 2, *end = strchr(v, '"');
+        if (!end) return 0;
+        snprintf(out, n, "%.*s", (int)(end - v), v);
+        return 1;
+    }
+    return 0;
+}
+
+static int xml_add(xml_t *x, char kind, const char *busid, baton_err_t *e) {
+    if (x->nn == XML_MAX_NODES)
+        return err_set(e, BATON_EPARSE, "%s:%d: more than %d devices", x->path, x->line, XML_MAX_NODES);
+    xnode_t *n = &x->node[x->nn];
+    int *count = kind == 'g' ? &x->ngpu : kind == 's' ? &x->nswitch : kind == 'n' ? &x->nnic : &x->ncpu;
+    snprintf(n->name, sizeof n->name, "%s%d", kind == 'g' ? "gpu" : kind == 's' ? "pcie" : kind == 'n' ? "nic" : "cpu", (*count)++);
+    snprintf(n->busid, sizeof n->busid, "%s", busid ? busid : "");
+    for (char *c = n->busid; *c; c++)                 /* it goes into a comment: printable ASCII only */
+        if (*c < 0x20 || *c > 0x7e) *c = '?';
+    n->kind = kind;
+    n->rank = -1;
+    return x->nn++;
+}
+
+static int xml_link(xml_t *x, int a, int b, double bw, int nvl) {
+    if (a < 0 || b < 0 || x->nl == 2 * XML_MAX_NODES) return 0;
+    x->link[x->nl++] = (xlink_t){a, b, bw, nvl};
+    return 0;
+}
+
+/* PCIe bytes/s from link_speed ("16 GT/s") and width; 0 if not stated. */
+static double pcie_rate(const char *tag) {
+    char sp[32], wd[16];
+    if (!xml_attr(tag, "link_speed", sp, sizeof sp) || !xml_attr(tag, "link_width", wd, sizeof wd)) return 0;
+    double gts = atof(sp), w = atof(wd), lane = gts <= 2.5 ? 0.25 : gts <= 5 ? 0.5 : gts * 128.0 / 130.0 / 8.0;
+    if (!(gts <= 256 && w <= 32)) return -1;           /* PCIe 7 is 128 GT/s, x32 the widest link */
+    return gts > 0 && w > 0 ? lane * w * 1e9 : 0;
+}
+
+/* The nearest enclosing element's node (a CPU, bridge or device), -1 if none. */
+static int xml_parent(const xml_t *x) {
+    for (int d = x->depth - 1; d >= 0; d--) if (x->stack[d].node >= 0) return x->stack[d].node;
+    return -1;
+}
+
+/* One opening tag (name and its text), inside the elements on the stack. */
+static int xml_open(xml_t *x, const char *name, const char *tag, baton_err_t *e) {
+    char busid[32] = "", cls[16] = "", v[32];
+    int node = -1, gpu_of = x->depth ? x->stack[x->depth - 1].gpu_of : -1;
+    if (!strcmp(name, "cpu")) node = xml_add(x, 'c', NULL, e);
+    else if (!strcmp(name, "pci")) {
+        xml_attr(tag, "busid", busid, sizeof busid);
+        xml_attr(tag, "class", cls, sizeof cls);
+        char kind = !strncmp(cls, "0x0302", 6) || !strncmp(cls, "0x0300", 6) ? 'g'
+                  : !strncmp(cls, "0x0207", 6) || !strncmp(cls, "0x0200", 6) ? 'n' : 's';
+        int parent = xml_parent(x);
+        if (parent < 0) return err_set(e, BATON_EPARSE, "%s:%d: <pci busid=\"%s\"> is not inside a <cpu>", x->path, x->line, busid);
+        if (x->node[parent].kind == 'g' || x->node[parent].kind == 'n')
+            return err_set(e, BATON_EPARSE, "%s:%d: <pci busid=\"%s\"> inside a GPU or NIC: devices hang off bridges and CPUs",
+                           x->path, x->line, busid);
+        double rate = pcie_rate(tag);
+        if (rate < 0) return err_set(e, BATON_EPARSE, "%s:%d: <pci busid=\"%s\">: link_speed or link_width out of range",
+                                     x->path, x->line, busid);
+        if ((node = xml_add(x, kind, busid, e)) >= 0) xml_link(x, node, parent, rate, 0);
+        if (kind == 'g') gpu_of = node;
+    } else if (!strcmp(name, "gpu") && gpu_of >= 0 && xml_attr(tag, "rank", v, sizeof v)) {
+        x->node[gpu_of].rank = atoi(v);
+    } else if (!strcmp(name, "nvlink") && gpu_of >= 0 && x->nnvl < 4 * XML_MAX_NODES) {
+        char cnt[16] = "1", tc[16] = "";
+        xml_attr(tag, "count", cnt, sizeof cnt);
+        xml_attr(tag, "tclass", tc, sizeof tc);
+        x->nvl[x->nnvl].gpu = gpu_of;
+        if (atoi(cnt) > 64) return err_set(e, BATON_EPARSE, "%s:%d: <nvlink count=\"%s\">: at most 64 links", x->path, x->line, cnt);
+        x->nvl[x->nnvl].count = atoi(cnt) > 0 ? atoi(cnt) : 1;
+        x->nvl[x->nnvl].to_switch = !strncmp(tc, "0x0680", 6);
+        xml_attr(tag, "target", x->nvl[x->nnvl].target, sizeof x->nvl[0].target);
+        x->nnvl++;
+    } else if (!strcmp(name, "net")) {
+        int parent = xml_parent(x);
+        if (parent < 0) return err_set(e, BATON_EPARSE, "%s:%d: <net> is not inside a <cpu>", x->path, x->line);
+        if (x->node[parent].kind != 'n') {                  /* a NIC hung off the CPU itself */
+            if ((node = xml_add(x, 'n', NULL, e)) >= 0) xml_link(x, node, parent, 0, 0);
+        }
+    }
+    if (node < -1) return node;
+    if (x->depth == XML_MAX_DEPTH) return err_set(e, BATON_EPARSE, "%s:%d: elements nested too deep", x->path, x->line);
+    x->stack[x->depth].node = node;
+    x->stack[x->depth].gpu_of = gpu_of;
+    snprintf(x->stack[x->depth].tag, sizeof x->stack[0].tag, "%s", name);
+    x->depth++;
+    return 0;
+}
+
+static int xml_close(xml_t *x, const char *name, baton_err_t *e) {
+    if (x->depth == 0 || strcmp(x->stack[x->depth - 1].tag, name))
+        return err_set(e, BATON_EPARSE, "%s:%d: </%s> closes %s%s%s", x->path, x->line, name,
+                       x->depth ? "<" : "nothing", x->depth ? x->stack[x->depth - 1].tag : "", x->depth ? ">" : "");
+    x->depth--;
+    return 0;
+}
+
+/* Walk the text tag by tag: comments and <?...?> skipped, text ignored. */
+static int xml_parse(xml_t *x, const char *s, baton_err_t *e) {
+    x->line = 1;
+    for (const char *p = s; *p;) {
+        if (*p != '<') { x->line += *p++ == '\n'; continue; }
+        const char *end = !strncmp(p, "<!--", 4) ? strstr(p, "-->") : strchr(p, '>');
+        if (end == NULL) return err_set(e, BATON_EPARSE, "%s:%d: a tag that never ends", x->path, x->line);
+        if (p[1] != '!' && p[1] != '?') {
+            char tag[1024], name[16];
+            snprintf(tag, sizeof tag, "%.*s", (int)(end - p - 1), p + 1);
+            int closing = tag[0] == '/', selfclose = end > p && end[-1] == '/';
+            if (sscanf(tag + closing, "%15[A-Za-z_]", name) != 1)
+                return err_set(e, BATON_EPARSE, "%s:%d: a tag without a name", x->path, x->line);
+            int rc = closing ? xml_close(x, name, e) : xml_open(x, name, tag, e);
+            if (rc == 0 && selfclose && !closing) rc = xml_close(x, name, e);
+            if (rc < 0) return rc;
+        }
+        for (const char *q = p; q < end; q++) x->line += *q == '\n';
+        p = end + (!strncmp(p, "<!--", 4) ? 3 : 1);
+    }
+    if (x->depth) return err_set(e, BATON_EPARSE, "%s:%d: <%s> is never closed", x->path, x->line, x->stack[x->depth - 1].tag);
+    if (x->ngpu == 0) return err_set(e, BATON_EPARSE, "%s: no GPU (a <pci> of class 0x0302 or 0x0300)", x->path);
+    return 0;
+}
+
+static int by_busid(const void *a, const void *b) {
+    const xnode_t *const *x = a, *const *y = b;
+    return strcmp((*x)->busid, (*y)->busid);
+}
+
+/* Ranks: the file's, else PCI bus order (CUDA's PCI_BUS_ID order); each
+ * GPU is then named by its rank. */
+static int xml_ranks(xml_t *x, baton_err_t *e) {
+    xnode_t *g[XML_MAX_NODES];
+    int n = 0, given = 0, seen[XML_MAX_NODES] = {0};
+    for (int i = 0; i < x->nn; i++) if (x->node[i].kind == 'g') g[n++] = &x->node[i], given += x->node[i].rank >= 0;
+    if (given != n) {
+        qsort(g, (size_t)n, sizeof *g, by_busid);
+        for (int i = 0; i < n; i++) g[i]->rank = i;
+    }
+    for (int i = 0; i < n; i++) {
+        if (g[i]->rank >= n || seen[g[i]->rank]++)
+            return err_set(e, BATON_EPARSE, "%s: GPU %s has rank %d: the ranks must be 0..%d, each once", x->path,
+                           g[i]->busid, g[i]->rank, n - 1);
+        snprintf(g[i]->name, sizeof g[i]->name, "gpu%d", g[i]->rank);
+    }
+    return 0;
+}
+
+/* NVLinks: to a peer GPU by its bus id (each pair once), else to one NVSwitch. */
+static void xml_nvlinks(xml_t *x, baton_err_t *e) {
+    int nvs = -1;
+    for (int k = 0; k < x->nnvl; k++) {
+        int peer = -1;
+        for (int i = 0; i < x->nn && !x->nvl[k].to_switch; i++)
+            if (x->node[i].kind == 'g' && !strcmp(x->node[i].busid, x->nvl[k].target)) peer = i;
+        if (peer == x->nvl[k].gpu) continue;              /* a link to itself: nothing */
+        if (peer < 0) {
+            if (nvs < 0 && (nvs = xml_add(x, 's', NULL, e)) >= 0) snprintf(x->node[nvs].name, sizeof x->node[0].name, "nvswitch");
+            peer = nvs;
+        } else if (peer < x->nvl[k].gpu) {
+            int listed = 0;                               /* the peer named this pair already */
+            for (int j = 0; j < x->nnvl; j++) listed |= x->nvl[j].gpu == peer && !strcmp(x->nvl[j].target, x->node[x->nvl[k].gpu].busid);
+            if (listed) continue;
+        }
+        xml_link(x, x->nvl[k].gpu, peer, -x->nvl[k].count, 1);
+    }
+}
+
+static void xml_emit(const xml_t *x, const char *name, FILE *f) {
+    fprintf(f, "# Imported by `baton topo import nccl-xml` from %s (NCCL's topology XML): %d GPUs, %d NICs,\n"
+               "# %d PCIe switches, %d CPUs. PCIe links at the file's link_speed x link_width\n"
+               "# (pcie_bw where it gives none), NVLinks at nvlink_gbps each, CPUs joined by sys_bw.\n",
+            x->path, x->ngpu, x->nnic, x->nswitch, x->ncpu);
+    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
+               "nodes:\n", name, x->ngpu);
+    for (int i = 0; i < x->nn; i++) {
+        const xnode_t *n = &x->node[i];
+        if (n->kind == 'g') fprintf(f, "  - {name: %s, rank: %d}   # %s\n", n->name, n->rank, n->busid);
+        else fprintf(f, "  - {name: %s, kind: %s}\n", n->name, n->kind == 's' ? "switch" : n->kind == 'n' ? "nic" : "cpu");
+    }
+    int ncpu_links = x->ncpu * (x->ncpu - 1) / 2;
+    fprintf(f, "links:%s\n", x->nl + ncpu_links ? "" : " []");
+    for (int i = 0; i < x->nl; i++) {
+        const xlink_t *l = &x->link[i];
+        if (l->nvl) fprintf(f, "  - {a: %s, b: %s, bw: \"${nvlink_gbps*%d}GB/s\", latency: 0.5us}   # NV%d\n", x->node[l->a].name,
+                            x->node[l->b].name, (int)-l->bw, (int)-l->bw);
+        else if (l->bw > 0) fprintf(f, "  - {a: %s, b: %s, bw: %.6gGB/s, latency: 0.5us}\n", x->node[l->a].name, x->node[l->b].name,
+                                    l->bw / 1e9);
+        else fprintf(f, "  - {a: %s, b: %s, bw: \"${pcie_bw}\", latency: 0.5us}\n", x->node[l->a].name, x->node[l->b].name);
+    }
+    for (int i = 0; i < x->nn; i++)
+        for (int j = i + 1; j < x->nn; j++)
+            if (x->node[i].kind == 'c' && x->node[j].kind == 'c')
+                fprintf(f, "  - {a: %s, b: %s, bw: \"${sys_bw}\", latency: 1us}\n", x->node[i].name, x->node[j].name);
+}
+
+int import_nccl_xml(const char *path, const char *name, char **yaml, baton_err_t *e) {
+    FILE *in = fopen(path, "rb");
+    if (in == NULL) return err_set(e, BATON_EIO, "%s: cannot open", path);
+    char *text = malloc(4 << 20);
+    size_t n = text ? fread(text, 1, (4 << 20) - 1, in) : 0;
+    int big = !feof(in);
+    fclose(in);
+    xml_t *x = calloc(1, sizeof *x);
+    int rc = !text || !x ? err_set(e, BATON_ENOMEM, "out of memory")
+           : big ? err_set(e, BATON_EPARSE, "%s: larger than 4 MiB", path) : 0;
+    if (rc == 0) {
+        text[n] = 0;
+        x->path = path;
+        rc = xml_parse(x, text, e);
+    }
+    if (rc == 0) rc = xml_ranks(x, e);
+    if (rc == 0) xml_nvlinks(x, e);
+    size_t len = 0;
+    FILE *out = rc == 0 ? open_memstream(yaml, &len) : NULL;
+    if (rc == 0 && out == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
+    if (out) {
+        xml_emit(x, name, out);
+        fclose(out);
+    }
+    free(text);
+    free(x);
+    return rc;
+}

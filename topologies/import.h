@@ -21,4 +21,12 @@
 /* Read path; *yaml gets a malloc'd machine file named name. */
 int import_nvsmi(const char *path, const char *name, char **yaml, baton_err_t *e);
 
+/* NCCL's topology XML (NCCL_TOPO_DUMP_FILE, NCCL_TOPO_FILE): <cpu> sockets
+ * joined by sys_bw, <pci> bridges as PCIe switches and devices under them at
+ * their link_speed x link_width (class 0x0302/0x0300 a GPU, 0x0207/0x0200 a
+ * NIC), <gpu rank> for rank numbers (else PCI bus order), <nvlink count> to
+ * a peer GPU (count x nvlink_gbps) or to an NVSwitch (tclass 0x068000: one
+ * switch for all), <nic><net speed> NICs. Errors name file:line. */
+int import_nccl_xml(const char *path, const char *name, char **yaml, baton_err_t *e);
+
 #endif

@@ -12,7 +12,7 @@
 
 static const char help[] =
     "usage: baton topo TOPO.yaml [--check | --dot] [--set K=V ...]\n"
-    "       baton topo import nvsmi FILE [-o OUT.yaml] [--name NAME]\n"
+    "       baton topo import nvsmi|nccl-xml FILE [-o OUT.yaml] [--name NAME]\n"
     "\n"
     "Summarise the topology: its parameters (override with --set), ranks, nodes\n"
     "by kind, link classes, each rank's injection bandwidth, the bisection\n"
@@ -25,6 +25,9 @@ static const char help[] =
     "log that holds the matrix): NV# pairs get # NVLinks, PIX/PXB pairs a PCIe switch,\n"
     "SYS pairs different sockets; bandwidths are parameters (nvlink_gbps, pcie_bw,\n"
     "sys_bw). Written to OUT.yaml (whole or not at all) or standard output.\n"
+    "import nccl-xml FILE: the same from NCCL's topology XML (NCCL_TOPO_DUMP_FILE or an\n"
+    "NCCL_TOPO_FILE): CPUs, PCIe switches and devices at their link speed, NICs,\n"
+    "NVLinks to peers or to an NVSwitch.\n"
     "example:\n"
     "  baton topo hgx-h100\n"
     "  baton topo import nvsmi topo.txt -o mybox.yaml && baton plan -t mybox.yaml\n";
@@ -44,11 +47,12 @@ static int import_cmd(int argc, char **argv) {
         else if (ch == ':') return cmd_usage("topo import", "option %s needs a value", argv[optind - 1]);
         else return cmd_usage("topo import", "unknown option '%s'", argv[optind - 1]);
     }
-    if (optind + 2 != argc || strcmp(argv[optind], "nvsmi") != 0)
-        return cmd_usage("topo import", "expected: import nvsmi FILE (NCCL's XML topology dump is not read yet)");
+    int xml = optind + 2 == argc && strcmp(argv[optind], "nccl-xml") == 0;
+    if (optind + 2 != argc || (!xml && strcmp(argv[optind], "nvsmi") != 0))
+        return cmd_usage("topo import", "expected: import nvsmi FILE or import nccl-xml FILE");
     baton_err_t e = {0};
     char *yaml = NULL;
-    if (import_nvsmi(argv[optind + 1], name, &yaml, &e) < 0) return cmd_fail("topo import", &e);
+    if ((xml ? import_nccl_xml : import_nvsmi)(argv[optind + 1], name, &yaml, &e) < 0) return cmd_fail("topo import", &e);
     int rc = EXIT_OK;
     if (out == NULL) fputs(yaml, stdout);
     else if (cmd_write_file(out, yaml, strlen(yaml)) < 0) rc = cmd_fail("topo import", &(baton_err_t){BATON_EIO, "cannot write"});
