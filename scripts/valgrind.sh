@@ -28,12 +28,23 @@ run 0 sim -t topologies/cluster-h100.yaml --set nodes=40 -c allreduce -a rd -s 1
 run 0 predict -t topologies/cluster-a100.yaml -c allreduce -a nccl --proto auto -s 1MiB
 run 0 sim -t topologies/cluster-a100.yaml -c allreduce -a nccltree -s 4MiB --verify
 run 1 sim -t topologies/hgx-h100.yaml -c allreduce -a rd -s 1MiB --symmetric
+run 0 plan -t topologies/dgx1-v100.yaml --sizes 8B,128MiB
+run 0 plan -t tests/data/machines/dgx1-cluster.yaml --set nodes=2 --sizes 1MiB --sim
+run 0 sim -t topologies/cluster-h100.yaml -c allreduce -a nvlstree -s 1MiB --verify
+run 0 sim -t topologies/pcie-8gpu.yaml --set switches=false --set p2p=false --set host_bw=20GB/s -c allreduce -s 1MiB --verify
+run 0 validate -t topologies/dgx1-v100.yaml --model nccl --nccl-tests validate/logs/nccl-tests-extra/v100x8_dgx1_cubemesh_konnase_allreduce.txt
+run 0 topo import nvsmi validate/logs/nccl-tests-extra/v100x8_dgx1_cubemesh_konnase_allreduce.txt -o "$out/imp.yaml"
+run 0 topo import nccl-xml tests/data/import/ndv4-topo.xml -o "$out/ndv4.yaml"
+run 1 topo import nccl-xml tests/fuzz/regressions/import/xml-pcie-rate
+run 0 select -t topologies/hgx-h100.yaml -c allreduce --sizes 8B:1GiB:x64 --vs-nccl
+run 0 kids --kids 20 --method naive
 run 0 predict -t topologies/hgx-h100.yaml -c allreduce -a tree -s 1GiB
 run 0 select -t topologies/cluster-h100.yaml -c allreduce,allgather --sizes 1KiB:1GiB:x16 --format csv -o "$out/sel.csv"
 run 0 sweep -t topologies/cluster-a100.yaml -c allreduce --set nodes=2,4 --sizes 1MiB,64MiB
 run 0 topo topologies/cluster-h100.yaml --set nodes=4
 run 0 tp -t topologies/hgx-h100.yaml --preset 70b --tokens 1 --phase decode --compute-ms 20
-run 0 validate -t topologies/hgx-a100.yaml --nccl-tests $log --ranks 8
+run 0 validate -t topologies/hgx-a100.yaml --nccl-tests $log --ranks 8 --force-ranks
+run 1 validate -t topologies/hgx-a100.yaml --nccl-tests $log --ranks 8
 a100=validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt
 [ -f "$a100" ] && run 0 calibrate -t topologies/hgx-a100.yaml --nccl-tests "$a100" -o "$out/cal.yaml" --hold-out 1MiB:64MiB
 run 0 validate --backend host -c allreduce -a ring --ranks 4 --sizes 1KiB,16KiB,64KiB,256KiB
