@@ -1,6 +1,10 @@
 /* helpers.c - test machines and the CLI runner. */
 #include "helpers.h"
 
+#include <criterion/criterion.h>
+
+#include "../topologies/topo_yaml.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,4 +95,12 @@ char *th_slurp(const char *path) {
     if (buf) buf[n] = '\0';
     fclose(f);
     return buf;
+}
+
+topo_t *th_load(const char *path, const char *set) {
+    baton_err_t e = {0};
+    const char *sets[] = {set};
+    topo_t *t = topo_yaml_load(path, sets, set ? 1 : 0, &e);
+    cr_assert_not_null(t, "%s: %s", path, e.msg);
+    return t;
 }

@@ -30,6 +30,10 @@ int th_run(topo_t *t, const algo_t *a, uint64_t n, const algo_opts_t *o, verify_
  * stdout_only). */
 int th_cli(const char *args, char **out, int stdout_only);
 
+/* Load a machine file with at most one --set value (set may be NULL);
+ * fails the test with the loader's message if it does not load. */
+topo_t *th_load(const char *path, const char *set);
+
 /* Run a shell command; returns its exit status, *out is its stdout. */
 int th_sh(const char *cmd, char **out);
 

@@ -9,12 +9,7 @@
 #include "../validate/calibrate.h"
 #include "helpers.h"
 
-static topo_t *load(const char *path) {
-    baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(path, NULL, 0, &e);
-    cr_assert_not_null(t, "%s: %s", path, e.msg);
-    return t;
-}
+static topo_t *load(const char *path) { return th_load(path, NULL); }
 
 /* DGX-1: NCCL's six rings, every hop one NVLink between two GPUs, no
  * directed link asked for more than it has, and ring 0 the NV2 cycle NCCL
@@ -212,10 +207,8 @@ Test(graph, written_machine_keeps_ceiling_launch_and_rings) {
  * channels spread over the NICs (no NIC carries more than two of the six),
  * and the rings verify. */
 Test(graph, cluster_rings_enter_and_leave_through_one_nic) {
-    const char *sets[] = {"nodes=2"};
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("tests/data/machines/dgx1-cluster.yaml", sets, 1, &e);
-    cr_assert_not_null(t, "%s", e.msg);
+    topo_t *t = th_load("tests/data/machines/dgx1-cluster.yaml", "nodes=2");
     const graph_t *g = graph_get(t, &e);
     cr_assert_not_null(g, "%s", e.msg);
     cr_assert_eq(g->nrings, 6);

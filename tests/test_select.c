@@ -249,10 +249,8 @@ Test(select, defaults_agree_with_the_winner) {
  * points are in the file it reads (checked from the files gnuplot reads),
  * the winner is among them, and nothing is plotted for oneshot. */
 Test(select, plot_legend_matches_its_data) {
-    const char *sets[] = {"nodes=128"};
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 1, &e);
-    cr_assert_not_null(t, "%s", e.msg);
+    topo_t *t = th_load("topologies/cluster-h100.yaml", "nodes=128");
     const char *algos[] = {"ring", "oneshot", "nccltree"};
     uint64_t sizes[] = {1024, 1 << 20, 1 << 30};
     select_req_t q = {.colls = {COLL_ALLREDUCE}, .ncolls = 1, .sizes = sizes, .nsizes = 3, .algos = algos, .nalgos = 3,

@@ -68,8 +68,7 @@ Test(tuning, bandwidths_and_corrections) {
  * a link (the numbers NCCL_DEBUG=INFO prints for that box: 6 rings, bw 20). */
 Test(tuning, dgx1_graph_as_nccl_sees_it) {
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("topologies/dgx1-v100.yaml", NULL, 0, &e);
-    cr_assert_not_null(t, "%s", e.msg);
+    topo_t *t = th_load("topologies/dgx1-v100.yaml", NULL);
     tuning_machine_t m;
     algo_opts_t o = {0};
     cr_assert_eq(plan_machine(t, &o, &m, &e), 0, "%s", e.msg);
@@ -107,8 +106,7 @@ Test(tuning, nccl_protocol_rules) {
     baton_err_t e = {0};
     const char *files[] = {"topologies/hgx-h100.yaml", "topologies/pcie-8gpu.yaml"};
     for (int f = 0; f < 2; f++) {
-        topo_t *t = topo_yaml_load(files[f], NULL, 0, &e);
-        cr_assert_not_null(t, "%s", e.msg);
+        topo_t *t = th_load(files[f], NULL);
         for (uint64_t n = 8; n <= (1ull << 30); n *= 4) {
             run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO, .predict = 1};
             run_out_t o;
@@ -130,8 +128,7 @@ Test(tuning, nccl_protocol_rules) {
  * NCCL's search would: 8 x A100 at NCCL's 240 GB/s a GPU: 12 x 20 GB/s. */
 Test(tuning, flat_node_channels_as_nccl) {
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("topologies/hgx-a100.yaml", NULL, 0, &e);
-    cr_assert_not_null(t, "%s", e.msg);
+    topo_t *t = th_load("topologies/hgx-a100.yaml", NULL);
     tuning_machine_t m;
     algo_opts_t o = {0};
     cr_assert_eq(plan_machine(t, &o, &m, &e), 0, "%s", e.msg);
