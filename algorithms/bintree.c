@@ -340,14 +340,32 @@ int algo_split_shape_check(int pmax) {
 }
 
 /* Pipeline model: 2h - 1 steps to fill (up and down the tallest path), then
- * k steps of the busiest rank's port, each message m = n / (trees k) bytes. */
+ * k steps of the busiest rank's port, each message m = n / (trees k) bytes.
+ * On a machine whose links it has seen (m->stepwise: beta is the busiest
+ * link's time for a whole step's messages, split_peer), a steady step is
+ * one latency (ports 0) or L (one port) plus that link's work, and the fill
+ * moves one message hop by hop. */
 static double split_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o, int shape) {
     uint64_t k = algo_pipeline_chunks(n, o);
     int h, load, trees = shape_trees(shape);
     if (p < 2) return 0;
     split_shape(p, shape, nodes_group(p, o), &h, &load);
     double chunk = (double)n / ((double)trees * (double)k);
+    if (m->stepwise && shape != SHAPE_NODES)
+        return (2.0 * h - 1) * (m->alpha + chunk * m->beta_path) + (double)k * (m->alpha * (m->ports ? load : 1) + chunk * m->beta);
     return (2.0 * h - 1 + (double)k * load) * (m->alpha + chunk * m->beta);
+}
+
+/* The pattern of a steady step of bintree, dbtree and chain (one channel):
+ * slot 3 tree + j is rank r's message up (j = 0) or to child j - 1. */
+static int split_peer(const sched_t *s, int c, int r) {
+    tnode_t t = shape_node_ch((int)s->param[0], s->nranks, (int)s->param[1], r, c / 3, 0);
+    return c % 3 == 0 ? t.up : t.down[c % 3 - 1];
+}
+
+static int split_slots(const sched_t *s, int *nchannels) {
+    *nchannels = 1;
+    return 3 * shape_trees((int)s->param[0]);
 }
 
 static double bintree_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
@@ -422,7 +440,7 @@ const algo_t algo_allreduce_bintree = {
     .requires = "any p >= 1, any n; --pipeline K",
     .port_model = "approximation; the engine measures 0.67x-1.63x of it (docs/NOTES.md)",
     .idea = "NCCL's tree: reduce up and broadcast down one binary tree at once, k chunks pipelined",
-    .approx = 1, .nccl = "tree",
+    .approx = 1, .nccl = "tree", .peer = split_peer, .peer_slots = split_slots,
 };
 
 const algo_t algo_allreduce_dbtree = {
@@ -431,7 +449,7 @@ const algo_t algo_allreduce_dbtree = {
     .requires = "any p >= 1, any n; --pipeline K",
     .port_model = "approximation; the engine measures 0.57x-3.1x of it with fifo contention, ~1x with fair (docs/NOTES.md)",
     .idea = "NCCL's double binary tree: two split trees on half the data, each rank interior in at most one",
-    .approx = 1, .nccl = "tree",
+    .approx = 1, .nccl = "tree", .peer = split_peer, .peer_slots = split_slots,
 };
 
 const algo_t algo_allreduce_chain = {
@@ -440,7 +458,7 @@ const algo_t algo_allreduce_chain = {
     .requires = "any p >= 1, any n; --pipeline K",
     .port_model = "approximation; see bintree",
     .idea = "reduce up a chain and broadcast back down it at once, k chunks pipelined",
-    .approx = 1,
+    .approx = 1, .peer = split_peer, .peer_slots = split_slots,
 };
 
 const algo_t algo_allreduce_nccltree = {
