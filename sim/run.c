@@ -73,6 +73,13 @@ static int helpers_fit(topo_t *t, const sched_t *s, baton_err_t *e) {
     return 0;
 }
 
+/* What a schedule that reduces in switches pays once per call on t (their
+ * synchronisation, topo_params_t.nvls_lat): the closed forms add it here, the
+ * engine at the end of its run. */
+static double switch_latency(const topo_t *t, const sched_t *s) {
+    return t && s->helpers && s->nranks > 1 ? topo_params_c(t)->nvls_lat : 0;
+}
+
 int run_is_auto(const char *algo) { return strcmp(algo, "auto") == 0 || strcmp(algo, "nccl") == 0; }
 
 const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
@@ -87,7 +94,7 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
         if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, &s, NULL) < 0)) continue;
         if (run_algo_model(t, rows[i], &s, m, &am, NULL) < 0) continue;
         if (pc) am = proto_apply(&am, pc);
-        double time = rows[i]->cost(&am, p, n, o) + (s.helpers && t ? topo_params_c(t)->nvls_lat : 0);
+        double time = rows[i]->cost(&am, p, n, o) + switch_latency(t, &s);
         if (best == NULL || time < best_t) { best = rows[i]; best_t = time; }
     }
     return best;
@@ -128,7 +135,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     if (q->predict) {
         cost_model_t m = proto_apply(&o->model, pc);   /* o->model: the row's own view (run_algo_model) */
         o->time_s = o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + (o->ranks > 1 ? pc->base_latency : 0) +
-                    (s->helpers && o->ranks > 1 ? topo_params_c(t)->nvls_lat : 0);
+                    switch_latency(t, s);
         o->time_s = gpu_and_host(t, q, pc, o->ranks, o->time_s);
         bandwidths(o, q->coll);
         return 0;
