@@ -23,7 +23,7 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = models/err.c models/suggest.c models/share.c models/proto.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_route.c topologies/topo_yaml.c \
+LIB_SRC  = util/err.c util/suggest.c models/share.c models/proto.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_route.c topologies/topo_yaml.c \
            topologies/expand.c topologies/generate.c topologies/flow.c topologies/linkload.c topologies/graph.c topologies/import.c topologies/topo_write.c \
            validate/nccltests.c validate/calibrate.c validate/host.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
@@ -71,7 +71,7 @@ demo: $(B)/baton
 	@echo
 	$(B)/baton sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1GiB --verify
 	@echo
-	$(B)/baton predict -t topologies/hgx-h100.yaml -c allreduce -a tree -s 1GiB
+	$(B)/baton predict -t topologies/hgx-h100.yaml -c allreduce -a binomial -s 1GiB
 
 # The suite runs twice: a plain build, then an ASan+UBSan build in build-san/;
 # then each fuzzer for FUZZ_SMOKE seconds.
@@ -162,7 +162,7 @@ fidelity: $(B)/baton
 # headers (PREFIX/include/baton, baton.h first) and a pkg-config file.
 PREFIX  ?= /usr/local
 DESTDIR ?=
-HEADERS  = $(wildcard algorithms/*.h models/*.h topologies/*.h sim/*.h validate/*.h)
+HEADERS  = $(wildcard util/*.h algorithms/*.h models/*.h topologies/*.h sim/*.h validate/*.h)
 install: $(B)/baton $(B)/libbaton.a
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/baton/topologies $(DESTDIR)$(PREFIX)/include/baton

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../models/suggest.h"
+#include "../util/suggest.h"
 
 #define ALGO_REF(name) &algo_##name,
 static const algo_t *const rows[] = {ALGO_ROWS(ALGO_REF) NULL};
@@ -11,7 +11,10 @@ static const algo_t *const rows[] = {ALGO_ROWS(ALGO_REF) NULL};
 
 const algo_t *const *algo_all(void) { return rows; }
 
+/* "tree" is the candy kids' word for the binomial tree; NCCL's trees are
+ * bintree, dbtree and nccltree, so the registry spells it out. */
 const algo_t *algo_find(coll_t coll, const char *name) {
+    if (strcmp(name, "tree") == 0) name = "binomial";
     for (int i = 0; rows[i]; i++)
         if (rows[i]->coll == coll && strcmp(rows[i]->name, name) == 0) return rows[i];
     return NULL;

@@ -57,7 +57,7 @@ typedef struct algo {
 const algo_t *const *algo_all(void);
 
 /* Find a row; NULL if there is none. */
-const algo_t *algo_find(coll_t coll, const char *name);
+const algo_t *algo_find(coll_t coll, const char *name);   /* "tree" = "binomial" */
 /* "; did you mean 'ring'?" for a misspelt algorithm of coll, or "". */
 const char *algo_hint(coll_t coll, const char *name);
 
@@ -96,7 +96,7 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
 
 /* The rows, defined next to their algorithms. */
 #define ALGO_ROWS(X)                                                          \
-    X(allreduce_ring) X(allreduce_tree) X(allreduce_naive) X(allreduce_rd)     \
+    X(allreduce_ring) X(allreduce_binomial) X(allreduce_naive) X(allreduce_rd)     \
     X(allreduce_rabenseifner) X(allreduce_oneshot) X(allreduce_twoshot)        \
     X(reducescatter_ring) X(reducescatter_naive) X(reducescatter_halving)     \
     X(reducescatter_pairwise)                                                  \

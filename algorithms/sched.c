@@ -1,7 +1,7 @@
 /* sched.c - chunk layout, names and the GOAL text dump. */
 #include "sched.h"
 
-#include "../models/suggest.h"
+#include "../util/suggest.h"
 
 #include <string.h>
 

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../models/err.h"
+#include "../util/err.h"
 
 typedef enum {
     COLL_ALLREDUCE = 0,

@@ -105,11 +105,11 @@ static double allreduce_cost(const cost_model_t *m, int p, uint64_t n, const alg
 
 #define TREE_PORTS "single-port and multi-port star, each exact"
 
-const algo_t algo_allreduce_tree = {
-    .coll = COLL_ALLREDUCE, .name = "tree", .build = tree_build, .cost = allreduce_cost,
+const algo_t algo_allreduce_binomial = {
+    .coll = COLL_ALLREDUCE, .name = "binomial", .build = tree_build, .cost = allreduce_cost,
     .cost_text = "ceil(lg p)(2a + 2nb + ng) single-port; multi-port star: broadcast part by subtree recursion (<= that)",
     .requires = "any p >= 1, any n", .port_model = TREE_PORTS,
-    .idea = "binomial reduce to rank 0, then binomial broadcast; whole buffer per message",
+    .idea = "binomial reduce to rank 0, then binomial broadcast; whole buffer per message (-a tree: the candy kids' tree)",
 };
 
 const algo_t algo_reduce_binomial = {

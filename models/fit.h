@@ -7,7 +7,7 @@
 #ifndef BATON_FIT_H
 #define BATON_FIT_H
 
-#include "err.h"
+#include "../util/err.h"
 
 /* Fill resid[0..n) for parameters theta[0..k); 0 or negative to stop. */
 typedef int (*fit_resid_fn)(const double *theta, double *resid, void *ctx);

@@ -86,7 +86,7 @@ typedef struct {
 } claim_t;
 
 static const claim_t claims[] = {
-    {&algo_allreduce_ring, EXACT, EXACT, NULL},      {&algo_allreduce_tree, EXACT, EXACT, NULL},
+    {&algo_allreduce_ring, EXACT, EXACT, NULL},      {&algo_allreduce_binomial, EXACT, EXACT, NULL},
     {&algo_allreduce_naive, EXACT, EXACT, NULL},     {&algo_allreduce_rd, EXACT, EXACT, NULL},
     {&algo_allreduce_rabenseifner, EXACT, EXACT, NULL}, {&algo_allreduce_twoshot, EXACT, EXACT, NULL},
     {&algo_allreduce_oneshot, LOWER, EXACT, NULL},
@@ -242,7 +242,7 @@ Test(catalogue, known_crossovers) {
     topo_t *t = th_full(64, 25e9, 5e-6, 1, 0);
     struct { const algo_t *small, *large; } pairs[] = {
         {&algo_allreduce_rd, &algo_allreduce_ring},
-        {&algo_allreduce_tree, &algo_allreduce_ring},
+        {&algo_allreduce_binomial, &algo_allreduce_ring},
         {&algo_allreduce_rd, &algo_allreduce_rabenseifner},
         {&algo_broadcast_binomial, &algo_broadcast_scatter_allgather},
         {&algo_reduce_binomial, &algo_reduce_chain},

@@ -45,11 +45,11 @@ Test(closed_form, port_models_differ) {
     double a = algo_allreduce_naive.cost(&one, 8, 1000, NULL), b = algo_allreduce_naive.cost(&many, 8, 1000, NULL);
     cr_expect_float_eq(a - b, 6e-6, 1e-15, "six alphas overlapped");
     /* binomial broadcast: equal for powers of two, one alpha less at p = 15 */
-    a = algo_allreduce_tree.cost(&one, 16, 1000, NULL);
-    b = algo_allreduce_tree.cost(&many, 16, 1000, NULL);
+    a = algo_allreduce_binomial.cost(&one, 16, 1000, NULL);
+    b = algo_allreduce_binomial.cost(&many, 16, 1000, NULL);
     cr_expect_float_eq(a, b, 1e-15);
-    a = algo_allreduce_tree.cost(&one, 15, 1000, NULL);
-    b = algo_allreduce_tree.cost(&many, 15, 1000, NULL);
+    a = algo_allreduce_binomial.cost(&one, 15, 1000, NULL);
+    b = algo_allreduce_binomial.cost(&many, 15, 1000, NULL);
     cr_expect_float_eq(a - b, 1e-6, 1e-15);
 }
 

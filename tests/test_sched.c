@@ -54,7 +54,7 @@ Test(sched, message_counts) {
         count_ops(&algo_allreduce_naive, p, &s, &r);
         cr_expect_eq(s, 2ull * (p - 1), "naive p=%d", p);
         cr_expect_eq(r, s);
-        count_ops(&algo_allreduce_tree, p, &s, &r);
+        count_ops(&algo_allreduce_binomial, p, &s, &r);
         cr_expect_eq(s, 2ull * (p - 1), "tree p=%d: each non-root sends up once and gets one copy", p);
         cr_expect_eq(r, s);
         (void)lg;

@@ -16,7 +16,7 @@
 #ifndef BATON_IMPORT_H
 #define BATON_IMPORT_H
 
-#include "../models/err.h"
+#include "../util/err.h"
 
 /* Read path; *yaml gets a malloc'd machine file named name. */
 int import_nvsmi(const char *path, const char *name, char **yaml, baton_err_t *e);

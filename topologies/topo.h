@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "../models/cost.h"
-#include "../models/err.h"
+#include "../util/err.h"
 #include "../models/proto.h"
 
 typedef enum { NODE_GPU = 0, NODE_SWITCH, NODE_NIC, NODE_CPU, NODE_KIND_COUNT } node_kind_t;

@@ -40,7 +40,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "../models/suggest.h"
+#include "../util/suggest.h"
 #include "../models/tuning.h"
 #include "expand.h"
 #include "generate.h"

@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../../models/suggest.h"
+#include "../../util/suggest.h"
 #include "../../topologies/topo_yaml.h"
 #include "../run.h"
 #include "cmd.h"

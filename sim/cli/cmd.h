@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "../../models/err.h"
+#include "../../util/err.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 
-#include "../../models/suggest.h"
+#include "../../util/suggest.h"
 #include "cmd.h"
 
 #ifndef BATON_VERSION
