@@ -3,6 +3,8 @@
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
 #include <math.h>
@@ -70,11 +72,55 @@ int fit_nls(int n, int k, double *theta, fit_resid_fn f, void *ctx, int robust, 
     if (solve(&c, theta) < 0) return err_set(e, BATON_EINVAL, "the fit failed (the model could not be evaluated)");
     double *sw = malloc((size_t)n * sizeof *sw);
     if (sw == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
-    for (int round = 0; robust && round < 3; round++) {
+    for (int round = 0; round < robust; round++) {
         if (huber(&c, theta, sw) < 0) break;
         c.w = sw;
         if (solve(&c, theta) < 0) { free(sw); return err_set(e, BATON_EINVAL, "the robust fit failed"); }
     }
     free(sw);
     return 0;
+}
+
+/* Forward differences, the step relative to the parameter as GSL's own. */
+static int jacobian(int n, int k, const double *theta, fit_resid_fn f, void *ctx, double *r0, double *J) {
+    double th[16], r1[4096];
+    if (f(theta, r0, ctx) < 0) return -1;
+    for (int j = 0; j < k; j++) {
+        memcpy(th, theta, (size_t)k * sizeof *th);
+        double h = 1e-4 * (fabs(theta[j]) > 1 ? fabs(theta[j]) : 1);   /* wide for a piecewise model, small for its slopes */
+        th[j] += h;
+        if (f(th, r1, ctx) < 0) return -1;
+        for (int i = 0; i < n; i++) J[i * k + j] = (r1[i] - r0[i]) / h;
+    }
+    return 0;
+}
+
+int fit_covariance(int n, int ndata, int k, const double *theta, fit_resid_fn f, void *ctx, double floor,
+                   double *cov, double *colnorm, baton_err_t *e) {
+    if (n > 4096 || k < 1 || k > 16 || ndata > n || ndata <= 0) return err_set(e, BATON_EINVAL, "covariance: bad sizes");
+    double *J = malloc((size_t)n * (size_t)k * sizeof *J), r0[4096], ss = 0;
+    if (J == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    if (jacobian(n, k, theta, f, ctx, r0, J) < 0) { free(J); return err_set(e, BATON_EINVAL, "covariance: the model could not be evaluated"); }
+    for (int i = 0; i < ndata; i++) ss += r0[i] * r0[i];
+    double s2 = ndata > k ? ss / (ndata - k) : ss;
+    if (s2 < floor * floor) s2 = floor * floor;
+    gsl_matrix *A = gsl_matrix_alloc((size_t)k, (size_t)k);
+    int rc = A ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
+    for (int a = 0; rc == 0 && a < k; a++) {
+        double c2 = 0;
+        for (int i = 0; i < ndata; i++) c2 += J[i * k + a] * J[i * k + a];
+        colnorm[a] = sqrt(c2);
+        for (int b = 0; b < k; b++) {
+            double v = 0;
+            for (int i = 0; i < n; i++) v += J[i * k + a] * J[i * k + b];
+            gsl_matrix_set(A, (size_t)a, (size_t)b, v + (a == b ? 1e-12 : 0));
+        }
+    }
+    if (rc == 0 && (gsl_linalg_cholesky_decomp1(A) != GSL_SUCCESS || gsl_linalg_cholesky_invert(A) != GSL_SUCCESS))
+        rc = err_set(e, BATON_EINVAL, "covariance: the parameters are not identifiable");
+    for (int a = 0; rc == 0 && a < k; a++)
+        for (int b = 0; b < k; b++) cov[a * k + b] = s2 * gsl_matrix_get(A, (size_t)a, (size_t)b);
+    if (A) gsl_matrix_free(A);
+    free(J);
+    return rc;
 }

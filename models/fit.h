@@ -12,7 +12,17 @@
 /* Fill resid[0..n) for parameters theta[0..k); 0 or negative to stop. */
 typedef int (*fit_resid_fn)(const double *theta, double *resid, void *ctx);
 
-/* theta holds the start and receives the fit. */
+/* theta holds the start and receives the fit. robust: rounds of Huber
+ * reweighting after the plain fit (0: none). */
 int fit_nls(int n, int k, double *theta, fit_resid_fn f, void *ctx, int robust, baton_err_t *e);
+
+/* The parameters' covariance at theta (k x k, row-major, into cov):
+ * s^2 (J'J)^-1 over all n residuals (rows after the first ndata, such as
+ * pulls towards defaults, keep a direction the data cannot see finite), s^2
+ * the first ndata residuals' variance (the measurements'), never below
+ * floor^2 (no model is better than its inputs). colnorm[i] gets the norm of
+ * the data rows' column i: 0 when no measurement depends on parameter i. */
+int fit_covariance(int n, int ndata, int k, const double *theta, fit_resid_fn f, void *ctx, double floor,
+                   double *cov, double *colnorm, baton_err_t *e);
 
 #endif

@@ -35,6 +35,8 @@ typedef struct run_out {
     int ranks;
     uint64_t bytes;
     double time_s;
+    double time_lo_s, time_hi_s;   /* a calibrated machine's error bars (90 %), set by
+                                      run_error_bars; both 0 when it has none */
     double algbw_GBps, busbw_GBps;
     int simulated;           /* 1: engine, 0: closed form */
     contention_t contention; /* the model the engine used */
@@ -88,5 +90,11 @@ void run_breakdown(topo_t *t, const run_out_t *o, const algo_opts_t *opts, doubl
 
 /* nccl-tests' busbw factor: algbw x factor = busbw. */
 double run_busbw_factor(coll_t c, int p);
+
+/* The interval a calibrated machine's record gives o's time: 90 % of the
+ * errors on sizes its fit did not see fell in [lo, hi] % (error = (predicted
+ * - measured) / measured), so the measurement lies in time / (1 + hi) ..
+ * time / (1 + lo). Nothing when t carries no band. */
+void run_error_bars(const topo_t *t, run_out_t *o);
 
 #endif

@@ -12,6 +12,63 @@ static const char *kind_names[NODE_KIND_COUNT] = {"gpu", "switch", "nic", "cpu"}
 
 const char *topo_kind_name(node_kind_t k) { return (k < NODE_KIND_COUNT) ? kind_names[k] : "?"; }
 
+/* Classes list the kinds in this order: gpu first, switch last. */
+static const node_kind_t class_order[NODE_KIND_COUNT] = {NODE_GPU, NODE_NIC, NODE_CPU, NODE_SWITCH};
+
+static int class_pos(node_kind_t k) {
+    for (int i = 0; i < NODE_KIND_COUNT; i++)
+        if (class_order[i] == k) return i;
+    return NODE_KIND_COUNT;
+}
+
+const char *topo_link_class(const topo_t *t, int l, char *buf, size_t n) {
+    node_kind_t a = t->nodes[t->dl[l].src].kind, b = t->nodes[t->dl[l].dst].kind;
+    if (class_pos(a) > class_pos(b)) { node_kind_t x = a; a = b; b = x; }
+    snprintf(buf, n, "%s-%s", kind_names[a], kind_names[b]);
+    return buf;
+}
+
+int topo_link_class_valid(const char *s) {
+    const char *dash = strchr(s, '-');
+    char a[16];
+    if (dash == NULL || (size_t)(dash - s) >= sizeof a) return 0;
+    memcpy(a, s, (size_t)(dash - s));
+    a[dash - s] = '\0';
+    int ka = topo_kind_parse(a), kb = topo_kind_parse(dash + 1);
+    return ka >= 0 && kb >= 0 && class_pos((node_kind_t)ka) <= class_pos((node_kind_t)kb);
+}
+
+int topo_rename(topo_t *t, const char *name) {
+    char *n = strdup(name);
+    if (n == NULL) return BATON_ENOMEM;
+    free(t->name);
+    t->name = n;
+    return 0;
+}
+
+double topo_class_efficiency(const topo_t *t, const char *cls) {
+    for (int i = 0; i < t->params.neff; i++)
+        if (strcmp(t->params.class_eff[i].name, cls) == 0) return t->params.class_eff[i].eff;
+    return 1;
+}
+
+/* The links carry declared x old efficiency; divide it out, multiply the new in. */
+int topo_set_class_efficiency(topo_t *t, const char *cls, double eff, baton_err_t *e) {
+    topo_params_t *p = &t->params;
+    int i = 0;
+    char b[24];
+    if (!(eff > 0 && eff <= 1)) return err_set(e, BATON_EINVAL, "efficiency of %s links must be in (0, 1], not %g", cls, eff);
+    if (!topo_link_class_valid(cls) || strlen(cls) >= sizeof b) return err_set(e, BATON_EINVAL, "'%s' is not a link class", cls);
+    while (i < p->neff && strcmp(p->class_eff[i].name, cls)) i++;
+    if (i == (int)(sizeof p->class_eff / sizeof p->class_eff[0])) return err_set(e, BATON_EINVAL, "too many link classes");
+    double f = eff / (i < p->neff ? p->class_eff[i].eff : 1);
+    if (i == p->neff) strcpy(p->class_eff[p->neff++].name, cls);
+    p->class_eff[i].eff = eff;
+    for (int l = 0; l < t->ndl && f != 1; l += 2)
+        if (strcmp(topo_link_class(t, l, b, sizeof b), cls) == 0 && topo_set_link_bw(t, l, t->dl[l].bw * f, e) < 0) return -1;
+    return 0;
+}
+
 int topo_kind_parse(const char *s) {
     for (int i = 0; i < NODE_KIND_COUNT; i++)
         if (strcmp(s, kind_names[i]) == 0) return i;
@@ -30,6 +87,7 @@ topo_t *topo_create(const char *name) {
     t->params.bw_scale = t->params.lat_scale = 1;
     t->params.launch = 2.8e-6;
     t->params.arch = -1;
+    t->params.calib.mape_pct = t->params.calib.cv_mape_pct = -1;
     t->params.nvls_eff = 1;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
@@ -43,9 +101,18 @@ void topo_set_derived(topo_t *t, void *p, void (*free_fn)(void *)) {
     t->derived_free = free_fn;
 }
 
+void *topo_memo(const topo_t *t) { return t->memo; }
+
+void topo_set_memo(topo_t *t, void *p, void (*free_fn)(void *)) {
+    if (t->memo && t->memo_free) t->memo_free(t->memo);
+    t->memo = p;
+    t->memo_free = free_fn;
+}
+
 void topo_free(topo_t *t) {
     if (t == NULL) return;
     topo_set_derived(t, NULL, NULL);
+    topo_set_memo(t, NULL, NULL);
     for (int i = 0; i < t->nnodes; i++) free(t->nodes[i].name);
     free(t->nodes);
     free(t->dl);

@@ -65,6 +65,17 @@ typedef struct topo topo_t;
 #define TOPO_MAX_LINKS 16777216
 #endif
 
+/* What a calibrated machine (a file that `extends:` another) says of its fit:
+ * the rule it was fitted with (commands warn when run under another) and how
+ * far off its predictions were on sizes the fit did not see. */
+typedef struct topo_calib {
+    int present;         /* 1: the machine carries a calibration record */
+    char algo[32], proto[16], model[16];   /* -a, --proto, --model it was fitted with */
+    double mape_pct;     /* in sample; -1 unknown */
+    double cv_mape_pct;  /* held out (cross-validation); -1 unknown */
+    double band_lo_pct, band_hi_pct;       /* 90 % of held-out errors lie in [lo, hi] %; both 0 if unknown */
+} topo_calib_t;
+
 typedef struct topo_params {
     int ports;           /* transfers a rank may send (and receive) at once; 0 = unlimited */
     double reduce_bw;    /* bytes/s a rank reduces; 0 = reductions are free */
@@ -94,9 +105,13 @@ typedef struct topo_params {
                             it drives (nccl-tests -g N: N launches in turn); default
                             2.8 us, docs/reference/nccl.md 4.2 (8 x A100, -g 8 vs one
                             process per GPU: 40.1 vs 20.3 us over 7 more launches) */
+    topo_calib_t calib;  /* from a calibrated machine's `calibration:` record */
+    int neff;            /* link classes with an efficiency (`link_efficiency:`) */
+    struct { char name[24]; double eff; } class_eff[16];   /* the share of the file's rate they carry */
 } topo_params_t;
 
 topo_t *topo_create(const char *name);
+int topo_rename(topo_t *t, const char *name);   /* a calibrated machine's own name */
 void topo_free(topo_t *t);
 
 /* Record a parameter the topology was built with (for summaries). */
@@ -134,6 +149,10 @@ int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e);
  * is forgotten). */
 void *topo_derived(const topo_t *t);
 void topo_set_derived(topo_t *t, void *p, void (*free_fn)(void *));
+/* A second slot with the same lifetime, for a layer above (sim/run.c keeps
+ * the link loads of the patterns it has costed there). */
+void *topo_memo(const topo_t *t);
+void topo_set_memo(topo_t *t, void *p, void (*free_fn)(void *));
 /* Give node `node` rank number `rank` (before topo_finalize). */
 int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e);
 
@@ -155,6 +174,17 @@ topo_params_t *topo_params(topo_t *t);
 const topo_params_t *topo_params_c(const topo_t *t);
 const char *topo_kind_name(node_kind_t k);
 int topo_kind_parse(const char *s);
+
+/* A link's class, the kinds of its ends in a fixed order ("gpu-switch",
+ * "nic-switch", "gpu-gpu"): what `link_efficiency:` and calibration scale.
+ * Kinds, not rates, so a class survives --set nic_bw=... or nodes=64. */
+const char *topo_link_class(const topo_t *t, int l, char *buf, size_t n);
+/* 1 if s names a class ("a-b" of two kinds in that order), else 0. */
+int topo_link_class_valid(const char *s);
+/* A class's efficiency (achieved / the rate its links were declared with;
+ * 1 unless set) and setting it: the class's links go to declared x eff. */
+double topo_class_efficiency(const topo_t *t, const char *cls);
+int topo_set_class_efficiency(topo_t *t, const char *cls, double eff, baton_err_t *e);
 int topo_find_node(const topo_t *t, const char *name);
 
 /* The node of `kind` fewest hops from `node` through transit nodes (ties:

@@ -59,6 +59,8 @@ struct topo {
     uint32_t name_cap;   /* a power of two, more than twice nnodes */
     void *derived;       /* topo_set_derived */
     void (*derived_free)(void *);
+    void *memo;          /* topo_set_memo */
+    void (*memo_free)(void *);
 };
 
 /* Grow *p (elements of elem bytes, capacity *cap) to hold need; 0 or -1. */

@@ -386,6 +386,7 @@ int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e) {
     t->dl[l].bw = t->dl[l ^ 1].bw = bw;
     t->routes_stale = 1;                 /* forgotten at the next lookup: one sweep for many links */
     topo_set_derived(t, NULL, NULL);     /* the rings were searched on the old bandwidths */
+    topo_set_memo(t, NULL, NULL);
     return 0;
 }
 

@@ -18,6 +18,61 @@ static void comment_lines(FILE *f, const char *c) {
 static void fmt_bw(char *b, int n, double v) { snprintf(b, n, "%.17gB/s", v); }
 static void fmt_s(char *b, int n, double v) { snprintf(b, n, "%.17gs", v); }
 
+static void write_protocols(FILE *f, const topo_params_t *p) {
+    char a[64], b[64], c[64];
+    fprintf(f, "protocols:%s\n", p->no_protocols ? " none" : "");
+    for (int i = PROTO_LL; i < PROTO_COUNT && !p->no_protocols; i++) {
+        fmt_s(a, sizeof a, p->proto[i].msg_latency);
+        fmt_s(c, sizeof c, p->proto[i].base_latency);
+        fprintf(f, "  %s: {latency: %s, efficiency: %.17g, base: %s", proto_name((proto_t)i), a, p->proto[i].efficiency, c);
+        if (p->proto[i].max_busbw > 0) fmt_bw(b, sizeof b, p->proto[i].max_busbw), fprintf(f, ", max_busbw: %s", b);
+        fprintf(f, "}\n");
+    }
+}
+
+/* YAML's double-quoted scalar: backslash and quote escaped. */
+static void quoted(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int topo_write_overlay(const topo_t *t, const char *base, const char *const *params, int nparams,
+                       const char *const *logs, int nlogs, const char *date, const char *comment, FILE *f) {
+    const topo_params_t *p = topo_params_c(t);
+    const topo_calib_t *k = &p->calib;
+    char a[64];
+    comment_lines(f, comment);
+    fprintf(f, "name: %s\nextends: ", topo_name(t));
+    quoted(f, base);
+    fprintf(f, "\n");
+    if (nparams) fprintf(f, "params:\n");
+    for (int i = 0; i < nparams; i++) {
+        const char *eq = strchr(params[i], '=');
+        if (eq == NULL) continue;
+        fprintf(f, "  %.*s: ", (int)(eq - params[i]), params[i]);
+        quoted(f, eq + 1);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "lat_scale: %.17g\n", p->lat_scale);
+    fmt_bw(a, sizeof a, p->reduce_bw);
+    fprintf(f, "reduce_bw: %s\n", p->reduce_bw > 0 ? a : "0");
+    if (!p->no_protocols) write_protocols(f, p);
+    if (p->neff) fprintf(f, "link_efficiency:\n");
+    for (int i = 0; i < p->neff; i++) fprintf(f, "  %s: %.17g\n", p->class_eff[i].name, p->class_eff[i].eff);
+    fprintf(f, "calibration:\n  algo: %s\n  proto: %s\n  model: %s\n", k->algo, k->proto, k->model);
+    if (k->mape_pct >= 0) fprintf(f, "  mape_pct: %.4f\n", k->mape_pct);
+    if (k->cv_mape_pct >= 0) fprintf(f, "  cv_mape_pct: %.4f\n", k->cv_mape_pct);
+    if (k->band_lo_pct < k->band_hi_pct) fprintf(f, "  band_pct: [%.4f, %.4f]\n", k->band_lo_pct, k->band_hi_pct);
+    if (date) fprintf(f, "  date: %s\n", date);
+    fprintf(f, "  logs:\n");
+    for (int i = 0; i < nlogs; i++) fprintf(f, "    - "), quoted(f, logs[i]), fprintf(f, "\n");
+    return ferror(f) ? BATON_EIO : 0;
+}
+
 int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     const topo_params_t *p = topo_params_c(t);
     char a[64], b[64], c[64];
@@ -34,14 +89,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     if (p->nvls_eff != 1) fprintf(f, "nvls_efficiency: %.17g\n", p->nvls_eff);
     if (p->nvls_lat > 0) fmt_s(a, sizeof a, p->nvls_lat), fprintf(f, "nvls_latency: %s\n", a);
     if (p->arch >= 0) fprintf(f, "arch: %s\n", tuning_arch_name((tuning_arch_t)p->arch));
-    fprintf(f, "protocols:%s\n", p->no_protocols ? " none" : "");
-    for (int i = PROTO_LL; i < PROTO_COUNT && !p->no_protocols; i++) {
-        fmt_s(a, sizeof a, p->proto[i].msg_latency);
-        fmt_s(c, sizeof c, p->proto[i].base_latency);
-        fprintf(f, "  %s: {latency: %s, efficiency: %.17g, base: %s", proto_name((proto_t)i), a, p->proto[i].efficiency, c);
-        if (p->proto[i].max_busbw > 0) fmt_bw(b, sizeof b, p->proto[i].max_busbw), fprintf(f, ", max_busbw: %s", b);
-        fprintf(f, "}\n");
-    }
+    write_protocols(f, p);
     fprintf(f, "nodes:\n");
     for (int i = 0; i < topo_nnodes(t); i++) {
         const topo_node_t *n = topo_node(t, i);
@@ -49,6 +97,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
         fprintf(f, "  - {name: \"%s\", kind: %s", n->name, topo_kind_name(n->kind));
         if (n->rank >= 0) fprintf(f, ", rank: %d", n->rank);
         if (n->transit != (n->kind != NODE_GPU)) fprintf(f, ", transit: %s", n->transit ? "true" : "false");
+        if (n->reduces) fprintf(f, ", reduce: true");
         fprintf(f, "}\n");
     }
     fprintf(f, "links:\n");

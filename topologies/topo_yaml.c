@@ -381,7 +381,7 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
     if ((v = get(c, root, "channels")) && (rc = get_int(c, v, "channels", 1, &p->channels)) < 0) return rc;
     if (p->channels > TOPO_MAX_CHANNELS) return fail(c, v, "'channels' must be at most 64", NULL, NULL);
     if (get(c, root, "reduce_bw") && (rc = get_bw(c, root, "reduce_bw", &p->reduce_bw)) < 0) return rc;
-    if ((rc = get_bool(c, root, "p2p", 1)) < 0) return rc;
+    if ((rc = get_bool(c, root, "p2p", p->p2p)) < 0) return rc;
     p->p2p = rc;
     if ((v = get(c, root, "bw_scale")) && (rc = get_scale(c, v, "bw_scale", &p->bw_scale)) < 0) return rc;
     if ((v = get(c, root, "lat_scale")) && (rc = get_scale(c, v, "lat_scale", &p->lat_scale)) < 0) return rc;
@@ -514,6 +514,67 @@ static int read_protocols(ctx_t *c, yaml_node_t *root) {
     return 0;
 }
 
+/* link_efficiency: {gpu-switch: 0.82, nic-switch: 0.93}: the share of their
+ * declared rate the links of a class carry (achieved / line rate). */
+static int read_efficiency(ctx_t *c, yaml_node_t *root) {
+    yaml_node_t *m = get(c, root, "link_efficiency");
+    if (m == NULL) return 0;
+    if (m->type != YAML_MAPPING_NODE)
+        return fail(c, m, "'link_efficiency' maps link classes (gpu-switch, nic-switch, ...) to shares of their rate", NULL, NULL);
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+        yaml_node_t *kn = node(c, p->key), *v = node(c, p->value);
+        const char *k = scalar(kn);
+        char s[TEXT], *end;
+        int rc;
+        if (k == NULL || !topo_link_class_valid(k) || strlen(k) >= 24)
+            return fail(c, kn, "'%s' is not a link class: the kinds of its ends, gpu first and switch last "
+                        "(gpu-switch, gpu-nic, gpu-gpu, nic-switch, cpu-cpu, switch-switch, ...)", k ? k : "?", NULL);
+        if ((rc = text(c, v, k, s)) < 0) return rc;
+        double eff = strtod(s, &end);
+        if (end == s || *end || !(eff > 0 && eff <= 1))
+            return fail(c, v, "an efficiency is a share of the link's rate in (0, 1], not '%s'", s, NULL);
+        if (topo_set_class_efficiency(c->t, k, eff, c->e) < 0) return -1;
+    }
+    return 0;
+}
+
+/* calibration: {algo: nccl, proto: auto, model: closed, mape_pct: 3.2,
+ * cv_mape_pct: 5.1, band_pct: [-6.1, 5.3], logs: [...], date: ...}. */
+static int read_calibration(ctx_t *c, yaml_node_t *root) {
+    static const char *const keys[] = {"algo", "proto", "model", "mape_pct", "cv_mape_pct", "band_pct", "logs",
+                                       "date", "fitted", NULL};
+    yaml_node_t *m = get(c, root, "calibration"), *v;
+    topo_calib_t *k = &topo_params(c->t)->calib;
+    int rc;
+    if (m == NULL) return 0;
+    if (m->type != YAML_MAPPING_NODE) return fail(c, m, "'calibration' is a mapping (algo:, proto:, model:, mape_pct:, ...)", NULL, NULL);
+    if ((rc = only_keys(c, m, keys, "a calibration record")) < 0) return rc;
+    k->present = 1;
+    const char *a = scalar(get(c, m, "algo")), *pr = scalar(get(c, m, "proto")), *mo = scalar(get(c, m, "model"));
+    snprintf(k->algo, sizeof k->algo, "%s", a ? a : "");
+    snprintf(k->proto, sizeof k->proto, "%s", pr ? pr : "");
+    snprintf(k->model, sizeof k->model, "%s", mo ? mo : "");
+    const char *num[2] = {"mape_pct", "cv_mape_pct"};
+    double *dst[2] = {&k->mape_pct, &k->cv_mape_pct};
+    for (int i = 0; i < 2; i++) {
+        const char *s = (v = get(c, m, num[i])) ? scalar(v) : NULL;
+        char *end;
+        if (v == NULL) continue;
+        *dst[i] = s ? strtod(s, &end) : -1;
+        if (s == NULL || end == s || *end || *dst[i] < 0) return fail(c, v, "'%s' is a percentage", num[i], NULL);
+    }
+    if ((v = get(c, m, "band_pct"))) {
+        yaml_node_item_t *it = v->type == YAML_SEQUENCE_NODE ? v->data.sequence.items.start : NULL;
+        const char *lo = it && v->data.sequence.items.top - it == 2 ? scalar(node(c, it[0])) : NULL;
+        const char *hi = lo ? scalar(node(c, it[1])) : NULL;
+        char *e1 = NULL, *e2 = NULL;
+        if (lo && hi) k->band_lo_pct = strtod(lo, &e1), k->band_hi_pct = strtod(hi, &e2);
+        if (!lo || !hi || e1 == lo || *e1 || e2 == hi || *e2 || k->band_lo_pct > k->band_hi_pct)
+            return fail(c, v, "'band_pct' is [low, high]: the errors (%%) held-out sizes fell within", NULL, NULL);
+    }
+    return 0;
+}
+
 static int walk_body(ctx_t *c, yaml_node_t *root);
 
 /* Load a YAML file's document into c->doc; 0 or an error naming the place. */
@@ -621,16 +682,88 @@ static int walk_body(ctx_t *c, yaml_node_t *root) {
     return each(c, root, "generate", 0, add_generated);
 }
 
+#define EXTENDS_MAX_DEPTH 8
+
+static topo_t *load_file(const char *path, const char *const *sets, int nsets, int depth, baton_err_t *e);
+
+/* The base's --set list: this file's params (defaults), then the command
+ * line's (they win: expand_set keeps the last). Strings point into buf. */
+static int overlay_sets(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets, const char ***out, int *n,
+                        char **buf) {
+    yaml_node_t *pm = get(c, root, "params");
+    int np = 0;
+    size_t len = 1;
+    if (pm && pm->type != YAML_MAPPING_NODE) return fail(c, pm, "'params' must be a mapping of the base's parameters to values", NULL, NULL);
+    for (yaml_node_pair_t *p = pm ? pm->data.mapping.pairs.start : NULL; p && p < pm->data.mapping.pairs.top; p++, np++) {
+        const char *k = scalar(node(c, p->key)), *v = scalar(node(c, p->value));
+        if (!k || !v) return fail(c, node(c, p->key), "a parameter is 'name: value'", NULL, NULL);
+        len += strlen(k) + strlen(v) + 2;
+    }
+    *out = calloc((size_t)(np + nsets) + 1, sizeof **out);
+    *buf = malloc(len);
+    if (!*out || !*buf) return err_set(c->e, BATON_ENOMEM, "out of memory");
+    char *w = *buf;
+    *n = 0;
+    for (yaml_node_pair_t *p = pm ? pm->data.mapping.pairs.start : NULL; p && p < pm->data.mapping.pairs.top; p++) {
+        (*out)[(*n)++] = w;
+        w += sprintf(w, "%s=%s", scalar(node(c, p->key)), scalar(node(c, p->value))) + 1;
+    }
+    for (int i = 0; i < nsets; i++) (*out)[(*n)++] = sets[i];
+    return 0;
+}
+
+/* A calibrated machine: `extends: base.yaml` (beside this file) builds the
+ * graph, with this file's params as the base's defaults; then this file's
+ * engine values, protocols, link efficiencies and calibration record replace
+ * the base's, and the command line's engine --set values replace those. It
+ * changes values, never the graph, so every parameter and flag of the base
+ * (nodes, nic_bw, reduce: true) still works. */
+static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets, int depth) {
+    static const char *const keys[] = {"name", "description", "extends", "params", "ports", "reduce_bw", "max_inflight",
+                                       "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency",
+                                       "host_bw", "arch", "protocols", "link_efficiency", "calibration", NULL};
+    char file[TEXT], path[TEXT * 2], *buf = NULL;
+    const char **all = NULL;
+    yaml_node_t *fv = NULL, *nv = get(c, root, "name");
+    int n = 0, rc = only_keys(c, root, keys, "a machine that extends another (nodes and links come from the base)");
+    if (rc == 0) rc = need(c, root, "extends", file, &fv);
+    if (rc == 0 && depth >= EXTENDS_MAX_DEPTH) rc = fail(c, fv, "machines extend each other more than 8 deep", NULL, NULL);
+    if (rc == 0) rc = include_path(c, fv, file, path, sizeof path);
+    if (rc == 0) rc = overlay_sets(c, root, sets, nsets, &all, &n, &buf);
+    if (rc == 0 && (c->t = load_file(path, all, n, depth + 1, c->e)) == NULL) {
+        rc = -1;
+        if (c->e && strlen(c->e->msg) + 64 < sizeof c->e->msg)
+            snprintf(c->e->msg + strlen(c->e->msg), sizeof c->e->msg - strlen(c->e->msg), " (extended by %s:%lu)",
+                     c->file, (unsigned long)fv->start_mark.line + 1);
+    }
+    free(all);
+    free(buf);
+    for (int i = 0; rc == 0 && i < nsets; i++) {         /* the command line's engine values, over this file's */
+        const char *eq = strchr(sets[i], '=');
+        char name[128];
+        if (!eq || (size_t)(eq - sets[i]) >= sizeof name) continue;
+        snprintf(name, sizeof name, "%.*s", (int)(eq - sets[i]), sets[i]);
+        if (is_engine_key(name) && expand_set(&c->params, name, eq + 1) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
+    }
+    if (rc == 0) rc = read_engine(c, root);
+    if (rc == 0) rc = read_protocols(c, root);
+    if (rc == 0) rc = read_efficiency(c, root);
+    if (rc == 0) rc = read_calibration(c, root);
+    if (rc == 0 && nv && scalar(nv) && topo_rename(c->t, scalar(nv)) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
+    return rc;
+}
+
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
                                        "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "arch", "protocols", "include", "nodes",
-                                       "links", "generate", NULL};
+                                       "links", "generate", "link_efficiency", "calibration", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
     int rc = only_keys(c, root, keys, "a topology");
     if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
     if ((rc = read_protocols(c, root)) < 0 || (rc = walk_body(c, root)) < 0) return rc;
+    if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0) return rc;
     for (int i = 0; i < c->params.n; i++)
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)
             return err_set(c->e, BATON_ENOMEM, "out of memory");
@@ -642,25 +775,36 @@ static const char *base_name(const char *path) {
     return s ? s + 1 : path;
 }
 
-topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, baton_err_t *e) {
+static topo_t *load_file(const char *path, const char *const *sets, int nsets, int depth, baton_err_t *e) {
     ctx_t c = {.file = path, .e = e};
     c.next_rank = &c.own_next_rank;
     c.own_copies_left = INCLUDE_MAX_COPIES;
     c.copies_left = &c.own_copies_left;
     if (load_doc(&c, path) < 0) return NULL;
     yaml_node_t *root = yaml_document_get_root_node(&c.doc);
-    const char *name = root && root->type == YAML_MAPPING_NODE ? scalar(get(&c, root, "name")) : NULL;
-    char stem[256];
-    snprintf(stem, sizeof stem, "%s", base_name(path));
-    char *dot = strrchr(stem, '.');
-    if (dot) *dot = '\0';
-    topo_t *t = topo_create(name ? name : stem);
-    if (t == NULL) err_set(e, BATON_ENOMEM, "out of memory");
-    else {
-        c.t = t;
-        if (walk(&c, sets, nsets) < 0) { topo_free(t); t = NULL; }
+    int mapping = root && root->type == YAML_MAPPING_NODE;
+    topo_t *t = NULL;
+    if (mapping && get(&c, root, "extends")) {
+        if (overlay(&c, root, sets, nsets, depth) < 0) topo_free(c.t);
+        else t = c.t;
+    } else {
+        const char *name = mapping ? scalar(get(&c, root, "name")) : NULL;
+        char stem[256];
+        snprintf(stem, sizeof stem, "%s", base_name(path));
+        char *dot = strrchr(stem, '.');
+        if (dot) *dot = '\0';
+        t = topo_create(name ? name : stem);
+        if (t == NULL) err_set(e, BATON_ENOMEM, "out of memory");
+        else {
+            c.t = t;
+            if (walk(&c, sets, nsets) < 0) { topo_free(t); t = NULL; }
+        }
     }
     yaml_document_delete(&c.doc);
     expand_free(&c.params);
     return t;
+}
+
+topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, baton_err_t *e) {
+    return load_file(path, sets, nsets, 0, e);
 }

@@ -36,219 +36,232 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
     return 0;
 }
 
-#define MAX_CLASSES 8                /* link classes fitted one by one (else one scale for all) */
-#define MAX_PARAMS (MAX_CLASSES + 3 + 2 * PROTO_COUNT)
-/* A weak pull towards the file's value for the factors one log of one
- * collective cannot pin apart: each link class's bandwidth (a ring's
- * lockstep shows only its slowest link), the reduction bandwidth (adding and
- * moving take turns) and the protocols' efficiencies (a mix with the
- * bandwidth). Without it the fit returns any split of a mix (a first
- * synthetic test "recovered" the wrong split of two link classes at 0.1 %
- * MAPE; real fits sent reductions to the 1000x clamp). 0.02 costs as much as
- * a 2 % error per factor e, so what the data do pin moves freely. Pulling the
- * latencies and the one bandwidth scale as well made held-out sizes worse
- * (8 x A100: 7.7 % -> 11.1 %), so those are left free. */
+/* A weak pull of every parameter towards the file's value, in log units:
+ * where one log cannot tell two parameters apart (a ring's lockstep shows
+ * only its slowest link; adding and moving take turns) the fit keeps the
+ * file's split instead of any split. 0.02 costs as much as a 2 % error per
+ * factor e, so what the data do pin moves freely. */
 #define PRIOR 0.02
-
-/* What a fitted factor scales. */
-typedef enum { P_BW, P_LAT, P_REDUCE, P_MSG_LAT, P_BASE, P_EFF } param_kind_t;
-typedef struct { param_kind_t kind; int which; } param_t;   /* which: link class or protocol */
+#define NOISE_FLOOR 0.01     /* no model is better than 1 %: the standard errors' floor */
 
 typedef struct {
     topo_t *t;
     const cal_req_t *q;
     const cal_sample_t *s;
-    int n;
+    int n, used;
     proto_cost_t base[PROTO_COUNT];   /* the protocols before fitting */
-    double reduce_bw;                 /* before fitting */
-    int nclass;                       /* 0: one bw_scale; else per class (the simulator sees each link) */
-    int *cls;                         /* per directed link: its class */
-    double *bw0;                      /* per directed link: bandwidth before fitting */
-    param_t par[MAX_PARAMS];
-    int k;                            /* parameters */
-    double given[MAX_PARAMS];         /* the start: the file's values */
+    cal_fit_t *f;
     baton_err_t *e;
 } fit_ctx_t;
 
-/* A scale factor from its logarithm, kept within [1/1000, 1000]: outside
- * that the fit is fitting something the model does not have. */
-static double scale(double th) { return exp(th < -6.9 ? -6.9 : th > 6.9 ? 6.9 : th); }
-
-/* The parameters: bandwidth (one, or one per link class), link latency, the
- * reduction bandwidth (when reductions cost), then with protocols their
- * per-message and base latencies (one factor each for all: a factor per
- * protocol's message latency and the links' latency would only add up to
- * three alphas, one too many to pin) and, if asked, the efficiency of those
- * that pay for flags (LL, LL128; Simple's is the bandwidth itself). Fitting
- * efficiencies gains 0.03-1.2 points in sample on the shared logs, but the
- * A100 logs' held-out sizes lose (8 x A100: 7.7 % -> 9.6 %; 2 x 8 A100:
- * 5.0 % -> 10.3 %; the RTX logs' gain up to 1.6 points): not by default. */
-static void layout(fit_ctx_t *c) {
-    int k = 0;
-    for (int i = 0; i < (c->nclass ? c->nclass : 1); i++) c->par[k++] = (param_t){P_BW, i};
-    c->par[k++] = (param_t){P_LAT, 0};
-    if (c->reduce_bw > 0) c->par[k++] = (param_t){P_REDUCE, 0};
-    if (c->q->proto != PROTO_NONE) {
-        c->par[k++] = (param_t){P_MSG_LAT, 0};
-        c->par[k++] = (param_t){P_BASE, 0};
-    }
-    for (int j = PROTO_LL; c->q->fit_efficiency && c->q->proto == RUN_PROTO_AUTO && j < PROTO_SIMPLE; j++)
-        c->par[k++] = (param_t){P_EFF, j};
-    c->k = k;
+/* The bounded coordinate: log x runs over [log lo, log hi] as theta runs
+ * over the real line. */
+static double sigm(double th) { return 1 / (1 + exp(-th)); }
+static double to_x(const cal_param_t *p, double th) {
+    return exp(log(p->lo) + (log(p->hi) - log(p->lo)) * sigm(th));
+}
+static double to_theta(const cal_param_t *p, double x) {
+    double u = (log(x) - log(p->lo)) / (log(p->hi) - log(p->lo));
+    u = u < 0.02 ? 0.02 : u > 0.98 ? 0.98 : u;        /* a value at a bound starts just inside */
+    return log(u / (1 - u));
 }
 
-static void apply(fit_ctx_t *c, const double *th) {
-    topo_params_t *p = topo_params(c->t);
-    memcpy(p->proto, c->base, sizeof c->base);
-    p->reduce_bw = c->reduce_bw;
-    for (int i = 0; i < c->k; i++) {
-        double f = scale(th[i]);
-        int w = c->par[i].which;
-        switch (c->par[i].kind) {
-        case P_BW:
-            if (c->nclass == 0) p->bw_scale = f;
-            for (int l = 0; c->nclass && l < topo_nlinks(c->t); l += 2)
-                if (c->cls[l] == w) topo_set_link_bw(c->t, l, c->bw0[l] * f, NULL);
+static void add(cal_fit_t *f, cal_kind_t kind, int which, const char *cls, const char *name, double given, double lo,
+                double hi) {
+    if (f->k == CAL_MAX_PARAMS) return;
+    cal_param_t *p = &f->p[f->k++];
+    *p = (cal_param_t){.kind = kind, .which = which, .value = given, .given = given, .lo = lo, .hi = hi, .seen = 1};
+    snprintf(p->cls, sizeof p->cls, "%s", cls ? cls : "");
+    snprintf(p->name, sizeof p->name, "%s", name);
+}
+
+/* The parameters this machine and rule have: a class's efficiency for each
+ * class of link present, the links' latency (without protocols), the
+ * reduction rate (when it
+ * costs; with protocols, NCCL's model has no latency but theirs: a link
+ * latency factor beside them could only trade places with them), each
+ * protocol's latency (those the rule can use), and, if asked,
+ * LL's and LL128's efficiency (better in sample, worse on held-out sizes of
+ * the shared logs: docs/NOTES.md). */
+static void layout(fit_ctx_t *c) {
+    topo_params_t *tp = topo_params(c->t);
+    char cls[24], name[48];
+    int fabric = -1, spine = 0;
+    for (int l = 0; l < topo_nlinks(c->t); l += 2) {
+        topo_link_class(c->t, l, cls, sizeof cls);
+        int known = 0;
+        spine |= !strcmp(cls, "switch-switch");
+        for (int i = 0; i < c->f->k; i++) known |= c->f->p[i].kind == CAL_LINK_EFF && !strcmp(c->f->p[i].cls, cls);
+        if (known || !strcmp(cls, "switch-switch") || topo_node(c->t, topo_dlink(c->t, l)->src)->hidden ||
+            topo_node(c->t, topo_dlink(c->t, l)->dst)->hidden) continue;
+        if (!strcmp(cls, "nic-switch")) fabric = c->f->k;
+        snprintf(name, sizeof name, "%s efficiency", cls);
+        add(c->f, CAL_LINK_EFF, 0, cls, name, topo_class_efficiency(c->t, cls), 0.02, 1);
+    }
+    if (spine && fabric >= 0) {                     /* the fabric: NIC to leaf and leaf to spine together */
+        strcpy(c->f->p[fabric].cls2, "switch-switch");
+        strcpy(c->f->p[fabric].name, "network efficiency");
+    } else if (spine)
+        add(c->f, CAL_LINK_EFF, 0, "switch-switch", "switch-switch efficiency", topo_class_efficiency(c->t, "switch-switch"), 0.02, 1);
+    if (tp->no_protocols || c->q->proto == PROTO_NONE)      /* else the protocols' latencies carry it, as in NCCL's model */
+        add(c->f, CAL_LINK_LAT, 0, NULL, "link latency x", tp->lat_scale, 0.1 * tp->lat_scale, 10 * tp->lat_scale);
+    if (tp->reduce_bw > 0) add(c->f, CAL_REDUCE, 0, NULL, "reduction rate", tp->reduce_bw, 0.05 * tp->reduce_bw, 20 * tp->reduce_bw);
+    for (int j = PROTO_LL; j < PROTO_COUNT && !tp->no_protocols; j++) {
+        if (c->q->proto != RUN_PROTO_AUTO && c->q->proto != j) continue;
+        snprintf(name, sizeof name, "%s latency x", proto_name((proto_t)j));
+        add(c->f, CAL_PROTO_LAT, j, NULL, name, 1, 0.1, 10);
+    }
+    for (int j = PROTO_LL; c->q->fit_efficiency && c->q->proto == RUN_PROTO_AUTO && j < PROTO_SIMPLE && !tp->no_protocols; j++) {
+        snprintf(name, sizeof name, "%s efficiency", proto_name((proto_t)j));
+        add(c->f, CAL_PROTO_EFF, j, NULL, name, tp->proto[j].efficiency, 0.1, 1);
+    }
+}
+
+/* Put the values x[] into the machine. */
+static int apply_x(fit_ctx_t *c, const double *x) {
+    topo_params_t *tp = topo_params(c->t);
+    memcpy(tp->proto, c->base, sizeof c->base);
+    for (int i = 0; i < c->f->k; i++) {
+        const cal_param_t *p = &c->f->p[i];
+        switch (p->kind) {
+        case CAL_LINK_EFF:
+            if (topo_set_class_efficiency(c->t, p->cls, x[i], c->e) < 0) return -1;
+            if (p->cls2[0] && topo_set_class_efficiency(c->t, p->cls2, x[i], c->e) < 0) return -1;
             break;
-        case P_LAT: p->lat_scale = f; break;
-        case P_REDUCE: p->reduce_bw = c->reduce_bw * f; break;
-        case P_MSG_LAT: for (int j = 0; j < PROTO_COUNT; j++) p->proto[j].msg_latency *= f; break;
-        case P_BASE: for (int j = 0; j < PROTO_COUNT; j++) p->proto[j].base_latency *= f; break;
-        case P_EFF: p->proto[w].efficiency = fmin(1, p->proto[w].efficiency * f); break;   /* no protocol beats the wire */
+        case CAL_LINK_LAT: tp->lat_scale = x[i]; break;
+        case CAL_REDUCE: tp->reduce_bw = x[i]; break;
+        case CAL_PROTO_LAT:
+            tp->proto[p->which].msg_latency = c->base[p->which].msg_latency * x[i];
+            tp->proto[p->which].base_latency = c->base[p->which].base_latency * x[i];
+            break;
+        case CAL_PROTO_EFF: tp->proto[p->which].efficiency = x[i]; break;
         }
     }
+    return 0;
 }
 
-static int pulled(const fit_ctx_t *c, int i) {
-    param_kind_t k = c->par[i].kind;
-    return (k == P_BW && c->nclass) || k == P_REDUCE || k == P_EFF;
+static int apply(fit_ctx_t *c, const double *th) {
+    double x[CAL_MAX_PARAMS];
+    for (int i = 0; i < c->f->k; i++) x[i] = to_x(&c->f->p[i], th[i]);
+    return apply_x(c, x);
 }
 
-static int npulled(const fit_ctx_t *c) {
-    int n = 0;
-    for (int i = 0; i < c->k; i++) n += pulled(c, i);
-    return n;
-}
-
+/* Relative errors of the fitted samples, then the pulls towards the file. */
 static int resid(const double *th, double *r, void *ctx) {
     fit_ctx_t *c = ctx;
     int j = 0;
-    apply(c, th);
+    if (apply(c, th) < 0) return -1;
     for (int i = 0; i < c->n; i++) {
         if (c->s[i].held_out) continue;
         double t;
         if (cal_predict(c->t, c->q, &c->s[i], &t, NULL, NULL, c->e) < 0) return -1;
         r[j++] = (t - c->s[i].meas_s) / c->s[i].meas_s;
     }
-    for (int i = 0; i < c->k; i++)
-        if (pulled(c, i)) r[j++] = PRIOR * (th[i] - c->given[i]);
+    for (int i = 0; i < c->f->k; i++) r[j++] = PRIOR * (log(to_x(&c->f->p[i], th[i])) - log(c->f->p[i].given));
     return 0;
 }
 
-/* Link classes: links with the file's same bandwidth and latency. With the
- * simulator each gets its own scale (NVLink and the network fit apart);
- * the closed forms see only the bottleneck, so they keep one. */
-static int classes(fit_ctx_t *c, cal_fit_t *out) {
-    int nl = topo_nlinks(c->t);
-    c->cls = malloc(((size_t)nl + 1) * sizeof *c->cls);
-    c->bw0 = malloc(((size_t)nl + 1) * sizeof *c->bw0);
-    if (!c->cls || !c->bw0) return -1;
-    for (int l = 0; l < nl; l += 2) {
-        const topo_dlink_t *d = topo_dlink(c->t, l);
-        int k = 0;
-        while (k < out->nclasses && !(out->class_bw[k] == d->bw && out->class_lat[k] == d->lat)) k++;
-        if (k == out->nclasses) {
-            if (k == MAX_CLASSES) { out->nclasses = 0; break; }     /* too many: one scale */
-            out->class_bw[k] = d->bw;
-            out->class_lat[k] = d->lat;
-            out->nclasses++;
-        }
-        c->cls[l] = c->cls[l + 1] = k;
-        c->bw0[l] = c->bw0[l + 1] = d->bw;
+/* The same in log x (for the standard errors: the bounded coordinate's
+ * slope vanishes at a bound, log x's does not). */
+static int resid_log(const double *lx, double *r, void *ctx) {
+    fit_ctx_t *c = ctx;
+    double th[CAL_MAX_PARAMS];
+    for (int i = 0; i < c->f->k; i++) {
+        const cal_param_t *p = &c->f->p[i];
+        double u = (lx[i] - log(p->lo)) / (log(p->hi) - log(p->lo));
+        u = u < 1e-12 ? 1e-12 : u > 1 - 1e-12 ? 1 - 1e-12 : u;
+        th[i] = log(u / (1 - u));
     }
-    c->nclass = c->q->des ? out->nclasses : 0;
-    return 0;
+    return resid(th, r, ctx);
 }
 
-/* Fit from a few starts (the model is piecewise: the fastest protocol and
- * algorithm change with the parameters) and keep the lowest MAPE. */
-static int fit_starts(fit_ctx_t *c, int used, double *best) {
-    static const double starts[4][3] = {{0, 0, 0}, {-1, 1, 1}, {1, -1, -1}, {-2, 2, 2}};   /* bw, latency, rest */
+/* From the file's values and from one start a factor e lower in the
+ * latencies and higher in the rates (the model is piecewise: the fastest
+ * algorithm and protocol change with the parameters); the lower MAPE wins. */
+static int fit_starts(fit_ctx_t *c, double *best) {
     double best_mape = -1;
-    for (int i = 0; i < c->k; i++) c->given[i] = 0;
-    if (c->nclass == 0) c->given[0] = log(topo_params(c->t)->bw_scale);
-    c->given[c->nclass ? c->nclass : 1] = log(topo_params(c->t)->lat_scale);
-    for (int j = 0; j < 4; j++) {
-        double th[MAX_PARAMS];
-        for (int i = 0; i < c->k; i++) {
-            param_kind_t kind = c->par[i].kind;
-            th[i] = c->given[i] + (kind == P_EFF ? 0 : starts[j][kind == P_BW ? 0 : kind == P_LAT ? 1 : 2]);
+    for (int j = 0; j < 2; j++) {
+        double th[CAL_MAX_PARAMS];
+        for (int i = 0; i < c->f->k; i++) {
+            const cal_param_t *p = &c->f->p[i];
+            double shift = j == 0 ? 1 : p->kind == CAL_LINK_LAT || p->kind == CAL_PROTO_LAT ? exp(-0.5) : exp(0.5);
+            double x = p->given * shift;
+            th[i] = to_theta(p, x < p->lo ? p->lo : x > p->hi ? p->hi : x);
         }
         baton_err_t fe = {0};
-        if (fit_nls(used + npulled(c), c->k, th, resid, c, 1, &fe) < 0) continue;
-        apply(c, th);
+        if (fit_nls(c->used + c->f->k, c->f->k, th, resid, c, 1, &fe) < 0) continue;
+        if (apply(c, th) < 0) return -1;
         double m = cal_mape(c->t, c->q, c->s, c->n, 0, 0, c->e);
         if (m >= 0 && (best_mape < 0 || m < best_mape)) { best_mape = m; memcpy(best, th, sizeof th); }
-        apply(c, c->given);
     }
     return best_mape < 0 ? -1 : 0;
 }
 
-/* What the fitted factors say, for the report and the tests. */
-static void report(const fit_ctx_t *c, const double *th, cal_fit_t *out) {
-    out->nparams = c->k;
-    out->bw_scale = out->lat_scale = out->reduce_scale = out->base_scale = 1;
-    out->msg_lat_scale = 1;
-    for (int j = 0; j < PROTO_COUNT; j++) out->eff_scale[j] = 1;
-    if (c->nclass == 0) out->nclasses = 0;
-    for (int i = 0; i < c->k; i++) {
-        double f = scale(th[i]);
-        int w = c->par[i].which;
-        switch (c->par[i].kind) {
-        case P_BW: if (c->nclass) out->class_scale[w] = f; else out->bw_scale = f; break;
-        case P_LAT: out->lat_scale = f; break;
-        case P_REDUCE: out->reduce_scale = f; break;
-        case P_MSG_LAT: out->msg_lat_scale = f; break;
-        case P_BASE: out->base_scale = f; break;
-        case P_EFF: out->eff_scale[w] = f; out->fitted_efficiency = 1; break;
-        }
+/* Standard errors (in log x: relative), parameters no log depends on back
+ * at the file's value, values at a bound flagged. Near a bound log x moves
+ * the model only one way; the slope there is still the data's. */
+static int judge(fit_ctx_t *c, double *th) {
+    int k = c->f->k;
+    double cov[CAL_MAX_PARAMS * CAL_MAX_PARAMS], norm[CAL_MAX_PARAMS], x[CAL_MAX_PARAMS], lx[CAL_MAX_PARAMS], top = 0;
+    for (int i = 0; i < k; i++) {
+        const cal_param_t *p = &c->f->p[i];
+        double u = sigm(th[i]);
+        u = u < 0.001 ? 0.001 : u > 0.999 ? 0.999 : u;   /* a step inside the bound */
+        lx[i] = log(p->lo) + (log(p->hi) - log(p->lo)) * u;
     }
+    if (fit_covariance(c->used + k, c->used, k, lx, resid_log, c, NOISE_FLOOR, cov, norm, c->e) < 0) return -1;
+    for (int i = 0; i < k; i++) top = fmax(top, norm[i]);
+    for (int i = 0; i < k; i++) {
+        cal_param_t *p = &c->f->p[i];
+        double u = sigm(th[i]);
+        p->rel_se = sqrt(fmax(cov[i * k + i], 0));
+        p->seen = norm[i] > 1e-6 * top;
+        p->value = p->seen ? to_x(p, th[i]) : p->given;
+        p->at_bound = p->seen && (u < 0.005 || u > 0.995);
+        x[i] = p->value;
+    }
+    return apply_x(c, x);
 }
 
 int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit_t *out, baton_err_t *e) {
-    fit_ctx_t c = {.t = t, .q = q, .s = s, .n = n, .e = e, .reduce_bw = topo_params(t)->reduce_bw};
+    fit_ctx_t c = {.t = t, .q = q, .s = s, .n = n, .f = out, .e = e};
     memset(out, 0, sizeof *out);
     memcpy(c.base, topo_params(t)->proto, sizeof c.base);
-    int used = 0, rc = classes(&c, out);
     layout(&c);
-    for (int i = 0; i < n; i++) used += !s[i].held_out;
-    double th[MAX_PARAMS] = {0};
-    if (rc < 0) rc = err_set(e, BATON_ENOMEM, "out of memory");
-    else if (used < c.k)          /* fewer sizes than parameters: the pulls would decide, not the data */
-        rc = err_set(e, BATON_EINVAL, "%d size%s to fit %d parameters: give at least %d (outside --hold-out)",
-                     used, used == 1 ? "" : "s", c.k, c.k);
-    else if (fit_starts(&c, used, th) < 0) rc = err_set(e, BATON_EINVAL, "the fit failed from every start");
-    if (rc == 0) {
-        apply(&c, th);
-        report(&c, th, out);
-    }
-    free(c.cls);
-    free(c.bw0);
-    return rc;
+    for (int i = 0; i < n; i++) c.used += !s[i].held_out;
+    out->used = c.used;
+    double th[CAL_MAX_PARAMS] = {0};
+    int rc = 0;
+    if (c.used < 2)
+        rc = err_set(e, BATON_EINVAL, "%d size%s to fit: give at least 2 (outside --hold-out)", c.used, c.used == 1 ? "" : "s");
+    else if (fit_starts(&c, th) < 0) rc = e->code ? -1 : err_set(e, BATON_EINVAL, "the fit failed from every start");
+    if (rc == 0) rc = judge(&c, th);
+    return rc < 0 ? rc : 0;
+}
+
+/* The value in its unit: a share, a factor, or a rate. */
+static int fmt_value(const cal_param_t *p, double v, char *b, size_t n) {
+    if (p->kind == CAL_REDUCE) return snprintf(b, n, "%.4g GB/s", v / 1e9);
+    return snprintf(b, n, "%.4g", v);
 }
 
 void cal_fit_text(const cal_fit_t *f, char *buf, size_t n) {
-    int len = 0;
-    if (f->nclasses == 0) len = snprintf(buf, n, "bw_scale %.4g", f->bw_scale);
-    for (int i = 0; i < f->nclasses && len >= 0 && (size_t)len < n; i++)
-        len += snprintf(buf + len, n - (size_t)len, "%s%.4g GB/s links x %.4g", i ? ", " : "", f->class_bw[i] / 1e9,
-                        f->class_scale[i]);
-    if (len >= 0 && (size_t)len < n)
-        len += snprintf(buf + len, n - (size_t)len, ", lat_scale %.4g, reduction bandwidth x %.4g, protocol latency x %.4g, "
-                        "base latency x %.4g", f->lat_scale, f->reduce_scale, f->msg_lat_scale, f->base_scale);
-    if (f->fitted_efficiency && len >= 0 && (size_t)len < n)
-        snprintf(buf + len, n - (size_t)len, ", efficiency LL x %.4g, LL128 x %.4g", f->eff_scale[PROTO_LL],
-                 f->eff_scale[PROTO_LL128]);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < f->k && len < n; i++) {
+        const cal_param_t *p = &f->p[i];
+        char v[32], g[32];
+        fmt_value(p, p->value, v, sizeof v);
+        fmt_value(p, p->given, g, sizeof g);
+        int w;
+        if (!p->seen) w = snprintf(buf + len, n - len, "  %-24s %-12s not seen by these logs: kept at the file's value\n", p->name, v);
+        else
+            w = snprintf(buf + len, n - len, "  %-24s %-12s +- %5.1f %%   (file %s)%s%s\n", p->name, v, 100 * p->rel_se, g,
+                         p->rel_se > 0.25 ? "  loosely pinned" : "",
+                         p->at_bound ? "  AT ITS BOUND: the model lacks something these logs show" : "");
+        if (w < 0) break;
+        len += (size_t)w;
+    }
 }
 
 double cal_mape(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, int which, uint64_t min_bytes,

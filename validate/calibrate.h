@@ -1,15 +1,17 @@
 /* calibrate.h - measured times in, fitted machine out.
  *
- * The model's free parameters are scale factors on what the topology file
- * says: every link's bandwidth (bw_scale: achieved vs datasheet; with the
- * simulator, one scale per link class: links of equal bandwidth and latency
- * in the file, e.g. NVLink and the network apart) and latency
- * (lat_scale), the reduction bandwidth, and, when protocols are modelled,
- * the protocols' per-message and base latencies and (if asked) the
- * efficiency of LL and LL128. They are fitted (in log space, so they stay positive) to
- * minimise the relative error of the predictions, robustly (Huber), with a
- * weak pull of each towards the file's value (calibrate.c, PRIOR), with
- * models/fit.c. */
+ * The fitted parameters mean something physical and have physical bounds:
+ * each link class's efficiency (achieved / the file's rate, in (0.02, 1]),
+ * the links' latency (x the file's, 0.1-10; only without protocols, whose
+ * latencies carry it otherwise, as in NCCL's model), the reduction rate (x 0.05-20),
+ * each protocol's latency (its per-message and base latency together, x
+ * 0.1-10) and, if asked, LL's and LL128's efficiency. They are fitted in a
+ * bounded logistic coordinate (so the optimiser cannot leave the bounds and
+ * a value that ends at one is reported), to minimise the relative error of
+ * the predictions, robustly (Huber), with a weak pull towards the file's
+ * values (calibrate.c, PRIOR), by models/fit.c. Each gets a standard error
+ * from the data's Jacobian; one the logs do not depend on at all keeps the
+ * file's value and is reported as not seen. */
 #ifndef BATON_CALIBRATE_H
 #define BATON_CALIBRATE_H
 
@@ -34,15 +36,28 @@ typedef struct cal_req {
     int fit_efficiency;       /* 1: fit LL's and LL128's efficiency too */
 } cal_req_t;
 
+#define CAL_MAX_PARAMS 16
+
+typedef enum { CAL_LINK_EFF, CAL_LINK_LAT, CAL_REDUCE, CAL_PROTO_LAT, CAL_PROTO_EFF } cal_kind_t;
+
+typedef struct cal_param {
+    cal_kind_t kind;
+    int which;                /* the protocol, for CAL_PROTO_* */
+    char cls[24], cls2[24];   /* the link class(es), for CAL_LINK_EFF: the fabric's
+                                 nic-switch and switch-switch links are one parameter
+                                 (in series at equal rates, no log tells them apart) */
+    char name[48];            /* "gpu-switch efficiency", "LL latency" */
+    double value, given;      /* fitted and before (a share, a factor, or B/s for the reduction) */
+    double lo, hi;            /* the physical bounds */
+    double rel_se;            /* one standard error relative to the value */
+    int seen;                 /* 0: no log depends on it: kept at `given` */
+    int at_bound;             /* ended within 1 % of lo or hi (warn: the model lacks something) */
+} cal_param_t;
+
 typedef struct cal_fit {
-    double bw_scale, lat_scale, base_scale;
-    double msg_lat_scale;                /* every protocol's per-message latency x this */
-    double eff_scale[PROTO_COUNT];       /* each protocol's efficiency x this (LL, LL128; at most 1 after) */
-    int fitted_efficiency;               /* 1 if eff_scale was fitted (else all 1) */
-    int nparams;
-    double reduce_scale;      /* reduction bandwidth x this */
-    int nclasses;             /* with the simulator: link classes fitted one by one (else 0) */
-    double class_bw[8], class_lat[8], class_scale[8];   /* each class's file values and its scale */
+    int k;
+    cal_param_t p[CAL_MAX_PARAMS];
+    int used;                 /* samples fitted */
 } cal_fit_t;
 
 /* The samples of a log (one per row). */
@@ -55,7 +70,7 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
 /* Fit t's scales to the samples not held out; t keeps the fitted values. */
 int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit_t *out, baton_err_t *e);
 
-/* "bw_scale 1.2, lat_scale ..." (or each link class's scale): what was fitted. */
+/* One line per parameter: value, standard error, what it was, warnings. */
 void cal_fit_text(const cal_fit_t *f, char *buf, size_t n);
 
 /* Mean absolute percentage error of t's predictions over the samples with

@@ -1,6 +1,7 @@
 /* cmd.c - what the subcommands share: usage and error messages, --set
  * lists, whole-or-nothing output files, --proto values, and finding a
  * machine by name. The only helpers of the command line; main.c dispatches. */
+#define _XOPEN_SOURCE 700           /* realpath */
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -67,6 +68,35 @@ static int find_topo(const char *name, char *path, size_t n) {
     }
     char share[4096];
     return try_dir(share, strlen(share_dir(share, sizeof share)), name, path, n);
+}
+
+int cmd_find_topo(const char *name, char *path, size_t n) { return find_topo(name, path, n); }
+
+int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n) {
+    char *a = realpath(from_dir, NULL), *b = realpath(to, NULL);
+    int rc = a && b ? 0 : -1;
+    size_t common = 0, i = 0, len = 0;
+    for (; rc == 0 && a[i] && a[i] == b[i]; i++)            /* the last '/' both share */
+        if (a[i] == '/') common = i;
+    if (rc == 0 && a[i] == '\0' && b[i] == '/') common = i;   /* from_dir is a prefix of to */
+    if (rc == 0 && common == 0 && strcmp(a, "/") != 0) snprintf(out, n, "%s", b);
+    else if (rc == 0) {
+        out[0] = '\0';
+        for (const char *c = a + common; *c && len < n; c++)   /* one ../ per component left in from_dir */
+            if (*c == '/' && c[1]) len += (size_t)snprintf(out + len, n - len, "../");
+        if (len < n) snprintf(out + len, n - len, "%s", b + common + 1);
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
+void cmd_check_rule(const char *cmd, const topo_t *t, const char *algo, int proto, const char *model) {
+    const topo_calib_t *k = &topo_params_c(t)->calib;
+    const char *pn = proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)proto);
+    if (!k->present || (!strcmp(k->algo, algo) && !strcmp(k->proto, pn) && !strcmp(k->model, model))) return;
+    fprintf(stderr, "baton %s: warning: %s was calibrated with -a %s --proto %s --model %s; this runs -a %s --proto %s "
+            "--model %s, which it was not fitted for\n", cmd, topo_name(t), k->algo, k->proto, k->model, algo, pn, model);
 }
 
 /* The shipped machines' names in the search path, for did-you-mean. */

@@ -33,6 +33,18 @@ typedef struct cmd_sets {
 struct topo;
 struct topo *cmd_load_topo(const char *name, const char *const *sets, int nsets, baton_err_t *e);
 
+/* Where -t NAME's file is (the search above): 1 and path, or 0. */
+int cmd_find_topo(const char *name, char *path, size_t n);
+
+/* `to` as a path relative to directory `from_dir` (both resolved with
+ * realpath, so links and .. are followed); the absolute path when they share
+ * nothing but the root. 0, or -1 if either does not exist. */
+int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n);
+
+/* If t is a calibration fitted under another rule than algo/proto/model,
+ * say so on stderr (its predictions are only what it was fitted for). */
+void cmd_check_rule(const char *cmd, const struct topo *t, const char *algo, int proto, const char *model);
+
 /* Remember one --set; EXIT_USAGE (after printing) when there are too many. */
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);
 

@@ -75,7 +75,7 @@ static const char help_end[] =
 
 typedef struct {
     const char *topo, *coll, *algo, *size, *sizes, *format;
-    int verify, json, dump, store_forward, proto, explain, symmetric;
+    int verify, json, dump, store_forward, proto, explain, symmetric, algo_given, proto_given;
     const char *trace, *link_stats;
     contention_t contention;
     algo_opts_t opts;
@@ -114,7 +114,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         switch (ch) {
         case 't': a->topo = optarg; break;
         case 'c': a->coll = optarg; break;
-        case 'a': a->algo = optarg; break;
+        case 'a': a->algo = optarg; a->algo_given = 1; break;
         case 's': a->size = optarg; break;
         case 'V': a->verify = 1; break;
         case 'j': a->json = 1; break;
@@ -138,6 +138,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'L': a->link_stats = optarg; break;
         case 'O':
             a->proto = cmd_parse_proto(optarg);
+            a->proto_given = 1;
             if (a->proto < 0) return cmd_usage(cmd, "--proto must be none, LL, LL128, Simple or auto, not '%s'", optarg);
             break;
         case 'M':
@@ -189,7 +190,13 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
                coll_name(coll), r->auto_picked == 2 ? " NCCL has" : "");
     if (r->proto != PROTO_NONE)
         printf("  protocol %s%s\n", proto_name(r->proto), r->proto_auto ? " (the fastest, by --proto auto)" : "");
-    printf("  time     %s (%s)\n", tm, r->simulated ? "simulated" : "closed form");
+    if (r->time_hi_s > 0) {                          /* both ends in the time's own unit */
+        double u = r->time_s >= 1 ? 1 : r->time_s >= 1e-3 ? 1e-3 : r->time_s >= 1e-6 ? 1e-6 : 1e-9;
+        const char *un = u == 1 ? "s" : u == 1e-3 ? "ms" : u == 1e-6 ? "us" : "ns";
+        printf("  time     %s (%s; %.3g-%.3g %s with 90 %% confidence, by the calibration's held-out errors)\n", tm,
+               r->simulated ? "simulated" : "closed form", r->time_lo_s / u, r->time_hi_s / u, un);
+    } else
+        printf("  time     %s (%s)\n", tm, r->simulated ? "simulated" : "closed form");
     printf("  algbw    %.4g GB/s    busbw %.4g GB/s\n", r->algbw_GBps, r->busbw_GBps);
     if (r->simulated)
         printf("  steps    %llu messages in all, at most %llu sent by one rank (%llu events)\n",
@@ -382,6 +389,14 @@ static int sweep_sizes(const char *cmd, topo_t *t, run_req_t *q, const sim_args_
     return rc < 0 ? cmd_fail(cmd, &e) : EXIT_OK;
 }
 
+/* On a calibrated machine -a and --proto default to the rule it was fitted with. */
+static void adopt_rule(sim_args_t *a, const topo_t *t) {
+    const topo_calib_t *k = &topo_params_c(t)->calib;
+    if (!k->present) return;
+    if (!a->algo_given && k->algo[0]) a->algo = k->algo;
+    if (!a->proto_given && cmd_parse_proto(k->proto) >= 0) a->proto = cmd_parse_proto(k->proto);
+}
+
 int cmd_sim(int argc, char **argv, int predict) {
     const char *cmd = predict ? "predict" : "sim";
     sim_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO};   /* the same defaults as every command */
@@ -395,6 +410,8 @@ int cmd_sim(int argc, char **argv, int predict) {
     baton_err_t e = {0};
     topo_t *t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
+    adopt_rule(&a, t);
+    cmd_check_rule(cmd, t, a.algo, a.proto, predict ? "closed" : "des");
     if (a.sizes) {
         run_req_t sq = {.coll = (coll_t)coll, .algo = a.algo, .opts = a.opts, .predict = predict, .contention = a.contention,
                         .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
@@ -408,6 +425,7 @@ int cmd_sim(int argc, char **argv, int predict) {
                    .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
     run_out_t r;
     if (run_collective(t, &q, &r, &e) < 0) { topo_free(t); return cmd_fail(cmd, &e); }
+    run_error_bars(t, &r);
     if ((a.trace || a.link_stats || (a.explain && !predict)) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {
         engine_result_free(&r.eng);
         topo_free(t);

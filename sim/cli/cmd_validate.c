@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
+#include <math.h>
 
 #include "../../topologies/topo_write.h"
 #include "../../topologies/topo_yaml.h"
@@ -25,10 +27,17 @@ static const char help_validate[] =
 static const char help_calibrate[] =
     "usage: baton calibrate -t TOPO.yaml --nccl-tests LOG [LOG...] -o OUT.yaml [options]\n"
     "\n"
-    "Fit the topology to nccl-tests logs: scale factors on link bandwidth and\n"
-    "latency and on the protocols' latencies (robust least squares on relative\n"
-    "error, GSL). Writes a complete topology file with the fitted values (it runs\n"
-    "with every other command) and prints the in-sample error table.\n"
+    "Fit the machine to nccl-tests logs: each link class's efficiency (achieved /\n"
+    "the file's rate, at most 1), the links' latency, the reduction rate and each\n"
+    "protocol's latency, within physical bounds (robust least squares on relative\n"
+    "error, GSL), each with its standard error; a parameter no log depends on keeps\n"
+    "the file's value, one that ends at a bound is flagged. Writes a calibrated\n"
+    "machine: `extends:` the original file and sets the fitted values, so every\n"
+    "parameter (--set nodes=64, nic_bw=...) and flag still works, with a\n"
+    "`calibration:` record (the rule it was fitted under, its error on sizes it\n"
+    "did not see, and the band that gives predictions their error bars).\n"
+    "      --cv K            K-fold cross-validation (default 5; 0: none; K at least\n"
+    "                        the sizes: leave one out)\n"
     "      --hold-out LO:HI  fit without the sizes in [LO, HI] and report how well\n"
     "                        the fit predicts them\n"
     "      --fit-efficiency  also fit LL's and LL128's efficiency (better in sample,\n"
@@ -50,8 +59,9 @@ static const char help_common[] =
     "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...)\n"
     "      --ranks N          the logs' rank count, when a log does not say (an error\n"
     "                         where a log says otherwise, unless --force-ranks)\n"
-    "  -a, --algo A           algorithm (default auto: the lowest closed form; nccl:\n"
-    "                         NCCL's choice among ring, its trees, nvls, nvlstree)\n"
+    "  -a, --algo A           algorithm (default nccl: NCCL's choice among ring, its\n"
+    "                         trees, nvls, nvlstree, as the logs ran; a calibrated\n"
+    "                         machine's default is the rule it was fitted with)\n"
     "      --proto P          none, LL, LL128, Simple or auto (default auto)\n"
     "      --model M          closed (default), des: the simulator (calibrate then fits\n"
     "                         each link class's bandwidth apart; slower), or nccl:\n"
@@ -63,7 +73,8 @@ static const char help_common[] =
 typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
     const char *logs[64];
-    int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff, force_ranks;
+    int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff, force_ranks, cv;
+    int algo_given, proto_given, model_given;
     cmd_sets_t sets;
     char ranks_set[64];
 } val_args_t;
@@ -78,6 +89,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"coll", required_argument, 0, 'c'}, {"sizes", required_argument, 0, 's'},
         {"reps", required_argument, 0, 'R'}, {"log", required_argument, 0, 'l'},
         {"channels", required_argument, 0, 'C'}, {"force-ranks", no_argument, 0, 'F'}, {"fit-efficiency", no_argument, 0, 'E'},
+        {"cv", required_argument, 0, 'V'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
@@ -85,6 +97,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         switch (ch) {
         case 'B': a->backend = optarg; break;
         case 'E': a->fit_eff = 1; break;
+        case 'V': a->cv = atoi(optarg); if (a->cv < 0 || a->cv == 1 || a->cv > 4096) return cmd_usage(cmd, "--cv K: 0 (none) or 2..4096 folds"); break;
         case 'c': a->coll = optarg; break;
         case 's': a->sizes = optarg; break;
         case 'l': a->log_out = optarg; break;
@@ -94,7 +107,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         case 't': a->topo = optarg; break;
         case 'n': if (a->nlogs < 64) a->logs[a->nlogs++] = optarg; break;
         case 'r': a->ranks = atoi(optarg); if (a->ranks < 1) return cmd_usage(cmd, "--ranks must be positive"); break;
-        case 'a': a->algo = optarg; break;
+        case 'a': a->algo = optarg; a->algo_given = 1; break;
         case 'o': a->out = optarg; break;
         case 'H': a->hold = optarg; break;
         case 'j': a->json = 1; break;
@@ -102,10 +115,12 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         case 'm':
             if (strcmp(optarg, "closed") && strcmp(optarg, "des") && strcmp(optarg, "nccl"))
                 return cmd_usage(cmd, "--model must be closed, des or nccl");
+            a->model_given = 1;
             a->des = !strcmp(optarg, "des");
             a->nccl_model = !strcmp(optarg, "nccl");
             break;
         case 'P':
+            a->proto_given = 1;
             a->proto = cmd_parse_proto(optarg);
             if (a->proto < 0) return cmd_usage(cmd, "--proto must be none, LL, LL128, Simple or auto");
             break;
@@ -136,6 +151,8 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (a->nlogs == 0) return cmd_usage(cmd, "missing --nccl-tests LOG");
     if (a->calibrate && !a->out) return cmd_usage(cmd, "missing -o OUT.yaml");
+    if (a->cv < 0) a->cv = a->calibrate && !a->des ? 5 : 0;      /* the simulator's fits are slow: ask */
+    if (a->cv > 0 && !a->calibrate) return cmd_usage(cmd, "--cv is calibrate's");
     return 0;
 }
 
@@ -226,7 +243,29 @@ static int mark_held_out(const char *spec, cal_sample_t *s, int n, baton_err_t *
     return 0;
 }
 
-static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, const char **file_of, int json, baton_err_t *e) {
+/* What the calibration adds to the table's JSON and text. */
+typedef struct {
+    const cal_fit_t *fit;     /* NULL: nothing was fitted */
+    double cv_mape;           /* -1: no cross-validation */
+    double band_lo, band_hi;  /* % */
+    int folds;
+} val_extra_t;
+
+static void json_extra(const val_extra_t *x) {
+    if (x->cv_mape >= 0) printf(",\"cv_folds\":%d,\"cv_mape_pct\":%.4f,\"band_pct\":[%.4f,%.4f]", x->folds, x->cv_mape, x->band_lo, x->band_hi);
+    if (x->fit == NULL) return;
+    printf(",\"parameters\":[");
+    for (int i = 0; i < x->fit->k; i++) {
+        const cal_param_t *p = &x->fit->p[i];
+        printf("%s{\"name\":\"%s\",\"value\":%.9g,\"given\":%.9g,\"rel_se\":%.6g,\"seen\":%s,\"at_bound\":%s,\"low\":%.9g,\"high\":%.9g}",
+               i ? "," : "", p->name, p->value, p->given, p->rel_se, p->seen ? "true" : "false", p->at_bound ? "true" : "false",
+               p->lo, p->hi);
+    }
+    printf("]");
+}
+
+static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, const char **file_of, int json,
+                 const val_extra_t *x, baton_err_t *e) {
     double all = cal_mape(t, q, s, n, -1, 0, e), big = cal_mape(t, q, s, n, -1, 64ull << 20, e);
     double held = cal_mape(t, q, s, n, 1, 0, e);
     if (all < -1.5 || big < -1.5 || held < -1.5) return e->code ? e->code : BATON_EINVAL;
@@ -257,6 +296,7 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
         printf("],\"mape_pct\":%.4f,\"mape_large_pct\":%s", all, big >= 0 ? "" : "null");
         if (big >= 0) printf("%.4f", big);
         if (held >= 0) printf(",\"mape_held_out_pct\":%.4f", held);
+        json_extra(x);
         printf("}\n");
         return 0;
     }
@@ -267,24 +307,127 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
     return 0;
 }
 
-static int write_calibrated(const val_args_t *a, topo_t *t, const cal_fit_t *f, double mape, baton_err_t *e) {
-    char comment[4096];
-    int len = snprintf(comment, sizeof comment,
-                       "Calibrated by `baton calibrate` from %s and these nccl-tests logs:\n", a->topo);
-    for (int i = 0; i < a->nlogs && len < (int)sizeof comment - 200; i++) len += snprintf(comment + len, sizeof comment - len, "  %s\n", a->logs[i]);
-    char fit[1024];
-    cal_fit_text(f, fit, sizeof fit);
-    snprintf(comment + len, sizeof comment - len, "fitted: %s\nin-sample MAPE %.2f %% (%s, %s algorithm, %s protocol%s)",
-             fit, mape, a->des ? "simulated" : "closed forms", a->algo,
-             a->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)a->proto), a->channels > 1 ? ", channels" : "");
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile of sorted v[0..n) (linear between neighbours). */
+static double quantile(const double *v, int n, double q) {
+    double at = q * (n - 1);
+    int i = (int)at;
+    return i + 1 < n ? v[i] + (at - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+/* K-fold cross-validation over the sizes the fit may use: fold f holds every
+ * K-th of them from the f-th (each fold spans small to large sizes), is
+ * predicted by a fit of a fresh machine to the others; every such error
+ * (signed, %) lands in errs. K at least the sizes is leave-one-out. The band
+ * is where 90 % of them fell (all of them with fewer than 10). */
+static int cross_validate(const val_args_t *a, const cal_req_t *q, cal_sample_t *s, int n, val_extra_t *x, baton_err_t *e) {
+    int m = 0, rc = 0, *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    double *errs = malloc(((size_t)n + 1) * sizeof *errs), sum = 0;
+    if (!idx || !errs) rc = err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (!s[i].held_out) idx[m++] = i;
+    int K = a->cv > m ? m : a->cv;
+    if (rc == 0 && m < 3) rc = err_set(e, BATON_EINVAL, "--cv needs at least 3 sizes to fit (have %d)", m);
+    for (int f = 0; rc == 0 && f < K; f++) {
+        topo_t *t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, e);
+        cal_fit_t fit;
+        if (t == NULL) { rc = -1; break; }
+        for (int j = f; j < m; j += K) s[idx[j]].held_out = 1;
+        rc = cal_fit(t, q, s, n, &fit, e);
+        for (int j = f; rc == 0 && j < m; j += K) {
+            double p;
+            if ((rc = cal_predict(t, q, &s[idx[j]], &p, NULL, NULL, e)) < 0) break;
+            errs[j] = 100 * (p - s[idx[j]].meas_s) / s[idx[j]].meas_s;
+            sum += fabs(errs[j]);
+        }
+        for (int j = f; j < m; j += K) s[idx[j]].held_out = 0;
+        topo_free(t);
+    }
+    if (rc == 0) {
+        qsort(errs, (size_t)m, sizeof *errs, cmp_double);
+        x->cv_mape = sum / m;
+        x->folds = K;
+        x->band_lo = m < 10 ? errs[0] : quantile(errs, m, 0.05);
+        x->band_hi = m < 10 ? errs[m - 1] : quantile(errs, m, 0.95);
+    }
+    free(idx);
+    free(errs);
+    return rc < 0 ? rc : 0;
+}
+
+/* The date of the calibration record: $SOURCE_DATE_EPOCH when set (the
+ * reproducible-builds convention: the same inputs, the same bytes), else today. */
+static void record_date(char *buf, size_t n) {
+    const char *env = getenv("SOURCE_DATE_EPOCH");
+    time_t now = env && *env ? (time_t)strtoll(env, NULL, 10) : time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, n, "%Y-%m-%d", &tm);
+}
+
+static const char *model_name(const val_args_t *a) { return a->des ? "des" : a->nccl_model ? "nccl" : "closed"; }
+
+/* The calibrated machine: the original file extended, the fit's values, the record. */
+static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, const cal_fit_t *f, const val_extra_t *x,
+                            double mape, baton_err_t *e) {
+    char base[4096], rel[4096], dir[4096], date[32], stem[256], comment[8192];
+    topo_calib_t *k = &topo_params(t)->calib;
+    if (!cmd_find_topo(a->topo, base, sizeof base)) return err_set(e, BATON_EIO, "%s: cannot find it again", a->topo);
+    snprintf(dir, sizeof dir, "%s", a->out);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = slash == dir ? '/' : '\0', slash[slash == dir] = '\0';
+    else strcpy(dir, ".");
+    if (cmd_relative_path(dir, base, rel, sizeof rel) < 0) return err_set(e, BATON_EIO, "%s: no such directory", dir);
+    *k = (topo_calib_t){.present = 1, .mape_pct = mape, .cv_mape_pct = x->cv_mape, .band_lo_pct = x->band_lo,
+                        .band_hi_pct = x->band_hi};
+    snprintf(k->algo, sizeof k->algo, "%s", q->algo);
+    snprintf(k->proto, sizeof k->proto, "%s", q->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)q->proto));
+    snprintf(k->model, sizeof k->model, "%s", model_name(a));
+    snprintf(stem, sizeof stem, "%s", strrchr(a->out, '/') ? strrchr(a->out, '/') + 1 : a->out);
+    if (strrchr(stem, '.')) *strrchr(stem, '.') = '\0';
+    if (topo_rename(t, stem) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
+    record_date(date, sizeof date);
+    int len = snprintf(comment, sizeof comment, "%s calibrated by `baton calibrate` (%s, -a %s --proto %s%s).\n"
+                       "Fitted on %d sizes (value, one standard error, the file's value):\n", topo_name(t), model_name(a),
+                       k->algo, k->proto, a->channels > 1 ? ", --channels" : "", f->used);
+    cal_fit_text(f, comment + len, sizeof comment - (size_t)len);
+    if (comment[strlen(comment) - 1] == '\n') comment[strlen(comment) - 1] = '\0';
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
-    int rc = out ? topo_write_yaml(t, comment, out) : -1;
+    int rc = out ? topo_write_overlay(t, rel, a->sets.v, a->sets.n, a->logs, a->nlogs, date, comment, out) : -1;
     if (out && fclose(out) != 0) rc = -1;
     if (rc == 0 && cmd_write_file(a->out, text, size) < 0) rc = -1;
     free(text);
     return rc < 0 ? err_set(e, BATON_EIO, "%s: cannot write", a->out) : 0;
+}
+
+/* Unless told otherwise, a calibrated machine runs under the rule it was fitted with. */
+static void adopt_rule(val_args_t *a, const topo_t *t) {
+    const topo_calib_t *k = &topo_params_c(t)->calib;
+    if (!k->present) return;
+    if (!a->algo_given && k->algo[0]) a->algo = k->algo;
+    if (!a->proto_given && k->proto[0]) a->proto = cmd_parse_proto(k->proto) < 0 ? RUN_PROTO_AUTO : cmd_parse_proto(k->proto);
+    if (!a->model_given) a->des = !strcmp(k->model, "des"), a->nccl_model = !strcmp(k->model, "nccl");
+}
+
+static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t *x) {
+    char fit[4096];
+    cal_fit_text(f, fit, sizeof fit);
+    printf("fitted on %d sizes (value, one standard error, the file's value):\n%s", f->used, fit);
+    if (x->cv_mape >= 0)
+        printf("cross-validated (%d folds): MAPE %.2f %% on sizes each fit did not see; 90 %% of errors within "
+               "[%+.1f %%, %+.1f %%]\n", x->folds, x->cv_mape, x->band_lo, x->band_hi);
+    fflush(stdout);                               /* warnings after the table, not inside it */
+    for (int i = 0; i < f->k; i++)
+        if (f->p[i].at_bound)
+            fprintf(stderr, "baton calibrate: warning: %s ends at its bound (%g): the model lacks something these "
+                    "logs show, or the file's value is off\n", f->p[i].name, f->p[i].value);
+    if (a->out) printf("-> %s\n", a->out);
 }
 
 static int run(val_args_t *a, const char *cmd) {
@@ -293,27 +436,28 @@ static int run(val_args_t *a, const char *cmd) {
     cal_sample_t *s = NULL;
     const char **file_of = NULL;
     int host = a->backend != NULL;
+    if (t) adopt_rule(a, t);
+    if (t) cmd_check_rule(cmd, t, a->algo, a->proto, model_name(a));
     int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, t, &s, &n, &file_of, &e);
-    cal_req_t q = {.algo = host && run_is_auto(a->algo) ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
+    cal_req_t q = {.algo = host && !a->algo_given ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
                    .des = a->des, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
                    .fit_efficiency = a->fit_eff};
+    val_extra_t x = {.cv_mape = -1};
     if (rc == 0 && a->nccl_model && (a->calibrate || host))
         rc = err_set(&e, BATON_EINVAL, "--model nccl is NCCL's fixed tables: nothing to fit (use closed or des)");
     cal_fit_t f;
     if (rc == 0 && a->hold) rc = mark_held_out(a->hold, s, n, &e);
     if (rc == 0 && host && !a->json) {                    /* before: the topology's own numbers */
         printf("measured on %d threads; the model of %s before fitting:\n", topo_nranks(t), topo_name(t));
-        rc = table(t, &q, s, n, file_of, 0, &e);
+        rc = table(t, &q, s, n, file_of, 0, &x, &e);
         if (rc == 0) printf("\nafter fitting it to the measurements%s:\n", a->hold ? " outside the held-out sizes" : "");
     }
+    if (rc == 0 && a->calibrate && a->cv > 0) rc = cross_validate(a, &q, s, n, &x, &e);
     if (rc == 0 && (a->calibrate || host)) rc = cal_fit(t, &q, s, n, &f, &e);
-    if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &e);
-    if (rc == 0 && (a->calibrate || host)) {
-        char fit[1024];
-        cal_fit_text(&f, fit, sizeof fit);
-        if (!a->json) printf("fitted: %s%s%s\n", fit, a->out ? " -> " : "", a->out ? a->out : "");
-        if (a->out) rc = write_calibrated(a, t, &f, cal_mape(t, &q, s, n, 0, 0, &e), &e);
-    }
+    if (rc == 0 && (a->calibrate || host)) x.fit = &f;
+    if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &x, &e);
+    if (rc == 0 && (a->calibrate || host) && !a->json) print_fit(a, &f, &x);
+    if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, cal_mape(t, &q, s, n, 0, 0, &e), &e);
     free(s);
     free(file_of);
     topo_free(t);
@@ -322,7 +466,7 @@ static int run(val_args_t *a, const char *cmd) {
 
 int cmd_validate(int argc, char **argv, int calibrate) {
     const char *cmd = calibrate ? "calibrate" : "validate";
-    val_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO, .calibrate = calibrate};
+    val_args_t a = {.algo = "nccl", .proto = RUN_PROTO_AUTO, .calibrate = calibrate, .cv = -1};
     int rc = parse(argc, argv, &a, cmd);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     return run(&a, cmd);
