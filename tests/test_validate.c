@@ -177,28 +177,44 @@ Test(calibrate, recovers_known_parameters_from_a_synthetic_log) {
     topo_free(t);
 }
 
-/* On the real 8 x A100 log the fit is good in sample, and a fit on the small
- * and large sizes predicts the middle ones (numbers measured, see the notes). */
+/* On the real 8 x A100 log, fitted under NCCL's rule (the default): the fit
+ * is good in sample, cross-validation and a fit without the middle third of
+ * the sizes say how far off unseen sizes are (bounds: the figures measured
+ * in docs/NOTES.md, 5.9 / 6.8 / 15.6 %, with a margin), a log of 3 sizes
+ * gets a leave-one-out figure, and the calibrated file runs like any other. */
+static double json_num(const char *out, const char *key) {
+    char pat[64];
+    double v = -1;
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *m = strstr(out, pat);
+    cr_assert_not_null(m, "no %s in %s", key, out);
+    sscanf(m + strlen(pat), "%lf", &v);
+    return v;
+}
+
 Test(calibrate, real_a100_log_fits_and_predicts_held_out_sizes) {
     char *out;
     cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --nccl-tests " SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt "
                         "-o build/cal-test.yaml --json", &out, 1), 0, "%s", out);
-    double mape = -1;
-    char *m = strstr(out, "\"mape_pct\":");
-    cr_assert_not_null(m, "%s", out);
-    sscanf(m, "\"mape_pct\":%lf", &mape);
-    cr_expect_leq(mape, 5.0, "in-sample MAPE %.2f %%", mape);
+    cr_expect_leq(json_num(out, "mape_pct"), 7.0);
+    cr_expect_leq(json_num(out, "cv_mape_pct"), 8.0);
+    cr_expect_eq(json_num(out, "cv_folds"), 5);
     free(out);
-    /* the calibrated file is a topology like any other */
     cr_assert_eq(th_cli("sim -t build/cal-test.yaml -c allreduce -a ring -s 1GiB --verify", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "verified yes") != NULL);
     free(out);
     cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --nccl-tests " SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt "
-                        "-o build/cal-test2.yaml --hold-out 1MiB:64MiB --json", &out, 1), 0, "%s", out);
-    m = strstr(out, "\"mape_held_out_pct\":");
-    cr_assert_not_null(m, "%s", out);
-    sscanf(m, "\"mape_held_out_pct\":%lf", &mape);
-    cr_expect_leq(mape, 15.0, "held-out MAPE %.2f %%", mape);
+                        "-o build/cal-test2.yaml --hold-out middle --cv 0 --json", &out, 1), 0, "%s", out);
+    cr_expect_leq(json_num(out, "mape_held_out_pct"), 18.0);
+    free(out);
+    /* three sizes: --cv 5 becomes leave-one-out */
+    char *sh;
+    cr_assert_eq(th_sh("L=" SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt; (grep '^#' $L; grep -v '^#' $L | "
+                       "awk 'NF >= 12' | sed -n '5p;15p;25p') > build/three.log", &sh), 0);
+    free(sh);
+    cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --ranks 8 --nccl-tests build/three.log -o build/cal3.yaml --json",
+                        &out, 1), 0, "%s", out);
+    cr_expect_eq(json_num(out, "cv_folds"), 3, "%s", out);
     free(out);
 }
 

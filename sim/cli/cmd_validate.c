@@ -39,7 +39,8 @@ static const char help_calibrate[] =
     "      --cv K            K-fold cross-validation (default 5; 0: none; K at least\n"
     "                        the sizes: leave one out)\n"
     "      --hold-out LO:HI  fit without the sizes in [LO, HI] and report how well\n"
-    "                        the fit predicts them\n"
+    "                        the fit predicts them; `middle`: the middle third of\n"
+    "                        the sizes, `top`: the largest quarter\n"
     "      --fit-efficiency  also fit LL's and LL128's efficiency (better in sample,\n"
     "                        worse on held-out sizes of the shared logs; docs/NOTES.md)\n";
 
@@ -228,17 +229,36 @@ static int measure(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, c
     return rc;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* --hold-out LO:HI, or `middle` (the middle third of the sizes, interpolating)
+ * or `top` (the largest quarter: extrapolating), by the sizes' order. */
 static int mark_held_out(const char *spec, cal_sample_t *s, int n, baton_err_t *e) {
     char lo_s[64], hi_s[64];
     uint64_t lo, hi;
     const char *why;
     const char *colon = strchr(spec, ':');
-    if (!colon || (size_t)(colon - spec) >= sizeof lo_s || strlen(colon + 1) >= sizeof hi_s)
-        return err_set(e, BATON_EINVAL, "--hold-out LO:HI, e.g. 1MiB:64MiB");
-    memcpy(lo_s, spec, (size_t)(colon - spec));
-    lo_s[colon - spec] = '\0';
-    strcpy(hi_s, colon + 1);
-    if (units_size(lo_s, &lo, &why) < 0 || units_size(hi_s, &hi, &why) < 0) return err_set(e, BATON_EINVAL, "--hold-out: %s", why);
+    if (!strcmp(spec, "middle") || !strcmp(spec, "top")) {
+        uint64_t *b = malloc(((size_t)n + 1) * sizeof *b);
+        if (b == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+        for (int i = 0; i < n; i++) b[i] = s[i].bytes;
+        qsort(b, (size_t)n, sizeof *b, cmp_u64);
+        int top = !strcmp(spec, "top");
+        lo = n ? b[top ? n - n / 4 : n / 3] : 0;
+        hi = n ? b[top ? n - 1 : n - 1 - n / 3] : 0;
+        free(b);
+        if (n < 4) return err_set(e, BATON_EINVAL, "--hold-out %s needs at least 4 sizes", spec);
+    } else {
+        if (!colon || (size_t)(colon - spec) >= sizeof lo_s || strlen(colon + 1) >= sizeof hi_s)
+            return err_set(e, BATON_EINVAL, "--hold-out LO:HI (e.g. 1MiB:64MiB), middle or top");
+        memcpy(lo_s, spec, (size_t)(colon - spec));
+        lo_s[colon - spec] = '\0';
+        strcpy(hi_s, colon + 1);
+        if (units_size(lo_s, &lo, &why) < 0 || units_size(hi_s, &hi, &why) < 0) return err_set(e, BATON_EINVAL, "--hold-out: %s", why);
+    }
     for (int i = 0; i < n; i++) s[i].held_out = s[i].bytes >= lo && s[i].bytes <= hi;
     return 0;
 }

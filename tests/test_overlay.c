@@ -1,0 +1,159 @@
+/* test_overlay.c - calibrated machines: a file that `extends:` another keeps
+ * the base's graph, parameters and flags and changes only values; a machine
+ * written and read back predicts exactly what the one in memory did. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/run.h"
+#include "../topologies/topo_write.h"
+#include "../topologies/topo_yaml.h"
+#include "../validate/calibrate.h"
+#include "helpers.h"
+
+#define H200_LOG "validate/logs/nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt"
+
+/* The time of one question under -a/--proto on t, closed forms. */
+static double predict(topo_t *t, const char *algo, coll_t coll, uint64_t bytes) {
+    run_req_t q = {.coll = coll, .algo = algo, .bytes = bytes, .proto = RUN_PROTO_AUTO, .predict = 1};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s %s: %s", topo_name(t), algo, e.msg);
+    return o.time_s;
+}
+
+/* Every shipped machine, written flat and read back, gives bit-identical
+ * predictions (several algorithms, collectives and sizes) and keeps its
+ * reducing switches. */
+Test(overlay, written_machines_read_back_bit_identical) {
+    DIR *d = opendir("topologies");
+    cr_assert_not_null(d);
+    int machines = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".yaml")) continue;
+        char path[512];
+        snprintf(path, sizeof path, "topologies/%s", de->d_name);
+        topo_t *a = th_load(path, NULL);
+        FILE *f = fopen("build/roundtrip.yaml", "w");
+        cr_assert_not_null(f);
+        cr_assert_eq(topo_write_yaml(a, "round trip", f), 0);
+        fclose(f);
+        topo_t *b = th_load("build/roundtrip.yaml", NULL);
+        cr_expect_eq(topo_nreducers(a), topo_nreducers(b), "%s: reducing switches", path);
+        const char *algos[] = {"auto", "nccl", "ring"};
+        const coll_t colls[] = {COLL_ALLREDUCE, COLL_ALLGATHER};
+        for (int i = 0; i < 3; i++)
+            for (int c = 0; c < 2; c++)
+                for (uint64_t n = 8; n <= (1ull << 30); n <<= 11) {
+                    if (!strcmp(algos[i], "nccl") && colls[c] != COLL_ALLREDUCE) continue;
+                    double ta = predict(a, algos[i], colls[c], n), tb = predict(b, algos[i], colls[c], n);
+                    cr_expect_eq(ta, tb, "%s -a %s %s %llu B: %.17g in memory, %.17g read back", path, algos[i],
+                                 coll_name(colls[c]), (unsigned long long)n, ta, tb);
+                }
+        topo_free(a);
+        topo_free(b);
+        machines++;
+    }
+    closedir(d);
+    cr_expect_geq(machines, 10, "the shipped machines were found");
+}
+
+/* Calibrate cluster-h100 on the 2 x 8 H200 log: the written file extends the
+ * original; read back it predicts the log exactly as the fit in memory did
+ * (the same MAPE to the last digit) and carries its record. */
+Test(overlay, calibrated_machine_extends_its_base) {
+    char *out, *text;
+    cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 4 --json -o build/h200-cal.yaml "
+                        "--nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
+    char *m = strstr(out, "\"mape_pct\":");
+    double fitted = -1, again = -2;
+    cr_assert_not_null(m, "%s", out);
+    sscanf(m, "\"mape_pct\":%lf", &fitted);
+    cr_expect(strstr(out, "\"cv_mape_pct\":") && strstr(out, "\"parameters\":["), "%s", out);
+    free(out);
+    text = th_slurp("build/h200-cal.yaml");
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "extends: \"") && strstr(text, "cluster-h100.yaml\""), "%s", text);
+    cr_expect(strstr(text, "calibration:") && strstr(text, "algo: nccl") && strstr(text, "band_pct: ["), "%s", text);
+    cr_expect(strstr(text, "nodes: \"2\""), "the --set it was fitted with: %s", text);
+    cr_expect(strstr(text, "\nnodes:") == NULL && strstr(text, "\nlinks:") == NULL, "no graph of its own");
+    free(text);
+    cr_assert_eq(th_cli("validate -t build/h200-cal.yaml --json --nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
+    m = strstr(out, "\"mape_pct\":");
+    cr_assert_not_null(m, "%s", out);
+    sscanf(m, "\"mape_pct\":%lf", &again);
+    cr_expect_eq(fitted, again, "in memory %.4f, read back %.4f", fitted, again);
+    free(out);
+    /* under another rule than it was fitted with: a warning */
+    cr_assert_eq(th_cli("validate -t build/h200-cal.yaml -a ring --nccl-tests " H200_LOG, &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "was calibrated with -a nccl") != NULL, "%s", out);
+    free(out);
+    /* predictions carry the record's error bars */
+    cr_assert_eq(th_cli("predict -t build/h200-cal.yaml -c allreduce -s 1GiB --json", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"time_low_s\":") && strstr(out, "\"time_high_s\":"), "%s", out);
+    free(out);
+}
+
+/* The calibrated file still takes every parameter of its base: with
+ * --set nodes=64 it is 64 nodes with their reducing switches (nvlstree runs),
+ * and it predicts exactly what the base at 64 nodes with the fitted values
+ * put in by hand predicts. */
+Test(overlay, calibrated_machine_answers_what_if) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 0 -o build/h200-cal2.yaml "
+                        "--nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
+    free(out);
+    topo_t *o2 = th_load("build/h200-cal2.yaml", NULL), *o64 = th_load("build/h200-cal2.yaml", "nodes=64");
+    topo_t *b64 = th_load("topologies/cluster-h100.yaml", "nodes=64");
+    cr_expect_eq(topo_nranks(o2), 16);
+    cr_expect_eq(topo_nranks(o64), 512);
+    cr_expect_eq(topo_nreducers(o64), 64, "a reducing switch per node");
+    const topo_params_t *p = topo_params_c(o64);
+    topo_params_t *q = topo_params(b64);
+    baton_err_t e = {0};
+    memcpy(q->proto, p->proto, sizeof q->proto);
+    q->reduce_bw = p->reduce_bw;
+    q->lat_scale = p->lat_scale;
+    for (int i = 0; i < p->neff; i++)
+        cr_assert_eq(topo_set_class_efficiency(b64, p->class_eff[i].name, p->class_eff[i].eff, &e), 0, "%s", e.msg);
+    for (uint64_t n = 1024; n <= (1ull << 32); n <<= 6) {
+        double t64 = predict(o64, "nccl", COLL_ALLREDUCE, n);
+        cr_expect_eq(t64, predict(b64, "nccl", COLL_ALLREDUCE, n), "%llu B", (unsigned long long)n);
+        cr_expect_gt(t64, predict(o2, "nccl", COLL_ALLREDUCE, n), "64 nodes take longer than 2 at %llu B", (unsigned long long)n);
+        cr_expect_gt(predict(o64, "nvlstree", COLL_ALLREDUCE, n), 0);
+    }
+    topo_free(o2);
+    topo_free(o64);
+    topo_free(b64);
+}
+
+/* A file that extends another: errors name the place, and it may not bring
+ * a graph of its own. */
+Test(overlay, bad_overlays_are_errors_with_places) {
+    const char *cases[][2] = {
+        {"extends: missing.yaml\n", "cannot open included file"},
+        {"extends: ../../topologies/hgx-h100.yaml\nnodes: []\n", "unknown key 'nodes'"},
+        {"extends: ../../topologies/hgx-h100.yaml\nlink_efficiency: {gpu-nvlink: 0.5}\n", "not a link class"},
+        {"extends: ../../topologies/hgx-h100.yaml\nlink_efficiency: {gpu-switch: 1.5}\n", "(0, 1]"},
+        {"extends: ../../topologies/hgx-h100.yaml\ncalibration: {band_pct: [5, -5]}\n", "band_pct"},
+        {"extends: ../../topologies/hgx-h100.yaml\nparams: {nodez: 2}\n", "no parameter 'nodez'"},
+        {"extends: self.yaml\n", "more than 8 deep"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *path = i == 6 ? "build/ov/self.yaml" : "build/ov/bad.yaml";
+        cr_assert_eq(system("mkdir -p build/ov"), 0);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(cases[i][0], f);
+        fclose(f);
+        baton_err_t e = {0};
+        topo_t *t = topo_yaml_load(path, NULL, 0, &e);
+        cr_expect_null(t, "case %zu loaded", i);
+        cr_expect(strstr(e.msg, cases[i][1]) != NULL, "case %zu: %s", i, e.msg);
+        cr_expect(strstr(e.msg, "build/ov/") != NULL, "case %zu names the file: %s", i, e.msg);
+        topo_free(t);
+    }
+}
