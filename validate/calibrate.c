@@ -105,7 +105,8 @@ static void layout(fit_ctx_t *c) {
         add(c->f, CAL_LINK_EFF, 0, "switch-switch", "switch-switch efficiency", topo_class_efficiency(c->t, "switch-switch"), 0.02, 1);
     if (tp->no_protocols || c->q->proto == PROTO_NONE)      /* else the protocols' latencies carry it, as in NCCL's model */
         add(c->f, CAL_LINK_LAT, 0, NULL, "link latency x", tp->lat_scale, 0.1 * tp->lat_scale, 10 * tp->lat_scale);
-    if (tp->reduce_bw > 0) add(c->f, CAL_REDUCE, 0, NULL, "reduction rate", tp->reduce_bw, 0.05 * tp->reduce_bw, 20 * tp->reduce_bw);
+    if (tp->reduce_bw > 0 && (tp->no_protocols || c->q->proto == PROTO_NONE))
+        add(c->f, CAL_REDUCE, 0, NULL, "reduction rate", tp->reduce_bw, 0.05 * tp->reduce_bw, 20 * tp->reduce_bw);
     for (int j = PROTO_LL; j < PROTO_COUNT && !tp->no_protocols; j++) {
         if (c->q->proto != RUN_PROTO_AUTO && c->q->proto != j) continue;
         snprintf(name, sizeof name, "%s latency x", proto_name((proto_t)j));
