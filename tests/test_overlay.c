@@ -91,6 +91,11 @@ Test(overlay, calibrated_machine_extends_its_base) {
     cr_assert_eq(th_cli("validate -t build/h200-cal.yaml -a ring --nccl-tests " H200_LOG, &out, 0), 0, "%s", out);
     cr_expect(strstr(out, "was calibrated with -a nccl") != NULL, "%s", out);
     free(out);
+    /* `baton topo` shows the record and the classes' efficiencies */
+    cr_assert_eq(th_cli("topo build/h200-cal.yaml", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "calibration    -a nccl --proto auto --model closed: MAPE") != NULL, "%s", out);
+    cr_expect(strstr(out, "x gpu-switch") != NULL, "%s", out);
+    free(out);
     /* predictions carry the record's error bars */
     cr_assert_eq(th_cli("predict -t build/h200-cal.yaml -c allreduce -s 1GiB --json", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "\"time_low_s\":") && strstr(out, "\"time_high_s\":"), "%s", out);

@@ -1,5 +1,6 @@
 /* cmd_topo.c - `baton topo FILE [--check] [--dot] [--set K=V]`. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,23 +72,39 @@ static void params(const topo_t *t) {
     printf("\n");
 }
 
-/* Distinct (bandwidth, latency) pairs among the full-duplex links. */
+/* Distinct (class, bandwidth, latency) among the full-duplex links; a
+ * class's efficiency (link_efficiency:, calibration) beside it. */
 static void link_classes(const topo_t *t) {
     int n = topo_nlinks(t) / 2, nc = 0;
-    double (*cls)[3] = calloc((size_t)n + 1, sizeof *cls);
+    struct lc { char name[24]; double bw, lat, count; } *cls = calloc((size_t)n + 1, sizeof *cls);
     for (int l = 0; cls && l < n; l++) {
         const topo_dlink_t *d = topo_dlink(t, 2 * l);
+        char name[24];
         int k = 0;
-        while (k < nc && !(cls[k][0] == d->bw && cls[k][1] == d->lat)) k++;
-        if (k == nc) { cls[nc][0] = d->bw; cls[nc][1] = d->lat; nc++; }
-        cls[k][2]++;
+        topo_link_class(t, 2 * l, name, sizeof name);
+        while (k < nc && !(cls[k].bw == d->bw && cls[k].lat == d->lat && !strcmp(cls[k].name, name))) k++;
+        if (k == nc) { strcpy(cls[nc].name, name); cls[nc].bw = d->bw; cls[nc].lat = d->lat; nc++; }
+        cls[k].count++;
     }
     for (int k = 0; k < nc; k++) {
-        char lat[64];
-        units_fmt_time(cls[k][1], lat, sizeof lat);
-        printf("  link class     %5.0f x %g GB/s, %s\n", cls[k][2], cls[k][0] / 1e9, lat);
+        char lat[64], eff[48] = "";
+        double e = topo_class_efficiency(t, cls[k].name);
+        units_fmt_time(cls[k].lat, lat, sizeof lat);
+        if (fabs(e - 1) > 1e-6) snprintf(eff, sizeof eff, "  (efficiency %.3g of %g GB/s)", e, cls[k].bw / e / 1e9);
+        printf("  link class     %5.0f x %-13s %g GB/s, %s%s\n", cls[k].count, cls[k].name, cls[k].bw / 1e9, lat, eff);
     }
     free(cls);
+}
+
+/* A calibrated machine's record: the rule it was fitted under and its errors. */
+static void calibration(const topo_t *t) {
+    const topo_calib_t *k = &topo_params_c(t)->calib;
+    if (!k->present) return;
+    printf("  calibration    -a %s --proto %s --model %s", k->algo, k->proto, k->model);
+    if (k->mape_pct >= 0) printf(": MAPE %.2f %% in sample", k->mape_pct);
+    if (k->cv_mape_pct >= 0) printf(", %.2f %% held out", k->cv_mape_pct);
+    if (k->band_lo_pct < k->band_hi_pct) printf("; 90 %% of held-out errors in [%+.1f %%, %+.1f %%]", k->band_lo_pct, k->band_hi_pct);
+    printf("\n");
 }
 
 static double injection(const topo_t *t, int r) {
@@ -114,6 +131,7 @@ static void summary(topo_t *t, const cost_model_t *m) {
     if (tp->group_size) printf("  groups         %d ranks each (%d groups)\n", tp->group_size, p / tp->group_size);
     if (tp->channels) printf("  channels       %d by default (rings side by side)\n", tp->channels);
     link_classes(t);
+    calibration(t);
     double lo = 1e300, hi = 0;
     for (int r = 0; r < p; r++) {
         double inj = injection(t, r);
