@@ -542,7 +542,7 @@ static int read_efficiency(ctx_t *c, yaml_node_t *root) {
  * cv_mape_pct: 5.1, band_pct: [-6.1, 5.3], logs: [...], date: ...}. */
 static int read_calibration(ctx_t *c, yaml_node_t *root) {
     static const char *const keys[] = {"algo", "proto", "model", "mape_pct", "cv_mape_pct", "band_pct", "logs",
-                                       "date", "fitted", NULL};
+                                       "date", NULL};
     yaml_node_t *m = get(c, root, "calibration"), *v;
     topo_calib_t *k = &topo_params(c->t)->calib;
     int rc;

@@ -60,11 +60,13 @@ static double sigm(double th) { return 1 / (1 + exp(-th)); }
 static double to_x(const cal_param_t *p, double th) {
     return exp(log(p->lo) + (log(p->hi) - log(p->lo)) * sigm(th));
 }
-static double to_theta(const cal_param_t *p, double x) {
-    double u = (log(x) - log(p->lo)) / (log(p->hi) - log(p->lo));
-    u = u < 0.02 ? 0.02 : u > 0.98 ? 0.98 : u;        /* a value at a bound starts just inside */
+/* The coordinate of log x, kept eps inside the bounds (theta is infinite on them). */
+static double logit_of(const cal_param_t *p, double lx, double eps) {
+    double u = (lx - log(p->lo)) / (log(p->hi) - log(p->lo));
+    u = u < eps ? eps : u > 1 - eps ? 1 - eps : u;
     return log(u / (1 - u));
 }
+static double to_theta(const cal_param_t *p, double x) { return logit_of(p, log(x), 0.02); }   /* starts just inside */
 
 static void add(cal_fit_t *f, cal_kind_t kind, int which, const char *cls, const char *name, double given, double lo,
                 double hi) {
@@ -167,12 +169,7 @@ static int resid(const double *th, double *r, void *ctx) {
 static int resid_log(const double *lx, double *r, void *ctx) {
     fit_ctx_t *c = ctx;
     double th[CAL_MAX_PARAMS];
-    for (int i = 0; i < c->f->k; i++) {
-        const cal_param_t *p = &c->f->p[i];
-        double u = (lx[i] - log(p->lo)) / (log(p->hi) - log(p->lo));
-        u = u < 1e-12 ? 1e-12 : u > 1 - 1e-12 ? 1 - 1e-12 : u;
-        th[i] = log(u / (1 - u));
-    }
+    for (int i = 0; i < c->f->k; i++) th[i] = logit_of(&c->f->p[i], lx[i], 1e-12);
     return resid(th, r, ctx);
 }
 
@@ -237,6 +234,52 @@ int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit
         rc = err_set(e, BATON_EINVAL, "%d size%s to fit: give at least 2 (outside --hold-out)", c.used, c.used == 1 ? "" : "s");
     else if (fit_starts(&c, th) < 0) rc = e->code ? -1 : err_set(e, BATON_EINVAL, "the fit failed from every start");
     if (rc == 0) rc = judge(&c, th);
+    return rc < 0 ? rc : 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile of sorted v[0..n) (linear between neighbours). */
+static double quantile(const double *v, int n, double q) {
+    double at = q * (n - 1);
+    int i = (int)at;
+    return i + 1 < n ? v[i] + (at - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sample_t *s, int n, int k, cal_cv_t *out,
+                       baton_err_t *e) {
+    int m = 0, rc = 0, *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    double *errs = malloc(((size_t)n + 1) * sizeof *errs), sum = 0;
+    if (!idx || !errs) rc = err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (!s[i].held_out) idx[m++] = i;
+    int K = k > m ? m : k;
+    if (rc == 0 && m < 3) rc = err_set(e, BATON_EINVAL, "--cv needs at least 3 sizes to fit (have %d)", m);
+    for (int f = 0; rc == 0 && f < K; f++) {
+        topo_t *t = fresh(ctx, e);
+        cal_fit_t fit;
+        if (t == NULL) { rc = -1; break; }
+        for (int j = f; j < m; j += K) s[idx[j]].held_out = 1;
+        rc = cal_fit(t, q, s, n, &fit, e);
+        for (int j = f; rc == 0 && j < m; j += K) {
+            double p;
+            if ((rc = cal_predict(t, q, &s[idx[j]], &p, NULL, NULL, e)) < 0) break;
+            errs[j] = 100 * (p - s[idx[j]].meas_s) / s[idx[j]].meas_s;
+            sum += fabs(errs[j]);
+        }
+        for (int j = f; j < m; j += K) s[idx[j]].held_out = 0;
+        topo_free(t);
+    }
+    if (rc == 0) {
+        qsort(errs, (size_t)m, sizeof *errs, cmp_double);
+        *out = (cal_cv_t){.folds = K, .mape_pct = sum / m, .band_lo_pct = m < 10 ? errs[0] : quantile(errs, m, 0.05),
+                          .band_hi_pct = m < 10 ? errs[m - 1] : quantile(errs, m, 0.95)};
+    }
+    free(idx);
+    free(errs);
     return rc < 0 ? rc : 0;
 }
 

@@ -70,6 +70,20 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
 /* Fit t's scales to the samples not held out; t keeps the fitted values. */
 int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit_t *out, baton_err_t *e);
 
+/* K-fold cross-validation over the samples not held out: fold f holds every
+ * K-th of them from the f-th (each fold spans small to large sizes) and is
+ * predicted by a fit of a fresh machine (from fresh) to the others; K at
+ * least the samples is leave-one-out. mape_pct is the mean absolute
+ * held-out error, the band where 90 % of the signed errors fell (all of them
+ * with fewer than 10). At least 3 samples. */
+typedef struct cal_cv {
+    int folds;
+    double mape_pct, band_lo_pct, band_hi_pct;
+} cal_cv_t;
+typedef topo_t *(*cal_fresh_fn)(void *ctx, baton_err_t *e);
+int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sample_t *s, int n, int k, cal_cv_t *out,
+                       baton_err_t *e);
+
 /* One line per parameter: value, standard error, what it was, warnings. */
 void cal_fit_text(const cal_fit_t *f, char *buf, size_t n);
 

@@ -41,9 +41,12 @@ int cmd_find_topo(const char *name, char *path, size_t n);
  * nothing but the root. 0, or -1 if either does not exist. */
 int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n);
 
-/* If t is a calibration fitted under another rule than algo/proto/model,
- * say so on stderr (its predictions are only what it was fitted for). */
-void cmd_check_rule(const char *cmd, const struct topo *t, const char *algo, int proto, const char *model);
+/* A calibrated machine's rule: -a and --proto the command line did not give
+ * (*_given 0) become the ones it was fitted with; then, if the rule still
+ * differs from its record (algo, proto, model), say so on stderr: its
+ * predictions are only what it was fitted for. Nothing for other machines. */
+void cmd_calibrated_rule(const char *cmd, const struct topo *t, const char **algo, int algo_given, int *proto,
+                         int proto_given, const char *model);
 
 /* Remember one --set; EXIT_USAGE (after printing) when there are too many. */
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);

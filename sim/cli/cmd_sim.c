@@ -389,14 +389,6 @@ static int sweep_sizes(const char *cmd, topo_t *t, run_req_t *q, const sim_args_
     return rc < 0 ? cmd_fail(cmd, &e) : EXIT_OK;
 }
 
-/* On a calibrated machine -a and --proto default to the rule it was fitted with. */
-static void adopt_rule(sim_args_t *a, const topo_t *t) {
-    const topo_calib_t *k = &topo_params_c(t)->calib;
-    if (!k->present) return;
-    if (!a->algo_given && k->algo[0]) a->algo = k->algo;
-    if (!a->proto_given && cmd_parse_proto(k->proto) >= 0) a->proto = cmd_parse_proto(k->proto);
-}
-
 int cmd_sim(int argc, char **argv, int predict) {
     const char *cmd = predict ? "predict" : "sim";
     sim_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO};   /* the same defaults as every command */
@@ -410,8 +402,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     baton_err_t e = {0};
     topo_t *t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
-    adopt_rule(&a, t);
-    cmd_check_rule(cmd, t, a.algo, a.proto, predict ? "closed" : "des");
+    cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des");
     if (a.sizes) {
         run_req_t sq = {.coll = (coll_t)coll, .algo = a.algo, .opts = a.opts, .predict = predict, .contention = a.contention,
                         .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};

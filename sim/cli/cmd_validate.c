@@ -327,56 +327,18 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+/* A fresh copy of the machine for each fold of the cross-validation. */
+static topo_t *fresh_machine(void *ctx, baton_err_t *e) {
+    const val_args_t *a = ctx;
+    return cmd_load_topo(a->topo, a->sets.v, a->sets.n, e);
 }
 
-/* The q-quantile of sorted v[0..n) (linear between neighbours). */
-static double quantile(const double *v, int n, double q) {
-    double at = q * (n - 1);
-    int i = (int)at;
-    return i + 1 < n ? v[i] + (at - i) * (v[i + 1] - v[i]) : v[n - 1];
-}
-
-/* K-fold cross-validation over the sizes the fit may use: fold f holds every
- * K-th of them from the f-th (each fold spans small to large sizes), is
- * predicted by a fit of a fresh machine to the others; every such error
- * (signed, %) lands in errs. K at least the sizes is leave-one-out. The band
- * is where 90 % of them fell (all of them with fewer than 10). */
 static int cross_validate(const val_args_t *a, const cal_req_t *q, cal_sample_t *s, int n, val_extra_t *x, baton_err_t *e) {
-    int m = 0, rc = 0, *idx = malloc(((size_t)n + 1) * sizeof *idx);
-    double *errs = malloc(((size_t)n + 1) * sizeof *errs), sum = 0;
-    if (!idx || !errs) rc = err_set(e, BATON_ENOMEM, "out of memory");
-    for (int i = 0; rc == 0 && i < n; i++)
-        if (!s[i].held_out) idx[m++] = i;
-    int K = a->cv > m ? m : a->cv;
-    if (rc == 0 && m < 3) rc = err_set(e, BATON_EINVAL, "--cv needs at least 3 sizes to fit (have %d)", m);
-    for (int f = 0; rc == 0 && f < K; f++) {
-        topo_t *t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, e);
-        cal_fit_t fit;
-        if (t == NULL) { rc = -1; break; }
-        for (int j = f; j < m; j += K) s[idx[j]].held_out = 1;
-        rc = cal_fit(t, q, s, n, &fit, e);
-        for (int j = f; rc == 0 && j < m; j += K) {
-            double p;
-            if ((rc = cal_predict(t, q, &s[idx[j]], &p, NULL, NULL, e)) < 0) break;
-            errs[j] = 100 * (p - s[idx[j]].meas_s) / s[idx[j]].meas_s;
-            sum += fabs(errs[j]);
-        }
-        for (int j = f; j < m; j += K) s[idx[j]].held_out = 0;
-        topo_free(t);
-    }
-    if (rc == 0) {
-        qsort(errs, (size_t)m, sizeof *errs, cmp_double);
-        x->cv_mape = sum / m;
-        x->folds = K;
-        x->band_lo = m < 10 ? errs[0] : quantile(errs, m, 0.05);
-        x->band_hi = m < 10 ? errs[m - 1] : quantile(errs, m, 0.95);
-    }
-    free(idx);
-    free(errs);
-    return rc < 0 ? rc : 0;
+    cal_cv_t cv;
+    int rc = cal_cross_validate(fresh_machine, (void *)a, q, s, n, a->cv, &cv, e);
+    if (rc == 0) *x = (val_extra_t){.fit = x->fit, .cv_mape = cv.mape_pct, .band_lo = cv.band_lo_pct,
+                                    .band_hi = cv.band_hi_pct, .folds = cv.folds};
+    return rc;
 }
 
 /* The date of the calibration record: $SOURCE_DATE_EPOCH when set (the
@@ -426,13 +388,11 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     return rc < 0 ? err_set(e, BATON_EIO, "%s: cannot write", a->out) : 0;
 }
 
-/* Unless told otherwise, a calibrated machine runs under the rule it was fitted with. */
-static void adopt_rule(val_args_t *a, const topo_t *t) {
+/* A calibrated machine runs under the model it was fitted with unless told
+ * otherwise (-a and --proto: cmd_calibrated_rule). */
+static void adopt_model(val_args_t *a, const topo_t *t) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
-    if (!k->present) return;
-    if (!a->algo_given && k->algo[0]) a->algo = k->algo;
-    if (!a->proto_given && k->proto[0]) a->proto = cmd_parse_proto(k->proto) < 0 ? RUN_PROTO_AUTO : cmd_parse_proto(k->proto);
-    if (!a->model_given) a->des = !strcmp(k->model, "des"), a->nccl_model = !strcmp(k->model, "nccl");
+    if (k->present && !a->model_given) a->des = !strcmp(k->model, "des"), a->nccl_model = !strcmp(k->model, "nccl");
 }
 
 static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t *x) {
@@ -456,8 +416,8 @@ static int run(val_args_t *a, const char *cmd) {
     cal_sample_t *s = NULL;
     const char **file_of = NULL;
     int host = a->backend != NULL;
-    if (t) adopt_rule(a, t);
-    if (t) cmd_check_rule(cmd, t, a->algo, a->proto, model_name(a));
+    if (t) adopt_model(a, t);
+    if (t) cmd_calibrated_rule(cmd, t, &a->algo, a->algo_given, &a->proto, a->proto_given, model_name(a));
     int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, t, &s, &n, &file_of, &e);
     cal_req_t q = {.algo = host && !a->algo_given ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
                    .des = a->des, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
