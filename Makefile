@@ -165,10 +165,11 @@ DESTDIR ?=
 HEADERS  = $(wildcard util/*.h algorithms/*.h models/*.h topologies/*.h sim/*.h validate/*.h)
 install: $(B)/baton $(B)/libbaton.a
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/baton/topologies $(DESTDIR)$(PREFIX)/include/baton
+	  $(DESTDIR)$(PREFIX)/share/baton/topologies/nodes $(DESTDIR)$(PREFIX)/include/baton
 	install -m 755 $(B)/baton $(DESTDIR)$(PREFIX)/bin/baton
 	install -m 644 $(B)/libbaton.a $(DESTDIR)$(PREFIX)/lib/libbaton.a
 	install -m 644 topologies/*.yaml $(DESTDIR)$(PREFIX)/share/baton/topologies/
+	install -m 644 topologies/nodes/*.yaml $(DESTDIR)$(PREFIX)/share/baton/topologies/nodes/
 	install -m 644 docs/baton.1 $(DESTDIR)$(PREFIX)/share/man/man1/baton.1
 	install -m 644 docs/baton.h $(DESTDIR)$(PREFIX)/include/baton/baton.h
 	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/baton/$$h; done

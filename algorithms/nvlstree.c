@@ -27,10 +27,12 @@
  *   node 0:  gpu ->sw0 (+) -> gpu b' (+) ; total -> sw0 -> all of node 0
  *                                         \--net--> gpu b -> sw1 -> node 1
  *
- * Cost (approximate: k steps of the busier side, a fill of the chain both
- * ways, C channels overlapping latency): (k/C + 2G + 1) a +
- * (k + 2G + 1) max((n/gk) b, (n/k) b_switch), b_switch a GPU's link to its
- * switch at the switch's efficiency (cost_model_t.helper_beta).
+ * Cost (approximate: a fill of the chain both ways, then k steps of the
+ * busier side, a step's latency hidden behind the data in flight on C
+ * channels): (2G + 1)(a + w) + k max(w, a / C), w = max((n/gk) b,
+ * (n/k) b_switch), b_switch a GPU's link to its switch at the switch's
+ * efficiency (cost_model_t.helper_beta). On a machine (peer_slots) b is a
+ * whole step's busiest link: 8 GPUs behind one NIC take 8 blocks' time.
  * Requires: reducing switches, one per node (declared in node order), groups
  * of g = group_size >= 2 ranks, G >= 2 nodes (one node: nvls); --pipeline K. */
 #include "algo.h"
@@ -165,14 +167,32 @@ static double nvlstree_cost(const cost_model_t *m, int p, uint64_t n, const algo
     if (C > k) C = k;
     double fill = 2.0 * G + 1, unit = (double)n / ((double)g * (double)k);
     double step = unit * m->beta, intra = g * unit * m->helper_beta;      /* a step's network and NVLink share */
-    return ((double)k / (double)C + fill) * m->alpha + ((double)k + fill) * (step > intra ? step : intra);
+    double w = step > intra ? step : intra, lat = m->alpha / (double)C;
+    return fill * (m->alpha + w) + (double)k * (w > lat ? w : lat);
+}
+
+/* The network part of a steady step (algo.h, peer_slots): each GPU sends
+ * its block up the chain (slot 0; node 0 turns it down) and the total down
+ * (slot 1), whole blocks, so the closed form's beta is the busiest link's
+ * time for a step: eight GPUs behind one NIC share it. */
+static int chain_peer(const sched_t *s, int c, int r) {
+    int g = gpn(s), G = s->nranks / g, N = r / g;
+    if (c == 0) return N > 0 ? r - g : -1;
+    return N < G - 1 ? r + g : -1;
+}
+
+static int chain_slots(const sched_t *s, int *nchannels) {
+    (void)s;
+    *nchannels = 1;
+    return 2;
 }
 
 const algo_t algo_allreduce_nvlstree = {
     .coll = COLL_ALLREDUCE, .name = "nvlstree", .build = nvlstree_build, .cost = nvlstree_cost,
-    .cost_text = "approximately (k/C + 2G + 1) a + (k + 2G + 1) max((n/gk) b, (n/k) b_switch): G nodes of g GPUs",
+    .cost_text = "approximately (2G + 1)(a + w) + k max(w, a/C), w = max((n/gk) b, (n/k) b_switch): G nodes of g GPUs",
     .requires = "one switch with `reduce: true` per node; nodes of g >= 2 GPUs, 2 or more of them; --pipeline K",
     .port_model = "approximation (multi-port; each node's switch links assumed to carry its NICs' traffic)",
     .idea = "NCCL's NVLSTree: add in each node's switch, chain the node sums across nodes, multicast back",
     .approx = 1, .helpers = 1, .nccl = "nvls_tree", .nccl_protos = 1u << PROTO_SIMPLE,
+    .peer = chain_peer, .peer_slots = chain_slots,
 };

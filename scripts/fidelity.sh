@@ -8,8 +8,15 @@
 # middle third of the sizes (middle) or without the largest quarter (top),
 # each scored on the sizes the fit did not see; then the medians, and the
 # composed prediction: a machine calibrated on a one-node log predicting the
-# two-node log of the same cluster from the NIC's datasheet rate.
-# A markdown table.
+# two-node log of the same cluster from the NIC's datasheet rate; then, for
+# every machine file with two or more logs, each log's calibration predicting
+# each other log of that file (with that log's --set values): the same
+# hardware where the --set values agree, a variant of it where they do not
+# (another network, NIC count or box), whose median is given apart.
+# A log whose NOTE starts with "below:" (validate/logs/MANIFEST) ran below
+# what its hardware and baton's model allow: it is scored and marked, and the
+# medians are given without and with such logs.
+# Markdown tables.
 set -eu
 BATON=${1:-build/baton}
 cd "$(dirname "$0")/.."
@@ -18,11 +25,22 @@ tmp2=$(mktemp)
 tmpc=$(mktemp)
 tmpm=$(mktemp)
 tmpt=$(mktemp)
+scored=$(mktemp)
 cal=$(mktemp -d)
-trap 'rm -rf "$tmp" "$tmp2" "$tmpc" "$tmpm" "$tmpt" "$cal"' EXIT
+trap 'rm -rf "$tmp" "$tmp2" "$tmpc" "$tmpm" "$tmpt" "$scored" "$cal"' EXIT
 pct() { if [ -n "$1" ]; then printf '%.1f %%' "$1"; else printf -- '-'; fi; }
 field() { printf '%s' "$1" | sed -n "s/.*\"$2\":\\([0-9.eE+-]*\\).*/\\1/p"; }
-median() { sort -g "$1" | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+# median FILE [all]: of column 1 over the rows whose column 2 is 0 (not
+# marked), or over every row with 'all'.
+median() {
+    awk -v all="${2:-}" 'all != "" || $2 == 0 {print $1}' "$1" | sort -g |
+        awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'
+}
+rec() { if [ -n "$1" ]; then printf '%s %s\n' "$1" "$2" >> "$3"; fi; }   # VALUE MARKED FILE
+count() { awk -v all="${2:-}" 'all != "" || $2 == 0' "$1" | grep -c . || true; }
+setargs_of() {
+    if [ "$1" != "-" ]; then for s in $(printf '%s' "$1" | tr ',' ' '); do printf ' --set %s' "$s"; done; fi
+}
 printf '| log | machine | ranks | -a nccl | >= 64 MiB | --model nccl | >= 64 MiB | calibrated | cv | middle | top | note |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r log machine ranks sets note; do
@@ -31,10 +49,10 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
         printf '| %s | - | %s | | | | | | | | | %s |\n' "$name" "$ranks" "$note"
         continue
     fi
-    setargs=""
-    if [ "$sets" != "-" ]; then
-        for s in $(printf '%s' "$sets" | tr ',' ' '); do setargs="$setargs --set $s"; done
-    fi
+    setargs=$(setargs_of "$sets")
+    marked=0
+    case "$note" in below:*) marked=1 ;; esac
+    printf '%s %s %s %s %s\n' "$machine" "$log" "$ranks" "$sets" "$marked" >> "$scored"
     # shellcheck disable=SC2086
     ours=$("$BATON" validate -t "topologies/$machine.yaml" $setargs -a nccl --ranks "$ranks" --json \
            --nccl-tests "validate/logs/$log")
@@ -50,11 +68,11 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
     # shellcheck disable=SC2086
     top=$("$BATON" calibrate -t "topologies/$machine.yaml" $setargs --ranks "$ranks" --json --cv 0 --hold-out top \
           -o "$cal/t.yaml" --nccl-tests "validate/logs/$log" 2>/dev/null)
-    field "$fit" cv_mape_pct >> "$tmpc"; echo >> "$tmpc"
-    field "$mid" mape_held_out_pct >> "$tmpm"; echo >> "$tmpm"
-    field "$top" mape_held_out_pct >> "$tmpt"; echo >> "$tmpt"
-    field "$ours" mape_pct >> "$tmp"; echo >> "$tmp"
-    field "$theirs" mape_pct >> "$tmp2"; echo >> "$tmp2"
+    rec "$(field "$fit" cv_mape_pct)" "$marked" "$tmpc"
+    rec "$(field "$mid" mape_held_out_pct)" "$marked" "$tmpm"
+    rec "$(field "$top" mape_held_out_pct)" "$marked" "$tmpt"
+    rec "$(field "$ours" mape_pct)" "$marked" "$tmp"
+    rec "$(field "$theirs" mape_pct)" "$marked" "$tmp2"
     shown=$machine
     [ "$sets" != "-" ] && shown="$machine $sets"
     printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$shown" "$ranks" \
@@ -63,14 +81,56 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
         "$(pct "$(field "$fit" mape_pct)")" "$(pct "$(field "$fit" cv_mape_pct)")" \
         "$(pct "$(field "$mid" mape_held_out_pct)")" "$(pct "$(field "$top" mape_held_out_pct)")" "$note"
 done
-printf '\nmedian MAPE over %d logs: -a nccl %.1f %%, --model nccl %.1f %%; calibrated, on sizes the fit did not see: ' \
-    "$(grep -c . "$tmp")" "$(median "$tmp")" "$(median "$tmp2")"
-printf 'cv %.1f %%, middle %.1f %%, top %.1f %%\n' "$(median "$tmpc")" "$(median "$tmpm")" "$(median "$tmpt")"
-# Composed: intra-node values from the one-node log, the network at its datasheet rate.
-one=validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt
-two=validate/logs/nccl-tests/a100x16_2node_oci_roce_allreduce.txt
-"$BATON" calibrate -t topologies/cluster-a100.yaml --set nodes=1 --cv 0 -o "$cal/one.yaml" --nccl-tests "$one" >/dev/null
-cold=$("$BATON" validate -t topologies/cluster-a100.yaml --set nodes=2 --json --nccl-tests "$two")
-comp=$("$BATON" validate -t "$cal/one.yaml" --set nodes=2 --json --nccl-tests "$two")
-printf 'composed (OCI A100): calibrated on the 8-GPU log, predicting the 2 x 8 log with --set nodes=2: %s (uncalibrated %s)\n' \
-    "$(pct "$(field "$comp" mape_pct)")" "$(pct "$(field "$cold" mape_pct)")"
+for all in "" all; do
+    if [ -z "$all" ]; then printf '\nmedian MAPE over the %d unmarked logs: ' "$(count "$tmp")"
+    else printf 'median MAPE over all %d scored logs (marked ones too): ' "$(count "$tmp" all)"; fi
+    printf -- '-a nccl %.1f %%, --model nccl %.1f %%; calibrated, on sizes the fit did not see: ' \
+        "$(median "$tmp" $all)" "$(median "$tmp2" $all)"
+    printf 'cv %.1f %%, middle %.1f %%, top %.1f %%\n' "$(median "$tmpc" $all)" "$(median "$tmpm" $all)" \
+        "$(median "$tmpt" $all)"
+done
+# Composed: intra-node values from the one-node log, the network at its
+# datasheet rate: ONE-NODE LOG, CLUSTER FILE, TWO-NODE LOG, its NOTE.
+composed() {
+    "$BATON" calibrate -t "topologies/$2.yaml" --set nodes=1 --ranks 8 --cv 0 -o "$cal/one.yaml" \
+        --nccl-tests "validate/logs/$1" </dev/null >/dev/null 2>&1
+    cold=$("$BATON" validate -t "topologies/$2.yaml" --set nodes=2 --ranks 16 --json --nccl-tests "validate/logs/$3")
+    comp=$("$BATON" validate -t "$cal/one.yaml" --set nodes=2 --ranks 16 --json --nccl-tests "validate/logs/$3")
+    printf 'composed (%s): calibrated on the 8-GPU log, predicting the 2 x 8 log with --set nodes=2: %s (uncalibrated %s)\n' \
+        "$4" "$(pct "$(field "$comp" mape_pct)")" "$(pct "$(field "$cold" mape_pct)")"
+}
+composed nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt "OCI A100"
+composed nccl-tests-extra/mi300x_x8_xgmi_hisohara_allreduce.txt cluster-mi300x \
+    nccl-tests-extra/mi300x_x16_2node_roce_hisohara_allreduce.txt "AMD AAC MI300X; the 2-node log is marked"
+# Transfer: calibrated on one log of a machine, predicting another of it.
+printf '\n| calibrated on | predicting | machine | hardware | uncalibrated | calibrated on the other log |\n|---|---|---|---|---|---|\n'
+tmpx=$cal/transfer
+tmpv=$cal/variant
+: > "$tmpx"
+: > "$tmpv"
+while read -r machine log ranks sets marked; do
+    [ "$(awk -v m="$machine" '$1 == m' "$scored" | grep -c .)" -ge 2 ] || continue
+    # shellcheck disable=SC2046
+    "$BATON" calibrate -t "topologies/$machine.yaml" $(setargs_of "$sets") --ranks "$ranks" --cv 0 -o "$cal/x.yaml" \
+        --nccl-tests "validate/logs/$log" </dev/null >/dev/null 2>&1 || continue
+    awk -v m="$machine" -v l="$log" '$1 == m && $2 != l' "$scored" | while read -r _ log2 ranks2 sets2 marked2; do
+        # shellcheck disable=SC2046
+        cold=$("$BATON" validate -t "topologies/$machine.yaml" $(setargs_of "$sets2") --ranks "$ranks2" --json \
+               --nccl-tests "validate/logs/$log2" 2>/dev/null) || cold=""
+        # a variant whose log has other ranks than the calibrated file's --set values give: '-'
+        # shellcheck disable=SC2046
+        warm=$("$BATON" validate -t "$cal/x.yaml" $(setargs_of "$sets2") --ranks "$ranks2" --json \
+               --nccl-tests "validate/logs/$log2" 2>/dev/null) || warm=""
+        m=$((marked || marked2))
+        same=same
+        [ "$sets" = "$sets2" ] || same=variant
+        if [ $same = same ]; then rec "$(field "$warm" mape_pct)" "$m" "$tmpx"; else rec "$(field "$warm" mape_pct)" "$m" "$tmpv"; fi
+        printf '| %s | %s | %s | %s | %s | %s%s |\n' "$(basename "$log" .txt)" "$(basename "$log2" .txt)" "$machine" \
+            "$same" "$(pct "$(field "$cold" mape_pct)")" "$(pct "$(field "$warm" mape_pct)")" \
+            "$([ $m = 1 ] && echo ' (marked)')"
+    done
+done < "$scored"
+printf '\nmedian MAPE of a calibration predicting another log of the same hardware: %.1f %% over %d pairs of unmarked logs, %.1f %% over all %d\n' \
+    "$(median "$tmpx")" "$(count "$tmpx")" "$(median "$tmpx" all)" "$(count "$tmpx" all)"
+printf 'and of a variant (other --set values): %.1f %% over %d pairs of unmarked logs, %.1f %% over all %d\n' \
+    "$(median "$tmpv")" "$(count "$tmpv")" "$(median "$tmpv" all)" "$(count "$tmpv" all)"

@@ -97,7 +97,8 @@ Test(graph, flat_machines_keep_rank_order) {
  * sizes, remainders included. */
 Test(graph, searched_schedules_verify_on_every_machine) {
     const char *machines[] = {"candy-kids", "uniform-8", "hgx-h100", "hgx-a100", "dgx1-v100", "pcie-2gpu",
-                              "pcie-8gpu", "cluster-a100", "cluster-h100", "host", "gpu-virtual"};
+                              "pcie-8gpu", "cluster-a100", "cluster-h100", "host", "gpu-virtual",
+                              "mi300x", "cluster-mi300x", "cluster-mi355x", "pcie-box", "cluster-pcie"};
     const coll_t colls[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
     const uint64_t sizes[] = {1, 37, 4096 + 7};
     for (size_t m = 0; m < sizeof machines / sizeof *machines; m++) {
@@ -228,5 +229,54 @@ Test(graph, cluster_rings_enter_and_leave_through_one_nic) {
     cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
     cr_expect_eq(o.eng.verified, 1);
     engine_result_free(&o.eng);
+    topo_free(t);
+}
+
+/* A mesh node with a NIC per GPU (MI300X's xGMI): NCCL's cut between two
+ * GPUs of one NIC does not exist, so the rings enter and leave their node
+ * through different NICs, at most one ring through any NIC each way (six
+ * rings on six NICs, not six on one); every hop inside a node is one xGMI
+ * link; the closed form then sees the NICs side by side (a 1 GiB ring at
+ * more than 5x one NIC's 50 GB/s of bus bandwidth), and the rings verify. */
+Test(graph, mesh_cluster_rings_spread_over_nics) {
+    baton_err_t e = {0};
+    topo_t *t = load("topologies/cluster-mi300x.yaml");
+    const graph_t *g = graph_get(t, &e);
+    cr_assert_not_null(g, "%s", e.msg);
+    cr_assert_eq(g->nrings, 6);
+    int in[8] = {0}, out[8] = {0};
+    for (int c = 0; c < g->nrings; c++) {
+        const int32_t *ring = g->local + c * 8;
+        in[ring[0]]++, out[ring[7]]++;
+        for (int i = 0; i + 1 < 8; i++) cr_expect_eq(g->path[ring[i] * 8 + ring[i + 1]].type, GRAPH_PATH_DIRECT);
+    }
+    for (int k = 0; k < 8; k++) {
+        cr_expect_leq(in[k], 1, "%d rings enter through gpu%d's NIC", in[k], k);
+        cr_expect_leq(out[k], 1, "%d rings leave through gpu%d's NIC", out[k], k);
+    }
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 1ull << 30, .proto = PROTO_SIMPLE, .predict = 1};
+    run_out_t o;
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_gt(o.busbw_GBps, 5 * 50.0, "busbw %g GB/s", o.busbw_GBps);
+    q = (run_req_t){.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 16 * 1003, .proto = PROTO_SIMPLE, .verify = 1};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_eq(o.eng.verified, 1);
+    engine_result_free(&o.eng);
+    topo_free(t);
+}
+
+/* NCCL runs LL128 only over NVLink: a box of two PCIe GPUs (whose graph has
+ * no ring to search) is classified too, so neither it nor a cluster of them
+ * gets LL128; an NVSwitch box does. */
+Test(graph, no_ll128_on_two_gpu_pcie_groups) {
+    const char *pcie[] = {"topologies/pcie-box.yaml", "topologies/cluster-pcie.yaml", "topologies/pcie-2gpu.yaml"};
+    for (int i = 0; i < 3; i++) {
+        topo_t *t = load(pcie[i]);
+        cr_expect_eq(run_nccl_runs(t, algo_find(COLL_ALLREDUCE, "ring"), PROTO_LL128), 0, "%s", pcie[i]);
+        cr_expect_eq(run_nccl_runs(t, algo_find(COLL_ALLREDUCE, "ring"), PROTO_LL), 1, "%s", pcie[i]);
+        topo_free(t);
+    }
+    topo_t *t = load("topologies/hgx-h100.yaml");
+    cr_expect_eq(run_nccl_runs(t, algo_find(COLL_ALLREDUCE, "ring"), PROTO_LL128), 1);
     topo_free(t);
 }

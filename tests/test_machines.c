@@ -28,7 +28,8 @@ static topo_t *load_text(const char *path, const char *yaml) {
 }
 
 static const char *shipped[] = {"candy-kids", "uniform-8", "hgx-h100", "hgx-a100", "dgx1-v100",
-                                "pcie-2gpu", "pcie-8gpu", "cluster-a100", "cluster-h100", "host", "gpu-virtual"};
+                                "pcie-2gpu", "pcie-8gpu", "cluster-a100", "cluster-h100", "host", "gpu-virtual",
+                              "mi300x", "cluster-mi300x", "cluster-mi355x", "pcie-box", "cluster-pcie"};
 
 /* Every shipped machine loads, routes between every pair of ranks, and runs
  * every applicable (collective, algorithm) to a verified result. */
@@ -647,4 +648,64 @@ Test(machines, p2p_off_stages_through_host_memory) {
         topo_free(tp);
     }
     cr_expect_gt(t[1], 1.5 * t[0], "p2p off %g s, on %g s", t[1], t[0]);
+}
+
+/* NVLSTree with one NIC for a node's eight GPUs: every GPU's share of the
+ * chain crosses that NIC, which then carries n each way (link statistics,
+ * exactly), so the all-reduce takes at least n / 50 GB/s; the closed form
+ * sees the shared NIC (its step is the busiest link's) and agrees with the
+ * simulator within 15 % with one NIC a node and with eight. */
+Test(machines, nvlstree_shares_a_node_nic) {
+    uint64_t n = 64ull << 20;
+    double t_sim[2];
+    for (int one = 0; one < 2; one++) {
+        topo_t *t = load("topologies/cluster-h100.yaml", one ? "nics=1" : "nics=8");
+        engine_opts_t eo = {.link_stats = 1};
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nvlstree", .bytes = n, .proto = PROTO_SIMPLE, .engine = &eo};
+        run_out_t o, c;
+        baton_err_t e = {0};
+        cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+        q.predict = 1, q.engine = NULL;
+        cr_assert_eq(run_collective(t, &q, &c, &e), 0, "%s", e.msg);
+        t_sim[one] = o.time_s;
+        cr_expect(c.time_s > 0.85 * o.time_s && c.time_s < 1.15 * o.time_s, "nics=%d: closed form %g s, simulated %g s",
+                  one ? 1 : 8, c.time_s, o.time_s);
+        for (int l = 0; one && l < topo_nlinks(t); l++) {
+            const topo_dlink_t *d = topo_dlink(t, l);
+            if (topo_node(t, d->src)->kind == NODE_NIC && topo_node(t, d->dst)->kind == NODE_SWITCH)
+                cr_expect_eq(o.eng.link_bytes[l], n, "%s -> %s carries %llu", topo_node(t, d->src)->name,
+                             topo_node(t, d->dst)->name, (unsigned long long)o.eng.link_bytes[l]);
+        }
+        engine_result_free(&o.eng);
+        topo_free(t);
+    }
+    cr_expect_geq(t_sim[1], (double)n / 50e9, "one NIC: %g s", t_sim[1]);
+    cr_expect_gt(t_sim[1], 3 * t_sim[0], "one NIC %g s, eight %g s", t_sim[1], t_sim[0]);
+}
+
+/* P2P off stages through host memory only inside a host: on a cluster of
+ * PCIe servers a GPU reaches its neighbour through a CPU, and a GPU of the
+ * other node through its NIC and no CPU (NCCL's network transport); the
+ * rings verify. */
+Test(machines, p2p_off_stages_only_inside_a_host) {
+    topo_t *t = load("topologies/cluster-pcie.yaml", NULL);
+    cr_assert_eq(topo_params_c(t)->p2p, 0);
+    for (int d = 1; d < 4; d++) {
+        topo_route_t r;
+        cr_assert_eq(topo_route(t, 0, d, &r, NULL), 0);
+        int cpus = 0, nics = 0;
+        for (int i = 0; i < r.nlinks; i++) {
+            node_kind_t k = topo_node(t, topo_dlink(t, r.links[i])->dst)->kind;
+            cpus += k == NODE_CPU, nics += k == NODE_NIC;
+        }
+        if (d == 1) cr_expect(cpus >= 1 && nics == 0, "0 -> 1: %d CPUs, %d NICs", cpus, nics);
+        else cr_expect(cpus == 0 && nics >= 1, "0 -> %d: %d CPUs, %d NICs", d, cpus, nics);
+    }
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 4 * 1001, .proto = PROTO_SIMPLE, .verify = 1};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_eq(o.eng.verified, 1);
+    engine_result_free(&o.eng);
+    topo_free(t);
 }

@@ -209,25 +209,33 @@ static int find_paths(topo_t *t, graph_t *g, baton_err_t *e) {
     return flat && (g->path[1].type != GRAPH_PATH_DIRECT || topo_params_c(t)->ports == 1);
 }
 
-/* Across nodes a ring leaves each node where the next one enters, so NCCL
- * cuts each ring's cycle between two GPUs that share a NIC (their rail):
- * the ring enters at one and leaves at the other, and the channels spread
- * over the NICs. Rotate each ring so; a ring without such a pair stays. */
+/* Across nodes a ring leaves each node where the next one enters: NCCL cuts
+ * each ring's cycle where it leaves through one NIC and enters through
+ * another, the channels spread over the NICs. Where two GPUs share a NIC (a
+ * DGX-1's pairs) the cut is between them: in and out on the same NIC, its
+ * rail. Rotate each ring to such a cut if it has one, else to any cut, the
+ * one whose NICs carry the fewest rings so far (a mesh node with a NIC per
+ * GPU: the rings enter through different NICs); a ring whose GPUs have no
+ * NIC stays. */
 static void rotate_to_nics(topo_t *t, graph_t *g) {
     int n = g->group, nic[GRAPH_MAX_GROUP], any = 0;
     for (int j = 0; j < n; j++) any |= (nic[j] = topo_nearest(t, topo_rank_node(t, j), NODE_NIC)) >= 0;
     if (!any) return;
-    int load[GRAPH_MAX_GROUP] = {0};                 /* rings through the NIC of local rank j's */
+    int in[GRAPH_MAX_GROUP] = {0}, out[GRAPH_MAX_GROUP] = {0};   /* rings entering/leaving by local rank j's NIC */
     for (int c = 0; c < g->nrings; c++) {
         int32_t *ring = g->local + (size_t)c * n, tmp[GRAPH_MAX_GROUP];
-        int best = -1;
+        int best = -1, best_cost = 0;
         for (int s = 0; s < n; s++) {                 /* start at s: enter at ring[s], leave at ring[s-1] */
             int a = ring[s], b = ring[(s + n - 1) % n];
-            if (nic[a] < 0 || nic[a] != nic[b]) continue;
-            if (best < 0 || load[a] < load[ring[best]]) best = s;
+            if (nic[a] < 0 || nic[b] < 0) continue;
+            int cost = (nic[a] != nic[b]) * 2 * g->nrings + (in[a] > out[b] ? in[a] : out[b]);
+            if (best < 0 || cost < best_cost) best = s, best_cost = cost;
         }
         if (best < 0) continue;
-        for (int j = 0; j < n; j++) load[j] += nic[j] == nic[ring[best]];
+        for (int j = 0; j < n; j++) {
+            in[j] += nic[j] == nic[ring[best]];
+            out[j] += nic[j] == nic[ring[(best + n - 1) % n]];
+        }
         for (int i = 0; i < n; i++) tmp[i] = ring[(best + i) % n];
         memcpy(ring, tmp, (size_t)n * sizeof *tmp);
     }
@@ -284,9 +292,10 @@ static graph_t *graph_search(topo_t *t, baton_err_t *e) {
     graph_t *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->group = gs > 0 && gs <= p && p % gs == 0 ? gs : p;
-    if (g->group > GRAPH_MAX_GROUP || g->group < 3) return g;    /* nothing to choose, or too big to search */
+    if (g->group > GRAPH_MAX_GROUP || g->group < 2) return g;    /* nothing to classify, or too big to search */
     g->path = calloc((size_t)g->group * g->group, sizeof *g->path);
     int flat = g->path ? find_paths(t, g, e) : (err_set(e, BATON_ENOMEM, "out of memory in the ring search"), -1);
+    if (flat == 0 && g->group < 3) flat = 1;                        /* two GPUs: one ring order */
     if (flat == 0 && search_rings(t, g) == 0 && g->nrings > 0 && g->group < topo_nranks(t)) rotate_to_nics(t, g);
     if (flat == 0 && (g->nrings > 0 && spread_orders(t, g) < 0))
         flat = err_set(e, BATON_ENOMEM, "out of memory in the ring search");

@@ -343,6 +343,7 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     if (!may_reach(t, s, d)) return -2;
     if (!t->params.p2p && s != d && t->nodes[s].kind == NODE_GPU && t->nodes[d].kind == NODE_GPU)
         via = nearest_cpu(t, s);
+    if (via >= 0 && !may_reach(t, via, d)) via = -1;   /* another host: the network, as NCCL's NET transport */
     if (via < 0 && s != d && !t->no_shortcut) {     /* GPUs on switch ports, NVSwitch + NIC: no search per pair */
         int rc = route_gated(t, s, d, slot);
         if (rc != 0) return rc < 0 ? rc : 0;
