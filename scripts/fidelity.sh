@@ -8,7 +8,8 @@
 # middle third of the sizes (middle) or without the largest quarter (top),
 # each scored on the sizes the fit did not see; then the medians, and the
 # composed prediction: a machine calibrated on a one-node log predicting the
-# two-node log of the same cluster from the NIC's datasheet rate; then, for
+# two-node log of the same cluster from the NIC's datasheet rate, and one
+# fit over both logs (each at its node count); then, for
 # every machine file with two or more logs, each log's calibration predicting
 # each other log of that file (with that log's --set values): the same
 # hardware where the --set values agree, a variant of it where they do not
@@ -99,8 +100,18 @@ composed() {
     printf 'composed (%s): calibrated on the 8-GPU log, predicting the 2 x 8 log with --set nodes=2: %s (uncalibrated %s)\n' \
         "$4" "$(pct "$(field "$comp" mape_pct)")" "$(pct "$(field "$cold" mape_pct)")"
 }
+# Joint: one fit over both logs, each on the cluster at its own node count.
+joint() {
+    j=$("$BATON" calibrate -t "topologies/$2.yaml" --json -o "$cal/joint.yaml" \
+        --nccl-tests "validate/logs/$1" "validate/logs/$3" </dev/null 2>/dev/null)
+    printf 'joint (%s): one fit on both logs: %s in sample, %s cross-validated\n' "$4" \
+        "$(pct "$(field "$j" mape_pct)")" "$(pct "$(field "$j" cv_mape_pct)")"
+}
 composed nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt "OCI A100"
+joint nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt "OCI A100"
 composed nccl-tests-extra/mi300x_x8_xgmi_hisohara_allreduce.txt cluster-mi300x \
+    nccl-tests-extra/mi300x_x16_2node_roce_hisohara_allreduce.txt "AMD AAC MI300X; the 2-node log is marked"
+joint nccl-tests-extra/mi300x_x8_xgmi_hisohara_allreduce.txt cluster-mi300x \
     nccl-tests-extra/mi300x_x16_2node_roce_hisohara_allreduce.txt "AMD AAC MI300X; the 2-node log is marked"
 # Transfer: calibrated on one log of a machine, predicting another of it.
 printf '\n| calibrated on | predicting | machine | hardware | uncalibrated | calibrated on the other log |\n|---|---|---|---|---|---|\n'

@@ -177,6 +177,85 @@ Test(calibrate, recovers_known_parameters_from_a_synthetic_log) {
     topo_free(t);
 }
 
+/* One fit over logs at two node counts (a 1-node and a 2-node log of one
+ * cluster file, each sample on its own machine): synthetic logs from NVLink
+ * at 0.8, the network at 0.6 and LL's latency x 2 give back all three within
+ * 1 %, and every machine of the fit ends with the fitted values; the
+ * 1-node log alone names the network "not seen" (it keeps the file's value)
+ * and pins NVLink more loosely (it has few Simple sizes: 64 B - 32 MiB). */
+static double json_num(const char *out, const char *key);
+static topo_t *a100_nodes(int nodes) {
+    char set[16];
+    snprintf(set, sizeof set, "nodes=%d", nodes);
+    return th_load("topologies/cluster-a100.yaml", set);
+}
+
+Test(calibrate, joint_fit_over_node_counts_recovers_both_sides) {
+    const char *names[] = {"gpu-switch efficiency", "network efficiency", "LL latency x"};
+    const double truth[] = {0.8, 0.6, 2.0};
+    baton_err_t e = {0};
+    cal_req_t q = {.algo = "ring", .proto = RUN_PROTO_AUTO};
+    cal_sample_t s[40];
+    for (int nodes = 1; nodes <= 2; nodes++) {
+        topo_t *t = a100_nodes(nodes);
+        cr_assert_eq(topo_set_class_efficiency(t, "gpu-switch", truth[0], &e), 0, "%s", e.msg);
+        cr_assert_eq(topo_set_class_efficiency(t, "nic-switch", truth[1], &e), 0, "%s", e.msg);
+        cr_assert_eq(topo_set_class_efficiency(t, "switch-switch", truth[1], &e), 0, "%s", e.msg);
+        topo_params(t)->proto[PROTO_LL].msg_latency *= truth[2];
+        topo_params(t)->proto[PROTO_LL].base_latency *= truth[2];
+        for (int i = 0; i < 20; i++) {
+            cal_sample_t *x = &s[(nodes - 1) * 20 + i];
+            *x = (cal_sample_t){.coll = COLL_ALLREDUCE, .bytes = 64ull << i};
+            cr_assert_eq(cal_predict(t, &q, x, &x->meas_s, NULL, NULL, &e), 0, "%s", e.msg);
+        }
+        topo_free(t);
+    }
+    topo_t *one = a100_nodes(1), *two = a100_nodes(2);
+    for (int i = 20; i < 40; i++) s[i].machine = two;
+    cal_fit_t fit;
+    cr_assert_eq(cal_fit(one, &q, s, 40, &fit, &e), 0, "%s", e.msg);
+    char text[4096];
+    cal_fit_text(&fit, text, sizeof text);
+    cr_log_info("joint fit:\n%s", text);
+    for (int i = 0; i < 3; i++) {
+        const cal_param_t *c = param(&fit, names[i]);
+        cr_expect(c->seen, "%s is seen", names[i]);
+        cr_expect_float_eq(c->value, truth[i], 0.01 * truth[i], "%s: %g, want %g", names[i], c->value, truth[i]);
+    }
+    cr_expect_float_eq(topo_class_efficiency(two, "nic-switch"), param(&fit, "network efficiency")->value, 1e-12);
+    cr_expect_float_eq(topo_class_efficiency(one, "gpu-switch"), topo_class_efficiency(two, "gpu-switch"), 1e-12);
+    double joint_se = param(&fit, "gpu-switch efficiency")->rel_se;
+    topo_free(one);
+    one = a100_nodes(1);
+    cr_assert_eq(cal_fit(one, &q, s, 20, &fit, &e), 0, "%s", e.msg);
+    cal_fit_text(&fit, text, sizeof text);
+    cr_log_info("one node:\n%s", text);
+    cr_expect_gt(param(&fit, "gpu-switch efficiency")->rel_se, joint_se, "the joint fit pins NVLink tighter");
+    for (int i = 0; i < fit.k; i++)
+        cr_expect(fit.p[i].kind != CAL_LINK_EFF || strcmp(fit.p[i].cls, "nic-switch") || !fit.p[i].seen,
+                  "one node does not see the network");
+    topo_free(one);
+    topo_free(two);
+}
+
+/* The same from the command line with the two real OCI A100 logs: each log
+ * runs on the cluster at its own node count (the note says which), the fit
+ * uses both, and it predicts both better than a fit on the one-node log
+ * alone predicts the two-node log (13.5 %, README). */
+Test(calibrate, joint_fit_of_real_logs_at_two_node_counts) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t topologies/cluster-a100.yaml --cv 0 --json -o build/cal-joint.yaml --nccl-tests "
+                        SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt " SHARED "/a100x16_2node_oci_roce_allreduce.txt",
+                        &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "ran on 8 ranks: cluster-a100 with --set nodes=1") != NULL, "%s", out);
+    cr_expect_leq(json_num(out, "mape_pct"), 12.0, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t build/cal-joint.yaml --json --nccl-tests " SHARED "/a100x16_2node_oci_roce_allreduce.txt",
+                        &out, 1), 0, "%s", out);
+    cr_expect_leq(json_num(out, "mape_pct"), 13.0, "%s", out);
+    free(out);
+}
+
 /* On the real 8 x A100 log, fitted under NCCL's rule (the default): the fit
  * is good in sample, cross-validation and a fit without the middle third of
  * the sizes say how far off unseen sizes are (bounds: the figures measured

@@ -28,6 +28,7 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
     run_req_t r = {.coll = s->coll, .algo = q->algo, .bytes = s->bytes, .proto = q->proto, .predict = !q->des,
                    .opts = q->opts, .gpus_per_thread = s->gpus_per_thread};
     run_out_t o;
+    if (s->machine) t = s->machine;
     int rc = q->nccl_model ? plan_run(t, &r, &o, e) : run_collective(t, &r, &o, e);
     if (rc < 0) return rc;
     *time_s = o.time_s;
@@ -46,10 +47,12 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
 
 typedef struct {
     topo_t *t;
+    topo_t *m[CAL_MAX_MACHINES];      /* t, then the samples' other machines */
+    int nm;
     const cal_req_t *q;
     const cal_sample_t *s;
     int n, used;
-    proto_cost_t base[PROTO_COUNT];   /* the protocols before fitting */
+    proto_cost_t base[CAL_MAX_MACHINES][PROTO_COUNT];   /* each machine's protocols before fitting */
     cal_fit_t *f;
     baton_err_t *e;
 } fit_ctx_t;
@@ -85,21 +88,31 @@ static void add(cal_fit_t *f, cal_kind_t kind, int which, const char *cls, const
  * protocol's latency (those the rule can use), and, if asked,
  * LL's and LL128's efficiency (better in sample, worse on held-out sizes of
  * the shared logs: docs/NOTES.md). */
+/* A class efficiency for each class of link any machine has (a one-node
+ * log's machine has no fabric; the two-node one's does). */
+static void layout_classes(fit_ctx_t *c, int *fabric, int *spine) {
+    char cls[24], name[48];
+    for (int j = 0; j < c->nm; j++) {
+        topo_t *t = c->m[j];
+        for (int l = 0; l < topo_nlinks(t); l += 2) {
+            topo_link_class(t, l, cls, sizeof cls);
+            int known = 0;
+            *spine |= !strcmp(cls, "switch-switch");
+            for (int i = 0; i < c->f->k; i++) known |= c->f->p[i].kind == CAL_LINK_EFF && !strcmp(c->f->p[i].cls, cls);
+            if (known || !strcmp(cls, "switch-switch") || topo_node(t, topo_dlink(t, l)->src)->hidden ||
+                topo_node(t, topo_dlink(t, l)->dst)->hidden) continue;
+            if (!strcmp(cls, "nic-switch")) *fabric = c->f->k;
+            snprintf(name, sizeof name, "%s efficiency", cls);
+            add(c->f, CAL_LINK_EFF, 0, cls, name, topo_class_efficiency(t, cls), 0.02, 1);
+        }
+    }
+}
+
 static void layout(fit_ctx_t *c) {
     topo_params_t *tp = topo_params(c->t);
-    char cls[24], name[48];
+    char name[48];
     int fabric = -1, spine = 0;
-    for (int l = 0; l < topo_nlinks(c->t); l += 2) {
-        topo_link_class(c->t, l, cls, sizeof cls);
-        int known = 0;
-        spine |= !strcmp(cls, "switch-switch");
-        for (int i = 0; i < c->f->k; i++) known |= c->f->p[i].kind == CAL_LINK_EFF && !strcmp(c->f->p[i].cls, cls);
-        if (known || !strcmp(cls, "switch-switch") || topo_node(c->t, topo_dlink(c->t, l)->src)->hidden ||
-            topo_node(c->t, topo_dlink(c->t, l)->dst)->hidden) continue;
-        if (!strcmp(cls, "nic-switch")) fabric = c->f->k;
-        snprintf(name, sizeof name, "%s efficiency", cls);
-        add(c->f, CAL_LINK_EFF, 0, cls, name, topo_class_efficiency(c->t, cls), 0.02, 1);
-    }
+    layout_classes(c, &fabric, &spine);
     if (spine && fabric >= 0) {                     /* the fabric: NIC to leaf and leaf to spine together */
         strcpy(c->f->p[fabric].cls2, "switch-switch");
         strcpy(c->f->p[fabric].name, "network efficiency");
@@ -120,26 +133,35 @@ static void layout(fit_ctx_t *c) {
     }
 }
 
-/* Put the values x[] into the machine. */
-static int apply_x(fit_ctx_t *c, const double *x) {
-    topo_params_t *tp = topo_params(c->t);
-    memcpy(tp->proto, c->base, sizeof c->base);
+/* Put the values x[] into machine j. */
+static int apply_one(fit_ctx_t *c, int j, const double *x) {
+    topo_t *t = c->m[j];
+    topo_params_t *tp = topo_params(t);
+    const proto_cost_t *base = c->base[j];
+    memcpy(tp->proto, base, sizeof c->base[j]);
     for (int i = 0; i < c->f->k; i++) {
         const cal_param_t *p = &c->f->p[i];
         switch (p->kind) {
         case CAL_LINK_EFF:
-            if (topo_set_class_efficiency(c->t, p->cls, x[i], c->e) < 0) return -1;
-            if (p->cls2[0] && topo_set_class_efficiency(c->t, p->cls2, x[i], c->e) < 0) return -1;
+            if (topo_set_class_efficiency(t, p->cls, x[i], c->e) < 0) return -1;
+            if (p->cls2[0] && topo_set_class_efficiency(t, p->cls2, x[i], c->e) < 0) return -1;
             break;
         case CAL_LINK_LAT: tp->lat_scale = x[i]; break;
         case CAL_REDUCE: tp->reduce_bw = x[i]; break;
         case CAL_PROTO_LAT:
-            tp->proto[p->which].msg_latency = c->base[p->which].msg_latency * x[i];
-            tp->proto[p->which].base_latency = c->base[p->which].base_latency * x[i];
+            tp->proto[p->which].msg_latency = base[p->which].msg_latency * x[i];
+            tp->proto[p->which].base_latency = base[p->which].base_latency * x[i];
             break;
         case CAL_PROTO_EFF: tp->proto[p->which].efficiency = x[i]; break;
         }
     }
+    return 0;
+}
+
+/* Put the values x[] into every machine. */
+static int apply_x(fit_ctx_t *c, const double *x) {
+    for (int j = 0; j < c->nm; j++)
+        if (apply_one(c, j, x) < 0) return -1;
     return 0;
 }
 
@@ -222,9 +244,16 @@ static int judge(fit_ctx_t *c, double *th) {
 }
 
 int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit_t *out, baton_err_t *e) {
-    fit_ctx_t c = {.t = t, .q = q, .s = s, .n = n, .f = out, .e = e};
+    fit_ctx_t c = {.t = t, .m = {t}, .nm = 1, .q = q, .s = s, .n = n, .f = out, .e = e};
     memset(out, 0, sizeof *out);
-    memcpy(c.base, topo_params(t)->proto, sizeof c.base);
+    for (int i = 0; i < n; i++) {                  /* the machines the samples run on */
+        int j = 0;
+        while (j < c.nm && s[i].machine && c.m[j] != s[i].machine) j++;
+        if (s[i].machine == NULL || j < c.nm) continue;
+        if (c.nm == CAL_MAX_MACHINES) return err_set(e, BATON_EINVAL, "more than %d node counts in one fit", CAL_MAX_MACHINES);
+        c.m[c.nm++] = s[i].machine;
+    }
+    for (int j = 0; j < c.nm; j++) memcpy(c.base[j], topo_params(c.m[j])->proto, sizeof c.base[j]);
     layout(&c);
     for (int i = 0; i < n; i++) c.used += !s[i].held_out;
     out->used = c.used;

@@ -25,6 +25,9 @@ typedef struct cal_sample {
     int line;
     int held_out;             /* 1: not used by the fit (predicted afterwards) */
     int gpus_per_thread;      /* the log's -g: launches one host thread makes in turn */
+    topo_t *machine;          /* NULL: the fit's machine; else the same file at the log's
+                                 node count (a joint fit over several node counts: every
+                                 fitted value goes into each such machine too) */
 } cal_sample_t;
 
 typedef struct cal_req {
@@ -67,7 +70,9 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
 int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
                 proto_t *proto, baton_err_t *e);
 
-/* Fit t's scales to the samples not held out; t keeps the fitted values. */
+/* Fit t's scales to the samples not held out; t (and every sample's machine)
+ * keeps the fitted values. At most CAL_MAX_MACHINES machines in all. */
+#define CAL_MAX_MACHINES 8
 int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit_t *out, baton_err_t *e);
 
 /* K-fold cross-validation over the samples not held out: fold f holds every

@@ -157,8 +157,39 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
     return 0;
 }
 
-/* All logs' samples, checked against the topology's rank count. */
-static int load(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
+/* The machines of one run: the topology, and the same file at other node
+ * counts for logs that ran on another number of nodes. */
+typedef struct {
+    topo_t *t;
+    topo_t *other[CAL_MAX_MACHINES - 1];
+    int nother;
+} machines_t;
+
+/* The machine a log of `ranks` ranks ran on: the topology itself, or (a
+ * cluster file, `group_size` GPUs a node) the same file with --set
+ * nodes=ranks/group_size, loaded once per node count; NULL if neither. */
+static topo_t *machine_for(const val_args_t *a, machines_t *ms, int ranks, const char *log) {
+    int g = topo_params_c(ms->t)->group_size, k = 0;
+    if (ranks == topo_nranks(ms->t)) return ms->t;
+    for (int i = 0; i < ms->nother; i++)
+        if (topo_nranks(ms->other[i]) == ranks) return ms->other[i];
+    if (g < 1 || ranks % g || ms->nother == CAL_MAX_MACHINES - 1) return NULL;
+    const char *sets[65];
+    char nodes[32];
+    for (int i = 0; i < a->sets.n; i++)
+        if (strncmp(a->sets.v[i], "nodes=", 6)) sets[k++] = a->sets.v[i];
+    snprintf(nodes, sizeof nodes, "nodes=%d", ranks / g);
+    sets[k++] = nodes;
+    baton_err_t ignored = {0};
+    topo_t *m = cmd_load_topo(a->topo, sets, k, &ignored);    /* no `nodes` parameter: not a cluster */
+    if (m == NULL || topo_nranks(m) != ranks) { topo_free(m); return NULL; }
+    fprintf(stderr, "baton: %s ran on %d ranks: %s with --set %s\n", log, ranks, topo_name(ms->t), nodes);
+    return ms->other[ms->nother++] = m;
+}
+
+/* All logs' samples, each on the machine of its rank count. */
+static int load(const val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
+    topo_t *t = ms->t;
     int cap = 0;
     *all = NULL;
     *n = 0;
@@ -174,12 +205,14 @@ static int load(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, cons
             return err_set(e, BATON_EINVAL, "%s says it ran on %d ranks; --ranks %d disagrees (--force-ranks to take %d "
                            "anyway)", a->logs[i], said, a->ranks, a->ranks);
         }
-        if (log.ranks != topo_nranks(t)) {
+        topo_t *on = machine_for(a, ms, log.ranks, a->logs[i]);
+        if (on == NULL) {
             nt_free(&log);
             return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d (use --set, another topology, or --ranks)",
                            a->logs[i], log.ranks, topo_name(t), topo_nranks(t));
         }
         rc = cal_samples(&log, &s, &m, e);
+        for (int k = 0; rc == 0 && k < m; k++) s[k].machine = on == t ? NULL : on;
         nt_free(&log);
         if (rc < 0) return rc;
         cap = *n + m;
@@ -418,7 +451,8 @@ static int run(val_args_t *a, const char *cmd) {
     int host = a->backend != NULL;
     if (t) adopt_model(a, t);
     if (t) cmd_calibrated_rule(cmd, t, &a->algo, a->algo_given, &a->proto, a->proto_given, model_name(a));
-    int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, t, &s, &n, &file_of, &e);
+    machines_t ms = {.t = t};
+    int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, &ms, &s, &n, &file_of, &e);
     cal_req_t q = {.algo = host && !a->algo_given ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
                    .des = a->des, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
                    .fit_efficiency = a->fit_eff};
@@ -440,6 +474,7 @@ static int run(val_args_t *a, const char *cmd) {
     if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, cal_mape(t, &q, s, n, 0, 0, &e), &e);
     free(s);
     free(file_of);
+    for (int i = 0; i < ms.nother; i++) topo_free(ms.other[i]);
     topo_free(t);
     return rc < 0 ? cmd_fail(cmd, &e) : EXIT_OK;
 }
