@@ -137,12 +137,25 @@ static const cal_param_t *param(const cal_fit_t *f, const char *name) {
     return NULL;
 }
 
+/* The fit has each named parameter seen and within 1 % of its truth (the
+ * fit's table goes to the log, headed by what). */
+static void expect_recovered(const cal_fit_t *f, const char *const *names, const double *truth, int n, const char *what) {
+    char text[4096];
+    cal_fit_text(f, text, sizeof text);
+    cr_log_info("%s:\n%s", what, text);
+    for (int i = 0; i < n; i++) {
+        const cal_param_t *c = param(f, names[i]);
+        cr_expect(c->seen, "%s is seen", names[i]);
+        cr_expect_float_eq(c->value, truth[i], 0.01 * truth[i], "%s: %g, want %g", names[i], c->value, truth[i]);
+    }
+}
+
 /* A log written by our own model with known physical parameters: NVLink at
  * 0.8 of its rate, each protocol's latency scaled apart. The fit recovers
  * each within 1 %, and fits no link latency beside the protocols' (the two
  * could only trade places). */
 Test(calibrate, recovers_known_parameters_from_a_synthetic_log) {
-    const char *names[] = {"gpu-switch efficiency", "LL latency x", "LL128 latency x", "Simple latency x"};
+    const char *const names[] = {"gpu-switch efficiency", "LL latency x", "LL128 latency x", "Simple latency x"};
     const double truth[] = {0.8, 2.0, 1.5, 1.3};
     baton_err_t e = {0};
     topo_t *t = topo_yaml_load("topologies/hgx-a100.yaml", NULL, 0, &e);
@@ -164,14 +177,7 @@ Test(calibrate, recovers_known_parameters_from_a_synthetic_log) {
     t = topo_yaml_load("topologies/hgx-a100.yaml", NULL, 0, &e);
     cal_fit_t fit;
     cr_assert_eq(cal_fit(t, &q, s, 30, &fit, &e), 0, "%s", e.msg);
-    char text[4096];
-    cal_fit_text(&fit, text, sizeof text);
-    cr_log_info("fitted:\n%s", text);
-    for (int i = 0; i < 4; i++) {
-        const cal_param_t *c = param(&fit, names[i]);
-        cr_expect(c->seen, "%s is seen", names[i]);
-        cr_expect_float_eq(c->value, truth[i], 0.01 * truth[i], "%s: %g, want %g", names[i], c->value, truth[i]);
-    }
+    expect_recovered(&fit, names, truth, 4, "fitted");
     for (int i = 0; i < fit.k; i++) cr_expect_neq(fit.p[i].kind, CAL_LINK_LAT, "with protocols their latencies carry it");
     cr_expect_leq(cal_mape(t, &q, s, 30, -1, 0, &e), 0.1);
     topo_free(t);
@@ -191,7 +197,7 @@ static topo_t *a100_nodes(int nodes) {
 }
 
 Test(calibrate, joint_fit_over_node_counts_recovers_both_sides) {
-    const char *names[] = {"gpu-switch efficiency", "network efficiency", "LL latency x"};
+    const char *const names[] = {"gpu-switch efficiency", "network efficiency", "LL latency x"};
     const double truth[] = {0.8, 0.6, 2.0};
     baton_err_t e = {0};
     cal_req_t q = {.algo = "ring", .proto = RUN_PROTO_AUTO};
@@ -214,20 +220,14 @@ Test(calibrate, joint_fit_over_node_counts_recovers_both_sides) {
     for (int i = 20; i < 40; i++) s[i].machine = two;
     cal_fit_t fit;
     cr_assert_eq(cal_fit(one, &q, s, 40, &fit, &e), 0, "%s", e.msg);
-    char text[4096];
-    cal_fit_text(&fit, text, sizeof text);
-    cr_log_info("joint fit:\n%s", text);
-    for (int i = 0; i < 3; i++) {
-        const cal_param_t *c = param(&fit, names[i]);
-        cr_expect(c->seen, "%s is seen", names[i]);
-        cr_expect_float_eq(c->value, truth[i], 0.01 * truth[i], "%s: %g, want %g", names[i], c->value, truth[i]);
-    }
+    expect_recovered(&fit, names, truth, 3, "joint fit");
     cr_expect_float_eq(topo_class_efficiency(two, "nic-switch"), param(&fit, "network efficiency")->value, 1e-12);
     cr_expect_float_eq(topo_class_efficiency(one, "gpu-switch"), topo_class_efficiency(two, "gpu-switch"), 1e-12);
     double joint_se = param(&fit, "gpu-switch efficiency")->rel_se;
     topo_free(one);
     one = a100_nodes(1);
     cr_assert_eq(cal_fit(one, &q, s, 20, &fit, &e), 0, "%s", e.msg);
+    char text[4096];
     cal_fit_text(&fit, text, sizeof text);
     cr_log_info("one node:\n%s", text);
     cr_expect_gt(param(&fit, "gpu-switch efficiency")->rel_se, joint_se, "the joint fit pins NVLink tighter");
