@@ -57,7 +57,9 @@ static const char help_host[] =
 static const char help_common[] =
     "\n"
     "  -t, --topo FILE        the machine the logs came from (its ranks = the logs')\n"
-    "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...)\n"
+    "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...);\n"
+    "                         on a cluster file a log of other ranks runs at its own\n"
+    "                         node count (--set nodes=ranks/group_size): one joint fit\n"
     "      --ranks N          the logs' rank count, when a log does not say (an error\n"
     "                         where a log says otherwise, unless --force-ranks)\n"
     "  -a, --algo A           algorithm (default nccl: NCCL's choice among ring, its\n"
