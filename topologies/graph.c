@@ -191,8 +191,8 @@ static int search_type(search_t *x, graph_t *g, int32_t *scratch) {
 }
 
 /* Paths between the first node's GPUs; 1 if no ring order is better than
- * another: the pairs are all alike and share what they cross (a switch), or
- * a single-port rank uses one of its links at a time. */
+ * another: two GPUs, the pairs all alike and sharing what they cross (a
+ * switch), or a single-port rank using one of its links at a time. */
 static int find_paths(topo_t *t, graph_t *g, baton_err_t *e) {
     int n = g->group, flat = 1;
     for (int a = 0; a < n; a++)
@@ -205,8 +205,9 @@ static int find_paths(topo_t *t, graph_t *g, baton_err_t *e) {
             if (g->path[a * n + b].type != h0->type || g->path[a * n + b].bw != h0->bw) flat = 0;
         }
     /* a full mesh of links is not flat: its rings choose links, unless a rank
-     * can use one link at a time anyway (single-port, the textbook machines) */
-    return flat && (g->path[1].type != GRAPH_PATH_DIRECT || topo_params_c(t)->ports == 1);
+     * can use one link at a time anyway (single-port, the textbook machines);
+     * two GPUs have one ring order whatever joins them */
+    return n < 3 || (flat && (g->path[1].type != GRAPH_PATH_DIRECT || topo_params_c(t)->ports == 1));
 }
 
 /* Across nodes a ring leaves each node where the next one enters: NCCL cuts
@@ -295,7 +296,6 @@ static graph_t *graph_search(topo_t *t, baton_err_t *e) {
     if (g->group > GRAPH_MAX_GROUP || g->group < 2) return g;    /* nothing to classify, or too big to search */
     g->path = calloc((size_t)g->group * g->group, sizeof *g->path);
     int flat = g->path ? find_paths(t, g, e) : (err_set(e, BATON_ENOMEM, "out of memory in the ring search"), -1);
-    if (flat == 0 && g->group < 3) flat = 1;                        /* two GPUs: one ring order */
     if (flat == 0 && search_rings(t, g) == 0 && g->nrings > 0 && g->group < topo_nranks(t)) rotate_to_nics(t, g);
     if (flat == 0 && (g->nrings > 0 && spread_orders(t, g) < 0))
         flat = err_set(e, BATON_ENOMEM, "out of memory in the ring search");
