@@ -14,7 +14,7 @@
 #include "symmetry.h"
 
 enum { S_READY, S_RECV, S_XFER, S_RECVD, S_SLOT, S_DONE };
-enum { EV_XFER_DONE, EV_REDUCE_DONE, EV_SHARE };
+enum { EV_XFER_DONE, EV_REDUCE_DONE, EV_SHARE, EV_HOP };
 
 /* How long the links of a route carry `bytes`: the bottleneck sets the pace. */
 static double wire_time(const topo_route_t *rt, uint64_t bytes, double eff) {
@@ -60,6 +60,7 @@ typedef struct slot {
     int32_t delta;           /* dst - src (mod ranks): which shifted copy receives it */
     uint32_t next;           /* the sending stream's next younger send, or the free list */
     uint32_t chunk, nchunk, to_chunk;
+    uint16_t hop;            /* store and forward: the link it queues for next */
     uint8_t used, matched, started;
     verify_payload_t payload;
 } slot_t;
@@ -84,8 +85,8 @@ typedef struct engine {
     double *reduce_free;     /* per rank: its one reduce engine, shared by channels */
     uint64_t *rank_msgs;
     share_t *share;          /* FAIR contention */
-    int *send_busy, *recv_busy;      /* FAIR: ports in use per rank */
-    uint32_t *waiting;       /* FAIR: matched transfers waiting for ports, FIFO (capslots) */
+    int *send_busy, *recv_busy;      /* FAIR, store and forward: ports in use per rank */
+    uint32_t *waiting;       /* FAIR, store and forward: matched transfers waiting for ports, FIFO (capslots) */
     int nwaiting;
     int ports;
     double msg_lat, eff;     /* the protocol's per-message latency and bandwidth share */
@@ -127,6 +128,12 @@ static int pick_port(double *ports, int k) {
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
+/* The share of a link's bandwidth a message gets: the protocol's, less to
+ * and from a reducing switch. */
+static double msg_eff(const engine_t *g, int src, int dst) {
+    return g->eff * (src >= g->s->nranks || dst >= g->s->nranks ? g->nvls_eff : 1);
+}
+
 /* The latency a message pays beyond its route's: the protocol's, between
  * ranks only (a reducing switch's own cost is paid once per call,
  * topo_params_t.nvls_lat). */
@@ -134,38 +141,22 @@ static double msg_extra(const engine_t *g, int src, int dst) {
     return src == dst || src >= g->s->nranks || dst >= g->s->nranks ? 0 : g->msg_lat;
 }
 
-/* FIFO and NONE: reserve ports (and links, FIFO) and return the end time.
- * Cut-through: all links at once, latency plus the bottleneck's time. Store
- * and forward: hop after hop, each link's latency plus its own time. */
+/* Cut-through under FIFO and NONE: reserve ports (and links, FIFO) and
+ * return the end time: all links at once, latency plus the bottleneck's time. */
 static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uint64_t bytes, double *began) {
     int fifo = g->o->contention == CONTENTION_FIFO;
     int local = src == dst || src >= g->s->nranks || dst >= g->s->nranks;   /* switches have no port limit */
     int sp = local ? -1 : pick_port(g->send_port + (size_t)src * g->ports, g->ports);
     int rdst = rep_of(g, dst);
     int rp = local ? -1 : pick_port(g->recv_port + (size_t)rdst * g->ports, g->ports);
-    double start = g->now, end;
+    double start = g->now;
     if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
     if (rp >= 0) start = max2(start, g->recv_port[(size_t)rdst * g->ports + rp]);
-    double extra = msg_extra(g, src, dst), eff = g->eff * (src >= g->s->nranks || dst >= g->s->nranks ? g->nvls_eff : 1);
+    double wire = rt->nlinks ? (double)bytes / (rt->bw * msg_eff(g, src, dst)) : 0;
+    for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[lk(g, rt->links[i])]);
+    for (int i = 0; fifo && i < rt->nlinks; i++) g->link_free[lk(g, rt->links[i])] = start + wire;
     *began = start;
-    if (!g->o->store_forward) {
-        double wire = rt->nlinks ? (double)bytes / (rt->bw * eff) : 0;
-        for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[lk(g, rt->links[i])]);
-        for (int i = 0; fifo && i < rt->nlinks; i++) g->link_free[lk(g, rt->links[i])] = start + wire;
-        *began = start;
-        end = start + rt->lat + wire + extra;
-    } else {
-        end = start;
-        for (int i = 0; i < rt->nlinks; i++) {
-            const topo_dlink_t *l = topo_dlink(g->t, rt->links[i]);
-            const topo_params_t *tp = topo_params_c(g->t);
-            double hop = fifo ? max2(end, g->link_free[lk(g, rt->links[i])]) : end;
-            double wire = (double)bytes / (l->bw * tp->bw_scale * eff);
-            if (fifo) g->link_free[lk(g, rt->links[i])] = hop + wire;
-            end = hop + wire + l->lat * tp->lat_scale;
-        }
-        end += extra;
-    }
+    double end = start + rt->lat + wire + msg_extra(g, src, dst);
     if (sp >= 0) g->send_port[(size_t)src * g->ports + sp] = end;
     if (rp >= 0) g->recv_port[(size_t)rdst * g->ports + rp] = end;
     return end;
@@ -185,15 +176,77 @@ static int share_check(engine_t *g) {
     return push(g, when, EV_SHARE, (uint32_t)share_version(g->share));
 }
 
-/* FAIR: take ports (counted) and join the fair shares; 1 if it had to wait. */
+/* FAIR and store and forward count the ports in use and queue what finds
+ * them full, rather than book them ahead: a port is held only while its
+ * message is on the way. */
+static int counts_ports(const engine_t *g) { return g->waiting != NULL; }
+
+/* Take a send port of src and a receive port of dst; 1 if either is full. */
+static int take_ports(engine_t *g, int src, int dst) {
+    if (src == dst || src >= g->s->nranks || dst >= g->s->nranks) return 0;   /* switches have no port limit */
+    int rdst = rep_of(g, dst);
+    if (g->ports > 0 && (g->send_busy[src] >= g->ports || g->recv_busy[rdst] >= g->ports)) return 1;
+    g->send_busy[src]++;
+    g->recv_busy[rdst]++;
+    return 0;
+}
+
+static void give_ports(engine_t *g, int src, int dst) {
+    if (src == dst || src >= g->s->nranks || dst >= g->s->nranks) return;
+    g->send_busy[src]--;
+    g->recv_busy[rep_of(g, dst)]--;
+}
+
+/* FAIR: take ports and join the fair shares; 1 if it has to wait. */
 static int start_fair(engine_t *g, int src, int dst, uint32_t id, const topo_route_t *rt, uint64_t bytes) {
-    int local = src == dst, free_ports = local || src >= g->s->nranks || dst >= g->s->nranks;
-    if (!free_ports && g->ports > 0 && (g->send_busy[src] >= g->ports || g->recv_busy[dst] >= g->ports)) return 1;
-    if (!free_ports) { g->send_busy[src]++; g->recv_busy[dst]++; }
-    double eff = g->eff * (src >= g->s->nranks || dst >= g->s->nranks ? g->nvls_eff : 1);
-    if (share_add(g->share, g->now, rt->links, local ? 0 : rt->nlinks, (double)bytes / eff, id) < 0)
+    if (take_ports(g, src, dst)) return 1;
+    if (share_add(g->share, g->now, rt->links, src == dst ? 0 : rt->nlinks, (double)bytes / msg_eff(g, src, dst), id) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows"));
     return share_check(g);
+}
+
+/* Store and forward: take ports and queue for the first link now; 1 if it
+ * has to wait. Each later hop is booked when the message reaches it
+ * (EV_HOP), so every link serves messages in the order they arrive at it
+ * and is busy only while it carries one: nothing is booked ahead. */
+static int start_hops(engine_t *g, int src, int dst, uint32_t id) {
+    if (take_ports(g, src, dst)) return 1;
+    g->slots[id].hop = 0;
+    return push(g, g->now, EV_HOP, id);
+}
+
+/* Store and forward: message id has reached the start of its next link; it
+ * goes when what reached that link before it has gone (FIFO). */
+static int hop_event(engine_t *g, uint32_t id) {
+    slot_t *sl = &g->slots[id];
+    int src = stream_rank(g, sl->src_si), dst = sl->dst;
+    topo_route_t rt;                      /* its own route: its stream may have moved on to another peer */
+    int rc = topo_route(g->t, src, dst, &rt, g->e);
+    if (rc < 0) return fail(g, rc);
+    if (rt.nlinks == 0) return push(g, g->now, EV_XFER_DONE, id);
+    int32_t l = rt.links[sl->hop];
+    const topo_dlink_t *dl = topo_dlink(g->t, l);
+    const topo_params_t *tp = topo_params_c(g->t);
+    int fifo = g->o->contention == CONTENTION_FIFO;
+    double begin = fifo ? max2(g->now, g->link_free[lk(g, l)]) : g->now;
+    double wire = (double)sl->bytes / (dl->bw * tp->bw_scale * msg_eff(g, src, dst));
+    if (fifo) g->link_free[lk(g, l)] = begin + wire;
+    if (sl->hop == 0) sl->t_start = begin;
+    double arrive = begin + wire + dl->lat * tp->lat_scale;
+    if (++sl->hop < rt.nlinks) return push(g, arrive, EV_HOP, id);
+    return push(g, arrive + msg_extra(g, src, dst), EV_XFER_DONE, id);
+}
+
+/* Start a matched transfer under FAIR or store and forward; 1 if its ports
+ * are full (it waits). */
+static int start_counted(engine_t *g, uint32_t id) {
+    slot_t *sl = &g->slots[id];
+    int src = stream_rank(g, sl->src_si);
+    if (g->o->store_forward) return start_hops(g, src, sl->dst, id);
+    topo_route_t rt;                      /* its own route: its stream may have moved on to another peer */
+    int rc = topo_route(g->t, src, sl->dst, &rt, g->e);
+    if (rc < 0) return fail(g, rc);
+    return start_fair(g, src, sl->dst, id, &rt, sl->bytes);
 }
 
 /* Start the matched message in slot (src_si, k): the receiver's stream waits
@@ -210,25 +263,19 @@ static int start_transfer(engine_t *g, uint32_t id) {
     sl->started = 1;
     sl->t_start = g->now;
     sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src, dst);
-    if (g->o->contention != CONTENTION_FAIR)
+    if (!counts_ports(g))
         return push(g, reserve(g, src, dst, &ss->rt, sl->bytes, &sl->t_start), EV_XFER_DONE, id);
-    int rc = start_fair(g, src, dst, id, &ss->rt, sl->bytes);
-    if (rc == 1) g->waiting[g->nwaiting++] = id;           /* ports busy: queue, in order */
+    int rc = start_counted(g, id);
+    if (rc == 1) g->waiting[g->nwaiting++] = id;           /* ports full: queue, in order */
     return rc < 0 ? rc : 0;
 }
 
-/* FAIR: ports were freed; start waiting transfers that now fit, in order. */
+/* Ports were freed; start waiting transfers that now fit, in order. */
 static int unblock(engine_t *g) {
     int kept = 0;
     for (int i = 0; i < g->nwaiting && g->err == 0; i++) {
         uint32_t id = g->waiting[i];
-        slot_t *sl = &g->slots[id];
-        int src_si = sl->src_si;
-        topo_route_t rt;                  /* its own route: its stream may have moved on to another peer */
-        int rc = topo_route(g->t, stream_rank(g, src_si), sl->dst, &rt, g->e);
-        if (rc < 0) return fail(g, rc);
-        rc = start_fair(g, stream_rank(g, src_si), sl->dst, id, &rt, sl->bytes);
-        if (rc == 1) g->waiting[kept++] = id;
+        if (start_counted(g, id) == 1) g->waiting[kept++] = id;
     }
     g->nwaiting = kept;
     return g->err;
@@ -300,11 +347,11 @@ static uint32_t slot_new(engine_t *g, int si) {
             uint32_t nc = g->capslots * 2;
             slot_t *a = nc > g->capslots ? realloc(g->slots, (size_t)nc * sizeof *a) : NULL;
             if (a) g->slots = a;
-            uint32_t *w = a && g->share ? realloc(g->waiting, (size_t)nc * sizeof *w) : NULL;
+            uint32_t *w = a && g->waiting ? realloc(g->waiting, (size_t)nc * sizeof *w) : NULL;
             if (w) g->waiting = w;
             slot_hist_t *h = a && g->slh ? realloc(g->slh, (size_t)nc * sizeof *h) : NULL;
             if (h) g->slh = h;
-            if (a == NULL || (g->share && w == NULL) || (g->slh && h == NULL)) return NO_SLOT;
+            if (a == NULL || (g->waiting && w == NULL) || (g->slh && h == NULL)) return NO_SLOT;
             g->capslots = nc;
         }
         g->slots[g->nslots].next = g->free_slot;
@@ -472,10 +519,8 @@ static int xfer_done(engine_t *g, uint32_t id) {
     int sl_dst = sl->dst;
     slot_release(g, src_si, id);         /* sl is free from here on */
     s->nout--;
-    int rank_pair = src_si / g->C < g->s->nranks && sl_dst < g->s->nranks;
-    if (g->share && src_si / g->C != sl_dst && rank_pair) {
-        g->send_busy[src_si / g->C]--;
-        g->recv_busy[sl_dst]--;
+    if (counts_ports(g)) {
+        give_ports(g, stream_rank(g, src_si), sl_dst);
         if (unblock(g) < 0) return g->err;
     }
     if (s->state == S_SLOT && advance(g, src_si) < 0) return g->err;
@@ -495,10 +540,15 @@ static int setup_fair(engine_t *g) {
     for (int l = 0; l < nl; l++) cap[l] = topo_dlink(g->t, l)->bw * topo_params_c(g->t)->bw_scale;
     g->share = share_create(nl, cap);
     free(cap);
+    return g->share ? 0 : -1;
+}
+
+/* FAIR and store and forward: ports counted, a queue for those that wait. */
+static int setup_ports(engine_t *g) {
     g->send_busy = calloc((size_t)g->p, sizeof *g->send_busy);
     g->recv_busy = calloc((size_t)g->p, sizeof *g->recv_busy);
     g->waiting = malloc((size_t)g->capslots * sizeof *g->waiting);
-    return g->share && g->send_busy && g->recv_busy && g->waiting ? 0 : -1;
+    return g->send_busy && g->recv_busy && g->waiting ? 0 : -1;
 }
 
 static int setup(engine_t *g) {
@@ -521,6 +571,8 @@ static int setup(engine_t *g) {
     evq_init(&g->q);
     if (g->o->contention == CONTENTION_FAIR && setup_fair(g) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for fair sharing"));
+    if ((g->o->contention == CONTENTION_FAIR || g->o->store_forward) && setup_ports(g) < 0)
+        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for ports"));
     for (size_t i = 0; g->st && i < ns; i++) {
         g->st[i].rt_peer = -1;
         g->st[i].head = g->st[i].tail = NO_SLOT;
@@ -588,6 +640,7 @@ static int loop(engine_t *g) {
         g->r->events++;
         if (ev.kind == EV_XFER_DONE) xfer_done(g, ev.id);
         else if (ev.kind == EV_SHARE) share_event(g, ev.id);
+        else if (ev.kind == EV_HOP) hop_event(g, ev.id);
         else { receive_done(g, (int)ev.id); advance(g, (int)ev.id); }
     }
     if (g->err == 0 && g->ndone < g->nr * g->C) deadlock(g);

@@ -256,3 +256,75 @@ Test(engine, a_waiting_send_keeps_its_route) {
     }
     topo_free(t);
 }
+
+static topo_t *ring_of(int n, const char *path) {
+    char yaml[256];
+    snprintf(yaml, sizeof yaml, "name: ring\nnodes:\n  - {name: \"g[0-%d]\"}\ngenerate:\n"
+             "  - {torus: \"g[0-%d]\", dims: [%d], bw: 10GB/s, latency: 1us}\n", n - 1, n - 1, n);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(yaml, f);
+    fclose(f);
+    return th_load(path, NULL);
+}
+
+/* Store and forward on a 64-node bidirectional ring: in two-shot's step k
+ * every rank sends m = n/64 bytes k ranks on (the short way round), so each
+ * directed link carries one message per hop time and nothing ever queues:
+ * the whole all-reduce is 2 x (sum over k of min(k, 64-k) = 1,024 hops) x
+ * (L + m/B), by hand. Booking every hop when a message starts (the old
+ * engine) made later messages wait for links booked far ahead: 7.8x that. */
+Test(engine, store_and_forward_ring_shift_never_queues) {
+    topo_t *t = ring_of(64, "build/ring64-test.yaml");
+    sched_t s;
+    uint64_t n = 64u << 20;
+    cr_assert_eq(algo_build(algo_find(COLL_ALLREDUCE, "twoshot"), 64, n, NULL, &s, NULL), 0);
+    engine_result_t r;
+    engine_opts_t o = {.store_forward = 1};
+    cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0);
+    double hop = 1e-6 + (double)(n / 64) / 10e9;
+    cr_expect_float_eq(r.time_s, 2 * 1024 * hop, 1e-9 * r.time_s, "%.9g s, want %.9g", r.time_s, 2 * 1024 * hop);
+    o.contention = CONTENTION_NONE;                 /* no queueing to remove: the same */
+    engine_result_t none;
+    cr_assert_eq(engine_run(&s, t, &o, &none, NULL), 0);
+    cr_expect_float_eq(none.time_s, r.time_s, 1e-12 * r.time_s);
+    topo_free(t);
+}
+
+/* Store and forward through a switch, by hand: 1000 B messages at 1 GB/s
+ * (1 us a link), 0.5 us latency a link; rank 0 sends to 1 and to 2 at once.
+ * Unlimited ports: A uses 0's link 0-1 us, reaches the switch at 1.5 and
+ * rank 1 at 1.5 + 1 + 0.5 = 3 us; B queues behind A on 0's link only (1-2
+ * us), then has its own link down: 4 us. One port: B starts when A has
+ * arrived (3 us): 6 us. */
+Test(engine, store_and_forward_through_a_switch_by_hand) {
+    for (int ports = 0; ports <= 1; ports++) {
+        topo_t *t = th_star(3, 1e9, 1e-6, ports, 0);
+        sched_t s = {.coll = COLL_ALLREDUCE, .algo = "test", .nranks = 3, .nchannels = 1,
+                     .bytes = 2000, .prog = two_sends_prog, .param = {0}};
+        sched_layout(&s, 2, 1);
+        engine_result_t r;
+        engine_opts_t o = {.store_forward = 1};
+        cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0);
+        cr_expect_float_eq(r.time_s, ports ? 6e-6 : 4e-6, 1e-18, "ports %d: %.9g s", ports, r.time_s);
+        topo_free(t);
+    }
+}
+
+/* Every algorithm still verifies hop by hop, on a ring where routes forward. */
+Test(engine, store_and_forward_verifies_on_a_ring) {
+    topo_t *t = ring_of(7, "build/ring7-test.yaml");
+    const char *names[] = {"ring", "twoshot", "rabenseifner", "rd", "oneshot"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const algo_t *a = algo_find(COLL_ALLREDUCE, names[i]);
+        cr_assert_not_null(a, "%s", names[i]);
+        sched_t s;
+        cr_assert_eq(algo_build(a, 7, 7001, NULL, &s, NULL), 0, "%s", names[i]);
+        engine_result_t r;
+        engine_opts_t o = {.store_forward = 1, .verify = VERIFY_DATA};
+        baton_err_t e = {0};
+        cr_expect_eq(engine_run(&s, t, &o, &r, &e), 0, "%s: %s", names[i], e.msg);
+        cr_expect(r.verified, "%s", names[i]);
+    }
+    topo_free(t);
+}
