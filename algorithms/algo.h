@@ -97,7 +97,7 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
 /* The rows, defined next to their algorithms. */
 #define ALGO_ROWS(X)                                                          \
     X(allreduce_ring) X(allreduce_binomial) X(allreduce_naive) X(allreduce_rd)     \
-    X(allreduce_rabenseifner) X(allreduce_oneshot) X(allreduce_twoshot)        \
+    X(allreduce_rabenseifner) X(allreduce_rabenseifner_far) X(allreduce_oneshot) X(allreduce_twoshot)        \
     X(reducescatter_ring) X(reducescatter_naive) X(reducescatter_halving)     \
     X(reducescatter_pairwise)                                                  \
     X(allgather_ring) X(allgather_naive) X(allgather_rd) X(allgather_bruck)     \

@@ -7,12 +7,18 @@
  * left each round; recursive-doubling all-gather swaps what it has so far;
  * Rabenseifner's all-reduce is halving reduce-scatter then doubling all-gather.
  *
- * Step diagram, p = 4, Rabenseifner (blocks a b c d; v keeps block v):
+ * Step diagram, p = 4, Rabenseifner in MPICH's order (nearest partner
+ * first, as MPIR_Allreduce_intra_reduce_scatter_allgather; blocks a b c d;
+ * v ends the halving with block bitreverse(v): 0 a, 1 c, 2 b, 3 d):
  *
- *   halve d=2   0<->2: 0 sends cd, keeps ab+   1<->3: 1 sends cd, keeps ab+
- *   halve d=1   0<->1: 0 sends b, keeps a+     2<->3: 2 sends d, keeps c+
- *   double d=1  0<->1: swap a, b               2<->3: swap c, d
- *   double d=2  0<->2: swap ab, cd             1<->3: swap ab, cd
+ *   halve d=1   0<->1: 0 sends cd, keeps ab+   2<->3: 2 sends cd, keeps ab+
+ *   halve d=2   0<->2: 0 sends b, keeps a+     1<->3: 1 sends d, keeps c+
+ *   double d=2  0<->2: swap a, b               1<->3: swap c, d
+ *   double d=1  0<->1: swap ab, cd             2<->3: swap ab, cd
+ *
+ * rabenseifner_far is the farthest-first order (partner p/2 with n/2; v keeps
+ * block v): the same on a flat switch, not where near ranks share a cheaper
+ * link (MPICH's order moves the most bytes between the nearest ranks).
  *
  * Non-powers of two (all-reduce only, MPICH's pre/post steps): with p' the
  * largest power of two <= p and rem = p - p', even ranks below 2 rem give
@@ -79,13 +85,37 @@ static int doubling_op(const fold_t *f, uint32_t i, uint32_t pc, sched_op_t *op)
     return exchange(pc, real_of(f, (int)(nr ^ d)), nr & ~(d - 1), (nr ^ d) & ~(d - 1), d, RECV_COPY, op);
 }
 
-static int rabenseifner_core(const sched_t *s, const fold_t *f, uint32_t pc, sched_op_t *op, uint32_t *len) {
+static int far_core(const sched_t *s, const fold_t *f, uint32_t pc, sched_op_t *op, uint32_t *len) {
     uint32_t L = (uint32_t)lg(f->pof2);
     (void)s;
     *len = 4 * L;
     if (pc < 2 * L) return halving_op(f, pc / 2, pc, op);
     if (pc < 4 * L) return doubling_op(f, (pc - 2 * L) / 2, pc, op);
     return 0;
+}
+
+/* x's low L bits reversed. */
+static uint32_t bitrev(uint32_t x, uint32_t L) {
+    uint32_t y = 0;
+    for (uint32_t i = 0; i < L; i++, x >>= 1) y = y << 1 | (x & 1);
+    return y;
+}
+
+/* The blocks new rank nr holds after halving with bits 0..k of its rank
+ * (MPICH's order): those whose top k+1 index bits are those bits reversed. */
+static uint32_t near_lo(uint32_t nr, uint32_t k, uint32_t L) { return bitrev(nr & ((2u << k) - 1), L); }
+
+/* MPICH's order: halve with partners 1, 2, 4 ... away (sending the half the
+ * partner keeps), then double back with p'/2 ... 1. */
+static int near_core(const sched_t *s, const fold_t *f, uint32_t pc, sched_op_t *op, uint32_t *len) {
+    uint32_t L = (uint32_t)lg(f->pof2), nr = (uint32_t)f->nr;
+    (void)s;
+    *len = 4 * L;
+    if (pc >= 4 * L) return 0;
+    uint32_t k = pc < 2 * L ? pc / 2 : L - 1 - (pc - 2 * L) / 2, peer = nr ^ (1u << k);
+    uint32_t mine = near_lo(nr, k, L), theirs = near_lo(peer, k, L), n = (uint32_t)f->pof2 >> (k + 1);
+    if (pc < 2 * L) return exchange(pc, real_of(f, (int)peer), theirs, mine, n, RECV_REDUCE, op);
+    return exchange(pc, real_of(f, (int)peer), mine, theirs, n, RECV_COPY, op);
 }
 
 static int halving_core(const sched_t *s, const fold_t *f, uint32_t pc, sched_op_t *op, uint32_t *len) {
@@ -162,7 +192,11 @@ static int rd_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) 
 }
 static int rab_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     (void)c;
-    return folded_prog(s, r, pc, rabenseifner_core, op);
+    return folded_prog(s, r, pc, near_core, op);
+}
+static int rab_far_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    return folded_prog(s, r, pc, far_core, op);
 }
 static int halving_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     (void)c;
@@ -184,6 +218,13 @@ static int rab_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)o; (void)e;
     sched_layout(s, (uint32_t)fold(0, s->nranks).pof2, 1);
     s->prog = rab_prog;
+    return 0;
+}
+
+static int rab_far_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    (void)o; (void)e;
+    sched_layout(s, (uint32_t)fold(0, s->nranks).pof2, 1);
+    s->prog = rab_far_prog;
     return 0;
 }
 
@@ -262,7 +303,15 @@ const algo_t algo_allreduce_rabenseifner = {
     .coll = COLL_ALLREDUCE, .name = "rabenseifner", .build = rab_build, .cost = rab_cost,
     .cost_text = "2 lg p' a + 2((p'-1)/p')nb + ((p'-1)/p')ng [+ 2a + 2nb + ng if p is not a power of two]",
     .requires = "any p >= 1, any n", .port_model = HD_PORTS,
-    .idea = "reduce-scatter by recursive halving, then all-gather by recursive doubling",
+    .idea = "reduce-scatter by recursive halving, then all-gather by recursive doubling "
+            "(MPICH's order: nearest partner first)",
+};
+
+const algo_t algo_allreduce_rabenseifner_far = {
+    .coll = COLL_ALLREDUCE, .name = "rabenseifner_far", .build = rab_far_build, .cost = rab_cost,
+    .cost_text = "2 lg p' a + 2((p'-1)/p')nb + ((p'-1)/p')ng [+ 2a + 2nb + ng if p is not a power of two]",
+    .requires = "any p >= 1, any n", .port_model = HD_PORTS,
+    .idea = "rabenseifner with the farthest partner first (p'/2 away, half the buffer)",
 };
 
 const algo_t algo_reducescatter_halving = {

@@ -88,7 +88,8 @@ typedef struct {
 static const claim_t claims[] = {
     {&algo_allreduce_ring, EXACT, EXACT, NULL},      {&algo_allreduce_binomial, EXACT, EXACT, NULL},
     {&algo_allreduce_naive, EXACT, EXACT, NULL},     {&algo_allreduce_rd, EXACT, EXACT, NULL},
-    {&algo_allreduce_rabenseifner, EXACT, EXACT, NULL}, {&algo_allreduce_twoshot, EXACT, EXACT, NULL},
+    {&algo_allreduce_rabenseifner, EXACT, EXACT, NULL}, {&algo_allreduce_rabenseifner_far, EXACT, EXACT, NULL},
+    {&algo_allreduce_twoshot, EXACT, EXACT, NULL},
     {&algo_allreduce_oneshot, LOWER, EXACT, NULL},
     {&algo_allreduce_bintree, APPROX, APPROX, NULL}, {&algo_allreduce_dbtree, APPROX, APPROX, NULL},
     {&algo_allreduce_chain, APPROX, APPROX, NULL},   {&algo_allreduce_nvls, APPROX, APPROX, NULL},
@@ -340,4 +341,39 @@ Test(catalogue, nccltree_every_group_size) {
             }
         topo_free(t);
     }
+}
+
+/* ---- Rabenseifner's partner order ---------------------------------- */
+
+static double fair_time(topo_t *t, const char *name, uint64_t n) {
+    sched_t s;
+    engine_result_t r;
+    engine_opts_t o = {.contention = CONTENTION_FAIR};
+    cr_assert_eq(algo_build(algo_find(COLL_ALLREDUCE, name), topo_nranks(t), n, NULL, &s, NULL), 0, "%s", name);
+    cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0, "%s", name);
+    return r.time_s;
+}
+
+/* `rabenseifner` halves with the nearest partner first, as MPICH does
+ * (rank 0 sends half the buffer to rank 1 first); rabenseifner_far with
+ * the farthest (rank 8 of 16). Under a 4:1 oversubscribed tree with ranks
+ * placed by block, MPICH's order keeps the big halves inside a leaf:
+ * 64 MiB, by hand from the busiest link of each step (in 1/B units of n):
+ * near 2(n/2 + n/4 + 4 n/8 + 4 n/16) = 3 n/B, far 2(4 n/2 + 4 n/4 + n/8 +
+ * n/16) = 6.375 n/B: 2.1x. */
+Test(catalogue, rabenseifner_pairs_nearest_first_as_mpich) {
+    sched_t s;
+    sched_op_t op;
+    cr_assert_eq(algo_build(&algo_allreduce_rabenseifner, 16, 1 << 20, NULL, &s, NULL), 0);
+    cr_assert(sched_op(&s, 0, 0, 0, &op));
+    cr_expect(op.send && op.send_peer == 1 && op.nchunk == 8, "MPICH: rank 0 first sends 8 of 16 blocks to rank 1");
+    cr_assert_eq(algo_build(&algo_allreduce_rabenseifner_far, 16, 1 << 20, NULL, &s, NULL), 0);
+    cr_assert(sched_op(&s, 0, 0, 0, &op));
+    cr_expect(op.send && op.send_peer == 8 && op.nchunk == 8, "far: rank 0 first sends 8 of 16 blocks to rank 8");
+    topo_t *t = th_load("tests/data/tree-4x4.yaml", NULL);
+    uint64_t n = 64u << 20;
+    double near = fair_time(t, "rabenseifner", n), far = fair_time(t, "rabenseifner_far", n), B = 10e9;
+    cr_expect_float_eq(near, 3.0 * (double)n / B, 0.01 * near, "near %.6g s", near);
+    cr_expect_float_eq(far, 6.375 * (double)n / B, 0.01 * far, "far %.6g s", far);
+    topo_free(t);
 }
