@@ -50,6 +50,18 @@ int algo_build(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, sched_t
     return a->build(s, o, e);
 }
 
+/* Rank 0's ops, two a step (every rank of a lockstep row has as many). */
+int algo_lockstep_nsteps(const sched_t *s) {
+    sched_op_t op;
+    uint32_t pc = 0;
+    while (pc < (1u << 24) && sched_op(s, 0, 0, pc, &op)) pc++;
+    return (int)(pc / 2);
+}
+
+int algo_lockstep_send(const sched_t *s, int k, int r, sched_op_t *op) {
+    return sched_op(s, r, 0, 2u * (uint32_t)k, op) && op->send;
+}
+
 uint64_t algo_pipeline_chunks(uint64_t n, const algo_opts_t *o) {
     if (o && o->pipeline > 0) return (uint64_t)o->pipeline;
     uint64_t k = (n + (1 << 20) - 1) >> 20;

@@ -51,7 +51,20 @@ typedef struct algo {
      * channel, s->nchannels of them. The view's beta is then the busiest
      * link's time for a whole step (cost_model_t.stepwise). */
     int (*peer_slots)(const sched_t *s, int *nchannels);
+    /* Optional, for rows that move in steps of different patterns (recursive
+     * doubling and halving, pairwise shifts, Bruck): how many steps, and rank
+     * r's send in step k (1 and *op, or 0 if r sends nothing then). The
+     * closed form then charges every step its own busiest link
+     * (topologies/linkload.h, linkload_steps_cost): right where the steps do
+     * not overlap, as these rows' formulas assume. algo_lockstep_* serve rows
+     * whose op 2k is step k's send and op 2k+1 its receive. */
+    int (*nsteps)(const sched_t *s);
+    int (*step_send)(const sched_t *s, int k, int r, sched_op_t *op);
 } algo_t;
+
+int algo_lockstep_nsteps(const sched_t *s);
+int algo_lockstep_send(const sched_t *s, int k, int r, sched_op_t *op);
+#define ALGO_LOCKSTEP .nsteps = algo_lockstep_nsteps, .step_send = algo_lockstep_send
 
 /* Rows of the registry, NULL-terminated, in a fixed order. */
 const algo_t *const *algo_all(void);

@@ -84,6 +84,7 @@ const algo_t algo_alltoall_pairwise = {
     .cost_text = "(p-1)(a + (n/p) b)", .requires = "p divides n",
     .port_model = "single-port or multi-port star (same); exact",
     .idea = "step k: send block r+k to rank r+k, take rank r-k's block r",
+    ALGO_LOCKSTEP,
 };
 
 const algo_t algo_alltoall_naive = {

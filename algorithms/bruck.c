@@ -47,4 +47,5 @@ const algo_t algo_allgather_bruck = {
     .cost_text = "ceil(lg p) a + ((p-1)/p) nb",
     .requires = "any p >= 1, any n", .port_model = "single-port or multi-port star (same); exact when p divides n",
     .idea = "double what you hold each round by trading with the rank 2^k away",
+    ALGO_LOCKSTEP,
 };

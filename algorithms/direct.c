@@ -100,18 +100,21 @@ const algo_t algo_reducescatter_pairwise = {
     .coll = COLL_REDUCE_SCATTER, .name = "pairwise", .build = pairwise_build, .cost = rs_cost,
     .cost_text = "(p-1)(a + ceil(n/p)(b + g))", .requires = "any p >= 1, any n",
     .port_model = DIRECT_PORTS, .idea = "step k: send block r+k to rank r+k, add block r from rank r-k",
+    ALGO_LOCKSTEP,
 };
 
 const algo_t algo_allgather_pairwise = {
     .coll = COLL_ALLGATHER, .name = "pairwise", .build = pairwise_build, .cost = ag_cost,
     .cost_text = "(p-1)(a + ceil(n/p) b)", .requires = "any p >= 1, any n",
     .port_model = DIRECT_PORTS, .idea = "step k: send my block to rank r+k, take rank r-k's",
+    ALGO_LOCKSTEP,
 };
 
 const algo_t algo_allreduce_twoshot = {
     .coll = COLL_ALLREDUCE, .name = "twoshot", .build = pairwise_build, .cost = twoshot_cost,
     .cost_text = "2(p-1)a + 2(p-1) ceil(n/p) b + (p-1) ceil(n/p) g", .requires = "any p >= 1, any n",
     .port_model = DIRECT_PORTS, .idea = "pairwise reduce-scatter, then pairwise all-gather",
+    ALGO_LOCKSTEP,
 };
 
 const algo_t algo_allreduce_oneshot = {

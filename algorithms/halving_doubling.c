@@ -147,6 +147,27 @@ static int folded_prog(const sched_t *s, int r, uint32_t pc, core_fn core, sched
     return 0;
 }
 
+/* The steps of a folded all-reduce, as the closed form's link view takes
+ * them (algo.h, step_send): the pre-step, the core's exchanges, the
+ * post-step. */
+static int folded_nsteps(const sched_t *s, core_fn core) {
+    fold_t f = fold(0, s->nranks);
+    sched_op_t op;
+    uint32_t len = 0;
+    core(s, &f, UINT32_MAX, &op, &len);              /* sets len only */
+    return (int)len / 2 + (f.rem ? 2 : 0);
+}
+
+static int folded_send(const sched_t *s, core_fn core, int k, int r, sched_op_t *op) {
+    fold_t f = fold(r, s->nranks);
+    uint32_t len = 0, all = s->nchunks;
+    int last = folded_nsteps(s, core) - 1, folded = r < 2 * f.rem;
+    if (f.rem && k == 0) { *op = op_send(r + 1, 0, all); return f.nr < 0; }
+    if (f.rem && k == last) { *op = op_send(r - 1, 0, all); return folded && f.nr >= 0; }
+    if (f.nr < 0) return 0;
+    return core(s, &f, 2u * (uint32_t)(k - (f.rem ? 1 : 0)), op, &len) && op->send;
+}
+
 /* Reduce: new rank of virtual rank v (odd v below 2 rem fold onto v - 1). */
 static int reduce_nr(int v, const fold_t *f) {
     return v < 2 * f->rem ? (v % 2 ? -1 : v / 2) : v - f->rem;
@@ -206,6 +227,13 @@ static int doubling_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t
     (void)c;
     return folded_prog(s, r, pc, doubling_core, op);
 }
+
+static int rd_nsteps(const sched_t *s) { return folded_nsteps(s, rd_core); }
+static int rd_send(const sched_t *s, int k, int r, sched_op_t *op) { return folded_send(s, rd_core, k, r, op); }
+static int rab_nsteps(const sched_t *s) { return folded_nsteps(s, near_core); }
+static int rab_send(const sched_t *s, int k, int r, sched_op_t *op) { return folded_send(s, near_core, k, r, op); }
+static int far_nsteps(const sched_t *s) { return folded_nsteps(s, far_core); }
+static int far_send(const sched_t *s, int k, int r, sched_op_t *op) { return folded_send(s, far_core, k, r, op); }
 
 static int rd_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)o; (void)e;
@@ -297,6 +325,7 @@ const algo_t algo_allreduce_rd = {
     .cost_text = "lg p'(a + nb + ng) [+ 2a + 2nb + ng if p is not a power of two; p' = 2^floor(lg p)]",
     .requires = "any p >= 1, any n", .port_model = HD_PORTS,
     .idea = "recursive doubling: swap whole buffers with partners 1, 2, 4 ... away, adding",
+    .nsteps = rd_nsteps, .step_send = rd_send,
 };
 
 const algo_t algo_allreduce_rabenseifner = {
@@ -305,6 +334,7 @@ const algo_t algo_allreduce_rabenseifner = {
     .requires = "any p >= 1, any n", .port_model = HD_PORTS,
     .idea = "reduce-scatter by recursive halving, then all-gather by recursive doubling "
             "(MPICH's order: nearest partner first)",
+    .nsteps = rab_nsteps, .step_send = rab_send,
 };
 
 const algo_t algo_allreduce_rabenseifner_far = {
@@ -312,6 +342,7 @@ const algo_t algo_allreduce_rabenseifner_far = {
     .cost_text = "2 lg p' a + 2((p'-1)/p')nb + ((p'-1)/p')ng [+ 2a + 2nb + ng if p is not a power of two]",
     .requires = "any p >= 1, any n", .port_model = HD_PORTS,
     .idea = "rabenseifner with the farthest partner first (p'/2 away, half the buffer)",
+    .nsteps = far_nsteps, .step_send = far_send,
 };
 
 const algo_t algo_reducescatter_halving = {
@@ -319,6 +350,7 @@ const algo_t algo_reducescatter_halving = {
     .cost_text = "lg p a + ((p-1)/p)n(b + g)",
     .requires = "p a power of two, any n", .port_model = HD_PORTS,
     .idea = "recursive halving: swap half of what is left with partners p/2, p/4 ... away",
+    ALGO_LOCKSTEP,
 };
 
 const algo_t algo_allgather_rd = {
@@ -326,6 +358,7 @@ const algo_t algo_allgather_rd = {
     .cost_text = "lg p a + ((p-1)/p)nb",
     .requires = "p a power of two, any n", .port_model = HD_PORTS,
     .idea = "recursive doubling: swap everything gathered so far with partners 1, 2, 4 ... away",
+    ALGO_LOCKSTEP,
 };
 
 const algo_t algo_reduce_rabenseifner = {

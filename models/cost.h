@@ -23,6 +23,7 @@ typedef struct cost_model {
     double beta;    /* seconds per byte (1 / bottleneck bandwidth) */
     double gamma;   /* seconds per byte reduced (1 / reduce bandwidth), 0 if free */
     int ports;      /* 1: single-port; 0: multi-port star (see above) */
+    int inflight;   /* sends a rank's stream may have in flight (max_inflight); 0: no limit */
     int uniform;    /* 1 if every rank pair looked at sees the same alpha and beta:
                        only then can an exact formula be exact on this machine */
     int reducers;   /* switches that reduce in the network (NVLS, SHARP) */
@@ -43,6 +44,8 @@ typedef struct cost_model {
      * fields above serve both). */
     cost_view_t across;
     int has_across;
+    int blind;      /* 1: the machine has links several ranks' routes may share and this
+                       row's closed form does not look at them (no view of its steps) */
 } cost_model_t;
 
 /* m as the steps between groups see it. */

@@ -49,6 +49,7 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
         cJSON_AddNumberToObject(o, "beta_s_per_byte", r->model.beta);
         cJSON_AddNumberToObject(o, "gamma_s_per_byte", r->model.gamma);
         cJSON_AddStringToObject(o, "cost", r->algo->cost_text);
+        cJSON_AddBoolToObject(o, "shared_links_seen", !r->model.blind);
     }
     cJSON_AddStringToObject(o, "port_model", r->model.ports == 1 ? "single-port" : "multi-port");
     if (verify_asked) {

@@ -28,6 +28,27 @@ static void bandwidths(run_out_t *o, coll_t c) {
 
 typedef struct { int (*peer)(const sched_t *, int, int); sched_t s; } peer_ctx_t;
 
+typedef struct { const algo_t *a; const sched_t *s; } step_ctx_t;
+
+static int load_step(const void *ctx, int k, int r, double *bytes) {
+    const step_ctx_t *x = ctx;
+    sched_op_t op;
+    if (!x->a->step_send(x->s, k, r, &op)) return -1;
+    *bytes = (double)sched_range_bytes(x->s, op.chunk, op.nchunk);
+    return op.send_peer;
+}
+
+/* Does any link join two nodes routes pass through (switches, NICs, CPUs,
+ * forwarding GPUs)? Only such a link can carry several ranks' messages to
+ * several others: a link from a rank carries only that rank's. */
+static int has_fabric(const topo_t *t) {
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        const topo_dlink_t *d = topo_dlink(t, l);
+        if (topo_node(t, d->src)->transit && topo_node(t, d->dst)->transit) return 1;
+    }
+    return 0;
+}
+
 static int load_peer(const void *ctx, int c, int r) {
     const peer_ctx_t *x = ctx;
     return x->peer(&x->s, c, r);
@@ -96,10 +117,18 @@ static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_m
                       baton_err_t *e) {
     *out = *m;
     peer_ctx_t x = {.peer = a->peer, .s = *s};
-    if (t == NULL || (!a->peer && !a->peer_across) || s->nranks < 2) return 0;
+    if (t == NULL || s->nranks < 2) return 0;
+    if (a->step_send && s->nchannels <= 1) {
+        step_ctx_t y = {a, s};
+        int rc = linkload_steps_cost(t, load_step, &y, a->nsteps(s), out, e);
+        out->blind = rc == 0 && has_fabric(t);
+        return rc < 0 ? rc : 0;
+    }
+    if (!a->peer && !a->peer_across) { out->blind = has_fabric(t); return 0; }
     int C = x.s.nchannels, slots = a->peer_slots ? a->peer_slots(&x.s, &C) : C;
     int rc = a->peer ? linkload_pattern_cost(t, load_peer, &x, slots, C, out, e) : 0;
     if (rc > 0 && a->peer_slots) out->stepwise = 1;
+    if (rc == 0 && a->peer) out->blind = has_fabric(t);          /* too large to look at */
     if (rc >= 0 && a->peer_across) {
         cost_model_t across = *m;
         x.peer = a->peer_across;

@@ -51,6 +51,13 @@ static int simulate(const select_req_t *q, const algo_t *a, const cost_model_t *
     return (a->approx || !m->uniform) && work <= 2e6;
 }
 
+/* A row whose formula does not see the links it shares (cost_model_t.blind)
+ * is simulated too where the run stays small. */
+static int blind_simulate(const select_req_t *q, int p, uint64_t n) {
+    double k = (double)algo_pipeline_chunks(n, &q->opts), work = (double)p * (k > p ? k : p) * 8;
+    return q->model == SELECT_AUTO && work <= 2e6;
+}
+
 static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t c, uint64_t n, const algo_t *a,
                 select_cell_t *out, baton_err_t *e) {
     run_req_t r = {.coll = c, .algo = a->name, .bytes = n, .opts = q->opts, .proto = q->proto,
@@ -60,10 +67,14 @@ static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t 
     r.predict = !simulate(q, a, m, topo_nranks(t), n);
     *out = (select_cell_t){.algo = a};
     int rc = run_collective(t, &r, &o, &ce);
+    if (rc == 0 && r.predict && o.model.blind && blind_simulate(q, topo_nranks(t), n)) {
+        r.predict = 0;                                  /* the formula cannot see the links it shares */
+        rc = run_collective(t, &r, &o, &ce);
+    }
     if (rc == BATON_EUNSUP) return 0;                   /* this case is not for it */
     if (rc < 0) { *e = ce; return rc; }
     *out = (select_cell_t){.algo = a, .proto = o.proto, .ok = 1, .simulated = o.simulated,
-                           .approx = !o.simulated && (a->approx || !m->uniform), .time_s = o.time_s,
+                           .approx = !o.simulated && (a->approx || !m->uniform || o.model.blind), .time_s = o.time_s,
                            .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
     return 0;
 }
@@ -83,7 +94,8 @@ static void nccl_cell(topo_t *t, const select_req_t *q, const cost_model_t *m, s
         if (run_collective(t, &r, &o, NULL) < 0) return;
     }
     row->nccl = (select_cell_t){.algo = o.algo, .proto = o.proto, .ok = 1, .simulated = o.simulated,
-                                .approx = !o.simulated && (o.algo->approx || !m->uniform), .time_s = o.time_s,
+                                .approx = !o.simulated && (o.algo->approx || !m->uniform || o.model.blind),
+                                .time_s = o.time_s,
                                 .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
     engine_result_free(&o.eng);
 }

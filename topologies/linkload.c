@@ -42,3 +42,48 @@ int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int
     m->beta_path = w.path;
     return 1;
 }
+
+/* One step: charge every message's bytes to its links; the busiest link's
+ * seconds, the largest message, the longest latency. */
+static int one_step(topo_t *t, linkload_step_fn send, const void *ctx, int k, double *load, double *busiest,
+                    double *largest, double *lat, int *sends, baton_err_t *e) {
+    int p = topo_nranks(t), nl = topo_nlinks(t);
+    longest_t w = {0, 0};
+    for (int r = 0; r < p; r++) {
+        double bytes = 0;
+        int dst = send(ctx, k, r, &bytes), rc;
+        if (dst < 0 || dst == r) continue;
+        if ((rc = charge(t, r, dst, bytes, load, &w, e)) < 0) return rc;
+        if (bytes > *largest) *largest = bytes;
+        *sends = 1;
+    }
+    double scale = topo_params_c(t)->bw_scale;
+    for (int l = 0; l < nl; l++) {
+        double s = load[l] / (topo_dlink(t, l)->bw * scale);
+        if (s > *busiest) *busiest = s;
+        load[l] = 0;
+    }
+    *lat = w.lat;
+    return 0;
+}
+
+int linkload_steps_cost(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, cost_model_t *m,
+                        baton_err_t *e) {
+    int p = topo_nranks(t), nl = topo_nlinks(t), moving = 0;
+    if (nsteps < 1 || (double)p * nsteps > LOAD_MAX_STEP_MESSAGES) return 0;
+    double *load = calloc((size_t)nl + 1, sizeof *load), seconds = 0, bytes = 0, lat = 0;
+    if (load == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int k = 0; k < nsteps; k++) {
+        double busiest = 0, largest = 0, l = 0;
+        int sends = 0, rc = one_step(t, send, ctx, k, load, &busiest, &largest, &l, &sends, e);
+        if (rc < 0) { free(load); return rc; }
+        if (!sends) continue;                         /* nobody sends in this step */
+        seconds += busiest, bytes += largest, lat += l, moving++;
+    }
+    free(load);
+    if (moving == 0 || bytes == 0) return 0;
+    m->alpha = lat / moving;
+    m->beta = m->beta_path = seconds / bytes;
+    m->channels = 1;
+    return 1;
+}

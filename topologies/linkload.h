@@ -31,4 +31,19 @@ typedef int (*linkload_peer_fn)(const void *ctx, int c, int r);
 int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
                       baton_err_t *e);
 
+/* Rows whose steps differ (recursive doubling and halving, pairwise shifts,
+ * Bruck): in step k rank r sends *bytes to the rank send(ctx, k, r, &bytes)
+ * returns (-1: nothing). Every step is charged its own busiest directed link
+ * (its bytes over its bandwidth) and its longest route's latency; the view
+ * is alpha = their mean (a formula counts one alpha a step) and beta = the
+ * steps' busiest-link seconds over the sum of each step's largest message
+ * (what a uniform formula multiplies by beta), so a formula summing
+ * alpha + m_k beta over its steps gives the sum of the steps' times.
+ * LOAD_MAX_STEP_MESSAGES bounds ranks x steps. 1 if done, 0 if too large or
+ * nothing moves (m untouched), < 0 on error. */
+typedef int (*linkload_step_fn)(const void *ctx, int k, int r, double *bytes);
+#define LOAD_MAX_STEP_MESSAGES (1 << 18)
+int linkload_steps_cost(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, cost_model_t *m,
+                        baton_err_t *e);
+
 #endif

@@ -466,6 +466,7 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     m->channels = 1;
     m->gamma = t->params.reduce_bw > 0 ? 1.0 / t->params.reduce_bw : 0;
     m->ports = t->params.ports;
+    m->inflight = t->params.max_inflight;
     m->reducers = t->nreducers;
     topo_route_t hr;
     if (t->nreducers > 0 && p > 0 && topo_route(t, 0, p, &hr, NULL) == 0 && hr.nlinks > 0)

@@ -206,6 +206,9 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
         printf("  formula  %s\n           alpha %.4g s, beta %.4g s/B, gamma %.4g s/B, %s\n",
                r->algo->cost_text, r->model.alpha, r->model.beta, r->model.gamma,
                r->model.ports == 1 ? "single-port" : "multi-port");
+    if (!r->simulated && r->model.blind)
+        printf("  caution  links between switches may carry several ranks' messages at once and %s's formula\n"
+               "           does not look at them: `baton sim --contention fair` does\n", r->algo->name);
     if (r->simulated && r->eng.reps < r->ranks)
         printf("  symmetric %d representative%s simulated for %d ranks (ranks %d apart act alike)\n",
                r->eng.reps, r->eng.reps == 1 ? "" : "s", r->ranks, r->eng.reps);
