@@ -110,11 +110,11 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
 /* The rows, defined next to their algorithms. */
 #define ALGO_ROWS(X)                                                          \
     X(allreduce_ring) X(allreduce_binomial) X(allreduce_naive) X(allreduce_rd)     \
-    X(allreduce_rabenseifner) X(allreduce_rabenseifner_far) X(allreduce_oneshot) X(allreduce_twoshot)        \
+    X(allreduce_rabenseifner) X(allreduce_rabenseifner_far) X(allreduce_oneshot) X(allreduce_twoshot) X(allreduce_direct)        \
     X(reducescatter_ring) X(reducescatter_naive) X(reducescatter_halving)     \
-    X(reducescatter_pairwise)                                                  \
+    X(reducescatter_pairwise) X(reducescatter_direct)                           \
     X(allgather_ring) X(allgather_naive) X(allgather_rd) X(allgather_bruck)     \
-    X(allgather_pairwise)                                                      \
+    X(allgather_pairwise) X(allgather_direct)                                   \
     X(broadcast_naive) X(broadcast_binomial) X(broadcast_chain)                \
     X(broadcast_scatter_allgather)                                            \
     X(reduce_naive) X(reduce_binomial) X(reduce_chain) X(reduce_rabenseifner)  \

@@ -125,3 +125,121 @@ const algo_t algo_allreduce_oneshot = {
     .idea = "send the whole buffer to every peer at once, add what arrives",
     .approx = 1,
 };
+
+/* ---- direct: every peer at once, phase by phase ----------------------
+ *
+ * Reduce-scatter: channel c talks to the peer k = c + 1 away, so rank r's
+ * p - 1 sends (block r+k to rank r+k) leave together and its p - 1 receives
+ * (block r from r-k, added) arrive together; the adds share r's one reduce
+ * engine. All-gather: the same with block r out and block r-k in. All-reduce:
+ * the reduce-scatter, then every channel waits until block r is whole (its
+ * channels hand channel 0 a token, channel 0 hands each one back), then the
+ * all-gather. On a full mesh this is the fastest way; through one port or
+ * one link into a switch the sends queue (NCCL's and MSCCL's "all pairs").
+ *
+ * Step diagram, all-reduce, p = 3, rank 0 (b_j = block j):
+ *
+ *   chan 0 (k=1)  send b1->1   recv+ b0<-2   token in from chan 1, out to chan 1   send b0->1   recv b2<-2
+ *   chan 1 (k=2)  send b2->2   recv+ b0<-1   token to chan 0, in from chan 0       send b0->2   recv b1<-1
+ *
+ * Costs (m = ceil(n/p); the first block arrives after a + mb, the last one
+ * d later: single-port d = (p-2)(a + mb), multi-port star d = (p-2) mb, a
+ * machine's view d = m(step's busiest link - one route), 0 on a full mesh):
+ *   RS  a + mb + max((p-1) mg, d + mg)      AG  a + mb + d      AR  RS + AG
+ * exact when p divides n. Requires: any p >= 1 up to 512 (p - 1 channels). */
+static int direct_chan_op(const sched_t *s, int r, int c, uint32_t pc, int reduce, sched_op_t *op) {
+    int p = s->nranks, k = c + 1, to = (r + k) % p, from = (r - k + p) % p;
+    if (pc == 0) { *op = op_send(to, reduce ? (uint32_t)to : (uint32_t)r, 1); return 1; }
+    if (pc == 1) { *op = reduce ? op_recv(from, (uint32_t)r, 1, RECV_REDUCE) : op_recv(from, (uint32_t)from, 1, RECV_COPY); return 1; }
+    return 0;
+}
+
+/* All-reduce: after the reduce-scatter, channel 0 takes a token from each
+ * other channel (block r is then whole), and a token goes from channel to
+ * channel, 0 to 1 to 2 ..., each starting its all-gather as it passes: the
+ * ranks' channels then start in the same channel-by-channel order as the
+ * reduce-scatter did (engine.c, loop), not rank by rank. */
+static uint32_t direct_sync_len(const sched_t *s, int c) {
+    int chans = s->nranks - 1;
+    return c == 0 ? (uint32_t)(chans - 1) + (chans > 1) : 2u + (c + 1 < chans);
+}
+
+static int direct_sync_op(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    uint32_t others = (uint32_t)s->nranks - 2, b = (uint32_t)r;
+    if (c == 0 && pc < others) { *op = op_chan(op_recv(r, b, 0, RECV_COPY), (int)pc + 1, -1); return 1; }
+    if (c > 0 && pc == 0) { *op = op_chan(op_send(r, b, 0), -1, 0); return 1; }
+    if (c > 0 && pc == 1) { *op = op_chan(op_recv(r, b, 0, RECV_COPY), c - 1, -1); return 1; }
+    *op = op_chan(op_send(r, b, 0), -1, c + 1);             /* pass it on */
+    return 1;
+}
+
+static int direct_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    if (s->nranks < 2) return 0;
+    if (s->coll != COLL_ALLREDUCE) return direct_chan_op(s, r, c, pc, s->coll == COLL_REDUCE_SCATTER, op);
+    if (pc < 2) return direct_chan_op(s, r, c, pc, 1, op);
+    uint32_t sync = direct_sync_len(s, c);
+    if (pc < 2 + sync) return direct_sync_op(s, r, c, pc - 2, op);
+    return direct_chan_op(s, r, c, pc - 2 - sync, 0, op);
+}
+
+static int direct_peer(const sched_t *s, int c, int r) { return (r + c + 1) % s->nranks; }
+
+/* One step: p - 1 messages a rank, each a whole block (algo.h, peer_slots). */
+static int direct_slots(const sched_t *s, int *nchannels) {
+    *nchannels = 1;
+    return s->nranks - 1;
+}
+
+static int direct_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    (void)o;
+    if (s->nranks > 512)
+        return err_set(e, BATON_EUNSUP, "direct uses one channel per peer; %d ranks is more than 512", s->nranks);
+    sched_layout(s, (uint32_t)s->nranks, 1);
+    s->nchannels = s->nranks > 1 ? s->nranks - 1 : 1;
+    s->prog = direct_prog;
+    return 0;
+}
+
+/* From the first arrival to the last (see the costs above). */
+static double direct_spread(const cost_model_t *m, int p, double mb) {
+    if (m->ports == 1) return (p - 2) * (m->alpha + mb * m->beta);
+    if (m->stepwise) return mb * (m->beta - m->beta_path);
+    return (p - 2) * mb * m->beta;
+}
+
+static double direct_first(const cost_model_t *m, double mb) {
+    return m->alpha + mb * (m->stepwise && m->ports != 1 ? m->beta_path : m->beta);
+}
+
+static double direct_rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    if (p < 2) return 0;
+    double mb = cost_block(p, n), d = direct_spread(m, p, mb), adds = (p - 1) * mb * m->gamma;
+    return direct_first(m, mb) + (adds > d + mb * m->gamma ? adds : d + mb * m->gamma);
+}
+
+static double direct_ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    if (p < 2) return 0;
+    double mb = cost_block(p, n);
+    return direct_first(m, mb) + direct_spread(m, p, mb);
+}
+
+static double direct_ar_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    return direct_rs_cost(m, p, n, o) + direct_ag_cost(m, p, n, o);
+}
+
+#define DIRECT_ALL_PORTS "single-port, multi-port star and a machine's view (full mesh: every block at once); exact when p divides n"
+#define DIRECT_ROW(c, cname, fn, text, what)                                                    \
+    const algo_t algo_##cname##_direct = {                                                      \
+        .coll = c, .name = "direct", .build = direct_build, .cost = fn, .cost_text = text,      \
+        .requires = "1 <= p <= 512, any n", .port_model = DIRECT_ALL_PORTS, .idea = what,       \
+        .peer = direct_peer, .peer_slots = direct_slots,                                        \
+    }
+
+DIRECT_ROW(COLL_REDUCE_SCATTER, reducescatter, direct_rs_cost, "a + mb + max((p-1)mg, d + mg), m = ceil(n/p)",
+           "every peer at once: send block j to rank j, add what all others send");
+DIRECT_ROW(COLL_ALLGATHER, allgather, direct_ag_cost, "a + mb + d, m = ceil(n/p)",
+           "every peer at once: send my block to all, take theirs");
+DIRECT_ROW(COLL_ALLREDUCE, allreduce, direct_ar_cost, "direct reduce-scatter + direct all-gather",
+           "direct reduce-scatter, then direct all-gather (all peers at once per phase)");

@@ -178,3 +178,29 @@ Test(closed_form, steps_see_the_links_they_share) {
     cr_expect_not(blind, "one switch: no link carries two ranks' traffic");
     topo_free(t);
 }
+
+/* `direct` on a full mesh with no port limit: every block at once, each on
+ * its own link, so the machine's view (one route's time, the busiest link
+ * no busier) gives a + mb (+ the adds in turn) a phase, equal to the
+ * simulator for every p and phase; through one switch the same row queues
+ * on the rank's link (multi-port star form), also equal. */
+Test(closed_form, direct_on_a_full_mesh_and_a_star) {
+    coll_t colls[] = {COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_ALLREDUCE};
+    int ps[] = {2, 3, 5, 8, 16};
+    for (int star = 0; star <= 1; star++)
+        for (int i = 0; i < 5; i++) {
+            topo_t *t = star ? th_star(ps[i], 10e9, 1e-6, 0, 20e9) : th_full(ps[i], 10e9, 1e-6, 0, 20e9);
+            for (int c = 0; c < 3; c++)
+                for (uint64_t n = 0; n <= 720720u * 64; n = n ? n * 64 : 720720) {
+                    run_req_t q = {.coll = colls[c], .algo = "direct", .bytes = n, .proto = PROTO_NONE};
+                    run_out_t sim, closed;
+                    baton_err_t e = {0};
+                    cr_assert_eq(run_collective(t, &q, &sim, &e), 0, "%s", e.msg);
+                    q.predict = 1;
+                    cr_assert_eq(run_collective(t, &q, &closed, &e), 0, "%s", e.msg);
+                    expect_close(sim.time_s, closed.time_s, star ? "direct, star" : "direct, full mesh", ps[i], n);
+                    engine_result_free(&sim.eng);
+                }
+            topo_free(t);
+        }
+}
