@@ -250,8 +250,7 @@ static int rab_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 }
 
 static int rab_far_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
-    (void)o; (void)e;
-    sched_layout(s, (uint32_t)fold(0, s->nranks).pof2, 1);
+    rab_build(s, o, e);
     s->prog = rab_far_prog;
     return 0;
 }
@@ -318,6 +317,7 @@ static double doubling_cost(const cost_model_t *m, int p, uint64_t n, const algo
     return lg(p) * m->alpha + moved(p, n) * m->beta;
 }
 
+#define RAB_TEXT "2 lg p' a + 2((p'-1)/p')nb + ((p'-1)/p')ng [+ 2a + 2nb + ng if p is not a power of two]"
 #define HD_PORTS "single-port or multi-port star (same); exact when p' divides n"
 
 const algo_t algo_allreduce_rd = {
@@ -330,8 +330,7 @@ const algo_t algo_allreduce_rd = {
 
 const algo_t algo_allreduce_rabenseifner = {
     .coll = COLL_ALLREDUCE, .name = "rabenseifner", .build = rab_build, .cost = rab_cost,
-    .cost_text = "2 lg p' a + 2((p'-1)/p')nb + ((p'-1)/p')ng [+ 2a + 2nb + ng if p is not a power of two]",
-    .requires = "any p >= 1, any n", .port_model = HD_PORTS,
+    .cost_text = RAB_TEXT, .requires = "any p >= 1, any n", .port_model = HD_PORTS,
     .idea = "reduce-scatter by recursive halving, then all-gather by recursive doubling "
             "(MPICH's order: nearest partner first)",
     .nsteps = rab_nsteps, .step_send = rab_send,
@@ -339,8 +338,7 @@ const algo_t algo_allreduce_rabenseifner = {
 
 const algo_t algo_allreduce_rabenseifner_far = {
     .coll = COLL_ALLREDUCE, .name = "rabenseifner_far", .build = rab_far_build, .cost = rab_cost,
-    .cost_text = "2 lg p' a + 2((p'-1)/p')nb + ((p'-1)/p')ng [+ 2a + 2nb + ng if p is not a power of two]",
-    .requires = "any p >= 1, any n", .port_model = HD_PORTS,
+    .cost_text = RAB_TEXT, .requires = "any p >= 1, any n", .port_model = HD_PORTS,
     .idea = "rabenseifner with the farthest partner first (p'/2 away, half the buffer)",
     .nsteps = far_nsteps, .step_send = far_send,
 };
