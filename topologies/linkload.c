@@ -16,6 +16,18 @@ static int charge(topo_t *t, int r, int dst, double share, double *load, longest
     return 0;
 }
 
+/* The busiest directed link's seconds (its load over its bandwidth), and
+ * the loads back to 0 for the next pattern. */
+static double busiest_link(const topo_t *t, double *load) {
+    double scale = topo_params_c(t)->bw_scale, worst = 0;
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        double s = load[l] / (topo_dlink(t, l)->bw * scale);
+        if (s > worst) worst = s;
+        load[l] = 0;
+    }
+    return worst;
+}
+
 int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
                       baton_err_t *e) {
     int p = topo_nranks(t), nl = topo_nlinks(t);
@@ -29,11 +41,7 @@ int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int
             if (dst < 0 || dst == r) continue;
             if ((rc = charge(t, r, dst, 1.0 / nchannels, load, &w, e)) < 0) { free(load); return rc; }
         }
-    double scale = topo_params_c(t)->bw_scale;
-    for (int l = 0; l < nl; l++) {
-        double s = load[l] / (topo_dlink(t, l)->bw * scale);    /* seconds per byte of a block */
-        if (s > worst) worst = s;
-    }
+    worst = busiest_link(t, load);                    /* seconds per byte of a block */
     free(load);
     if (worst == 0) return 0;                         /* nobody sends: nothing learnt */
     m->alpha = w.lat;
@@ -47,7 +55,7 @@ int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int
  * seconds, the largest message, the longest latency. */
 static int one_step(topo_t *t, linkload_step_fn send, const void *ctx, int k, double *load, double *busiest,
                     double *largest, double *lat, int *sends, baton_err_t *e) {
-    int p = topo_nranks(t), nl = topo_nlinks(t);
+    int p = topo_nranks(t);
     longest_t w = {0, 0};
     for (int r = 0; r < p; r++) {
         double bytes = 0;
@@ -57,12 +65,7 @@ static int one_step(topo_t *t, linkload_step_fn send, const void *ctx, int k, do
         if (bytes > *largest) *largest = bytes;
         *sends = 1;
     }
-    double scale = topo_params_c(t)->bw_scale;
-    for (int l = 0; l < nl; l++) {
-        double s = load[l] / (topo_dlink(t, l)->bw * scale);
-        if (s > *busiest) *busiest = s;
-        load[l] = 0;
-    }
+    *busiest = busiest_link(t, load);
     *lat = w.lat;
     return 0;
 }

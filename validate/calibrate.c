@@ -46,8 +46,7 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
 #define NOISE_FLOOR 0.01     /* no model is better than 1 %: the standard errors' floor */
 
 typedef struct {
-    topo_t *t;
-    topo_t *m[CAL_MAX_MACHINES];      /* t, then the samples' other machines */
+    topo_t *m[CAL_MAX_MACHINES];      /* the fit's machine, then the samples' other machines */
     int nm;
     const cal_req_t *q;
     const cal_sample_t *s;
@@ -109,7 +108,7 @@ static void layout_classes(fit_ctx_t *c, int *fabric, int *spine) {
 }
 
 static void layout(fit_ctx_t *c) {
-    topo_params_t *tp = topo_params(c->t);
+    topo_params_t *tp = topo_params(c->m[0]);
     char name[48];
     int fabric = -1, spine = 0;
     layout_classes(c, &fabric, &spine);
@@ -117,7 +116,7 @@ static void layout(fit_ctx_t *c) {
         strcpy(c->f->p[fabric].cls2, "switch-switch");
         strcpy(c->f->p[fabric].name, "network efficiency");
     } else if (spine)
-        add(c->f, CAL_LINK_EFF, 0, "switch-switch", "switch-switch efficiency", topo_class_efficiency(c->t, "switch-switch"), 0.02, 1);
+        add(c->f, CAL_LINK_EFF, 0, "switch-switch", "switch-switch efficiency", topo_class_efficiency(c->m[0], "switch-switch"), 0.02, 1);
     if (tp->no_protocols || c->q->proto == PROTO_NONE)      /* else the protocols' latencies carry it, as in NCCL's model */
         add(c->f, CAL_LINK_LAT, 0, NULL, "link latency x", tp->lat_scale, 0.1 * tp->lat_scale, 10 * tp->lat_scale);
     if (tp->reduce_bw > 0 && (tp->no_protocols || c->q->proto == PROTO_NONE))
@@ -179,7 +178,7 @@ static int resid(const double *th, double *r, void *ctx) {
     for (int i = 0; i < c->n; i++) {
         if (c->s[i].held_out) continue;
         double t;
-        if (cal_predict(c->t, c->q, &c->s[i], &t, NULL, NULL, c->e) < 0) return -1;
+        if (cal_predict(c->m[0], c->q, &c->s[i], &t, NULL, NULL, c->e) < 0) return -1;
         r[j++] = (t - c->s[i].meas_s) / c->s[i].meas_s;
     }
     for (int i = 0; i < c->f->k; i++) r[j++] = PRIOR * (log(to_x(&c->f->p[i], th[i])) - log(c->f->p[i].given));
@@ -211,7 +210,7 @@ static int fit_starts(fit_ctx_t *c, double *best) {
         baton_err_t fe = {0};
         if (fit_nls(c->used + c->f->k, c->f->k, th, resid, c, 1, &fe) < 0) continue;
         if (apply(c, th) < 0) return -1;
-        double m = cal_mape(c->t, c->q, c->s, c->n, 0, 0, c->e);
+        double m = cal_mape(c->m[0], c->q, c->s, c->n, 0, 0, c->e);
         if (m >= 0 && (best_mape < 0 || m < best_mape)) { best_mape = m; memcpy(best, th, sizeof th); }
     }
     return best_mape < 0 ? -1 : 0;
@@ -244,7 +243,7 @@ static int judge(fit_ctx_t *c, double *th) {
 }
 
 int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit_t *out, baton_err_t *e) {
-    fit_ctx_t c = {.t = t, .m = {t}, .nm = 1, .q = q, .s = s, .n = n, .f = out, .e = e};
+    fit_ctx_t c = {.m = {t}, .nm = 1, .q = q, .s = s, .n = n, .f = out, .e = e};
     memset(out, 0, sizeof *out);
     for (int i = 0; i < n; i++) {                  /* the machines the samples run on */
         int j = 0;
