@@ -177,13 +177,18 @@ void run_error_bars(const topo_t *t, run_out_t *o) {
     o->time_hi_s = o->time_s / (1 + k->band_lo_pct / 100);
 }
 
+#define RUN_MAX_ROWS 128       /* rows of one collective in the registry, with room */
+#define RUN_NCCL_SLACK 1.5     /* -a nccl simulates NCCL's rows this close to the best closed form */
+
 int run_is_auto(const char *algo) { return strcmp(algo, "auto") == 0 || strcmp(algo, "nccl") == 0; }
 
-const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
-                       uint64_t n, const algo_opts_t *o, int nccl_only) {
-    const algo_t *const *rows = algo_all(), *best = NULL;
-    double best_t = 0;
-    for (int i = 0; rows[i]; i++) {
+/* The closed form of every row that may run coll here (NCCL's only if
+ * nccl_only) into rows[]/times[] (at most max); their count. */
+static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
+                        uint64_t n, const algo_opts_t *o, int nccl_only, const algo_t **out, double *times, int max) {
+    const algo_t *const *rows = algo_all();
+    int k = 0;
+    for (int i = 0; rows[i] && k < max; i++) {
         sched_t s;
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
@@ -191,10 +196,19 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
         if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, &s, NULL) < 0)) continue;
         if (run_algo_model(t, rows[i], &s, m, &am, NULL) < 0) continue;
         if (pc) am = proto_apply(&am, pc);
-        double time = rows[i]->cost(&am, p, n, o) + switch_latency(t, &s);
-        if (best == NULL || time < best_t) { best = rows[i]; best_t = time; }
+        out[k] = rows[i];
+        times[k++] = rows[i]->cost(&am, p, n, o) + switch_latency(t, &s);
     }
-    return best;
+    return k;
+}
+
+const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
+                       uint64_t n, const algo_opts_t *o, int nccl_only) {
+    const algo_t *rows[RUN_MAX_ROWS];
+    double times[RUN_MAX_ROWS];
+    int k = closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, rows, times, RUN_MAX_ROWS), best = -1;
+    for (int i = 0; i < k; i++) if (best < 0 || times[i] < times[best]) best = i;
+    return best < 0 ? NULL : rows[best];
 }
 
 void run_opts_from_topo(topo_t *t, algo_opts_t *o) {
@@ -259,13 +273,41 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     return 0;
 }
 
-/* The algorithm to run under protocol pr: the named one, or with -a auto the
- * lowest closed form on the machine as that protocol sees it (-a nccl: the
- * lowest of the algorithms NCCL has, what an nccl-tests log measured). */
-static const algo_t *choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr) {
-    if (!run_is_auto(q->algo)) return algo_find(q->coll, q->algo);
-    return run_pick(t, q->coll, &o->model, &topo_params_c(t)->proto[pr], pr, o->ranks, q->bytes, &q->opts,
-                    strcmp(q->algo, "nccl") == 0);
+/* The rows to simulate under protocol pr into out[]: the named one; with
+ * -a auto the lowest closed form on the machine as that protocol sees it;
+ * with -a nccl every row NCCL has whose closed form is within
+ * RUN_NCCL_SLACK of the lowest (what an nccl-tests log measured is NCCL's
+ * fastest, and a closed form can misjudge a tree across nodes: the
+ * simulator decides between the close ones). Their count. */
+static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr, const algo_t **out) {
+    if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
+    const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
+    if (strcmp(q->algo, "nccl") != 0)
+        return (out[0] = run_pick(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, 0)) != NULL;
+    double times[RUN_MAX_ROWS], lo = -1;
+    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, 1, out, times, RUN_MAX_ROWS), m = 0;
+    for (int i = 0; i < k; i++) if (lo < 0 || times[i] < lo) lo = times[i];
+    for (int i = 0; i < k; i++) if (times[i] <= lo * RUN_NCCL_SLACK) out[m++] = out[i];
+    return m;
+}
+
+/* Build and time row a under protocol pr; keep it in *best if faster. */
+static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo_t *a, proto_t pr, run_out_t *best,
+                   baton_err_t *e) {
+    run_out_t cand = *o;
+    sched_t s;
+    int rc;
+    cand.algo = a;
+    cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
+    if (a->helpers > topo_nreducers(t))
+        return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
+                       a->name, topo_name(t));
+    if ((rc = algo_build(a, o->ranks, q->bytes, &q->opts, &s, e)) < 0 || (rc = helpers_fit(t, &s, e)) < 0 ||
+        (rc = run_algo_model(t, a, &s, &o->model, &cand.model, e)) < 0 || (rc = run_one(t, q, &s, pr, &cand, e)) < 0)
+        return rc;
+    if (best->algo == NULL || cand.time_s < best->time_s) { engine_result_free(&best->eng); *best = cand; }
+    else engine_result_free(&cand.eng);
+    return 0;
 }
 
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
@@ -280,27 +322,20 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     int first = proto == RUN_PROTO_AUTO ? PROTO_LL : proto;
     int last = proto == RUN_PROTO_AUTO ? PROTO_SIMPLE : proto;
     run_out_t best = {0};
-    for (int pr = first; pr <= last; pr++) {      /* each protocol asked for; keep the fastest */
-        run_out_t cand = *o;
-        cand.algo = choose(t, q, o, (proto_t)pr);
-        cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
-        if (cand.algo == NULL && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
-        if (cand.algo && q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs(t, cand.algo, (proto_t)pr)) continue;
-        if (cand.algo == NULL)
+    for (int pr = first; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
+        const algo_t *rows[RUN_MAX_ROWS];
+        int k = choose(t, q, o, (proto_t)pr, rows);
+        if (k == 0 && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
+        if (k == 0)
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
-        sched_t s;
-        if (cand.algo->helpers > topo_nreducers(t))
-            return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
-                           cand.algo->name, topo_name(t));
-        if ((rc = algo_build(cand.algo, o->ranks, q->bytes, &q->opts, &s, e)) < 0 || (rc = helpers_fit(t, &s, e)) < 0 ||
-            (rc = run_algo_model(t, cand.algo, &s, &o->model, &cand.model, e)) < 0 ||
-            (rc = run_one(t, q, &s, (proto_t)pr, &cand, e)) < 0) {
-            engine_result_free(&best.eng);
-            return rc;
+        for (int i = 0; i < k; i++) {
+            if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs(t, rows[i], (proto_t)pr)) continue;
+            if ((rc = try_row(t, q, o, rows[i], (proto_t)pr, &best, e)) < 0) {
+                engine_result_free(&best.eng);
+                return rc;
+            }
         }
-        if (best.algo == NULL || cand.time_s < best.time_s) { engine_result_free(&best.eng); best = cand; }
-        else engine_result_free(&cand.eng);
     }
     if (best.algo == NULL)
         return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls) does %s%s%s "

@@ -15,6 +15,17 @@
  *    DGX-1 (NV2 = two links):   0 =NV2= 3 =NV2= 2 =NV2= 1 =NV2= 5 ...
  *    S = 25 GB/s finds the NV2 cycle twice each way and the NV1 cycle once
  *    each way: 6 rings, 150 GB/s, every NVLink of every GPU busy.
+ * 3. Across nodes (NICs near the GPUs, more GPUs than a node) a ring is a
+ *    path through the node's GPUs that enters at its first GPU's NIC and
+ *    leaves by its last's to the next node, as NCCL's search starts each
+ *    ring at a NIC and ends it at one: the closing hop takes S from both
+ *    NICs (net_room), speeds stop at the fastest way out, a fresh ring
+ *    tries every GPU as its start and first the GPUs that share its NIC
+ *    as its end (in and out on one rail). So the rings are as many as the
+ *    NICs carry: a DGX-1 node's 4 NICs at 12.5 GB/s give 4 rings, each in
+ *    and out by one NIC (its 6 NVLink rings would put two on a NIC); an
+ *    xGMI mesh with a NIC per GPU gives 8 at 50 GB/s (its own search
+ *    stops at 6 rings, two NICs idle), 400 GB/s out of the node.
  */
 #include "graph.h"
 
@@ -52,27 +63,64 @@ typedef struct {
     topo_t *t;
     const graph_t *g;
     graph_path_t type;   /* the path type hops must have */
+    int net;             /* rings close through the nodes' NICs (see net_room) */
+    int *nic;            /* across nodes: local rank's nearest NIC (-1: none) */
+    int exit;            /* the GPU the ring must end at, or -1 */
     double speed, *cap;
     int *ring, *used;
     long budget;
 } search_t;
 
+/* The room left on a route's most loaded link, or -1 without a route. */
+static double route_room(search_t *x, int a, int b) {
+    topo_route_t r;
+    double room = 1e300;
+    if (topo_route(x->t, a, b, &r, NULL) < 0) return -1;
+    for (int i = 0; i < r.nlinks; i++) if (x->cap[r.links[i]] < room) room = x->cap[r.links[i]];
+    return room;
+}
+
+static void route_take(search_t *x, int a, int b, int sign) {
+    topo_route_t r;
+    if (topo_route(x->t, a, b, &r, NULL) < 0) return;
+    for (int i = 0; i < r.nlinks; i++) x->cap[r.links[i]] -= sign * x->speed;
+}
+
+/* Across nodes a ring's cycle in node 0 closes through the network: its
+ * last GPU a sends to the next node's first GPU b, and the previous node's
+ * a sends to this node's b. Both routes carry the ring: a's NIC out, b's
+ * NIC in, as NCCL's search takes a ring's NET bandwidth at both ends (on
+ * two nodes exactly the ring's two crossings). */
+static double net_room(search_t *x, int a, int b) {
+    int n = x->g->group;
+    double r1 = route_room(x, a, n + b), r2 = route_room(x, n + a, b), room = r1 < r2 ? r1 : r2;
+    return r1 >= 0 && r2 >= 0 && room >= x->speed * (1 - 1e-9) ? room : -1;
+}
+
+static void net_take(search_t *x, int a, int b, int sign) {
+    route_take(x, a, x->g->group + b, sign);
+    route_take(x, x->g->group + a, b, sign);
+}
+
 /* The room hop a -> b has left (its most loaded link's capacity), or -1 if
  * it is not of an allowed type or cannot carry the speed. */
 static double hop_room(search_t *x, int a, int b) {
     const graph_hop_t *h = &x->g->path[a * x->g->group + b];
-    topo_route_t r;
-    double room = 1e300;
-    if (a == b || h->type > x->type || topo_route(x->t, a, b, &r, NULL) < 0) return -1;
-    for (int i = 0; i < r.nlinks; i++) if (x->cap[r.links[i]] < room) room = x->cap[r.links[i]];
+    if (a == b || h->type > x->type) return -1;
+    double room = route_room(x, a, b);
     return room >= x->speed * (1 - 1e-9) ? room : -1;
 }
 
 /* Take (sign +1) or give back (-1) the speed on every link of hop a -> b. */
-static void hop_take(search_t *x, int a, int b, int sign) {
-    topo_route_t r;
-    if (topo_route(x->t, a, b, &r, NULL) < 0) return;
-    for (int i = 0; i < r.nlinks; i++) x->cap[r.links[i]] -= sign * x->speed;
+static void hop_take(search_t *x, int a, int b, int sign) { route_take(x, a, b, sign); }
+
+/* The hop that closes a ring, last -> first: through the network when the
+ * search is across nodes, else inside the node. */
+static double close_room(search_t *x, int a, int b) { return x->net ? net_room(x, a, b) : hop_room(x, a, b); }
+
+static void close_take(search_t *x, int a, int b, int sign) {
+    if (x->net) net_take(x, a, b, sign);
+    else hop_take(x, a, b, sign);
 }
 
 /* The best next hop from a not yet tried: the better path type, then the
@@ -97,13 +145,15 @@ static int dfs(search_t *x, int i) {
     int n = x->g->group, last = x->ring[i - 1];
     if (--x->budget < 0) return 0;
     if (i == n) {
-        if (hop_room(x, last, x->ring[0]) < 0) return 0;
-        hop_take(x, last, x->ring[0], 1);
+        if (close_room(x, last, x->ring[0]) < 0) return 0;
+        close_take(x, last, x->ring[0], 1);
         return 1;
     }
     int tried[GRAPH_MAX_GROUP] = {0};
+    if (x->exit >= 0 && i < n - 1) tried[x->exit] = 1;     /* kept for the last place */
     for (int b; (b = next_hop(x, last, tried)) >= 0;) {
         tried[b] = 1;
+        if (x->net && i == n - 1 && net_room(x, b, x->ring[0]) < 0) continue;   /* no way out to the next node */
         hop_take(x, last, b, 1);
         x->used[b] = 1;
         x->ring[i] = b;
@@ -118,32 +168,62 @@ static int dfs(search_t *x, int i) {
 /* Take ring whole if every hop fits; else take nothing. */
 static int take_ring(search_t *x, const int32_t *ring) {
     int n = x->g->group, k;
-    for (k = 0; k < n; k++) {
-        if (hop_room(x, ring[k], ring[(k + 1) % n]) < 0) break;
-        hop_take(x, ring[k], ring[(k + 1) % n], 1);
+    for (k = 0; k + 1 < n; k++) {
+        if (hop_room(x, ring[k], ring[k + 1]) < 0) break;
+        hop_take(x, ring[k], ring[k + 1], 1);
     }
-    if (k == n) return 1;
-    while (k-- > 0) hop_take(x, ring[k], ring[(k + 1) % n], -1);
+    if (k + 1 == n && close_room(x, ring[n - 1], ring[0]) >= 0) {
+        close_take(x, ring[n - 1], ring[0], 1);
+        return 1;
+    }
+    while (k-- > 0) hop_take(x, ring[k], ring[k + 1], -1);
     return 0;
 }
 
+/* A fresh ring from local rank `start` ending at `exit` (-1: anywhere):
+ * a depth-first search. */
+static int search_from(search_t *x, int start, int exit, int32_t *ring) {
+    int n = x->g->group;
+    memset(x->used, 0, (size_t)n * sizeof *x->used);
+    x->ring[0] = start;
+    x->used[start] = 1;
+    x->exit = exit;
+    x->budget = GRAPH_SEARCH_BUDGET;
+    int found = dfs(x, 1);
+    x->exit = -1;
+    if (found) memcpy(ring, x->ring, (size_t)n * sizeof *ring);
+    return found;
+}
+
+/* Across nodes, a fresh ring entering at `start`: first one that leaves by
+ * the same NIC (a GPU that shares it: in and out on one rail, as
+ * NCCL_CROSS_NIC's default prefers), else one that leaves anywhere. */
+static int search_net(search_t *x, int start, int32_t *ring) {
+    int way_in = 0;
+    for (int a = 0; a < x->g->group && !way_in; a++) way_in = a != start && net_room(x, a, start) >= 0;
+    if (!way_in) return 0;                          /* its NIC is full: no ring enters here */
+    for (int e = 0; e < x->g->group; e++)
+        if (e != start && x->nic[e] >= 0 && x->nic[e] == x->nic[start] && search_from(x, start, e, ring)) return 1;
+    return search_from(x, start, -1, ring);
+}
+
 /* The next ring after prev as NCCL tries it: prev again, prev reversed
- * (same start), or a fresh search from local rank 0. */
+ * (same start; across nodes end to end, in where it left), or a fresh
+ * search from local rank 0. Across nodes a ring
+ * starts where it enters the node, so a fresh search tries every GPU as
+ * the start, as NCCL starts a ring at each NIC in turn. */
 static int next_ring(search_t *x, const int32_t *prev, int32_t *ring) {
     int n = x->g->group;
     if (prev) {
         for (int k = 0; k < n; k++) ring[k] = prev[k];
         if (take_ring(x, ring)) return 1;
-        for (int k = 0; k < n; k++) ring[k] = prev[(n - k) % n];
+        for (int k = 0; k < n; k++) ring[k] = x->net ? prev[n - 1 - k] : prev[(n - k) % n];
         if (take_ring(x, ring)) return 1;
     }
-    memset(x->used, 0, (size_t)n * sizeof *x->used);
-    x->ring[0] = 0;
-    x->used[0] = 1;
-    x->budget = GRAPH_SEARCH_BUDGET;
-    if (!dfs(x, 1)) return 0;
-    for (int k = 0; k < n; k++) ring[k] = x->ring[k];
-    return 1;
+    if (!x->net) return search_from(x, 0, -1, ring);
+    for (int start = 0; start < n; start++)
+        if (search_net(x, start, ring)) return 1;
+    return 0;
 }
 
 /* Rings at x->speed into out (GRAPH_MAX_RINGS x group); their count. */
@@ -161,16 +241,26 @@ static int cmp_desc(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
-/* Speed steps: every hop bandwidth of the allowed types over 1..4, high to
- * low, without repeats; their count. */
-static int speed_steps(const search_t *x, double *steps, int max) {
+/* Speed steps: every hop bandwidth of the allowed types over 1..4, and
+ * across nodes every GPU's way to the next node, high to low, without
+ * repeats; across nodes none faster than the fastest way out (a ring must
+ * leave its node). Their count. */
+static int speed_steps(search_t *x, double *steps, int max) {
     int n = x->g->group, k = 0;
+    double out = 0;
+    for (int a = 0; x->net && a < n && k + 4 <= max; a++) {
+        topo_route_t r;
+        if (topo_route(x->t, a, n + a, &r, NULL) < 0) continue;
+        out = r.bw > out ? r.bw : out;
+        for (int d = 1; d <= 4; d++) steps[k++] = r.bw / d;
+    }
     for (int i = 0; i < n * n && k + 4 <= max; i++)
         if (i / n != i % n && x->g->path[i].type <= x->type)
             for (int d = 1; d <= 4; d++) steps[k++] = x->g->path[i].bw / d;
     qsort(steps, (size_t)k, sizeof *steps, cmp_desc);
     int m = 0;
-    for (int i = 0; i < k; i++) if (m == 0 || steps[i] < steps[m - 1] * (1 - 1e-9)) steps[m++] = steps[i];
+    for (int i = 0; i < k; i++)
+        if ((!x->net || steps[i] <= out * (1 + 1e-9)) && (m == 0 || steps[i] < steps[m - 1] * (1 - 1e-9))) steps[m++] = steps[i];
     return m;
 }
 
@@ -210,38 +300,6 @@ static int find_paths(topo_t *t, graph_t *g, baton_err_t *e) {
     return n < 3 || (flat && (g->path[1].type != GRAPH_PATH_DIRECT || topo_params_c(t)->ports == 1));
 }
 
-/* Across nodes a ring leaves each node where the next one enters: NCCL cuts
- * each ring's cycle where it leaves through one NIC and enters through
- * another, the channels spread over the NICs. Where two GPUs share a NIC (a
- * DGX-1's pairs) the cut is between them: in and out on the same NIC, its
- * rail. Rotate each ring to such a cut if it has one, else to any cut, the
- * one whose NICs carry the fewest rings so far (a mesh node with a NIC per
- * GPU: the rings enter through different NICs); a ring whose GPUs have no
- * NIC stays. */
-static void rotate_to_nics(topo_t *t, graph_t *g) {
-    int n = g->group, nic[GRAPH_MAX_GROUP], any = 0;
-    for (int j = 0; j < n; j++) any |= (nic[j] = topo_nearest(t, topo_rank_node(t, j), NODE_NIC)) >= 0;
-    if (!any) return;
-    int in[GRAPH_MAX_GROUP] = {0}, out[GRAPH_MAX_GROUP] = {0};   /* rings entering/leaving by local rank j's NIC */
-    for (int c = 0; c < g->nrings; c++) {
-        int32_t *ring = g->local + (size_t)c * n, tmp[GRAPH_MAX_GROUP];
-        int best = -1, best_cost = 0;
-        for (int s = 0; s < n; s++) {                 /* start at s: enter at ring[s], leave at ring[s-1] */
-            int a = ring[s], b = ring[(s + n - 1) % n];
-            if (nic[a] < 0 || nic[b] < 0) continue;
-            int cost = (nic[a] != nic[b]) * 2 * g->nrings + (in[a] > out[b] ? in[a] : out[b]);
-            if (best < 0 || cost < best_cost) best = s, best_cost = cost;
-        }
-        if (best < 0) continue;
-        for (int j = 0; j < n; j++) {
-            in[j] += nic[j] == nic[ring[best]];
-            out[j] += nic[j] == nic[ring[(best + n - 1) % n]];
-        }
-        for (int i = 0; i < n; i++) tmp[i] = ring[(best + i) % n];
-        memcpy(ring, tmp, (size_t)n * sizeof *tmp);
-    }
-}
-
 /* Every node repeats node 0's rings, nodes visited in order. */
 static int spread_orders(const topo_t *t, graph_t *g) {
     int p = topo_nranks(t), n = g->group;
@@ -267,16 +325,20 @@ static void graph_free(void *p) {
     free(g);
 }
 
-/* Search the rings of g's node: the best path type that has any. */
+/* Search the rings of g's node: the best path type that has any. Across
+ * nodes (more GPUs than a node, NICs near them) every ring closes through
+ * the network (net_room). */
 static int search_rings(topo_t *t, graph_t *g) {
-    int n = g->group;
-    search_t x = {.t = t, .g = g};
+    int n = g->group, nic[GRAPH_MAX_GROUP], any = 0;
+    for (int j = 0; j < n; j++) any |= (nic[j] = topo_nearest(t, topo_rank_node(t, j), NODE_NIC)) >= 0;
+    search_t x = {.t = t, .g = g, .net = any && n < topo_nranks(t), .nic = nic, .exit = -1};
     x.cap = malloc((size_t)topo_nlinks(t) * sizeof *x.cap);
     x.ring = malloc((size_t)n * sizeof *x.ring);
     x.used = malloc((size_t)n * sizeof *x.used);
     int32_t *scratch = malloc((size_t)GRAPH_MAX_RINGS * n * sizeof *scratch);
     g->local = malloc((size_t)GRAPH_MAX_RINGS * n * sizeof *g->local);
     int rc = x.cap && x.ring && x.used && scratch && g->local ? 0 : -1;
+    g->across = x.net;
     for (x.type = GRAPH_PATH_DIRECT; rc == 0 && g->nrings == 0 && x.type < GRAPH_PATH_COUNT; x.type++) {
         g->nrings = search_type(&x, g, scratch);
         g->worst = x.type;
@@ -296,7 +358,7 @@ static graph_t *graph_search(topo_t *t, baton_err_t *e) {
     if (g->group > GRAPH_MAX_GROUP || g->group < 2) return g;    /* nothing to classify, or too big to search */
     g->path = calloc((size_t)g->group * g->group, sizeof *g->path);
     int flat = g->path ? find_paths(t, g, e) : (err_set(e, BATON_ENOMEM, "out of memory in the ring search"), -1);
-    if (flat == 0 && search_rings(t, g) == 0 && g->nrings > 0 && g->group < topo_nranks(t)) rotate_to_nics(t, g);
+    if (flat == 0) search_rings(t, g);
     if (flat == 0 && (g->nrings > 0 && spread_orders(t, g) < 0))
         flat = err_set(e, BATON_ENOMEM, "out of memory in the ring search");
     if (flat < 0) graph_free(g);

@@ -12,7 +12,9 @@
  *
  * The search runs on the first group (node) of the machine and every node
  * repeats its orders (NCCL requires nodes alike as well); a channel's ring
- * visits the nodes in order. Where every pair of GPUs in a node is alike
+ * visits the nodes in order. Across nodes each ring enters a node at its
+ * first GPU's NIC and leaves by its last's, and the search counts the
+ * NICs' bandwidth too: there are as many rings as the NICs carry. Where every pair of GPUs in a node is alike
  * and goes through the same switch (one path type, one bandwidth) the
  * search has nothing to choose (a full mesh of direct links does: each ring
  * takes other links): graph_rings then returns no orders and the ring schedules keep
@@ -48,6 +50,7 @@ typedef struct graph {
     int32_t *local;          /* nrings x group: local rank at position i of ring c */
     double speed;            /* bytes/s each ring carries (the search's speed step) */
     graph_path_t worst;      /* the worst path type a ring uses */
+    int across;              /* rings close through NICs: in at local[0], out at local[group - 1] */
     sched_orders_t orders;   /* nrings x nranks, the whole machine's rings (count 0 if flat) */
 } graph_t;
 

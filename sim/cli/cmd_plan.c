@@ -57,6 +57,8 @@ static void rings(const topo_t *t, const graph_t *g) {
         for (int i = 1; i < g->group; i++) printf(" %s", topo_rank_name(t, g->local[c * g->group + i]));
         printf(")\n");
     }
+    if (g->across)
+        printf("  each ring enters a node by its first GPU's NIC and leaves by its last's; every node repeats these orders\n");
 }
 
 static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, baton_err_t *e) {
