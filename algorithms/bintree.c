@@ -146,18 +146,37 @@ static int nkids(const tnode_t *t) { return (t->down[0] >= 0) + (t->down[1] >= 0
  * GPU of its parent node, and the nodes form the double binary tree (dtree
  * over node numbers). Channel ch rotates the chains by ch inside the node,
  * as the ring's channels do, so the channels enter and leave each node
- * through different GPUs and NICs. With g = 1 it is dtree; with one node,
- * two chains. */
-static tnode_t nodes_tree(int p, int g, int r, int tree, int ch) {
-    int G = p / g, N = r / g, l = (int)algo_mod(r % g - ch, g), i = tree ? g - 1 - l : l;
+ * through different GPUs and NICs. Where the machine has searched rings
+ * (ord: topologies/graph.h, every node's GPUs at its g positions) channel
+ * ch's chain is ring ch's order instead, as NCCL's trees follow its search:
+ * on a mesh the rotated chains would all take the links l -> l + 1, the
+ * searched ones take different links, and the chain enters and leaves the
+ * node where its ring does, by a NIC. With g = 1 it is dtree; with one
+ * node, two chains. */
+static tnode_t nodes_tree(const sched_orders_t *ord, int p, int g, int r, int tree, int ch) {
+    const int32_t *rank = ord ? ord->rank + (size_t)(ch % ord->count) * p : NULL;
+    int G = p / g, N = r / g;
+    int l = ord ? ord->pos[(size_t)(ch % ord->count) * p + r] - N * g : (int)algo_mod(r % g - ch, g);
+    int i = tree ? g - 1 - l : l;
     tnode_t tn = dtree(G, N, tree), t = {-1, {-1, -1}};
-#define AT(node, pos) ((node) * g + (int)algo_mod((tree ? g - 1 - (pos) : (pos)) + ch, g))
+#define AT(node, pos) (rank ? rank[(node) * g + (tree ? g - 1 - (pos) : (pos))] \
+                            : (node) * g + (int)algo_mod((tree ? g - 1 - (pos) : (pos)) + ch, g))
     t.up = i > 0 ? AT(N, i - 1) : tn.up >= 0 ? AT(tn.up, g - 1) : -1;
     if (i < g - 1) t.down[0] = AT(N, i + 1);
     else
         for (int j = 0; j < 2; j++) t.down[j] = tn.down[j] >= 0 ? AT(tn.down[j], 0) : -1;
 #undef AT
     return t;
+}
+
+/* The machine's rings if nccltree may follow them: p ranks, every channel
+ * keeping each node's g GPUs at that node's g positions; else NULL. */
+static const sched_orders_t *node_orders(const sched_orders_t *ord, int p, int g) {
+    if (ord == NULL || ord->nranks != p || ord->count < 1 || g < 1 || p % g) return NULL;
+    for (int c = 0; c < ord->count; c++)
+        for (int i = 0; i < p; i++)
+            if (ord->rank[(size_t)c * p + i] / g != i / g) return NULL;
+    return ord;
 }
 
 /* Up stream (3b): add the first child's chunk (the second arrives at the
@@ -202,15 +221,15 @@ static int shape_trees(int shape) { return shape == SHAPE_DTREE || shape == SHAP
 
 /* Rank r's place in tree T of a shape (g: ranks per node and ch: channel,
  * SHAPE_NODES only). */
-static tnode_t shape_node_ch(int shape, int p, int g, int r, int tree, int ch) {
-    if (shape == SHAPE_NODES) return nodes_tree(p, g, r, tree, ch);
+static tnode_t shape_node_ch(const sched_orders_t *ord, int shape, int p, int g, int r, int tree, int ch) {
+    if (shape == SHAPE_NODES) return nodes_tree(ord, p, g, r, tree, ch);
     return shape == SHAPE_CHAIN ? chain(p, r) : shape == SHAPE_DTREE ? dtree(p, r, tree) : btree(p, r);
 }
 
 /* The node size SHAPE_NODES uses: the group if it divides p, else p (one node). */
 static int nodes_group(int p, const algo_opts_t *o) { return o && o->group > 0 && p % o->group == 0 ? o->group : p; }
 
-static tnode_t shape_node(int shape, int p, int g, int r, int tree) { return shape_node_ch(shape, p, g, r, tree, 0); }
+static tnode_t shape_node(int shape, int p, int g, int r, int tree) { return shape_node_ch(NULL, shape, p, g, r, tree, 0); }
 
 /* Steps per chunk of each stream (see up_op, down_op, side_op). */
 static uint32_t split_per(const tnode_t *t, int role) {
@@ -227,12 +246,12 @@ static int split_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *o
     int p = s->nranks, b = c / 3, role = c % 3, shape = (int)s->param[0], g = (int)s->param[1];
     int trees = shape_trees(shape), tree = b % trees, ch = b / trees;
     uint32_t k = s->per_block;
-    tnode_t t = shape_node_ch(shape, p, g, r, tree, ch);
+    tnode_t t = shape_node_ch(s->orders, shape, p, g, r, tree, ch);
     uint32_t per = split_per(&t, role);
     if (p < 2 || per == 0 || pc >= per * k) return 0;
     uint32_t chunk = (uint32_t)b * k + pc / per, j = pc % per;
     if (role == 2) return side_op(&t, r, j, chunk, 3 * b, op);
-    tnode_t parent = t.up >= 0 ? shape_node_ch(shape, p, g, t.up, tree, ch) : t;
+    tnode_t parent = t.up >= 0 ? shape_node_ch(s->orders, shape, p, g, t.up, tree, ch) : t;
     if (role == 0) return up_op(&t, r, t.up >= 0 && parent.down[1] == r, j, chunk, 3 * b, op);
     return down_op(&t, j, chunk, parent.up < 0, 3 * b, op);
 }
@@ -245,6 +264,7 @@ static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int sha
     if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
     s->param[0] = shape;
     s->param[1] = nodes_group(s->nranks, o);
+    if (shape == SHAPE_NODES && o && !o->rank_order) s->orders = node_orders(o->rings, s->nranks, (int)s->param[1]);
     s->nchannels = 3 * trees * C;
     sched_layout(s, (uint32_t)(trees * C), (uint32_t)k);
     s->prog = split_prog;
@@ -359,7 +379,7 @@ static double split_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
 /* The pattern of a steady step of bintree, dbtree and chain (one channel):
  * slot 3 tree + j is rank r's message up (j = 0) or to child j - 1. */
 static int split_peer(const sched_t *s, int c, int r) {
-    tnode_t t = shape_node_ch((int)s->param[0], s->nranks, (int)s->param[1], r, c / 3, 0);
+    tnode_t t = shape_node_ch(NULL, (int)s->param[0], s->nranks, (int)s->param[1], r, c / 3, 0);
     return c % 3 == 0 ? t.up : t.down[c % 3 - 1];
 }
 
@@ -382,10 +402,21 @@ static double chain_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
 
 /* On a machine whose links it has seen (m->stepwise: beta is a whole
  * step's busiest link, for the messages inside nodes and, in the across
- * view, those between nodes), a steady step is one latency (ports 0) or L
- * (one port) plus the busier view's work, and the fill moves one channel's
- * share hop by hop: (hN + 1)(g - 1) hops inside nodes, hN between them,
- * each way. */
+ * view, those between nodes), the fill moves one channel's share hop by
+ * hop: (hN + 1)(g - 1) hops inside nodes, hN between them, each way. A
+ * steady step is L latencies (one port) or one (ports 0) plus the busier
+ * view's work, except where the chains follow the machine's searched
+ * rings with a port per link: each hop then has its own link, and the
+ * step is the longer of the busiest link's work and one channel's stage
+ * (a latency and its share over one hop, the slower of a hop inside a node
+ * and one between nodes): while one channel's message waits out its
+ * latency the other channels' and the other tree's keep the link busy, as
+ * in the ring's step (ring.c). On two MI355X nodes (64 MiB, Simple, 64
+ * chunks) the sum gave 812 us, the simulator 677, the longer 677. Through
+ * a switch (a flat node) the simulator's FIFO reserves a message's whole
+ * route, so messages of other channels wait behind it and the sum is the
+ * closer (2 x 8 A100, 256 MiB LL128: sum 3.13 ms, FIFO 3.22, fair 2.51,
+ * no contention 2.20 = the longer); docs/NOTES.md. */
 static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     if (!m->stepwise || p < 2) return split_cost(m, p, n, o, SHAPE_NODES);
     uint64_t k = algo_pipeline_chunks(n, o);
@@ -396,8 +427,10 @@ static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
     double chunk = (double)n / (2.0 * (double)k), share = chunk / C, in = (double)(h - hN);
     double fill = 2 * in * (m->alpha + share * m->beta_path) + 2.0 * hN * (x.alpha + share * x.beta_path);
     double a = m->alpha > x.alpha ? m->alpha : x.alpha, b = m->beta > x.beta ? m->beta : x.beta;
-    return fill - (in > 0 ? m->alpha + share * m->beta_path : x.alpha + share * x.beta_path) +
-           (double)k * (a * (m->ports ? load : 1) + chunk * b);
+    double in_stage = m->alpha + share * m->beta_path, x_stage = G > 1 ? x.alpha + share * x.beta_path : 0;
+    double stage = in_stage > x_stage ? in_stage : x_stage, step = a * (m->ports ? load : 1) + chunk * b;
+    if (!m->ports && node_orders(o ? o->rings : NULL, p, g)) step = chunk * b > stage ? chunk * b : stage;
+    return fill - (in > 0 ? in_stage : x_stage) + (double)k * step;
 }
 
 /* The pattern of a steady step (algo.h, peer_slots): slot 6 ch + 3 tree + j
@@ -405,7 +438,7 @@ static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
  * inside its node (peer) or to another node (peer_across). */
 static int nodes_slot(const sched_t *s, int c, int r, int across) {
     int p = s->nranks, g = (int)s->param[1], j = c % 3, tree = c / 3 % 2, ch = c / 6;
-    tnode_t t = nodes_tree(p, g, r, tree, ch);
+    tnode_t t = nodes_tree(s->orders, p, g, r, tree, ch);
     int to = j == 0 ? t.up : t.down[j - 1];
     return to >= 0 && (to / g != r / g) == across ? to : -1;
 }
