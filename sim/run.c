@@ -178,7 +178,6 @@ void run_error_bars(const topo_t *t, run_out_t *o) {
 }
 
 #define RUN_MAX_ROWS 128       /* rows of one collective in the registry, with room */
-#define RUN_NCCL_SLACK 1.5     /* -a nccl simulates NCCL's rows this close to the best closed form */
 
 int run_is_auto(const char *algo) { return strcmp(algo, "auto") == 0 || strcmp(algo, "nccl") == 0; }
 

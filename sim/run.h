@@ -74,6 +74,10 @@ int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_mode
 const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
                        uint64_t n, const algo_opts_t *o, int nccl_only);
 
+/* -a nccl in the simulator times every row NCCL has whose closed form is
+ * within this factor of the lowest, and keeps the fastest. */
+#define RUN_NCCL_SLACK 1.5
+
 /* Would NCCL run row a with protocol pr on t? Only rows NCCL has, with the
  * protocols it runs them with (NVLS: Simple), and LL128 only where the
  * node's GPUs talk over NVLink (docs/reference/nccl.md 1.1). */

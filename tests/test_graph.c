@@ -289,3 +289,28 @@ Test(graph, no_ll128_on_two_gpu_pcie_groups) {
     cr_expect_eq(run_nccl_runs(t, algo_find(COLL_ALLREDUCE, "ring"), PROTO_LL128), 1);
     topo_free(t);
 }
+
+/* -a nccl in the simulator simulates every NCCL row whose closed form is
+ * close to the lowest and keeps the fastest: on two DGX-1 nodes at 4 MiB
+ * the closed forms pick the ring under every protocol (LL128: 338 us,
+ * nccltree's formula 352), the simulator times nccltree with LL128 at 280
+ * us, and that is what -a nccl runs. */
+Test(graph, nccl_pick_in_the_simulator_is_the_fastest_close_row) {
+    baton_err_t e = {0};
+    topo_t *t = th_load("tests/data/machines/dgx1-cluster.yaml", "nodes=2");
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = 4u << 20, .proto = RUN_PROTO_AUTO};
+    run_out_t o, tree, closed;
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    q.predict = 1;
+    cr_assert_eq(run_collective(t, &q, &closed, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(closed.algo->name, "ring", "the closed forms' pick");
+    q = (run_req_t){.coll = COLL_ALLREDUCE, .algo = "nccltree", .bytes = 4u << 20, .proto = PROTO_LL128};
+    cr_assert_eq(run_collective(t, &q, &tree, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(o.algo->name, "nccltree");
+    cr_expect_eq(o.proto, PROTO_LL128);
+    cr_expect_leq(o.time_s, tree.time_s * (1 + 1e-12), "-a nccl %.6g s, nccltree/LL128 %.6g s", o.time_s, tree.time_s);
+    cr_expect_lt(o.time_s, 0.9 * closed.time_s, "simulated pick %.6g s, closed-form pick %.6g s", o.time_s, closed.time_s);
+    engine_result_free(&o.eng);
+    engine_result_free(&tree.eng);
+    topo_free(t);
+}

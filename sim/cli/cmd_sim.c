@@ -185,7 +185,10 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
     units_fmt_time(r->time_s, tm, sizeof tm);
     printf("%s %s on %s (%d ranks), %s (%llu bytes)\n", coll_name(coll), r->algo->name, topo,
            r->ranks, sz, (unsigned long long)r->bytes);
-    if (r->auto_picked)
+    if (r->auto_picked == 2 && r->simulated)
+        printf("  chosen   by -a nccl: the fastest simulated of the %s algorithms NCCL has whose closed form is "
+               "within %.3gx of the lowest\n", coll_name(coll), RUN_NCCL_SLACK);
+    else if (r->auto_picked)
         printf("  chosen   by -a %s: the lowest closed-form time of the %s algorithms%s\n", r->auto_picked == 2 ? "nccl" : "auto",
                coll_name(coll), r->auto_picked == 2 ? " NCCL has" : "");
     if (r->proto != PROTO_NONE)
