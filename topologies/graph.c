@@ -209,9 +209,9 @@ static int search_net(search_t *x, int start, int32_t *ring) {
 
 /* The next ring after prev as NCCL tries it: prev again, prev reversed
  * (same start; across nodes end to end, in where it left), or a fresh
- * search from local rank 0. Across nodes a ring
- * starts where it enters the node, so a fresh search tries every GPU as
- * the start, as NCCL starts a ring at each NIC in turn. */
+ * search from local rank 0. Across nodes a ring starts where it enters
+ * the node, so a fresh search tries every GPU as the start, as NCCL starts
+ * a ring at each NIC in turn. */
 static int next_ring(search_t *x, const int32_t *prev, int32_t *ring) {
     int n = x->g->group;
     if (prev) {
