@@ -154,7 +154,11 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
     if (rp >= 0) start = max2(start, g->recv_port[(size_t)rdst * g->ports + rp]);
     double wire = rt->nlinks ? (double)bytes / (rt->bw * msg_eff(g, src, dst)) : 0;
     for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[lk(g, rt->links[i])]);
-    for (int i = 0; fifo && i < rt->nlinks; i++) g->link_free[lk(g, rt->links[i])] = start + wire;
+    for (int i = 0; fifo && i < rt->nlinks; i++) {      /* each link is busy for its own share: */
+        const topo_dlink_t *dl = topo_dlink(g->t, rt->links[i]);   /* a fast one beside the bottleneck */
+        double own = (double)bytes / (dl->bw * topo_params_c(g->t)->bw_scale * msg_eff(g, src, dst));
+        g->link_free[lk(g, rt->links[i])] = start + (own < wire ? own : wire);   /* is not held the whole time */
+    }
     *began = start;
     double end = start + rt->lat + wire + msg_extra(g, src, dst);
     if (sp >= 0) g->send_port[(size_t)src * g->ports + sp] = end;

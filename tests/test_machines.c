@@ -299,20 +299,26 @@ Test(machines, ring_channels_use_every_nic) {
  * time over min(C, 8) (a hardware oracle), and with reductions free and one
  * channel per NIC it equals the simulator exactly; otherwise (adds, or two
  * channels taking turns on a NIC) it stays within 1 %. Four nodes of H100
- * the same. */
+ * the same. That is with each GPU sending through its own NIC (pxn=false,
+ * FIFO). With PXN a ring's hop between nodes relays over NVLink to the
+ * NIC on its destination's rail; fair sharing then equals the closed form
+ * exactly up to one channel per NIC (FIFO books a relay's NVLink hop ahead
+ * and runs up to 5 % over it). */
 Test(machines, closed_form_ring_sees_the_links_its_channels_share) {
     const char *files[] = {"topologies/cluster-a100.yaml", "topologies/cluster-h100.yaml"};
     const char *nodes[] = {"nodes=2", "nodes=4"};
+    for (int pxn = 0; pxn < 2; pxn++)
     for (int f = 0; f < 2; f++)
         for (int free_add = 0; free_add < 2; free_add++) {
-            const char *sets[] = {nodes[f], free_add ? "reduce_bw=0" : "reduce_bw=680GB/s"};
+            const char *sets[] = {nodes[f], free_add ? "reduce_bw=0" : "reduce_bw=680GB/s", pxn ? "pxn=true" : "pxn=false"};
             baton_err_t e = {0};
-            topo_t *t = topo_yaml_load(files[f], sets, 2, &e);
+            topo_t *t = topo_yaml_load(files[f], sets, 3, &e);
             cr_assert_not_null(t, "%s", e.msg);
             double nic = f ? 50e9 : 25e9;
-            for (int c = 1; c <= 16; c *= 2) {
+            for (int c = 1; c <= (pxn ? 8 : 16); c *= 2) {
                 run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 64ull << 20, .proto = PROTO_NONE,
-                               .opts = {.channels = c}, .predict = 1};
+                               .opts = {.channels = c}, .predict = 1,
+                               .contention = pxn ? CONTENTION_FAIR : CONTENTION_FIFO};
                 run_out_t closed, sim;
                 cr_assert_eq(run_collective(t, &q, &closed, &e), 0, "%s", e.msg);
                 q.predict = 0;
@@ -320,8 +326,8 @@ Test(machines, closed_form_ring_sees_the_links_its_channels_share) {
                 cr_expect_float_eq(closed.model.beta, 1 / (nic * (c < 8 ? c : 8)), 1e-9 * closed.model.beta,
                                    "%s %d channels: beta %g", files[f], c, closed.model.beta);
                 double tol = free_add && c <= 8 ? 1e-9 : 0.01;
-                cr_expect_float_eq(closed.time_s, sim.time_s, tol * sim.time_s, "%s %d channels%s: closed %g, sim %g",
-                                   files[f], c, free_add ? ", free adds" : "", closed.time_s, sim.time_s);
+                cr_expect_float_eq(closed.time_s, sim.time_s, tol * sim.time_s, "%s pxn=%d %d channels%s: closed %g, sim %g",
+                                   files[f], pxn, c, free_add ? ", free adds" : "", closed.time_s, sim.time_s);
                 engine_result_free(&sim.eng);
             }
             topo_free(t);
@@ -708,4 +714,49 @@ Test(machines, p2p_off_stages_only_inside_a_host) {
     cr_expect_eq(o.eng.verified, 1);
     engine_result_free(&o.eng);
     topo_free(t);
+}
+
+/* PXN on a rail-optimized cluster whose spines carry an eighth of what its
+ * leaves take in (16 nodes, oversubscription 8): a pairwise all-to-all sends
+ * 105 of each GPU's 127 blocks to other nodes on other rails. With PXN each
+ * goes over NVLink to the GPU on the destination's rail and out through its
+ * NIC, so no byte crosses a spine and each GPU -> NVSwitch link carries
+ * 7 + 105 blocks (link statistics, exactly); without it, 7, and the spines
+ * carry the rest. Every GPU -> NIC link carries 120 blocks either way (its
+ * own 15 to its rail plus 105 relayed, or all 120 of its own). PXN takes
+ * under half the time; both verify. */
+Test(machines, pxn_keeps_traffic_on_its_rail) {
+    uint64_t n = 128ull << 20, block = n / 128;
+    double time[2];
+    for (int pxn = 0; pxn < 2; pxn++) {
+        const char *sets[] = {"nodes=16", "oversubscription=8", pxn ? "pxn=true" : "pxn=false"};
+        baton_err_t e = {0};
+        topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 3, &e);
+        cr_assert_not_null(t, "%s", e.msg);
+        engine_opts_t eo = {.link_stats = 1};
+        run_req_t q = {.coll = COLL_ALLTOALL, .algo = "pairwise", .bytes = n, .proto = PROTO_SIMPLE, .engine = &eo,
+                       .verify = 1};
+        run_out_t o;
+        cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+        cr_expect_eq(o.eng.verified, 1);
+        uint64_t spine = 0;
+        for (int l = 0; l < topo_nlinks(t); l++) {
+            const topo_dlink_t *d = topo_dlink(t, l);
+            node_kind_t ks = topo_node(t, d->src)->kind, kd = topo_node(t, d->dst)->kind;
+            if (strstr(topo_node(t, d->src)->name, "spine") || strstr(topo_node(t, d->dst)->name, "spine"))
+                spine += o.eng.link_bytes[l];
+            if (ks == NODE_GPU && kd == NODE_SWITCH)
+                cr_expect_eq(o.eng.link_bytes[l], (pxn ? 112 : 7) * block, "pxn=%d: %s -> switch carries %llu", pxn,
+                             topo_node(t, d->src)->name, (unsigned long long)o.eng.link_bytes[l]);
+            if (ks == NODE_GPU && kd == NODE_NIC)
+                cr_expect_eq(o.eng.link_bytes[l], 120 * block, "pxn=%d: %s -> NIC carries %llu", pxn,
+                             topo_node(t, d->src)->name, (unsigned long long)o.eng.link_bytes[l]);
+        }
+        if (pxn) cr_expect_eq(spine, 0, "PXN: %llu bytes crossed the spines", (unsigned long long)spine);
+        else cr_expect_gt(spine, 0);
+        time[pxn] = o.time_s;
+        engine_result_free(&o.eng);
+        topo_free(t);
+    }
+    cr_expect_lt(time[1], 0.5 * time[0], "PXN %g s, without %g s", time[1], time[0]);
 }

@@ -161,9 +161,13 @@ Test(topo, route_shortcut_equals_full_search) {
     routes_match_full_search("tests/data/machines/fattree.yaml", "oversub=3", 5);
     routes_match_full_search("tests/data/machines/fattree3.yaml", "oversub=2", 3);
     cr_expect_gt(routes_match_full_search("tests/data/machines/fattree3.yaml", NULL, 1), 0);
-    /* multi-homed GPUs (NVSwitch and NIC) on a 3-level fat-tree: gated routes */
+    /* multi-homed GPUs (NVSwitch and NIC) on a 3-level fat-tree: gated routes.
+     * With PXN (the file's default) a route between nodes is two walks, the
+     * second from a NIC on the destination's own leaf, whose searches stop
+     * early (few nodes each) and so are many before the leaf's distances are
+     * kept: 2,135 searches, 766 without PXN; either is per leaf, not per pair. */
     uint64_t n = routes_match_full_search("topologies/cluster-h100.yaml", "nodes=40", 1);
-    cr_expect_leq(n * 50, 320 * 320, "searches %llu for 102,400 routes: per destination leaf, not per pair", (unsigned long long)n);
+    cr_expect_leq(n * 40, 320 * 320, "searches %llu for 102,400 routes: per destination leaf, not per pair", (unsigned long long)n);
     routes_match_full_search("topologies/cluster-a100.yaml", "nodes=24", 11);
     topo_t *star = th_star(64, 10e9, 1e-6, 1, 0);
     baton_err_t e = {0};

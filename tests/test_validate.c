@@ -367,9 +367,9 @@ Test(host, every_algorithm_computes_its_collective) {
  * fabric's 0.8 and the latency within 1 %, and names NVLink, which never limits
  * this ring, as not seen: kept at the file's value instead of anywhere. */
 Test(calibrate, simulator_fit_recovers_each_link_class) {
-    const char *sets[] = {"nodes=2"};
+    const char *sets[] = {"nodes=2", "pxn=false"};   /* each GPU sends through its own NIC: no NVLink across nodes */
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("topologies/cluster-a100.yaml", sets, 1, &e);
+    topo_t *t = topo_yaml_load("topologies/cluster-a100.yaml", sets, 2, &e);
     cr_assert_not_null(t, "%s", e.msg);
     cal_req_t q = {.algo = "ring", .proto = PROTO_NONE, .des = 1, .opts = {.channels = 2, .group = 8}};
     cr_assert_eq(topo_set_class_efficiency(t, "nic-switch", 0.8, &e), 0, "%s", e.msg);
@@ -382,7 +382,7 @@ Test(calibrate, simulator_fit_recovers_each_link_class) {
         cr_assert_eq(cal_predict(t, &q, &s[i], &s[i].meas_s, NULL, NULL, &e), 0, "%s", e.msg);
     }
     topo_free(t);
-    t = topo_yaml_load("topologies/cluster-a100.yaml", sets, 1, &e);
+    t = topo_yaml_load("topologies/cluster-a100.yaml", sets, 2, &e);
     cal_fit_t fit;
     cr_assert_eq(cal_fit(t, &q, s, 10, &fit, &e), 0, "%s", e.msg);
     char text[4096];

@@ -86,6 +86,9 @@ typedef struct topo_params {
     int p2p;             /* 1: GPUs reach each other directly; 0: GPU-to-GPU traffic is
                             staged in host memory: routed via the nearest CPU (and with
                             host_bw, into its memory and out: "CPU.hostmem") */
+    int pxn;             /* 1: a GPU sends across nodes through the NIC of the peer on
+                            the destination's rail, over NVLink (NCCL's PXN); 0: through
+                            its own NIC (default) */
     double host_bw;      /* bytes/s each way between a CPU and its memory for staged
                             traffic (p2p off); 0: no such hop */
     proto_cost_t proto[PROTO_COUNT];   /* the protocols on this machine */

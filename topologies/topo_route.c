@@ -338,37 +338,102 @@ static int may_reach(const topo_t *t, int s, int d) {
     return 0;
 }
 
-static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
-    int via = -1;
-    if (!may_reach(t, s, d)) return -2;
-    if (!t->params.p2p && s != d && t->nodes[s].kind == NODE_GPU && t->nodes[d].kind == NODE_GPU)
-        via = nearest_cpu(t, s);
-    if (via >= 0 && !may_reach(t, via, d)) via = -1;   /* another host: the network, as NCCL's NET transport */
-    if (via < 0 && s != d && !t->no_shortcut) {     /* GPUs on switch ports, NVSwitch + NIC: no search per pair */
+/* A shortest route s -> d: without a search where the gates allow, else
+ * distances to d and a walk. */
+static int route_plain(topo_t *t, int s, int d, route_slot_t *slot) {
+    if (s != d && !t->no_shortcut) {                /* GPUs on switch ports, NVSwitch + NIC: no search per pair */
         int rc = route_gated(t, s, d, slot);
         if (rc != 0) return rc < 0 ? rc : 0;
     }
-    if (via < 0) {
-        if (s != d && t->dist_to != d) topo_bfs(t, d, s);     /* distances to d; links are full duplex */
-        return route_walk(t, -1, s, d, (int[2]){-1, -1}, slot);
-    }
-    /* staged in host memory: s up to the CPU, into its memory and out, down to d */
+    if (s != d && t->dist_to != d) topo_bfs(t, d, s);   /* distances to d; links are full duplex */
+    return route_walk(t, -1, s, d, (int[2]){-1, -1}, slot);
+}
+
+/* Route a, links mid[0..nmid) (rate midbw), route b: one route. */
+static int route_join(topo_t *t, const route_slot_t *a, const int *mid, int nmid, double midbw,
+                      const route_slot_t *b, route_slot_t *slot) {
+    int32_t *links = route_alloc(t, a->nlinks + nmid + b->nlinks);
+    if (links == NULL) return -1;
+    memcpy(links, a->links, (size_t)a->nlinks * sizeof *links);
+    for (int i = 0; i < nmid; i++) links[a->nlinks + i] = mid[i];
+    memcpy(links + a->nlinks + nmid, b->links, (size_t)b->nlinks * sizeof *links);
+    double bw = a->bw < b->bw ? a->bw : b->bw;
+    if (nmid && midbw < bw) bw = midbw;
+    *slot = (route_slot_t){.links = links, .nlinks = a->nlinks + nmid + b->nlinks, .lat = a->lat + b->lat, .bw = bw};
+    return 0;
+}
+
+/* Staged in host memory: s up to CPU `via`, into its memory and out (when
+ * the machine has host_bw), down to d. */
+static int route_staged(topo_t *t, int s, int via, int d, route_slot_t *slot) {
     route_slot_t up, down;
     topo_bfs(t, via, s);
     int rc = route_walk(t, -1, s, via, (int[2]){-1, -1}, &up);
     if (rc < 0) return rc;
     topo_bfs(t, d, via);
     if ((rc = route_walk(t, -1, via, d, (int[2]){-1, -1}, &down)) < 0) return rc;
-    int mem = topo_host_memory_link(t, via), nm = mem >= 0 ? 2 : 0;
-    int32_t *links = route_alloc(t, up.nlinks + nm + down.nlinks);
-    if (links == NULL) return -1;
-    memcpy(links, up.links, (size_t)up.nlinks * sizeof *links);
-    if (nm) links[up.nlinks] = mem, links[up.nlinks + 1] = mem ^ 1;
-    memcpy(links + up.nlinks + nm, down.links, (size_t)down.nlinks * sizeof *links);
-    double bw = up.bw < down.bw ? up.bw : down.bw;
-    if (nm && t->dl[mem].bw < bw) bw = t->dl[mem].bw;
-    *slot = (route_slot_t){.links = links, .nlinks = up.nlinks + nm + down.nlinks, .lat = up.lat + down.lat, .bw = bw};
-    return 0;
+    int mem = topo_host_memory_link(t, via);
+    return route_join(t, &up, (int[2]){mem, mem ^ 1}, mem >= 0 ? 2 : 0, mem >= 0 ? t->dl[mem].bw : 0, &down, slot);
+}
+
+/* GPU g's one neighbour of kind k (a transit one), and the link to it; -1 if none or several. */
+static int gpu_only(const topo_t *t, int g, node_kind_t k, int *link) {
+    int n = -1;
+    for (int i = t->adj_off[g]; i < t->adj_off[g + 1]; i++) {
+        int v = t->dl[t->adj[i]].dst;
+        if (t->nodes[v].kind != k || !t->nodes[v].transit) continue;
+        if (n >= 0) return -1;
+        n = v, *link = t->adj[i];
+    }
+    return n;
+}
+
+#define PXN_NVLINK_BW 100e9       /* a GPU-switch link this fast is NVLink (NVSwitch), not PCIe */
+
+/* The place of GPU g among the GPUs on switch sw, in the order of sw's links
+ * (k < 0: find g's), or with k >= 0 the GPU at place k; -1 if none. */
+static int gpu_place(const topo_t *t, int sw, int g, int k) {
+    int i = 0;
+    for (int j = t->adj_off[sw]; j < t->adj_off[sw + 1]; j++) {
+        int v = t->dl[t->adj[j]].dst;
+        if (t->nodes[v].kind != NODE_GPU) continue;
+        if (k < 0 ? v == g : i == k) return k < 0 ? i : v;
+        i++;
+    }
+    return -1;
+}
+
+/* PXN (NCCL's "PCI x NVLink", on by default since NCCL 2.12): a GPU sending
+ * to another node hands its bytes over NVLink to the GPU of its own node at
+ * the destination's place (on a rail-optimized fabric, the one whose NIC is
+ * on the destination's rail), which sends them through its NIC: traffic
+ * between nodes stays on its rail instead of crossing the spines. Only
+ * between GPUs with one NVSwitch and one NIC each, where the peer has
+ * another NIC than the sender. The peer, or -1 (no PXN). */
+static int pxn_peer(const topo_t *t, int s, int d) {
+    int l, ls, nic_s, nic_p, sw, p;
+    if (t->nodes[s].kind != NODE_GPU || t->nodes[d].kind != NODE_GPU) return -1;
+    if ((nic_s = gpu_only(t, s, NODE_NIC, &l)) < 0 || gpu_only(t, d, NODE_NIC, &l) < 0) return -1;
+    if ((sw = gpu_only(t, s, NODE_SWITCH, &ls)) < 0 || t->dl[ls].bw < PXN_NVLINK_BW) return -1;
+    int swd = gpu_only(t, d, NODE_SWITCH, &l);
+    if (swd < 0 || swd == sw) return -1;                   /* same node, or not an NVSwitch node */
+    if ((p = gpu_place(t, sw, -1, gpu_place(t, swd, d, -1))) < 0 || p == s) return -1;
+    return (nic_p = gpu_only(t, p, NODE_NIC, &l)) >= 0 && nic_p != nic_s ? p : -1;
+}
+
+static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
+    int via = -1, rc;
+    if (!may_reach(t, s, d)) return -2;
+    if (!t->params.p2p && s != d && t->nodes[s].kind == NODE_GPU && t->nodes[d].kind == NODE_GPU)
+        via = nearest_cpu(t, s);
+    if (via >= 0 && !may_reach(t, via, d)) via = -1;   /* another host: the network, as NCCL's NET transport */
+    if (via >= 0) return route_staged(t, s, via, d, slot);
+    if (t->params.pxn && (via = pxn_peer(t, s, d)) >= 0) {   /* s -> peer over NVLink, peer -> d on its rail */
+        route_slot_t a, b;
+        if ((rc = route_plain(t, s, via, &a)) < 0 || (rc = route_plain(t, via, d, &b)) < 0) return rc;
+        return route_join(t, &a, NULL, 0, 0, &b, slot);
+    }
+    return route_plain(t, s, d, slot);
 }
 
 /* Drop every cached route (link numbers changed). */

@@ -80,6 +80,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     fprintf(f, "name: %s\nports: %d\nmax_inflight: %d\np2p: %s\nbw_scale: %.17g\nlat_scale: %.17g\n", topo_name(t),
             p->ports, p->max_inflight, p->p2p ? "true" : "false", p->bw_scale, p->lat_scale);
     if (p->host_bw > 0) fmt_bw(a, sizeof a, p->host_bw), fprintf(f, "host_bw: %s\n", a);
+    if (p->pxn) fprintf(f, "pxn: true\n");
     fmt_bw(a, sizeof a, p->reduce_bw);
     fprintf(f, "reduce_bw: %s\n", p->reduce_bw > 0 ? a : "0");
     if (p->group_size) fprintf(f, "group_size: %d\n", p->group_size);

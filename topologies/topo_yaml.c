@@ -10,6 +10,8 @@
  *   group_size: 8         # ranks per node, for hierarchical algorithms
  *   channels: 8           # rings side by side when a command gives no --channels
  *   p2p: true             # false: GPU-to-GPU traffic is staged in host memory
+ *   pxn: false            # true: sends across nodes go over NVLink to the peer on the
+ *                         #   destination's rail and out through its NIC (NCCL's PXN)
  *   bw_scale: 1           # every link's bandwidth x this (calibration writes it)
  *   lat_scale: 1          # every link's latency x this
  *   protocols: {LL: {latency: 0.6us, efficiency: 0.5, base: 6.6us}}   # NCCL's by default
@@ -351,7 +353,7 @@ static int each(ctx_t *c, yaml_node_t *root, const char *key, int required, int 
 
 static const char *const engine_keys[] = {"ports", "reduce_bw", "max_inflight", "group_size", "p2p",
                                           "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency",
-                                          "nvls_latency", "host_bw", NULL};
+                                          "nvls_latency", "host_bw", "pxn", NULL};
 
 static int is_engine_key(const char *k) {
     for (int i = 0; engine_keys[i]; i++)
@@ -383,6 +385,8 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
     if (get(c, root, "reduce_bw") && (rc = get_bw(c, root, "reduce_bw", &p->reduce_bw)) < 0) return rc;
     if ((rc = get_bool(c, root, "p2p", p->p2p)) < 0) return rc;
     p->p2p = rc;
+    if ((rc = get_bool(c, root, "pxn", p->pxn)) < 0) return rc;
+    p->pxn = rc;
     if ((v = get(c, root, "bw_scale")) && (rc = get_scale(c, v, "bw_scale", &p->bw_scale)) < 0) return rc;
     if ((v = get(c, root, "lat_scale")) && (rc = get_scale(c, v, "lat_scale", &p->lat_scale)) < 0) return rc;
     if (get(c, root, "launch") && (rc = get_time(c, root, "launch", &p->launch)) < 0) return rc;
@@ -403,6 +407,11 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
         if (i == 4) {
             if ((p->p2p = expand_bool(set)) < 0)
                 return err_set(c->e, BATON_EPARSE, "--set p2p=%s: must be true or false", set);
+            continue;
+        }
+        if (strcmp(engine_keys[i], "pxn") == 0) {
+            if ((p->pxn = expand_bool(set)) < 0)
+                return err_set(c->e, BATON_EPARSE, "--set pxn=%s: must be true or false", set);
             continue;
         }
         if (strcmp(engine_keys[i], "nvls_efficiency") == 0) {
@@ -721,7 +730,7 @@ static int overlay_sets(ctx_t *c, yaml_node_t *root, const char *const *sets, in
 static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets, int depth) {
     static const char *const keys[] = {"name", "description", "extends", "params", "ports", "reduce_bw", "max_inflight",
                                        "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency",
-                                       "host_bw", "arch", "protocols", "link_efficiency", "calibration", NULL};
+                                       "host_bw", "pxn", "arch", "protocols", "link_efficiency", "calibration", NULL};
     char file[TEXT], path[TEXT * 2], *buf = NULL;
     const char **all = NULL;
     yaml_node_t *fv = NULL, *nv = get(c, root, "name");
@@ -755,7 +764,7 @@ static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nse
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "arch", "protocols", "include", "nodes",
+                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "pxn", "arch", "protocols", "include", "nodes",
                                        "links", "generate", "link_efficiency", "calibration", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);

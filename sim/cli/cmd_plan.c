@@ -61,6 +61,12 @@ static void rings(const topo_t *t, const graph_t *g) {
         printf("  each ring enters a node by its first GPU's NIC and leaves by its last's; every node repeats these orders\n");
 }
 
+static void pxn(const topo_t *t) {
+    if (topo_params_c(t)->pxn)
+        printf("PXN: a GPU sends to another node through the NIC on the destination's rail, over NVLink to that "
+               "NIC's GPU first (`--set pxn=false`: through its own NIC)\n");
+}
+
 static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, baton_err_t *e) {
     tuning_machine_t m;
     algo_opts_t none = {0};
@@ -123,6 +129,7 @@ int cmd_plan(int argc, char **argv) {
         printf("plan for %s: %d ranks, %d per node\n", topo_name(t), topo_nranks(t), g->group);
         if (g->path) paths(t, g);
         rings(t, g);
+        pxn(t);
         printf("%s, -a nccl (%s):\n", coll_name((coll_t)coll), sim ? "simulated" : "closed form");
         rc = per_size(t, (coll_t)coll, sizes, nsizes, sim, &e);
     }
