@@ -730,7 +730,7 @@ static int overlay_sets(ctx_t *c, yaml_node_t *root, const char *const *sets, in
 static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets, int depth) {
     static const char *const keys[] = {"name", "description", "extends", "params", "ports", "reduce_bw", "max_inflight",
                                        "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency",
-                                       "host_bw", "pxn", "arch", "protocols", "link_efficiency", "calibration", NULL};
+                                       "host_bw", "arch", "protocols", "link_efficiency", "calibration", NULL};
     char file[TEXT], path[TEXT * 2], *buf = NULL;
     const char **all = NULL;
     yaml_node_t *fv = NULL, *nv = get(c, root, "name");
