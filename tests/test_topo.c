@@ -286,6 +286,13 @@ Test(topo, import_nvsmi_matrix_from_the_dgx1_log) {
     cr_expect_eq(th_cli("topo import nvsmi build/bad-matrix.txt", &out, 0), 1);
     cr_expect(strstr(out, "bad-matrix.txt:2:") && strstr(out, "NV9x"), "%s", out);
     free(out);
+    f = fopen("build/dup-matrix.txt", "w");       /* found by the fuzzer: two nodes named gpu0 */
+    fputs("\tGPU0\tGPU0\tNIC0\tCPU Affinity\nGPU0\t X \tPIX\tPXB\t0-1\nGPU0\tPIX\t X \tPXB\t0-1\n"
+          "NIC0\tPXB\tPXB\t X \n", f);
+    fclose(f);
+    cr_expect_eq(th_cli("topo import nvsmi build/dup-matrix.txt", &out, 0), 1);
+    cr_expect(strstr(out, "dup-matrix.txt:1:") && strstr(out, "names GPU0 twice"), "%s", out);
+    free(out);
 }
 
 /* topo import nccl-xml on two public NCCL topology files: Azure ND A100 v4

@@ -48,6 +48,23 @@ static int read_header(char *line, matrix_t *m) {
     return m->n >= 1 && strcmp(m->label[0], "GPU0") == 0 ? m->n : 0;
 }
 
+/* Do labels a and b name one node? The machine's names are the labels in
+ * lower case. */
+static int same_label(const char *a, const char *b) {
+    while (*a && tolower((unsigned char)*a) == tolower((unsigned char)*b)) a++, b++;
+    return *a == '\0' && *b == '\0';
+}
+
+/* A header that names a device twice would give two nodes one name. */
+static int unique_labels(const matrix_t *m, const char *path, int lineno, baton_err_t *e) {
+    for (int i = 0; i < m->n; i++)
+        for (int j = 0; j < i; j++)
+            if (same_label(m->label[i], m->label[j]))
+                return err_set(e, BATON_EPARSE, "%s:%d: the header names %s twice (columns %d and %d)", path, lineno,
+                               m->label[i], j + 1, i + 1);
+    return 0;
+}
+
 /* One matrix row: its label must be device `row`, then n cells. */
 static int read_row(char *line, matrix_t *m, int row, const char *path, int lineno, baton_err_t *e) {
     char *tok = strtok(line, " \t\r\n");
@@ -111,7 +128,10 @@ static int read_matrix(const char *path, matrix_t *m, baton_err_t *e) {
     int lineno = 0, row = -1, rc = 0;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno++;
-        if (row < 0) { if (read_header(line, m)) row = 0; continue; }
+        if (row < 0) {
+            if (read_header(line, m)) row = 0, rc = unique_labels(m, path, lineno, e);
+            continue;
+        }
         rc = read_row(line, m, row, path, lineno, e);
         if (++row == m->n) break;
     }
