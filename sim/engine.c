@@ -21,6 +21,11 @@ static double wire_time(const topo_route_t *rt, uint64_t bytes, double eff) {
     return rt->nlinks ? (double)bytes / (rt->bw * eff) : 0;
 }
 
+/* How long link l alone takes to carry `bytes`. */
+static double link_time(const topo_t *t, int32_t l, uint64_t bytes, double eff) {
+    return (double)bytes / (topo_dlink(t, l)->bw * topo_params_c(t)->bw_scale * eff);
+}
+
 #define NO_SLOT UINT32_MAX
 
 typedef struct stream {
@@ -152,12 +157,11 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
     double start = g->now;
     if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
     if (rp >= 0) start = max2(start, g->recv_port[(size_t)rdst * g->ports + rp]);
-    double wire = rt->nlinks ? (double)bytes / (rt->bw * msg_eff(g, src, dst)) : 0;
+    double eff = msg_eff(g, src, dst), wire = wire_time(rt, bytes, eff);
     for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[lk(g, rt->links[i])]);
-    for (int i = 0; fifo && i < rt->nlinks; i++) {      /* each link is busy for its own share: */
-        const topo_dlink_t *dl = topo_dlink(g->t, rt->links[i]);   /* a fast one beside the bottleneck */
-        double own = (double)bytes / (dl->bw * topo_params_c(g->t)->bw_scale * msg_eff(g, src, dst));
-        g->link_free[lk(g, rt->links[i])] = start + (own < wire ? own : wire);   /* is not held the whole time */
+    for (int i = 0; fifo && i < rt->nlinks; i++) {      /* each link is busy for its own share: a fast */
+        double own = link_time(g->t, rt->links[i], bytes, eff);   /* one beside the bottleneck is not */
+        g->link_free[lk(g, rt->links[i])] = start + (own < wire ? own : wire);   /* held the whole time */
     }
     *began = start;
     double end = start + rt->lat + wire + msg_extra(g, src, dst);
@@ -229,14 +233,13 @@ static int hop_event(engine_t *g, uint32_t id) {
     if (rc < 0) return fail(g, rc);
     if (rt.nlinks == 0) return push(g, g->now, EV_XFER_DONE, id);
     int32_t l = rt.links[sl->hop];
-    const topo_dlink_t *dl = topo_dlink(g->t, l);
     const topo_params_t *tp = topo_params_c(g->t);
     int fifo = g->o->contention == CONTENTION_FIFO;
     double begin = fifo ? max2(g->now, g->link_free[lk(g, l)]) : g->now;
-    double wire = (double)sl->bytes / (dl->bw * tp->bw_scale * msg_eff(g, src, dst));
+    double wire = link_time(g->t, l, sl->bytes, msg_eff(g, src, dst));
     if (fifo) g->link_free[lk(g, l)] = begin + wire;
     if (sl->hop == 0) sl->t_start = begin;
-    double arrive = begin + wire + dl->lat * tp->lat_scale;
+    double arrive = begin + wire + topo_dlink(g->t, l)->lat * tp->lat_scale;
     if (++sl->hop < rt.nlinks) return push(g, arrive, EV_HOP, id);
     return push(g, arrive + msg_extra(g, src, dst), EV_XFER_DONE, id);
 }

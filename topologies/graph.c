@@ -111,8 +111,6 @@ static double hop_room(search_t *x, int a, int b) {
     return room >= x->speed * (1 - 1e-9) ? room : -1;
 }
 
-/* Take (sign +1) or give back (-1) the speed on every link of hop a -> b. */
-static void hop_take(search_t *x, int a, int b, int sign) { route_take(x, a, b, sign); }
 
 /* The hop that closes a ring, last -> first: through the network when the
  * search is across nodes, else inside the node. */
@@ -120,7 +118,7 @@ static double close_room(search_t *x, int a, int b) { return x->net ? net_room(x
 
 static void close_take(search_t *x, int a, int b, int sign) {
     if (x->net) net_take(x, a, b, sign);
-    else hop_take(x, a, b, sign);
+    else route_take(x, a, b, sign);
 }
 
 /* The best next hop from a not yet tried: the better path type, then the
@@ -154,12 +152,12 @@ static int dfs(search_t *x, int i) {
     for (int b; (b = next_hop(x, last, tried)) >= 0;) {
         tried[b] = 1;
         if (x->net && i == n - 1 && net_room(x, b, x->ring[0]) < 0) continue;   /* no way out to the next node */
-        hop_take(x, last, b, 1);
+        route_take(x, last, b, 1);
         x->used[b] = 1;
         x->ring[i] = b;
         if (dfs(x, i + 1)) return 1;
         x->used[b] = 0;
-        hop_take(x, last, b, -1);
+        route_take(x, last, b, -1);
         if (x->budget < 0) return 0;
     }
     return 0;
@@ -170,13 +168,13 @@ static int take_ring(search_t *x, const int32_t *ring) {
     int n = x->g->group, k;
     for (k = 0; k + 1 < n; k++) {
         if (hop_room(x, ring[k], ring[k + 1]) < 0) break;
-        hop_take(x, ring[k], ring[k + 1], 1);
+        route_take(x, ring[k], ring[k + 1], 1);
     }
     if (k + 1 == n && close_room(x, ring[n - 1], ring[0]) >= 0) {
         close_take(x, ring[n - 1], ring[0], 1);
         return 1;
     }
-    while (k-- > 0) hop_take(x, ring[k], ring[k + 1], -1);
+    while (k-- > 0) route_take(x, ring[k], ring[k + 1], -1);
     return 0;
 }
 

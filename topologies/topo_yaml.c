@@ -404,14 +404,10 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
         if (set == NULL) continue;
         char *end;
         long x = strtol(set, &end, 10);
-        if (i == 4) {
-            if ((p->p2p = expand_bool(set)) < 0)
-                return err_set(c->e, BATON_EPARSE, "--set p2p=%s: must be true or false", set);
-            continue;
-        }
-        if (strcmp(engine_keys[i], "pxn") == 0) {
-            if ((p->pxn = expand_bool(set)) < 0)
-                return err_set(c->e, BATON_EPARSE, "--set pxn=%s: must be true or false", set);
+        int *flag = !strcmp(engine_keys[i], "p2p") ? &p->p2p : !strcmp(engine_keys[i], "pxn") ? &p->pxn : NULL;
+        if (flag) {
+            if ((*flag = expand_bool(set)) < 0)
+                return err_set(c->e, BATON_EPARSE, "--set %s=%s: must be true or false", engine_keys[i], set);
             continue;
         }
         if (strcmp(engine_keys[i], "nvls_efficiency") == 0) {
