@@ -23,7 +23,7 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = util/err.c util/suggest.c models/share.c models/proto.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_route.c topologies/topo_yaml.c \
+LIB_SRC  = algorithms/group.c util/err.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_route.c topologies/topo_yaml.c \
            topologies/expand.c topologies/generate.c topologies/flow.c topologies/linkload.c topologies/graph.c topologies/import.c topologies/topo_write.c \
            validate/nccltests.c validate/calibrate.c validate/host.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
@@ -31,8 +31,8 @@ LIB_SRC  = util/err.c util/suggest.c models/share.c models/proto.c models/tuning
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
            algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvlstree.c sim/evq.c sim/verify.c sim/engine.c sim/symmetry.c \
            sim/report.c \
-           sim/run.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
-CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c
+           sim/run.c sim/concurrent.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
+CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 

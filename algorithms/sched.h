@@ -60,6 +60,7 @@ typedef struct sched_op {
 } sched_op_t;
 
 typedef struct sched sched_t;
+struct sched_group;
 
 /* Channel orders found on a machine (topologies/graph.h): channel c's ring
  * visits rank[c' * nranks + i] at position i, c' = c mod count; pos is the
@@ -92,6 +93,7 @@ struct sched {
     sched_prog_fn prog;
     int64_t param[4];      /* algorithm-private parameters */
     const sched_orders_t *orders;   /* rings' channel orders, NULL: the algorithm's own */
+    const struct sched_group *group; /* several collectives at once (group.h); NULL: one */
     int period;            /* 0, or k: rank r + k's program is rank r's with every
                               peer moved k ranks on (mod nranks), so ranks k apart are
                               interchangeable (sim/symmetry.h); tested for every row

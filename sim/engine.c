@@ -6,6 +6,8 @@
  * event queue, so advancing one stream never recurses into another. */
 #include "engine.h"
 
+#include "../algorithms/group.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +16,7 @@
 #include "symmetry.h"
 
 enum { S_READY, S_RECV, S_XFER, S_RECVD, S_SLOT, S_DONE };
-enum { EV_XFER_DONE, EV_REDUCE_DONE, EV_SHARE, EV_HOP };
+enum { EV_XFER_DONE, EV_REDUCE_DONE, EV_SHARE, EV_HOP, EV_START };
 
 /* How long the links of a route carry `bytes`: the bottleneck sets the pace. */
 static double wire_time(const topo_route_t *rt, uint64_t bytes, double eff) {
@@ -102,6 +104,7 @@ typedef struct engine {
     uint64_t reccap;         /* records allocated */
     evq_t q;
     verify_t *v;
+    int *left;               /* a group: streams of each member not yet done */
     int err;
 } engine_t;
 
@@ -435,12 +438,61 @@ static int post_send(engine_t *g, int si) {
 }
 
 /* Run stream si's program until it blocks or ends. */
+static int advance(engine_t *g, int si);
+
+/* A group's member k has ended (its last stream is done): it ends once its
+ * protocol's and switches' fixed costs are paid, and the members waiting
+ * for it start their start_s after that. */
+static int member_done(engine_t *g, int k) {
+    const struct sched_group *gr = g->s->group;
+    double end = g->now + (g->o->proto ? g->o->proto->base_latency : 0) +
+                 (gr->m[k].s.helpers ? topo_params_c(g->t)->nvls_lat : 0);
+    g->r->member_end[k] = end;
+    for (int j = k + 1; j < gr->n; j++) {
+        if (gr->m[j].after != k) continue;
+        for (size_t si = 0; si < (size_t)g->nr * g->C; si++)
+            if (gr->own[si] == j && push(g, end + gr->m[j].start_s, EV_START, (uint32_t)si) < 0) return g->err;
+    }
+    return 0;
+}
+
+static int stream_done(engine_t *g, int si) {
+    g->st[si].state = S_DONE;
+    g->ndone++;
+    int k = g->left ? g->s->group->own[si] : -1;
+    return k >= 0 && --g->left[k] == 0 ? member_done(g, k) : 0;
+}
+
+/* Start every stream: at once, or (a group's member that starts later or
+ * waits for another) by an event at its time. */
+static void start_streams(engine_t *g) {
+    const struct sched_group *gr = g->left ? g->s->group : NULL;
+    for (int c = 0; c < g->C; c++)
+        for (int r = 0; r < g->nr && g->err == 0; r++) {
+            int si = r * g->C + c, k = gr ? gr->own[si] : -1;
+            if (k >= 0 && gr->m[k].after >= 0) continue;          /* started by member_done */
+            if (k >= 0 && gr->m[k].start_s > 0) push(g, gr->m[k].start_s, EV_START, (uint32_t)si);
+            else advance(g, si);
+        }
+}
+
+static int setup_group(engine_t *g) {
+    const struct sched_group *gr = g->s->group;
+    g->left = calloc((size_t)gr->n, sizeof *g->left);
+    g->r->member_end = calloc((size_t)gr->n, sizeof *g->r->member_end);
+    if (!g->left || !g->r->member_end) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory"));
+    g->r->nmembers = gr->n;
+    for (size_t si = 0; si < (size_t)g->nr * g->C; si++)
+        if (gr->own[si] >= 0) g->left[gr->own[si]]++;
+    return 0;
+}
+
 static int advance(engine_t *g, int si) {
     stream_t *s = &g->st[si];
     int rank = stream_rank(g, si), chan = stream_chan(g, si);
     while (g->err == 0) {
         if (s->state == S_READY) {
-            if (!sched_op(g->s, rank, chan, s->pc, &s->op)) { s->state = S_DONE; g->ndone++; return 0; }
+            if (!sched_op(g->s, rank, chan, s->pc, &s->op)) return stream_done(g, si);
             if (s->op.recv != RECV_NONE) return post_recv(g, si);
             s->state = S_RECVD;          /* nothing to receive: go straight to the send */
         }
@@ -611,6 +663,7 @@ static void teardown(engine_t *g) {
     free(g->recv_port);
     free(g->link_free);
     free(g->reduce_free);
+    free(g->left);
     free(g->rank_msgs);
     share_free(g->share);
     free(g->send_busy);
@@ -637,8 +690,8 @@ static int deadlock(engine_t *g) {
  * transfers then reserve ports and links together, before the next
  * channel's, which is the round order a direct algorithm intends. */
 static int loop(engine_t *g) {
-    for (int c = 0; c < g->C; c++)
-        for (int r = 0; r < g->nr && g->err == 0; r++) advance(g, r * g->C + c);
+    if (g->s->group && g->lmap == NULL && setup_group(g) < 0) return g->err;
+    start_streams(g);
     evq_item_t ev;
     int popped;
     while (g->err == 0 && (popped = evq_pop(&g->q, &ev)) != 0) {
@@ -648,6 +701,7 @@ static int loop(engine_t *g) {
         if (ev.kind == EV_XFER_DONE) xfer_done(g, ev.id);
         else if (ev.kind == EV_SHARE) share_event(g, ev.id);
         else if (ev.kind == EV_HOP) hop_event(g, ev.id);
+        else if (ev.kind == EV_START) advance(g, (int)ev.id);
         else { receive_done(g, (int)ev.id); advance(g, (int)ev.id); }
     }
     if (g->err == 0 && g->ndone < g->nr * g->C) deadlock(g);
@@ -675,6 +729,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
                            "verify, trace, count per link, find the critical path, share fairly or reduce in the network");
         if (g.o->sym->period < 1 || s->nranks % g.o->sym->period || g.o->sym->lmap == NULL)
             return err_set(e, BATON_EINVAL, "symmetric period %d does not divide %d ranks", g.o->sym->period, s->nranks);
+        if (s->group) return err_set(e, BATON_EUNSUP, "the symmetric fast path runs one collective");
         g.G = g.nr = g.o->sym->period;
         g.lmap = g.o->sym->lmap;
     }
@@ -717,6 +772,9 @@ void engine_result_free(engine_result_t *r) {
     free(r->link_bytes);
     free(r->link_busy);
     free(r->recs);
+    free(r->member_end);
+    r->member_end = NULL;
+    r->nmembers = 0;
     r->link_bytes = NULL;
     r->link_busy = NULL;
     r->recs = NULL;

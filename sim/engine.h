@@ -91,6 +91,9 @@ typedef struct engine_result {
     int verified;             /* 1 if verification ran and passed */
     uint64_t *link_bytes;     /* with opts.link_stats: bytes per directed link (malloc'd; */
     double *link_busy;        /* the caller frees both): seconds each link carried data */
+    double *member_end;       /* a group (algorithms/group.h): when each member ended, with its
+                                 protocol's base latency (malloc'd; engine_result_free frees it) */
+    int nmembers;
     engine_rec_t *recs;       /* with opts.record: one per message, in arrival order (malloc'd) */
     uint64_t nrecs;
 } engine_result_t;

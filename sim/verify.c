@@ -9,8 +9,12 @@
  *   reduce          the root, every place: the sum
  *   all-to-all      rank r, receive block p+j: what rank j held in block r
  *                   (blocks 0..p-1 are the send buffer, p..2p-1 the receive buffer)
- * A place is a chunk in signature mode and a byte in data mode. */
+ * A place is a chunk in signature mode and a byte in data mode. A group of
+ * collectives (algorithms/group.h) is verified member by member: each has its
+ * own state, in its own rank numbers. */
 #include "verify.h"
+
+#include "../algorithms/group.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,7 @@ struct verify {
     uint64_t *orig;       /* [rank][place] start values, for owner/root checks */
     int32_t *owner;       /* per place: the rank whose block it is in */
     uint64_t *where;      /* per place: its offset within its block */
+    verify_t **sub;       /* a group: one verifier per member (the rest unused) */
 };
 
 uint64_t verify_hash(uint64_t rank, uint64_t index) {   /* splitmix64 */
@@ -77,8 +82,34 @@ static int too_big(const sched_t *s, verify_mode_t mode, uint64_t width, baton_e
     return 0;
 }
 
+static verify_t *create_group(const sched_t *s, verify_mode_t mode, baton_err_t *e) {
+    verify_t *v = calloc(1, sizeof *v);
+    if (v == NULL || !(v->sub = calloc((size_t)s->group->n, sizeof *v->sub))) {
+        free(v);
+        err_set(e, BATON_ENOMEM, "out of memory for verification state");
+        return NULL;
+    }
+    *v = (verify_t){.s = s, .mode = mode, .sub = v->sub};
+    for (int k = 0; k < s->group->n; k++)
+        if (!(v->sub[k] = verify_create(&s->group->m[k].s, mode, NULL, NULL, e))) {
+            verify_free(v);
+            return NULL;
+        }
+    return v;
+}
+
+/* The member verifier for chunk *first of machine rank *rank, both moved to the member's numbers. */
+static verify_t *member(const verify_t *v, int *rank, uint32_t *first) {
+    const struct sched_group *g = v->s->group;
+    int k = sched_group_member(g, *first);
+    *rank = g->inv[(size_t)k * (size_t)(g->P + g->H) + (size_t)*rank];
+    *first -= g->chunk0[k];
+    return v->sub[k];
+}
+
 verify_t *verify_create(const sched_t *s, verify_mode_t mode, verify_fill_fn fill,
                         void *fill_ctx, baton_err_t *e) {
+    if (s->group) return create_group(s, mode, e);
     uint64_t width = mode == VERIFY_DATA ? s->bytes : s->nchunks;
     if (too_big(s, mode, width, e) < 0) return NULL;
     verify_t *v = calloc(1, sizeof *v);
@@ -102,6 +133,8 @@ nomem:
 
 void verify_free(verify_t *v) {
     if (v == NULL) return;
+    for (int k = 0; v->sub && k < v->s->group->n; k++) verify_free(v->sub[k]);
+    free(v->sub);
     free(v->state);
     free(v->orig);
     free(v->sum);
@@ -124,6 +157,10 @@ static uint64_t places(const verify_t *v, uint32_t first, uint32_t count) {
 }
 
 int verify_snapshot(verify_t *v, int rank, uint32_t first, uint32_t count, verify_payload_t *out) {
+    if (v->sub) {
+        verify_t *m = member(v, &rank, &first);
+        return verify_snapshot(m, rank, first, count, out);
+    }
     const uint64_t *row = v->state + (uint64_t)rank * v->width;
     uint64_t n = places(v, first, count), j = 0;
     out->data = NULL;
@@ -136,6 +173,11 @@ int verify_snapshot(verify_t *v, int rank, uint32_t first, uint32_t count, verif
 
 void verify_deliver(verify_t *v, int rank, uint32_t first, uint32_t count, int reduce,
                     verify_payload_t *pl) {
+    if (v->sub) {
+        verify_t *m = member(v, &rank, &first);
+        verify_deliver(m, rank, first, count, reduce, pl);
+        return;
+    }
     uint64_t *row = v->state + (uint64_t)rank * v->width, j = 0;
     const uint64_t *in = pl->data ? pl->data : &pl->sig;
     EACH_PLACE(v, first, count, i, {
@@ -177,6 +219,9 @@ static uint64_t want(const verify_t *v, int r, uint64_t i, int *any) {
 }
 
 int verify_check(const verify_t *v, baton_err_t *e) {
+    for (int k = 0; v->sub && k < v->s->group->n; k++)
+        if (verify_check(v->sub[k], e) < 0) return BATON_EVERIFY;
+    if (v->sub) return 0;
     const char *what = v->mode == VERIFY_DATA ? "byte" : "chunk";
     for (int r = 0; r < v->s->nranks; r++)
         for (uint64_t i = 0; i < v->width; i++) {
@@ -192,5 +237,5 @@ int verify_check(const verify_t *v, baton_err_t *e) {
 }
 
 const uint64_t *verify_data(const verify_t *v, int rank) {
-    return v->mode == VERIFY_DATA ? v->state + (uint64_t)rank * v->width : NULL;
+    return v->mode == VERIFY_DATA && !v->sub ? v->state + (uint64_t)rank * v->width : NULL;
 }

@@ -23,6 +23,7 @@
 
 #include "../models/cost.h"
 #include "../util/err.h"
+#include "../models/gpu.h"
 #include "../models/proto.h"
 
 typedef enum { NODE_GPU = 0, NODE_SWITCH, NODE_NIC, NODE_CPU, NODE_KIND_COUNT } node_kind_t;
@@ -108,6 +109,8 @@ typedef struct topo_params {
                             it drives (nccl-tests -g N: N launches in turn); default
                             2.8 us, docs/reference/nccl.md 4.2 (8 x A100, -g 8 vs one
                             process per GPU: 40.1 vs 20.3 us over 7 more launches) */
+    int has_gpu;         /* 1: the file names or describes its GPUs (`gpu:`) */
+    gpu_spec_t gpu;      /* their peak math, memory and launch cost (models/gpu.h) */
     topo_calib_t calib;  /* from a calibrated machine's `calibration:` record */
     int neff;            /* link classes with an efficiency (`link_efficiency:`) */
     struct { char name[24]; double eff; } class_eff[16];   /* the share of the file's rate they carry */

@@ -31,6 +31,19 @@ static void write_protocols(FILE *f, const topo_params_t *p) {
 }
 
 /* YAML's double-quoted scalar: backslash and quote escaped. */
+/* gpu: its name when it is the built-in one, else every number (exactly). */
+static void write_gpu(FILE *f, const topo_params_t *p) {
+    const gpu_spec_t *g = &p->gpu, *known = gpu_find(g->name);
+    char a[64], b[64], c[64];
+    if (!p->has_gpu) return;
+    if (known && gpu_same(g, known)) { fprintf(f, "gpu: %s\n", g->name); return; }
+    fmt_bw(a, sizeof a, g->hbm_bw);
+    fmt_s(b, sizeof b, g->launch);
+    fmt_s(c, sizeof c, g->graph_launch);
+    fprintf(f, "gpu: {name: \"%s\", bf16: %.17gFLOPS, fp8: %.17gFLOPS, hbm_bw: %s, hbm: %.0f, launch: %s, "
+            "graph_launch: %s}\n", g->name, g->flops[GPU_BF16], g->flops[GPU_FP8], a, g->hbm_bytes, b, c);
+}
+
 static void quoted(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
@@ -90,6 +103,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     if (p->nvls_eff != 1) fprintf(f, "nvls_efficiency: %.17g\n", p->nvls_eff);
     if (p->nvls_lat > 0) fmt_s(a, sizeof a, p->nvls_lat), fprintf(f, "nvls_latency: %s\n", a);
     if (p->arch >= 0) fprintf(f, "arch: %s\n", tuning_arch_name((tuning_arch_t)p->arch));
+    write_gpu(f, p);
     write_protocols(f, p);
     fprintf(f, "nodes:\n");
     for (int i = 0; i < topo_nnodes(t); i++) {

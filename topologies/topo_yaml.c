@@ -543,6 +543,64 @@ static int read_efficiency(ctx_t *c, yaml_node_t *root) {
     return 0;
 }
 
+/* "989.4TFLOPS", "2.25PFLOPS": a peak rate; the unit is required. */
+static int get_flops(ctx_t *c, yaml_node_t *v, const char *key, double *out) {
+    char s[TEXT], *end;
+    int rc = text(c, v, key, s);
+    if (rc < 0) return rc;
+    double x = strtod(s, &end);
+    double unit = !strcmp(end, "TFLOPS") ? 1e12 : !strcmp(end, "PFLOPS") ? 1e15 : !strcmp(end, "GFLOPS") ? 1e9
+                : !strcmp(end, "FLOPS") ? 1 : 0;
+    if (end == s || unit == 0 || !(x >= 0) || x > 1e9)
+        return fail(c, v, "'%s' is a peak rate with its unit (989.4TFLOPS, 2.25PFLOPS), not '%s'", key, s);
+    *out = x * unit;
+    return 0;
+}
+
+/* gpu: h100-sxm, or gpu: {like: h100-sxm, hbm_bw: 3TB/s, ...}: the GPU's own
+ * numbers (models/gpu.h), for the step's compute, memory and overhead. */
+static int read_gpu(ctx_t *c, yaml_node_t *root) {
+    static const char *const keys[] = {"like", "name", "bf16", "fp8", "hbm_bw", "hbm", "launch", "graph_launch", NULL};
+    yaml_node_t *m = get(c, root, "gpu"), *v;
+    topo_params_t *p = topo_params(c->t);
+    char s[TEXT];
+    const char *why;
+    int rc;
+    if (m == NULL) return 0;
+    yaml_node_t *base = m->type == YAML_MAPPING_NODE ? get(c, m, "like") : m;
+    gpu_spec_t g;
+    memset(&g, 0, sizeof g);
+    if (base) {
+        if ((rc = text(c, base, "gpu", s)) < 0) return rc;
+        const gpu_spec_t *known = gpu_find(s);
+        if (known == NULL) return fail(c, base, "unknown GPU '%s' (`baton gpus` lists them; or describe it: "
+                                       "gpu: {name: ..., bf16: ...TFLOPS, hbm_bw: ...TB/s, hbm: ...GB})", s, NULL);
+        g = *known;
+    }
+    if (m->type == YAML_MAPPING_NODE) {
+        if ((rc = only_keys(c, m, keys, "'gpu'")) < 0) return rc;
+        if ((v = get(c, m, "name")) && (rc = text(c, v, "name", s)) < 0) return rc;
+        if (v) snprintf(g.name, sizeof g.name, "%.23s", s);
+        if ((v = get(c, m, "bf16")) && (rc = get_flops(c, v, "bf16", &g.flops[GPU_BF16])) < 0) return rc;
+        if ((v = get(c, m, "fp8")) && (rc = get_flops(c, v, "fp8", &g.flops[GPU_FP8])) < 0) return rc;
+        if (get(c, m, "hbm_bw") && (rc = get_bw(c, m, "hbm_bw", &g.hbm_bw)) < 0) return rc;
+        if (get(c, m, "launch") && (rc = get_time(c, m, "launch", &g.launch)) < 0) return rc;
+        if (get(c, m, "graph_launch") && (rc = get_time(c, m, "graph_launch", &g.graph_launch)) < 0) return rc;
+        if ((v = get(c, m, "hbm"))) {
+            uint64_t b;
+            if ((rc = text(c, v, "hbm", s)) < 0) return rc;
+            if (units_size(s, &b, &why) < 0) return fail(c, v, "bad memory size '%s': %s", s, why);
+            g.hbm_bytes = (double)b;
+        }
+        if (g.name[0] == 0) return fail(c, m, "a GPU described here needs a 'name' (or 'like: h100-sxm')", NULL, NULL);
+        if (!(g.flops[GPU_BF16] > 0) || !(g.hbm_bw > 0))
+            return fail(c, m, "GPU '%s' needs its bf16 peak and hbm_bw (or 'like:' a known GPU)", g.name, NULL);
+    }
+    p->gpu = g;
+    p->has_gpu = 1;
+    return 0;
+}
+
 /* calibration: {algo: nccl, proto: auto, model: closed, mape_pct: 3.2,
  * cv_mape_pct: 5.1, band_pct: [-6.1, 5.3], logs: [...], date: ...}. */
 static int read_calibration(ctx_t *c, yaml_node_t *root) {
@@ -726,7 +784,7 @@ static int overlay_sets(ctx_t *c, yaml_node_t *root, const char *const *sets, in
 static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets, int depth) {
     static const char *const keys[] = {"name", "description", "extends", "params", "ports", "reduce_bw", "max_inflight",
                                        "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency",
-                                       "host_bw", "arch", "protocols", "link_efficiency", "calibration", NULL};
+                                       "host_bw", "arch", "gpu", "protocols", "link_efficiency", "calibration", NULL};
     char file[TEXT], path[TEXT * 2], *buf = NULL;
     const char **all = NULL;
     yaml_node_t *fv = NULL, *nv = get(c, root, "name");
@@ -752,6 +810,7 @@ static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nse
     }
     if (rc == 0) rc = read_engine(c, root);
     if (rc == 0) rc = read_protocols(c, root);
+    if (rc == 0) rc = read_gpu(c, root);
     if (rc == 0) rc = read_efficiency(c, root);
     if (rc == 0) rc = read_calibration(c, root);
     if (rc == 0 && nv && scalar(nv) && topo_rename(c->t, scalar(nv)) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
@@ -760,14 +819,14 @@ static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nse
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "pxn", "arch", "protocols", "include", "nodes",
+                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "pxn", "arch", "gpu", "protocols", "include", "nodes",
                                        "links", "generate", "link_efficiency", "calibration", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
     int rc = only_keys(c, root, keys, "a topology");
     if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
-    if ((rc = read_protocols(c, root)) < 0 || (rc = walk_body(c, root)) < 0) return rc;
+    if ((rc = read_protocols(c, root)) < 0 || (rc = read_gpu(c, root)) < 0 || (rc = walk_body(c, root)) < 0) return rc;
     if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0) return rc;
     for (int i = 0; i < c->params.n; i++)
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)

@@ -26,6 +26,7 @@ static const char usage[] =
     "  select    which algorithm wins at which size: tables, crossovers, NCCL tuner\n"
     "            files, plots\n"
     "  tp        what tensor parallelism costs a transformer's forward pass\n"
+    "  concurrent several collectives in one simulation, sharing the machine\n"
     "  sweep     one collective over a grid of topology parameters and sizes\n"
     "  validate  the model against nccl-tests logs: error per size, MAPE\n"
     "  calibrate fit the topology to nccl-tests logs; write the calibrated file\n"
@@ -45,7 +46,7 @@ static int run_calibrate(int argc, char **argv) { return cmd_validate(argc, argv
 
 static const struct { const char *name; int (*fn)(int, char **); } commands[] = {
     {"sim", run_sim}, {"predict", run_predict}, {"kids", cmd_kids}, {"topo", cmd_topo}, {"plan", cmd_plan},
-    {"algos", cmd_algos}, {"select", cmd_select}, {"tp", cmd_tp}, {"sweep", cmd_sweep},
+    {"algos", cmd_algos}, {"select", cmd_select}, {"tp", cmd_tp}, {"concurrent", cmd_concurrent}, {"sweep", cmd_sweep},
     {"validate", run_validate}, {"calibrate", run_calibrate},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))

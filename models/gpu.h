@@ -1,0 +1,36 @@
+/* gpu.h - what one GPU can do on its own: peak math, memory, launch cost.
+ *
+ * The other three buckets of a model's step besides transport (sim/step.h):
+ * compute is FLOPs over peak dense tensor FLOP/s at some efficiency, memory
+ * is bytes over HBM bandwidth, overhead is kernels x launch cost. A machine
+ * file names its GPU (`gpu: h100-sxm`) or describes one (`gpu: {like:
+ * h100-sxm, hbm_bw: 3TB/s}`); the table in gpu.c holds datasheet numbers,
+ * each with its source. */
+#ifndef BATON_GPU_H
+#define BATON_GPU_H
+
+typedef enum { GPU_BF16 = 0, GPU_FP8, GPU_DTYPES } gpu_dtype_t;
+
+typedef struct gpu_spec {
+    char name[24];
+    double flops[GPU_DTYPES];  /* peak dense tensor FLOP/s (no 2:4 sparsity); 0: not supported */
+    double hbm_bw;             /* bytes/s of device memory */
+    double hbm_bytes;          /* device memory capacity */
+    double launch;             /* seconds from one kernel to the next when the host launches
+                                  each one (a stream, no CUDA graph) */
+    double graph_launch;       /* the same inside a captured CUDA graph */
+} gpu_spec_t;
+
+/* The built-in GPU of this name ("h100-sxm"), or NULL. */
+const gpu_spec_t *gpu_find(const char *name);
+/* The i-th built-in GPU, NULL past the end. */
+const gpu_spec_t *gpu_at(int i);
+/* "bf16", "fp16" (as bf16), "fp8"; -1 if unknown. */
+int gpu_dtype_parse(const char *s);
+const char *gpu_dtype_name(gpu_dtype_t d);
+int gpu_dtype_bytes(gpu_dtype_t d);
+/* 1 if every number of a matches b's (a machine file that names a GPU and
+ * changes nothing writes just its name). */
+int gpu_same(const gpu_spec_t *a, const gpu_spec_t *b);
+
+#endif
