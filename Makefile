@@ -31,8 +31,8 @@ LIB_SRC  = algorithms/group.c util/err.c util/suggest.c models/share.c models/pr
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
            algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvlstree.c sim/evq.c sim/verify.c sim/engine.c sim/symmetry.c \
            sim/report.c \
-           sim/run.c sim/concurrent.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
-CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c
+           sim/run.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
+CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 

@@ -1,6 +1,8 @@
 /* llm.c - built-in model shapes, from each model's published config.json. */
 #include "llm.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const llm_t table[] = {
@@ -69,4 +71,29 @@ double llm_active_params(const llm_t *m) {
 
 double llm_kv_bytes_per_token(const llm_t *m, int elem_bytes) {
     return 2.0 * m->kv_heads * m->head_dim * elem_bytes;
+}
+
+const char *llm_set(llm_t *m, const char *key, const char *value, char *buf, int len) {
+    static const char *const keys[] = {"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts", "top_k", NULL};
+    int *fields[] = {&m->layers, &m->hidden, &m->heads, &m->kv_heads, &m->head_dim, &m->ffn, &m->vocab, &m->experts, &m->top_k};
+    if (!strcmp(key, "name")) {
+        snprintf(m->name, sizeof m->name, "%.31s", value);
+        return NULL;
+    }
+    if (!strcmp(key, "tied")) {
+        m->tied = !strcmp(value, "true") ? 1 : !strcmp(value, "false") ? 0 : -1;
+        if (m->tied >= 0) return NULL;
+        snprintf(buf, len, "'tied' is true or false, not '%s'", value);
+        return buf;
+    }
+    for (int i = 0; keys[i]; i++) {
+        if (strcmp(key, keys[i])) continue;
+        char *end;
+        long x = strtol(value, &end, 10);
+        if (end != value && !*end && x >= 0 && x <= 1 << 24) { *fields[i] = (int)x; return NULL; }
+        snprintf(buf, len, "'%s' must be a whole number, not '%s'", key, value);
+        return buf;
+    }
+    snprintf(buf, len, "unknown key '%s' (name, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, experts, top_k, tied)", key);
+    return buf;
 }

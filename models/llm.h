@@ -24,6 +24,8 @@ typedef struct llm {
 /* The built-in model of this name ("llama3-70b"; aliases 7b, 8b, 70b, 405b), or NULL. */
 const llm_t *llm_find(const char *name);
 const llm_t *llm_at(int i);
+/* Set one field of a model file ("layers", "80"); NULL, or why not (in buf). */
+const char *llm_set(llm_t *m, const char *key, const char *value, char *buf, int len);
 /* NULL, or what is wrong with m's numbers. */
 const char *llm_check(const llm_t *m);
 

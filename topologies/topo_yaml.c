@@ -872,3 +872,19 @@ static topo_t *load_file(const char *path, const char *const *sets, int nsets, i
 topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, baton_err_t *e) {
     return load_file(path, sets, nsets, 0, e);
 }
+
+int topo_yaml_scalars(const char *path, yaml_scalar_fn fn, void *ctx, baton_err_t *e) {
+    ctx_t c = {.file = path, .e = e};
+    int rc = load_doc(&c, path);
+    if (rc < 0) return rc;
+    yaml_node_t *root = yaml_document_get_root_node(&c.doc);
+    if (root == NULL || root->type != YAML_MAPPING_NODE)
+        rc = err_set(e, BATON_EPARSE, "%s:1:1: want a mapping of keys to values", path);
+    for (yaml_node_pair_t *p = rc ? NULL : root->data.mapping.pairs.start; p && p < root->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(&c, p->key), *v = node(&c, p->value);
+        const char *why = !scalar(k) || !scalar(v) ? "want key: value" : fn(ctx, scalar(k), scalar(v));
+        if (why) { rc = fail(&c, scalar(k) && scalar(v) ? v : k, "%s", why, NULL); break; }
+    }
+    yaml_document_delete(&c.doc);
+    return rc;
+}

@@ -9,4 +9,11 @@
  * parameters (or of ports, reduce_bw, max_inflight, group_size). */
 topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, baton_err_t *e);
 
+/* The one other reader of YAML (this file is the only one that includes
+ * <yaml.h>): a file that is one mapping of scalars (a model file). Calls
+ * fn for each key in order; fn returns NULL or why the value is wrong, and
+ * the error then names the file, line and column. */
+typedef const char *(*yaml_scalar_fn)(void *ctx, const char *key, const char *value);
+int topo_yaml_scalars(const char *path, yaml_scalar_fn fn, void *ctx, baton_err_t *e);
+
 #endif

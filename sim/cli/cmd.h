@@ -17,6 +17,8 @@ int cmd_algos(int argc, char **argv);
 int cmd_select(int argc, char **argv);
 int cmd_tp(int argc, char **argv);
 int cmd_concurrent(int argc, char **argv);
+int cmd_step(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_validate(int argc, char **argv, int calibrate);
 

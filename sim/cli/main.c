@@ -27,6 +27,8 @@ static const char usage[] =
     "            files, plots\n"
     "  tp        what tensor parallelism costs a transformer's forward pass\n"
     "  concurrent several collectives in one simulation, sharing the machine\n"
+    "  step      where a model's step goes: compute, memory, transport, overhead\n"
+    "  gpus      the GPUs baton knows: peak FLOP/s, HBM, launch cost\n"
     "  sweep     one collective over a grid of topology parameters and sizes\n"
     "  validate  the model against nccl-tests logs: error per size, MAPE\n"
     "  calibrate fit the topology to nccl-tests logs; write the calibrated file\n"
@@ -46,7 +48,7 @@ static int run_calibrate(int argc, char **argv) { return cmd_validate(argc, argv
 
 static const struct { const char *name; int (*fn)(int, char **); } commands[] = {
     {"sim", run_sim}, {"predict", run_predict}, {"kids", cmd_kids}, {"topo", cmd_topo}, {"plan", cmd_plan},
-    {"algos", cmd_algos}, {"select", cmd_select}, {"tp", cmd_tp}, {"concurrent", cmd_concurrent}, {"sweep", cmd_sweep},
+    {"algos", cmd_algos}, {"select", cmd_select}, {"tp", cmd_tp}, {"concurrent", cmd_concurrent}, {"step", cmd_step}, {"gpus", cmd_gpus}, {"sweep", cmd_sweep},
     {"validate", run_validate}, {"calibrate", run_calibrate},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -1,0 +1,268 @@
+/* cmd_step.c - `baton step`: where a model's step spends its time. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../topologies/topo.h"
+#include "../../topologies/topo_yaml.h"
+#include "../../topologies/units.h"
+#include "../run.h"
+#include "../step.h"
+#include "cmd.h"
+
+static const char help[] =
+    "usage: baton step -t TOPO.yaml --model NAME [options]\n"
+    "\n"
+    "The four buckets of one step of a transformer on the machine: compute\n"
+    "(FLOPs over the GPU's peak), memory (HBM bytes over its bandwidth),\n"
+    "transport (the collectives, simulated on the machine, all groups at once)\n"
+    "and overhead (kernel launches); which bounds the step, and by how much.\n"
+    "\n"
+    "  -t, --topo FILE      the machine; its `gpu:` gives peak, HBM and launch cost\n"
+    "  -m, --model NAME     llama3-8b, llama3-70b, llama3-405b, qwen2.5-7b,\n"
+    "                       mixtral-8x7b (or 8b, 70b, 405b, 7b), or a model file\n"
+    "                       (YAML: name, layers, hidden, heads, kv_heads, head_dim,\n"
+    "                       ffn, vocab, experts, top_k, tied)\n"
+    "      --phase P        decode (default), prefill or train\n"
+    "      --batch N        sequences in the step (default 1)\n"
+    "      --seq N          decode: tokens already in the KV cache (default 4096);\n"
+    "                       prefill, train: tokens per sequence (default 8192)\n"
+    "      --tp N, --dp N, --pp N   tensor, data, pipeline parallel (default tp = the\n"
+    "                       machine's ranks, 1, 1); ranks in Megatron's order\n"
+    "      --ep N           a MoE's experts over N ranks (default 1: split by tp)\n"
+    "      --microbatches N train with pipeline stages (default 2 x pp)\n"
+    "      --dtype D        bf16 (default) or fp8\n"
+    "      --gpu NAME       another GPU than the machine's (`baton gpus`)\n"
+    "      --compute-eff X  achieved share of peak FLOP/s (default 0.6)\n"
+    "      --mem-eff X      achieved share of HBM bandwidth (default 0.8)\n"
+    "      --graphs         launched as CUDA graphs (the GPU's graph_launch)\n"
+    "      --proto P        none, LL, LL128, Simple or auto (default auto)\n"
+    "      --contention M   fifo (default), fair or none\n"
+    "      --set K=V        override a topology parameter\n"
+    "      --json           one JSON object\n\n"
+    "example:\n"
+    "  baton step -t hgx-h100 --model llama3-70b --phase decode --batch 64 --seq 4096\n";
+
+typedef struct {
+    const char *topo, *model, *gpu;
+    int json, proto_given;
+    step_req_t q;
+    cmd_sets_t sets;
+} step_args_t;
+
+static int number(const char *opt, const char *v, int *out) {
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < 1 || x > 1 << 24) return cmd_usage("step", "%s must be a whole number, at least 1", opt);
+    *out = (int)x;
+    return 0;
+}
+
+static int share(const char *opt, const char *v, double *out) {
+    char *end;
+    *out = strtod(v, &end);
+    if (end == v || *end || !(*out > 0 && *out <= 1)) return cmd_usage("step", "%s is a share in (0, 1]", opt);
+    return 0;
+}
+
+static int option(step_args_t *a, int ch, const char *v) {
+    step_req_t *q = &a->q;
+    switch (ch) {
+    case 't': a->topo = v; return 0;
+    case 'm': a->model = v; return 0;
+    case 'g': a->gpu = v; return 0;
+    case 'f':
+        q->phase = !strcmp(v, "decode") ? STEP_DECODE : !strcmp(v, "prefill") ? STEP_PREFILL : !strcmp(v, "train") ? STEP_TRAIN : 9;
+        return q->phase == 9 ? cmd_usage("step", "--phase is decode, prefill or train, not '%s'", v) : 0;
+    case 'b': return number("--batch", v, &q->batch);
+    case 's': return number("--seq", v, &q->seq);
+    case '1': return number("--tp", v, &q->tp);
+    case '2': return number("--dp", v, &q->dp);
+    case '3': return number("--pp", v, &q->pp);
+    case '4': return number("--ep", v, &q->ep);
+    case '5': return number("--microbatches", v, &q->microbatches);
+    case 'd': {
+        int d = gpu_dtype_parse(v);
+        if (d < 0) return cmd_usage("step", "--dtype is bf16 or fp8, not '%s'", v);
+        q->dtype = (gpu_dtype_t)d;
+        return 0;
+    }
+    case 'c': return share("--compute-eff", v, &q->compute_eff);
+    case 'e': return share("--mem-eff", v, &q->mem_eff);
+    case 'G': q->graphs = 1; return 0;
+    case 'P':
+        if ((q->proto = cmd_parse_proto(v)) < 0) return cmd_usage("step", "--proto must be none, LL, LL128, Simple or auto");
+        return 0;
+    case 'M':
+        if (!strcmp(v, "fifo")) q->contention = CONTENTION_FIFO;
+        else if (!strcmp(v, "fair")) q->contention = CONTENTION_FAIR;
+        else if (!strcmp(v, "none")) q->contention = CONTENTION_NONE;
+        else return cmd_usage("step", "--contention must be fifo, fair or none, not '%s'", v);
+        return 0;
+    case 'S': return cmd_add_set("step", &a->sets, v) ? EXIT_USAGE : 0;
+    case 'j': a->json = 1; return 0;
+    }
+    return cmd_usage("step", "unknown option");
+}
+
+static int parse(int argc, char **argv, step_args_t *a) {
+    static const struct option opts[] = {
+        {"topo", required_argument, 0, 't'}, {"model", required_argument, 0, 'm'}, {"gpu", required_argument, 0, 'g'},
+        {"phase", required_argument, 0, 'f'}, {"batch", required_argument, 0, 'b'}, {"seq", required_argument, 0, 's'},
+        {"tp", required_argument, 0, '1'}, {"dp", required_argument, 0, '2'}, {"pp", required_argument, 0, '3'},
+        {"ep", required_argument, 0, '4'}, {"microbatches", required_argument, 0, '5'}, {"dtype", required_argument, 0, 'd'},
+        {"compute-eff", required_argument, 0, 'c'}, {"mem-eff", required_argument, 0, 'e'}, {"graphs", no_argument, 0, 'G'},
+        {"proto", required_argument, 0, 'P'}, {"contention", required_argument, 0, 'M'}, {"set", required_argument, 0, 'S'},
+        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int ch, rc;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":t:m:h", opts, NULL)) != -1) {
+        if (ch == 'h') { fputs(help, stdout); return 1; }
+        if (ch == ':') return cmd_usage("step", "option %s needs a value", argv[optind - 1]);
+        if (ch == '?') return cmd_usage("step", "unknown option '%s'", argv[optind - 1]);
+        if ((rc = option(a, ch, optarg))) return rc;
+    }
+    if (optind < argc) return cmd_usage("step", "unexpected argument '%s'", argv[optind]);
+    if (!a->topo) return cmd_usage("step", "missing -t TOPO.yaml");
+    if (!a->model) return cmd_usage("step", "missing --model (llama3-70b, qwen2.5-7b, ... or a model file)");
+    if (!a->q.seq) a->q.seq = a->q.phase == STEP_DECODE ? 4096 : 8192;
+    if (!a->q.batch) a->q.batch = 1;
+    return 0;
+}
+
+typedef struct { llm_t *m; char buf[256]; } file_ctx_t;
+
+static const char *model_key(void *ctx, const char *k, const char *v) {
+    file_ctx_t *f = ctx;
+    return llm_set(f->m, k, v, f->buf, sizeof f->buf);
+}
+
+/* A built-in model, or a model file (errors name its line). */
+static int load_model(const char *name, llm_t *out, baton_err_t *e) {
+    const llm_t *m = llm_find(name);
+    if (m) { *out = *m; return 0; }
+    if (!strchr(name, '/') && !strstr(name, ".yaml"))
+        return err_set(e, BATON_EINVAL, "unknown model '%s' (llama3-8b, llama3-70b, llama3-405b, qwen2.5-7b, mixtral-8x7b, "
+                       "or a model file)", name);
+    memset(out, 0, sizeof *out);
+    file_ctx_t f = {.m = out};
+    int rc = topo_yaml_scalars(name, model_key, &f, e);
+    if (rc < 0) return rc;
+    if (!out->head_dim && out->heads) out->head_dim = out->hidden / out->heads;
+    if (!out->kv_heads) out->kv_heads = out->heads;
+    if (!out->name[0]) snprintf(out->name, sizeof out->name, "%.31s", name);
+    const char *bad = llm_check(out);
+    return bad ? err_set(e, BATON_EINVAL, "%s: %s", name, bad) : 0;
+}
+
+static const char *const bucket_names[] = {"compute", "memory", "transport", "overhead"};
+
+static void text_comm(const step_out_t *o) {
+    char sz[32], t1[32];
+    for (int i = 0; i < o->ncomm; i++) {
+        const step_comm_t *c = &o->comm[i];
+        units_fmt_size(c->bytes, sz, sizeof sz);
+        units_fmt_time(c->each_s, t1, sizeof t1);
+        printf("              %d x %s of %s (%d ranks, %d group%s at once, %s/%s, %s each)\n", c->count, c->what, sz,
+               c->ranks, c->groups, c->groups > 1 ? "s" : "", c->algo, proto_name((proto_t)c->proto), t1);
+    }
+}
+
+static void text(const step_args_t *a, const topo_t *t, const step_out_t *o) {
+    const step_req_t *q = &a->q;
+    char b[4][32], st[32];
+    double v[4] = {o->compute_s, o->memory_s, o->transport_s, o->overhead_s}, sum = v[0] + v[1] + v[2] + v[3];
+    printf("%s step of %s on %s (%d x %s), %s, batch %d, %s %d tokens\n", step_phase_name(q->phase), q->m->name,
+           topo_name(t), topo_nranks(t), q->gpu->name, gpu_dtype_name(q->dtype), q->batch,
+           q->phase == STEP_DECODE ? "context" : "sequences of", q->seq);
+    printf("  layout      tp %d x dp %d x pp %d%s", q->tp, q->dp, q->pp, q->ep > 1 ? "" : "\n");
+    if (q->ep > 1) printf(", ep %d\n", q->ep);
+    printf("  per GPU     %.3g GB of weights", o->weights_bytes / 1e9);
+    if (o->kv_bytes > 0) printf(", %.3g GB of KV cache", o->kv_bytes / 1e9);
+    if (o->optimizer_bytes > 0) printf(", %.3g GB of optimizer state", o->optimizer_bytes / 1e9);
+    printf(" (of %.3g GB)%s\n", q->gpu->hbm_bytes / 1e9,
+           o->weights_bytes + o->kv_bytes + o->optimizer_bytes > q->gpu->hbm_bytes ? ": DOES NOT FIT" : "");
+    for (int i = 0; i < 4; i++) units_fmt_time(v[i], b[i], sizeof b[i]);
+    printf("  bucket      time         share\n");
+    printf("  compute     %-12s %5.1f %%  %.4g GFLOP at %.0f %% of %.4g TFLOPS\n", b[0], 100 * v[0] / sum, o->flops / 1e9,
+           100 * q->compute_eff, q->gpu->flops[q->dtype] / 1e12);
+    printf("  memory      %-12s %5.1f %%  %.4g GB at %.0f %% of %.4g GB/s\n", b[1], 100 * v[1] / sum, o->bytes / 1e9,
+           100 * q->mem_eff, q->gpu->hbm_bw / 1e9);
+    printf("  transport   %-12s %5.1f %%%s\n", b[2], 100 * v[2] / sum, o->ncomm ? "" : "  no collectives");
+    text_comm(o);
+    printf("  overhead    %-12s %5.1f %%  %d kernel launches at %.3g us (%s)\n", b[3], 100 * v[3] / sum, o->kernels,
+           1e6 * (q->graphs ? q->gpu->graph_launch : q->gpu->launch), q->graphs ? "CUDA graph" : "no CUDA graph");
+    int k = step_bound(o), next = -1;
+    for (int i = 0; i < 4; i++) if (i != k && (next < 0 || v[i] > v[next])) next = i;
+    printf("  bound by    %s, %.3gx the next (%s)\n", bucket_names[k], v[next] > 0 ? v[k] / v[next] : 0, bucket_names[next]);
+    units_fmt_time(o->step_s, st, sizeof st);
+    printf("  step        %s (matmuls and attention each the longer of compute and memory; transport and\n"
+           "              overhead added, nothing overlapped)", st);
+    if (q->phase != STEP_TRAIN) printf(", %.4g tokens/s", (q->phase == STEP_DECODE ? q->batch : o->tokens) / o->step_s);
+    printf("\n");
+}
+
+static void json(const step_args_t *a, const topo_t *t, const step_out_t *o) {
+    const step_req_t *q = &a->q;
+    printf("{\"machine\":\"%s\",\"gpu\":\"%s\",\"model\":\"%s\",\"phase\":\"%s\",\"batch\":%d,\"seq\":%d,\"dtype\":\"%s\","
+           "\"tp\":%d,\"dp\":%d,\"pp\":%d,\"ep\":%d,\"flops\":%.9g,\"bytes\":%.9g,\"kernels\":%d,\"compute_s\":%.9g,"
+           "\"memory_s\":%.9g,\"transport_s\":%.9g,\"overhead_s\":%.9g,\"roofline_s\":%.9g,\"step_s\":%.9g,\"bound\":\"%s\","
+           "\"weights_bytes\":%.9g,\"kv_bytes\":%.9g,\"collectives\":[", topo_name(t), q->gpu->name, q->m->name,
+           step_phase_name(q->phase), q->batch, q->seq, gpu_dtype_name(q->dtype), q->tp, q->dp, q->pp, q->ep, o->flops,
+           o->bytes, o->kernels, o->compute_s, o->memory_s, o->transport_s, o->overhead_s, o->roofline_s, o->step_s,
+           bucket_names[step_bound(o)], o->weights_bytes, o->kv_bytes);
+    for (int i = 0; i < o->ncomm; i++)
+        printf("%s{\"what\":\"%s\",\"bytes\":%llu,\"ranks\":%d,\"groups\":%d,\"count\":%d,\"algorithm\":\"%s\","
+               "\"protocol\":\"%s\",\"each_s\":%.9g}", i ? "," : "", o->comm[i].what, (unsigned long long)o->comm[i].bytes,
+               o->comm[i].ranks, o->comm[i].groups, o->comm[i].count, o->comm[i].algo,
+               proto_name((proto_t)o->comm[i].proto), o->comm[i].each_s);
+    printf("]}\n");
+}
+
+int cmd_step(int argc, char **argv) {
+    step_args_t a = {.q = {.proto = RUN_PROTO_AUTO}};
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc == 1 ? EXIT_OK : rc;
+    baton_err_t e = {0};
+    llm_t m;
+    if (load_model(a.model, &m, &e) < 0) return cmd_fail("step", &e);
+    topo_t *t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e);
+    if (t == NULL) return cmd_fail("step", &e);
+    a.q.m = &m;
+    a.q.gpu = a.gpu ? gpu_find(a.gpu) : topo_params_c(t)->has_gpu ? &topo_params_c(t)->gpu : NULL;
+    if (a.q.gpu == NULL) {
+        topo_free(t);
+        return a.gpu ? cmd_usage("step", "unknown GPU '%s' (`baton gpus` lists them)", a.gpu)
+                     : cmd_usage("step", "%s does not say its GPU (`gpu:` in the file); give --gpu", a.topo);
+    }
+    if (!a.q.tp) a.q.tp = topo_nranks(t) / ((a.q.dp ? a.q.dp : 1) * (a.q.pp ? a.q.pp : 1));
+    step_defaults(&a.q);
+    step_out_t o;
+    if ((rc = step_run(t, &a.q, &o, &e)) == 0) {
+        if (a.json) json(&a, t, &o);
+        else text(&a, t, &o);
+    }
+    topo_free(t);
+    return rc == 0 ? EXIT_OK : cmd_fail("step", &e);
+}
+
+/* `baton gpus`: the built-in GPUs and models. */
+int cmd_gpus(int argc, char **argv) {
+    if (argc > 1 && (strcmp(argv[1], "--help") && strcmp(argv[1], "-h")))
+        return cmd_usage("gpus", "unexpected argument '%s'", argv[1]);
+    if (argc > 1) { printf("usage: baton gpus\n\nThe GPUs a machine file may name (`gpu: NAME`) and the models `baton step` knows.\n"); return EXIT_OK; }
+    printf("gpu          bf16 TFLOPS  fp8 TFLOPS  HBM GB/s  HBM GB  launch us  graph us\n");
+    for (int i = 0; gpu_at(i); i++) {
+        const gpu_spec_t *g = gpu_at(i);
+        printf("%-12s %11.1f %11.1f %9.0f %7.0f %10.2f %9.2f\n", g->name, g->flops[GPU_BF16] / 1e12, g->flops[GPU_FP8] / 1e12,
+               g->hbm_bw / 1e9, g->hbm_bytes / 1e9, g->launch * 1e6, g->graph_launch * 1e6);
+    }
+    printf("\nmodel          layers  hidden  heads  kv  ffn     vocab   experts  params  active  source\n");
+    for (int i = 0; llm_at(i); i++) {
+        const llm_t *m = llm_at(i);
+        printf("%-14s %6d %7d %6d %3d %6d %7d %5d/%-3d %6.2fB %6.2fB  %s\n", m->name, m->layers, m->hidden, m->heads,
+               m->kv_heads, m->ffn, m->vocab, m->experts, m->top_k, llm_params(m) / 1e9, llm_active_params(m) / 1e9, m->source);
+    }
+    return EXIT_OK;
+}

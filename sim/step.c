@@ -1,0 +1,230 @@
+/* step.c - the four buckets of a model's step (step.h). */
+#include "step.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "concurrent.h"
+#include "run.h"
+
+const char *step_phase_name(step_phase_t p) {
+    return p == STEP_DECODE ? "decode" : p == STEP_PREFILL ? "prefill" : "train";
+}
+
+void step_defaults(step_req_t *q) {
+    if (q->tp < 1) q->tp = 1;
+    if (q->dp < 1) q->dp = 1;
+    if (q->pp < 1) q->pp = 1;
+    if (q->ep < 1) q->ep = 1;
+    if (q->microbatches < 1) q->microbatches = q->phase == STEP_TRAIN && q->pp > 1 ? 2 * q->pp : 1;
+    if (!(q->compute_eff > 0)) q->compute_eff = 0.6;
+    if (!(q->mem_eff > 0)) q->mem_eff = 0.8;
+}
+
+const char *step_check(const step_req_t *q, const topo_t *t, char *buf, int len) {
+    int ranks = q->tp * q->dp * q->pp, p = topo_nranks(t);
+    const char *bad = llm_check(q->m);
+    if (bad) return bad;
+    if (ranks > p) snprintf(buf, len, "tp %d x dp %d x pp %d = %d ranks, but %s has %d", q->tp, q->dp, q->pp, ranks, topo_name(t), p);
+    else if (q->ep > 1 && !q->m->experts) snprintf(buf, len, "--ep %d: %s has no experts", q->ep, q->m->name);
+    else if (q->ep > 1 && ((q->tp * q->dp) % q->ep || q->m->experts % q->ep))
+        snprintf(buf, len, "--ep %d must divide tp x dp (%d) and the experts (%d)", q->ep, q->tp * q->dp, q->m->experts);
+    else if (q->pp > q->m->layers) snprintf(buf, len, "--pp %d: more stages than %d layers", q->pp, q->m->layers);
+    else if (q->phase != STEP_TRAIN && q->microbatches > 1) snprintf(buf, len, "--microbatches is for train");
+    else if (q->batch < q->dp * q->microbatches)
+        snprintf(buf, len, "batch %d is less than one sequence per replica and microbatch (dp %d x %d)", q->batch, q->dp,
+                 q->microbatches);
+    else if (q->gpu->flops[q->dtype] <= 0) snprintf(buf, len, "%s has no %s tensor cores", q->gpu->name, gpu_dtype_name(q->dtype));
+    else return NULL;
+    return buf;
+}
+
+/* The per-GPU work of one stage on one microbatch (Lstage layers, tm tokens). */
+typedef struct work {
+    double mm_flops, att_flops, w_bytes, kv_bytes;
+} work_t;
+
+static work_t stage_work(const step_req_t *q, double tm, double seqs, double layers) {
+    const llm_t *m = q->m;
+    double b = gpu_dtype_bytes(q->dtype), tp = q->tp, kv_split = q->tp < m->kv_heads ? q->tp : m->kv_heads;
+    double ctx = q->phase == STEP_DECODE ? q->seq + 1 : (q->seq + 1) / 2.0;      /* keys each query sees */
+    double mlps = m->experts ? m->top_k : 1, w_mlp = llm_mlp_params(m) / tp;
+    if (m->experts) {                    /* the experts the microbatch's tokens touch, on their holders */
+        double touched = m->experts * (1 - pow(1 - (double)m->top_k / m->experts, tm));
+        w_mlp = touched * llm_mlp_params(m) / (q->ep > 1 ? q->ep : tp);
+    }
+    double kvpt = llm_kv_bytes_per_token(m, (int)b) / kv_split;
+    work_t w = {
+        .mm_flops = layers * 2 * tm * (llm_attn_params(m) + llm_router_params(m) + mlps * llm_mlp_params(m)) / tp,
+        .att_flops = layers * 4 * tm * ctx * m->heads * m->head_dim / tp,
+        .w_bytes = layers * b * ((llm_attn_params(m) + llm_router_params(m)) / tp + w_mlp),
+        .kv_bytes = q->phase == STEP_DECODE ? layers * kvpt * seqs * (q->seq + 1)
+                  : q->phase == STEP_PREFILL ? layers * kvpt * tm : 0};
+    return w;
+}
+
+/* Parameters one GPU holds. */
+static double local_params(const step_req_t *q) {
+    const llm_t *m = q->m;
+    double per_layer = (llm_attn_params(m) + llm_router_params(m)) / q->tp +
+                       (m->experts ? m->experts * llm_mlp_params(m) / (q->ep > 1 ? q->ep : q->tp) : llm_mlp_params(m) / q->tp);
+    return (m->layers * per_layer + llm_embed_params(m) / q->tp) / q->pp;
+}
+
+static int kernels_per_layer(const step_req_t *q) {
+    int k = 9 + (q->tp > 1 ? 2 : 0);    /* 2 norms, qkv, rope, attention, o-proj, gate-up, act, down; 2 all-reduces */
+    if (q->m->experts) k += 4 + (q->ep > 1 ? 2 : 0);   /* router, top-k, permute, unpermute; 2 all-to-alls */
+    return k;
+}
+
+static void add_comm(step_out_t *o, const char *what, coll_t c, double bytes, int ranks, int groups, int count) {
+    if (ranks < 2 || count < 1) return;
+    uint64_t n = bytes < 1 ? 1 : (uint64_t)ceil(bytes);
+    if (c == COLL_ALLTOALL) n = (n + 2 * (uint64_t)ranks - 1) / (2 * (uint64_t)ranks) * 2 * (uint64_t)ranks;
+    o->comm[o->ncomm++] = (step_comm_t){.what = what, .coll = c, .bytes = n, .ranks = ranks, .groups = groups, .count = count};
+}
+
+/* Everything but the collectives' times. */
+static void arith(const step_req_t *q, step_out_t *o) {
+    const llm_t *m = q->m;
+    const gpu_spec_t *g = q->gpu;
+    int train = q->phase == STEP_TRAIN, mb = q->microbatches, slots = mb + q->pp - 1;
+    double b = gpu_dtype_bytes(q->dtype), f = train ? 3 : 1;          /* backward: twice the forward */
+    double seqs = ceil((double)q->batch / q->dp) / mb, tps = q->phase == STEP_DECODE ? 1 : q->seq, tm = seqs * tps;
+    double lstage = ceil((double)m->layers / q->pp);
+    work_t w = stage_work(q, tm, seqs, lstage);
+    double head_tokens = train ? tm : seqs;                           /* inference needs the last token's logits */
+    double head_flops = 2 * head_tokens * m->vocab * (double)m->hidden / q->tp, head_bytes = b * m->vocab * (double)m->hidden / q->tp;
+    double mm = f * (slots * w.mm_flops + mb * head_flops), att = f * slots * w.att_flops;
+    double wb = f * (slots * w.w_bytes + mb * head_bytes), kv = slots * w.kv_bytes;
+    double peak = g->flops[q->dtype] * q->compute_eff, bw = g->hbm_bw * q->mem_eff;
+    o->weights_bytes = local_params(q) * b;
+    o->optimizer_bytes = train ? local_params(q) * 12 : 0;            /* fp32 master weights, Adam's m and v */
+    double opt = train ? local_params(q) * (24 + 2 * b) : 0;           /* the optimizer reads and writes them */
+    o->kv_bytes = q->phase == STEP_DECODE ? lstage * seqs * (q->seq + 1) * llm_kv_bytes_per_token(m, (int)b) /
+                  (q->tp < m->kv_heads ? q->tp : m->kv_heads) : 0;
+    o->tokens = (double)q->batch * tps;
+    o->flops = mm + att;
+    o->bytes = wb + kv + opt;
+    o->compute_s = o->flops / peak;
+    o->memory_s = o->bytes / bw;
+    o->roofline_s = fmax(mm / peak, wb / bw) + fmax(att / peak, kv / bw) + opt / bw;
+    o->kernels = (int)(slots * lstage * kernels_per_layer(q) * f + mb * 4 + (train ? 1 : 0));
+    o->overhead_s = o->kernels * (q->graphs ? g->graph_launch : g->launch);
+    int per_layer = train ? 4 : 2, stages = train ? q->pp : 1;          /* train: every stage busy at once (1F1B) */
+    add_comm(o, "tp all-reduce", COLL_ALLREDUCE, tm * m->hidden * b, q->tp, q->dp * stages, (int)(slots * lstage * per_layer));
+    if (m->experts && q->ep > 1)
+        add_comm(o, "ep all-to-all", COLL_ALLTOALL, tm / q->tp * m->top_k * m->hidden * b, q->ep,
+                 q->tp * q->dp / q->ep * stages, (int)(slots * lstage * per_layer));
+    add_comm(o, "pp send", COLL_BROADCAST, tm * m->hidden * b, q->pp > 1 ? 2 : 1, q->tp * q->dp,
+             (slots - 1) * (train ? 2 : 1));
+    if (train) {
+        add_comm(o, "dp reduce-scatter", COLL_REDUCE_SCATTER, local_params(q) * b, q->dp, q->tp * q->pp, 1);
+        add_comm(o, "dp all-gather", COLL_ALLGATHER, local_params(q) * b, q->dp, q->tp * q->pp, 1);
+    }
+}
+
+/* Machine rank of (tensor, data, pipeline) coordinates: Megatron's order. */
+static int32_t rank_of(const step_req_t *q, int ti, int di, int pi) { return (int32_t)((pi * q->dp + di) * q->tp + ti); }
+
+/* The machine ranks of group i of comm c, in its own order. */
+static void group_ranks(const step_req_t *q, const step_comm_t *c, int i, int32_t *r) {
+    int per_stage = q->tp * q->dp;
+    for (int j = 0; j < c->ranks; j++) {
+        if (!strcmp(c->what, "tp all-reduce")) r[j] = rank_of(q, j, i % q->dp, i / q->dp);
+        else if (!strcmp(c->what, "ep all-to-all")) r[j] = (int32_t)((i / (per_stage / q->ep)) * per_stage + (i % (per_stage / q->ep)) * q->ep + j);
+        else if (!strcmp(c->what, "pp send")) r[j] = (int32_t)(j * per_stage + i);       /* stage 0 -> stage 1 */
+        else r[j] = rank_of(q, i % q->tp, j, i / q->tp);                                  /* dp: across replicas */
+    }
+}
+
+/* One collective of comm c on every group at once, under algorithm a and
+ * protocol pr: the slowest group's time, or -1 if a cannot run it. */
+static double together(topo_t *t, const step_req_t *q, const step_comm_t *c, const algo_t *a, proto_t pr, baton_err_t *e) {
+    conc_coll_t *cc = calloc((size_t)c->groups, sizeof *cc);
+    int32_t *r = malloc((size_t)c->groups * c->ranks * sizeof *r);
+    double worst = -1;
+    if (cc && r) {
+        for (int i = 0; i < c->groups; i++) {
+            group_ranks(q, c, i, r + (size_t)i * c->ranks);
+            cc[i] = (conc_coll_t){.coll = c->coll, .bytes = c->bytes, .nranks = c->ranks, .ranks = r + (size_t)i * c->ranks,
+                                  .channels = 1, .after = -1};
+            snprintf(cc[i].algo, sizeof cc[i].algo, "%s", a->name);
+        }
+        engine_result_t res;
+        conc_opts_t o = {.proto = pr, .contention = q->contention};
+        if (conc_run(t, cc, c->groups, &o, &res, e) == 0) worst = res.time_s;
+        engine_result_free(&res);
+    }
+    free(cc);
+    free(r);
+    return worst;
+}
+
+/* The rows that may run comm c: NCCL's for the collective, else all of them. */
+static int candidates(coll_t coll, const algo_t **out, int max) {
+    const algo_t *const *all = algo_all();
+    int n = 0, nccl = 0;
+    for (int i = 0; all[i]; i++) nccl |= all[i]->coll == coll && all[i]->nccl != NULL;
+    for (int i = 0; all[i] && n < max; i++)
+        if (all[i]->coll == coll && (!nccl || all[i]->nccl)) out[n++] = all[i];
+    return n;
+}
+
+/* The fastest row and protocol for comm c, all groups at once. A collective
+ * over the whole machine takes NCCL's plan instead (-a nccl: its searched
+ * rings, NVLS, trees). */
+static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t *e) {
+    if (c->groups == 1 && c->ranks == topo_nranks(t) && c->coll != COLL_BROADCAST) {
+        run_req_t rq = {.coll = c->coll, .algo = "nccl", .bytes = c->bytes, .proto = q->proto, .contention = q->contention};
+        run_out_t ro;
+        int rc = run_collective(t, &rq, &ro, e);
+        if (rc < 0) return rc;
+        snprintf(c->algo, sizeof c->algo, "%s", ro.algo->name);
+        c->proto = ro.proto;
+        c->each_s = ro.time_s;
+        engine_result_free(&ro.eng);
+        return 0;
+    }
+    const algo_t *rows[64];
+    int n = candidates(c->coll, rows, 64), none = topo_params_c(t)->no_protocols;
+    c->each_s = -1;
+    for (int i = 0; i < n; i++)
+        for (int pr = none ? PROTO_NONE : PROTO_LL; pr <= (none ? PROTO_NONE : PROTO_SIMPLE); pr++) {
+            if (q->proto != RUN_PROTO_AUTO && !none && pr != q->proto) continue;
+            if (!none && rows[i]->nccl && !run_nccl_runs(t, rows[i], (proto_t)pr)) continue;
+            if (!none && !rows[i]->nccl && pr != PROTO_SIMPLE && q->proto == RUN_PROTO_AUTO) continue;
+            baton_err_t skip = {0};
+            double s = together(t, q, c, rows[i], (proto_t)pr, &skip);
+            if (s >= 0 && (c->each_s < 0 || s < c->each_s)) {
+                c->each_s = s;
+                c->proto = pr;
+                snprintf(c->algo, sizeof c->algo, "%s", rows[i]->name);
+            }
+        }
+    if (c->each_s < 0) return err_set(e, BATON_EUNSUP, "no algorithm can run the %s on %d ranks of %s", c->what, c->ranks, topo_name(t));
+    return 0;
+}
+
+int step_run(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e) {
+    char why[256];
+    memset(o, 0, sizeof *o);
+    if (step_check(q, t, why, sizeof why)) return err_set(e, BATON_EINVAL, "%s", why);
+    arith(q, o);
+    for (int i = 0; i < o->ncomm; i++) {
+        int rc = time_comm(t, q, &o->comm[i], e);
+        if (rc < 0) return rc;
+        o->transport_s += o->comm[i].count * o->comm[i].each_s;
+    }
+    o->step_s = o->roofline_s + o->transport_s + o->overhead_s;
+    return 0;
+}
+
+int step_bound(const step_out_t *o) {
+    double v[4] = {o->compute_s, o->memory_s, o->transport_s, o->overhead_s};
+    int k = 0;
+    for (int i = 1; i < 4; i++) if (v[i] > v[k]) k = i;
+    return k;
+}

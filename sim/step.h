@@ -1,0 +1,83 @@
+/* step.h - where the time of a model's step goes: the four buckets.
+ *
+ * The seed post's table: compute (FLOPs over the GPU's peak), memory (bytes
+ * to and from HBM over its bandwidth), transport (the collectives, simulated
+ * on the machine), overhead (kernel launches). Per GPU, for one step:
+ *   decode   every sequence of the batch makes one token, reading `seq`
+ *            tokens of KV cache
+ *   prefill  every sequence's `seq` prompt tokens in one pass
+ *   train    forward and backward over batch x seq tokens (3x the forward's
+ *            FLOPs and weight reads), the optimizer, and the data-parallel
+ *            gradient reduce-scatter and parameter all-gather
+ * Layout: tp x dp x pp ranks (Megatron's order: tensor-parallel ranks
+ * adjacent, then data-parallel replicas, then pipeline stages), and a MoE's
+ * experts over ep ranks of a stage. Matmuls and attention each take the
+ * longer of their compute and memory time (a roofline); collectives and
+ * launches add to that (no overlap), which is the step time reported. */
+#ifndef BATON_STEP_H
+#define BATON_STEP_H
+
+#include "../models/gpu.h"
+#include "../models/llm.h"
+#include "../topologies/topo.h"
+#include "engine.h"
+
+typedef enum { STEP_DECODE = 0, STEP_PREFILL, STEP_TRAIN } step_phase_t;
+
+typedef struct step_req {
+    const llm_t *m;
+    const gpu_spec_t *gpu;
+    gpu_dtype_t dtype;       /* weights, activations and KV cache */
+    step_phase_t phase;
+    int batch;               /* sequences in the step (all replicas together) */
+    int seq;                 /* decode: tokens already in the KV cache; else tokens per sequence */
+    int tp, dp, pp, ep;      /* 1 each when not given */
+    int microbatches;        /* train with pp > 1: the 1F1B schedule's; 0: 2 x pp */
+    double compute_eff;      /* achieved / peak FLOP/s of the matmuls (default 0.6) */
+    double mem_eff;          /* achieved / peak HBM bandwidth (default 0.8) */
+    int graphs;              /* 1: launched as a CUDA graph */
+    int proto;               /* RUN_PROTO_AUTO or a protocol for every collective */
+    contention_t contention;
+} step_req_t;
+
+/* One kind of collective in the step. */
+typedef struct step_comm {
+    const char *what;        /* "tp all-reduce", ... */
+    coll_t coll;
+    uint64_t bytes;          /* each (nccl-tests' size) */
+    int ranks;               /* in each group */
+    int groups;              /* running at once */
+    int count;               /* one after another in the step */
+    char algo[32];
+    int proto;
+    double each_s;           /* the slowest group's time */
+} step_comm_t;
+
+#define STEP_MAX_COMMS 4
+
+typedef struct step_out {
+    double tokens;           /* tokens the step makes or reads, all replicas */
+    double flops;            /* per GPU */
+    double bytes;            /* per GPU, HBM traffic */
+    int kernels;             /* launched per GPU along the step */
+    double compute_s, memory_s, transport_s, overhead_s;
+    double roofline_s;       /* matmuls and attention, each the longer of compute and memory */
+    double step_s;           /* roofline + transport + overhead */
+    double weights_bytes;    /* resident per GPU */
+    double kv_bytes;         /* resident per GPU (decode) */
+    double optimizer_bytes;  /* resident per GPU (train: fp32 master weights and Adam's two moments) */
+    int ncomm;
+    step_comm_t comm[STEP_MAX_COMMS];
+} step_out_t;
+
+/* Defaults for the fields left 0. */
+void step_defaults(step_req_t *q);
+/* NULL, or why the layout does not fit t (ranks, divisibility). */
+const char *step_check(const step_req_t *q, const topo_t *t, char *buf, int len);
+/* The buckets of q's step on t. */
+int step_run(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e);
+const char *step_phase_name(step_phase_t p);
+/* The largest bucket: 0 compute, 1 memory, 2 transport, 3 overhead. */
+int step_bound(const step_out_t *o);
+
+#endif
