@@ -111,6 +111,13 @@ static void arith(const step_req_t *q, step_out_t *o) {
     o->compute_s = o->flops / peak;
     o->memory_s = o->bytes / bw;
     o->roofline_s = fmax(mm / peak, wb / bw) + fmax(att / peak, kv / bw) + opt / bw;
+    double share = (llm_attn_params(m) + llm_router_params(m)) / (llm_attn_params(m) + llm_router_params(m) + (m->experts ? m->top_k : 1) * llm_mlp_params(m));
+    o->slots = slots;
+    o->layers_per_slot = (int)lstage;
+    o->attn_block_s = f * (fmax(share * w.mm_flops / peak, share * w.w_bytes / bw) + fmax(w.att_flops / peak, w.kv_bytes / bw)) / lstage;
+    o->mlp_block_s = f * fmax((1 - share) * w.mm_flops / peak, (1 - share) * w.w_bytes / bw) / lstage;
+    o->head_s = f * fmax(head_flops / peak, head_bytes / bw);
+    o->opt_s = opt / bw;
     o->kernels = (int)(slots * lstage * kernels_per_layer(q) * f + mb * 4 + (train ? 1 : 0));
     o->overhead_s = o->kernels * (q->graphs ? g->graph_launch : g->launch);
     int per_layer = train ? 4 : 2, stages = train ? q->pp : 1;          /* train: every stage busy at once (1F1B) */
@@ -219,6 +226,9 @@ int step_run(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e) {
         o->transport_s += o->comm[i].count * o->comm[i].each_s;
     }
     o->step_s = o->roofline_s + o->transport_s + o->overhead_s;
+    for (int i = 0; q->phase == STEP_TRAIN && i < o->ncomm; i++)        /* DP traffic may hide behind the backward */
+        if (o->comm[i].what[0] == 'd') o->hidden_s += o->comm[i].count * o->comm[i].each_s;
+    o->hidden_s = fmin(o->hidden_s, o->roofline_s * 2 / 3);
     return 0;
 }
 
@@ -227,4 +237,59 @@ int step_bound(const step_out_t *o) {
     int k = 0;
     for (int i = 1; i < 4; i++) if (v[i] > v[k]) k = i;
     return k;
+}
+
+/* Trace output: one slice. */
+static int slice(char **buf, size_t *len, size_t *cap, int tid, const char *name, double t0, double dt) {
+    if (*len + 256 > *cap) {
+        char *nb = realloc(*buf, *cap * 2);
+        if (nb == NULL) return -1;
+        *buf = nb, *cap *= 2;
+    }
+    *len += (size_t)snprintf(*buf + *len, *cap - *len, ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"name\":\"%s\",\"ts\":%.6f,\"dur\":%.6f}",
+                             tid, name, t0 * 1e6, dt * 1e6);
+    return 0;
+}
+
+static double comm_each(const step_out_t *o, const char *what) {
+    for (int i = 0; i < o->ncomm; i++)
+        if (!strcmp(o->comm[i].what, what)) return o->comm[i].each_s;
+    return 0;
+}
+
+char *step_trace_json(const step_req_t *q, const step_out_t *o) {
+    size_t cap = 1 << 16, len = 0;
+    char *b = malloc(cap);
+    if (b == NULL) return NULL;
+    len = (size_t)snprintf(b, cap, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+                           "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"%s %s, one GPU's critical path\"}}", q->m->name, step_phase_name(q->phase));
+    static const char *const tracks[] = {"launches (host)", "compute (GPU)", "communication"};
+    for (int i = 0; i < 3; i++)
+        len += (size_t)snprintf(b + len, cap - len, ",\n{\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}", i, tracks[i]);
+    double t = 0, ar = comm_each(o, "tp all-reduce"), a2a = comm_each(o, "ep all-to-all"), pps = comm_each(o, "pp send");
+    double gap = o->overhead_s / (o->kernels > 0 ? o->kernels : 1), passes = q->phase == STEP_TRAIN ? 2 : 1;
+    int kpl = o->slots > 0 && o->layers_per_slot > 0 ? (int)((o->kernels - 4 * q->microbatches) / (o->slots * o->layers_per_slot)) : 0, rc = 0;
+    for (int s = 0; s < o->slots && rc == 0; s++) {
+        for (int l = 0; l < o->layers_per_slot && rc == 0; l++) {
+            rc |= slice(&b, &len, &cap, 0, "kernel launches", t, kpl * gap), t += kpl * gap;
+            rc |= slice(&b, &len, &cap, 1, "attention", t, o->attn_block_s), t += o->attn_block_s;
+            if (ar > 0) rc |= slice(&b, &len, &cap, 2, "tp all-reduce", t, passes * ar), t += passes * ar;
+            if (a2a > 0) rc |= slice(&b, &len, &cap, 2, "ep all-to-all (dispatch)", t, passes * a2a), t += passes * a2a;
+            rc |= slice(&b, &len, &cap, 1, "mlp", t, o->mlp_block_s), t += o->mlp_block_s;
+            if (a2a > 0) rc |= slice(&b, &len, &cap, 2, "ep all-to-all (combine)", t, passes * a2a), t += passes * a2a;
+            if (ar > 0) rc |= slice(&b, &len, &cap, 2, "tp all-reduce", t, passes * ar), t += passes * ar;
+        }
+        if (s + 1 < o->slots && pps > 0) rc |= slice(&b, &len, &cap, 2, "pp send", t, passes * pps), t += passes * pps;
+    }
+    for (int mb = 0; mb < q->microbatches && rc == 0; mb++) {
+        rc |= slice(&b, &len, &cap, 0, "kernel launches", t, 4 * gap), t += 4 * gap;
+        rc |= slice(&b, &len, &cap, 1, "output projection", t, o->head_s), t += o->head_s;
+    }
+    for (int i = 0; i < o->ncomm && rc == 0; i++)
+        if (o->comm[i].what[0] == 'd') rc |= slice(&b, &len, &cap, 2, o->comm[i].what, t, o->comm[i].each_s), t += o->comm[i].each_s;
+    if (o->opt_s > 0 && rc == 0) rc |= slice(&b, &len, &cap, 1, "optimizer", t, o->opt_s);
+    if (rc == 0 && len + 8 > cap && !(b = realloc(b, cap + 8))) return NULL;
+    if (rc) { free(b); return NULL; }
+    memcpy(b + len, "\n]}\n", 5);
+    return b;
 }

@@ -66,6 +66,14 @@ typedef struct step_out {
     double weights_bytes;    /* resident per GPU */
     double kv_bytes;         /* resident per GPU (decode) */
     double optimizer_bytes;  /* resident per GPU (train: fp32 master weights and Adam's two moments) */
+    double hidden_s;         /* train: the data-parallel collectives' time that overlapping them
+                                with the backward pass hides (at most the backward's time) */
+    double attn_block_s;     /* one layer of one slot: attention block and MLP block (roofline) */
+    double mlp_block_s;
+    double head_s;           /* the output projection, once per microbatch; and the optimizer */
+    double opt_s;
+    int slots;               /* pipeline slots along the critical path: microbatches + pp - 1 */
+    int layers_per_slot;
     int ncomm;
     step_comm_t comm[STEP_MAX_COMMS];
 } step_out_t;
@@ -77,6 +85,10 @@ const char *step_check(const step_req_t *q, const topo_t *t, char *buf, int len)
 /* The buckets of q's step on t. */
 int step_run(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e);
 const char *step_phase_name(step_phase_t p);
+/* The step as a Perfetto / Chrome trace (JSON, malloc'd; NULL: out of
+ * memory): one GPU's critical path in tracks for launches, compute and
+ * communication, layer by layer. */
+char *step_trace_json(const step_req_t *q, const step_out_t *o);
 /* The largest bucket: 0 compute, 1 memory, 2 transport, 3 overhead. */
 int step_bound(const step_out_t *o);
 

@@ -3,22 +3,6 @@
 
 #include <string.h>
 
-static const tp_model_t presets[] = {
-    {"7b", 28, 3584},      /* e.g. Qwen2.5-7B: 28 layers, hidden 3584 */
-    {"8b", 32, 4096},      /* e.g. Llama-3-8B: 32 layers, hidden 4096 */
-    {"70b", 80, 8192},     /* e.g. Llama-3-70B: 80 layers, hidden 8192 */
-    {"405b", 126, 16384},  /* e.g. Llama-3.1-405B: 126 layers, hidden 16384 */
-    {NULL, 0, 0},
-};
-
-const tp_model_t *tp_presets(void) { return presets; }
-
-const tp_model_t *tp_preset(const char *name) {
-    for (int i = 0; presets[i].name; i++)
-        if (strcmp(presets[i].name, name) == 0) return &presets[i];
-    return NULL;
-}
-
 int tp_dtype_bytes(const char *d) {
     if (!strcmp(d, "bf16") || !strcmp(d, "fp16")) return 2;
     if (!strcmp(d, "fp32")) return 4;

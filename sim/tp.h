@@ -9,16 +9,6 @@
 
 #include "run.h"
 
-typedef struct tp_model {
-    const char *name;          /* preset name, or NULL */
-    int layers;
-    int hidden;
-} tp_model_t;
-
-/* Shapes of a few public models (shape only: layers and hidden size). NULL-terminated. */
-const tp_model_t *tp_presets(void);
-const tp_model_t *tp_preset(const char *name);
-
 /* Bytes per element of "bf16", "fp16", "fp32", "fp8"; 0 if unknown. */
 int tp_dtype_bytes(const char *dtype);
 

@@ -185,6 +185,53 @@ Test(cli, options_root_channels_pipeline_group) {
 
 Test(cli, tp_example_prints_its_expected_output) { example_prints_expected("tp-decode-vs-prefill"); }
 
+Test(cli, where_the_time_goes_example_prints_its_expected_output) { example_prints_expected("where-the-time-goes"); }
+
+/* step, concurrent and gpus: bad input names what is wrong (and a model
+ * file's line), exits 1 or 2, never a crash. */
+Test(cli, step_and_concurrent_reject_bad_input) {
+    FILE *f = fopen("build/bad-model.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: bad\nlayers: 12\nhidden: lots\n", f);
+    fclose(f);
+    expect_exit("step -t topologies/hgx-h100.yaml --model build/bad-model.yaml", 1, "bad-model.yaml:3:9: 'hidden' must be a whole number");
+    f = fopen("build/odd-model.yaml", "w");
+    fputs("name: odd\nlayers: 2\nhidden: 512\nheads: 8\nkv_heads: 3\nffn: 1024\nvocab: 100\n", f);
+    fclose(f);
+    expect_exit("step -t topologies/hgx-h100.yaml --model build/odd-model.yaml", 1, "multiple of kv_heads");
+    expect_exit("step -t topologies/hgx-h100.yaml --model llama3-71b", 1, "unknown model 'llama3-71b'");
+    expect_exit("step -t topologies/hgx-h100.yaml --model 70b --tp 8 --dp 2", 1, "16 ranks, but hgx-h100 has 8");
+    expect_exit("step -t topologies/hgx-h100.yaml --model 70b --ep 2", 1, "has no experts");
+    expect_exit("step -t topologies/hgx-a100.yaml --model 70b --dtype fp8", 1, "a100-sxm has no fp8");
+    expect_exit("step -t topologies/uniform-8.yaml --model 70b", 2, "give --gpu");
+    expect_exit("step -t topologies/hgx-h100.yaml --model 70b --phase think", 2, "--phase is decode");
+    expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB ranks=0-8'", 1, "ranks=0-8");
+    expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB ranks=0,0'", 1, "twice");
+    expect_exit("concurrent -t topologies/hgx-h100.yaml 'ranks=0-3'", 1, "needs a size");
+    expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB a=rign'", 1, "did you mean");
+    expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB after=0'", 1, "only wait for an earlier one");
+    expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB colour=red'", 1, "unknown key 'colour'");
+    expect_exit("gpus", 0, "h100-sxm");
+}
+
+/* A 70B decode on two 4-GPU groups of one box: both groups' all-reduces run
+ * at once and, on an NVSwitch, each takes what it takes alone (the step
+ * reports the group's own all-reduce, simulated on ranks 0-3). */
+Test(cli, step_groups_run_at_once) {
+    cJSON *s = json_of("step -t topologies/hgx-h100.yaml --model 70b --tp 4 --dp 2 --batch 8 --proto simple --json");
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(s, "collectives"), 0);
+    cr_assert_not_null(c);
+    cr_expect_eq(num(c, "groups"), 2);
+    cr_expect_eq(num(c, "ranks"), 4);
+    char args[256];
+    snprintf(args, sizeof args, "concurrent -t topologies/hgx-h100.yaml --proto simple --json 'a=%s s=%d ranks=0-3'",
+             cJSON_GetObjectItem(c, "algorithm")->valuestring, (int)num(c, "bytes"));
+    cJSON *one = json_of(args);
+    cr_expect_float_eq(num(c, "each_s"), num(one, "time_s"), 1e-12);
+    cJSON_Delete(s);
+    cJSON_Delete(one);
+}
+
 /* tp's communication is 2 x layers x the all-reduce of tokens x hidden x bytes,
  * the same all-reduce `baton sim` reports. */
 Test(cli, tp_is_two_allreduces_per_layer) {

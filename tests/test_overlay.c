@@ -43,6 +43,9 @@ Test(overlay, written_machines_read_back_bit_identical) {
         fclose(f);
         topo_t *b = th_load("build/roundtrip.yaml", NULL);
         cr_expect_eq(topo_nreducers(a), topo_nreducers(b), "%s: reducing switches", path);
+        const topo_params_t *pa = topo_params_c(a), *pb = topo_params_c(b);
+        cr_expect(pa->has_gpu == pb->has_gpu && (!pa->has_gpu || (gpu_same(&pa->gpu, &pb->gpu) &&
+                  !strcmp(pa->gpu.name, pb->gpu.name))), "%s: its GPU", path);
         const char *algos[] = {"auto", "nccl", "ring"};
         const coll_t colls[] = {COLL_ALLREDUCE, COLL_ALLGATHER};
         for (int i = 0; i < 3; i++)

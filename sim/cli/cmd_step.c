@@ -40,12 +40,14 @@ static const char help[] =
     "      --proto P        none, LL, LL128, Simple or auto (default auto)\n"
     "      --contention M   fifo (default), fair or none\n"
     "      --set K=V        override a topology parameter\n"
+    "      --trace FILE     the step's timeline (Perfetto / chrome://tracing JSON):\n"
+    "                       launches, compute and communication, layer by layer\n"
     "      --json           one JSON object\n\n"
     "example:\n"
     "  baton step -t hgx-h100 --model llama3-70b --phase decode --batch 64 --seq 4096\n";
 
 typedef struct {
-    const char *topo, *model, *gpu;
+    const char *topo, *model, *gpu, *trace;
     int json, proto_given;
     step_req_t q;
     cmd_sets_t sets;
@@ -102,6 +104,7 @@ static int option(step_args_t *a, int ch, const char *v) {
         return 0;
     case 'S': return cmd_add_set("step", &a->sets, v) ? EXIT_USAGE : 0;
     case 'j': a->json = 1; return 0;
+    case 'T': a->trace = v; return 0;
     }
     return cmd_usage("step", "unknown option");
 }
@@ -114,7 +117,7 @@ static int parse(int argc, char **argv, step_args_t *a) {
         {"ep", required_argument, 0, '4'}, {"microbatches", required_argument, 0, '5'}, {"dtype", required_argument, 0, 'd'},
         {"compute-eff", required_argument, 0, 'c'}, {"mem-eff", required_argument, 0, 'e'}, {"graphs", no_argument, 0, 'G'},
         {"proto", required_argument, 0, 'P'}, {"contention", required_argument, 0, 'M'}, {"set", required_argument, 0, 'S'},
-        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'}, {"trace", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch, rc;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:m:h", opts, NULL)) != -1) {
@@ -201,6 +204,11 @@ static void text(const step_args_t *a, const topo_t *t, const step_out_t *o) {
            "              overhead added, nothing overlapped)", st);
     if (q->phase != STEP_TRAIN) printf(", %.4g tokens/s", (q->phase == STEP_DECODE ? q->batch : o->tokens) / o->step_s);
     printf("\n");
+    if (o->hidden_s > 0) {
+        units_fmt_time(o->step_s - o->hidden_s, st, sizeof st);
+        units_fmt_time(o->hidden_s, b[0], sizeof b[0]);
+        printf("  overlapped  %s with the data-parallel collectives behind the backward pass (hides %s)\n", st, b[0]);
+    }
 }
 
 static void json(const step_args_t *a, const topo_t *t, const step_out_t *o) {
@@ -239,7 +247,13 @@ int cmd_step(int argc, char **argv) {
     if (!a.q.tp) a.q.tp = topo_nranks(t) / ((a.q.dp ? a.q.dp : 1) * (a.q.pp ? a.q.pp : 1));
     step_defaults(&a.q);
     step_out_t o;
-    if ((rc = step_run(t, &a.q, &o, &e)) == 0) {
+    if ((rc = step_run(t, &a.q, &o, &e)) == 0 && a.trace) {
+        char *js = step_trace_json(&a.q, &o);
+        rc = js ? cmd_write_file(a.trace, js, strlen(js)) : err_set(&e, BATON_ENOMEM, "out of memory for the trace");
+        if (rc < 0 && js) err_set(&e, rc, "%s: cannot write the trace", a.trace);
+        free(js);
+    }
+    if (rc == 0) {
         if (a.json) json(&a, t, &o);
         else text(&a, t, &o);
     }

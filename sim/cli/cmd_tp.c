@@ -8,6 +8,7 @@
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "cmd.h"
+#include "../../models/llm.h"
 #include "../tp.h"
 
 static const char help[] =
@@ -21,7 +22,8 @@ static const char help[] =
     "  -t, --topo FILE      the tensor-parallel group's machine (its ranks = --tp)\n"
     "      --tp N           tensor-parallel degree (default: the topology's ranks)\n"
     "      --preset NAME    a model shape: 7b (28 x 3584), 8b (32 x 4096),\n"
-    "                       70b (80 x 8192), 405b (126 x 16384); shapes only\n"
+    "                       70b (80 x 8192), 405b (126 x 16384), or any model\n"
+    "                       `baton gpus` lists (`baton step` for all four buckets)\n"
     "      --layers L, --hidden H   or give the shape\n"
     "      --tokens N       tokens per forward pass (decode: the batch; prefill:\n"
     "                       batch x prompt length; default 1)\n"
@@ -81,8 +83,8 @@ static int parse(int argc, char **argv, tp_args_t *a) {
     if (optind < argc) return cmd_usage("tp", "unexpected argument '%s'", argv[optind]);
     if (!a->topo) return cmd_usage("tp", "missing -t TOPO.yaml");
     if (a->preset) {
-        const tp_model_t *m = tp_preset(a->preset);
-        if (m == NULL) return cmd_usage("tp", "unknown preset '%s' (7b, 8b, 70b, 405b)", a->preset);
+        const llm_t *m = llm_find(a->preset);       /* models/llm.c: 7b, 8b, 70b, 405b or a full name */
+        if (m == NULL) return cmd_usage("tp", "unknown preset '%s' (7b, 8b, 70b, 405b, or a model `baton gpus` lists)", a->preset);
         if (!a->layers) a->layers = m->layers;
         if (!a->hidden) a->hidden = m->hidden;
     }

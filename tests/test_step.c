@@ -1,0 +1,224 @@
+/* test_step.c - the four buckets (sim/step.c), model shapes (models/llm.c),
+ * GPU specs in machine files, and collectives at the same time
+ * (algorithms/group.c, sim/concurrent.c). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/concurrent.h"
+#include "../sim/run.h"
+#include "../sim/step.h"
+#include "../topologies/topo_yaml.h"
+#include "helpers.h"
+
+/* Parameter counts the model cards publish (config.json shapes give them to
+ * the 0.1 %): Llama 3 8B 8.03 B, 70B 70.6 B, Llama 3.1 405B 405.9 B (the
+ * cards' "8B / 70B / 405B" rounded), Qwen2.5-7B 7.61 B (its card), Mixtral
+ * 8x7B 46.7 B total and 12.9 B active (Mistral's announcement). */
+Test(step, model_shapes_have_their_published_sizes) {
+    struct { const char *name; double total, active; } want[] = {
+        {"llama3-8b", 8.03e9, 8.03e9}, {"llama3-70b", 70.6e9, 70.6e9}, {"llama3-405b", 405.9e9, 405.9e9},
+        {"qwen2.5-7b", 7.61e9, 7.61e9}, {"mixtral-8x7b", 46.7e9, 12.9e9}};
+    for (int i = 0; i < 5; i++) {
+        const llm_t *m = llm_find(want[i].name);
+        cr_assert_not_null(m, "%s", want[i].name);
+        cr_expect_null(llm_check(m), "%s", want[i].name);
+        cr_expect(fabs(llm_params(m) / want[i].total - 1) < 0.002, "%s: %.4g params, published %.4g", m->name,
+                  llm_params(m), want[i].total);
+        cr_expect(fabs(llm_active_params(m) / want[i].active - 1) < 0.002, "%s: %.4g active", m->name, llm_active_params(m));
+    }
+    cr_expect_eq(llm_find("70b"), llm_find("llama3-70b"));
+    const llm_t *q = llm_find("qwen2.5-7b");             /* the seed post's model: 28 layers, hidden 3584 */
+    cr_expect(q->layers == 28 && q->hidden == 3584 && q->heads == 28 && q->kv_heads == 4 && q->ffn == 18944);
+    const llm_t *l = llm_find("llama3-70b");             /* Meta's config.json */
+    cr_expect(l->layers == 80 && l->hidden == 8192 && l->heads == 64 && l->kv_heads == 8 && l->ffn == 28672 && l->vocab == 128256);
+}
+
+static const char *tiny_machine =
+    "name: tiny\n"
+    "gpu: {name: testgpu, bf16: 100TFLOPS, fp8: 0FLOPS, hbm_bw: 1TB/s, hbm: 16GB, launch: 5us, graph_launch: 1us}\n"
+    "nodes: [{name: g0}, {name: g1}, {name: sw, kind: switch}]\n"
+    "links: [{a: \"g[0-1]\", b: sw, bw: 100GB/s, latency: 1us}]\n";
+
+static topo_t *write_and_load(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    return th_load(path, NULL);
+}
+
+/* A decode step by hand: 2 layers, hidden 1024, 8 heads of 128 (no GQA), MLP
+ * 4096, vocabulary 1000, batch 1, 1,023 tokens of context, bf16, one GPU.
+ *   attention params 4 x 1024^2 = 4,194,304; MLP 3 x 1024 x 4096 = 12,582,912
+ *   matmul FLOPs 2 x (4,194,304 + 12,582,912) x 2 layers + head 2 x 1000 x 1024
+ *     = 67,108,864 + 2,048,000 = 69,156,864
+ *   attention FLOPs 4 x 1,024 keys x 8 x 128 x 2 layers = 8,388,608
+ *   weight bytes 2 B x the same parameters = 69,156,864
+ *   KV bytes 2 (K, V) x 8 x 128 x 2 B x 1,024 tokens x 2 layers = 8,388,608
+ *   kernels 9 per layer x 2 + 4 per pass = 22 */
+Test(step, buckets_match_a_hand_computed_decode) {
+    topo_t *t = write_and_load("build/tiny-step.yaml", tiny_machine);
+    cr_assert(topo_params_c(t)->has_gpu);
+    llm_t m = {.name = "tiny", .layers = 2, .hidden = 1024, .heads = 8, .kv_heads = 8, .head_dim = 128, .ffn = 4096, .vocab = 500};
+    m.vocab = 1000;
+    step_req_t q = {.m = &m, .gpu = &topo_params_c(t)->gpu, .phase = STEP_DECODE, .batch = 1, .seq = 1023, .tp = 1,
+                    .proto = RUN_PROTO_AUTO};
+    step_defaults(&q);
+    step_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(step_run(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_eq(o.flops, 69156864.0 + 8388608.0);
+    cr_expect_eq(o.bytes, 69156864.0 + 8388608.0);
+    cr_expect_eq(o.kernels, 22);
+    cr_expect_float_eq(o.compute_s, 77545472.0 / (0.6 * 100e12), 1e-15);
+    cr_expect_float_eq(o.memory_s, 77545472.0 / (0.8 * 1e12), 1e-15);
+    cr_expect_float_eq(o.overhead_s, 22 * 5e-6, 1e-15);
+    cr_expect_eq(o.ncomm, 0, "one GPU: no collectives");
+    cr_expect_float_eq(o.roofline_s, o.memory_s, 1e-15, "decode at batch 1 is all memory");
+    cr_expect_float_eq(o.step_s, o.memory_s + o.overhead_s, 1e-15);
+    cr_expect_eq(step_bound(&o), 3, "22 launches of 5 us outweigh 97 us of memory");
+    q.graphs = 1;
+    cr_assert_eq(step_run(t, &q, &o, &e), 0);
+    cr_expect_float_eq(o.overhead_s, 22 * 1e-6, 1e-15, "CUDA graphs: the graph launch cost");
+    cr_expect_eq(step_bound(&o), 1, "with CUDA graphs memory bounds it");
+    topo_free(t);
+}
+
+/* Tensor parallel 8 on an HGX H100: 160 all-reduces of batch x hidden x 2 B,
+ * each as long as `baton sim -a nccl` makes it; decode at batch 1 is bound
+ * by memory, prefill of 8 K tokens by compute (the seed post's question). */
+Test(step, tensor_parallel_transport_is_the_simulated_allreduce) {
+    topo_t *t = th_load("topologies/hgx-h100.yaml", NULL);
+    step_req_t q = {.m = llm_find("llama3-70b"), .gpu = &topo_params_c(t)->gpu, .phase = STEP_DECODE, .batch = 1,
+                    .seq = 4096, .tp = 8, .proto = RUN_PROTO_AUTO};
+    step_defaults(&q);
+    step_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(step_run(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_assert_eq(o.ncomm, 1);
+    cr_expect_eq(o.comm[0].count, 160);
+    cr_expect_eq(o.comm[0].bytes, 8192 * 2);
+    run_req_t rq = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = 8192 * 2, .proto = RUN_PROTO_AUTO};
+    run_out_t ro;
+    cr_assert_eq(run_collective(t, &rq, &ro, &e), 0);
+    cr_expect_eq(o.comm[0].each_s, ro.time_s);
+    cr_expect_float_eq(o.transport_s, 160 * ro.time_s, 1e-12);
+    engine_result_free(&ro.eng);
+    cr_expect_eq(step_bound(&o), 1, "70B decode at batch 1: memory");
+    cr_expect_float_eq(o.weights_bytes, llm_params(q.m) * 2 / 8, o.weights_bytes * 1e-4, "all but the norms' weights");
+    q.phase = STEP_PREFILL;
+    q.seq = 8192;
+    cr_assert_eq(step_run(t, &q, &o, &e), 0);
+    cr_expect_eq(step_bound(&o), 0, "prefill of 8 K tokens: compute");
+    cr_expect_eq(o.comm[0].bytes, 8192ull * 8192 * 2);
+    topo_free(t);
+}
+
+/* The trace's slices end exactly where the step does. */
+Test(step, trace_covers_the_step) {
+    topo_t *t = th_load("topologies/hgx-h100.yaml", NULL);
+    step_req_t q = {.m = llm_find("mixtral-8x7b"), .gpu = &topo_params_c(t)->gpu, .phase = STEP_DECODE, .batch = 16,
+                    .seq = 2048, .tp = 4, .dp = 2, .ep = 4, .proto = RUN_PROTO_AUTO};
+    step_defaults(&q);
+    step_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(step_run(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_eq(o.ncomm, 2, "tp all-reduce and ep all-to-all");
+    char *js = step_trace_json(&q, &o), *p = js;
+    cr_assert_not_null(js);
+    double end = 0, ts, dur;
+    while ((p = strstr(p, "\"ts\":")) && sscanf(p, "\"ts\":%lf,\"dur\":%lf", &ts, &dur) == 2) {
+        end = fmax(end, ts + dur);
+        p++;
+    }
+    cr_expect(fabs(end * 1e-6 / o.step_s - 1) < 0.01, "trace ends at %.6g s, the step at %.6g s", end * 1e-6, o.step_s);
+    free(js);
+    topo_free(t);
+}
+
+/* Two all-reduces on disjoint GPUs of an NVSwitch box take exactly the time
+ * of one; one that waits for the first starts when it ends (plus its delay). */
+Test(concurrent, disjoint_groups_take_the_time_of_one) {
+    topo_t *t = th_load("topologies/hgx-h100.yaml", NULL);
+    int32_t a[4] = {0, 1, 2, 3}, b[4] = {4, 5, 6, 7};
+    conc_coll_t c[3] = {{.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 64 << 20, .nranks = 4, .ranks = a, .after = -1},
+                        {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 64 << 20, .nranks = 4, .ranks = b, .after = -1},
+                        {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 64 << 20, .nranks = 4, .ranks = a, .after = 0,
+                         .start_s = 5e-6}};
+    conc_opts_t o = {.proto = PROTO_SIMPLE};
+    engine_result_t r;
+    baton_err_t e = {0};
+    cr_assert_eq(conc_run(t, c, 1, &o, &r, &e), 0, "%s", e.msg);
+    double alone = c[0].end_s;
+    engine_result_free(&r);
+    cr_assert_eq(conc_run(t, c, 3, &o, &r, &e), 0, "%s", e.msg);
+    cr_expect_eq(c[0].end_s, alone);
+    cr_expect_eq(c[1].end_s, alone);
+    cr_expect_float_eq(c[2].end_s, 2 * alone + 5e-6, 1e-12, "after the first, 5 us later");
+    cr_expect_float_eq(r.time_s, c[2].end_s, 1e-15);
+    engine_result_free(&r);
+    topo_free(t);
+}
+
+/* Two sends that cross one thin link at once: about twice the time of one
+ * under fair sharing; under FIFO the second waits for the first. */
+Test(concurrent, a_shared_link_takes_twice_as_long) {
+    topo_t *t = write_and_load("build/two-switches.yaml",
+                               "name: two-switches\nprotocols: none\n"
+                               "nodes: [{name: \"g[0-3]\"}, {name: s0, kind: switch}, {name: s1, kind: switch}]\n"
+                               "links:\n  - {a: \"g[0-1]\", b: s0, bw: 100GB/s, latency: 1us}\n"
+                               "  - {a: \"g[2-3]\", b: s1, bw: 100GB/s, latency: 1us}\n"
+                               "  - {a: s0, b: s1, bw: 10GB/s, latency: 1us}\n");
+    int32_t a[2] = {0, 2}, b[2] = {1, 3};
+    conc_coll_t c[2] = {{.coll = COLL_BROADCAST, .algo = "naive", .bytes = 100 << 20, .nranks = 2, .ranks = a, .after = -1},
+                        {.coll = COLL_BROADCAST, .algo = "naive", .bytes = 100 << 20, .nranks = 2, .ranks = b, .after = -1}};
+    engine_result_t r;
+    baton_err_t e = {0};
+    for (int fair = 0; fair < 2; fair++) {
+        conc_opts_t o = {.proto = PROTO_NONE, .contention = fair ? CONTENTION_FAIR : CONTENTION_FIFO};
+        cr_assert_eq(conc_run(t, c, 1, &o, &r, &e), 0, "%s", e.msg);
+        double alone = c[0].end_s;
+        engine_result_free(&r);
+        cr_expect_float_eq(alone, 3e-6 + (100 << 20) / 10e9, 1e-12, "3 hops, the thin link's rate");
+        cr_assert_eq(conc_run(t, c, 2, &o, &r, &e), 0, "%s", e.msg);
+        double last = fmax(c[0].end_s, c[1].end_s), first = fmin(c[0].end_s, c[1].end_s);
+        cr_expect(fabs(last / alone - 2) < 0.01, "%s: the later ends at %.4g x alone", fair ? "fair" : "fifo", last / alone);
+        if (fair) cr_expect(fabs(first / alone - 2) < 0.01, "fair: both end together (%.4g x)", first / alone);
+        else cr_expect_float_eq(first, alone, 1e-12, "fifo: the first goes at full rate");
+        engine_result_free(&r);
+    }
+    topo_free(t);
+}
+
+/* Collectives of every kind on overlapping rank lists, in any order, verify in
+ * data mode, each against its own contract: ranks 1, 2, 3, 5, 7 and all 8. */
+Test(concurrent, every_member_verifies) {
+    topo_t *t = th_load("topologies/hgx-h100.yaml", NULL);
+    int32_t one[1] = {6}, two[2] = {7, 0}, three[3] = {5, 1, 3}, five[5] = {4, 2, 0, 6, 1}, seven[7] = {1, 2, 3, 4, 5, 6, 7},
+            all[8] = {3, 1, 4, 0, 5, 7, 2, 6};
+    conc_coll_t c[] = {
+        {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 1000, .nranks = 1, .ranks = one, .after = -1},
+        {.coll = COLL_BROADCAST, .algo = "binomial", .bytes = 777, .nranks = 2, .ranks = two, .root = 1, .after = -1},
+        {.coll = COLL_REDUCE_SCATTER, .algo = "ring", .bytes = 999, .nranks = 3, .ranks = three, .channels = 2, .after = -1},
+        {.coll = COLL_ALLGATHER, .algo = "bruck", .bytes = 1005, .nranks = 5, .ranks = five, .after = 1},
+        {.coll = COLL_ALLTOALL, .algo = "pairwise", .bytes = 7 * 14 * 3, .nranks = 7, .ranks = seven, .after = -1, .start_s = 1e-6},
+        {.coll = COLL_ALLREDUCE, .algo = "nvls", .bytes = 4096, .nranks = 8, .ranks = all, .after = -1},
+        {.coll = COLL_REDUCE, .algo = "binomial", .bytes = 3001, .nranks = 8, .ranks = all, .root = 5, .after = 2}};
+    int n = sizeof c / sizeof c[0];
+    conc_opts_t o = {.proto = PROTO_SIMPLE, .verify = 1};
+    engine_result_t r;
+    baton_err_t e = {0};
+    cr_assert_eq(conc_run(t, c, n, &o, &r, &e), 0, "%s", e.msg);
+    cr_expect_eq(r.verified, 1);
+    for (int k = 0; k < n; k++) cr_expect(c[k].end_s > 0 && c[k].end_s <= r.time_s, "collective %d ended", k);
+    cr_expect(c[3].end_s > c[1].end_s && c[6].end_s > c[2].end_s, "the waiting ones end after what they wait for");
+    engine_result_free(&r);
+    int32_t twice[2] = {3, 3};
+    conc_coll_t bad = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 64, .nranks = 2, .ranks = twice, .after = -1};
+    cr_expect_lt(conc_run(t, &bad, 1, &o, &r, &e), 0, "a rank named twice");
+    cr_expect(strstr(e.msg, "twice") != NULL, "%s", e.msg);
+    topo_free(t);
+}
