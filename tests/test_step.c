@@ -190,6 +190,43 @@ Test(concurrent, a_shared_link_takes_twice_as_long) {
         else cr_expect_float_eq(first, alone, 1e-12, "fifo: the first goes at full rate");
         engine_result_free(&r);
     }
+    for (int i = 0; i < 2; i++) c[i] = (conc_coll_t){.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 64 << 20, .nranks = 2,
+                                                     .ranks = i ? b : a, .after = -1};
+    conc_opts_t o = {.proto = PROTO_NONE, .contention = CONTENTION_FAIR};   /* two all-reduces, both across it */
+    cr_assert_eq(conc_run(t, c, 1, &o, &r, &e), 0, "%s", e.msg);
+    double alone = c[0].end_s;
+    engine_result_free(&r);
+    cr_assert_eq(conc_run(t, c, 2, &o, &r, &e), 0, "%s", e.msg);
+    cr_expect(fabs(c[0].end_s / alone - 2) < 0.02 && fabs(c[1].end_s / alone - 2) < 0.02,
+              "all-reduces: %.4g and %.4g x alone", c[0].end_s / alone, c[1].end_s / alone);
+    engine_result_free(&r);
+    topo_free(t);
+}
+
+/* Training on a cluster: the data-parallel reduce-scatter and all-gather run
+ * over tp x pp groups at once, of the parameters a GPU holds, and overlapping
+ * them with the backward pass hides at most their time. */
+Test(step, training_syncs_data_parallel_groups) {
+    topo_t *t = th_load("topologies/cluster-h100.yaml", "nodes=4");
+    step_req_t q = {.m = llm_find("llama3-8b"), .gpu = &topo_params_c(t)->gpu, .phase = STEP_TRAIN, .batch = 16,
+                    .seq = 2048, .tp = 8, .dp = 2, .pp = 2, .proto = RUN_PROTO_AUTO};
+    step_defaults(&q);
+    cr_expect_eq(q.microbatches, 4, "2 x pp by default");
+    step_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(step_run(t, &q, &o, &e), 0, "%s", e.msg);
+    int dp = 0;
+    for (int i = 0; i < o.ncomm; i++) {
+        if (o.comm[i].what[0] != 'd') continue;
+        dp++;
+        cr_expect_eq(o.comm[i].ranks, 2);
+        cr_expect_eq(o.comm[i].groups, 16, "tp x pp groups");
+        cr_expect(fabs(o.comm[i].bytes / (o.weights_bytes) - 1) < 1e-9, "%s of the weights a GPU holds", o.comm[i].what);
+        cr_expect_gt(o.comm[i].each_s, (double)o.comm[i].bytes / 2 / 50e9, "%s crosses a 400 Gb/s NIC", o.comm[i].what);
+    }
+    cr_expect_eq(dp, 2, "reduce-scatter and all-gather");
+    cr_expect(o.hidden_s > 0 && o.hidden_s <= o.transport_s, "hides %.4g of %.4g s", o.hidden_s, o.transport_s);
+    cr_expect_eq(o.comm[0].count, (4 + 2 - 1) * 16 * 4, "tp: 4 all-reduces per layer, 16 layers a stage, 5 slots");
     topo_free(t);
 }
 
