@@ -79,11 +79,14 @@ static int kernels_per_layer(const step_req_t *q) {
     return k;
 }
 
-static void add_comm(step_out_t *o, const char *what, coll_t c, double bytes, int ranks, int groups, int count) {
+static void add_comm(step_out_t *o, step_kind_t k, double bytes, int ranks, int groups, int count) {
+    static const char *const what[] = {"tp all-reduce", "ep all-to-all", "pp send", "dp reduce-scatter", "dp all-gather"};
+    static const coll_t coll[] = {COLL_ALLREDUCE, COLL_ALLTOALL, COLL_BROADCAST, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
+    coll_t c = coll[k];
     if (ranks < 2 || count < 1) return;
     uint64_t n = bytes < 1 ? 1 : (uint64_t)ceil(bytes);
     if (c == COLL_ALLTOALL) n = (n + 2 * (uint64_t)ranks - 1) / (2 * (uint64_t)ranks) * 2 * (uint64_t)ranks;
-    o->comm[o->ncomm++] = (step_comm_t){.what = what, .coll = c, .bytes = n, .ranks = ranks, .groups = groups, .count = count};
+    o->comm[o->ncomm++] = (step_comm_t){.kind = k, .what = what[k], .coll = c, .bytes = n, .ranks = ranks, .groups = groups, .count = count};
 }
 
 /* Everything but the collectives' times. */
@@ -121,15 +124,15 @@ static void arith(const step_req_t *q, step_out_t *o) {
     o->kernels = (int)(slots * lstage * kernels_per_layer(q) * f + mb * 4 + (train ? 1 : 0));
     o->overhead_s = o->kernels * (q->graphs ? g->graph_launch : g->launch);
     int per_layer = train ? 4 : 2, stages = train ? q->pp : 1;          /* train: every stage busy at once (1F1B) */
-    add_comm(o, "tp all-reduce", COLL_ALLREDUCE, tm * m->hidden * b, q->tp, q->dp * stages, (int)(slots * lstage * per_layer));
+    add_comm(o, STEP_TP, tm * m->hidden * b, q->tp, q->dp * stages, (int)(slots * lstage * per_layer));
     if (m->experts && q->ep > 1)
-        add_comm(o, "ep all-to-all", COLL_ALLTOALL, tm / q->tp * m->top_k * m->hidden * b, q->ep,
+        add_comm(o, STEP_EP, tm / q->tp * m->top_k * m->hidden * b, q->ep,
                  q->tp * q->dp / q->ep * stages, (int)(slots * lstage * per_layer));
-    add_comm(o, "pp send", COLL_BROADCAST, tm * m->hidden * b, q->pp > 1 ? 2 : 1, q->tp * q->dp,
+    add_comm(o, STEP_PP, tm * m->hidden * b, q->pp > 1 ? 2 : 1, q->tp * q->dp,
              (slots - 1) * (train ? 2 : 1));
     if (train) {
-        add_comm(o, "dp reduce-scatter", COLL_REDUCE_SCATTER, local_params(q) * b, q->dp, q->tp * q->pp, 1);
-        add_comm(o, "dp all-gather", COLL_ALLGATHER, local_params(q) * b, q->dp, q->tp * q->pp, 1);
+        add_comm(o, STEP_DP_RS, local_params(q) * b, q->dp, q->tp * q->pp, 1);
+        add_comm(o, STEP_DP_AG, local_params(q) * b, q->dp, q->tp * q->pp, 1);
     }
 }
 
@@ -140,10 +143,13 @@ static int32_t rank_of(const step_req_t *q, int ti, int di, int pi) { return (in
 static void group_ranks(const step_req_t *q, const step_comm_t *c, int i, int32_t *r) {
     int per_stage = q->tp * q->dp;
     for (int j = 0; j < c->ranks; j++) {
-        if (!strcmp(c->what, "tp all-reduce")) r[j] = rank_of(q, j, i % q->dp, i / q->dp);
-        else if (!strcmp(c->what, "ep all-to-all")) r[j] = (int32_t)((i / (per_stage / q->ep)) * per_stage + (i % (per_stage / q->ep)) * q->ep + j);
-        else if (!strcmp(c->what, "pp send")) r[j] = (int32_t)(j * per_stage + i);       /* stage 0 -> stage 1 */
-        else r[j] = rank_of(q, i % q->tp, j, i / q->tp);                                  /* dp: across replicas */
+        int per_group = per_stage / q->ep;                 /* ep groups of a stage */
+        switch (c->kind) {
+        case STEP_TP: r[j] = rank_of(q, j, i % q->dp, i / q->dp); break;
+        case STEP_EP: r[j] = (int32_t)((i / per_group) * per_stage + (i % per_group) * q->ep + j); break;
+        case STEP_PP: r[j] = (int32_t)(j * per_stage + i); break;             /* stage 0 -> stage 1 */
+        default: r[j] = rank_of(q, i % q->tp, j, i / q->tp); break;           /* dp: across replicas */
+        }
     }
 }
 
@@ -227,7 +233,7 @@ int step_run(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e) {
     }
     o->step_s = o->roofline_s + o->transport_s + o->overhead_s;
     for (int i = 0; q->phase == STEP_TRAIN && i < o->ncomm; i++)        /* DP traffic may hide behind the backward */
-        if (o->comm[i].what[0] == 'd') o->hidden_s += o->comm[i].count * o->comm[i].each_s;
+        if (o->comm[i].kind >= STEP_DP_RS) o->hidden_s += o->comm[i].count * o->comm[i].each_s;
     o->hidden_s = fmin(o->hidden_s, o->roofline_s * 2 / 3);
     return 0;
 }
@@ -251,9 +257,9 @@ static int slice(char **buf, size_t *len, size_t *cap, int tid, const char *name
     return 0;
 }
 
-static double comm_each(const step_out_t *o, const char *what) {
+static double comm_each(const step_out_t *o, step_kind_t k) {
     for (int i = 0; i < o->ncomm; i++)
-        if (!strcmp(o->comm[i].what, what)) return o->comm[i].each_s;
+        if (o->comm[i].kind == k) return o->comm[i].each_s;
     return 0;
 }
 
@@ -266,7 +272,7 @@ char *step_trace_json(const step_req_t *q, const step_out_t *o) {
     static const char *const tracks[] = {"launches (host)", "compute (GPU)", "communication"};
     for (int i = 0; i < 3; i++)
         len += (size_t)snprintf(b + len, cap - len, ",\n{\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}", i, tracks[i]);
-    double t = 0, ar = comm_each(o, "tp all-reduce"), a2a = comm_each(o, "ep all-to-all"), pps = comm_each(o, "pp send");
+    double t = 0, ar = comm_each(o, STEP_TP), a2a = comm_each(o, STEP_EP), pps = comm_each(o, STEP_PP);
     double gap = o->overhead_s / (o->kernels > 0 ? o->kernels : 1), passes = q->phase == STEP_TRAIN ? 2 : 1;
     int kpl = o->slots > 0 && o->layers_per_slot > 0 ? (int)((o->kernels - 4 * q->microbatches) / (o->slots * o->layers_per_slot)) : 0, rc = 0;
     for (int s = 0; s < o->slots && rc == 0; s++) {
@@ -286,7 +292,7 @@ char *step_trace_json(const step_req_t *q, const step_out_t *o) {
         rc |= slice(&b, &len, &cap, 1, "output projection", t, o->head_s), t += o->head_s;
     }
     for (int i = 0; i < o->ncomm && rc == 0; i++)
-        if (o->comm[i].what[0] == 'd') rc |= slice(&b, &len, &cap, 2, o->comm[i].what, t, o->comm[i].each_s), t += o->comm[i].each_s;
+        if (o->comm[i].kind >= STEP_DP_RS) rc |= slice(&b, &len, &cap, 2, o->comm[i].what, t, o->comm[i].each_s), t += o->comm[i].each_s;
     if (o->opt_s > 0 && rc == 0) rc |= slice(&b, &len, &cap, 1, "optimizer", t, o->opt_s);
     if (rc == 0 && len + 8 > cap && !(b = realloc(b, cap + 8))) return NULL;
     if (rc) { free(b); return NULL; }

@@ -40,8 +40,12 @@ typedef struct step_req {
     contention_t contention;
 } step_req_t;
 
+/* The step's kinds of collective, and their groups of ranks. */
+typedef enum { STEP_TP = 0, STEP_EP, STEP_PP, STEP_DP_RS, STEP_DP_AG } step_kind_t;
+
 /* One kind of collective in the step. */
 typedef struct step_comm {
+    step_kind_t kind;
     const char *what;        /* "tp all-reduce", ... */
     coll_t coll;
     uint64_t bytes;          /* each (nccl-tests' size) */

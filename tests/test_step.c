@@ -217,7 +217,7 @@ Test(step, training_syncs_data_parallel_groups) {
     cr_assert_eq(step_run(t, &q, &o, &e), 0, "%s", e.msg);
     int dp = 0;
     for (int i = 0; i < o.ncomm; i++) {
-        if (o.comm[i].what[0] != 'd') continue;
+        if (o.comm[i].kind != STEP_DP_RS && o.comm[i].kind != STEP_DP_AG) continue;
         dp++;
         cr_expect_eq(o.comm[i].ranks, 2);
         cr_expect_eq(o.comm[i].groups, 16, "tp x pp groups");

@@ -164,6 +164,10 @@ int cmd_parse_proto(const char *arg) {
     return strcasecmp(arg, "auto") == 0 ? RUN_PROTO_AUTO : proto_parse(arg);
 }
 
+int cmd_parse_contention(const char *arg) {
+    return !strcmp(arg, "fifo") ? CONTENTION_FIFO : !strcmp(arg, "fair") ? CONTENTION_FAIR : !strcmp(arg, "none") ? CONTENTION_NONE : -1;
+}
+
 int cmd_fail(const char *cmd, const baton_err_t *e) {
     fprintf(stderr, "baton %s: %s\n", cmd, e->msg[0] ? e->msg : err_str(e->code));
     return EXIT_INPUT;

@@ -60,6 +60,8 @@ int cmd_write_file(const char *path, const char *text, size_t len);
 
 /* --proto's value: PROTO_NONE..PROTO_SIMPLE, RUN_PROTO_AUTO for "auto", or -1. */
 int cmd_parse_proto(const char *arg);
+/* "fifo", "fair", "none" -> contention_t; -1 otherwise. */
+int cmd_parse_contention(const char *arg);
 
 /* Print "baton CMD: message" to stderr and return EXIT_USAGE (main.c). */
 int cmd_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

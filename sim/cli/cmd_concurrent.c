@@ -57,10 +57,9 @@ static int parse(int argc, char **argv, conc_args_t *a) {
             if (a->proto < 0 || a->proto == RUN_PROTO_AUTO) return cmd_usage("concurrent", "--proto must be none, LL, LL128 or Simple");
             break;
         case 'M':
-            if (!strcmp(optarg, "fifo")) a->contention = CONTENTION_FIFO;
-            else if (!strcmp(optarg, "fair")) a->contention = CONTENTION_FAIR;
-            else if (!strcmp(optarg, "none")) a->contention = CONTENTION_NONE;
-            else return cmd_usage("concurrent", "--contention must be fifo, fair or none, not '%s'", optarg);
+            if (cmd_parse_contention(optarg) < 0)
+                return cmd_usage("concurrent", "--contention must be fifo, fair or none, not '%s'", optarg);
+            a->contention = (contention_t)cmd_parse_contention(optarg);
             break;
         case 'v': a->verify = 1; break;
         case 'S': if (cmd_add_set("concurrent", &a->sets, optarg)) return EXIT_USAGE; break;

@@ -142,10 +142,8 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
             if (a->proto < 0) return cmd_usage(cmd, "--proto must be none, LL, LL128, Simple or auto, not '%s'", optarg);
             break;
         case 'M':
-            if (!strcmp(optarg, "fifo")) a->contention = CONTENTION_FIFO;
-            else if (!strcmp(optarg, "fair")) a->contention = CONTENTION_FAIR;
-            else if (!strcmp(optarg, "none")) a->contention = CONTENTION_NONE;
-            else return cmd_usage(cmd, "--contention must be fifo, fair or none, not '%s'", optarg);
+            if (cmd_parse_contention(optarg) < 0) return cmd_usage(cmd, "--contention must be fifo, fair or none, not '%s'", optarg);
+            a->contention = (contention_t)cmd_parse_contention(optarg);
             break;
         case 'h':
             printf(help_common, cmd,

@@ -97,10 +97,9 @@ static int option(step_args_t *a, int ch, const char *v) {
         if ((q->proto = cmd_parse_proto(v)) < 0) return cmd_usage("step", "--proto must be none, LL, LL128, Simple or auto");
         return 0;
     case 'M':
-        if (!strcmp(v, "fifo")) q->contention = CONTENTION_FIFO;
-        else if (!strcmp(v, "fair")) q->contention = CONTENTION_FAIR;
-        else if (!strcmp(v, "none")) q->contention = CONTENTION_NONE;
-        else return cmd_usage("step", "--contention must be fifo, fair or none, not '%s'", v);
+        if (cmd_parse_contention(v) < 0)
+            return cmd_usage("step", "--contention must be fifo, fair or none, not '%s'", v);
+        q->contention = (contention_t)cmd_parse_contention(v);
         return 0;
     case 'S': return cmd_add_set("step", &a->sets, v) ? EXIT_USAGE : 0;
     case 'j': a->json = 1; return 0;
