@@ -221,6 +221,62 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
     return 0;
 }
 
+/* Fill members [*n, ...) with comm c's groups, all of one kind; each group
+ * runs `chain` of them one after another (after its own previous one). */
+static void add_members(const step_req_t *q, const step_comm_t *c, int chain, conc_coll_t *cc, int32_t *r, int *n) {
+    for (int i = 0; i < c->groups; i++) {
+        group_ranks(q, c, i, r + (size_t)i * c->ranks);
+        for (int k = 0; k < chain; k++, (*n)++) {
+            cc[*n] = (conc_coll_t){.coll = c->coll, .bytes = c->bytes, .nranks = c->ranks, .ranks = r + (size_t)i * c->ranks,
+                                   .channels = 1, .after = k ? *n - 1 : -1};
+            snprintf(cc[*n].algo, sizeof cc[*n].algo, "%s", c->algo);
+        }
+    }
+}
+
+/* Training: the data-parallel reduce-scatter and all-gather overlapped with
+ * the backward pass, simulated together with the tensor-parallel all-reduces
+ * the backward runs meanwhile (as many, one after another in each TP group,
+ * as fit in the DP collectives' own time, at most 64): what they then take,
+ * what the all-reduces lose, and the step with the DP time hidden behind
+ * the backward's compute (two thirds of the roofline) as far as it goes. */
+static int overlap(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e) {
+    const step_comm_t *tp = NULL, *dp[2] = {NULL, NULL};
+    double dp_alone = 0;
+    for (int i = 0; i < o->ncomm; i++) {
+        if (o->comm[i].kind == STEP_TP) tp = &o->comm[i];
+        if (o->comm[i].kind >= STEP_DP_RS) dp[o->comm[i].kind - STEP_DP_RS] = &o->comm[i], dp_alone += o->comm[i].each_s;
+    }
+    if (!dp[0] || !dp[1]) return 0;
+    int chain = tp ? (int)fmin(64, fmin(tp->count, ceil(dp_alone / tp->each_s))) : 0, n = 0;
+    int total = 2 * dp[0]->groups + (tp ? tp->groups * chain : 0);
+    conc_coll_t *cc = calloc((size_t)total, sizeof *cc);
+    int32_t *r = malloc(((size_t)2 * dp[0]->groups * dp[0]->ranks + (tp ? (size_t)tp->groups * tp->ranks : 0)) * sizeof *r);
+    int rc = cc && r ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
+    if (rc == 0) {
+        add_members(q, dp[0], 1, cc, r, &n);
+        int first_ag = n;
+        add_members(q, dp[1], 1, cc, r + (size_t)dp[0]->groups * dp[0]->ranks, &n);
+        for (int i = first_ag; i < n; i++) cc[i].after = i - first_ag;    /* all-gather after its reduce-scatter */
+        if (tp) add_members(q, tp, chain, cc, r + (size_t)2 * dp[0]->groups * dp[0]->ranks, &n);
+        engine_result_t res;
+        conc_opts_t co = {.proto = (proto_t)dp[0]->proto, .contention = q->contention};
+        if ((rc = conc_run(t, cc, n, &co, &res, e)) == 0) {
+            for (int i = first_ag; i < first_ag + dp[1]->groups; i++) o->dp_shared_s = fmax(o->dp_shared_s, cc[i].end_s);
+            for (int i = first_ag + dp[1]->groups; i < n; i++)
+                o->tp_slowdown_s = fmax(o->tp_slowdown_s, cc[i].end_s - (chain ? (double)chain * tp->each_s : 0));
+            o->tp_slowdown_s = fmax(0, o->tp_slowdown_s);
+        }
+        engine_result_free(&res);
+    }
+    free(cc);
+    free(r);
+    if (rc < 0) return rc;
+    o->hidden_s = fmin(o->dp_shared_s, o->roofline_s * 2 / 3);
+    o->overlap_step_s = o->step_s - dp_alone + (o->dp_shared_s - o->hidden_s) + o->tp_slowdown_s;
+    return 0;
+}
+
 int step_run(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e) {
     char why[256];
     memset(o, 0, sizeof *o);
@@ -232,10 +288,7 @@ int step_run(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e) {
         o->transport_s += o->comm[i].count * o->comm[i].each_s;
     }
     o->step_s = o->roofline_s + o->transport_s + o->overhead_s;
-    for (int i = 0; q->phase == STEP_TRAIN && i < o->ncomm; i++)        /* DP traffic may hide behind the backward */
-        if (o->comm[i].kind >= STEP_DP_RS) o->hidden_s += o->comm[i].count * o->comm[i].each_s;
-    o->hidden_s = fmin(o->hidden_s, o->roofline_s * 2 / 3);
-    return 0;
+    return q->phase == STEP_TRAIN ? overlap(t, q, o, e) : 0;
 }
 
 int step_bound(const step_out_t *o) {

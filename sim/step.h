@@ -72,6 +72,11 @@ typedef struct step_out {
     double optimizer_bytes;  /* resident per GPU (train: fp32 master weights and Adam's two moments) */
     double hidden_s;         /* train: the data-parallel collectives' time that overlapping them
                                 with the backward pass hides (at most the backward's time) */
+    double overlap_step_s;   /* train: the step with them overlapped: the reduce-scatter and
+                                all-gather simulated together with the backward's tensor-parallel
+                                all-reduces, sharing the machine (both may slow down) */
+    double dp_shared_s;      /* the data-parallel collectives' time when they share it */
+    double tp_slowdown_s;    /* what sharing adds to the tensor-parallel all-reduces */
     double attn_block_s;     /* one layer of one slot: attention block and MLP block (roofline) */
     double mlp_block_s;
     double head_s;           /* the output projection, once per microbatch; and the optimizer */

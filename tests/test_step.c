@@ -226,6 +226,12 @@ Test(step, training_syncs_data_parallel_groups) {
     }
     cr_expect_eq(dp, 2, "reduce-scatter and all-gather");
     cr_expect(o.hidden_s > 0 && o.hidden_s <= o.transport_s, "hides %.4g of %.4g s", o.hidden_s, o.transport_s);
+    double dp_alone = 0;                     /* sharing the machine with the all-reduces cannot speed them up */
+    for (int i = 0; i < o.ncomm; i++) if (o.comm[i].kind >= STEP_DP_RS) dp_alone += o.comm[i].each_s;
+    cr_expect_geq(o.dp_shared_s, dp_alone * (1 - 1e-9), "together %.6g s, alone %.6g s", o.dp_shared_s, dp_alone);
+    cr_expect_geq(o.tp_slowdown_s, 0);
+    cr_expect(o.overlap_step_s < o.step_s && o.overlap_step_s >= o.step_s - dp_alone,
+              "overlapped %.6g s, not %.6g s, hides at most the DP time", o.overlap_step_s, o.step_s);
     cr_expect_eq(o.comm[0].count, (4 + 2 - 1) * 16 * 4, "tp: 4 all-reduces per layer, 16 layers a stage, 5 slots");
     topo_free(t);
 }

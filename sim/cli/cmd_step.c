@@ -203,10 +203,13 @@ static void text(const step_args_t *a, const topo_t *t, const step_out_t *o) {
            "              overhead added, nothing overlapped)", st);
     if (q->phase != STEP_TRAIN) printf(", %.4g tokens/s", (q->phase == STEP_DECODE ? q->batch : o->tokens) / o->step_s);
     printf("\n");
-    if (o->hidden_s > 0) {
-        units_fmt_time(o->step_s - o->hidden_s, st, sizeof st);
+    if (o->overlap_step_s > 0) {
+        units_fmt_time(o->overlap_step_s, st, sizeof st);
         units_fmt_time(o->hidden_s, b[0], sizeof b[0]);
-        printf("  overlapped  %s with the data-parallel collectives behind the backward pass (hides %s)\n", st, b[0]);
+        units_fmt_time(o->dp_shared_s, b[1], sizeof b[1]);
+        units_fmt_time(o->tp_slowdown_s, b[2], sizeof b[2]);
+        printf("  overlapped  %s with the data-parallel collectives behind the backward pass (hides %s);\n"
+               "              sharing the machine with its all-reduces they take %s and slow them by %s\n", st, b[0], b[1], b[2]);
     }
 }
 
@@ -215,10 +218,10 @@ static void json(const step_args_t *a, const topo_t *t, const step_out_t *o) {
     printf("{\"machine\":\"%s\",\"gpu\":\"%s\",\"model\":\"%s\",\"phase\":\"%s\",\"batch\":%d,\"seq\":%d,\"dtype\":\"%s\","
            "\"tp\":%d,\"dp\":%d,\"pp\":%d,\"ep\":%d,\"flops\":%.9g,\"bytes\":%.9g,\"kernels\":%d,\"compute_s\":%.9g,"
            "\"memory_s\":%.9g,\"transport_s\":%.9g,\"overhead_s\":%.9g,\"roofline_s\":%.9g,\"step_s\":%.9g,\"bound\":\"%s\","
-           "\"weights_bytes\":%.9g,\"kv_bytes\":%.9g,\"collectives\":[", topo_name(t), q->gpu->name, q->m->name,
+           "\"overlap_step_s\":%.9g,\"weights_bytes\":%.9g,\"kv_bytes\":%.9g,\"collectives\":[", topo_name(t), q->gpu->name, q->m->name,
            step_phase_name(q->phase), q->batch, q->seq, gpu_dtype_name(q->dtype), q->tp, q->dp, q->pp, q->ep, o->flops,
            o->bytes, o->kernels, o->compute_s, o->memory_s, o->transport_s, o->overhead_s, o->roofline_s, o->step_s,
-           bucket_names[step_bound(o)], o->weights_bytes, o->kv_bytes);
+           bucket_names[step_bound(o)], o->overlap_step_s, o->weights_bytes, o->kv_bytes);
     for (int i = 0; i < o->ncomm; i++)
         printf("%s{\"what\":\"%s\",\"bytes\":%llu,\"ranks\":%d,\"groups\":%d,\"count\":%d,\"algorithm\":\"%s\","
                "\"protocol\":\"%s\",\"each_s\":%.9g}", i ? "," : "", o->comm[i].what, (unsigned long long)o->comm[i].bytes,
