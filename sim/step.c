@@ -177,20 +177,26 @@ static double together(topo_t *t, const step_req_t *q, const step_comm_t *c, con
 }
 
 /* The rows that may run comm c: NCCL's for the collective, else all of them. */
+static int nccl_has(coll_t coll) {
+    const algo_t *const *all = algo_all();
+    for (int i = 0; all[i]; i++)
+        if (all[i]->coll == coll && all[i]->nccl != NULL) return 1;
+    return 0;
+}
+
 static int candidates(coll_t coll, const algo_t **out, int max) {
     const algo_t *const *all = algo_all();
-    int n = 0, nccl = 0;
-    for (int i = 0; all[i]; i++) nccl |= all[i]->coll == coll && all[i]->nccl != NULL;
+    int n = 0, nccl = nccl_has(coll);
     for (int i = 0; all[i] && n < max; i++)
         if (all[i]->coll == coll && (!nccl || all[i]->nccl)) out[n++] = all[i];
     return n;
 }
 
 /* The fastest row and protocol for comm c, all groups at once. A collective
- * over the whole machine takes NCCL's plan instead (-a nccl: its searched
- * rings, NVLS, trees). */
+ * over the whole machine that NCCL has rows for takes NCCL's plan instead
+ * (-a nccl: its searched rings, NVLS, trees). */
 static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t *e) {
-    if (c->groups == 1 && c->ranks == topo_nranks(t) && c->coll != COLL_BROADCAST) {
+    if (c->groups == 1 && c->ranks == topo_nranks(t) && c->coll != COLL_BROADCAST && nccl_has(c->coll)) {
         run_req_t rq = {.coll = c->coll, .algo = "nccl", .bytes = c->bytes, .proto = q->proto, .contention = q->contention};
         run_out_t ro;
         int rc = run_collective(t, &rq, &ro, e);

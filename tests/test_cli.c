@@ -212,6 +212,8 @@ Test(cli, step_and_concurrent_reject_bad_input) {
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB after=0'", 1, "only wait for an earlier one");
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB colour=red'", 1, "unknown key 'colour'");
     expect_exit("gpus", 0, "h100-sxm");
+    expect_exit("step -t topologies/hgx-h100.yaml --model mixtral-8x7b --tp 1 --dp 8 --ep 8 --batch 64", 0,
+                "ep all-to-all");            /* an all-to-all over the whole box: NCCL has no row for it */
 }
 
 /* A 70B decode on two 4-GPU groups of one box: both groups' all-reduces run
