@@ -19,11 +19,8 @@ static int build(topo_t *t, const conc_coll_t *c, int k, sched_member_t *m, bato
                      .group = topo_params_c(t)->group_size, .rank_order = 1};
     if (o.group > c->nranks || (o.group && c->nranks % o.group)) o.group = 0;
     int rc = algo_build(a, c->nranks, c->bytes, &o, &m->s, e);
-    if (rc < 0) {
-        char why[sizeof e->msg];
-        snprintf(why, sizeof why, "%s", e ? e->msg : "");
-        return err_set(e, rc, "collective %d (%s %s on %d ranks): %s", k, coll_name(c->coll), c->algo, c->nranks, why);
-    }
+    if (rc < 0) err_prefix(e, "collective %d (%s %s on %d ranks): ", k, coll_name(c->coll), c->algo, c->nranks);
+    if (rc < 0) return rc;
     m->ranks = c->ranks;
     m->start_s = c->start_s;
     m->after = c->after;

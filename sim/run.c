@@ -218,11 +218,7 @@ void run_opts_from_topo(topo_t *t, algo_opts_t *o) {
 
 /* Say which option could not be honoured. */
 static int symmetric_failed(baton_err_t *e, int rc) {
-    if (e) {
-        char why[sizeof e->msg];
-        memcpy(why, e->msg, sizeof why);
-        snprintf(e->msg, sizeof e->msg, "--symmetric: %.480s", why);
-    }
+    err_prefix(e, "--symmetric: ");
     return rc;
 }
 

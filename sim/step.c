@@ -103,11 +103,11 @@ static void arith(const step_req_t *q, step_out_t *o) {
     double mm = f * (slots * w.mm_flops + mb * head_flops), att = f * slots * w.att_flops;
     double wb = f * (slots * w.w_bytes + mb * head_bytes), kv = slots * w.kv_bytes;
     double peak = g->flops[q->dtype] * q->compute_eff, bw = g->hbm_bw * q->mem_eff;
-    o->weights_bytes = local_params(q) * b;
-    o->optimizer_bytes = train ? local_params(q) * 12 : 0;            /* fp32 master weights, Adam's m and v */
-    double opt = train ? local_params(q) * (24 + 2 * b) : 0;           /* the optimizer reads and writes them */
-    o->kv_bytes = q->phase == STEP_DECODE ? lstage * seqs * (q->seq + 1) * llm_kv_bytes_per_token(m, (int)b) /
-                  (q->tp < m->kv_heads ? q->tp : m->kv_heads) : 0;
+    double params = local_params(q);
+    o->weights_bytes = params * b;
+    o->optimizer_bytes = train ? params * 12 : 0;                     /* fp32 master weights, Adam's m and v */
+    double opt = train ? params * (24 + 2 * b) : 0;                    /* the optimizer reads and writes them */
+    o->kv_bytes = q->phase == STEP_DECODE ? w.kv_bytes : 0;           /* decode reads the whole resident cache */
     o->tokens = (double)q->batch * tps;
     o->flops = mm + att;
     o->bytes = wb + kv + opt;
@@ -131,8 +131,8 @@ static void arith(const step_req_t *q, step_out_t *o) {
     add_comm(o, STEP_PP, tm * m->hidden * b, q->pp > 1 ? 2 : 1, q->tp * q->dp,
              (slots - 1) * (train ? 2 : 1));
     if (train) {
-        add_comm(o, STEP_DP_RS, local_params(q) * b, q->dp, q->tp * q->pp, 1);
-        add_comm(o, STEP_DP_AG, local_params(q) * b, q->dp, q->tp * q->pp, 1);
+        add_comm(o, STEP_DP_RS, params * b, q->dp, q->tp * q->pp, 1);
+        add_comm(o, STEP_DP_AG, params * b, q->dp, q->tp * q->pp, 1);
     }
 }
 
@@ -153,22 +153,32 @@ static void group_ranks(const step_req_t *q, const step_comm_t *c, int i, int32_
     }
 }
 
+/* Fill members [*n, ...) with comm c's groups under algorithm `algo`; each
+ * group runs `chain` of them one after another (after its own previous one). */
+static void add_members(const step_req_t *q, const step_comm_t *c, const char *algo, int chain, conc_coll_t *cc, int32_t *r,
+                        int *n) {
+    for (int i = 0; i < c->groups; i++) {
+        group_ranks(q, c, i, r + (size_t)i * c->ranks);
+        for (int k = 0; k < chain; k++, (*n)++) {
+            cc[*n] = (conc_coll_t){.coll = c->coll, .bytes = c->bytes, .nranks = c->ranks, .ranks = r + (size_t)i * c->ranks,
+                                   .channels = 1, .after = k ? *n - 1 : -1};
+            snprintf(cc[*n].algo, sizeof cc[*n].algo, "%s", algo);
+        }
+    }
+}
+
 /* One collective of comm c on every group at once, under algorithm a and
  * protocol pr: the slowest group's time, or -1 if a cannot run it. */
 static double together(topo_t *t, const step_req_t *q, const step_comm_t *c, const algo_t *a, proto_t pr, baton_err_t *e) {
     conc_coll_t *cc = calloc((size_t)c->groups, sizeof *cc);
     int32_t *r = malloc((size_t)c->groups * c->ranks * sizeof *r);
     double worst = -1;
+    int n = 0;
     if (cc && r) {
-        for (int i = 0; i < c->groups; i++) {
-            group_ranks(q, c, i, r + (size_t)i * c->ranks);
-            cc[i] = (conc_coll_t){.coll = c->coll, .bytes = c->bytes, .nranks = c->ranks, .ranks = r + (size_t)i * c->ranks,
-                                  .channels = 1, .after = -1};
-            snprintf(cc[i].algo, sizeof cc[i].algo, "%s", a->name);
-        }
+        add_members(q, c, a->name, 1, cc, r, &n);
         engine_result_t res;
         conc_opts_t o = {.proto = pr, .contention = q->contention};
-        if (conc_run(t, cc, c->groups, &o, &res, e) == 0) worst = res.time_s;
+        if (conc_run(t, cc, n, &o, &res, e) == 0) worst = res.time_s;
         engine_result_free(&res);
     }
     free(cc);
@@ -227,19 +237,6 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
     return 0;
 }
 
-/* Fill members [*n, ...) with comm c's groups, all of one kind; each group
- * runs `chain` of them one after another (after its own previous one). */
-static void add_members(const step_req_t *q, const step_comm_t *c, int chain, conc_coll_t *cc, int32_t *r, int *n) {
-    for (int i = 0; i < c->groups; i++) {
-        group_ranks(q, c, i, r + (size_t)i * c->ranks);
-        for (int k = 0; k < chain; k++, (*n)++) {
-            cc[*n] = (conc_coll_t){.coll = c->coll, .bytes = c->bytes, .nranks = c->ranks, .ranks = r + (size_t)i * c->ranks,
-                                   .channels = 1, .after = k ? *n - 1 : -1};
-            snprintf(cc[*n].algo, sizeof cc[*n].algo, "%s", c->algo);
-        }
-    }
-}
-
 /* Training: the data-parallel reduce-scatter and all-gather overlapped with
  * the backward pass, simulated together with the tensor-parallel all-reduces
  * the backward runs meanwhile (as many, one after another in each TP group,
@@ -260,11 +257,11 @@ static int overlap(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e
     int32_t *r = malloc(((size_t)2 * dp[0]->groups * dp[0]->ranks + (tp ? (size_t)tp->groups * tp->ranks : 0)) * sizeof *r);
     int rc = cc && r ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
     if (rc == 0) {
-        add_members(q, dp[0], 1, cc, r, &n);
+        add_members(q, dp[0], dp[0]->algo, 1, cc, r, &n);
         int first_ag = n;
-        add_members(q, dp[1], 1, cc, r + (size_t)dp[0]->groups * dp[0]->ranks, &n);
+        add_members(q, dp[1], dp[1]->algo, 1, cc, r + (size_t)dp[0]->groups * dp[0]->ranks, &n);
         for (int i = first_ag; i < n; i++) cc[i].after = i - first_ag;    /* all-gather after its reduce-scatter */
-        if (tp) add_members(q, tp, chain, cc, r + (size_t)2 * dp[0]->groups * dp[0]->ranks, &n);
+        if (tp) add_members(q, tp, tp->algo, chain, cc, r + (size_t)2 * dp[0]->groups * dp[0]->ranks, &n);
         engine_result_t res;
         conc_opts_t co = {.proto = (proto_t)dp[0]->proto, .contention = q->contention};
         if ((rc = conc_run(t, cc, n, &co, &res, e)) == 0) {

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *err_str(int code) {
     switch (code) {
@@ -21,6 +22,17 @@ int err_set(baton_err_t *e, int code, const char *fmt, ...) {
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
     return code;
+}
+
+void err_prefix(baton_err_t *e, const char *fmt, ...) {
+    if (e == NULL || e->code == 0) return;
+    char head[128], was[sizeof e->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(head, sizeof head, fmt, ap);
+    va_end(ap);
+    memcpy(was, e->msg, sizeof was);
+    snprintf(e->msg, sizeof e->msg, "%s%.*s", head, (int)(sizeof e->msg - strlen(head) - 1), was);
 }
 
 void err_clear(baton_err_t *e) {

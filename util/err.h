@@ -38,6 +38,10 @@ const char *err_str(int code);
 int err_set(baton_err_t *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Put a printf-style context before e's recorded message ("collective 2: "
+ * + what went wrong); nothing when e is NULL or holds no error. */
+void err_prefix(baton_err_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Forget any recorded error. */
 void err_clear(baton_err_t *e);
 

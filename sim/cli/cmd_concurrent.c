@@ -112,11 +112,7 @@ int cmd_concurrent(int argc, char **argv) {
     engine_result_t r = {0};
     rc = c && ranks ? 0 : err_set(&e, BATON_ENOMEM, "out of memory");
     for (int k = 0; k < n && rc == 0; k++)
-        if ((rc = conc_parse(argv[optind + k], topo_nranks(t), &c[k], &ranks[k], &e)) < 0) {
-            char why[sizeof e.msg];
-            snprintf(why, sizeof why, "%s", e.msg);
-            err_set(&e, rc, "collective %d: %s", k, why);
-        }
+        if ((rc = conc_parse(argv[optind + k], topo_nranks(t), &c[k], &ranks[k], &e)) < 0) err_prefix(&e, "collective %d: ", k);
     if (rc == 0) {
         if (topo_params_c(t)->no_protocols) a.proto = PROTO_NONE;
         conc_opts_t o = {.proto = (proto_t)a.proto, .contention = a.contention, .verify = a.verify};
