@@ -31,12 +31,13 @@ LIB_SRC  = algorithms/group.c util/err.c util/suggest.c models/share.c models/pr
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
            algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvlstree.c sim/evq.c sim/verify.c sim/engine.c sim/symmetry.c \
            sim/report.c \
-           sim/run.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c
+           sim/run.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c \
+           sim/tape.c sim/page.c sim/lesson.c
 CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 
-LIB_OBJ   = $(LIB_SRC:%.c=$(B)/obj/%.o)
+LIB_OBJ   = $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/page_assets.o
 CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
@@ -53,6 +54,17 @@ build/.deps: scripts/deps.sh
 $(B)/obj/%.o: %.c | build/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+# The teaching page's CSS and script (sim/page/) become C strings.
+PAGE_ASSETS = sim/page/teach.css sim/page/teach.js
+$(B)/gen/page_assets.c: $(PAGE_ASSETS) scripts/cstring.sh
+	@mkdir -p $(dir $@)
+	@{ sh scripts/cstring.sh page_css sim/page/teach.css && sh scripts/cstring.sh page_js sim/page/teach.js; } > $@.tmp
+	@mv $@.tmp $@
+
+$(B)/obj/gen/page_assets.o: $(B)/gen/page_assets.c | build/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(B)/libbaton.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^

@@ -543,7 +543,8 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
     engine_msg_t m = {.t_start = sl->t_start, .t_end = g->now, .src = stream_rank(g, src_si),
                       .dst = stream_rank(g, dst_si), .chan = stream_chan(g, src_si),
                       .chunk = sl->to_chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce,
-                      .links = local ? NULL : rt->links, .nlinks = local ? 0 : rt->nlinks, .wire = wire};
+                      .links = local ? NULL : rt->links, .nlinks = local ? 0 : rt->nlinks, .wire = wire,
+                      .sched = g->s, .verify = g->v};
     uint64_t len;
     sched_chunk_at(g->s, sl->to_chunk, &m.offset, &len);
     const uint64_t *row = g->v ? verify_data(g->v, m.dst) : NULL;

@@ -47,6 +47,8 @@ typedef struct engine_msg {
     const int32_t *links;     /* the route's directed links (none for a local copy) */
     int nlinks;
     double wire;              /* how long each link carried it: bytes / (bottleneck x efficiency) */
+    const sched_t *sched;     /* the run's schedule (its chunk layout) */
+    const verify_t *verify;   /* the verifier after this receive, NULL when not verifying */
 } engine_msg_t;
 
 /* How transfers share a link:

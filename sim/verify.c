@@ -239,3 +239,9 @@ int verify_check(const verify_t *v, baton_err_t *e) {
 const uint64_t *verify_data(const verify_t *v, int rank) {
     return v->mode == VERIFY_DATA && !v->sub ? v->state + (uint64_t)rank * v->width : NULL;
 }
+
+int verify_want(const verify_t *v, int rank, uint64_t place, uint64_t *value) {
+    int any;
+    *value = want(v, rank, place, &any);
+    return !any;
+}

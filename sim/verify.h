@@ -49,6 +49,10 @@ void verify_drop(verify_payload_t *pl);
 /* Check the postcondition; 0 or BATON_EVERIFY naming the first wrong place. */
 int verify_check(const verify_t *v, baton_err_t *e);
 
+/* The postcondition at rank's place: 1 and *value where the collective
+ * fixes it, 0 where rank may hold anything (a reduce's non-root ranks). */
+int verify_want(const verify_t *v, int rank, uint64_t place, uint64_t *value);
+
 /* Data mode: rank's current buffer (bytes elements), for teaching tables. */
 const uint64_t *verify_data(const verify_t *v, int rank);
 

@@ -14,6 +14,7 @@
 #include "../../topologies/topo_yaml.h"
 #include "../run.h"
 #include "cmd.h"
+#include "../lesson.h"
 
 int cmd_usage(const char *cmd, const char *fmt, ...) {
     va_list ap;
@@ -146,6 +147,23 @@ int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg) {
     if (strchr(arg, '=') == NULL) return cmd_usage(cmd, "--set %s: write --set name=value", arg);
     s->v[s->n++] = arg;
     return 0;
+}
+
+int cmd_write_lesson(const char *cmd, struct lesson_out *l, const char *html_path, const char *states_path) {
+    size_t n = strlen(l->html);
+    int rc = cmd_write_file(html_path, l->html, n) < 0 ? -1 : 0;
+    if (rc == 0 && states_path && cmd_write_file(states_path, l->states, strlen(l->states)) < 0) {
+        remove(html_path);              /* both or neither */
+        html_path = states_path;
+        rc = -1;
+    }
+    if (rc == 0) printf("wrote %s: %d run%s, %zu KB; open it in a browser (no network needed)\n", html_path, l->runs,
+                        l->runs == 1 ? "" : "s", (n + 1023) / 1024);
+    lesson_free(l);
+    if (rc == 0) return EXIT_OK;
+    baton_err_t e = {0};
+    err_set(&e, BATON_EIO, "%s: cannot write", html_path);
+    return cmd_fail(cmd, &e);
 }
 
 int cmd_write_file(const char *path, const char *text, size_t len) {

@@ -58,6 +58,12 @@ int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);
  * beside it, then rename); 0 or -1. */
 int cmd_write_file(const char *path, const char *text, size_t len);
 
+/* A teaching page (sim/lesson.h) to html_path and, if states_path, the
+ * states a browser test checks it against; a line saying what was written.
+ * Frees the lesson. EXIT_OK or EXIT_INPUT. */
+struct lesson_out;
+int cmd_write_lesson(const char *cmd, struct lesson_out *l, const char *html_path, const char *states_path);
+
 /* --proto's value: PROTO_NONE..PROTO_SIMPLE, RUN_PROTO_AUTO for "auto", or -1. */
 int cmd_parse_proto(const char *arg);
 /* "fifo", "fair", "none" -> contention_t; -1 otherwise. */

@@ -10,6 +10,7 @@
 #include "../../topologies/units.h"
 #include "../../validate/nccltests.h"
 #include "cmd.h"
+#include "../lesson.h"
 #include "../select.h"
 #include "../report.h"
 #include "../run.h"
@@ -60,6 +61,10 @@ static const char help_sim[] =
     "      --dump          print the schedule (GOAL text) instead of running it\n"
     "      --trace FILE    a Chrome/Perfetto trace (open in ui.perfetto.dev)\n"
     "      --link-stats FILE  bytes and busy time per link, CSV\n"
+    "      --html FILE     a page to step through in a browser (one file, no\n"
+    "                      network): every byte of every rank as the messages move\n"
+    "                      (up to 16 ranks and 64 bytes); --states FILE adds the\n"
+    "                      simulator's buffers after every step (JSON)\n"
     "      --symmetric     simulate one rank per class of interchangeable ranks (ring,\n"
     "                      twoshot, oneshot, pairwise, bruck on switches, rings and\n"
     "                      fat-trees): the full simulation's answer, p / G times\n"
@@ -76,7 +81,7 @@ static const char help_end[] =
 typedef struct {
     const char *topo, *coll, *algo, *size, *sizes, *format;
     int verify, json, dump, store_forward, proto, explain, symmetric, algo_given, proto_given;
-    const char *trace, *link_stats;
+    const char *trace, *link_stats, *html, *states;
     contention_t contention;
     algo_opts_t opts;
     cmd_sets_t sets;
@@ -107,7 +112,8 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"explain", no_argument, 0, 'E'}, {"trace", required_argument, 0, 'T'},
         {"link-stats", required_argument, 0, 'L'}, {"symmetric", no_argument, 0, 'Y'},
         {"rank-order", no_argument, 0, 'K'}, {"sizes", required_argument, 0, 'Z'},
-        {"format", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+        {"format", required_argument, 0, 'f'}, {"html", required_argument, 0, 'W'},
+        {"states", required_argument, 0, 'X'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -136,6 +142,8 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'E': a->explain = 1; break;
         case 'T': a->trace = optarg; break;
         case 'L': a->link_stats = optarg; break;
+        case 'W': a->html = optarg; break;
+        case 'X': a->states = optarg; break;
         case 'O':
             a->proto = cmd_parse_proto(optarg);
             a->proto_given = 1;
@@ -172,6 +180,9 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     if (a->symmetric && (a->verify || a->explain || a->trace || a->link_stats || a->contention == CONTENTION_FAIR))
         return cmd_usage(cmd, "--symmetric runs representatives only: not with --verify, --explain, --trace, "
                          "--link-stats or --contention fair");
+    if (a->states && !a->html) return cmd_usage(cmd, "--states goes with --html FILE");
+    if (a->html && (predict || a->sizes || a->symmetric || a->dump))
+        return cmd_usage(cmd, "--html draws one simulated run: `baton sim` with -s, no --sizes, --symmetric or --dump");
     if (a->store_forward && a->contention == CONTENTION_FAIR)
         return cmd_usage(cmd, "--store-forward works with --contention fifo or none");
     return 0;
@@ -415,6 +426,14 @@ int cmd_sim(int argc, char **argv, int predict) {
         return rc;
     }
     if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes, &a.opts); topo_free(t); return rc; }
+    if (a.html) {
+        run_req_t hq = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts, .contention = a.contention,
+                        .store_forward = a.store_forward, .proto = a.proto};
+        lesson_out_t l;
+        rc = lesson_run(t, &hq, &l, &e);
+        topo_free(t);
+        return rc < 0 ? cmd_fail(cmd, &e) : cmd_write_lesson(cmd, &l, a.html, a.states);
+    }
     run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,
                    .verify = a.verify, .predict = predict, .contention = a.contention,
                    .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
