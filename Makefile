@@ -2,7 +2,9 @@
 #   make          build/baton and build/libbaton.a
 #   make demo     install missing packages, build, run the candy kids and an H100 what-if
 #   make test     install missing packages, run the suite, then again under ASan+UBSan,
-#                 then a fuzz smoke run (FUZZ_SMOKE seconds per fuzzer, default 10)
+#                 then the teaching pages in headless Chromium (skipped, saying so,
+#                 without a browser), then a fuzz smoke run (FUZZ_SMOKE seconds per
+#                 fuzzer, default 10)
 #   make valgrind the CLI's example commands under memcheck: no errors, no leaks
 #   make bench    events/s, wall time and peak memory of the engine
 #   make fuzz     libFuzzer (clang) on the topology loader, the nccl-tests reader and
@@ -42,7 +44,7 @@ CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
 
-.PHONY: install uninstall fidelity all demo test test-plain test-san test-fuzz valgrind bench clean deps cuda fuzz FORCE
+.PHONY: install uninstall fidelity all demo test test-plain test-san test-browser test-fuzz valgrind bench clean deps cuda fuzz FORCE
 all: $(B)/baton $(B)/libbaton.a
 
 deps: build/.deps
@@ -88,13 +90,18 @@ demo: $(B)/baton
 # The suite runs twice: a plain build, then an ASan+UBSan build in build-san/;
 # then each fuzzer for FUZZ_SMOKE seconds.
 FUZZ_SMOKE ?= 10
-test: test-plain test-san test-fuzz
+test: test-plain test-san test-browser test-fuzz
 
 test-fuzz: build/.deps
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE)
 
 test-plain: $(B)/baton $(B)/tests
 	BATON_BIN=$(B)/baton $(B)/tests $(TEST_ARGS)
+
+# The teaching pages in headless Chromium, step by step against the
+# simulator (tests/browser/); says SKIP where no browser is installed.
+test-browser: $(B)/baton
+	sh tests/browser/run.sh $(B)/baton
 
 test-san: build/.deps
 	$(MAKE) --no-print-directory B=$(SAN) OPT="-O1 -g" EXTRA_CFLAGS="$(SANFLAGS)" $(SAN)/baton $(SAN)/tests

@@ -135,7 +135,9 @@ char *page_html(const page_t *pg) {
     fputs("</p>\n<noscript><p>The players need scripts; the same story is told as text below.</p></noscript>\n"
           "<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\"><defs>"
           "<marker id=\"baton-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" "
-          "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a1a1a\"/></marker></defs></svg>\n"
+          "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a1a1a\"/></marker>"
+          "<marker id=\"baton-flying\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" "
+          "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#b0b0b0\"/></marker></defs></svg>\n"
           "<main id=\"players\"></main>\n<section class=\"text\">\n<h2>The same, as text</h2>\n<pre>", f);
     html_text(f, pg->text);
     fputs("</pre>\n</section>\n<script type=\"application/json\" id=\"baton-data\">\n", f);

@@ -43,15 +43,20 @@
     }
     return span;
   }
-  function swatch(r) { return el("span", { class: "sw b" + (r % 8), "aria-hidden": "true" }); }
+  /* A rank's colour; a reducing switch (a row past the ranks) has none. */
+  function swatch(T, r) { return el("span", { class: "sw " + (r < T.p ? "b" + (r % 8) : "helper"), "aria-hidden": "true" }); }
 
   /* The buffers of tape T after every step whose time is <= t; the moves of
    * the step at exactly t with the values before them, for the narration. */
   function state(T, t) {
     const W = T.width, buf = T.start.slice(), said = new Array(T.rows).fill(0), heard = new Array(T.rows).fill(0);
     let now = null;
+    const flying = [];
     for (const st of T.steps) {
-      if (st[0] > t) break;
+      if (st[0] > t) {             /* sent but not yet arrived: in flight */
+        for (let m = st[1]; m < st[1] + st[2]; m++) if (T.moves[m][0] < t) flying.push(T.moves[m]);
+        continue;
+      }
       const current = st[0] === t;
       if (current) now = [];
       for (let m = st[1]; m < st[1] + st[2]; m++) {
@@ -65,7 +70,7 @@
         if (current) now.push({ mv: mv, before: before });
       }
     }
-    return { buf: buf, said: said, heard: heard, now: now || [] };
+    return { buf: buf, said: said, heard: heard, now: now || [], flying: flying };
   }
 
   function table(T, cls) {
@@ -84,9 +89,9 @@
     t.appendChild(el("tbody"));
     return t;
   }
-  function rowHead(r) {
+  function rowHead(T, r) {
     const th = el("th", { scope: "row", class: "who" });
-    th.appendChild(swatch(r));
+    th.appendChild(swatch(T, r));
     th.appendChild(document.createTextNode(rowName(r)));
     return th;
   }
@@ -100,8 +105,8 @@
     after.insertBefore(el("caption", {}, "after " + T.coll), after.firstChild);
     for (let r = 0; r < T.p; r++) {
       const a = el("tr"), b = el("tr");
-      a.appendChild(rowHead(r));
-      b.appendChild(rowHead(r));
+      a.appendChild(rowHead(T, r));
+      b.appendChild(rowHead(T, r));
       for (let i = 0; i < T.width; i++) {
         const tdb = el("td", { class: "v" });
         tdb.appendChild(number(T.start[r * T.width + i], T.p));
@@ -120,26 +125,31 @@
     return box;
   }
 
-  /* The ranks on a circle and this step's messages as arrows. */
-  function net(T, now) {
-    const n = T.rows, R = n > 8 ? 80 : 55, c = R + 22, size = 2 * c;
+  /* The ranks on a circle, reducing switches inside it, this step's
+   * messages as black arrows and those still in flight as grey ones. */
+  function net(T, now, flying) {
+    const n = T.p, h = T.rows - T.p, R = n > 4 ? 30 + 7 * n : 55, c = R + 22, size = 2 * c;
     const s = svg("svg", { class: "net", width: size, height: size, viewBox: "0 0 " + size + " " + size, role: "img" });
     const title = svg("title", {});
     title.textContent = now.length ? now.length + " message(s) arrive in this step" : "no message arrives";
     s.appendChild(title);
     const pos = [];
-    for (let r = 0; r < n; r++) {
-      const a = -Math.PI / 2 + 2 * Math.PI * r / n;
-      pos.push([c + R * Math.cos(a), c + R * Math.sin(a)]);
+    for (let r = 0; r < n + h; r++) {
+      const inner = r >= n, k = inner ? r - n : r, m = inner ? h : n, rad = inner ? (h > 1 ? R / 2 : 0) : R;
+      const a = -Math.PI / 2 + 2 * Math.PI * k / m;
+      pos.push([c + rad * Math.cos(a), c + rad * Math.sin(a)]);
     }
-    for (const x of now) {
-      const a = pos[x.mv[2]], b = pos[x.mv[3]];
+    const arrow = (mv, colour, width, marker) => {
+      const a = pos[mv[2]], b = pos[mv[3]];
       const dx = b[0] - a[0], dy = b[1] - a[1], L = Math.hypot(dx, dy) || 1, k = 20 / L;
       s.appendChild(svg("line", { x1: a[0] + dx * k, y1: a[1] + dy * k, x2: b[0] - dx * k, y2: b[1] - dy * k,
-        stroke: "#1a1a1a", "stroke-width": 2, "stroke-dasharray": x.mv[4] ? "" : "5 3", "marker-end": "url(#baton-arrow)" }));
-    }
-    for (let r = 0; r < n; r++) {
-      s.appendChild(svg("circle", { cx: pos[r][0], cy: pos[r][1], r: 17, fill: "var(--r" + (r % 8) + ")", stroke: "#333" }));
+        stroke: colour, "stroke-width": width, "stroke-dasharray": mv[4] ? "" : "5 3", "marker-end": marker }));
+    };
+    for (const mv of flying) arrow(mv, "#b0b0b0", 1.5, "url(#baton-flying)");
+    for (const x of now) arrow(x.mv, "#1a1a1a", 2, "url(#baton-arrow)");
+    for (let r = 0; r < n + h; r++) {
+      s.appendChild(svg("circle", { cx: pos[r][0], cy: pos[r][1], r: 17, fill: r < n ? "var(--r" + (r % 8) + ")" : "#fff",
+        stroke: "#333", "stroke-dasharray": r < n ? "" : "3 2" }));
       const t = svg("text", { x: pos[r][0], y: pos[r][1] + 4, "text-anchor": "middle" });
       t.textContent = rowName(r).slice(0, 4);
       s.appendChild(t);
@@ -152,8 +162,12 @@
     if (p.length > 4) return colName(T, p[0]) + "\u2026" + colName(T, p[p.length - 1]) + " (" + p.length + ")";
     return p.map((i) => colName(T, i)).join(" ");
   }
-  function narrate(T, now) {
+  function narrate(T, now, flying) {
     const ul = el("ul", { class: "moves", "aria-live": "polite" });
+    for (const mv of flying) {
+      ul.appendChild(el("li", { class: "flying" }, rowName(mv[2]) + " \u2192 " + rowName(mv[3]) + ": " + places(T, mv) +
+        ", on its way (arrives at " + fmtTime(mv[1]) + ")"));
+    }
     for (const x of now) {
       const mv = x.mv, li = el("li");
       const what = mv[4] ? "adds" : "copies";
@@ -189,7 +203,7 @@
     for (const x of S.now) for (const pl of x.mv[5]) hit[x.mv[3] * T.width + pl] = 1;
     for (let r = 0; r < T.rows; r++) {
       const tr = el("tr", { "data-row": r });
-      tr.appendChild(rowHead(r));
+      tr.appendChild(rowHead(T, r));
       for (let i = 0; i < T.width; i++) {
         const td = el("td", { class: "v" + (hit[r * T.width + i] ? " hit" : ""), "data-place": i });
         td.appendChild(number(S.buf[r * T.width + i], T.p));
@@ -200,8 +214,8 @@
       body.appendChild(tr);
     }
     this.table.replaceChild(body, this.table.tBodies[0]);
-    this.netBox.replaceChildren(net(T, S.now));
-    this.movesBox.replaceChildren(narrate(T, S.now));
+    this.netBox.replaceChildren(net(T, S.now, S.flying));
+    this.movesBox.replaceChildren(narrate(T, S.now, S.flying));
   };
 
   function Player(P, idx) {
@@ -252,7 +266,7 @@
     this.bar.appendChild(this.clock);
     this.root.appendChild(this.bar);
     this.root.appendChild(el("div", { class: "keys" },
-      "Keys: \u2192 step, \u2190 back, space play/pause, Home start, End end. Arrows: solid adds, dashed copies."));
+      "Keys: \u2192 step, \u2190 back, space play/pause, Home start, End end. Arrows: solid adds, dashed copies, grey still on its way."));
   };
   /* The instants of the shown runs: one run's steps, or all runs' merged. */
   Player.prototype.choose = function (sel) {
