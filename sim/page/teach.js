@@ -102,7 +102,8 @@
     const box = el("div", { class: "contract" });
     const before = table(T, "before"), after = table(T, "after");
     before.insertBefore(el("caption", {}, "before"), before.firstChild);
-    after.insertBefore(el("caption", {}, "after " + T.coll), after.firstChild);
+    const names = { allreduce: "all-reduce", reducescatter: "reduce-scatter", allgather: "all-gather", alltoall: "all-to-all" };
+    after.insertBefore(el("caption", {}, "after " + (names[T.coll] || T.coll)), after.firstChild);
     for (let r = 0; r < T.p; r++) {
       const a = el("tr"), b = el("tr");
       a.appendChild(rowHead(T, r));
