@@ -194,3 +194,21 @@ Test(page, cli_writes_whole_pages_or_none) {
     free(page);
     remove(f);
 }
+
+/* The pages shipped in docs/teaching/ are what baton writes today. */
+Test(page, shipped_pages_are_current) {
+    static const char *const cases[][2] = {{"kids --html build/test-kids.html", "kids"},
+                                           {"kids --ops --html build/test-ops.html", "ops"}};
+    for (int i = 0; i < 2; i++) {
+        char *out = NULL, fresh[64], shipped[64];
+        snprintf(fresh, sizeof fresh, "build/test-%s.html", cases[i][1]);
+        snprintf(shipped, sizeof shipped, "docs/teaching/%s.html", cases[i][1]);
+        cr_assert_eq(th_cli(cases[i][0], &out, 0), 0, "%s", out);
+        free(out);
+        char *a = th_slurp(fresh), *b = th_slurp(shipped);
+        cr_assert(a && b && strcmp(a, b) == 0, "%s differs from `baton %s` (rewrite it)", shipped, cases[i][0]);
+        free(a);
+        free(b);
+        remove(fresh);
+    }
+}
