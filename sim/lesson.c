@@ -120,7 +120,7 @@ int lesson_kids(topo_t *t, const char *const *methods, int n, lesson_out_t *out,
                                     "number has just arrived; said and heard count the numbers each kid has "
                                     "spoken and listened to.",
                             .cols = candy, .ncols = KIDS_COLOURS, .tapes = L->tp, .ntapes = L->ntapes};
-        page_t pg = {.title = "The candy kids", .intro = premise, .text = text, .names = L->name_v, .nnames = L->rows,
+        page_t pg = {.title = "The candy kids", .intro = premise, .intro_fixed = 1, .text = text, .names = L->name_v, .nnames = L->rows,
                      .candy = 1, .scale = 1, .unit = "s", .players = &pl, .nplayers = 1};
         rc = finish(&pg, L, out, e);
     }

@@ -130,9 +130,10 @@ char *page_html(const page_t *pg) {
     html_text(f, pg->title);
     fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", page_css);
     html_text(f, pg->title);
-    fputs("</h1>\n<p class=\"intro\">", f);
+    fputs(pg->intro_fixed ? "</h1>\n<pre class=\"intro\">" : "</h1>\n<p class=\"intro\">", f);
     html_text(f, pg->intro);
-    fputs("</p>\n<noscript><p>The players need scripts; the same story is told as text below.</p></noscript>\n"
+    fputs(pg->intro_fixed ? "</pre>\n" : "</p>\n", f);
+    fputs("<noscript><p>The players need scripts; the same story is told as text below.</p></noscript>\n"
           "<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\"><defs>"
           "<marker id=\"baton-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" "
           "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a1a1a\"/></marker>"

@@ -31,7 +31,8 @@ typedef struct page_player {
 
 typedef struct page {
     const char *title;
-    const char *intro;            /* plain text above the players */
+    const char *intro;            /* plain text above the players ... */
+    int intro_fixed;              /* ... in a fixed-width font (it holds a table) */
     const char *text;             /* the whole story as plain text */
     const char *const *names;     /* row names (ranks, then switches) */
     int nnames;
