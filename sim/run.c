@@ -234,6 +234,25 @@ static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost
     return time;
 }
 
+/* Representatives for the engine, in y (period 0: every rank): asked for
+ * (an error where not exact), or unasked where proven on a run large enough
+ * to gain and whose observers do not need every rank. */
+static int find_symmetry(const run_req_t *q, const engine_opts_t *eo, const sched_t *s, topo_t *t, int p, sym_t *y,
+                         baton_err_t *e) {
+    if (q->symmetric > 0) {
+        int rc = sym_find(s, t, y, e);
+        return rc < 0 ? symmetric_failed(e, rc) : 0;
+    }
+    if (q->symmetric < 0 || p < RUN_AUTO_SYMMETRY || eo->verify || eo->on_msg || eo->record || eo->link_stats ||
+        eo->contention == CONTENTION_FAIR)
+        return 0;
+    baton_err_t why = {0};                 /* not proven: simulate every rank, no error */
+    int rc = sym_find(s, t, y, &why);
+    if (rc == BATON_ENOMEM) return err_set(e, rc, "%s", why.msg);
+    if (rc < 0) *y = (sym_t){0};
+    return 0;
+}
+
 /* One run (closed form or engine) of an already chosen algorithm under protocol pr. */
 static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, run_out_t *o, baton_err_t *e) {
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
@@ -255,9 +274,9 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
         eo.verify = (uint64_t)o->ranks * q->bytes <= RUN_DATA_VERIFY_MAX ? VERIFY_DATA : VERIFY_SIGNATURE;
     o->verify_mode = eo.verify;
     sym_t y = {0};
-    int rc = q->symmetric ? sym_find(s, t, &y, e) : 0;
-    if (rc < 0) return symmetric_failed(e, rc);
-    eo.sym = q->symmetric ? &y : NULL;
+    int rc = find_symmetry(q, &eo, s, t, o->ranks, &y, e);
+    if (rc < 0) return rc;
+    eo.sym = y.period ? &y : NULL;
     rc = engine_run(s, t, &eo, &o->eng, e);
     sym_free(&y);
     if (rc < 0) return rc;

@@ -21,7 +21,10 @@ typedef struct run_req {
     int proto;               /* PROTO_NONE..PROTO_SIMPLE, or RUN_PROTO_AUTO: the fastest */
     int store_forward;       /* hop-by-hop instead of cut-through (sim only) */
     int symmetric;           /* one representative per class of interchangeable ranks
-                                (sim/symmetry.h); an error where that is not exact */
+                                (sim/symmetry.h): 1 required (an error where that is not
+                                exact), 0 where it is proven and the run has at least
+                                RUN_AUTO_SYMMETRY ranks and nothing needs every rank (no
+                                verification, observers or fair sharing), -1 never */
     const engine_opts_t *engine;   /* optional observers; verify mode is set from `verify` */
     int nccl_rules;          /* a named algorithm only with the protocols NCCL runs it with
                                 (run_nccl_runs; -a nccl always follows them) */
@@ -48,6 +51,10 @@ typedef struct run_out {
 } run_out_t;
 
 #define RUN_PROTO_AUTO PROTO_COUNT
+
+/* Below this many ranks the full simulation is instant: symmetry is only
+ * taken unasked from here on (the answer is the same either way). */
+#define RUN_AUTO_SYMMETRY 64
 
 /* Data mode is used for verification up to this many elements (ranks x bytes). */
 #define RUN_DATA_VERIFY_MAX (1ULL << 20)

@@ -345,9 +345,15 @@ Test(cli, symmetric_fast_path) {
         char base[256], args[512];
         snprintf(base, sizeof base, "sim -t topologies/cluster-h100.yaml --set nodes=64 --set pxn=%s -c allreduce -a ring "
                  "-s 1GiB --channels 1 --json", pxn ? "true" : "false");
-        cJSON *full = json_of(base);
+        snprintf(args, sizeof args, "%s --no-symmetric", base);
+        cJSON *full = json_of(args);
         snprintf(args, sizeof args, "%s --symmetric", base);
         cJSON *fast = json_of(args);
+        cJSON *unasked = json_of(base);           /* 512 ranks: taken where proven */
+        cr_expect(num(unasked, "time_s") == num(full, "time_s") && num(unasked, "ranks_simulated") ==
+                  num(fast, "ranks_simulated"), "unasked: %.17g s with %g ranks", num(unasked, "time_s"),
+                  num(unasked, "ranks_simulated"));
+        cJSON_Delete(unasked);
         cr_expect(num(fast, "time_s") == num(full, "time_s"), "fast %.17g, full %.17g", num(fast, "time_s"),
                   num(full, "time_s"));
         cr_expect_eq(num(fast, "messages"), num(full, "messages"));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../sim/run.h"
 #include "../sim/symmetry.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
@@ -143,5 +144,34 @@ Test(symmetry, declines_with_a_reason) {
     cr_expect(!compare(t, algo_find(COLL_ALLREDUCE, "twoshot"), 8 * 4096, NULL, &period, &why));
     cr_expect(strstr(why.msg, "carries sends of rank") != NULL || strstr(why.msg, "receives from ranks") != NULL,
               "%s", why.msg);
+    topo_free(t);
+}
+
+/* Without --symmetric, run_collective takes the fast path where it is
+ * proven on 64 ranks or more and nothing needs every rank: the same time,
+ * fewer ranks simulated; with verification, or asked not to, every rank. */
+Test(symmetry, taken_unasked_where_proven) {
+    topo_t *t = th_load("topologies/cluster-h100.yaml", "nodes=16");
+    topo_params(t)->channels = 1;
+    static const struct { coll_t c; const char *a; } cases[] = {
+        {COLL_ALLREDUCE, "ring"}, {COLL_ALLGATHER, "ring"}, {COLL_REDUCE_SCATTER, "ring"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_req_t q = {.coll = cases[i].c, .algo = cases[i].a, .bytes = 64u << 20, .proto = PROTO_SIMPLE};
+        run_out_t aut, full, ver;
+        baton_err_t e = {0};
+        cr_assert_eq(run_collective(t, &q, &aut, &e), 0, "%s", e.msg);
+        q.symmetric = -1;
+        cr_assert_eq(run_collective(t, &q, &full, &e), 0, "%s", e.msg);
+        q.symmetric = 0;
+        q.verify = 1;
+        cr_assert_eq(run_collective(t, &q, &ver, &e), 0, "%s", e.msg);
+        cr_assert(aut.eng.reps < aut.ranks, "%s: %d of %d ranks simulated", cases[i].a, aut.eng.reps, aut.ranks);
+        cr_assert(full.eng.reps == full.ranks && ver.eng.reps == ver.ranks, "every rank when asked or verifying");
+        cr_assert(aut.time_s == full.time_s, "%s %s: %.17g s unasked, %.17g s in full", coll_name(cases[i].c),
+                  cases[i].a, aut.time_s, full.time_s);
+        engine_result_free(&aut.eng);
+        engine_result_free(&full.eng);
+        engine_result_free(&ver.eng);
+    }
     topo_free(t);
 }

@@ -68,7 +68,11 @@ static const char help_sim[] =
     "      --symmetric     simulate one rank per class of interchangeable ranks (ring,\n"
     "                      twoshot, oneshot, pairwise, bruck on switches, rings and\n"
     "                      fat-trees): the full simulation's answer, p / G times\n"
-    "                      faster; an error saying why where it would not be exact\n";
+    "                      faster; an error saying why where it would not be exact.\n"
+    "                      Without it, runs of 64 ranks or more take it unasked where\n"
+    "                      it is proven (and nothing needs every rank: no --verify,\n"
+    "                      --trace, --explain, --link-stats, --contention fair)\n"
+    "      --no-symmetric  simulate every rank, always\n";
 static const char help_end[] =
     "  -h, --help          this text\n"
     "\n"
@@ -111,6 +115,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"store-forward", no_argument, 0, 'F'}, {"proto", required_argument, 0, 'O'},
         {"explain", no_argument, 0, 'E'}, {"trace", required_argument, 0, 'T'},
         {"link-stats", required_argument, 0, 'L'}, {"symmetric", no_argument, 0, 'Y'},
+        {"no-symmetric", no_argument, 0, 'N'},
         {"rank-order", no_argument, 0, 'K'}, {"sizes", required_argument, 0, 'Z'},
         {"format", required_argument, 0, 'f'}, {"html", required_argument, 0, 'W'},
         {"states", required_argument, 0, 'X'}, {0, 0, 0, 0}};
@@ -132,6 +137,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
         case 'F': a->store_forward = 1; break;
         case 'Y': a->symmetric = 1; break;
+        case 'N': a->symmetric = -1; break;
         case 'K': a->opts.rank_order = 1; break;
         case 'Z': a->sizes = optarg; break;
         case 'f':
@@ -174,14 +180,14 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     if (a->sizes && (a->verify || a->dump || a->explain || a->trace || a->link_stats || a->json))
         return cmd_usage(cmd, "--sizes prints one line per size: no --verify, --dump, --explain, --trace, --link-stats or --json");
     if (predict && (a->verify || a->dump || a->contention || a->store_forward || a->trace || a->link_stats ||
-                    a->symmetric))
+                    a->symmetric > 0))
         return cmd_usage(cmd, "--verify, --dump, --contention, --store-forward, --trace, --link-stats and "
                          "--symmetric need `baton sim`");
-    if (a->symmetric && (a->verify || a->explain || a->trace || a->link_stats || a->contention == CONTENTION_FAIR))
+    if (a->symmetric > 0 && (a->verify || a->explain || a->trace || a->link_stats || a->contention == CONTENTION_FAIR))
         return cmd_usage(cmd, "--symmetric runs representatives only: not with --verify, --explain, --trace, "
                          "--link-stats or --contention fair");
     if (a->states && !a->html) return cmd_usage(cmd, "--states goes with --html FILE");
-    if (a->html && (predict || a->sizes || a->symmetric || a->dump))
+    if (a->html && (predict || a->sizes || a->symmetric > 0 || a->dump))
         return cmd_usage(cmd, "--html draws one simulated run: `baton sim` with -s, no --sizes, --symmetric or --dump");
     if (a->store_forward && a->contention == CONTENTION_FAIR)
         return cmd_usage(cmd, "--store-forward works with --contention fifo or none");
