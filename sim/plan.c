@@ -9,21 +9,24 @@
 
 #define NVLS_CHANNELS 16        /* NCCL_NVLS_NCHANNELS' default on Hopper */
 
-/* NCCL counts links below their line rate (src/graph/topo.h; reference
+/* The rate NCCL counts a link at, below its line rate (src/graph/topo.h; reference
  * section 1.7): an NVLink at 20 GB/s of 25 (20.6 on Hopper, 40.1 of 50 on
  * Blackwell), PCIe at 12 GB/s a Gen3 x16 and twice that each generation
  * (the file's rate if lower: a machine at its measured rate), a NIC at its
  * speed. Links are told apart by what they join: a
  * NIC (network), two GPUs or >= 100 GB/s (NVLink), the rest (PCIe, CPUs). */
-static double nccl_rate(const topo_t *t, int l, tuning_arch_t arch) {
+static double nccl_bw(const topo_t *t, int l, tuning_arch_t arch) {
     static const double nvlink[TUNING_ARCH_COUNT] = {20.0 / 25, 20.0 / 25, 20.6 / 25, 40.1 / 50};
     const topo_dlink_t *d = topo_dlink(t, l);
     node_kind_t a = topo_node(t, d->src)->kind, b = topo_node(t, d->dst)->kind;
-    if (a == NODE_NIC || b == NODE_NIC) return 1;
-    if ((a == NODE_GPU && b == NODE_GPU) || d->bw >= 100e9) return nvlink[arch];
+    char cls[24];
+    topo_link_class(t, l, cls, sizeof cls);
+    double bw = d->bw / topo_class_efficiency(t, cls);    /* the file's rate: NCCL knows no efficiency */
+    if (a == NODE_NIC || b == NODE_NIC) return bw;
+    if ((a == NODE_GPU && b == NODE_GPU) || bw >= 100e9) return bw * nvlink[arch];
     double line = 15.75e9, nccl = 12e9;                   /* Gen3 x16; each generation doubles both */
-    while (d->bw > line * 1.001 && line < 1e12) line *= 2, nccl *= 2;
-    return d->bw < nccl ? 1 : nccl / d->bw;               /* a file at a measured rate below NCCL's keeps it */
+    while (bw > line * 1.001 && line < 1e12) line *= 2, nccl *= 2;
+    return bw < nccl ? bw : nccl;                         /* a file at a measured rate below NCCL's keeps it */
 }
 
 /* The rings' bus bandwidth (GB/s, all channels) at NCCL's link rates: the
@@ -47,7 +50,7 @@ static int ring_bus_bw(topo_t *t, const algo_opts_t *o_in, tuning_arch_t arch, d
     }
     for (int l = 0; l < n; l += 2) {
         saved[l] = topo_dlink(t, l)->bw;
-        topo_set_link_bw(t, l, saved[l] * nccl_rate(t, l, arch), NULL);
+        topo_set_link_bw(t, l, nccl_bw(t, l, arch), NULL);
     }
     sched_t s;
     cost_model_t m, v;
@@ -102,7 +105,7 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     topo_route_t r;
     if (topo_nreducers(t) > 0 && m->nnodes == 1 && topo_route(t, 0, p, &r, NULL) == 0) {
         m->nvls_channels = NVLS_CHANNELS;
-        m->nvls_bw = r.bw * nccl_rate(t, r.links[0], arch) / 1e9 / NVLS_CHANNELS;
+        m->nvls_bw = nccl_bw(t, r.links[0], arch) / 1e9 / NVLS_CHANNELS;
     }
     return 0;
 }

@@ -222,12 +222,30 @@ static int symmetric_failed(baton_err_t *e, int rc) {
     return rc;
 }
 
-/* What the GPU and the host add to the links' time: the protocol's ceiling
- * on bus bandwidth (NCCL's llMaxBws; the links do not see it, the GPU's
- * flag polling does) and the launches of the further GPUs one thread drives. */
+/* Whether some GPU of the run both writes staged data to host memory and
+ * reads staged data from it: p2p off, two ranks share a host, and a rank
+ * both receives and sends (every collective but a two-rank broadcast or
+ * reduce, whose one flow goes one way). */
+static int staged_duplex(const topo_t *t, coll_t c, int p) {
+    const topo_params_t *tp = topo_params_c(t);
+    if (tp->p2p || tp->stage_bw <= 0 || p < 2 || tp->group_size == 1) return 0;
+    return p > 2 || (c != COLL_BROADCAST && c != COLL_REDUCE);
+}
+
+/* What the GPU and the host add to the links' time, as ceilings on bus
+ * bandwidth the links do not see: the protocol's (NCCL's llMaxBws: the GPU's
+ * flag polling) and, with P2P off, the staging's (NCCL's SHM transport: SMs
+ * copying through host memory both ways at stage_bw, of which the protocol
+ * carries its efficiency); then the launches of the further GPUs one thread
+ * drives. */
 static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, int p, double time) {
+    double busbytes = (double)q->bytes * run_busbw_factor(q->coll, p);
     if (pc->max_busbw > 0 && p > 1) {
-        double floor = pc->base_latency + (double)q->bytes * run_busbw_factor(q->coll, p) / pc->max_busbw;
+        double floor = pc->base_latency + busbytes / pc->max_busbw;
+        if (floor > time) time = floor;
+    }
+    if (staged_duplex(t, q->coll, p)) {
+        double floor = pc->base_latency + busbytes / (topo_params_c(t)->stage_bw * pc->efficiency);
         if (floor > time) time = floor;
     }
     if (q->gpus_per_thread > 1) time += (q->gpus_per_thread - 1) * topo_params_c(t)->launch;

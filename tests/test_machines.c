@@ -760,3 +760,54 @@ Test(machines, pxn_keeps_traffic_on_its_rail) {
     }
     cr_expect_lt(time[1], 0.5 * time[0], "PXN %g s, without %g s", time[1], time[0]);
 }
+
+static double coll_time(topo_t *t, coll_t c, uint64_t bytes, int predict) {
+    baton_err_t e = {0};
+    run_req_t q = {.coll = c, .algo = c == COLL_BROADCAST ? "chain" : "ring", .bytes = bytes, .proto = PROTO_SIMPLE,
+                   .predict = predict};
+    run_out_t o;
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    engine_result_free(&o.eng);
+    return o.time_s;
+}
+
+/* P2P off, NCCL's SHM transport: a GPU that both writes staged data to host
+ * memory and reads it (every rank of a ring) moves stage_bw each way, a
+ * ceiling the links do not see: a large ring all-reduce on two RTX 2080 Ti
+ * takes base + n / stage_bw (the logs: 4.0 GB/s, where one flow alone runs at
+ * the links' 11.1), simulated and in closed form; a two-rank broadcast, one
+ * flow one way, is the links' alone; with p2p on, or stage_bw 0, no ceiling;
+ * on four GPUs the chain's middle ranks both read and write, so a broadcast
+ * takes n / stage_bw too; the value survives writing the machine. */
+Test(machines, staged_duplex_runs_at_stage_bw) {
+    topo_t *off = load("topologies/pcie-2gpu.yaml", "p2p=false"), *on = load("topologies/pcie-2gpu.yaml", NULL);
+    double bw = topo_params_c(off)->stage_bw, base = topo_params_c(off)->proto[PROTO_SIMPLE].base_latency;
+    cr_assert_float_eq(bw, 3.9e9, 1);
+    uint64_t n = 256u << 20;
+    for (int predict = 0; predict < 2; predict++) {
+        double t = coll_time(off, COLL_ALLREDUCE, n, predict);
+        cr_expect_float_eq(t, base + n / bw, 1e-9 * t, "predict %d: %g s", predict, t);
+        double b = coll_time(off, COLL_BROADCAST, n, predict);
+        cr_expect_lt(b, 0.5 * n / bw, "one flow: the links' rate, %g s", b);
+        cr_expect_lt(coll_time(on, COLL_ALLREDUCE, n, predict), 0.5 * n / bw, "p2p on: no staging");
+    }
+    topo_free(on);
+    const char *sets[] = {"gpus=4", "stage_bw=2GB/s"};
+    baton_err_t e = {0};
+    topo_t *box = topo_yaml_load("topologies/pcie-box.yaml", sets, 2, &e);
+    cr_assert_not_null(box, "%s", e.msg);
+    double b4 = coll_time(box, COLL_BROADCAST, n, 1);
+    cr_expect_float_eq(b4, topo_params_c(box)->proto[PROTO_SIMPLE].base_latency + n / 2e9, 1e-9 * b4);
+    FILE *f = fopen("build/staged.yaml", "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(topo_write_yaml(box, "written", f), 0);
+    fclose(f);
+    topo_t *back = load("build/staged.yaml", NULL);
+    cr_expect_float_eq(topo_params_c(back)->stage_bw, 2e9, 1);
+    topo_free(back);
+    topo_free(box);
+    const char *bad[] = {"stage_bw=fast"};
+    cr_expect_null(topo_yaml_load("topologies/pcie-box.yaml", bad, 1, &e));
+    cr_expect(strstr(e.msg, "stage_bw") != NULL, "%s", e.msg);
+    topo_free(off);
+}

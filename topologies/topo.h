@@ -92,6 +92,10 @@ typedef struct topo_params {
                             its own NIC (default) */
     double host_bw;      /* bytes/s each way between a CPU and its memory for staged
                             traffic (p2p off); 0: no such hop */
+    double stage_bw;     /* bytes/s each way a GPU moves through host memory when it
+                            both writes staged data and reads it (p2p off: NCCL's SHM
+                            transport; every rank of a ring, the middle of a chain); its
+                            SMs copy, not the links, so a ceiling like max_busbw; 0: none */
     proto_cost_t proto[PROTO_COUNT];   /* the protocols on this machine */
     int no_protocols;    /* `protocols: none`: a textbook machine (the candy kids); --proto
                             auto then means none, the plain alpha-beta model */

@@ -121,6 +121,8 @@ static void layout(fit_ctx_t *c) {
         add(c->f, CAL_LINK_LAT, 0, NULL, "link latency x", tp->lat_scale, 0.1 * tp->lat_scale, 10 * tp->lat_scale);
     if (tp->reduce_bw > 0 && (tp->no_protocols || c->q->proto == PROTO_NONE))
         add(c->f, CAL_REDUCE, 0, NULL, "reduction rate", tp->reduce_bw, 0.05 * tp->reduce_bw, 20 * tp->reduce_bw);
+    if (!tp->p2p && tp->stage_bw > 0)       /* P2P off: NCCL's staging rate; at most PCIe 5 x16's line rate */
+        add(c->f, CAL_STAGE, 0, NULL, "staging rate", tp->stage_bw, 0.05 * tp->stage_bw, 63e9);
     for (int j = PROTO_LL; j < PROTO_COUNT && !tp->no_protocols; j++) {
         if (c->q->proto != RUN_PROTO_AUTO && c->q->proto != j) continue;
         snprintf(name, sizeof name, "%s latency x", proto_name((proto_t)j));
@@ -147,6 +149,7 @@ static int apply_one(fit_ctx_t *c, int j, const double *x) {
             break;
         case CAL_LINK_LAT: tp->lat_scale = x[i]; break;
         case CAL_REDUCE: tp->reduce_bw = x[i]; break;
+        case CAL_STAGE: tp->stage_bw = x[i]; break;
         case CAL_PROTO_LAT:
             tp->proto[p->which].msg_latency = base[p->which].msg_latency * x[i];
             tp->proto[p->which].base_latency = base[p->which].base_latency * x[i];
@@ -313,7 +316,7 @@ int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sa
 
 /* The value in its unit: a share, a factor, or a rate. */
 static int fmt_value(const cal_param_t *p, double v, char *b, size_t n) {
-    if (p->kind == CAL_REDUCE) return snprintf(b, n, "%.4g GB/s", v / 1e9);
+    if (p->kind == CAL_REDUCE || p->kind == CAL_STAGE) return snprintf(b, n, "%.4g GB/s", v / 1e9);
     return snprintf(b, n, "%.4g", v);
 }
 

@@ -41,7 +41,7 @@ typedef struct cal_req {
 
 #define CAL_MAX_PARAMS 16
 
-typedef enum { CAL_LINK_EFF, CAL_LINK_LAT, CAL_REDUCE, CAL_PROTO_LAT, CAL_PROTO_EFF } cal_kind_t;
+typedef enum { CAL_LINK_EFF, CAL_LINK_LAT, CAL_REDUCE, CAL_PROTO_LAT, CAL_PROTO_EFF, CAL_STAGE } cal_kind_t;
 
 typedef struct cal_param {
     cal_kind_t kind;
@@ -50,7 +50,8 @@ typedef struct cal_param {
                                  nic-switch and switch-switch links are one parameter
                                  (in series at equal rates, no log tells them apart) */
     char name[48];            /* "gpu-switch efficiency", "LL latency" */
-    double value, given;      /* fitted and before (a share, a factor, or B/s for the reduction) */
+    double value, given;      /* fitted and before (a share, a factor, or B/s for the
+                                 reduction and the staging) */
     double lo, hi;            /* the physical bounds */
     double rel_se;            /* one standard error relative to the value */
     int seen;                 /* 0: no log depends on it: kept at `given` */
