@@ -136,3 +136,22 @@ Test(tuning, flat_node_channels_as_nccl) {
     cr_expect_float_eq(m.bw, 20.0, 1e-9);
     topo_free(t);
 }
+
+/* NCCL counts links at its rates of their line rate: an efficiency the
+ * machine file or a calibration sets on a class is baton's, not NCCL's, so
+ * it changes nothing NCCL's model sees (mi300x's xGMI at 0.82: still six
+ * channels at 20.6/25 of 64 GB/s). */
+Test(tuning, nccl_model_ignores_class_efficiency) {
+    baton_err_t e = {0};
+    topo_t *t = th_load("topologies/mi300x.yaml", NULL);
+    cr_expect_float_eq(topo_class_efficiency(t, "gpu-gpu"), 0.82, 1e-12);
+    tuning_machine_t m, m2;
+    algo_opts_t o = {0};
+    cr_assert_eq(plan_machine(t, &o, &m, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(m.bw, 64.0 * 20.6 / 25, 1e-9, "%g GB/s a channel", m.bw);
+    cr_assert_eq(topo_set_class_efficiency(t, "gpu-gpu", 0.5, &e), 0, "%s", e.msg);
+    cr_assert_eq(plan_machine(t, &o, &m2, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(m2.bw, m.bw, 1e-9);
+    cr_expect_eq(m2.nchannels, m.nchannels);
+    topo_free(t);
+}
