@@ -150,6 +150,43 @@ Test(graph, dgx1_log_uncalibrated_within_15_percent) {
     free(out);
 }
 
+/* The PCIe boxes without P2P, uncalibrated with their shipped files: the
+ * four RTX 2080 Ti collectives within 15 % MAPE each and the three RTX 4090
+ * logs within 30 % (27-66 % before the staging ceiling and 0.2 us PCIe hops;
+ * each 4090 host stages at its own rate, the file at the mean of the two). */
+static double log_mape(const char *args) {
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "validate -a nccl --json %s", args);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    double mape = -1;
+    char *m = strstr(out, "\"mape_pct\":");
+    cr_assert_not_null(m, "%s", out);
+    sscanf(m, "\"mape_pct\":%lf", &mape);
+    free(out);
+    return mape;
+}
+
+Test(graph, pcie_boxes_without_p2p_uncalibrated) {
+    static const char *const colls[] = {"allreduce", "allgather", "broadcast", "reduce"};
+    char a[256];
+    for (int i = 0; i < 4; i++) {
+        snprintf(a, sizeof a, "-t topologies/pcie-2gpu.yaml --set p2p=false --nccl-tests "
+                 "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_%s.txt", colls[i]);
+        double m = log_mape(a);
+        cr_expect_leq(m, 15.0, "2080 Ti %s: %.2f %%", colls[i], m);
+    }
+    static const char *const boxes[][2] = {{"gpus=2", "docker"}, {"gpus=2 --set switches=false --set sockets=2", "k8s"}};
+    for (int i = 0; i < 2; i++) {
+        snprintf(a, sizeof a, "-t topologies/pcie-box.yaml --set %s --nccl-tests "
+                 "validate/logs/nccl-tests-extra/rtx4090x2_pcie_kalavai_%s_allreduce.txt", boxes[i][0], boxes[i][1]);
+        double m = log_mape(a);
+        cr_expect_leq(m, 30.0, "4090 %s: %.2f %%", boxes[i][1], m);
+    }
+    double m = log_mape("-t topologies/pcie-box.yaml --set gpus=4 --nccl-tests "
+                        "validate/logs/nccl-tests-extra/rtx4090x4_pcie_kalavai_docker_allreduce.txt");
+    cr_expect_leq(m, 30.0, "4 x 4090: %.2f %%", m);
+}
+
 /* -g N: each GPU beyond the first that one thread drives adds the machine's
  * launch time; LL never beats its bus-bandwidth ceiling. */
 Test(graph, launches_and_ll_ceiling) {
