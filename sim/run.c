@@ -245,7 +245,10 @@ static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost
         if (floor > time) time = floor;
     }
     if (staged_duplex(t, q->coll, p)) {
-        double floor = pc->base_latency + busbytes / (topo_params_c(t)->stage_bw * pc->efficiency);
+        const topo_params_t *tp = topo_params_c(t);
+        int steps = (q->coll == COLL_ALLREDUCE ? 2 : 1) * (p - 1);
+        double floor = pc->base_latency + busbytes / (tp->stage_bw * pc->efficiency);
+        if (pc->efficiency == 1 && pc->base_latency > 0) floor += steps * tp->stage_lat;   /* Simple's flag */
         if (floor > time) time = floor;
     }
     if (q->gpus_per_thread > 1) time += (q->gpus_per_thread - 1) * topo_params_c(t)->launch;

@@ -774,36 +774,41 @@ static double coll_time(topo_t *t, coll_t c, uint64_t bytes, int predict) {
 /* P2P off, NCCL's SHM transport: a GPU that both writes staged data to host
  * memory and reads it (every rank of a ring) moves stage_bw each way, a
  * ceiling the links do not see: a large ring all-reduce on two RTX 2080 Ti
- * takes base + n / stage_bw (the logs: 4.0 GB/s, where one flow alone runs at
+ * takes base + 2 steps + n / stage_bw (the logs: 4.0 GB/s, where one flow alone runs at
  * the links' 11.1), simulated and in closed form; a two-rank broadcast, one
  * flow one way, is the links' alone; with p2p on, or stage_bw 0, no ceiling;
  * on four GPUs the chain's middle ranks both read and write, so a broadcast
- * takes n / stage_bw too; the value survives writing the machine. */
+ * takes n / stage_bw too; a Simple transfer adds stage_latency a ring step
+ * (its flag read back from host memory); the values survive writing. */
 Test(machines, staged_duplex_runs_at_stage_bw) {
     topo_t *off = load("topologies/pcie-2gpu.yaml", "p2p=false"), *on = load("topologies/pcie-2gpu.yaml", NULL);
     double bw = topo_params_c(off)->stage_bw, base = topo_params_c(off)->proto[PROTO_SIMPLE].base_latency;
+    double step = topo_params_c(off)->stage_lat;
     cr_assert_float_eq(bw, 3.9e9, 1);
+    cr_assert_float_eq(step, 5e-6, 1e-15);
     uint64_t n = 256u << 20;
     for (int predict = 0; predict < 2; predict++) {
         double t = coll_time(off, COLL_ALLREDUCE, n, predict);
-        cr_expect_float_eq(t, base + n / bw, 1e-9 * t, "predict %d: %g s", predict, t);
+        cr_expect_float_eq(t, base + 2 * step + n / bw, 1e-9 * t, "predict %d: %g s", predict, t);
         double b = coll_time(off, COLL_BROADCAST, n, predict);
         cr_expect_lt(b, 0.5 * n / bw, "one flow: the links' rate, %g s", b);
         cr_expect_lt(coll_time(on, COLL_ALLREDUCE, n, predict), 0.5 * n / bw, "p2p on: no staging");
     }
     topo_free(on);
-    const char *sets[] = {"gpus=4", "stage_bw=2GB/s"};
+    const char *sets[] = {"gpus=4", "stage_bw=2GB/s", "stage_latency=7us"};
     baton_err_t e = {0};
-    topo_t *box = topo_yaml_load("topologies/pcie-box.yaml", sets, 2, &e);
+    topo_t *box = topo_yaml_load("topologies/pcie-box.yaml", sets, 3, &e);
     cr_assert_not_null(box, "%s", e.msg);
     double b4 = coll_time(box, COLL_BROADCAST, n, 1);
-    cr_expect_float_eq(b4, topo_params_c(box)->proto[PROTO_SIMPLE].base_latency + n / 2e9, 1e-9 * b4);
+    cr_expect_float_eq(b4, topo_params_c(box)->proto[PROTO_SIMPLE].base_latency + 3 * 7e-6 + n / 2e9, 1e-9 * b4,
+                       "three chain steps of a staged Simple transfer");
     FILE *f = fopen("build/staged.yaml", "w");
     cr_assert_not_null(f);
     cr_assert_eq(topo_write_yaml(box, "written", f), 0);
     fclose(f);
     topo_t *back = load("build/staged.yaml", NULL);
     cr_expect_float_eq(topo_params_c(back)->stage_bw, 2e9, 1);
+    cr_expect_float_eq(topo_params_c(back)->stage_lat, 7e-6, 1e-15);
     topo_free(back);
     topo_free(box);
     const char *bad[] = {"stage_bw=fast"};

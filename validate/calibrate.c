@@ -123,6 +123,8 @@ static void layout(fit_ctx_t *c) {
         add(c->f, CAL_REDUCE, 0, NULL, "reduction rate", tp->reduce_bw, 0.05 * tp->reduce_bw, 20 * tp->reduce_bw);
     if (!tp->p2p && tp->stage_bw > 0)       /* P2P off: NCCL's staging rate; at most PCIe 5 x16's line rate */
         add(c->f, CAL_STAGE, 0, NULL, "staging rate", tp->stage_bw, 0.05 * tp->stage_bw, 63e9);
+    if (!tp->p2p && tp->stage_bw > 0 && tp->stage_lat > 0)   /* a host round trip or ten */
+        add(c->f, CAL_STAGE_LAT, 0, NULL, "staging step latency", tp->stage_lat, 0.5e-6, 50e-6);
     for (int j = PROTO_LL; j < PROTO_COUNT && !tp->no_protocols; j++) {
         if (c->q->proto != RUN_PROTO_AUTO && c->q->proto != j) continue;
         snprintf(name, sizeof name, "%s latency x", proto_name((proto_t)j));
@@ -150,6 +152,7 @@ static int apply_one(fit_ctx_t *c, int j, const double *x) {
         case CAL_LINK_LAT: tp->lat_scale = x[i]; break;
         case CAL_REDUCE: tp->reduce_bw = x[i]; break;
         case CAL_STAGE: tp->stage_bw = x[i]; break;
+        case CAL_STAGE_LAT: tp->stage_lat = x[i]; break;
         case CAL_PROTO_LAT:
             tp->proto[p->which].msg_latency = base[p->which].msg_latency * x[i];
             tp->proto[p->which].base_latency = base[p->which].base_latency * x[i];
@@ -206,7 +209,8 @@ static int fit_starts(fit_ctx_t *c, double *best) {
         double th[CAL_MAX_PARAMS];
         for (int i = 0; i < c->f->k; i++) {
             const cal_param_t *p = &c->f->p[i];
-            double shift = j == 0 ? 1 : p->kind == CAL_LINK_LAT || p->kind == CAL_PROTO_LAT ? exp(-0.5) : exp(0.5);
+            int lat = p->kind == CAL_LINK_LAT || p->kind == CAL_PROTO_LAT || p->kind == CAL_STAGE_LAT;
+            double shift = j == 0 ? 1 : lat ? exp(-0.5) : exp(0.5);
             double x = p->given * shift;
             th[i] = to_theta(p, x < p->lo ? p->lo : x > p->hi ? p->hi : x);
         }
@@ -317,6 +321,7 @@ int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sa
 /* The value in its unit: a share, a factor, or a rate. */
 static int fmt_value(const cal_param_t *p, double v, char *b, size_t n) {
     if (p->kind == CAL_REDUCE || p->kind == CAL_STAGE) return snprintf(b, n, "%.4g GB/s", v / 1e9);
+    if (p->kind == CAL_STAGE_LAT) return snprintf(b, n, "%.4g us", v * 1e6);
     return snprintf(b, n, "%.4g", v);
 }
 
