@@ -99,7 +99,7 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     int searched = g->nrings > 0;                       /* read now: ring_bus_bw's link changes free g */
     int rc = ring_bus_bw(t, &o, arch, &bus, e);
     if (rc < 0) return rc;
-    m->ll128 = m->nvlink;
+    m->ll128 = m->nvlink && tp->lib.ll128 != 0;
     m->bw = bus / m->nchannels;
     if (!searched && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
     topo_route_t r;

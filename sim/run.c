@@ -143,6 +143,7 @@ static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_m
 
 int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr) {
     if (a->nccl == NULL || (a->nccl_protos && !(a->nccl_protos & (1u << pr)))) return 0;
+    if (t && pr == PROTO_LL128 && topo_params_c(t)->lib.ll128 == 0) return 0;     /* the library has it off */
     const graph_t *g = t && pr == PROTO_LL128 ? graph_get(t, NULL) : NULL;
     return !(g && !graph_nvlink(g));
 }
@@ -345,8 +346,21 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
     return 0;
 }
 
+/* -a nccl where the machine's library has a rule for this call (RCCL's
+ * MSCCL files): that algorithm and protocol, as the library runs it. */
+static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
+    int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto;
+    const topo_lib_rule_t *r = strcmp(q->algo, "nccl") ? NULL : topo_library_rule(t, q->coll, topo_nranks(t), q->bytes, proto);
+    if (r == NULL) return NULL;
+    q->algo = r->algo;
+    q->proto = r->proto;
+    q->nccl_rules = 0;
+    return r;
+}
+
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
+    const topo_lib_rule_t *rule = library_rule(t, q);
     run_opts_from_topo(t, &q->opts);
     memset(o, 0, sizeof *o);
     o->ranks = topo_nranks(t);
@@ -377,7 +391,8 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                        "on %d ranks (see `baton algos -c %s`)", coll_name(q->coll), proto == RUN_PROTO_AUTO ? "" : " with ",
                        proto == RUN_PROTO_AUTO ? "" : proto_name((proto_t)proto), o->ranks, coll_name(q->coll));
     *o = best;
-    o->proto_auto = proto == RUN_PROTO_AUTO;
+    o->proto_auto = proto == RUN_PROTO_AUTO || rule;
+    if (rule) o->auto_picked = 2;
     return 0;
 }
 

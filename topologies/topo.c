@@ -87,6 +87,7 @@ topo_t *topo_create(const char *name) {
     t->params.bw_scale = t->params.lat_scale = 1;
     t->params.launch = 2.8e-6;
     t->params.arch = -1;
+    t->params.lib.ll128 = -1;
     t->params.calib.mape_pct = t->params.calib.cv_mape_pct = -1;
     t->params.nvls_eff = 1;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
@@ -473,4 +474,18 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
         m->helper_beta = 1.0 / (hr.bw * t->params.nvls_eff), m->helper_alpha = hr.lat;
     m->uniform = p < 2 || (lat - lat_lo <= 1e-12 * (lat > 0 ? lat : 1) && bw_hi - bw <= 1e-9 * bw);
     return 0;
+}
+
+/* The library's rule for coll on p ranks at n bytes under protocol proto
+ * (RUN_PROTO_AUTO-like -1: any), or NULL: the first that matches, as RCCL
+ * takes the first MSCCL file that fits. */
+const topo_lib_rule_t *topo_library_rule(const topo_t *t, int coll, int p, uint64_t n, int proto) {
+    const topo_library_t *l = &t->params.lib;
+    for (int i = 0; i < l->nrules; i++) {
+        const topo_lib_rule_t *r = &l->rule[i];
+        if (r->coll == coll && r->ranks == p && n >= r->min && n <= r->max && n % r->align == 0 &&
+            (proto < 0 || proto == r->proto))
+            return r;
+    }
+    return NULL;
 }

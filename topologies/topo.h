@@ -77,6 +77,27 @@ typedef struct topo_calib {
     double band_lo_pct, band_hi_pct;       /* 90 % of held-out errors lie in [lo, hi] %; both 0 if unknown */
 } topo_calib_t;
 
+/* The collective library on the machine where it is not NCCL's own rules
+ * (`library:`): what `-a nccl` then follows. A rule is an algorithm the
+ * library runs in place of its tuner's pick (RCCL's MSCCL files: coll, rank
+ * count, a size range, sizes a multiple of `align` bytes). */
+#define TOPO_MAX_LIB_RULES 16
+typedef struct topo_lib_rule {
+    int coll;            /* coll_t */
+    int ranks;           /* the rank count it is written for */
+    uint64_t min, max;   /* bytes, both included */
+    uint64_t align;      /* the size must be a multiple of this (MSCCL: chunks x element) */
+    char algo[24];       /* a row of the registry (algos) */
+    int proto;           /* proto_t */
+} topo_lib_rule_t;
+
+typedef struct topo_library {
+    char name[48];       /* e.g. "RCCL 2.22 on gfx942"; empty: NCCL */
+    int ll128;           /* -1: NCCL's rule (on NVLink paths); 0: never (RCCL off gfx90a/gfx950) */
+    int nrules;
+    topo_lib_rule_t rule[TOPO_MAX_LIB_RULES];
+} topo_library_t;
+
 typedef struct topo_params {
     int ports;           /* transfers a rank may send (and receive) at once; 0 = unlimited */
     double reduce_bw;    /* bytes/s a rank reduces; 0 = reductions are free */
@@ -119,6 +140,7 @@ typedef struct topo_params {
     int has_gpu;         /* 1: the file names or describes its GPUs (`gpu:`) */
     gpu_spec_t gpu;      /* their peak math, memory and launch cost (models/gpu.h) */
     topo_calib_t calib;  /* from a calibrated machine's `calibration:` record */
+    topo_library_t lib;  /* the collective library when not NCCL (`library:`) */
     int neff;            /* link classes with an efficiency (`link_efficiency:`) */
     struct { char name[24]; double eff; } class_eff[16];   /* the share of the file's rate they carry */
 } topo_params_t;
@@ -185,6 +207,9 @@ const char *topo_rank_name(const topo_t *t, int rank);
 const char *topo_reducer_name(const topo_t *t, int i);
 topo_params_t *topo_params(topo_t *t);
 const topo_params_t *topo_params_c(const topo_t *t);
+/* The library's rule (`library: rules:`) for coll on p ranks at n bytes
+ * under protocol proto (-1: any), or NULL. */
+const topo_lib_rule_t *topo_library_rule(const topo_t *t, int coll, int p, uint64_t n, int proto);
 const char *topo_kind_name(node_kind_t k);
 int topo_kind_parse(const char *s);
 

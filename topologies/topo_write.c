@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../models/tuning.h"
+#include "../algorithms/sched.h"
 
 static void comment_lines(FILE *f, const char *c) {
     while (c && *c) {
@@ -88,6 +89,21 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     return ferror(f) ? BATON_EIO : 0;
 }
 
+/* library: the collective library's name, LL128 switch and rules. */
+static void write_library(FILE *f, const topo_library_t *l) {
+    if (l->name[0] == 0 && l->ll128 < 0 && l->nrules == 0) return;
+    fprintf(f, "library:\n");
+    if (l->name[0]) fprintf(f, "  name: "), quoted(f, l->name), fprintf(f, "\n");
+    if (l->ll128 >= 0) fprintf(f, "  ll128: %s\n", l->ll128 ? "true" : "false");
+    if (l->nrules) fprintf(f, "  rules:\n");
+    for (int i = 0; i < l->nrules; i++) {
+        const topo_lib_rule_t *r = &l->rule[i];
+        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, align: %llu, algo: %s, proto: %s}\n",
+                coll_name((coll_t)r->coll), r->ranks, (unsigned long long)r->min, (unsigned long long)r->max,
+                (unsigned long long)r->align, r->algo, proto_name((proto_t)r->proto));
+    }
+}
+
 int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     const topo_params_t *p = topo_params_c(t);
     char a[64], b[64], c[64];
@@ -109,6 +125,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     if (p->arch >= 0) fprintf(f, "arch: %s\n", tuning_arch_name((tuning_arch_t)p->arch));
     write_gpu(f, p);
     write_protocols(f, p);
+    write_library(f, &p->lib);
     fprintf(f, "nodes:\n");
     for (int i = 0; i < topo_nnodes(t); i++) {
         const topo_node_t *n = topo_node(t, i);

@@ -15,6 +15,8 @@
  *   bw_scale: 1           # every link's bandwidth x this (calibration writes it)
  *   lat_scale: 1          # every link's latency x this
  *   protocols: {LL: {latency: 0.6us, efficiency: 0.5, base: 6.6us}}   # NCCL's by default
+ *   library: {name: RCCL, ll128: false, rules: [{coll: allreduce, ranks: 8, min: 1KiB,
+ *             max: 64KiB, align: 1KiB, algo: direct, proto: LL}]}    # not NCCL: what -a nccl runs
  *   nodes:
  *     - {name: "n[0-${nodes-1}].gpu[0-7]"}          # gpus get ranks in order
  *     - {name: "n[0-${nodes-1}].nvswitch", kind: switch}
@@ -44,6 +46,7 @@
 
 #include "../util/suggest.h"
 #include "../models/tuning.h"
+#include "../algorithms/algo.h"
 #include "expand.h"
 #include "generate.h"
 #include "units.h"
@@ -645,6 +648,70 @@ static int read_calibration(ctx_t *c, yaml_node_t *root) {
     return 0;
 }
 
+/* A size of a library rule: "64KiB", "512KiB", a number of bytes. */
+static int get_size(ctx_t *c, yaml_node_t *m, const char *key, uint64_t *out) {
+    char s[TEXT];
+    const char *why;
+    yaml_node_t *v = NULL;
+    int rc = need(c, m, key, s, &v);
+    if (rc < 0) return rc;
+    if (units_size(s, out, &why) < 0) return fail(c, v, "bad size '%s': %s", s, why);
+    return 0;
+}
+
+/* {coll: allreduce, ranks: 8, min: 1KiB, max: 64KiB, align: 1KiB, algo: direct, proto: LL} */
+static int read_rule(ctx_t *c, yaml_node_t *v, topo_lib_rule_t *r) {
+    static const char *const keys[] = {"coll", "ranks", "min", "max", "align", "algo", "proto", NULL};
+    char s[TEXT];
+    yaml_node_t *at = NULL;
+    int rc = v->type == YAML_MAPPING_NODE ? only_keys(c, v, keys, "a library rule")
+           : fail(c, v, "a rule is {coll:, ranks:, min:, max:, align:, algo:, proto:}", NULL, NULL);
+    if (rc == 0 && (rc = need(c, v, "coll", s, &at)) == 0 && (r->coll = coll_parse(s)) < 0)
+        rc = fail(c, at, "unknown collective '%s'", s, NULL);
+    if (rc == 0 && (rc = need(c, v, "ranks", s, &at)) == 0) rc = get_int(c, at, "ranks", 1, &r->ranks);
+    if (rc == 0) rc = get_size(c, v, "min", &r->min);
+    if (rc == 0) rc = get_size(c, v, "max", &r->max);
+    r->align = 1;
+    if (rc == 0 && get(c, v, "align") && (rc = get_size(c, v, "align", &r->align)) == 0 && r->align == 0)
+        rc = fail(c, get(c, v, "align"), "'align' must be at least 1 byte", NULL, NULL);
+    if (rc == 0 && r->min > r->max) rc = fail(c, v, "'min' is above 'max'", NULL, NULL);
+    if (rc == 0 && (rc = need(c, v, "algo", s, &at)) == 0 && algo_find((coll_t)r->coll, s) == NULL)
+        rc = fail(c, at, "no algorithm '%s' for this collective (see `baton algos`)", s, NULL);
+    if (rc == 0) snprintf(r->algo, sizeof r->algo, "%.23s", s);        /* the registry's names are shorter */
+    if (rc == 0 && (rc = need(c, v, "proto", s, &at)) == 0 && (r->proto = proto_parse(s)) <= PROTO_NONE)
+        rc = fail(c, at, "unknown protocol '%s' (LL, LL128 or Simple)", s, NULL);
+    return rc;
+}
+
+/* library: {name: "RCCL 2.22 (gfx942)", ll128: false, rules: [...]}: the
+ * collective library when it is not NCCL, for -a nccl. */
+static int read_library(ctx_t *c, yaml_node_t *root) {
+    static const char *const keys[] = {"name", "ll128", "rules", NULL};
+    yaml_node_t *m = get(c, root, "library"), *v;
+    topo_library_t *l = &topo_params(c->t)->lib;
+    char s[TEXT];
+    int rc;
+    if (m == NULL) return 0;
+    if (m->type != YAML_MAPPING_NODE) return fail(c, m, "'library' is a mapping (name:, ll128:, rules:)", NULL, NULL);
+    if ((rc = only_keys(c, m, keys, "a library")) < 0) return rc;
+    *l = (topo_library_t){.ll128 = -1};              /* an overlay's replaces its base's whole */
+    if ((v = get(c, m, "name")) && (rc = text(c, v, "name", s)) < 0) return rc;
+    if (v && strlen(s) >= sizeof l->name) return fail(c, v, "a library's name is at most 47 characters", NULL, NULL);
+    if (v) snprintf(l->name, sizeof l->name, "%.47s", s);
+    if ((v = get(c, m, "ll128"))) {
+        if ((rc = text(c, v, "ll128", s)) < 0) return rc;
+        if (strcmp(s, "true") && strcmp(s, "false")) return fail(c, v, "'ll128' is true or false, not '%s'", s, NULL);
+        l->ll128 = strcmp(s, "true") == 0;
+    }
+    if ((v = get(c, m, "rules")) == NULL) return 0;
+    if (v->type != YAML_SEQUENCE_NODE) return fail(c, v, "'rules' is a list of {coll:, ranks:, min:, max:, algo:, proto:}", NULL, NULL);
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+        if (l->nrules == TOPO_MAX_LIB_RULES) return fail(c, node(c, *it), "more than 16 library rules", NULL, NULL);
+        if ((rc = read_rule(c, node(c, *it), &l->rule[l->nrules++])) < 0) return rc;
+    }
+    return 0;
+}
+
 static int walk_body(ctx_t *c, yaml_node_t *root);
 
 /* Load a YAML file's document into c->doc; 0 or an error naming the place. */
@@ -791,7 +858,8 @@ static int overlay_sets(ctx_t *c, yaml_node_t *root, const char *const *sets, in
 static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets, int depth) {
     static const char *const keys[] = {"name", "description", "extends", "params", "ports", "reduce_bw", "max_inflight",
                                        "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency",
-                                       "host_bw", "stage_bw", "stage_latency", "arch", "gpu", "protocols", "link_efficiency", "calibration", NULL};
+                                       "host_bw", "stage_bw", "stage_latency", "arch", "gpu", "protocols", "library", "link_efficiency",
+                                       "calibration", NULL};
     char file[TEXT], path[TEXT * 2], *buf = NULL;
     const char **all = NULL;
     yaml_node_t *fv = NULL, *nv = get(c, root, "name");
@@ -820,13 +888,14 @@ static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nse
     if (rc == 0) rc = read_gpu(c, root);
     if (rc == 0) rc = read_efficiency(c, root);
     if (rc == 0) rc = read_calibration(c, root);
+    if (rc == 0) rc = read_library(c, root);
     if (rc == 0 && nv && scalar(nv) && topo_rename(c->t, scalar(nv)) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
     return rc;
 }
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "stage_bw", "stage_latency", "pxn", "arch", "gpu", "protocols", "include", "nodes",
+                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "stage_bw", "stage_latency", "pxn", "arch", "gpu", "protocols", "library", "include", "nodes",
                                        "links", "generate", "link_efficiency", "calibration", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
@@ -834,7 +903,8 @@ static int walk(ctx_t *c, const char *const *sets, int nsets) {
     int rc = only_keys(c, root, keys, "a topology");
     if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
     if ((rc = read_protocols(c, root)) < 0 || (rc = read_gpu(c, root)) < 0 || (rc = walk_body(c, root)) < 0) return rc;
-    if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0) return rc;
+    if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0 || (rc = read_library(c, root)) < 0)
+        return rc;
     for (int i = 0; i < c->params.n; i++)
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)
             return err_set(c->e, BATON_ENOMEM, "out of memory");

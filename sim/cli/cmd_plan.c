@@ -67,6 +67,22 @@ static void pxn(const topo_t *t) {
                "NIC's GPU first (`--set pxn=false`: through its own NIC)\n");
 }
 
+/* The library when it is not NCCL (`library:`): its switches and rules. */
+static void library(const topo_t *t) {
+    const topo_library_t *l = &topo_params_c(t)->lib;
+    char lo[32], hi[32], al[32];
+    if (l->name[0] == 0 && l->ll128 < 0 && l->nrules == 0) return;
+    printf("library: %s%s\n", l->name[0] ? l->name : "(unnamed)", l->ll128 == 0 ? ", LL128 off" : "");
+    for (int i = 0; i < l->nrules; i++) {
+        const topo_lib_rule_t *r = &l->rule[i];
+        units_fmt_size(r->min, lo, sizeof lo);
+        units_fmt_size(r->max, hi, sizeof hi);
+        units_fmt_size(r->align, al, sizeof al);
+        printf("  rule: %s on %d ranks, %s..%s in multiples of %s: %s/%s\n", coll_name((coll_t)r->coll), r->ranks, lo, hi,
+               al, r->algo, proto_name((proto_t)r->proto));
+    }
+}
+
 static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, baton_err_t *e) {
     tuning_machine_t m;
     algo_opts_t none = {0};
@@ -85,8 +101,8 @@ static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int si
         run_opts_from_topo(t, &op);
         units_fmt_size(sizes[i], sz, sizeof sz);
         units_fmt_time(o.time_s, tm, sizeof tm);
-        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s", sz, o.algo->name, proto_name(o.proto), op.channels > 0 ? op.channels : 1, tm,
-               o.busbw_GBps);
+        int nch = o.algo->nccl ? (op.channels > 0 ? op.channels : 1) : o.ranks > 1 ? o.ranks - 1 : 1;   /* direct: a peer each */
+        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s", sz, o.algo->name, proto_name(o.proto), nch, tm, o.busbw_GBps);
         engine_result_free(&o.eng);
         q.predict = 1;
         if (plan_run(t, &q, &o, e) < 0) return -1;
@@ -130,6 +146,7 @@ int cmd_plan(int argc, char **argv) {
         if (g->path) paths(t, g);
         rings(t, g);
         pxn(t);
+        library(t);
         printf("%s, -a nccl (%s):\n", coll_name((coll_t)coll), sim ? "simulated" : "closed form");
         rc = per_size(t, (coll_t)coll, sizes, nsizes, sim, &e);
     }
