@@ -327,6 +327,18 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
     return m;
 }
 
+/* The channels NCCL runs a small call on (its enqueue; docs/reference/nccl.md,
+ * runtime): a ring or tree drops channels while n < nc x threads x threshold,
+ * the threshold per thread 8 B for LL (x p for a ring's) and LL128, 64 B for
+ * Simple; threads 512 (LL128 640). Only when no --channels was given. */
+static int nccl_size_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc) {
+    if (a->nccl == NULL || pr == PROTO_NONE || (strcmp(a->nccl, "ring") && strcmp(a->nccl, "tree"))) return nc;
+    uint64_t nt = pr == PROTO_LL128 ? 640 : 512, thr = pr == PROTO_SIMPLE ? 64 : 8;
+    if (pr == PROTO_LL && strcmp(a->nccl, "ring") == 0) thr *= (uint64_t)p;
+    while (nc > 1 && n < (uint64_t)nc * nt * thr) nc--;
+    return nc;
+}
+
 /* Build and time row a under protocol pr; keep it in *best if faster. */
 static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo_t *a, proto_t pr, run_out_t *best,
                    baton_err_t *e) {
@@ -334,6 +346,7 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
     sched_t s;
     int rc;
     cand.algo = a;
+    cand.channels = q->opts.channels > 0 ? q->opts.channels : 1;
     cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
     if (a->helpers > topo_nreducers(t))
         return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
@@ -380,7 +393,10 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
         for (int i = 0; i < k; i++) {
             if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs(t, rows[i], (proto_t)pr)) continue;
-            if ((rc = try_row(t, q, o, rows[i], (proto_t)pr, &best, e)) < 0) {
+            run_req_t qc = *q;
+            if (q_in->opts.channels == 0 && strcmp(q->algo, "nccl") == 0)
+                qc.opts.channels = nccl_size_channels(rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels);
+            if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, &best, e)) < 0) {
                 engine_result_free(&best.eng);
                 return rc;
             }

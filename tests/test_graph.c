@@ -390,3 +390,25 @@ Test(graph, rccl_library_rules_on_mi300x) {
     double m = log_mape("-t topologies/mi300x.yaml --nccl-tests validate/logs/nccl-tests-extra/mi300x_x8_xgmi_hisohara_allreduce.txt");
     cr_expect_leq(m, 10.0, "8 x MI300X: %.2f %%", m);
 }
+
+/* NCCL runs a small call on fewer channels (while n < nc x threads x
+ * threshold; a ring's LL threshold is 8 B x p a thread, 512 threads): on the
+ * DGX-1's 6 rings, ring/LL takes 1 channel at 1 KiB, 2 at 64 KiB (64 KiB <
+ * 3 x 512 x 64 B, not < 2 x 512 x 64 B), all 6 at 512 KiB; --channels wins. */
+Test(graph, nccl_drops_channels_for_small_calls) {
+    topo_t *t = load("topologies/dgx1-v100.yaml");
+    static const struct { uint64_t n; int ch; } want[] = {{1024, 1}, {64 << 10, 2}, {96 << 10, 3}, {512 << 10, 6}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = want[i].n, .proto = PROTO_LL, .predict = 1};
+        run_out_t o;
+        cr_assert_eq(run_collective(t, &q, &o, NULL), 0);
+        cr_expect_str_eq(o.algo->name, "ring");
+        cr_expect_eq(o.channels, want[i].ch, "%llu B: %d channels", (unsigned long long)q.bytes, o.channels);
+    }
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = 1024, .proto = PROTO_LL, .predict = 1,
+                   .opts = {.channels = 6}};
+    run_out_t o;
+    cr_assert_eq(run_collective(t, &q, &o, NULL), 0);
+    cr_expect_eq(o.channels, 6);
+    topo_free(t);
+}
