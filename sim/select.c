@@ -116,8 +116,8 @@ static void rank_cells(select_row_t *row) {
 /* A row's winner by an approximate formula is simulated before it wins (and
  * then the next, until the winner's time is the simulator's), where the run
  * is not huge: a formula may pick what our own simulator contradicts (nvlstree
- * on 32 x 8 H100 at 1 GiB: 6.1 ms by formula, 11.2 ms simulated, where the
- * ring takes 8.2). At most 4 cells a row. */
+ * on 32 x 8 H100 at 1 GiB: 6.1 ms by formula, 11.2 ms simulated, where
+ * ring/LL128 takes 8.8). At most 4 cells a row. */
 #define CONFIRM_WORK 5e7
 static int confirm_winner(topo_t *t, const select_req_t *q, select_row_t *row, baton_err_t *e) {
     int p = topo_nranks(t);

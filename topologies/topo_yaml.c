@@ -139,6 +139,17 @@ static int get_bw(ctx_t *c, yaml_node_t *m, const char *key, double *out) {
     return 0;
 }
 
+/* A size: "64KiB", "80GB", a number of bytes. */
+static int get_size(ctx_t *c, yaml_node_t *m, const char *key, uint64_t *out) {
+    char s[TEXT];
+    const char *why;
+    yaml_node_t *v = NULL;
+    int rc = need(c, m, key, s, &v);
+    if (rc < 0) return rc;
+    if (units_size(s, out, &why) < 0) return fail(c, v, "bad size '%s': %s", s, why);
+    return 0;
+}
+
 static int get_time(ctx_t *c, yaml_node_t *m, const char *key, double *out) {
     char s[TEXT];
     const char *why;
@@ -574,7 +585,6 @@ static int read_gpu(ctx_t *c, yaml_node_t *root) {
     yaml_node_t *m = get(c, root, "gpu"), *v;
     topo_params_t *p = topo_params(c->t);
     char s[TEXT];
-    const char *why;
     int rc;
     if (m == NULL) return 0;
     yaml_node_t *base = m->type == YAML_MAPPING_NODE ? get(c, m, "like") : m;
@@ -596,10 +606,9 @@ static int read_gpu(ctx_t *c, yaml_node_t *root) {
         if (get(c, m, "hbm_bw") && (rc = get_bw(c, m, "hbm_bw", &g.hbm_bw)) < 0) return rc;
         if (get(c, m, "launch") && (rc = get_time(c, m, "launch", &g.launch)) < 0) return rc;
         if (get(c, m, "graph_launch") && (rc = get_time(c, m, "graph_launch", &g.graph_launch)) < 0) return rc;
-        if ((v = get(c, m, "hbm"))) {
+        if (get(c, m, "hbm")) {
             uint64_t b;
-            if ((rc = text(c, v, "hbm", s)) < 0) return rc;
-            if (units_size(s, &b, &why) < 0) return fail(c, v, "bad memory size '%s': %s", s, why);
+            if ((rc = get_size(c, m, "hbm", &b)) < 0) return rc;
             g.hbm_bytes = (double)b;
         }
         if (g.name[0] == 0) return fail(c, m, "a GPU described here needs a 'name' (or 'like: h100-sxm')", NULL, NULL);
@@ -645,17 +654,6 @@ static int read_calibration(ctx_t *c, yaml_node_t *root) {
         if (!lo || !hi || e1 == lo || *e1 || e2 == hi || *e2 || k->band_lo_pct > k->band_hi_pct)
             return fail(c, v, "'band_pct' is [low, high]: the errors (%%) held-out sizes fell within", NULL, NULL);
     }
-    return 0;
-}
-
-/* A size of a library rule: "64KiB", "512KiB", a number of bytes. */
-static int get_size(ctx_t *c, yaml_node_t *m, const char *key, uint64_t *out) {
-    char s[TEXT];
-    const char *why;
-    yaml_node_t *v = NULL;
-    int rc = need(c, m, key, s, &v);
-    if (rc < 0) return rc;
-    if (units_size(s, out, &why) < 0) return fail(c, v, "bad size '%s': %s", s, why);
     return 0;
 }
 
