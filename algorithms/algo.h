@@ -18,6 +18,9 @@ typedef struct algo_opts {
     const sched_orders_t *rings;   /* channel orders for ring-shaped rows (the machine's
                                       graph, topologies/graph.h); NULL: their own */
     int rank_order;  /* 1: do not take the machine's rings (run_opts_from_topo) */
+    struct {         /* a fabric whose switches reduce (topo_sharp_t): rails 0 = none */
+        int rails, per_leaf, leaves, first;
+    } sharp;
 } algo_opts_t;
 
 typedef struct algo {
@@ -121,7 +124,7 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
     X(alltoall_naive) X(alltoall_pairwise)                                     \
     X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree) \
     X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain) X(allreduce_nvls)   \
-    X(allreduce_nccltree) X(allreduce_nvlstree)
+    X(allreduce_nccltree) X(allreduce_nvlstree) X(allreduce_collnet)
 #define ALGO_DECLARE(name) extern const algo_t algo_##name;
 ALGO_ROWS(ALGO_DECLARE)
 #undef ALGO_DECLARE

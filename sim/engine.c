@@ -98,6 +98,8 @@ typedef struct engine {
     int ports;
     double msg_lat, eff;     /* the protocol's per-message latency and bandwidth share */
     double nvls_eff;         /* transfers to and from a reducing switch: this share more */
+    int nvls_end;            /* helper ranks below this are NVLS switches (multimem: nvls_eff);
+                                the fabric's (SHARP) move at the link's rate */
     double gamma;
     double now;
     int ndone;
@@ -138,8 +140,9 @@ static double max2(double a, double b) { return a > b ? a : b; }
 
 /* The share of a link's bandwidth a message gets: the protocol's, less to
  * and from a reducing switch. */
+static int nvls_rank(const engine_t *g, int r) { return r >= g->s->nranks && r < g->nvls_end; }
 static double msg_eff(const engine_t *g, int src, int dst) {
-    return g->eff * (src >= g->s->nranks || dst >= g->s->nranks ? g->nvls_eff : 1);
+    return g->eff * (nvls_rank(g, src) || nvls_rank(g, dst) ? g->nvls_eff : 1);
 }
 
 /* The latency a message pays beyond its route's: the protocol's, between
@@ -533,8 +536,7 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
     topo_route_t route = {0}, *rt = &route;        /* the cache's: computed when the transfer started */
     if (topo_route(g->t, stream_rank(g, src_si), sl->dst, rt, NULL) < 0) return;
     int local = stream_rank(g, src_si) == stream_rank(g, dst_si);
-    int helper = stream_rank(g, src_si) >= g->s->nranks || stream_rank(g, dst_si) >= g->s->nranks;
-    double wire = local ? 0 : wire_time(rt, sl->bytes, g->eff * (helper ? g->nvls_eff : 1));
+    double wire = local ? 0 : wire_time(rt, sl->bytes, msg_eff(g, stream_rank(g, src_si), stream_rank(g, dst_si)));
     for (int i = 0; g->r->link_bytes && !local && i < rt->nlinks; i++) {
         g->r->link_bytes[rt->links[i]] += sl->bytes;
         g->r->link_busy[rt->links[i]] += wire;
@@ -715,7 +717,8 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     const topo_params_t *tp = topo_params_c(t);
     engine_t g = {.s = s, .t = t, .o = o ? o : &none, .r = r, .e = e, .p = s->nranks + s->helpers,
                   .C = s->nchannels, .S = tp->max_inflight, .ports = tp->ports,
-                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .eff = 1, .nvls_eff = tp->nvls_eff};
+                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .eff = 1, .nvls_eff = tp->nvls_eff,
+                  .nvls_end = s->nranks + (tp->sharp.rails ? tp->sharp.first : s->helpers)};
     if (g.o->proto) {
         if (!(g.o->proto->efficiency > 0 && g.o->proto->efficiency <= 1))
             return err_set(e, BATON_EINVAL, "protocol efficiency must be in (0, 1]");

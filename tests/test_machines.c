@@ -1,6 +1,8 @@
 /* test_machines.c - real machines: the shipped topologies, the topology
  * language's parameters, routing, contention models and fair sharing. */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../models/share.h"
@@ -815,4 +817,146 @@ Test(machines, staged_duplex_runs_at_stage_bw) {
     cr_expect_null(topo_yaml_load("topologies/pcie-box.yaml", bad, 1, &e));
     cr_expect(strstr(e.msg, "stage_bw") != NULL, "%s", e.msg);
     topo_free(off);
+}
+
+/* A sharp-cluster with `nodes` x `gpus` (tests/data/machines/sharp-cluster.yaml). */
+static topo_t *sharp_cluster(int nodes, int gpus) {
+    char set[2][32];
+    snprintf(set[0], sizeof set[0], "nodes=%d", nodes);
+    snprintf(set[1], sizeof set[1], "gpus=%d", gpus);
+    const char *sets[] = {set[0], set[1]};
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("tests/data/machines/sharp-cluster.yaml", sets, 2, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    return t;
+}
+
+/* CollNet (NCCL's NVLS across nodes with SHARP): the result is right for 2-6
+ * nodes of 2-3 GPUs, one leaf per rail or leaves and a spine, remainders and
+ * channels included. */
+Test(machines, collnet_verifies_with_leaves_and_spines) {
+    const uint64_t sizes[] = {1, 37, 4099, 1 << 20};
+    for (int nodes = 2; nodes <= 6; nodes++)
+        for (int gpus = 2; gpus <= 3; gpus++) {
+            topo_t *t = sharp_cluster(nodes, gpus);
+            cr_expect_eq(topo_params_c(t)->sharp.leaves, nodes > 4 ? 2 : 1);
+            for (int z = 0; z < 4; z++)
+                for (int ch = 1; ch <= 3; ch += 2) {
+                    baton_err_t e = {0};
+                    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "collnet", .bytes = sizes[z], .verify = 1,
+                                   .proto = PROTO_SIMPLE, .opts = {.channels = ch, .pipeline = z == 3 ? 8 : 0}};
+                    run_out_t o;
+                    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%d x %d: %s", nodes, gpus, e.msg);
+                    cr_expect_eq(o.eng.verified, 1, "%d nodes x %d, %llu B, %d channels", nodes, gpus,
+                                 (unsigned long long)sizes[z], ch);
+                    engine_result_free(&o.eng);
+                }
+            topo_free(t);
+        }
+}
+
+/* Where CollNet's bytes go (link statistics, exactly): n/g each way over
+ * every NIC and its leaf link whatever the number of nodes, the leaf's sum
+ * once to its rail's spine and nowhere else, n + n/g each way between a GPU
+ * and its node's switch. At link rate in the fabric: the NVLS efficiency
+ * (0.5 here) is for the node's switch only, so a NIC's busy time is its
+ * bytes at the route's 50 GB/s. */
+Test(machines, collnet_sends_a_block_per_gpu_through_the_fabric) {
+    topo_t *t = sharp_cluster(5, 3);
+    uint64_t n = 3 * 4096 * 8, to_spine = 0;
+    engine_opts_t eo = {.link_stats = 1};
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "collnet", .bytes = n, .proto = PROTO_SIMPLE, .engine = &eo,
+                   .opts = {.channels = 1}};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        const topo_dlink_t *d = topo_dlink(t, l);
+        const topo_node_t *a = topo_node(t, d->src), *b = topo_node(t, d->dst);
+        uint64_t x = o.eng.link_bytes[l];
+        if ((a->kind == NODE_GPU && b->kind == NODE_NIC) || (a->kind == NODE_NIC && b->kind == NODE_SWITCH)) {
+            cr_expect_eq(x, n / 3, "%s -> %s carries %llu", a->name, b->name, (unsigned long long)x);
+            cr_expect_float_eq(o.eng.link_busy[l], (double)x / 50e9, 1e-12, "%s -> %s", a->name, b->name);
+        }
+        if ((a->kind == NODE_GPU && b->kind == NODE_SWITCH) || (a->kind == NODE_SWITCH && b->kind == NODE_GPU))
+            cr_expect_eq(x, n + n / 3, "%s -> %s carries %llu", a->name, b->name, (unsigned long long)x);
+        if (strstr(a->name, "leaf") && strstr(b->name, "spine")) {
+            int spine = atoi(strstr(b->name, "spine") + 5);
+            cr_expect(x == 0 || spine < 3, "%s -> %s: only rail spines add", a->name, b->name);
+            to_spine += x;
+        }
+    }
+    cr_expect_eq(to_spine, 3 * 2 * n / 3, "every leaf sends its sum up once: %llu", (unsigned long long)to_spine);
+    engine_result_free(&o.eng);
+    topo_free(t);
+}
+
+/* On cluster-h100 with `sharp=true` NCCL's plan runs CollNet at 1 GiB (it
+ * moves n/g over a NIC where a ring moves 2(p-1)/p n), its closed form is
+ * within 5 % of the simulator from 64 MiB, and its time does not grow with
+ * the nodes; without SHARP it says what it needs and -a nccl never picks it;
+ * a machine written flat keeps its reducing fabric. */
+Test(machines, collnet_is_nccls_plan_where_the_fabric_reduces) {
+    const char *sh[] = {"sharp=true", "nodes=4"}, *plain[] = {"sharp=false", "nodes=4"};
+    topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sh, 2, NULL), *u;
+    cr_assert_not_null(t);
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = 1ull << 30, .proto = RUN_PROTO_AUTO, .predict = 1};
+    run_out_t o, c;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(o.algo->name, "collnet");
+    cr_expect_eq(o.proto, PROTO_SIMPLE);
+    for (uint64_t n = 64ull << 20; n <= 256ull << 20; n <<= 2) {
+        run_req_t s = {.coll = COLL_ALLREDUCE, .algo = "collnet", .bytes = n, .proto = PROTO_SIMPLE};
+        cr_assert_eq(run_collective(t, &s, &o, &e), 0, "%s", e.msg);
+        s.predict = 1;
+        cr_assert_eq(run_collective(t, &s, &c, &e), 0, "%s", e.msg);
+        cr_expect(fabs(c.time_s / o.time_s - 1) < 0.05, "%llu B: closed form %g s, simulated %g s",
+                  (unsigned long long)n, c.time_s, o.time_s);
+        engine_result_free(&o.eng);
+    }
+    FILE *f = fopen("build/sharp-flat.yaml", "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
+    fclose(f);
+    u = load("build/sharp-flat.yaml", NULL);
+    run_req_t s = {.coll = COLL_ALLREDUCE, .algo = "collnet", .bytes = 1 << 20, .proto = PROTO_SIMPLE};
+    cr_assert_eq(run_collective(t, &s, &o, &e), 0, "%s", e.msg);
+    cr_assert_eq(run_collective(u, &s, &c, &e), 0, "flat: %s", e.msg);
+    cr_expect_eq(c.time_s, o.time_s, "flat %g s, generated %g s", c.time_s, o.time_s);
+    engine_result_free(&o.eng);
+    engine_result_free(&c.eng);
+    topo_free(u);
+    topo_free(t);
+    t = topo_yaml_load("topologies/cluster-h100.yaml", plain, 2, NULL);
+    cr_assert_not_null(t);
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_str_neq(o.algo->name, "collnet");
+    q.algo = "collnet";
+    cr_expect_eq(run_collective(t, &q, &o, &e), BATON_EUNSUP);
+    cr_expect(strstr(e.msg, "sharp: true") != NULL, "%s", e.msg);
+    topo_free(t);
+}
+
+/* CollNet's time stays flat with the node count where a ring's grows
+ * (cluster-h100 with SHARP, 2 and 16 nodes, 256 MiB, simulated). */
+Test(machines, collnet_time_does_not_grow_with_nodes) {
+    double tc[2], tr[2];
+    for (int i = 0; i < 2; i++) {
+        const char *sets[] = {"sharp=true", i ? "nodes=16" : "nodes=2"};
+        topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 2, NULL);
+        cr_assert_not_null(t);
+        for (int a = 0; a < 2; a++) {
+            run_req_t q = {.coll = COLL_ALLREDUCE, .algo = a ? "ring" : "collnet", .bytes = 256ull << 20,
+                           .proto = PROTO_SIMPLE};
+            run_out_t o;
+            cr_assert_eq(run_collective(t, &q, &o, NULL), 0);
+            (a ? tr : tc)[i] = o.time_s;
+            engine_result_free(&o.eng);
+        }
+        topo_free(t);
+    }
+    cr_expect_lt(tc[1], 1.02 * tc[0], "collnet 16 nodes %g s, 2 nodes %g s", tc[1], tc[0]);
+    cr_expect_gt(tr[1], 1.3 * tr[0], "ring 16 nodes %g s, 2 nodes %g s", tr[1], tr[0]);
+    cr_expect_lt(tc[1], tr[1]);
 }

@@ -60,6 +60,29 @@ static int three_levels(topo_t *t, const int *leaves, int nleaves, int up, const
     return rc;
 }
 
+/* SHARP: every leaf reduces what its rail's nodes send it; with several
+ * leaves per rail, spine r adds rail r's leaves' sums (an aggregation tree
+ * per rail, as the subnet manager builds one per SHARP job). Recorded for
+ * the schedules (algorithms/collnet.c), which number the helpers the same
+ * way: the reducing switches declared before the fabric, then the leaves
+ * rail by rail, then the spines. */
+static int mark_sharp(topo_t *t, const int *leaves, int nleaves, int first_spine, const gen_fabric_t *f, int nh,
+                      int down, int up, baton_err_t *e) {
+    topo_sharp_t *sh = &topo_params(t)->sharp;
+    int per_rail = nleaves / f->rails, before = 0;
+    if (sh->rails) return err_set(e, BATON_EINVAL, "sharp: only one fabric may reduce");
+    if (nh % f->rails || nleaves % f->rails)
+        return err_set(e, BATON_EINVAL, "sharp: %d hosts do not fill %d rails evenly", nh, f->rails);
+    if (nleaves > f->radix) return err_set(e, BATON_EUNSUP, "sharp: %d leaves need three levels; SHARP is modelled on two", nleaves);
+    if (per_rail > 1 && up < f->rails)
+        return err_set(e, BATON_EUNSUP, "sharp: %d rails need a spine each to add their leaves, radix %d gives %d", f->rails, f->radix, up);
+    for (int i = 0; i < leaves[0]; i++) before += topo_node(t, i)->reduces;
+    for (int l = 0; l < nleaves; l++) topo_set_reduces(t, leaves[l], 1);
+    for (int r = 0; per_rail > 1 && r < f->rails; r++) topo_set_reduces(t, first_spine + r, 1);
+    *sh = (topo_sharp_t){.rails = f->rails, .per_leaf = down, .leaves = per_rail, .first = before};
+    return 0;
+}
+
 int gen_fat_tree(topo_t *t, const int *hosts, int nh, const gen_fabric_t *f, baton_err_t *e) {
     if (f->radix < 2 || f->oversub < 1 || f->rails < 1)
         return err_set(e, BATON_EINVAL, "fat_tree needs radix >= 2, oversubscription >= 1, rails >= 1");
@@ -72,8 +95,10 @@ int gen_fat_tree(topo_t *t, const int *hosts, int nh, const gen_fabric_t *f, bat
         rc = rail_leaves(t, hosts, nh, r, f, down, leaves, nleaves, e);
         if (rc > 0) nleaves += rc;
     }
+    int first_spine = topo_nnodes(t);
     if (rc >= 0 && nleaves <= f->radix) rc = two_levels(t, leaves, nleaves, up, f, e);
     else if (rc >= 0) rc = three_levels(t, leaves, nleaves, up, f, e);
+    if (rc >= 0 && f->sharp && nleaves > 0) rc = mark_sharp(t, leaves, nleaves, first_spine, f, nh, down, up, e);
     free(leaves);
     return rc < 0 ? rc : 0;
 }

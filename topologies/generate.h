@@ -23,6 +23,9 @@ typedef struct gen_fabric {
     int oversub;            /* 1 = full bisection, 2 = 2:1, ... */
     int rails;              /* 1 = plain fat-tree */
     double bw, lat;         /* every link of the fabric */
+    int sharp;              /* 1: the switches reduce (SHARP): every leaf, and spine r
+                               for rail r when a rail has several leaves; recorded in
+                               topo_params_t.sharp. Two levels only. */
 } gen_fabric_t;
 
 int gen_fat_tree(topo_t *t, const int *hosts, int nh, const gen_fabric_t *f, baton_err_t *e);

@@ -98,6 +98,18 @@ typedef struct topo_library {
     topo_lib_rule_t rule[TOPO_MAX_LIB_RULES];
 } topo_library_t;
 
+/* A fabric whose switches reduce (InfiniBand SHARP, NCCL's CollNet), from a
+ * rail-optimized fat_tree with `sharp: true`: rail r's leaves (per_leaf
+ * nodes each, rail-major) reduce its nodes' blocks, and when a rail has
+ * several leaves spine r adds theirs. first: the leaves' index among the
+ * reducing switches (helper ranks; the nodes' own switches come first). */
+typedef struct topo_sharp {
+    int rails;           /* 0: no SHARP fabric */
+    int per_leaf;        /* nodes a leaf serves on its rail */
+    int leaves;          /* leaves per rail */
+    int first;           /* reducer index of rail 0's first leaf */
+} topo_sharp_t;
+
 typedef struct topo_params {
     int ports;           /* transfers a rank may send (and receive) at once; 0 = unlimited */
     double reduce_bw;    /* bytes/s a rank reduces; 0 = reductions are free */
@@ -141,6 +153,7 @@ typedef struct topo_params {
     gpu_spec_t gpu;      /* their peak math, memory and launch cost (models/gpu.h) */
     topo_calib_t calib;  /* from a calibrated machine's `calibration:` record */
     topo_library_t lib;  /* the collective library when not NCCL (`library:`) */
+    topo_sharp_t sharp;  /* reducing fabric switches (`sharp: true` on a fat_tree) */
     int neff;            /* link classes with an efficiency (`link_efficiency:`) */
     struct { char name[24]; double eff; } class_eff[16];   /* the share of the file's rate they carry */
 } topo_params_t;

@@ -126,6 +126,9 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     write_gpu(f, p);
     write_protocols(f, p);
     write_library(f, &p->lib);
+    if (p->sharp.rails)
+        fprintf(f, "sharp_fabric: {rails: %d, per_leaf: %d, leaves: %d, first: %d}\n", p->sharp.rails,
+                p->sharp.per_leaf, p->sharp.leaves, p->sharp.first);
     fprintf(f, "nodes:\n");
     for (int i = 0; i < topo_nnodes(t); i++) {
         const topo_node_t *n = topo_node(t, i);

@@ -320,7 +320,7 @@ static int get_dims(ctx_t *c, yaml_node_t *g, int *dims, int *nd) {
 
 static int add_generated(ctx_t *c, yaml_node_t *g) {
     static const char *const keys[] = {"fat_tree", "torus", "ring", "radix", "oversubscription", "rails",
-                                       "prefix", "dims", "bw", "latency", "if", "unless", NULL};
+                                       "prefix", "dims", "bw", "latency", "sharp", "if", "unless", NULL};
     if (g->type != YAML_MAPPING_NODE) return fail(c, g, "a generator must be a mapping {fat_tree: ..., ...}", NULL, NULL);
     int rc = only_keys(c, g, keys, "a generator");
     if (rc < 0 || (rc = wanted(c, g)) <= 0) return rc;
@@ -339,8 +339,11 @@ static int add_generated(ctx_t *c, yaml_node_t *g) {
         if ((v = get(c, g, "oversubscription")) && rc == 0) rc = get_int(c, v, "oversubscription", 1, &f.oversub);
         if ((v = get(c, g, "rails")) && rc == 0) rc = get_int(c, v, "rails", 1, &f.rails);
         if ((v = get(c, g, "prefix")) && rc == 0 && (rc = text(c, v, "prefix", prefix)) == 0) f.prefix = prefix;
+        if (rc == 0 && (rc = get_bool(c, g, "sharp", 0)) >= 0) f.sharp = rc, rc = 0;
         baton_err_t inner = {0};
         if (rc == 0 && gen_fat_tree(c->t, ids, n, &f, &inner) < 0) rc = fail(c, g, "%s", inner.msg, NULL);
+    } else if (get(c, g, "sharp")) {
+        rc = fail(c, get(c, g, "sharp"), "'sharp' is for a fat_tree (its switches reduce)", NULL, NULL);
     } else {
         rc = get_dims(c, g, dims, &nd);
         if (rc == 0 && ri) { dims[0] = n; nd = 1; }
@@ -891,17 +894,36 @@ static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nse
     return rc;
 }
 
+/* sharp_fabric: what a fat_tree with `sharp: true` recorded, in a flat file
+ * (topo_write.c), whose switches are written out with `reduce: true`. */
+static int read_sharp(ctx_t *c, yaml_node_t *root) {
+    static const char *const keys[] = {"rails", "per_leaf", "leaves", "first", NULL};
+    yaml_node_t *m = get(c, root, "sharp_fabric"), *v;
+    topo_sharp_t *sh = &topo_params(c->t)->sharp;
+    int *out[] = {&sh->rails, &sh->per_leaf, &sh->leaves, &sh->first}, rc = 0;
+    if (m == NULL) return 0;
+    if (sh->rails) return fail(c, m, "'sharp_fabric' and a fat_tree with `sharp: true`: only one fabric may reduce", NULL, NULL);
+    if (m->type != YAML_MAPPING_NODE || (rc = only_keys(c, m, keys, "sharp_fabric")) < 0)
+        return rc < 0 ? rc : fail(c, m, "'sharp_fabric' must be a mapping {rails:, per_leaf:, leaves:, first:}", NULL, NULL);
+    for (int i = 0; keys[i] && rc == 0; i++) {
+        if ((v = get(c, m, keys[i])) == NULL) return fail(c, m, "'sharp_fabric' needs '%s'", keys[i], NULL);
+        rc = get_int(c, v, keys[i], i == 3 ? 0 : 1, out[i]);
+    }
+    return rc;
+}
+
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
                                        "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "stage_bw", "stage_latency", "pxn", "arch", "gpu", "protocols", "library", "include", "nodes",
-                                       "links", "generate", "link_efficiency", "calibration", NULL};
+                                       "links", "generate", "link_efficiency", "calibration", "sharp_fabric", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
     int rc = only_keys(c, root, keys, "a topology");
     if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
     if ((rc = read_protocols(c, root)) < 0 || (rc = read_gpu(c, root)) < 0 || (rc = walk_body(c, root)) < 0) return rc;
-    if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0 || (rc = read_library(c, root)) < 0)
+    if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0 || (rc = read_library(c, root)) < 0 ||
+        (rc = read_sharp(c, root)) < 0)
         return rc;
     for (int i = 0; i < c->params.n; i++)
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)

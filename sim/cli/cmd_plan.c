@@ -67,6 +67,24 @@ static void pxn(const topo_t *t) {
                "NIC's GPU first (`--set pxn=false`: through its own NIC)\n");
 }
 
+/* CollNet: the fabric's reducing switches, as NCCL_DEBUG=INFO names the
+ * SHARP trees (one per rail here). */
+static void sharp(const topo_t *t) {
+    const topo_sharp_t *sh = &topo_params_c(t)->sharp;
+    if (sh->rails == 0) return;
+    printf("SHARP (CollNet): %d rail%s, each reduced in %d leaf switch%s of up to %d nodes%s: -a collnet\n", sh->rails,
+           sh->rails > 1 ? "s" : "", sh->leaves, sh->leaves > 1 ? "es" : "", sh->per_leaf,
+           sh->leaves > 1 ? " and one spine that adds the leaves' sums" : "");
+    for (int r = 0; r < sh->rails; r++) {
+        int l0 = sh->first + r * sh->leaves;
+        printf("  rail %d: %s %s", r, sh->leaves > 1 ? "leaves" : "leaf", topo_reducer_name(t, l0));
+        if (sh->leaves > 1)
+            printf(" .. %s, spine %s", topo_reducer_name(t, l0 + sh->leaves - 1),
+                   topo_reducer_name(t, sh->first + sh->rails * sh->leaves + r));
+        printf("\n");
+    }
+}
+
 /* The library when it is not NCCL (`library:`): its switches and rules. */
 static void library(const topo_t *t) {
     const topo_library_t *l = &topo_params_c(t)->lib;
@@ -144,6 +162,7 @@ int cmd_plan(int argc, char **argv) {
         if (g->path) paths(t, g);
         rings(t, g);
         pxn(t);
+        sharp(t);
         library(t);
         printf("%s, -a nccl (%s):\n", coll_name((coll_t)coll), sim ? "simulated" : "closed form");
         rc = per_size(t, (coll_t)coll, sizes, nsizes, sim, &e);
