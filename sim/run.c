@@ -356,7 +356,9 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
     if (a->helpers > topo_nreducers(t))
         return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                        a->name, topo_name(t));
-    if ((rc = algo_build(a, o->ranks, q->bytes, &q->opts, &s, e)) < 0 || (rc = helpers_fit(t, &s, e)) < 0 ||
+    if ((rc = algo_build(a, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
+    if (a->nccl == NULL) cand.channels = s.nchannels;     /* direct: a stream per peer */
+    if ((rc = helpers_fit(t, &s, e)) < 0 ||
         (rc = run_algo_model(t, a, &s, &o->model, &cand.model, e)) < 0 || (rc = run_one(t, q, &s, pr, &cand, e)) < 0)
         return rc;
     if (best->algo == NULL || cand.time_s < best->time_s) { engine_result_free(&best->eng); *best = cand; }

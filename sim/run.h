@@ -45,7 +45,9 @@ typedef struct run_out {
     contention_t contention; /* the model the engine used */
     proto_t proto;           /* the protocol used */
     int proto_auto;          /* 1 if --proto auto chose it */
-    int channels;            /* the channels it ran on (-a nccl: fewer for a small call, as NCCL) */
+    int channels;            /* the channels it ran on (-a nccl: fewer for a small call, as NCCL);
+                                a row NCCL does not have: its schedule's streams per rank
+                                (direct: one per peer) */
     verify_mode_t verify_mode;
     engine_result_t eng;     /* when simulated */
     cost_model_t model;      /* the machine the closed form used (run_algo_model) */

@@ -810,10 +810,15 @@ static int add_include(ctx_t *c, yaml_node_t *n) {
     return rc;
 }
 
-/* What a file holds besides the machine-wide settings: includes, nodes, links, generators. */
+/* What a file holds besides the machine-wide settings: includes, nodes, links,
+ * generators. A fragment may also say which library runs on its nodes and
+ * its protocols' costs (RCCL on an MI300X platform), so the files that
+ * include it need not repeat them; the including file's own win (read after). */
 static int walk_body(ctx_t *c, yaml_node_t *root) {
-    static const char *const frag_keys[] = {"name", "description", "params", "include", "nodes", "links", "generate", NULL};
+    static const char *const frag_keys[] = {"name", "description", "params", "include", "nodes", "links", "generate",
+                                            "protocols", "library", NULL};
     int rc = c->depth > 0 ? only_keys(c, root, frag_keys, "an included file") : 0;
+    if (rc == 0 && c->depth > 0 && (rc = read_protocols(c, root)) == 0) rc = read_library(c, root);
     if (rc < 0 || (rc = each(c, root, "include", 0, add_include)) < 0) return rc;
     if ((rc = each(c, root, "nodes", c->depth == 0 && !get(c, root, "include"), add_node)) < 0) return rc;
     if ((rc = each(c, root, "links", 0, add_link)) < 0) return rc;
@@ -921,7 +926,7 @@ static int walk(ctx_t *c, const char *const *sets, int nsets) {
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
     int rc = only_keys(c, root, keys, "a topology");
     if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
-    if ((rc = read_protocols(c, root)) < 0 || (rc = read_gpu(c, root)) < 0 || (rc = walk_body(c, root)) < 0) return rc;
+    if ((rc = read_gpu(c, root)) < 0 || (rc = walk_body(c, root)) < 0 || (rc = read_protocols(c, root)) < 0) return rc;
     if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0 || (rc = read_library(c, root)) < 0 ||
         (rc = read_sharp(c, root)) < 0)
         return rc;

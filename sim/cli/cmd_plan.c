@@ -117,8 +117,7 @@ static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int si
         if (run_collective(t, &q, &o, e) < 0) return -1;
         units_fmt_size(sizes[i], sz, sizeof sz);
         units_fmt_time(o.time_s, tm, sizeof tm);
-        int nch = o.algo->nccl ? o.channels : o.ranks > 1 ? o.ranks - 1 : 1;   /* direct: a peer each */
-        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s", sz, o.algo->name, proto_name(o.proto), nch, tm, o.busbw_GBps);
+        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s", sz, o.algo->name, proto_name(o.proto), o.channels, tm, o.busbw_GBps);
         engine_result_free(&o.eng);
         q.predict = 1;
         if (plan_run(t, &q, &o, e) < 0) return -1;
