@@ -41,10 +41,30 @@ const char *step_check(const step_req_t *q, const topo_t *t, char *buf, int len)
     return buf;
 }
 
-/* The per-GPU work of one stage on one microbatch (Lstage layers, tm tokens). */
+/* The per-GPU work of one stage on one microbatch (Lstage layers, tm tokens):
+ * FLOPs and HBM bytes of the matmuls (weights, and the activations they read
+ * and write), of attention (the KV cache: decode reads all of it, prefill
+ * writes the new keys and values and FlashAttention reads them again once
+ * per block of ATT_BLOCK queries; Q in, output out) and of the elementwise
+ * kernels (norms with their residual adds, rotary embedding, the MLP's
+ * activation), which only move bytes. */
 typedef struct work {
     double mm_flops, att_flops, w_bytes, kv_bytes;
+    double act_bytes, att_io, ew_bytes;
 } work_t;
+
+#define ATT_BLOCK 128.0      /* FlashAttention's query block (FA2's default tile) */
+
+/* Elements a token moves through one layer's kernels, per GPU (the TP shard
+ * of anything split by heads or by the MLP's width). */
+static void per_token(const step_req_t *q, double *mm, double *ew, double *qo) {
+    const llm_t *m = q->m;
+    double tp = q->tp, h = m->hidden, k = m->experts ? m->top_k : 1, f = (double)m->ffn / tp;
+    double qd = (double)m->heads * m->head_dim / tp, kvd = (double)m->kv_heads * m->head_dim / (q->tp < m->kv_heads ? tp : m->kv_heads);
+    *mm = (h + qd + 2 * kvd) + (qd + h) + k * ((h + 2 * f) + (f + h));   /* qkv, o, gate-up, down: in + out */
+    *ew = 2 * 4 * h + 2 * (qd + kvd) + k * 3 * f;    /* 2 norms fused with the residual add; rope; silu(gate) * up */
+    *qo = 2 * qd;                                   /* attention reads Q, writes its output */
+}
 
 static work_t stage_work(const step_req_t *q, double tm, double seqs, double layers) {
     const llm_t *m = q->m;
@@ -55,13 +75,17 @@ static work_t stage_work(const step_req_t *q, double tm, double seqs, double lay
         double touched = m->experts * (1 - pow(1 - (double)m->top_k / m->experts, tm));
         w_mlp = touched * llm_mlp_params(m) / (q->ep > 1 ? q->ep : tp);
     }
-    double kvpt = llm_kv_bytes_per_token(m, (int)b) / kv_split;
+    double kvpt = llm_kv_bytes_per_token(m, (int)b) / kv_split, mm, ew, qo;
+    double blocks = ceil(q->seq / ATT_BLOCK), reread = seqs * blocks * (q->seq + ATT_BLOCK) / 2 * kvpt;  /* keys each block sees */
+    per_token(q, &mm, &ew, &qo);
     work_t w = {
         .mm_flops = layers * 2 * tm * (llm_attn_params(m) + llm_router_params(m) + mlps * llm_mlp_params(m)) / tp,
         .att_flops = layers * 4 * tm * ctx * m->heads * m->head_dim / tp,
         .w_bytes = layers * b * ((llm_attn_params(m) + llm_router_params(m)) / tp + w_mlp),
         .kv_bytes = q->phase == STEP_DECODE ? layers * kvpt * seqs * (q->seq + 1)
-                  : q->phase == STEP_PREFILL ? layers * kvpt * tm : 0};
+                  : q->phase == STEP_PREFILL ? layers * kvpt * tm : 0,
+        .act_bytes = layers * b * tm * mm, .ew_bytes = layers * b * tm * ew,
+        .att_io = layers * (b * tm * qo + (q->phase == STEP_DECODE ? 0 : reread))};
     return w;
 }
 
@@ -100,8 +124,10 @@ static void arith(const step_req_t *q, step_out_t *o) {
     work_t w = stage_work(q, tm, seqs, lstage);
     double head_tokens = train ? tm : seqs;                           /* inference needs the last token's logits */
     double head_flops = 2 * head_tokens * m->vocab * (double)m->hidden / q->tp, head_bytes = b * m->vocab * (double)m->hidden / q->tp;
+    double head_act = b * head_tokens * (m->hidden + (double)m->vocab / q->tp);   /* the head's matmul in and out */
     double mm = f * (slots * w.mm_flops + mb * head_flops), att = f * slots * w.att_flops;
-    double wb = f * (slots * w.w_bytes + mb * head_bytes), kv = slots * w.kv_bytes;
+    double wb = f * (slots * (w.w_bytes + w.act_bytes) + mb * (head_bytes + head_act));
+    double kv = slots * w.kv_bytes + f * slots * w.att_io, ew = f * slots * w.ew_bytes;
     double peak = g->flops[q->dtype] * q->compute_eff, bw = g->hbm_bw * q->mem_eff;
     double params = local_params(q);
     o->weights_bytes = params * b;
@@ -110,16 +136,18 @@ static void arith(const step_req_t *q, step_out_t *o) {
     o->kv_bytes = q->phase == STEP_DECODE ? w.kv_bytes : 0;           /* decode reads the whole resident cache */
     o->tokens = (double)q->batch * tps;
     o->flops = mm + att;
-    o->bytes = wb + kv + opt;
+    o->bytes = wb + kv + ew + opt;
     o->compute_s = o->flops / peak;
     o->memory_s = o->bytes / bw;
-    o->roofline_s = fmax(mm / peak, wb / bw) + fmax(att / peak, kv / bw) + opt / bw;
+    o->roofline_s = fmax(mm / peak, wb / bw) + fmax(att / peak, kv / bw) + (ew + opt) / bw;
     double share = (llm_attn_params(m) + llm_router_params(m)) / (llm_attn_params(m) + llm_router_params(m) + (m->experts ? m->top_k : 1) * llm_mlp_params(m));
     o->slots = slots;
     o->layers_per_slot = (int)lstage;
-    o->attn_block_s = f * (fmax(share * w.mm_flops / peak, share * w.w_bytes / bw) + fmax(w.att_flops / peak, w.kv_bytes / bw)) / lstage;
-    o->mlp_block_s = f * fmax((1 - share) * w.mm_flops / peak, (1 - share) * w.w_bytes / bw) / lstage;
-    o->head_s = f * fmax(head_flops / peak, head_bytes / bw);
+    double wa = w.w_bytes + w.act_bytes;                              /* the blocks split weights and activations alike */
+    o->attn_block_s = (f * fmax(share * w.mm_flops / peak, share * wa / bw) +
+                       fmax(f * w.att_flops / peak, (w.kv_bytes + f * w.att_io) / bw) + f * share * w.ew_bytes / bw) / lstage;
+    o->mlp_block_s = f * (fmax((1 - share) * w.mm_flops / peak, (1 - share) * wa / bw) + (1 - share) * w.ew_bytes / bw) / lstage;
+    o->head_s = f * fmax(head_flops / peak, (head_bytes + head_act) / bw);
     o->opt_s = opt / bw;
     o->kernels = (int)(slots * lstage * kernels_per_layer(q) * f + mb * 4 + (train ? 1 : 0));
     o->overhead_s = o->kernels * (q->graphs ? g->graph_launch : g->launch);

@@ -58,6 +58,11 @@ static topo_t *write_and_load(const char *path, const char *text) {
  *   attention FLOPs 4 x 1,024 keys x 8 x 128 x 2 layers = 8,388,608
  *   weight bytes 2 B x the same parameters = 69,156,864
  *   KV bytes 2 (K, V) x 8 x 128 x 2 B x 1,024 tokens x 2 layers = 8,388,608
+ *   activations, elements per layer: matmuls in + out: qkv 1024 + 3072, o 1024
+ *     + 1024, gate-up 1024 + 8192, down 4096 + 1024 = 20,480; elementwise: 2
+ *     norms with residual 8 x 1024, rope 2 x 2048, silu x up 3 x 4096 = 24,576;
+ *     attention's Q and output 2,048: 47,104 x 2 B x 2 layers = 188,416; the
+ *     head's in and out (1024 + 1000) x 2 B = 4,048; bytes 77,545,472 + 192,464
  *   kernels 9 per layer x 2 + 4 per pass = 22 */
 Test(step, buckets_match_a_hand_computed_decode) {
     topo_t *t = write_and_load("build/tiny-step.yaml", tiny_machine);
@@ -71,10 +76,10 @@ Test(step, buckets_match_a_hand_computed_decode) {
     baton_err_t e = {0};
     cr_assert_eq(step_run(t, &q, &o, &e), 0, "%s", e.msg);
     cr_expect_eq(o.flops, 69156864.0 + 8388608.0);
-    cr_expect_eq(o.bytes, 69156864.0 + 8388608.0);
+    cr_expect_eq(o.bytes, 69156864.0 + 8388608.0 + 188416.0 + 4048.0);
     cr_expect_eq(o.kernels, 22);
     cr_expect_float_eq(o.compute_s, 77545472.0 / (0.6 * 100e12), 1e-15);
-    cr_expect_float_eq(o.memory_s, 77545472.0 / (0.8 * 1e12), 1e-15);
+    cr_expect_float_eq(o.memory_s, 77737936.0 / (0.8 * 1e12), 1e-15);
     cr_expect_float_eq(o.overhead_s, 22 * 5e-6, 1e-15);
     cr_expect_eq(o.ncomm, 0, "one GPU: no collectives");
     cr_expect_float_eq(o.roofline_s, o.memory_s, 1e-15, "decode at batch 1 is all memory");
@@ -84,6 +89,13 @@ Test(step, buckets_match_a_hand_computed_decode) {
     cr_assert_eq(step_run(t, &q, &o, &e), 0);
     cr_expect_float_eq(o.overhead_s, 22 * 1e-6, 1e-15, "CUDA graphs: the graph launch cost");
     cr_expect_eq(step_bound(&o), 1, "with CUDA graphs memory bounds it");
+    /* Prefill of 256 tokens: weights 69,156,864; new K and V 2 layers x 4,096 B
+     * x 256 = 2,097,152; FlashAttention's two query blocks read 128 and 256
+     * keys' K and V again: 2 x 384 x 4,096 = 3,145,728; activations 256 x
+     * 47,104 x 2 B x 2 layers = 48,234,496; the head (last token) 4,048. */
+    q.phase = STEP_PREFILL, q.seq = 256, q.graphs = 0;
+    cr_assert_eq(step_run(t, &q, &o, &e), 0);
+    cr_expect_eq(o.bytes, 69156864.0 + 2097152.0 + 3145728.0 + 48234496.0 + 4048.0);
     topo_free(t);
 }
 
