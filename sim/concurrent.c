@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../algorithms/group.h"
+#include "../models/proto.h"
 #include "../topologies/topo.h"
 #include "../topologies/units.h"
 
@@ -40,15 +41,24 @@ int conc_run(topo_t *t, conc_coll_t *c, int n, const conc_opts_t *o, engine_resu
     struct sched_group g;
     sched_t s;
     if (rc == 0) rc = sched_group_init(&g, m, n, topo_nranks(t), &s, e);
+    const proto_cost_t **mp = calloc((size_t)(n > 0 ? n : 1), sizeof *mp);
+    if (rc == 0 && mp == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
+    int own = 0;
+    for (int k = 0; rc == 0 && k < n; k++) {           /* each member's protocol, where one names its own */
+        proto_t pr = c[k].own_proto ? c[k].proto : o->proto;
+        mp[k] = pr == PROTO_NONE ? NULL : &topo_params_c(t)->proto[pr];
+        own |= c[k].own_proto;
+    }
     if (rc == 0) {
         const proto_cost_t *pc = &topo_params_c(t)->proto[o->proto];
         engine_opts_t eo = {.contention = o->contention, .proto = o->proto == PROTO_NONE ? NULL : pc,
-                            .link_stats = o->link_stats};
+                            .link_stats = o->link_stats, .member_proto = own ? mp : NULL};
         if (o->verify) eo.verify = elems <= (1ULL << 20) ? VERIFY_DATA : VERIFY_SIGNATURE;
         rc = engine_run(&s, t, &eo, r, e);
         for (int k = 0; rc == 0 && k < n; k++) c[k].end_s = r->member_end[k];
         sched_group_free(&g);
     }
+    free(mp);
     free(m);
     return rc;
 }
@@ -101,6 +111,12 @@ static int set_key(conc_coll_t *c, const char *k, const char *v, int p, int32_t 
         return 0;
     }
     if (!strcmp(k, "s")) return units_size(v, &c->bytes, &why) < 0 ? err_set(e, BATON_EINVAL, "s=%s: %s", v, why) : 0;
+    if (!strcmp(k, "p")) {
+        int pr = proto_parse(v);
+        if (pr < 0) return err_set(e, BATON_EINVAL, "p=%s: no such protocol (LL, LL128, Simple, none)", v);
+        c->own_proto = 1, c->proto = (proto_t)pr;
+        return 0;
+    }
     if (!strcmp(k, "start")) return units_time(v, &c->start_s, &why) < 0 ? err_set(e, BATON_EINVAL, "start=%s: %s", v, why) : 0;
     if (!strcmp(k, "ranks")) {
         free(*ranks);
@@ -118,7 +134,7 @@ static int set_key(conc_coll_t *c, const char *k, const char *v, int p, int32_t 
         else c->root = (int)x;
         return 0;
     }
-    return err_set(e, BATON_EINVAL, "unknown key '%s' (c, a, s, ranks, start, after, channels, root)", k);
+    return err_set(e, BATON_EINVAL, "unknown key '%s' (c, a, s, p, ranks, start, after, channels, root)", k);
 }
 
 static int all_ranks(int p, int32_t **ranks, int *n, baton_err_t *e) {

@@ -22,11 +22,13 @@ typedef struct conc_coll {
     int root;                /* rooted collectives: in its own numbering */
     double start_s;          /* at this time, or this long after `after` ended */
     int after;               /* an earlier collective it waits for, -1: none */
+    int own_proto;           /* 1: it runs under `proto`, not the run's (conc_opts_t) */
+    proto_t proto;
     double end_s;            /* out: when it ended (with its protocol's base latency) */
 } conc_coll_t;
 
 typedef struct conc_opts {
-    proto_t proto;           /* one protocol for all (PROTO_NONE: none) */
+    proto_t proto;           /* the protocol of those that name none (PROTO_NONE: none) */
     contention_t contention;
     int verify;              /* verify every collective (data mode when small) */
     int link_stats;          /* bytes per link in the result */
@@ -37,7 +39,8 @@ typedef struct conc_opts {
 int conc_run(topo_t *t, conc_coll_t *c, int n, const conc_opts_t *o, engine_result_t *r, baton_err_t *e);
 
 /* Parse "c=allreduce a=ring s=64MiB ranks=0-3,8-11 start=10us after=0
- * channels=2 root=0" (s required; defaults: all-reduce, ring, every rank)
+ * channels=2 root=0 p=LL128" (s required; defaults: all-reduce, ring, every
+ * rank, the run's protocol)
  * into *c, its ranks allocated into *ranks, which the caller frees. */
 int conc_parse(const char *spec, int p, conc_coll_t *c, int32_t **ranks, baton_err_t *e);
 

@@ -141,20 +141,31 @@ static double max2(double a, double b) { return a > b ? a : b; }
 /* The share of a link's bandwidth a message gets: the protocol's, less to
  * and from a reducing switch. */
 static int nvls_rank(const engine_t *g, int r) { return r >= g->s->nranks && r < g->nvls_end; }
-static double msg_eff(const engine_t *g, int src, int dst) {
-    return g->eff * (nvls_rank(g, src) || nvls_rank(g, dst) ? g->nvls_eff : 1);
+
+/* The protocol stream si's messages use: the run's, or its member's. */
+static const proto_cost_t *stream_proto(const engine_t *g, int si) {
+    if (g->o->member_proto == NULL) return g->o->proto;
+    int k = g->s->group->own[si];
+    return k >= 0 ? g->o->member_proto[k] : NULL;
+}
+
+static double msg_eff(const engine_t *g, int si, int src, int dst) {
+    double eff = g->o->member_proto ? (stream_proto(g, si) ? stream_proto(g, si)->efficiency : 1) : g->eff;
+    return eff * (nvls_rank(g, src) || nvls_rank(g, dst) ? g->nvls_eff : 1);
 }
 
 /* The latency a message pays beyond its route's: the protocol's, between
  * ranks only (a reducing switch's own cost is paid once per call,
  * topo_params_t.nvls_lat). */
-static double msg_extra(const engine_t *g, int src, int dst) {
-    return src == dst || src >= g->s->nranks || dst >= g->s->nranks ? 0 : g->msg_lat;
+static double msg_extra(const engine_t *g, int si, int src, int dst) {
+    if (src == dst || src >= g->s->nranks || dst >= g->s->nranks) return 0;
+    if (g->o->member_proto == NULL) return g->msg_lat;
+    return stream_proto(g, si) ? stream_proto(g, si)->msg_latency : 0;
 }
 
 /* Cut-through under FIFO and NONE: reserve ports (and links, FIFO) and
  * return the end time: all links at once, latency plus the bottleneck's time. */
-static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uint64_t bytes, double *began) {
+static double reserve(engine_t *g, int si, int src, int dst, const topo_route_t *rt, uint64_t bytes, double *began) {
     int fifo = g->o->contention == CONTENTION_FIFO;
     int local = src == dst || src >= g->s->nranks || dst >= g->s->nranks;   /* switches have no port limit */
     int sp = local ? -1 : pick_port(g->send_port + (size_t)src * g->ports, g->ports);
@@ -163,14 +174,14 @@ static double reserve(engine_t *g, int src, int dst, const topo_route_t *rt, uin
     double start = g->now;
     if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
     if (rp >= 0) start = max2(start, g->recv_port[(size_t)rdst * g->ports + rp]);
-    double eff = msg_eff(g, src, dst), wire = wire_time(rt, bytes, eff);
+    double eff = msg_eff(g, si, src, dst), wire = wire_time(rt, bytes, eff);
     for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[lk(g, rt->links[i])]);
     for (int i = 0; fifo && i < rt->nlinks; i++) {      /* each link is busy for its own share: a fast */
         double own = link_time(g->t, rt->links[i], bytes, eff);   /* one beside the bottleneck is not */
         g->link_free[lk(g, rt->links[i])] = start + (own < wire ? own : wire);   /* held the whole time */
     }
     *began = start;
-    double end = start + rt->lat + wire + msg_extra(g, src, dst);
+    double end = start + rt->lat + wire + msg_extra(g, si, src, dst);
     if (sp >= 0) g->send_port[(size_t)src * g->ports + sp] = end;
     if (rp >= 0) g->recv_port[(size_t)rdst * g->ports + rp] = end;
     return end;
@@ -214,7 +225,8 @@ static void give_ports(engine_t *g, int src, int dst) {
 /* FAIR: take ports and join the fair shares; 1 if it has to wait. */
 static int start_fair(engine_t *g, int src, int dst, uint32_t id, const topo_route_t *rt, uint64_t bytes) {
     if (take_ports(g, src, dst)) return 1;
-    if (share_add(g->share, g->now, rt->links, src == dst ? 0 : rt->nlinks, (double)bytes / msg_eff(g, src, dst), id) < 0)
+    if (share_add(g->share, g->now, rt->links, src == dst ? 0 : rt->nlinks, (double)bytes / msg_eff(g, g->slots[id].src_si, src, dst),
+                  id) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows"));
     return share_check(g);
 }
@@ -242,12 +254,12 @@ static int hop_event(engine_t *g, uint32_t id) {
     const topo_params_t *tp = topo_params_c(g->t);
     int fifo = g->o->contention == CONTENTION_FIFO;
     double begin = fifo ? max2(g->now, g->link_free[lk(g, l)]) : g->now;
-    double wire = link_time(g->t, l, sl->bytes, msg_eff(g, src, dst));
+    double wire = link_time(g->t, l, sl->bytes, msg_eff(g, sl->src_si, src, dst));
     if (fifo) g->link_free[lk(g, l)] = begin + wire;
     if (sl->hop == 0) sl->t_start = begin;
     double arrive = begin + wire + topo_dlink(g->t, l)->lat * tp->lat_scale;
     if (++sl->hop < rt.nlinks) return push(g, arrive, EV_HOP, id);
-    return push(g, arrive + msg_extra(g, src, dst), EV_XFER_DONE, id);
+    return push(g, arrive + msg_extra(g, sl->src_si, src, dst), EV_XFER_DONE, id);
 }
 
 /* Start a matched transfer under FAIR or store and forward; 1 if its ports
@@ -275,9 +287,9 @@ static int start_transfer(engine_t *g, uint32_t id) {
     }
     sl->started = 1;
     sl->t_start = g->now;
-    sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src, dst);
+    sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src_si, src, dst);
     if (!counts_ports(g))
-        return push(g, reserve(g, src, dst, &ss->rt, sl->bytes, &sl->t_start), EV_XFER_DONE, id);
+        return push(g, reserve(g, src_si, src, dst, &ss->rt, sl->bytes, &sl->t_start), EV_XFER_DONE, id);
     int rc = start_counted(g, id);
     if (rc == 1) g->waiting[g->nwaiting++] = id;           /* ports full: queue, in order */
     return rc < 0 ? rc : 0;
@@ -448,8 +460,8 @@ static int advance(engine_t *g, int si);
  * for it start their start_s after that. */
 static int member_done(engine_t *g, int k) {
     const struct sched_group *gr = g->s->group;
-    double end = g->now + (g->o->proto ? g->o->proto->base_latency : 0) +
-                 (gr->m[k].s.helpers ? topo_params_c(g->t)->nvls_lat : 0);
+    const proto_cost_t *pc = g->o->member_proto ? g->o->member_proto[k] : g->o->proto;
+    double end = g->now + (pc ? pc->base_latency : 0) + (gr->m[k].s.helpers ? topo_params_c(g->t)->nvls_lat : 0);
     g->r->member_end[k] = end;
     for (int j = k + 1; j < gr->n; j++) {
         if (gr->m[j].after != k) continue;
@@ -536,7 +548,7 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
     topo_route_t route = {0}, *rt = &route;        /* the cache's: computed when the transfer started */
     if (topo_route(g->t, stream_rank(g, src_si), sl->dst, rt, NULL) < 0) return;
     int local = stream_rank(g, src_si) == stream_rank(g, dst_si);
-    double wire = local ? 0 : wire_time(rt, sl->bytes, msg_eff(g, stream_rank(g, src_si), stream_rank(g, dst_si)));
+    double wire = local ? 0 : wire_time(rt, sl->bytes, msg_eff(g, src_si, stream_rank(g, src_si), stream_rank(g, dst_si)));
     for (int i = 0; g->r->link_bytes && !local && i < rt->nlinks; i++) {
         g->r->link_bytes[rt->links[i]] += sl->bytes;
         g->r->link_busy[rt->links[i]] += wire;
@@ -725,6 +737,10 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
         g.msg_lat = g.o->proto->msg_latency;
         g.eff = g.o->proto->efficiency;
     }
+    if (g.o->member_proto && s->group == NULL) return err_set(e, BATON_EINVAL, "protocols per member need a group schedule");
+    for (int k = 0; g.o->member_proto && k < s->group->n; k++)
+        if (g.o->member_proto[k] && !(g.o->member_proto[k]->efficiency > 0 && g.o->member_proto[k]->efficiency <= 1))
+            return err_set(e, BATON_EINVAL, "protocol efficiency must be in (0, 1]");
     memset(r, 0, sizeof *r);
     g.nr = g.G = g.p;
     if (g.o->sym) {
@@ -757,6 +773,8 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     if (setup(&g) == 0 && loop(&g) == 0) {
         r->time_s = g.now + (g.o->proto && r->messages ? g.o->proto->base_latency : 0) +
                     (s->helpers && r->messages ? topo_params_c(t)->nvls_lat : 0);   /* the switches' synchronisation */
+        for (int k = 0; g.o->member_proto && k < s->group->n; k++)     /* each member paid its own */
+            r->time_s = k == 0 || r->member_end[k] > r->time_s ? r->member_end[k] : r->time_s;
         for (int i = 0; i < g.nr; i++)
             if (g.rank_msgs[i] > r->max_rank_msgs) r->max_rank_msgs = g.rank_msgs[i];
         if (g.lmap) {                            /* every representative stands for p / G ranks */

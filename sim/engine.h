@@ -63,6 +63,8 @@ typedef struct engine_opts {
     int store_forward;        /* each hop receives the whole message before sending it on
                                  (FIFO and NONE; default cut-through) */
     const proto_cost_t *proto; /* protocol costs (models/proto.h); NULL: none */
+    const proto_cost_t *const *member_proto;   /* a group's (algorithms/group.h): member k's
+                                 protocol, NULL for none; NULL: `proto` for every member */
     verify_fill_fn fill;      /* data-mode start values; NULL: hashed */
     void *fill_ctx;
     void (*on_msg)(void *ctx, const engine_msg_t *m);

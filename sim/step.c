@@ -290,6 +290,10 @@ static int overlap(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e
         add_members(q, dp[1], dp[1]->algo, 1, cc, r + (size_t)dp[0]->groups * dp[0]->ranks, &n);
         for (int i = first_ag; i < n; i++) cc[i].after = i - first_ag;    /* all-gather after its reduce-scatter */
         if (tp) add_members(q, tp, tp->algo, chain, cc, r + (size_t)2 * dp[0]->groups * dp[0]->ranks, &n);
+        for (int i = 0; i < n; i++) {          /* each under the protocol it was timed with alone */
+            const step_comm_t *c = i < first_ag ? dp[0] : i < first_ag + dp[1]->groups ? dp[1] : tp;
+            cc[i].own_proto = 1, cc[i].proto = (proto_t)c->proto;
+        }
         engine_result_t res;
         conc_opts_t co = {.proto = (proto_t)dp[0]->proto, .contention = q->contention};
         if ((rc = conc_run(t, cc, n, &co, &res, e)) == 0) {

@@ -175,6 +175,39 @@ Test(concurrent, disjoint_groups_take_the_time_of_one) {
     topo_free(t);
 }
 
+/* Each collective may run its own protocol (a TP all-reduce in LL128 while a
+ * DP reduce-scatter runs Simple): on disjoint GPUs each ends exactly when it
+ * ends alone under its protocol, which differ; the run ends with the later,
+ * and both verify. */
+Test(concurrent, each_member_runs_its_own_protocol) {
+    topo_t *t = th_load("topologies/hgx-h100.yaml", NULL);
+    int32_t a[4] = {0, 1, 2, 3}, b[4] = {4, 5, 6, 7};
+    conc_coll_t c[2] = {{.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 4 << 20, .nranks = 4, .ranks = a, .after = -1},
+                        {.coll = COLL_REDUCE_SCATTER, .algo = "ring", .bytes = 4 << 20, .nranks = 4, .ranks = b, .after = -1}};
+    double alone[2];
+    engine_result_t r;
+    baton_err_t e = {0};
+    for (int k = 0; k < 2; k++) {
+        conc_opts_t o = {.proto = k ? PROTO_SIMPLE : PROTO_LL128};
+        cr_assert_eq(conc_run(t, &c[k], 1, &o, &r, &e), 0, "%s", e.msg);
+        alone[k] = c[k].end_s;
+        engine_result_free(&r);
+    }
+    c[0].own_proto = 1, c[0].proto = PROTO_LL128;
+    conc_opts_t o = {.proto = PROTO_SIMPLE, .verify = 1};
+    cr_assert_eq(conc_run(t, c, 2, &o, &r, &e), 0, "%s", e.msg);
+    cr_expect_eq(r.verified, 1);
+    cr_expect_eq(c[0].end_s, alone[0], "LL128 beside Simple: %g s, alone %g s", c[0].end_s, alone[0]);
+    cr_expect_eq(c[1].end_s, alone[1], "Simple beside LL128: %g s, alone %g s", c[1].end_s, alone[1]);
+    cr_expect_eq(r.time_s, fmax(alone[0], alone[1]));
+    engine_result_free(&r);
+    c[0].own_proto = 0;                          /* both under Simple: the all-reduce's time changes */
+    cr_assert_eq(conc_run(t, c, 2, &o, &r, &e), 0, "%s", e.msg);
+    cr_expect_neq(c[0].end_s, alone[0]);
+    engine_result_free(&r);
+    topo_free(t);
+}
+
 /* Two sends that cross one thin link at once: about twice the time of one
  * under fair sharing; under FIFO the second waits for the first. */
 Test(concurrent, a_shared_link_takes_twice_as_long) {

@@ -23,10 +23,11 @@ static const char help[] =
     "               0-3,8-11; default all)\n"
     "  start=10us   when it starts (default 0), or with after=K this long after\n"
     "               collective K (counted from 0, an earlier one) has ended\n"
+    "  p=LL128      its protocol (default: --proto's)\n"
     "  channels=N, root=R\n"
     "\n"
     "  -t, --topo FILE      the machine\n"
-    "      --proto P        none, LL, LL128 or Simple for all (default Simple)\n"
+    "      --proto P        none, LL, LL128 or Simple for those that name none (default Simple)\n"
     "      --contention M   fifo (default), fair or none\n"
     "      --verify         prove every collective's result\n"
     "      --set K=V        override a topology parameter\n"
@@ -85,7 +86,9 @@ static void text(const char *topo, const conc_coll_t *c, int n, const engine_res
         units_fmt_time(begin, t0, sizeof t0);
         units_fmt_time(c[k].end_s, t1, sizeof t1);
         units_fmt_time(dt, d, sizeof d);
-        printf("  %-2d %-15s %-11s %-11s %-6d %-11s %-11s %-11s %.4g\n", k, coll_name(c[k].coll), c[k].algo, sz,
+        char al[48];                              /* its own protocol, where it names one */
+        snprintf(al, sizeof al, "%s%s%s", c[k].algo, c[k].own_proto ? "/" : "", c[k].own_proto ? proto_name(c[k].proto) : "");
+        printf("  %-2d %-15s %-11s %-11s %-6d %-11s %-11s %-11s %.4g\n", k, coll_name(c[k].coll), al, sz,
                c[k].nranks, t0, t1, d, dt > 0 ? c[k].bytes * run_busbw_factor(c[k].coll, c[k].nranks) / dt / 1e9 : 0);
     }
     units_fmt_time(r->time_s, t1, sizeof t1);
@@ -95,8 +98,9 @@ static void text(const char *topo, const conc_coll_t *c, int n, const engine_res
 static void json(const conc_coll_t *c, int n, const engine_result_t *r) {
     printf("{\"time_s\":%.9g,\"verified\":%s,\"collectives\":[", r->time_s, r->verified ? "true" : "false");
     for (int k = 0; k < n; k++)
-        printf("%s{\"collective\":\"%s\",\"algorithm\":\"%s\",\"bytes\":%llu,\"ranks\":%d,\"end_s\":%.9g}", k ? "," : "",
-               coll_name(c[k].coll), c[k].algo, (unsigned long long)c[k].bytes, c[k].nranks, c[k].end_s);
+        printf("%s{\"collective\":\"%s\",\"algorithm\":\"%s\",\"protocol\":\"%s\",\"bytes\":%llu,\"ranks\":%d,"
+               "\"end_s\":%.9g}", k ? "," : "", coll_name(c[k].coll), c[k].algo, proto_name(c[k].proto),
+               (unsigned long long)c[k].bytes, c[k].nranks, c[k].end_s);
     printf("]}\n");
 }
 
@@ -116,6 +120,8 @@ int cmd_concurrent(int argc, char **argv) {
     if (rc == 0) {
         if (topo_params_c(t)->no_protocols) a.proto = PROTO_NONE;
         conc_opts_t o = {.proto = (proto_t)a.proto, .contention = a.contention, .verify = a.verify};
+        for (int k = 0; k < n; k++)          /* say each one's protocol: its own or the run's */
+            if (!c[k].own_proto) c[k].proto = o.proto;
         rc = conc_run(t, c, n, &o, &r, &e);
     }
     if (rc == 0 && a.json) json(c, n, &r);
