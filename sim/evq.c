@@ -37,8 +37,16 @@ static uint64_t time_bits(double t) {
     return bits;
 }
 
+/* The key bits of a stored item: evq_push made its time non-negative-zero
+ * already, so no addition here (this is the sorting loops' compare). */
+static uint64_t stored_bits(const evq_item_t *x) {
+    uint64_t bits;
+    memcpy(&bits, &x->t, sizeof bits);
+    return bits;
+}
+
 static int less(const evq_item_t *x, const evq_item_t *y) {
-    uint64_t xt = time_bits(x->t), yt = time_bits(y->t);
+    uint64_t xt = stored_bits(x), yt = stored_bits(y);
     return xt < yt || (xt == yt && x->seq < y->seq);
 }
 
@@ -152,14 +160,14 @@ static int redistribute(evq_t *q, int i) {
     for (evq_block_t *k = b->front; k; k = k->next)
         for (uint32_t j = k->head; j < k->n; j++)
             if (less(&k->a[j], m)) m = &k->a[j];
-    q->base_t = time_bits(m->t);
+    q->base_t = stored_bits(m);
     q->base_seq = m->seq;
     evq_block_t *k = b->front;
     *b = (evq_bucket_t){0};
     unmark(q, i);
     while (k) {
         for (uint32_t j = k->head; j < k->n; j++) {
-            uint64_t t = time_bits(k->a[j].t);
+            uint64_t t = stored_bits(&k->a[j]);
             if (append(q, bucket_of(q, t, k->a[j].seq), &k->a[j], t) < 0) { free_list(k); return -1; }
         }
         evq_block_t *next = k->next;
@@ -167,6 +175,26 @@ static int redistribute(evq_t *q, int i) {
         k = next;
     }
     return 0;
+}
+
+/* A bucket of one short block: sort it where it lies (insertion sort) and
+ * pop from its front, instead of dealing it out below, where its events
+ * would move again. Later pushes keep it sorted while they come in order. */
+#define SORT_SMALL BLOCK
+static int sort_small(evq_t *q, int i) {
+    evq_bucket_t *b = &q->b[i];
+    evq_block_t *k = b->front;
+    if (k->next || k->n - k->head > SORT_SMALL) return 0;
+    for (uint32_t j = k->head + 1; j < k->n; j++) {
+        evq_item_t x = k->a[j];
+        uint32_t m = j;
+        for (; m > k->head && less(&x, &k->a[m - 1]); m--) k->a[m] = k->a[m - 1];
+        k->a[m] = x;
+    }
+    b->sorted = 1;
+    b->last_t = stored_bits(&k->a[k->n - 1]);
+    b->last_seq = k->a[k->n - 1].seq;
+    return 1;
 }
 
 int evq_pop(evq_t *q, evq_item_t *out) {
@@ -177,7 +205,7 @@ int evq_pop(evq_t *q, evq_item_t *out) {
     }
     int i = lowest_used(q);
     if (i < 0) return 0;
-    if (!q->b[i].sorted) {
+    if (!q->b[i].sorted && !sort_small(q, i)) {
         if (redistribute(q, i) < 0) return -1;
         i = 0;                                 /* the minimum is now the base */
     }
