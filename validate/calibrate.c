@@ -40,9 +40,13 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
 /* A weak pull of every parameter towards the file's value, in log units:
  * where one log cannot tell two parameters apart (a ring's lockstep shows
  * only its slowest link; adding and moving take turns) the fit keeps the
- * file's split instead of any split. 0.02 costs as much as a 2 % error per
- * factor e, so what the data do pin moves freely. */
-#define PRIOR 0.02
+ * file's split instead of any split. 0.05 costs as much as a 5 % error per
+ * factor e, so what the data do pin still moves. Chosen by held-out error
+ * (`make fidelity`, medians over 16 logs; docs/NOTES.md): 0.02 left the
+ * middle third of the sizes 13.5 % off when fitted without them, 0.05 10.2 %
+ * with cross-validation (5.5 %) and the top sizes (5.9 %) as good; 0.07 and
+ * 0.1 held the top sizes worse (7.3 %, 7.4 %). */
+#define PRIOR 0.05
 #define NOISE_FLOOR 0.01     /* no model is better than 1 %: the standard errors' floor */
 
 typedef struct {
