@@ -46,6 +46,7 @@ static int at(const sched_t *s, int c, int64_t i) {
     int pos = (int)algo_mod(i, p), node, j;
     if (s->orders) return s->orders->rank[(size_t)(c % s->orders->count) * p + pos];
     if (c == 0) return pos;                            /* channel 0: rank order */
+    if (algo_pof2(g)) return (pos & ~(g - 1)) | ((pos + c) & (g - 1));   /* no division: the hot path */
     node = pos / g;
     j = pos % g;
     return node * g + (j + c) % g;
@@ -56,6 +57,7 @@ static int pos_of(const sched_t *s, int c, int r) {
     if (s->orders) return s->orders->pos[(size_t)(c % s->orders->count) * s->nranks + r];
     if (c == 0) return r;
     int g = (int)s->param[0], node = r / g, local = r % g;
+    if (algo_pof2(g)) return (r & ~(g - 1)) | ((r - c) & (g - 1));
     return node * g + (int)algo_mod(local - c, g);
 }
 

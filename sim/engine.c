@@ -8,6 +8,7 @@
 
 #include "../algorithms/group.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +91,16 @@ typedef struct engine {
     double *send_port, *recv_port;   /* [rank * ports + k] free-at times */
     double *link_free;       /* per directed link */
     double *reduce_free;     /* per rank: its one reduce engine, shared by channels */
+    struct rq { uint32_t si, next, reduce; uint64_t x, seq; } *rq;   /* this instant's claims, in the
+                                order made: a send's start (x: its slot) or a reduce (x: its
+                                bytes); seq: its event's place in the queue, taken then */
+    uint32_t *rq_perm;       /* the order they are served in, then scratch (2 x caprq) */
+    uint32_t nrq, caprq;
+    uint32_t *rq_head;       /* per rank: its claims by channel (NO_SLOT: none) */
+    int32_t *rq_rank;        /* the ranks with claims */
+    int nrq_rank;
+    double first_t;          /* the earliest event serving them pushed (its place: first_seq) */
+    uint64_t first_seq;
     uint64_t *rank_msgs;
     share_t *share;          /* FAIR contention */
     int *send_busy, *recv_busy;      /* FAIR, store and forward: ports in use per rank */
@@ -274,6 +285,86 @@ static int start_counted(engine_t *g, uint32_t id) {
     return start_fair(g, src, sl->dst, id, &rt, sl->bytes);
 }
 
+/* Claims on a rank's resources made at one instant (its sends' links and
+ * ports, its one reduce engine) are served after every event of that
+ * instant, in the order they were made, except that a rank's own claims
+ * are served in channel order among the places its claims took. The order
+ * of events follows rank numbers, the order of channels is the same on every
+ * rank, so ranks that act alike get their resources alike and a
+ * representative stands for them (sim/symmetry.c). Each claim's event keeps
+ * the place in the queue taken when the claim was made, so where no rank's
+ * channels were out of order the run is event for event what serving each
+ * claim at once gave. */
+static int serve_one(engine_t *g, int si, int reduce, uint64_t x, uint64_t seq);
+
+static int claim(engine_t *g, int si, int reduce, uint64_t x) {
+    if (g->C == 1) return serve_one(g, si, reduce, x, evq_take_seq(&g->q));   /* one stream a rank: at once */
+    if (g->nrq == g->caprq) {
+        uint32_t nc = g->caprq ? 2 * g->caprq : 256;
+        struct rq *a = realloc(g->rq, (size_t)nc * sizeof *a);
+        uint32_t *pm = a ? realloc(g->rq_perm, 3 * (size_t)nc * sizeof *pm) : NULL;
+        if (a) g->rq = a;
+        if (pm == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for this instant's claims"));
+        g->rq_perm = pm, g->caprq = nc;
+    }
+    int rank = rep_of(g, stream_rank(g, si));
+    uint32_t k = g->nrq++, *at = &g->rq_head[rank];
+    if (*at == NO_SLOT) g->rq_rank[g->nrq_rank++] = rank;
+    while (*at != NO_SLOT && g->rq[*at].si <= (uint32_t)si) at = &g->rq[*at].next;   /* by channel, stable */
+    g->rq[k] = (struct rq){.si = (uint32_t)si, .next = *at, .reduce = (uint32_t)reduce, .x = x,
+                           .seq = evq_take_seq(&g->q)};
+    *at = k;
+    return 0;
+}
+
+static int push_at(engine_t *g, double t, uint64_t seq, uint32_t kind, uint32_t id) {
+    if (evq_push_at(&g->q, t, seq, kind, id) < 0)
+        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+    if (g->nrq && (t < g->first_t || (t == g->first_t && seq < g->first_seq))) g->first_t = t, g->first_seq = seq;
+    return 0;
+}
+
+static int start_cut_through(engine_t *g, uint32_t id, uint64_t seq);
+
+/* Rank r's claims, by channel, into the places they took (perm[place] =
+ * claim; places are claim numbers, so ascending is the order made). */
+static void place_rank(engine_t *g, int r) {
+    uint32_t n = 0, k, *pos = g->rq_perm + g->caprq;          /* scratch: 2 x caprq after perm */
+    for (k = g->rq_head[r]; k != NO_SLOT; k = g->rq[k].next) pos[n++] = k;
+    if (n == 1) { g->rq_perm[pos[0]] = pos[0]; return; }
+    uint32_t *cl = pos + n;
+    memcpy(cl, pos, n * sizeof *cl);                          /* the claims by channel */
+    for (uint32_t i = 1; i < n; i++)                          /* their places ascending */
+        for (uint32_t j = i; j > 0 && pos[j - 1] > pos[j]; j--) {
+            uint32_t t = pos[j];
+            pos[j] = pos[j - 1], pos[j - 1] = t;
+        }
+    for (uint32_t i = 0; i < n; i++) g->rq_perm[pos[i]] = cl[i];
+}
+
+static int serve_instant(engine_t *g) {
+    g->first_t = DBL_MAX, g->first_seq = UINT64_MAX;
+    for (int i = 0; i < g->nrq_rank; i++) {
+        place_rank(g, g->rq_rank[i]);
+        g->rq_head[g->rq_rank[i]] = NO_SLOT;
+    }
+    for (uint32_t i = 0; i < g->nrq && g->err == 0; i++) {
+        const struct rq *c = &g->rq[g->rq_perm[i]];
+        serve_one(g, (int)c->si, (int)c->reduce, c->x, g->rq[i].seq);   /* at the place's seq */
+    }
+    g->nrq = 0, g->nrq_rank = 0;
+    return g->err;
+}
+
+/* A claim served: the send starts (x: its slot) or the reduce engine takes
+ * x bytes; its event goes to place seq. */
+static int serve_one(engine_t *g, int si, int reduce, uint64_t x, uint64_t seq) {
+    if (!reduce) return start_cut_through(g, (uint32_t)x, seq);
+    double *rf = &g->reduce_free[rep_of(g, stream_rank(g, si))];
+    *rf = max2(g->now, *rf) + (double)x * g->gamma;
+    return push_at(g, *rf, seq, EV_REDUCE_DONE, (uint32_t)si);
+}
+
 /* Start the matched message in slot (src_si, k): the receiver's stream waits
  * in S_XFER until it has arrived. */
 static int start_transfer(engine_t *g, uint32_t id) {
@@ -288,11 +379,25 @@ static int start_transfer(engine_t *g, uint32_t id) {
     sl->started = 1;
     sl->t_start = g->now;
     sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src_si, src, dst);
-    if (!counts_ports(g))
-        return push(g, reserve(g, src_si, src, dst, &ss->rt, sl->bytes, &sl->t_start), EV_XFER_DONE, id);
     int rc = start_counted(g, id);
     if (rc == 1) g->waiting[g->nwaiting++] = id;           /* ports full: queue, in order */
     return rc < 0 ? rc : 0;
+}
+
+/* Cut-through under FIFO and NONE, served at the end of the instant: book
+ * its links and ports; it arrives at the end time (an event at place seq). */
+static int start_cut_through(engine_t *g, uint32_t id, uint64_t seq) {
+    slot_t *sl = &g->slots[id];
+    int src_si = sl->src_si, src = stream_rank(g, src_si), dst = sl->dst;
+    stream_t *ss = &g->st[src_si];
+    if (ss->rt_peer != dst) {
+        int rc = topo_route(g->t, src, dst, &ss->rt, g->e);
+        if (rc < 0) return fail(g, rc);
+        ss->rt_peer = dst;
+    }
+    sl->t_start = g->now;
+    sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src_si, src, dst);
+    return push_at(g, reserve(g, src_si, src, dst, &ss->rt, sl->bytes, &sl->t_start), seq, EV_XFER_DONE, id);
 }
 
 /* Ports were freed; start waiting transfers that now fit, in order. */
@@ -325,7 +430,12 @@ static int pump(engine_t *g, int src_si) {
     for (uint32_t id = g->st[src_si].head; id != NO_SLOT; id = g->slots[id].next) {
         if (g->slots[id].started) continue;
         if (!g->slots[id].matched) return 0;
-        if (start_transfer(g, id) < 0) return g->err;
+        if (counts_ports(g)) {                        /* fair sharing, store and forward: now */
+            if (start_transfer(g, id) < 0) return g->err;
+            continue;
+        }
+        g->slots[id].started = 1;                     /* at the end of the instant */
+        if (claim(g, src_si, 0, id) < 0) return g->err;
     }
     return 0;
 }
@@ -598,11 +708,8 @@ static int xfer_done(engine_t *g, uint32_t id) {
         if (unblock(g) < 0) return g->err;
     }
     if (s->state == S_SLOT && advance(g, src_si) < 0) return g->err;
-    if (reduce && g->gamma > 0 && sl_dst < g->s->nranks) {     /* a switch adds at line rate */
-        double *rf = &g->reduce_free[rep_of(g, sl_dst)];
-        *rf = max2(g->now, *rf) + (double)bytes * g->gamma;
-        return push(g, *rf, EV_REDUCE_DONE, (uint32_t)dst_si);
-    }
+    if (reduce && g->gamma > 0 && sl_dst < g->s->nranks)     /* a switch adds at line rate */
+        return claim(g, dst_si, 1, bytes);
     receive_done(g, dst_si);
     return advance(g, dst_si);
 }
@@ -641,6 +748,9 @@ static int setup(engine_t *g) {
     g->recv_port = calloc((size_t)g->nr * g->ports + 1, sizeof(double));
     g->link_free = calloc((size_t)topo_nlinks(g->t) + 1, sizeof(double));
     g->reduce_free = calloc((size_t)g->nr, sizeof(double));
+    g->rq_head = malloc(((size_t)g->nr + 1) * sizeof *g->rq_head);
+    g->rq_rank = malloc(((size_t)g->nr + 1) * sizeof *g->rq_rank);
+    for (int i = 0; g->rq_head && i < g->nr; i++) g->rq_head[i] = NO_SLOT;
     g->rank_msgs = calloc((size_t)g->nr, sizeof *g->rank_msgs);
     evq_init(&g->q);
     if (g->o->contention == CONTENTION_FAIR && setup_fair(g) < 0)
@@ -652,7 +762,7 @@ static int setup(engine_t *g) {
         g->st[i].head = g->st[i].tail = NO_SLOT;
     }
     if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs ||
-        !g->reduce_free)
+        !g->reduce_free || !g->rq_head || !g->rq_rank)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->nr));
     return 0;
 }
@@ -678,6 +788,10 @@ static void teardown(engine_t *g) {
     free(g->recv_port);
     free(g->link_free);
     free(g->reduce_free);
+    free(g->rq);
+    free(g->rq_perm);
+    free(g->rq_head);
+    free(g->rq_rank);
     free(g->left);
     free(g->rank_msgs);
     share_free(g->share);
@@ -709,8 +823,18 @@ static int loop(engine_t *g) {
     start_streams(g);
     evq_item_t ev;
     int popped;
-    while (g->err == 0 && (popped = evq_pop(&g->q, &ev)) != 0) {
-        if (popped < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+    while (g->err == 0) {
+        if ((popped = evq_pop(&g->q, &ev)) < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+        if (g->nrq && (popped == 0 || ev.t > g->now)) {     /* the instant is over: serve its claims */
+            if (serve_instant(g) < 0) return g->err;
+            if (popped && (g->first_t < ev.t || (g->first_t == ev.t && g->first_seq < ev.seq))) {
+                if (evq_push_at(&g->q, ev.t, ev.seq, ev.kind, ev.id) < 0)   /* what they start comes first */
+                    return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+                continue;
+            }
+            if (popped == 0) continue;
+        }
+        if (popped == 0) break;
         g->now = ev.t;
         g->r->events++;
         if (ev.kind == EV_XFER_DONE) xfer_done(g, ev.id);

@@ -144,13 +144,20 @@ static int push_late(evq_t *q, const evq_item_t *x) {
     return 0;
 }
 
-int evq_push(evq_t *q, double t, uint32_t kind, uint32_t id) {
-    evq_item_t x = {t + 0.0, q->next_seq, kind, id};
+int evq_push_at(evq_t *q, double t, uint64_t seq, uint32_t kind, uint32_t id) {
+    evq_item_t x = {t + 0.0, seq, kind, id};
     uint64_t tb = time_bits(x.t);
     int rc = below_base(q, tb, x.seq) ? push_late(q, &x) : append(q, bucket_of(q, tb, x.seq), &x, tb);
-    if (rc == 0) q->next_seq++, q->n++;
+    if (rc == 0) q->n++;
     return rc;
 }
+
+int evq_push(evq_t *q, double t, uint32_t kind, uint32_t id) {
+    int rc = evq_push_at(q, t, q->next_seq, kind, id);
+    if (rc == 0) q->next_seq++;
+    return rc;
+}
+
 
 /* Make the minimum of bucket i the base and deal the bucket out below.
  * -1 when a block cannot be had (the queue is then only fit to free). */

@@ -46,6 +46,10 @@ void evq_init(evq_t *q);
 void evq_free(evq_t *q);
 /* 0, or -1 when memory runs out. */
 int evq_push(evq_t *q, double t, uint32_t kind, uint32_t id);
+/* Take the next sequence number now, for an event pushed later with
+ * evq_push_at: it then sorts among equal times as if pushed now. */
+static inline uint64_t evq_take_seq(evq_t *q) { return q->next_seq++; }
+int evq_push_at(evq_t *q, double t, uint64_t seq, uint32_t kind, uint32_t id);
 /* Remove the earliest event into *out: 1, or 0 if the queue was empty, or
  * -1 when memory runs out (the queue is then only fit for evq_free). */
 int evq_pop(evq_t *q, evq_item_t *out);

@@ -5,15 +5,15 @@
 #include <string.h>
 
 /* Scratch for one representative's program: its distinct (channel, send
- * offset) pairs, how many distinct offsets it receives from and how many of
- * its channels add what they receive. */
+ * offset) pairs and how many distinct offsets it receives from. (Channels
+ * that share a rank's reduce engine are fine: the engine serves those whose
+ * data arrive together in channel order, the same on every rank.) */
 typedef struct scan {
     int32_t *seen_send, *seen_recv;   /* per offset: a stamp of the last stream that used it */
     int32_t *send, *send_chan;        /* this representative's sends: offset and channel */
     uint32_t nsend;
     int nrecv;
     int32_t recv[2];                  /* the first two receive offsets */
-    int reducing;                     /* channels with a reducing receive */
 } scan_t;
 
 static int32_t offset_of(int p, int from, int to) { return (int32_t)(((int64_t)to - from + p) % p); }
@@ -23,9 +23,8 @@ static void scan_rep(const sched_t *s, int a, scan_t *sc) {
     sched_op_t op;
     sc->nsend = 0;
     sc->nrecv = 0;
-    sc->reducing = 0;
     for (int c = 0; c < s->nchannels; c++) {
-        int32_t stamp = a * s->nchannels + c + 1, reduces = 0;
+        int32_t stamp = a * s->nchannels + c + 1;
         for (uint32_t pc = 0; sched_op(s, a, c, pc, &op); pc++) {
             if (op.send && op.send_peer >= 0 && op.send_peer < p) {
                 int32_t d = offset_of(p, a, op.send_peer);
@@ -35,7 +34,6 @@ static void scan_rep(const sched_t *s, int a, scan_t *sc) {
                     sc->send[sc->nsend++] = d;
                 }
             }
-            reduces |= op.recv == RECV_REDUCE;
             if (op.recv && op.recv_peer >= 0 && op.recv_peer < p) {
                 int32_t d = offset_of(p, op.recv_peer, a);
                 if (sc->seen_recv[d] != a + 1) {
@@ -45,7 +43,6 @@ static void scan_rep(const sched_t *s, int a, scan_t *sc) {
                 }
             }
         }
-        sc->reducing += reduces;
     }
 }
 
@@ -72,7 +69,7 @@ static int check_copy(topo_t *t, int a, int x, int d, int C, int c, const topo_r
                            node_name(t, l, 0), node_name(t, l, 1), node_name(t, l0, 0), node_name(t, l0, 1));
         int32_t me = x * C + c;                  /* the sending stream */
         if (sender[l] < 0) { sender[l] = me; lmap[l] = l0; continue; }
-        if (sender[l] != me)
+        if (sender[l] / C != x)       /* one rank's channels may share it: the engine serves them in channel order */
             return err_set(e, BATON_EUNSUP, "link %s->%s carries sends of rank %d (channel %d) and of rank %d (channel %d); "
                            "which goes first when both start together depends on rank numbers, so no representative "
                            "can stand for both", node_name(t, l, 0), node_name(t, l, 1), sender[l] / C, sender[l] % C, x, c);
@@ -95,9 +92,6 @@ static int check_period(const sched_t *s, topo_t *t, int G, scan_t *sc, int32_t 
     memset(sc->seen_recv, 0, (size_t)p * sizeof *sc->seen_recv);
     for (int a = 0; a < G; a++) {
         scan_rep(s, a, sc);
-        if (sc->reducing > 1 && topo_params_c(t)->reduce_bw > 0)
-            return err_set(e, BATON_EUNSUP, "%d channels of rank %d share its reduce engine; which adds first when two "
-                           "arrive together depends on rank numbers", sc->reducing, a);
         if (ports > 0 && sc->nrecv > 1)
             return err_set(e, BATON_EUNSUP, "rank %d receives from ranks %d and %d away through %d port%s; which "
                            "arrives first when both are ready together depends on rank numbers",
@@ -136,7 +130,7 @@ int sym_find(const sched_t *s, topo_t *t, sym_t *out, baton_err_t *e) {
     if (rc < 0) return rc;
     size_t most = (size_t)p * (size_t)s->nchannels;   /* sends: at most one per (channel, offset) */
     scan_t sc = {calloc((size_t)p, sizeof(int32_t)), calloc((size_t)p, sizeof(int32_t)),
-                 malloc(most * sizeof(int32_t)), malloc(most * sizeof(int32_t)), 0, 0, {0, 0}, 0};
+                 malloc(most * sizeof(int32_t)), malloc(most * sizeof(int32_t)), 0, 0, {0, 0}};
     int32_t *sender = malloc(((size_t)nl + 1) * sizeof *sender);
     out->lmap = malloc(((size_t)nl + 1) * sizeof *out->lmap);
     baton_err_t first = {0};

@@ -394,9 +394,13 @@ Test(machines, nccltree_crosses_the_network_once_each_way) {
 
 /* nccltree's closed form on a machine it has seen (every message of a
  * steady step on the links, inside nodes and between them): within the band
- * measured against the simulator, 0.76-1.0 of its time on one H100 node and
+ * measured against the simulator, 0.74-1.08 of its time on one H100 node and
  * on two nodes of A100 and H100, 64 KiB to 256 MiB (the slowest-pair view
- * it had first said 3.3 GB/s at 4 MiB where the simulator says 23.7). */
+ * it had first said 3.3 GB/s at 4 MiB where the simulator says 23.7). The
+ * top of the band moved from 1.04 to 1.08 (2 x 8 A100, 256 MiB) when FIFO
+ * began to serve a rank's channels that claim a link together in channel
+ * order rather than in event order (sim/engine.c, claim): either is a
+ * convention, and fair sharing gives 0.82 there. */
 Test(machines, nccltree_closed_form_sees_nodes_and_network) {
     const char *files[] = {"topologies/hgx-h100.yaml", "topologies/cluster-a100.yaml", "topologies/cluster-h100.yaml"};
     for (int f = 0; f < 3; f++) {
@@ -409,7 +413,7 @@ Test(machines, nccltree_closed_form_sees_nodes_and_network) {
             q.predict = 0;
             cr_assert_eq(run_collective(t, &q, &sim, &e), 0, "%s", e.msg);
             double ratio = sim.time_s / closed.time_s;
-            cr_expect(ratio >= 0.70 && ratio <= 1.05, "%s n=%llu: simulated / closed form %.3f", files[f],
+            cr_expect(ratio >= 0.70 && ratio <= 1.10, "%s n=%llu: simulated / closed form %.3f", files[f],
                       (unsigned long long)n, ratio);
             engine_result_free(&sim.eng);
         }
