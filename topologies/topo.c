@@ -128,6 +128,9 @@ void topo_free(topo_t *t) {
     free(t->bfs_stamp);
     free(t->bfs_queue);
     free(t->route_tmp);
+    free(t->scratch);
+    free(t->hop_memo);
+    free(t->hops);
     free(t->comp);
     for (int i = 0; i < t->ndmaps; i++) free(t->dmaps[i].hops);
     free(t->dmaps);
@@ -171,28 +174,37 @@ static uint32_t name_hash(const char *s) {       /* FNV-1a */
     return h;
 }
 
-/* The slot holding name, or the empty slot where it would go. */
-static uint32_t name_probe(const topo_t *t, const char *name) {
-    uint32_t mask = t->name_cap - 1, i = name_hash(name) & mask;
-    while (t->name_slot[i] && strcmp(t->nodes[t->name_slot[i] - 1].name, name) != 0) i = (i + 1) & mask;
+/* The slot holding name (hash h), or the empty slot where it would go. The
+ * slot's hash is compared before the name: a collision then costs no visit
+ * to another node's name (2 M names: most of the loader's time was these). */
+static uint32_t name_probe(const topo_t *t, const char *name, uint32_t h) {
+    uint32_t mask = t->name_cap - 1, i = h & mask;
+    while (t->name_slot[i].node &&
+           (t->name_slot[i].hash != h || strcmp(t->nodes[t->name_slot[i].node - 1].name, name) != 0))
+        i = (i + 1) & mask;
     return i;
 }
 
 /* Make room for one more name: double the index and re-insert every node. */
 static int name_reserve(topo_t *t) {
     if ((uint32_t)(t->nnodes + 1) * 2 < t->name_cap) return 0;
-    uint32_t cap = t->name_cap ? t->name_cap * 2 : 64;
-    int *slot = calloc(cap, sizeof *slot);
+    uint32_t cap = t->name_cap ? t->name_cap * 2 : 64, mask = cap - 1;
+    struct name_slot *slot = calloc(cap, sizeof *slot), *old = t->name_slot;
     if (slot == NULL) return -1;
-    free(t->name_slot);
+    for (uint32_t i = 0; i < t->name_cap; i++) {     /* every name once more; its hash is kept */
+        if (old[i].node == 0) continue;
+        uint32_t j = old[i].hash & mask;
+        while (slot[j].node) j = (j + 1) & mask;
+        slot[j] = old[i];
+    }
+    free(old);
     t->name_slot = slot;
     t->name_cap = cap;
-    for (int i = 0; i < t->nnodes; i++) slot[name_probe(t, t->nodes[i].name)] = i + 1;
     return 0;
 }
 
 int topo_find_node(const topo_t *t, const char *name) {
-    return t->name_cap ? t->name_slot[name_probe(t, name)] - 1 : -1;
+    return t->name_cap ? t->name_slot[name_probe(t, name, name_hash(name))].node - 1 : -1;
 }
 
 int topo_grow(void **p, int *cap, int need, size_t elem) {
@@ -226,7 +238,8 @@ int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int c
     n->transit = kind != NODE_GPU;
     n->reduces = 0;
     n->hidden = 0;
-    t->name_slot[name_probe(t, name)] = t->nnodes + 1;
+    uint32_t h = name_hash(name);
+    t->name_slot[name_probe(t, name, h)] = (struct name_slot){.node = t->nnodes + 1, .hash = h};
     return t->nnodes++;
 }
 
@@ -454,7 +467,7 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
             int src = r;
             if (src == dst) continue;
             topo_route_t rt;
-            int rc = topo_route(t, src, dst, &rt, e);
+            int rc = topo_route_peek(t, src, dst, &rt, e);   /* 2 p routes, not kept: a million ranks */
             if (rc < 0) return rc;
             if (rt.lat > lat) lat = rt.lat;
             if (rt.bw < bw) bw = rt.bw;

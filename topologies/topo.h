@@ -245,6 +245,9 @@ int topo_nearest(topo_t *t, int node, node_kind_t kind);
 /* Route between two ranks (or helper ranks: reducing switches), cached; out->links stays valid until topo_free,
  * so callers may keep a route. */
 int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e);
+/* The same route without keeping it: out->links are valid only until the
+ * next call on t (a summary over every rank: latencies, bottlenecks). */
+int topo_route_peek(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e);
 
 /* The uniform machine a closed form sees: alpha = worst path latency and
  * beta = 1 / worst bottleneck bandwidth over the pairs (0, r) and (r, r+1),

@@ -39,6 +39,9 @@ struct topo {
     uint32_t *bfs_stamp;           /* a distance counts only if its stamp is the search's */
     uint32_t stamp;
     int32_t *route_tmp;  /* scratch: a probe route (at most nnodes - 1 links) */
+    int32_t *scratch;    /* topo_route_peek: its route's links (4 x (nnodes + 1): a join of two) */
+    uint32_t scratch_used;
+    int scratch_on;      /* route_alloc takes from `scratch`, not the cache's blocks */
     char **param_name, **param_value;   /* what the file's parameters were */
     int nparams;
     int *reducer;        /* reducing switches (helper ranks), in declaration order */
@@ -55,7 +58,14 @@ struct topo {
     int *dmap_slot;        /* per node: its map's index + 1, 0 if none */
     uint32_t *dmap_spent;  /* per node: nodes visited by stopped searches into it since it was last kept */
     const uint8_t *dmap;   /* while set, distances come from this map (255: unreached), not the stamps */
-    int *name_slot;      /* open-addressing index of node names: node + 1, 0 = empty */
+    /* Walks towards one place share their next hops (topo_route.c, walk_keyed):
+     * per node, for the distances of `key`, its next hops' links at hops[off..
+     * off + ways); entries of another generation of `hops` are void. */
+    struct hop_memo { uint64_t key; uint32_t gen, off, ways; } *hop_memo;
+    int32_t *hops;
+    uint32_t nhops, caphops, hop_gen;
+    struct name_slot { int node; uint32_t hash; } *name_slot;   /* open-addressing index of node
+                            names: node + 1 (0 = empty) and its name's hash, compared first */
     uint32_t name_cap;   /* a power of two, more than twice nnodes */
     void *derived;       /* topo_set_derived */
     void (*derived_free)(void *);

@@ -37,6 +37,7 @@ int topo_bfs(topo_t *t, int s, int stop) {
     if (++t->stamp == 0) {               /* wrapped: clear the old stamps once */
         memset(t->bfs_stamp, 0, (size_t)t->nnodes * sizeof *t->bfs_stamp);
         t->stamp = 1;
+        t->hop_gen++;                    /* and the next hops found under them */
     }
     topo_dist_set(t, s, 0);
     q[tail++] = s;
@@ -94,6 +95,11 @@ static int route_rehash(topo_t *t) {
 /* Room for n link ids that will not move. A route longer than a block gets
  * a block of its own; the current block stays current. */
 static int32_t *route_alloc(topo_t *t, int n) {
+    if (t->scratch_on) {                       /* topo_route_peek: room for a join of two routes */
+        int32_t *r = t->scratch + t->scratch_used;
+        t->scratch_used += (uint32_t)n;
+        return t->scratch_used <= 4 * ((uint32_t)t->nnodes + 1) ? r : NULL;
+    }
     int own = n > ROUTE_BLOCK;
     if (own || t->cur == NULL || t->cur_used + n > ROUTE_BLOCK) {
         int32_t *b = malloc((size_t)(own ? n : ROUTE_BLOCK) * sizeof *b);
@@ -126,26 +132,57 @@ static void route_add(const topo_t *t, route_slot_t *r, int32_t *links, int k) {
     if (l->bw < r->bw) r->bw = l->bw;
 }
 
+/* Node u's next hops towards d (links, in adjacency order) for the
+ * distances in force (key: which distances and d), from the memo or found
+ * now; NULL if memory runs out. A million routes into one leaf walk the same
+ * switches: each switch's 256 ports are scanned once, not per route. */
+static const int32_t *next_hops(topo_t *t, int u, int d, uint64_t key) {
+    if (t->hop_memo == NULL && (t->hop_memo = calloc((size_t)t->nnodes + 1, sizeof *t->hop_memo)) == NULL) return NULL;
+    struct hop_memo *m = &t->hop_memo[u];
+    if (m->key == key && m->gen == t->hop_gen && m->ways) return t->hops + m->off;
+    int deg = t->adj_off[u + 1] - t->adj_off[u], du = topo_dist(t, u);
+    if (t->nhops + (uint32_t)deg > t->caphops) {
+        if (t->nhops + (uint32_t)deg > (1u << 26) || t->caphops >= (1u << 26)) t->nhops = 0, t->hop_gen++;  /* start over */
+        uint32_t nc = t->caphops ? 2 * t->caphops : 4096;
+        while (nc < t->nhops + (uint32_t)deg) nc *= 2;
+        if (nc > t->caphops) {
+            int32_t *h = realloc(t->hops, (size_t)nc * sizeof *h);
+            if (h == NULL) return NULL;
+            t->hops = h, t->caphops = nc;
+        }
+    }
+    *m = (struct hop_memo){.key = key, .gen = t->hop_gen, .off = t->nhops, .ways = 0};
+    for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++)
+        if (next_hop(t, du, d, k)) t->hops[t->nhops + m->ways++] = t->adj[k];
+    t->nhops += m->ways;
+    return m->ways ? t->hops + m->off : NULL;
+}
+
 /* Walk from u towards d (dist[] = hops to d, or to any node beyond d on
  * every path through it: only differences count), the route so far first.
  * Where several next hops are equally short, take number (key + hop) mod
  * ways. */
-static void walk_keyed(const topo_t *t, int u, int d, int key, route_slot_t *r, int32_t *links) {
+static void walk_keyed(topo_t *t, int u, int d, int key, route_slot_t *r, int32_t *links) {
+    uint64_t src = t->dmap ? (uint64_t)(uintptr_t)t->dmap : ((uint64_t)t->stamp << 1 | 1);
+    uint64_t mkey = src * 0x9E3779B97F4A7C15ull ^ (uint64_t)d;   /* these distances, towards d */
     while (u != d) {
-        int ways = 0, pick, du = topo_dist(t, u);
-        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) ways += next_hop(t, du, d, k);
-        pick = (key + r->nlinks) % ways;
-        for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
-            if (!next_hop(t, du, d, k) || pick-- > 0) continue;
-            route_add(t, r, links, t->adj[k]);
-            u = t->dl[t->adj[k]].dst;
-            break;
+        const int32_t *hop = next_hops(t, u, d, mkey);
+        uint32_t ways = hop ? t->hop_memo[u].ways : 0;
+        if (hop == NULL) {                       /* no memory for the memo: scan, as it would */
+            int du = topo_dist(t, u), n = 0, pick;
+            for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) n += next_hop(t, du, d, k);
+            pick = (key + r->nlinks) % n;
+            for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++)
+                if (next_hop(t, du, d, k) && pick-- == 0) { route_add(t, r, links, t->adj[k]); break; }
+        } else {
+            route_add(t, r, links, hop[(uint32_t)(key + r->nlinks) % ways]);
         }
+        u = t->dl[links[r->nlinks - 1]].dst;
     }
 }
 
 /* The route: link `first` (-1: none), the walk u -> v, links last[0], last[1] (-1: none). */
-static void route_fill(const topo_t *t, int first, int u, int v, const int *last, int key, route_slot_t *r,
+static void route_fill(topo_t *t, int first, int u, int v, const int *last, int key, route_slot_t *r,
                        int32_t *links) {
     *r = (route_slot_t){.links = links, .nlinks = 0, .lat = 0, .bw = 1e300};
     if (first >= 0) route_add(t, r, links, first);
@@ -456,6 +493,36 @@ int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e) {
     return 0;
 }
 
+/* Why there is no route (rc from route_compute). */
+static int no_route(topo_t *t, int rc, int src_rank, int dst_rank, int s, int d, baton_err_t *e) {
+    if (rc == -2 && !t->params.p2p && src_rank < t->nranks && dst_rank < t->nranks)
+        return err_set(e, BATON_EINVAL, "no route from rank %d to rank %d through the host (p2p: false): "
+                       "the CPU nearest rank %d does not reach rank %d", src_rank, dst_rank, src_rank, dst_rank);
+    if (rc == -2)
+        return err_set(e, BATON_EINVAL, "no route from %s to %s: routes pass only through switches, NICs and CPUs",
+                       t->nodes[s].name, t->nodes[d].name);
+    return err_set(e, BATON_ENOMEM, "out of memory");
+}
+
+int topo_route_peek(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e) {
+    int all = t->nranks + t->nreducers;
+    if (src_rank < 0 || src_rank >= all || dst_rank < 0 || dst_rank >= all)
+        return err_set(e, BATON_EINVAL, "route between ranks %d and %d: no such rank", src_rank, dst_rank);
+    if (t->scratch == NULL && (t->scratch = malloc(4 * ((size_t)t->nnodes + 1) * sizeof *t->scratch)) == NULL)
+        return err_set(e, BATON_ENOMEM, "out of memory");
+    int s = node_of(t, src_rank), d = node_of(t, dst_rank);
+    route_slot_t slot;
+    t->scratch_on = 1, t->scratch_used = 0;
+    int rc = route_compute(t, s, d, &slot);
+    t->scratch_on = 0;
+    if (rc < 0) return no_route(t, rc, src_rank, dst_rank, s, d, e);
+    out->links = slot.links;
+    out->nlinks = slot.nlinks;
+    out->lat = slot.lat * t->params.lat_scale;
+    out->bw = slot.nlinks ? slot.bw * t->params.bw_scale : 1e300;
+    return 0;
+}
+
 int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e) {
     int all = t->nranks + t->nreducers;
     if (src_rank < 0 || src_rank >= all || dst_rank < 0 || dst_rank >= all)
@@ -468,13 +535,7 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
     if (slot->key == 0) {
         int s = node_of(t, src_rank), d = node_of(t, dst_rank);
         int rc = route_compute(t, s, d, slot);
-        if (rc == -2 && !t->params.p2p && src_rank < t->nranks && dst_rank < t->nranks)
-            return err_set(e, BATON_EINVAL, "no route from rank %d to rank %d through the host (p2p: false): "
-                           "the CPU nearest rank %d does not reach rank %d", src_rank, dst_rank, src_rank, dst_rank);
-        if (rc == -2)
-            return err_set(e, BATON_EINVAL, "no route from %s to %s: routes pass only through switches, NICs and CPUs",
-                           t->nodes[s].name, t->nodes[d].name);
-        if (rc < 0) return err_set(e, BATON_ENOMEM, "out of memory");
+        if (rc < 0) return no_route(t, rc, src_rank, dst_rank, s, d, e);
         slot->key = key;
         t->route_count++;
     }

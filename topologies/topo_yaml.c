@@ -193,7 +193,7 @@ static int wanted(ctx_t *c, yaml_node_t *m) {
 
 /* Node ids named by a pattern (or a list of patterns); malloc'd into *ids. */
 static int resolve(ctx_t *c, yaml_node_t *v, const char *key, int **ids, int *n) {
-    int cap = 0, count = 0, rc = 0;
+    int cap = 0, count = 0, rc = 0, last = -1;   /* names come in the order they were declared: try the next first */
     int items = v->type == YAML_SEQUENCE_NODE ? (int)(v->data.sequence.items.top - v->data.sequence.items.start) : 1;
     *ids = NULL;
     for (int i = 0; i < items && rc == 0; i++) {
@@ -206,8 +206,10 @@ static int resolve(ctx_t *c, yaml_node_t *v, const char *key, int **ids, int *n)
         for (int j = 0; j < k && rc == 0; j++) {
             char full[TEXT + 128];
             prefixed(c, names[j], full, sizeof full);
-            int id = topo_find_node(c->t, full);
+            int id = last + 1 < topo_nnodes(c->t) && strcmp(topo_node(c->t, last + 1)->name, full) == 0
+                         ? last + 1 : topo_find_node(c->t, full);
             if (id < 0) { rc = fail(c, it, "unknown node '%s' (declare it under nodes:)", full, NULL); break; }
+            last = id;
             if (count == cap) {
                 cap = cap ? cap * 2 : 64;
                 int *q = realloc(*ids, (size_t)cap * sizeof *q);
