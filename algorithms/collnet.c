@@ -43,6 +43,7 @@
 #include "algo.h"
 
 #include "../models/proto.h"
+#include "nvls_node.h"
 
 /* param[0] = g, param[1] = k (steps), param[2] = C (channels), param[3] = D
  * (nodes per leaf). Stream cc * W + role, W roles per channel group. */
@@ -50,23 +51,16 @@ static int gpn(const sched_t *s) { return (int)s->param[0]; }
 static int nodes(const sched_t *s) { return s->nranks / gpn(s); }
 static int per_leaf(const sched_t *s) { return (int)s->param[3]; }
 static int leaves(const sched_t *s) { return (nodes(s) + per_leaf(s) - 1) / per_leaf(s); }
-static uint32_t nchan(const sched_t *s) { return (uint32_t)s->param[2]; }
 static int imax(int a, int b) { return a > b ? a : b; }
 static int width(int g, int G, int D) {
     int L = (G + D - 1) / D;
     return imax(imax(4, g + 1), imax((G < D ? G : D) + 1, L + 1));
 }
 static int wid(const sched_t *s) { return width(gpn(s), nodes(s), per_leaf(s)); }
-static uint32_t steps_in(const sched_t *s, int cc) {
-    uint32_t k = (uint32_t)s->param[1], C = nchan(s);
-    return (k - (uint32_t)cc + C - 1) / C;
-}
-static uint32_t chunk(const sched_t *s, int b, int cc, uint32_t t) {
-    return (uint32_t)b * (uint32_t)s->param[1] + (uint32_t)cc + nchan(s) * t;
-}
+static uint32_t steps_in(const sched_t *s, int cc) { return nvlsnode_steps(s, cc); }
+static uint32_t chunk(const sched_t *s, int b, int cc, uint32_t t) { return nvlsnode_chunk(s, b, cc, t); }
 static sched_op_t on(const sched_t *s, int cc, sched_op_t op, int recv_role, int send_role) {
-    int w = wid(s) * cc;
-    return op_chan(op, recv_role < 0 ? -1 : w + recv_role, send_role < 0 ? -1 : w + send_role);
+    return nvlsnode_on(wid(s), cc, op, recv_role, send_role);
 }
 
 /* ---- the fabric's helpers: who feeds them, whom they answer ---------- */
@@ -139,15 +133,7 @@ static int fab_mcast_op(const sched_t *s, int h, int cc, uint32_t pc, sched_op_t
     return 1;
 }
 
-/* ---- the nodes: GPUs and their NVSwitch (as in nvlstree.c) ------------- */
-
-/* role 0: every chunk up to the switch, step by step. */
-static int up_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
-    int g = gpn(s), sw = s->nranks + r / g;
-    if (pc >= (uint32_t)g * steps_in(s, cc)) return 0;
-    *op = on(s, cc, op_send(sw, chunk(s, (int)(pc % g), cc, pc / g), 1), -1, r % g);
-    return 1;
-}
+/* ---- the nodes: GPUs and their NVSwitch (nvls_node.c, as nvlstree's) --- */
 
 /* role 1: the node sum in from the switch, out to the leaf. */
 static int out_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
@@ -169,53 +155,19 @@ static int in_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
     return 1;
 }
 
-/* role 3: every total from the switch's multicast. */
-static int mcast_in_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
-    int g = gpn(s), sw = s->nranks + r / g;
-    if (pc >= (uint32_t)g * steps_in(s, cc)) return 0;
-    *op = on(s, cc, op_recv(sw, chunk(s, (int)(pc % g), cc, pc / g), 1, RECV_COPY), g, -1);
-    return 1;
-}
-
-/* Switch N's role c < g: add GPU c's chunk, token from c - 1, then a token
- * on or (the last) the node sum to the block's GPU. */
-static int switch_add_op(const sched_t *s, int N, int c, int cc, uint32_t pc, sched_op_t *op) {
-    int g = gpn(s), sw = s->nranks + N, first = c == 0, last = c == g - 1;
-    uint32_t per = 2 + !first, x = pc / per, q = pc % per;
-    if (x >= (uint32_t)g * steps_in(s, cc)) return 0;
-    int b = (int)(x % g);
-    uint32_t ch = chunk(s, b, cc, x / g);
-    if (q == 0) *op = on(s, cc, op_recv(N * g + c, ch, 1, RECV_REDUCE), 0, -1);
-    else if (!first && q == 1) *op = on(s, cc, op_recv(sw, ch, 0, RECV_COPY), c - 1, -1);
-    else *op = last ? on(s, cc, op_send(N * g + b, ch, 1), -1, 1) : on(s, cc, op_send(sw, ch, 0), -1, c + 1);
-    return 1;
-}
-
-/* Switch N's role g: each total from its GPU, then to all g GPUs. */
-static int switch_mcast_op(const sched_t *s, int N, int cc, uint32_t pc, sched_op_t *op) {
-    int g = gpn(s);
-    uint32_t per = 1 + (uint32_t)g, x = pc / per, q = pc % per;
-    if (x >= (uint32_t)g * steps_in(s, cc)) return 0;
-    int b = (int)(x % g);
-    uint32_t ch = chunk(s, b, cc, x / g);
-    if (q == 0) *op = on(s, cc, op_recv(N * g + b, ch, 1, RECV_COPY), 2, -1);
-    else *op = on(s, cc, op_send(N * g + (int)q - 1, ch, 1), -1, 3);
-    return 1;
-}
-
 static int collnet_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     int g = gpn(s), w = wid(s), cc = c / w, role = c % w;
     if (r >= s->nranks + nodes(s)) {
         fab_t f = fab_of(s, r);
         return role < f.m ? fab_add_op(s, r, role, cc, pc, op) : role == f.m ? fab_mcast_op(s, r, cc, pc, op) : 0;
     }
-    if (r >= s->nranks) return role < g ? switch_add_op(s, r - s->nranks, role, cc, pc, op)
-                             : role == g ? switch_mcast_op(s, r - s->nranks, cc, pc, op) : 0;
+    if (r >= s->nranks) return role < g ? nvlsnode_switch_add(s, w, r - s->nranks, role, cc, pc, op)
+                             : role == g ? nvlsnode_switch_mcast(s, w, r - s->nranks, 2, 2, cc, pc, op) : 0;
     switch (role) {
-    case 0: return up_op(s, r, cc, pc, op);
+    case 0: return nvlsnode_up(s, w, r, cc, pc, op);
     case 1: return out_op(s, r, cc, pc, op);
     case 2: return in_op(s, r, cc, pc, op);
-    case 3: return mcast_in_op(s, r, cc, pc, op);
+    case 3: return nvlsnode_mcast_in(s, w, r, cc, pc, op);
     default: return 0;
     }
 }

@@ -365,9 +365,9 @@ static int serve_one(engine_t *g, int si, int reduce, uint64_t x, uint64_t seq) 
     return push_at(g, *rf, seq, EV_REDUCE_DONE, (uint32_t)si);
 }
 
-/* Start the matched message in slot (src_si, k): the receiver's stream waits
- * in S_XFER until it has arrived. */
-static int start_transfer(engine_t *g, uint32_t id) {
+/* A send leaves now: its stream's route (cached while the peer stays), its
+ * start and its latency beyond the links. */
+static int departs(engine_t *g, uint32_t id) {
     slot_t *sl = &g->slots[id];
     int src_si = sl->src_si, src = stream_rank(g, src_si), dst = sl->dst;
     stream_t *ss = &g->st[src_si];
@@ -379,6 +379,13 @@ static int start_transfer(engine_t *g, uint32_t id) {
     sl->started = 1;
     sl->t_start = g->now;
     sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src_si, src, dst);
+    return 0;
+}
+
+/* Start the matched message in slot (src_si, k) under fair sharing or store
+ * and forward: the receiver's stream waits in S_XFER until it has arrived. */
+static int start_transfer(engine_t *g, uint32_t id) {
+    if (departs(g, id) < 0) return g->err;
     int rc = start_counted(g, id);
     if (rc == 1) g->waiting[g->nwaiting++] = id;           /* ports full: queue, in order */
     return rc < 0 ? rc : 0;
@@ -387,17 +394,12 @@ static int start_transfer(engine_t *g, uint32_t id) {
 /* Cut-through under FIFO and NONE, served at the end of the instant: book
  * its links and ports; it arrives at the end time (an event at place seq). */
 static int start_cut_through(engine_t *g, uint32_t id, uint64_t seq) {
+    if (departs(g, id) < 0) return g->err;
     slot_t *sl = &g->slots[id];
-    int src_si = sl->src_si, src = stream_rank(g, src_si), dst = sl->dst;
+    int src_si = sl->src_si;
     stream_t *ss = &g->st[src_si];
-    if (ss->rt_peer != dst) {
-        int rc = topo_route(g->t, src, dst, &ss->rt, g->e);
-        if (rc < 0) return fail(g, rc);
-        ss->rt_peer = dst;
-    }
-    sl->t_start = g->now;
-    sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src_si, src, dst);
-    return push_at(g, reserve(g, src_si, src, dst, &ss->rt, sl->bytes, &sl->t_start), seq, EV_XFER_DONE, id);
+    return push_at(g, reserve(g, src_si, stream_rank(g, src_si), sl->dst, &ss->rt, sl->bytes, &sl->t_start), seq,
+                   EV_XFER_DONE, id);
 }
 
 /* Ports were freed; start waiting transfers that now fit, in order. */

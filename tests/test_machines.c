@@ -20,6 +20,32 @@ static topo_t *load(const char *path, const char *set) {
     return t;
 }
 
+/* tests/data/machines/NAME.yaml with `nodes` x `gpus`. */
+static topo_t *small_cluster(const char *name, int nodes, int gpus) {
+    char set[2][32], path[128];
+    snprintf(set[0], sizeof set[0], "nodes=%d", nodes);
+    snprintf(set[1], sizeof set[1], "gpus=%d", gpus);
+    snprintf(path, sizeof path, "tests/data/machines/%s.yaml", name);
+    const char *sets[] = {set[0], set[1]};
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load(path, sets, 2, &e);
+    cr_assert_not_null(t, "%s: %s", path, e.msg);
+    return t;
+}
+
+/* An all-reduce of n bytes by algo on ch channels (pipeline: 0 its own)
+ * verifies on t. */
+static void expect_allreduce_verifies(topo_t *t, const char *algo, uint64_t n, int ch, int pipeline) {
+    baton_err_t e = {0};
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = algo, .bytes = n, .verify = 1, .proto = PROTO_SIMPLE,
+                   .opts = {.channels = ch, .pipeline = pipeline}};
+    run_out_t o;
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s %s: %s", topo_name(t), algo, e.msg);
+    cr_expect_eq(o.eng.verified, 1, "%s, %s %d ranks, %llu B, %d channels", topo_name(t), algo, topo_nranks(t),
+                 (unsigned long long)n, ch);
+    engine_result_free(&o.eng);
+}
+
 /* Write a topology text to path and load it. */
 static topo_t *load_text(const char *path, const char *yaml) {
     FILE *f = fopen(path, "w");
@@ -564,20 +590,8 @@ Test(machines, nvlstree_reduces_in_each_node_and_chains_the_nodes) {
         for (int gpus = 2; gpus <= 3; gpus++)
             for (int z = 0; z < 4; z++)
                 for (int ch = 1; ch <= 3; ch += 2) {
-                    char set[2][32];
-                    snprintf(set[0], sizeof set[0], "nodes=%d", nodes);
-                    snprintf(set[1], sizeof set[1], "gpus=%d", gpus);
-                    const char *sets[] = {set[0], set[1]};
-                    baton_err_t e = {0};
-                    topo_t *t = topo_yaml_load("tests/data/machines/nvls-cluster.yaml", sets, 2, &e);
-                    cr_assert_not_null(t, "%s", e.msg);
-                    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nvlstree", .bytes = sizes[z], .verify = 1,
-                                   .proto = PROTO_SIMPLE, .opts = {.channels = ch, .pipeline = z == 3 ? 8 : 0}};
-                    run_out_t o;
-                    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%d x %d: %s", nodes, gpus, e.msg);
-                    cr_expect_eq(o.eng.verified, 1, "%d nodes x %d, %llu B, %d channels", nodes, gpus,
-                                 (unsigned long long)sizes[z], ch);
-                    engine_result_free(&o.eng);
+                    topo_t *t = small_cluster("nvls-cluster", nodes, gpus);
+                    expect_allreduce_verifies(t, "nvlstree", sizes[z], ch, z == 3 ? 8 : 0);
                     topo_free(t);
                 }
     const char *sets[] = {"nodes=2", "gpus=3"};
@@ -824,16 +838,7 @@ Test(machines, staged_duplex_runs_at_stage_bw) {
 }
 
 /* A sharp-cluster with `nodes` x `gpus` (tests/data/machines/sharp-cluster.yaml). */
-static topo_t *sharp_cluster(int nodes, int gpus) {
-    char set[2][32];
-    snprintf(set[0], sizeof set[0], "nodes=%d", nodes);
-    snprintf(set[1], sizeof set[1], "gpus=%d", gpus);
-    const char *sets[] = {set[0], set[1]};
-    baton_err_t e = {0};
-    topo_t *t = topo_yaml_load("tests/data/machines/sharp-cluster.yaml", sets, 2, &e);
-    cr_assert_not_null(t, "%s", e.msg);
-    return t;
-}
+static topo_t *sharp_cluster(int nodes, int gpus) { return small_cluster("sharp-cluster", nodes, gpus); }
 
 /* CollNet (NCCL's NVLS across nodes with SHARP): the result is right for 2-6
  * nodes of 2-3 GPUs, one leaf per rail or leaves and a spine, remainders and
@@ -845,16 +850,7 @@ Test(machines, collnet_verifies_with_leaves_and_spines) {
             topo_t *t = sharp_cluster(nodes, gpus);
             cr_expect_eq(topo_params_c(t)->sharp.leaves, nodes > 4 ? 2 : 1);
             for (int z = 0; z < 4; z++)
-                for (int ch = 1; ch <= 3; ch += 2) {
-                    baton_err_t e = {0};
-                    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "collnet", .bytes = sizes[z], .verify = 1,
-                                   .proto = PROTO_SIMPLE, .opts = {.channels = ch, .pipeline = z == 3 ? 8 : 0}};
-                    run_out_t o;
-                    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%d x %d: %s", nodes, gpus, e.msg);
-                    cr_expect_eq(o.eng.verified, 1, "%d nodes x %d, %llu B, %d channels", nodes, gpus,
-                                 (unsigned long long)sizes[z], ch);
-                    engine_result_free(&o.eng);
-                }
+                for (int ch = 1; ch <= 3; ch += 2) expect_allreduce_verifies(t, "collnet", sizes[z], ch, z == 3 ? 8 : 0);
             topo_free(t);
         }
 }

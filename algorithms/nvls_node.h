@@ -1,0 +1,30 @@
+/* nvls_node.h - the node's half of an all-reduce that adds in the NVSwitch
+ * (NVLink SHARP) and hands each block's node sum to one GPU, which takes it
+ * across the nodes and brings back the total (nvlstree: a chain of nodes;
+ * collnet: the fabric's switches). Both lay out their schedules alike:
+ * param[0] = g GPUs a node, param[1] = k pipeline steps, param[2] = C
+ * channel groups; chunk (b, cc, t) is block b's step cc + C t; stream
+ * cc * W + role. A GPU's roles here: 0 sends every chunk up to its switch,
+ * 1 receives its block's node sum, 3 receives every total from the
+ * multicast; the switch's roles c < g add GPU c's chunks (token on, the
+ * last sends the node sum to the block's GPU), role g multicasts. */
+#ifndef BATON_NVLS_NODE_H
+#define BATON_NVLS_NODE_H
+
+#include "sched.h"
+
+/* Chunk (b, cc, t) and the steps of channel group cc. */
+uint32_t nvlsnode_chunk(const sched_t *s, int b, int cc, uint32_t t);
+uint32_t nvlsnode_steps(const sched_t *s, int cc);
+/* op on channel group cc's streams of the given roles (-1: the same channel). */
+sched_op_t nvlsnode_on(int W, int cc, sched_op_t op, int recv_role, int send_role);
+
+/* GPU r's role 0 and role 3. */
+int nvlsnode_up(const sched_t *s, int W, int r, int cc, uint32_t pc, sched_op_t *op);
+int nvlsnode_mcast_in(const sched_t *s, int W, int r, int cc, uint32_t pc, sched_op_t *op);
+/* Switch N's role c < g, and its role g, which takes each total from the
+ * block's GPU on that GPU's role `from` (node 0's: from0). */
+int nvlsnode_switch_add(const sched_t *s, int W, int N, int c, int cc, uint32_t pc, sched_op_t *op);
+int nvlsnode_switch_mcast(const sched_t *s, int W, int N, int from0, int from, int cc, uint32_t pc, sched_op_t *op);
+
+#endif
