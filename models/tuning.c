@@ -56,7 +56,9 @@ static int applies(const tuning_machine_t *m, coll_t c, tuning_algo_t a, int p) 
     if (c == COLL_ALLTOALL) return 0;
     if ((c == COLL_BROADCAST || c == COLL_REDUCE) && a != TUNING_RING) return 0;
     if ((c == COLL_REDUCE_SCATTER || c == COLL_ALLGATHER) && a == TUNING_TREE) return 0;
-    if (a == TUNING_NVLS && (p != 2 || m->nvls_channels < 2 || m->nnodes != 1 || nvls_eff[m->arch] == 0)) return 0;
+    if (a == TUNING_NVLS && (p != 2 || m->nvls_channels < 2 || (m->nnodes != 1 && !m->collnet) || nvls_eff[m->arch] == 0))
+        return 0;                                       /* across nodes only with CollNet (SHARP) */
+    if (a == TUNING_NVLS && m->nnodes > 1 && c != COLL_ALLREDUCE) return 0;   /* AG/RS: only with a plugin that has them */
     if (p == 1 && !m->ll128) return 0;
     return 1;
 }
@@ -89,7 +91,7 @@ static double algo_bw(const tuning_machine_t *m, coll_t c, tuning_algo_t a, int 
     if (a == TUNING_NVLS) {
         double intra = m->nvls_bw * nvls_eff[m->arch] * (nch - 1) / nch;
         intra *= c == COLL_ALLREDUCE ? 2 : (double)(ppn - 1) / ppn;
-        bus = nch * intra;
+        bus = nch * (m->nnodes > 1 && m->nvls_inter < intra ? m->nvls_inter : intra);   /* min(intraBw, interBw) */
     } else {
         bus = nch * m->bw;
     }

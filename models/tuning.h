@@ -32,8 +32,11 @@ typedef struct tuning_machine {
     int ll128;                 /* 1: LL128 enabled (NVLink inside nodes, sm >= 70) */
     int nchannels;             /* ring and tree channels */
     double bw;                 /* GB/s per ring/tree channel (graph bwIntra = bwInter) */
-    int nvls_channels;         /* 0: no NVLS (no reducing switch, one node only) */
-    double nvls_bw;            /* GB/s per NVLS channel */
+    int nvls_channels;         /* 0: no NVLS (no reducing switch per node) */
+    double nvls_bw;            /* GB/s per NVLS channel (a GPU's link to its switch) */
+    int collnet;               /* 1: a CollNet plugin (the fabric reduces: SHARP), so NVLS
+                                  runs across nodes; 0: NVLS on one node only */
+    double nvls_inter;         /* GB/s per NVLS channel through the network (bwInter) */
 } tuning_machine_t;
 
 /* NCCL's time in seconds for one call of coll over n bytes (nccl-tests'

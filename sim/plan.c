@@ -103,19 +103,24 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     m->bw = bus / m->nchannels;
     if (!searched && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
     topo_route_t r;
-    if (topo_nreducers(t) > 0 && m->nnodes == 1 && topo_route(t, 0, p, &r, NULL) == 0) {
+    int node_switches = tp->sharp.rails ? tp->sharp.first : topo_nreducers(t);
+    m->collnet = tp->sharp.rails > 0 && m->nnodes > 1 && node_switches == m->nnodes;   /* NVLS + SHARP */
+    if (node_switches > 0 && (m->nnodes == 1 || m->collnet) && topo_route(t, 0, p, &r, NULL) == 0) {
         m->nvls_channels = NVLS_CHANNELS;
         m->nvls_bw = nccl_bw(t, r.links[0], arch) / 1e9 / NVLS_CHANNELS;
+        m->nvls_inter = m->bw * m->nchannels / NVLS_CHANNELS;   /* the rings' network share, over NVLS's channels */
     }
     return 0;
 }
 
-/* Our registry row for NCCL's algorithm a. */
-static const char *row_of(tuning_algo_t a) { return a == TUNING_TREE ? "nccltree" : a == TUNING_RING ? "ring" : "nvls"; }
+/* Our registry row for NCCL's algorithm a (NVLS across nodes: collnet). */
+static const char *row_of(tuning_algo_t a, int nnodes) {
+    return a == TUNING_TREE ? "nccltree" : a == TUNING_RING ? "ring" : nnodes > 1 ? "collnet" : "nvls";
+}
 
-static int algo_of(const char *name, tuning_algo_t *a) {
+static int algo_of(const char *name, int nnodes, tuning_algo_t *a) {
     for (int i = 0; i < TUNING_ALGO_COUNT; i++)
-        if (strcmp(name, row_of((tuning_algo_t)i)) == 0) { *a = (tuning_algo_t)i; return 0; }
+        if (strcmp(name, row_of((tuning_algo_t)i, nnodes)) == 0) { *a = (tuning_algo_t)i; return 0; }
     return -1;
 }
 
@@ -146,8 +151,9 @@ int plan_run(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e) {
             double x = time_for(&m, q, (tuning_algo_t)i, &p2);
             if (x >= 0 && (time < 0 || x < time)) time = x, a = (tuning_algo_t)i, pr = p2;
         }
-    } else if (algo_of(q->algo, &a) < 0) {
-        return err_set(e, BATON_EINVAL, "--model nccl times NCCL's algorithms only (ring, nccltree, nvls), not '%s'", q->algo);
+    } else if (algo_of(q->algo, m.nnodes, &a) < 0) {
+        return err_set(e, BATON_EINVAL, "--model nccl times NCCL's algorithms only (ring, nccltree, nvls; collnet across "
+                       "nodes), not '%s'", q->algo);
     } else {
         time = time_for(&m, q, a, &pr);
     }
@@ -156,7 +162,7 @@ int plan_run(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e) {
                        run_is_auto(q->algo) ? "algorithm" : "", q->proto == RUN_PROTO_AUTO ? "" : " with that protocol",
                        coll_name(q->coll), topo_name(t));
     int rooted = q->coll == COLL_BROADCAST || q->coll == COLL_REDUCE;
-    o->algo = algo_find(q->coll, rooted ? "chain" : row_of(a));          /* NCCL's rooted "ring" is a chain */
+    o->algo = algo_find(q->coll, rooted ? "chain" : row_of(a, m.nnodes));   /* NCCL's rooted "ring" is a chain */
     o->auto_picked = run_is_auto(q->algo) ? 2 : 0;
     o->ranks = m.nranks;
     o->bytes = q->bytes;

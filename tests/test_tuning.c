@@ -155,3 +155,41 @@ Test(tuning, nccl_model_ignores_class_efficiency) {
     cr_expect_eq(m2.nchannels, m.nchannels);
     topo_free(t);
 }
+
+/* NVLS across nodes needs CollNet (a fabric that reduces): NCCL's model then
+ * takes the lower of the in-node NVLS bandwidth and the network's, and
+ * NVLink's plus the network's NVLS latency without the base (section 1.4,
+ * 1.5): 32 ranks on 4 Hopper nodes, 16 NVLS channels, 25 GB/s each to the
+ * switch, 20 through the network: intraBw 25 x 0.85 x 15/16 x 2 = 39.84,
+ * busBw 16 x min(39.84, 20) = 320, algBw 320 x 32 / 62; latency 25 + 18 us.
+ * Without CollNet NCCL's loop skips it; on cluster-h100 with `sharp=true`
+ * plan_machine says CollNet, without it not. */
+Test(tuning, nvls_across_nodes_with_collnet) {
+    tuning_machine_t m = {.nranks = 32, .nnodes = 4, .arch = TUNING_HOPPER, .nvlink = 1, .ll128 = 1, .nchannels = 8,
+                          .bw = 40, .nvls_channels = 16, .nvls_bw = 25, .collnet = 1, .nvls_inter = 20};
+    uint64_t n = 1ull << 30;
+    double bw = 320.0 * 32 / 62, want = (25 + 18 + (double)n / (1000 * bw)) * 1e-6;
+    cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_NVLS, PROTO_SIMPLE, n), want, want * 1e-12);
+    m.nvls_inter = 100;                                  /* the network faster: NVLink binds */
+    bw = 16 * 25 * 0.85 * 15.0 / 16 * 2 * 32 / 62;
+    want = (43 + (double)n / (1000 * bw)) * 1e-6;
+    cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_NVLS, PROTO_SIMPLE, n), want, want * 1e-12);
+    cr_expect_lt(tuning_time(&m, COLL_ALLGATHER, TUNING_NVLS, PROTO_SIMPLE, n), 0, "all-gather: not across nodes");
+    m.collnet = 0;
+    cr_expect_lt(tuning_time(&m, COLL_ALLREDUCE, TUNING_NVLS, PROTO_SIMPLE, n), 0, "no CollNet: one node only");
+    for (int sharp = 0; sharp < 2; sharp++) {
+        const char *sets[] = {"nodes=4", sharp ? "sharp=true" : "sharp=false"};
+        topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 2, NULL);
+        cr_assert_not_null(t);
+        algo_opts_t o = {0};
+        cr_assert_eq(plan_machine(t, &o, &m, NULL), 0);
+        cr_expect_eq(m.collnet, sharp);
+        cr_expect_eq(m.nvls_channels, sharp ? 16 : 0);
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO};
+        run_out_t out;
+        cr_assert_eq(plan_run(t, &q, &out, NULL), 0);
+        if (sharp) cr_expect_str_eq(out.algo->name, "collnet");
+        else cr_expect_str_neq(out.algo->name, "collnet");
+        topo_free(t);
+    }
+}
