@@ -37,6 +37,8 @@ typedef struct algo {
     const char *idea;        /* one line for `baton algos` */
     int approx;              /* the formula is an approximation or a bound, not exact */
     int helpers;             /* reducing switches it needs (NVLS) */
+    int fabric;              /* 1: they include the fabric's (SHARP, topo_sharp_t); 0: the
+                                nodes' own switches only, never a fabric's */
     const char *nccl;        /* NCCL's name for it ("ring", "tree"), NULL if none */
     unsigned nccl_protos;    /* the protocols NCCL runs it with, bits 1 << proto_t; 0: all
                                 (NVLS: Simple only) */
@@ -124,7 +126,7 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
     X(alltoall_naive) X(alltoall_pairwise)                                     \
     X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree) \
     X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain) X(allreduce_nvls)   \
-    X(allreduce_nccltree) X(allreduce_nvlstree) X(allreduce_collnet)
+    X(allreduce_nccltree) X(allreduce_nvlstree) X(allreduce_collnet) X(allreduce_collnet_ring)
 #define ALGO_DECLARE(name) extern const algo_t algo_##name;
 ALGO_ROWS(ALGO_DECLARE)
 #undef ALGO_DECLARE

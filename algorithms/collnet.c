@@ -46,17 +46,21 @@
 #include "nvls_node.h"
 
 /* param[0] = g, param[1] = k (steps), param[2] = C (channels), param[3] = D
- * (nodes per leaf). Stream cc * W + role, W roles per channel group. */
+ * (nodes per leaf) | F << 24 (the first fabric helper: the reducers before
+ * it are the nodes' switches) | ring << 48 (collnet_ring). Stream cc * W +
+ * role, W roles per channel group. */
 static int gpn(const sched_t *s) { return (int)s->param[0]; }
 static int nodes(const sched_t *s) { return s->nranks / gpn(s); }
-static int per_leaf(const sched_t *s) { return (int)s->param[3]; }
+static int per_leaf(const sched_t *s) { return (int)(s->param[3] & 0xFFFFFF); }
+static int fab_first(const sched_t *s) { return (int)((s->param[3] >> 24) & 0xFFFFFF); }
+static int ringed(const sched_t *s) { return (int)((s->param[3] >> 48) & 1); }
 static int leaves(const sched_t *s) { return (nodes(s) + per_leaf(s) - 1) / per_leaf(s); }
 static int imax(int a, int b) { return a > b ? a : b; }
-static int width(int g, int G, int D) {
+static int width(int g, int G, int D, int ring) {
     int L = (G + D - 1) / D;
-    return imax(imax(4, g + 1), imax((G < D ? G : D) + 1, L + 1));
+    return imax(ring ? 2 : imax(4, g + 1), imax((G < D ? G : D) + 1, L + 1));
 }
-static int wid(const sched_t *s) { return width(gpn(s), nodes(s), per_leaf(s)); }
+static int wid(const sched_t *s) { return width(gpn(s), nodes(s), per_leaf(s), ringed(s)); }
 static uint32_t steps_in(const sched_t *s, int cc) { return nvlsnode_steps(s, cc); }
 static uint32_t chunk(const sched_t *s, int b, int cc, uint32_t t) { return nvlsnode_chunk(s, b, cc, t); }
 static sched_op_t on(const sched_t *s, int cc, sched_op_t op, int recv_role, int send_role) {
@@ -65,8 +69,8 @@ static sched_op_t on(const sched_t *s, int cc, sched_op_t op, int recv_role, int
 
 /* ---- the fabric's helpers: who feeds them, whom they answer ---------- */
 
-static int leaf_rank(const sched_t *s, int j, int l) { return s->nranks + nodes(s) + j * leaves(s) + l; }
-static int spine_rank(const sched_t *s, int j) { return s->nranks + nodes(s) + gpn(s) * leaves(s) + j; }
+static int leaf_rank(const sched_t *s, int j, int l) { return s->nranks + fab_first(s) + j * leaves(s) + l; }
+static int spine_rank(const sched_t *s, int j) { return s->nranks + fab_first(s) + gpn(s) * leaves(s) + j; }
 static int leaf_inputs(const sched_t *s, int l) {
     int D = per_leaf(s), G = nodes(s);
     return (l + 1) * D <= G ? D : G - l * D;
@@ -80,7 +84,7 @@ typedef struct fab {
 } fab_t;
 
 static fab_t fab_of(const sched_t *s, int h) {
-    int first = s->nranks + nodes(s), L = leaves(s), i = h - first;
+    int first = s->nranks + fab_first(s), L = leaves(s), i = h - first;
     if (i >= gpn(s) * L) return (fab_t){.block = i - gpn(s) * L, .m = L, .parent = -1};
     int j = i / L, l = i % L;
     fab_t f = {.block = j, .m = leaf_inputs(s, l), .parent = -1};
@@ -96,7 +100,7 @@ static void fab_input(const sched_t *s, int h, const fab_t *f, int c, int *rank,
     }
     int l = (h - leaf_rank(s, 0, 0)) % leaves(s);
     *rank = (l * per_leaf(s) + c) * gpn(s) + f->block;
-    *up = 1, *down = 2;
+    *up = ringed(s) ? 0 : 1, *down = ringed(s) ? 1 : 2;     /* the GPU's roles that send and receive */
 }
 
 /* Fabric helper's role c < m: add input c, token from c - 1, then a token
@@ -155,14 +159,45 @@ static int in_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
     return 1;
 }
 
+/* ---- collnet_ring: the node's ring instead of its switch -------------- */
+
+/* Role 0, step t: the ring's reduce-scatter of the step's g chunks; GPU j
+ * ends with block j's node sum and sends it on to its leaf. */
+static int ring_rs_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), N = r / g, j = r % g, D = per_leaf(s);
+    int left = N * g + (j + g - 1) % g, right = N * g + (j + 1) % g;
+    uint32_t t = pc / (uint32_t)g, q = pc % (uint32_t)g;
+    if (t >= steps_in(s, cc)) return 0;
+    uint32_t x = chunk(s, (int)algo_mod((int64_t)j - 1 - q, g), cc, t);
+    if (q == 0) *op = op_send(right, x, 1);
+    else if (q < (uint32_t)g - 1) *op = op_fwd(left, right, x, 1, RECV_REDUCE);
+    else *op = on(s, cc, op_fwd(left, leaf_rank(s, j, N / D), x, 1, RECV_REDUCE), -1, N % D);
+    return 1;
+}
+
+/* Role 1, step t: block j's total from the leaf, then the ring's all-gather. */
+static int ring_ag_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), N = r / g, j = r % g, D = per_leaf(s);
+    int left = N * g + (j + g - 1) % g, right = N * g + (j + 1) % g;
+    uint32_t t = pc / (uint32_t)g, q = pc % (uint32_t)g;
+    if (t >= steps_in(s, cc)) return 0;
+    uint32_t x = chunk(s, (int)algo_mod((int64_t)j - q, g), cc, t);
+    if (q == 0) *op = on(s, cc, op_fwd(leaf_rank(s, j, N / D), right, x, 1, RECV_COPY), leaf_inputs(s, N / D), -1);
+    else if (q < (uint32_t)g - 1) *op = op_fwd(left, right, x, 1, RECV_COPY);
+    else *op = op_recv(left, x, 1, RECV_COPY);
+    return 1;
+}
+
 static int collnet_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     int g = gpn(s), w = wid(s), cc = c / w, role = c % w;
-    if (r >= s->nranks + nodes(s)) {
+    if (r >= s->nranks + fab_first(s)) {
         fab_t f = fab_of(s, r);
         return role < f.m ? fab_add_op(s, r, role, cc, pc, op) : role == f.m ? fab_mcast_op(s, r, cc, pc, op) : 0;
     }
+    if (r >= s->nranks && ringed(s)) return 0;               /* the nodes' switches: not used */
     if (r >= s->nranks) return role < g ? nvlsnode_switch_add(s, w, r - s->nranks, role, cc, pc, op)
                              : role == g ? nvlsnode_switch_mcast(s, w, r - s->nranks, 2, 2, cc, pc, op) : 0;
+    if (ringed(s)) return role == 0 ? ring_rs_op(s, r, cc, pc, op) : role == 1 ? ring_ag_op(s, r, cc, pc, op) : 0;
     switch (role) {
     case 0: return nvlsnode_up(s, w, r, cc, pc, op);
     case 1: return out_op(s, r, cc, pc, op);
@@ -172,35 +207,40 @@ static int collnet_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t 
     }
 }
 
-/* Why the machine cannot run it, or NULL. */
-static const char *unfit(const algo_opts_t *o, int p, int g) {
-    if (o == NULL || o->sharp.rails == 0)
-        return "collnet needs a fabric whose switches reduce (a fat_tree with `sharp: true`)";
-    if (g < 2 || p % g) return "collnet needs nodes of 2 or more GPUs (group_size dividing the ranks)";
-    if (p / g < 2) return "collnet runs across nodes; on one node use nvls";
-    if (o->sharp.rails != g) return "collnet needs a NIC per GPU: the reducing fabric's rails must be the node's GPUs";
-    if (o->sharp.first != p / g) return "collnet needs a reducing switch per node (NVLS), declared before the fabric";
+/* Why the machine cannot run it, or NULL (ring: without the nodes' switches). */
+static const char *unfit(const algo_opts_t *o, int p, int g, int ring) {
+    if (o == NULL || o->sharp.rails == 0) return "needs a fabric whose switches reduce (a fat_tree with `sharp: true`)";
+    if (g < 2 || p % g) return "needs nodes of 2 or more GPUs (group_size dividing the ranks)";
+    if (p / g < 2) return "runs across nodes; on one node use nvls";
+    if (o->sharp.rails != g) return "needs a NIC per GPU: the reducing fabric's rails must be the node's GPUs";
+    if (!ring && o->sharp.first != p / g)
+        return "needs a reducing switch per node (NVLS), declared before the fabric; collnet_ring does without";
     if (o->sharp.leaves != (p / g + o->sharp.per_leaf - 1) / o->sharp.per_leaf)
-        return "collnet: the reducing fabric was built for another number of nodes";
+        return "finds the reducing fabric built for another number of nodes";
     return NULL;
 }
 
-static int collnet_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+static int build(sched_t *s, const algo_opts_t *o, int ring, baton_err_t *e) {
     int p = s->nranks, g = o && o->group > 0 ? o->group : p;
-    const char *why = unfit(o, p, g);
-    if (why) return err_set(e, BATON_EUNSUP, "%s", why);
-    int G = p / g, D = o->sharp.per_leaf, L = o->sharp.leaves;
+    const char *why = unfit(o, p, g, ring);
+    if (why) return err_set(e, BATON_EUNSUP, "%s %s", ring ? "collnet_ring" : "collnet", why);
+    int G = p / g, D = o->sharp.per_leaf, L = o->sharp.leaves, F = o->sharp.first;
     uint64_t k = algo_pipeline_chunks(s->bytes, o), C = o->channels > 0 ? (uint64_t)o->channels : 1;
     if (k * (uint64_t)g > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 2^20 chunks in all", (unsigned long long)k);
     if (C > k) C = k;
-    if ((uint64_t)width(g, G, D) * C > 32767) return err_set(e, BATON_EUNSUP, "collnet: %llu channels of %d streams are too many", (unsigned long long)C, width(g, G, D));
-    s->param[0] = g, s->param[1] = (int64_t)k, s->param[2] = (int64_t)C, s->param[3] = D;
-    s->helpers = G + g * L + (L > 1 ? g : 0);
-    s->nchannels = (int)C * width(g, G, D);
+    int W = width(g, G, D, ring);
+    if ((uint64_t)W * C > 32767) return err_set(e, BATON_EUNSUP, "collnet: %llu channels of %d streams are too many", (unsigned long long)C, W);
+    s->param[0] = g, s->param[1] = (int64_t)k, s->param[2] = (int64_t)C;
+    s->param[3] = (int64_t)D | (int64_t)F << 24 | (int64_t)ring << 48;
+    s->helpers = F + g * L + (L > 1 ? g : 0);
+    s->nchannels = (int)C * W;
     sched_layout(s, (uint32_t)g, (uint32_t)k);
     s->prog = collnet_prog;
     return 0;
 }
+
+static int collnet_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return build(s, o, 0, e); }
+static int collnet_ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return build(s, o, 1, e); }
 
 static double collnet_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     int g = o && o->group > 0 ? o->group : p;
@@ -223,5 +263,58 @@ const algo_t algo_allreduce_collnet = {
                 "2 or more nodes of g >= 2 GPUs; --pipeline K",
     .port_model = "approximation (multi-port; the NIC's path and the NVLink to the switch, the busier per step)",
     .idea = "NCCL's NVLS across nodes with SHARP (CollNet): add in each node's switch, in the rail's leaf and spine, multicast back",
-    .approx = 1, .helpers = 1, .nccl = "nvls", .nccl_protos = 1u << PROTO_SIMPLE,
+    .approx = 1, .helpers = 1, .fabric = 1, .nccl = "nvls", .nccl_protos = 1u << PROTO_SIMPLE,
+};
+
+/* collnet_ring's two views (algo.h, peer_slots): in the node both rings send
+ * to the right neighbour every hop (slots 0 and 1: the reduce-scatter's and
+ * the all-gather's unit share its link); between nodes the block's GPU sends
+ * a unit up its NIC and gets one down, which a shift along the rail (r + g)
+ * puts on the same links. */
+static int ring_peer(const sched_t *s, int c, int r) {
+    int g = gpn(s), N = r / g, j = r % g;
+    (void)c;
+    return N * g + (j + 1) % g;
+}
+
+static int rail_peer(const sched_t *s, int c, int r) {
+    int g = gpn(s), p = s->nranks;
+    return c == 0 ? (r + g) % p : -1;          /* one unit up its NIC, one down: a shift along the rail */
+}
+
+static int ring_slots(const sched_t *s, int *nchannels) {
+    (void)s;
+    *nchannels = 1;
+    return 2;
+}
+
+/* The fill (both rings' g - 1 hops and the h network hops), then k - 1
+ * steps of the busiest: the node's links ((g - 1) hops of both rings'
+ * units), the NIC's unit, or one channel group's ring cycle over C groups. */
+static double collnet_ring_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    int g = o && o->group > 0 ? o->group : p;
+    uint64_t k = algo_pipeline_chunks(n, o), C = o && o->channels > 0 ? (uint64_t)o->channels : 1;
+    if (g < 2) return 0;
+    if (C > k) C = k;
+    int L = o && o->sharp.per_leaf > 0 ? (p / g + o->sharp.per_leaf - 1) / o->sharp.per_leaf : 1;
+    cost_model_t x = cost_across(m);
+    double u = (double)n / ((double)g * (double)k), hops = L > 1 ? 4 : 2;
+    double link = u * m->beta * (m->stepwise ? 1 : 2);      /* a hop's both units on the node's link */
+    double hop = m->alpha + link, net = u * x.beta;
+    double fill = 2 * (g - 1) * hop + hops * (x.alpha + net);
+    double w = (g - 1) * link, cycle = (g - 1) * hop / (double)C;
+    if (net > w) w = net;
+    if (cycle > w) w = cycle;
+    return fill + (double)(k - 1) * w;
+}
+
+const algo_t algo_allreduce_collnet_ring = {
+    .coll = COLL_ALLREDUCE, .name = "collnet_ring", .build = collnet_ring_build, .cost = collnet_ring_cost,
+    .cost_text = "approximately 2(g-1)(a + l) + h(a_x + u b_x) + (k - 1) max((g-1) l, u b_x, (g-1)(a + l)/C), "
+                 "u = n/gk, l = a hop's units on the node's link, h = 2 (4 with spines)",
+    .requires = "a fat_tree with `sharp: true` (a NIC per GPU); 2 or more nodes of g >= 2 GPUs; --pipeline K",
+    .port_model = "approximation (multi-port; the node's ring links and the NIC's path, the busier per step)",
+    .idea = "CollNet where the nodes have no NVLS: the node's ring reduce-scatter, SHARP in the fabric, the ring all-gather",
+    .approx = 1, .helpers = 1, .fabric = 1, .nccl = "collnet_direct", .nccl_protos = 1u << PROTO_SIMPLE,
+    .peer = ring_peer, .peer_across = rail_peer, .peer_slots = ring_slots,
 };

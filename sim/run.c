@@ -150,9 +150,15 @@ int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr) {
 
 /* Can schedule s's helpers (reducing switches) be had on t? As many as it
  * asks for, and a single switch for every rank (nvls) only if the last rank
- * reaches it: a cluster's per-node switches serve their own node (nvlstree). */
-static int helpers_fit(topo_t *t, const sched_t *s, baton_err_t *e) {
+ * reaches it: a cluster's per-node switches serve their own node (nvlstree).
+ * A row that reduces in the nodes' switches never takes a fabric's (SHARP:
+ * the reducers from topo_sharp_t.first on), which only CollNet's rows use. */
+static int helpers_fit(topo_t *t, const algo_t *a, const sched_t *s, baton_err_t *e) {
     topo_route_t r;
+    const topo_sharp_t *sh = &topo_params_c(t)->sharp;
+    if (!a->fabric && sh->rails && s->helpers > sh->first)
+        return err_set(e, BATON_EUNSUP, "%s reduces in the nodes' switches; %s has %d (its other reducing switches are "
+                       "the fabric's: -a collnet)", s->algo, topo_name(t), sh->first);
     if (s->helpers > topo_nreducers(t))
         return err_set(e, BATON_EUNSUP, "%s needs %d switch%s that reduce%s in the network (`reduce: true`), %s has %d",
                        s->algo, s->helpers, s->helpers > 1 ? "es" : "", s->helpers > 1 ? "" : "s", topo_name(t),
@@ -193,7 +199,7 @@ static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const pro
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
         if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs(t, rows[i], pr)))) continue;
-        if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, &s, NULL) < 0)) continue;
+        if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, rows[i], &s, NULL) < 0)) continue;
         if (run_algo_model(t, rows[i], &s, m, &am, NULL) < 0) continue;
         if (pc) am = proto_apply(&am, pc);
         out[k] = rows[i];
@@ -353,12 +359,12 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
     cand.algo = a;
     cand.channels = q->opts.channels > 0 ? q->opts.channels : 1;
     cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
-    if (a->helpers > topo_nreducers(t))
+    if (a->helpers > topo_nreducers(t) && !a->fabric)            /* CollNet's build says what it needs */
         return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                        a->name, topo_name(t));
     if ((rc = algo_build(a, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
     if (a->nccl == NULL) cand.channels = s.nchannels;     /* direct: a stream per peer */
-    if ((rc = helpers_fit(t, &s, e)) < 0 ||
+    if ((rc = helpers_fit(t, a, &s, e)) < 0 ||
         (rc = run_algo_model(t, a, &s, &o->model, &cand.model, e)) < 0 || (rc = run_one(t, q, &s, pr, &cand, e)) < 0)
         return rc;
     if (best->algo == NULL || cand.time_s < best->time_s) { engine_result_free(&best->eng); *best = cand; }

@@ -95,7 +95,7 @@ static const claim_t claims[] = {
     {&algo_allreduce_bintree, APPROX, APPROX, NULL}, {&algo_allreduce_dbtree, APPROX, APPROX, NULL},
     {&algo_allreduce_chain, APPROX, APPROX, NULL},   {&algo_allreduce_nvls, APPROX, APPROX, NULL},
     {&algo_allreduce_nccltree, APPROX, APPROX, NULL}, {&algo_allreduce_nvlstree, APPROX, APPROX, NULL},
-    {&algo_allreduce_collnet, APPROX, APPROX, NULL},
+    {&algo_allreduce_collnet, APPROX, APPROX, NULL}, {&algo_allreduce_collnet_ring, APPROX, APPROX, NULL},
     {&algo_reducescatter_ring, EXACT, EXACT, NULL},  {&algo_reducescatter_naive, EXACT, EXACT, NULL},
     {&algo_reducescatter_halving, EXACT, EXACT, NULL}, {&algo_reducescatter_pairwise, EXACT, EXACT, NULL},
     {&algo_allgather_ring, EXACT, EXACT, NULL},      {&algo_allgather_naive, EXACT, EXACT, NULL},
