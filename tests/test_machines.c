@@ -46,6 +46,20 @@ static void expect_allreduce_verifies(topo_t *t, const char *algo, uint64_t n, i
     engine_result_free(&o.eng);
 }
 
+/* An all-reduce of n bytes by algo under Simple: closed form / simulated;
+ * the simulated time into *sim_s. */
+static double closed_over_sim(topo_t *t, const char *algo, uint64_t n, double *sim_s) {
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = algo, .bytes = n, .proto = PROTO_SIMPLE};
+    run_out_t o, c;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s %s: %s", topo_name(t), algo, e.msg);
+    q.predict = 1;
+    cr_assert_eq(run_collective(t, &q, &c, &e), 0, "%s %s: %s", topo_name(t), algo, e.msg);
+    engine_result_free(&o.eng);
+    *sim_s = o.time_s;
+    return c.time_s / o.time_s;
+}
+
 /* Write a topology text to path and load it. */
 static topo_t *load_text(const char *path, const char *yaml) {
     FILE *f = fopen(path, "w");
@@ -939,13 +953,8 @@ Test(machines, collnet_is_nccls_plan_where_the_fabric_reduces) {
     cr_expect(strncmp(o.algo->name, "collnet", 7) == 0, "-a nccl at 1 GiB: %s", o.algo->name);   /* NVLS or ring inside */
     cr_expect_eq(o.proto, PROTO_SIMPLE);
     for (uint64_t n = 64ull << 20; n <= 256ull << 20; n <<= 2) {
-        run_req_t s = {.coll = COLL_ALLREDUCE, .algo = "collnet", .bytes = n, .proto = PROTO_SIMPLE};
-        cr_assert_eq(run_collective(t, &s, &o, &e), 0, "%s", e.msg);
-        s.predict = 1;
-        cr_assert_eq(run_collective(t, &s, &c, &e), 0, "%s", e.msg);
-        cr_expect(fabs(c.time_s / o.time_s - 1) < 0.05, "%llu B: closed form %g s, simulated %g s",
-                  (unsigned long long)n, c.time_s, o.time_s);
-        engine_result_free(&o.eng);
+        double sim, ratio = closed_over_sim(t, "collnet", n, &sim);
+        cr_expect(fabs(ratio - 1) < 0.05, "%llu B: closed form / simulated %g", (unsigned long long)n, ratio);
     }
     FILE *f = fopen("build/sharp-flat.yaml", "w");
     cr_assert_not_null(f);
@@ -983,21 +992,15 @@ Test(machines, collnet_ring_where_the_nodes_have_no_nvls) {
         cr_assert_not_null(t);
         baton_err_t e = {0};
         run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = 1ull << 30, .proto = RUN_PROTO_AUTO, .predict = 1};
-        run_out_t o, c;
+        run_out_t o;
         cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
         cr_expect_str_eq(o.algo->name, "collnet_ring");
         q.algo = "nvls";
         cr_expect_eq(run_collective(t, &q, &o, &e), BATON_EUNSUP);
         cr_expect(strstr(e.msg, "fabric") != NULL, "%s", e.msg);
         for (uint64_t n = 64ull << 20; n <= 256ull << 20; n <<= 2) {
-            run_req_t s = {.coll = COLL_ALLREDUCE, .algo = "collnet_ring", .bytes = n, .proto = PROTO_SIMPLE};
-            cr_assert_eq(run_collective(t, &s, &o, &e), 0, "%s", e.msg);
-            s.predict = 1;
-            cr_assert_eq(run_collective(t, &s, &c, &e), 0, "%s", e.msg);
-            cr_expect(fabs(c.time_s / o.time_s - 1) < 0.10, "%llu B: closed form %g s, simulated %g s",
-                      (unsigned long long)n, c.time_s, o.time_s);
-            if (n == 256ull << 20) t_cr[i] = o.time_s;
-            engine_result_free(&o.eng);
+            double ratio = closed_over_sim(t, "collnet_ring", n, &t_cr[i]);
+            cr_expect(fabs(ratio - 1) < 0.10, "%llu B: closed form / simulated %g", (unsigned long long)n, ratio);
         }
         run_req_t r = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 256ull << 20, .proto = PROTO_SIMPLE};
         cr_assert_eq(run_collective(t, &r, &o, &e), 0, "%s", e.msg);
