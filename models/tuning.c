@@ -7,11 +7,11 @@
 
 enum { HW_NVLINK, HW_PCI, HW_NET };
 
-static const double base_lat[TUNING_ALGO_COUNT][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}};
+static const double base_lat[TUNING_ALGO_COUNT][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}};
 static const double hw_lat[3][TUNING_ALGO_COUNT][3] = {
-    {{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 25}},     /* NVLink */
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 0}},     /* PCI */
-    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}},    /* NET */
+    {{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}},     /* NVLink */
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}},     /* PCI */
+    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}},     /* NET */
 };
 /* Columns: 1 node, 2 nodes, 4 or more. */
 static const double ring_ll128_max[TUNING_ARCH_COUNT][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
@@ -30,7 +30,7 @@ static const double tree_correction[3][23] = {
 };
 
 const char *tuning_algo_name(tuning_algo_t a) {
-    static const char *const names[TUNING_ALGO_COUNT] = {"Tree", "Ring", "NVLS"};
+    static const char *const names[TUNING_ALGO_COUNT] = {"Tree", "Ring", "CollNetDirect", "NVLS"};
     return a < TUNING_ALGO_COUNT ? names[a] : "?";
 }
 
@@ -59,6 +59,7 @@ static int applies(const tuning_machine_t *m, coll_t c, tuning_algo_t a, int p) 
     if (a == TUNING_NVLS && (p != 2 || m->nvls_channels < 2 || (m->nnodes != 1 && !m->collnet) || nvls_eff[m->arch] == 0))
         return 0;                                       /* across nodes only with CollNet (SHARP) */
     if (a == TUNING_NVLS && m->nnodes > 1 && c != COLL_ALLREDUCE) return 0;   /* AG/RS: only with a plugin that has them */
+    if (a == TUNING_COLLNET_DIRECT && (p != 2 || !m->collnet || !m->nvlink || c != COLL_ALLREDUCE)) return 0;
     if (p == 1 && !m->ll128) return 0;
     return 1;
 }
@@ -79,6 +80,7 @@ double tuning_latency_us(const tuning_machine_t *m, coll_t c, tuning_algo_t a, p
         return lat + (nsteps(c, n) - inter_steps) * intra + inter_steps * inter;
     }
     if (a == TUNING_TREE) return lat + 2 * ((ppn - 1) * intra + log2i(nn) * inter);
+    if (a == TUNING_COLLNET_DIRECT) return lat + 2 * ((ppn > 1 ? 1 : 0) * intra + (ppn - 1) * 0.4) + inter;
     return intra + (nn > 1 ? inter : 0);                    /* NVLS: the base is dropped */
 }
 
@@ -103,7 +105,13 @@ static double algo_bw(const tuning_machine_t *m, coll_t c, tuning_algo_t a, int 
         double x = bus * (m->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), cap = nch * tree_ll128_max[m->arch][col];
         bus = x < cap ? x : cap;
     }
-    if (a == TUNING_TREE) return bus * 0.5;
+    if (a == TUNING_COLLNET_DIRECT) {                  /* Simple only: the heads' share of the node's channels */
+        double factor = (double)ppn / nch;
+        factor -= (factor - 1) / 2;
+        bus /= factor;
+        if (m->arch >= TUNING_HOPPER) bus *= 0.85;
+    }
+    if (a == TUNING_TREE || a == TUNING_COLLNET_DIRECT) return bus * 0.5;
     if (a != TUNING_RING && (c == COLL_ALLGATHER || c == COLL_REDUCE_SCATTER)) return bus;
     return bus * n / nsteps(c, n);
 }

@@ -21,7 +21,8 @@
 #include "proto.h"
 
 typedef enum { TUNING_VOLTA = 0, TUNING_AMPERE, TUNING_HOPPER, TUNING_BLACKWELL, TUNING_ARCH_COUNT } tuning_arch_t;
-typedef enum { TUNING_TREE = 0, TUNING_RING, TUNING_NVLS, TUNING_ALGO_COUNT } tuning_algo_t;
+/* In NCCL's loop order (its ties go to the first): Tree, Ring, CollNetDirect, NVLS. */
+typedef enum { TUNING_TREE = 0, TUNING_RING, TUNING_COLLNET_DIRECT, TUNING_NVLS, TUNING_ALGO_COUNT } tuning_algo_t;
 
 /* What NCCL's model reads from the communicator and its graphs. */
 typedef struct tuning_machine {
@@ -34,8 +35,8 @@ typedef struct tuning_machine {
     double bw;                 /* GB/s per ring/tree channel (graph bwIntra = bwInter) */
     int nvls_channels;         /* 0: no NVLS (no reducing switch per node) */
     double nvls_bw;            /* GB/s per NVLS channel (a GPU's link to its switch) */
-    int collnet;               /* 1: a CollNet plugin (the fabric reduces: SHARP), so NVLS
-                                  runs across nodes; 0: NVLS on one node only */
+    int collnet;               /* 1: a CollNet plugin (the fabric reduces: SHARP, several nodes):
+                                  CollNetDirect, and NVLS across nodes; 0: NVLS on one node only */
     double nvls_inter;         /* GB/s per NVLS channel through the network (bwInter) */
 } tuning_machine_t;
 

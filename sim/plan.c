@@ -104,8 +104,9 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     if (!searched && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
     topo_route_t r;
     int node_switches = tp->sharp.rails ? tp->sharp.first : topo_nreducers(t);
-    m->collnet = tp->sharp.rails > 0 && m->nnodes > 1 && node_switches == m->nnodes;   /* NVLS + SHARP */
-    if (node_switches > 0 && (m->nnodes == 1 || m->collnet) && topo_route(t, 0, p, &r, NULL) == 0) {
+    m->collnet = tp->sharp.rails > 0 && m->nnodes > 1;                 /* a CollNet plugin: SHARP */
+    if (node_switches > 0 && (m->nnodes == 1 || (m->collnet && node_switches == m->nnodes)) &&
+        topo_route(t, 0, p, &r, NULL) == 0) {
         m->nvls_channels = NVLS_CHANNELS;
         m->nvls_bw = nccl_bw(t, r.links[0], arch) / 1e9 / NVLS_CHANNELS;
         m->nvls_inter = m->bw * m->nchannels / NVLS_CHANNELS;   /* the rings' network share, over NVLS's channels */
@@ -115,7 +116,8 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
 
 /* Our registry row for NCCL's algorithm a (NVLS across nodes: collnet). */
 static const char *row_of(tuning_algo_t a, int nnodes) {
-    return a == TUNING_TREE ? "nccltree" : a == TUNING_RING ? "ring" : nnodes > 1 ? "collnet" : "nvls";
+    return a == TUNING_TREE ? "nccltree" : a == TUNING_RING ? "ring" : a == TUNING_COLLNET_DIRECT ? "collnet_ring"
+         : nnodes > 1 ? "collnet" : "nvls";
 }
 
 static int algo_of(const char *name, int nnodes, tuning_algo_t *a) {
@@ -152,8 +154,8 @@ int plan_run(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e) {
             if (x >= 0 && (time < 0 || x < time)) time = x, a = (tuning_algo_t)i, pr = p2;
         }
     } else if (algo_of(q->algo, m.nnodes, &a) < 0) {
-        return err_set(e, BATON_EINVAL, "--model nccl times NCCL's algorithms only (ring, nccltree, nvls; collnet across "
-                       "nodes), not '%s'", q->algo);
+        return err_set(e, BATON_EINVAL, "--model nccl times NCCL's algorithms only (ring, nccltree, nvls; collnet, "
+                       "collnet_ring across nodes), not '%s'", q->algo);
     } else {
         time = time_for(&m, q, a, &pr);
     }

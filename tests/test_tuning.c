@@ -193,3 +193,37 @@ Test(tuning, nvls_across_nodes_with_collnet) {
         topo_free(t);
     }
 }
+
+/* CollNetDirect (section 1.4, 1.5): Simple all-reduce only, with a CollNet
+ * plugin: busBw = nCh x bwIntra / factor (factor = ppn / nCh, halved towards
+ * 1; Hopper x 0.85), algBw half of it; latency 2 (intraLat + (ppn - 1) 0.4) +
+ * interLat, no base: 32 ranks on 4 Ampere nodes, 8 channels at 25 GB/s:
+ * 200 GB/s bus, 100 algorithm, 2 (3.7 + 2.8) + 31 = 44 us. 4 channels:
+ * factor 2 -> 1.5. On cluster-a100 with SHARP (no NVLS) NCCL's model names
+ * collnet_ring at 1 GiB. */
+Test(tuning, collnet_direct_worked_by_hand) {
+    tuning_machine_t m = {.nranks = 32, .nnodes = 4, .arch = TUNING_AMPERE, .nvlink = 1, .ll128 = 1, .nchannels = 8,
+                          .bw = 25, .collnet = 1};
+    uint64_t n = 1ull << 30;
+    double want = (44 + (double)n / (1000 * 100.0)) * 1e-6;
+    cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_COLLNET_DIRECT, PROTO_SIMPLE, n), want, want * 1e-12);
+    cr_expect_float_eq(tuning_latency_us(&m, COLL_ALLREDUCE, TUNING_COLLNET_DIRECT, PROTO_SIMPLE), 44.0, 1e-9);
+    m.nchannels = 4;
+    want = (44 + (double)n / (1000 * (4 * 25 / 1.5 * 0.5))) * 1e-6;
+    cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_COLLNET_DIRECT, PROTO_SIMPLE, n), want, want * 1e-12);
+    m.arch = TUNING_HOPPER;
+    want = (44 + (double)n / (1000 * (4 * 25 / 1.5 * 0.85 * 0.5))) * 1e-6;
+    cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_COLLNET_DIRECT, PROTO_SIMPLE, n), want, want * 1e-12);
+    cr_expect_lt(tuning_time(&m, COLL_ALLREDUCE, TUNING_COLLNET_DIRECT, PROTO_LL, n), 0, "Simple only");
+    cr_expect_lt(tuning_time(&m, COLL_ALLGATHER, TUNING_COLLNET_DIRECT, PROTO_SIMPLE, n), 0, "all-reduce only here");
+    m.collnet = 0;
+    cr_expect_lt(tuning_time(&m, COLL_ALLREDUCE, TUNING_COLLNET_DIRECT, PROTO_SIMPLE, n), 0, "no CollNet plugin");
+    const char *sets[] = {"nodes=16", "sharp=true"};
+    topo_t *t = topo_yaml_load("topologies/cluster-a100.yaml", sets, 2, NULL);
+    cr_assert_not_null(t);
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO};
+    run_out_t out;
+    cr_assert_eq(plan_run(t, &q, &out, NULL), 0);
+    cr_expect_str_eq(out.algo->name, "collnet_ring");
+    topo_free(t);
+}
