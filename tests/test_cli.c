@@ -93,6 +93,8 @@ Test(cli, exit_codes) {
     expect_exit("topo topologies/cluster-h100.yaml --set nodes", 2, "write --set name=value");
     expect_exit("sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1MB --contention fast", 2, "fifo, fair or none");
     expect_exit("topo topologies/hgx-h100.yaml --check", 0, "ok (8 ranks)");
+    expect_exit("topo topologies/cluster-a100.yaml --set sharp=true", 0, "8 fabric switches reduce: 8 rails x 1 leaf (collnet_ring)");
+    expect_exit("topo topologies/cluster-h100.yaml", 0, "2 switches, one a node (NVLS: -a nvlstree)");
     expect_exit("kids --method bogus", 2, "unknown method");
 }
 

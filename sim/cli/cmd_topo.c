@@ -130,6 +130,15 @@ static void summary(topo_t *t, const cost_model_t *m) {
     else printf("  reduce         free (reduce_bw 0)\n");
     if (tp->group_size) printf("  groups         %d ranks each (%d groups)\n", tp->group_size, p / tp->group_size);
     if (tp->channels) printf("  channels       %d by default (rings side by side)\n", tp->channels);
+    int nodes_reduce = tp->sharp.rails ? tp->sharp.first : topo_nreducers(t);
+    if (nodes_reduce == 1) printf("  reduce in      1 switch (NVLS: -a nvls)\n");
+    if (nodes_reduce > 1)
+        printf("  reduce in      %d switches, one a node (NVLS: -a nvlstree%s)\n", nodes_reduce, tp->sharp.rails ? ", collnet" : "");
+    if (tp->sharp.rails)
+        printf("  SHARP          %d fabric switches reduce: %d rail%s x %d lea%s%s (collnet%s)\n",
+               topo_nreducers(t) - tp->sharp.first, tp->sharp.rails, tp->sharp.rails > 1 ? "s" : "", tp->sharp.leaves,
+               tp->sharp.leaves > 1 ? "ves" : "f", tp->sharp.leaves > 1 ? " and a spine each" : "",
+               tp->sharp.first ? ", collnet_ring" : "_ring");
     link_classes(t);
     calibration(t);
     double lo = 1e300, hi = 0;
