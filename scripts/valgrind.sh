@@ -48,6 +48,14 @@ run 1 validate -t topologies/hgx-a100.yaml --nccl-tests $log --ranks 8
 a100=validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt
 [ -f "$a100" ] && run 0 calibrate -t topologies/hgx-a100.yaml --nccl-tests "$a100" -o "$out/cal.yaml" --hold-out 1MiB:64MiB
 run 0 validate --backend host -c allreduce -a ring --ranks 4 --sizes 1KiB,16KiB,64KiB,256KiB
+run 0 sim -t topologies/cluster-h100.yaml --set sharp=true -c allreduce -a collnet -s 64KiB --verify --link-stats "$out/cn.csv"
+run 0 sim -t tests/data/machines/sharp-cluster.yaml --set nodes=5 --set nvls=false -c allreduce -a collnet_ring -s 4099 --pipeline 3 --verify
+run 0 plan -t topologies/cluster-a100.yaml --set sharp=true --set nodes=4 --sizes 64KiB,256MiB
+run 0 topo topologies/cluster-h100.yaml --set sharp=true --set nodes=64
+run 0 sim -t topologies/cluster-h100.yaml --set nodes=16 -c allreduce -a ring -s 1MiB --symmetric
+run 0 concurrent -t topologies/hgx-h100.yaml 's=1MiB ranks=0-3 p=LL128' 'c=reducescatter s=1MiB ranks=4-7' --verify
+run 0 step -t topologies/hgx-h100.yaml --model llama3-70b --phase prefill --batch 1 --seq 2048
+run 1 topo tests/data/bad/sharp-twice.yaml
 run 1 topo tests/data/bad/include-missing.yaml
 run 1 sim -t tests/data/bad/bw-huge.yaml -c allreduce -a ring -s 1MiB
 run 1 sim -t topologies/hgx-h100.yaml -c allreduce -a nosuch -s 1MiB
