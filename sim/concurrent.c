@@ -44,9 +44,9 @@ int conc_run(topo_t *t, conc_coll_t *c, int n, const conc_opts_t *o, engine_resu
     const proto_cost_t **mp = calloc((size_t)(n > 0 ? n : 1), sizeof *mp);
     if (rc == 0 && mp == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
     int own = 0;
-    for (int k = 0; rc == 0 && k < n; k++) {           /* each member's protocol, where one names its own */
-        proto_t pr = c[k].own_proto ? c[k].proto : o->proto;
-        mp[k] = pr == PROTO_NONE ? NULL : &topo_params_c(t)->proto[pr];
+    for (int k = 0; rc == 0 && k < n; k++) {           /* each member's protocol: its own, or the run's */
+        if (!c[k].own_proto) c[k].proto = o->proto;
+        mp[k] = c[k].proto == PROTO_NONE ? NULL : &topo_params_c(t)->proto[c[k].proto];
         own |= c[k].own_proto;
     }
     if (rc == 0) {

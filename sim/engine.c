@@ -107,7 +107,6 @@ typedef struct engine {
     uint32_t *waiting;       /* FAIR, store and forward: matched transfers waiting for ports, FIFO (capslots) */
     int nwaiting;
     int ports;
-    double msg_lat, eff;     /* the protocol's per-message latency and bandwidth share */
     double nvls_eff;         /* transfers to and from a reducing switch: this share more */
     int nvls_end;            /* helper ranks below this are NVLS switches (multimem: nvls_eff);
                                 the fabric's (SHARP) move at the link's rate */
@@ -161,8 +160,8 @@ static const proto_cost_t *stream_proto(const engine_t *g, int si) {
 }
 
 static double msg_eff(const engine_t *g, int si, int src, int dst) {
-    double eff = g->o->member_proto ? (stream_proto(g, si) ? stream_proto(g, si)->efficiency : 1) : g->eff;
-    return eff * (nvls_rank(g, src) || nvls_rank(g, dst) ? g->nvls_eff : 1);
+    const proto_cost_t *pc = stream_proto(g, si);
+    return (pc ? pc->efficiency : 1) * (nvls_rank(g, src) || nvls_rank(g, dst) ? g->nvls_eff : 1);
 }
 
 /* The latency a message pays beyond its route's: the protocol's, between
@@ -170,8 +169,8 @@ static double msg_eff(const engine_t *g, int si, int src, int dst) {
  * topo_params_t.nvls_lat). */
 static double msg_extra(const engine_t *g, int si, int src, int dst) {
     if (src == dst || src >= g->s->nranks || dst >= g->s->nranks) return 0;
-    if (g->o->member_proto == NULL) return g->msg_lat;
-    return stream_proto(g, si) ? stream_proto(g, si)->msg_latency : 0;
+    const proto_cost_t *pc = stream_proto(g, si);
+    return pc ? pc->msg_latency : 0;
 }
 
 /* Cut-through under FIFO and NONE: reserve ports (and links, FIFO) and
@@ -855,18 +854,14 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     const topo_params_t *tp = topo_params_c(t);
     engine_t g = {.s = s, .t = t, .o = o ? o : &none, .r = r, .e = e, .p = s->nranks + s->helpers,
                   .C = s->nchannels, .S = tp->max_inflight, .ports = tp->ports,
-                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .eff = 1, .nvls_eff = tp->nvls_eff,
-                  .nvls_end = s->nranks + (tp->sharp.rails ? tp->sharp.first : s->helpers)};
-    if (g.o->proto) {
-        if (!(g.o->proto->efficiency > 0 && g.o->proto->efficiency <= 1))
-            return err_set(e, BATON_EINVAL, "protocol efficiency must be in (0, 1]");
-        g.msg_lat = g.o->proto->msg_latency;
-        g.eff = g.o->proto->efficiency;
-    }
+                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .nvls_eff = tp->nvls_eff,
+                  .nvls_end = s->nranks + topo_nvls_reducers(t)};
     if (g.o->member_proto && s->group == NULL) return err_set(e, BATON_EINVAL, "protocols per member need a group schedule");
-    for (int k = 0; g.o->member_proto && k < s->group->n; k++)
-        if (g.o->member_proto[k] && !(g.o->member_proto[k]->efficiency > 0 && g.o->member_proto[k]->efficiency <= 1))
+    for (int k = -1; k < (g.o->member_proto ? s->group->n : 0); k++) {      /* the run's, then each member's */
+        const proto_cost_t *pc = k < 0 ? g.o->proto : g.o->member_proto[k];
+        if (pc && !(pc->efficiency > 0 && pc->efficiency <= 1))
             return err_set(e, BATON_EINVAL, "protocol efficiency must be in (0, 1]");
+    }
     memset(r, 0, sizeof *r);
     g.nr = g.G = g.p;
     if (g.o->sym) {

@@ -103,7 +103,7 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     m->bw = bus / m->nchannels;
     if (!searched && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
     topo_route_t r;
-    int node_switches = tp->sharp.rails ? tp->sharp.first : topo_nreducers(t);
+    int node_switches = topo_nvls_reducers(t);
     m->collnet = tp->sharp.rails > 0 && m->nnodes > 1;                 /* a CollNet plugin: SHARP */
     if (node_switches > 0 && (m->nnodes == 1 || (m->collnet && node_switches == m->nnodes)) &&
         topo_route(t, 0, p, &r, NULL) == 0) {

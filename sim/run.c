@@ -155,10 +155,9 @@ int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr) {
  * the reducers from topo_sharp_t.first on), which only CollNet's rows use. */
 static int helpers_fit(topo_t *t, const algo_t *a, const sched_t *s, baton_err_t *e) {
     topo_route_t r;
-    const topo_sharp_t *sh = &topo_params_c(t)->sharp;
-    if (!a->fabric && sh->rails && s->helpers > sh->first)
+    if (!a->fabric && topo_params_c(t)->sharp.rails && s->helpers > topo_nvls_reducers(t))
         return err_set(e, BATON_EUNSUP, "%s reduces in the nodes' switches; %s has %d (its other reducing switches are "
-                       "the fabric's: -a collnet)", s->algo, topo_name(t), sh->first);
+                       "the fabric's: -a collnet)", s->algo, topo_name(t), topo_nvls_reducers(t));
     if (s->helpers > topo_nreducers(t))
         return err_set(e, BATON_EUNSUP, "%s needs %d switch%s that reduce%s in the network (`reduce: true`), %s has %d",
                        s->algo, s->helpers, s->helpers > 1 ? "es" : "", s->helpers > 1 ? "" : "s", topo_name(t),

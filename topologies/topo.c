@@ -263,6 +263,7 @@ void topo_set_transit(topo_t *t, int node, int transit) { t->nodes[node].transit
 void topo_set_reduces(topo_t *t, int node, int reduces) { t->nodes[node].reduces = reduces; }
 
 int topo_nreducers(const topo_t *t) { return t->nreducers; }
+int topo_nvls_reducers(const topo_t *t) { return t->params.sharp.rails ? t->params.sharp.first : t->nreducers; }
 
 /* The node of rank r, or of helper rank r >= nranks (a reducing switch). */
 

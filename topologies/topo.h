@@ -177,6 +177,10 @@ void topo_set_reduces(topo_t *t, int node, int reduces);
 /* Reducing switches, usable as helper ranks nranks, nranks + 1, ... in
  * schedules and routes. */
 int topo_nreducers(const topo_t *t);
+/* How many of them are the nodes' own (NVLS), declared before a reducing
+ * fabric's (SHARP, topo_sharp_t.first): all of them where the fabric does
+ * not reduce. Helper rank nranks + i is reducer i. */
+int topo_nvls_reducers(const topo_t *t);
 
 /* Let routes pass through a node (or not); before topo_finalize. */
 void topo_set_transit(topo_t *t, int node, int transit);

@@ -120,8 +120,6 @@ int cmd_concurrent(int argc, char **argv) {
     if (rc == 0) {
         if (topo_params_c(t)->no_protocols) a.proto = PROTO_NONE;
         conc_opts_t o = {.proto = (proto_t)a.proto, .contention = a.contention, .verify = a.verify};
-        for (int k = 0; k < n; k++)          /* say each one's protocol: its own or the run's */
-            if (!c[k].own_proto) c[k].proto = o.proto;
         rc = conc_run(t, c, n, &o, &r, &e);
     }
     if (rc == 0 && a.json) json(c, n, &r);

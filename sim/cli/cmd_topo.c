@@ -130,7 +130,7 @@ static void summary(topo_t *t, const cost_model_t *m) {
     else printf("  reduce         free (reduce_bw 0)\n");
     if (tp->group_size) printf("  groups         %d ranks each (%d groups)\n", tp->group_size, p / tp->group_size);
     if (tp->channels) printf("  channels       %d by default (rings side by side)\n", tp->channels);
-    int nodes_reduce = tp->sharp.rails ? tp->sharp.first : topo_nreducers(t);
+    int nodes_reduce = topo_nvls_reducers(t);
     if (nodes_reduce == 1) printf("  reduce in      1 switch (NVLS: -a nvls)\n");
     if (nodes_reduce > 1)
         printf("  reduce in      %d switches, one a node (NVLS: -a nvlstree%s)\n", nodes_reduce, tp->sharp.rails ? ", collnet" : "");
