@@ -59,9 +59,10 @@ struct topo {
     uint32_t *dmap_spent;  /* per node: nodes visited by stopped searches into it since it was last kept */
     const uint8_t *dmap;   /* while set, distances come from this map (255: unreached), not the stamps */
     /* Walks towards one place share their next hops (topo_route.c, walk_keyed):
-     * per node, for the distances of `key`, its next hops' links at hops[off..
-     * off + ways); entries of another generation of `hops` are void. */
-    struct hop_memo { uint64_t key; uint32_t gen, off, ways; } *hop_memo;
+     * per node, for the distances of `key` (the map, or the search's stamp)
+     * towards `to`, its next hops' links at hops[off .. off + ways); entries of
+     * another generation of `hops` are void. */
+    struct hop_memo { uint64_t key; int32_t to; uint32_t gen, off, ways; } *hop_memo;
     int32_t *hops;
     uint32_t nhops, caphops, hop_gen;
     struct name_slot { int node; uint32_t hash; } *name_slot;   /* open-addressing index of node

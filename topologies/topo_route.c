@@ -133,13 +133,13 @@ static void route_add(const topo_t *t, route_slot_t *r, int32_t *links, int k) {
 }
 
 /* Node u's next hops towards d (links, in adjacency order) for the
- * distances in force (key: which distances and d), from the memo or found
+ * distances in force (key: which distances), from the memo or found
  * now; NULL if memory runs out. A million routes into one leaf walk the same
  * switches: each switch's 256 ports are scanned once, not per route. */
 static const int32_t *next_hops(topo_t *t, int u, int d, uint64_t key) {
     if (t->hop_memo == NULL && (t->hop_memo = calloc((size_t)t->nnodes + 1, sizeof *t->hop_memo)) == NULL) return NULL;
     struct hop_memo *m = &t->hop_memo[u];
-    if (m->key == key && m->gen == t->hop_gen && m->ways) return t->hops + m->off;
+    if (m->key == key && m->to == d && m->gen == t->hop_gen && m->ways) return t->hops + m->off;
     int deg = t->adj_off[u + 1] - t->adj_off[u], du = topo_dist(t, u);
     if (t->nhops + (uint32_t)deg > t->caphops) {
         if (t->nhops + (uint32_t)deg > (1u << 26) || t->caphops >= (1u << 26)) t->nhops = 0, t->hop_gen++;  /* start over */
@@ -151,7 +151,7 @@ static const int32_t *next_hops(topo_t *t, int u, int d, uint64_t key) {
             t->hops = h, t->caphops = nc;
         }
     }
-    *m = (struct hop_memo){.key = key, .gen = t->hop_gen, .off = t->nhops, .ways = 0};
+    *m = (struct hop_memo){.key = key, .to = d, .gen = t->hop_gen, .off = t->nhops, .ways = 0};
     for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++)
         if (next_hop(t, du, d, k)) t->hops[t->nhops + m->ways++] = t->adj[k];
     t->nhops += m->ways;
@@ -163,8 +163,7 @@ static const int32_t *next_hops(topo_t *t, int u, int d, uint64_t key) {
  * Where several next hops are equally short, take number (key + hop) mod
  * ways. */
 static void walk_keyed(topo_t *t, int u, int d, int key, route_slot_t *r, int32_t *links) {
-    uint64_t src = t->dmap ? (uint64_t)(uintptr_t)t->dmap : ((uint64_t)t->stamp << 1 | 1);
-    uint64_t mkey = src * 0x9E3779B97F4A7C15ull ^ (uint64_t)d;   /* these distances, towards d */
+    uint64_t mkey = t->dmap ? (uint64_t)(uintptr_t)t->dmap : ((uint64_t)t->stamp << 1 | 1);   /* these distances */
     while (u != d) {
         const int32_t *hop = next_hops(t, u, d, mkey);
         uint32_t ways = hop ? t->hop_memo[u].ways : 0;
