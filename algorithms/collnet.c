@@ -248,12 +248,7 @@ static double collnet_cost(const cost_model_t *m, int p, uint64_t n, const algo_
     if (g < 1) return 0;
     if (C > k) C = k;
     int L = o && o->sharp.per_leaf > 0 ? (p / g + o->sharp.per_leaf - 1) / o->sharp.per_leaf : 1;
-    double hops = L > 1 ? 4 : 2, unit = (double)n / ((double)g * (double)k);   /* network hops; 4 in the node */
-    double net = unit * m->beta, intra = (g + 1) * unit * m->helper_beta;  /* a step's NIC and NVLink share */
-    double w = net > intra ? net : intra, lat = m->alpha / (double)C;
-    double fill = 2 * (m->helper_alpha + g * unit * m->helper_beta) + 2 * (m->helper_alpha + unit * m->helper_beta) +
-                  hops * (m->alpha + net);
-    return fill + (double)(k - 1) * (w > lat ? w : lat);
+    return nvlsnode_cost(m, g, k, C, n, L > 1 ? 4 : 2);      /* network hops: leaf (and spine) up and down */
 }
 
 const algo_t algo_allreduce_collnet = {

@@ -58,3 +58,12 @@ int nvlsnode_switch_mcast(const sched_t *s, int W, int N, int from0, int from, i
     else *op = nvlsnode_on(W, cc, op_send(N * g + (int)q - 1, ch, 1), -1, 3);
     return 1;
 }
+
+double nvlsnode_cost(const cost_model_t *m, int g, uint64_t k, uint64_t C, uint64_t n, double hops) {
+    double unit = (double)n / ((double)g * (double)k);
+    double net = unit * m->beta, intra = (g + 1) * unit * m->helper_beta;
+    double w = net > intra ? net : intra, lat = m->alpha / (double)C;
+    double fill = 2 * (m->helper_alpha + g * unit * m->helper_beta) + 2 * (m->helper_alpha + unit * m->helper_beta) +
+                  hops * (m->alpha + net);
+    return fill + (double)(k - 1) * (w > lat ? w : lat);
+}

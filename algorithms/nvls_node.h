@@ -12,6 +12,7 @@
 #define BATON_NVLS_NODE_H
 
 #include "sched.h"
+#include "../models/cost.h"
 
 /* Chunk (b, cc, t) and the steps of channel group cc. */
 uint32_t nvlsnode_chunk(const sched_t *s, int b, int cc, uint32_t t);
@@ -26,5 +27,13 @@ int nvlsnode_mcast_in(const sched_t *s, int W, int r, int cc, uint32_t pc, sched
  * block's GPU on that GPU's role `from` (node 0's: from0). */
 int nvlsnode_switch_add(const sched_t *s, int W, int N, int c, int cc, uint32_t pc, sched_op_t *op);
 int nvlsnode_switch_mcast(const sched_t *s, int W, int N, int from0, int from, int cc, uint32_t pc, sched_op_t *op);
+
+/* The closed form both share: the node's half at each end of the pipeline
+ * (send every chunk up, the node sum to its GPU; the total up, multicast
+ * down) around `hops` network hops of a unit u = n/gk each, then k - 1
+ * steps of the busiest of the NIC's unit (u b: b is a whole step's
+ * busiest link), the GPU's NVLink ((g + 1) u b_s: the g chunks and its own
+ * block's sum or total, each way) and a step's latency over C channels. */
+double nvlsnode_cost(const cost_model_t *m, int g, uint64_t k, uint64_t C, uint64_t n, double hops);
 
 #endif
