@@ -103,6 +103,7 @@ typedef struct engine {
     uint64_t first_seq;
     uint64_t *rank_msgs;
     share_t *share;          /* FAIR contention */
+    int share_dirty;         /* flows started or ended this instant: refill when it is over */
     int *send_busy, *recv_busy;      /* FAIR, store and forward: ports in use per rank */
     uint32_t *waiting;       /* FAIR, store and forward: matched transfers waiting for ports, FIFO (capslots) */
     int nwaiting;
@@ -203,12 +204,15 @@ static int push(engine_t *g, double t, uint32_t kind, uint32_t id) {
     return 0;
 }
 
-/* FAIR: a check at the earliest finishing flow, tagged with the rates' version. */
+/* FAIR, when an instant that started or ended flows is over: a check at the
+ * earliest finishing flow, tagged with the fresh rates' version. */
 static int share_check(engine_t *g) {
     double when;
     uint32_t tag;
-    if (!share_next(g->share, &when, &tag)) return 0;
-    return push(g, when, EV_SHARE, (uint32_t)share_version(g->share));
+    int rc = share_next(g->share, &when, &tag);
+    g->share_dirty = 0;
+    if (rc < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows"));
+    return rc == 0 ? 0 : push(g, when, EV_SHARE, (uint32_t)share_version(g->share));
 }
 
 /* FAIR and store and forward count the ports in use and queue what finds
@@ -238,7 +242,8 @@ static int start_fair(engine_t *g, int src, int dst, uint32_t id, const topo_rou
     if (share_add(g->share, g->now, rt->links, src == dst ? 0 : rt->nlinks, (double)bytes / msg_eff(g, g->slots[id].src_si, src, dst),
                   id) < 0)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows"));
-    return share_check(g);
+    g->share_dirty = 1;
+    return 0;
 }
 
 /* Store and forward: take ports and queue for the first link now; 1 if it
@@ -412,16 +417,17 @@ static int unblock(engine_t *g) {
     return g->err;
 }
 
-/* FAIR: flows whose bytes are all sent now; each arrives one latency later. */
+/* FAIR: flows whose bytes are all sent now; each arrives one latency later.
+ * The rates are refilled once the instant is over (engine_loop). */
 static int share_event(engine_t *g, uint32_t version) {
-    double when;
     uint32_t tag;
+    int rc;
     if (version != (uint32_t)share_version(g->share)) return 0;      /* stale rates */
-    while (share_next(g->share, &when, &tag) && when <= g->now * (1 + 1e-12) + 1e-18) {
-        share_remove(g->share, g->now, tag);
+    while ((rc = share_done(g->share, g->now, &tag)) == 1) {
+        g->share_dirty = 1;
         if (push(g, g->now + g->slots[tag].lat, EV_XFER_DONE, tag) < 0) return g->err;
     }
-    return share_check(g);
+    return rc < 0 ? fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows")) : 0;
 }
 
 /* A stream's sends leave in program order: start its unstarted sends, oldest
@@ -834,6 +840,12 @@ static int loop(engine_t *g) {
                 continue;
             }
             if (popped == 0) continue;
+        }
+        if (g->share_dirty && (popped == 0 || ev.t > g->now)) {   /* the instant is over: refill the rates */
+            if (share_check(g) < 0) return g->err;
+            if (popped && evq_push_at(&g->q, ev.t, ev.seq, ev.kind, ev.id) < 0)   /* the check may come first */
+                return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+            continue;
         }
         if (popped == 0) break;
         g->now = ev.t;

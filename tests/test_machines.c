@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../models/share.h"
 #include "../topologies/flow.h"
 #include "../topologies/topo_write.h"
 #include "../topologies/topo_yaml.h"
@@ -170,40 +169,6 @@ Test(machines, incast_three_to_one_takes_three_times_as_long) {
     }
     /* with no contention the three arrive together */
     cr_expect_float_eq(incast(3, CONTENTION_NONE), 1e-6, 1e-15);
-}
-
-Test(share, two_flows_halve_one_alone_gets_all) {
-    double cap[] = {10};
-    int32_t l0[] = {0};
-    share_t *s = share_create(1, cap);
-    cr_assert_eq(share_add(s, 0, l0, 1, 100, 1), 0);
-    cr_expect_float_eq(share_rate(s, 1), 10, 1e-12);
-    cr_assert_eq(share_add(s, 0, l0, 1, 100, 2), 0);
-    cr_expect_float_eq(share_rate(s, 1), 5, 1e-12);
-    cr_expect_float_eq(share_rate(s, 2), 5, 1e-12);
-    double when;
-    uint32_t tag;
-    cr_assert(share_next(s, &when, &tag));
-    cr_expect_float_eq(when, 20, 1e-12, "both finish at 100 / 5");
-    share_remove(s, when, tag);
-    cr_expect_float_eq(share_rate(s, tag == 1 ? 2 : 1), 10, 1e-12, "the survivor gets it all");
-    share_free(s);
-}
-
-/* The textbook case: link A (capacity 1) carries flows 1 and 2, link B
- * (capacity 2) carries flows 2 and 3. Max-min: 1 and 2 get 1/2 on A, and 3
- * takes what B has left, 3/2. */
-Test(share, max_min_three_flows) {
-    double cap[] = {1, 2};
-    int32_t a[] = {0}, ab[] = {0, 1}, b[] = {1};
-    share_t *s = share_create(2, cap);
-    share_add(s, 0, a, 1, 1, 1);
-    share_add(s, 0, ab, 2, 1, 2);
-    share_add(s, 0, b, 1, 1, 3);
-    cr_expect_float_eq(share_rate(s, 1), 0.5, 1e-12);
-    cr_expect_float_eq(share_rate(s, 2), 0.5, 1e-12);
-    cr_expect_float_eq(share_rate(s, 3), 1.5, 1e-12);
-    share_free(s);
 }
 
 Test(machines, p2p_false_doubles_pcie_traversals) {
