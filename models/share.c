@@ -43,7 +43,9 @@ struct share {
     double *room;         /* per link, while filling: capacity not yet handed out */
     int *users;           /* per link, while filling: unfrozen flows crossing it */
     uint32_t *mark;       /* per link: the refill (or change) that last took it in */
-    uint32_t *stamp;      /* per link: bumped when its share changes */
+    uint32_t *stamp;      /* per link: the filling round that last changed its share */
+    uint32_t round;       /* filling rounds so far (wraps: only equality matters) */
+    ivec_t touched;       /* scratch: links whose shares this round changed */
     ivec_t *on;           /* per link: the flows crossing it (slots) */
     ivec_t seeds;         /* links of the flows that came or went */
     ivec_t part;          /* scratch: the links of the part to refill */
@@ -104,6 +106,7 @@ void share_free(share_t *s) {
     free(s->stamp);
     free(s->seeds.v);
     free(s->part.v);
+    free(s->touched.v);
     free(s->free_slots.v);
     free(s->heap);
     free(s->f);
@@ -183,17 +186,16 @@ static int gather_part(share_t *s) {
 }
 
 /* Freeze flow f at rate x and take x from every link it crosses; their
- * shares change, so each goes back into the heap with its new one (not the
- * link being filled, whose flows all freeze now). */
-static int freeze(share_t *s, flow_t *f, double x, int filling) {
+ * shares change, so each is listed in s->touched (once a round) to go back
+ * into the heap with its new share when the round's flows are frozen. */
+static int freeze(share_t *s, flow_t *f, double x) {
     f->frozen = 1;
     f->rate = x > 0 ? x : 0;
     for (int k = 0; k < f->nlinks; k++) {
         int l = f->links[k];
         s->room[l] = s->room[l] > x ? s->room[l] - x : 0;     /* no negative rounding dust */
         s->users[l]--;
-        s->stamp[l]++;
-        if (l != filling && s->users[l] > 0 && heap_push(s, l) < 0) return -1;
+        if (s->stamp[l] != s->round && (s->stamp[l] = s->round, ivec_push(&s->touched, l) < 0)) return -1;
     }
     return 0;
 }
@@ -208,18 +210,24 @@ static int refill(share_t *s) {
     }
     if (gather_part(s) < 0) return -1;
     s->nheap = 0;
+    s->round++;
     for (int i = 0; i < s->part.n; i++) {
         int l = s->part.v[i];
-        s->room[l] = s->cap[l], s->users[l] = s->on[l].n, s->stamp[l]++;
+        s->room[l] = s->cap[l], s->users[l] = s->on[l].n, s->stamp[l] = s->round;
         if (s->users[l] > 0 && heap_push(s, l) < 0) return -1;
     }
     while (s->nheap > 0) {
         heap_ent_t e = heap_pop(s);
         int l = e.link;
         if (e.stamp != s->stamp[l] || s->users[l] == 0) continue;      /* stale, or its flows are frozen */
+        s->round++, s->touched.n = 0;
         for (int j = 0; j < s->on[l].n; j++) {
             flow_t *f = &s->f[s->on[l].v[j]];
-            if (!f->frozen && freeze(s, f, e.key, l) < 0) return -1;
+            if (!f->frozen && freeze(s, f, e.key) < 0) return -1;
+        }
+        for (int i = 0; i < s->touched.n; i++) {
+            int k = s->touched.v[i];
+            if (s->users[k] > 0 && heap_push(s, k) < 0) return -1;
         }
     }
     s->version++;

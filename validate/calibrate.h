@@ -34,6 +34,7 @@ typedef struct cal_req {
     const char *algo;         /* a name or "auto" */
     int proto;                /* PROTO_* or RUN_PROTO_AUTO */
     int des;                  /* 1: predict with the simulator (fits then scale each link class) */
+    int contention;           /* the simulator's contention_t (CONTENTION_FIFO by default) */
     int nccl_model;           /* 1: predict with NCCL's own cost model (sim/plan.h) */
     algo_opts_t opts;         /* channels etc. */
     int fit_efficiency;       /* 1: fit LL's and LL128's efficiency too */

@@ -69,6 +69,7 @@ static const char help_common[] =
     "      --model M          closed (default), des: the simulator (calibrate then fits\n"
     "                         each link class's bandwidth apart; slower), or nccl:\n"
     "                         NCCL's own cost model on the machine (validate only)\n"
+    "      --contention M     the simulator's (--model des): fifo (default), fair or none\n"
     "      --channels C       rings side by side (NCCL uses several; see baton sim)\n"
     "      --set K=V          override a topology parameter\n"
     "      --json             JSON instead of the table (mape_pct, mape_large_pct, rows)\n";
@@ -76,8 +77,8 @@ static const char help_common[] =
 typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
     const char *logs[64];
-    int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff, force_ranks, cv;
-    int algo_given, proto_given, model_given;
+    int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff, force_ranks, cv, contention;
+    int algo_given, proto_given, model_given, contention_given;
     cmd_sets_t sets;
     char ranks_set[64];
 } val_args_t;
@@ -92,13 +93,18 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"coll", required_argument, 0, 'c'}, {"sizes", required_argument, 0, 's'},
         {"reps", required_argument, 0, 'R'}, {"log", required_argument, 0, 'l'},
         {"channels", required_argument, 0, 'C'}, {"force-ranks", no_argument, 0, 'F'}, {"fit-efficiency", no_argument, 0, 'E'},
-        {"cv", required_argument, 0, 'V'},
+        {"cv", required_argument, 0, 'V'}, {"contention", required_argument, 0, 'M'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:a:o:c:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'B': a->backend = optarg; break;
+        case 'M':
+            if ((a->contention = cmd_parse_contention(optarg)) < 0)
+                return cmd_usage(cmd, "--contention must be fifo, fair or none, not '%s'", optarg);
+            a->contention_given = 1;
+            break;
         case 'E': a->fit_eff = 1; break;
         case 'V': a->cv = atoi(optarg); if (a->cv < 0 || a->cv == 1 || a->cv > 4096) return cmd_usage(cmd, "--cv K: 0 (none) or 2..4096 folds"); break;
         case 'c': a->coll = optarg; break;
@@ -452,11 +458,15 @@ static int run(val_args_t *a, const char *cmd) {
     const char **file_of = NULL;
     int host = a->backend != NULL;
     if (t) adopt_model(a, t);
+    if (t && a->contention_given && !a->des) {
+        topo_free(t);
+        return cmd_usage(cmd, "--contention is the simulator's: use it with --model des");
+    }
     if (t) cmd_calibrated_rule(cmd, t, &a->algo, a->algo_given, &a->proto, a->proto_given, model_name(a));
     machines_t ms = {.t = t};
     int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, &ms, &s, &n, &file_of, &e);
     cal_req_t q = {.algo = host && !a->algo_given ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
-                   .des = a->des, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
+                   .des = a->des, .contention = a->contention, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
                    .fit_efficiency = a->fit_eff};
     val_extra_t x = {.cv_mape = -1};
     if (rc == 0 && a->nccl_model && (a->calibrate || host))
