@@ -424,3 +424,28 @@ Test(nccltests, predict_sizes_in_nccl_tests_layout) {
     }
     nt_free(&log);
 }
+
+/* --model des predicts under the contention asked for: a binomial all-reduce
+ * on the 4:1 oversubscribed tree-4x4, whose flows meet on the uplinks, takes
+ * 53.7 ms under FIFO (each flow has the link in turn) and 94.0 ms under
+ * max-min sharing; the closed forms have no contention to choose, so
+ * --contention without des is refused. */
+Test(calibrate, the_simulators_contention_reaches_validate) {
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("tests/data/tree-4x4.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    cal_sample_t s = {.coll = COLL_ALLREDUCE, .bytes = 64ull << 20};
+    double fifo, fair;
+    cal_req_t q = {.algo = "binomial", .proto = PROTO_NONE, .des = 1, .contention = CONTENTION_FIFO};
+    cr_assert_eq(cal_predict(t, &q, &s, &fifo, NULL, NULL, &e), 0, "%s", e.msg);
+    q.contention = CONTENTION_FAIR;
+    cr_assert_eq(cal_predict(t, &q, &s, &fair, NULL, NULL, &e), 0, "%s", e.msg);
+    cr_expect(fifo > 0.0530 && fifo < 0.0545, "fifo %g s", fifo);
+    cr_expect(fair > 0.0930 && fair < 0.0950, "fair %g s", fair);
+    topo_free(t);
+    char *out;
+    cr_expect_eq(th_cli("validate -t topologies/hgx-a100.yaml --contention fair --nccl-tests "
+                        SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", &out, 0), 2);
+    cr_expect(strstr(out, "--contention is the simulator's: use it with --model des") != NULL, "%s", out);
+    free(out);
+}
