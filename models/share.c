@@ -60,13 +60,18 @@ struct share {
     int dirty;            /* flows came or went since the rates were filled */
 };
 
+/* Room for n + 1 elements of size elem in *p (capacity *cap, doubling). */
+static int grow(void **p, int *cap, int n, size_t elem) {
+    if (n < *cap) return 0;
+    int nc = *cap ? *cap * 2 : 16;
+    void *q = realloc(*p, (size_t)nc * elem);
+    if (q == NULL) return -1;
+    *p = q, *cap = nc;
+    return 0;
+}
+
 static int ivec_push(ivec_t *a, int x) {
-    if (a->n == a->cap) {
-        int nc = a->cap ? a->cap * 2 : 8;
-        int *v = realloc(a->v, (size_t)nc * sizeof *v);
-        if (v == NULL) return -1;
-        a->v = v, a->cap = nc;
-    }
+    if (grow((void **)&a->v, &a->cap, a->n, sizeof *a->v) < 0) return -1;
     a->v[a->n++] = x;
     return 0;
 }
@@ -131,12 +136,7 @@ static int heap_less(const heap_ent_t *a, const heap_ent_t *b) {
 }
 
 static int heap_push(share_t *s, int l) {
-    if (s->nheap == s->cap_heap) {
-        int nc = s->cap_heap ? s->cap_heap * 2 : 256;
-        heap_ent_t *h = realloc(s->heap, (size_t)nc * sizeof *h);
-        if (h == NULL) return -1;
-        s->heap = h, s->cap_heap = nc;
-    }
+    if (grow((void **)&s->heap, &s->cap_heap, s->nheap, sizeof *s->heap) < 0) return -1;
     heap_ent_t e = {.key = s->room[l] / s->users[l], .link = l, .stamp = s->stamp[l]};
     int i = s->nheap++;
     while (i > 0 && heap_less(&e, &s->heap[(i - 1) / 2])) { s->heap[i] = s->heap[(i - 1) / 2]; i = (i - 1) / 2; }
@@ -258,12 +258,7 @@ static int seed_links(share_t *s, int i) {
 
 static int new_slot(share_t *s) {
     if (s->free_slots.n > 0) return s->free_slots.v[--s->free_slots.n];
-    if (s->hi == s->capf) {
-        int nc = s->capf ? s->capf * 2 : 64;
-        flow_t *f = realloc(s->f, (size_t)nc * sizeof *f);
-        if (f == NULL) return -1;
-        s->f = f, s->capf = nc;
-    }
+    if (grow((void **)&s->f, &s->capf, s->hi, sizeof *s->f) < 0) return -1;
     return s->hi++;
 }
 
