@@ -92,6 +92,11 @@ uint64_t algo_pipeline_chunks(uint64_t n, const algo_opts_t *o);
  * it in O(1), against a walk of every rank: the first p <= pmax where they
  * differ, or 0. For tests. */
 int algo_split_shape_check(int pmax);
+/* NCCL's double binary tree over p vertices (bintree.c; its ncclGetDtree):
+ * vertex r's parent and children in tree 0 or 1, -1 where none (down[0] is
+ * set whenever r has a child), and the taller tree's height in edges. */
+void algo_dtree(int p, int r, int tree, int *up, int down[2]);
+int algo_dtree_height(int p);
 
 /* a mod p in [0, p) for any sign of a. */
 static inline uint32_t algo_mod(int64_t a, int p) {

@@ -345,6 +345,17 @@ static void split_shape(int p, int shape, int g, int *height, int *load) {
     }
 }
 
+void algo_dtree(int p, int r, int tree, int *up, int down[2]) {
+    tnode_t t = dtree(p, r, tree);
+    *up = t.up, down[0] = t.down[0], down[1] = t.down[1];
+}
+
+int algo_dtree_height(int p) {
+    int h, load;
+    split_shape(p, SHAPE_DTREE, 1, &h, &load);
+    return h;
+}
+
 int algo_split_shape_check(int pmax) {
     static const int groups[] = {1, 2, 3, 4, 8};
     for (int shape = SHAPE_BTREE; shape <= SHAPE_NODES; shape++)

@@ -1,44 +1,50 @@
 /* nvlstree.c - NCCL's NVLSTree all-reduce across nodes: in-switch reduction
- * inside each node (NVLink SHARP), a pipelined chain between the nodes.
+ * inside each node (NVLink SHARP), a pipelined double binary tree between
+ * the nodes.
  *
  * Each node's NVSwitch adds what its g GPUs send it; the node sum of block b
- * (of g blocks) goes to the node's GPU b, which reduces it along a chain of
- * the nodes' GPU b (node G-1 up to node 0, then the total back down), and
- * hands the total to its switch, which multicasts it to the node's GPUs.
- * Each GPU moves n bytes up its NVLink and n down, and only n/g over its
- * NIC each way: the network carries what a ring would carry divided by
- * about 2(p-1)/p g / (2(G-1)/G), so two 8-GPU nodes reach more bus
- * bandwidth than any ring over their NICs.
+ * (of g blocks) goes to the node's GPU b, which reduces it up a binary tree
+ * of the nodes' GPU b and broadcasts the total back down, and hands the
+ * total to its switch, which multicasts it to the node's GPUs. As NCCL's
+ * connectNvls: the tree over nodes is its double binary tree (ncclGetDtree,
+ * algo_dtree), channel group cc on tree cc % 2, so a node is interior in one
+ * tree at most. Each GPU moves n (g + 1)/g bytes each way on its NVLink and
+ * about n/g over its NIC each way: two 8-GPU nodes pass the bus bandwidth any
+ * ring over their NICs can carry.
  *
- * Streams of GPU r (node N, local j), per pipeline step i, block b:
+ * Streams of GPU r (node N, local j), per pipeline step i of channel group
+ * cc, in tree cc % 2 (parent P, children D0, D1 of N):
  *   role 0  send (b, i) to switch N (its role j), every b
- *   role 1  recv node sum (j, i) from the switch; + recv from node N+1's
- *           role 1; send up to node N-1's role 1 (node 0: down to node 1's
- *           role 2, then to the switch's multicast role)
- *   role 2  recv the total (j, i) from node N-1; send on to node N+1; send
- *           to the switch's multicast role
+ *   role 1  recv node sum (j, i) from the switch; [two children: a token to
+ *           role 4]; + recv from D0's role 1; [+ the token back from role
+ *           4]; send up to P's role 1 (role 4 if N is P's second child), or
+ *           at the root down to each child's role 2, then to the switch's
+ *           multicast role
+ *   role 2  (not the root) recv the total (j, i) from P (P's role 1 if P is
+ *           the root, else its role 2); send to each child's role 2; send to
+ *           the switch's multicast role
  *   role 3  recv the total (b, i) from the switch's multicast, every b
- * --channels C runs C such sets of streams on interleaved steps.
+ *   role 4  (two children) wait for role 1's token (the node sum is in),
+ *           + recv from D1's role 1, a token back to role 1
  * Switch N (helper p + N): role c < g adds GPU c's chunks, then passes a
  * token on (role g-1: sends the node sum to its GPU b); role g takes each
  * total from its owner and multicasts it to the node's g GPUs.
  *
- *   node 1:  gpu ->sw1 (+) -> gpu b --net--> gpu b' (node 0)
+ *   node 1:  gpu ->sw1 (+) -> gpu b --net--> gpu b' (node 0, the root)
  *   node 0:  gpu ->sw0 (+) -> gpu b' (+) ; total -> sw0 -> all of node 0
  *                                         \--net--> gpu b -> sw1 -> node 1
  *
  * Cost (approximate, nvlsnode_cost): the node's half at both ends of the
- * pipeline, 2(a_s + g u b_s) + 2(a_s + u b_s), the chain up and back down,
- * 2(G - 1)(a + u b), then k - 1 steps of the busier of the NIC (u b) and the
- * GPU's NVLink ((g + 1) u b_s: its g chunks up and its block's total up to
- * the multicast, the g totals down and its block's node sum), a step's
- * latency hidden behind the data in flight on C channels; u = n/gk, b_s a
- * GPU's link to its switch at the switch's efficiency
- * (cost_model_t.helper_beta). On a machine (peer_slots) b is a whole step's
- * busiest link: 8 GPUs behind one NIC take 8 blocks' time. Within 10 % of
- * the simulator on 2 x 8 H100 from 64 KiB to 1 GiB; it charged the whole
- * fill at the busier side's step and NVLink n, not n (g + 1)/g, and was 50 %
- * slow at 64 KiB and 11 % fast at 1 GiB there.
+ * pipeline, 2(a_s + g u b_s) + 2(a_s + u b_s), up the tree and back down,
+ * 2h(a + u b) for the taller tree's height h (a chain of the G nodes took
+ * 2(G - 1)), then k - 1 steps of the busier of the NIC (u b) and the GPU's
+ * NVLink ((g + 1) u b_s: its g chunks up and its block's total up to the
+ * multicast, the g totals down and its block's node sum), a step's latency
+ * hidden behind the data in flight on C channels; u = n/gk, b_s a GPU's link
+ * to its switch at the switch's efficiency (cost_model_t.helper_beta). On a
+ * machine (peer_slots) b is the busiest link of a step of each tree, halved
+ * (the channel groups alternate): 8 GPUs behind one NIC take 8 blocks' time.
+ * Within 10 % of the simulator on 2 x 8 H100 from 64 KiB to 256 MiB.
  * Requires: reducing switches, one per node (declared in node order), groups
  * of g = group_size >= 2 ranks, G >= 2 nodes (one node: nvls); --pipeline K. */
 #include "algo.h"
@@ -48,55 +54,97 @@
 
 /* Schedule parameters (nvls_node.h): param[0] = g (GPUs per node), param[1]
  * = k (steps), param[2] = C (channels). Channel group cc runs steps cc,
- * cc + C, ...; its streams are cc * W + role (W = max(4, g + 1) roles: a
- * GPU's 4, a switch's g + 1), so the groups' latencies overlap as NCCL's
+ * cc + C, ...; its streams are cc * W + role (W = max(5, g + 1) roles: a
+ * GPU's 5, a switch's g + 1), so the groups' latencies overlap as NCCL's
  * channels' do. */
 static int gpn(const sched_t *s) { return (int)s->param[0]; }
-static int width(const sched_t *s) { return gpn(s) + 1 > 4 ? gpn(s) + 1 : 4; }
+static int width(const sched_t *s) { return gpn(s) + 1 > 5 ? gpn(s) + 1 : 5; }
 static uint32_t steps_in(const sched_t *s, int cc) { return nvlsnode_steps(s, cc); }
 static uint32_t chunk(const sched_t *s, int b, int cc, uint32_t t) { return nvlsnode_chunk(s, b, cc, t); }
 static sched_op_t on(const sched_t *s, int cc, sched_op_t op, int recv_role, int send_role) {
     return nvlsnode_on(width(s), cc, op, recv_role, send_role);
 }
 
-/* role 1: node sum in, reduce up the chain; node 0 turns it around. */
-static int chain_up_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
-    int g = gpn(s), G = s->nranks / g, N = r / g, j = r % g, sw = s->nranks + N;
-    int tail = N == G - 1, root = N == 0;
-    uint32_t per = 1 + !tail + 1 + root, t = pc / per, q = pc % per;
+/* Node N's place in channel group cc's tree. */
+typedef struct { int up, down[2], nkids, second; } place_t;
+
+static place_t place(const sched_t *s, int N, int cc) {
+    int G = s->nranks / gpn(s), pu, pd[2];
+    place_t x;
+    algo_dtree(G, N, cc % 2, &x.up, x.down);
+    x.nkids = (x.down[0] >= 0) + (x.down[1] >= 0);
+    x.second = 0;
+    if (x.up >= 0) algo_dtree(G, x.up, cc % 2, &pu, pd), x.second = pd[1] == N;
+    return x;
+}
+
+static int is_root(const sched_t *s, int N, int cc) { return place(s, N, cc).up < 0; }
+
+/* role 1: node sum in, the children's parts added, up to the parent; the
+ * root turns the total around. */
+static int tree_up_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), N = r / g, j = r % g, sw = s->nranks + N;
+    place_t x = place(s, N, cc);
+    int root = x.up < 0, nc = x.nkids;
+    uint32_t adds = nc == 2 ? 3 : (uint32_t)nc, per = 1 + adds + (root ? (uint32_t)nc + 1 : 1);
+    uint32_t t = pc / per, q = pc % per;
     if (t >= steps_in(s, cc)) return 0;
-    uint32_t x = chunk(s, j, cc, t);
-    if (q == 0) { *op = on(s, cc, op_recv(sw, x, 1, RECV_COPY), g - 1, -1); return 1; }
-    if (!tail && q == 1) { *op = on(s, cc, op_recv(r + g, x, 1, RECV_REDUCE), 1, -1); return 1; }
-    q -= 1 + !tail;
-    if (!root) *op = on(s, cc, op_send(r - g, x, 1), -1, 1);
-    else if (q == 0) *op = on(s, cc, op_send(r + g, x, 1), -1, 2);
-    else *op = on(s, cc, op_send(sw, x, 1), -1, g);
+    uint32_t c = chunk(s, j, cc, t);
+    if (q == 0) { *op = on(s, cc, op_recv(sw, c, 1, RECV_COPY), g - 1, -1); return 1; }
+    if (--q < adds) {
+        if (nc == 2 && q == 0) *op = on(s, cc, op_send(r, c, 0), -1, 4);              /* the sum is in: go ahead */
+        else if (nc == 2 && q == 2) *op = on(s, cc, op_recv(r, c, 0, RECV_COPY), 4, -1);
+        else *op = on(s, cc, op_recv(x.down[0] * g + j, c, 1, RECV_REDUCE), 1, -1);
+        return 1;
+    }
+    q -= adds;
+    if (!root) *op = on(s, cc, op_send(x.up * g + j, c, 1), -1, x.second ? 4 : 1);
+    else if (q < (uint32_t)nc) *op = on(s, cc, op_send(x.down[q] * g + j, c, 1), -1, 2);
+    else *op = on(s, cc, op_send(sw, c, 1), -1, g);
     return 1;
 }
 
-/* role 2: the total down the chain, then to the switch's multicast. */
-static int chain_down_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
-    int g = gpn(s), G = s->nranks / g, N = r / g, j = r % g, sw = s->nranks + N;
-    if (N == 0) return 0;
-    int tail = N == G - 1;
-    uint32_t per = 2 + !tail, t = pc / per, q = pc % per, x = chunk(s, j, cc, t);
+/* role 4, with two children: the second child's part, added once the node
+ * sum has been copied in. */
+static int tree_side_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), N = r / g, j = r % g;
+    place_t x = place(s, N, cc);
+    uint32_t t = pc / 3, q = pc % 3;
+    if (x.nkids < 2 || t >= steps_in(s, cc)) return 0;
+    uint32_t c = chunk(s, j, cc, t);
+    if (q == 0) *op = on(s, cc, op_recv(r, c, 0, RECV_COPY), 1, -1);
+    else if (q == 1) *op = on(s, cc, op_recv(x.down[1] * g + j, c, 1, RECV_REDUCE), 1, -1);
+    else *op = on(s, cc, op_send(r, c, 0), -1, 1);
+    return 1;
+}
+
+/* role 2: the total from the parent, on to the children and the switch's multicast. */
+static int tree_down_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
+    int g = gpn(s), N = r / g, j = r % g, sw = s->nranks + N;
+    place_t x = place(s, N, cc);
+    if (x.up < 0) return 0;
+    uint32_t per = 2 + (uint32_t)x.nkids, t = pc / per, q = pc % per;
     if (t >= steps_in(s, cc)) return 0;
-    if (q == 0) *op = on(s, cc, op_recv(r - g, x, 1, RECV_COPY), N == 1 ? 1 : 2, -1);
-    else if (q == 1 && !tail) *op = on(s, cc, op_send(r + g, x, 1), -1, 2);
-    else *op = on(s, cc, op_send(sw, x, 1), -1, g);
+    uint32_t c = chunk(s, j, cc, t);
+    if (q == 0) *op = on(s, cc, op_recv(x.up * g + j, c, 1, RECV_COPY), is_root(s, x.up, cc) ? 1 : 2, -1);
+    else if (q <= (uint32_t)x.nkids) *op = on(s, cc, op_send(x.down[q - 1] * g + j, c, 1), -1, 2);
+    else *op = on(s, cc, op_send(sw, c, 1), -1, g);
     return 1;
 }
 
 static int nvlstree_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     int g = gpn(s), w = width(s), cc = c / w, role = c % w;
-    if (r >= s->nranks) return role < g ? nvlsnode_switch_add(s, w, r - s->nranks, role, cc, pc, op)
-                             : role == g ? nvlsnode_switch_mcast(s, w, r - s->nranks, 1, 2, cc, pc, op) : 0;
+    if (r >= s->nranks) {
+        int N = r - s->nranks, from = is_root(s, N, cc) ? 1 : 2;      /* who sends the switch its totals */
+        return role < g ? nvlsnode_switch_add(s, w, N, role, cc, pc, op)
+             : role == g ? nvlsnode_switch_mcast(s, w, N, from, from, cc, pc, op) : 0;
+    }
     switch (role) {
     case 0: return nvlsnode_up(s, w, r, cc, pc, op);
-    case 1: return chain_up_op(s, r, cc, pc, op);
-    case 2: return chain_down_op(s, r, cc, pc, op);
+    case 1: return tree_up_op(s, r, cc, pc, op);
+    case 2: return tree_down_op(s, r, cc, pc, op);
     case 3: return nvlsnode_mcast_in(s, w, r, cc, pc, op);
+    case 4: return tree_side_op(s, r, cc, pc, op);
     default: return 0;
     }
 }
@@ -113,7 +161,7 @@ static int nvlstree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     s->param[1] = (int64_t)k;
     s->param[2] = (int64_t)C;
     s->helpers = p / g;
-    s->nchannels = (int)C * (g + 1 > 4 ? g + 1 : 4);
+    s->nchannels = (int)C * (g + 1 > 5 ? g + 1 : 5);
     sched_layout(s, (uint32_t)g, (uint32_t)k);
     s->prog = nvlstree_prog;
     return 0;
@@ -124,32 +172,34 @@ static double nvlstree_cost(const cost_model_t *m, int p, uint64_t n, const algo
     uint64_t k = algo_pipeline_chunks(n, o), C = o && o->channels > 0 ? (uint64_t)o->channels : 1;
     if (g < 1) return 0;
     if (C > k) C = k;
-    return nvlsnode_cost(m, g, k, C, n, 2.0 * (G - 1));      /* up the chain and back down */
+    return nvlsnode_cost(m, g, k, C, n, 2.0 * algo_dtree_height(G));      /* up the tree and back down */
 }
 
-/* The network part of a steady step (algo.h, peer_slots): each GPU sends
- * its block up the chain (slot 0; node 0 turns it down) and the total down
- * (slot 1), whole blocks, so the closed form's beta is the busiest link's
- * time for a step: eight GPUs behind one NIC share it. */
-static int chain_peer(const sched_t *s, int c, int r) {
-    int g = gpn(s), G = s->nranks / g, N = r / g;
-    if (c == 0) return N > 0 ? r - g : -1;
-    return N < G - 1 ? r + g : -1;
+/* The network part of a steady step (algo.h, peer_slots): in each tree a
+ * GPU sends its block up (slot 0, not the root) and the total to each child
+ * (slots 1, 2), whole blocks; with two or more channel groups both trees
+ * run, each on every other step, so a step carries half of each tree's
+ * (slots 3-5 are tree 1's, *nchannels = 2). The closed form's beta is then
+ * the busiest link's time for a step: eight GPUs behind one NIC share it. */
+static int tree_peer(const sched_t *s, int c, int r) {
+    int g = gpn(s), N = r / g;
+    place_t x = place(s, N, c / 3);
+    int to = c % 3 == 0 ? x.up : x.down[c % 3 - 1];
+    return to < 0 ? -1 : to * g + r % g;
 }
 
-static int chain_slots(const sched_t *s, int *nchannels) {
-    (void)s;
-    *nchannels = 1;
-    return 2;
+static int tree_slots(const sched_t *s, int *nchannels) {
+    *nchannels = s->param[2] >= 2 ? 2 : 1;
+    return 3 * *nchannels;
 }
 
 const algo_t algo_allreduce_nvlstree = {
     .coll = COLL_ALLREDUCE, .name = "nvlstree", .build = nvlstree_build, .cost = nvlstree_cost,
-    .cost_text = "approximately 2(a_s + g u b_s) + 2(a_s + u b_s) + 2(G-1)(a + u b) + (k - 1) max(w, a/C), u = n/gk, "
-                 "w = max(u b, (g+1) u b_s): G nodes of g GPUs",
+    .cost_text = "approximately 2(a_s + g u b_s) + 2(a_s + u b_s) + 2h(a + u b) + (k - 1) max(w, a/C), u = n/gk, "
+                 "w = max(u b, (g+1) u b_s): G nodes of g GPUs, h the node tree's height",
     .requires = "one switch with `reduce: true` per node; nodes of g >= 2 GPUs, 2 or more of them; --pipeline K",
     .port_model = "approximation (multi-port; each node's switch links assumed to carry its NICs' traffic)",
-    .idea = "NCCL's NVLSTree: add in each node's switch, chain the node sums across nodes, multicast back",
+    .idea = "NCCL's NVLSTree: add in each node's switch, a double binary tree of the node sums across nodes, multicast back",
     .approx = 1, .helpers = 1, .nccl = "nvls_tree", .nccl_protos = 1u << PROTO_SIMPLE,
-    .peer = chain_peer, .peer_slots = chain_slots,
+    .peer = tree_peer, .peer_slots = tree_slots,
 };

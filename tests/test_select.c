@@ -337,8 +337,8 @@ Test(select, nccl_tuner_file_is_what_nccl_reads) {
 }
 
 /* A winner by an approximate formula is simulated before it wins: on
- * 32 x 8 H100 at 1 GiB nvlstree's formula (6.1 ms) is far below what the
- * simulator gives it (11.2 ms), so the table's winner is a simulated cell,
+ * 32 x 8 H100 at 1 GiB nvlstree's formula (5.5 ms) is far below what the
+ * simulator gives it under FIFO (14.0 ms), so the table's winner is a simulated cell,
  * its time is what `sim` says for it, and that is at most the simulated time
  * of the formula's favourite. */
 Test(select, winner_is_confirmed_by_the_simulator) {
