@@ -25,7 +25,8 @@ typedef struct run_req {
                                 exact), 0 where it is proven and the run has at least
                                 RUN_AUTO_SYMMETRY ranks and nothing needs every rank (no
                                 verification, observers or fair sharing), -1 never */
-    const engine_opts_t *engine;   /* optional observers; verify mode is set from `verify` */
+    const engine_opts_t *engine;   /* optional observers; its verify mode, contention, store
+                                      and forward and protocol come from this request */
     int nccl_rules;          /* a named algorithm only with the protocols NCCL runs it with
                                 (run_nccl_runs; -a nccl always follows them) */
     int gpus_per_thread;     /* GPUs one host thread launches on in turn (nccl-tests -g);
