@@ -55,6 +55,9 @@ run 0 topo topologies/cluster-h100.yaml --set sharp=true --set nodes=64
 run 0 sim -t topologies/cluster-h100.yaml --set nodes=16 -c allreduce -a ring -s 1MiB --symmetric
 run 0 concurrent -t topologies/hgx-h100.yaml 's=1MiB ranks=0-3 p=LL128' 'c=reducescatter s=1MiB ranks=4-7' --verify
 run 0 step -t topologies/hgx-h100.yaml --model llama3-70b --phase prefill --batch 1 --seq 2048
+run 0 sim -t topologies/cluster-h100.yaml --set nodes=5 -c allreduce -a nvlstree -s 300001 --contention fair --verify
+run 0 validate -t topologies/hgx-a100.yaml --model des --contention fair --nccl-tests $log --ranks 8 --force-ranks
+run 2 validate -t topologies/hgx-a100.yaml --contention fair --nccl-tests $log --ranks 8 --force-ranks
 run 1 topo tests/data/bad/sharp-twice.yaml
 run 1 topo tests/data/bad/include-missing.yaml
 run 1 sim -t tests/data/bad/bw-huge.yaml -c allreduce -a ring -s 1MiB
