@@ -147,6 +147,33 @@ static void crossovers(FILE *f, const select_table_t *tab, int first, int last) 
     fprintf(f, any ? "\n" : "crossovers: none (one winner at every size)\n");
 }
 
+/* Under FIFO the simulation can put an approximate row far above its
+ * formula where its flows meet on links, which FIFO's first-come booking
+ * overcounts (docs/NOTES.md, "The default contention model"); where that
+ * formula would have beaten the winner, say so, once a size, with the way
+ * to check. */
+#define FIFO_DOUBT 1.25
+
+static void fifo_doubts(FILE *f, const select_table_t *tab, int first, int last) {
+    if (tab->contention != CONTENTION_FIFO) return;
+    for (int i = first; i <= last; i++) {
+        const select_row_t *r = &tab->rows[i];
+        for (int c = 0; c < r->ncells; c++) {
+            const select_cell_t *x = &r->cells[c];
+            if (c == r->winner || r->winner < 0 || !x->simulated || x->formula_s <= 0 ||
+                x->formula_s >= r->cells[r->winner].time_s || x->time_s <= FIFO_DOUBT * x->formula_s)
+                continue;                                  /* only where the formula would have won */
+            char sz[32], a[48], ft[32], st[32];
+            units_fmt_size(r->bytes, sz, sizeof sz);
+            fmt_time(ft, sizeof ft, x->formula_s);
+            fmt_time(st, sizeof st, x->time_s);
+            fprintf(f, "caution: at %s %s's formula says %s, its FIFO simulation %s: where flows meet on links FIFO\n"
+                       "         overcounts; --contention fair checks it (slower)\n", sz, pick_name(x, a, sizeof a), ft, st);
+            break;
+        }
+    }
+}
+
 /* The compact table: the winner, its time and busbw, the next best and (with
  * --vs-nccl) what NCCL runs and how much slower that is; under 100 columns. */
 static void compact_header(FILE *f, const select_table_t *tab, int first, int vs_nccl) {
@@ -193,6 +220,7 @@ char *report_select_table(const select_table_t *tab, int wide, int vs_nccl) {
             else compact_row(f, &tab->rows[k], vs_nccl);
         }
         crossovers(f, tab, i, j);
+        fifo_doubts(f, tab, i, j);
         i = j + 1;
     }
     fclose(f);

@@ -76,6 +76,11 @@ static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t 
     *out = (select_cell_t){.algo = a, .proto = o.proto, .ok = 1, .simulated = o.simulated,
                            .approx = !o.simulated && (a->approx || !m->uniform || o.model.blind), .time_s = o.time_s,
                            .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
+    engine_result_free(&o.eng);
+    if (o.simulated && a->approx) {                     /* what the formula said, for report.c's caution */
+        r.predict = 1, r.proto = (int)o.proto;
+        if (run_collective(t, &r, &o, NULL) == 0) out->formula_s = o.time_s;
+    }
     return 0;
 }
 
@@ -133,7 +138,7 @@ static int confirm_winner(topo_t *t, const select_req_t *q, select_row_t *row, b
         if (rc == BATON_ENOMEM) { *e = ce; return rc; }
         if (rc < 0) return 0;                           /* keep the formula's answer, marked approximate */
         *w = (select_cell_t){.algo = w->algo, .proto = o.proto, .ok = 1, .simulated = 1, .time_s = o.time_s,
-                             .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
+                             .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps, .formula_s = w->time_s};
         engine_result_free(&o.eng);
         rank_cells(row);
     }
@@ -148,6 +153,7 @@ int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_
     if (rc0 < 0) return rc0;
     snprintf(out->topo, sizeof out->topo, "%s", topo_name(t));
     out->ranks = topo_nranks(t);
+    out->contention = q->contention;
     out->rows = calloc((size_t)q->ncolls * q->nsizes + 1, sizeof *out->rows);
     if (out->rows == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     for (int c = 0; c < q->ncolls; c++)

@@ -34,6 +34,7 @@ typedef struct select_cell {
     int simulated;
     int approx;                /* the time is an approximate formula */
     double time_s, algbw_GBps, busbw_GBps;
+    double formula_s;          /* simulated to confirm a formula's win: that formula's time */
 } select_cell_t;
 
 typedef struct select_row {
@@ -48,6 +49,7 @@ typedef struct select_row {
 typedef struct select_table {
     char topo[128];
     int ranks, nnodes_groups;
+    contention_t contention;   /* what the simulated cells ran under */
     int nrows;
     select_row_t *rows;
 } select_table_t;
