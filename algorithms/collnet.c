@@ -242,13 +242,17 @@ static int build(sched_t *s, const algo_opts_t *o, int ring, baton_err_t *e) {
 static int collnet_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return build(s, o, 0, e); }
 static int collnet_ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) { return build(s, o, 1, e); }
 
-static double collnet_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
-    int g = o && o->group > 0 ? o->group : p;
-    uint64_t k = algo_pipeline_chunks(n, o), C = o && o->channels > 0 ? (uint64_t)o->channels : 1;
-    if (g < 1) return 0;
-    if (C > k) C = k;
+/* Network hops each way: a rail's leaf, and its spine past one leaf a rail. */
+static double fabric_hops(int p, int g, const algo_opts_t *o) {
     int L = o && o->sharp.per_leaf > 0 ? (p / g + o->sharp.per_leaf - 1) / o->sharp.per_leaf : 1;
-    return nvlsnode_cost(m, g, k, C, n, L > 1 ? 4 : 2);      /* network hops: leaf (and spine) up and down */
+    return L > 1 ? 4 : 2;
+}
+
+static double collnet_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    int g;
+    uint64_t k, C;
+    nvlsnode_shape(p, n, o, &g, &k, &C);
+    return g < 1 ? 0 : nvlsnode_cost(m, g, k, C, n, fabric_hops(p, g, o));
 }
 
 const algo_t algo_allreduce_collnet = {
@@ -287,13 +291,12 @@ static int ring_slots(const sched_t *s, int *nchannels) {
  * steps of the busiest: the node's links ((g - 1) hops of both rings'
  * units), the NIC's unit, or one channel group's ring cycle over C groups. */
 static double collnet_ring_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
-    int g = o && o->group > 0 ? o->group : p;
-    uint64_t k = algo_pipeline_chunks(n, o), C = o && o->channels > 0 ? (uint64_t)o->channels : 1;
+    int g;
+    uint64_t k, C;
+    nvlsnode_shape(p, n, o, &g, &k, &C);
     if (g < 2) return 0;
-    if (C > k) C = k;
-    int L = o && o->sharp.per_leaf > 0 ? (p / g + o->sharp.per_leaf - 1) / o->sharp.per_leaf : 1;
     cost_model_t x = cost_across(m);
-    double u = (double)n / ((double)g * (double)k), hops = L > 1 ? 4 : 2;
+    double u = (double)n / ((double)g * (double)k), hops = fabric_hops(p, g, o);
     double link = u * m->beta * (m->stepwise ? 1 : 2);      /* a hop's both units on the node's link */
     double hop = m->alpha + link, net = u * x.beta;
     double fill = 2 * (g - 1) * hop + hops * (x.alpha + net);

@@ -67,3 +67,10 @@ double nvlsnode_cost(const cost_model_t *m, int g, uint64_t k, uint64_t C, uint6
                   hops * (m->alpha + net);
     return fill + (double)(k - 1) * (w > lat ? w : lat);
 }
+
+void nvlsnode_shape(int p, uint64_t n, const algo_opts_t *o, int *g, uint64_t *k, uint64_t *C) {
+    *g = o && o->group > 0 ? o->group : p;
+    *k = algo_pipeline_chunks(n, o);
+    *C = o && o->channels > 0 ? (uint64_t)o->channels : 1;
+    if (*C > *k) *C = *k;
+}

@@ -11,8 +11,7 @@
 #ifndef BATON_NVLS_NODE_H
 #define BATON_NVLS_NODE_H
 
-#include "sched.h"
-#include "../models/cost.h"
+#include "algo.h"
 
 /* Chunk (b, cc, t) and the steps of channel group cc. */
 uint32_t nvlsnode_chunk(const sched_t *s, int b, int cc, uint32_t t);
@@ -35,5 +34,8 @@ int nvlsnode_switch_mcast(const sched_t *s, int W, int N, int from0, int from, i
  * busiest link), the GPU's NVLink ((g + 1) u b_s: the g chunks and its own
  * block's sum or total, each way) and a step's latency over C channels. */
 double nvlsnode_cost(const cost_model_t *m, int g, uint64_t k, uint64_t C, uint64_t n, double hops);
+/* The closed forms' shape of an n-byte call on p ranks: g GPUs a node (the
+ * group, else p), k pipeline steps and C channel groups (at most k). */
+void nvlsnode_shape(int p, uint64_t n, const algo_opts_t *o, int *g, uint64_t *k, uint64_t *C);
 
 #endif

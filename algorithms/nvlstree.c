@@ -168,11 +168,11 @@ static int nvlstree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 }
 
 static double nvlstree_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
-    int g = o && o->group > 0 ? o->group : p, G = g > 0 ? p / g : 1;
-    uint64_t k = algo_pipeline_chunks(n, o), C = o && o->channels > 0 ? (uint64_t)o->channels : 1;
+    int g;
+    uint64_t k, C;
+    nvlsnode_shape(p, n, o, &g, &k, &C);
     if (g < 1) return 0;
-    if (C > k) C = k;
-    return nvlsnode_cost(m, g, k, C, n, 2.0 * algo_dtree_height(G));      /* up the tree and back down */
+    return nvlsnode_cost(m, g, k, C, n, 2.0 * algo_dtree_height(p / g));      /* up the tree and back down */
 }
 
 /* The network part of a steady step (algo.h, peer_slots): in each tree a
