@@ -161,7 +161,7 @@ static int nvlstree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     s->param[1] = (int64_t)k;
     s->param[2] = (int64_t)C;
     s->helpers = p / g;
-    s->nchannels = (int)C * (g + 1 > 5 ? g + 1 : 5);
+    s->nchannels = (int)C * width(s);
     sched_layout(s, (uint32_t)g, (uint32_t)k);
     s->prog = nvlstree_prog;
     return 0;
