@@ -1,7 +1,8 @@
 /* fit.h - nonlinear least squares. The only place GSL is used.
  *
  * Minimises sum_i w_i r_i(theta)^2 with GSL's trust-region solver
- * (Levenberg-Marquardt, finite-difference Jacobian). Robust mode repeats the
+ * (Levenberg-Marquardt; our own forward-difference Jacobian, stepped by 1e-6
+ * of max(|theta|, 1), as GSL's vanishes at theta = 0). Robust mode repeats the
  * fit with Huber weights from the residuals' median absolute deviation, so a
  * few wild measurements cannot drag the parameters. */
 #ifndef BATON_FIT_H
