@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../models/share.h"
+#include "book.h"
 #include "evq.h"
 #include "symmetry.h"
 
@@ -89,7 +90,10 @@ typedef struct engine {
     slot_hist_t *slh;        /* opts.record: per slot of the pool */
     uint32_t nslots, capslots, free_slot;
     double *send_port, *recv_port;   /* [rank * ports + k] free-at times */
-    double *link_free;       /* per directed link */
+    book_t book;             /* FIFO: per directed link, its bookings and holes (sim/book.h) */
+    int32_t *bl;             /* FIFO: scratch, a route's links (as lk() maps them) */
+    double *bown;            /* FIFO: scratch, the time each of them is held */
+    int capb;
     double *reduce_free;     /* per rank: its one reduce engine, shared by channels */
     struct rq { uint32_t si, next, reduce; uint64_t x, seq; } *rq;   /* this instant's claims, in the
                                 order made: a send's start (x: its slot) or a reduce (x: its
@@ -174,8 +178,31 @@ static double msg_extra(const engine_t *g, int si, int src, int dst) {
     return pc ? pc->msg_latency : 0;
 }
 
+/* FIFO: the route's links (where their state lives) and how long each is
+ * held, into the scratch: its own share, a fast one beside the bottleneck
+ * is not held the whole time. */
+static int book_route(engine_t *g, const topo_route_t *rt, uint64_t bytes, double eff, double wire) {
+    if (rt->nlinks > g->capb) {
+        int cap = rt->nlinks < 64 ? 64 : rt->nlinks;
+        int32_t *l = realloc(g->bl, (size_t)cap * sizeof *l);
+        if (l) g->bl = l;
+        double *o = realloc(g->bown, (size_t)cap * sizeof *o);
+        if (o) g->bown = o;
+        if (l == NULL || o == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
+        g->capb = cap;
+    }
+    for (int i = 0; i < rt->nlinks; i++) {
+        double own = link_time(g->t, rt->links[i], bytes, eff);
+        g->bl[i] = lk(g, rt->links[i]);
+        g->bown[i] = own < wire ? own : wire;
+    }
+    return 0;
+}
+
 /* Cut-through under FIFO and NONE: reserve ports (and links, FIFO) and
- * return the end time: all links at once, latency plus the bottleneck's time. */
+ * return the end time: all links at once, latency plus the bottleneck's time.
+ * A link booked from a later start keeps the hole before it for messages
+ * that fit (sim/book.h); ports are booked first come. */
 static double reserve(engine_t *g, int si, int src, int dst, const topo_route_t *rt, uint64_t bytes, double *began) {
     int fifo = g->o->contention == CONTENTION_FIFO;
     int local = src == dst || src >= g->s->nranks || dst >= g->s->nranks;   /* switches have no port limit */
@@ -186,10 +213,11 @@ static double reserve(engine_t *g, int si, int src, int dst, const topo_route_t 
     if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
     if (rp >= 0) start = max2(start, g->recv_port[(size_t)rdst * g->ports + rp]);
     double eff = msg_eff(g, si, src, dst), wire = wire_time(rt, bytes, eff);
-    for (int i = 0; fifo && i < rt->nlinks; i++) start = max2(start, g->link_free[lk(g, rt->links[i])]);
-    for (int i = 0; fifo && i < rt->nlinks; i++) {      /* each link is busy for its own share: a fast */
-        double own = link_time(g->t, rt->links[i], bytes, eff);   /* one beside the bottleneck is not */
-        g->link_free[lk(g, rt->links[i])] = start + (own < wire ? own : wire);   /* held the whole time */
+    if (fifo) {
+        if (book_route(g, rt, bytes, eff, wire) < 0) return -1;
+        start = book_fit(&g->book, g->bl, g->bown, rt->nlinks, start, g->now);
+        if (book_take(&g->book, g->bl, g->bown, rt->nlinks, start, g->now) < 0)
+            return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
     }
     *began = start;
     double end = start + rt->lat + wire + msg_extra(g, si, src, dst);
@@ -268,9 +296,9 @@ static int hop_event(engine_t *g, uint32_t id) {
     int32_t l = rt.links[sl->hop];
     const topo_params_t *tp = topo_params_c(g->t);
     int fifo = g->o->contention == CONTENTION_FIFO;
-    double begin = fifo ? max2(g->now, g->link_free[lk(g, l)]) : g->now;
+    double begin = fifo ? max2(g->now, g->book.free_at[lk(g, l)]) : g->now;   /* no holes: every hop books at its end */
     double wire = link_time(g->t, l, sl->bytes, msg_eff(g, sl->src_si, src, dst));
-    if (fifo) g->link_free[lk(g, l)] = begin + wire;
+    if (fifo) g->book.free_at[lk(g, l)] = begin + wire;
     if (sl->hop == 0) sl->t_start = begin;
     double arrive = begin + wire + topo_dlink(g->t, l)->lat * tp->lat_scale;
     if (++sl->hop < rt.nlinks) return push(g, arrive, EV_HOP, id);
@@ -402,8 +430,8 @@ static int start_cut_through(engine_t *g, uint32_t id, uint64_t seq) {
     slot_t *sl = &g->slots[id];
     int src_si = sl->src_si;
     stream_t *ss = &g->st[src_si];
-    return push_at(g, reserve(g, src_si, stream_rank(g, src_si), sl->dst, &ss->rt, sl->bytes, &sl->t_start), seq,
-                   EV_XFER_DONE, id);
+    double end = reserve(g, src_si, stream_rank(g, src_si), sl->dst, &ss->rt, sl->bytes, &sl->t_start);
+    return g->err ? g->err : push_at(g, end, seq, EV_XFER_DONE, id);
 }
 
 /* Ports were freed; start waiting transfers that now fit, in order. */
@@ -753,7 +781,7 @@ static int setup(engine_t *g) {
     }
     g->send_port = calloc((size_t)g->nr * g->ports + 1, sizeof(double));
     g->recv_port = calloc((size_t)g->nr * g->ports + 1, sizeof(double));
-    g->link_free = calloc((size_t)topo_nlinks(g->t) + 1, sizeof(double));
+    int nobook = book_init(&g->book, topo_nlinks(g->t));
     g->reduce_free = calloc((size_t)g->nr, sizeof(double));
     g->rq_head = malloc(((size_t)g->nr + 1) * sizeof *g->rq_head);
     g->rq_rank = malloc(((size_t)g->nr + 1) * sizeof *g->rq_rank);
@@ -768,7 +796,7 @@ static int setup(engine_t *g) {
         g->st[i].rt_peer = -1;
         g->st[i].head = g->st[i].tail = NO_SLOT;
     }
-    if (!g->st || !g->slots || !g->send_port || !g->recv_port || !g->link_free || !g->rank_msgs ||
+    if (!g->st || !g->slots || !g->send_port || !g->recv_port || nobook || !g->rank_msgs ||
         !g->reduce_free || !g->rq_head || !g->rq_rank)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->nr));
     return 0;
@@ -780,7 +808,7 @@ static uint64_t state_bytes(const engine_t *g) {
     uint64_t ns = (uint64_t)g->nr * g->C;
     return ns * sizeof(stream_t) + (uint64_t)g->capslots * sizeof(slot_t) +
            (g->sh ? ns * sizeof(stream_hist_t) + (uint64_t)g->capslots * sizeof(slot_hist_t) : 0) +
-           (uint64_t)g->nr * (2 * (uint64_t)g->ports + 2) * 8 + ((uint64_t)topo_nlinks(g->t) + 1) * 8 +
+           (uint64_t)g->nr * (2 * (uint64_t)g->ports + 2) * 8 + book_bytes(&g->book) + (uint64_t)g->capb * 12 +
            evq_bytes(&g->q);
 }
 
@@ -793,7 +821,9 @@ static void teardown(engine_t *g) {
     free(g->slh);
     free(g->send_port);
     free(g->recv_port);
-    free(g->link_free);
+    book_free(&g->book);
+    free(g->bl);
+    free(g->bown);
     free(g->reduce_free);
     free(g->rq);
     free(g->rq_perm);

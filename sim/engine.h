@@ -9,7 +9,9 @@
  *  - a transfer then waits, first come first served, for a send port of the
  *    sender and a receive port of the receiver (topology `ports`; 0 means
  *    unlimited) and, under FIFO contention, for every directed link on its
- *    route (reserved in the order transfers become ready);
+ *    route (reserved in the order transfers become ready, from the earliest
+ *    time all of them are free: a link idle before a later booking keeps
+ *    that hole for a transfer that fits in it, sim/book.h);
  *  - it takes latency(route) + bytes / bottleneck bandwidth (cut-through; the
  *    store-and-forward option adds every hop's time instead); each link is
  *    busy for the bytes' serialisation time, the ports for the whole

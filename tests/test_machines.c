@@ -708,14 +708,18 @@ Test(machines, nvlstree_closed_form_follows_its_simulation) {
     for (int z = 0; z < 4; z++) expect_nvlstree_near(t, sizes[z], CONTENTION_FIFO, 0.1, "2 nodes");
     topo_free(t);
     /* 4 and 5 nodes (the node tree two and three levels tall, both trees on
-     * the channel groups): within 15 % of max-min fair sharing, which FIFO's
-     * first-come booking is not where the groups' sends meet on a NIC. */
+     * the channel groups): within 15 % of max-min fair sharing, and of FIFO
+     * (7.82 ms at 1 GiB on 4 nodes, the formula 5.44, until a link kept the
+     * hole a later-starting message left on it for the groups' sends that
+     * meet on a NIC: sim/book.h). */
     for (int nodes = 4; nodes <= 5; nodes++) {
         char set[16];
         snprintf(set, sizeof set, "nodes=%d", nodes);
         t = load("topologies/cluster-h100.yaml", set);
         expect_nvlstree_near(t, 4ull << 20, CONTENTION_FAIR, 0.15, set);
         expect_nvlstree_near(t, 64ull << 20, CONTENTION_FAIR, 0.15, set);
+        expect_nvlstree_near(t, 4ull << 20, CONTENTION_FIFO, 0.15, set);
+        expect_nvlstree_near(t, 1ull << 30, CONTENTION_FIFO, 0.05, set);
         topo_free(t);
     }
 }

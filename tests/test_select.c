@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../algorithms/algo.h"
 #include "../topologies/topo_yaml.h"
 
 #include "../sim/plot.h"
@@ -372,18 +373,44 @@ Test(select, winner_is_confirmed_by_the_simulator) {
 }
 
 /* Where FIFO's simulation puts an approximate row far above its formula and
- * that formula would have won, the table says so and how to check: on
- * 4 x 8 H100 at 1 GiB nvlstree's formula (5.44 ms) beats ring (5.99 ms
- * simulated) but FIFO simulates it at 7.82 ms, where max-min fair sharing
- * gives 5.49 (docs/NOTES.md). One node of H100, whose winner is no such
- * case, gets no caution. */
+ * that formula would have won, the table says so and how to check. A table
+ * made by hand: nvlstree's formula 5.44 ms beats ring's simulated 5.99 ms,
+ * but its FIFO simulation says 7.82 ms (what FIFO said on 4 x 8 H100 at
+ * 1 GiB before links kept their holes for later messages, sim/book.h).
+ * Under fair sharing, or with the simulation near the formula, no caution. */
 Test(select, a_fifo_demotion_is_flagged) {
-    char *out;
-    cr_assert_eq(th_cli("select -t topologies/cluster-h100.yaml --set nodes=4 -c allreduce --sizes 1GiB", &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, "caution: at 1 GiB nvlstree/Simple's formula says") != NULL, "%s", out);
+    select_cell_t cells[2] = {
+        {.algo = algo_find(COLL_ALLREDUCE, "ring"), .proto = PROTO_SIMPLE, .ok = 1, .simulated = 1, .time_s = 5.99e-3},
+        {.algo = algo_find(COLL_ALLREDUCE, "nvlstree"), .proto = PROTO_SIMPLE, .ok = 1, .simulated = 1, .approx = 1,
+         .time_s = 7.82e-3, .formula_s = 5.44e-3}};
+    cr_assert(cells[0].algo && cells[1].algo);
+    select_row_t row = {.coll = COLL_ALLREDUCE, .bytes = 1ull << 30, .ncells = 2, .cells = cells, .winner = 0, .runner_up = 1};
+    select_table_t tab = {.topo = "cluster-h100", .ranks = 32, .contention = CONTENTION_FIFO, .nrows = 1, .rows = &row};
+    char *out = report_select_table(&tab, 0, 0);
+    cr_assert_not_null(out);
+    cr_expect(strstr(out, "caution: at 1 GiB nvlstree/Simple's formula says 5.44 ms, its FIFO simulation 7.82 ms") != NULL,
+              "%s", out);
     cr_expect(strstr(out, "--contention fair checks it") != NULL, "%s", out);
     free(out);
-    cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --sizes 64MiB,1GiB", &out, 1), 0, "%s", out);
+    tab.contention = CONTENTION_FAIR;
+    out = report_select_table(&tab, 0, 0);
+    cr_expect(strstr(out, "caution:") == NULL, "%s", out);
+    free(out);
+    tab.contention = CONTENTION_FIFO;
+    cells[1].time_s = 5.49e-3 * 1.2;                  /* within FIFO_DOUBT of its formula */
+    out = report_select_table(&tab, 0, 0);
+    cr_expect(strstr(out, "caution:") == NULL, "%s", out);
+    free(out);
+}
+
+/* The case that caution was made for, simulated: 4 x 8 H100 at 1 GiB, FIFO
+ * now lets a message use a link in the hole another message's later start
+ * left on it, and nvlstree simulates at its formula (5.45 ms; fair sharing
+ * 5.49, the formula 5.44) and wins, with no caution. */
+Test(select, fifo_with_backfilling_agrees_with_the_formula_at_four_nodes) {
+    char *out;
+    cr_assert_eq(th_cli("select -t topologies/cluster-h100.yaml --set nodes=4 -c allreduce --sizes 1GiB", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "1 GiB  nvlstree/Simple") != NULL, "%s", out);
     cr_expect(strstr(out, "caution:") == NULL, "%s", out);
     free(out);
 }

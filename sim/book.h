@@ -1,0 +1,48 @@
+/* book.h - FIFO links booked ahead, with the holes a booking leaves.
+ *
+ * Under FIFO cut-through a message holds every link of its route from one
+ * start time, the latest moment all of them are free. A link that is free
+ * now but booked from that later start keeps a hole before it:
+ *
+ *     link a   |#### msg 1 ####|
+ *     link b   .  hole  .  .  .|#### msg 2 (route a, b) ####|
+ *                              ^ msg 2 starts when a is free
+ *
+ * A later message that needs only link b, and fits in the hole, goes in it
+ * (backfilling), as a real link would carry whatever reaches it while it
+ * is idle. Without holes a link is one "free at" time (the common case:
+ * no list is kept); holes are kept per link in time order and dropped once
+ * they end before the present.
+ *
+ * Deterministic: the same bookings in the same order give the same times. */
+#ifndef BATON_BOOK_H
+#define BATON_BOOK_H
+
+#include <stdint.h>
+
+typedef struct book_hole { double a, b; uint32_t next; } book_hole_t;
+
+typedef struct book {
+    double *free_at;         /* per link: the end of its last booking */
+    uint32_t *head;          /* per link: its first hole, BOOK_NONE if none */
+    book_hole_t *pool;       /* holes, and the free list */
+    uint32_t npool, cappool, free_hole;
+    int nlinks;
+} book_t;
+
+#define BOOK_NONE UINT32_MAX
+
+int book_init(book_t *b, int nlinks);      /* 0, or -1 out of memory */
+void book_free(book_t *b);
+
+/* The earliest t >= t0 at which every link[i] is free for own[i] seconds
+ * (holes that end by `now` are dropped on the way). */
+double book_fit(book_t *b, const int32_t *link, const double *own, int n, double t0, double now);
+
+/* Book link[i] for [t, t + own[i]), t from book_fit; 0 or -1 out of memory. */
+int book_take(book_t *b, const int32_t *link, const double *own, int n, double t, double now);
+
+/* Bytes held (the arrays and the hole pool). */
+uint64_t book_bytes(const book_t *b);
+
+#endif
