@@ -89,8 +89,8 @@ typedef struct engine {
     stream_hist_t *sh;       /* opts.record: per stream */
     slot_hist_t *slh;        /* opts.record: per slot of the pool */
     uint32_t nslots, capslots, free_slot;
-    double *send_port, *recv_port;   /* [rank * ports + k] free-at times */
-    book_t book;             /* FIFO: per directed link, its bookings and holes (sim/book.h) */
+    book_t book;             /* per directed link (FIFO), then per port: bookings and holes (sim/book.h) */
+    int32_t port0;           /* the first port's place in the book: past the links */
     int32_t *bl;             /* FIFO: scratch, a route's links (as lk() maps them) */
     double *bown;            /* FIFO: scratch, the time each of them is held */
     int capb;
@@ -143,14 +143,6 @@ static int32_t offset(const engine_t *g, int from, int to) {
 }
 static int stream_chan(const engine_t *g, int si) { return g->C == 1 ? 0 : si % g->C; }
 
-/* Earliest-free port among k (k = 0: unlimited, returns -1). */
-static int pick_port(double *ports, int k) {
-    int best = -1;
-    for (int i = 0; i < k; i++)
-        if (best < 0 || ports[i] < ports[best]) best = i;
-    return best;
-}
-
 static double max2(double a, double b) { return a > b ? a : b; }
 
 /* The share of a link's bandwidth a message gets: the protocol's, less to
@@ -178,52 +170,74 @@ static double msg_extra(const engine_t *g, int si, int src, int dst) {
     return pc ? pc->msg_latency : 0;
 }
 
+/* Room for n resources in the booking scratch. */
+static int book_room(engine_t *g, int n) {
+    if (n <= g->capb) return 0;
+    int cap = n < 64 ? 64 : n;
+    int32_t *l = realloc(g->bl, (size_t)cap * sizeof *l);
+    if (l) g->bl = l;
+    double *o = realloc(g->bown, (size_t)cap * sizeof *o);
+    if (o) g->bown = o;
+    if (l == NULL || o == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
+    g->capb = cap;
+    return 0;
+}
+
 /* FIFO: the route's links (where their state lives) and how long each is
  * held, into the scratch: its own share, a fast one beside the bottleneck
  * is not held the whole time. */
-static int book_route(engine_t *g, const topo_route_t *rt, uint64_t bytes, double eff, double wire) {
-    if (rt->nlinks > g->capb) {
-        int cap = rt->nlinks < 64 ? 64 : rt->nlinks;
-        int32_t *l = realloc(g->bl, (size_t)cap * sizeof *l);
-        if (l) g->bl = l;
-        double *o = realloc(g->bown, (size_t)cap * sizeof *o);
-        if (o) g->bown = o;
-        if (l == NULL || o == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
-        g->capb = cap;
-    }
+static void book_route(engine_t *g, const topo_route_t *rt, uint64_t bytes, double eff, double wire) {
     for (int i = 0; i < rt->nlinks; i++) {
         double own = link_time(g->t, rt->links[i], bytes, eff);
         g->bl[i] = lk(g, rt->links[i]);
         g->bown[i] = own < wire ? own : wire;
     }
-    return 0;
+}
+
+/* Ports are booked as links are, after them: rank r's send port k, then
+ * its receive ports. */
+static int32_t send_port(const engine_t *g, int r, int k) { return g->port0 + r * g->ports + k; }
+static int32_t recv_port(const engine_t *g, int r, int k) { return g->port0 + (g->nr + r) * g->ports + k; }
+
+/* The port (of k) with which the n resources in the scratch plus it fit
+ * earliest (ties: the lowest); it is left in slot n of the scratch. */
+static double pick_port(engine_t *g, int n, int32_t (*port)(const engine_t *, int, int), int r, double t0) {
+    double best = -1;
+    int32_t at = 0;
+    for (int k = 0; k < g->ports; k++) {
+        g->bl[n] = port(g, r, k);
+        double t = book_fit(&g->book, g->bl, g->bown, n + 1, t0, g->now);
+        if (best < 0 || t < best) best = t, at = g->bl[n];
+    }
+    g->bl[n] = at;
+    return best;
 }
 
 /* Cut-through under FIFO and NONE: reserve ports (and links, FIFO) and
- * return the end time: all links at once, latency plus the bottleneck's time.
- * A link booked from a later start keeps the hole before it for messages
- * that fit (sim/book.h); ports are booked first come. */
+ * return the end time: all links at once, latency plus the bottleneck's time;
+ * ports for the whole transfer. Every resource booked from a later start
+ * keeps the hole before it for a transfer that fits (sim/book.h). A send
+ * port is chosen first, then a receive port, each the one that fits
+ * earliest with what is chosen so far. */
 static double reserve(engine_t *g, int si, int src, int dst, const topo_route_t *rt, uint64_t bytes, double *began) {
     int fifo = g->o->contention == CONTENTION_FIFO;
     int local = src == dst || src >= g->s->nranks || dst >= g->s->nranks;   /* switches have no port limit */
-    int sp = local ? -1 : pick_port(g->send_port + (size_t)src * g->ports, g->ports);
-    int rdst = rep_of(g, dst);
-    int rp = local ? -1 : pick_port(g->recv_port + (size_t)rdst * g->ports, g->ports);
-    double start = g->now;
-    if (sp >= 0) start = max2(start, g->send_port[(size_t)src * g->ports + sp]);
-    if (rp >= 0) start = max2(start, g->recv_port[(size_t)rdst * g->ports + rp]);
+    int ports = local ? 0 : g->ports, n = fifo ? rt->nlinks : 0;
     double eff = msg_eff(g, si, src, dst), wire = wire_time(rt, bytes, eff);
-    if (fifo) {
-        if (book_route(g, rt, bytes, eff, wire) < 0) return -1;
-        start = book_fit(&g->book, g->bl, g->bown, rt->nlinks, start, g->now);
-        if (book_take(&g->book, g->bl, g->bown, rt->nlinks, start, g->now) < 0)
-            return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
-    }
+    double hold = rt->lat + wire + msg_extra(g, si, src, dst), start = g->now;
+    if (book_room(g, n + 2) < 0) return -1;
+    if (fifo) book_route(g, rt, bytes, eff, wire);
+    if (ports) {
+        g->bown[n] = g->bown[n + 1] = hold;
+        pick_port(g, n, send_port, src, g->now);
+        start = pick_port(g, n + 1, recv_port, rep_of(g, dst), g->now);
+        n += 2;
+    } else if (n)
+        start = book_fit(&g->book, g->bl, g->bown, n, start, g->now);
+    if (n && book_take(&g->book, g->bl, g->bown, n, start, g->now) < 0)
+        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
     *began = start;
-    double end = start + rt->lat + wire + msg_extra(g, si, src, dst);
-    if (sp >= 0) g->send_port[(size_t)src * g->ports + sp] = end;
-    if (rp >= 0) g->recv_port[(size_t)rdst * g->ports + rp] = end;
-    return end;
+    return start + hold;
 }
 
 static int push(engine_t *g, double t, uint32_t kind, uint32_t id) {
@@ -779,9 +793,10 @@ static int setup(engine_t *g) {
         if (g->sh == NULL || g->slh == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for records"));
         for (size_t i = 0; i < ns; i++) g->sh[i] = (stream_hist_t){.last_msg = -1, .recv_cause = -1, .pending_rec = -1};
     }
-    g->send_port = calloc((size_t)g->nr * g->ports + 1, sizeof(double));
-    g->recv_port = calloc((size_t)g->nr * g->ports + 1, sizeof(double));
-    int nobook = book_init(&g->book, topo_nlinks(g->t));
+    g->port0 = topo_nlinks(g->t) + 1;
+    if ((int64_t)g->port0 + 2 * (int64_t)g->nr * g->ports > INT32_MAX)
+        return fail(g, err_set(g->e, BATON_EINVAL, "%d ranks x %d ports: too many to book", g->nr, g->ports));
+    int nobook = book_init(&g->book, g->port0 + 2 * g->nr * g->ports);
     g->reduce_free = calloc((size_t)g->nr, sizeof(double));
     g->rq_head = malloc(((size_t)g->nr + 1) * sizeof *g->rq_head);
     g->rq_rank = malloc(((size_t)g->nr + 1) * sizeof *g->rq_rank);
@@ -796,7 +811,7 @@ static int setup(engine_t *g) {
         g->st[i].rt_peer = -1;
         g->st[i].head = g->st[i].tail = NO_SLOT;
     }
-    if (!g->st || !g->slots || !g->send_port || !g->recv_port || nobook || !g->rank_msgs ||
+    if (!g->st || !g->slots || nobook || !g->rank_msgs ||
         !g->reduce_free || !g->rq_head || !g->rq_rank)
         return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->nr));
     return 0;
@@ -808,7 +823,7 @@ static uint64_t state_bytes(const engine_t *g) {
     uint64_t ns = (uint64_t)g->nr * g->C;
     return ns * sizeof(stream_t) + (uint64_t)g->capslots * sizeof(slot_t) +
            (g->sh ? ns * sizeof(stream_hist_t) + (uint64_t)g->capslots * sizeof(slot_hist_t) : 0) +
-           (uint64_t)g->nr * (2 * (uint64_t)g->ports + 2) * 8 + book_bytes(&g->book) + (uint64_t)g->capb * 12 +
+           (uint64_t)g->nr * 2 * 8 + book_bytes(&g->book) + (uint64_t)g->capb * 12 +
            evq_bytes(&g->q);
 }
 
@@ -819,8 +834,6 @@ static void teardown(engine_t *g) {
     free(g->slots);
     free(g->sh);
     free(g->slh);
-    free(g->send_port);
-    free(g->recv_port);
     book_free(&g->book);
     free(g->bl);
     free(g->bown);

@@ -10,8 +10,8 @@
  *    sender and a receive port of the receiver (topology `ports`; 0 means
  *    unlimited) and, under FIFO contention, for every directed link on its
  *    route (reserved in the order transfers become ready, from the earliest
- *    time all of them are free: a link idle before a later booking keeps
- *    that hole for a transfer that fits in it, sim/book.h);
+ *    time all of them are free: a port or link idle before a later booking
+ *    keeps that hole for a transfer that fits in it, sim/book.h);
  *  - it takes latency(route) + bytes / bottleneck bandwidth (cut-through; the
  *    store-and-forward option adds every hop's time instead); each link is
  *    busy for the bytes' serialisation time, the ports for the whole

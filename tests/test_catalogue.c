@@ -74,7 +74,8 @@ Test(catalogue, channels_split_blocks_and_still_verify) {
 /* ---- closed forms -------------------------------------------------- */
 
 /* How the formula relates to the simulation. APPROX: within the measured
- * band [0.5, 2.5] x the formula (see docs/NOTES.md). */
+ * band [0.5, 1.75] x the formula (see docs/NOTES.md; 2.5 before FIFO
+ * backfilled its links and ports, sim/book.h). */
 enum { EXACT, UPPER, LOWER, APPROX };
 
 static int complete_tree(int p) { return algo_pof2(p + 1); }
@@ -119,7 +120,7 @@ static void check(int rel, double sim, double f, const char *what, int p, uint64
     if (rel == LOWER) cr_expect_geq(sim, f - tol, "%s p=%d n=%llu: sim %.17g below bound %.17g", what, p, (unsigned long long)n, sim, f);
     if (rel == APPROX) {
         cr_expect_geq(sim, 0.5 * f, "%s p=%d n=%llu: sim %.6g far below the model %.6g", what, p, (unsigned long long)n, sim, f);
-        cr_expect_leq(sim, 2.5 * f, "%s p=%d n=%llu: sim %.6g far above the model %.6g", what, p, (unsigned long long)n, sim, f);
+        cr_expect_leq(sim, 1.75 * f, "%s p=%d n=%llu: sim %.6g far above the model %.6g", what, p, (unsigned long long)n, sim, f);
     }
 }
 
