@@ -8,22 +8,20 @@ int book_init(book_t *b, int nlinks) {
     memset(b, 0, sizeof *b);
     b->nlinks = nlinks;
     b->free_hole = BOOK_NONE;
-    b->free_at = calloc((size_t)nlinks + 1, sizeof *b->free_at);
-    b->head = malloc(((size_t)nlinks + 1) * sizeof *b->head);
-    if (b->free_at == NULL || b->head == NULL) { book_free(b); return -1; }
-    for (int i = 0; i <= nlinks; i++) b->head[i] = BOOK_NONE;
+    b->l = malloc(((size_t)nlinks + 1) * sizeof *b->l);
+    if (b->l == NULL) return -1;
+    for (int i = 0; i <= nlinks; i++) b->l[i] = (book_link_t){0, BOOK_NONE};
     return 0;
 }
 
 void book_free(book_t *b) {
-    free(b->free_at);
-    free(b->head);
+    free(b->l);
     free(b->pool);
     memset(b, 0, sizeof *b);
 }
 
 uint64_t book_bytes(const book_t *b) {
-    return ((uint64_t)b->nlinks + 1) * (sizeof *b->free_at + sizeof *b->head) + (uint64_t)b->cappool * sizeof *b->pool;
+    return ((uint64_t)b->nlinks + 1) * sizeof *b->l + (uint64_t)b->cappool * sizeof *b->pool;
 }
 
 static uint32_t hole_new(book_t *b, double lo, double hi, uint32_t next) {
@@ -52,7 +50,7 @@ static void hole_drop(book_t *b, uint32_t *at) {
 /* The earliest s >= t at which link l is free for own seconds: in a hole
  * it fits in, else after its last booking. Holes over by now go. */
 static double link_fit(book_t *b, int32_t l, double own, double t, double now) {
-    uint32_t *at = &b->head[l];
+    uint32_t *at = &b->l[l].head;
     while (*at != BOOK_NONE) {
         book_hole_t *h = &b->pool[*at];
         if (h->b <= now) { hole_drop(b, at); continue; }
@@ -60,18 +58,11 @@ static double link_fit(book_t *b, int32_t l, double own, double t, double now) {
         if (s + own <= h->b) return s;
         at = &h->next;
     }
-    return t > b->free_at[l] ? t : b->free_at[l];
+    return t > b->l[l].free_at ? t : b->l[l].free_at;
 }
 
-double book_fit(book_t *b, const int32_t *link, const double *own, int n, double t0, double now) {
+double book_fit_holes(book_t *b, const int32_t *link, const double *own, int n, double t0, double now) {
     double t = t0;
-    int holes = 0;
-    for (int i = 0; i < n; i++) {              /* no holes on the route (the common case): the last end */
-        holes |= b->head[link[i]] != BOOK_NONE;
-        if (b->free_at[link[i]] > t) t = b->free_at[link[i]];
-    }
-    if (!holes) return t;
-    t = t0;
     for (int moved = 1; moved;) {              /* a later start on one link: check the others again */
         moved = 0;
         for (int i = 0; i < n; i++) {
@@ -84,7 +75,7 @@ double book_fit(book_t *b, const int32_t *link, const double *own, int n, double
 
 /* Book [t, t + own) on link l inside the hole that holds it. */
 static int take_hole(book_t *b, int32_t l, double t, double own) {
-    for (uint32_t *at = &b->head[l]; *at != BOOK_NONE; at = &b->pool[*at].next) {
+    for (uint32_t *at = &b->l[l].head; *at != BOOK_NONE; at = &b->pool[*at].next) {
         book_hole_t *h = &b->pool[*at];
         if (t < h->a || t + own > h->b) continue;
         double lo = h->a, hi = h->b;
@@ -102,25 +93,21 @@ static int take_hole(book_t *b, int32_t l, double t, double own) {
     return 1;                                  /* in no hole: after the last booking */
 }
 
-int book_take(book_t *b, const int32_t *link, const double *own, int n, double t, double now) {
-    for (int i = 0; i < n; i++) {
-        int32_t l = link[i];
-        if (t < b->free_at[l]) {
-            int rc = take_hole(b, l, t, own[i]);
-            if (rc <= 0) { if (rc < 0) return -1; continue; }
-            /* not in a hole (a caller that did not fit first): queue behind the last booking */
-            b->free_at[l] += own[i];
-            continue;
-        }
-        double from = b->free_at[l] > now ? b->free_at[l] : now;
-        if (t > from) {                        /* the link idles until t: a hole, last in time order */
-            uint32_t last = BOOK_NONE;          /* by index: a new hole may move the pool */
-            for (uint32_t k = b->head[l]; k != BOOK_NONE; k = b->pool[k].next) last = k;
-            uint32_t h = hole_new(b, from, t, BOOK_NONE);
-            if (h == BOOK_NONE) return -1;
-            *(last == BOOK_NONE ? &b->head[l] : &b->pool[last].next) = h;
-        }
-        b->free_at[l] = t + own[i];
+int book_take_one(book_t *b, int32_t l, double own, double t, double now) {
+    if (t < b->l[l].free_at) {
+        int rc = take_hole(b, l, t, own);
+        if (rc <= 0) return rc;
+        b->l[l].free_at += own;                /* in no hole (a caller that did not fit first): behind the last */
+        return 0;
     }
+    double from = b->l[l].free_at > now ? b->l[l].free_at : now;
+    if (t > from) {                            /* the link idles until t: a hole, last in time order */
+        uint32_t last = BOOK_NONE;              /* by index: a new hole may move the pool */
+        for (uint32_t k = b->l[l].head; k != BOOK_NONE; k = b->pool[k].next) last = k;
+        uint32_t h = hole_new(b, from, t, BOOK_NONE);
+        if (h == BOOK_NONE) return -1;
+        *(last == BOOK_NONE ? &b->l[l].head : &b->pool[last].next) = h;
+    }
+    b->l[l].free_at = t + own;
     return 0;
 }

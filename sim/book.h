@@ -22,9 +22,13 @@
 
 typedef struct book_hole { double a, b; uint32_t next; } book_hole_t;
 
+typedef struct book_link {
+    double free_at;          /* the end of its last booking */
+    uint32_t head;           /* its first hole, BOOK_NONE if none (beside free_at: one cache line) */
+} book_link_t;
+
 typedef struct book {
-    double *free_at;         /* per link: the end of its last booking */
-    uint32_t *head;          /* per link: its first hole, BOOK_NONE if none */
+    book_link_t *l;          /* per link */
     book_hole_t *pool;       /* holes, and the free list */
     uint32_t npool, cappool, free_hole;
     int nlinks;
@@ -35,12 +39,33 @@ typedef struct book {
 int book_init(book_t *b, int nlinks);      /* 0, or -1 out of memory */
 void book_free(book_t *b);
 
-/* The earliest t >= t0 at which every link[i] is free for own[i] seconds
- * (holes that end by `now` are dropped on the way). */
-double book_fit(book_t *b, const int32_t *link, const double *own, int n, double t0, double now);
+double book_fit_holes(book_t *b, const int32_t *link, const double *own, int n, double t0, double now);
 
-/* Book link[i] for [t, t + own[i]), t from book_fit; 0 or -1 out of memory. */
-int book_take(book_t *b, const int32_t *link, const double *own, int n, double t, double now);
+/* The earliest t >= t0 at which every link[i] is free for own[i] seconds
+ * (holes that end by `now` are dropped on the way). Inline: with no hole on
+ * the route (the common case) it is the last end, in one pass. */
+static inline double book_fit(book_t *b, const int32_t *link, const double *own, int n, double t0, double now) {
+    double t = t0;
+    int holes = 0;
+    for (int i = 0; i < n; i++) {
+        const book_link_t *k = &b->l[link[i]];
+        holes |= k->head != BOOK_NONE;
+        if (k->free_at > t) t = k->free_at;
+    }
+    return holes ? book_fit_holes(b, link, own, n, t0, now) : t;
+}
+
+/* Book link[i] for [t, t + own[i]), t from book_fit; 0 or -1 out of memory.
+ * Inline where a link is taken at its last end or while idle now. */
+int book_take_one(book_t *b, int32_t l, double own, double t, double now);
+static inline int book_take(book_t *b, const int32_t *link, const double *own, int n, double t, double now) {
+    for (int i = 0; i < n; i++) {
+        book_link_t *k = &b->l[link[i]];
+        if (t >= k->free_at && (t <= k->free_at || t <= now)) k->free_at = t + own[i];
+        else if (book_take_one(b, link[i], own[i], t, now) < 0) return -1;
+    }
+    return 0;
+}
 
 /* Bytes held (the arrays and the hole pool). */
 uint64_t book_bytes(const book_t *b);

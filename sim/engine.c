@@ -227,7 +227,12 @@ static double reserve(engine_t *g, int si, int src, int dst, const topo_route_t 
     double hold = rt->lat + wire + msg_extra(g, si, src, dst), start = g->now;
     if (book_room(g, n + 2) < 0) return -1;
     if (fifo) book_route(g, rt, bytes, eff, wire);
-    if (ports) {
+    if (ports == 1) {                          /* one port each: nothing to choose */
+        g->bl[n] = send_port(g, src, 0), g->bl[n + 1] = recv_port(g, rep_of(g, dst), 0);
+        g->bown[n] = g->bown[n + 1] = hold;
+        n += 2;
+        start = book_fit(&g->book, g->bl, g->bown, n, start, g->now);
+    } else if (ports) {
         g->bown[n] = g->bown[n + 1] = hold;
         pick_port(g, n, send_port, src, g->now);
         start = pick_port(g, n + 1, recv_port, rep_of(g, dst), g->now);
@@ -310,9 +315,9 @@ static int hop_event(engine_t *g, uint32_t id) {
     int32_t l = rt.links[sl->hop];
     const topo_params_t *tp = topo_params_c(g->t);
     int fifo = g->o->contention == CONTENTION_FIFO;
-    double begin = fifo ? max2(g->now, g->book.free_at[lk(g, l)]) : g->now;   /* no holes: every hop books at its end */
+    double begin = fifo ? max2(g->now, g->book.l[lk(g, l)].free_at) : g->now;   /* no holes: every hop books at its end */
     double wire = link_time(g->t, l, sl->bytes, msg_eff(g, sl->src_si, src, dst));
-    if (fifo) g->book.free_at[lk(g, l)] = begin + wire;
+    if (fifo) g->book.l[lk(g, l)].free_at = begin + wire;
     if (sl->hop == 0) sl->t_start = begin;
     double arrive = begin + wire + topo_dlink(g->t, l)->lat * tp->lat_scale;
     if (++sl->hop < rt.nlinks) return push(g, arrive, EV_HOP, id);

@@ -91,6 +91,30 @@ Test(topo_yaml, hgx_h100_is_450GBps_through_a_switch) {
     topo_free(t);
 }
 
+/* The closed forms' view of the machine is kept between calls (select asks
+ * once a cell) and must follow every change: a link class's efficiency
+ * (beta), the latency and bandwidth scales (alpha, beta), the reduction
+ * rate (gamma); the same numbers as a machine loaded fresh with them. */
+Test(topo, the_cost_model_follows_the_machine_it_is_kept_on) {
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("topologies/hgx-h100.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    cost_model_t a, b;
+    cr_assert_eq(topo_cost_model(t, &a, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(a.beta, 1 / 450e9, 1e-25);
+    cr_assert_eq(topo_set_class_efficiency(t, "gpu-switch", 0.5, &e), 0, "%s", e.msg);
+    cr_assert_eq(topo_cost_model(t, &b, &e), 0);
+    cr_expect_float_eq(b.beta, 1 / 225e9, 1e-25, "efficiency 0.5: beta %g", b.beta);
+    topo_params(t)->lat_scale = 2;
+    topo_params(t)->bw_scale = 0.5;
+    topo_params(t)->reduce_bw = 100e9;
+    cr_assert_eq(topo_cost_model(t, &b, &e), 0);
+    cr_expect_float_eq(b.alpha, 2 * a.alpha, 1e-20, "alpha %g, was %g", b.alpha, a.alpha);
+    cr_expect_float_eq(b.beta, 1 / 112.5e9, 1e-25, "beta %g", b.beta);
+    cr_expect_float_eq(b.gamma, 1e-11, 1e-25);
+    topo_free(t);
+}
+
 Test(topo, routes_are_shortest_in_hops_and_cached) {
     baton_err_t e = {0};
     topo_t *t = topo_yaml_load("tests/data/two-hop.yaml", NULL, 0, &e);

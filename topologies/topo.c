@@ -453,22 +453,26 @@ const char *topo_reducer_name(const topo_t *t, int i) { return t->nodes[t->reduc
 topo_params_t *topo_params(topo_t *t) { return &t->params; }
 const topo_params_t *topo_params_c(const topo_t *t) { return &t->params; }
 
-int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
-    *m = (cost_model_t){0};
+/* The routes' summary a closed form sees: the worst and best latency and
+ * bottleneck over every rank to rank 0 and to rank p-1 (the two ends, so
+ * both near and far pairs of each are seen), and the route to the first
+ * helper. Each family shares one search (route_compute reuses complete
+ * distances): O(V + E + p x path), not a search per pair. Kept on t until
+ * a link changes, under the scales it was taken with: select and sweep ask
+ * it once a cell, and 2 p routes are most of a closed form's time. */
+static int cost_routes(topo_t *t, baton_err_t *e) {
+    struct cm_memo *c = &t->cm;
+    if (t->routes_stale) topo_forget_routes(t), t->routes_stale = 0;
+    if (c->valid && c->lat_scale == t->params.lat_scale && c->bw_scale == t->params.bw_scale) return 0;
     double lat = 0, bw = 1e300, lat_lo = 1e300, bw_hi = 0;
     int p = t->nranks;
-    /* Every rank to rank 0, then every rank to rank p-1 (the two ends, so
-     * both near and far pairs of each are seen). Each family shares one
-     * search (route_compute reuses complete distances): O(V + E + p x path),
-     * not a search per pair, so a million-rank fabric takes seconds. */
     for (int k = 0; k < 2; k++) {
         int dst = k == 0 ? 0 : p - 1;
         if (p > 1) topo_bfs(t, t->rank_node[dst], -1);
         for (int r = 0; r < p && p > 1; r++) {
-            int src = r;
-            if (src == dst) continue;
+            if (r == dst) continue;
             topo_route_t rt;
-            int rc = topo_route_peek(t, src, dst, &rt, e);   /* 2 p routes, not kept: a million ranks */
+            int rc = topo_route_peek(t, r, dst, &rt, e);   /* 2 p routes, not kept: a million ranks */
             if (rc < 0) return rc;
             if (rt.lat > lat) lat = rt.lat;
             if (rt.bw < bw) bw = rt.bw;
@@ -476,17 +480,28 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
             if (rt.bw > bw_hi) bw_hi = rt.bw;
         }
     }
-    m->alpha = lat;
-    m->beta = m->beta_path = (p > 1) ? 1.0 / bw : 0;
+    *c = (struct cm_memo){.valid = 1, .lat_scale = t->params.lat_scale, .bw_scale = t->params.bw_scale,
+                          .lat = lat, .bw = bw, .lat_lo = lat_lo, .bw_hi = bw_hi};
+    topo_route_t hr;
+    if (t->nreducers > 0 && p > 0 && topo_route(t, 0, p, &hr, NULL) == 0 && hr.nlinks > 0)
+        c->helper = 1, c->hlat = hr.lat, c->hbw = hr.bw;
+    return 0;
+}
+
+int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
+    *m = (cost_model_t){0};
+    int rc = cost_routes(t, e), p = t->nranks;
+    if (rc < 0) return rc;
+    const struct cm_memo *c = &t->cm;
+    m->alpha = c->lat;
+    m->beta = m->beta_path = (p > 1) ? 1.0 / c->bw : 0;
     m->channels = 1;
     m->gamma = t->params.reduce_bw > 0 ? 1.0 / t->params.reduce_bw : 0;
     m->ports = t->params.ports;
     m->inflight = t->params.max_inflight;
     m->reducers = t->nreducers;
-    topo_route_t hr;
-    if (t->nreducers > 0 && p > 0 && topo_route(t, 0, p, &hr, NULL) == 0 && hr.nlinks > 0)
-        m->helper_beta = 1.0 / (hr.bw * t->params.nvls_eff), m->helper_alpha = hr.lat;
-    m->uniform = p < 2 || (lat - lat_lo <= 1e-12 * (lat > 0 ? lat : 1) && bw_hi - bw <= 1e-9 * bw);
+    if (c->helper) m->helper_beta = 1.0 / (c->hbw * t->params.nvls_eff), m->helper_alpha = c->hlat;
+    m->uniform = p < 2 || (c->lat - c->lat_lo <= 1e-12 * (c->lat > 0 ? c->lat : 1) && c->bw_hi - c->bw <= 1e-9 * c->bw);
     return 0;
 }
 

@@ -48,6 +48,13 @@ struct topo {
     int nreducers;
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
     int routes_stale;    /* a link changed since the routes were cached */
+    struct cm_memo {     /* topo_cost_model's route summary, kept until the routes are forgotten */
+        int valid;
+        double lat_scale, bw_scale;   /* the scales it was taken under: another recomputes it */
+        double lat, bw, lat_lo, bw_hi;
+        int helper;                   /* 1: a helper route, of hlat and hbw */
+        double hlat, hbw;
+    } cm;
     uint64_t searches;   /* bfs runs after topo_finalize */
     int dist_to;         /* bfs_dist holds every node's distance to this node; -1: partial */
     int *comp;           /* per node: its set of transit nodes joined by transit links (-1: not transit) */

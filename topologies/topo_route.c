@@ -474,6 +474,7 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
 
 /* Drop every cached route (link numbers changed). */
 void topo_forget_routes(topo_t *t) {
+    t->cm.valid = 0;
     for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
     t->nblocks = 0;
     t->cur = NULL;
