@@ -276,7 +276,7 @@ Test(calibrate, real_a100_log_fits_and_predicts_held_out_sizes) {
     char *out;
     cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --nccl-tests " SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt "
                         "-o build/cal-test.yaml --json", &out, 1), 0, "%s", out);
-    cr_expect_leq(json_num(out, "mape_pct"), 7.0);
+    cr_expect_leq(json_num(out, "mape_pct"), 7.5);       /* 7.2: NCCL's plan kept costs 0.3 in sample */
     cr_expect_leq(json_num(out, "cv_mape_pct"), 8.0);
     cr_expect_eq(json_num(out, "cv_folds"), 5);
     free(out);
@@ -339,6 +339,29 @@ Test(calibrate, an_all_gather_fit_predicts_broadcast_and_reduce) {
         cr_expect_leq(json_num(out, "mape_pct"), 15.0, "%s: %s", other[i], out);
         free(out);
     }
+}
+
+/* The fit keeps NCCL's plan (algorithm and protocol per size, as the file's
+ * values give it): fitted without the middle third of the RTX 2080 Ti
+ * reduce log, a fit free to move the plan ran the small LL sizes as Simple
+ * at 0.53 x Simple's latency and missed the middle by 10.8 %; on the plan it
+ * is within 8 % (5.6 measured). The p4d EFA log, whose large sizes are a
+ * ring's where the file's values plan a tree, is fitted free (18.5 % in
+ * sample, 53 % on the plan) and says so. */
+Test(calibrate, the_fit_keeps_nccls_plan_unless_the_log_shows_another) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --hold-out middle --cv 0 --json "
+                        "-o build/cal-reduce.yaml --nccl-tests " SHARED "/rtx2080ti_x2_pcie3_nop2p_reduce.txt", &out, 1), 0,
+                 "%s", out);
+    cr_expect_leq(json_num(out, "mape_held_out_pct"), 8.0, "%s", out);
+    cr_expect(strstr(out, "\"replanned\":false") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("calibrate -t topologies/cluster-a100.yaml --set nodes=2 --set nic_bw=50Gb/s --cv 0 --json "
+                        "-o build/cal-efa.yaml --nccl-tests " LOGS "/nccl-tests-extra/a100x16_2node_p4d_efa_awsefaeks_allreduce.txt",
+                        &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"replanned\":true") != NULL, "%s", out);
+    cr_expect_leq(json_num(out, "mape_pct"), 25.0, "%s", out);
+    free(out);
 }
 
 Test(calibrate, validate_reports_mape_and_refuses_rank_mismatch) {

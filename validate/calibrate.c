@@ -58,6 +58,9 @@ typedef struct {
     proto_cost_t base[CAL_MAX_MACHINES][PROTO_COUNT];   /* each machine's protocols before fitting */
     cal_fit_t *f;
     baton_err_t *e;
+    const char **plan_algo;           /* each sample's algorithm and protocol on the file's values */
+    proto_t *plan_proto;
+    int pinned;                       /* 1: fit with the samples on that plan */
 } fit_ctx_t;
 
 /* The bounded coordinate: log x runs over [log lo, log hi] as theta runs
@@ -180,6 +183,16 @@ static int apply(fit_ctx_t *c, const double *th) {
     return apply_x(c, x);
 }
 
+/* Sample i's time while fitting: on its plan when pinned, else on the plan
+ * the values being tried give it. */
+static int fit_predict(fit_ctx_t *c, int i, double *t) {
+    if (!c->pinned) return cal_predict(c->m[0], c->q, &c->s[i], t, NULL, NULL, c->e);
+    cal_req_t q = *c->q;
+    q.algo = c->plan_algo[i];
+    q.proto = (int)c->plan_proto[i];
+    return cal_predict(c->m[0], &q, &c->s[i], t, NULL, NULL, c->e);
+}
+
 /* Relative errors of the fitted samples, then the pulls towards the file. */
 static int resid(const double *th, double *r, void *ctx) {
     fit_ctx_t *c = ctx;
@@ -188,7 +201,7 @@ static int resid(const double *th, double *r, void *ctx) {
     for (int i = 0; i < c->n; i++) {
         if (c->s[i].held_out) continue;
         double t;
-        if (cal_predict(c->m[0], c->q, &c->s[i], &t, NULL, NULL, c->e) < 0) return -1;
+        if (fit_predict(c, i, &t) < 0) return -1;
         r[j++] = (t - c->s[i].meas_s) / c->s[i].meas_s;
     }
     for (int i = 0; i < c->f->k; i++) r[j++] = PRIOR * (log(to_x(&c->f->p[i], th[i])) - log(c->f->p[i].given));
@@ -206,8 +219,9 @@ static int resid_log(const double *lx, double *r, void *ctx) {
 
 /* From the file's values and from one start a factor e lower in the
  * latencies and higher in the rates (the model is piecewise: the fastest
- * algorithm and protocol change with the parameters); the lower MAPE wins. */
-static int fit_starts(fit_ctx_t *c, double *best) {
+ * algorithm and protocol change with the parameters); the lower MAPE (on
+ * the plan the values give, as predictions will be made) wins, into *mape. */
+static int fit_starts(fit_ctx_t *c, double *best, double *mape) {
     double best_mape = -1;
     for (int j = 0; j < 2; j++) {
         double th[CAL_MAX_PARAMS];
@@ -224,7 +238,47 @@ static int fit_starts(fit_ctx_t *c, double *best) {
         double m = cal_mape(c->m[0], c->q, c->s, c->n, 0, 0, c->e);
         if (m >= 0 && (best_mape < 0 || m < best_mape)) { best_mape = m; memcpy(best, th, sizeof th); }
     }
+    *mape = best_mape;
     return best_mape < 0 ? -1 : 0;
+}
+
+/* Which algorithm and protocol each sample runs on the file's values. */
+static int plan_samples(fit_ctx_t *c) {
+    c->plan_algo = calloc((size_t)c->n + 1, sizeof *c->plan_algo);
+    c->plan_proto = calloc((size_t)c->n + 1, sizeof *c->plan_proto);
+    if (!c->plan_algo || !c->plan_proto) return err_set(c->e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; i < c->n; i++) {
+        double t;
+        if (cal_predict(c->m[0], c->q, &c->s[i], &t, &c->plan_algo[i], &c->plan_proto[i], c->e) < 0) return -1;
+    }
+    return 0;
+}
+
+/* NCCL's plan (algorithm and protocol per size) is NCCL's decision, not the
+ * machine's: a fit free to change it can explain a time by a switch (a
+ * reduce's LL sizes run as Simple at half Simple's latency) and then miss
+ * the sizes it did not see. So fit once with every size on its plan on the
+ * file's values and once free, and keep the first unless the free one is
+ * better in sample by more than NOISE_FLOOR (a point of MAPE) or by half
+ * (the plan on the file's values is then not the log's: EFA's ring where
+ * the file plans a tree; a synthetic log made on other values, whose plan
+ * the fit must find to give them back): docs/NOTES.md. */
+static int fit_plans(fit_ctx_t *c, double *th) {
+    double pin_th[CAL_MAX_PARAMS], pin_mape = -1, free_mape = -1;
+    if (!c->q->nccl_model) {
+        if (plan_samples(c) < 0) return -1;
+        c->pinned = 1;
+        if (fit_starts(c, pin_th, &pin_mape) < 0 && c->e->code) return -1;
+    }
+    c->pinned = 0;
+    if (fit_starts(c, th, &free_mape) < 0 && c->e->code) return -1;
+    if (pin_mape < 0) return free_mape < 0 ? -1 : 0;
+    c->f->replanned = free_mape >= 0 && (free_mape < pin_mape - 100 * NOISE_FLOOR || free_mape < pin_mape / 2);
+    if (!c->f->replanned) {
+        memcpy(th, pin_th, sizeof pin_th);
+        c->pinned = 1;                         /* and the standard errors on that plan */
+    }
+    return 0;
 }
 
 /* Standard errors (in log x: relative), parameters no log depends on back
@@ -271,8 +325,10 @@ int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit
     int rc = 0;
     if (c.used < 2)
         rc = err_set(e, BATON_EINVAL, "%d size%s to fit: give at least 2 (outside --hold-out)", c.used, c.used == 1 ? "" : "s");
-    else if (fit_starts(&c, th) < 0) rc = e->code ? -1 : err_set(e, BATON_EINVAL, "the fit failed from every start");
+    else if (fit_plans(&c, th) < 0) rc = e->code ? -1 : err_set(e, BATON_EINVAL, "the fit failed from every start");
     if (rc == 0) rc = judge(&c, th);
+    free(c.plan_algo);
+    free(c.plan_proto);
     return rc < 0 ? rc : 0;
 }
 

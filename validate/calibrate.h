@@ -63,6 +63,8 @@ typedef struct cal_fit {
     int k;
     cal_param_t p[CAL_MAX_PARAMS];
     int used;                 /* samples fitted */
+    int replanned;            /* 1: the fit that let the plan (algorithm, protocol per size) move
+                                 won by more than 1 point over keeping the file's plan */
 } cal_fit_t;
 
 /* The samples of a log (one per row). */

@@ -315,7 +315,7 @@ typedef struct {
 static void json_extra(const val_extra_t *x) {
     if (x->cv_mape >= 0) printf(",\"cv_folds\":%d,\"cv_mape_pct\":%.4f,\"band_pct\":[%.4f,%.4f]", x->folds, x->cv_mape, x->band_lo, x->band_hi);
     if (x->fit == NULL) return;
-    printf(",\"parameters\":[");
+    printf(",\"replanned\":%s,\"parameters\":[", x->fit->replanned ? "true" : "false");
     for (int i = 0; i < x->fit->k; i++) {
         const cal_param_t *p = &x->fit->p[i];
         printf("%s{\"name\":\"%s\",\"value\":%.9g,\"given\":%.9g,\"rel_se\":%.6g,\"seen\":%s,\"at_bound\":%s,\"low\":%.9g,\"high\":%.9g}",
@@ -440,6 +440,9 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
     char fit[4096];
     cal_fit_text(f, fit, sizeof fit);
     printf("fitted on %d sizes (value, one standard error, the file's value):\n%s", f->used, fit);
+    printf(f->replanned ? "plan: the fit moved NCCL's algorithm or protocol at some sizes (a point or more better in\n"
+                          "      sample than keeping the plan the file's values give)\n"
+                        : "plan: kept, each size on the algorithm and protocol the file's values give\n");
     if (x->cv_mape >= 0)
         printf("cross-validated (%d folds): MAPE %.2f %% on sizes each fit did not see; 90 %% of errors within "
                "[%+.1f %%, %+.1f %%]\n", x->folds, x->cv_mape, x->band_lo, x->band_hi);
