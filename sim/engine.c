@@ -219,12 +219,44 @@ static double pick_port(engine_t *g, int n, int32_t (*port)(const engine_t *, in
  * keeps the hole before it for a transfer that fits (sim/book.h). A send
  * port is chosen first, then a receive port, each the one that fits
  * earliest with what is chosen so far. */
+/* reserve() where no resource of the transfer has a hole and at most one
+ * port each way (the common case): the last end, in one pass and without
+ * the scratch; 1 if it does not apply. */
+static int reserve_plain(engine_t *g, int src, int dst, const topo_route_t *rt, uint64_t bytes, double eff, double wire,
+                         double hold, int n, int ports, double *start) {
+    book_link_t *l = g->book.l;
+    int32_t sp = ports ? send_port(g, src, 0) : 0, rp = ports ? recv_port(g, rep_of(g, dst), 0) : 0;
+    double t = g->now;
+    uint32_t holes = ports ? (l[sp].head & l[rp].head) : BOOK_NONE;   /* all ones: none */
+    if (ports) t = max2(t, max2(l[sp].free_at, l[rp].free_at));
+    for (int i = 0; i < n; i++) {
+        const book_link_t *k = &l[lk(g, rt->links[i])];
+        holes &= k->head;
+        t = max2(t, k->free_at);
+    }
+    if (holes != BOOK_NONE) return 1;
+    for (int i = 0; i < n; i++) {
+        double own = link_time(g->t, rt->links[i], bytes, eff);
+        if (book_take(&g->book, &(int32_t){lk(g, rt->links[i])}, &(double){own < wire ? own : wire}, 1, t, g->now) < 0)
+            return -1;
+    }
+    if (ports && (book_take(&g->book, &sp, &hold, 1, t, g->now) < 0 || book_take(&g->book, &rp, &hold, 1, t, g->now) < 0))
+        return -1;
+    *start = t;
+    return 0;
+}
+
 static double reserve(engine_t *g, int si, int src, int dst, const topo_route_t *rt, uint64_t bytes, double *began) {
     int fifo = g->o->contention == CONTENTION_FIFO;
     int local = src == dst || src >= g->s->nranks || dst >= g->s->nranks;   /* switches have no port limit */
     int ports = local ? 0 : g->ports, n = fifo ? rt->nlinks : 0;
     double eff = msg_eff(g, si, src, dst), wire = wire_time(rt, bytes, eff);
     double hold = rt->lat + wire + msg_extra(g, si, src, dst), start = g->now;
+    if (ports <= 1) {
+        int rc = reserve_plain(g, src, dst, rt, bytes, eff, wire, hold, n, ports, &start);
+        if (rc < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
+        if (rc == 0) return *began = start, start + hold;
+    }
     if (book_room(g, n + 2) < 0) return -1;
     if (fifo) book_route(g, rt, bytes, eff, wire);
     if (ports == 1) {                          /* one port each: nothing to choose */
