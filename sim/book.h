@@ -58,12 +58,15 @@ static inline double book_fit(book_t *b, const int32_t *link, const double *own,
 /* Book link[i] for [t, t + own[i]), t from book_fit; 0 or -1 out of memory.
  * Inline where a link is taken at its last end or while idle now. */
 int book_take_one(book_t *b, int32_t l, double own, double t, double now);
+static inline int book_take1(book_t *b, int32_t l, double own, double t, double now) {
+    book_link_t *k = &b->l[l];
+    if (t < k->free_at || (t > k->free_at && t > now)) return book_take_one(b, l, own, t, now);
+    k->free_at = t + own;
+    return 0;
+}
 static inline int book_take(book_t *b, const int32_t *link, const double *own, int n, double t, double now) {
-    for (int i = 0; i < n; i++) {
-        book_link_t *k = &b->l[link[i]];
-        if (t >= k->free_at && (t <= k->free_at || t <= now)) k->free_at = t + own[i];
-        else if (book_take_one(b, link[i], own[i], t, now) < 0) return -1;
-    }
+    for (int i = 0; i < n; i++)
+        if (book_take1(b, link[i], own[i], t, now) < 0) return -1;
     return 0;
 }
 

@@ -213,12 +213,6 @@ static double pick_port(engine_t *g, int n, int32_t (*port)(const engine_t *, in
     return best;
 }
 
-/* Cut-through under FIFO and NONE: reserve ports (and links, FIFO) and
- * return the end time: all links at once, latency plus the bottleneck's time;
- * ports for the whole transfer. Every resource booked from a later start
- * keeps the hole before it for a transfer that fits (sim/book.h). A send
- * port is chosen first, then a receive port, each the one that fits
- * earliest with what is chosen so far. */
 /* reserve() where no resource of the transfer has a hole and at most one
  * port each way (the common case): the last end, in one pass and without
  * the scratch; 1 if it does not apply. */
@@ -237,15 +231,20 @@ static int reserve_plain(engine_t *g, int src, int dst, const topo_route_t *rt, 
     if (holes != BOOK_NONE) return 1;
     for (int i = 0; i < n; i++) {
         double own = link_time(g->t, rt->links[i], bytes, eff);
-        if (book_take(&g->book, &(int32_t){lk(g, rt->links[i])}, &(double){own < wire ? own : wire}, 1, t, g->now) < 0)
-            return -1;
+        if (book_take1(&g->book, lk(g, rt->links[i]), own < wire ? own : wire, t, g->now) < 0) return -1;
     }
-    if (ports && (book_take(&g->book, &sp, &hold, 1, t, g->now) < 0 || book_take(&g->book, &rp, &hold, 1, t, g->now) < 0))
+    if (ports && (book_take1(&g->book, sp, hold, t, g->now) < 0 || book_take1(&g->book, rp, hold, t, g->now) < 0))
         return -1;
     *start = t;
     return 0;
 }
 
+/* Cut-through under FIFO and NONE: reserve ports (and links, FIFO) and
+ * return the end time: all links at once, latency plus the bottleneck's time;
+ * ports for the whole transfer. Every resource booked from a later start
+ * keeps the hole before it for a transfer that fits (sim/book.h). A send
+ * port is chosen first, then a receive port, each the one that fits
+ * earliest with what is chosen so far. */
 static double reserve(engine_t *g, int si, int src, int dst, const topo_route_t *rt, uint64_t bytes, double *began) {
     int fifo = g->o->contention == CONTENTION_FIFO;
     int local = src == dst || src >= g->s->nranks || dst >= g->s->nranks;   /* switches have no port limit */
