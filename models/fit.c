@@ -28,24 +28,34 @@ static int gsl_f(const gsl_vector *x, void *params, gsl_vector *out) {
     return GSL_SUCCESS;
 }
 
-/* The Jacobian by forward differences with a step of 1e-6 of max(|theta|, 1).
- * GSL's own steps by sqrt(eps) |theta|, which at a coordinate that starts at
- * the middle of its bounds (theta = 1e-16, a latency factor of 1 in
- * [0.1, 10]) is below what the model resolves: the column is zero and the
- * parameter never moves. */
+/* Forward differences, each parameter stepped by `step` x max(|theta|, 1):
+ * J[i k + j] = d r_i / d theta_j, r0 the residuals at theta. */
+static int jacobian(int n, int k, const double *theta, fit_resid_fn f, void *ctx, double step, double *r0, double *J) {
+    double th[16], r1[4096];
+    if (f(theta, r0, ctx) < 0) return -1;
+    for (int j = 0; j < k; j++) {
+        memcpy(th, theta, (size_t)k * sizeof *th);
+        double h = step * (fabs(theta[j]) > 1 ? fabs(theta[j]) : 1);
+        th[j] += h;
+        if (f(th, r1, ctx) < 0) return -1;
+        for (int i = 0; i < n; i++) J[i * k + j] = (r1[i] - r0[i]) / h;
+    }
+    return 0;
+}
+
+/* The fit's Jacobian, stepped by 1e-6 of max(|theta|, 1). GSL's own steps
+ * by sqrt(eps) |theta|, which at a coordinate that starts at the middle of
+ * its bounds (theta = 1e-16, a latency factor of 1 in [0.1, 10]) is below
+ * what the model resolves: the column is zero and the parameter never
+ * moves. */
 static int gsl_df(const gsl_vector *x, void *params, gsl_matrix *J) {
     call_t *c = params;
-    double th[16], r0[4096], r1[4096];
+    double th[16], r0[4096], *d = malloc((size_t)c->n * (size_t)c->k * sizeof *d);
     for (int i = 0; i < c->k; i++) th[i] = gsl_vector_get(x, i);
-    if (c->f(th, r0, c->ctx) < 0) { c->failed = 1; return GSL_EFAILED; }
-    for (int j = 0; j < c->k; j++) {
-        double h = 1e-6 * (fabs(th[j]) > 1 ? fabs(th[j]) : 1), keep = th[j];
-        th[j] += h;
-        int rc = c->f(th, r1, c->ctx);
-        th[j] = keep;
-        if (rc < 0) { c->failed = 1; return GSL_EFAILED; }
-        for (int i = 0; i < c->n; i++) gsl_matrix_set(J, (size_t)i, (size_t)j, (r1[i] - r0[i]) / h * (c->w ? c->w[i] : 1));
-    }
+    if (d == NULL || jacobian(c->n, c->k, th, c->f, c->ctx, 1e-6, r0, d) < 0) { free(d); c->failed = 1; return GSL_EFAILED; }
+    for (int i = 0; i < c->n; i++)
+        for (int j = 0; j < c->k; j++) gsl_matrix_set(J, (size_t)i, (size_t)j, d[i * c->k + j] * (c->w ? c->w[i] : 1));
+    free(d);
     return GSL_SUCCESS;
 }
 
@@ -102,26 +112,14 @@ int fit_nls(int n, int k, double *theta, fit_resid_fn f, void *ctx, int robust, 
     return 0;
 }
 
-/* Forward differences, the step relative to the parameter as GSL's own. */
-static int jacobian(int n, int k, const double *theta, fit_resid_fn f, void *ctx, double *r0, double *J) {
-    double th[16], r1[4096];
-    if (f(theta, r0, ctx) < 0) return -1;
-    for (int j = 0; j < k; j++) {
-        memcpy(th, theta, (size_t)k * sizeof *th);
-        double h = 1e-4 * (fabs(theta[j]) > 1 ? fabs(theta[j]) : 1);   /* wide for a piecewise model, small for its slopes */
-        th[j] += h;
-        if (f(th, r1, ctx) < 0) return -1;
-        for (int i = 0; i < n; i++) J[i * k + j] = (r1[i] - r0[i]) / h;
-    }
-    return 0;
-}
 
 int fit_covariance(int n, int ndata, int k, const double *theta, fit_resid_fn f, void *ctx, double floor,
                    double *cov, double *colnorm, baton_err_t *e) {
     if (n > 4096 || k < 1 || k > 16 || ndata > n || ndata <= 0) return err_set(e, BATON_EINVAL, "covariance: bad sizes");
     double *J = malloc((size_t)n * (size_t)k * sizeof *J), r0[4096], ss = 0;
     if (J == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
-    if (jacobian(n, k, theta, f, ctx, r0, J) < 0) { free(J); return err_set(e, BATON_EINVAL, "covariance: the model could not be evaluated"); }
+    /* 1e-4: wide for a piecewise model (a step across a protocol switch gives a huge column), small for its slopes */
+    if (jacobian(n, k, theta, f, ctx, 1e-4, r0, J) < 0) { free(J); return err_set(e, BATON_EINVAL, "covariance: the model could not be evaluated"); }
     for (int i = 0; i < ndata; i++) ss += r0[i] * r0[i];
     double s2 = ndata > k ? ss / (ndata - k) : ss;
     if (s2 < floor * floor) s2 = floor * floor;

@@ -41,18 +41,22 @@ void book_free(book_t *b);
 
 double book_fit_holes(book_t *b, const int32_t *link, const double *own, int n, double t0, double now);
 
+/* Raise *t to link l's last end; 1 if l has no hole (then that is where
+ * it is free, whatever the length), 0 if it has. */
+static inline int book_plain(const book_t *b, int32_t l, double *t) {
+    const book_link_t *k = &b->l[l];
+    if (k->free_at > *t) *t = k->free_at;
+    return k->head == BOOK_NONE;
+}
+
 /* The earliest t >= t0 at which every link[i] is free for own[i] seconds
  * (holes that end by `now` are dropped on the way). Inline: with no hole on
  * the route (the common case) it is the last end, in one pass. */
 static inline double book_fit(book_t *b, const int32_t *link, const double *own, int n, double t0, double now) {
     double t = t0;
-    int holes = 0;
-    for (int i = 0; i < n; i++) {
-        const book_link_t *k = &b->l[link[i]];
-        holes |= k->head != BOOK_NONE;
-        if (k->free_at > t) t = k->free_at;
-    }
-    return holes ? book_fit_holes(b, link, own, n, t0, now) : t;
+    int plain = 1;
+    for (int i = 0; i < n; i++) plain &= book_plain(b, link[i], &t);
+    return plain ? t : book_fit_holes(b, link, own, n, t0, now);
 }
 
 /* Book link[i] for [t, t + own[i]), t from book_fit; 0 or -1 out of memory.

@@ -218,17 +218,11 @@ static double pick_port(engine_t *g, int n, int32_t (*port)(const engine_t *, in
  * the scratch; 1 if it does not apply. */
 static int reserve_plain(engine_t *g, int src, int dst, const topo_route_t *rt, uint64_t bytes, double eff, double wire,
                          double hold, int n, int ports, double *start) {
-    book_link_t *l = g->book.l;
     int32_t sp = ports ? send_port(g, src, 0) : 0, rp = ports ? recv_port(g, rep_of(g, dst), 0) : 0;
     double t = g->now;
-    uint32_t holes = ports ? (l[sp].head & l[rp].head) : BOOK_NONE;   /* all ones: none */
-    if (ports) t = max2(t, max2(l[sp].free_at, l[rp].free_at));
-    for (int i = 0; i < n; i++) {
-        const book_link_t *k = &l[lk(g, rt->links[i])];
-        holes &= k->head;
-        t = max2(t, k->free_at);
-    }
-    if (holes != BOOK_NONE) return 1;
+    int plain = !ports || (book_plain(&g->book, sp, &t) & book_plain(&g->book, rp, &t));
+    for (int i = 0; i < n; i++) plain &= book_plain(&g->book, lk(g, rt->links[i]), &t);
+    if (!plain) return 1;
     for (int i = 0; i < n; i++) {
         double own = link_time(g->t, rt->links[i], bytes, eff);
         if (book_take1(&g->book, lk(g, rt->links[i]), own < wire ? own : wire, t, g->now) < 0) return -1;
