@@ -115,6 +115,31 @@ Test(topo, the_cost_model_follows_the_machine_it_is_kept_on) {
     topo_free(t);
 }
 
+/* Where two routes are equally short the widest first link wins: with one
+ * NIC a node every GPU reaches every other in two hops over the NVSwitch
+ * or through the NIC they share on PCIe; NCCL uses NVLink, so every pair
+ * of a node routes at NVLink's 450 GB/s (half of them went through the
+ * NIC at 63 GB/s when destination-mod-k alone chose). Two nodes' GPUs
+ * still meet through the NIC. */
+Test(topo, equally_short_routes_take_the_widest_link) {
+    baton_err_t e = {0};
+    const char *sets[] = {"nics=1"};
+    topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 1, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    topo_route_t rt;
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) {
+            if (a == b) continue;
+            cr_assert_eq(topo_route(t, a, b, &rt, &e), 0, "%s", e.msg);
+            cr_expect_eq(rt.nlinks, 2, "%d -> %d", a, b);
+            cr_expect_float_eq(rt.bw, 450e9, 1, "%d -> %d at %g B/s", a, b, rt.bw);
+        }
+    cr_assert_eq(topo_route(t, 0, 8, &rt, &e), 0, "%s", e.msg);
+    cr_expect_geq(rt.nlinks, 4);
+    cr_expect_leq(rt.bw, 63e9, "across nodes: %g B/s", rt.bw);
+    topo_free(t);
+}
+
 Test(topo, routes_are_shortest_in_hops_and_cached) {
     baton_err_t e = {0};
     topo_t *t = topo_yaml_load("tests/data/two-hop.yaml", NULL, 0, &e);

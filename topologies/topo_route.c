@@ -124,6 +124,23 @@ static int next_hop(const topo_t *t, int du, int d, int k) {
     return topo_dist(t, v) == du - 1 && du > 0 && (v == d || t->nodes[v].transit);
 }
 
+/* The widest of node u's next hops towards d (0 if none). Among equally
+ * short routes the widest first link wins: a GPU reaches a GPU of its node
+ * over the NVSwitch, not through the PCIe NIC the two share (two hops
+ * either way), as NCCL's path search prefers NVLink. Equal widths (a
+ * fat-tree's spines) leave the choice to destination-mod-k. */
+static double widest(const topo_t *t, int u, int du, int d) {
+    double w = 0;
+    for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++)
+        if (next_hop(t, du, d, k) && t->dl[t->adj[k]].bw > w) w = t->dl[t->adj[k]].bw;
+    return w;
+}
+
+/* Is link k one of u's next hops towards d at width w? */
+static int wide_hop(const topo_t *t, int du, int d, int k, double w) {
+    return next_hop(t, du, d, k) && t->dl[t->adj[k]].bw >= w;
+}
+
 /* Append link k to a route being built. */
 static void route_add(const topo_t *t, route_slot_t *r, int32_t *links, int k) {
     const topo_dlink_t *l = &t->dl[k];
@@ -152,8 +169,9 @@ static const int32_t *next_hops(topo_t *t, int u, int d, uint64_t key) {
         }
     }
     *m = (struct hop_memo){.key = key, .to = d, .gen = t->hop_gen, .off = t->nhops, .ways = 0};
+    double w = widest(t, u, du, d);
     for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++)
-        if (next_hop(t, du, d, k)) t->hops[t->nhops + m->ways++] = t->adj[k];
+        if (wide_hop(t, du, d, k, w)) t->hops[t->nhops + m->ways++] = t->adj[k];
     t->nhops += m->ways;
     return m->ways ? t->hops + m->off : NULL;
 }
@@ -169,10 +187,11 @@ static void walk_keyed(topo_t *t, int u, int d, int key, route_slot_t *r, int32_
         uint32_t ways = hop ? t->hop_memo[u].ways : 0;
         if (hop == NULL) {                       /* no memory for the memo: scan, as it would */
             int du = topo_dist(t, u), n = 0, pick;
-            for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) n += next_hop(t, du, d, k);
+            double w = widest(t, u, du, d);
+            for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) n += wide_hop(t, du, d, k, w);
             pick = (key + r->nlinks) % n;
             for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++)
-                if (next_hop(t, du, d, k) && pick-- == 0) { route_add(t, r, links, t->adj[k]); break; }
+                if (wide_hop(t, du, d, k, w) && pick-- == 0) { route_add(t, r, links, t->adj[k]); break; }
         } else {
             route_add(t, r, links, hop[(uint32_t)(key + r->nlinks) % ways]);
         }
