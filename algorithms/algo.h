@@ -18,6 +18,9 @@ typedef struct algo_opts {
     const sched_orders_t *rings;   /* channel orders for ring-shaped rows (the machine's
                                       graph, topologies/graph.h); NULL: their own */
     int rank_order;  /* 1: do not take the machine's rings (run_opts_from_topo) */
+    int stride;      /* without the machine's rings: GPUs in a row that share a NIC,
+                        so channel c's ring (and nccltree's chains) go in and out
+                        by NIC c (algo_rotation; graph_ring_stride); 0 = 1 */
     struct {         /* a fabric whose switches reduce (topo_sharp_t): rails 0 = none */
         int rails, per_leaf, leaves, first;
     } sharp;
@@ -116,6 +119,12 @@ static inline int algo_binom_children(int v, int n) {
 
 /* Is p a power of two? */
 static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
+/* Where channel c's rank-order ring (or chain) starts inside a node: local
+ * rank c, so it leaves by local rank c - 1 and the channels use every GPU's
+ * NIC; where s > 1 GPUs in a row share a NIC (algo_opts_t.stride), local
+ * rank c s + 1, so it leaves by c s: in and out by NIC c, on one rail, as
+ * NCCL's search closes a ring on the NIC it started from. */
+static inline int algo_rotation(int c, int s) { return s > 1 ? c * s + 1 : c; }
 
 /* The rows, defined next to their algorithms. */
 #define ALGO_ROWS(X)                                                          \

@@ -144,15 +144,16 @@ static int nkids(const tnode_t *t) { return (t->down[0] >= 0) + (t->down[1] >= 0
  * GPUs (local 0 first in tree 0, local g-1 first in tree 1, so each GPU is
  * an end in one tree at most), the chain's first GPU hangs below the last
  * GPU of its parent node, and the nodes form the double binary tree (dtree
- * over node numbers). Channel ch rotates the chains by ch inside the node,
- * as the ring's channels do, so the channels enter and leave each node
- * through different GPUs and NICs. Where the machine has searched rings
+ * over node numbers). Channel ch rotates the chains inside the node as the
+ * ring's channels do (algo_rotation), so the channels enter and leave each
+ * node through different GPUs and NICs. Where the machine has searched rings
  * (ord: topologies/graph.h, every node's GPUs at its g positions) channel
  * ch's chain is ring ch's order instead, as NCCL's trees follow its search:
  * on a mesh the rotated chains would all take the links l -> l + 1, the
  * searched ones take different links, and the chain enters and leaves the
  * node where its ring does, by a NIC. With g = 1 it is dtree; with one
  * node, two chains. */
+/* ch: the channel with ord, else its rotation (node_rot). */
 static tnode_t nodes_tree(const sched_orders_t *ord, int p, int g, int r, int tree, int ch) {
     const int32_t *rank = ord ? ord->rank + (size_t)(ch % ord->count) * p : NULL;
     int G = p / g, N = r / g;
@@ -231,6 +232,10 @@ static int nodes_group(int p, const algo_opts_t *o) { return o && o->group > 0 &
 
 static tnode_t shape_node(int shape, int p, int g, int r, int tree) { return shape_node_ch(NULL, shape, p, g, r, tree, 0); }
 
+/* What nodes_tree takes for channel ch: the channel where the machine's
+ * rings order it, else its rotation inside the node. */
+static int node_rot(const sched_t *s, int ch) { return s->orders ? ch : algo_rotation(ch, (int)s->param[2]); }
+
 /* Steps per chunk of each stream (see up_op, down_op, side_op). */
 static uint32_t split_per(const tnode_t *t, int role) {
     int nc = nkids(t), root = t->up < 0;
@@ -244,7 +249,7 @@ static uint32_t split_per(const tnode_t *t, int role) {
  * b / trees on chunks [b k, b k + k). */
 static int split_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     int p = s->nranks, b = c / 3, role = c % 3, shape = (int)s->param[0], g = (int)s->param[1];
-    int trees = shape_trees(shape), tree = b % trees, ch = b / trees;
+    int trees = shape_trees(shape), tree = b % trees, ch = node_rot(s, b / trees);
     uint32_t k = s->per_block;
     tnode_t t = shape_node_ch(s->orders, shape, p, g, r, tree, ch);
     uint32_t per = split_per(&t, role);
@@ -264,6 +269,7 @@ static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int sha
     if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
     s->param[0] = shape;
     s->param[1] = nodes_group(s->nranks, o);
+    s->param[2] = o && o->stride > 1 && o->stride < s->param[1] ? o->stride : 1;
     if (shape == SHAPE_NODES && o && !o->rank_order) s->orders = node_orders(o->rings, s->nranks, (int)s->param[1]);
     s->nchannels = 3 * trees * C;
     sched_layout(s, (uint32_t)(trees * C), (uint32_t)k);
@@ -448,7 +454,7 @@ static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
  * is rank r's message up (j = 0) or to child j - 1 in that tree and channel,
  * inside its node (peer) or to another node (peer_across). */
 static int nodes_slot(const sched_t *s, int c, int r, int across) {
-    int p = s->nranks, g = (int)s->param[1], j = c % 3, tree = c / 3 % 2, ch = c / 6;
+    int p = s->nranks, g = (int)s->param[1], j = c % 3, tree = c / 3 % 2, ch = node_rot(s, c / 6);
     tnode_t t = nodes_tree(s->orders, p, g, r, tree, ch);
     int to = j == 0 ? t.up : t.down[j - 1];
     return to >= 0 && (to / g != r / g) == across ? to : -1;

@@ -22,8 +22,10 @@
  * the topology's group_size) in order but starts inside it at local rank c,
  * so it leaves a node through local rank c-1 and enters the next at local
  * rank c: with as many channels as ranks per node, every node's every NIC
- * carries one ring in and one out, as NCCL's rings do. Channel 0 is the plain
- * rank order. Where the machine's GPUs are not all alike, the machine's own
+ * carries one ring in and one out, as NCCL's rings do. Channel 0 is the
+ * plain rank order. Where s GPUs in a row share a NIC (the machine's
+ * graph_ring_stride) channel c starts at local rank c s + 1 instead and
+ * leaves by c s: in and out by NIC c (algo_rotation). Where the machine's GPUs are not all alike, the machine's own
  * rings (topologies/graph.h, NCCL's search) replace this rotation: channel c
  * runs ring c mod their count (--rank-order keeps the rotation).
  *
@@ -45,20 +47,21 @@ static int at(const sched_t *s, int c, int64_t i) {
     int p = s->nranks, g = (int)s->param[0];
     int pos = (int)algo_mod(i, p), node, j;
     if (s->orders) return s->orders->rank[(size_t)(c % s->orders->count) * p + pos];
-    if (c == 0) return pos;                            /* channel 0: rank order */
-    if (algo_pof2(g)) return (pos & ~(g - 1)) | ((pos + c) & (g - 1));   /* no division: the hot path */
+    int rot = algo_rotation(c, (int)s->param[1]);
+    if (rot == 0) return pos;                          /* channel 0: rank order */
+    if (algo_pof2(g)) return (pos & ~(g - 1)) | ((pos + rot) & (g - 1));   /* no division: the hot path */
     node = pos / g;
     j = pos % g;
-    return node * g + (j + c) % g;
+    return node * g + (j + rot) % g;
 }
 
 /* The position of rank r in channel c's ring. */
 static int pos_of(const sched_t *s, int c, int r) {
     if (s->orders) return s->orders->pos[(size_t)(c % s->orders->count) * s->nranks + r];
-    if (c == 0) return r;
-    int g = (int)s->param[0], node = r / g, local = r % g;
-    if (algo_pof2(g)) return (r & ~(g - 1)) | ((r - c) & (g - 1));
-    return node * g + (int)algo_mod(local - c, g);
+    int g = (int)s->param[0], node = r / g, local = r % g, rot = algo_rotation(c, (int)s->param[1]);
+    if (rot == 0) return r;
+    if (algo_pof2(g)) return (r & ~(g - 1)) | ((r - rot) & (g - 1));
+    return node * g + (int)algo_mod(local - rot, g);
 }
 
 /* Chunk of the block of the rank at ring position i, on channel c. */
@@ -114,6 +117,7 @@ static int ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)e;
     int ch = o->channels > 0 ? o->channels : 1;
     s->param[0] = o->group > 0 && s->nranks % o->group == 0 ? o->group : s->nranks;   /* rotate within groups */
+    s->param[1] = o->stride > 1 && o->stride < s->param[0] ? o->stride : 1;         /* by this much a channel */
     s->nchannels = ch;
     sched_layout(s, (uint32_t)s->nranks, (uint32_t)ch);
     s->period = ch == 1 ? 1 : (int)s->param[0];          /* channel c > 0 rotates inside groups */

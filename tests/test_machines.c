@@ -70,7 +70,7 @@ static topo_t *load_text(const char *path, const char *yaml) {
 
 static const char *shipped[] = {"candy-kids", "uniform-8", "hgx-h100", "hgx-a100", "dgx1-v100",
                                 "pcie-2gpu", "pcie-8gpu", "cluster-a100", "cluster-h100", "host", "gpu-virtual",
-                              "mi300x", "cluster-mi300x", "cluster-mi355x", "pcie-box", "cluster-pcie"};
+                              "mi300x", "cluster-mi300x", "cluster-mi355x", "pcie-box", "cluster-pcie", "cluster-p4d"};
 
 /* Every shipped machine loads, routes between every pair of ranks, and runs
  * every applicable (collective, algorithm) to a verified result. */

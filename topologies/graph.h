@@ -52,6 +52,8 @@ typedef struct graph {
     graph_path_t worst;      /* the worst path type a ring uses */
     int across;              /* rings close through NICs: in at local[0], out at local[group - 1] */
     sched_orders_t orders;   /* nrings x nranks, the whole machine's rings (count 0 if flat) */
+    int stride;              /* flat, across nodes: GPUs in a row that share a NIC (1: a NIC
+                                each, or one for all, or no such pattern) */
 } graph_t;
 
 /* The machine's graph, searched on first use and cached; NULL with an error
@@ -61,6 +63,11 @@ const graph_t *graph_get(topo_t *t, baton_err_t *e);
 /* The rings as schedules take them, or NULL where the machine is flat (or
  * the search fails: then rank order, and e says why if given). */
 const sched_orders_t *graph_rings(topo_t *t, baton_err_t *e);
+
+/* How far a flat machine's rank-order rings rotate per channel (algo_opts_t
+ * stride): the GPUs in a row that share a NIC, so that each NIC carries a
+ * ring in and out (4 NICs for 8 GPUs: 2); 1 where that is not the pattern. */
+int graph_ring_stride(topo_t *t);
 
 /* Do the node's GPUs reach each other over NVLink (NCCL's LINK_NVL), not
  * PCI? A direct GPU link, or switches only at NVSwitch rates (every NVSwitch

@@ -44,6 +44,11 @@ static void paths(const topo_t *t, const graph_t *g) {
 }
 
 static void rings(const topo_t *t, const graph_t *g) {
+    if (g->nrings == 0 && g->stride > 1) {
+        printf("rings: every pair of GPUs in a node is alike; the rings are rank order, channel c from local rank\n"
+               "       %d c + 1 to %d c: %d GPUs share each NIC, and each ring goes in and out by one\n", g->stride, g->stride, g->stride);
+        return;
+    }
     if (g->nrings == 0) {
         printf("rings: every pair of GPUs in a node is alike; the rings are rank order, rotated per channel\n");
         return;
