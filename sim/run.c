@@ -350,6 +350,25 @@ static int nccl_size_channels(const algo_t *a, proto_t pr, int p, uint64_t n, in
     return nc;
 }
 
+/* The steps NCCL cuts an NVLSTree all-reduce into (enqueue.cc's chunk size
+ * for NVLS_TREE, nvls.cc): a loop moves a chunk per channel per head, on
+ * NVLS's 16 channels (Hopper's default) and the node's g heads; the chunk
+ * is 128 KiB (64 KiB from 4 nodes), 64 KiB below four loops of 128 KiB,
+ * 32 KiB below one loop of 64 KiB. A step of nvlstree is a loop, 16 chunks
+ * a GPU: the fill of 16 channels' chunks each at a sixteenth of the link.
+ * The 2 x 8 H200 log follows it (8 MiB-512 MiB within 12 %, 16 MiB 21 %;
+ * nvlstree's own steps of 1 MiB / g left 4-128 MiB 17-47 % fast). Other
+ * rows keep their own pipeline; 0: theirs. */
+#define NCCL_NVLS_CHANNELS 16
+static int nccl_size_pipeline(const algo_t *a, int p, int g, uint64_t n) {
+    if (a != &algo_allreduce_nvlstree || g < 2 || p % g) return 0;
+    uint64_t ops = NCCL_NVLS_CHANNELS * (uint64_t)g, chunk = p / g >= 4 ? 65536 : 131072;
+    if (n < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+    if (n < ops * chunk && chunk > 32768) chunk = 32768;
+    uint64_t k = (n + ops * chunk - 1) / (ops * chunk), most = (1u << 20) / (uint64_t)g;
+    return (int)(k < 1 ? 1 : k > most ? most : k);
+}
+
 /* Build and time row a under protocol pr; keep it in *best if faster. */
 static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo_t *a, proto_t pr, run_out_t *best,
                    baton_err_t *e) {
@@ -407,8 +426,11 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         for (int i = 0; i < k; i++) {
             if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs(t, rows[i], (proto_t)pr)) continue;
             run_req_t qc = *q;
-            if (q_in->opts.channels == 0 && strcmp(q->algo, "nccl") == 0)
+            int sized = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
+            if (q_in->opts.channels == 0 && sized)
                 qc.opts.channels = nccl_size_channels(rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels);
+            if (q_in->opts.pipeline == 0 && sized)
+                qc.opts.pipeline = nccl_size_pipeline(rows[i], o->ranks, q->opts.group, q->bytes);
             if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, &best, e)) < 0) {
                 engine_result_free(&best.eng);
                 return rc;

@@ -29,6 +29,9 @@ typedef struct run_req {
                                       and forward and protocol come from this request */
     int nccl_rules;          /* a named algorithm only with the protocols NCCL runs it with
                                 (run_nccl_runs; -a nccl always follows them) */
+    int nccl_sizing;         /* a named algorithm on the channels and pipeline NCCL gives
+                                the call (nccl_size_channels, nccl_size_pipeline; -a nccl
+                                always does): a fit pinned to NCCL's plan */
     int gpus_per_thread;     /* GPUs one host thread launches on in turn (nccl-tests -g);
                                 each beyond the first adds the topology's `launch` */
 } run_req_t;

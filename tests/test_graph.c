@@ -1,5 +1,6 @@
 /* test_graph.c - NCCL's ring search on the machines (topologies/graph.h). */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "../sim/run.h"
@@ -448,6 +449,66 @@ Test(graph, p4d_log_uncalibrated_within_18_percent) {
     double m = log_mape("-t topologies/cluster-p4d.yaml --nccl-tests "
                         "validate/logs/nccl-tests-extra/a100x16_2node_p4d_efa_awsefaeks_allreduce.txt");
     cr_expect_leq(m, 18.0, "2 x p4d: %.2f %%", m);
+}
+
+/* nvlstree as NCCL cuts it (-a nccl): a step is a loop of a chunk per
+ * channel per head on NVLS's 16 channels, the chunk 128 KiB on 2 nodes (64
+ * KiB from 4), 64 KiB below four loops of 128 KiB, 32 KiB below one loop of
+ * 64 KiB. By hand, 8 GPUs a node (a loop: 128 chunks): 2 nodes, 64 MiB: 4
+ * loops of 16 MiB; 8 MiB: 1 loop of 8 MiB; 32 MiB: 4 loops of 8 MiB; 4
+ * nodes, 64 MiB: 8 loops of 8 MiB. -a nccl's time there is nvlstree's with
+ * that --pipeline; a named algorithm keeps its own steps. */
+Test(graph, nccl_cuts_nvlstree_into_its_loops) {
+    static const struct { int nodes; uint64_t n; int k; } want[] = {
+        {2, 64u << 20, 4}, {2, 8u << 20, 1}, {2, 32u << 20, 4}, {4, 64u << 20, 8}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char set[16];
+        snprintf(set, sizeof set, "nodes=%d", want[i].nodes);
+        baton_err_t e = {0};
+        const char *sets[] = {set};
+        topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 1, &e);
+        cr_assert_not_null(t, "%s", e.msg);
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nvlstree", .bytes = want[i].n, .proto = PROTO_SIMPLE, .predict = 1,
+                       .nccl_sizing = 1};
+        run_out_t sized, own, cut;
+        cr_assert_eq(run_collective(t, &q, &sized, &e), 0, "%s", e.msg);
+        q.nccl_sizing = 0;
+        cr_assert_eq(run_collective(t, &q, &own, &e), 0, "%s", e.msg);
+        q.opts.pipeline = want[i].k;
+        cr_assert_eq(run_collective(t, &q, &cut, &e), 0, "%s", e.msg);
+        cr_expect_eq(sized.time_s, cut.time_s, "%s, %llu B: %g s as NCCL cuts it, %g s in %d steps", set,
+                     (unsigned long long)want[i].n, sized.time_s, cut.time_s, want[i].k);
+        cr_expect_neq(own.time_s, cut.time_s, "%s: nvlstree's own steps are not NCCL's", set);
+        topo_free(t);
+    }
+}
+
+/* The 2 x 8 H200 log (8 x 400G RoCE, NVLSTree from 32 KiB): uncalibrated
+ * within 12 % MAPE, and 32-512 MiB each within 12 % (26-47 % fast at 16-64
+ * MiB with nvlstree's own 1 MiB steps: NCCL's loops fill the pipeline). */
+Test(graph, h200_cluster_log_mid_sizes_follow_nccls_loops) {
+    char *out;
+    cr_assert_eq(th_cli("validate -t topologies/cluster-h100.yaml --set nodes=2 -a nccl --json --nccl-tests "
+                        "validate/logs/nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt", &out, 1),
+                 0, "%s", out);
+    double mape = -1;
+    char *m = strstr(out, "\"mape_pct\":");
+    cr_assert_not_null(m, "%s", out);
+    sscanf(m, "\"mape_pct\":%lf", &mape);
+    cr_expect_leq(mape, 12.0, "MAPE %.2f %%", mape);
+    for (uint64_t n = 32u << 20; n <= 512u << 20; n *= 2) {
+        char key[48];
+        snprintf(key, sizeof key, "\"bytes\":%llu,", (unsigned long long)n);
+        char *row = strstr(out, key);
+        cr_assert_not_null(row, "%s", key);
+        double meas = 0, pred = 0;
+        char *a = strstr(row, "\"measured_s\":"), *b = strstr(row, "\"predicted_s\":");
+        cr_assert(a && b, "%.200s", row);
+        sscanf(a, "\"measured_s\":%lf", &meas);
+        sscanf(b, "\"predicted_s\":%lf", &pred);
+        cr_expect_lt(fabs(pred / meas - 1), 0.12, "%llu B: predicted %g s, measured %g s", (unsigned long long)n, pred, meas);
+    }
+    free(out);
 }
 
 /* NCCL runs a small call on fewer channels (while n < nc x threads x

@@ -26,7 +26,8 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
 int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
                 proto_t *proto, baton_err_t *e) {
     run_req_t r = {.coll = s->coll, .algo = q->algo, .bytes = s->bytes, .proto = q->proto, .predict = !q->des,
-                   .opts = q->opts, .gpus_per_thread = s->gpus_per_thread, .contention = (contention_t)q->contention};
+                   .opts = q->opts, .gpus_per_thread = s->gpus_per_thread, .contention = (contention_t)q->contention,
+                   .nccl_sizing = q->nccl_sizing};
     run_out_t o;
     if (s->machine) t = s->machine;
     int rc = q->nccl_model ? plan_run(t, &r, &o, e) : run_collective(t, &r, &o, e);
@@ -190,6 +191,7 @@ static int fit_predict(fit_ctx_t *c, int i, double *t) {
     cal_req_t q = *c->q;
     q.algo = c->plan_algo[i];
     q.proto = (int)c->plan_proto[i];
+    q.nccl_sizing = strcmp(c->q->algo, "nccl") == 0;     /* sized as NCCL runs it, as the plan was */
     return cal_predict(c->m[0], &q, &c->s[i], t, NULL, NULL, c->e);
 }
 
