@@ -152,8 +152,7 @@ static int nkids(const tnode_t *t) { return (t->down[0] >= 0) + (t->down[1] >= 0
  * on a mesh the rotated chains would all take the links l -> l + 1, the
  * searched ones take different links, and the chain enters and leaves the
  * node where its ring does, by a NIC. With g = 1 it is dtree; with one
- * node, two chains. */
-/* ch: the channel with ord, else its rotation (node_rot). */
+ * node, two chains. ch: the channel with ord, else its rotation (node_rot). */
 static tnode_t nodes_tree(const sched_orders_t *ord, int p, int g, int r, int tree, int ch) {
     const int32_t *rank = ord ? ord->rank + (size_t)(ch % ord->count) * p : NULL;
     int G = p / g, N = r / g;

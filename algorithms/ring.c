@@ -25,9 +25,10 @@
  * carries one ring in and one out, as NCCL's rings do. Channel 0 is the
  * plain rank order. Where s GPUs in a row share a NIC (the machine's
  * graph_ring_stride) channel c starts at local rank c s + 1 instead and
- * leaves by c s: in and out by NIC c (algo_rotation). Where the machine's GPUs are not all alike, the machine's own
- * rings (topologies/graph.h, NCCL's search) replace this rotation: channel c
- * runs ring c mod their count (--rank-order keeps the rotation).
+ * leaves by c s: in and out by NIC c (algo_rotation). Where the machine's
+ * GPUs are not all alike, the machine's own rings (topologies/graph.h,
+ * NCCL's search) replace this rotation: channel c runs ring c mod their
+ * count (--rank-order keeps the rotation).
  *
  * Costs (single-port or star, one channel, no contention; m = ceil(n/p)):
  *   reduce-scatter  (p-1)(alpha + m beta + m gamma)

@@ -26,13 +26,16 @@ int topo_dist(const topo_t *t, int v) {
 void topo_dist_set(topo_t *t, int v, int d) { t->bfs_dist[v] = d; t->bfs_stamp[v] = t->stamp; }
 
 /* Breadth-first search from node s, stopping once `stop` is reached (-1:
- * search everything): topo_dist(v) = hops from s, -1 if not reached. Stopping
- * early leaves every node closer than `stop` with its final distance. A new
- * stamp forgets the last search in O(1), so a search costs what it visits,
- * not the whole graph (a rail of a cluster is an eighth of it). */
-int topo_bfs(topo_t *t, int s, int stop) {
-    int *q = t->bfs_queue, head = 0, tail = 0;
-    t->dist_to = stop < 0 ? s : -1;      /* stopped early, some distances are missing */
+ * search everything) or, with kind >= 0, once every node as near as the
+ * nearest of that kind is (topo_nearest: a GPU's NIC is a hop away, not a
+ * search of a million-GPU cluster): topo_dist(v) = hops from s, -1 if not
+ * reached. Stopping early leaves every node closer than `stop` with its
+ * final distance. A new stamp forgets the last search in O(1), so a search
+ * costs what it visits, not the whole graph (a rail of a cluster is an
+ * eighth of it). */
+static int bfs_until(topo_t *t, int s, int stop, int kind) {
+    int *q = t->bfs_queue, head = 0, tail = 0, found = -1;
+    t->dist_to = stop < 0 && kind < 0 ? s : -1;      /* stopped early, some distances are missing */
     t->searches++;
     if (++t->stamp == 0) {               /* wrapped: clear the old stamps once */
         memset(t->bfs_stamp, 0, (size_t)t->nnodes * sizeof *t->bfs_stamp);
@@ -43,6 +46,7 @@ int topo_bfs(topo_t *t, int s, int stop) {
     q[tail++] = s;
     while (head < tail) {
         int u = q[head++];
+        if (found >= 0 && t->bfs_dist[u] >= found) break;  /* the nearest level of that kind is in */
         if (u != s && !t->nodes[u].transit) continue;       /* an endpoint, not a relay */
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) {
             int v = t->dl[t->adj[k]].dst;
@@ -50,14 +54,17 @@ int topo_bfs(topo_t *t, int s, int stop) {
             topo_dist_set(t, v, t->bfs_dist[u] + 1);
             q[tail++] = v;
             if (v == stop) return tail;
+            if (found < 0 && kind >= 0 && (int)t->nodes[v].kind == kind) found = t->bfs_dist[v];
         }
     }
     return tail;
 }
 
+int topo_bfs(topo_t *t, int s, int stop) { return bfs_until(t, s, stop, -1); }
+
 int topo_nearest(topo_t *t, int node, node_kind_t kind) {
     if (node < 0 || node >= t->nnodes) return -1;
-    int n = topo_bfs(t, node, -1), best = -1;
+    int n = bfs_until(t, node, -1, (int)kind), best = -1;
     for (int i = 0; i < n; i++) {                        /* the queue holds the reached nodes, nearest first */
         int v = t->bfs_queue[i];
         if (v != node && t->nodes[v].kind == kind && (best < 0 || topo_dist(t, v) < topo_dist(t, best) ||
