@@ -66,6 +66,9 @@ typedef struct cal_fit {
     int used;                 /* samples fitted */
     int replanned;            /* 1: the fit that let the plan (algorithm, protocol per size) move
                                  won by more than 1 point over keeping the file's plan */
+    int links_kept;           /* 1: fewer than two fitted sizes of 1 MiB or more ran Simple, so the
+                                 links kept the file's efficiencies and LL's and LL128's were
+                                 fitted instead (links_unpinned) */
 } cal_fit_t;
 
 /* The samples of a log (one per row). */

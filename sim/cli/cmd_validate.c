@@ -315,7 +315,8 @@ typedef struct {
 static void json_extra(const val_extra_t *x) {
     if (x->cv_mape >= 0) printf(",\"cv_folds\":%d,\"cv_mape_pct\":%.4f,\"band_pct\":[%.4f,%.4f]", x->folds, x->cv_mape, x->band_lo, x->band_hi);
     if (x->fit == NULL) return;
-    printf(",\"replanned\":%s,\"parameters\":[", x->fit->replanned ? "true" : "false");
+    printf(",\"replanned\":%s,\"links_kept\":%s,\"parameters\":[", x->fit->replanned ? "true" : "false",
+           x->fit->links_kept ? "true" : "false");
     for (int i = 0; i < x->fit->k; i++) {
         const cal_param_t *p = &x->fit->p[i];
         printf("%s{\"name\":\"%s\",\"value\":%.9g,\"given\":%.9g,\"rel_se\":%.6g,\"seen\":%s,\"at_bound\":%s,\"low\":%.9g,\"high\":%.9g}",
@@ -443,6 +444,10 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
     printf(f->replanned ? "plan: the fit moved NCCL's algorithm or protocol at some sizes (a point or more better in\n"
                           "      sample than keeping the plan the file's values give)\n"
                         : "plan: kept, each size on the algorithm and protocol the file's values give\n");
+    if (f->links_kept)
+        printf("links: kept at the file's efficiencies; fewer than two fitted sizes of 1 MiB or more ran Simple,\n"
+               "       and LL's and LL128's sizes cannot tell a slow link from a slow protocol (their\n"
+               "       efficiencies were fitted instead)\n");
     if (x->cv_mape >= 0)
         printf("cross-validated (%d folds): MAPE %.2f %% on sizes each fit did not see; 90 %% of errors within "
                "[%+.1f %%, %+.1f %%]\n", x->folds, x->cv_mape, x->band_lo, x->band_hi);
