@@ -246,15 +246,16 @@ static int staged_duplex(const topo_t *t, coll_t c, int p) {
 
 /* What the GPU and the host add to the links' time, as ceilings on bus
  * bandwidth the links do not see: the protocol's (NCCL's llMaxBws: the GPU's
- * flag polling) and, with P2P off, the staging's (NCCL's SHM transport: SMs
+ * flag polling), the library kernel's where a rule runs the call (MSCCL's
+ * thread blocks) and, with P2P off, the staging's (NCCL's SHM transport: SMs
  * copying through host memory both ways at stage_bw, of which the protocol
  * carries its efficiency); then the launches of the further GPUs one thread
  * drives. */
 static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, int p, double time) {
     double busbytes = (double)q->bytes * run_busbw_factor(q->coll, p);
-    if (pc->max_busbw > 0 && p > 1) {
-        double floor = pc->base_latency + busbytes / pc->max_busbw;
-        if (floor > time) time = floor;
+    for (int i = 0; i < 2 && p > 1; i++) {           /* the protocol's ceiling, the library kernel's */
+        double cap = i == 0 ? pc->max_busbw : q->lib_busbw, floor = pc->base_latency + busbytes / cap;
+        if (cap > 0 && floor > time) time = floor;
     }
     if (staged_duplex(t, q->coll, p)) {
         const topo_params_t *tp = topo_params_c(t);
@@ -399,6 +400,7 @@ static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
     if (r == NULL) return NULL;
     q->algo = r->algo;
     q->proto = r->proto;
+    q->lib_busbw = r->max_busbw;
     q->nccl_rules = 0;
     return r;
 }

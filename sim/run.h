@@ -29,6 +29,8 @@ typedef struct run_req {
                                       and forward and protocol come from this request */
     int nccl_rules;          /* a named algorithm only with the protocols NCCL runs it with
                                 (run_nccl_runs; -a nccl always follows them) */
+    double lib_busbw;        /* the library rule's ceiling on bus bandwidth (bytes/s; 0: none),
+                                set by run_collective where a rule runs the call */
     int nccl_sizing;         /* a named algorithm on the channels and pipeline NCCL gives
                                 the call (nccl_size_channels, nccl_size_pipeline; -a nccl
                                 always does): a fit pinned to NCCL's plan */

@@ -89,6 +89,8 @@ typedef struct topo_lib_rule {
     uint64_t align;      /* the size must be a multiple of this (MSCCL: chunks x element) */
     char algo[24];       /* a row of the registry (algos) */
     int proto;           /* proto_t */
+    double max_busbw;    /* bytes/s of bus bandwidth the library's kernel for it reaches at
+                            most (MSCCL's thread blocks, not the links); 0: none */
 } topo_lib_rule_t;
 
 typedef struct topo_library {

@@ -98,9 +98,11 @@ static void write_library(FILE *f, const topo_library_t *l) {
     if (l->nrules) fprintf(f, "  rules:\n");
     for (int i = 0; i < l->nrules; i++) {
         const topo_lib_rule_t *r = &l->rule[i];
-        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, align: %llu, algo: %s, proto: %s}\n",
+        char bw[64] = "";
+        if (r->max_busbw > 0) fmt_bw(bw, sizeof bw, r->max_busbw);
+        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, align: %llu, algo: %s, proto: %s%s%s}\n",
                 coll_name((coll_t)r->coll), r->ranks, (unsigned long long)r->min, (unsigned long long)r->max,
-                (unsigned long long)r->align, r->algo, proto_name((proto_t)r->proto));
+                (unsigned long long)r->align, r->algo, proto_name((proto_t)r->proto), bw[0] ? ", max_busbw: " : "", bw);
     }
 }
 

@@ -662,9 +662,10 @@ static int read_calibration(ctx_t *c, yaml_node_t *root) {
     return 0;
 }
 
-/* {coll: allreduce, ranks: 8, min: 1KiB, max: 64KiB, align: 1KiB, algo: direct, proto: LL} */
+/* {coll: allreduce, ranks: 8, min: 1KiB, max: 64KiB, align: 1KiB, algo: direct, proto: LL,
+ * max_busbw: 210GB/s}; max_busbw may be left out (no ceiling) */
 static int read_rule(ctx_t *c, yaml_node_t *v, topo_lib_rule_t *r) {
-    static const char *const keys[] = {"coll", "ranks", "min", "max", "align", "algo", "proto", NULL};
+    static const char *const keys[] = {"coll", "ranks", "min", "max", "align", "algo", "proto", "max_busbw", NULL};
     char s[TEXT];
     yaml_node_t *at = NULL;
     int rc = v->type == YAML_MAPPING_NODE ? only_keys(c, v, keys, "a library rule")
@@ -683,6 +684,7 @@ static int read_rule(ctx_t *c, yaml_node_t *v, topo_lib_rule_t *r) {
     if (rc == 0) snprintf(r->algo, sizeof r->algo, "%.23s", s);        /* the registry's names are shorter */
     if (rc == 0 && (rc = need(c, v, "proto", s, &at)) == 0 && (r->proto = proto_parse(s)) <= PROTO_NONE)
         rc = fail(c, at, "unknown protocol '%s' (LL, LL128 or Simple)", s, NULL);
+    if (rc == 0 && get(c, v, "max_busbw")) rc = get_bw(c, v, "max_busbw", &r->max_busbw);
     return rc;
 }
 
