@@ -361,9 +361,9 @@ static int nccl_size_channels(const algo_t *a, proto_t pr, int p, uint64_t n, in
  * nvlstree's own steps of 1 MiB / g left 4-128 MiB 17-47 % fast). Other
  * rows keep their own pipeline; 0: theirs. */
 #define NCCL_NVLS_CHANNELS 16
-static int nccl_size_pipeline(const algo_t *a, int p, int g, uint64_t n) {
+static int nccl_size_pipeline(const algo_t *a, int p, int g, int heads, uint64_t n) {
     if (a != &algo_allreduce_nvlstree || g < 2 || p % g) return 0;
-    uint64_t ops = NCCL_NVLS_CHANNELS * (uint64_t)g, chunk = p / g >= 4 ? 65536 : 131072;
+    uint64_t ops = NCCL_NVLS_CHANNELS * (uint64_t)(heads > 0 ? heads : g), chunk = p / g >= 4 ? 65536 : 131072;
     if (n < 4 * ops * chunk && chunk > 65536) chunk = 65536;
     if (n < ops * chunk && chunk > 32768) chunk = 32768;
     uint64_t k = (n + ops * chunk - 1) / (ops * chunk), most = (1u << 20) / (uint64_t)g;
@@ -432,7 +432,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             if (q_in->opts.channels == 0 && sized)
                 qc.opts.channels = nccl_size_channels(rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels);
             if (q_in->opts.pipeline == 0 && sized)
-                qc.opts.pipeline = nccl_size_pipeline(rows[i], o->ranks, q->opts.group, q->bytes);
+                qc.opts.pipeline = nccl_size_pipeline(rows[i], o->ranks, q->opts.group, graph_node_nics(t), q->bytes);
             if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, &best, e)) < 0) {
                 engine_result_free(&best.eng);
                 return rc;

@@ -474,21 +474,23 @@ Test(graph, p4d_log_uncalibrated_within_18_percent) {
 }
 
 /* nvlstree as NCCL cuts it (-a nccl): a step is a loop of a chunk per
- * channel per head on NVLS's 16 channels, the chunk 128 KiB on 2 nodes (64
- * KiB from 4), 64 KiB below four loops of 128 KiB, 32 KiB below one loop of
- * 64 KiB. By hand, 8 GPUs a node (a loop: 128 chunks): 2 nodes, 64 MiB: 4
- * loops of 16 MiB; 8 MiB: 1 loop of 8 MiB; 32 MiB: 4 loops of 8 MiB; 4
- * nodes, 64 MiB: 8 loops of 8 MiB. -a nccl's time there is nvlstree's with
- * that --pipeline; a named algorithm keeps its own steps. */
+ * channel per head (a GPU with its NIC) on NVLS's 16 channels, the chunk
+ * 128 KiB on 2 nodes (64 KiB from 4), 64 KiB below four loops of 128 KiB,
+ * 32 KiB below one loop of 64 KiB. By hand, 8 heads (a loop: 128 chunks):
+ * 2 nodes, 64 MiB: 4 loops of 16 MiB; 8 MiB: 1 loop of 8 MiB; 32 MiB: 4
+ * loops of 8 MiB; 4 nodes, 64 MiB: 8 loops of 8 MiB. One NIC a node, one
+ * head (16 chunks): 64 MiB in 32 loops of 2 MiB. -a nccl's time there is
+ * nvlstree's with that --pipeline; a named algorithm keeps its own steps. */
 Test(graph, nccl_cuts_nvlstree_into_its_loops) {
-    static const struct { int nodes; uint64_t n; int k; } want[] = {
-        {2, 64u << 20, 4}, {2, 8u << 20, 1}, {2, 32u << 20, 4}, {4, 64u << 20, 8}};
+    static const struct { int nodes, nics; uint64_t n; int k; } want[] = {
+        {2, 8, 64u << 20, 4}, {2, 8, 8u << 20, 1}, {2, 8, 32u << 20, 4}, {4, 8, 64u << 20, 8}, {2, 1, 64u << 20, 32}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        char set[16];
+        char set[16], set2[16];
         snprintf(set, sizeof set, "nodes=%d", want[i].nodes);
+        snprintf(set2, sizeof set2, "nics=%d", want[i].nics);
         baton_err_t e = {0};
-        const char *sets[] = {set};
-        topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 1, &e);
+        const char *sets[] = {set, set2};
+        topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 2, &e);
         cr_assert_not_null(t, "%s", e.msg);
         run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nvlstree", .bytes = want[i].n, .proto = PROTO_SIMPLE, .predict = 1,
                        .nccl_sizing = 1};

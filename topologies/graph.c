@@ -348,17 +348,30 @@ static int search_rings(topo_t *t, graph_t *g) {
     return rc;
 }
 
-/* A flat node's NIC stride (graph_t.stride): s if local ranks j and j' share
- * a NIC exactly when j / s == j' / s, with at least two NICs; else 1. */
-static int nic_stride(topo_t *t, int n) {
-    int nic[GRAPH_MAX_GROUP] = {0}, s = 1;
-    for (int j = 0; j < n; j++) nic[j] = topo_nearest(t, topo_rank_node(t, j), NODE_NIC);
+/* The NIC stride of n GPUs whose nearest NICs are nic[] (graph_t.stride):
+ * s if local ranks j and j' share a NIC exactly when j / s == j' / s, with
+ * at least two NICs; else 1. */
+static int nic_stride(const int *nic, int n) {
+    int s = 1;
     while (s < n && nic[s] == nic[0]) s++;
     if (nic[0] < 0 || s == n || n % s) return 1;
     for (int j = 0; j < n; j++)
         for (int i = 0; i < n; i++)
             if ((nic[i] == nic[j]) != (i / s == j / s)) return 1;
     return s;
+}
+
+/* The first node's NICs (graph_t.nics: each GPU's nearest) and, on a flat
+ * node, their stride. */
+static void node_nics(topo_t *t, graph_t *g, int flat) {
+    int n = g->group, nic[GRAPH_MAX_GROUP] = {0};
+    for (int j = 0; j < n; j++) nic[j] = topo_nearest(t, topo_rank_node(t, j), NODE_NIC);
+    for (int j = 0; j < n; j++) {
+        int seen = nic[j] < 0;
+        for (int i = 0; i < j && !seen; i++) seen = nic[i] == nic[j];
+        g->nics += !seen;
+    }
+    g->stride = flat == 1 ? nic_stride(nic, n) : 1;
 }
 
 static graph_t *graph_search(topo_t *t, baton_err_t *e) {
@@ -370,7 +383,8 @@ static graph_t *graph_search(topo_t *t, baton_err_t *e) {
     g->path = calloc((size_t)g->group * g->group, sizeof *g->path);
     int flat = g->path ? find_paths(t, g, e) : (err_set(e, BATON_ENOMEM, "out of memory in the ring search"), -1);
     if (flat == 0) search_rings(t, g);
-    g->stride = flat == 1 && g->group < p ? nic_stride(t, g->group) : 1;
+    g->stride = 1;
+    if (flat >= 0 && g->group < p) node_nics(t, g, flat);
     if (flat == 0 && (g->nrings > 0 && spread_orders(t, g) < 0))
         flat = err_set(e, BATON_ENOMEM, "out of memory in the ring search");
     if (flat < 0) graph_free(g);
@@ -389,6 +403,11 @@ int graph_nvlink(const graph_t *g) {
     if (g->group < 2 || g->path == NULL) return 1;
     const graph_hop_t *h = &g->path[1];
     return h->type == GRAPH_PATH_DIRECT || (h->type == GRAPH_PATH_SWITCH && h->bw >= 100e9);
+}
+
+int graph_node_nics(topo_t *t) {
+    const graph_t *g = graph_get(t, NULL);
+    return g ? g->nics : 0;
 }
 
 int graph_ring_stride(topo_t *t) {

@@ -54,6 +54,7 @@ typedef struct graph {
     sched_orders_t orders;   /* nrings x nranks, the whole machine's rings (count 0 if flat) */
     int stride;              /* flat, across nodes: GPUs in a row that share a NIC (1: a NIC
                                 each, or one for all, or no such pattern) */
+    int nics;                /* across nodes: the NICs the node's GPUs go out by (0: none) */
 } graph_t;
 
 /* The machine's graph, searched on first use and cached; NULL with an error
@@ -68,6 +69,9 @@ const sched_orders_t *graph_rings(topo_t *t, baton_err_t *e);
  * stride): the GPUs in a row that share a NIC, so that each NIC carries a
  * ring in and out (4 NICs for 8 GPUs: 2); 1 where that is not the pattern. */
 int graph_ring_stride(topo_t *t);
+/* The NICs a node's GPUs leave by (each GPU's nearest), 0 on one node or
+ * without NICs: NCCL's NVLS heads across nodes (sim/run.c). */
+int graph_node_nics(topo_t *t);
 
 /* Do the node's GPUs reach each other over NVLink (NCCL's LINK_NVL), not
  * PCI? A direct GPU link, or switches only at NVSwitch rates (every NVSwitch
