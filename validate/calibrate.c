@@ -267,7 +267,7 @@ static int plan_samples(fit_ctx_t *c) {
  * two fitted sizes of 1 MiB or more on Simple (on the file's plan) the
  * links keep the file's efficiencies and LL's and LL128's are fitted
  * instead. Fitted on its sizes up to 64 MiB, 8 x A100's links went to 0.70
- * and its largest quarter came out 26 % slow; 4.9 % so (`make fidelity`,
+ * and its largest quarter came out 26 % slow; 5.0 % so (`make fidelity`,
  * top: the DGX-1 24.5 -> 9.4 %, p4d 81.5 -> 4.5 %; docs/NOTES.md). */
 static int links_unpinned(const fit_ctx_t *c) {
     if (c->q->nccl_model || c->q->proto != RUN_PROTO_AUTO || topo_params_c(c->m[0])->no_protocols || !c->plan_proto)
