@@ -370,15 +370,17 @@ static int nccl_size_pipeline(const algo_t *a, int p, int g, int heads, uint64_t
     return (int)(k < 1 ? 1 : k > most ? most : k);
 }
 
-/* Build and time row a under protocol pr; keep it in *best if faster. */
-static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo_t *a, proto_t pr, run_out_t *best,
-                   baton_err_t *e) {
+/* Build and time row a under protocol pr (cut into nccl_steps as NCCL
+ * does, 0: its own); keep it in *best if faster. */
+static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo_t *a, proto_t pr, int nccl_steps,
+                   run_out_t *best, baton_err_t *e) {
     run_out_t cand = *o;
     sched_t s;
     int rc;
     cand.algo = a;
     cand.channels = q->opts.channels > 0 ? q->opts.channels : 1;
     cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
+    cand.nccl_steps = nccl_steps;
     if (a->helpers > topo_nreducers(t) && !a->fabric)            /* CollNet's build says what it needs */
         return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                        a->name, topo_name(t));
@@ -431,9 +433,10 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             int sized = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
             if (q_in->opts.channels == 0 && sized)
                 qc.opts.channels = nccl_size_channels(rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels);
-            if (q_in->opts.pipeline == 0 && sized)
-                qc.opts.pipeline = nccl_size_pipeline(rows[i], o->ranks, q->opts.group, graph_node_nics(t), q->bytes);
-            if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, &best, e)) < 0) {
+            int steps = q_in->opts.pipeline == 0 && sized
+                      ? nccl_size_pipeline(rows[i], o->ranks, q->opts.group, graph_node_nics(t), q->bytes) : 0;
+            if (steps) qc.opts.pipeline = steps;
+            if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, steps, &best, e)) < 0) {
                 engine_result_free(&best.eng);
                 return rc;
             }

@@ -54,6 +54,8 @@ typedef struct run_out {
     int channels;            /* the channels it ran on (-a nccl: fewer for a small call, as NCCL);
                                 a row NCCL does not have: its schedule's streams per rank
                                 (direct: one per peer) */
+    int nccl_steps;          /* the steps -a nccl cut a pipelined row into as NCCL does (NVLSTree's
+                                loops, nccl_size_pipeline); 0: the row's own */
     verify_mode_t verify_mode;
     engine_result_t eng;     /* when simulated */
     cost_model_t model;      /* the machine the closed form used (run_algo_model) */

@@ -502,6 +502,9 @@ Test(graph, nccl_cuts_nvlstree_into_its_loops) {
         cr_assert_eq(run_collective(t, &q, &cut, &e), 0, "%s", e.msg);
         cr_expect_eq(sized.time_s, cut.time_s, "%s, %llu B: %g s as NCCL cuts it, %g s in %d steps", set,
                      (unsigned long long)want[i].n, sized.time_s, cut.time_s, want[i].k);
+        cr_expect_eq(sized.nccl_steps, want[i].k, "%s %s, %llu B: %d steps", set, set2, (unsigned long long)want[i].n,
+                     sized.nccl_steps);
+        cr_expect_eq(cut.nccl_steps, 0, "--pipeline is the user's, not NCCL's");
         cr_expect_neq(own.time_s, cut.time_s, "%s: nvlstree's own steps are not NCCL's", set);
         topo_free(t);
     }
