@@ -358,10 +358,20 @@ static int nccl_size_channels(const algo_t *a, proto_t pr, int p, uint64_t n, in
  * 32 KiB below one loop of 64 KiB. A step of nvlstree is a loop, 16 chunks
  * a GPU: the fill of 16 channels' chunks each at a sixteenth of the link.
  * The 2 x 8 H200 log follows it (8 MiB-512 MiB within 12 %, 16 MiB 21 %;
- * nvlstree's own steps of 1 MiB / g left 4-128 MiB 17-47 % fast). Other
- * rows keep their own pipeline; 0: theirs. */
+ * nvlstree's own steps of 1 MiB / g left 4-128 MiB 17-47 % fast).
+ * NCCL's tree on LL moves a step's buffer, 32 KiB of data, per channel
+ * (enqueue.cc: LL's chunk is half its 64 KiB step); nccltree's C channels
+ * of two trees are NCCL's 2C: k = n / (2C x 32 KiB), where its own steps
+ * of 1 MiB left a 1 MiB call unpipelined (MI355X 512 KiB-4 MiB 12-37 %
+ * slow, now -a nccl 12.8 -> 10.0 %; LL128's and Simple's tree chunks did
+ * not help: docs/NOTES.md). Other rows keep their own pipeline; 0: theirs. */
 #define NCCL_NVLS_CHANNELS 16
-static int nccl_size_pipeline(const algo_t *a, int p, int g, int heads, uint64_t n) {
+#define NCCL_LL_CHUNK 32768
+static int nccl_size_pipeline(const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n) {
+    if (a == &algo_allreduce_nccltree && pr == PROTO_LL) {
+        uint64_t per = 2 * (uint64_t)(C > 0 ? C : 1) * NCCL_LL_CHUNK, k = (n + per - 1) / per;
+        return (int)(k < 1 ? 1 : k > 4096 ? 4096 : k);
+    }
     if (a != &algo_allreduce_nvlstree || g < 2 || p % g) return 0;
     uint64_t ops = NCCL_NVLS_CHANNELS * (uint64_t)(heads > 0 ? heads : g), chunk = p / g >= 4 ? 65536 : 131072;
     if (n < 4 * ops * chunk && chunk > 65536) chunk = 65536;
@@ -434,7 +444,8 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             if (q_in->opts.channels == 0 && sized)
                 qc.opts.channels = nccl_size_channels(rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels);
             int steps = q_in->opts.pipeline == 0 && sized
-                      ? nccl_size_pipeline(rows[i], o->ranks, q->opts.group, graph_node_nics(t), q->bytes) : 0;
+                      ? nccl_size_pipeline(rows[i], (proto_t)pr, o->ranks, q->opts.group, graph_node_nics(t),
+                                           qc.opts.channels, q->bytes) : 0;
             if (steps) qc.opts.pipeline = steps;
             if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, steps, &best, e)) < 0) {
                 engine_result_free(&best.eng);

@@ -217,8 +217,8 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
         printf("  time     %s (%s)\n", tm, r->simulated ? "simulated" : "closed form");
     printf("  algbw    %.4g GB/s    busbw %.4g GB/s\n", r->algbw_GBps, r->busbw_GBps);
     if (r->nccl_steps > 0)
-        printf("  pipeline %d step%s, NCCL's loops of %s: a chunk per channel per head on NVLS's 16 channels\n",
-               r->nccl_steps, r->nccl_steps == 1 ? "" : "s", r->algo->name);
+        printf("  pipeline %d step%s, as NCCL cuts %s at this size (its chunk per channel)\n", r->nccl_steps,
+               r->nccl_steps == 1 ? "" : "s", r->algo->name);
     if (r->simulated)
         printf("  steps    %llu messages in all, at most %llu sent by one rank (%llu events)\n",
                (unsigned long long)r->eng.messages, (unsigned long long)r->eng.max_rank_msgs,
