@@ -253,10 +253,9 @@ static int staged_duplex(const topo_t *t, coll_t c, int p) {
  * drives. */
 static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, int p, double time) {
     double busbytes = (double)q->bytes * run_busbw_factor(q->coll, p);
-    for (int i = 0; i < 2 && p > 1; i++) {           /* the protocol's ceiling, the library kernel's */
-        double cap = i == 0 ? pc->max_busbw : q->lib_busbw, floor = pc->base_latency + busbytes / cap;
-        if (cap > 0 && floor > time) time = floor;
-    }
+    const double caps[2] = {pc->max_busbw, q->lib_busbw};   /* the protocol's ceiling, the library kernel's */
+    for (int i = 0; i < 2 && p > 1; i++)
+        if (caps[i] > 0 && pc->base_latency + busbytes / caps[i] > time) time = pc->base_latency + busbytes / caps[i];
     if (staged_duplex(t, q->coll, p)) {
         const topo_params_t *tp = topo_params_c(t);
         int steps = (q->coll == COLL_ALLREDUCE ? 2 : 1) * (p - 1);
@@ -353,31 +352,40 @@ static int nccl_size_channels(const algo_t *a, proto_t pr, int p, uint64_t n, in
 
 /* The steps NCCL cuts an NVLSTree all-reduce into (enqueue.cc's chunk size
  * for NVLS_TREE, nvls.cc): a loop moves a chunk per channel per head, on
- * NVLS's 16 channels (Hopper's default) and the node's g heads; the chunk
- * is 128 KiB (64 KiB from 4 nodes), 64 KiB below four loops of 128 KiB,
- * 32 KiB below one loop of 64 KiB. A step of nvlstree is a loop, 16 chunks
- * a GPU: the fill of 16 channels' chunks each at a sixteenth of the link.
- * The 2 x 8 H200 log follows it (8 MiB-512 MiB within 12 %, 16 MiB 21 %;
- * nvlstree's own steps of 1 MiB / g left 4-128 MiB 17-47 % fast).
- * NCCL's tree on LL moves a step's buffer, 32 KiB of data, per channel
- * (enqueue.cc: LL's chunk is half its 64 KiB step); nccltree's C channels
- * of two trees are NCCL's 2C: k = n / (2C x 32 KiB), where its own steps
- * of 1 MiB left a 1 MiB call unpipelined (MI355X 512 KiB-4 MiB 12-37 %
- * slow, now -a nccl 12.8 -> 10.0 %; LL128's and Simple's tree chunks did
- * not help: docs/NOTES.md). Other rows keep their own pipeline; 0: theirs. */
+ * NVLS's 16 channels (Hopper's default) and the node's heads (a GPU with
+ * its NIC); the chunk is 128 KiB (64 KiB from 4 nodes), 64 KiB below four
+ * loops of 128 KiB, 32 KiB below one loop of 64 KiB. A step of nvlstree is
+ * a loop, 16 chunks a GPU: the fill of 16 channels' chunks each at a
+ * sixteenth of the link. The 2 x 8 H200 log follows it (8 MiB-512 MiB
+ * within 12 %, 16 MiB 21 %; nvlstree's own steps of 1 MiB / g left 4-128
+ * MiB 17-47 % fast). */
 #define NCCL_NVLS_CHANNELS 16
-#define NCCL_LL_CHUNK 32768
-static int nccl_size_pipeline(const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n) {
-    if (a == &algo_allreduce_nccltree && pr == PROTO_LL) {
-        uint64_t per = 2 * (uint64_t)(C > 0 ? C : 1) * NCCL_LL_CHUNK, k = (n + per - 1) / per;
-        return (int)(k < 1 ? 1 : k > 4096 ? 4096 : k);
-    }
-    if (a != &algo_allreduce_nvlstree || g < 2 || p % g) return 0;
+static int nccl_nvlstree_loops(int p, int g, int heads, uint64_t n) {
     uint64_t ops = NCCL_NVLS_CHANNELS * (uint64_t)(heads > 0 ? heads : g), chunk = p / g >= 4 ? 65536 : 131072;
     if (n < 4 * ops * chunk && chunk > 65536) chunk = 65536;
     if (n < ops * chunk && chunk > 32768) chunk = 32768;
     uint64_t k = (n + ops * chunk - 1) / (ops * chunk), most = (1u << 20) / (uint64_t)g;
     return (int)(k < 1 ? 1 : k > most ? most : k);
+}
+
+/* NCCL's tree on LL moves a step's buffer, 32 KiB of data, per channel
+ * (enqueue.cc: LL's chunk is half its 64 KiB step); nccltree's C channels
+ * of two trees are NCCL's 2C: k = n / (2C x 32 KiB), where its own steps
+ * of 1 MiB left a 1 MiB call unpipelined (MI355X 512 KiB-4 MiB 12-37 %
+ * slow, now -a nccl 12.8 -> 10.0 %; LL128's and Simple's tree chunks did
+ * not help: docs/NOTES.md). */
+#define NCCL_LL_CHUNK 32768
+static int nccl_tree_ll_steps(int C, uint64_t n) {
+    uint64_t per = 2 * (uint64_t)(C > 0 ? C : 1) * NCCL_LL_CHUNK, k = (n + per - 1) / per;
+    return (int)(k < 1 ? 1 : k > 4096 ? 4096 : k);
+}
+
+/* The steps -a nccl cuts row a into as NCCL does, under protocol pr on C
+ * channels; 0: the row's own pipeline. */
+static int nccl_size_pipeline(const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n) {
+    if (a == &algo_allreduce_nccltree && pr == PROTO_LL) return nccl_tree_ll_steps(C, n);
+    if (a == &algo_allreduce_nvlstree && g >= 2 && p % g == 0) return nccl_nvlstree_loops(p, g, heads, n);
+    return 0;
 }
 
 /* Build and time row a under protocol pr (cut into nccl_steps as NCCL

@@ -326,10 +326,9 @@ static void graph_free(void *p) {
 /* Search the rings of g's node: the best path type that has any. Across
  * nodes (more GPUs than a node, NICs near them) every ring closes through
  * the network (net_room). */
-static int search_rings(topo_t *t, graph_t *g) {
-    int n = g->group, nic[GRAPH_MAX_GROUP], any = 0;
-    for (int j = 0; j < n; j++) any |= (nic[j] = topo_nearest(t, topo_rank_node(t, j), NODE_NIC)) >= 0;
-    search_t x = {.t = t, .g = g, .net = any && n < topo_nranks(t), .nic = nic, .exit = -1};
+static int search_rings(topo_t *t, graph_t *g, int *nic) {
+    int n = g->group;
+    search_t x = {.t = t, .g = g, .net = g->nics > 0 && n < topo_nranks(t), .nic = nic, .exit = -1};
     x.cap = malloc((size_t)topo_nlinks(t) * sizeof *x.cap);
     x.ring = malloc((size_t)n * sizeof *x.ring);
     x.used = malloc((size_t)n * sizeof *x.used);
@@ -361,17 +360,17 @@ static int nic_stride(const int *nic, int n) {
     return s;
 }
 
-/* The first node's NICs (graph_t.nics: each GPU's nearest) and, on a flat
- * node, their stride. */
-static void node_nics(topo_t *t, graph_t *g, int flat) {
-    int n = g->group, nic[GRAPH_MAX_GROUP] = {0};
+/* Each of the first node's GPUs' nearest NIC into nic[] (-1: none), found
+ * once for the ring search and the stride; how many different ones. */
+static int node_nics(topo_t *t, int n, int *nic) {
+    int count = 0;
     for (int j = 0; j < n; j++) nic[j] = topo_nearest(t, topo_rank_node(t, j), NODE_NIC);
     for (int j = 0; j < n; j++) {
         int seen = nic[j] < 0;
         for (int i = 0; i < j && !seen; i++) seen = nic[i] == nic[j];
-        g->nics += !seen;
+        count += !seen;
     }
-    g->stride = flat == 1 ? nic_stride(nic, n) : 1;
+    return count;
 }
 
 static graph_t *graph_search(topo_t *t, baton_err_t *e) {
@@ -382,9 +381,10 @@ static graph_t *graph_search(topo_t *t, baton_err_t *e) {
     if (g->group > GRAPH_MAX_GROUP || g->group < 2) return g;    /* nothing to classify, or too big to search */
     g->path = calloc((size_t)g->group * g->group, sizeof *g->path);
     int flat = g->path ? find_paths(t, g, e) : (err_set(e, BATON_ENOMEM, "out of memory in the ring search"), -1);
-    if (flat == 0) search_rings(t, g);
-    g->stride = 1;
-    if (flat >= 0 && g->group < p) node_nics(t, g, flat);
+    int nic[GRAPH_MAX_GROUP], nics = flat >= 0 ? node_nics(t, g->group, nic) : 0;
+    g->nics = g->group < p ? nics : 0;               /* across nodes only */
+    if (flat == 0) search_rings(t, g, nic);
+    g->stride = flat == 1 && g->group < p ? nic_stride(nic, g->group) : 1;
     if (flat == 0 && (g->nrings > 0 && spread_orders(t, g) < 0))
         flat = err_set(e, BATON_ENOMEM, "out of memory in the ring search");
     if (flat < 0) graph_free(g);
