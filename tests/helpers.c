@@ -104,3 +104,13 @@ topo_t *th_load(const char *path, const char *set) {
     cr_assert_not_null(t, "%s: %s", path, e.msg);
     return t;
 }
+
+double th_json_num(const char *s, const char *key) {
+    char pat[64];
+    double v = -1;
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *m = strstr(s, pat);
+    cr_assert_not_null(m, "no %s in %.300s", key, s);
+    sscanf(m + strlen(pat), "%lf", &v);
+    return v;
+}

@@ -40,4 +40,8 @@ int th_sh(const char *cmd, char **out);
 /* Read a whole file (malloc'd), NULL if it cannot. */
 char *th_slurp(const char *path);
 
+/* The number after the first "key": in JSON text s; fails the test if
+ * there is none. */
+double th_json_num(const char *s, const char *key);
+
 #endif

@@ -143,27 +143,9 @@ Test(graph, dgx1_log_uncalibrated_within_15_percent) {
     char *out;
     cr_assert_eq(th_cli("validate -t topologies/dgx1-v100.yaml -a nccl --json --nccl-tests "
                         "validate/logs/nccl-tests-extra/v100x8_dgx1_cubemesh_konnase_allreduce.txt", &out, 1), 0, "%s", out);
-    double mape = -1;
-    char *m = strstr(out, "\"mape_pct\":");
-    cr_assert_not_null(m, "%s", out);
-    sscanf(m, "\"mape_pct\":%lf", &mape);
+    double mape = th_json_num(out, "mape_pct");
     cr_expect_leq(mape, 15.0, "MAPE %.2f %%", mape);
     free(out);
-}
-
-/* The PCIe boxes without P2P, uncalibrated with their shipped files: the
- * four RTX 2080 Ti collectives within 15 % MAPE each and the three RTX 4090
- * logs within 30 % (27-66 % before the staging ceiling and 0.2 us PCIe hops;
- * each 4090 host stages at its own rate, the file at the mean of the two). */
-/* The number after "key": in JSON text s (the first), failing the test if none. */
-static double json_after(const char *s, const char *key) {
-    char pat[64];
-    double v = -1;
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    const char *m = strstr(s, pat);
-    cr_assert_not_null(m, "no %s in %.200s", key, s);
-    sscanf(m + strlen(pat), "%lf", &v);
-    return v;
 }
 
 /* validate -a nccl --json ARGS: the output (malloc'd). */
@@ -174,9 +156,13 @@ static char *validate_json(const char *args) {
     return out;
 }
 
+/* The PCIe boxes without P2P, uncalibrated with their shipped files: the
+ * four RTX 2080 Ti collectives within 15 % MAPE each and the three RTX 4090
+ * logs within 30 % (27-66 % before the staging ceiling and 0.2 us PCIe hops;
+ * each 4090 host stages at its own rate, the file at the mean of the two). */
 static double log_mape(const char *args) {
     char *out = validate_json(args);
-    double mape = json_after(out, "mape_pct");
+    double mape = th_json_num(out, "mape_pct");
     free(out);
     return mape;
 }
@@ -559,14 +545,14 @@ Test(graph, nccl_cuts_nccltree_ll_into_its_steps) {
 Test(graph, h200_cluster_log_mid_sizes_follow_nccls_loops) {
     char *out = validate_json("-t topologies/cluster-h100.yaml --set nodes=2 --nccl-tests "
                               "validate/logs/nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt");
-    double mape = json_after(out, "mape_pct");
+    double mape = th_json_num(out, "mape_pct");
     cr_expect_leq(mape, 12.0, "MAPE %.2f %%", mape);
     for (uint64_t n = 32u << 20; n <= 512u << 20; n *= 2) {
         char key[48];
         snprintf(key, sizeof key, "\"bytes\":%llu,", (unsigned long long)n);
         char *row = strstr(out, key);
         cr_assert_not_null(row, "%s", key);
-        double meas = json_after(row, "measured_s"), pred = json_after(row, "predicted_s");
+        double meas = th_json_num(row, "measured_s"), pred = th_json_num(row, "predicted_s");
         cr_expect_lt(fabs(pred / meas - 1), 0.12, "%llu B: predicted %g s, measured %g s", (unsigned long long)n, pred, meas);
     }
     free(out);

@@ -190,7 +190,6 @@ Test(calibrate, recovers_known_parameters_from_a_synthetic_log) {
  * 1 %, and every machine of the fit ends with the fitted values; the
  * 1-node log alone names the network "not seen" (it keeps the file's value)
  * and pins NVLink more loosely (it has few Simple sizes: 64 B - 32 MiB). */
-static double json_num(const char *out, const char *key);
 static topo_t *a100_nodes(int nodes) {
     char set[16];
     snprintf(set, sizeof set, "nodes=%d", nodes);
@@ -249,11 +248,11 @@ Test(calibrate, joint_fit_of_real_logs_at_two_node_counts) {
                         SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt " SHARED "/a100x16_2node_oci_roce_allreduce.txt",
                         &out, 0), 0, "%s", out);
     cr_expect(strstr(out, "ran on 8 ranks: cluster-a100 with --set nodes=1") != NULL, "%s", out);
-    cr_expect_leq(json_num(out, "mape_pct"), 12.0, "%s", out);
+    cr_expect_leq(th_json_num(out, "mape_pct"), 12.0, "%s", out);
     free(out);
     cr_assert_eq(th_cli("validate -t build/cal-joint.yaml --json --nccl-tests " SHARED "/a100x16_2node_oci_roce_allreduce.txt",
                         &out, 1), 0, "%s", out);
-    cr_expect_leq(json_num(out, "mape_pct"), 13.0, "%s", out);
+    cr_expect_leq(th_json_num(out, "mape_pct"), 13.0, "%s", out);
     free(out);
 }
 
@@ -262,30 +261,21 @@ Test(calibrate, joint_fit_of_real_logs_at_two_node_counts) {
  * the sizes say how far off unseen sizes are (bounds: the figures measured
  * in docs/NOTES.md, 5.9 / 6.8 / 15.6 %, with a margin), a log of 3 sizes
  * gets a leave-one-out figure, and the calibrated file runs like any other. */
-static double json_num(const char *out, const char *key) {
-    char pat[64];
-    double v = -1;
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    const char *m = strstr(out, pat);
-    cr_assert_not_null(m, "no %s in %s", key, out);
-    sscanf(m + strlen(pat), "%lf", &v);
-    return v;
-}
 
 Test(calibrate, real_a100_log_fits_and_predicts_held_out_sizes) {
     char *out;
     cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --nccl-tests " SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt "
                         "-o build/cal-test.yaml --json", &out, 1), 0, "%s", out);
-    cr_expect_leq(json_num(out, "mape_pct"), 7.5);       /* 7.2: NCCL's plan kept costs 0.3 in sample */
-    cr_expect_leq(json_num(out, "cv_mape_pct"), 8.0);
-    cr_expect_eq(json_num(out, "cv_folds"), 5);
+    cr_expect_leq(th_json_num(out, "mape_pct"), 7.5);       /* 7.2: NCCL's plan kept costs 0.3 in sample */
+    cr_expect_leq(th_json_num(out, "cv_mape_pct"), 8.0);
+    cr_expect_eq(th_json_num(out, "cv_folds"), 5);
     free(out);
     cr_assert_eq(th_cli("sim -t build/cal-test.yaml -c allreduce -a ring -s 1GiB --verify", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "verified yes") != NULL);
     free(out);
     cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --nccl-tests " SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt "
                         "-o build/cal-test2.yaml --hold-out middle --cv 0 --json", &out, 1), 0, "%s", out);
-    cr_expect_leq(json_num(out, "mape_held_out_pct"), 18.0);
+    cr_expect_leq(th_json_num(out, "mape_held_out_pct"), 18.0);
     free(out);
     /* three sizes: --cv 5 becomes leave-one-out */
     char *sh;
@@ -294,7 +284,7 @@ Test(calibrate, real_a100_log_fits_and_predicts_held_out_sizes) {
     free(sh);
     cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --ranks 8 --nccl-tests build/three.log -o build/cal3.yaml --json",
                         &out, 1), 0, "%s", out);
-    cr_expect_eq(json_num(out, "cv_folds"), 3, "%s", out);
+    cr_expect_eq(th_json_num(out, "cv_folds"), 3, "%s", out);
     free(out);
 }
 
@@ -336,7 +326,7 @@ Test(calibrate, an_all_gather_fit_predicts_broadcast_and_reduce) {
         snprintf(cmd, sizeof cmd, "validate -t build/cal-ag.yaml --json --nccl-tests " SHARED "/rtx2080ti_x2_pcie3_nop2p_%s.txt",
                  other[i]);
         cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
-        cr_expect_leq(json_num(out, "mape_pct"), 15.0, "%s: %s", other[i], out);
+        cr_expect_leq(th_json_num(out, "mape_pct"), 15.0, "%s: %s", other[i], out);
         free(out);
     }
 }
@@ -353,14 +343,14 @@ Test(calibrate, the_fit_keeps_nccls_plan_unless_the_log_shows_another) {
     cr_assert_eq(th_cli("calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --hold-out middle --cv 0 --json "
                         "-o build/cal-reduce.yaml --nccl-tests " SHARED "/rtx2080ti_x2_pcie3_nop2p_reduce.txt", &out, 1), 0,
                  "%s", out);
-    cr_expect_leq(json_num(out, "mape_held_out_pct"), 8.0, "%s", out);
+    cr_expect_leq(th_json_num(out, "mape_held_out_pct"), 8.0, "%s", out);
     cr_expect(strstr(out, "\"replanned\":false") != NULL, "%s", out);
     free(out);
     cr_assert_eq(th_cli("calibrate -t topologies/cluster-a100.yaml --set nodes=2 --set nic_bw=50Gb/s --cv 0 --json "
                         "-o build/cal-efa.yaml --nccl-tests " LOGS "/nccl-tests-extra/a100x16_2node_p4d_efa_awsefaeks_allreduce.txt",
                         &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "\"replanned\":true") != NULL, "%s", out);
-    cr_expect_leq(json_num(out, "mape_pct"), 25.0, "%s", out);
+    cr_expect_leq(th_json_num(out, "mape_pct"), 25.0, "%s", out);
     free(out);
 }
 
@@ -377,7 +367,7 @@ Test(calibrate, links_need_simple_sizes) {
     cr_expect(strstr(out, "\"links_kept\":true") != NULL, "%.300s", out);
     cr_expect(strstr(out, "\"name\":\"gpu-switch efficiency\"") == NULL, "the links are not fitted");
     cr_expect(strstr(out, "\"name\":\"LL efficiency\"") != NULL);
-    cr_expect_leq(json_num(out, "mape_held_out_pct"), 8.0, "%.200s", strstr(out, "mape_held_out_pct"));
+    cr_expect_leq(th_json_num(out, "mape_held_out_pct"), 8.0, "%.200s", strstr(out, "mape_held_out_pct"));
     free(out);
     cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --cv 0 --json -o build/cal-all.yaml "
                         "--nccl-tests " SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", &out, 1), 0, "%s", out);
