@@ -42,6 +42,21 @@ count() { awk -v all="${2:-}" 'all != "" || $2 == 0' "$1" | grep -c . || true; }
 setargs_of() {
     if [ "$1" != "-" ]; then for s in $(printf '%s' "$1" | tr ',' ' '); do printf ' --set %s' "$s"; done; fi
 }
+# back_args MACHINE SETS SETS2: a calibrated file keeps the --set values it
+# was fitted with (its own parameters), so predicting a variant puts back the
+# machine file's value of each key SETS has and SETS2 does not, as a user
+# would: `--set nics=8` on a file fitted with nics=1.
+back_args() {
+    [ "$2" != "-" ] || return 0
+    defaults=$("$BATON" topo "topologies/$1.yaml" | sed -n 's/^  parameters *//p' | tr -d ' ' | tr ',' '\n')
+    for kv in $(printf '%s' "$2" | tr ',' ' '); do
+        k=${kv%%=*}
+        case ",$3," in *",$k="*) continue ;; esac
+        v=$(printf '%s\n' "$defaults" | sed -n "s/^$k=//p")
+        [ -n "$v" ] || v=$(sed -n "s/^$k: *\([^ #]*\).*/\1/p" "topologies/$1.yaml")
+        printf ' --set %s=%s' "$k" "$v"
+    done
+}
 printf '| log | machine | ranks | -a nccl | >= 64 MiB | --model nccl | >= 64 MiB | calibrated | cv | middle | top | note |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r log machine ranks sets note; do
@@ -130,7 +145,7 @@ while read -r machine log ranks sets marked; do
                --nccl-tests "validate/logs/$log2" 2>/dev/null) || cold=""
         # a variant whose log has other ranks than the calibrated file's --set values give: '-'
         # shellcheck disable=SC2046
-        warm=$("$BATON" validate -t "$cal/x.yaml" $(setargs_of "$sets2") --ranks "$ranks2" --json \
+        warm=$("$BATON" validate -t "$cal/x.yaml" $(setargs_of "$sets2") $(back_args "$machine" "$sets" "$sets2") --ranks "$ranks2" --json \
                --nccl-tests "validate/logs/$log2" 2>/dev/null) || warm=""
         m=$((marked || marked2))
         same=same
