@@ -16,7 +16,7 @@ CC      ?= cc
 PKGS     = yaml-0.1 libcjson gsl
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-OPT     ?= -O2 -g
+OPT     ?= -O2 -g -flto=auto -ffat-lto-objects
 CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) $(EXTRA_CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -lpthread
 TEST_LIBS = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)

@@ -901,7 +901,7 @@ static int deadlock(engine_t *g) {
 static int loop(engine_t *g) {
     if (g->s->group && g->lmap == NULL && setup_group(g) < 0) return g->err;
     start_streams(g);
-    evq_item_t ev;
+    evq_item_t ev = {0};
     int popped;
     while (g->err == 0) {
         if ((popped = evq_pop(&g->q, &ev)) < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));

@@ -17,7 +17,7 @@ Test(share, two_flows_halve_one_alone_gets_all) {
     cr_expect_float_eq(share_rate(s, 1), 5, 1e-12);
     cr_expect_float_eq(share_rate(s, 2), 5, 1e-12);
     double when;
-    uint32_t tag;
+    uint32_t tag = 0;
     cr_assert(share_next(s, &when, &tag));
     cr_expect_float_eq(when, 20, 1e-12, "both finish at 100 / 5");
     share_remove(s, when, tag);

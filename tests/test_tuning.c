@@ -54,8 +54,8 @@ Test(tuning, bandwidths_and_corrections) {
                        1e-12, "the plateau correction: latency x 1.4 on Ampere");
     cr_expect_lt(tuning_time(&m, COLL_BROADCAST, TUNING_TREE, PROTO_SIMPLE, n), 0, "broadcast is Ring only");
     cr_expect_lt(tuning_time(&m, COLL_ALLREDUCE, TUNING_NVLS, PROTO_SIMPLE, n), 0, "no NVLS without a reducing switch");
-    tuning_algo_t a;
-    proto_t p;
+    tuning_algo_t a = TUNING_TREE;
+    proto_t p = PROTO_NONE;
     double t;
     cr_assert_eq(tuning_pick(&m, COLL_ALLREDUCE, 8, &a, &p, &t), 0);
     cr_expect(a == TUNING_RING && p == PROTO_LL, "8 B: Ring LL (15.0 us) beats Tree LL (15.2 us): %s/%s",

@@ -471,7 +471,7 @@ static int cost_routes(topo_t *t, baton_err_t *e) {
         if (p > 1) topo_bfs(t, t->rank_node[dst], -1);
         for (int r = 0; r < p && p > 1; r++) {
             if (r == dst) continue;
-            topo_route_t rt;
+            topo_route_t rt = {0};
             int rc = topo_route_peek(t, r, dst, &rt, e);   /* 2 p routes, not kept: a million ranks */
             if (rc < 0) return rc;
             if (rt.lat > lat) lat = rt.lat;

@@ -251,7 +251,7 @@ static int measure(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, c
     log.rows = calloc((size_t)ns, sizeof *log.rows);
     int rc = log.rows ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
     for (int i = 0; i < ns && rc == 0; i++) {
-        host_result_t hr;
+        host_result_t hr = {0};
         rc = host_run(al, topo_nranks(t), sizes[i], NULL, a->reps ? a->reps : 7, &hr, e);
         log.rows[log.nrows++] = (nt_row_t){.bytes = sizes[i], .count = sizes[i], .oop_us = hr.median_s * 1e6, .ip_us = -1, .line = i + 1};
     }
@@ -378,7 +378,7 @@ static topo_t *fresh_machine(void *ctx, baton_err_t *e) {
 }
 
 static int cross_validate(const val_args_t *a, const cal_req_t *q, cal_sample_t *s, int n, val_extra_t *x, baton_err_t *e) {
-    cal_cv_t cv;
+    cal_cv_t cv = {0};
     int rc = cal_cross_validate(fresh_machine, (void *)a, q, s, n, a->cv, &cv, e);
     if (rc == 0) *x = (val_extra_t){.fit = x->fit, .cv_mape = cv.mape_pct, .band_lo = cv.band_lo_pct,
                                     .band_hi = cv.band_hi_pct, .folds = cv.folds};
