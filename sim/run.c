@@ -113,11 +113,25 @@ int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_mode
     return rc;
 }
 
+/* A folded cluster cannot route a pattern over every rank; where the whole
+ * machine would not either (too many messages: linkload.h), the row is blind
+ * to shared links on both, else the answer needs the whole machine. */
+static int folded_model(const topo_t *t, const algo_t *a, const sched_t *s, cost_model_t *out, baton_err_t *e) {
+    double p = s->nranks;
+    int C = s->nchannels, slots = a->peer_slots ? a->peer_slots(s, &C) : C;
+    int whole = a->step_send && s->nchannels <= 1 ? p * a->nsteps(s) <= LOAD_MAX_STEP_MESSAGES
+              : (a->peer || a->peer_across) && C >= 1 && slots >= 1 && p * slots <= LOAD_MAX_MESSAGES;
+    if (whole) return err_set(e, BATON_EWHOLE, "%s on %s: its links' loads need every rank", a->name, topo_name(t));
+    if ((a->step_send && s->nchannels <= 1) || a->peer || !a->peer_across) out->blind = has_fabric(t);   /* as algo_model */
+    return 0;
+}
+
 static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
                       baton_err_t *e) {
     *out = *m;
     peer_ctx_t x = {.peer = a->peer, .s = *s};
     if (t == NULL || s->nranks < 2) return 0;
+    if (topo_fold_ranks(t)) return folded_model(t, a, s, out, e);
     if (a->step_send && s->nchannels <= 1) {
         step_ctx_t y = {a, s};
         int rc = linkload_steps_cost(t, load_step, &y, a->nsteps(s), out, e);
@@ -141,6 +155,12 @@ static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_m
     return rc < 0 ? rc : 0;
 }
 
+/* The ranks and reducing switches t stands for: a folded cluster's whole
+ * (topo_yaml_load_folded), which the closed forms answer for from its
+ * witness nodes' routes. */
+static int ranks_of(const topo_t *t) { return topo_fold_ranks(t) ? topo_fold_ranks(t) : topo_nranks(t); }
+static int reducers_of(const topo_t *t) { return topo_fold_ranks(t) ? topo_fold_reducers(t) : topo_nreducers(t); }
+
 int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr) {
     if (a->nccl == NULL || (a->nccl_protos && !(a->nccl_protos & (1u << pr)))) return 0;
     if (t && pr == PROTO_LL128 && topo_params_c(t)->lib.ll128 == 0) return 0;     /* the library has it off */
@@ -155,14 +175,15 @@ int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr) {
  * the reducers from topo_sharp_t.first on), which only CollNet's rows use. */
 static int helpers_fit(topo_t *t, const algo_t *a, const sched_t *s, baton_err_t *e) {
     topo_route_t r;
+    int p = topo_nranks(t);                  /* a folded cluster's last witness rank and switch stand for its last */
     if (!a->fabric && topo_params_c(t)->sharp.rails && s->helpers > topo_nvls_reducers(t))
         return err_set(e, BATON_EUNSUP, "%s reduces in the nodes' switches; %s has %d (its other reducing switches are "
                        "the fabric's: -a collnet)", s->algo, topo_name(t), topo_nvls_reducers(t));
-    if (s->helpers > topo_nreducers(t))
+    if (s->helpers > reducers_of(t))
         return err_set(e, BATON_EUNSUP, "%s needs %d switch%s that reduce%s in the network (`reduce: true`), %s has %d",
                        s->algo, s->helpers, s->helpers > 1 ? "es" : "", s->helpers > 1 ? "" : "s", topo_name(t),
-                       topo_nreducers(t));
-    if (s->helpers == 1 && topo_nreducers(t) > 1 && topo_route(t, s->nranks - 1, s->nranks, &r, NULL) < 0)
+                       reducers_of(t));
+    if (s->helpers == 1 && reducers_of(t) > 1 && topo_route(t, p - 1, p, &r, NULL) < 0)
         return err_set(e, BATON_EUNSUP, "%s needs one reducing switch every rank reaches; %s has one per node "
                        "(nvlstree uses those)", s->algo, topo_name(t));
     return 0;
@@ -188,7 +209,8 @@ void run_error_bars(const topo_t *t, run_out_t *o) {
 int run_is_auto(const char *algo) { return strcmp(algo, "auto") == 0 || strcmp(algo, "nccl") == 0; }
 
 /* The closed form of every row that may run coll here (NCCL's only if
- * nccl_only) into rows[]/times[] (at most max); their count. */
+ * nccl_only) into rows[]/times[] (at most max); their count, or
+ * BATON_EWHOLE where a folded cluster cannot answer for a row. */
 static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
                         uint64_t n, const algo_opts_t *o, int nccl_only, const algo_t **out, double *times, int max) {
     const algo_t *const *rows = algo_all();
@@ -199,7 +221,11 @@ static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const pro
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
         if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs(t, rows[i], pr)))) continue;
         if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, rows[i], &s, NULL) < 0)) continue;
-        if (run_algo_model(t, rows[i], &s, m, &am, NULL) < 0) continue;
+        baton_err_t why = {0};
+        if (run_algo_model(t, rows[i], &s, m, &am, &why) < 0) {
+            if (why.code == BATON_EWHOLE) return BATON_EWHOLE;
+            continue;
+        }
         if (pc) am = proto_apply(&am, pc);
         out[k] = rows[i];
         times[k++] = rows[i]->cost(&am, p, n, o) + switch_latency(t, &s);
@@ -211,7 +237,7 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
                        uint64_t n, const algo_opts_t *o, int nccl_only) {
     const algo_t *rows[RUN_MAX_ROWS];
     double times[RUN_MAX_ROWS];
-    int k = closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, rows, times, RUN_MAX_ROWS), best = -1;
+    int k = closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, rows, times, RUN_MAX_ROWS), best = -1;   /* < 0: none */
     for (int i = 0; i < k; i++) if (best < 0 || times[i] < times[best]) best = i;
     return best < 0 ? NULL : rows[best];
 }
@@ -329,13 +355,13 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
 static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr, const algo_t **out) {
     if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
-    if (strcmp(q->algo, "nccl") != 0)
-        return (out[0] = run_pick(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, 0)) != NULL;
+    int nccl = strcmp(q->algo, "nccl") == 0;
     double times[RUN_MAX_ROWS], lo = -1;
-    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, 1, out, times, RUN_MAX_ROWS), m = 0;
+    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, nccl, out, times, RUN_MAX_ROWS), m = 0;
     for (int i = 0; i < k; i++) if (lo < 0 || times[i] < lo) lo = times[i];
-    for (int i = 0; i < k; i++) if (times[i] <= lo * RUN_NCCL_SLACK) out[m++] = out[i];
-    return m;
+    for (int i = 0; i < k; i++)                   /* auto: the lowest (the first of equals); nccl: those near it */
+        if (nccl ? times[i] <= lo * RUN_NCCL_SLACK : times[i] == lo && m == 0) out[m++] = out[i];
+    return k < 0 ? k : m;
 }
 
 /* The channels NCCL runs a small call on (its enqueue; docs/reference/nccl.md,
@@ -399,7 +425,7 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
     cand.channels = q->opts.channels > 0 ? q->opts.channels : 1;
     cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
     cand.nccl_steps = nccl_steps;
-    if (a->helpers > topo_nreducers(t) && !a->fabric)            /* CollNet's build says what it needs */
+    if (a->helpers > reducers_of(t) && !a->fabric)               /* CollNet's build says what it needs */
         return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                        a->name, topo_name(t));
     if ((rc = algo_build(a, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
@@ -416,7 +442,7 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
  * MSCCL files): that algorithm and protocol, as the library runs it. */
 static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
     int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto;
-    const topo_lib_rule_t *r = strcmp(q->algo, "nccl") ? NULL : topo_library_rule(t, q->coll, topo_nranks(t), q->bytes, proto);
+    const topo_lib_rule_t *r = strcmp(q->algo, "nccl") ? NULL : topo_library_rule(t, q->coll, ranks_of(t), q->bytes, proto);
     if (r == NULL) return NULL;
     q->algo = r->algo;
     q->proto = r->proto;
@@ -427,13 +453,17 @@ static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
 
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
+    if (topo_fold_ranks(t) && (!q->predict || (!q->opts.rings && !q->opts.rank_order && graph_rings(t, NULL))))
+        return err_set(e, BATON_EWHOLE, "%s is folded: %s needs every rank", topo_name(t),
+                       !q->predict ? "the simulator" : "a ring search over the whole cluster");
     const topo_lib_rule_t *rule = library_rule(t, q);
     run_opts_from_topo(t, &q->opts);
     memset(o, 0, sizeof *o);
-    o->ranks = topo_nranks(t);
+    o->ranks = ranks_of(t);
     o->bytes = q->bytes;
     int rc = topo_cost_model(t, &o->model, e);
     if (rc < 0) return rc;
+    o->model.reducers = reducers_of(t);
     int proto = q->proto == RUN_PROTO_AUTO && topo_params_c(t)->no_protocols ? PROTO_NONE : q->proto;
     int first = proto == RUN_PROTO_AUTO ? PROTO_LL : proto;
     int last = proto == RUN_PROTO_AUTO ? PROTO_SIMPLE : proto;
@@ -441,6 +471,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     for (int pr = first; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
         const algo_t *rows[RUN_MAX_ROWS];
         int k = choose(t, q, o, (proto_t)pr, rows);
+        if (k < 0) return err_set(e, k, "%s is folded: %s's closed forms need every rank", topo_name(t), q->algo);
         if (k == 0 && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
         if (k == 0)
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",

@@ -212,9 +212,36 @@ int expand_subst(const expand_params_t *ps, const char *in, char *out, size_t ou
 
 /* ---- ranges ------------------------------------------------------------ */
 
-/* Expand the first [a-b] of pat into names, recursing on the rest. */
+/* The items of the bracket at open ("[0-7]", "[0,3,5-6]"): each a first
+ * and last (equal for one number), in the order written; *close at ']'.
+ * Returns the number of items, or -1 with *why. At most `max` items. */
+static int bracket_items(const char *open, long *first, long *last, int max, const char **close, const char **why) {
+    const char *s = open + 1;
+    int k = 0;
+    for (;;) {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s) { *why = "a range is written [first-last] or [a,b,c-d], e.g. gpu[0-7]"; return -1; }
+        if (*end == '-') {
+            const char *bs = end + 1;
+            b = strtol(bs, &end, 10);
+            if (end == bs) { *why = "a range is written [first-last] or [a,b,c-d], e.g. gpu[0-7]"; return -1; }
+        }
+        if (a < 0 || b < a) { *why = "a range must go up: [first-last] with 0 <= first <= last"; return -1; }
+        if (b - a >= EXPAND_MAX_NAMES) { *why = "a pattern names at most " EXPAND_STR(EXPAND_MAX_NAMES) " nodes"; return -1; }
+        if (k == max) { *why = "too many items in one bracket"; return -1; }
+        first[k] = a, last[k++] = b;
+        if (*end == ']') { *close = end; return k; }
+        if (*end != ',') { *why = "a range is written [first-last] or [a,b,c-d], e.g. gpu[0-7]"; return -1; }
+        s = end + 1;
+    }
+}
+
+#define BRACKET_ITEMS 256    /* a folded cluster's witness list is a few dozen */
+
+/* Expand the first bracket of pat into names, recursing on the rest. */
 static int range_rec(const char *pat, char ***names, int *n, int *cap, const char **why) {
-    const char *open = strchr(pat, '[');
+    const char *open = strchr(pat, '['), *close;
     if (open == NULL) {
         if (*n >= EXPAND_MAX_NAMES) { *why = "a pattern names at most " EXPAND_STR(EXPAND_MAX_NAMES) " nodes"; return -1; }
         if (*n == *cap) {
@@ -228,39 +255,35 @@ static int range_rec(const char *pat, char ***names, int *n, int *cap, const cha
         (*n)++;
         return 0;
     }
-    long a, b;
-    char *end;
-    a = strtol(open + 1, &end, 10);
-    if (end == open + 1 || *end != '-') { *why = "a range is written [first-last], e.g. gpu[0-7]"; return -1; }
-    const char *bs = end + 1;
-    b = strtol(bs, &end, 10);
-    if (end == bs || *end != ']') { *why = "a range is written [first-last], e.g. gpu[0-7]"; return -1; }
-    if (a < 0 || b < a) { *why = "a range must go up: [first-last] with 0 <= first <= last"; return -1; }
-    if (b - a >= EXPAND_MAX_NAMES) { *why = "a pattern names at most " EXPAND_STR(EXPAND_MAX_NAMES) " nodes"; return -1; }
-    size_t pre = (size_t)(open - pat), rest = strlen(end + 1);
+    long first[BRACKET_ITEMS], last[BRACKET_ITEMS];
+    int items = bracket_items(open, first, last, BRACKET_ITEMS, &close, why);
+    if (items < 0) return -1;
+    size_t pre = (size_t)(open - pat), rest = strlen(close + 1);
     char *buf = malloc(pre + 24 + rest + 1);
     if (buf == NULL) { *why = "out of memory"; return -1; }
     memcpy(buf, pat, pre);
-    for (long i = a; i <= b; i++) {
-        size_t w = pre + (size_t)sprintf(buf + pre, "%ld", i);
-        memcpy(buf + w, end + 1, rest + 1);
-        if (range_rec(buf, names, n, cap, why) < 0) { free(buf); return -1; }
-    }
+    int rc = 0;
+    for (int k = 0; k < items && rc == 0; k++)
+        for (long i = first[k]; i <= last[k] && rc == 0; i++) {
+            size_t w = pre + (size_t)sprintf(buf + pre, "%ld", i);
+            memcpy(buf + w, close + 1, rest + 1);
+            rc = range_rec(buf, names, n, cap, why);
+        }
     free(buf);
-    return 0;
+    return rc;
 }
 
-/* How many names pattern's well-formed ranges multiply to, capped just past
- * the limit: checked before expanding, so a huge product fails at once. */
+/* How many names pattern's well-formed brackets multiply to, capped just
+ * past the limit: checked before expanding, so a huge product fails at once. */
 static long range_count(const char *pat) {
-    long total = 1;
+    long total = 1, first[64], last[64];
+    const char *close, *why;
     for (const char *open = strchr(pat, '['); open && total <= EXPAND_MAX_NAMES; open = strchr(open + 1, '[')) {
-        char *end;
-        long a = strtol(open + 1, &end, 10), b;
-        if (*end != '-') break;
-        b = strtol(end + 1, &end, 10);
-        if (*end != ']' || a < 0 || b < a) break;
-        total = b - a >= EXPAND_MAX_NAMES ? EXPAND_MAX_NAMES + 1L : total * (b - a + 1);
+        int items = bracket_items(open, first, last, 64, &close, &why);
+        if (items < 0) break;                      /* long lists are counted as they expand */
+        long count = 0;
+        for (int k = 0; k < items; k++) count += last[k] - first[k] + 1;
+        total = count > EXPAND_MAX_NAMES ? EXPAND_MAX_NAMES + 1L : total * count;
     }
     return total;
 }

@@ -5,6 +5,7 @@
  *                     << and parentheses
  *   gpu[0-7]          eight names, gpu0 .. gpu7; several brackets multiply:
  *   n[0-1].g[0-3]     n0.g0 n0.g1 n0.g2 n0.g3 n1.g0 ... (last bracket fastest)
+ *   gpu[0,2,5-6]      gpu0 gpu2 gpu5 gpu6: items in the order written
  *
  * Parameters are declared with defaults in the file's `params:` and
  * overridden with --set name=value. No file I/O here; no YAML either. */

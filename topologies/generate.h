@@ -26,7 +26,27 @@ typedef struct gen_fabric {
     int sharp;              /* 1: the switches reduce (SHARP): every leaf, and spine r
                                for rail r when a rail has several leaves; recorded in
                                topo_params_t.sharp. Two levels only. */
+    const int *pos;         /* NULL, or host i's place among `total` hosts: a folded
+                               machine (topologies/fold.c) builds some of a fabric's
+                               hosts where the whole fabric would put them */
+    int total;
 } gen_fabric_t;
+
+/* A fat-tree's shape over `total` hosts, from gen_fat_tree's arithmetic:
+ * the host at place p is on rail p % rails, leaf first[rail] + p / rails /
+ * down; leaves form pods of radix/2 when there are more than radix. */
+typedef struct gen_shape {
+    int rails, down, up, half, nleaves, levels;
+    int *first;             /* rail r's leaves start at first[r]; first[rails] = nleaves */
+} gen_shape_t;
+
+int gen_shape_init(gen_shape_t *s, const gen_fabric_t *f, int total, baton_err_t *e);
+void gen_shape_free(gen_shape_t *s);
+/* The leaf of the host at place pos. */
+int gen_shape_leaf(const gen_shape_t *s, int pos);
+/* Links between the hosts at places a and b: 0 (the same), 2 (one leaf), 4
+ * (a spine, or one pod's aggregation switch) or 6 (a core). */
+int gen_shape_hops(const gen_shape_t *s, int a, int b);
 
 int gen_fat_tree(topo_t *t, const int *hosts, int nh, const gen_fabric_t *f, baton_err_t *e);
 int gen_torus(topo_t *t, const int *nodes, int n, const int *dims, int ndims, double bw, double lat,

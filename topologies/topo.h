@@ -215,6 +215,14 @@ int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e);
 int topo_finalize(topo_t *t, const char *file, baton_err_t *e);
 
 int topo_nranks(const topo_t *t);
+/* A folded machine (topo_yaml_load_folded): the cluster's nodes, ranks and
+ * reducing switches it stands for; 0 when it is not folded. */
+int topo_fold_nodes(const topo_t *t);
+int topo_fold_ranks(const topo_t *t);
+int topo_fold_reducers(const topo_t *t);
+/* Mark t as `witnesses` of a cluster of `nodes` copies (each copy holds the
+ * same ranks and reducing switches); an error if they do not divide evenly. */
+int topo_set_fold(topo_t *t, int nodes, int witnesses, baton_err_t *e);
 int topo_nnodes(const topo_t *t);
 int topo_nlinks(const topo_t *t);            /* directed links */
 const char *topo_name(const topo_t *t);

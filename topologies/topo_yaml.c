@@ -48,10 +48,13 @@
 #include "../models/tuning.h"
 #include "../algorithms/algo.h"
 #include "expand.h"
+#include "fold.h"
 #include "generate.h"
 #include "units.h"
 
 #define TEXT 1024
+#define FOLD_MAX 64                      /* witnesses of a folded cluster, at most */
+#define FOLD_BRACKET "[0-${nodes-1}]"     /* the bracket that numbers a cluster's nodes */
 #define INCLUDE_MAX_COPIES 1048576L     /* copies of included files, all includes together */
 #define INCLUDE_MAX_COPIES_S "1048576"
 
@@ -67,6 +70,10 @@ typedef struct {
     expand_params_t params;
     char prefix[128];        /* an included copy's names start with this */
     int depth;               /* of includes */
+    int fold_min;            /* fold a cluster of at least this many nodes (0: never) */
+    int fold_nodes, fold_nw; /* folded: the nodes it stands for, the witnesses built */
+    int fold_w[FOLD_MAX];    /* the witnesses, ascending */
+    char fold_text[FOLD_MAX * 8 + 2];   /* "[0,1,...]": what the node bracket becomes */
 } ctx_t;
 
 /* A node name as declared in this file, as the topology knows it. */
@@ -115,8 +122,13 @@ static int only_keys(ctx_t *c, yaml_node_t *m, const char *const *keys, const ch
 
 /* The scalar v with its ${...} substituted, into buf. */
 static int text(ctx_t *c, yaml_node_t *v, const char *key, char *buf) {
-    const char *s = scalar(v), *why;
+    const char *s = scalar(v), *why, *at;
+    char folded[TEXT];
     if (s == NULL) return fail(c, v, "'%s' must be a single value", key, NULL);
+    if (c->fold_nw && (at = strstr(s, FOLD_BRACKET)) != NULL) {   /* a folded cluster: its witnesses only */
+        snprintf(folded, sizeof folded, "%.*s%s%s", (int)(at - s), s, c->fold_text, at + strlen(FOLD_BRACKET));
+        s = folded;
+    }
     if (expand_subst(&c->params, s, buf, TEXT, &why) < 0) return fail(c, v, "in '%s': %s", s, why);
     return 0;
 }
@@ -320,6 +332,28 @@ static int get_dims(ctx_t *c, yaml_node_t *g, int *dims, int *nd) {
     return 0;
 }
 
+/* A fat_tree generator's numbers (not its bandwidth and latency). */
+static int fabric_of(ctx_t *c, yaml_node_t *g, gen_fabric_t *f, char *prefix) {
+    yaml_node_t *v;
+    int rc = 0;
+    f->prefix = "fabric", f->radix = 64, f->oversub = 1, f->rails = 1;
+    if ((v = get(c, g, "radix")) && rc == 0) rc = get_int(c, v, "radix", 2, &f->radix);
+    if ((v = get(c, g, "oversubscription")) && rc == 0) rc = get_int(c, v, "oversubscription", 1, &f->oversub);
+    if ((v = get(c, g, "rails")) && rc == 0) rc = get_int(c, v, "rails", 1, &f->rails);
+    if ((v = get(c, g, "prefix")) && rc == 0 && (rc = text(c, v, "prefix", prefix)) == 0) f->prefix = prefix;
+    if (rc == 0 && (rc = get_bool(c, g, "sharp", 0)) >= 0) f->sharp = rc, rc = 0;
+    return rc;
+}
+
+/* A folded cluster's n fabric hosts (its witnesses' NICs, node-major): where
+ * the whole cluster's fabric puts each (f->pos, f->total); malloc'd. */
+static int *fold_places(const ctx_t *c, int n, gen_fabric_t *f) {
+    int hpn = n / c->fold_nw, *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    for (int i = 0; pos && i < n; i++) pos[i] = c->fold_w[i / hpn] * hpn + i % hpn;
+    f->pos = pos, f->total = c->fold_nodes * hpn;
+    return pos;
+}
+
 static int add_generated(ctx_t *c, yaml_node_t *g) {
     static const char *const keys[] = {"fat_tree", "torus", "ring", "radix", "oversubscription", "rails",
                                        "prefix", "dims", "bw", "latency", "sharp", "if", "unless", NULL};
@@ -334,16 +368,14 @@ static int add_generated(ctx_t *c, yaml_node_t *g) {
     int *ids, n, dims[3], nd;
     if ((rc = resolve(c, over, "nodes", &ids, &n)) < 0) return rc;
     if (ft) {
-        gen_fabric_t f = {.prefix = "fabric", .radix = 64, .oversub = 1, .rails = 1, .bw = bw, .lat = lat};
+        gen_fabric_t f = {.bw = bw, .lat = lat};
         char prefix[TEXT];
-        yaml_node_t *v;
-        if ((v = get(c, g, "radix")) && rc == 0) rc = get_int(c, v, "radix", 2, &f.radix);
-        if ((v = get(c, g, "oversubscription")) && rc == 0) rc = get_int(c, v, "oversubscription", 1, &f.oversub);
-        if ((v = get(c, g, "rails")) && rc == 0) rc = get_int(c, v, "rails", 1, &f.rails);
-        if ((v = get(c, g, "prefix")) && rc == 0 && (rc = text(c, v, "prefix", prefix)) == 0) f.prefix = prefix;
-        if (rc == 0 && (rc = get_bool(c, g, "sharp", 0)) >= 0) f.sharp = rc, rc = 0;
+        int *pos = NULL;
+        rc = fabric_of(c, g, &f, prefix);
+        if (rc == 0 && c->fold_nw && (pos = fold_places(c, n, &f)) == NULL) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
         baton_err_t inner = {0};
         if (rc == 0 && gen_fat_tree(c->t, ids, n, &f, &inner) < 0) rc = fail(c, g, "%s", inner.msg, NULL);
+        free(pos);
     } else if (get(c, g, "sharp")) {
         rc = fail(c, get(c, g, "sharp"), "'sharp' is for a fat_tree (its switches reduce)", NULL, NULL);
     } else {
@@ -831,7 +863,7 @@ static int walk_body(ctx_t *c, yaml_node_t *root) {
 
 #define EXTENDS_MAX_DEPTH 8
 
-static topo_t *load_file(const char *path, const char *const *sets, int nsets, int depth, baton_err_t *e);
+static topo_t *load_file(const char *path, const char *const *sets, int nsets, int depth, int fold_min, baton_err_t *e);
 
 /* The base's --set list: this file's params (defaults), then the command
  * line's (they win: expand_set keeps the last). Strings point into buf. */
@@ -878,7 +910,7 @@ static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nse
     if (rc == 0 && depth >= EXTENDS_MAX_DEPTH) rc = fail(c, fv, "machines extend each other more than 8 deep", NULL, NULL);
     if (rc == 0) rc = include_path(c, fv, file, path, sizeof path);
     if (rc == 0) rc = overlay_sets(c, root, sets, nsets, &all, &n, &buf);
-    if (rc == 0 && (c->t = load_file(path, all, n, depth + 1, c->e)) == NULL) {
+    if (rc == 0 && (c->t = load_file(path, all, n, depth + 1, c->fold_min, c->e)) == NULL) {
         rc = -1;
         if (c->e && strlen(c->e->msg) + 64 < sizeof c->e->msg)
             snprintf(c->e->msg + strlen(c->e->msg), sizeof c->e->msg - strlen(c->e->msg), " (extended by %s:%lu)",
@@ -921,6 +953,62 @@ static int read_sharp(ctx_t *c, yaml_node_t *root) {
     return rc;
 }
 
+/* Does m's key hold a pattern that starts with the node prefix P and names
+ * no other node number? */
+static int per_node(ctx_t *c, yaml_node_t *m, const char *key, const char *P) {
+    const char *v = m && m->type == YAML_MAPPING_NODE ? scalar(get(c, m, key)) : NULL;
+    return v && strncmp(v, P, strlen(P)) == 0 && strstr(v + strlen(P), "${nodes") == NULL;
+}
+
+/* Every item of list `key` of root passes ok(item). */
+static int all_items(ctx_t *c, yaml_node_t *root, const char *key, const char *P,
+                     int (*ok)(ctx_t *, yaml_node_t *, const char *)) {
+    yaml_node_t *l = get(c, root, key);
+    if (l == NULL || l->type != YAML_SEQUENCE_NODE) return 0;
+    for (yaml_node_item_t *i = l->data.sequence.items.start; i < l->data.sequence.items.top; i++)
+        if (!ok(c, node(c, *i), P)) return 0;
+    return 1;
+}
+
+static int node_ok(ctx_t *c, yaml_node_t *n, const char *P) { return per_node(c, n, "name", P) && !get(c, n, "rank"); }
+static int link_ok(ctx_t *c, yaml_node_t *l, const char *P) { return per_node(c, l, "a", P) && per_node(c, l, "b", P); }
+static int tree_ok(ctx_t *c, yaml_node_t *g, const char *P) { return per_node(c, g, "fat_tree", P) && get_bool(c, g, "sharp", 0) == 0; }
+
+/* A cluster of at least c->fold_min copies of one node, as the cluster files
+ * write it (every node and link named "P[0-${nodes-1}]...", one fat_tree over
+ * their NICs, no include, no SHARP): build only its witness nodes
+ * (topologies/fold.c), where the whole would have them. Anything else loads
+ * whole. */
+static int fold_plan(ctx_t *c, yaml_node_t *root) {
+    const char *nv = expand_get(&c->params, "nodes"), *why;
+    yaml_node_t *nodes = get(c, root, "nodes"), *gen = get(c, root, "generate");
+    char *end, P[TEXT], pat[TEXT], one[TEXT], **names = NULL;
+    long N = nv ? strtol(nv, &end, 10) : 0;
+    if (c->fold_min <= 0 || c->depth > 0 || !nv || *end || N < c->fold_min || N > 1 << 24 || get(c, root, "include") ||
+        get(c, root, "sharp_fabric") || !nodes || nodes->type != YAML_SEQUENCE_NODE || nodes->data.sequence.items.top == nodes->data.sequence.items.start ||
+        !gen || gen->type != YAML_SEQUENCE_NODE || gen->data.sequence.items.top - gen->data.sequence.items.start != 1)
+        return 0;
+    const char *first = scalar(get(c, node(c, *nodes->data.sequence.items.start), "name")), *at;
+    if (!first || (at = strstr(first, FOLD_BRACKET)) == NULL || strchr(first, '[') != at) return 0;
+    snprintf(P, sizeof P, "%.*s%s", (int)(at - first), first, FOLD_BRACKET);
+    yaml_node_t *g = node(c, *gen->data.sequence.items.start);
+    if (!all_items(c, root, "nodes", P, node_ok) || !all_items(c, root, "links", P, link_ok) || !tree_ok(c, g, P)) return 0;
+    gen_fabric_t f = {0};
+    int hpn = 0;
+    snprintf(pat, sizeof pat, "%.*s[0]%s", (int)(at - first), first, scalar(get(c, g, "fat_tree")) + strlen(P));
+    if (fabric_of(c, g, &f, one) < 0 || expand_subst(&c->params, pat, one, TEXT, &why) < 0 ||
+        expand_range(one, &names, &hpn, &why) < 0)
+        return 0;                                   /* the whole load will say what is wrong */
+    expand_names_free(names, hpn);
+    int nw = fold_witnesses(&f, (int)N, hpn, c->fold_w, FOLD_MAX);
+    if (nw <= 0 || nw >= N) return 0;
+    int w = sprintf(c->fold_text, "[");
+    for (int i = 0; i < nw; i++) w += sprintf(c->fold_text + w, i ? ",%d" : "%d", c->fold_w[i]);
+    sprintf(c->fold_text + w, "]");
+    c->fold_nodes = (int)N, c->fold_nw = nw;
+    return 0;
+}
+
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
                                        "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "stage_bw", "stage_latency", "pxn", "arch", "gpu", "protocols", "library", "include", "nodes",
@@ -930,6 +1018,7 @@ static int walk(ctx_t *c, const char *const *sets, int nsets) {
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
     int rc = only_keys(c, root, keys, "a topology");
     if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
+    if ((rc = fold_plan(c, root)) < 0) return rc;
     if ((rc = read_gpu(c, root)) < 0 || (rc = walk_body(c, root)) < 0 || (rc = read_protocols(c, root)) < 0) return rc;
     if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0 || (rc = read_library(c, root)) < 0 ||
         (rc = read_sharp(c, root)) < 0)
@@ -937,7 +1026,8 @@ static int walk(ctx_t *c, const char *const *sets, int nsets) {
     for (int i = 0; i < c->params.n; i++)
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)
             return err_set(c->e, BATON_ENOMEM, "out of memory");
-    return topo_finalize(c->t, c->file, c->e);
+    if ((rc = topo_finalize(c->t, c->file, c->e)) < 0) return rc;
+    return c->fold_nw ? topo_set_fold(c->t, c->fold_nodes, c->fold_nw, c->e) : 0;
 }
 
 static const char *base_name(const char *path) {
@@ -945,8 +1035,8 @@ static const char *base_name(const char *path) {
     return s ? s + 1 : path;
 }
 
-static topo_t *load_file(const char *path, const char *const *sets, int nsets, int depth, baton_err_t *e) {
-    ctx_t c = {.file = path, .e = e};
+static topo_t *load_file(const char *path, const char *const *sets, int nsets, int depth, int fold_min, baton_err_t *e) {
+    ctx_t c = {.file = path, .e = e, .fold_min = fold_min};
     c.next_rank = &c.own_next_rank;
     c.own_copies_left = INCLUDE_MAX_COPIES;
     c.copies_left = &c.own_copies_left;
@@ -976,7 +1066,13 @@ static topo_t *load_file(const char *path, const char *const *sets, int nsets, i
 }
 
 topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, baton_err_t *e) {
-    return load_file(path, sets, nsets, 0, e);
+    return load_file(path, sets, nsets, 0, 0, e);
+}
+
+topo_t *topo_yaml_load_folded(const char *path, const char *const *sets, int nsets, int min_nodes, baton_err_t *e) {
+    baton_err_t why = {0};
+    topo_t *t = load_file(path, sets, nsets, 0, min_nodes > 0 ? min_nodes : 1, &why);
+    return t ? t : load_file(path, sets, nsets, 0, 0, e);   /* what cannot fold loads whole, and says what is wrong */
 }
 
 int topo_yaml_scalars(const char *path, yaml_scalar_fn fn, void *ctx, baton_err_t *e) {

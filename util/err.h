@@ -16,7 +16,8 @@
     X(BATON_EUNSUP,     -4, "unsupported")                \
     X(BATON_EIO,        -5, "input/output error")         \
     X(BATON_ESCHED,     -6, "inconsistent schedule")      \
-    X(BATON_EVERIFY,    -7, "verification failed")
+    X(BATON_EVERIFY,    -7, "verification failed")       \
+    X(BATON_EWHOLE,     -8, "needs the whole machine")
 
 enum {
 #define BATON_ERR_ENUM(name, code, msg) name = code,

@@ -127,7 +127,7 @@ static void nearest_machine(const char *name, char *hint, size_t n) {
     snprintf(hint, n, "%s", suggest_hint(name, cands));
 }
 
-topo_t *cmd_load_topo(const char *name, const char *const *sets, int nsets, baton_err_t *e) {
+topo_t *cmd_load_topo_folded(const char *name, const char *const *sets, int nsets, int fold, baton_err_t *e) {
     char path[4096], hint[128];
     size_t len = strlen(name);
     int file_like = strchr(name, '/') || (len > 5 && strcmp(name + len - 5, ".yaml") == 0);
@@ -139,7 +139,11 @@ topo_t *cmd_load_topo(const char *name, const char *const *sets, int nsets, bato
                 name, name, share_dir(share, sizeof share), hint);
         return NULL;
     }
-    return topo_yaml_load(path, sets, nsets, e);
+    return fold > 0 ? topo_yaml_load_folded(path, sets, nsets, fold, e) : topo_yaml_load(path, sets, nsets, e);
+}
+
+topo_t *cmd_load_topo(const char *name, const char *const *sets, int nsets, baton_err_t *e) {
+    return cmd_load_topo_folded(name, sets, nsets, 0, e);
 }
 
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg) {

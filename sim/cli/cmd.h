@@ -35,6 +35,11 @@ typedef struct cmd_sets {
  * name found there). */
 struct topo;
 struct topo *cmd_load_topo(const char *name, const char *const *sets, int nsets, baton_err_t *e);
+/* The same, folded where it is a cluster of at least `fold` nodes (0: never;
+ * topo_yaml_load_folded). */
+struct topo *cmd_load_topo_folded(const char *name, const char *const *sets, int nsets, int fold, baton_err_t *e);
+#define CMD_FOLD_NODES 16384        /* predict folds clusters this large by default */
+#define CMD_FOLD_NODES_S "16384"
 
 /* Where -t NAME's file is (the search above): 1 and path, or 0. */
 int cmd_find_topo(const char *name, char *path, size_t n);

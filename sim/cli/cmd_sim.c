@@ -73,6 +73,11 @@ static const char help_sim[] =
     "                      it is proven (and nothing needs every rank: no --verify,\n"
     "                      --trace, --explain, --link-stats, --contention fair)\n"
     "      --no-symmetric  simulate every rank, always\n";
+static const char help_fold[] =
+    "      --fold N        a cluster of N nodes or more (default " CMD_FOLD_NODES_S ") is built only\n"
+    "                      where its routes differ: a few witness nodes, at their\n"
+    "                      places in the fat-tree, stand for the rest (the same answer;\n"
+    "                      a row that needs every rank loads the whole); 0: never\n";
 static const char help_end[] =
     "  -h, --help          this text\n"
     "\n"
@@ -84,7 +89,7 @@ static const char help_end[] =
 
 typedef struct {
     const char *topo, *coll, *algo, *size, *sizes, *format;
-    int verify, json, dump, store_forward, proto, explain, symmetric, algo_given, proto_given;
+    int verify, json, dump, store_forward, proto, explain, symmetric, algo_given, proto_given, fold;
     const char *trace, *link_stats, *html, *states;
     contention_t contention;
     algo_opts_t opts;
@@ -118,7 +123,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"no-symmetric", no_argument, 0, 'N'},
         {"rank-order", no_argument, 0, 'K'}, {"sizes", required_argument, 0, 'Z'},
         {"format", required_argument, 0, 'f'}, {"html", required_argument, 0, 'W'},
-        {"states", required_argument, 0, 'X'}, {0, 0, 0, 0}};
+        {"states", required_argument, 0, 'X'}, {"fold", required_argument, 0, 'U'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
@@ -150,6 +155,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'L': a->link_stats = optarg; break;
         case 'W': a->html = optarg; break;
         case 'X': a->states = optarg; break;
+        case 'U': if (int_arg(cmd, "--fold", optarg, 0, 1 << 24, &a->fold) < 0) return EXIT_USAGE; break;
         case 'O':
             a->proto = cmd_parse_proto(optarg);
             a->proto_given = 1;
@@ -166,6 +172,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
                            : "Simulate the collective's schedule on the topology, event by event.",
                    predict ? "" : ",\n                      the busiest link and the critical path");
             if (!predict) fputs(help_sim, stdout);
+            else fputs(help_fold, stdout);
             printf(help_end, cmd, predict ? " --explain" : " -a ring --verify");
             return 1;
         case ':': return cmd_usage(cmd, "option %s needs a value", argv[optind - 1]);
@@ -186,6 +193,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     if (a->symmetric > 0 && (a->verify || a->explain || a->trace || a->link_stats || a->contention == CONTENTION_FAIR))
         return cmd_usage(cmd, "--symmetric runs representatives only: not with --verify, --explain, --trace, "
                          "--link-stats or --contention fair");
+    if (a->fold >= 0 && !predict) return cmd_usage(cmd, "--fold is predict's (the simulator needs every rank)");
     if (a->states && !a->html) return cmd_usage(cmd, "--states goes with --html FILE");
     if (a->html && (predict || a->sizes || a->symmetric > 0 || a->dump))
         return cmd_usage(cmd, "--html draws one simulated run: `baton sim` with -s, no --sizes, --symmetric or --dump");
@@ -415,7 +423,7 @@ static int sweep_sizes(const char *cmd, topo_t *t, run_req_t *q, const sim_args_
 
 int cmd_sim(int argc, char **argv, int predict) {
     const char *cmd = predict ? "predict" : "sim";
-    sim_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO};   /* the same defaults as every command */
+    sim_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO, .fold = -1};   /* the same defaults as every command */
     int rc = parse(argc, argv, cmd, &a, predict);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     int coll = coll_parse(a.coll);
@@ -424,7 +432,8 @@ int cmd_sim(int argc, char **argv, int predict) {
     const char *why;
     if (a.size && units_size(a.size, &bytes, &why) < 0) return cmd_usage(cmd, "bad size '%s': %s", a.size, why);
     baton_err_t e = {0};
-    topo_t *t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e);
+    int fold = predict && !a.sizes && !a.explain ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
+    topo_t *t = cmd_load_topo_folded(a.topo, a.sets.v, a.sets.n, fold, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
     cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des");
     if (a.sizes) {
@@ -447,7 +456,13 @@ int cmd_sim(int argc, char **argv, int predict) {
                    .verify = a.verify, .predict = predict, .contention = a.contention,
                    .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
     run_out_t r;
-    if (run_collective(t, &q, &r, &e) < 0) { topo_free(t); return cmd_fail(cmd, &e); }
+    rc = run_collective(t, &q, &r, &e);
+    if (rc == BATON_EWHOLE && topo_fold_ranks(t)) {      /* a row needs every rank: the whole cluster */
+        topo_free(t);
+        if ((t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e)) == NULL) return cmd_fail(cmd, &e);
+        rc = run_collective(t, &q, &r, &e);
+    }
+    if (rc < 0) { topo_free(t); return cmd_fail(cmd, &e); }
     run_error_bars(t, &r);
     if ((a.trace || a.link_stats || (a.explain && !predict)) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {
         engine_result_free(&r.eng);
@@ -461,6 +476,9 @@ int cmd_sim(int argc, char **argv, int predict) {
         free(s);
     } else {
         summary(&r, topo_name(t), (coll_t)coll, a.verify);
+        if (topo_fold_ranks(t))           /* every node holds the same ranks (topo_set_fold) */
+            printf("  folded   %d of its %d nodes built, one for each way routes differ (--fold 0: all)\n",
+                   topo_nranks(t) / (topo_fold_ranks(t) / topo_fold_nodes(t)), topo_fold_nodes(t));
         if (a.explain) explain(t, &r, &a.opts);
     }
     engine_result_free(&r.eng);

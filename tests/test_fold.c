@@ -1,0 +1,190 @@
+/* test_fold.c - folded clusters (topologies/fold.c): a few witness nodes
+ * answer for the whole. Oracles: the whole machine, loaded and routed. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../models/cost.h"
+#include "../topologies/fold.h"
+#include "../topologies/topo_yaml.h"
+#include "helpers.h"
+
+static topo_t *load_sets(const char *path, const char *sets_csv, int fold) {
+    char buf[256], *v[8];
+    int n = 0;
+    snprintf(buf, sizeof buf, "%s", sets_csv);
+    for (char *s = strtok(buf, " "); s && n < 8; s = strtok(NULL, " ")) v[n++] = s;
+    baton_err_t e = {0};
+    topo_t *t = fold ? topo_yaml_load_folded(path, (const char *const *)v, n, 1, &e)
+                     : topo_yaml_load(path, (const char *const *)v, n, &e);
+    cr_assert_not_null(t, "%s %s: %s", path, sets_csv, e.msg);
+    return t;
+}
+
+/* The fat-tree arithmetic the witnesses come from is the generator's: on a
+ * rail-optimized cluster without PXN, a route between GPUs of two nodes is
+ * GPU -> its NIC -> the fabric -> the peer's NIC -> GPU, so its links are
+ * 2 + gen_shape_hops between the two NICs' places, for every pair. */
+Test(fold, the_shape_arithmetic_is_the_built_fabric) {
+    static const char *const cases[][2] = {{"nodes=5 radix=8", "8"}, {"nodes=13 radix=8 nics=2", "2"},
+                                          {"nodes=40 radix=16", "8"}, {"nodes=33 radix=16 oversubscription=2", "8"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char sets[128];
+        snprintf(sets, sizeof sets, "%s pxn=false", cases[c][0]);
+        topo_t *t = load_sets("topologies/cluster-h100.yaml", sets, 0);
+        int nics = atoi(cases[c][1]), p = topo_nranks(t), radix = strstr(sets, "radix=8") ? 8 : 16;
+        gen_fabric_t f = {.radix = radix, .oversub = strstr(sets, "oversubscription=2") ? 2 : 1, .rails = nics};
+        gen_shape_t s;
+        cr_assert_eq(gen_shape_init(&s, &f, p / 8 * nics, NULL), 0);
+        int checked = 0, hops[7] = {0};
+        for (int a = 0; a < p; a += 3)
+            for (int b = 0; b < p; b += 5) {
+                if (a / 8 == b / 8) continue;
+                int na = a / 8 * nics + (a % 8) * nics / 8, nb = b / 8 * nics + (b % 8) * nics / 8;   /* each GPU's NIC */
+                topo_route_t r;
+                cr_assert_eq(topo_route(t, a, b, &r, NULL), 0);
+                int h = gen_shape_hops(&s, na, nb);
+                cr_expect_eq(r.nlinks, 2 + h, "%s: rank %d -> %d: %d links, the shape says 2 + %d", sets, a, b, r.nlinks, h);
+                hops[h]++, checked++;
+            }
+        cr_expect(checked > 20 && hops[2] + hops[4] + hops[6] == checked, "%s: %d pairs", sets, checked);
+        if (strstr(sets, "nodes=40")) cr_expect(hops[2] && hops[4] && hops[6], "three levels: every distance seen");
+        gen_shape_free(&s);
+        topo_free(t);
+    }
+}
+
+/* Every node's distances to node 0's NICs and to node N-1's are some
+ * witness's (brute force over the definition), the ends are witnesses, and
+ * the list is ascending and short. */
+Test(fold, every_node_has_a_witness_at_its_distances) {
+    static const int shapes[][5] = {   /* nodes, NICs a node, radix, rails, oversubscription */
+        {13, 8, 8, 8, 1}, {40, 8, 16, 8, 1}, {33, 8, 16, 8, 2}, {1000, 1, 16, 1, 1}, {200, 2, 32, 2, 1},
+        {4097, 8, 64, 8, 1}, {131072, 8, 256, 8, 1}, {77, 4, 12, 4, 1}};
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int N = shapes[c][0], h = shapes[c][1], w[64];
+        gen_fabric_t f = {.radix = shapes[c][2], .rails = shapes[c][3], .oversub = shapes[c][4]};
+        gen_shape_t s;
+        cr_assert_eq(gen_shape_init(&s, &f, N * h, NULL), 0);
+        int nw = fold_witnesses(&f, N, h, w, 64);
+        cr_assert(nw >= 2 && nw <= 64 && w[0] == 0 && w[nw - 1] == N - 1, "shape %zu: %d witnesses", c, nw);
+        for (int i = 1; i < nw; i++) cr_assert_lt(w[i - 1], w[i]);
+        for (int k = 0; k < N; k += N > 5000 ? 97 : 1)
+            for (int end = 0; end < 2; end++) {
+                int x = end ? N - 1 : 0, found = 0;
+                for (int j = 0; j < nw && !found; j++) {
+                    int same = w[j] != x || k == x;
+                    for (int a = 0; a < h && same; a++)
+                        for (int b = 0; b < h && same; b++)
+                            same = gen_shape_hops(&s, k * h + a, x * h + b) == gen_shape_hops(&s, w[j] * h + a, x * h + b);
+                    found = same;
+                }
+                cr_expect(found, "shape %zu: node %d against node %d has no witness", c, k, x);
+            }
+        gen_shape_free(&s);
+    }
+}
+
+/* The closed forms' view of a folded cluster is the whole one's, bit for
+ * bit: the slowest and fastest routes to rank 0 and to rank p-1, the route
+ * to the first reducing switch, and the counts it stands for. */
+Test(fold, the_witnesses_see_what_the_whole_cluster_sees) {
+    static const char *const cases[][2] = {
+        {"cluster-h100", "nodes=13 radix=8"},           {"cluster-h100", "nodes=64 radix=16"},
+        {"cluster-h100", "nodes=200 radix=32 nics=1"},  {"cluster-h100", "nodes=100 radix=16 nics=2 pxn=false"},
+        {"cluster-h100", "nodes=90 radix=16 oversubscription=2"}, {"cluster-h100", "nodes=4097 radix=64"},
+        {"cluster-a100", "nodes=100 radix=32"},         {"cluster-p4d", "nodes=100 radix=16"},
+        {"cluster-pcie", "nodes=64 radix=16"},          {"cluster-pcie", "nodes=57 radix=8 gpus=1 group_size=1"}};
+    int folded = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[128];
+        snprintf(path, sizeof path, "topologies/%s.yaml", cases[c][0]);
+        topo_t *w = load_sets(path, cases[c][1], 0), *f = load_sets(path, cases[c][1], 1);
+        cost_model_t mw, mf;
+        cr_assert_eq(topo_cost_model(w, &mw, NULL), 0);
+        cr_assert_eq(topo_cost_model(f, &mf, NULL), 0);
+        const char *m = cases[c][1];
+        if (topo_fold_ranks(f)) {
+            folded++;
+            cr_expect_lt(topo_nranks(f), topo_nranks(w) / 2, "%s %s: fewer ranks built", cases[c][0], m);
+            cr_expect_eq(topo_fold_ranks(f), topo_nranks(w), "%s %s: ranks stood for", cases[c][0], m);
+            cr_expect_eq(topo_fold_reducers(f), topo_nreducers(w), "%s %s: reducing switches", cases[c][0], m);
+        }
+        cr_expect(mw.alpha == mf.alpha && mw.beta == mf.beta && mw.beta_path == mf.beta_path, "%s %s: alpha %.17g/%.17g beta %.17g/%.17g",
+                  cases[c][0], m, mw.alpha, mf.alpha, mw.beta, mf.beta);
+        cr_expect(mw.uniform == mf.uniform && mw.helper_alpha == mf.helper_alpha && mw.helper_beta == mf.helper_beta,
+                  "%s %s: uniform or helper route", cases[c][0], m);
+        topo_free(w);
+        topo_free(f);
+    }
+    cr_expect_geq(folded, 9, "every case but one of few nodes folds (%d did)", folded);
+}
+
+/* What is not a cluster of identical copies joined by a fat-tree loads
+ * whole: an included node (cluster-mi300x), a reducing fabric (SHARP), a
+ * group spanning nodes, a node unlike the others. */
+Test(fold, what_is_not_copies_loads_whole) {
+    static const char *const cases[][2] = {{"topologies/cluster-mi300x.yaml", "nodes=64 radix=16"},
+                                          {"topologies/cluster-h100.yaml", "nodes=8 radix=16 sharp=true"},
+                                          {"topologies/cluster-pcie.yaml", "nodes=64 radix=16 gpus=1"},
+                                          {"topologies/hgx-h100.yaml", ""}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        topo_t *w = load_sets(cases[c][0], cases[c][1], 0), *f = load_sets(cases[c][0], cases[c][1], 1);
+        cr_expect_eq(topo_fold_ranks(f), 0, "%s %s folded", cases[c][0], cases[c][1]);
+        cr_expect_eq(topo_nranks(f), topo_nranks(w));
+        topo_free(w);
+        topo_free(f);
+    }
+    const char *odd = "/tmp/baton_fold_odd.yaml";
+    FILE *fp = fopen(odd, "w");
+    cr_assert_not_null(fp);
+    fputs("name: odd\nparams: {nodes: 64}\nnodes:\n  - {name: \"n[0-${nodes-1}].gpu[0-1]\"}\n"
+          "  - {name: \"n[0-${nodes-1}].nic[0-1]\", kind: nic}\n  - {name: extra, kind: switch}\nlinks:\n"
+          "  - {a: \"n[0-${nodes-1}].gpu[0-1]\", b: \"n[0-${nodes-1}].nic[0-1]\", bw: 50GB/s, latency: 1us}\n"
+          "  - {a: n0.gpu0, b: extra, bw: 50GB/s, latency: 1us}\n"
+          "generate:\n  - {fat_tree: \"n[0-${nodes-1}].nic[0-1]\", rails: 2, radix: 8, bw: 50GB/s, latency: 1us}\n", fp);
+    fclose(fp);
+    topo_t *f = load_sets(odd, "", 1);
+    cr_expect_eq(topo_fold_ranks(f), 0, "node 0 has a link the others lack: it must not fold");
+    cr_expect_eq(topo_nranks(f), 128);
+    topo_free(f);
+    remove(odd);
+}
+
+/* `predict` on a folded cluster prints what the whole prints: rows it can
+ * answer from the witnesses (the folded line says so), and rows whose link
+ * loads need every rank, which load the whole. */
+Test(fold, predict_answers_as_the_whole_cluster) {
+    static const char *const rows[][2] = {{"allreduce", "twoshot"},   {"allreduce", "binomial"}, {"allreduce", "naive"},
+                                         {"broadcast", "bintree"},   {"reduce", "chain"},       {"broadcast", "scatter_allgather"},
+                                         {"allreduce", "ring"},      {"allreduce", "nccl"},     {"allreduce", "auto"},
+                                         {"allgather", "nccl"},      {"alltoall", "naive"}};
+    int folded = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        for (int j = 0; j < 2; j++) {
+            const char *machine = j ? "cluster-p4d --set nodes=100 --set radix=16" : "cluster-h100 --set nodes=64 --set radix=16";
+            char args[512], *w, *f;
+            snprintf(args, sizeof args, "predict -t %s -c %s -a %s -s 48MiB --fold 0", machine, rows[i][0], rows[i][1]);
+            int rw = th_cli(args, &w, 0);
+            snprintf(args, sizeof args, "predict -t %s -c %s -a %s -s 48MiB --fold 1", machine, rows[i][0], rows[i][1]);
+            cr_expect_eq(th_cli(args, &f, 0), rw, "%s: another exit status", args);
+            char *note = strstr(f, "  folded ");
+            if (note) {
+                folded++;
+                cr_expect(strstr(note, "of its ") && strstr(note, " nodes built"), "%s", note);
+                *note = '\0';                       /* the last line: the rest must be the whole's */
+            }
+            cr_expect_str_eq(f, w, "%s: folded and whole differ", args);
+            free(w);
+            free(f);
+        }
+    cr_expect_geq(folded, 10, "rows answered from the witnesses: %d", folded);
+}
+
+Test(fold, predict_refuses_fold_for_the_simulator) {
+    char *out;
+    cr_expect_eq(th_cli("sim -t cluster-h100 -c allreduce -a ring -s 1MiB --fold 1", &out, 0), 2);
+    cr_expect(strstr(out, "--fold is predict's"), "%s", out);
+    free(out);
+}
