@@ -732,7 +732,7 @@ Test(machines, nvlstree_closed_form_follows_its_simulation) {
      * hole a later-starting message left on it for the groups' sends that
      * meet on a NIC: sim/book.h). */
     for (int nodes = 4; nodes <= 5; nodes++) {
-        char set[16];
+        char set[32];
         snprintf(set, sizeof set, "nodes=%d", nodes);
         t = load("topologies/cluster-h100.yaml", set);
         expect_nvlstree_near(t, 4ull << 20, CONTENTION_FAIR, 0.15, set);
