@@ -73,7 +73,7 @@ typedef struct {
     int fold_min;            /* fold a cluster of at least this many nodes (0: never) */
     int fold_nodes, fold_nw; /* folded: the nodes it stands for, the witnesses built */
     int fold_w[FOLD_MAX];    /* the witnesses, ascending */
-    char fold_text[FOLD_MAX * 8 + 2];   /* "[0,1,...]": what the node bracket becomes */
+    char fold_text[FOLD_MAX * 10 + 2];  /* "[0,1,...]": what the node bracket becomes (nodes < 2^24) */
 } ctx_t;
 
 /* A node name as declared in this file, as the topology knows it. */
@@ -974,39 +974,49 @@ static int node_ok(ctx_t *c, yaml_node_t *n, const char *P) { return per_node(c,
 static int link_ok(ctx_t *c, yaml_node_t *l, const char *P) { return per_node(c, l, "a", P) && per_node(c, l, "b", P); }
 static int tree_ok(ctx_t *c, yaml_node_t *g, const char *P) { return per_node(c, g, "fat_tree", P) && get_bool(c, g, "sharp", 0) == 0; }
 
+/* The prefix every name of a cluster of copies starts with ("n[0-${nodes-1}]":
+ * the first node's, up to and including its first bracket, if that bracket
+ * is the node bracket) into P; 0 if the file is not written that way. */
+static int fold_prefix(ctx_t *c, yaml_node_t *root, char *P) {
+    yaml_node_t *nodes = get(c, root, "nodes"), *gen = get(c, root, "generate"), *n0;
+    if (!nodes || nodes->type != YAML_SEQUENCE_NODE || nodes->data.sequence.items.top == nodes->data.sequence.items.start ||
+        !gen || gen->type != YAML_SEQUENCE_NODE || gen->data.sequence.items.top - gen->data.sequence.items.start != 1 ||
+        get(c, root, "include") || get(c, root, "sharp_fabric"))
+        return 0;
+    n0 = node(c, *nodes->data.sequence.items.start);
+    const char *first = n0->type == YAML_MAPPING_NODE ? scalar(get(c, n0, "name")) : NULL, *at;
+    if (!first || (at = strstr(first, FOLD_BRACKET)) == NULL || strchr(first, '[') != at) return 0;
+    snprintf(P, TEXT, "%.*s%s", (int)(at - first), first, FOLD_BRACKET);
+    return all_items(c, root, "nodes", P, node_ok) && all_items(c, root, "links", P, link_ok) &&
+           tree_ok(c, node(c, *gen->data.sequence.items.start), P);
+}
+
 /* A cluster of at least c->fold_min copies of one node, as the cluster files
  * write it (every node and link named "P[0-${nodes-1}]...", one fat_tree over
  * their NICs, no include, no SHARP): build only its witness nodes
  * (topologies/fold.c), where the whole would have them. Anything else loads
- * whole. */
-static int fold_plan(ctx_t *c, yaml_node_t *root) {
+ * whole; so does anything wrong here, and the whole load says what. */
+static void fold_plan(ctx_t *c, yaml_node_t *root) {
     const char *nv = expand_get(&c->params, "nodes"), *why;
-    yaml_node_t *nodes = get(c, root, "nodes"), *gen = get(c, root, "generate");
-    char *end, P[TEXT], pat[TEXT], one[TEXT], **names = NULL;
+    char *end, P[TEXT], pat[TEXT], one[TEXT], prefix[TEXT], **names = NULL;
     long N = nv ? strtol(nv, &end, 10) : 0;
-    if (c->fold_min <= 0 || c->depth > 0 || !nv || *end || N < c->fold_min || N > 1 << 24 || get(c, root, "include") ||
-        get(c, root, "sharp_fabric") || !nodes || nodes->type != YAML_SEQUENCE_NODE || nodes->data.sequence.items.top == nodes->data.sequence.items.start ||
-        !gen || gen->type != YAML_SEQUENCE_NODE || gen->data.sequence.items.top - gen->data.sequence.items.start != 1)
-        return 0;
-    const char *first = scalar(get(c, node(c, *nodes->data.sequence.items.start), "name")), *at;
-    if (!first || (at = strstr(first, FOLD_BRACKET)) == NULL || strchr(first, '[') != at) return 0;
-    snprintf(P, sizeof P, "%.*s%s", (int)(at - first), first, FOLD_BRACKET);
-    yaml_node_t *g = node(c, *gen->data.sequence.items.start);
-    if (!all_items(c, root, "nodes", P, node_ok) || !all_items(c, root, "links", P, link_ok) || !tree_ok(c, g, P)) return 0;
+    if (c->fold_min <= 0 || c->depth > 0 || !nv || *end || N < c->fold_min || N > 1 << 24 || !fold_prefix(c, root, P))
+        return;
+    yaml_node_t *g = node(c, *get(c, root, "generate")->data.sequence.items.start);
+    const char *hosts = scalar(get(c, g, "fat_tree"));
     gen_fabric_t f = {0};
-    int hpn = 0;
-    snprintf(pat, sizeof pat, "%.*s[0]%s", (int)(at - first), first, scalar(get(c, g, "fat_tree")) + strlen(P));
-    if (fabric_of(c, g, &f, one) < 0 || expand_subst(&c->params, pat, one, TEXT, &why) < 0 ||
+    int hpn = 0;                                    /* NICs a node: the hosts pattern for node 0 alone */
+    snprintf(pat, sizeof pat, "%.*s[0]%s", (int)(strlen(P) - strlen(FOLD_BRACKET)), hosts, hosts + strlen(P));
+    if (fabric_of(c, g, &f, prefix) < 0 || expand_subst(&c->params, pat, one, TEXT, &why) < 0 ||
         expand_range(one, &names, &hpn, &why) < 0)
-        return 0;                                   /* the whole load will say what is wrong */
+        return;
     expand_names_free(names, hpn);
     int nw = fold_witnesses(&f, (int)N, hpn, c->fold_w, FOLD_MAX);
-    if (nw <= 0 || nw >= N) return 0;
-    int w = sprintf(c->fold_text, "[");
-    for (int i = 0; i < nw; i++) w += sprintf(c->fold_text + w, i ? ",%d" : "%d", c->fold_w[i]);
-    sprintf(c->fold_text + w, "]");
-    c->fold_nodes = (int)N, c->fold_nw = nw;
-    return 0;
+    if (nw <= 0 || nw >= N) return;
+    size_t w = 0, cap = sizeof c->fold_text;
+    w += (size_t)snprintf(c->fold_text, cap, "[");
+    for (int i = 0; i < nw && w < cap; i++) w += (size_t)snprintf(c->fold_text + w, cap - w, i ? ",%d" : "%d", c->fold_w[i]);
+    if (w + 1 < cap) snprintf(c->fold_text + w, cap - w, "]"), c->fold_nodes = (int)N, c->fold_nw = nw;
 }
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
@@ -1018,7 +1028,7 @@ static int walk(ctx_t *c, const char *const *sets, int nsets) {
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
     int rc = only_keys(c, root, keys, "a topology");
     if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
-    if ((rc = fold_plan(c, root)) < 0) return rc;
+    fold_plan(c, root);
     if ((rc = read_gpu(c, root)) < 0 || (rc = walk_body(c, root)) < 0 || (rc = read_protocols(c, root)) < 0) return rc;
     if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0 || (rc = read_library(c, root)) < 0 ||
         (rc = read_sharp(c, root)) < 0)
