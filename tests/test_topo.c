@@ -48,6 +48,22 @@ Test(topo_yaml, every_malformed_file_names_its_place) {
     cr_expect_geq(n, 20, "only %d malformed files", n);
 }
 
+/* A bracket may list numbers and ranges, in the order written. */
+Test(topo_yaml, a_bracket_lists_numbers_and_ranges) {
+    const char *f = "/tmp/baton_bracket_list.yaml";
+    FILE *fp = fopen(f, "w");
+    cr_assert_not_null(fp);
+    fputs("name: l\nnodes:\n  - {name: \"n[3,0].gpu[0,2,5-6]\"}\n  - {name: sw, kind: switch}\nlinks:\n"
+          "  - {a: \"n[3,0].gpu[0,2,5-6]\", b: sw, bw: 1GB/s, latency: 1us}\n", fp);
+    fclose(fp);
+    topo_t *t = th_load(f, NULL);
+    static const char *const names[] = {"n3.gpu0", "n3.gpu2", "n3.gpu5", "n3.gpu6", "n0.gpu0", "n0.gpu2", "n0.gpu5", "n0.gpu6"};
+    cr_assert_eq(topo_nranks(t), 8);
+    for (int r = 0; r < 8; r++) cr_expect_str_eq(topo_rank_name(t, r), names[r]);
+    topo_free(t);
+    remove(f);
+}
+
 Test(topo_yaml, missing_file) {
     expect_error("tests/data/no-such-file.yaml", "no-such-file.yaml", "cannot open");
 }

@@ -276,11 +276,11 @@ static int range_rec(const char *pat, char ***names, int *n, int *cap, const cha
 /* How many names pattern's well-formed brackets multiply to, capped just
  * past the limit: checked before expanding, so a huge product fails at once. */
 static long range_count(const char *pat) {
-    long total = 1, first[64], last[64];
+    long total = 1, first[BRACKET_ITEMS], last[BRACKET_ITEMS];
     const char *close, *why;
     for (const char *open = strchr(pat, '['); open && total <= EXPAND_MAX_NAMES; open = strchr(open + 1, '[')) {
-        int items = bracket_items(open, first, last, 64, &close, &why);
-        if (items < 0) break;                      /* long lists are counted as they expand */
+        int items = bracket_items(open, first, last, BRACKET_ITEMS, &close, &why);
+        if (items < 0) break;                      /* range_rec says what is wrong with it */
         long count = 0;
         for (int k = 0; k < items; k++) count += last[k] - first[k] + 1;
         total = count > EXPAND_MAX_NAMES ? EXPAND_MAX_NAMES + 1L : total * count;
