@@ -429,10 +429,10 @@ static double chain_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
  * latency the other channels' and the other tree's keep the link busy, as
  * in the ring's step (ring.c). On two MI355X nodes (64 MiB, Simple, 64
  * chunks) the sum gave 812 us, the simulator 677, the longer 677. Through
- * a switch (a flat node) the simulator's FIFO reserves a message's whole
- * route, so messages of other channels wait behind it and the sum is the
- * closer (2 x 8 A100, 256 MiB LL128: sum 3.13 ms, FIFO 3.22, fair 2.51,
- * no contention 2.20 = the longer); docs/NOTES.md. */
+ * a switch (a flat node) the sum stays: it was FIFO's time before FIFO
+ * backfilled (2 x 8 A100, 256 MiB LL128: sum 2.98 ms, FIFO 3.22 then, 2.29
+ * now, the longer 2.02), and with the longer -a nccl plans trees where
+ * NCCL ran rings (the 2 x 8 A100 log 10.5 -> 16.5 %); docs/NOTES.md. */
 static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     if (!m->stepwise || p < 2) return split_cost(m, p, n, o, SHAPE_NODES);
     uint64_t k = algo_pipeline_chunks(n, o);
