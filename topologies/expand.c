@@ -228,6 +228,7 @@ static int bracket_items(const char *open, long *first, long *last, int max, con
             if (end == bs) { *why = "a range is written [first-last] or [a,b,c-d], e.g. gpu[0-7]"; return -1; }
         }
         if (a < 0 || b < a) { *why = "a range must go up: [first-last] with 0 <= first <= last"; return -1; }
+        if (b > INT32_MAX) { *why = "a number in a name is at most 2147483647"; return -1; }
         if (b - a >= EXPAND_MAX_NAMES) { *why = "a pattern names at most " EXPAND_STR(EXPAND_MAX_NAMES) " nodes"; return -1; }
         if (k == max) { *why = "too many items in one bracket"; return -1; }
         first[k] = a, last[k++] = b;
