@@ -182,6 +182,25 @@ Test(fold, predict_answers_as_the_whole_cluster) {
     cr_expect_geq(folded, 10, "rows answered from the witnesses: %d", folded);
 }
 
+/* --explain reads the formula, not the graph: folded, it says what the
+ * whole says, below the line that says it was folded. */
+Test(fold, explain_answers_as_the_whole_cluster) {
+    char *w, *f;
+    const char *args = "predict -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce -a twoshot -s 1MiB --explain";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s --fold 0", args);
+    cr_assert_eq(th_cli(cmd, &w, 1), 0);
+    snprintf(cmd, sizeof cmd, "%s --fold 1", args);
+    cr_assert_eq(th_cli(cmd, &f, 1), 0);
+    char *note = strstr(f, "  folded "), *eol = note ? strchr(note, '\n') : NULL;
+    cr_assert(note && eol, "%s", f);
+    memmove(note, eol + 1, strlen(eol + 1) + 1);
+    cr_expect(strstr(f, "  explain  the twoshot formula"), "%s", f);
+    cr_expect_str_eq(f, w);
+    free(w);
+    free(f);
+}
+
 Test(fold, predict_refuses_fold_for_the_simulator) {
     char *out;
     cr_expect_eq(th_cli("sim -t cluster-h100 -c allreduce -a ring -s 1MiB --fold 1", &out, 0), 2);

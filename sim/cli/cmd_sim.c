@@ -432,7 +432,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     const char *why;
     if (a.size && units_size(a.size, &bytes, &why) < 0) return cmd_usage(cmd, "bad size '%s': %s", a.size, why);
     baton_err_t e = {0};
-    int fold = predict && !a.sizes && !a.explain ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
+    int fold = predict && !a.sizes ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
     topo_t *t = cmd_load_topo_folded(a.topo, a.sets.v, a.sets.n, fold, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
     cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des");
