@@ -125,6 +125,9 @@ static inline int algo_pof2(int p) { return p > 0 && (p & (p - 1)) == 0; }
  * rank c s + 1, so it leaves by c s: in and out by NIC c, on one rail, as
  * NCCL's search closes a ring on the NIC it started from. */
 static inline int algo_rotation(int c, int s) { return s > 1 ? c * s + 1 : c; }
+/* The stride a schedule of groups of g rotates by: o's, where it is one
+ * inside a group (1 < stride < g), else 1. */
+static inline int algo_stride(const algo_opts_t *o, int64_t g) { return o && o->stride > 1 && o->stride < g ? o->stride : 1; }
 
 /* The rows, defined next to their algorithms. */
 #define ALGO_ROWS(X)                                                          \

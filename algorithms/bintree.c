@@ -268,7 +268,7 @@ static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int sha
     if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
     s->param[0] = shape;
     s->param[1] = nodes_group(s->nranks, o);
-    s->param[2] = o && o->stride > 1 && o->stride < s->param[1] ? o->stride : 1;
+    s->param[2] = algo_stride(o, s->param[1]);
     if (shape == SHAPE_NODES && o && !o->rank_order) s->orders = node_orders(o->rings, s->nranks, (int)s->param[1]);
     s->nchannels = 3 * trees * C;
     sched_layout(s, (uint32_t)(trees * C), (uint32_t)k);

@@ -118,7 +118,7 @@ static int ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)e;
     int ch = o->channels > 0 ? o->channels : 1;
     s->param[0] = o->group > 0 && s->nranks % o->group == 0 ? o->group : s->nranks;   /* rotate within groups */
-    s->param[1] = o->stride > 1 && o->stride < s->param[0] ? o->stride : 1;         /* by this much a channel */
+    s->param[1] = algo_stride(o, s->param[0]);                                        /* by this much a channel */
     s->nchannels = ch;
     sched_layout(s, (uint32_t)s->nranks, (uint32_t)ch);
     s->period = ch == 1 ? 1 : (int)s->param[0];          /* channel c > 0 rotates inside groups */

@@ -233,12 +233,18 @@ static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const pro
     return k;
 }
 
+/* The first of the k lowest times, -1 if none (k <= 0). */
+static int lowest(const double *times, int k) {
+    int best = -1;
+    for (int i = 0; i < k; i++) if (best < 0 || times[i] < times[best]) best = i;
+    return best;
+}
+
 const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
                        uint64_t n, const algo_opts_t *o, int nccl_only) {
     const algo_t *rows[RUN_MAX_ROWS];
     double times[RUN_MAX_ROWS];
-    int k = closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, rows, times, RUN_MAX_ROWS), best = -1;   /* < 0: none */
-    for (int i = 0; i < k; i++) if (best < 0 || times[i] < times[best]) best = i;
+    int best = lowest(times, closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, rows, times, RUN_MAX_ROWS));
     return best < 0 ? NULL : rows[best];
 }
 
@@ -356,12 +362,13 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
     if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     int nccl = strcmp(q->algo, "nccl") == 0;
-    double times[RUN_MAX_ROWS], lo = -1;
-    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, nccl, out, times, RUN_MAX_ROWS), m = 0;
-    for (int i = 0; i < k; i++) if (lo < 0 || times[i] < lo) lo = times[i];
-    for (int i = 0; i < k; i++)                   /* auto: the lowest (the first of equals); nccl: those near it */
-        if (nccl ? times[i] <= lo * RUN_NCCL_SLACK : times[i] == lo && m == 0) out[m++] = out[i];
-    return k < 0 ? k : m;
+    double times[RUN_MAX_ROWS];
+    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, nccl, out, times, RUN_MAX_ROWS);
+    int best = lowest(times, k), m = 0;
+    if (k < 0 || best < 0) return k < 0 ? k : 0;    /* BATON_EWHOLE, or nothing */
+    if (!nccl) return out[0] = out[best], 1;       /* auto: the lowest; nccl: every row near it */
+    for (int i = 0; i < k; i++) if (times[i] <= times[best] * RUN_NCCL_SLACK) out[m++] = out[i];
+    return m;
 }
 
 /* The channels NCCL runs a small call on (its enqueue; docs/reference/nccl.md,

@@ -55,7 +55,7 @@ static int place(const gen_fabric_t *f, int i) { return f->pos ? f->pos[i] : i; 
 static int hang_hosts(topo_t *t, const int *hosts, int nh, const gen_fabric_t *f, const gen_shape_t *s, int *leaves,
                       baton_err_t *e) {
     for (int r = 0; r < s->rails; r++)
-        for (int i = 0; i < nh; i++) {
+        for (int i = f->pos ? 0 : r; i < nh; i += f->pos ? 1 : s->rails) {   /* rail r's hosts, in place order */
             int pos = place(f, i), l = gen_shape_leaf(s, pos);
             if (pos % s->rails != r) continue;
             if (leaves[l] < 0 && (leaves[l] = add_switch(t, f->prefix, "leaf", l, e)) < 0) return leaves[l];

@@ -443,6 +443,7 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
 
 int topo_nranks(const topo_t *t) { return t->nranks; }
 int topo_fold_nodes(const topo_t *t) { return t->fold.nodes; }
+int topo_fold_witnesses(const topo_t *t) { return t->fold.witnesses; }
 int topo_fold_ranks(const topo_t *t) { return t->fold.ranks; }
 int topo_fold_reducers(const topo_t *t) { return t->fold.reducers; }
 
@@ -451,7 +452,7 @@ int topo_set_fold(topo_t *t, int nodes, int witnesses, baton_err_t *e) {
     if (witnesses < 1 || t->nranks % witnesses || t->nreducers % witnesses || (int64_t)per * nodes > INT32_MAX ||
         (g > 0 && per % g))                        /* a group spanning nodes is not a copy's */
         return err_set(e, BATON_EINVAL, "%s: %d witness nodes do not hold the same ranks and switches each", t->name, witnesses);
-    t->fold.nodes = nodes;
+    t->fold.nodes = nodes, t->fold.witnesses = witnesses;
     t->fold.ranks = t->nranks / witnesses * nodes;
     t->fold.reducers = t->nreducers / witnesses * nodes;
     return 0;

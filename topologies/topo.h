@@ -218,6 +218,7 @@ int topo_nranks(const topo_t *t);
 /* A folded machine (topo_yaml_load_folded): the cluster's nodes, ranks and
  * reducing switches it stands for; 0 when it is not folded. */
 int topo_fold_nodes(const topo_t *t);
+int topo_fold_witnesses(const topo_t *t);   /* the nodes built */
 int topo_fold_ranks(const topo_t *t);
 int topo_fold_reducers(const topo_t *t);
 /* Mark t as `witnesses` of a cluster of `nodes` copies (each copy holds the

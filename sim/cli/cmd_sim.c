@@ -476,9 +476,9 @@ int cmd_sim(int argc, char **argv, int predict) {
         free(s);
     } else {
         summary(&r, topo_name(t), (coll_t)coll, a.verify);
-        if (topo_fold_ranks(t))           /* every node holds the same ranks (topo_set_fold) */
+        if (topo_fold_ranks(t))
             printf("  folded   %d of its %d nodes built, one for each way routes differ (--fold 0: all)\n",
-                   topo_nranks(t) / (topo_fold_ranks(t) / topo_fold_nodes(t)), topo_fold_nodes(t));
+                   topo_fold_witnesses(t), topo_fold_nodes(t));
         if (a.explain) explain(t, &r, &a.opts);
     }
     engine_result_free(&r.eng);
