@@ -446,11 +446,18 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
 }
 
 /* -a nccl where the machine's library has a rule for this call (RCCL's
- * MSCCL files): that algorithm and protocol, as the library runs it. */
+ * MSCCL files): that algorithm and protocol, as the library runs it. A row
+ * sized as NCCL runs it (a calibration's pinned plan) that is the rule's
+ * algorithm and protocol runs on the library's kernel too: its ceiling
+ * holds (not the rule returned: nothing else changes). */
 static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
-    int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto;
-    const topo_lib_rule_t *r = strcmp(q->algo, "nccl") ? NULL : topo_library_rule(t, q->coll, ranks_of(t), q->bytes, proto);
+    int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto, nccl = strcmp(q->algo, "nccl") == 0;
+    const topo_lib_rule_t *r = nccl || q->nccl_sizing ? topo_library_rule(t, q->coll, ranks_of(t), q->bytes, proto) : NULL;
     if (r == NULL) return NULL;
+    if (!nccl) {
+        if (strcmp(r->algo, q->algo) == 0 && r->proto == proto) q->lib_busbw = r->max_busbw;
+        return NULL;
+    }
     q->algo = r->algo;
     q->proto = r->proto;
     q->lib_busbw = r->max_busbw;

@@ -54,6 +54,8 @@ static void quoted(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+static void write_library(FILE *f, const topo_library_t *l);
+
 int topo_write_overlay(const topo_t *t, const char *base, const char *const *params, int nparams,
                        const char *const *logs, int nlogs, const char *date, const char *comment, FILE *f) {
     const topo_params_t *p = topo_params_c(t);
@@ -79,6 +81,7 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     if (!p->no_protocols) write_protocols(f, p);
     if (p->neff) fprintf(f, "link_efficiency:\n");
     for (int i = 0; i < p->neff; i++) fprintf(f, "  %s: %.17g\n", p->class_eff[i].name, p->class_eff[i].eff);
+    write_library(f, &p->lib);             /* whole: an overlay's library replaces its base's (a fitted ceiling) */
     fprintf(f, "calibration:\n  algo: %s\n  proto: %s\n  model: %s\n", k->algo, k->proto, k->model);
     if (k->mape_pct >= 0) fprintf(f, "  mape_pct: %.4f\n", k->mape_pct);
     if (k->cv_mape_pct >= 0) fprintf(f, "  cv_mape_pct: %.4f\n", k->cv_mape_pct);

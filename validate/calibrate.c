@@ -146,6 +146,12 @@ static void layout(fit_ctx_t *c) {
         snprintf(name, sizeof name, "%s efficiency", proto_name((proto_t)j));
         add(c->f, CAL_PROTO_EFF, j, NULL, name, tp->proto[j].efficiency, 0.1, 1);
     }
+    for (int k = 0; k < tp->lib.nrules && !tp->no_protocols; k++) {   /* a library kernel's own ceiling */
+        const topo_lib_rule_t *r = &tp->lib.rule[k];
+        if (r->max_busbw <= 0) continue;
+        snprintf(name, sizeof name, "%s %s ceiling", r->algo, proto_name((proto_t)r->proto));
+        add(c->f, CAL_LIB_CAP, k, NULL, name, r->max_busbw, 0.2 * r->max_busbw, 5 * r->max_busbw);
+    }
 }
 
 /* Put the values x[] into machine j. */
@@ -170,6 +176,9 @@ static int apply_one(fit_ctx_t *c, int j, const double *x) {
             tp->proto[p->which].base_latency = base[p->which].base_latency * x[i];
             break;
         case CAL_PROTO_EFF: tp->proto[p->which].efficiency = x[i]; break;
+        case CAL_LIB_CAP:
+            if (p->which < tp->lib.nrules) tp->lib.rule[p->which].max_busbw = x[i];
+            break;
         }
     }
     return 0;
@@ -408,7 +417,7 @@ int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sa
 
 /* The value in its unit: a share, a factor, or a rate. */
 static int fmt_value(const cal_param_t *p, double v, char *b, size_t n) {
-    if (p->kind == CAL_REDUCE || p->kind == CAL_STAGE) return snprintf(b, n, "%.4g GB/s", v / 1e9);
+    if (p->kind == CAL_REDUCE || p->kind == CAL_STAGE || p->kind == CAL_LIB_CAP) return snprintf(b, n, "%.4g GB/s", v / 1e9);
     if (p->kind == CAL_STAGE_LAT) return snprintf(b, n, "%.4g us", v * 1e6);
     return snprintf(b, n, "%.4g", v);
 }

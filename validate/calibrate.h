@@ -5,7 +5,9 @@
  * the links' latency (x the file's, 0.1-10; only without protocols, whose
  * latencies carry it otherwise, as in NCCL's model), the reduction rate (x 0.05-20),
  * each protocol's latency (its per-message and base latency together, x
- * 0.1-10) and, if asked, LL's and LL128's efficiency. They are fitted in a
+ * 0.1-10), a library kernel's ceiling where the machine's library has one
+ * (RCCL's all-pairs: `max_busbw`, x 0.2-5) and, if asked, LL's and LL128's
+ * efficiency. They are fitted in a
  * bounded logistic coordinate (so the optimiser cannot leave the bounds and
  * a value that ends at one is reported), to minimise the relative error of
  * the predictions, robustly (Huber), with a weak pull towards the file's
@@ -43,17 +45,17 @@ typedef struct cal_req {
 
 #define CAL_MAX_PARAMS 16
 
-typedef enum { CAL_LINK_EFF, CAL_LINK_LAT, CAL_REDUCE, CAL_PROTO_LAT, CAL_PROTO_EFF, CAL_STAGE, CAL_STAGE_LAT } cal_kind_t;
+typedef enum { CAL_LINK_EFF, CAL_LINK_LAT, CAL_REDUCE, CAL_PROTO_LAT, CAL_PROTO_EFF, CAL_STAGE, CAL_STAGE_LAT, CAL_LIB_CAP } cal_kind_t;
 
 typedef struct cal_param {
     cal_kind_t kind;
-    int which;                /* the protocol, for CAL_PROTO_* */
+    int which;                /* the protocol, for CAL_PROTO_*; the library's rule, for CAL_LIB_CAP */
     char cls[24], cls2[24];   /* the link class(es), for CAL_LINK_EFF: the fabric's
                                  nic-switch and switch-switch links are one parameter
                                  (in series at equal rates, no log tells them apart) */
     char name[48];            /* "gpu-switch efficiency", "LL latency" */
     double value, given;      /* fitted and before (a share, a factor, or B/s for the
-                                 reduction and the staging) */
+                                 reduction, the staging and a library kernel's ceiling) */
     double lo, hi;            /* the physical bounds */
     double rel_se;            /* one standard error relative to the value */
     int seen;                 /* 0: no log depends on it: kept at `given` */
