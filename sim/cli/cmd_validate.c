@@ -321,8 +321,9 @@ static void json_extra(const val_extra_t *x) {
            x->fit->links_kept ? "true" : "false");
     for (int i = 0; i < x->fit->k; i++) {
         const cal_param_t *p = &x->fit->p[i];
-        printf("%s{\"name\":\"%s\",\"value\":%.9g,\"given\":%.9g,\"rel_se\":%.6g,\"seen\":%s,\"at_bound\":%s,\"low\":%.9g,\"high\":%.9g}",
-               i ? "," : "", p->name, p->value, p->given, p->rel_se, p->seen ? "true" : "false", p->at_bound ? "true" : "false",
+        printf("%s{\"name\":\"%s\",\"value\":%.9g,\"given\":%.9g,\"rel_se\":%.6g,\"seen\":%s,\"kept\":%s,\"at_bound\":%s,\"low\":%.9g,\"high\":%.9g}",
+               i ? "," : "", p->name, p->value, p->given, p->rel_se, p->seen ? "true" : "false", p->kept ? "true" : "false",
+               p->at_bound ? "true" : "false",
                p->lo, p->hi);
     }
     printf("]");
