@@ -54,7 +54,22 @@ static void quoted(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-static void write_library(FILE *f, const topo_library_t *l);
+/* library: the collective library's name, LL128 switch and rules. */
+static void write_library(FILE *f, const topo_library_t *l) {
+    if (l->name[0] == 0 && l->ll128 < 0 && l->nrules == 0) return;
+    fprintf(f, "library:\n");
+    if (l->name[0]) fprintf(f, "  name: "), quoted(f, l->name), fprintf(f, "\n");
+    if (l->ll128 >= 0) fprintf(f, "  ll128: %s\n", l->ll128 ? "true" : "false");
+    if (l->nrules) fprintf(f, "  rules:\n");
+    for (int i = 0; i < l->nrules; i++) {
+        const topo_lib_rule_t *r = &l->rule[i];
+        char bw[64] = "";
+        if (r->max_busbw > 0) fmt_bw(bw, sizeof bw, r->max_busbw);
+        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, align: %llu, algo: %s, proto: %s%s%s}\n",
+                coll_name((coll_t)r->coll), r->ranks, (unsigned long long)r->min, (unsigned long long)r->max,
+                (unsigned long long)r->align, r->algo, proto_name((proto_t)r->proto), bw[0] ? ", max_busbw: " : "", bw);
+    }
+}
 
 int topo_write_overlay(const topo_t *t, const char *base, const char *const *params, int nparams,
                        const char *const *logs, int nlogs, const char *date, const char *comment, FILE *f) {
@@ -90,23 +105,6 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     fprintf(f, "  logs:\n");
     for (int i = 0; i < nlogs; i++) fprintf(f, "    - "), quoted(f, logs[i]), fprintf(f, "\n");
     return ferror(f) ? BATON_EIO : 0;
-}
-
-/* library: the collective library's name, LL128 switch and rules. */
-static void write_library(FILE *f, const topo_library_t *l) {
-    if (l->name[0] == 0 && l->ll128 < 0 && l->nrules == 0) return;
-    fprintf(f, "library:\n");
-    if (l->name[0]) fprintf(f, "  name: "), quoted(f, l->name), fprintf(f, "\n");
-    if (l->ll128 >= 0) fprintf(f, "  ll128: %s\n", l->ll128 ? "true" : "false");
-    if (l->nrules) fprintf(f, "  rules:\n");
-    for (int i = 0; i < l->nrules; i++) {
-        const topo_lib_rule_t *r = &l->rule[i];
-        char bw[64] = "";
-        if (r->max_busbw > 0) fmt_bw(bw, sizeof bw, r->max_busbw);
-        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, align: %llu, algo: %s, proto: %s%s%s}\n",
-                coll_name((coll_t)r->coll), r->ranks, (unsigned long long)r->min, (unsigned long long)r->max,
-                (unsigned long long)r->align, r->algo, proto_name((proto_t)r->proto), bw[0] ? ", max_busbw: " : "", bw);
-    }
 }
 
 int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {

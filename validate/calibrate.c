@@ -341,6 +341,12 @@ static int judge(fit_ctx_t *c, double *th) {
     return apply_x(c, x);
 }
 
+/* Fit (on the file's plan and free, the better kept) and judge the result. */
+static int fit_and_judge(fit_ctx_t *c, double *th) {
+    if (fit_plans(c, th) < 0) return c->e->code ? -1 : err_set(c->e, BATON_EINVAL, "the fit failed from every start");
+    return judge(c, th);
+}
+
 /* A link class's efficiency is the hardware's, and a calibrated machine
  * carries it to other node counts and NIC counts: it moves from the file's
  * value (itself measured, the machines' headers say where) only where the
@@ -386,13 +392,9 @@ int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit
     if (rc == 0) {
         out->links_kept = links_unpinned(&c);
         layout(&c);
-        if (fit_plans(&c, th) < 0) rc = e->code ? -1 : err_set(e, BATON_EINVAL, "the fit failed from every start");
+        rc = fit_and_judge(&c, th);
     }
-    if (rc == 0) rc = judge(&c, th);
-    if (rc == 0 && keep_the_files(out)) {       /* the rest again, those links at the file's values */
-        if (fit_plans(&c, th) < 0) rc = e->code ? -1 : err_set(e, BATON_EINVAL, "the fit failed from every start");
-        if (rc == 0) rc = judge(&c, th);
-    }
+    if (rc == 0 && keep_the_files(out)) rc = fit_and_judge(&c, th);   /* the rest again, those links kept */
     free(c.plan_algo);
     free(c.plan_proto);
     return rc < 0 ? rc : 0;

@@ -13,7 +13,9 @@
  * the predictions, robustly (Huber), with a weak pull towards the file's
  * values (calibrate.c, PRIOR), by models/fit.c. Each gets a standard error
  * from the data's Jacobian; one the logs do not depend on at all keeps the
- * file's value and is reported as not seen. */
+ * file's value and is reported as not seen, and a link efficiency the logs
+ * cannot tell from the file's (measured) value, within one standard error,
+ * keeps it too (`kept`: a calibrated machine carries its links elsewhere). */
 #ifndef BATON_CALIBRATE_H
 #define BATON_CALIBRATE_H
 
