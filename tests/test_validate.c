@@ -379,45 +379,58 @@ Test(calibrate, links_need_simple_sizes) {
 /* A fit pins each size to the algorithm and protocol the file's values give
  * (its plan) and times it so while the values move: pinned, a size must cost
  * what the plan cost, or the fit bends the machine to explain a difference
- * of its own making. Every size of these logs is timed bit for bit the same
- * pinned as under -a nccl. mi300x's all-pairs sizes (RCCL's MSCCL kernel,
- * 512 KiB-16 MiB) keep the kernel's ceiling when pinned: they once lost it,
- * and the fit took the xGMI links from 0.82 to 0.74 to make up for it (the
- * top quarter, held out, 13 % slow; with the ceiling as a fitted parameter
- * of its own, within 1 %). */
-Test(calibrate, a_pinned_plan_costs_what_the_plan_cost) {
-    static const struct { const char *topo, *set, *log; int ranks; } cases[] = {
-        {"topologies/mi300x.yaml", NULL, LOGS "/nccl-tests-extra/mi300x_x8_xgmi_hisohara_allreduce.txt", 8},
-        {"topologies/hgx-a100.yaml", NULL, SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", 8},
-        {"topologies/cluster-h100.yaml", "nodes=2", LOGS "/nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt", 16},
-        {"topologies/cluster-p4d.yaml", NULL, LOGS "/nccl-tests-extra/a100x16_2node_p4d_efa_awsefaeks_allreduce.txt", 16},
-        {"topologies/pcie-2gpu.yaml", "p2p=false", SHARED "/rtx2080ti_x2_pcie3_nop2p_broadcast.txt", 2},
-    };
-    int capped = 0;
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        baton_err_t e = {0};
-        topo_t *t = th_load(cases[c].topo, cases[c].set);
-        nt_log_t log;
-        cal_sample_t *s = NULL;
-        int n = 0;
-        cr_assert_eq(nt_parse(cases[c].log, cases[c].ranks, &log, &e), 0, "%s", e.msg);
-        cr_assert_eq(cal_samples(&log, &s, &n, &e), 0, "%s", e.msg);
-        for (int i = 0; i < n; i++) {
-            cal_req_t q = {.algo = "nccl", .proto = RUN_PROTO_AUTO}, pin = q;
-            double planned, pinned;
-            proto_t pr;
-            cr_assert_eq(cal_predict(t, &q, &s[i], &planned, &pin.algo, &pr, &e), 0, "%s", e.msg);
-            pin.proto = (int)pr;
-            pin.nccl_sizing = 1;
-            cr_assert_eq(cal_predict(t, &pin, &s[i], &pinned, NULL, NULL, &e), 0, "%s", e.msg);
-            cr_expect_eq(pinned, planned, "%s, %llu B on %s/%s: pinned %.9g s, planned %.9g s", cases[c].log,
-                         (unsigned long long)s[i].bytes, pin.algo, proto_name(pr), pinned, planned);
-            capped += c == 0 && strcmp(pin.algo, "direct") == 0 && pr == PROTO_SIMPLE;
-        }
-        free(s);
-        nt_free(&log);
-        topo_free(t);
+ * of its own making. Every size of every scored log (validate/logs/MANIFEST,
+ * on its machine) is timed bit for bit the same pinned as under -a nccl.
+ * mi300x's all-pairs sizes (RCCL's MSCCL kernel, 512 KiB-16 MiB) keep the
+ * kernel's ceiling when pinned: they once lost it, and the fit took the xGMI
+ * links from 0.82 to 0.74 to make up for it (the top quarter, held out, 13 %
+ * slow; with the ceiling as a fitted parameter of its own, within 1 %). */
+static int pinned_equals_planned(const char *logname, const char *machine, int ranks, char *sets) {
+    char topo[128], path[512];
+    const char *setv[8];
+    int nsets = 0, capped = 0, n = 0;
+    snprintf(topo, sizeof topo, "topologies/%s.yaml", machine);
+    snprintf(path, sizeof path, LOGS "/%s", logname);
+    for (char *tok = strcmp(sets, "-") ? strtok(sets, ",") : NULL; tok && nsets < 8; tok = strtok(NULL, ",")) setv[nsets++] = tok;
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load(topo, setv, nsets, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    nt_log_t log;
+    cal_sample_t *s = NULL;
+    cr_assert_eq(nt_parse(path, ranks, &log, &e), 0, "%s", e.msg);
+    cr_assert_eq(cal_samples(&log, &s, &n, &e), 0, "%s", e.msg);
+    for (int i = 0; i < n; i++) {
+        cal_req_t q = {.algo = "nccl", .proto = RUN_PROTO_AUTO}, pin = q;
+        double planned, pinned;
+        proto_t pr;
+        cr_assert_eq(cal_predict(t, &q, &s[i], &planned, &pin.algo, &pr, &e), 0, "%s", e.msg);
+        pin.proto = (int)pr;
+        pin.nccl_sizing = 1;
+        cr_assert_eq(cal_predict(t, &pin, &s[i], &pinned, NULL, NULL, &e), 0, "%s", e.msg);
+        cr_expect_eq(pinned, planned, "%s, %llu B on %s/%s: pinned %.9g s, planned %.9g s", logname,
+                     (unsigned long long)s[i].bytes, pin.algo, proto_name(pr), pinned, planned);
+        capped += strcmp(machine, "mi300x") == 0 && strcmp(pin.algo, "direct") == 0 && pr == PROTO_SIMPLE;
     }
+    free(s);
+    nt_free(&log);
+    topo_free(t);
+    return capped;
+}
+
+Test(calibrate, a_pinned_plan_costs_what_the_plan_cost) {
+    FILE *f = fopen(LOGS "/MANIFEST", "r");
+    char line[1024], logname[256], machine[64], sets[256];
+    int ranks, logs = 0, capped = 0;
+    cr_assert_not_null(f);
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || sscanf(line, "%255s %63s %d %255s", logname, machine, &ranks, sets) != 4 ||
+            strcmp(machine, "-") == 0)
+            continue;
+        capped += pinned_equals_planned(logname, machine, ranks, sets);
+        logs++;
+    }
+    fclose(f);
+    cr_expect_geq(logs, 18, "every scored log was read: %d", logs);
     cr_expect_geq(capped, 5, "mi300x's all-pairs Simple sizes were among them");
     char *out;
     cr_assert_eq(th_cli("calibrate -t topologies/mi300x.yaml --hold-out top --cv 0 --json -o build/cal-mi300x.yaml "
