@@ -97,11 +97,20 @@ char *th_slurp(const char *path) {
     return buf;
 }
 
-topo_t *th_load(const char *path, const char *set) {
+int th_sets(char *buf, const char **v, int max) {
+    int n = 0;
+    if (strcmp(buf, "-") == 0) return 0;
+    for (char *tok = strtok(buf, " ,"); tok && n < max; tok = strtok(NULL, " ,")) v[n++] = tok;
+    return n;
+}
+
+topo_t *th_load(const char *path, const char *sets) {
     baton_err_t e = {0};
-    const char *sets[] = {set};
-    topo_t *t = topo_yaml_load(path, sets, set ? 1 : 0, &e);
-    cr_assert_not_null(t, "%s: %s", path, e.msg);
+    char buf[512];
+    const char *v[16];
+    snprintf(buf, sizeof buf, "%s", sets ? sets : "-");
+    topo_t *t = topo_yaml_load(path, v, th_sets(buf, v, 16), &e);
+    cr_assert_not_null(t, "%s %s: %s", path, sets ? sets : "", e.msg);
     return t;
 }
 

@@ -30,9 +30,14 @@ int th_run(topo_t *t, const algo_t *a, uint64_t n, const algo_opts_t *o, verify_
  * stdout_only). */
 int th_cli(const char *args, char **out, int stdout_only);
 
-/* Load a machine file with at most one --set value (set may be NULL);
- * fails the test with the loader's message if it does not load. */
-topo_t *th_load(const char *path, const char *set);
+/* Split --set values written "a=1,b=2" or "a=1 b=2" (MANIFEST's and the
+ * tests' ways) into v[] (at most max), in place in buf; their count. */
+int th_sets(char *buf, const char **v, int max);
+
+/* Load a machine file with the --set values in sets (as th_sets reads
+ * them; NULL or "-": none); fails the test with the loader's message if it
+ * does not load. */
+topo_t *th_load(const char *path, const char *sets);
 
 /* Run a shell command; returns its exit status, *out is its stdout. */
 int th_sh(const char *cmd, char **out);

@@ -11,13 +11,12 @@
 #include "helpers.h"
 
 static topo_t *load_sets(const char *path, const char *sets_csv, int fold) {
-    char buf[256], *v[8];
-    int n = 0;
+    char buf[256];
+    const char *v[8];
     snprintf(buf, sizeof buf, "%s", sets_csv);
-    for (char *s = strtok(buf, " "); s && n < 8; s = strtok(NULL, " ")) v[n++] = s;
+    int n = th_sets(buf, v, 8);
     baton_err_t e = {0};
-    topo_t *t = fold ? topo_yaml_load_folded(path, (const char *const *)v, n, 1, &e)
-                     : topo_yaml_load(path, (const char *const *)v, n, &e);
+    topo_t *t = fold ? topo_yaml_load_folded(path, v, n, 1, &e) : topo_yaml_load(path, v, n, &e);
     cr_assert_not_null(t, "%s %s: %s", path, sets_csv, e.msg);
     return t;
 }

@@ -385,16 +385,13 @@ Test(calibrate, links_need_simple_sizes) {
  * kernel's ceiling when pinned: they once lost it, and the fit took the xGMI
  * links from 0.82 to 0.74 to make up for it (the top quarter, held out, 13 %
  * slow; with the ceiling as a fitted parameter of its own, within 1 %). */
-static int pinned_equals_planned(const char *logname, const char *machine, int ranks, char *sets) {
+static int pinned_equals_planned(const char *logname, const char *machine, int ranks, const char *sets) {
     char topo[128], path[512];
-    const char *setv[8];
-    int nsets = 0, capped = 0, n = 0;
+    int capped = 0, n = 0;
     snprintf(topo, sizeof topo, "topologies/%s.yaml", machine);
     snprintf(path, sizeof path, LOGS "/%s", logname);
-    for (char *tok = strcmp(sets, "-") ? strtok(sets, ",") : NULL; tok && nsets < 8; tok = strtok(NULL, ",")) setv[nsets++] = tok;
     baton_err_t e = {0};
-    topo_t *t = topo_yaml_load(topo, setv, nsets, &e);
-    cr_assert_not_null(t, "%s", e.msg);
+    topo_t *t = th_load(topo, sets);
     nt_log_t log;
     cal_sample_t *s = NULL;
     cr_assert_eq(nt_parse(path, ranks, &log, &e), 0, "%s", e.msg);
