@@ -22,19 +22,24 @@ peak RSS $(awk "BEGIN { printf \"%.1f\", $rss / 1024 }") MiB"
 
 # predict at a million GPUs (cluster-h100, 131,072 nodes, radix 256): folded
 # (the witness nodes only, topologies/fold.c) and whole, in this one run; the
-# two must print the same time.
-big="-t topologies/cluster-h100.yaml --set nodes=131072 --set radix=256 -c allreduce -a ring -s 1GiB"
-for mode in 16384 0; do
-    # shellcheck disable=SC2086
-    /usr/bin/time -f "%e %M" "$BATON" predict $big --fold $mode > "$out" 2> "$out.time" || { cat "$out.time" >&2; exit 1; }
-    eval "wall_$mode=\$(awk 'END { print \$1 }' \"\$out.time\") rss_$mode=\$(awk 'END { print \$2 }' \"\$out.time\")"
-    eval "time_$mode=\"\$(sed -n 's/^  time *//p' \"\$out\")\""
-    rm -f "$out.time"
-done
-# shellcheck disable=SC2154
-[ "$time_16384" = "$time_0" ] || { echo "bench_cluster: folded ($time_16384) and whole ($time_0) predictions differ" >&2; exit 1; }
-# shellcheck disable=SC2154
-echo "predict, ring all-reduce 1 GiB, cluster-h100 nodes=131072 radix=256 (1,048,576 GPUs): $time_16384; \
+# two must print the same answer. -a auto and -a nccl include rows whose
+# link loads the witnesses only bound (linkload_folded_bound).
+for algo in ring auto nccl; do
+    big="-t topologies/cluster-h100.yaml --set nodes=131072 --set radix=256 -c allreduce -a $algo -s 1GiB"
+    for mode in 16384 0; do
+        # shellcheck disable=SC2086
+        /usr/bin/time -f "%e %M" "$BATON" predict $big --fold $mode > "$out" 2> "$out.time" || { cat "$out.time" >&2; exit 1; }
+        eval "wall_$mode=\$(awk 'END { print \$1 }' \"\$out.time\") rss_$mode=\$(awk 'END { print \$2 }' \"\$out.time\")"
+        eval "time_$mode=\"\$(sed -n 's/^  time *//p' \"\$out\")\""
+        eval "row_$mode=\"\$(sed -n 's/^allreduce \([a-z_]*\) .*/\1/p' \"\$out\")\""
+        rm -f "$out.time"
+    done
+    # shellcheck disable=SC2154
+    [ "$time_16384 $row_16384" = "$time_0 $row_0" ] ||
+        { echo "bench_cluster: -a $algo folded ($row_16384 $time_16384) and whole ($row_0 $time_0) differ" >&2; exit 1; }
+    # shellcheck disable=SC2154
+    echo "predict -a $algo, all-reduce 1 GiB, cluster-h100 nodes=131072 radix=256 (1,048,576 GPUs): $row_16384 $time_16384; \
 folded ${wall_16384} s wall, $(awk "BEGIN { printf \"%.1f\", $rss_16384 / 1024 }") MiB; \
 whole ${wall_0} s, $(awk "BEGIN { printf \"%.1f\", $rss_0 / 1024 }") MiB; \
 $(awk "BEGIN { printf \"%.1f\", $wall_0 / $wall_16384 }")x faster folded"
+done

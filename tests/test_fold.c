@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "../models/cost.h"
+#include "../sim/run.h"
 #include "../topologies/fold.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
@@ -205,4 +208,67 @@ Test(fold, predict_refuses_fold_for_the_simulator) {
     cr_expect_eq(th_cli("sim -t cluster-h100 -c allreduce -a ring -s 1MiB --fold 1", &out, 0), 2);
     cr_expect(strstr(out, "--fold is predict's"), "%s", out);
     free(out);
+}
+
+/* A row whose view needs every rank's link loads (a pipelined tree, a
+ * chain, the hierarchical rows) is bounded from the witnesses: every
+ * message's route is its stand-in's (alpha and the slowest route exactly
+ * the whole's), and every link a node owns is loaded exactly as in the
+ * whole, so the busiest link can only be the fabric's, never less than
+ * the bound. Oracle: the whole machine's view, row by row. */
+Test(fold, a_bound_routes_as_the_whole_and_loads_no_more_than_it) {
+    static const char *const cases[][2] = {{"cluster-h100", "nodes=64 radix=16"}, {"cluster-p4d", "nodes=100 radix=16"},
+                                          {"cluster-h100", "nodes=48 radix=8 nics=1"},
+                                          {"cluster-h100", "nodes=90 radix=16 oversubscription=2"},
+                                          {"cluster-a100", "nodes=40 radix=16"}};
+    static const struct { coll_t c; const char *a; } rows[] = {
+        {COLL_ALLREDUCE, "bintree"}, {COLL_ALLREDUCE, "chain"}, {COLL_ALLREDUCE, "hier"},
+        {COLL_ALLREDUCE, "hier_leader"}, {COLL_ALLREDUCE, "dbtree"}, {COLL_ALLREDUCE, "nccltree"}};
+    int bounded = 0, tight = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[128];
+        snprintf(path, sizeof path, "topologies/%s.yaml", cases[c][0]);
+        topo_t *w = load_sets(path, cases[c][1], 0), *f = load_sets(path, cases[c][1], 1);
+        cr_assert(topo_fold_ranks(f), "%s %s folds", cases[c][0], cases[c][1]);
+        cost_model_t mw, mf;
+        cr_assert_eq(topo_cost_model(w, &mw, NULL), 0);
+        cr_assert_eq(topo_cost_model(f, &mf, NULL), 0);
+        for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+            const algo_t *a = algo_find(rows[r].c, rows[r].a);
+            algo_opts_t ow = {0}, of = {0};
+            run_opts_from_topo(w, &ow);
+            run_opts_from_topo(f, &of);
+            sched_t sw, sf;
+            cr_assert_eq(algo_build(a, topo_nranks(w), 1 << 26, &ow, &sw, NULL), 0);
+            cr_assert_eq(algo_build(a, topo_nranks(w), 1 << 26, &of, &sf, NULL), 0);
+            cost_model_t vw, vf;
+            baton_err_t e = {0};
+            cr_assert_eq(run_algo_model(w, a, &sw, &mw, &vw, NULL), 0);
+            int rc = run_algo_model(f, a, &sf, &mf, &vf, &e);
+            const char *m = cases[c][1], *n = rows[r].a;
+            if (rc == 0) {                            /* answered folded: the whole's view */
+                cr_expect(vf.alpha == vw.alpha && vf.beta == vw.beta && !vf.bound, "%s %s", m, n);
+                continue;
+            }
+            cr_assert_eq(rc, BATON_EWHOLE, "%s %s: %s", m, n, e.msg);
+            if (!vf.bound) {                          /* two nodes no witness pair stands for: the whole answers */
+                cr_expect(strstr(e.msg, "its links' loads need every rank"), "%s %s: %s", m, n, e.msg);
+                continue;
+            }
+            bounded++;
+            cr_expect(vf.alpha == vw.alpha && vf.beta_path == vw.beta_path, "%s %s: alpha %g/%g, slowest route %g/%g", m, n,
+                      vf.alpha, vw.alpha, vf.beta_path, vw.beta_path);
+            cr_expect(vf.beta <= vw.beta * (1 + 1e-12), "%s %s: bound %g above the busiest link %g", m, n, vf.beta, vw.beta);
+            cr_expect(vf.channels == vw.channels && vf.stepwise == vw.stepwise && vf.has_across == vw.has_across, "%s %s", m, n);
+            if (vw.has_across)
+                cr_expect(vf.across.alpha == vw.across.alpha && vf.across.beta <= vw.across.beta * (1 + 1e-12),
+                          "%s %s: across", m, n);
+            tight += fabs(vf.beta - vw.beta) <= 1e-12 * vw.beta;
+        }
+        topo_free(w);
+        topo_free(f);
+    }
+    cr_expect_geq(bounded, 20, "rows bounded: %d", bounded);
+    cr_expect_geq(tight, bounded * 2 / 3, "the busiest link is a node's in most rows: %d of %d bounds are the whole's",
+                  tight, bounded);
 }

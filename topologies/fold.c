@@ -23,6 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Do nodes k and x have their hosts on the same leaves? Then they have the
+ * same matrix against every other node. */
+static int same_leaves(const gen_shape_t *s, int hpn, int k, int x) {
+    for (int a = 0; a < hpn; a++)
+        if (gen_shape_leaf(s, k * hpn + a) != gen_shape_leaf(s, x * hpn + a)) return 0;
+    return 1;
+}
+
 /* Node k's distance matrix to node x, hpn x hpn bytes, into sig. */
 static void signature(const gen_shape_t *s, int hpn, int k, int x, unsigned char *sig) {
     for (int a = 0; a < hpn; a++)
@@ -34,10 +42,12 @@ static void signature(const gen_shape_t *s, int hpn, int k, int x, unsigned char
 static int classes_against(const gen_shape_t *s, int nodes, int hpn, int x, int *w, int *n, int max) {
     size_t len = (size_t)hpn * hpn;
     unsigned char *seen = malloc(len * (size_t)max), *sig = malloc(len);
-    int found = 0, rc = 0;
+    int found = 0, rc = 0, prev = -1;
     if (seen == NULL || sig == NULL) rc = -1;
     for (int k = 0; k < nodes && rc == 0; k++) {
         if (k == x) continue;
+        if (prev >= 0 && same_leaves(s, hpn, k, prev)) continue;     /* the previous one's matrix */
+        prev = k;
         signature(s, hpn, k, x, sig);
         int j = 0;
         while (j < found && memcmp(seen + (size_t)j * len, sig, len)) j++;
@@ -68,4 +78,91 @@ int fold_witnesses(const gen_fabric_t *f, int nodes, int hpn, int *w, int max) {
     for (int i = 0; i < n; i++)
         if (u == 0 || w[i] != w[u - 1]) w[u++] = w[i];
     return u;
+}
+
+/* Which pair of witnesses stands for a pair of whole nodes: one whose
+ * distance matrix is theirs (a route between them is, link for link, a route
+ * of the same latency and bandwidth). The witness pairs' matrices sit in an
+ * open-addressing table; a few recent node pairs are remembered, since a
+ * pattern's messages from one node go to few others. */
+#define MAP_RECENT 4096
+
+struct fold_map {
+    gen_shape_t s;
+    int nodes, hpn, nw, len;        /* len: hpn x hpn */
+    unsigned char *sig, *scratch;   /* one matrix per witness pair; a matrix being looked up */
+    int cap, *slot;                 /* pair + 1 of each distinct matrix, 0: empty */
+    int *vid;                       /* per node: the first node whose hosts' leaves are its */
+    struct { int vk, vx, pair; } recent[MAP_RECENT];   /* by (vid k, vid x; -1: x = k) */
+};
+
+/* Number each node by the first node of its leaves (the nodes of one leaf
+ * group are consecutive, so the previous one is tried first). */
+static int number_leaves(fold_map_t *m) {
+    if ((m->vid = malloc(((size_t)m->nodes + 1) * sizeof *m->vid)) == NULL) return -1;
+    for (int k = 0; k < m->nodes; k++)
+        m->vid[k] = k > 0 && same_leaves(&m->s, m->hpn, k, m->vid[k - 1]) ? m->vid[k - 1] : k;
+    return 0;
+}
+
+static uint32_t sig_hash(const unsigned char *sig, int len) {
+    uint32_t h = 2166136261u;                     /* FNV-1a */
+    for (int i = 0; i < len; i++) h = (h ^ sig[i]) * 16777619u;
+    return h;
+}
+
+/* Nodes k and x's distance matrix into sig: the hosts' leaves once each,
+ * then hpn^2 comparisons (gen_shape_hops by the same rule). */
+static void fast_signature(const fold_map_t *m, int k, int x, unsigned char *sig) {
+    int lk[64], lx[64];
+    for (int a = 0; a < m->hpn; a++) lk[a] = gen_shape_leaf(&m->s, k * m->hpn + a), lx[a] = gen_shape_leaf(&m->s, x * m->hpn + a);
+    for (int a = 0; a < m->hpn; a++)
+        for (int b = 0; b < m->hpn; b++)
+            sig[a * m->hpn + b] = k == x && a == b ? 0 : lk[a] == lx[b] ? 2
+                                : m->s.levels == 2 || lk[a] / m->s.half == lx[b] / m->s.half ? 4 : 6;
+}
+
+/* The slot of matrix sig in the table: its pair's, or the empty one it would take. */
+static int *sig_slot(const fold_map_t *m, const unsigned char *sig) {
+    for (uint32_t i = sig_hash(sig, m->len) & (uint32_t)(m->cap - 1);; i = (i + 1) & (uint32_t)(m->cap - 1))
+        if (m->slot[i] == 0 || !memcmp(m->sig + (size_t)(m->slot[i] - 1) * m->len, sig, (size_t)m->len)) return &m->slot[i];
+}
+
+fold_map_t *fold_map_new(const gen_fabric_t *f, int nodes, int hpn, const int *w, int nw) {
+    fold_map_t *m = calloc(1, sizeof *m);
+    if (m == NULL || hpn < 1 || hpn > 64 || nw < 1 || gen_shape_init(&m->s, f, nodes * hpn, NULL) < 0) { free(m); return NULL; }
+    m->nodes = nodes, m->hpn = hpn, m->nw = nw, m->len = hpn * hpn;
+    for (m->cap = 4; m->cap < 2 * nw * nw; m->cap *= 2) {}
+    m->sig = malloc((size_t)nw * nw * m->len), m->scratch = malloc((size_t)m->len), m->slot = calloc((size_t)m->cap, sizeof *m->slot);
+    if (m->sig == NULL || m->scratch == NULL || m->slot == NULL) { fold_map_free(m); return NULL; }
+    for (int i = 0; i < nw * nw; i++) {
+        unsigned char *sig = m->sig + (size_t)i * m->len;
+        fast_signature(m, w[i / nw], w[i % nw], sig);
+        int *s = sig_slot(m, sig);
+        if (*s == 0) *s = i + 1;
+    }
+    for (int i = 0; i < MAP_RECENT; i++) m->recent[i].vk = -1;
+    if (number_leaves(m) < 0) { fold_map_free(m); return NULL; }
+    return m;
+}
+
+void fold_map_free(fold_map_t *m) {
+    if (m == NULL) return;
+    gen_shape_free(&m->s);
+    free(m->sig);
+    free(m->scratch);
+    free(m->slot);
+    free(m->vid);
+    free(m);
+}
+
+int fold_map_pair(fold_map_t *m, int k, int x) {
+    if (k < 0 || x < 0 || k >= m->nodes || x >= m->nodes) return -1;
+    int vk = m->vid[k], vx = k == x ? -1 : m->vid[x];      /* a node to itself: hosts to their own */
+    unsigned h = ((unsigned)vk * 2654435761u ^ (unsigned)vx * 40503u) % MAP_RECENT;
+    if (m->recent[h].vk == vk && m->recent[h].vx == vx) return m->recent[h].pair;
+    fast_signature(m, k, x, m->scratch);
+    int pair = *sig_slot(m, m->scratch) - 1;
+    m->recent[h].vk = vk, m->recent[h].vx = vx, m->recent[h].pair = pair;
+    return pair;
 }

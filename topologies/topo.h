@@ -222,8 +222,21 @@ int topo_fold_witnesses(const topo_t *t);   /* the nodes built */
 int topo_fold_ranks(const topo_t *t);
 int topo_fold_reducers(const topo_t *t);
 /* Mark t as `witnesses` of a cluster of `nodes` copies (each copy holds the
- * same ranks and reducing switches); an error if they do not divide evenly. */
-int topo_set_fold(topo_t *t, int nodes, int witnesses, baton_err_t *e);
+ * same ranks and reducing switches); an error if they do not divide evenly.
+ * map (fold.h; t owns it, NULL: none) names the witness pair standing for
+ * two nodes; the nodes from fabric_first on are the fabric's (the
+ * generator's switches), the ones before the copies'. */
+struct fold_map;
+int topo_set_fold(topo_t *t, int nodes, int witnesses, struct fold_map *map, int fabric_first, baton_err_t *e);
+/* Ranks of two witness nodes, *fsrc -> *fdst, whose route has the latency and
+ * bandwidth of whole ranks src -> dst's (ranks numbered node by node): 0, or
+ * -1 if no witnesses are as far apart (or t keeps no map). */
+int topo_fold_stand_in(topo_t *t, int src, int dst, int *fsrc, int *fdst);
+int topo_fold_fabric_first(const topo_t *t);
+/* A folded cluster's zeroed buffer of at least `bytes`, kept for the next
+ * caller (pages of a large one are touched once, not per pattern): the
+ * caller leaves it zero. NULL if out of memory. */
+void *topo_fold_scratch(topo_t *t, size_t bytes);
 int topo_nnodes(const topo_t *t);
 int topo_nlinks(const topo_t *t);            /* directed links */
 const char *topo_name(const topo_t *t);

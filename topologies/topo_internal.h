@@ -46,7 +46,12 @@ struct topo {
     int nparams;
     int *reducer;        /* reducing switches (helper ranks), in declaration order */
     int nreducers;
-    struct { int nodes, witnesses, ranks, reducers; } fold;   /* topo_set_fold; 0: not folded */
+    struct {
+        int nodes, witnesses, ranks, reducers, fabric_first;
+        struct fold_map *map;
+        void *scratch;
+        size_t nscratch;
+    } fold;              /* topo_set_fold; 0: not folded */
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
     int routes_stale;    /* a link changed since the routes were cached */
     struct cm_memo {     /* topo_cost_model's route summary, kept until the routes are forgotten */

@@ -74,6 +74,8 @@ typedef struct {
     int fold_nodes, fold_nw; /* folded: the nodes it stands for, the witnesses built */
     int fold_w[FOLD_MAX];    /* the witnesses, ascending */
     char fold_text[FOLD_MAX * 10 + 2];  /* "[0,1,...]": what the node bracket becomes (nodes < 2^24) */
+    fold_map_t *fold_map;    /* folded: which witnesses stand for two nodes (the topology's once loaded) */
+    int fabric_first;        /* folded: the first node the fat_tree made */
 } ctx_t;
 
 /* A node name as declared in this file, as the topology knows it. */
@@ -373,6 +375,11 @@ static int add_generated(ctx_t *c, yaml_node_t *g) {
         int *pos = NULL;
         rc = fabric_of(c, g, &f, prefix);
         if (rc == 0 && c->fold_nw && (pos = fold_places(c, n, &f)) == NULL) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
+        if (rc == 0 && c->fold_nw) {              /* the fabric's switches come next */
+            c->fabric_first = topo_nnodes(c->t);
+            fold_map_free(c->fold_map);
+            c->fold_map = fold_map_new(&f, c->fold_nodes, n / c->fold_nw, c->fold_w, c->fold_nw);
+        }
         baton_err_t inner = {0};
         if (rc == 0 && gen_fat_tree(c->t, ids, n, &f, &inner) < 0) rc = fail(c, g, "%s", inner.msg, NULL);
         free(pos);
@@ -1037,7 +1044,10 @@ static int walk(ctx_t *c, const char *const *sets, int nsets) {
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)
             return err_set(c->e, BATON_ENOMEM, "out of memory");
     if ((rc = topo_finalize(c->t, c->file, c->e)) < 0) return rc;
-    return c->fold_nw ? topo_set_fold(c->t, c->fold_nodes, c->fold_nw, c->e) : 0;
+    if (!c->fold_nw) return 0;
+    fold_map_t *map = c->fold_map;
+    c->fold_map = NULL;                           /* the topology's now */
+    return topo_set_fold(c->t, c->fold_nodes, c->fold_nw, map, c->fabric_first, c->e);
 }
 
 static const char *base_name(const char *path) {
@@ -1072,6 +1082,7 @@ static topo_t *load_file(const char *path, const char *const *sets, int nsets, i
     }
     yaml_document_delete(&c.doc);
     expand_free(&c.params);
+    fold_map_free(c.fold_map);                    /* not handed over: the load failed */
     return t;
 }
 
