@@ -102,6 +102,11 @@ static void memo_put(topo_t *t, const memo_key_t *k, const cost_model_t *out) {
 static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
                       baton_err_t *e);
 
+/* Row a's view on folded t needs every rank's link loads. */
+static int needs_every_rank(const topo_t *t, const algo_t *a, baton_err_t *e) {
+    return err_set(e, BATON_EWHOLE, "%s on %s: its links' loads need every rank", a->name, topo_name(t));
+}
+
 int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
                    baton_err_t *e) {
     memo_key_t k;
@@ -110,7 +115,7 @@ int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_mode
     memo_key(&k, t, a, s, m);
     if ((hit = memo_find(t, &k)) != NULL) {
         *out = *hit;
-        return hit->bound ? err_set(e, BATON_EWHOLE, "%s on %s: its links' loads need every rank", a->name, topo_name(t)) : 0;
+        return hit->bound ? needs_every_rank(t, a, e) : 0;
     }
     int rc = algo_model(t, a, s, m, out, e);
     if (rc == 0 || out->bound) memo_put(t, &k, out);
@@ -159,7 +164,7 @@ static int folded_model(topo_t *t, const algo_t *a, const sched_t *s, const cost
     baton_err_t why = {0};
     if (!steps && peer_view(t, a, s, m, linkload_folded_bound, out, &why) == 0) out->bound = 1;
     else *out = *m;
-    return err_set(e, BATON_EWHOLE, "%s on %s: its links' loads need every rank", a->name, topo_name(t));
+    return needs_every_rank(t, a, e);
 }
 
 static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,

@@ -31,10 +31,14 @@ static int same_leaves(const gen_shape_t *s, int hpn, int k, int x) {
     return 1;
 }
 
-/* Node k's distance matrix to node x, hpn x hpn bytes, into sig. */
+/* Node k's distance matrix to node x, hpn x hpn bytes, into sig
+ * (gen_shape_hops of each pair of their hosts; the leaves found once). */
 static void signature(const gen_shape_t *s, int hpn, int k, int x, unsigned char *sig) {
+    int lk[64], lx[64];
+    for (int a = 0; a < hpn; a++) lk[a] = gen_shape_leaf(s, k * hpn + a), lx[a] = gen_shape_leaf(s, x * hpn + a);
     for (int a = 0; a < hpn; a++)
-        for (int b = 0; b < hpn; b++) sig[a * hpn + b] = (unsigned char)gen_shape_hops(s, k * hpn + a, x * hpn + b);
+        for (int b = 0; b < hpn; b++)
+            sig[a * hpn + b] = (unsigned char)(k == x && a == b ? 0 : gen_shape_leaf_hops(s, lk[a], lx[b]));
 }
 
 /* Add to w (n of them, at most max) the first node of each distinct matrix
@@ -83,8 +87,8 @@ int fold_witnesses(const gen_fabric_t *f, int nodes, int hpn, int *w, int max) {
 /* Which pair of witnesses stands for a pair of whole nodes: one whose
  * distance matrix is theirs (a route between them is, link for link, a route
  * of the same latency and bandwidth). The witness pairs' matrices sit in an
- * open-addressing table; a few recent node pairs are remembered, since a
- * pattern's messages from one node go to few others. */
+ * open-addressing table; recent pairs of leaf groups are remembered, since
+ * a pattern's messages from one node go to few others. */
 #define MAP_RECENT 4096
 
 struct fold_map {
@@ -111,17 +115,6 @@ static uint32_t sig_hash(const unsigned char *sig, int len) {
     return h;
 }
 
-/* Nodes k and x's distance matrix into sig: the hosts' leaves once each,
- * then hpn^2 comparisons (gen_shape_hops by the same rule). */
-static void fast_signature(const fold_map_t *m, int k, int x, unsigned char *sig) {
-    int lk[64], lx[64];
-    for (int a = 0; a < m->hpn; a++) lk[a] = gen_shape_leaf(&m->s, k * m->hpn + a), lx[a] = gen_shape_leaf(&m->s, x * m->hpn + a);
-    for (int a = 0; a < m->hpn; a++)
-        for (int b = 0; b < m->hpn; b++)
-            sig[a * m->hpn + b] = k == x && a == b ? 0 : lk[a] == lx[b] ? 2
-                                : m->s.levels == 2 || lk[a] / m->s.half == lx[b] / m->s.half ? 4 : 6;
-}
-
 /* The slot of matrix sig in the table: its pair's, or the empty one it would take. */
 static int *sig_slot(const fold_map_t *m, const unsigned char *sig) {
     for (uint32_t i = sig_hash(sig, m->len) & (uint32_t)(m->cap - 1);; i = (i + 1) & (uint32_t)(m->cap - 1))
@@ -137,7 +130,7 @@ fold_map_t *fold_map_new(const gen_fabric_t *f, int nodes, int hpn, const int *w
     if (m->sig == NULL || m->scratch == NULL || m->slot == NULL) { fold_map_free(m); return NULL; }
     for (int i = 0; i < nw * nw; i++) {
         unsigned char *sig = m->sig + (size_t)i * m->len;
-        fast_signature(m, w[i / nw], w[i % nw], sig);
+        signature(&m->s, hpn, w[i / nw], w[i % nw], sig);
         int *s = sig_slot(m, sig);
         if (*s == 0) *s = i + 1;
     }
@@ -161,7 +154,7 @@ int fold_map_pair(fold_map_t *m, int k, int x) {
     int vk = m->vid[k], vx = k == x ? -1 : m->vid[x];      /* a node to itself: hosts to their own */
     unsigned h = ((unsigned)vk * 2654435761u ^ (unsigned)vx * 40503u) % MAP_RECENT;
     if (m->recent[h].vk == vk && m->recent[h].vx == vx) return m->recent[h].pair;
-    fast_signature(m, k, x, m->scratch);
+    signature(&m->s, m->hpn, k, x, m->scratch);
     int pair = *sig_slot(m, m->scratch) - 1;
     m->recent[h].vk = vk, m->recent[h].vx = vx, m->recent[h].pair = pair;
     return pair;

@@ -39,11 +39,13 @@ void gen_shape_free(gen_shape_t *s) { free(s->first); s->first = NULL; }
 
 int gen_shape_leaf(const gen_shape_t *s, int pos) { return s->first[pos % s->rails] + pos / s->rails / s->down; }
 
-int gen_shape_hops(const gen_shape_t *s, int a, int b) {
-    if (a == b) return 0;
-    int la = gen_shape_leaf(s, a), lb = gen_shape_leaf(s, b);
+int gen_shape_leaf_hops(const gen_shape_t *s, int la, int lb) {
     if (la == lb) return 2;
     return s->levels == 2 || la / s->half == lb / s->half ? 4 : 6;
+}
+
+int gen_shape_hops(const gen_shape_t *s, int a, int b) {
+    return a == b ? 0 : gen_shape_leaf_hops(s, gen_shape_leaf(s, a), gen_shape_leaf(s, b));
 }
 
 /* Host i's place among the fabric's hosts. */

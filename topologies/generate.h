@@ -47,6 +47,8 @@ int gen_shape_leaf(const gen_shape_t *s, int pos);
 /* Links between the hosts at places a and b: 0 (the same), 2 (one leaf), 4
  * (a spine, or one pod's aggregation switch) or 6 (a core). */
 int gen_shape_hops(const gen_shape_t *s, int a, int b);
+/* The same between two different hosts on leaves la and lb. */
+int gen_shape_leaf_hops(const gen_shape_t *s, int la, int lb);
 
 int gen_fat_tree(topo_t *t, const int *hosts, int nh, const gen_fabric_t *f, baton_err_t *e);
 int gen_torus(topo_t *t, const int *nodes, int n, const int *dims, int ndims, double bw, double lat,

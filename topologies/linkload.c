@@ -92,90 +92,6 @@ int linkload_steps_cost(topo_t *t, linkload_step_fn send, const void *ctx, int n
     return 1;
 }
 
-/* The links every node of a folded cluster has a copy of: each link a
- * witness node owns (both ends its parts, or one its part and the other the
- * fabric's) numbered alike in every witness, its parts counted in
- * declaration order, which every node repeats. Every message that loads
- * node k's copy of a link starts or ends in node k, so those loads are
- * known exactly; the fabric's own links (leaf to spine and up) are not. */
-typedef struct {
-    int g, T;
-    int *tmpl;        /* per folded link: its number among a node's (-1: the fabric's own) */
-    int *owner;       /* per folded link: the witness that owns it */
-    double *bw;       /* per number: bytes/s (bw_scale applied) */
-} copies_t;
-
-static int find(int *up, int v) {
-    while (up[v] != v) v = up[v] = up[up[v]];
-    return v;
-}
-
-static void copies_free(copies_t *c) { free(c->tmpl), free(c->owner), free(c->bw); }
-
-/* Each part's witness (wit) and place in it (loc): parts are the nodes
- * before the fabric joined to a witness's ranks by links outside it. 0, or
- * -1 if the witnesses are not copies of one node. */
-static int parts(const topo_t *t, int g, int ff, int *up, int *wit, int *loc, int *M) {
-    int W = topo_nranks(t) / g, *count = calloc((size_t)W + 1, sizeof *count), rc = 0;
-    if (count == NULL) return -1;
-    for (int v = 0; v < ff; v++) up[v] = v;
-    for (int l = 0; l < topo_nlinks(t); l++) {
-        const topo_dlink_t *d = topo_dlink(t, l);
-        if (d->src < ff && d->dst < ff) up[find(up, d->src)] = find(up, d->dst);
-    }
-    for (int v = 0; v < ff; v++) wit[v] = -1;
-    for (int w = 0; w < W; w++) {
-        int root = find(up, topo_rank_node(t, w * g));
-        if (wit[root] >= 0) rc = -1;                 /* two witnesses joined outside the fabric */
-        wit[root] = w;
-    }
-    for (int v = 0; v < ff && rc == 0; v++) {
-        int w = wit[find(up, v)];
-        if (w < 0) rc = -1;                           /* a part of no witness */
-        else loc[v] = count[w]++;
-    }
-    for (int w = 0; w < W && rc == 0; w++) rc = count[w] == count[0] ? 0 : -1;
-    *M = count[0];
-    for (int v = 0; v < ff && rc == 0; v++) wit[v] = wit[find(up, v)];
-    free(count);
-    return rc;
-}
-
-/* Number the links: the same (place, place) in every witness, the fabric
- * end as place M. -1 if a witness has two links with one number. */
-static int number_links(const topo_t *t, int ff, const int *wit, const int *loc, int M, copies_t *c) {
-    int K = (M + 1) * (M + 1), *id = malloc((size_t)K * sizeof *id), *seen = malloc((size_t)K * sizeof *seen), rc = 0;
-    double scale = topo_params_c(t)->bw_scale;
-    if (id == NULL || seen == NULL || (c->bw = malloc((size_t)K * sizeof *c->bw)) == NULL) rc = -1;
-    for (int i = 0; rc == 0 && i < K; i++) id[i] = -1, seen[i] = -1;
-    for (int l = 0; rc == 0 && l < topo_nlinks(t); l++) {
-        const topo_dlink_t *d = topo_dlink(t, l);
-        int ws = d->src < ff ? wit[d->src] : -1, wd = d->dst < ff ? wit[d->dst] : -1, w = ws >= 0 ? ws : wd;
-        c->tmpl[l] = c->owner[l] = -1;
-        if (w < 0) continue;                          /* the fabric's own */
-        if (ws >= 0 && wd >= 0 && ws != wd) { rc = -1; break; }
-        int key = (ws >= 0 ? loc[d->src] : M) * (M + 1) + (wd >= 0 ? loc[d->dst] : M);
-        if (seen[key] == w) { rc = -1; break; }       /* parallel links: no single number */
-        seen[key] = w;
-        if (id[key] < 0) id[key] = c->T, c->bw[c->T++] = d->bw * scale;
-        c->tmpl[l] = id[key], c->owner[l] = w;
-    }
-    free(id), free(seen);
-    return rc;
-}
-
-static int copies_init(const topo_t *t, int g, copies_t *c) {
-    int ff = topo_fold_fabric_first(t), nl = topo_nlinks(t), M = 0, rc = -1;
-    int *up = malloc(((size_t)ff + 1) * sizeof *up), *wit = malloc(((size_t)ff + 1) * sizeof *wit),
-        *loc = malloc(((size_t)ff + 1) * sizeof *loc);
-    *c = (copies_t){.g = g, .tmpl = malloc(((size_t)nl + 1) * sizeof(int)), .owner = malloc(((size_t)nl + 1) * sizeof(int))};
-    if (up && wit && loc && c->tmpl && c->owner && ff > 0 && parts(t, g, ff, up, wit, loc, &M) == 0)
-        rc = number_links(t, ff, wit, loc, M, c);
-    free(up), free(wit), free(loc);
-    if (rc < 0) copies_free(c);
-    return rc;
-}
-
 /* A stand-in route's latency, slowest s/B and the node links it loads:
  * link number x 2 + 1 where it is the destination node's, x 2 where the
  * source's (a route between two nodes crosses no third node's parts). */
@@ -183,7 +99,7 @@ typedef struct { double lat, path; int off, n; } hop_list_t;
 
 typedef struct {
     topo_t *t;
-    const copies_t *c;
+    int g;               /* ranks a node */
     hop_list_t *memo;    /* per pair of witness ranks; lat < 0: not yet */
     int *pool, npool, cap;
 } stand_ins_t;
@@ -205,9 +121,9 @@ static const hop_list_t *stand_in(stand_ins_t *si, int r, int d, baton_err_t *e)
     }
     *h = (hop_list_t){rt.lat, 1 / rt.bw, si->npool, 0};
     for (int k = 0; k < rt.nlinks; k++) {
-        int l = rt.links[k], g = si->c->g;
-        if (si->c->tmpl[l] >= 0 && (si->c->owner[l] == fs / g || si->c->owner[l] == fd / g))
-            si->pool[si->npool + h->n++] = si->c->tmpl[l] * 2 + (si->c->owner[l] != fs / g);
+        int owner, copy = topo_fold_copy(si->t, rt.links[k], &owner);
+        if (copy >= 0 && (owner == fs / si->g || owner == fd / si->g))
+            si->pool[si->npool + h->n++] = copy * 2 + (owner != fs / si->g);
     }
     si->npool += h->n;
     return h;
@@ -215,17 +131,17 @@ static const hop_list_t *stand_in(stand_ins_t *si, int r, int d, baton_err_t *e)
 
 int linkload_folded_bound(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
                           baton_err_t *e) {
-    int p = topo_fold_ranks(t), N = topo_fold_nodes(t), g = N > 0 ? p / N : 0, fr = topo_nranks(t), rc = 0, sent = 0;
+    int p = topo_fold_ranks(t), N = topo_fold_nodes(t), g = N > 0 ? p / N : 0, fr = topo_nranks(t), T = topo_fold_copies(t);
+    int rc = 0, sent = 0;
     if (nchannels < 1 || nslots < 1 || g < 1) return 0;
-    copies_t c;
-    if (copies_init(t, g, &c) < 0)
-        return err_set(e, BATON_EWHOLE, "%s: its witness nodes are not copies of one node", topo_name(t));
-    stand_ins_t si = {.t = t, .c = &c, .memo = malloc((size_t)fr * fr * sizeof *si.memo)};
-    size_t nload = (size_t)N * c.T + 1;
-    double *load = topo_fold_scratch(t, nload * sizeof *load), share = 1.0 / nchannels, worst = 0;
+    if (T < 0) return err_set(e, BATON_EWHOLE, "%s: its witness nodes are not copies of one node", topo_name(t));
+    stand_ins_t si = {.t = t, .g = g, .memo = malloc((size_t)fr * fr * sizeof *si.memo)};
+    size_t nload = (size_t)N * T + 1;
+    double *load = topo_fold_scratch(t, nload * sizeof *load), *spb = malloc(((size_t)T + 1) * sizeof *spb);
+    double share = 1.0 / nchannels, worst = 0, scale = topo_params_c(t)->bw_scale;
     longest_t w = {0, 0};
-    if (si.memo == NULL || load == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
-    for (int i = 0; rc == 0 && i < c.T; i++) c.bw[i] = 1 / c.bw[i];      /* s/B from here on */
+    if (si.memo == NULL || load == NULL || spb == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < T; i++) spb[i] = 1 / (topo_dlink(t, topo_fold_copy_link(t, i))->bw * scale);   /* s/B */
     for (size_t i = 0; rc == 0 && i < (size_t)fr * fr; i++) si.memo[i].lat = -1;
     for (int r = 0; r < p && rc == 0; r++)
         for (int s = 0; s < nslots && rc == 0; s++) {
@@ -237,8 +153,8 @@ int linkload_folded_bound(topo_t *t, linkload_peer_fn peer, const void *ctx, int
             if (h->path > w.path) w.path = h->path;
             for (int k = 0; k < h->n; k++) {
                 int x = si.pool[h->off + k];
-                double *l = &load[(size_t)((x & 1 ? d : r) / g) * c.T + (x >> 1)];
-                if ((*l += share) * c.bw[x >> 1] > worst) worst = *l * c.bw[x >> 1];
+                double *l = &load[(size_t)((x & 1 ? d : r) / g) * T + (x >> 1)];
+                if ((*l += share) * spb[x >> 1] > worst) worst = *l * spb[x >> 1];
             }
             sent = 1;
         }
@@ -249,7 +165,6 @@ int linkload_folded_bound(topo_t *t, linkload_peer_fn peer, const void *ctx, int
         m->channels = nchannels;
         m->beta_path = w.path;
     }
-    copies_free(&c);
-    free(si.memo), free(si.pool);
+    free(si.memo), free(si.pool), free(spb);
     return rc < 0 ? rc : sent;
 }

@@ -2,7 +2,6 @@
  * (reachability), and the uniform machine the closed forms see. Searches and
  * routes: topo_route.c. */
 #include "topo_internal.h"
-#include "fold.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,8 +114,7 @@ void topo_free(topo_t *t) {
     if (t == NULL) return;
     topo_set_derived(t, NULL, NULL);
     topo_set_memo(t, NULL, NULL);
-    fold_map_free(t->fold.map);
-    free(t->fold.scratch);
+    topo_fold_free(t);
     for (int i = 0; i < t->nnodes; i++) free(t->nodes[i].name);
     free(t->nodes);
     free(t->dl);
@@ -445,41 +443,6 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
 }
 
 int topo_nranks(const topo_t *t) { return t->nranks; }
-int topo_fold_nodes(const topo_t *t) { return t->fold.nodes; }
-int topo_fold_witnesses(const topo_t *t) { return t->fold.witnesses; }
-int topo_fold_ranks(const topo_t *t) { return t->fold.ranks; }
-int topo_fold_reducers(const topo_t *t) { return t->fold.reducers; }
-int topo_fold_fabric_first(const topo_t *t) { return t->fold.fabric_first; }
-
-void *topo_fold_scratch(topo_t *t, size_t bytes) {
-    if (bytes <= t->fold.nscratch) return t->fold.scratch;
-    free(t->fold.scratch);
-    t->fold.nscratch = 0;
-    if ((t->fold.scratch = calloc(1, bytes)) != NULL) t->fold.nscratch = bytes;
-    return t->fold.scratch;
-}
-
-int topo_fold_stand_in(topo_t *t, int src, int dst, int *fsrc, int *fdst) {
-    int g = t->fold.witnesses ? t->nranks / t->fold.witnesses : 0;
-    int pair = t->fold.map && g ? fold_map_pair(t->fold.map, src / g, dst / g) : -1;
-    if (pair < 0) return -1;
-    *fsrc = pair / t->fold.witnesses * g + src % g;
-    *fdst = pair % t->fold.witnesses * g + dst % g;
-    return 0;
-}
-
-int topo_set_fold(topo_t *t, int nodes, int witnesses, struct fold_map *map, int fabric_first, baton_err_t *e) {
-    int per = witnesses > 0 ? t->nranks / witnesses : 0, g = t->params.group_size;
-    fold_map_free(t->fold.map);
-    t->fold.map = map;
-    if (witnesses < 1 || t->nranks % witnesses || t->nreducers % witnesses || (int64_t)per * nodes > INT32_MAX ||
-        (g > 0 && per % g))                        /* a group spanning nodes is not a copy's */
-        return err_set(e, BATON_EINVAL, "%s: %d witness nodes do not hold the same ranks and switches each", t->name, witnesses);
-    t->fold.nodes = nodes, t->fold.witnesses = witnesses, t->fold.fabric_first = fabric_first;
-    t->fold.ranks = t->nranks / witnesses * nodes;
-    t->fold.reducers = t->nreducers / witnesses * nodes;
-    return 0;
-}
 int topo_nnodes(const topo_t *t) { return t->nnodes; }
 int topo_nlinks(const topo_t *t) { return t->ndl; }
 const char *topo_name(const topo_t *t) { return t->name; }

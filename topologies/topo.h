@@ -232,7 +232,15 @@ int topo_set_fold(topo_t *t, int nodes, int witnesses, struct fold_map *map, int
  * bandwidth of whole ranks src -> dst's (ranks numbered node by node): 0, or
  * -1 if no witnesses are as far apart (or t keeps no map). */
 int topo_fold_stand_in(topo_t *t, int src, int dst, int *fsrc, int *fdst);
-int topo_fold_fabric_first(const topo_t *t);
+/* The links every node of a folded cluster has a copy of (its parts' links,
+ * and its NICs' to and from the fabric), numbered alike in every witness:
+ * how many (-1: the witnesses are not copies of one node); built link l's
+ * number (-1: the fabric's own) and, in *owner, its witness; a built link
+ * of number i. Every message that loads node k's copy of a link starts or
+ * ends in node k. */
+int topo_fold_copies(const topo_t *t);
+int topo_fold_copy(const topo_t *t, int l, int *owner);
+int topo_fold_copy_link(const topo_t *t, int i);
 /* A folded cluster's zeroed buffer of at least `bytes`, kept for the next
  * caller (pages of a large one are touched once, not per pattern): the
  * caller leaves it zero. NULL if out of memory. */

@@ -46,12 +46,15 @@ struct topo {
     int nparams;
     int *reducer;        /* reducing switches (helper ranks), in declaration order */
     int nreducers;
-    struct {
-        int nodes, witnesses, ranks, reducers, fabric_first;
+    struct {             /* topo_fold.c (topo_set_fold); 0: not folded */
+        int nodes, witnesses, ranks, reducers;
         struct fold_map *map;
         void *scratch;
         size_t nscratch;
-    } fold;              /* topo_set_fold; 0: not folded */
+        int ncopies;     /* links every node has a copy of (-1: not numbered) */
+        int *copy, *copy_owner;   /* per built link: its copy's number (-1: the fabric's), its witness */
+        int *copy_link;  /* per number: a built link of it */
+    } fold;
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
     int routes_stale;    /* a link changed since the routes were cached */
     struct cm_memo {     /* topo_cost_model's route summary, kept until the routes are forgotten */
@@ -99,5 +102,8 @@ void topo_dist_set(topo_t *t, int v, int d);
 void topo_forget_routes(topo_t *t);
 /* The directed link from CPU node c into its host memory, -1 if none. */
 int topo_host_memory_link(const topo_t *t, int c);
+
+/* Free what topo_set_fold keeps (topo_fold.c). */
+void topo_fold_free(topo_t *t);
 
 #endif

@@ -61,7 +61,7 @@ typedef struct cal_param {
     double lo, hi;            /* the physical bounds */
     double rel_se;            /* one standard error relative to the value */
     int seen;                 /* 0: no log depends on it: kept at `given` */
-    int kept;                 /* 1: the fit moved it less than Z standard errors from `given`:
+    int kept;                 /* 1: the fit moved it less than KEEP_SE standard errors from `given`:
                                  the data do not tell it from the file's value, which it keeps */
     int at_bound;             /* ended within 1 % of lo or hi (warn: the model lacks something) */
 } cal_param_t;

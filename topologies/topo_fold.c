@@ -1,0 +1,132 @@
+/* topo_fold.c - a folded cluster (topo_yaml_load_folded): the witness
+ * nodes it built and what they stand for: the whole's counts, a witness
+ * pair for any two nodes (fold.h), and the links every node has a copy of
+ * (declared in topo.h). */
+#include "topo_internal.h"
+#include "fold.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int topo_fold_nodes(const topo_t *t) { return t->fold.nodes; }
+int topo_fold_witnesses(const topo_t *t) { return t->fold.witnesses; }
+int topo_fold_ranks(const topo_t *t) { return t->fold.ranks; }
+int topo_fold_reducers(const topo_t *t) { return t->fold.reducers; }
+int topo_fold_copies(const topo_t *t) { return t->fold.ncopies; }
+int topo_fold_copy_link(const topo_t *t, int i) { return t->fold.copy_link[i]; }
+
+int topo_fold_copy(const topo_t *t, int l, int *owner) {
+    if (t->fold.ncopies < 0) return *owner = -1;
+    *owner = t->fold.copy_owner[l];
+    return t->fold.copy[l];
+}
+
+void *topo_fold_scratch(topo_t *t, size_t bytes) {
+    if (bytes <= t->fold.nscratch) return t->fold.scratch;
+    free(t->fold.scratch);
+    t->fold.nscratch = 0;
+    if ((t->fold.scratch = calloc(1, bytes)) != NULL) t->fold.nscratch = bytes;
+    return t->fold.scratch;
+}
+
+int topo_fold_stand_in(topo_t *t, int src, int dst, int *fsrc, int *fdst) {
+    int g = t->fold.witnesses ? t->nranks / t->fold.witnesses : 0;
+    int pair = t->fold.map && g ? fold_map_pair(t->fold.map, src / g, dst / g) : -1;
+    if (pair < 0) return -1;
+    *fsrc = pair / t->fold.witnesses * g + src % g;
+    *fdst = pair % t->fold.witnesses * g + dst % g;
+    return 0;
+}
+
+void topo_fold_free(topo_t *t) {
+    fold_map_free(t->fold.map);
+    free(t->fold.scratch);
+    free(t->fold.copy);
+    free(t->fold.copy_owner);
+    free(t->fold.copy_link);
+}
+
+static int find(int *up, int v) {
+    while (up[v] != v) v = up[v] = up[up[v]];
+    return v;
+}
+
+/* Each part's witness (wit) and place in it (loc): parts are the nodes
+ * before the fabric (ff on), joined to a witness's ranks by links outside
+ * it. M: the parts a witness has. 0, or -1 if the witnesses are not copies
+ * of one node. */
+static int parts(const topo_t *t, int g, int ff, int *up, int *wit, int *loc, int *M) {
+    int W = t->nranks / g, *count = calloc((size_t)W + 1, sizeof *count), rc = 0;
+    if (count == NULL) return -1;
+    for (int v = 0; v < ff; v++) up[v] = v, wit[v] = -1;
+    for (int l = 0; l < t->ndl; l++)
+        if (t->dl[l].src < ff && t->dl[l].dst < ff) up[find(up, t->dl[l].src)] = find(up, t->dl[l].dst);
+    for (int w = 0; w < W; w++) {
+        int root = find(up, t->rank_node[w * g]);
+        if (wit[root] >= 0) rc = -1;                 /* two witnesses joined outside the fabric */
+        wit[root] = w;
+    }
+    for (int v = 0; v < ff && rc == 0; v++) {
+        int w = wit[find(up, v)];
+        if (w < 0) rc = -1;                           /* a part of no witness */
+        else loc[v] = count[w]++;
+    }
+    for (int w = 0; w < W && rc == 0; w++) rc = count[w] == count[0] ? 0 : -1;
+    *M = count[0];
+    for (int v = 0; v < ff && rc == 0; v++) wit[v] = wit[find(up, v)];
+    free(count);
+    return rc;
+}
+
+/* Number the links a witness owns (both ends its parts, or one its part and
+ * the other the fabric's) by their ends' places, the fabric end as place M:
+ * the same in every witness. -1 if a witness has two links of one number. */
+static int number_links(topo_t *t, int ff, const int *wit, const int *loc, int M) {
+    int K = (M + 1) * (M + 1), *id = malloc((size_t)K * sizeof *id), *seen = malloc((size_t)K * sizeof *seen), rc = 0, n = 0;
+    if (id == NULL || seen == NULL || (t->fold.copy_link = malloc((size_t)K * sizeof(int))) == NULL) rc = -1;
+    for (int i = 0; rc == 0 && i < K; i++) id[i] = -1, seen[i] = -1;
+    for (int l = 0; rc == 0 && l < t->ndl; l++) {
+        const topo_dlink_t *d = &t->dl[l];
+        int ws = d->src < ff ? wit[d->src] : -1, wd = d->dst < ff ? wit[d->dst] : -1, w = ws >= 0 ? ws : wd;
+        t->fold.copy[l] = t->fold.copy_owner[l] = -1;
+        if (w < 0) continue;                          /* the fabric's own */
+        if (ws >= 0 && wd >= 0 && ws != wd) { rc = -1; break; }
+        int key = (ws >= 0 ? loc[d->src] : M) * (M + 1) + (wd >= 0 ? loc[d->dst] : M);
+        if (seen[key] == w) { rc = -1; break; }       /* parallel links: no single number */
+        seen[key] = w;
+        if (id[key] < 0) id[key] = n, t->fold.copy_link[n++] = l;
+        t->fold.copy[l] = id[key], t->fold.copy_owner[l] = w;
+    }
+    free(id), free(seen);
+    return rc < 0 ? -1 : n;
+}
+
+/* The links every node has a copy of (topo_fold_copies): every message that
+ * loads node k's copy starts or ends in node k. -1 where the witnesses are
+ * not copies of one node (or memory ran out): nothing is numbered. */
+static int number_copies(topo_t *t, int g, int ff) {
+    int *up = malloc(((size_t)ff + 1) * sizeof *up), *wit = malloc(((size_t)ff + 1) * sizeof *wit),
+        *loc = malloc(((size_t)ff + 1) * sizeof *loc), M = 0, n = -1;
+    t->fold.copy = malloc(((size_t)t->ndl + 1) * sizeof(int));
+    t->fold.copy_owner = malloc(((size_t)t->ndl + 1) * sizeof(int));
+    if (up && wit && loc && t->fold.copy && t->fold.copy_owner && ff > 0 && parts(t, g, ff, up, wit, loc, &M) == 0)
+        n = number_links(t, ff, wit, loc, M);
+    free(up), free(wit), free(loc);
+    return n;
+}
+
+int topo_set_fold(topo_t *t, int nodes, int witnesses, struct fold_map *map, int fabric_first, baton_err_t *e) {
+    int per = witnesses > 0 ? t->nranks / witnesses : 0, g = t->params.group_size;
+    topo_fold_free(t);
+    memset(&t->fold, 0, sizeof t->fold);
+    t->fold.map = map;
+    t->fold.ncopies = -1;
+    if (witnesses < 1 || t->nranks % witnesses || t->nreducers % witnesses || (int64_t)per * nodes > INT32_MAX ||
+        (g > 0 && per % g))                        /* a group spanning nodes is not a copy's */
+        return err_set(e, BATON_EINVAL, "%s: %d witness nodes do not hold the same ranks and switches each", t->name, witnesses);
+    t->fold.nodes = nodes, t->fold.witnesses = witnesses;
+    t->fold.ranks = t->nranks / witnesses * nodes;
+    t->fold.reducers = t->nreducers / witnesses * nodes;
+    t->fold.ncopies = per > 0 ? number_copies(t, per, fabric_first) : -1;
+    return 0;
+}
