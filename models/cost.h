@@ -46,8 +46,6 @@ typedef struct cost_model {
     int has_across;
     int blind;      /* 1: the machine has links several ranks' routes may share and this
                        row's closed form does not look at them (no view of its steps) */
-    int bound;      /* 1: not the view but a lower bound of it (a folded cluster's:
-                       linkload_folded_bound): its times are lower bounds */
 } cost_model_t;
 
 /* m as the steps between groups see it. */

@@ -42,6 +42,7 @@ run 0 predict -t topologies/hgx-h100.yaml -c allreduce -a binomial -s 1GiB
 run 0 predict -t topologies/cluster-h100.yaml --set nodes=64 --set radix=16 -c allreduce -a twoshot -s 1MiB --fold 1
 run 0 predict -t topologies/cluster-h100.yaml --set nodes=64 --set radix=16 -c allreduce -a ring -s 1MiB --fold 1
 run 0 predict -t topologies/cluster-h100.yaml --set nodes=64 --set radix=16 -c reduce -a nccl -s 48MiB --fold 1
+run 0 predict -t topologies/cluster-p4d.yaml --set nodes=100 --set radix=16 -c allreduce -a nccl -s 8 --fold 1
 run 0 select -t topologies/cluster-h100.yaml -c allreduce,allgather --sizes 1KiB:1GiB:x16 --format csv -o "$out/sel.csv"
 run 0 sweep -t topologies/cluster-a100.yaml -c allreduce --set nodes=2,4 --sizes 1MiB,64MiB
 run 0 topo topologies/cluster-h100.yaml --set nodes=4

@@ -6,7 +6,6 @@
 #include "../topologies/topo.h"
 #include "symmetry.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,12 +112,9 @@ int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_mode
     const cost_model_t *hit;
     if (t == NULL) return algo_model(t, a, s, m, out, e);
     memo_key(&k, t, a, s, m);
-    if ((hit = memo_find(t, &k)) != NULL) {
-        *out = *hit;
-        return hit->bound ? needs_every_rank(t, a, e) : 0;
-    }
+    if ((hit = memo_find(t, &k)) != NULL) { *out = *hit; return 0; }
     int rc = algo_model(t, a, s, m, out, e);
-    if (rc == 0 || out->bound) memo_put(t, &k, out);
+    if (rc == 0) memo_put(t, &k, out);
     return rc;
 }
 
@@ -126,7 +122,7 @@ typedef int (*pattern_fn)(topo_t *, linkload_peer_fn, const void *, int, int, co
 
 /* Row a's view from its pattern of peers (and its pattern across groups)
  * as `pattern` costs one (linkload.h): the whole machine's busiest link,
- * or a folded cluster's bound of it. */
+ * counted on the whole or on a folded cluster's witnesses. */
 static int peer_view(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, pattern_fn pattern,
                      cost_model_t *out, baton_err_t *e) {
     peer_ctx_t x = {.peer = a->peer, .s = *s};
@@ -146,11 +142,11 @@ static int peer_view(topo_t *t, const algo_t *a, const sched_t *s, const cost_mo
     return rc < 0 ? rc : 0;
 }
 
-/* A folded cluster cannot route a pattern over every rank; where the whole
- * machine would not either (too many messages: linkload.h), the row is blind
- * to shared links on both. Else the view needs every rank's loads:
- * BATON_EWHOLE, with *out a bound of it where the witnesses give one
- * (cost_model_t.bound: a pattern of peers, whose routes they know). */
+/* A folded cluster routes a pattern of peers as the whole machine would
+ * (linkload_folded_cost), where the whole machine would (not too many
+ * messages: linkload.h); else the row is blind to shared links on both.
+ * Step patterns need every rank (BATON_EWHOLE), as does a pattern whose
+ * fabric loads the witnesses cannot tell. */
 static int folded_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
                         baton_err_t *e) {
     double p = s->nranks;
@@ -162,15 +158,14 @@ static int folded_model(topo_t *t, const algo_t *a, const sched_t *s, const cost
         return 0;
     }
     baton_err_t why = {0};
-    if (!steps && peer_view(t, a, s, m, linkload_folded_bound, out, &why) == 0) out->bound = 1;
-    else *out = *m;
-    return needs_every_rank(t, a, e);
+    if (!steps && peer_view(t, a, s, m, linkload_folded_cost, out, &why) == 0) return 0;
+    *out = *m;
+    return why.code && why.code != BATON_EWHOLE ? err_set(e, why.code, "%s", why.msg) : needs_every_rank(t, a, e);
 }
 
 static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
                       baton_err_t *e) {
     *out = *m;
-    out->bound = 0;
     if (t == NULL || s->nranks < 2) return 0;
     if (topo_fold_ranks(t)) return folded_model(t, a, s, m, out, e);
     if (a->step_send && s->nchannels <= 1) {
@@ -245,52 +240,34 @@ static int lowest(const double *times, int k) {
 
 /* The closed form of every row that may run coll here (NCCL's only if
  * nccl_only) into rows[]/times[] (at most max); their count, or
- * BATON_EWHOLE where a folded cluster cannot answer for a row. A row it
- * can only bound (cost_model_t.bound) is left out when its bound is above
- * `slack` times the lowest time (the whole machine would leave it out too);
- * one between the two is kept, flagged in bound[] (NULL: the caller cannot
- * take such rows: the whole machine must answer); one below the lowest
- * time could be the lowest: BATON_EWHOLE. */
+ * BATON_EWHOLE where a folded cluster cannot answer for a row. */
 static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
-                        uint64_t n, const algo_opts_t *o, int nccl_only, double slack, const algo_t **out, double *times,
-                        int *bound, int max) {
+                        uint64_t n, const algo_opts_t *o, int nccl_only, const algo_t **out, double *times, int max) {
     const algo_t *const *rows = algo_all();
-    int k = 0, flag[RUN_MAX_ROWS];
-    for (int i = 0; rows[i] && k < max && k < RUN_MAX_ROWS; i++) {
+    int k = 0;
+    for (int i = 0; rows[i] && k < max; i++) {
         sched_t s;
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
         if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs(t, rows[i], pr)))) continue;
         if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, rows[i], &s, NULL) < 0)) continue;
         baton_err_t why = {0};
-        int rc = run_algo_model(t, rows[i], &s, m, &am, &why);
-        if (rc < 0 && (why.code != BATON_EWHOLE || !am.bound)) {
+        if (run_algo_model(t, rows[i], &s, m, &am, &why) < 0) {
             if (why.code == BATON_EWHOLE) return BATON_EWHOLE;
             continue;
         }
         if (pc) am = proto_apply(&am, pc);
         out[k] = rows[i];
-        flag[k] = rc < 0;
         times[k++] = rows[i]->cost(&am, p, n, o) + switch_latency(t, &s);
     }
-    double low = HUGE_VAL;
-    for (int i = 0; i < k; i++) if (!flag[i] && times[i] < low) low = times[i];
-    int kept = 0;
-    for (int i = 0; i < k; i++) {
-        if (flag[i] && !(times[i] > low)) return BATON_EWHOLE;
-        if (flag[i] && times[i] > low * slack) continue;
-        if (flag[i] && bound == NULL) return BATON_EWHOLE;
-        if (bound) bound[kept] = flag[i];
-        out[kept] = out[i], times[kept++] = times[i];
-    }
-    return kept;
+    return k;
 }
 
 const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
                        uint64_t n, const algo_opts_t *o, int nccl_only) {
     const algo_t *rows[RUN_MAX_ROWS];
     double times[RUN_MAX_ROWS];
-    int best = lowest(times, closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, 1, rows, times, NULL, RUN_MAX_ROWS));
+    int best = lowest(times, closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, rows, times, RUN_MAX_ROWS));
     return best < 0 ? NULL : rows[best];
 }
 
@@ -403,21 +380,17 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
  * with -a nccl every row NCCL has whose closed form is within
  * RUN_NCCL_SLACK of the lowest (what an nccl-tests log measured is NCCL's
  * fastest, and a closed form can misjudge a tree across nodes: the
- * simulator decides between the close ones), bound[i] set where a folded
- * cluster only bounds row i (closed_forms). Their count. */
-static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr, const algo_t **out, int *bound) {
-    memset(bound, 0, RUN_MAX_ROWS * sizeof *bound);
+ * simulator decides between the close ones). Their count. */
+static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr, const algo_t **out) {
     if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     int nccl = strcmp(q->algo, "nccl") == 0;
     double times[RUN_MAX_ROWS];
-    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, nccl, nccl ? RUN_NCCL_SLACK : 1,
-                         out, times, bound, RUN_MAX_ROWS);
+    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, nccl, out, times, RUN_MAX_ROWS);
     int best = lowest(times, k), m = 0;
     if (k < 0 || best < 0) return k < 0 ? k : 0;    /* BATON_EWHOLE, or nothing */
-    if (!nccl) return out[0] = out[best], bound[0] = 0, 1;   /* auto: the lowest (never a bound) */
-    for (int i = 0; i < k; i++)                    /* nccl: every row near it */
-        if (times[i] <= times[best] * RUN_NCCL_SLACK) out[m] = out[i], bound[m++] = bound[i];
+    if (!nccl) return out[0] = out[best], 1;       /* auto: the lowest; nccl: every row near it */
+    for (int i = 0; i < k; i++) if (times[i] <= times[best] * RUN_NCCL_SLACK) out[m++] = out[i];
     return m;
 }
 
@@ -472,10 +445,9 @@ static int nccl_size_pipeline(const algo_t *a, proto_t pr, int p, int g, int hea
 }
 
 /* Build and time row a under protocol pr (cut into nccl_steps as NCCL
- * does, 0: its own); keep it in *best if faster. A row a folded cluster
- * only bounds (closed_forms) lowers *floor to its least time instead. */
+ * does, 0: its own); keep it in *best if faster. */
 static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo_t *a, proto_t pr, int nccl_steps,
-                   run_out_t *best, double *floor, baton_err_t *e) {
+                   run_out_t *best, baton_err_t *e) {
     run_out_t cand = *o;
     sched_t s;
     int rc;
@@ -488,16 +460,9 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
                        a->name, topo_name(t));
     if ((rc = algo_build(a, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
     if (a->nccl == NULL) cand.channels = s.nchannels;     /* direct: a stream per peer */
-    if ((rc = helpers_fit(t, a, &s, e)) < 0) return rc;
-    baton_err_t why = {0};
-    rc = run_algo_model(t, a, &s, &o->model, &cand.model, &why);
-    int bounded = rc < 0 && why.code == BATON_EWHOLE && cand.model.bound && floor;
-    if (rc < 0 && !bounded) return err_set(e, rc, "%s", why.msg);
-    if ((rc = run_one(t, q, &s, pr, &cand, e)) < 0) return rc;
-    if (bounded) {
-        if (cand.time_s < *floor) *floor = cand.time_s;
-        return 0;
-    }
+    if ((rc = helpers_fit(t, a, &s, e)) < 0 ||
+        (rc = run_algo_model(t, a, &s, &o->model, &cand.model, e)) < 0 || (rc = run_one(t, q, &s, pr, &cand, e)) < 0)
+        return rc;
     if (best->algo == NULL || cand.time_s < best->time_s) { engine_result_free(&best->eng); *best = cand; }
     else engine_result_free(&cand.eng);
     return 0;
@@ -540,11 +505,9 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     int first = proto == RUN_PROTO_AUTO ? PROTO_LL : proto;
     int last = proto == RUN_PROTO_AUTO ? PROTO_SIMPLE : proto;
     run_out_t best = {0};
-    double floor = HUGE_VAL;                      /* the least time of a row a folded cluster only bounds */
     for (int pr = first; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
         const algo_t *rows[RUN_MAX_ROWS];
-        int bound[RUN_MAX_ROWS];
-        int k = choose(t, q, o, (proto_t)pr, rows, bound);
+        int k = choose(t, q, o, (proto_t)pr, rows);
         if (k < 0) return err_set(e, k, "%s is folded: %s's closed forms need every rank", topo_name(t), q->algo);
         if (k == 0 && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
         if (k == 0)
@@ -560,15 +523,11 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                       ? nccl_size_pipeline(rows[i], (proto_t)pr, o->ranks, q->opts.group, graph_node_nics(t),
                                            qc.opts.channels, q->bytes) : 0;
             if (steps) qc.opts.pipeline = steps;
-            if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, steps, &best, bound[i] ? &floor : NULL, e)) < 0) {
+            if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, steps, &best, e)) < 0) {
                 engine_result_free(&best.eng);
                 return rc;
             }
         }
-    }
-    if (floor < HUGE_VAL && !(best.algo && floor > best.time_s)) {   /* a bounded row could be the fastest */
-        engine_result_free(&best.eng);
-        return err_set(e, BATON_EWHOLE, "%s is folded: %s's closed forms need every rank", topo_name(t), q->algo);
     }
     if (best.algo == NULL)
         return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls) does %s%s%s "

@@ -210,21 +210,25 @@ Test(fold, predict_refuses_fold_for_the_simulator) {
     free(out);
 }
 
-/* A row whose view needs every rank's link loads (a pipelined tree, a
- * chain, the hierarchical rows) is bounded from the witnesses: every
- * message's route is its stand-in's (alpha and the slowest route exactly
- * the whole's), and every link a node owns is loaded exactly as in the
- * whole, so the busiest link can only be the fabric's, never less than
- * the bound. Oracle: the whole machine's view, row by row. */
-Test(fold, a_bound_routes_as_the_whole_and_loads_no_more_than_it) {
+/* A pattern of peers on a folded cluster loads the whole cluster's links:
+ * its nodes' links counted node by node, the fabric's own by the
+ * generator's arithmetic from how each stand-in crosses (fold.h). Each row
+ * is held to the whole machine's view bit for bit: alpha, the slowest
+ * route, the busiest link (trees, chains and the hierarchical rows, whose
+ * few messages the whole routes one by one), on two- and three-level
+ * trees, one NIC or eight, PXN on and off, oversubscribed. */
+Test(fold, a_pattern_loads_the_whole_clusters_links) {
     static const char *const cases[][2] = {{"cluster-h100", "nodes=64 radix=16"}, {"cluster-p4d", "nodes=100 radix=16"},
                                           {"cluster-h100", "nodes=48 radix=8 nics=1"},
                                           {"cluster-h100", "nodes=90 radix=16 oversubscription=2"},
+                                          {"cluster-h100", "nodes=24 radix=64"},            /* two levels */
+                                          {"cluster-h100", "nodes=64 radix=16 pxn=false"},
+                                          {"cluster-h100", "nodes=16 radix=4 nics=1 oversubscription=2"},
                                           {"cluster-a100", "nodes=40 radix=16"}};
     static const struct { coll_t c; const char *a; } rows[] = {
         {COLL_ALLREDUCE, "bintree"}, {COLL_ALLREDUCE, "chain"}, {COLL_ALLREDUCE, "hier"},
         {COLL_ALLREDUCE, "hier_leader"}, {COLL_ALLREDUCE, "dbtree"}, {COLL_ALLREDUCE, "nccltree"}};
-    int bounded = 0, tight = 0;
+    int folded = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char path[128];
         snprintf(path, sizeof path, "topologies/%s.yaml", cases[c][0]);
@@ -247,28 +251,19 @@ Test(fold, a_bound_routes_as_the_whole_and_loads_no_more_than_it) {
             int rc = run_algo_model(f, a, &sf, &mf, &vf, &e);
             const char *m = cases[c][1], *n = rows[r].a;
             if (rc == 0) {                            /* answered folded: the whole's view */
-                cr_expect(vf.alpha == vw.alpha && vf.beta == vw.beta && !vf.bound, "%s %s", m, n);
+                folded++;
+                cr_expect(vf.alpha == vw.alpha && vf.beta == vw.beta && vf.beta_path == vw.beta_path,
+                          "%s %s: alpha %.17g/%.17g, beta %.17g/%.17g", m, n, vf.alpha, vw.alpha, vf.beta, vw.beta);
+                cr_expect(vf.channels == vw.channels && vf.has_across == vw.has_across, "%s %s", m, n);
+                if (vw.has_across)
+                    cr_expect(vf.across.alpha == vw.across.alpha && vf.across.beta == vw.across.beta, "%s %s: across", m, n);
                 continue;
             }
-            cr_assert_eq(rc, BATON_EWHOLE, "%s %s: %s", m, n, e.msg);
-            if (!vf.bound) {                          /* two nodes no witness pair stands for: the whole answers */
-                cr_expect(strstr(e.msg, "its links' loads need every rank"), "%s %s: %s", m, n, e.msg);
-                continue;
-            }
-            bounded++;
-            cr_expect(vf.alpha == vw.alpha && vf.beta_path == vw.beta_path, "%s %s: alpha %g/%g, slowest route %g/%g", m, n,
-                      vf.alpha, vw.alpha, vf.beta_path, vw.beta_path);
-            cr_expect(vf.beta <= vw.beta * (1 + 1e-12), "%s %s: bound %g above the busiest link %g", m, n, vf.beta, vw.beta);
-            cr_expect(vf.channels == vw.channels && vf.stepwise == vw.stepwise && vf.has_across == vw.has_across, "%s %s", m, n);
-            if (vw.has_across)
-                cr_expect(vf.across.alpha == vw.across.alpha && vf.across.beta <= vw.across.beta * (1 + 1e-12),
-                          "%s %s: across", m, n);
-            tight += fabs(vf.beta - vw.beta) <= 1e-12 * vw.beta;
+            cr_assert_eq(rc, BATON_EWHOLE, "%s %s: %s", m, n, e.msg);   /* no witness pair as far apart: the whole answers */
+            cr_expect(strstr(e.msg, "its links' loads need every rank"), "%s %s: %s", m, n, e.msg);
         }
         topo_free(w);
         topo_free(f);
     }
-    cr_expect_geq(bounded, 20, "rows bounded: %d", bounded);
-    cr_expect_geq(tight, bounded * 2 / 3, "the busiest link is a node's in most rows: %d of %d bounds are the whole's",
-                  tight, bounded);
+    cr_expect_geq(folded, 7 * 6, "rows answered folded, as the whole: %d", folded);
 }

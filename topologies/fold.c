@@ -97,6 +97,7 @@ struct fold_map {
     unsigned char *sig, *scratch;   /* one matrix per witness pair; a matrix being looked up */
     int cap, *slot;                 /* pair + 1 of each distinct matrix, 0: empty */
     int *vid;                       /* per node: the first node whose hosts' leaves are its */
+    int *host, nhost;               /* per built node below nhost: its place among its node's hosts, -1 */
     struct { int vk, vx, pair; } recent[MAP_RECENT];   /* by (vid k, vid x; -1: x = k) */
 };
 
@@ -121,7 +122,17 @@ static int *sig_slot(const fold_map_t *m, const unsigned char *sig) {
         if (m->slot[i] == 0 || !memcmp(m->sig + (size_t)(m->slot[i] - 1) * m->len, sig, (size_t)m->len)) return &m->slot[i];
 }
 
-fold_map_t *fold_map_new(const gen_fabric_t *f, int nodes, int hpn, const int *w, int nw) {
+/* Each built fabric host's place in its node (fold_map_host). */
+static int number_hosts(fold_map_t *m, const int *hosts) {
+    for (int i = 0; i < m->nw * m->hpn; i++)
+        if (hosts[i] >= m->nhost) m->nhost = hosts[i] + 1;
+    if ((m->host = malloc(((size_t)m->nhost + 1) * sizeof *m->host)) == NULL) return -1;
+    for (int v = 0; v < m->nhost; v++) m->host[v] = -1;
+    for (int i = 0; i < m->nw * m->hpn; i++) m->host[hosts[i]] = i % m->hpn;
+    return 0;
+}
+
+fold_map_t *fold_map_new(const gen_fabric_t *f, int nodes, int hpn, const int *w, int nw, const int *hosts) {
     fold_map_t *m = calloc(1, sizeof *m);
     if (m == NULL || hpn < 1 || hpn > 64 || nw < 1 || gen_shape_init(&m->s, f, nodes * hpn, NULL) < 0) { free(m); return NULL; }
     m->nodes = nodes, m->hpn = hpn, m->nw = nw, m->len = hpn * hpn;
@@ -135,7 +146,7 @@ fold_map_t *fold_map_new(const gen_fabric_t *f, int nodes, int hpn, const int *w
         if (*s == 0) *s = i + 1;
     }
     for (int i = 0; i < MAP_RECENT; i++) m->recent[i].vk = -1;
-    if (number_leaves(m) < 0) { fold_map_free(m); return NULL; }
+    if (number_leaves(m) < 0 || number_hosts(m, hosts) < 0) { fold_map_free(m); return NULL; }
     return m;
 }
 
@@ -146,6 +157,7 @@ void fold_map_free(fold_map_t *m) {
     free(m->scratch);
     free(m->slot);
     free(m->vid);
+    free(m->host);
     free(m);
 }
 
@@ -158,4 +170,38 @@ int fold_map_pair(fold_map_t *m, int k, int x) {
     int pair = *sig_slot(m, m->scratch) - 1;
     m->recent[h].vk = vk, m->recent[h].vx = vx, m->recent[h].pair = pair;
     return pair;
+}
+
+/* --- the whole fabric's own links --------------------------------------- */
+
+int fold_map_host(const fold_map_t *m, int node) { return node >= 0 && node < m->nhost ? m->host[node] : -1; }
+
+/* Numbering: leaves' up links (leaf x up + j), the same links down, then
+ * the aggregation switches' links to the cores, up and down (switch
+ * pod x up + j, port c: (pod x up + j) x half + c). */
+static long leaf_links(const gen_shape_t *s) { return (long)s->nleaves * s->up; }
+static long agg_links(const gen_shape_t *s) {
+    return s->levels == 3 ? (long)(s->nleaves + s->half - 1) / s->half * s->up * s->half : 0;
+}
+
+void fold_map_ports(const fold_map_t *m, int *up, int *half) { *up = m->s.up, *half = m->s.half; }
+
+long fold_map_fabric_links(const fold_map_t *m) { return 2 * leaf_links(&m->s) + 2 * agg_links(&m->s); }
+
+int fold_map_cross(const fold_map_t *m, int k, int x, const fold_cross_t *cr, long *id) {
+    const gen_shape_t *s = &m->s;
+    int pb = x * m->hpn + cr->b, la = gen_shape_leaf(s, k * m->hpn + cr->a), lb = gen_shape_leaf(s, pb);
+    int links = la == lb ? 0 : gen_shape_leaf_hops(s, la, lb) - 2;
+    if (links != cr->links) return -1;
+    if (links == 0) return 0;
+    int key = cr->keyed ? pb / s->rails % s->down : 0;   /* pb's port on its leaf: hosts hang in place order */
+    int j = (cr->j + key) % s->up, c = (cr->c + key) % s->half;
+    long nl = leaf_links(s), na = agg_links(s);
+    id[0] = (long)la * s->up + j;
+    id[links - 1] = nl + (long)lb * s->up + j;
+    if (links == 4) {
+        id[1] = 2 * nl + ((long)la / s->half * s->up + j) * s->half + c;
+        id[2] = 2 * nl + na + ((long)lb / s->half * s->up + j) * s->half + c;
+    }
+    return links;
 }

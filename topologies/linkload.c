@@ -1,5 +1,6 @@
 /* linkload.c - a traffic pattern's busiest link (see linkload.h). */
 #include "linkload.h"
+#include "fold.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -92,17 +93,27 @@ int linkload_steps_cost(topo_t *t, linkload_step_fn send, const void *ctx, int n
     return 1;
 }
 
-/* A stand-in route's latency, slowest s/B and the node links it loads:
- * link number x 2 + 1 where it is the destination node's, x 2 where the
- * source's (a route between two nodes crosses no third node's parts). */
-typedef struct { double lat, path; int off, n; } hop_list_t;
+/* A stand-in route's latency, slowest s/B, the node links it loads (link
+ * number x 2 + 1 where it is the destination node's, x 2 where the
+ * source's: a route between two nodes crosses no third node's parts) and
+ * how it crosses the fabric (cross < 0: the whole's route cannot be read
+ * off it). */
+typedef struct { double lat, path; int off, n, cross; fold_cross_t cr; } hop_list_t;
 
 typedef struct {
     topo_t *t;
     int g;               /* ranks a node */
     hop_list_t *memo;    /* per pair of witness ranks; lat < 0: not yet */
     int *pool, npool, cap;
+    double fabric_bw;    /* the rate of the fabric's own links (0: not seen yet, -1: they differ) */
 } stand_ins_t;
+
+/* The fabric's links on h's route keep one rate? */
+static void same_rate(stand_ins_t *si, const hop_list_t *h, double bw) {
+    if (h->cross <= 0 || h->cr.links == 0) return;
+    if (si->fabric_bw == 0) si->fabric_bw = bw;
+    else if (bw != si->fabric_bw) si->fabric_bw = -1;
+}
 
 static const hop_list_t *stand_in(stand_ins_t *si, int r, int d, baton_err_t *e) {
     int fs, fd, fr = topo_nranks(si->t);
@@ -119,7 +130,10 @@ static const hop_list_t *stand_in(stand_ins_t *si, int r, int d, baton_err_t *e)
         if (p == NULL) { err_set(e, BATON_ENOMEM, "out of memory"); return NULL; }
         si->pool = p, si->cap = cap;
     }
-    *h = (hop_list_t){rt.lat, 1 / rt.bw, si->npool, 0};
+    double bw;
+    *h = (hop_list_t){rt.lat, 1 / rt.bw, si->npool, 0, 0, {0}};
+    h->cross = topo_fold_cross(si->t, rt.links, rt.nlinks, &h->cr, &bw);
+    same_rate(si, h, bw);
     for (int k = 0; k < rt.nlinks; k++) {
         int owner, copy = topo_fold_copy(si->t, rt.links[k], &owner);
         if (copy >= 0 && (owner == fs / si->g || owner == fd / si->g))
@@ -129,42 +143,78 @@ static const hop_list_t *stand_in(stand_ins_t *si, int r, int d, baton_err_t *e)
     return h;
 }
 
-int linkload_folded_bound(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
-                          baton_err_t *e) {
+/* share added n times, as the whole's loads add it message by message. */
+static double added(double share, uint32_t n) {
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++) sum += share;
+    return sum;
+}
+
+/* The busiest link's seconds: the most loaded copy of each node link (the
+ * whole's busiest_link divides each link's load by its rate; division is
+ * monotone, so the most loaded one of a rate is the busiest of it), and the
+ * fabric's most loaded link. */
+static double folded_busiest(topo_t *t, const double *most, int T, double share, uint32_t fabric_most, double fabric_bw) {
+    double scale = topo_params_c(t)->bw_scale, worst = 0;
+    for (int i = 0; i < T; i++) {
+        double s = most[i] / (topo_dlink(t, topo_fold_copy_link(t, i))->bw * scale);
+        if (s > worst) worst = s;
+    }
+    double f = fabric_most ? added(share, fabric_most) / (fabric_bw * scale) : 0;
+    return f > worst ? f : worst;
+}
+
+/* Charge message r -> d's stand-in h: node k's copies and the whole
+ * fabric's links (counts; *exact = 0 where the whole's route is not known). */
+static void charge_folded(topo_t *t, const hop_list_t *h, const int *pool, int r, int d, int g, int T, double share,
+                          double *load, double *most, uint32_t *fabric, uint32_t *fabric_most, int *exact) {
+    for (int k = 0; k < h->n; k++) {
+        int x = pool[h->off + k];
+        double *l = &load[(size_t)((x & 1 ? d : r) / g) * T + (x >> 1)];
+        if ((*l += share) > most[x >> 1]) most[x >> 1] = *l;
+    }
+    long id[4];
+    if (h->cross < 0) { *exact = 0; return; }
+    if (h->cross == 0 || h->cr.links == 0) return;
+    if (topo_fold_cross_ids(t, r / g, d / g, &h->cr, id) != h->cr.links) { *exact = 0; return; }
+    for (int k = 0; k < h->cr.links; k++)
+        if (++fabric[id[k]] > *fabric_most) *fabric_most = fabric[id[k]];
+}
+
+int linkload_folded_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
+                         baton_err_t *e) {
     int p = topo_fold_ranks(t), N = topo_fold_nodes(t), g = N > 0 ? p / N : 0, fr = topo_nranks(t), T = topo_fold_copies(t);
-    int rc = 0, sent = 0;
+    int rc = 0, sent = 0, exact = 1;
     if (nchannels < 1 || nslots < 1 || g < 1) return 0;
     if (T < 0) return err_set(e, BATON_EWHOLE, "%s: its witness nodes are not copies of one node", topo_name(t));
     stand_ins_t si = {.t = t, .g = g, .memo = malloc((size_t)fr * fr * sizeof *si.memo)};
-    size_t nload = (size_t)N * T + 1;
-    double *load = topo_fold_scratch(t, nload * sizeof *load), *spb = malloc(((size_t)T + 1) * sizeof *spb);
-    double share = 1.0 / nchannels, worst = 0, scale = topo_params_c(t)->bw_scale;
+    size_t nload = (size_t)N * T + 1, nfab = (size_t)topo_fold_fabric_links(t) + 1;
+    size_t bytes = nload * sizeof(double) + nfab * sizeof(uint32_t);
+    double *load = topo_fold_scratch(t, bytes), *most = calloc((size_t)T + 1, sizeof *most), share = 1.0 / nchannels;
+    uint32_t *fabric = load ? (uint32_t *)(load + nload) : NULL, fabric_most = 0;
     longest_t w = {0, 0};
-    if (si.memo == NULL || load == NULL || spb == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
-    for (int i = 0; rc == 0 && i < T; i++) spb[i] = 1 / (topo_dlink(t, topo_fold_copy_link(t, i))->bw * scale);   /* s/B */
+    if (si.memo == NULL || load == NULL || most == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < (size_t)fr * fr; i++) si.memo[i].lat = -1;
-    for (int r = 0; r < p && rc == 0; r++)
-        for (int s = 0; s < nslots && rc == 0; s++) {
+    for (int r = 0; r < p && rc == 0 && exact; r++)
+        for (int s = 0; s < nslots && rc == 0 && exact; s++) {
             int d = peer(ctx, s, r);
             if (d < 0 || d == r) continue;
             const hop_list_t *h = stand_in(&si, r, d, e);
             if (h == NULL) { rc = e && e->code ? e->code : BATON_EWHOLE; break; }
             if (h->lat > w.lat) w.lat = h->lat;
             if (h->path > w.path) w.path = h->path;
-            for (int k = 0; k < h->n; k++) {
-                int x = si.pool[h->off + k];
-                double *l = &load[(size_t)((x & 1 ? d : r) / g) * T + (x >> 1)];
-                if ((*l += share) * spb[x >> 1] > worst) worst = *l * spb[x >> 1];
-            }
+            charge_folded(t, h, si.pool, r, d, g, T, share, load, most, fabric, &fabric_most, &exact);
             sent = 1;
         }
-    if (load) memset(load, 0, nload * sizeof *load);   /* as it was found */
+    if (load) memset(load, 0, bytes);   /* as it was found */
+    if (rc == 0 && sent && (!exact || si.fabric_bw < 0))
+        rc = err_set(e, BATON_EWHOLE, "%s: the witnesses' routes do not show the whole fabric's", topo_name(t));
     if (rc == 0 && sent) {
         m->alpha = w.lat;
-        m->beta = worst;
+        m->beta = folded_busiest(t, most, T, share, fabric_most, si.fabric_bw);
         m->channels = nchannels;
         m->beta_path = w.path;
     }
-    free(si.memo), free(si.pool), free(spb);
+    free(si.memo), free(si.pool), free(most);
     return rc < 0 ? rc : sent;
 }

@@ -44,14 +44,16 @@ int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int
 /* The same pattern on a folded cluster (topo_fold_ranks ranks, of which t
  * built a few nodes): every message's route is a stand-in's between
  * witnesses the same distances apart (topo_fold_stand_in), so alpha and
- * beta_path are the whole cluster's; the loads of links the witnesses do
- * not have are not known, so beta is a lower bound of the busiest link's:
- * the mean load of the links every message must cross, a rank's links out
- * and in, and a node's links to and from the fabric. 1 if done, 0 if
- * nobody sends (m untouched), BATON_EWHOLE if a pair of nodes has no
- * stand-in, < 0 on other errors. */
-int linkload_folded_bound(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
-                          baton_err_t *e);
+ * beta_path are the whole cluster's. Node k's links are loaded only by
+ * messages that start or end in node k, and their loads are counted per
+ * node; the fabric's own links are the whole's, found by the generator's
+ * arithmetic from how the stand-in crosses (fold.h, fold_cross_t), so beta
+ * is the whole's too, bit for bit. 1 if done, 0 if nobody sends (m
+ * untouched), BATON_EWHOLE if a pair of nodes has no stand-in or a
+ * stand-in's crossing cannot be read (topo_fold_cross), < 0 on other
+ * errors. */
+int linkload_folded_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
+                         baton_err_t *e);
 
 typedef int (*linkload_step_fn)(const void *ctx, int k, int r, double *bytes);
 #define LOAD_MAX_STEP_MESSAGES (1 << 18)

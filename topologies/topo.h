@@ -245,6 +245,17 @@ int topo_fold_copy_link(const topo_t *t, int i);
  * caller (pages of a large one are touched once, not per pattern): the
  * caller leaves it zero. NULL if out of memory. */
 void *topo_fold_scratch(topo_t *t, size_t bytes);
+/* How a witness route (its n links) crosses the fabric (fold.h), and the
+ * rate of the fabric's own links on it (0 if they differ): 1 if it does,
+ * 0 if it stays inside a node, -1 if the whole cluster's route cannot be
+ * read off it (its destination's leaf, as built, has too few ports to key
+ * destination-mod-k). */
+struct fold_cross;
+int topo_fold_cross(const topo_t *t, const int32_t *links, int n, struct fold_cross *cr, double *bw);
+/* The whole cluster's fabric links (fold_map_fabric_links), and the ones a
+ * route from node k to node x crossing as cr says takes (fold_map_cross). */
+long topo_fold_fabric_links(const topo_t *t);
+int topo_fold_cross_ids(const topo_t *t, int k, int x, const struct fold_cross *cr, long *id);
 int topo_nnodes(const topo_t *t);
 int topo_nlinks(const topo_t *t);            /* directed links */
 const char *topo_name(const topo_t *t);

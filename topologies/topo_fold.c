@@ -2,11 +2,13 @@
  * nodes it built and what they stand for: the whole's counts, a witness
  * pair for any two nodes (fold.h), and the links every node has a copy of
  * (declared in topo.h). */
+#define _DEFAULT_SOURCE          /* madvise(MADV_HUGEPAGE), where the system has it */
 #include "topo_internal.h"
 #include "fold.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 int topo_fold_nodes(const topo_t *t) { return t->fold.nodes; }
 int topo_fold_witnesses(const topo_t *t) { return t->fold.witnesses; }
@@ -21,11 +23,26 @@ int topo_fold_copy(const topo_t *t, int l, int *owner) {
     return t->fold.copy[l];
 }
 
+/* A large zeroed buffer on huge pages where the system has them: tens of
+ * MiB of link loads touched at random would otherwise fault in 4 KiB at a
+ * time (a sixth of a million-GPU predict). */
+static void *zeroed(size_t bytes) {
+#if defined(MADV_HUGEPAGE)
+    enum { HUGE = 2 << 20 };
+    void *p = NULL;
+    if (bytes >= HUGE && posix_memalign(&p, HUGE, bytes) == 0) {
+        madvise(p, bytes, MADV_HUGEPAGE);
+        return memset(p, 0, bytes);
+    }
+#endif
+    return calloc(1, bytes);
+}
+
 void *topo_fold_scratch(topo_t *t, size_t bytes) {
     if (bytes <= t->fold.nscratch) return t->fold.scratch;
     free(t->fold.scratch);
     t->fold.nscratch = 0;
-    if ((t->fold.scratch = calloc(1, bytes)) != NULL) t->fold.nscratch = bytes;
+    if ((t->fold.scratch = zeroed(bytes)) != NULL) t->fold.nscratch = bytes;
     return t->fold.scratch;
 }
 
@@ -127,6 +144,66 @@ int topo_set_fold(topo_t *t, int nodes, int witnesses, struct fold_map *map, int
     t->fold.nodes = nodes, t->fold.witnesses = witnesses;
     t->fold.ranks = t->nranks / witnesses * nodes;
     t->fold.reducers = t->nreducers / witnesses * nodes;
+    t->fold.fabric_first = fabric_first;
     t->fold.ncopies = per > 0 ? number_copies(t, per, fabric_first) : -1;
     return 0;
+}
+
+/* --- how a witness route crosses the fabric ----------------------------- */
+
+static int fabric_link(const topo_t *t, int l) { return t->dl[l].src >= t->fold.fabric_first && t->dl[l].dst >= t->fold.fabric_first; }
+static int degree(const topo_t *t, int v) { return t->adj_off[v + 1] - t->adj_off[v]; }
+
+/* Link l's place among the last `ports` links of its source (a switch's up
+ * ports come after its down ports), -1 if it is not one of them. */
+static int up_port(const topo_t *t, int l, int ports) {
+    int j = t->adj_pos[l] - (degree(t, t->dl[l].src) - ports);
+    return j >= 0 && j < ports ? j : -1;
+}
+
+/* The key destination-mod-k used, as topo_route's down_port finds it: the
+ * port of the last node on the route with more than two links. Its link's
+ * index on the route, -1 if none. */
+static int key_link(const topo_t *t, const int32_t *links, int n) {
+    for (int i = n - 1; i >= 0; i--)
+        if (degree(t, t->dl[links[i]].src) > 2) return i;
+    return -1;
+}
+
+static int mod(int a, int m) { return ((a % m) + m) % m; }
+
+int topo_fold_cross(const topo_t *t, const int32_t *links, int n, struct fold_cross *cr, double *bw) {
+    const fold_map_t *m = t->fold.map;
+    int in = -1, out = -1, first = -1, nf = 0, up, half;
+    *cr = (fold_cross_t){0};
+    *bw = 0;
+    for (int i = 0; i < n; i++) {
+        if (in < 0 && t->dl[links[i]].dst >= t->fold.fabric_first) in = i;      /* a host into its leaf */
+        if (t->dl[links[i]].src >= t->fold.fabric_first) out = i;              /* a leaf down to a host */
+        if (!fabric_link(t, links[i])) continue;
+        if (first < 0) first = i;
+        if (i != first + nf++ || (*bw && t->dl[links[i]].bw != *bw)) return -1;
+        *bw = t->dl[links[i]].bw;
+    }
+    if (in < 0) return 0;                                                      /* inside a node */
+    if (m == NULL || out < in || (nf && (first != in + 1 || out != first + nf)) || (nf != 0 && nf != 2 && nf != 4))
+        return -1;
+    cr->a = fold_map_host(m, t->dl[links[in]].src), cr->b = fold_map_host(m, t->dl[links[out]].dst);
+    cr->links = nf;
+    if (cr->a < 0 || cr->b < 0) return -1;
+    if (nf == 0) return 1;
+    fold_map_ports(m, &up, &half);
+    int k = key_link(t, links, n), key = k == out ? t->adj_pos[links[k]] : 0;
+    cr->keyed = k == out;
+    cr->j = up_port(t, links[first], up);
+    cr->c = nf == 4 ? up_port(t, links[first + 1], half) : 0;
+    if (k < out || cr->j < 0 || cr->c < 0) return -1;                          /* keyed above the leaf, or no up port */
+    cr->j = mod(cr->j - key, up), cr->c = mod(cr->c - key, half);
+    return 1;
+}
+
+long topo_fold_fabric_links(const topo_t *t) { return t->fold.map ? fold_map_fabric_links(t->fold.map) : 0; }
+
+int topo_fold_cross_ids(const topo_t *t, int k, int x, const struct fold_cross *cr, long *id) {
+    return t->fold.map ? fold_map_cross(t->fold.map, k, x, cr, id) : -1;
 }

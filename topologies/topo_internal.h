@@ -54,6 +54,7 @@ struct topo {
         int ncopies;     /* links every node has a copy of (-1: not numbered) */
         int *copy, *copy_owner;   /* per built link: its copy's number (-1: the fabric's), its witness */
         int *copy_link;  /* per number: a built link of it */
+        int fabric_first;   /* the first node of the fabric (its switches) */
     } fold;
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
     int routes_stale;    /* a link changed since the routes were cached */

@@ -378,7 +378,7 @@ static int add_generated(ctx_t *c, yaml_node_t *g) {
         if (rc == 0 && c->fold_nw) {              /* the fabric's switches come next */
             c->fabric_first = topo_nnodes(c->t);
             fold_map_free(c->fold_map);
-            c->fold_map = fold_map_new(&f, c->fold_nodes, n / c->fold_nw, c->fold_w, c->fold_nw);
+            c->fold_map = fold_map_new(&f, c->fold_nodes, n / c->fold_nw, c->fold_w, c->fold_nw, ids);
         }
         baton_err_t inner = {0};
         if (rc == 0 && gen_fat_tree(c->t, ids, n, &f, &inner) < 0) rc = fail(c, g, "%s", inner.msg, NULL);
