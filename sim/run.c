@@ -490,9 +490,8 @@ static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
 
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
-    if (topo_fold_ranks(t) && (!q->predict || (!q->opts.rings && !q->opts.rank_order && graph_rings(t, NULL))))
-        return err_set(e, BATON_EWHOLE, "%s is folded: %s needs every rank", topo_name(t),
-                       !q->predict ? "the simulator" : "a ring search over the whole cluster");
+    if (topo_fold_ranks(t) && !q->predict)
+        return err_set(e, BATON_EWHOLE, "%s is folded: the simulator needs every rank", topo_name(t));
     const topo_lib_rule_t *rule = library_rule(t, q);
     run_opts_from_topo(t, &q->opts);
     memset(o, 0, sizeof *o);
