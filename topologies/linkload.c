@@ -124,7 +124,7 @@ static const hop_list_t *stand_in(stand_ins_t *si, int r, int d, baton_err_t *e)
     hop_list_t *h = &si->memo[(size_t)fs * fr + fd];
     if (h->lat >= 0) return h;
     topo_route_t rt;
-    if (topo_route_peek(si->t, fs, fd, &rt, e) < 0) return NULL;
+    if (topo_route(si->t, fs, fd, &rt, e) < 0) return NULL;   /* kept: every pattern asks for the same pairs */
     if (si->npool + rt.nlinks > si->cap) {
         int cap = 2 * si->cap + rt.nlinks, *p = realloc(si->pool, (size_t)cap * sizeof *p);
         if (p == NULL) { err_set(e, BATON_ENOMEM, "out of memory"); return NULL; }
@@ -150,28 +150,31 @@ static double added(double share, uint32_t n) {
     return sum;
 }
 
-/* The busiest link's seconds: the most loaded copy of each node link (the
- * whole's busiest_link divides each link's load by its rate; division is
- * monotone, so the most loaded one of a rate is the busiest of it), and the
- * fabric's most loaded link. */
-static double folded_busiest(topo_t *t, const double *most, int T, double share, uint32_t fabric_most, double fabric_bw) {
+/* The busiest link's seconds from the most messages any copy of each node
+ * link carried and the most any fabric link did: the whole's busiest_link
+ * divides each link's load (the share added once a message) by its rate;
+ * the load grows with the count and division is monotone, so the most
+ * loaded link of a rate is the busiest of it. */
+static double folded_busiest(topo_t *t, const uint32_t *most, int T, double share, uint32_t fabric_most,
+                             double fabric_bw) {
     double scale = topo_params_c(t)->bw_scale, worst = 0;
     for (int i = 0; i < T; i++) {
-        double s = most[i] / (topo_dlink(t, topo_fold_copy_link(t, i))->bw * scale);
+        double s = most[i] ? added(share, most[i]) / (topo_dlink(t, topo_fold_copy_link(t, i))->bw * scale) : 0;
         if (s > worst) worst = s;
     }
     double f = fabric_most ? added(share, fabric_most) / (fabric_bw * scale) : 0;
     return f > worst ? f : worst;
 }
 
-/* Charge message r -> d's stand-in h: node k's copies and the whole
- * fabric's links (counts; *exact = 0 where the whole's route is not known). */
-static void charge_folded(topo_t *t, const hop_list_t *h, const int *pool, int r, int d, int g, int T, double share,
-                          double *load, double *most, uint32_t *fabric, uint32_t *fabric_most, int *exact) {
+/* Count message r -> d on its stand-in h's links: node k's copies (count[k
+ * x T + copy]) and the whole fabric's (fabric[id]); *exact = 0 where the
+ * whole's route is not known. */
+static void charge_folded(topo_t *t, const hop_list_t *h, const int *pool, int r, int d, int g, int T, uint32_t *count,
+                          uint32_t *most, uint32_t *fabric, uint32_t *fabric_most, int *exact) {
     for (int k = 0; k < h->n; k++) {
         int x = pool[h->off + k];
-        double *l = &load[(size_t)((x & 1 ? d : r) / g) * T + (x >> 1)];
-        if ((*l += share) > most[x >> 1]) most[x >> 1] = *l;
+        uint32_t *c = &count[(size_t)((x & 1 ? d : r) / g) * T + (x >> 1)];
+        if (++*c > most[x >> 1]) most[x >> 1] = *c;
     }
     long id[4];
     if (h->cross < 0) { *exact = 0; return; }
@@ -188,12 +191,11 @@ int linkload_folded_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int 
     if (nchannels < 1 || nslots < 1 || g < 1) return 0;
     if (T < 0) return err_set(e, BATON_EWHOLE, "%s: its witness nodes are not copies of one node", topo_name(t));
     stand_ins_t si = {.t = t, .g = g, .memo = malloc((size_t)fr * fr * sizeof *si.memo)};
-    size_t nload = (size_t)N * T + 1, nfab = (size_t)topo_fold_fabric_links(t) + 1;
-    size_t bytes = nload * sizeof(double) + nfab * sizeof(uint32_t);
-    double *load = topo_fold_scratch(t, bytes), *most = calloc((size_t)T + 1, sizeof *most), share = 1.0 / nchannels;
-    uint32_t *fabric = load ? (uint32_t *)(load + nload) : NULL, fabric_most = 0;
+    size_t ncount = (size_t)N * T + (size_t)topo_fold_fabric_links(t) + 1, bytes = ncount * sizeof(uint32_t);
+    uint32_t *count = topo_fold_scratch(t, bytes), *most = calloc((size_t)T + 1, sizeof *most), fabric_most = 0;
+    uint32_t *fabric = count ? count + (size_t)N * T : NULL;
     longest_t w = {0, 0};
-    if (si.memo == NULL || load == NULL || most == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
+    if (si.memo == NULL || count == NULL || most == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < (size_t)fr * fr; i++) si.memo[i].lat = -1;
     for (int r = 0; r < p && rc == 0 && exact; r++)
         for (int s = 0; s < nslots && rc == 0 && exact; s++) {
@@ -203,15 +205,15 @@ int linkload_folded_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int 
             if (h == NULL) { rc = e && e->code ? e->code : BATON_EWHOLE; break; }
             if (h->lat > w.lat) w.lat = h->lat;
             if (h->path > w.path) w.path = h->path;
-            charge_folded(t, h, si.pool, r, d, g, T, share, load, most, fabric, &fabric_most, &exact);
+            charge_folded(t, h, si.pool, r, d, g, T, count, most, fabric, &fabric_most, &exact);
             sent = 1;
         }
-    if (load) memset(load, 0, bytes);   /* as it was found */
+    if (count) memset(count, 0, bytes);   /* as it was found */
     if (rc == 0 && sent && (!exact || si.fabric_bw < 0))
         rc = err_set(e, BATON_EWHOLE, "%s: the witnesses' routes do not show the whole fabric's", topo_name(t));
     if (rc == 0 && sent) {
         m->alpha = w.lat;
-        m->beta = folded_busiest(t, most, T, share, fabric_most, si.fabric_bw);
+        m->beta = folded_busiest(t, most, T, 1.0 / nchannels, fabric_most, si.fabric_bw);
         m->channels = nchannels;
         m->beta_path = w.path;
     }
