@@ -172,32 +172,44 @@ static int key_link(const topo_t *t, const int32_t *links, int n) {
 
 static int mod(int a, int m) { return ((a % m) + m) % m; }
 
-int topo_fold_cross(const topo_t *t, const int32_t *links, int n, struct fold_cross *cr, double *bw) {
-    const fold_map_t *m = t->fold.map;
-    int in = -1, out = -1, first = -1, nf = 0, up, half;
-    *cr = (fold_cross_t){0};
+/* Where a route meets the fabric: `in`, the link from a host into its leaf;
+ * `out`, the link from a leaf down to a host; between them the fabric's own
+ * links (first, nf of them, one rate *bw). 0 if it stays inside a node, 1
+ * if it crosses as a fat-tree route does, -1 if not. */
+typedef struct { int in, out, first, nf; } crossing_t;
+
+static int crossing(const topo_t *t, const int32_t *links, int n, crossing_t *x, double *bw) {
+    *x = (crossing_t){-1, -1, -1, 0};
     *bw = 0;
     for (int i = 0; i < n; i++) {
-        if (in < 0 && t->dl[links[i]].dst >= t->fold.fabric_first) in = i;      /* a host into its leaf */
-        if (t->dl[links[i]].src >= t->fold.fabric_first) out = i;              /* a leaf down to a host */
+        if (x->in < 0 && t->dl[links[i]].dst >= t->fold.fabric_first) x->in = i;
+        if (t->dl[links[i]].src >= t->fold.fabric_first) x->out = i;
         if (!fabric_link(t, links[i])) continue;
-        if (first < 0) first = i;
-        if (i != first + nf++ || (*bw && t->dl[links[i]].bw != *bw)) return -1;
+        if (x->first < 0) x->first = i;
+        if (i != x->first + x->nf++ || (*bw && t->dl[links[i]].bw != *bw)) return -1;   /* one run, one rate */
         *bw = t->dl[links[i]].bw;
     }
-    if (in < 0) return 0;                                                      /* inside a node */
-    if (m == NULL || out < in || (nf && (first != in + 1 || out != first + nf)) || (nf != 0 && nf != 2 && nf != 4))
-        return -1;
-    cr->a = fold_map_host(m, t->dl[links[in]].src), cr->b = fold_map_host(m, t->dl[links[out]].dst);
-    cr->links = nf;
+    if (x->in < 0) return 0;
+    if (x->out < x->in || (x->nf && (x->first != x->in + 1 || x->out != x->first + x->nf))) return -1;
+    return x->nf == 0 || x->nf == 2 || x->nf == 4 ? 1 : -1;
+}
+
+int topo_fold_cross(const topo_t *t, const int32_t *links, int n, struct fold_cross *cr, double *bw) {
+    const fold_map_t *m = t->fold.map;
+    crossing_t x;
+    int rc = crossing(t, links, n, &x, bw), up, half;
+    *cr = (fold_cross_t){0};
+    if (rc <= 0 || m == NULL) return m == NULL && rc > 0 ? -1 : rc;
+    cr->a = fold_map_host(m, t->dl[links[x.in]].src), cr->b = fold_map_host(m, t->dl[links[x.out]].dst);
+    cr->links = x.nf;
     if (cr->a < 0 || cr->b < 0) return -1;
-    if (nf == 0) return 1;
+    if (x.nf == 0) return 1;                                                   /* one leaf: no choice */
     fold_map_ports(m, &up, &half);
-    int k = key_link(t, links, n), key = k == out ? t->adj_pos[links[k]] : 0;
-    cr->keyed = k == out;
-    cr->j = up_port(t, links[first], up);
-    cr->c = nf == 4 ? up_port(t, links[first + 1], half) : 0;
-    if (k < out || cr->j < 0 || cr->c < 0) return -1;                          /* keyed above the leaf, or no up port */
+    int k = key_link(t, links, n), key = k == x.out ? t->adj_pos[links[k]] : 0;
+    cr->keyed = k == x.out;
+    cr->j = up_port(t, links[x.first], up);
+    cr->c = x.nf == 4 ? up_port(t, links[x.first + 1], half) : 0;
+    if (k < x.out || cr->j < 0 || cr->c < 0) return -1;                        /* keyed above the leaf, or no up port */
     cr->j = mod(cr->j - key, up), cr->c = mod(cr->c - key, half);
     return 1;
 }
