@@ -220,13 +220,62 @@ Test(fold, predict_refuses_fold_for_the_simulator) {
     free(out);
 }
 
+/* The rows of `rows` on the cluster in path with sets (a blank-separated
+ * list), whole and folded: each row the folded cluster answers must be the
+ * whole machine's view bit for bit (alpha, the slowest route, the busiest
+ * link, the view across groups); the others must say they need every
+ * rank. How many it answered; -1 if the cluster does not load. */
+static int rows_as_the_whole(const char *path, const char *sets, const char *const *rows, int nrows) {
+    char buf[256];
+    const char *v[8];
+    snprintf(buf, sizeof buf, "%s", sets);
+    int nv = th_sets(buf, v, 8), folded = 0;
+    baton_err_t le = {0};
+    topo_t *w = topo_yaml_load(path, v, nv, &le);
+    if (w == NULL) return -1;
+    topo_t *f = load_sets(path, sets, 1);
+    cr_assert(topo_fold_ranks(f), "%s %s folds", path, sets);
+    cost_model_t mw, mf;
+    cr_assert_eq(topo_cost_model(w, &mw, NULL), 0);
+    cr_assert_eq(topo_cost_model(f, &mf, NULL), 0);
+    for (int r = 0; r < nrows; r++) {
+        const algo_t *a = algo_find(COLL_ALLREDUCE, rows[r]);
+        algo_opts_t ow = {0}, of = {0};
+        run_opts_from_topo(w, &ow);
+        run_opts_from_topo(f, &of);
+        sched_t sw, sf;
+        cr_assert_eq(algo_build(a, topo_nranks(w), 1 << 26, &ow, &sw, NULL), 0);
+        cr_assert_eq(algo_build(a, topo_nranks(w), 1 << 26, &of, &sf, NULL), 0);
+        cost_model_t vw, vf;
+        baton_err_t e = {0};
+        cr_assert_eq(run_algo_model(w, a, &sw, &mw, &vw, NULL), 0);
+        int rc = run_algo_model(f, a, &sf, &mf, &vf, &e);
+        if (rc != 0) {                                /* no witness pair as far apart: the whole answers */
+            cr_expect_eq(rc, BATON_EWHOLE, "%s %s: %s", sets, rows[r], e.msg);
+            cr_expect(strstr(e.msg, "its links' loads need every rank"), "%s %s: %s", sets, rows[r], e.msg);
+            continue;
+        }
+        folded++;
+        cr_expect(vf.alpha == vw.alpha && vf.beta == vw.beta && vf.beta_path == vw.beta_path,
+                  "%s %s: alpha %.17g/%.17g, beta %.17g/%.17g", sets, rows[r], vf.alpha, vw.alpha, vf.beta, vw.beta);
+        cr_expect(vf.channels == vw.channels && vf.has_across == vw.has_across, "%s %s", sets, rows[r]);
+        if (vw.has_across)
+            cr_expect(vf.across.alpha == vw.across.alpha && vf.across.beta == vw.across.beta, "%s %s: across", sets, rows[r]);
+    }
+    topo_free(w);
+    topo_free(f);
+    return folded;
+}
+
+static const char *const pattern_rows[] = {"bintree", "chain", "hier", "hier_leader", "dbtree", "nccltree"};
+
 /* A pattern of peers on a folded cluster loads the whole cluster's links:
  * its nodes' links counted node by node, the fabric's own by the
  * generator's arithmetic from how each stand-in crosses (fold.h). Each row
- * is held to the whole machine's view bit for bit: alpha, the slowest
- * route, the busiest link (trees, chains and the hierarchical rows, whose
- * few messages the whole routes one by one), on two- and three-level
- * trees, one NIC or eight, PXN on and off, oversubscribed. */
+ * (trees, chains and the hierarchical rows, whose few messages the whole
+ * routes one by one) is held to the whole machine's view bit for bit, on
+ * two- and three-level trees, one NIC or eight, PXN on and off,
+ * oversubscribed. */
 Test(fold, a_pattern_loads_the_whole_clusters_links) {
     static const char *const cases[][2] = {{"cluster-h100", "nodes=64 radix=16"}, {"cluster-p4d", "nodes=100 radix=16"},
                                           {"cluster-h100", "nodes=48 radix=8 nics=1"},
@@ -235,45 +284,35 @@ Test(fold, a_pattern_loads_the_whole_clusters_links) {
                                           {"cluster-h100", "nodes=64 radix=16 pxn=false"},
                                           {"cluster-h100", "nodes=16 radix=4 nics=1 oversubscription=2"},
                                           {"cluster-a100", "nodes=40 radix=16"}};
-    static const struct { coll_t c; const char *a; } rows[] = {
-        {COLL_ALLREDUCE, "bintree"}, {COLL_ALLREDUCE, "chain"}, {COLL_ALLREDUCE, "hier"},
-        {COLL_ALLREDUCE, "hier_leader"}, {COLL_ALLREDUCE, "dbtree"}, {COLL_ALLREDUCE, "nccltree"}};
     int folded = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char path[128];
         snprintf(path, sizeof path, "topologies/%s.yaml", cases[c][0]);
-        topo_t *w = load_sets(path, cases[c][1], 0), *f = load_sets(path, cases[c][1], 1);
-        cr_assert(topo_fold_ranks(f), "%s %s folds", cases[c][0], cases[c][1]);
-        cost_model_t mw, mf;
-        cr_assert_eq(topo_cost_model(w, &mw, NULL), 0);
-        cr_assert_eq(topo_cost_model(f, &mf, NULL), 0);
-        for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-            const algo_t *a = algo_find(rows[r].c, rows[r].a);
-            algo_opts_t ow = {0}, of = {0};
-            run_opts_from_topo(w, &ow);
-            run_opts_from_topo(f, &of);
-            sched_t sw, sf;
-            cr_assert_eq(algo_build(a, topo_nranks(w), 1 << 26, &ow, &sw, NULL), 0);
-            cr_assert_eq(algo_build(a, topo_nranks(w), 1 << 26, &of, &sf, NULL), 0);
-            cost_model_t vw, vf;
-            baton_err_t e = {0};
-            cr_assert_eq(run_algo_model(w, a, &sw, &mw, &vw, NULL), 0);
-            int rc = run_algo_model(f, a, &sf, &mf, &vf, &e);
-            const char *m = cases[c][1], *n = rows[r].a;
-            if (rc == 0) {                            /* answered folded: the whole's view */
-                folded++;
-                cr_expect(vf.alpha == vw.alpha && vf.beta == vw.beta && vf.beta_path == vw.beta_path,
-                          "%s %s: alpha %.17g/%.17g, beta %.17g/%.17g", m, n, vf.alpha, vw.alpha, vf.beta, vw.beta);
-                cr_expect(vf.channels == vw.channels && vf.has_across == vw.has_across, "%s %s", m, n);
-                if (vw.has_across)
-                    cr_expect(vf.across.alpha == vw.across.alpha && vf.across.beta == vw.across.beta, "%s %s: across", m, n);
-                continue;
-            }
-            cr_assert_eq(rc, BATON_EWHOLE, "%s %s: %s", m, n, e.msg);   /* no witness pair as far apart: the whole answers */
-            cr_expect(strstr(e.msg, "its links' loads need every rank"), "%s %s: %s", m, n, e.msg);
-        }
-        topo_free(w);
-        topo_free(f);
+        int k = rows_as_the_whole(path, cases[c][1], pattern_rows, 6);
+        cr_assert_geq(k, 0, "%s %s loads", cases[c][0], cases[c][1]);
+        folded += k;
     }
     cr_expect_geq(folded, 7 * 6, "rows answered folded, as the whole: %d", folded);
+}
+
+/* The same over fat-tree shapes: radix, node count, NICs a node,
+ * oversubscription and PXN, every combination that loads (a radix too
+ * small for the nodes does not). */
+Test(fold, every_fat_tree_shape_loads_as_the_whole) {
+    static const int radix[] = {4, 8, 16}, nodes[] = {5, 13, 40}, nics[] = {1, 2, 8}, over[] = {1, 2};
+    int shapes = 0, folded = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 3; c++)
+                for (int d = 0; d < 2; d++)
+                    for (int x = 0; x < 2; x++) {
+                        char sets[160];
+                        snprintf(sets, sizeof sets, "nodes=%d radix=%d nics=%d oversubscription=%d pxn=%s", nodes[b],
+                                 radix[a], nics[c], over[d], x ? "true" : "false");
+                        int k = rows_as_the_whole("topologies/cluster-h100.yaml", sets, pattern_rows, 3);
+                        if (k < 0) continue;
+                        shapes++, folded += k;
+                    }
+    cr_expect_geq(shapes, 70, "shapes that load: %d", shapes);
+    cr_expect_geq(folded, shapes * 5 / 2, "rows answered folded over %d shapes: %d", shapes, folded);
 }
