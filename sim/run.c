@@ -488,6 +488,19 @@ static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
     return r;
 }
 
+/* -a auto found no row: say why, from the first row of the collective
+ * (alltoall's need the size to be a multiple of the rank count). */
+static int none_applies(const run_req_t *q, int p, baton_err_t *e) {
+    const algo_t *const *rows = algo_all();
+    baton_err_t why = {0};
+    for (int i = 0; rows[i]; i++) {
+        sched_t s;
+        if (rows[i]->coll == q->coll && algo_build(rows[i], p, q->bytes, &q->opts, &s, &why) < 0) break;
+    }
+    return err_set(e, BATON_EINVAL, "-a auto: no %s algorithm runs %llu bytes on %d ranks%s%s", coll_name(q->coll),
+                   (unsigned long long)q->bytes, p, why.msg[0] ? ": " : "", why.msg);
+}
+
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
     if (topo_fold_ranks(t) && !q->predict)
@@ -509,6 +522,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         int k = choose(t, q, o, (proto_t)pr, rows);
         if (k < 0) return err_set(e, k, "%s is folded: %s's closed forms need every rank", topo_name(t), q->algo);
         if (k == 0 && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
+        if (k == 0 && run_is_auto(q->algo)) return none_applies(q, o->ranks, e);
         if (k == 0)
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));

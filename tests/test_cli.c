@@ -84,6 +84,8 @@ Test(cli, exit_codes) {
     expect_exit("sim -t topologies/candy-kids.yaml -c allfoo -a ring -s 4", 2, "unknown collective");
     expect_exit("sim -t topologies/candy-kids.yaml -c allreduce -a ring -s 4x", 2, "bad size");
     expect_exit("sim -t topologies/candy-kids.yaml -c allreduce -a bogo -s 4", 1, "no algorithm 'bogo'");
+    expect_exit("predict -t topologies/candy-kids.yaml -c alltoall -a auto -s 6", 1,   /* 4 kids: no alltoall of 6 bytes */
+                "-a auto: no alltoall algorithm runs 6 bytes on 4 ranks: alltoall naive needs the size to be a multiple");
     expect_exit("sim -t tests/data/bad/missing-unit.yaml -c allreduce -a ring -s 4", 1,
                 "missing-unit.yaml:7:22: bad bandwidth '450': missing unit");
     expect_exit("sim -t nowhere.yaml -c allreduce -a ring -s 4", 1, "cannot open");
