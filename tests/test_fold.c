@@ -194,6 +194,29 @@ Test(fold, predict_answers_as_the_whole_cluster) {
         cr_expect_geq(folded[j], 16, "%s: rows answered from the witnesses: %d of 22", machines[j], folded[j]);
 }
 
+/* predict --sizes folds too: the table is the whole's, answered from the
+ * witnesses where every size can be (-a nccl here; the table then says so),
+ * else from the whole (-a auto: its step patterns need every rank); the
+ * log format has no such line. */
+Test(fold, a_size_sweep_answers_as_the_whole_cluster) {
+    static const char *const runs[] = {"-a nccl --sizes 8:1GiB:x32", "-a auto --sizes 8:1GiB:x32",
+                                       "-a nccl --sizes 1KiB,64MiB --format nccl-tests"};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char args[512], *w, *f;
+        snprintf(args, sizeof args, "predict -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce %s --fold 0", runs[i]);
+        cr_assert_eq(th_cli(args, &w, 0), 0, "%s", args);
+        snprintf(args, sizeof args, "predict -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce %s --fold 1", runs[i]);
+        cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
+        char *note = strstr(f, "  folded ");
+        cr_expect(!note == (i != 0), "%s: a folded line only where every size was answered folded, in a table: %s", args, f);
+        if (note) *note = '\0';                      /* the last line: the rest must be the whole's */
+        cr_expect_str_eq(f, w, "%s: folded and whole differ", args);
+        cr_expect(strstr(w, "512"), "%s: the whole cluster's 512 ranks: %s", args, w);
+        free(w);
+        free(f);
+    }
+}
+
 /* --explain reads the formula, not the graph: folded, it says what the
  * whole says, below the line that says it was folded. */
 Test(fold, explain_answers_as_the_whole_cluster) {

@@ -390,33 +390,77 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
 }
 
 /* --sizes: one run per size, as a table or in nccl-tests' own layout. */
-static int sweep_sizes(const char *cmd, topo_t *t, run_req_t *q, const sim_args_t *a) {
+/* Say that a folded cluster answered, and from how few nodes. */
+static void folded_note(const topo_t *t) {
+    if (topo_fold_ranks(t))
+        printf("  folded   %d of its %d nodes built, one for each way routes differ (--fold 0: all)\n",
+               topo_fold_witnesses(t), topo_fold_nodes(t));
+}
+
+typedef struct { const algo_t *algo; proto_t proto; double time_s, busbw; } sweep_row_t;
+
+/* Every size's answer into rows[]; BATON_EWHOLE where a folded cluster
+ * cannot answer one (a row needs every rank). */
+static int sweep_run(topo_t *t, run_req_t *q, const uint64_t *sizes, int n, sweep_row_t *rows, baton_err_t *e) {
+    for (int i = 0; i < n; i++) {
+        run_out_t r;
+        q->bytes = sizes[i];
+        int rc = run_collective(t, q, &r, e);
+        if (rc < 0) return rc;
+        rows[i] = (sweep_row_t){r.algo, r.proto, r.time_s, r.busbw_GBps};
+        engine_result_free(&r.eng);
+    }
+    return 0;
+}
+
+/* The sizes' rows, printed once all are known (an nccl-tests log with
+ * --format nccl-tests). */
+static int sweep_print(const topo_t *t, coll_t coll, int p, const uint64_t *sizes, int n, const sweep_row_t *rows,
+                       int nccl) {
+    if (nccl) {
+        nt_log_t log = {.coll = coll, .ranks = p, .type = "float", .rows = calloc((size_t)n + 1, sizeof *log.rows)};
+        if (log.rows == NULL) return BATON_ENOMEM;
+        for (int i = 0; i < n; i++)
+            log.rows[log.nrows++] = (nt_row_t){.bytes = sizes[i], .count = sizes[i] / 4, .oop_us = rows[i].time_s * 1e6,
+                                               .ip_us = rows[i].time_s * 1e6};
+        int rc = nt_write(&log, stdout);
+        free(log.rows);
+        return rc;
+    }
+    printf("%s on %s (%d ranks)\n%12s  %-18s %12s %12s\n", coll_name(coll), topo_name(t), p, "size", "algorithm", "time",
+           "busbw");
+    for (int i = 0; i < n; i++) {
+        char sz[32], tm[32], name[48];
+        units_fmt_size(sizes[i], sz, sizeof sz);
+        units_fmt_time(rows[i].time_s, tm, sizeof tm);
+        snprintf(name, sizeof name, "%s%s%s", rows[i].algo->name, rows[i].proto ? "/" : "",
+                 rows[i].proto ? proto_name(rows[i].proto) : "");
+        printf("%12s  %-18s %12s %7.2f GB/s\n", sz, name, tm, rows[i].busbw);
+    }
+    folded_note(t);
+    return 0;
+}
+
+/* --sizes: one row a size, from the folded cluster where it can answer
+ * them all, else from the whole (*t is then the whole). */
+static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args_t *a) {
     uint64_t *sizes;
     int n;
     const char *why;
     baton_err_t e = {0};
     if (select_parse_sizes(a->sizes, &sizes, &n, &why) < 0) return cmd_usage(cmd, "--sizes %s: %s", a->sizes, why);
-    nt_log_t log = {.coll = q->coll, .ranks = topo_nranks(t), .type = "float", .rows = calloc((size_t)n, sizeof *log.rows)};
-    int nccl = a->format && strcmp(a->format, "nccl-tests") == 0, rc = log.rows ? 0 : err_set(&e, BATON_ENOMEM, "out of memory");
-    if (!nccl) printf("%s on %s (%d ranks)\n%12s  %-18s %12s %12s\n", coll_name(q->coll), topo_name(t), topo_nranks(t),
-                      "size", "algorithm", "time", "busbw");
-    for (int i = 0; rc == 0 && i < n; i++) {
-        run_out_t r;
-        q->bytes = sizes[i];
-        if ((rc = run_collective(t, q, &r, &e)) < 0) break;
-        log.rows[log.nrows++] = (nt_row_t){.bytes = sizes[i], .count = sizes[i] / 4, .oop_us = r.time_s * 1e6,
-                                           .ip_us = r.time_s * 1e6};
-        if (!nccl) {
-            char sz[32], tm[32], name[48];
-            units_fmt_size(sizes[i], sz, sizeof sz);
-            units_fmt_time(r.time_s, tm, sizeof tm);
-            snprintf(name, sizeof name, "%s%s%s", r.algo->name, r.proto ? "/" : "", r.proto ? proto_name(r.proto) : "");
-            printf("%12s  %-18s %12s %7.2f GB/s\n", sz, name, tm, r.busbw_GBps);
-        }
-        engine_result_free(&r.eng);
+    sweep_row_t *rows = calloc((size_t)n + 1, sizeof *rows);
+    int rc = rows ? sweep_run(*t, q, sizes, n, rows, &e) : err_set(&e, BATON_ENOMEM, "out of memory");
+    if (rc == BATON_EWHOLE && topo_fold_ranks(*t)) {     /* a size needs every rank: the whole cluster */
+        topo_free(*t);
+        e = (baton_err_t){0};
+        rc = (*t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, &e)) ? sweep_run(*t, q, sizes, n, rows, &e) : e.code;
     }
-    if (rc == 0 && nccl) rc = nt_write(&log, stdout);
-    free(log.rows);
+    int nccl = a->format && strcmp(a->format, "nccl-tests") == 0;
+    int p = *t && topo_fold_ranks(*t) ? topo_fold_ranks(*t) : *t ? topo_nranks(*t) : 0;
+    if (rc == 0 && (rc = sweep_print(*t, q->coll, p, sizes, n, rows, nccl)) < 0)
+        err_set(&e, rc, "%s", rc == BATON_ENOMEM ? "out of memory" : "cannot write the log");
+    free(rows);
     free(sizes);
     return rc < 0 ? cmd_fail(cmd, &e) : EXIT_OK;
 }
@@ -432,14 +476,14 @@ int cmd_sim(int argc, char **argv, int predict) {
     const char *why;
     if (a.size && units_size(a.size, &bytes, &why) < 0) return cmd_usage(cmd, "bad size '%s': %s", a.size, why);
     baton_err_t e = {0};
-    int fold = predict && !a.sizes ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
+    int fold = predict ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
     topo_t *t = cmd_load_topo_folded(a.topo, a.sets.v, a.sets.n, fold, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
     cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des");
     if (a.sizes) {
         run_req_t sq = {.coll = (coll_t)coll, .algo = a.algo, .opts = a.opts, .predict = predict, .contention = a.contention,
                         .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
-        rc = sweep_sizes(cmd, t, &sq, &a);
+        rc = sweep_sizes(cmd, &t, &sq, &a);
         topo_free(t);
         return rc;
     }
@@ -476,9 +520,7 @@ int cmd_sim(int argc, char **argv, int predict) {
         free(s);
     } else {
         summary(&r, topo_name(t), (coll_t)coll, a.verify);
-        if (topo_fold_ranks(t))
-            printf("  folded   %d of its %d nodes built, one for each way routes differ (--fold 0: all)\n",
-                   topo_fold_witnesses(t), topo_fold_nodes(t));
+        folded_note(t);
         if (a.explain) explain(t, &r, &a.opts);
     }
     engine_result_free(&r.eng);
