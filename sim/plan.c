@@ -33,7 +33,7 @@ static double nccl_bw(const topo_t *t, int l, tuning_arch_t arch) {
  * ring's closed-form view, its busiest link's time per byte of a block,
  * with every link set to NCCL's count for the time of the call. */
 static int ring_bus_bw(topo_t *t, const algo_opts_t *o_in, tuning_arch_t arch, double *gbps, baton_err_t *e) {
-    int p = topo_nranks(t), n = topo_nlinks(t), rc = 0;
+    int p = topo_whole_ranks(t), n = topo_nlinks(t), rc = 0;
     algo_opts_t o = *o_in;
     /* a link change forgets the machine's rings (topo_set_derived): keep a copy */
     size_t cells = o.rings ? (size_t)o.rings->count * o.rings->nranks : 0;
@@ -91,7 +91,7 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     const topo_params_t *tp = topo_params_c(t);
     const graph_t *g = graph_get(t, e);
     if (g == NULL) return e ? e->code : BATON_ENOMEM;
-    int p = topo_nranks(t), group = tp->group_size > 0 && p % tp->group_size == 0 ? tp->group_size : p;
+    int p = topo_whole_ranks(t), group = tp->group_size > 0 && p % tp->group_size == 0 ? tp->group_size : p;
     double bus = 0;
     tuning_arch_t arch = tp->arch >= 0 ? (tuning_arch_t)tp->arch : TUNING_AMPERE;
     *m = (tuning_machine_t){.nranks = p, .nnodes = p / group, .arch = arch, .nvlink = graph_nvlink(g),
@@ -106,7 +106,7 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     int node_switches = topo_nvls_reducers(t);
     m->collnet = tp->sharp.rails > 0 && m->nnodes > 1;                 /* a CollNet plugin: SHARP */
     if (node_switches > 0 && (m->nnodes == 1 || (m->collnet && node_switches == m->nnodes)) &&
-        topo_route(t, 0, p, &r, NULL) == 0) {
+        topo_route(t, 0, topo_nranks(t), &r, NULL) == 0) {   /* rank 0 to the first reducing switch */
         m->nvls_channels = NVLS_CHANNELS;
         m->nvls_bw = nccl_bw(t, r.links[0], arch) / 1e9 / NVLS_CHANNELS;
         m->nvls_inter = m->bw * m->nchannels / NVLS_CHANNELS;   /* the rings' network share, over NVLS's channels */

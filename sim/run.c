@@ -181,7 +181,7 @@ static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_m
 /* The ranks and reducing switches t stands for: a folded cluster's whole
  * (topo_yaml_load_folded), which the closed forms answer for from its
  * witness nodes' routes. */
-static int ranks_of(const topo_t *t) { return topo_fold_ranks(t) ? topo_fold_ranks(t) : topo_nranks(t); }
+static int ranks_of(const topo_t *t) { return topo_whole_ranks(t); }
 static int reducers_of(const topo_t *t) { return topo_fold_ranks(t) ? topo_fold_reducers(t) : topo_nreducers(t); }
 
 int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr) {

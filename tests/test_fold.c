@@ -217,6 +217,28 @@ Test(fold, a_size_sweep_answers_as_the_whole_cluster) {
     }
 }
 
+/* plan folds too: the same paths, rings and per-size answers as the whole
+ * cluster, with a last line saying it folded; --sim needs every rank and
+ * plans on the whole (no such line). */
+Test(fold, plan_answers_as_the_whole_cluster) {
+    static const char *const runs[] = {"-t cluster-h100 --set nodes=64 --set radix=16 --sizes 8:1GiB:x32",
+                                       "-t tests/data/machines/ringnode-cluster.yaml --sizes 1KiB,64MiB",
+                                       "-t cluster-h100 --set nodes=64 --set radix=16 --sizes 1MiB --sim"};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char args[512], *w, *f;
+        snprintf(args, sizeof args, "plan %s --fold 0", runs[i]);
+        cr_assert_eq(th_cli(args, &w, 0), 0, "%s", args);
+        snprintf(args, sizeof args, "plan %s --fold 1", runs[i]);
+        cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
+        char *note = strstr(f, "folded: ");
+        cr_expect(!note == (i == 2), "%s: folded where no size needs every rank: %s", args, f);
+        if (note) *note = '\0';
+        cr_expect_str_eq(f, w, "%s: folded and whole differ", args);
+        free(w);
+        free(f);
+    }
+}
+
 /* --explain reads the formula, not the graph: folded, it says what the
  * whole says, below the line that says it was folded. */
 Test(fold, explain_answers_as_the_whole_cluster) {

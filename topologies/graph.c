@@ -301,7 +301,7 @@ static int find_paths(topo_t *t, graph_t *g, baton_err_t *e) {
 /* Every node repeats node 0's rings, nodes visited in order: every node
  * of a folded cluster, not only its witnesses (node 0 is one). */
 static int spread_orders(const topo_t *t, graph_t *g) {
-    int p = topo_fold_ranks(t) ? topo_fold_ranks(t) : topo_nranks(t), n = g->group;
+    int p = topo_whole_ranks(t), n = g->group;
     int32_t *rank = malloc((size_t)g->nrings * p * sizeof *rank), *pos = malloc((size_t)g->nrings * p * sizeof *pos);
     if (!rank || !pos) { free(rank); free(pos); return -1; }
     for (int c = 0; c < g->nrings; c++)

@@ -221,6 +221,8 @@ int topo_fold_nodes(const topo_t *t);
 int topo_fold_witnesses(const topo_t *t);   /* the nodes built */
 int topo_fold_ranks(const topo_t *t);
 int topo_fold_reducers(const topo_t *t);
+/* The ranks t stands for: a folded cluster's whole count, else its own. */
+int topo_whole_ranks(const topo_t *t);
 /* Mark t as `witnesses` of a cluster of `nodes` copies (each copy holds the
  * same ranks and reducing switches); an error if they do not divide evenly.
  * map (fold.h; t owns it, NULL: none) names the witness pair standing for

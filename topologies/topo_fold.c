@@ -14,6 +14,7 @@ int topo_fold_nodes(const topo_t *t) { return t->fold.nodes; }
 int topo_fold_witnesses(const topo_t *t) { return t->fold.witnesses; }
 int topo_fold_ranks(const topo_t *t) { return t->fold.ranks; }
 int topo_fold_reducers(const topo_t *t) { return t->fold.reducers; }
+int topo_whole_ranks(const topo_t *t) { return t->fold.ranks ? t->fold.ranks : t->nranks; }
 int topo_fold_copies(const topo_t *t) { return t->fold.ncopies; }
 int topo_fold_copy_link(const topo_t *t, int i) { return t->fold.copy_link[i]; }
 

@@ -16,7 +16,7 @@
 #include "../select.h"
 
 static const char help[] =
-    "usage: baton plan -t TOPO.yaml [-c COLL] [--sizes SPEC] [--sim] [--set K=V ...]\n"
+    "usage: baton plan -t TOPO.yaml [-c COLL] [--sizes SPEC] [--sim] [--fold N] [--set K=V ...]\n"
     "\n"
     "NCCL's plan on the machine: the path between every two GPUs of a node (NV\n"
     "a direct link, SW switches only, PHB one CPU, SYS two CPUs, NET a NIC), the\n"
@@ -25,6 +25,8 @@ static const char help[] =
     "  -c, --coll NAME   allreduce (default), reducescatter, allgather, ...\n"
     "      --sizes SPEC  LO:HI[:xF] or a list (default 1KiB:1GiB:x32)\n"
     "      --sim         time each size with the simulator (default: closed form)\n"
+    "      --fold N      a cluster of N nodes or more (default " CMD_FOLD_NODES_S ") is built only\n"
+    "                    where its routes differ, as predict's --fold; 0: never\n"
     "example:\n"
     "  baton plan -t topologies/dgx1-v100.yaml --sizes 8B:128MiB:x16\n";
 
@@ -106,39 +108,93 @@ static void library(const topo_t *t) {
     }
 }
 
-static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, baton_err_t *e) {
-    tuning_machine_t m;
+static int fold_arg(const char *v, int *out) {
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < 0 || x > 1 << 24)
+        return cmd_usage("plan", "--fold must be a whole number from 0 to %d, not '%s'", 1 << 24, v), -1;
+    *out = (int)x;
+    return 0;
+}
+
+/* A size's -a nccl answer and NCCL's own model's. */
+typedef struct { run_out_t ours, nccls; } plan_row_t;
+
+/* Every size's answers into rows[] (and NCCL's view of the machine into
+ * *m); BATON_EWHOLE where a folded cluster cannot answer one. */
+static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, tuning_machine_t *m, plan_row_t *rows,
+                    baton_err_t *e) {
     algo_opts_t none = {0};
-    if (plan_machine(t, &none, &m, e) < 0) return -1;
-    printf("NCCL's model sees %d node(s), %s, %d channels at %.4g GB/s each%s\n", m.nnodes,
-           m.nvlink ? "NVLink" : "PCI", m.nchannels, m.bw,
-           m.nvls_channels ? " and NVLS" : "");
+    int rc = plan_machine(t, &none, m, e);
+    for (int i = 0; i < n && rc >= 0; i++) {
+        run_req_t q = {.coll = coll, .algo = "nccl", .bytes = sizes[i], .predict = !sim, .proto = RUN_PROTO_AUTO};
+        if ((rc = run_collective(t, &q, &rows[i].ours, e)) < 0) break;
+        engine_result_free(&rows[i].ours.eng);
+        q.predict = 1;
+        rc = plan_run(t, &q, &rows[i].nccls, e);
+    }
+    return rc < 0 ? rc : 0;
+}
+
+static void print_sizes(const tuning_machine_t *m, const uint64_t *sizes, int n, const plan_row_t *rows) {
+    printf("NCCL's model sees %d node(s), %s, %d channels at %.4g GB/s each%s\n", m->nnodes,
+           m->nvlink ? "NVLink" : "PCI", m->nchannels, m->bw,
+           m->nvls_channels ? " and NVLS" : "");
     printf("%12s  %-10s %-7s %8s %12s %10s   %s\n", "size", "algorithm", "proto", "channels", "time", "busbw",
            "NCCL's own model (--model nccl)");
     for (int i = 0; i < n; i++) {
-        run_req_t q = {.coll = coll, .algo = "nccl", .bytes = sizes[i], .predict = !sim, .proto = RUN_PROTO_AUTO};
-        run_out_t o;
-        char sz[32], tm[32];
-        if (run_collective(t, &q, &o, e) < 0) return -1;
+        const run_out_t *o = &rows[i].ours, *x = &rows[i].nccls;
+        char sz[32], tm[32], tx[32];
         units_fmt_size(sizes[i], sz, sizeof sz);
-        units_fmt_time(o.time_s, tm, sizeof tm);
-        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s", sz, o.algo->name, proto_name(o.proto), o.channels, tm, o.busbw_GBps);
-        engine_result_free(&o.eng);
-        q.predict = 1;
-        if (plan_run(t, &q, &o, e) < 0) return -1;
-        units_fmt_time(o.time_s, tm, sizeof tm);
-        printf("   %s/%s %s\n", o.algo->name, proto_name(o.proto), tm);
+        units_fmt_time(o->time_s, tm, sizeof tm);
+        units_fmt_time(x->time_s, tx, sizeof tx);
+        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s   %s/%s %s\n", sz, o->algo->name, proto_name(o->proto), o->channels, tm,
+               o->busbw_GBps, x->algo->name, proto_name(x->proto), tx);
     }
-    return 0;
+}
+
+/* The machine's plan: loaded folded where it is a large cluster, and the
+ * whole loaded instead when a size needs every rank (the simulator, a step
+ * pattern); printed once every size has its answer. */
+static int plan(const char *file, const cmd_sets_t *sets, coll_t coll, const uint64_t *sizes, int n, int sim, int fold,
+                baton_err_t *e) {
+    plan_row_t *rows = calloc((size_t)n + 1, sizeof *rows);
+    tuning_machine_t m;
+    topo_t *t = rows ? cmd_load_topo_folded(file, sets->v, sets->n, fold, e) : NULL;
+    if (rows == NULL) err_set(e, BATON_ENOMEM, "out of memory");
+    int rc = t ? per_size(t, coll, sizes, n, sim, &m, rows, e) : -1;
+    if (rc == BATON_EWHOLE && topo_fold_ranks(t)) {
+        topo_free(t);
+        *e = (baton_err_t){0};
+        rc = (t = cmd_load_topo(file, sets->v, sets->n, e)) ? per_size(t, coll, sizes, n, sim, &m, rows, e) : -1;
+    }
+    const graph_t *g = rc == 0 ? graph_get(t, e) : NULL;
+    if (g) {
+        printf("plan for %s: %d ranks, %d per node\n", topo_name(t), topo_whole_ranks(t), g->group);
+        if (g->path) paths(t, g);
+        rings(t, g);
+        pxn(t);
+        sharp(t);
+        library(t);
+        printf("%s, -a nccl (%s):\n", coll_name(coll), sim ? "simulated" : "closed form");
+        print_sizes(&m, sizes, n, rows);
+        if (topo_fold_ranks(t))
+            printf("folded: %d of its %d nodes built, one for each way routes differ (--fold 0: all)\n",
+                   topo_fold_witnesses(t), topo_fold_nodes(t));
+    }
+    free(rows);
+    topo_free(t);
+    return g ? 0 : -1;
 }
 
 int cmd_plan(int argc, char **argv) {
     static const struct option opts[] = {{"topo", required_argument, 0, 't'}, {"coll", required_argument, 0, 'c'},
                                          {"sizes", required_argument, 0, 's'}, {"sim", no_argument, 0, 'm'},
-                                         {"set", required_argument, 0, 'S'}, {"help", no_argument, 0, 'h'},
+                                         {"set", required_argument, 0, 'S'}, {"fold", required_argument, 0, 'f'},
+                                         {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *file = NULL, *coll_s = "allreduce", *sizes_s = "1KiB:1GiB:x32", *why;
-    int ch, sim = 0;
+    int ch, sim = 0, fold = CMD_FOLD_NODES;
     cmd_sets_t sets = {0};
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:h", opts, NULL)) != -1) {
@@ -146,6 +202,7 @@ int cmd_plan(int argc, char **argv) {
         else if (ch == 'c') coll_s = optarg;
         else if (ch == 's') sizes_s = optarg;
         else if (ch == 'm') sim = 1;
+        else if (ch == 'f') { if (fold_arg(optarg, &fold) < 0) return EXIT_USAGE; }
         else if (ch == 'S') { if (cmd_add_set("plan", &sets, optarg)) return EXIT_USAGE; }
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
         else if (ch == ':') return cmd_usage("plan", "option %s needs a value", argv[optind - 1]);
@@ -158,20 +215,7 @@ int cmd_plan(int argc, char **argv) {
     int nsizes;
     if (select_parse_sizes(sizes_s, &sizes, &nsizes, &why) < 0) return cmd_usage("plan", "--sizes %s: %s", sizes_s, why);
     baton_err_t e = {0};
-    topo_t *t = cmd_load_topo(file, sets.v, sets.n, &e);
-    const graph_t *g = t ? graph_get(t, &e) : NULL;
-    int rc = g ? 0 : -1;
-    if (g) {
-        printf("plan for %s: %d ranks, %d per node\n", topo_name(t), topo_nranks(t), g->group);
-        if (g->path) paths(t, g);
-        rings(t, g);
-        pxn(t);
-        sharp(t);
-        library(t);
-        printf("%s, -a nccl (%s):\n", coll_name((coll_t)coll), sim ? "simulated" : "closed form");
-        rc = per_size(t, (coll_t)coll, sizes, nsizes, sim, &e);
-    }
+    int rc = plan(file, &sets, (coll_t)coll, sizes, nsizes, sim, fold, &e);
     free(sizes);
-    topo_free(t);
     return rc < 0 ? cmd_fail("plan", &e) : EXIT_OK;
 }

@@ -457,7 +457,7 @@ static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args
         rc = (*t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, &e)) ? sweep_run(*t, q, sizes, n, rows, &e) : e.code;
     }
     int nccl = a->format && strcmp(a->format, "nccl-tests") == 0;
-    int p = *t && topo_fold_ranks(*t) ? topo_fold_ranks(*t) : *t ? topo_nranks(*t) : 0;
+    int p = *t ? topo_whole_ranks(*t) : 0;
     if (rc == 0 && (rc = sweep_print(*t, q->coll, p, sizes, n, rows, nccl)) < 0)
         err_set(&e, rc, "%s", rc == BATON_ENOMEM ? "out of memory" : "cannot write the log");
     free(rows);
