@@ -64,10 +64,10 @@ static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t 
                    .contention = q->contention, .nccl_rules = q->nccl_only};
     run_out_t o;
     baton_err_t ce = {0};
-    r.predict = !simulate(q, a, m, topo_nranks(t), n);
+    r.predict = !simulate(q, a, m, topo_whole_ranks(t), n);
     *out = (select_cell_t){.algo = a};
     int rc = run_collective(t, &r, &o, &ce);
-    if (rc == 0 && r.predict && o.model.blind && blind_simulate(q, topo_nranks(t), n)) {
+    if (rc == 0 && r.predict && o.model.blind && blind_simulate(q, topo_whole_ranks(t), n)) {
         r.predict = 0;                                  /* the formula cannot see the links it shares */
         rc = run_collective(t, &r, &o, &ce);
     }
@@ -85,24 +85,28 @@ static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t 
 }
 
 /* What -a nccl runs for this row (NCCL's pick by closed form), timed as the
- * row's cell of that algorithm is (the simulator where that cell was). */
-static void nccl_cell(topo_t *t, const select_req_t *q, const cost_model_t *m, select_row_t *row) {
+ * row's cell of that algorithm is (the simulator where that cell was); the
+ * cell stays empty where it cannot run, BATON_EWHOLE where a folded
+ * cluster cannot answer (the whole would). */
+static int nccl_cell(topo_t *t, const select_req_t *q, const cost_model_t *m, select_row_t *row, baton_err_t *e) {
     run_req_t r = {.coll = row->coll, .algo = "nccl", .bytes = row->bytes, .opts = q->opts, .proto = RUN_PROTO_AUTO,
                    .contention = q->contention, .predict = 1};
     run_out_t o;
+    int rc;
     row->nccl = (select_cell_t){0};
-    if (run_collective(t, &r, &o, NULL) < 0) return;
-    if (simulate(q, o.algo, m, topo_nranks(t), row->bytes)) {
+    if ((rc = run_collective(t, &r, &o, e)) < 0) return rc == BATON_EWHOLE ? rc : 0;
+    if (simulate(q, o.algo, m, topo_whole_ranks(t), row->bytes)) {
         r.algo = o.algo->name;
         r.proto = o.proto;
         r.predict = 0;
-        if (run_collective(t, &r, &o, NULL) < 0) return;
+        if ((rc = run_collective(t, &r, &o, e)) < 0) return rc == BATON_EWHOLE ? rc : 0;
     }
     row->nccl = (select_cell_t){.algo = o.algo, .proto = o.proto, .ok = 1, .simulated = o.simulated,
                                 .approx = !o.simulated && (o.algo->approx || !m->uniform || o.model.blind),
                                 .time_s = o.time_s,
                                 .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
     engine_result_free(&o.eng);
+    return 0;
 }
 
 static void rank_cells(select_row_t *row) {
@@ -125,7 +129,7 @@ static void rank_cells(select_row_t *row) {
  * ring/LL128 takes 8.8). At most 4 cells a row. */
 #define CONFIRM_WORK 5e7
 static int confirm_winner(topo_t *t, const select_req_t *q, select_row_t *row, baton_err_t *e) {
-    int p = topo_nranks(t);
+    int p = topo_whole_ranks(t);
     double k = (double)algo_pipeline_chunks(row->bytes, &q->opts), work = (double)p * (k > p ? k : p) * 8;
     for (int tries = 0; tries < 4 && row->winner >= 0; tries++) {
         select_cell_t *w = &row->cells[row->winner];
@@ -135,7 +139,7 @@ static int confirm_winner(topo_t *t, const select_req_t *q, select_row_t *row, b
         run_out_t o;
         baton_err_t ce = {0};
         int rc = run_collective(t, &r, &o, &ce);
-        if (rc == BATON_ENOMEM) { *e = ce; return rc; }
+        if (rc == BATON_ENOMEM || rc == BATON_EWHOLE) { *e = ce; return rc; }   /* EWHOLE: the whole would simulate */
         if (rc < 0) return 0;                           /* keep the formula's answer, marked approximate */
         *w = (select_cell_t){.algo = w->algo, .proto = o.proto, .ok = 1, .simulated = 1, .time_s = o.time_s,
                              .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps, .formula_s = w->time_s};
@@ -152,7 +156,7 @@ int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_
     int rc0 = topo_cost_model(t, &m, e);
     if (rc0 < 0) return rc0;
     snprintf(out->topo, sizeof out->topo, "%s", topo_name(t));
-    out->ranks = topo_nranks(t);
+    out->ranks = topo_whole_ranks(t);
     out->contention = q->contention;
     out->rows = calloc((size_t)q->ncolls * q->nsizes + 1, sizeof *out->rows);
     if (out->rows == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
@@ -171,7 +175,7 @@ int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_
             rank_cells(row);
             int rc = confirm_winner(t, q, row, e);
             if (rc < 0) return rc;
-            if (q->vs_nccl) nccl_cell(t, q, &m, row);
+            if (q->vs_nccl && (rc = nccl_cell(t, q, &m, row, e)) < 0) return rc;
         }
     return 0;
 }

@@ -239,6 +239,30 @@ Test(fold, plan_answers_as_the_whole_cluster) {
     }
 }
 
+/* select folds too: where no cell needs every rank (the closed forms of
+ * NCCL's rows here) the table is the whole's, with a last line saying so;
+ * rd's steps need every rank at 512 ranks, and the whole answers. */
+Test(fold, select_answers_as_the_whole_cluster) {
+    static const char *const runs[] = {"--algos ring,nccltree,bintree,nvlstree,dbtree --model closed --vs-nccl",
+                                       "--algos ring,nccltree,nvlstree --model closed --format csv",
+                                       "--algos ring,rd --model closed"};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char args[512], *w, *f;
+        snprintf(args, sizeof args, "select -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce,allgather "
+                 "--sizes 8:1GiB:x64 %s --fold 0", runs[i]);
+        cr_assert_eq(th_cli(args, &w, 0), 0, "%s", args);
+        snprintf(args, sizeof args, "select -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce,allgather "
+                 "--sizes 8:1GiB:x64 %s --fold 1", runs[i]);
+        cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
+        char *note = strstr(f, "folded: ");
+        cr_expect(!note == (i != 0), "%s: a folded line only in a table answered folded: %s", args, f);
+        if (note) *note = '\0';
+        cr_expect_str_eq(f, w, "%s: folded and whole differ", args);
+        free(w);
+        free(f);
+    }
+}
+
 /* --explain reads the formula, not the graph: folded, it says what the
  * whole says, below the line that says it was folded. */
 Test(fold, explain_answers_as_the_whole_cluster) {

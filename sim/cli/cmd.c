@@ -127,6 +127,15 @@ static void nearest_machine(const char *name, char *hint, size_t n) {
     snprintf(hint, n, "%s", suggest_hint(name, cands));
 }
 
+int cmd_fold_arg(const char *cmd, const char *v, int *out) {
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < 0 || x > 1 << 24)
+        return cmd_usage(cmd, "--fold must be a whole number from 0 to %d, not '%s'", 1 << 24, v);
+    *out = (int)x;
+    return 0;
+}
+
 topo_t *cmd_load_topo_folded(const char *name, const char *const *sets, int nsets, int fold, baton_err_t *e) {
     char path[4096], hint[128];
     size_t len = strlen(name);

@@ -38,8 +38,10 @@ struct topo *cmd_load_topo(const char *name, const char *const *sets, int nsets,
 /* The same, folded where it is a cluster of at least `fold` nodes (0: never;
  * topo_yaml_load_folded). */
 struct topo *cmd_load_topo_folded(const char *name, const char *const *sets, int nsets, int fold, baton_err_t *e);
-#define CMD_FOLD_NODES 16384        /* predict folds clusters this large by default */
+#define CMD_FOLD_NODES 16384        /* predict, plan and select fold clusters this large by default */
 #define CMD_FOLD_NODES_S "16384"
+/* --fold N's value into *out (0 .. 2^24); a usage error (EXIT_USAGE) if not. */
+int cmd_fold_arg(const char *cmd, const char *v, int *out);
 
 /* Where -t NAME's file is (the search above): 1 and path, or 0. */
 int cmd_find_topo(const char *name, char *path, size_t n);

@@ -108,15 +108,6 @@ static void library(const topo_t *t) {
     }
 }
 
-static int fold_arg(const char *v, int *out) {
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || x < 0 || x > 1 << 24)
-        return cmd_usage("plan", "--fold must be a whole number from 0 to %d, not '%s'", 1 << 24, v), -1;
-    *out = (int)x;
-    return 0;
-}
-
 /* A size's -a nccl answer and NCCL's own model's. */
 typedef struct { run_out_t ours, nccls; } plan_row_t;
 
@@ -202,7 +193,7 @@ int cmd_plan(int argc, char **argv) {
         else if (ch == 'c') coll_s = optarg;
         else if (ch == 's') sizes_s = optarg;
         else if (ch == 'm') sim = 1;
-        else if (ch == 'f') { if (fold_arg(optarg, &fold) < 0) return EXIT_USAGE; }
+        else if (ch == 'f') { if (cmd_fold_arg("plan", optarg, &fold)) return EXIT_USAGE; }
         else if (ch == 'S') { if (cmd_add_set("plan", &sets, optarg)) return EXIT_USAGE; }
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
         else if (ch == ':') return cmd_usage("plan", "option %s needs a value", argv[optind - 1]);

@@ -41,13 +41,15 @@ static const char help[] =
     "                         or a tuner plugin would pay\n"
     "      --plot FILE.png    also draw time and busbw against size (needs gnuplot)\n"
     "  -o, --output FILE      write there (whole or not at all) instead of stdout\n"
+    "      --fold N           a cluster of N nodes or more (default " CMD_FOLD_NODES_S ") is built\n"
+    "                         only where its routes differ, as predict's --fold; 0: never\n"
     "      --root R, --group G, --pipeline K, --set K=V   as for baton sim\n\n"
     "example:\n"
     "  baton select -t hgx-h100 -c allreduce,allgather --sizes 8B:1GiB:x8 --vs-nccl\n";
 
 typedef struct {
     const char *topo, *colls, *sizes, *algos, *format, *plot, *output;
-    int proto, model, wide, vs_nccl, wildcards, proto_given;
+    int proto, model, wide, vs_nccl, wildcards, proto_given, fold;
     contention_t contention;
     algo_opts_t opts;
     cmd_sets_t sets;
@@ -69,7 +71,7 @@ static int parse(int argc, char **argv, select_args_t *a) {
         {"root", required_argument, 0, 'R'}, {"group", required_argument, 0, 'G'},
         {"pipeline", required_argument, 0, 'K'}, {"set", required_argument, 0, 'S'},
         {"wide", no_argument, 0, 'W'}, {"vs-nccl", no_argument, 0, 'N'}, {"tuner-wildcards", no_argument, 0, 'X'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"fold", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     static const char *const models[] = {"auto", "closed", "des"}, *const cont[] = {"fifo", "fair", "none"};
     int ch;
     opterr = 0;
@@ -89,6 +91,7 @@ static int parse(int argc, char **argv, select_args_t *a) {
         case 'W': a->wide = 1; break;
         case 'N': a->vs_nccl = 1; break;
         case 'X': a->wildcards = 1; break;
+        case 'F': if (cmd_fold_arg("select", optarg, &a->fold)) return EXIT_USAGE; break;
         case 'P':
             a->proto = cmd_parse_proto(optarg);
             a->proto_given = 1;
@@ -134,11 +137,24 @@ static int emit(const char *text, const char *path) {
     return cmd_write_file(path, text, strlen(text));
 }
 
-static char *render(const select_table_t *tab, const select_args_t *a, int nnodes, int channels) {
+/* The table's last line on a folded cluster: how few nodes answered. */
+static char *folded_line(char *text, const topo_t *t) {
+    char line[160];
+    int n = snprintf(line, sizeof line, "folded: %d of its %d nodes built, one for each way routes differ (--fold 0: all)\n",
+                     topo_fold_witnesses(t), topo_fold_nodes(t));
+    size_t len = strlen(text);
+    char *grown = realloc(text, len + (size_t)n + 1);
+    if (grown == NULL) { free(text); return NULL; }
+    memcpy(grown + len, line, (size_t)n + 1);
+    return grown;
+}
+
+static char *render(const select_table_t *tab, const select_args_t *a, const topo_t *t, int nnodes, int channels) {
     if (!strcmp(a->format, "csv")) return report_select_csv(tab);
     if (!strcmp(a->format, "json")) return report_select_json(tab);
     if (!strcmp(a->format, "nccl-tuner")) return report_select_tuner(tab, nnodes, channels, a->wildcards);
-    return report_select_table(tab, a->wide, a->vs_nccl);
+    char *text = report_select_table(tab, a->wide, a->vs_nccl);
+    return text && topo_fold_ranks(t) ? folded_line(text, t) : text;
 }
 
 static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
@@ -154,14 +170,20 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     uint64_t *sizes;
     if (select_parse_sizes(a->sizes, &sizes, &q->nsizes, &why) < 0) return cmd_usage("select", "--sizes %s: %s", a->sizes, why);
     q->sizes = sizes;
-    topo_t *t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, &e);
+    topo_t *t = cmd_load_topo_folded(a->topo, a->sets.v, a->sets.n, a->fold, &e);
     select_table_t tab = {0};
     char *text = NULL;
     int rc = t ? select_run(t, q, &tab, &e) : -1;
-    int g = t ? topo_params_c(t)->group_size : 0, nnodes = g > 0 && t ? topo_nranks(t) / g : 1;
+    if (rc == BATON_EWHOLE && topo_fold_ranks(t)) {     /* a cell needs every rank: the whole cluster */
+        select_free(&tab);
+        topo_free(t);
+        e = (baton_err_t){0};
+        rc = (t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, &e)) ? select_run(t, q, &tab, &e) : -1;
+    }
+    int g = t ? topo_params_c(t)->group_size : 0, nnodes = g > 0 && t ? topo_whole_ranks(t) / g : 1;
     algo_opts_t used = q->opts;
     if (t) run_opts_from_topo(t, &used);                  /* the channels the times assumed */
-    if (rc == 0 && !(text = render(&tab, a, nnodes, used.channels > 0 ? used.channels : 1))) rc = err_set(&e, BATON_ENOMEM, "out of memory");
+    if (rc == 0 && !(text = render(&tab, a, t, nnodes, used.channels > 0 ? used.channels : 1))) rc = err_set(&e, BATON_ENOMEM, "out of memory");
     if (rc == 0 && emit(text, a->output) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a->output ? a->output : "stdout");
     if (rc == 0 && a->plot) rc = plot_select(&tab, a->plot, &e);
     free(text);
@@ -172,7 +194,7 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
 }
 
 int cmd_select(int argc, char **argv) {
-    select_args_t a = {.sizes = "8B:1GiB", .format = "table", .proto = RUN_PROTO_AUTO};
+    select_args_t a = {.sizes = "8B:1GiB", .format = "table", .proto = RUN_PROTO_AUTO, .fold = CMD_FOLD_NODES};
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     char colls[256], algos[1024];
