@@ -194,73 +194,53 @@ Test(fold, predict_answers_as_the_whole_cluster) {
         cr_expect_geq(folded[j], 16, "%s: rows answered from the witnesses: %d of 22", machines[j], folded[j]);
 }
 
+/* `baton CMD MORE --fold 0` and `--fold 1` print the same but for the
+ * folded run's last line (starting with tag), which it prints exactly when
+ * the folded cluster answered (folded). */
+static void folds_as_the_whole(const char *cmd, const char *more, const char *tag, int folded) {
+    char args[768], *w, *f;
+    snprintf(args, sizeof args, "%s %s --fold 0", cmd, more);
+    cr_assert_eq(th_cli(args, &w, 0), 0, "%s", args);
+    snprintf(args, sizeof args, "%s %s --fold 1", cmd, more);
+    cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
+    char *note = strstr(f, tag);
+    cr_expect(!note == !folded, "%s: %s folded line: %s", args, folded ? "no" : "a", f);
+    if (note) *note = '\0';                          /* the last line: the rest must be the whole's */
+    cr_expect_str_eq(f, w, "%s: folded and whole differ", args);
+    free(w);
+    free(f);
+}
+
 /* predict --sizes folds too: the table is the whole's, answered from the
  * witnesses where every size can be (-a nccl here; the table then says so),
  * else from the whole (-a auto: its step patterns need every rank); the
  * log format has no such line. */
 Test(fold, a_size_sweep_answers_as_the_whole_cluster) {
-    static const char *const runs[] = {"-a nccl --sizes 8:1GiB:x32", "-a auto --sizes 8:1GiB:x32",
-                                       "-a nccl --sizes 1KiB,64MiB --format nccl-tests"};
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-        char args[512], *w, *f;
-        snprintf(args, sizeof args, "predict -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce %s --fold 0", runs[i]);
-        cr_assert_eq(th_cli(args, &w, 0), 0, "%s", args);
-        snprintf(args, sizeof args, "predict -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce %s --fold 1", runs[i]);
-        cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
-        char *note = strstr(f, "  folded ");
-        cr_expect(!note == (i != 0), "%s: a folded line only where every size was answered folded, in a table: %s", args, f);
-        if (note) *note = '\0';                      /* the last line: the rest must be the whole's */
-        cr_expect_str_eq(f, w, "%s: folded and whole differ", args);
-        cr_expect(strstr(w, "512"), "%s: the whole cluster's 512 ranks: %s", args, w);
-        free(w);
-        free(f);
-    }
+    const char *p = "predict -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce";
+    folds_as_the_whole(p, "-a nccl --sizes 8:1GiB:x32", "  folded ", 1);
+    folds_as_the_whole(p, "-a auto --sizes 8:1GiB:x32", "  folded ", 0);
+    folds_as_the_whole(p, "-a nccl --sizes 1KiB,64MiB --format nccl-tests", "  folded ", 0);
 }
 
 /* plan folds too: the same paths, rings and per-size answers as the whole
  * cluster, with a last line saying it folded; --sim needs every rank and
  * plans on the whole (no such line). */
 Test(fold, plan_answers_as_the_whole_cluster) {
-    static const char *const runs[] = {"-t cluster-h100 --set nodes=64 --set radix=16 --sizes 8:1GiB:x32",
-                                       "-t tests/data/machines/ringnode-cluster.yaml --sizes 1KiB,64MiB",
-                                       "-t cluster-h100 --set nodes=64 --set radix=16 --sizes 1MiB --sim"};
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-        char args[512], *w, *f;
-        snprintf(args, sizeof args, "plan %s --fold 0", runs[i]);
-        cr_assert_eq(th_cli(args, &w, 0), 0, "%s", args);
-        snprintf(args, sizeof args, "plan %s --fold 1", runs[i]);
-        cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
-        char *note = strstr(f, "folded: ");
-        cr_expect(!note == (i == 2), "%s: folded where no size needs every rank: %s", args, f);
-        if (note) *note = '\0';
-        cr_expect_str_eq(f, w, "%s: folded and whole differ", args);
-        free(w);
-        free(f);
-    }
+    folds_as_the_whole("plan -t cluster-h100 --set nodes=64 --set radix=16", "--sizes 8:1GiB:x32", "folded: ", 1);
+    folds_as_the_whole("plan -t tests/data/machines/ringnode-cluster.yaml", "--sizes 1KiB,64MiB", "folded: ", 1);
+    folds_as_the_whole("plan -t cluster-h100 --set nodes=64 --set radix=16", "--sizes 1MiB --sim", "folded: ", 0);
 }
 
 /* select folds too: where no cell needs every rank (the closed forms of
- * NCCL's rows here) the table is the whole's, with a last line saying so;
- * rd's steps need every rank at 512 ranks, and the whole answers. */
+ * NCCL's rows here) the table is the whole's, with a last line saying so
+ * (not in CSV); rd's steps need every rank at 512 ranks, and the whole
+ * answers. */
 Test(fold, select_answers_as_the_whole_cluster) {
-    static const char *const runs[] = {"--algos ring,nccltree,bintree,nvlstree,dbtree --model closed --vs-nccl",
-                                       "--algos ring,nccltree,nvlstree --model closed --format csv",
-                                       "--algos ring,rd --model closed"};
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-        char args[512], *w, *f;
-        snprintf(args, sizeof args, "select -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce,allgather "
-                 "--sizes 8:1GiB:x64 %s --fold 0", runs[i]);
-        cr_assert_eq(th_cli(args, &w, 0), 0, "%s", args);
-        snprintf(args, sizeof args, "select -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce,allgather "
-                 "--sizes 8:1GiB:x64 %s --fold 1", runs[i]);
-        cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
-        char *note = strstr(f, "folded: ");
-        cr_expect(!note == (i != 0), "%s: a folded line only in a table answered folded: %s", args, f);
-        if (note) *note = '\0';
-        cr_expect_str_eq(f, w, "%s: folded and whole differ", args);
-        free(w);
-        free(f);
-    }
+    const char *p = "select -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce,allgather --sizes 8:1GiB:x64 "
+                    "--model closed";
+    folds_as_the_whole(p, "--algos ring,nccltree,bintree,nvlstree,dbtree --vs-nccl", "folded: ", 1);
+    folds_as_the_whole(p, "--algos ring,nccltree,nvlstree --format csv", "folded: ", 0);
+    folds_as_the_whole(p, "--algos ring,rd", "folded: ", 0);
 }
 
 /* --explain reads the formula, not the graph: folded, it says what the
