@@ -178,10 +178,9 @@ static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_m
     return peer_view(t, a, s, m, linkload_pattern_cost, out, e);
 }
 
-/* The ranks and reducing switches t stands for: a folded cluster's whole
- * (topo_yaml_load_folded), which the closed forms answer for from its
- * witness nodes' routes. */
-static int ranks_of(const topo_t *t) { return topo_whole_ranks(t); }
+/* The reducing switches t stands for: a folded cluster's whole count
+ * (topo_yaml_load_folded; its ranks: topo_whole_ranks), which the closed
+ * forms answer for from its witness nodes' routes. */
 static int reducers_of(const topo_t *t) { return topo_fold_ranks(t) ? topo_fold_reducers(t) : topo_nreducers(t); }
 
 int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr) {
@@ -475,7 +474,7 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
  * holds (not the rule returned: nothing else changes). */
 static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
     int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto, nccl = strcmp(q->algo, "nccl") == 0;
-    const topo_lib_rule_t *r = nccl || q->nccl_sizing ? topo_library_rule(t, q->coll, ranks_of(t), q->bytes, proto) : NULL;
+    const topo_lib_rule_t *r = nccl || q->nccl_sizing ? topo_library_rule(t, q->coll, topo_whole_ranks(t), q->bytes, proto) : NULL;
     if (r == NULL) return NULL;
     if (!nccl) {
         if (strcmp(r->algo, q->algo) == 0 && r->proto == proto) q->lib_busbw = r->max_busbw;
@@ -508,7 +507,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     const topo_lib_rule_t *rule = library_rule(t, q);
     run_opts_from_topo(t, &q->opts);
     memset(o, 0, sizeof *o);
-    o->ranks = ranks_of(t);
+    o->ranks = topo_whole_ranks(t);
     o->bytes = q->bytes;
     int rc = topo_cost_model(t, &o->model, e);
     if (rc < 0) return rc;

@@ -127,6 +127,13 @@ static void nearest_machine(const char *name, char *hint, size_t n) {
     snprintf(hint, n, "%s", suggest_hint(name, cands));
 }
 
+int cmd_unfold(int rc, topo_t **t, const char *name, const char *const *sets, int nsets, baton_err_t *e) {
+    if (rc != BATON_EWHOLE || *t == NULL || !topo_fold_ranks(*t)) return 0;
+    topo_free(*t);
+    *e = (baton_err_t){0};
+    return (*t = cmd_load_topo(name, sets, nsets, e)) ? 1 : -1;
+}
+
 int cmd_fold_arg(const char *cmd, const char *v, int *out) {
     char *end;
     long x = strtol(v, &end, 10);

@@ -40,6 +40,11 @@ struct topo *cmd_load_topo(const char *name, const char *const *sets, int nsets,
 struct topo *cmd_load_topo_folded(const char *name, const char *const *sets, int nsets, int fold, baton_err_t *e);
 #define CMD_FOLD_NODES 16384        /* predict, plan and select fold clusters this large by default */
 #define CMD_FOLD_NODES_S "16384"
+/* After a run on *t returned rc: where *t is folded and rc is BATON_EWHOLE
+ * (something needs every rank), *t is replaced by the whole cluster and 1
+ * is returned (run again); 0 if not; -1 if the whole does not load (e says
+ * why, *t is NULL). */
+int cmd_unfold(int rc, struct topo **t, const char *name, const char *const *sets, int nsets, baton_err_t *e);
 /* --fold N's value into *out (0 .. 2^24); a usage error (EXIT_USAGE) if not. */
 int cmd_fold_arg(const char *cmd, const char *v, int *out);
 

@@ -154,11 +154,8 @@ static int plan(const char *file, const cmd_sets_t *sets, coll_t coll, const uin
     topo_t *t = rows ? cmd_load_topo_folded(file, sets->v, sets->n, fold, e) : NULL;
     if (rows == NULL) err_set(e, BATON_ENOMEM, "out of memory");
     int rc = t ? per_size(t, coll, sizes, n, sim, &m, rows, e) : -1;
-    if (rc == BATON_EWHOLE && topo_fold_ranks(t)) {
-        topo_free(t);
-        *e = (baton_err_t){0};
-        rc = (t = cmd_load_topo(file, sets->v, sets->n, e)) ? per_size(t, coll, sizes, n, sim, &m, rows, e) : -1;
-    }
+    int whole = cmd_unfold(rc, &t, file, sets->v, sets->n, e);        /* a size needs every rank */
+    if (whole) rc = whole > 0 ? per_size(t, coll, sizes, n, sim, &m, rows, e) : -1;
     const graph_t *g = rc == 0 ? graph_get(t, e) : NULL;
     if (g) {
         printf("plan for %s: %d ranks, %d per node\n", topo_name(t), topo_whole_ranks(t), g->group);

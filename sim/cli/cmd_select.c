@@ -174,12 +174,8 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     select_table_t tab = {0};
     char *text = NULL;
     int rc = t ? select_run(t, q, &tab, &e) : -1;
-    if (rc == BATON_EWHOLE && topo_fold_ranks(t)) {     /* a cell needs every rank: the whole cluster */
-        select_free(&tab);
-        topo_free(t);
-        e = (baton_err_t){0};
-        rc = (t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, &e)) ? select_run(t, q, &tab, &e) : -1;
-    }
+    int whole = cmd_unfold(rc, &t, a->topo, a->sets.v, a->sets.n, &e);   /* a cell needs every rank */
+    if (whole) select_free(&tab), rc = whole > 0 ? select_run(t, q, &tab, &e) : -1;
     int g = t ? topo_params_c(t)->group_size : 0, nnodes = g > 0 && t ? topo_whole_ranks(t) / g : 1;
     algo_opts_t used = q->opts;
     if (t) run_opts_from_topo(t, &used);                  /* the channels the times assumed */

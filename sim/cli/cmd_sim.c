@@ -451,11 +451,8 @@ static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args
     if (select_parse_sizes(a->sizes, &sizes, &n, &why) < 0) return cmd_usage(cmd, "--sizes %s: %s", a->sizes, why);
     sweep_row_t *rows = calloc((size_t)n + 1, sizeof *rows);
     int rc = rows ? sweep_run(*t, q, sizes, n, rows, &e) : err_set(&e, BATON_ENOMEM, "out of memory");
-    if (rc == BATON_EWHOLE && topo_fold_ranks(*t)) {     /* a size needs every rank: the whole cluster */
-        topo_free(*t);
-        e = (baton_err_t){0};
-        rc = (*t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, &e)) ? sweep_run(*t, q, sizes, n, rows, &e) : e.code;
-    }
+    int whole = cmd_unfold(rc, t, a->topo, a->sets.v, a->sets.n, &e);     /* a size needs every rank */
+    if (whole) rc = whole > 0 ? sweep_run(*t, q, sizes, n, rows, &e) : e.code;
     int nccl = a->format && strcmp(a->format, "nccl-tests") == 0;
     int p = *t ? topo_whole_ranks(*t) : 0;
     if (rc == 0 && (rc = sweep_print(*t, q->coll, p, sizes, n, rows, nccl)) < 0)
@@ -501,11 +498,9 @@ int cmd_sim(int argc, char **argv, int predict) {
                    .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
     run_out_t r;
     rc = run_collective(t, &q, &r, &e);
-    if (rc == BATON_EWHOLE && topo_fold_ranks(t)) {      /* a row needs every rank: the whole cluster */
-        topo_free(t);
-        if ((t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e)) == NULL) return cmd_fail(cmd, &e);
-        rc = run_collective(t, &q, &r, &e);
-    }
+    int whole = cmd_unfold(rc, &t, a.topo, a.sets.v, a.sets.n, &e);      /* a row needs every rank */
+    if (whole < 0) return cmd_fail(cmd, &e);
+    if (whole) rc = run_collective(t, &q, &r, &e);
     if (rc < 0) { topo_free(t); return cmd_fail(cmd, &e); }
     run_error_bars(t, &r);
     if ((a.trace || a.link_stats || (a.explain && !predict)) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {
