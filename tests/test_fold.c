@@ -243,6 +243,16 @@ Test(fold, select_answers_as_the_whole_cluster) {
     folds_as_the_whole(p, "--algos ring,rd", "folded: ", 0);
 }
 
+/* sweep folds each grid point's cluster (its CSV and JSON lines have no
+ * folded line): closed forms from the witnesses, and the simulator's rows
+ * (--model auto on a cluster) from the whole, the same lines either way. */
+Test(fold, sweep_answers_as_the_whole_cluster) {
+    const char *p = "sweep -t cluster-h100 -c allreduce --set nodes=64,100 --set radix=16 --sizes 8,1GiB -a nccl";
+    folds_as_the_whole(p, "--model closed", "folded", 0);
+    folds_as_the_whole(p, "--model closed --format jsonl", "folded", 0);
+    folds_as_the_whole(p, "--sizes 1MiB", "folded", 0);
+}
+
 /* --explain reads the formula, not the graph: folded, it says what the
  * whole says, below the line that says it was folded. */
 Test(fold, explain_answers_as_the_whole_cluster) {

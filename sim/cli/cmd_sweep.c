@@ -28,6 +28,8 @@ static const char help[] =
     "      --shard I/N     only the I-th of N equal parts of the grid (1-based); the\n"
     "                      parts' outputs, concatenated in order, equal the whole\n"
     "  -o, --output FILE   write there (whole or not at all) instead of stdout\n"
+    "      --fold N        a cluster of N nodes or more (default " CMD_FOLD_NODES_S ") is built only\n"
+    "                      where its routes differ, as predict's --fold; 0: never\n"
     "A progress bar goes to stderr when it is a terminal.\n\n"
     "example:\n"
     "  baton sweep -t cluster-h100 -c allreduce --set nodes=2,4,8 --set nic_bw=200Gb/s,400Gb/s --sizes 1MiB,1GiB\n";
@@ -40,7 +42,7 @@ typedef struct {
 
 typedef struct {
     const char *topo, *coll, *algo, *sizes, *format, *output;
-    int proto, model, shard, nshards;
+    int proto, model, shard, nshards, fold;
     axis_t axes[8];
     int naxes;
 } sweep_args_t;
@@ -62,7 +64,8 @@ static int parse(int argc, char **argv, sweep_args_t *a) {
         {"topo", required_argument, 0, 't'}, {"coll", required_argument, 0, 'c'}, {"algo", required_argument, 0, 'a'},
         {"sizes", required_argument, 0, 's'}, {"set", required_argument, 0, 'S'}, {"proto", required_argument, 0, 'P'},
         {"model", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'}, {"shard", required_argument, 0, 'x'},
-        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"output", required_argument, 0, 'o'}, {"fold", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:a:o:h", opts, NULL)) != -1) {
@@ -74,6 +77,7 @@ static int parse(int argc, char **argv, sweep_args_t *a) {
         case 'f': a->format = optarg; break;
         case 'o': a->output = optarg; break;
         case 'S': if (add_axis(a, optarg)) return EXIT_USAGE; break;
+        case 'F': if (cmd_fold_arg("sweep", optarg, &a->fold)) return EXIT_USAGE; break;
         case 'P':
             a->proto = cmd_parse_proto(optarg);
             if (a->proto < 0) return cmd_usage("sweep", "--proto must be none, LL, LL128, Simple or auto");
@@ -118,14 +122,16 @@ static int row(FILE *f, const sweep_args_t *a, const int *idx, uint64_t bytes, c
         snprintf(sets[k], sizeof sets[k], "%s=%s", a->axes[k].name, a->axes[k].values[idx[k]]);
         sv[k] = sets[k];
     }
-    topo_t *t = cmd_load_topo(a->topo, sv, a->naxes, e);
+    topo_t *t = cmd_load_topo_folded(a->topo, sv, a->naxes, a->fold, e);
     if (t == NULL) return -1;
     cost_model_t m;
     run_req_t q = {.coll = coll, .algo = a->algo, .bytes = bytes, .proto = a->proto};
     run_out_t r;
-    int rc = topo_cost_model(t, &m, e);
+    int rc = topo_cost_model(t, &m, e), whole;
     q.predict = a->model == SELECT_CLOSED || (a->model == SELECT_AUTO && m.uniform);
     if (rc == 0) rc = run_collective(t, &q, &r, e);
+    if ((whole = cmd_unfold(rc, &t, a->topo, sv, a->naxes, e)) != 0)     /* the row needs every rank */
+        rc = whole > 0 ? run_collective(t, &q, &r, e) : -1;
     if (rc == 0) {
         int json = !strcmp(a->format, "jsonl");
         if (json) fputc('{', f);
@@ -166,7 +172,8 @@ static int sweep(const sweep_args_t *a, FILE *f, baton_err_t *e) {
 }
 
 int cmd_sweep(int argc, char **argv) {
-    sweep_args_t a = {.algo = "auto", .sizes = "1MiB", .format = "csv", .shard = 1, .nshards = 1, .proto = RUN_PROTO_AUTO};
+    sweep_args_t a = {.algo = "auto", .sizes = "1MiB", .format = "csv", .shard = 1, .nshards = 1, .proto = RUN_PROTO_AUTO,
+                      .fold = CMD_FOLD_NODES};
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     char *buf = NULL;
