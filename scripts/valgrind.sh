@@ -45,7 +45,7 @@ run 0 predict -t topologies/cluster-h100.yaml --set nodes=64 --set radix=16 -c r
 run 0 predict -t topologies/cluster-p4d.yaml --set nodes=100 --set radix=16 -c allreduce -a nccl -s 8 --fold 1
 run 0 plan -t topologies/cluster-h100.yaml --set nodes=64 --set radix=16 --sizes 8,1GiB --fold 1
 run 0 select -t topologies/cluster-h100.yaml --set nodes=64 --set radix=16 -c allreduce --sizes 8,1GiB --algos ring,nccltree,nvlstree --model closed --vs-nccl --fold 1
-run 0 sweep -t topologies/cluster-h100.yaml --set nodes=64,100 --set radix=16 --sizes 8 -a nccl --model closed --fold 1
+run 0 sweep -t topologies/cluster-h100.yaml -c allreduce --set nodes=64,100 --set radix=16 --sizes 8 -a nccl --model closed --fold 1
 run 0 select -t topologies/cluster-h100.yaml -c allreduce,allgather --sizes 1KiB:1GiB:x16 --format csv -o "$out/sel.csv"
 run 0 sweep -t topologies/cluster-a100.yaml -c allreduce --set nodes=2,4 --sizes 1MiB,64MiB
 run 0 topo topologies/cluster-h100.yaml --set nodes=4

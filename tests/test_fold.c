@@ -211,46 +211,32 @@ static void folds_as_the_whole(const char *cmd, const char *more, const char *ta
     free(f);
 }
 
-/* predict --sizes folds too: the table is the whole's, answered from the
- * witnesses where every size can be (-a nccl here; the table then says so),
- * else from the whole (-a auto: its step patterns need every rank); the
- * log format has no such line. */
-Test(fold, a_size_sweep_answers_as_the_whole_cluster) {
-    const char *p = "predict -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce";
-    folds_as_the_whole(p, "-a nccl --sizes 8:1GiB:x32", "  folded ", 1);
-    folds_as_the_whole(p, "-a auto --sizes 8:1GiB:x32", "  folded ", 0);
-    folds_as_the_whole(p, "-a nccl --sizes 1KiB,64MiB --format nccl-tests", "  folded ", 0);
-}
-
-/* plan folds too: the same paths, rings and per-size answers as the whole
- * cluster, with a last line saying it folded; --sim needs every rank and
- * plans on the whole (no such line). */
-Test(fold, plan_answers_as_the_whole_cluster) {
-    folds_as_the_whole("plan -t cluster-h100 --set nodes=64 --set radix=16", "--sizes 8:1GiB:x32", "folded: ", 1);
-    folds_as_the_whole("plan -t tests/data/machines/ringnode-cluster.yaml", "--sizes 1KiB,64MiB", "folded: ", 1);
-    folds_as_the_whole("plan -t cluster-h100 --set nodes=64 --set radix=16", "--sizes 1MiB --sim", "folded: ", 0);
-}
-
-/* select folds too: where no cell needs every rank (the closed forms of
- * NCCL's rows here) the table is the whole's, with a last line saying so
- * (not in CSV); rd's steps need every rank at 512 ranks, and the whole
- * answers. */
-Test(fold, select_answers_as_the_whole_cluster) {
-    const char *p = "select -t cluster-h100 --set nodes=64 --set radix=16 -c allreduce,allgather --sizes 8:1GiB:x64 "
-                    "--model closed";
-    folds_as_the_whole(p, "--algos ring,nccltree,bintree,nvlstree,dbtree --vs-nccl", "folded: ", 1);
-    folds_as_the_whole(p, "--algos ring,nccltree,nvlstree --format csv", "folded: ", 0);
-    folds_as_the_whole(p, "--algos ring,rd", "folded: ", 0);
-}
-
-/* sweep folds each grid point's cluster (its CSV and JSON lines have no
- * folded line): closed forms from the witnesses, and the simulator's rows
- * (--model auto on a cluster) from the whole, the same lines either way. */
-Test(fold, sweep_answers_as_the_whole_cluster) {
-    const char *p = "sweep -t cluster-h100 -c allreduce --set nodes=64,100 --set radix=16 --sizes 8,1GiB -a nccl";
-    folds_as_the_whole(p, "--model closed", "folded", 0);
-    folds_as_the_whole(p, "--model closed --format jsonl", "folded", 0);
-    folds_as_the_whole(p, "--sizes 1MiB", "folded", 0);
+/* Every command that answers by closed form folds a large cluster: the
+ * output is the whole's, answered from the witnesses where every size or
+ * cell can be (a table then says so on its last line), else from the whole,
+ * loaded once (a step pattern or the simulator needs every rank). */
+Test(fold, commands_answer_as_the_whole_cluster) {
+#define H100 "-t cluster-h100 --set nodes=64 --set radix=16"
+#define SWEEP "sweep -t cluster-h100 -c allreduce --set nodes=64,100 --set radix=16 --sizes 8,1GiB -a nccl"
+#define SELECT "select " H100 " -c allreduce,allgather --sizes 8:1GiB:x64 --model closed"
+    static const struct { const char *cmd, *more, *tag; int folded; } runs[] = {
+        {"predict " H100 " -c allreduce", "-a nccl --sizes 8:1GiB:x32", "  folded ", 1},
+        {"predict " H100 " -c allreduce", "-a auto --sizes 8:1GiB:x32", "  folded ", 0},       /* rd's steps */
+        {"predict " H100 " -c allreduce", "-a nccl --sizes 1KiB,64MiB --format nccl-tests", "  folded ", 0},   /* a log */
+        {"plan " H100, "--sizes 8:1GiB:x32", "folded: ", 1},
+        {"plan -t tests/data/machines/ringnode-cluster.yaml", "--sizes 1KiB,64MiB", "folded: ", 1},   /* searched rings */
+        {"plan " H100, "--sizes 1MiB --sim", "folded: ", 0},
+        {SELECT, "--algos ring,nccltree,bintree,nvlstree,dbtree --vs-nccl", "folded: ", 1},
+        {SELECT, "--algos ring,nccltree --format csv", "folded: ", 0},
+        {SELECT, "--algos ring,rd", "folded: ", 0},
+        {SWEEP, "--model closed", "folded", 0},                                               /* CSV: no line */
+        {SWEEP, "--sizes 1MiB", "folded", 0},                                                 /* simulated */
+    };
+#undef H100
+#undef SWEEP
+#undef SELECT
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
+        folds_as_the_whole(runs[i].cmd, runs[i].more, runs[i].tag, runs[i].folded);
 }
 
 /* --explain reads the formula, not the graph: folded, it says what the
