@@ -194,7 +194,7 @@ int fold_map_cross(const fold_map_t *m, int k, int x, const fold_cross_t *cr, lo
     int links = la == lb ? 0 : gen_shape_leaf_hops(s, la, lb) - 2;
     if (links != cr->links) return -1;
     if (links == 0) return 0;
-    int key = cr->keyed ? pb / s->rails % s->down : 0;   /* pb's port on its leaf: hosts hang in place order */
+    int key = cr->keyed ? gen_shape_port(s, pb) : 0;
     int j = (cr->j + key) % s->up, c = (cr->c + key) % s->half;
     long nl = leaf_links(s), na = agg_links(s);
     id[0] = (long)la * s->up + j;

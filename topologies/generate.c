@@ -38,6 +38,7 @@ int gen_shape_init(gen_shape_t *s, const gen_fabric_t *f, int total, baton_err_t
 void gen_shape_free(gen_shape_t *s) { free(s->first); s->first = NULL; }
 
 int gen_shape_leaf(const gen_shape_t *s, int pos) { return s->first[pos % s->rails] + pos / s->rails / s->down; }
+int gen_shape_port(const gen_shape_t *s, int pos) { return pos / s->rails % s->down; }
 
 int gen_shape_leaf_hops(const gen_shape_t *s, int la, int lb) {
     if (la == lb) return 2;

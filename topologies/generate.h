@@ -44,6 +44,8 @@ int gen_shape_init(gen_shape_t *s, const gen_fabric_t *f, int total, baton_err_t
 void gen_shape_free(gen_shape_t *s);
 /* The leaf of the host at place pos. */
 int gen_shape_leaf(const gen_shape_t *s, int pos);
+/* Its port on that leaf: hosts hang in place order (hang_hosts). */
+int gen_shape_port(const gen_shape_t *s, int pos);
 /* Links between the hosts at places a and b: 0 (the same), 2 (one leaf), 4
  * (a spine, or one pod's aggregation switch) or 6 (a core). */
 int gen_shape_hops(const gen_shape_t *s, int a, int b);

@@ -162,15 +162,6 @@ static int up_port(const topo_t *t, int l, int ports) {
     return j >= 0 && j < ports ? j : -1;
 }
 
-/* The key destination-mod-k used, as topo_route's down_port finds it: the
- * port of the last node on the route with more than two links. Its link's
- * index on the route, -1 if none. */
-static int key_link(const topo_t *t, const int32_t *links, int n) {
-    for (int i = n - 1; i >= 0; i--)
-        if (degree(t, t->dl[links[i]].src) > 2) return i;
-    return -1;
-}
-
 static int mod(int a, int m) { return ((a % m) + m) % m; }
 
 /* Where a route meets the fabric: `in`, the link from a host into its leaf;
@@ -206,7 +197,7 @@ int topo_fold_cross(const topo_t *t, const int32_t *links, int n, struct fold_cr
     if (cr->a < 0 || cr->b < 0) return -1;
     if (x.nf == 0) return 1;                                                   /* one leaf: no choice */
     fold_map_ports(m, &up, &half);
-    int k = key_link(t, links, n), key = k == x.out ? t->adj_pos[links[k]] : 0;
+    int k = topo_key_link(t, links, n), key = k == x.out ? t->adj_pos[links[k]] : 0;
     cr->keyed = k == x.out;
     cr->j = up_port(t, links[x.first], up);
     cr->c = x.nf == 4 ? up_port(t, links[x.first + 1], half) : 0;

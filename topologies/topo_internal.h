@@ -104,6 +104,10 @@ void topo_forget_routes(topo_t *t);
 /* The directed link from CPU node c into its host memory, -1 if none. */
 int topo_host_memory_link(const topo_t *t, int c);
 
+/* Destination-mod-k's key on a route (topo_route.c): the index of its last
+ * link out of a node with more than two links (that link's port is the
+ * key), -1 if none. topo_fold.c reads witness routes by the same rule. */
+int topo_key_link(const topo_t *t, const int32_t *links, int n);
 /* Free what topo_set_fold keeps (topo_fold.c). */
 void topo_fold_free(topo_t *t);
 

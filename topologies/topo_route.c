@@ -228,13 +228,17 @@ static int nearest_cpu(topo_t *t, int s) {
  * path with more than two links, through which the path goes down towards d
  * (a host's port on its leaf). The part of the path below the spines is the
  * same whichever spine is taken, so a first walk finds it. */
-static int down_port(const topo_t *t, const route_slot_t *probe) {
-    for (int i = probe->nlinks - 1; i >= 0; i--) {
-        int u = t->dl[probe->links[i]].src;
-        if (t->adj_off[u + 1] - t->adj_off[u] <= 2) continue;
-        return t->adj_pos[probe->links[i]];
+int topo_key_link(const topo_t *t, const int32_t *links, int n) {
+    for (int i = n - 1; i >= 0; i--) {
+        int u = t->dl[links[i]].src;
+        if (t->adj_off[u + 1] - t->adj_off[u] > 2) return i;
     }
-    return 0;
+    return -1;
+}
+
+static int down_port(const topo_t *t, const route_slot_t *probe) {
+    int i = topo_key_link(t, probe->links, probe->nlinks);
+    return i < 0 ? 0 : t->adj_pos[probe->links[i]];
 }
 
 /* Shortest route `first`, u ... v (dist[] = hops to v), `last`; among equal

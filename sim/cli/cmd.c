@@ -134,6 +134,14 @@ int cmd_unfold(int rc, topo_t **t, const char *name, const char *const *sets, in
     return (*t = cmd_load_topo(name, sets, nsets, e)) ? 1 : -1;
 }
 
+int cmd_folded_line(const topo_t *t, const char *prefix, char *buf, size_t n) {
+    buf[0] = '\0';
+    if (!topo_fold_ranks(t)) return 0;
+    int k = snprintf(buf, n, "%s%d of its %d nodes built, one for each way routes differ (--fold 0: all)\n", prefix,
+                     topo_fold_witnesses(t), topo_fold_nodes(t));
+    return k < 0 ? 0 : k >= (int)n ? (int)n - 1 : k;
+}
+
 int cmd_fold_arg(const char *cmd, const char *v, int *out) {
     char *end;
     long x = strtol(v, &end, 10);

@@ -45,6 +45,10 @@ struct topo *cmd_load_topo_folded(const char *name, const char *const *sets, int
  * is returned (run again); 0 if not; -1 if the whole does not load (e says
  * why, *t is NULL). */
 int cmd_unfold(int rc, struct topo **t, const char *name, const char *const *sets, int nsets, baton_err_t *e);
+/* On a folded *t, "PREFIX<witnesses> of its <nodes> nodes built, ..." and a
+ * newline into buf (the line a folded answer ends with); its length, 0
+ * (buf empty) if t is not folded. */
+int cmd_folded_line(const struct topo *t, const char *prefix, char *buf, size_t n);
 /* --fold N's value into *out (0 .. 2^24); a usage error (EXIT_USAGE) if not. */
 int cmd_fold_arg(const char *cmd, const char *v, int *out);
 

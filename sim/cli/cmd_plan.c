@@ -166,9 +166,8 @@ static int plan(const char *file, const cmd_sets_t *sets, coll_t coll, const uin
         library(t);
         printf("%s, -a nccl (%s):\n", coll_name(coll), sim ? "simulated" : "closed form");
         print_sizes(&m, sizes, n, rows);
-        if (topo_fold_ranks(t))
-            printf("folded: %d of its %d nodes built, one for each way routes differ (--fold 0: all)\n",
-                   topo_fold_witnesses(t), topo_fold_nodes(t));
+        char line[192];
+        if (cmd_folded_line(t, "folded: ", line, sizeof line)) fputs(line, stdout);
     }
     free(rows);
     topo_free(t);

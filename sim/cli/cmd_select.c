@@ -139,9 +139,8 @@ static int emit(const char *text, const char *path) {
 
 /* The table's last line on a folded cluster: how few nodes answered. */
 static char *folded_line(char *text, const topo_t *t) {
-    char line[160];
-    int n = snprintf(line, sizeof line, "folded: %d of its %d nodes built, one for each way routes differ (--fold 0: all)\n",
-                     topo_fold_witnesses(t), topo_fold_nodes(t));
+    char line[192];
+    int n = cmd_folded_line(t, "folded: ", line, sizeof line);
     size_t len = strlen(text);
     char *grown = realloc(text, len + (size_t)n + 1);
     if (grown == NULL) { free(text); return NULL; }

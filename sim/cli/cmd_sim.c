@@ -155,7 +155,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'L': a->link_stats = optarg; break;
         case 'W': a->html = optarg; break;
         case 'X': a->states = optarg; break;
-        case 'U': if (int_arg(cmd, "--fold", optarg, 0, 1 << 24, &a->fold) < 0) return EXIT_USAGE; break;
+        case 'U': if (cmd_fold_arg(cmd, optarg, &a->fold)) return EXIT_USAGE; break;
         case 'O':
             a->proto = cmd_parse_proto(optarg);
             a->proto_given = 1;
@@ -389,12 +389,10 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
     return rc < 0 ? cmd_fail(cmd, &e) : 0;
 }
 
-/* --sizes: one run per size, as a table or in nccl-tests' own layout. */
 /* Say that a folded cluster answered, and from how few nodes. */
 static void folded_note(const topo_t *t) {
-    if (topo_fold_ranks(t))
-        printf("  folded   %d of its %d nodes built, one for each way routes differ (--fold 0: all)\n",
-               topo_fold_witnesses(t), topo_fold_nodes(t));
+    char line[192];
+    if (cmd_folded_line(t, "  folded   ", line, sizeof line)) fputs(line, stdout);
 }
 
 typedef struct { const algo_t *algo; proto_t proto; double time_s, busbw; } sweep_row_t;
