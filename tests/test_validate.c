@@ -130,6 +130,30 @@ Test(nccltests, format_variants) {
     cr_expect(strstr(e.msg, "cut-off.txt:5:") != NULL && strstr(e.msg, "cut off") != NULL, "%s", e.msg);
 }
 
+/* A row's time: the two columns' mean, unless they run the same transfers
+ * and one is more than a fifth slower (disturbed): then the faster. An
+ * all-gather in place skips a copy, so its columns are always averaged. */
+Test(calibrate, a_disturbed_column_is_not_averaged_in) {
+    nt_row_t rows[] = {{.bytes = 1024, .oop_us = 100, .ip_us = 110},     /* noise: the mean */
+                       {.bytes = 2048, .oop_us = 114, .ip_us = 288},     /* in place disturbed */
+                       {.bytes = 4096, .oop_us = 304, .ip_us = 208},     /* out of place disturbed */
+                       {.bytes = 8192, .oop_us = 100, .ip_us = 125},     /* a quarter: disturbed */
+                       {.bytes = 16384, .oop_us = 50, .ip_us = -1}};     /* one column */
+    double want[2][5] = {{105, 114, 208, 100, 50}, {105, 201, 256, 112.5, 50}};
+    coll_t colls[2] = {COLL_ALLREDUCE, COLL_ALLGATHER};
+    for (int c = 0; c < 2; c++) {
+        nt_log_t log = {.coll = colls[c], .ranks = 2, .rows = rows, .nrows = 5};
+        cal_sample_t *s;
+        int n;
+        cr_assert_eq(cal_samples(&log, &s, &n, NULL), 0);
+        cr_assert_eq(n, 5);
+        for (int i = 0; i < n; i++)
+            cr_expect_float_eq(s[i].meas_s, want[c][i] * 1e-6, 1e-12, "%s row %d: %g us, want %g", coll_name(colls[c]), i,
+                               s[i].meas_s * 1e6, want[c][i]);
+        free(s);
+    }
+}
+
 /* The fitted parameter called name (fails the test if there is none). */
 static const cal_param_t *param(const cal_fit_t *f, const char *name) {
     for (int i = 0; i < f->k; i++)

@@ -25,7 +25,7 @@
 typedef struct cal_sample {
     coll_t coll;
     uint64_t bytes;
-    double meas_s;            /* the mean of out-of-place and in-place times */
+    double meas_s;            /* the row's time: out of place and in place together (cal_samples) */
     int line;
     int held_out;             /* 1: not used by the fit (predicted afterwards) */
     int gpus_per_thread;      /* the log's -g: launches one host thread makes in turn */
@@ -77,7 +77,9 @@ typedef struct cal_fit {
                                  fitted instead (links_unpinned) */
 } cal_fit_t;
 
-/* The samples of a log (one per row). */
+/* The samples of a log (one per row). A row's time is the mean of its two
+ * columns, or the smaller where they run the same transfers (all-reduce,
+ * broadcast, reduce) and differ by more than a fifth: a disturbed run. */
 int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e);
 
 /* The model's time for one sample on t; algo/proto get what was used. */
