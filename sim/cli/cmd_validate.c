@@ -20,9 +20,10 @@ static const char help_validate[] =
     "usage: baton validate -t TOPO.yaml --nccl-tests LOG [LOG...] [options]\n"
     "\n"
     "The model's prediction for every row of nccl-tests logs against the measured\n"
-    "time (the mean of out-of-place and in-place): size, measured, predicted,\n"
-    "error, and the mean absolute percentage error (MAPE) over all sizes and over\n"
-    "sizes >= 64 MiB. No fitting (see baton calibrate).\n";
+    "time (the mean of out-of-place and in-place; the faster of the two where they\n"
+    "run the same transfers and differ by more than a fifth): size, measured,\n"
+    "predicted, error, and the mean absolute percentage error (MAPE) over all sizes\n"
+    "and over sizes >= 64 MiB. No fitting (see baton calibrate).\n";
 
 static const char help_calibrate[] =
     "usage: baton calibrate -t TOPO.yaml --nccl-tests LOG [LOG...] -o OUT.yaml [options]\n"
