@@ -140,6 +140,7 @@ Test(calibrate, a_disturbed_column_is_not_averaged_in) {
                        {.bytes = 8192, .oop_us = 100, .ip_us = 125},     /* a quarter: disturbed */
                        {.bytes = 16384, .oop_us = 50, .ip_us = -1}};     /* one column */
     double want[2][5] = {{105, 114, 208, 100, 50}, {105, 201, 256, 112.5, 50}};
+    int marked[2][5] = {{0, 1, 1, 1, 0}, {0, 0, 0, 0, 0}};
     coll_t colls[2] = {COLL_ALLREDUCE, COLL_ALLGATHER};
     for (int c = 0; c < 2; c++) {
         nt_log_t log = {.coll = colls[c], .ranks = 2, .rows = rows, .nrows = 5};
@@ -147,22 +148,33 @@ Test(calibrate, a_disturbed_column_is_not_averaged_in) {
         int n;
         cr_assert_eq(cal_samples(&log, &s, &n, NULL), 0);
         cr_assert_eq(n, 5);
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
             cr_expect_float_eq(s[i].meas_s, want[c][i] * 1e-6, 1e-12, "%s row %d: %g us, want %g", coll_name(colls[c]), i,
                                s[i].meas_s * 1e6, want[c][i]);
+            cr_expect_eq(s[i].disturbed, marked[c][i], "%s row %d: marked %d", coll_name(colls[c]), i, s[i].disturbed);
+        }
         free(s);
     }
 }
 
 /* End to end: the RTX 2080 Ti broadcast log's 1 MiB ran 288 us in place
  * against 114 out of place. Averaged in, that row alone left the fit
- * without the middle third 10.2 % off on it; as the faster column, 6.1 %. */
+ * without the middle third 10.2 % off on it; as the faster column, 6.1 %.
+ * validate shows the row at 114 us and says so (JSON "disturbed"). */
 Test(calibrate, a_disturbed_row_does_not_bend_the_fit) {
     char *out;
     cr_assert_eq(th_cli("calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --hold-out middle --cv 0 --json "
                         "-o build/cal-bcast.yaml --nccl-tests " SHARED "/rtx2080ti_x2_pcie3_nop2p_broadcast.txt", &out, 1), 0,
                  "%s", out);
     cr_expect_leq(th_json_num(out, "mape_held_out_pct"), 8.0, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/pcie-2gpu.yaml --set p2p=false --json --nccl-tests " SHARED
+                        "/rtx2080ti_x2_pcie3_nop2p_broadcast.txt", &out, 1), 0, "%s", out);
+    const char *row = strstr(out, "\"bytes\":1048576,");
+    cr_assert(row != NULL, "%s", out);
+    cr_expect(strstr(row, "\"measured_s\":0.0001138,") == row + strlen("\"bytes\":1048576,"), "%s", row);
+    cr_expect(strstr(row, "\"disturbed\":true}") != NULL && strstr(row, "\"disturbed\":true}") < strstr(row, "}"),
+              "the row says it took the faster column: %.200s", row);
     free(out);
 }
 

@@ -19,11 +19,13 @@
  * place skips work (all-gather, reduce-scatter, all-to-all leave the rank's
  * own block where it is; out of place copies it), always the mean. */
 #define DISTURBED 1.2
-static double row_time(coll_t coll, const nt_row_t *r) {
+static double row_time(coll_t coll, const nt_row_t *r, int *disturbed) {
+    *disturbed = 0;
     if (r->ip_us < 0) return r->oop_us;
     double lo = r->ip_us < r->oop_us ? r->ip_us : r->oop_us, hi = r->ip_us + r->oop_us - lo;
     int same = coll == COLL_ALLREDUCE || coll == COLL_BROADCAST || coll == COLL_REDUCE;
-    return same && hi > DISTURBED * lo ? lo : (lo + hi) / 2;
+    *disturbed = same && hi > DISTURBED * lo;
+    return *disturbed ? lo : (lo + hi) / 2;
 }
 
 int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e) {
@@ -32,10 +34,11 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
     *n = 0;
     for (int i = 0; i < log->nrows; i++) {
         const nt_row_t *r = &log->rows[i];
-        double t = row_time(log->coll, r);
+        int disturbed;
+        double t = row_time(log->coll, r, &disturbed);
         if (r->bytes == 0 || t <= 0) continue;            /* nothing was measured */
         (*out)[(*n)++] = (cal_sample_t){.coll = log->coll, .bytes = r->bytes, .meas_s = t * 1e-6, .line = r->line,
-                                          .gpus_per_thread = log->gpus_per_thread};
+                                          .gpus_per_thread = log->gpus_per_thread, .disturbed = disturbed};
     }
     return 0;
 }

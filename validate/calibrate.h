@@ -28,6 +28,8 @@ typedef struct cal_sample {
     double meas_s;            /* the row's time: out of place and in place together (cal_samples) */
     int line;
     int held_out;             /* 1: not used by the fit (predicted afterwards) */
+    int disturbed;            /* 1: the row's two columns ran the same transfers and one was more
+                                 than a fifth slower: meas_s is the faster (cal_samples) */
     int gpus_per_thread;      /* the log's -g: launches one host thread makes in turn */
     topo_t *machine;          /* NULL: the fit's machine; else the same file at the log's
                                  node count (a joint fit over several node counts: every

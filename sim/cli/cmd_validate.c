@@ -20,10 +20,10 @@ static const char help_validate[] =
     "usage: baton validate -t TOPO.yaml --nccl-tests LOG [LOG...] [options]\n"
     "\n"
     "The model's prediction for every row of nccl-tests logs against the measured\n"
-    "time (the mean of out-of-place and in-place; the faster of the two where they\n"
-    "run the same transfers and differ by more than a fifth): size, measured,\n"
-    "predicted, error, and the mean absolute percentage error (MAPE) over all sizes\n"
-    "and over sizes >= 64 MiB. No fitting (see baton calibrate).\n";
+    "time (the mean of out-of-place and in-place; the faster of the two, marked (*),\n"
+    "where they run the same transfers and differ by more than a fifth): size,\n"
+    "measured, predicted, error, and the mean absolute percentage error (MAPE) over\n"
+    "all sizes and over sizes >= 64 MiB. No fitting (see baton calibrate).\n";
 
 static const char help_calibrate[] =
     "usage: baton calibrate -t TOPO.yaml --nccl-tests LOG [LOG...] -o OUT.yaml [options]\n"
@@ -335,6 +335,7 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
     double all = cal_mape(t, q, s, n, -1, 0, e), big = cal_mape(t, q, s, n, -1, 64ull << 20, e);
     double held = cal_mape(t, q, s, n, 1, 0, e);
     if (all < -1.5 || big < -1.5 || held < -1.5) return e->code ? e->code : BATON_EINVAL;
+    int disturbed = 0;
     if (!json) printf("%-44s %10s %12s %12s %8s  %s\n", "log", "size", "measured", "predicted", "error", "model");
     else printf("{\"topology\":\"%s\",\"ranks\":%d,\"rows\":[", topo_name(t), topo_nranks(t));
     for (int i = 0; i < n; i++) {
@@ -346,17 +347,18 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
         double err = 100 * (p - s[i].meas_s) / s[i].meas_s;
         if (json) {
             printf("%s{\"log\":\"%s\",\"line\":%d,\"collective\":\"%s\",\"bytes\":%llu,\"measured_s\":%.9g,\"predicted_s\":%.9g,"
-                   "\"error_pct\":%.4f,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"held_out\":%s}", i ? "," : "", file_of[i],
-                   s[i].line, coll_name(s[i].coll), (unsigned long long)s[i].bytes, s[i].meas_s, p, err, algo, proto_name(pr),
-                   s[i].held_out ? "true" : "false");
+                   "\"error_pct\":%.4f,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"held_out\":%s,\"disturbed\":%s}",
+                   i ? "," : "", file_of[i], s[i].line, coll_name(s[i].coll), (unsigned long long)s[i].bytes, s[i].meas_s, p,
+                   err, algo, proto_name(pr), s[i].held_out ? "true" : "false", s[i].disturbed ? "true" : "false");
             continue;
         }
         const char *base = strrchr(file_of[i], '/');
         units_fmt_size(s[i].bytes, sz, sizeof sz);
         units_fmt_time(s[i].meas_s, m, sizeof m);
         units_fmt_time(p, pp, sizeof pp);
-        printf("%-44.44s %10s %12s %12s %+7.1f%%  %s/%s%s\n", base ? base + 1 : file_of[i], sz, m, pp, err, algo,
-               proto_name(pr), s[i].held_out ? "  (held out)" : "");
+        printf("%-44.44s %10s %12s %12s %+7.1f%%  %s/%s%s%s\n", base ? base + 1 : file_of[i], sz, m, pp, err, algo,
+               proto_name(pr), s[i].held_out ? "  (held out)" : "", s[i].disturbed ? "  (*)" : "");
+        disturbed += s[i].disturbed;
     }
     if (json) {
         printf("],\"mape_pct\":%.4f,\"mape_large_pct\":%s", all, big >= 0 ? "" : "null");
@@ -366,6 +368,8 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
         printf("}\n");
         return 0;
     }
+    if (disturbed)
+        printf("(*) the faster of the log's two columns: the other ran the same transfers more than a fifth slower\n");
     printf("MAPE %.2f %% over %d sizes", all, n);
     if (big >= 0) printf(", %.2f %% for sizes >= 64 MiB", big);
     if (held >= 0) printf(", %.2f %% on the held-out sizes", held);
