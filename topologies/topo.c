@@ -110,10 +110,19 @@ void topo_set_memo(topo_t *t, void *p, void (*free_fn)(void *)) {
     t->memo_free = free_fn;
 }
 
+void *topo_patterns(const topo_t *t) { return t->patterns; }
+
+void topo_set_patterns(topo_t *t, void *p, void (*free_fn)(void *)) {
+    if (t->patterns && t->patterns_free) t->patterns_free(t->patterns);
+    t->patterns = p;
+    t->patterns_free = free_fn;
+}
+
 void topo_free(topo_t *t) {
     if (t == NULL) return;
     topo_set_derived(t, NULL, NULL);
     topo_set_memo(t, NULL, NULL);
+    topo_set_patterns(t, NULL, NULL);
     topo_fold_free(t);
     for (int i = 0; i < t->nnodes; i++) free(t->nodes[i].name);
     free(t->nodes);

@@ -207,6 +207,11 @@ void topo_set_derived(topo_t *t, void *p, void (*free_fn)(void *));
  * the link loads of the patterns it has costed there). */
 void *topo_memo(const topo_t *t);
 void topo_set_memo(topo_t *t, void *p, void (*free_fn)(void *));
+/* A third, kept when a link's bandwidth changes (freed at topo_free and at
+ * the next set): for what does not depend on the machine's rates
+ * (sim/run.c keeps the patterns' peers there). */
+void *topo_patterns(const topo_t *t);
+void topo_set_patterns(topo_t *t, void *p, void (*free_fn)(void *));
 /* Give node `node` rank number `rank` (before topo_finalize). */
 int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e);
 

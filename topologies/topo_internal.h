@@ -89,6 +89,8 @@ struct topo {
     void (*derived_free)(void *);
     void *memo;          /* topo_set_memo */
     void (*memo_free)(void *);
+    void *patterns;      /* topo_set_patterns */
+    void (*patterns_free)(void *);
 };
 
 /* Grow *p (elements of elem bytes, capacity *cap) to hold need; 0 or -1. */
