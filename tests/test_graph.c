@@ -579,3 +579,43 @@ Test(graph, nccl_drops_channels_for_small_calls) {
     cr_expect_eq(o.channels, 6);
     topo_free(t);
 }
+
+/* A pattern's peers are kept across a bandwidth change (sim/run.c,
+ * topo_patterns), but the rings are searched again on the new rates: on
+ * 8 x MI300X the xGMI link from GPU 0 to GPU 1 slowed to a twentieth moves
+ * them (six rings still), and every NCCL row on the machine that costed
+ * them before answers exactly as on a fresh machine given the same change. */
+Test(graph, a_patterns_peers_follow_the_rings_after_a_bandwidth_change) {
+    topo_t *warm = load("topologies/mi300x.yaml"), *fresh = load("topologies/mi300x.yaml");
+    const char *rows[] = {"ring", "nccltree", "dbtree"};
+    run_out_t before[3], after, want;
+    for (int i = 0; i < 3; i++) {
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = rows[i], .bytes = 64u << 20, .proto = RUN_PROTO_AUTO, .predict = 1};
+        cr_assert_eq(run_collective(warm, &q, &before[i], NULL), 0, "%s", rows[i]);
+    }
+    const sched_orders_t *o0 = graph_rings(warm, NULL);
+    cr_assert(o0 != NULL);
+    int count = o0->count;
+    int32_t first[6 * 8];
+    cr_assert_eq(count * 8, 6 * 8);
+    memcpy(first, o0->rank, sizeof first);
+    int a = topo_find_node(warm, "gpu0"), b = topo_find_node(warm, "gpu1"), l = 0;
+    while (l < topo_nlinks(warm) && !(topo_dlink(warm, l)->src == a && topo_dlink(warm, l)->dst == b)) l++;
+    cr_assert_lt(l, topo_nlinks(warm), "an xGMI link from gpu0 to gpu1");
+    double bw = topo_dlink(warm, l)->bw / 20;
+    cr_assert_eq(topo_set_link_bw(warm, l, bw, NULL), 0);
+    cr_assert_eq(topo_set_link_bw(fresh, l, bw, NULL), 0);
+    const sched_orders_t *o1 = graph_rings(warm, NULL);
+    cr_assert(o1 != NULL && o1->count == count);
+    cr_expect_neq(memcmp(o1->rank, first, sizeof first), 0, "the slow link moves the rings");
+    for (int i = 0; i < 3; i++) {
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = rows[i], .bytes = 64u << 20, .proto = RUN_PROTO_AUTO, .predict = 1};
+        cr_assert_eq(run_collective(warm, &q, &after, NULL), 0);
+        cr_assert_eq(run_collective(fresh, &q, &want, NULL), 0);
+        cr_expect_eq(after.time_s, want.time_s, "%s: %.17g s on the warm machine, %.17g on a fresh one", rows[i],
+                     after.time_s, want.time_s);
+        cr_log_info("%s: %.6g -> %.6g s", rows[i], before[i].time_s, after.time_s);
+    }
+    topo_free(warm);
+    topo_free(fresh);
+}
