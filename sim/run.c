@@ -4,6 +4,7 @@
 #include "../topologies/graph.h"
 #include "../topologies/linkload.h"
 #include "../topologies/topo.h"
+#include "peers.h"
 #include "symmetry.h"
 
 #include <stdio.h>
@@ -52,96 +53,6 @@ static int has_fabric(const topo_t *t) {
 static int load_peer(const void *ctx, int c, int r) {
     const peer_ctx_t *x = ctx;
     return x->peer(&x->s, c, r);
-}
-
-/* The peers of the patterns already seen on a machine (each slot's and
- * rank's destination): they follow from the schedule's shape and ring
- * orders, not from the machine's rates. A fit that moves a link's
- * efficiency drops the memo below (and the rings, searched again) at every
- * trial; recomputing a 2 x 8 cluster's tree peers each time was 40 % of a
- * calibration. Kept on the machine (topo_patterns), direct-mapped by the
- * key's hash, the orders by their contents. */
-typedef struct {
-    const algo_t *a;
-    int (*peer)(const sched_t *, int, int);
-    int nranks, nchannels, root, helpers, period, slots;
-    int64_t param[4];
-    size_t orders_len;             /* the orders' ranks, 0 without orders */
-    uint64_t orders;               /* their hash */
-} peers_key_t;
-
-#define PEERS_SIZE 256
-#define PEERS_MAX (1 << 16)        /* destinations a table holds at most */
-typedef struct {
-    peers_key_t key[PEERS_SIZE];
-    int32_t *dst[PEERS_SIZE];      /* the destinations, then the orders' ranks (compared in full) */
-} peers_t;
-
-static void peers_free(void *p) {
-    peers_t *pp = p;
-    for (int i = 0; i < PEERS_SIZE; i++) free(pp->dst[i]);
-    free(pp);
-}
-
-/* The orders' ranks: how many, and where. */
-static size_t orders_len(const sched_t *s) {
-    return s->orders ? (size_t)s->orders->count * (size_t)s->orders->nranks : 0;
-}
-
-/* Bytes hashed eight at a time (multiply and fold), continuing from h. */
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    uint64_t w;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, b + i, 8);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull, h ^= h >> 29;
-    }
-    for (; i < n; i++) h = (h ^ b[i]) * 0x9E3779B97F4A7C15ull;
-    return h;
-}
-
-static void peers_key(peers_key_t *k, const algo_t *a, const peer_ctx_t *x, int slots) {
-    const sched_t *s = &x->s;
-    memset(k, 0, sizeof *k);                  /* padding too: keys compare with memcmp */
-    k->a = a, k->peer = x->peer, k->slots = slots;
-    k->nranks = s->nranks, k->nchannels = s->nchannels, k->root = s->root, k->helpers = s->helpers, k->period = s->period;
-    memcpy(k->param, s->param, sizeof k->param);
-    k->orders_len = orders_len(s);
-    if (s->orders) k->orders = hash_bytes(1, s->orders->rank, k->orders_len * sizeof *s->orders->rank);
-}
-
-/* The destinations of x's pattern (slot c, rank r at [c x p + r]) on t, from
- * the cache or computed into it; NULL where it is too large or memory is out
- * (the caller asks the peer function itself). */
-static const int32_t *pattern_peers(topo_t *t, const algo_t *a, const peer_ctx_t *x, int slots) {
-    int p = topo_nranks(t);
-    if ((double)p * slots > PEERS_MAX) return NULL;
-    peers_key_t k;
-    peers_key(&k, a, x, slots);
-    size_t i = (size_t)(hash_bytes(0, &k, sizeof k) % PEERS_SIZE);
-    peers_t *pp = topo_patterns(t);
-    if (pp == NULL && (pp = calloc(1, sizeof *pp)) != NULL) topo_set_patterns(t, pp, peers_free);
-    if (pp == NULL) return NULL;
-    size_t n = (size_t)p * (size_t)slots, no = k.orders_len;
-    const int32_t *ranks = no ? x->s.orders->rank : NULL;
-    if (pp->dst[i] && memcmp(&pp->key[i], &k, sizeof k) == 0 && (!no || memcmp(pp->dst[i] + n, ranks, no * sizeof *ranks) == 0))
-        return pp->dst[i];
-    int32_t *dst = malloc((n + no) * sizeof *dst);
-    if (dst == NULL) return NULL;
-    for (int c = 0; c < slots; c++)
-        for (int r = 0; r < p; r++) dst[(size_t)c * p + r] = x->peer(&x->s, c, r);
-    if (no) memcpy(dst + n, ranks, no * sizeof *ranks);
-    free(pp->dst[i]);
-    pp->dst[i] = dst, pp->key[i] = k;
-    return dst;
-}
-
-typedef struct { const int32_t *dst; int p; } peers_ctx_t;
-
-static int table_peer(const void *ctx, int c, int r) {
-    const peers_ctx_t *x = ctx;
-    return x->dst[(size_t)c * x->p + r];
 }
 
 /* The link loads of the patterns already costed on a machine: calibration
@@ -211,12 +122,11 @@ int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_mode
 typedef int (*pattern_fn)(topo_t *, linkload_peer_fn, const void *, int, int, cost_model_t *, baton_err_t *);
 
 /* x's pattern costed by `pattern`; on the whole machine from its cached
- * destinations (pattern_peers) where it has them. */
+ * destinations (peers.h) where it has them. */
 static int one_pattern(topo_t *t, const algo_t *a, const peer_ctx_t *x, int slots, int C, pattern_fn pattern,
                        cost_model_t *out, baton_err_t *e) {
-    const int32_t *dst = pattern == linkload_pattern_cost && slots >= 1 ? pattern_peers(t, a, x, slots) : NULL;
-    peers_ctx_t y = {dst, topo_nranks(t)};
-    return dst ? pattern(t, table_peer, &y, slots, C, out, e) : pattern(t, load_peer, x, slots, C, out, e);
+    peers_table_t y = {pattern == linkload_pattern_cost ? peers_table(t, a, x->peer, &x->s, slots) : NULL, topo_nranks(t)};
+    return y.dst ? pattern(t, peers_at, &y, slots, C, out, e) : pattern(t, load_peer, x, slots, C, out, e);
 }
 
 /* Row a's view from its pattern of peers (and its pattern across groups)
