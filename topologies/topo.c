@@ -94,29 +94,19 @@ topo_t *topo_create(const char *name) {
     return t;
 }
 
+/* A higher layer's slot (*at, freed by *at_free): the old value freed, p in. */
+static void slot_set(void **at, void (**at_free)(void *), void *p, void (*free_fn)(void *)) {
+    if (*at && *at_free) (*at_free)(*at);
+    *at = p;
+    *at_free = free_fn;
+}
+
 void *topo_derived(const topo_t *t) { return t->derived; }
-
-void topo_set_derived(topo_t *t, void *p, void (*free_fn)(void *)) {
-    if (t->derived && t->derived_free) t->derived_free(t->derived);
-    t->derived = p;
-    t->derived_free = free_fn;
-}
-
+void topo_set_derived(topo_t *t, void *p, void (*free_fn)(void *)) { slot_set(&t->derived, &t->derived_free, p, free_fn); }
 void *topo_memo(const topo_t *t) { return t->memo; }
-
-void topo_set_memo(topo_t *t, void *p, void (*free_fn)(void *)) {
-    if (t->memo && t->memo_free) t->memo_free(t->memo);
-    t->memo = p;
-    t->memo_free = free_fn;
-}
-
+void topo_set_memo(topo_t *t, void *p, void (*free_fn)(void *)) { slot_set(&t->memo, &t->memo_free, p, free_fn); }
 void *topo_patterns(const topo_t *t) { return t->patterns; }
-
-void topo_set_patterns(topo_t *t, void *p, void (*free_fn)(void *)) {
-    if (t->patterns && t->patterns_free) t->patterns_free(t->patterns);
-    t->patterns = p;
-    t->patterns_free = free_fn;
-}
+void topo_set_patterns(topo_t *t, void *p, void (*free_fn)(void *)) { slot_set(&t->patterns, &t->patterns_free, p, free_fn); }
 
 void topo_free(topo_t *t) {
     if (t == NULL) return;

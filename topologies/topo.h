@@ -209,7 +209,7 @@ void *topo_memo(const topo_t *t);
 void topo_set_memo(topo_t *t, void *p, void (*free_fn)(void *));
 /* A third, kept when a link's bandwidth changes (freed at topo_free and at
  * the next set): for what does not depend on the machine's rates
- * (sim/run.c keeps the patterns' peers there). */
+ * (sim/peers.c keeps the patterns' destinations there). */
 void *topo_patterns(const topo_t *t);
 void topo_set_patterns(topo_t *t, void *p, void (*free_fn)(void *));
 /* Give node `node` rank number `rank` (before topo_finalize). */
