@@ -7,12 +7,30 @@
 
 typedef struct { double lat, path; } longest_t;   /* the longest route's latency; slowest route's s/B */
 
+/* Each directed link's load, and the links loaded (so that finding the
+ * busiest looks at those, not at every link of a cluster: a fit asks at
+ * every trial). */
+typedef struct { double *load; int32_t *used; int nused; } loads_t;
+
+static int loads_init(loads_t *x, int nl) {
+    x->load = calloc((size_t)nl + 1, sizeof *x->load);
+    x->used = malloc(((size_t)nl + 1) * sizeof *x->used);
+    x->nused = 0;
+    return x->load && x->used ? 0 : -1;
+}
+
+static void loads_free(loads_t *x) { free(x->load), free(x->used); }
+
 /* Charge each directed link on the route from r to dst its share. */
-static int charge(topo_t *t, int r, int dst, double share, double *load, longest_t *w, baton_err_t *e) {
+static int charge(topo_t *t, int r, int dst, double share, loads_t *x, longest_t *w, baton_err_t *e) {
     topo_route_t rt;
     int rc = topo_route(t, r, dst, &rt, e);
     if (rc < 0) return rc;
-    for (int k = 0; k < rt.nlinks; k++) load[rt.links[k]] += share;
+    for (int k = 0; k < rt.nlinks; k++) {
+        int32_t l = rt.links[k];
+        if (x->load[l] == 0 && share > 0) x->used[x->nused++] = l;
+        x->load[l] += share;
+    }
     if (rt.lat > w->lat) w->lat = rt.lat;
     if (1 / rt.bw > w->path) w->path = 1 / rt.bw;
     return 0;
@@ -20,31 +38,34 @@ static int charge(topo_t *t, int r, int dst, double share, double *load, longest
 
 /* The busiest directed link's seconds (its load over its bandwidth), and
  * the loads back to 0 for the next pattern. */
-static double busiest_link(const topo_t *t, double *load) {
+static double busiest_link(const topo_t *t, loads_t *x) {
     double scale = topo_params_c(t)->bw_scale, worst = 0;
-    for (int l = 0; l < topo_nlinks(t); l++) {
-        double s = load[l] / (topo_dlink(t, l)->bw * scale);
+    for (int i = 0; i < x->nused; i++) {
+        int32_t l = x->used[i];
+        double s = x->load[l] / (topo_dlink(t, l)->bw * scale);
         if (s > worst) worst = s;
-        load[l] = 0;
+        x->load[l] = 0;
     }
+    x->nused = 0;
     return worst;
 }
 
 int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
                       baton_err_t *e) {
-    int p = topo_nranks(t), nl = topo_nlinks(t);
+    int p = topo_nranks(t);
     if (nchannels < 1 || nslots < 1 || (double)p * nslots > LOAD_MAX_MESSAGES) return 0;
-    double *load = calloc((size_t)nl + 1, sizeof *load), worst = 0;
+    loads_t x;
+    double worst = 0;
     longest_t w = {0, 0};
-    if (load == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    if (loads_init(&x, topo_nlinks(t)) < 0) { loads_free(&x); return err_set(e, BATON_ENOMEM, "out of memory"); }
     for (int c = 0; c < nslots; c++)
         for (int r = 0; r < p; r++) {
             int dst = peer(ctx, c, r), rc;
             if (dst < 0 || dst == r) continue;
-            if ((rc = charge(t, r, dst, 1.0 / nchannels, load, &w, e)) < 0) { free(load); return rc; }
+            if ((rc = charge(t, r, dst, 1.0 / nchannels, &x, &w, e)) < 0) { loads_free(&x); return rc; }
         }
-    worst = busiest_link(t, load);                    /* seconds per byte of a block */
-    free(load);
+    worst = busiest_link(t, &x);                      /* seconds per byte of a block */
+    loads_free(&x);
     if (worst == 0) return 0;                         /* nobody sends: nothing learnt */
     m->alpha = w.lat;
     m->beta = worst;
@@ -55,7 +76,7 @@ int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int
 
 /* One step: charge every message's bytes to its links; the busiest link's
  * seconds, the largest message, the longest latency. */
-static int one_step(topo_t *t, linkload_step_fn send, const void *ctx, int k, double *load, double *busiest,
+static int one_step(topo_t *t, linkload_step_fn send, const void *ctx, int k, loads_t *x, double *busiest,
                     double *largest, double *lat, int *sends, baton_err_t *e) {
     int p = topo_nranks(t);
     longest_t w = {0, 0};
@@ -63,29 +84,30 @@ static int one_step(topo_t *t, linkload_step_fn send, const void *ctx, int k, do
         double bytes = 0;
         int dst = send(ctx, k, r, &bytes), rc;
         if (dst < 0 || dst == r) continue;
-        if ((rc = charge(t, r, dst, bytes, load, &w, e)) < 0) return rc;
+        if ((rc = charge(t, r, dst, bytes, x, &w, e)) < 0) return rc;
         if (bytes > *largest) *largest = bytes;
         *sends = 1;
     }
-    *busiest = busiest_link(t, load);
+    *busiest = busiest_link(t, x);
     *lat = w.lat;
     return 0;
 }
 
 int linkload_steps_cost(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, cost_model_t *m,
                         baton_err_t *e) {
-    int p = topo_nranks(t), nl = topo_nlinks(t), moving = 0;
+    int p = topo_nranks(t), moving = 0;
     if (nsteps < 1 || (double)p * nsteps > LOAD_MAX_STEP_MESSAGES) return 0;
-    double *load = calloc((size_t)nl + 1, sizeof *load), seconds = 0, bytes = 0, lat = 0;
-    if (load == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    loads_t x;
+    double seconds = 0, bytes = 0, lat = 0;
+    if (loads_init(&x, topo_nlinks(t)) < 0) { loads_free(&x); return err_set(e, BATON_ENOMEM, "out of memory"); }
     for (int k = 0; k < nsteps; k++) {
         double busiest = 0, largest = 0, l = 0;
-        int sends = 0, rc = one_step(t, send, ctx, k, load, &busiest, &largest, &l, &sends, e);
-        if (rc < 0) { free(load); return rc; }
+        int sends = 0, rc = one_step(t, send, ctx, k, &x, &busiest, &largest, &l, &sends, e);
+        if (rc < 0) { loads_free(&x); return rc; }
         if (!sends) continue;                         /* nobody sends in this step */
         seconds += busiest, bytes += largest, lat += l, moving++;
     }
-    free(load);
+    loads_free(&x);
     if (moving == 0 || bytes == 0) return 0;
     m->alpha = lat / moving;
     m->beta = m->beta_path = seconds / bytes;

@@ -21,21 +21,36 @@ static int class_pos(node_kind_t k) {
     return NODE_KIND_COUNT;
 }
 
+/* Link l's ends' kinds in class order. */
+static void link_kinds(const topo_t *t, int l, node_kind_t *a, node_kind_t *b) {
+    *a = t->nodes[t->dl[l].src].kind, *b = t->nodes[t->dl[l].dst].kind;
+    if (class_pos(*a) > class_pos(*b)) { node_kind_t x = *a; *a = *b; *b = x; }
+}
+
 const char *topo_link_class(const topo_t *t, int l, char *buf, size_t n) {
-    node_kind_t a = t->nodes[t->dl[l].src].kind, b = t->nodes[t->dl[l].dst].kind;
-    if (class_pos(a) > class_pos(b)) { node_kind_t x = a; a = b; b = x; }
+    node_kind_t a, b;
+    link_kinds(t, l, &a, &b);
     snprintf(buf, n, "%s-%s", kind_names[a], kind_names[b]);
     return buf;
 }
 
-int topo_link_class_valid(const char *s) {
+/* The kinds a class names ("gpu-switch": GPU, switch), in class order: 0,
+ * or -1 where s is no class. */
+static int class_kinds(const char *s, node_kind_t *a, node_kind_t *b) {
     const char *dash = strchr(s, '-');
-    char a[16];
-    if (dash == NULL || (size_t)(dash - s) >= sizeof a) return 0;
-    memcpy(a, s, (size_t)(dash - s));
-    a[dash - s] = '\0';
-    int ka = topo_kind_parse(a), kb = topo_kind_parse(dash + 1);
-    return ka >= 0 && kb >= 0 && class_pos((node_kind_t)ka) <= class_pos((node_kind_t)kb);
+    char x[16];
+    if (dash == NULL || (size_t)(dash - s) >= sizeof x) return -1;
+    memcpy(x, s, (size_t)(dash - s));
+    x[dash - s] = '\0';
+    int ka = topo_kind_parse(x), kb = topo_kind_parse(dash + 1);
+    if (ka < 0 || kb < 0 || class_pos((node_kind_t)ka) > class_pos((node_kind_t)kb)) return -1;
+    *a = (node_kind_t)ka, *b = (node_kind_t)kb;
+    return 0;
+}
+
+int topo_link_class_valid(const char *s) {
+    node_kind_t a, b;
+    return class_kinds(s, &a, &b) == 0;
 }
 
 int topo_rename(topo_t *t, const char *name) {
@@ -56,16 +71,19 @@ double topo_class_efficiency(const topo_t *t, const char *cls) {
 int topo_set_class_efficiency(topo_t *t, const char *cls, double eff, baton_err_t *e) {
     topo_params_t *p = &t->params;
     int i = 0;
-    char b[24];
+    node_kind_t ka, kb, a, b;
     if (!(eff > 0 && eff <= 1)) return err_set(e, BATON_EINVAL, "efficiency of %s links must be in (0, 1], not %g", cls, eff);
-    if (!topo_link_class_valid(cls) || strlen(cls) >= sizeof b) return err_set(e, BATON_EINVAL, "'%s' is not a link class", cls);
+    if (class_kinds(cls, &ka, &kb) < 0 || strlen(cls) >= sizeof p->class_eff[0].name)
+        return err_set(e, BATON_EINVAL, "'%s' is not a link class", cls);
     while (i < p->neff && strcmp(p->class_eff[i].name, cls)) i++;
     if (i == (int)(sizeof p->class_eff / sizeof p->class_eff[0])) return err_set(e, BATON_EINVAL, "too many link classes");
     double f = eff / (i < p->neff ? p->class_eff[i].eff : 1);
     if (i == p->neff) strcpy(p->class_eff[p->neff++].name, cls);
     p->class_eff[i].eff = eff;
-    for (int l = 0; l < t->ndl && f != 1; l += 2)
-        if (strcmp(topo_link_class(t, l, b, sizeof b), cls) == 0 && topo_set_link_bw(t, l, t->dl[l].bw * f, e) < 0) return -1;
+    for (int l = 0; l < t->ndl && f != 1; l += 2) {      /* by kinds: a fit sets this at every trial */
+        link_kinds(t, l, &a, &b);
+        if (a == ka && b == kb && topo_set_link_bw(t, l, t->dl[l].bw * f, e) < 0) return -1;
+    }
     return 0;
 }
 

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Closed-form calibration of a 31-row, 16-rank log (issue 14 asks under 2 s):
+# the 2 x 8 OCI A100 all-reduce log on cluster-a100 --set nodes=2, with the
+# default 5-fold cross-validation and without it (the fit alone), and the
+# 8 x 400G H200 log (24 rows, NVLS rows too) the same way. Best of three
+# runs each (this is a shared machine; noise only adds time), peak RSS of
+# the last; the machine is named.
+set -eu
+BATON=${1:-build/baton}
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+echo "machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores"
+run() {   # NAME MACHINE LOG CV [--set ...]
+    name=$1 machine=$2 log=$3 cv=$4
+    shift 4
+    best=""
+    for i in 1 2 3; do
+        # shellcheck disable=SC2086
+        /usr/bin/time -f "%e %M" -o "$out/t" "$BATON" calibrate -t "topologies/$machine.yaml" "$@" --cv "$cv" \
+            -o "$out/c.yaml" --nccl-tests "validate/logs/$log" > "$out/o" 2>&1
+        read -r wall rss < "$out/t"
+        if [ -z "$best" ] || awk "BEGIN { exit !($wall < $best) }"; then best=$wall; fi
+    done
+    rows=$(sed -n 's/^MAPE .* over \([0-9]*\) sizes.*/\1/p' "$out/o")
+    echo "calibrate $name ($rows rows), --cv $cv: $best s wall (best of 3), peak RSS $((rss / 1024)) MiB"
+}
+run "2 x 8 A100" cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt 5 --set nodes=2
+run "2 x 8 A100" cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt 0 --set nodes=2
+run "2 x 8 H200, 8 x 400G" cluster-h100 nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt 5 --set nodes=2
+run "2 x 8 H200, 8 x 400G" cluster-h100 nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt 0 --set nodes=2
