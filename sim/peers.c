@@ -31,7 +31,10 @@ static void peers_free(void *p) {
     free(pp);
 }
 
-/* Bytes hashed eight at a time (multiply and fold), continuing from h. */
+/* Bytes hashed eight at a time (multiply and fold), continuing from h: a
+ * key and its orders run to a kilobyte, hashed at every memo miss of a fit,
+ * where util/hash.h's byte-wise FNV-1a made the 8 x 400G H200's calibration
+ * 2.2-2.8 -> 3.0-3.3 s. */
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
     const unsigned char *b = p;
     uint64_t w;

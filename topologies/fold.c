@@ -20,6 +20,8 @@
  * gen_shape_t), not from a graph: 131,072 nodes of 8 NICs in milliseconds. */
 #include "fold.h"
 
+#include "../util/hash.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,15 +112,9 @@ static int number_leaves(fold_map_t *m) {
     return 0;
 }
 
-static uint32_t sig_hash(const unsigned char *sig, int len) {
-    uint32_t h = 2166136261u;                     /* FNV-1a */
-    for (int i = 0; i < len; i++) h = (h ^ sig[i]) * 16777619u;
-    return h;
-}
-
 /* The slot of matrix sig in the table: its pair's, or the empty one it would take. */
 static int *sig_slot(const fold_map_t *m, const unsigned char *sig) {
-    for (uint32_t i = sig_hash(sig, m->len) & (uint32_t)(m->cap - 1);; i = (i + 1) & (uint32_t)(m->cap - 1))
+    for (uint32_t i = hash_bytes(HASH_SEED, sig, (size_t)m->len) & (uint32_t)(m->cap - 1);; i = (i + 1) & (uint32_t)(m->cap - 1))
         if (m->slot[i] == 0 || !memcmp(m->sig + (size_t)(m->slot[i] - 1) * m->len, sig, (size_t)m->len)) return &m->slot[i];
 }
 

@@ -3,6 +3,8 @@
  * routes: topo_route.c. */
 #include "topo_internal.h"
 
+#include "../util/hash.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,11 +188,7 @@ void topo_param_at(const topo_t *t, int i, const char **name, const char **value
 
 /* ---- node names: a hash index, so a 4 M-node file loads in linear time -- */
 
-static uint32_t name_hash(const char *s) {       /* FNV-1a */
-    uint32_t h = 2166136261u;
-    while (*s) h = (h ^ (unsigned char)*s++) * 16777619u;
-    return h;
-}
+static uint32_t name_hash(const char *s) { return hash_bytes(HASH_SEED, s, strlen(s)); }
 
 /* The slot holding name (hash h), or the empty slot where it would go. The
  * slot's hash is compared before the name: a collision then costs no visit
