@@ -307,7 +307,9 @@ static void shape_walk(int p, int shape, int g, int *height, int *load) {
  * p - 1 tall and its inner ranks send twice; from p = 4 on, the binary tree
  * is ceil(lg p) tall (rank 1 climbs 1, 2, 4, ... to the root) and its busiest
  * rank sends 3 (up and two children), the double tree's 4 (interior in one
- * tree, leaf in the other). algo_split_shape_check tests this against the walk. */
+ * tree, leaf in the other); below 4, a table (a calibration on two nodes asks
+ * the node tree's shape at every cost: walking it was a fifth of the fit).
+ * algo_split_shape_check tests this against the walk. */
 static void split_shape(int p, int shape, int g, int *height, int *load);
 
 /* SHAPE_NODES from the node tree: the tallest path climbs every node's chain
@@ -345,6 +347,10 @@ static void split_shape(int p, int shape, int g, int *height, int *load) {
         while ((1L << h) < p) h++;
         *height = h;
         *load = shape == SHAPE_DTREE ? 4 : 3;
+    } else if (p >= 1 && p <= 3 && shape != SHAPE_NODES) {      /* [double?][p]: height, load */
+        static const int small[2][4][2] = {{{0, 0}, {0, 0}, {1, 1}, {2, 2}}, {{0, 0}, {0, 0}, {1, 2}, {2, 3}}};
+        *height = small[shape == SHAPE_DTREE][p][0];
+        *load = small[shape == SHAPE_DTREE][p][1];
     } else {
         shape_walk(p, shape, g, height, load);
     }
