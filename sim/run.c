@@ -489,10 +489,12 @@ static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
         if (strcmp(r->algo, q->algo) == 0 && r->proto == proto) q->lib_busbw = r->max_busbw;
         return NULL;
     }
+    const algo_t *a = algo_find(q->coll, r->algo);
     q->algo = r->algo;
     q->proto = r->proto;
     q->lib_busbw = r->max_busbw;
     q->nccl_rules = 0;
+    if (a && a->nccl) q->nccl_sizing = 1;       /* a row NCCL runs (a plan read off a log): sized as NCCL runs it */
     return r;
 }
 
@@ -556,6 +558,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                        proto == RUN_PROTO_AUTO ? "" : proto_name((proto_t)proto), o->ranks, coll_name(q->coll));
     *o = best;
     o->proto_auto = proto == RUN_PROTO_AUTO || rule;
+    o->rule = rule;
     if (rule) o->auto_picked = 2;
     return 0;
 }

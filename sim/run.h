@@ -56,6 +56,8 @@ typedef struct run_out {
                                 (direct: one per peer) */
     int nccl_steps;          /* the steps -a nccl cut a pipelined row into as NCCL does (NVLSTree's
                                 loops, nccl_size_pipeline); 0: the row's own */
+    const topo_lib_rule_t *rule;   /* -a nccl followed this rule of the machine's library
+                                      (in the topology's parameters); NULL: none */
     verify_mode_t verify_mode;
     engine_result_t eng;     /* when simulated */
     cost_model_t model;      /* the machine the closed form used (run_algo_model) */

@@ -343,6 +343,47 @@ Test(calibrate, real_a100_log_fits_and_predicts_held_out_sizes) {
     free(out);
 }
 
+/* The 8 x A100 log ran NCCL's tree (two chains) at 1-16 MiB, where -a nccl
+ * plans the ring 17-48 % fast on the file's values (validate/logplan.h):
+ * calibrate reads it, fits on it (in sample 6.5 -> 3.2 %) and writes it as
+ * library rules, so the written machine plans those sizes on the tree and
+ * validates as the fit said; 64 MiB stays on the ring. */
+Test(calibrate, the_logs_own_plan_is_read_where_the_file_plans_another) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --cv 0 --json -o build/cal-plan.yaml --nccl-tests "
+                        SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"plan_read\":[{\"coll\":\"allreduce\",\"ranks\":8,") != NULL, "%s", out);
+    cr_expect(strstr(out, "\"algorithm\":\"nccltree\"") != NULL, "%s", out);
+    double fitted = th_json_num(out, "mape_pct");
+    cr_expect_leq(fitted, 4.5, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t build/cal-plan.yaml --json --nccl-tests " SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt",
+                        &out, 1), 0, "%s", out);
+    cr_expect_float_eq(th_json_num(out, "mape_pct"), fitted, 1e-3, "the rules travel with the file: %s", out);
+    free(out);
+    cr_assert_eq(th_cli("predict -t build/cal-plan.yaml -c allreduce -a nccl -s 8MiB", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "allreduce nccltree on") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("predict -t build/cal-plan.yaml -c allreduce -a nccl -s 64MiB", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "allreduce ring on") != NULL, "%s", out);
+    free(out);
+}
+
+/* The DGX-1's 2019 log is 14-21 % slow at 64-128 KiB on the file's values,
+ * where nccltree is within 10 %: a latency the fit mends (2.0 % in sample),
+ * not a switch, and the fit on the read plan is no better, so nothing is
+ * read and the machine is as fitted without it. */
+Test(calibrate, a_latency_the_fit_mends_is_not_read_as_a_switch) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t topologies/dgx1-v100.yaml --cv 0 --json -o build/cal-dgx1.yaml --nccl-tests "
+                        LOGS "/nccl-tests-extra/v100x8_dgx1_cubemesh_konnase_allreduce.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"plan_read\":[]") != NULL, "%s", out);
+    cr_expect_leq(th_json_num(out, "mape_pct"), 2.5, "%s", out);
+    free(out);
+    cr_assert_eq(th_sh("grep -c 'library' build/cal-dgx1.yaml", &out), 1, "no rules written: %s", out);
+    free(out);
+}
+
 /* A coordinate that starts at the middle of its bounds (theta ~ 1e-16: a
  * latency factor of 1 in [0.1, 10]) must move: a Jacobian stepped by
  * sqrt(eps) |theta| (GSL's own) is below what the residuals resolve there,

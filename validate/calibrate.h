@@ -77,6 +77,9 @@ typedef struct cal_fit {
     int links_kept;           /* 1: fewer than two fitted sizes of 1 MiB or more ran Simple, so the
                                  links kept the file's efficiencies and LL's and LL128's were
                                  fitted instead (links_unpinned) */
+    int nread;                /* sizes where the logs show NCCL ran another row than -a nccl
+                                 plans: library rules added to the machine (validate/logplan.h) */
+    topo_lib_rule_t read[TOPO_MAX_LIB_RULES];
 } cal_fit_t;
 
 /* The samples of a log (one per row). A row's time is the mean of its two

@@ -208,14 +208,20 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
     units_fmt_time(r->time_s, tm, sizeof tm);
     printf("%s %s on %s (%d ranks), %s (%llu bytes)\n", coll_name(coll), r->algo->name, topo,
            r->ranks, sz, (unsigned long long)r->bytes);
-    if (r->auto_picked == 2 && r->simulated)
+    if (r->rule) {
+        char lo[32], hi[32];
+        units_fmt_size(r->rule->min, lo, sizeof lo);
+        units_fmt_size(r->rule->max, hi, sizeof hi);
+        printf("  chosen   by -a nccl: the machine's library rule for %s-%s on %d ranks (`baton plan` lists them)\n",
+               lo, hi, r->rule->ranks);
+    } else if (r->auto_picked == 2 && r->simulated)
         printf("  chosen   by -a nccl: the fastest simulated of the %s algorithms NCCL has whose closed form is "
                "within %.3gx of the lowest\n", coll_name(coll), RUN_NCCL_SLACK);
     else if (r->auto_picked)
         printf("  chosen   by -a %s: the lowest closed-form time of the %s algorithms%s\n", r->auto_picked == 2 ? "nccl" : "auto",
                coll_name(coll), r->auto_picked == 2 ? " NCCL has" : "");
     if (r->proto != PROTO_NONE)
-        printf("  protocol %s%s\n", proto_name(r->proto), r->proto_auto ? " (the fastest, by --proto auto)" : "");
+        printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->proto_auto ? " (the fastest, by --proto auto)" : "");
     if (r->time_hi_s > 0) {                          /* both ends in the time's own unit */
         double u = r->time_s >= 1 ? 1 : r->time_s >= 1e-3 ? 1e-3 : r->time_s >= 1e-6 ? 1e-6 : 1e-9;
         const char *un = u == 1 ? "s" : u == 1e-3 ? "ms" : u == 1e-6 ? "us" : "ns";

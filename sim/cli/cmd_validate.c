@@ -12,6 +12,7 @@
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "../../validate/calibrate.h"
+#include "../../validate/logplan.h"
 #include "../../validate/host.h"
 #include "../select.h"
 #include "cmd.h"
@@ -328,6 +329,14 @@ static void json_extra(const val_extra_t *x) {
                p->lo, p->hi);
     }
     printf("]");
+    printf(",\"plan_read\":[");
+    for (int i = 0; i < x->fit->nread; i++) {
+        const topo_lib_rule_t *r = &x->fit->read[i];
+        printf("%s{\"coll\":\"%s\",\"ranks\":%d,\"min\":%llu,\"max\":%llu,\"algorithm\":\"%s\",\"protocol\":\"%s\"}",
+               i ? "," : "", coll_name((coll_t)r->coll), r->ranks, (unsigned long long)r->min, (unsigned long long)r->max,
+               r->algo, proto_name((proto_t)r->proto));
+    }
+    printf("]");
 }
 
 static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, const char **file_of, int json,
@@ -452,6 +461,12 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
     printf(f->replanned ? "plan: the fit moved NCCL's algorithm or protocol at some sizes (a point or more better in\n"
                           "      sample than keeping the plan the file's values give)\n"
                         : "plan: kept, each size on the algorithm and protocol the file's values give\n");
+    if (f->nread) printf("      read off the logs where -a nccl plans another (written as library rules):\n");
+    for (int i = 0; i < f->nread; i++) {
+        char rule[128];
+        logplan_rule_text(&f->read[i], rule, sizeof rule);
+        printf("        %s\n", rule);
+    }
     if (f->links_kept)
         printf("links: kept at the file's efficiencies; fewer than two fitted sizes of 1 MiB or more ran Simple,\n"
                "       and LL's and LL128's sizes cannot tell a slow link from a slow protocol (their\n"
