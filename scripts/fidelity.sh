@@ -26,9 +26,10 @@ tmp2=$(mktemp)
 tmpc=$(mktemp)
 tmpm=$(mktemp)
 tmpt=$(mktemp)
+plans=$(mktemp)
 scored=$(mktemp)
 cal=$(mktemp -d)
-trap 'rm -rf "$tmp" "$tmp2" "$tmpc" "$tmpm" "$tmpt" "$scored" "$cal"' EXIT
+trap 'rm -rf "$tmp" "$tmp2" "$tmpc" "$tmpm" "$tmpt" "$plans" "$scored" "$cal"' EXIT
 pct() { if [ -n "$1" ]; then printf '%.1f %%' "$1"; else printf -- '-'; fi; }
 field() { printf '%s' "$1" | sed -n "s/.*\"$2\":\\([0-9.eE+-]*\\).*/\\1/p"; }
 # median FILE [all]: of column 1 over the rows whose column 2 is 0 (not
@@ -38,6 +39,13 @@ median() {
         awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'
 }
 rec() { if [ -n "$1" ]; then printf '%s %s\n' "$1" "$2" >> "$3"; fi; }   # VALUE MARKED FILE
+# plan_read JSON: the calibration's rules read off the log, "algo/proto LO-HI (RANKS ranks)" each
+plan_read() {
+    printf '%s' "$1" | sed -n 's/.*"plan_read":\[\([^]]*\)\].*/\1/p' | tr '}' '\n' |
+        sed -n 's/.*"ranks":\([0-9]*\),"min":\([0-9]*\),"max":\([0-9]*\),"algorithm":"\([a-z_]*\)","protocol":"\([A-Za-z0-9]*\)".*/\4 \5 \2 \3 \1/p' |
+        awk 'function sz(b,  u) { u = b % 1048576 == 0 ? " MiB" : b % 1024 == 0 ? " KiB" : " B"; return b / (u == " MiB" ? 1048576 : u == " KiB" ? 1024 : 1) u }
+             { printf "%s%s/%s %s-%s (%d ranks)", (NR > 1 ? "; " : ""), $1, $2, sz($3), sz($4), $5 }'
+}
 count() { awk -v all="${2:-}" 'all != "" || $2 == 0' "$1" | grep -c . || true; }
 setargs_of() {
     if [ "$1" != "-" ]; then for s in $(printf '%s' "$1" | tr ',' ' '); do printf ' --set %s' "$s"; done; fi
@@ -84,6 +92,8 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
     # shellcheck disable=SC2086
     top=$("$BATON" calibrate -t "topologies/$machine.yaml" $setargs --ranks "$ranks" --json --cv 0 --hold-out top \
           -o "$cal/t.yaml" --nccl-tests "validate/logs/$log" 2>/dev/null)
+    read_plan=$(plan_read "$fit")
+    [ -z "$read_plan" ] || printf '%s: %s\n' "$name" "$read_plan" >> "$plans"
     rec "$(field "$fit" cv_mape_pct)" "$marked" "$tmpc"
     rec "$(field "$mid" mape_held_out_pct)" "$marked" "$tmpm"
     rec "$(field "$top" mape_held_out_pct)" "$marked" "$tmpt"
@@ -97,6 +107,10 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
         "$(pct "$(field "$fit" mape_pct)")" "$(pct "$(field "$fit" cv_mape_pct)")" \
         "$(pct "$(field "$mid" mape_held_out_pct)")" "$(pct "$(field "$top" mape_held_out_pct)")" "$note"
 done
+if [ -s "$plans" ]; then
+    printf '\nthe plan calibrate read off a log, where -a nccl plans another algorithm (validate/logplan.h):\n'
+    sed 's/^/  /' "$plans"
+fi
 for all in "" all; do
     if [ -z "$all" ]; then printf '\nmedian MAPE over the %d unmarked logs: ' "$(count "$tmp")"
     else printf 'median MAPE over all %d scored logs (marked ones too): ' "$(count "$tmp" all)"; fi
