@@ -405,6 +405,44 @@ static double in_sample(fit_ctx_t *c) {
     return m ? 100 * sum / m : -1;
 }
 
+/* The fit before a plan read off the logs was tried on it. */
+typedef struct {
+    cal_fit_t f;
+    double th[CAL_MAX_PARAMS];
+    int pinned, nrules[CAL_MAX_MACHINES];
+    const char **plan_algo;
+    proto_t *plan_proto;
+} fit_saved_t;
+
+static void save_fit(const fit_ctx_t *c, const double *th, fit_saved_t *w) {
+    w->f = *c->f, w->pinned = c->pinned, w->plan_algo = c->plan_algo, w->plan_proto = c->plan_proto;
+    memcpy(w->th, th, sizeof w->th);
+    for (int j = 0; j < c->nm; j++) w->nrules[j] = topo_params(c->m[j])->lib.nrules;
+}
+
+/* All as saved: the rules read dropped, the plan, the parameters and their values. */
+static int restore_fit(fit_ctx_t *c, double *th, const fit_saved_t *w) {
+    double x[CAL_MAX_PARAMS];
+    if (c->plan_algo != w->plan_algo) free(c->plan_algo), free(c->plan_proto);
+    for (int j = 0; j < c->nm; j++) topo_params(c->m[j])->lib.nrules = w->nrules[j];
+    *c->f = w->f, c->pinned = w->pinned, c->plan_algo = w->plan_algo, c->plan_proto = w->plan_proto;
+    memcpy(th, w->th, sizeof w->th);
+    for (int i = 0; i < c->f->k; i++) x[i] = c->f->p[i].value;
+    return apply_x(c, x);
+}
+
+/* Fit on the plan the rules read make (from the file's values): 1 if a
+ * point better in sample than `was`, 0 if not, -1 on error. One start
+ * first, cheap to drop; the whole fit only if that one is better already. */
+static int fit_on_the_read_plan(fit_ctx_t *c, double *th, double was) {
+    double trial[CAL_MAX_PARAMS], trial_mape = -1, better = was - 100 * NOISE_FLOOR;
+    c->plan_algo = NULL, c->plan_proto = NULL, c->pinned = 1;
+    if (plan_samples(c) < 0 || (fit_starts(c, 1, trial, &trial_mape) < 0 && c->e->code)) return -1;
+    if (trial_mape < 0 || trial_mape > better) return 0;
+    if (fit_and_judge(c, th) < 0) return -1;
+    return in_sample(c) <= better;
+}
+
 /* Where another of NCCL's algorithms hits sizes the file's plan misses, the
  * log ran that algorithm (validate/logplan.h): add it as rules and fit
  * again, from the file's values, on the plan that now follows them; kept if
@@ -414,40 +452,19 @@ static double in_sample(fit_ctx_t *c) {
  * 4-16 MiB on nccltree/LL128, where its fit had bent LL128's latency to x
  * 2.5 (in sample 6.5 -> 3.2 %, cross-validated 6.7 -> 5.7 %). */
 static int fit_the_logs_plan(fit_ctx_t *c, double *th) {
+    double x[CAL_MAX_PARAMS], was = in_sample(c);
+    fit_saved_t *w = c->q->nccl_model ? NULL : malloc(sizeof *w);
     if (c->q->nccl_model) return 0;
-    cal_fit_t *before = malloc(sizeof *before);
-    double x[CAL_MAX_PARAMS], th0[CAL_MAX_PARAMS], mape0 = in_sample(c);
-    const char **plan_algo = c->plan_algo;
-    proto_t *plan_proto = c->plan_proto;
-    int pinned = c->pinned, nrules[CAL_MAX_MACHINES], rc = before ? 0 : err_set(c->e, BATON_ENOMEM, "out of memory");
-    if (rc == 0) *before = *c->f, memcpy(th0, th, sizeof th0);
-    for (int j = 0; j < c->nm; j++) nrules[j] = topo_params(c->m[j])->lib.nrules;
+    if (w == NULL) return err_set(c->e, BATON_ENOMEM, "out of memory");
+    save_fit(c, th, w);
     for (int i = 0; i < c->f->k; i++) x[i] = c->f->p[i].given;
-    if (rc == 0 && (rc = apply_x(c, x)) == 0)
-        rc = logplan_read(c->m, c->nm, c->q, c->s, c->n, c->f->read, &c->f->nread, c->e);
-    if (rc == 0 && c->f->nread) {
-        double trial[CAL_MAX_PARAMS], trial_mape = -1;
-        c->plan_algo = NULL, c->plan_proto = NULL, c->pinned = 1;
-        if ((rc = plan_samples(c)) == 0 && fit_starts(c, 1, trial, &trial_mape) < 0 && c->e->code) rc = -1;
-        if (rc == 0 && trial_mape >= 0 && trial_mape <= mape0 - 100 * NOISE_FLOOR)   /* one start first: cheap to drop */
-            rc = fit_and_judge(c, th);
-        if (rc == 0 && trial_mape >= 0 && trial_mape <= mape0 - 100 * NOISE_FLOOR && in_sample(c) <= mape0 - 100 * NOISE_FLOOR) {
-            free(plan_algo), free(plan_proto), free(before);
-            return 0;
-        }
-        free(c->plan_algo), free(c->plan_proto);
-        c->plan_algo = plan_algo, c->plan_proto = plan_proto;
-    }
-    if (rc == 0) {                                  /* none read, or no better: all as it was */
-        for (int j = 0; j < c->nm; j++) topo_params(c->m[j])->lib.nrules = nrules[j];
-        *c->f = *before;
-        c->pinned = pinned;
-        memcpy(th, th0, sizeof th0);
-        for (int i = 0; i < c->f->k; i++) x[i] = c->f->p[i].value;
-        rc = apply_x(c, x);
-    }
-    free(before);
-    return rc;
+    int rc = apply_x(c, x);
+    if (rc == 0) rc = logplan_read(c->m, c->nm, c->q, c->s, c->n, c->f->read, &c->f->nread, c->e);
+    if (rc == 0 && c->f->nread) rc = fit_on_the_read_plan(c, th, was);
+    if (rc == 0) rc = restore_fit(c, th, w);
+    else if (c->plan_algo != w->plan_algo) free(w->plan_algo), free(w->plan_proto);   /* kept, or failed */
+    free(w);
+    return rc < 0 ? -1 : 0;
 }
 
 int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit_t *out, baton_err_t *e) {
