@@ -343,6 +343,16 @@ Test(calibrate, real_a100_log_fits_and_predicts_held_out_sizes) {
     free(out);
 }
 
+/* -a nccl's all-reduce of `size` on `machine` runs `algo`. */
+static void expect_planned(const char *machine, const char *size, const char *algo) {
+    char cmd[256], want[64], *out;
+    snprintf(cmd, sizeof cmd, "predict -t %s -c allreduce -a nccl -s %s", machine, size);
+    snprintf(want, sizeof want, "allreduce %s on", algo);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, want) != NULL, "%s: %s", size, out);
+    free(out);
+}
+
 /* The 8 x A100 log ran NCCL's tree (two chains) at 1-16 MiB, where -a nccl
  * plans the ring 17-48 % fast on the file's values (validate/logplan.h):
  * calibrate reads it, fits on it (in sample 6.5 -> 3.2 %) and writes it as
@@ -361,12 +371,8 @@ Test(calibrate, the_logs_own_plan_is_read_where_the_file_plans_another) {
                         &out, 1), 0, "%s", out);
     cr_expect_float_eq(th_json_num(out, "mape_pct"), fitted, 1e-3, "the rules travel with the file: %s", out);
     free(out);
-    cr_assert_eq(th_cli("predict -t build/cal-plan.yaml -c allreduce -a nccl -s 8MiB", &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, "allreduce nccltree on") != NULL, "%s", out);
-    free(out);
-    cr_assert_eq(th_cli("predict -t build/cal-plan.yaml -c allreduce -a nccl -s 64MiB", &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, "allreduce ring on") != NULL, "%s", out);
-    free(out);
+    expect_planned("build/cal-plan.yaml", "8MiB", "nccltree");
+    expect_planned("build/cal-plan.yaml", "64MiB", "ring");
 }
 
 /* The DGX-1's 2019 log is 14-21 % slow at 64-128 KiB on the file's values,
