@@ -393,18 +393,6 @@ static int keep_the_files(cal_fit_t *f) {
     return any;
 }
 
-/* MAPE (%) over the fitted samples of -a as asked, on the machine as it stands. */
-static double in_sample(fit_ctx_t *c) {
-    double sum = 0, t;
-    int m = 0;
-    for (int i = 0; i < c->n; i++) {
-        baton_err_t quiet = {0};
-        if (fitted(c, i) && cal_predict(c->m[0], c->q, &c->s[i], &t, NULL, NULL, &quiet) == 0)
-            sum += fabs(t / c->s[i].meas_s - 1), m++;
-    }
-    return m ? 100 * sum / m : -1;
-}
-
 /* The fit before a plan read off the logs was tried on it. */
 typedef struct {
     cal_fit_t f;
@@ -439,8 +427,8 @@ static int fit_on_the_read_plan(fit_ctx_t *c, double *th, double was) {
     c->plan_algo = NULL, c->plan_proto = NULL, c->pinned = 1;
     if (plan_samples(c) < 0 || (fit_starts(c, 1, trial, &trial_mape) < 0 && c->e->code)) return -1;
     if (trial_mape < 0 || trial_mape > better) return 0;
-    if (fit_and_judge(c, th) < 0) return -1;
-    return in_sample(c) <= better;
+    double now = fit_and_judge(c, th) < 0 ? -2 : cal_mape(c->m[0], c->q, c->s, c->n, 0, 0, c->e);
+    return now < -1.5 ? -1 : now <= better;
 }
 
 /* Where another of NCCL's algorithms hits sizes the file's plan misses, the
@@ -452,9 +440,10 @@ static int fit_on_the_read_plan(fit_ctx_t *c, double *th, double was) {
  * 4-16 MiB on nccltree/LL128, where its fit had bent LL128's latency to x
  * 2.5 (in sample 6.5 -> 3.2 %, cross-validated 6.7 -> 5.7 %). */
 static int fit_the_logs_plan(fit_ctx_t *c, double *th) {
-    double x[CAL_MAX_PARAMS], was = in_sample(c);
-    fit_saved_t *w = c->q->nccl_model ? NULL : malloc(sizeof *w);
     if (c->q->nccl_model) return 0;
+    double x[CAL_MAX_PARAMS], was = cal_mape(c->m[0], c->q, c->s, c->n, 0, 0, c->e);   /* in sample, as fitted */
+    fit_saved_t *w = was < -1.5 ? NULL : malloc(sizeof *w);
+    if (was < -1.5) return -1;
     if (w == NULL) return err_set(c->e, BATON_ENOMEM, "out of memory");
     save_fit(c, th, w);
     for (int i = 0; i < c->f->k; i++) x[i] = c->f->p[i].given;
