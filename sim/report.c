@@ -54,6 +54,7 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     }
     cJSON_AddStringToObject(o, "port_model", r->model.ports == 1 ? "single-port" : "multi-port");
     if (r->nccl_steps > 0) cJSON_AddNumberToObject(o, "pipeline_steps", r->nccl_steps);   /* NCCL's loops */
+    if (r->launch_s > 0) cJSON_AddNumberToObject(o, "launch_s", r->launch_s);                /* -g's, in time_s */
     if (verify_asked) {
         cJSON_AddBoolToObject(o, "verified", r->eng.verified);
         cJSON_AddStringToObject(o, "verify_mode", verify_name(r->verify_mode));

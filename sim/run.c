@@ -307,6 +307,12 @@ static int staged_duplex(const topo_t *t, coll_t c, int p) {
     return p > 2 || (c != COLL_BROADCAST && c != COLL_REDUCE);
 }
 
+/* The launches of the further GPUs one host thread drives in turn
+ * (nccl-tests -g N: N launches, one after the other). */
+static double launches(const topo_t *t, const run_req_t *q) {
+    return q->gpus_per_thread > 1 ? (q->gpus_per_thread - 1) * topo_params_c(t)->launch : 0;
+}
+
 /* What the GPU and the host add to the links' time, as ceilings on bus
  * bandwidth the links do not see: the protocol's (NCCL's llMaxBws: the GPU's
  * flag polling), the library kernel's where a rule runs the call (MSCCL's
@@ -326,8 +332,7 @@ static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost
         if (pc->efficiency == 1 && pc->base_latency > 0) floor += steps * tp->stage_lat;   /* Simple's flag */
         if (floor > time) time = floor;
     }
-    if (q->gpus_per_thread > 1) time += (q->gpus_per_thread - 1) * topo_params_c(t)->launch;
-    return time;
+    return time + launches(t, q);
 }
 
 /* Representatives for the engine, in y (period 0: every rank): asked for
@@ -358,6 +363,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
         o->time_s = o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + (o->ranks > 1 ? pc->base_latency : 0) +
                     switch_latency(t, s);
         o->time_s = gpu_and_host(t, q, pc, o->ranks, o->time_s);
+        o->launch_s = launches(t, q);
         bandwidths(o, q->coll);
         return 0;
     }
@@ -379,6 +385,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     o->simulated = 1;
     o->contention = q->contention;
     o->time_s = gpu_and_host(t, q, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, o->ranks, o->eng.time_s);
+    o->launch_s = launches(t, q);
     bandwidths(o, q->coll);
     return 0;
 }

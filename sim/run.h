@@ -47,6 +47,8 @@ typedef struct run_out {
     double time_lo_s, time_hi_s;   /* a calibrated machine's error bars (90 %), set by
                                       run_error_bars; both 0 when it has none */
     double algbw_GBps, busbw_GBps;
+    double launch_s;         /* of time_s, the launches of the further GPUs one host thread
+                                drives (run_req_t.gpus_per_thread); 0 with one */
     int simulated;           /* 1: engine, 0: closed form */
     contention_t contention; /* the model the engine used */
     proto_t proto;           /* the protocol used */

@@ -711,6 +711,54 @@ Test(nccltests, predict_sizes_in_nccl_tests_layout) {
     nt_free(&log);
 }
 
+/* predict -g N is nccl-tests' -g N: one host thread starts the call on N
+ * GPUs in turn, each after the first adding the machine's launch cost
+ * (linear in N - 1, reported as launch_s); its nccl-tests layout says nGpus
+ * N, and validate, reading that back, predicts the same times. Read as one
+ * GPU a thread, the small sizes are off by the launches. A -g that does not
+ * divide the ranks is refused. */
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0, "%s", path);
+}
+
+static double predict_g(const char *g, const char *key) {
+    char args[160], *out;
+    snprintf(args, sizeof args, "predict -t topologies/hgx-a100.yaml -c allreduce -a nccl -s 8 --json %s", g);
+    cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
+    double v = strstr(out, key) ? th_json_num(out, key) : 0;
+    free(out);
+    return v;
+}
+
+Test(nccltests, predict_g_is_nccl_tests_gpus_per_thread) {
+    double one = predict_g("", "time_s"), two = predict_g("-g 2", "launch_s"), eight = predict_g("-g 8", "launch_s");
+    cr_expect_eq(predict_g("", "launch_s"), 0);
+    cr_expect_gt(two, 0);
+    cr_expect_float_eq(eight, 7 * two, 1e-12);
+    cr_expect_float_eq(predict_g("-g 8", "time_s"), one + eight, 1e-12);
+    char *out, *one_gpu;
+    cr_assert_eq(th_cli("predict -t topologies/hgx-a100.yaml -c allreduce -a nccl --sizes 8:64MiB:x8 -g 8 --format nccl-tests",
+                        &out, 1), 0, "%s", out);
+    char *hdr = strstr(out, "nThread 1 nGpus 8 ");
+    cr_assert_not_null(hdr, "%.300s", out);
+    write_text("build/g8.log", out);
+    memcpy(hdr, "nThread 8 nGpus 1 ", 18);                  /* the same times, read as a GPU a thread */
+    write_text("build/g1.log", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/hgx-a100.yaml --json --nccl-tests build/g8.log", &out, 1), 0, "%s", out);
+    cr_expect_leq(th_json_num(out, "mape_pct"), 0.001, "%.200s", out);     /* the layout's 4 decimals of a us */
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/hgx-a100.yaml --json --nccl-tests build/g1.log", &one_gpu, 1), 0, "%s", one_gpu);
+    cr_expect_gt(th_json_num(one_gpu, "mape_pct"), 5, "%.200s", one_gpu);
+    free(one_gpu);
+    cr_expect_eq(th_cli("predict -t topologies/hgx-a100.yaml -c allreduce -s 8 -g 3", &out, 0), 2, "%s", out);
+    cr_expect(strstr(out, "-g 3 does not divide the 8 ranks") != NULL, "%s", out);
+    free(out);
+}
+
 /* --model des predicts under the contention asked for: a binomial all-reduce
  * on the 4:1 oversubscribed tree-4x4, whose flows meet on the uplinks, takes
  * 53.7 ms under FIFO (each flow has the link in turn) and 94.0 ms under

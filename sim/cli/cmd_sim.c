@@ -40,6 +40,10 @@ static const char help_common[] =
     "                      the buffer into (default: one per MiB)\n"
     "      --group G       ranks per group for hier and hier_leader (default: the\n"
     "                      topology's group_size)\n"
+    "  -g, --gpus-per-thread N  GPUs one host thread launches the call on in turn,\n"
+    "                      as nccl-tests -g N: each one after the first adds the\n"
+    "                      machine's launch cost (default 1, a process per GPU;\n"
+    "                      validate reads it from a log's nGpus)\n"
     "      --set K=V       override a topology parameter (repeatable)\n"
     "      --proto P       auto (the default: the fastest), LL, LL128, Simple, or\n"
     "                      none (plain alpha-beta): NCCL's protocols, each a latency per\n"
@@ -90,6 +94,7 @@ static const char help_end[] =
 typedef struct {
     const char *topo, *coll, *algo, *size, *sizes, *format;
     int verify, json, dump, store_forward, proto, explain, symmetric, algo_given, proto_given, fold;
+    int gpus_per_thread;     /* -g: nccl-tests' nGpus */
     const char *trace, *link_stats, *html, *states;
     contention_t contention;
     algo_opts_t opts;
@@ -123,12 +128,14 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         {"no-symmetric", no_argument, 0, 'N'},
         {"rank-order", no_argument, 0, 'K'}, {"sizes", required_argument, 0, 'Z'},
         {"format", required_argument, 0, 'f'}, {"html", required_argument, 0, 'W'},
-        {"states", required_argument, 0, 'X'}, {"fold", required_argument, 0, 'U'}, {0, 0, 0, 0}};
+        {"states", required_argument, 0, 'X'}, {"fold", required_argument, 0, 'U'},
+        {"gpus-per-thread", required_argument, 0, 'g'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":t:c:a:s:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":t:c:a:s:g:h", opts, NULL)) != -1) {
         switch (ch) {
         case 't': a->topo = optarg; break;
+        case 'g': if (int_arg(cmd, "-g", optarg, 1, 1 << 20, &a->gpus_per_thread) < 0) return EXIT_USAGE; break;
         case 'c': a->coll = optarg; break;
         case 'a': a->algo = optarg; a->algo_given = 1; break;
         case 's': a->size = optarg; break;
@@ -229,6 +236,10 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
                r->simulated ? "simulated" : "closed form", r->time_lo_s / u, r->time_hi_s / u, un);
     } else
         printf("  time     %s (%s)\n", tm, r->simulated ? "simulated" : "closed form");
+    if (r->launch_s > 0) {
+        units_fmt_time(r->launch_s, tm, sizeof tm);
+        printf("  launches %s of it: the further GPUs one host thread starts the call on in turn (-g)\n", tm);
+    }
     printf("  algbw    %.4g GB/s    busbw %.4g GB/s\n", r->algbw_GBps, r->busbw_GBps);
     if (r->nccl_steps > 0)
         printf("  pipeline %d step%s, as NCCL cuts %s at this size (its chunk per channel)\n", r->nccl_steps,
@@ -419,10 +430,12 @@ static int sweep_run(topo_t *t, run_req_t *q, const uint64_t *sizes, int n, swee
 
 /* The sizes' rows, printed once all are known (an nccl-tests log with
  * --format nccl-tests). */
-static int sweep_print(const topo_t *t, coll_t coll, int p, const uint64_t *sizes, int n, const sweep_row_t *rows,
+static int sweep_print(const topo_t *t, const run_req_t *q, int p, const uint64_t *sizes, int n, const sweep_row_t *rows,
                        int nccl) {
+    coll_t coll = q->coll;
     if (nccl) {
-        nt_log_t log = {.coll = coll, .ranks = p, .type = "float", .rows = calloc((size_t)n + 1, sizeof *log.rows)};
+        nt_log_t log = {.coll = coll, .ranks = p, .type = "float", .gpus_per_thread = q->gpus_per_thread,
+                        .rows = calloc((size_t)n + 1, sizeof *log.rows)};
         if (log.rows == NULL) return BATON_ENOMEM;
         for (int i = 0; i < n; i++)
             log.rows[log.nrows++] = (nt_row_t){.bytes = sizes[i], .count = sizes[i] / 4, .oop_us = rows[i].time_s * 1e6,
@@ -459,7 +472,7 @@ static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args
     if (whole) rc = whole > 0 ? sweep_run(*t, q, sizes, n, rows, &e) : e.code;
     int nccl = a->format && strcmp(a->format, "nccl-tests") == 0;
     int p = *t ? topo_whole_ranks(*t) : 0;
-    if (rc == 0 && (rc = sweep_print(*t, q->coll, p, sizes, n, rows, nccl)) < 0)
+    if (rc == 0 && (rc = sweep_print(*t, q, p, sizes, n, rows, nccl)) < 0)
         err_set(&e, rc, "%s", rc == BATON_ENOMEM ? "out of memory" : "cannot write the log");
     free(rows);
     free(sizes);
@@ -468,7 +481,7 @@ static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args
 
 int cmd_sim(int argc, char **argv, int predict) {
     const char *cmd = predict ? "predict" : "sim";
-    sim_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO, .fold = -1};   /* the same defaults as every command */
+    sim_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO, .fold = -1, .gpus_per_thread = 1};   /* the same defaults as every command */
     int rc = parse(argc, argv, cmd, &a, predict);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     int coll = coll_parse(a.coll);
@@ -481,9 +494,15 @@ int cmd_sim(int argc, char **argv, int predict) {
     topo_t *t = cmd_load_topo_folded(a.topo, a.sets.v, a.sets.n, fold, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
     cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des");
+    if (topo_whole_ranks(t) % a.gpus_per_thread) {           /* nccl-tests: ranks = processes x threads x -g */
+        cmd_usage(cmd, "-g %d does not divide the %d ranks of %s", a.gpus_per_thread, topo_whole_ranks(t), topo_name(t));
+        topo_free(t);
+        return EXIT_USAGE;
+    }
     if (a.sizes) {
         run_req_t sq = {.coll = (coll_t)coll, .algo = a.algo, .opts = a.opts, .predict = predict, .contention = a.contention,
-                        .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
+                        .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric,
+                        .gpus_per_thread = a.gpus_per_thread};
         rc = sweep_sizes(cmd, &t, &sq, &a);
         topo_free(t);
         return rc;
@@ -499,7 +518,8 @@ int cmd_sim(int argc, char **argv, int predict) {
     }
     run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,
                    .verify = a.verify, .predict = predict, .contention = a.contention,
-                   .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric};
+                   .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric,
+                   .gpus_per_thread = a.gpus_per_thread};
     run_out_t r;
     rc = run_collective(t, &q, &r, &e);
     int whole = cmd_unfold(rc, &t, a.topo, a.sets.v, a.sets.n, &e);      /* a row needs every rank */
