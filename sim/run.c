@@ -227,10 +227,23 @@ static double switch_latency(const topo_t *t, const sched_t *s) {
     return t && s->helpers && s->nranks > 1 ? topo_params_c(t)->nvls_lat : 0;
 }
 
-void run_error_bars(const topo_t *t, run_out_t *o) {
+/* Did the calibration's fitted sizes cover coll on p ranks at n bytes? A
+ * record without `seen:` (older files) is taken to cover everything. */
+int run_calibration_covers(const topo_calib_t *k, coll_t coll, int p, uint64_t n) {
+    for (int i = 0; i < k->nseen; i++)
+        if (k->seen[i].coll == (int)coll && k->seen[i].ranks == p && n >= k->seen[i].min && n <= k->seen[i].max) return 1;
+    return k->nseen == 0;
+}
+
+void run_error_bars(const topo_t *t, coll_t coll, run_out_t *o) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     o->time_lo_s = o->time_hi_s = 0;
+    o->band_outside = 0;
     if (!k->present || !(k->band_lo_pct < k->band_hi_pct) || k->band_lo_pct <= -100) return;
+    if (k->what_if[0] || !run_calibration_covers(k, coll, o->ranks, o->bytes)) {   /* the band says nothing there */
+        o->band_outside = 1;
+        return;
+    }
     o->time_lo_s = o->time_s / (1 + k->band_hi_pct / 100);
     o->time_hi_s = o->time_s / (1 + k->band_lo_pct / 100);
 }

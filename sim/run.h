@@ -46,6 +46,7 @@ typedef struct run_out {
     double time_s;
     double time_lo_s, time_hi_s;   /* a calibrated machine's error bars (90 %), set by
                                       run_error_bars; both 0 when it has none */
+    int band_outside;        /* 1: the machine has a band, but not for this call (run_error_bars) */
     double algbw_GBps, busbw_GBps;
     double launch_s;         /* of time_s, the launches of the further GPUs one host thread
                                 drives (run_req_t.gpus_per_thread); 0 with one */
@@ -120,7 +121,10 @@ double run_busbw_factor(coll_t c, int p);
 /* The interval a calibrated machine's record gives o's time: 90 % of the
  * errors on sizes its fit did not see fell in [lo, hi] % (error = (predicted
  * - measured) / measured), so the measurement lies in time / (1 + hi) ..
- * time / (1 + lo). Nothing when t carries no band. */
-void run_error_bars(const topo_t *t, run_out_t *o);
+ * time / (1 + lo). Nothing when t carries no band, nor (o->band_outside)
+ * outside what its logs covered: another collective, rank count, or a size
+ * beyond the fitted ones (run_calibration_covers). */
+void run_error_bars(const topo_t *t, coll_t coll, run_out_t *o);
+int run_calibration_covers(const topo_calib_t *k, coll_t coll, int p, uint64_t n);
 
 #endif

@@ -105,6 +105,48 @@ Test(overlay, calibrated_machine_extends_its_base) {
     free(out);
 }
 
+/* predict -t CAL.yaml ARGS --json: is the answer given an interval? */
+static int has_interval(const char *args) {
+    char cmd[256], *out;
+    snprintf(cmd, sizeof cmd, "predict -t build/h200-band.yaml -c allreduce --json %s", args);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    int band = strstr(out, "\"time_low_s\":") != NULL, outside = strstr(out, "\"outside_calibration\":true") != NULL;
+    cr_expect_neq(band, outside, "%s: %s", args, out);
+    free(out);
+    return band;
+}
+
+/* The band is what cross-validation measured on the logs' own sizes, so a
+ * calibrated machine gives it only there: the collective and rank count
+ * its logs ran (the record's `seen:`, 16 ranks, 1 KiB-16 GiB here), with
+ * the --set values they ran with; other node counts, sizes beyond the
+ * logs', another collective or another NIC get the time alone, and the
+ * text says why. The H200 log runs 1 KiB-16 GiB. */
+Test(overlay, the_band_holds_where_the_logs_ran) {
+    char *out, *text;
+    cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 4 -o build/h200-band.yaml "
+                        "--nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
+    free(out);
+    text = th_slurp("build/h200-band.yaml");
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "  seen:\n    - {coll: allreduce, ranks: 16, min: 1024, max: 17179869184}\n") != NULL, "%s", text);
+    free(text);
+    cr_expect(has_interval("-s 1KiB"));
+    cr_expect(has_interval("-s 16GiB --set nodes=2"), "the value it was fitted with");
+    cr_expect(!has_interval("-s 512"), "below the smallest size fitted");
+    cr_expect(!has_interval("-s 32GiB"), "above the largest");
+    cr_expect(!has_interval("-s 1GiB --set nodes=4"));
+    cr_expect(!has_interval("-s 1GiB --set nic_bw=800Gb/s"));
+    cr_expect(!has_interval("-s 1GiB -c reducescatter"));
+    cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1GiB --set nodes=4", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "no interval: --set nodes=4 is not what the calibration's logs ran") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 32GiB", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "no interval: the calibration's logs covered allreduce on 16 ranks, 1 KiB-16 GiB only") != NULL,
+              "%s", out);
+    free(out);
+}
+
 /* The calibrated file still takes every parameter of its base: with
  * --set nodes=64 it is 64 nodes with their reducing switches (nvlstree runs),
  * and it predicts exactly what the base at 64 nodes with the fitted values
@@ -147,11 +189,15 @@ Test(overlay, bad_overlays_are_errors_with_places) {
         {"extends: ../../topologies/hgx-h100.yaml\nlink_efficiency: {gpu-nvlink: 0.5}\n", "not a link class"},
         {"extends: ../../topologies/hgx-h100.yaml\nlink_efficiency: {gpu-switch: 1.5}\n", "(0, 1]"},
         {"extends: ../../topologies/hgx-h100.yaml\ncalibration: {band_pct: [5, -5]}\n", "band_pct"},
+        {"extends: ../../topologies/hgx-h100.yaml\ncalibration: {seen: [{coll: allreduce, ranks: 8, min: 1GiB, max: 8}]}\n",
+         "'min' is above 'max'"},
+        {"extends: ../../topologies/hgx-h100.yaml\ncalibration: {seen: [{coll: alltoall2, ranks: 8, min: 8, max: 8}]}\n",
+         "unknown collective"},
         {"extends: ../../topologies/hgx-h100.yaml\nparams: {nodez: 2}\n", "no parameter 'nodez'"},
         {"extends: self.yaml\n", "more than 8 deep"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *path = i == 6 ? "build/ov/self.yaml" : "build/ov/bad.yaml";
+        const char *path = strstr(cases[i][0], "self.yaml") ? "build/ov/self.yaml" : "build/ov/bad.yaml";
         cr_assert_eq(system("mkdir -p build/ov"), 0);
         FILE *f = fopen(path, "w");
         cr_assert_not_null(f);

@@ -69,12 +69,21 @@ typedef struct topo topo_t;
 /* What a calibrated machine (a file that `extends:` another) says of its fit:
  * the rule it was fitted with (commands warn when run under another) and how
  * far off its predictions were on sizes the fit did not see. */
+#define TOPO_MAX_SEEN 16     /* (collective, rank count) pairs a calibration's logs cover */
+typedef struct topo_seen {
+    int coll, ranks;     /* coll_t, rank count */
+    uint64_t min, max;   /* the smallest and largest size fitted, bytes */
+} topo_seen_t;
 typedef struct topo_calib {
     int present;         /* 1: the machine carries a calibration record */
     char algo[32], proto[16], model[16];   /* -a, --proto, --model it was fitted with */
     double mape_pct;     /* in sample; -1 unknown */
     double cv_mape_pct;  /* held out (cross-validation); -1 unknown */
     double band_lo_pct, band_hi_pct;       /* 90 % of held-out errors lie in [lo, hi] %; both 0 if unknown */
+    int nseen;           /* what the fitted sizes covered (`seen:`), where the band holds; 0: not recorded */
+    topo_seen_t seen[TOPO_MAX_SEEN];
+    char what_if[96];    /* the first --set K=V that moved the machine from what its logs ran
+                            (another value than the file records): no band; "" if none */
 } topo_calib_t;
 
 /* The collective library on the machine where it is not NCCL's own rules

@@ -101,6 +101,10 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     if (k->mape_pct >= 0) fprintf(f, "  mape_pct: %.4f\n", k->mape_pct);
     if (k->cv_mape_pct >= 0) fprintf(f, "  cv_mape_pct: %.4f\n", k->cv_mape_pct);
     if (k->band_lo_pct < k->band_hi_pct) fprintf(f, "  band_pct: [%.4f, %.4f]\n", k->band_lo_pct, k->band_hi_pct);
+    if (k->nseen) fprintf(f, "  seen:\n");
+    for (int i = 0; i < k->nseen; i++)
+        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu}\n", coll_name((coll_t)k->seen[i].coll), k->seen[i].ranks,
+                (unsigned long long)k->seen[i].min, (unsigned long long)k->seen[i].max);
     if (date) fprintf(f, "  date: %s\n", date);
     fprintf(f, "  logs:\n");
     for (int i = 0; i < nlogs; i++) fprintf(f, "    - "), quoted(f, logs[i]), fprintf(f, "\n");

@@ -664,10 +664,34 @@ static int read_gpu(ctx_t *c, yaml_node_t *root) {
     return 0;
 }
 
+/* seen: [{coll: allreduce, ranks: 16, min: 8, max: 8GiB}, ...]: what the
+ * fitted sizes of a calibration covered. */
+static int read_seen(ctx_t *c, yaml_node_t *v, topo_calib_t *k) {
+    static const char *const keys[] = {"coll", "ranks", "min", "max", NULL};
+    if (v->type != YAML_SEQUENCE_NODE) return fail(c, v, "'seen' is a list of {coll:, ranks:, min:, max:}", NULL, NULL);
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+        yaml_node_t *e = node(c, *it), *at = NULL;
+        char s[TEXT];
+        if (k->nseen == TOPO_MAX_SEEN) return fail(c, e, "more than 16 entries in 'seen'", NULL, NULL);
+        int rc = e->type == YAML_MAPPING_NODE ? only_keys(c, e, keys, "a 'seen' entry")
+               : fail(c, e, "a 'seen' entry is {coll:, ranks:, min:, max:}", NULL, NULL);
+        int *coll = &k->seen[k->nseen].coll;
+        if (rc == 0 && (rc = need(c, e, "coll", s, &at)) == 0 && (*coll = coll_parse(s)) < 0)
+            rc = fail(c, at, "unknown collective '%s'", s, NULL);
+        if (rc == 0 && (rc = need(c, e, "ranks", s, &at)) == 0) rc = get_int(c, at, "ranks", 1, &k->seen[k->nseen].ranks);
+        if (rc == 0) rc = get_size(c, e, "min", &k->seen[k->nseen].min);
+        if (rc == 0) rc = get_size(c, e, "max", &k->seen[k->nseen].max);
+        if (rc == 0 && k->seen[k->nseen].min > k->seen[k->nseen].max) rc = fail(c, e, "'min' is above 'max'", NULL, NULL);
+        if (rc < 0) return rc;
+        k->nseen++;
+    }
+    return 0;
+}
+
 /* calibration: {algo: nccl, proto: auto, model: closed, mape_pct: 3.2,
- * cv_mape_pct: 5.1, band_pct: [-6.1, 5.3], logs: [...], date: ...}. */
+ * cv_mape_pct: 5.1, band_pct: [-6.1, 5.3], seen: [...], logs: [...], date: ...}. */
 static int read_calibration(ctx_t *c, yaml_node_t *root) {
-    static const char *const keys[] = {"algo", "proto", "model", "mape_pct", "cv_mape_pct", "band_pct", "logs",
+    static const char *const keys[] = {"algo", "proto", "model", "mape_pct", "cv_mape_pct", "band_pct", "seen", "logs",
                                        "date", NULL};
     yaml_node_t *m = get(c, root, "calibration"), *v;
     topo_calib_t *k = &topo_params(c->t)->calib;
@@ -698,7 +722,8 @@ static int read_calibration(ctx_t *c, yaml_node_t *root) {
         if (!lo || !hi || e1 == lo || *e1 || e2 == hi || *e2 || k->band_lo_pct > k->band_hi_pct)
             return fail(c, v, "'band_pct' is [low, high]: the errors (%%) held-out sizes fell within", NULL, NULL);
     }
-    return 0;
+    k->nseen = 0, k->what_if[0] = '\0';            /* an overlay's record replaces its base's */
+    return (v = get(c, m, "seen")) ? read_seen(c, v, k) : 0;
 }
 
 /* {coll: allreduce, ranks: 8, min: 1KiB, max: 64KiB, align: 1KiB, algo: direct, proto: LL,
@@ -898,6 +923,23 @@ static int overlay_sets(ctx_t *c, yaml_node_t *root, const char *const *sets, in
     return 0;
 }
 
+/* The first --set that moves a calibrated machine from what its logs ran
+ * (a parameter this file does not record, or records with another value)
+ * goes into its record as `what_if`: its band does not hold there. */
+static void note_what_if(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets) {
+    yaml_node_t *pm = get(c, root, "params");
+    topo_calib_t *k = &topo_params(c->t)->calib;
+    for (int i = 0; k->present && !k->what_if[0] && i < nsets; i++) {
+        const char *eq = strchr(sets[i], '='), *v = NULL;
+        for (yaml_node_pair_t *p = pm ? pm->data.mapping.pairs.start : NULL; eq && p && p < pm->data.mapping.pairs.top; p++) {
+            const char *key = scalar(node(c, p->key));
+            if (key && strlen(key) == (size_t)(eq - sets[i]) && !strncmp(key, sets[i], (size_t)(eq - sets[i])))
+                v = scalar(node(c, p->value));
+        }
+        if (!v || strcmp(v, eq + 1)) snprintf(k->what_if, sizeof k->what_if, "%s", sets[i]);
+    }
+}
+
 /* A calibrated machine: `extends: base.yaml` (beside this file) builds the
  * graph, with this file's params as the base's defaults; then this file's
  * engine values, protocols, link efficiencies and calibration record replace
@@ -937,6 +979,7 @@ static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nse
     if (rc == 0) rc = read_gpu(c, root);
     if (rc == 0) rc = read_efficiency(c, root);
     if (rc == 0) rc = read_calibration(c, root);
+    if (rc == 0) note_what_if(c, root, sets, nsets);
     if (rc == 0) rc = read_library(c, root);
     if (rc == 0 && nv && scalar(nv) && topo_rename(c->t, scalar(nv)) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
     return rc;

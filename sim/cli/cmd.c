@@ -12,6 +12,7 @@
 
 #include "../../util/suggest.h"
 #include "../../topologies/topo_yaml.h"
+#include "../../topologies/units.h"
 #include "../run.h"
 #include "cmd.h"
 #include "../lesson.h"
@@ -219,3 +220,14 @@ int cmd_fail(const char *cmd, const baton_err_t *e) {
     return EXIT_INPUT;
 }
 
+void cmd_seen_text(const topo_calib_t *k, char *b, size_t n) {
+    size_t at = 0;
+    b[0] = '\0';
+    for (int i = 0; i < k->nseen && at < n; i++) {
+        char lo[32], hi[32];
+        units_fmt_size(k->seen[i].min, lo, sizeof lo);
+        units_fmt_size(k->seen[i].max, hi, sizeof hi);
+        at += (size_t)snprintf(b + at, n - at, "%s%s on %d ranks, %s-%s", i ? "; " : "", coll_name((coll_t)k->seen[i].coll),
+                               k->seen[i].ranks, lo, hi);
+    }
+}

@@ -60,6 +60,11 @@ int cmd_find_topo(const char *name, char *path, size_t n);
  * nothing but the root. 0, or -1 if either does not exist. */
 int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n);
 
+/* What a calibration's fitted sizes covered (its record's `seen:`), where
+ * its band holds: "allreduce on 16 ranks, 8 B-8 GiB; ..." into b. */
+struct topo_calib;
+void cmd_seen_text(const struct topo_calib *k, char *b, size_t n);
+
 /* A calibrated machine's rule: -a and --proto the command line did not give
  * (*_given 0) become the ones it was fitted with; then, if the rule still
  * differs from its record (algo, proto, model), say so on stderr: its

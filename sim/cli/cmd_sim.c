@@ -209,7 +209,8 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     return 0;
 }
 
-static void summary(const run_out_t *r, const char *topo, coll_t coll, int verify) {
+static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify) {
+    const char *topo = topo_name(t);
     char sz[64], tm[64];
     units_fmt_size(r->bytes, sz, sizeof sz);
     units_fmt_time(r->time_s, tm, sizeof tm);
@@ -234,6 +235,14 @@ static void summary(const run_out_t *r, const char *topo, coll_t coll, int verif
         const char *un = u == 1 ? "s" : u == 1e-3 ? "ms" : u == 1e-6 ? "us" : "ns";
         printf("  time     %s (%s; %.3g-%.3g %s with 90 %% confidence, by the calibration's held-out errors)\n", tm,
                r->simulated ? "simulated" : "closed form", r->time_lo_s / u, r->time_hi_s / u, un);
+    } else if (r->band_outside && topo_params_c(t)->calib.what_if[0]) {
+        printf("  time     %s (%s; no interval: --set %s is not what the calibration's logs ran)\n", tm,
+               r->simulated ? "simulated" : "closed form", topo_params_c(t)->calib.what_if);
+    } else if (r->band_outside) {
+        char seen[512];
+        cmd_seen_text(&topo_params_c(t)->calib, seen, sizeof seen);
+        printf("  time     %s (%s; no interval: the calibration's logs covered %s only)\n", tm,
+               r->simulated ? "simulated" : "closed form", seen);
     } else
         printf("  time     %s (%s)\n", tm, r->simulated ? "simulated" : "closed form");
     if (r->launch_s > 0) {
@@ -526,7 +535,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     if (whole < 0) return cmd_fail(cmd, &e);
     if (whole) rc = run_collective(t, &q, &r, &e);
     if (rc < 0) { topo_free(t); return cmd_fail(cmd, &e); }
-    run_error_bars(t, &r);
+    run_error_bars(t, (coll_t)coll, &r);
     if ((a.trace || a.link_stats || (a.explain && !predict)) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {
         engine_result_free(&r.eng);
         topo_free(t);
@@ -538,7 +547,7 @@ int cmd_sim(int argc, char **argv, int predict) {
         puts(s);
         free(s);
     } else {
-        summary(&r, topo_name(t), (coll_t)coll, a.verify);
+        summary(&r, t, (coll_t)coll, a.verify);
         folded_note(t);
         if (a.explain) explain(t, &r, &a.opts);
     }

@@ -412,9 +412,23 @@ static void record_date(char *buf, size_t n) {
 
 static const char *model_name(const val_args_t *a) { return a->des ? "des" : a->nccl_model ? "nccl" : "closed"; }
 
+/* What the fitted sizes covered, per collective and rank count (a joint
+ * fit's logs each at their own node count): where the record's band holds. */
+static void record_seen(topo_calib_t *k, const topo_t *t, const cal_sample_t *s, int n) {
+    for (int i = 0; i < n; i++) {
+        if (s[i].held_out) continue;
+        int ranks = topo_nranks(s[i].machine ? s[i].machine : t), j = 0;
+        while (j < k->nseen && (k->seen[j].coll != (int)s[i].coll || k->seen[j].ranks != ranks)) j++;
+        if (j == TOPO_MAX_SEEN) continue;          /* more than the record holds: those stay without a band */
+        if (j == k->nseen) k->seen[k->nseen++] = (topo_seen_t){(int)s[i].coll, ranks, s[i].bytes, s[i].bytes};
+        if (s[i].bytes < k->seen[j].min) k->seen[j].min = s[i].bytes;
+        if (s[i].bytes > k->seen[j].max) k->seen[j].max = s[i].bytes;
+    }
+}
+
 /* The calibrated machine: the original file extended, the fit's values, the record. */
 static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, const cal_fit_t *f, const val_extra_t *x,
-                            double mape, baton_err_t *e) {
+                            const cal_sample_t *s, int n, double mape, baton_err_t *e) {
     char base[4096], rel[4096], dir[4096], date[32], stem[256], comment[8192];
     topo_calib_t *k = &topo_params(t)->calib;
     if (!cmd_find_topo(a->topo, base, sizeof base)) return err_set(e, BATON_EIO, "%s: cannot find it again", a->topo);
@@ -426,6 +440,7 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     *k = (topo_calib_t){.present = 1, .mape_pct = mape, .cv_mape_pct = x->cv_mape, .band_lo_pct = x->band_lo,
                         .band_hi_pct = x->band_hi};
     snprintf(k->algo, sizeof k->algo, "%s", q->algo);
+    record_seen(k, t, s, n);
     snprintf(k->proto, sizeof k->proto, "%s", q->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)q->proto));
     snprintf(k->model, sizeof k->model, "%s", model_name(a));
     snprintf(stem, sizeof stem, "%s", strrchr(a->out, '/') ? strrchr(a->out, '/') + 1 : a->out);
@@ -514,7 +529,7 @@ static int run(val_args_t *a, const char *cmd) {
     if (rc == 0 && (a->calibrate || host)) x.fit = &f;
     if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &x, &e);
     if (rc == 0 && (a->calibrate || host) && !a->json) print_fit(a, &f, &x);
-    if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, cal_mape(t, &q, s, n, 0, 0, &e), &e);
+    if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, s, n, cal_mape(t, &q, s, n, 0, 0, &e), &e);
     free(s);
     free(file_of);
     for (int i = 0; i < ms.nother; i++) topo_free(ms.other[i]);
