@@ -7,6 +7,7 @@
 #include "peers.h"
 #include "symmetry.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,25 +228,34 @@ static double switch_latency(const topo_t *t, const sched_t *s) {
     return t && s->helpers && s->nranks > 1 ? topo_params_c(t)->nvls_lat : 0;
 }
 
-/* Did the calibration's fitted sizes cover coll on p ranks at n bytes? A
- * record without `seen:` (older files) is taken to cover everything. */
-int run_calibration_covers(const topo_calib_t *k, coll_t coll, int p, uint64_t n) {
+/* The -g of the calibration's fitted sizes that cover coll on p ranks at n
+ * bytes (g's own where one ran it), 0 if none does. A record without
+ * `seen:` (older files) is taken to cover everything, at g. */
+int run_calibration_covers(const topo_calib_t *k, coll_t coll, int p, uint64_t n, int g) {
+    int found = 0;
+    g = g > 1 ? g : 1;
     for (int i = 0; i < k->nseen; i++)
-        if (k->seen[i].coll == (int)coll && k->seen[i].ranks == p && n >= k->seen[i].min && n <= k->seen[i].max) return 1;
-    return k->nseen == 0;
+        if (k->seen[i].coll == (int)coll && k->seen[i].ranks == p && n >= k->seen[i].min && n <= k->seen[i].max &&
+            (found == 0 || k->seen[i].gpus_per_thread == g))
+            found = k->seen[i].gpus_per_thread;
+    return k->nseen == 0 ? g : found;
 }
 
-void run_error_bars(const topo_t *t, coll_t coll, run_out_t *o) {
+void run_error_bars(const topo_t *t, const run_req_t *q, run_out_t *o) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
+    int g = q->gpus_per_thread > 1 ? q->gpus_per_thread : 1, seen_g;
     o->time_lo_s = o->time_hi_s = 0;
     o->band_outside = 0;
     if (!k->present || !(k->band_lo_pct < k->band_hi_pct) || k->band_lo_pct <= -100) return;
-    if (k->what_if[0] || !run_calibration_covers(k, coll, o->ranks, o->bytes)) {   /* the band says nothing there */
+    if (k->what_if[0] || !(seen_g = run_calibration_covers(k, q->coll, o->ranks, o->bytes, g))) {   /* it says nothing there */
         o->band_outside = 1;
         return;
     }
-    o->time_lo_s = o->time_s / (1 + k->band_hi_pct / 100);
-    o->time_hi_s = o->time_s / (1 + k->band_lo_pct / 100);
+    /* The errors were measured with the logs' launches in the time; they are
+     * known, so the band keeps its width in seconds with another -g. */
+    double shift = (seen_g - g) * topo_params_c(t)->launch, was = o->time_s + shift;
+    o->time_lo_s = fmax(was / (1 + k->band_hi_pct / 100) - shift, 0);
+    o->time_hi_s = was / (1 + k->band_lo_pct / 100) - shift;
 }
 
 #define RUN_MAX_ROWS 128       /* rows of one collective in the registry, with room */

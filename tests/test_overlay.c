@@ -117,11 +117,12 @@ static int has_interval(const char *args) {
 }
 
 /* The band is what cross-validation measured on the logs' own sizes, so a
- * calibrated machine gives it only there: the collective and rank count
- * its logs ran (the record's `seen:`, 16 ranks, 1 KiB-16 GiB here), with
- * the --set values they ran with; other node counts, sizes beyond the
- * logs', another collective or another NIC get the time alone, and the
- * text says why. The H200 log runs 1 KiB-16 GiB. */
+ * calibrated machine gives it only there: the collective and rank count its
+ * logs ran (the record's `seen:`: 16 ranks, 1 KiB-16 GiB, two processes of
+ * -g 8 here), with the --set values they ran with; other node counts, sizes
+ * beyond the logs', another collective or another NIC get the time alone,
+ * and the text says why. A process per GPU (no -g) keeps the band's width
+ * in seconds: the logs' launches are known, not errors. */
 Test(overlay, the_band_holds_where_the_logs_ran) {
     char *out, *text;
     cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 4 -o build/h200-band.yaml "
@@ -129,21 +130,32 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
     free(out);
     text = th_slurp("build/h200-band.yaml");
     cr_assert_not_null(text);
-    cr_expect(strstr(text, "  seen:\n    - {coll: allreduce, ranks: 16, min: 1024, max: 17179869184}\n") != NULL, "%s", text);
+    cr_expect(strstr(text, "  seen:\n    - {coll: allreduce, ranks: 16, min: 1024, max: 17179869184, gpus_per_thread: 8}\n"),
+              "%s", text);
     free(text);
-    cr_expect(has_interval("-s 1KiB"));
-    cr_expect(has_interval("-s 16GiB --set nodes=2"), "the value it was fitted with");
-    cr_expect(!has_interval("-s 512"), "below the smallest size fitted");
-    cr_expect(!has_interval("-s 32GiB"), "above the largest");
-    cr_expect(!has_interval("-s 1GiB --set nodes=4"));
-    cr_expect(!has_interval("-s 1GiB --set nic_bw=800Gb/s"));
-    cr_expect(!has_interval("-s 1GiB -c reducescatter"));
-    cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1GiB --set nodes=4", &out, 1), 0, "%s", out);
+    cr_expect(has_interval("-s 1KiB -g 8"));
+    cr_expect(has_interval("-s 16GiB -g 8 --set nodes=2"), "the value it was fitted with");
+    cr_expect(!has_interval("-s 512 -g 8"), "below the smallest size fitted");
+    cr_expect(!has_interval("-s 32GiB -g 8"), "above the largest");
+    cr_expect(!has_interval("-s 1GiB -g 8 --set nodes=4"));
+    cr_expect(!has_interval("-s 1GiB -g 8 --set nic_bw=800Gb/s"));
+    cr_expect(!has_interval("-s 1GiB -g 8 -c reducescatter"));
+    cr_expect(has_interval("-s 1KiB"), "a process per GPU");
+    char *g8, *g1;
+    cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1KiB -g 8 --json", &g8, 1), 0, "%s", g8);
+    cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1KiB --json", &g1, 1), 0, "%s", g1);
+    const char *keys[3] = {"time_s", "time_low_s", "time_high_s"};
+    for (int i = 0; i < 3; i++)
+        cr_expect_float_eq(th_json_num(g8, keys[i]) - th_json_num(g1, keys[i]), th_json_num(g8, "launch_s"), 1e-12,
+                           "%s: -g 8 %s, -g 1 %s", keys[i], g8, g1);
+    free(g8);
+    free(g1);
+    cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1GiB -g 8 --set nodes=4", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "no interval: --set nodes=4 is not what the calibration's logs ran") != NULL, "%s", out);
     free(out);
     cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 32GiB", &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, "no interval: the calibration's logs covered allreduce on 16 ranks, 1 KiB-16 GiB only") != NULL,
-              "%s", out);
+    cr_expect(strstr(out, "no interval: the calibration's logs covered allreduce on 16 ranks, 1 KiB-16 GiB with -g 8 only")
+              != NULL, "%s", out);
     free(out);
 }
 

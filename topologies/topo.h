@@ -73,6 +73,7 @@ typedef struct topo topo_t;
 typedef struct topo_seen {
     int coll, ranks;     /* coll_t, rank count */
     uint64_t min, max;   /* the smallest and largest size fitted, bytes */
+    int gpus_per_thread; /* the logs' -g (nGpus): GPUs one host thread launched on in turn */
 } topo_seen_t;
 typedef struct topo_calib {
     int present;         /* 1: the machine carries a calibration record */

@@ -103,8 +103,9 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     if (k->band_lo_pct < k->band_hi_pct) fprintf(f, "  band_pct: [%.4f, %.4f]\n", k->band_lo_pct, k->band_hi_pct);
     if (k->nseen) fprintf(f, "  seen:\n");
     for (int i = 0; i < k->nseen; i++)
-        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu}\n", coll_name((coll_t)k->seen[i].coll), k->seen[i].ranks,
-                (unsigned long long)k->seen[i].min, (unsigned long long)k->seen[i].max);
+        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, gpus_per_thread: %d}\n", coll_name((coll_t)k->seen[i].coll),
+                k->seen[i].ranks, (unsigned long long)k->seen[i].min, (unsigned long long)k->seen[i].max,
+                k->seen[i].gpus_per_thread);
     if (date) fprintf(f, "  date: %s\n", date);
     fprintf(f, "  logs:\n");
     for (int i = 0; i < nlogs; i++) fprintf(f, "    - "), quoted(f, logs[i]), fprintf(f, "\n");

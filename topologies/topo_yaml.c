@@ -664,10 +664,10 @@ static int read_gpu(ctx_t *c, yaml_node_t *root) {
     return 0;
 }
 
-/* seen: [{coll: allreduce, ranks: 16, min: 8, max: 8GiB}, ...]: what the
- * fitted sizes of a calibration covered. */
+/* seen: [{coll: allreduce, ranks: 16, min: 8, max: 8GiB, gpus_per_thread: 8}, ...]:
+ * what the fitted sizes of a calibration covered (gpus_per_thread 1 if left out). */
 static int read_seen(ctx_t *c, yaml_node_t *v, topo_calib_t *k) {
-    static const char *const keys[] = {"coll", "ranks", "min", "max", NULL};
+    static const char *const keys[] = {"coll", "ranks", "min", "max", "gpus_per_thread", NULL};
     if (v->type != YAML_SEQUENCE_NODE) return fail(c, v, "'seen' is a list of {coll:, ranks:, min:, max:}", NULL, NULL);
     for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
         yaml_node_t *e = node(c, *it), *at = NULL;
@@ -682,6 +682,9 @@ static int read_seen(ctx_t *c, yaml_node_t *v, topo_calib_t *k) {
         if (rc == 0) rc = get_size(c, e, "min", &k->seen[k->nseen].min);
         if (rc == 0) rc = get_size(c, e, "max", &k->seen[k->nseen].max);
         if (rc == 0 && k->seen[k->nseen].min > k->seen[k->nseen].max) rc = fail(c, e, "'min' is above 'max'", NULL, NULL);
+        k->seen[k->nseen].gpus_per_thread = 1;
+        if (rc == 0 && (at = get(c, e, "gpus_per_thread")))
+            rc = get_int(c, at, "gpus_per_thread", 1, &k->seen[k->nseen].gpus_per_thread);
         if (rc < 0) return rc;
         k->nseen++;
     }

@@ -229,5 +229,7 @@ void cmd_seen_text(const topo_calib_t *k, char *b, size_t n) {
         units_fmt_size(k->seen[i].max, hi, sizeof hi);
         at += (size_t)snprintf(b + at, n - at, "%s%s on %d ranks, %s-%s", i ? "; " : "", coll_name((coll_t)k->seen[i].coll),
                                k->seen[i].ranks, lo, hi);
+        if (k->seen[i].gpus_per_thread > 1 && at < n)
+            at += (size_t)snprintf(b + at, n - at, " with -g %d", k->seen[i].gpus_per_thread);
     }
 }

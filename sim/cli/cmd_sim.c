@@ -535,7 +535,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     if (whole < 0) return cmd_fail(cmd, &e);
     if (whole) rc = run_collective(t, &q, &r, &e);
     if (rc < 0) { topo_free(t); return cmd_fail(cmd, &e); }
-    run_error_bars(t, (coll_t)coll, &r);
+    run_error_bars(t, &q, &r);
     if ((a.trace || a.link_stats || (a.explain && !predict)) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {
         engine_result_free(&r.eng);
         topo_free(t);

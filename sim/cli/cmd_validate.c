@@ -412,15 +412,16 @@ static void record_date(char *buf, size_t n) {
 
 static const char *model_name(const val_args_t *a) { return a->des ? "des" : a->nccl_model ? "nccl" : "closed"; }
 
-/* What the fitted sizes covered, per collective and rank count (a joint
- * fit's logs each at their own node count): where the record's band holds. */
+/* What the fitted sizes covered, per collective, rank count (a joint fit's
+ * logs each at their own node count) and -g: where the record's band holds. */
 static void record_seen(topo_calib_t *k, const topo_t *t, const cal_sample_t *s, int n) {
     for (int i = 0; i < n; i++) {
         if (s[i].held_out) continue;
-        int ranks = topo_nranks(s[i].machine ? s[i].machine : t), j = 0;
-        while (j < k->nseen && (k->seen[j].coll != (int)s[i].coll || k->seen[j].ranks != ranks)) j++;
+        int ranks = topo_nranks(s[i].machine ? s[i].machine : t), g = s[i].gpus_per_thread > 1 ? s[i].gpus_per_thread : 1, j = 0;
+        while (j < k->nseen && (k->seen[j].coll != (int)s[i].coll || k->seen[j].ranks != ranks || k->seen[j].gpus_per_thread != g))
+            j++;
         if (j == TOPO_MAX_SEEN) continue;          /* more than the record holds: those stay without a band */
-        if (j == k->nseen) k->seen[k->nseen++] = (topo_seen_t){(int)s[i].coll, ranks, s[i].bytes, s[i].bytes};
+        if (j == k->nseen) k->seen[k->nseen++] = (topo_seen_t){(int)s[i].coll, ranks, s[i].bytes, s[i].bytes, g};
         if (s[i].bytes < k->seen[j].min) k->seen[j].min = s[i].bytes;
         if (s[i].bytes > k->seen[j].max) k->seen[j].max = s[i].bytes;
     }
