@@ -231,7 +231,7 @@ static double switch_latency(const topo_t *t, const sched_t *s) {
 /* The -g of the calibration's fitted sizes that cover coll on p ranks at n
  * bytes (g's own where one ran it), 0 if none does. A record without
  * `seen:` (older files) is taken to cover everything, at g. */
-int run_calibration_covers(const topo_calib_t *k, coll_t coll, int p, uint64_t n, int g) {
+static int calibration_covers(const topo_calib_t *k, coll_t coll, int p, uint64_t n, int g) {
     int found = 0;
     g = g > 1 ? g : 1;
     for (int i = 0; i < k->nseen; i++)
@@ -247,7 +247,7 @@ void run_error_bars(const topo_t *t, const run_req_t *q, run_out_t *o) {
     o->time_lo_s = o->time_hi_s = 0;
     o->band_outside = 0;
     if (!k->present || !(k->band_lo_pct < k->band_hi_pct) || k->band_lo_pct <= -100) return;
-    if (k->what_if[0] || !(seen_g = run_calibration_covers(k, q->coll, o->ranks, o->bytes, g))) {   /* it says nothing there */
+    if (k->what_if[0] || !(seen_g = calibration_covers(k, q->coll, o->ranks, o->bytes, g))) {   /* it says nothing there */
         o->band_outside = 1;
         return;
     }

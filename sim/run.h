@@ -123,10 +123,9 @@ double run_busbw_factor(coll_t c, int p);
  * - measured) / measured), so the measurement lies in time / (1 + hi) ..
  * time / (1 + lo). Nothing when t carries no band, nor (o->band_outside)
  * outside what its logs covered: another collective, rank count or a size
- * beyond the fitted ones (run_calibration_covers), or a --set its logs did
+ * beyond the fitted ones (the record's seen:), or a --set its logs did
  * not run (the record's what_if). With another -g than the logs' the band
  * keeps its width in seconds (the launches are known, not errors). */
 void run_error_bars(const topo_t *t, const run_req_t *q, run_out_t *o);
-int run_calibration_covers(const topo_calib_t *k, coll_t coll, int p, uint64_t n, int g);
 
 #endif

@@ -209,6 +209,26 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
     return 0;
 }
 
+/* The time and how sure it is: a calibrated machine's interval where its
+ * logs ran, or why there is none. */
+static void time_line(const run_out_t *r, const topo_t *t, const char *tm) {
+    const topo_calib_t *k = &topo_params_c(t)->calib;
+    const char *how = r->simulated ? "simulated" : "closed form";
+    char seen[512];
+    if (r->time_hi_s > 0) {                          /* both ends in the time's own unit */
+        double u = r->time_s >= 1 ? 1 : r->time_s >= 1e-3 ? 1e-3 : r->time_s >= 1e-6 ? 1e-6 : 1e-9;
+        const char *un = u == 1 ? "s" : u == 1e-3 ? "ms" : u == 1e-6 ? "us" : "ns";
+        printf("  time     %s (%s; %.3g-%.3g %s with 90 %% confidence, by the calibration's held-out errors)\n", tm,
+               how, r->time_lo_s / u, r->time_hi_s / u, un);
+    } else if (r->band_outside && k->what_if[0])
+        printf("  time     %s (%s; no interval: --set %s is not what the calibration's logs ran)\n", tm, how, k->what_if);
+    else if (r->band_outside) {
+        cmd_seen_text(k, seen, sizeof seen);
+        printf("  time     %s (%s; no interval: the calibration's logs covered %s only)\n", tm, how, seen);
+    } else
+        printf("  time     %s (%s)\n", tm, how);
+}
+
 static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify) {
     const char *topo = topo_name(t);
     char sz[64], tm[64];
@@ -230,21 +250,7 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
                coll_name(coll), r->auto_picked == 2 ? " NCCL has" : "");
     if (r->proto != PROTO_NONE)
         printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->proto_auto ? " (the fastest, by --proto auto)" : "");
-    if (r->time_hi_s > 0) {                          /* both ends in the time's own unit */
-        double u = r->time_s >= 1 ? 1 : r->time_s >= 1e-3 ? 1e-3 : r->time_s >= 1e-6 ? 1e-6 : 1e-9;
-        const char *un = u == 1 ? "s" : u == 1e-3 ? "ms" : u == 1e-6 ? "us" : "ns";
-        printf("  time     %s (%s; %.3g-%.3g %s with 90 %% confidence, by the calibration's held-out errors)\n", tm,
-               r->simulated ? "simulated" : "closed form", r->time_lo_s / u, r->time_hi_s / u, un);
-    } else if (r->band_outside && topo_params_c(t)->calib.what_if[0]) {
-        printf("  time     %s (%s; no interval: --set %s is not what the calibration's logs ran)\n", tm,
-               r->simulated ? "simulated" : "closed form", topo_params_c(t)->calib.what_if);
-    } else if (r->band_outside) {
-        char seen[512];
-        cmd_seen_text(&topo_params_c(t)->calib, seen, sizeof seen);
-        printf("  time     %s (%s; no interval: the calibration's logs covered %s only)\n", tm,
-               r->simulated ? "simulated" : "closed form", seen);
-    } else
-        printf("  time     %s (%s)\n", tm, r->simulated ? "simulated" : "closed form");
+    time_line(r, t, tm);
     if (r->launch_s > 0) {
         units_fmt_time(r->launch_s, tm, sizeof tm);
         printf("  launches %s of it: the further GPUs one host thread starts the call on in turn (-g)\n", tm);
