@@ -377,6 +377,23 @@ static int find_symmetry(const run_req_t *q, const engine_opts_t *eo, const sche
     return 0;
 }
 
+/* NCCL's network proxy reads both flags of every LL line of a step before it
+ * posts the step (src/transport/net.cc). A channel's first 512 lines (4 KiB
+ * of data) land at once and the scan follows the last; beyond, the proxy's
+ * passes keep up with the rounds. So each send across nodes on the critical
+ * path waits ll_scan x min(a channel's share, 4 KiB) / 8: a tree's up and
+ * down each level of the node tree, every step of a ring. */
+static double proxy_scan(const topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr) {
+    const topo_params_t *tp = topo_params_c(t);
+    int p = o->ranks, g = tp->group_size > 0 ? tp->group_size : p, G = p / g;
+    if (tp->ll_scan <= 0 || pr != PROTO_LL || G < 2 || o->algo->nccl == NULL) return 0;
+    int ring = strcmp(o->algo->nccl, "ring") == 0, tree = strcmp(o->algo->nccl, "tree") == 0, both = q->coll == COLL_ALLREDUCE;
+    if (!ring && !tree) return 0;
+    double sends = ring ? (both ? 2.0 : 1.0) * (p - 1) : (both ? 2.0 : 1.0) * ceil(log2((double)G));
+    double share = (double)q->bytes / (o->channels > 0 ? o->channels : 1) / (ring ? p : 1);
+    return sends * (share < 4096 ? share : 4096) / 8 * tp->ll_scan;
+}
+
 /* One run (closed form or engine) of an already chosen algorithm under protocol pr. */
 static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, run_out_t *o, baton_err_t *e) {
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
@@ -385,7 +402,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
         cost_model_t m = proto_apply(&o->model, pc);   /* o->model: the row's own view (run_algo_model) */
         o->time_s = o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + (o->ranks > 1 ? pc->base_latency : 0) +
                     switch_latency(t, s);
-        o->time_s = gpu_and_host(t, q, pc, o->ranks, o->time_s);
+        o->time_s = gpu_and_host(t, q, pc, o->ranks, o->time_s) + proxy_scan(t, q, o, pr);
         o->launch_s = launches(t, q);
         bandwidths(o, q->coll);
         return 0;
@@ -407,7 +424,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     if (rc < 0) return rc;
     o->simulated = 1;
     o->contention = q->contention;
-    o->time_s = gpu_and_host(t, q, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, o->ranks, o->eng.time_s);
+    o->time_s = gpu_and_host(t, q, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, o->ranks, o->eng.time_s) + proxy_scan(t, q, o, pr);
     o->launch_s = launches(t, q);
     bandwidths(o, q->coll);
     return 0;

@@ -141,6 +141,8 @@ typedef struct topo_params {
                             both writes staged data and reads it (p2p off: NCCL's SHM
                             transport; every rank of a ring, the middle of a chain); its
                             SMs copy, not the links, so a ceiling like max_busbw; 0: none */
+    double ll_scan;      /* seconds NCCL's network proxy spends reading one LL line's flags
+                            before it posts a step (net.cc): the host's; 0: none */
     double stage_lat;    /* seconds each ring step of a staged Simple transfer pays beyond
                             the links (its flag, then the data, read back from host memory:
                             a pipeline's fill the ceiling adds); 0: none */

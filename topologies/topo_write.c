@@ -93,6 +93,7 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     fprintf(f, "reduce_bw: %s\n", p->reduce_bw > 0 ? a : "0");
     if (p->stage_bw > 0) fmt_bw(a, sizeof a, p->stage_bw), fprintf(f, "stage_bw: %s\n", a);
     if (p->stage_lat > 0) fmt_s(a, sizeof a, p->stage_lat), fprintf(f, "stage_latency: %s\n", a);
+    if (p->ll_scan > 0) fmt_s(a, sizeof a, p->ll_scan), fprintf(f, "ll_scan: %s\n", a);
     if (!p->no_protocols) write_protocols(f, p);
     if (p->neff) fprintf(f, "link_efficiency:\n");
     for (int i = 0; i < p->neff; i++) fprintf(f, "  %s: %.17g\n", p->class_eff[i].name, p->class_eff[i].eff);
@@ -121,6 +122,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     if (p->host_bw > 0) fmt_bw(a, sizeof a, p->host_bw), fprintf(f, "host_bw: %s\n", a);
     if (p->stage_bw > 0) fmt_bw(a, sizeof a, p->stage_bw), fprintf(f, "stage_bw: %s\n", a);
     if (p->stage_lat > 0) fmt_s(a, sizeof a, p->stage_lat), fprintf(f, "stage_latency: %s\n", a);
+    if (p->ll_scan > 0) fmt_s(a, sizeof a, p->ll_scan), fprintf(f, "ll_scan: %s\n", a);
     if (p->pxn) fprintf(f, "pxn: true\n");
     fmt_bw(a, sizeof a, p->reduce_bw);
     fprintf(f, "reduce_bw: %s\n", p->reduce_bw > 0 ? a : "0");

@@ -411,7 +411,7 @@ static int each(ctx_t *c, yaml_node_t *root, const char *key, int required, int 
 
 static const char *const engine_keys[] = {"ports", "reduce_bw", "max_inflight", "group_size", "p2p",
                                           "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency",
-                                          "nvls_latency", "host_bw", "pxn", "stage_bw", "stage_latency", NULL};
+                                          "nvls_latency", "host_bw", "pxn", "stage_bw", "stage_latency", "ll_scan", NULL};
 
 static int is_engine_key(const char *k) {
     for (int i = 0; engine_keys[i]; i++)
@@ -453,6 +453,7 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
     if (get(c, root, "host_bw") && (rc = get_bw(c, root, "host_bw", &p->host_bw)) < 0) return rc;
     if (get(c, root, "stage_bw") && (rc = get_bw(c, root, "stage_bw", &p->stage_bw)) < 0) return rc;
     if (get(c, root, "stage_latency") && (rc = get_time(c, root, "stage_latency", &p->stage_lat)) < 0) return rc;
+    if (get(c, root, "ll_scan") && (rc = get_time(c, root, "ll_scan", &p->ll_scan)) < 0) return rc;
     if (p->nvls_eff > 1) return fail(c, v, "'nvls_efficiency' is a share of the links' bandwidth: at most 1", NULL, NULL);
     if ((v = get(c, root, "arch"))) {
         char s[TEXT];
@@ -481,8 +482,9 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
             if (units_bandwidth(set, bw, &why) < 0) return err_set(c->e, BATON_EPARSE, "--set %s=%s: %s", engine_keys[i], set, why);
             continue;
         }
-        if (strcmp(engine_keys[i], "stage_latency") == 0) {
-            if (units_time(set, &p->stage_lat, &why) < 0) return err_set(c->e, BATON_EPARSE, "--set stage_latency=%s: %s", set, why);
+        if (strcmp(engine_keys[i], "stage_latency") == 0 || strcmp(engine_keys[i], "ll_scan") == 0) {
+            double *tm = engine_keys[i][0] == 's' ? &p->stage_lat : &p->ll_scan;
+            if (units_time(set, tm, &why) < 0) return err_set(c->e, BATON_EPARSE, "--set %s=%s: %s", engine_keys[i], set, why);
             continue;
         }
         if (strcmp(engine_keys[i], "nvls_latency") == 0) {
@@ -952,7 +954,7 @@ static void note_what_if(ctx_t *c, yaml_node_t *root, const char *const *sets, i
 static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets, int depth) {
     static const char *const keys[] = {"name", "description", "extends", "params", "ports", "reduce_bw", "max_inflight",
                                        "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency",
-                                       "host_bw", "stage_bw", "stage_latency", "arch", "gpu", "protocols", "library", "link_efficiency",
+                                       "host_bw", "stage_bw", "stage_latency", "ll_scan", "arch", "gpu", "protocols", "library", "link_efficiency",
                                        "calibration", NULL};
     char file[TEXT], path[TEXT * 2], *buf = NULL;
     const char **all = NULL;
@@ -1074,7 +1076,7 @@ static void fold_plan(ctx_t *c, yaml_node_t *root) {
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "stage_bw", "stage_latency", "pxn", "arch", "gpu", "protocols", "library", "include", "nodes",
+                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "stage_bw", "stage_latency", "ll_scan", "pxn", "arch", "gpu", "protocols", "library", "include", "nodes",
                                        "links", "generate", "link_efficiency", "calibration", "sharp_fabric", NULL};
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);

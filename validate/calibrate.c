@@ -158,6 +158,8 @@ static void layout(fit_ctx_t *c) {
         add(c->f, CAL_STAGE, 0, NULL, "staging rate", tp->stage_bw, 0.05 * tp->stage_bw, 63e9);
     if (!tp->p2p && tp->stage_bw > 0 && tp->stage_lat > 0)   /* a host round trip or ten */
         add(c->f, CAL_STAGE_LAT, 0, NULL, "staging step latency", tp->stage_lat, 0.5e-6, 50e-6);
+    if (tp->ll_scan > 0 && !tp->no_protocols && (c->q->proto == RUN_PROTO_AUTO || c->q->proto == PROTO_LL))
+        add(c->f, CAL_LL_SCAN, 0, NULL, "LL proxy scan", tp->ll_scan, 0.2e-9, 500e-9);   /* a cached read .. a remote miss */
     for (int j = PROTO_LL; j < PROTO_COUNT && !tp->no_protocols; j++) {
         if (c->q->proto != RUN_PROTO_AUTO && c->q->proto != j) continue;
         snprintf(name, sizeof name, "%s latency x", proto_name((proto_t)j));
@@ -193,6 +195,7 @@ static int apply_one(fit_ctx_t *c, int j, const double *x) {
         case CAL_REDUCE: tp->reduce_bw = x[i]; break;
         case CAL_STAGE: tp->stage_bw = x[i]; break;
         case CAL_STAGE_LAT: tp->stage_lat = x[i]; break;
+        case CAL_LL_SCAN: tp->ll_scan = x[i]; break;
         case CAL_PROTO_LAT:
             tp->proto[p->which].msg_latency = base[p->which].msg_latency * x[i];
             tp->proto[p->which].base_latency = base[p->which].base_latency * x[i];
@@ -266,7 +269,7 @@ static int fit_starts(fit_ctx_t *c, int starts, double *best, double *mape) {
         double th[CAL_MAX_PARAMS];
         for (int i = 0; i < c->f->k; i++) {
             const cal_param_t *p = &c->f->p[i];
-            int lat = p->kind == CAL_LINK_LAT || p->kind == CAL_PROTO_LAT || p->kind == CAL_STAGE_LAT;
+            int lat = p->kind == CAL_LINK_LAT || p->kind == CAL_PROTO_LAT || p->kind == CAL_STAGE_LAT || p->kind == CAL_LL_SCAN;
             double shift = j == 0 ? 1 : (lat == (j == 1)) ? exp(-0.5) : exp(0.5);
             double x = p->given * shift;
             th[i] = to_theta(p, x < p->lo ? p->lo : x > p->hi ? p->hi : x);
@@ -390,7 +393,7 @@ static int keep_the_files(cal_fit_t *f) {
     int any = 0;
     for (int i = 0; i < f->k; i++) {
         cal_param_t *p = &f->p[i];
-        if (p->seen && !p->at_bound && p->kind == CAL_LINK_EFF && fabs(log(p->value / p->given)) < KEEP_SE * p->rel_se)
+        if (p->seen && !p->at_bound && (p->kind == CAL_LINK_EFF || p->kind == CAL_LL_SCAN) && fabs(log(p->value / p->given)) < KEEP_SE * p->rel_se)
             p->kept = 1, any = 1;
     }
     return any;
@@ -540,6 +543,7 @@ int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sa
 static int fmt_value(const cal_param_t *p, double v, char *b, size_t n) {
     if (p->kind == CAL_REDUCE || p->kind == CAL_STAGE || p->kind == CAL_LIB_CAP) return snprintf(b, n, "%.4g GB/s", v / 1e9);
     if (p->kind == CAL_STAGE_LAT) return snprintf(b, n, "%.4g us", v * 1e6);
+    if (p->kind == CAL_LL_SCAN) return snprintf(b, n, "%.4g ns", v * 1e9);
     return snprintf(b, n, "%.4g", v);
 }
 

@@ -135,6 +135,9 @@ static void summary(topo_t *t, const cost_model_t *m) {
     else printf("  reduce         free (reduce_bw 0)\n");
     if (tp->group_size) printf("  groups         %d ranks each (%d groups)\n", tp->group_size, p / tp->group_size);
     if (tp->channels) printf("  channels       %d by default (rings side by side)\n", tp->channels);
+    if (tp->ll_scan > 0)
+        printf("  proxy          %.3g ns a line: NCCL's network proxy reads each LL line's flags before it sends (ll_scan)\n",
+               tp->ll_scan * 1e9);
     int nodes_reduce = topo_nvls_reducers(t);
     if (nodes_reduce == 1) printf("  reduce in      1 switch (NVLS: -a nvls)\n");
     if (nodes_reduce > 1)
