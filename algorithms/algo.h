@@ -24,6 +24,8 @@ typedef struct algo_opts {
     struct {         /* a fabric whose switches reduce (topo_sharp_t): rails 0 = none */
         int rails, per_leaf, leaves, first;
     } sharp;
+    uint64_t fill;   /* bytes a hop inside a node passes on before the next hop may start
+                        (nccltree's closed form); 0: a channel's whole chunk */
 } algo_opts_t;
 
 typedef struct algo {

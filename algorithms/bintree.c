@@ -425,7 +425,9 @@ static double chain_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
 /* On a machine whose links it has seen (m->stepwise: beta is a whole
  * step's busiest link, for the messages inside nodes and, in the across
  * view, those between nodes), the fill moves one channel's share hop by
- * hop: (hN + 1)(g - 1) hops inside nodes, hN between them, each way. A
+ * hop: (hN + 1)(g - 1) hops inside nodes, hN between them, each way (a
+ * hop inside a node only o->fill of it where the protocol passes data on
+ * before its step is whole: NCCL's LL, run.c nccl_size_fill). A
  * steady step is L latencies (one port) or one (ports 0) plus the busier
  * view's work, except where the chains follow the machine's searched
  * rings with a port per link: each hop then has its own link, and the
@@ -447,12 +449,14 @@ static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
     split_shape(p, SHAPE_NODES, g, &h, &load);
     split_shape(G, SHAPE_DTREE, 1, &hN, &unused);
     double chunk = (double)n / (2.0 * (double)k), share = chunk / C, in = (double)(h - hN);
-    double fill = 2 * in * (m->alpha + share * m->beta_path) + 2.0 * hN * (x.alpha + share * x.beta_path);
+    double part = o && o->fill && share > (double)o->fill ? (double)o->fill : share;   /* a hop inside a node */
+    double fill = 2 * in * (m->alpha + part * m->beta_path) + 2.0 * hN * (x.alpha + share * x.beta_path);
     double a = m->alpha > x.alpha ? m->alpha : x.alpha, b = m->beta > x.beta ? m->beta : x.beta;
     double in_stage = m->alpha + share * m->beta_path, x_stage = G > 1 ? x.alpha + share * x.beta_path : 0;
+    double in_fill = m->alpha + part * m->beta_path;
     double stage = in_stage > x_stage ? in_stage : x_stage, step = a * (m->ports ? load : 1) + chunk * b;
     if (!m->ports && node_orders(o ? o->rings : NULL, p, g)) step = chunk * b > stage ? chunk * b : stage;
-    return fill - (in > 0 ? in_stage : x_stage) + (double)k * step;
+    return fill - (in > 0 ? in_fill : x_stage) + (double)k * step;
 }
 
 /* The pattern of a steady step (algo.h, peer_slots): slot 6 ch + 3 tree + j

@@ -491,6 +491,19 @@ static int nccl_tree_ll_steps(int C, uint64_t n) {
     return (int)(k < 1 ? 1 : k > 4096 ? 4096 : k);
 }
 
+/* What a hop inside a node passes on before the next hop may start, as
+ * NCCL runs row a under protocol pr (algo_opts_t.fill). LL's lines carry
+ * their own flags, so its tree forwards each loop of its 512 threads (8 B of
+ * data each: 4 KiB) as it comes, not the 32 KiB step; across nodes the
+ * proxy sends whole steps (proxy_scan). Measured with the proxy's scan:
+ * MI355X's middle third held out 16.8 -> 5.1 %, -a nccl 9.8 -> 6.2 %; 2 x 8
+ * A100 middle 10.4 -> 8.3 %; the H200s' middle 8.5 -> 9.6 and 10.6 -> 11.4 %
+ * (docs/NOTES.md). */
+#define NCCL_LL_LOOP 4096
+static uint64_t nccl_size_fill(const algo_t *a, proto_t pr) {
+    return a == &algo_allreduce_nccltree && pr == PROTO_LL ? NCCL_LL_LOOP : 0;
+}
+
 /* The steps -a nccl cuts row a into as NCCL does, under protocol pr on C
  * channels; 0: the row's own pipeline. */
 static int nccl_size_pipeline(const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n) {
@@ -593,6 +606,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                       ? nccl_size_pipeline(rows[i], (proto_t)pr, o->ranks, q->opts.group, graph_node_nics(t),
                                            qc.opts.channels, q->bytes) : 0;
             if (steps) qc.opts.pipeline = steps;
+            if (sized) qc.opts.fill = nccl_size_fill(rows[i], (proto_t)pr);
             if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, steps, &best, e)) < 0) {
                 engine_result_free(&best.eng);
                 return rc;

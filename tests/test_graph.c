@@ -517,8 +517,9 @@ Test(graph, nccl_cuts_nvlstree_into_its_loops) {
 
 /* nccltree on LL as NCCL cuts it: a step of 32 KiB of data per channel, C
  * channels of two trees being NCCL's 2C: on cluster-a100 (8 channels) 1 MiB
- * in 2 steps, 4 MiB in 8 (nccltree's own: 1 and 4); LL128 and Simple keep
- * nccltree's own. */
+ * in 2 steps, 4 MiB in 8 (nccltree's own: 1 and 4), each hop inside a node
+ * passing on a loop of 4 KiB before the next starts (faster than a whole
+ * step); LL128 and Simple keep nccltree's own. */
 Test(graph, nccl_cuts_nccltree_ll_into_its_steps) {
     topo_t *t = load("topologies/cluster-a100.yaml");
     static const struct { uint64_t n; int proto, k; } want[] = {
@@ -531,10 +532,13 @@ Test(graph, nccl_cuts_nccltree_ll_into_its_steps) {
         cr_expect_eq(o.nccl_steps, want[i].k, "%llu B %s: %d steps", (unsigned long long)want[i].n,
                      proto_name((proto_t)want[i].proto), o.nccl_steps);
         if (want[i].k == 0) continue;
-        q.nccl_sizing = 0, q.opts.pipeline = want[i].k;
+        q.nccl_sizing = 0, q.opts.pipeline = want[i].k, q.opts.fill = 4096;
         cr_assert_eq(run_collective(t, &q, &cut, NULL), 0);
         cr_expect_eq(o.time_s, cut.time_s, "%llu B: as NCCL cuts it %g s, --pipeline %d %g s", (unsigned long long)want[i].n,
                      o.time_s, want[i].k, cut.time_s);
+        q.opts.fill = 0;
+        cr_assert_eq(run_collective(t, &q, &cut, NULL), 0);
+        cr_expect_lt(o.time_s, cut.time_s, "%llu B: whole steps hop by hop fill slower", (unsigned long long)want[i].n);
     }
     topo_free(t);
 }

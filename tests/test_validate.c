@@ -546,10 +546,12 @@ Test(calibrate, a_pinned_plan_costs_what_the_plan_cost) {
 
 /* A link class's efficiency moves from the file's (measured) value only
  * where the data tell the two apart: the 8 x 400G H200 log's sizes barely
- * see the network (its top sizes run NVLS, network +- 38 %), so its fit
- * keeps the file's network, and the calibrated file then predicts the
- * one-NIC log of the same nodes, where the network is all, within 15 %
- * (moved to 0.86 it was 18 % off). */
+ * see the network (its top sizes run NVLS), so its fit leaves the file's
+ * network (kept within two standard errors, or, since LL's tree fills
+ * inside nodes a loop at a time, at its bound of 1, the file's value: the
+ * L40S test below checks the keeping), and the calibrated file then
+ * predicts the one-NIC log of the same nodes, where the network is all,
+ * within 15 % (moved to 0.86 it was 18 % off). */
 Test(calibrate, a_link_the_logs_cannot_tell_apart_keeps_the_files_value) {
     char *out;
     cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 0 --json -o build/cal-h200x8.yaml "
@@ -557,7 +559,6 @@ Test(calibrate, a_link_the_logs_cannot_tell_apart_keeps_the_files_value) {
                  0, "%s", out);
     const char *net = strstr(out, "\"name\":\"network efficiency\"");
     cr_assert_not_null(net, "%.300s", out);
-    cr_expect(strstr(net, "\"kept\":true") != NULL && strstr(net, "\"kept\":true") < strstr(net, "}"), "%.200s", net);
     cr_expect(strncmp(strstr(net, "\"value\":"), "\"value\":1,", 10) == 0, "%.200s", net);
     free(out);
     cr_assert_eq(th_cli("validate -t build/cal-h200x8.yaml --set nics=1 --json --nccl-tests "
@@ -598,6 +599,20 @@ Test(calibrate, the_proxys_scan_carries_p4ds_middle_sizes) {
     cr_assert_eq(th_cli("calibrate -t topologies/cluster-p4d.yaml --ranks 16 --json -o build/cal-p4d2.yaml "
                         "--nccl-tests " LOGS "/nccl-tests-extra/a100x16_2node_p4d_efa_awsefaeks_allreduce.txt", &out, 1), 0, "%s", out);
     cr_expect_leq(th_json_num(out, "cv_mape_pct"), 6.0, "%.100s", strstr(out, "\"cv_mape_pct\""));
+    free(out);
+}
+
+/* NCCL's LL tree passes each loop of its threads (4 KiB) to the next GPU as
+ * it comes; only the network hop waits for a whole 32 KiB step (the proxy
+ * sends steps). Fitted without its middle third, the MI355X log's middle
+ * sizes (8 KiB-8 MiB; nccltree/LL from 128 KiB) come out within 10 %; with
+ * whole steps hop by hop inside the node they were 16.8 % off. */
+Test(calibrate, lls_tree_fills_a_node_a_loop_at_a_time) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t topologies/cluster-mi355x.yaml --ranks 16 --cv 0 --hold-out middle --json "
+                        "-o build/cal-mi355x.yaml --nccl-tests " LOGS "/nccl-tests-extra/mi355x_x16_2node_pollara400_hisohara_allreduce.txt",
+                        &out, 1), 0, "%s", out);
+    cr_expect_leq(th_json_num(out, "mape_held_out_pct"), 10.0, "%.100s", strstr(out, "\"mape_held_out_pct\""));
     free(out);
 }
 
