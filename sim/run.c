@@ -394,6 +394,13 @@ static double proxy_scan(const topo_t *t, const run_req_t *q, const run_out_t *o
     return sends * (share < 4096 ? share : 4096) / 8 * tp->ll_scan;
 }
 
+/* o's time: the links' (closed form or engine) and what the GPU and host
+ * add, the same for both; the launches apart too. */
+static void host_side(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, proto_t pr, double links, run_out_t *o) {
+    o->time_s = gpu_and_host(t, q, pc, o->ranks, links) + proxy_scan(t, q, o, pr);
+    o->launch_s = launches(t, q);
+}
+
 /* One run (closed form or engine) of an already chosen algorithm under protocol pr. */
 static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, run_out_t *o, baton_err_t *e) {
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
@@ -402,8 +409,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
         cost_model_t m = proto_apply(&o->model, pc);   /* o->model: the row's own view (run_algo_model) */
         o->time_s = o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + (o->ranks > 1 ? pc->base_latency : 0) +
                     switch_latency(t, s);
-        o->time_s = gpu_and_host(t, q, pc, o->ranks, o->time_s) + proxy_scan(t, q, o, pr);
-        o->launch_s = launches(t, q);
+        host_side(t, q, pc, pr, o->time_s, o);
         bandwidths(o, q->coll);
         return 0;
     }
@@ -424,8 +430,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     if (rc < 0) return rc;
     o->simulated = 1;
     o->contention = q->contention;
-    o->time_s = gpu_and_host(t, q, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, o->ranks, o->eng.time_s) + proxy_scan(t, q, o, pr);
-    o->launch_s = launches(t, q);
+    host_side(t, q, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, pr, o->eng.time_s, o);
     bandwidths(o, q->coll);
     return 0;
 }
