@@ -715,6 +715,14 @@ Test(calibrate, simulator_fit_recovers_each_link_class) {
     topo_free(t);
 }
 
+/* Write text to path whole (a test's input). */
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0, "%s", path);
+}
+
 /* sim/predict --sizes --format nccl-tests writes nccl-tests' own layout: it
  * reads back as a log with the rank count and one row per size, and each
  * row's time is what the same question asked alone answers. */
@@ -722,10 +730,7 @@ Test(nccltests, predict_sizes_in_nccl_tests_layout) {
     char *out;
     cr_assert_eq(th_cli("predict -t topologies/dgx1-v100.yaml -c allreduce -a nccl --sizes 8:128MiB:x16 --format nccl-tests",
                         &out, 1), 0, "%s", out);
-    FILE *f = fopen("build/predicted.log", "w");
-    cr_assert_not_null(f);
-    fputs(out, f);
-    fclose(f);
+    write_text("build/predicted.log", out);
     free(out);
     nt_log_t log = parse_ok("build/predicted.log", 0);
     cr_expect_eq(log.ranks, 8);
@@ -750,13 +755,6 @@ Test(nccltests, predict_sizes_in_nccl_tests_layout) {
  * N, and validate, reading that back, predicts the same times. Read as one
  * GPU a thread, the small sizes are off by the launches. A -g that does not
  * divide the ranks is refused. */
-static void write_text(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    cr_assert_eq(fclose(f), 0, "%s", path);
-}
-
 static double predict_g(const char *g, const char *key) {
     char args[160], *out;
     snprintf(args, sizeof args, "predict -t topologies/hgx-a100.yaml -c allreduce -a nccl -s 8 --json %s", g);
