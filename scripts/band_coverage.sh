@@ -5,7 +5,8 @@
 # then count the held-out sizes whose error falls inside the "90 %" band the
 # fit's own cross-validation gave (band_pct). One line a log, then the totals.
 # The band is measured on sizes among the fitted ones; this is why a
-# calibrated machine prints it only there (the record's `seen:`).
+# calibrated machine prints it only there (the record's `seen:`: runs of
+# fitted sizes, a hole such as this middle third left out, sizes beyond).
 set -eu
 BATON=${1:-build/baton}
 cd "$(dirname "$0")/.."

@@ -105,16 +105,17 @@ Test(overlay, calibrated_machine_extends_its_base) {
     free(out);
 }
 
-/* predict -t CAL.yaml ARGS --json: is the answer given an interval? */
-static int has_interval(const char *args) {
+/* predict -t FILE ARGS --json: is the answer given an interval? */
+static int interval_in(const char *file, const char *args) {
     char cmd[256], *out;
-    snprintf(cmd, sizeof cmd, "predict -t build/h200-band.yaml -c allreduce --json %s", args);
+    snprintf(cmd, sizeof cmd, "predict -t %s -c allreduce --json %s", file, args);
     cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
     int band = strstr(out, "\"time_low_s\":") != NULL, outside = strstr(out, "\"outside_calibration\":true") != NULL;
     cr_expect_neq(band, outside, "%s: %s", args, out);
     free(out);
     return band;
 }
+static int has_interval(const char *args) { return interval_in("build/h200-band.yaml", args); }
 
 /* The band is what cross-validation measured on the logs' own sizes, so a
  * calibrated machine gives it only there: the collective and rank count its
@@ -157,6 +158,35 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
     cr_expect(strstr(out, "no interval: the calibration's logs covered allreduce on 16 ranks, 1 KiB-16 GiB with -g 8 only")
               != NULL, "%s", out);
     free(out);
+}
+
+/* Nor across a hole in the fitted sizes: the band is measured between
+ * fitted neighbours, so sizes held out from 64 KiB to 64 MiB get the time
+ * alone, and the two runs either side keep it; one size left out (a gap of
+ * 4 in a -f 2 log, as a cross-validation fold leaves) is no hole. */
+Test(overlay, a_hole_in_the_fitted_sizes_has_no_band) {
+    char *out, *text;
+    cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 4 --hold-out 64KiB:64MiB "
+                        "-o build/h200-hole.yaml --nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
+    free(out);
+    text = th_slurp("build/h200-hole.yaml");
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "  seen:\n    - {coll: allreduce, ranks: 16, min: 1024, max: 32768, gpus_per_thread: 8}\n"
+                           "    - {coll: allreduce, ranks: 16, min: 134217728, max: 17179869184, gpus_per_thread: 8}\n"),
+              "%s", text);
+    free(text);
+    cr_expect(interval_in("build/h200-hole.yaml", "-s 4KiB -g 8"));
+    cr_expect(interval_in("build/h200-hole.yaml", "-s 1GiB -g 8"));
+    cr_expect(!interval_in("build/h200-hole.yaml", "-s 1MiB -g 8"), "inside the hole");
+    cr_expect(!interval_in("build/h200-hole.yaml", "-s 48KiB -g 8"), "past the first run's last size");
+    cr_assert_eq(th_cli("predict -t build/h200-hole.yaml -c allreduce -s 1MiB -g 8", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "no interval: the calibration's logs covered allreduce on 16 ranks, 1 KiB-32 KiB with -g 8; "
+                          "allreduce on 16 ranks, 128 MiB-16 GiB with -g 8 only") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 4 --hold-out 1MiB:1MiB "
+                        "-o build/h200-gap.yaml --nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
+    free(out);
+    cr_expect(interval_in("build/h200-gap.yaml", "-s 1MiB -g 8"), "one size left out");
 }
 
 /* The calibrated file still takes every parameter of its base: with

@@ -69,10 +69,10 @@ typedef struct topo topo_t;
 /* What a calibrated machine (a file that `extends:` another) says of its fit:
  * the rule it was fitted with (commands warn when run under another) and how
  * far off its predictions were on sizes the fit did not see. */
-#define TOPO_MAX_SEEN 16     /* (collective, rank count) pairs a calibration's logs cover */
+#define TOPO_MAX_SEEN 16     /* runs of sizes (per collective, rank count, -g) a calibration's logs cover */
 typedef struct topo_seen {
     int coll, ranks;     /* coll_t, rank count */
-    uint64_t min, max;   /* the smallest and largest size fitted, bytes */
+    uint64_t min, max;   /* the smallest and largest size of a run of fitted sizes without a hole, bytes */
     int gpus_per_thread; /* the logs' -g (nGpus): GPUs one host thread launched on in turn */
 } topo_seen_t;
 typedef struct topo_calib {
