@@ -273,7 +273,8 @@ static int lowest(const double *times, int k) {
  * nccl_only) into rows[]/times[] (at most max); their count, or
  * BATON_EWHOLE where a folded cluster cannot answer for a row. */
 static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
-                        uint64_t n, const algo_opts_t *o, int nccl_only, const algo_t **out, double *times, int max) {
+                        uint64_t n, const algo_opts_t *o, int nccl_only, const char *family, const algo_t **out,
+                        double *times, int max) {
     const algo_t *const *rows = algo_all();
     int k = 0;
     for (int i = 0; rows[i] && k < max; i++) {
@@ -281,6 +282,7 @@ static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const pro
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
         if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs(t, rows[i], pr)))) continue;
+        if (family && (rows[i]->nccl == NULL || strcmp(rows[i]->nccl, family))) continue;
         if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, rows[i], &s, NULL) < 0)) continue;
         baton_err_t why = {0};
         if (run_algo_model(t, rows[i], &s, m, &am, &why) < 0) {
@@ -298,7 +300,7 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
                        uint64_t n, const algo_opts_t *o, int nccl_only) {
     const algo_t *rows[RUN_MAX_ROWS];
     double times[RUN_MAX_ROWS];
-    int best = lowest(times, closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, rows, times, RUN_MAX_ROWS));
+    int best = lowest(times, closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, NULL, rows, times, RUN_MAX_ROWS));
     return best < 0 ? NULL : rows[best];
 }
 
@@ -446,7 +448,8 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     int nccl = strcmp(q->algo, "nccl") == 0;
     double times[RUN_MAX_ROWS];
-    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, nccl, out, times, RUN_MAX_ROWS);
+    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, nccl, nccl ? q->nccl_algo : NULL, out,
+                         times, RUN_MAX_ROWS);
     int best = lowest(times, k), m = 0;
     if (k < 0 || best < 0) return k < 0 ? k : 0;    /* BATON_EWHOLE, or nothing */
     if (!nccl) return out[0] = out[best], 1;       /* auto: the lowest; nccl: every row near it */
@@ -545,22 +548,33 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
  * MSCCL files): that algorithm and protocol, as the library runs it. A row
  * sized as NCCL runs it (a calibration's pinned plan) that is the rule's
  * algorithm and protocol runs on the library's kernel too: its ceiling
- * holds (not the rule returned: nothing else changes). */
+ * holds (not the rule returned: nothing else changes). A rule in NCCL's
+ * names (a log's TUNING lines) keeps -a nccl's choice among baton's rows of
+ * that algorithm (NCCL's tree is nccltree, dbtree or a chain by the
+ * machine), on the protocol it names. */
 static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
     int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto, nccl = strcmp(q->algo, "nccl") == 0;
     const topo_lib_rule_t *r = nccl || q->nccl_sizing ? topo_library_rule(t, q->coll, topo_whole_ranks(t), q->bytes, proto) : NULL;
     if (r == NULL) return NULL;
     if (!nccl) {
-        if (strcmp(r->algo, q->algo) == 0 && r->proto == proto) q->lib_busbw = r->max_busbw;
+        if (!r->nccl && strcmp(r->algo, q->algo) == 0 && r->proto == proto) q->lib_busbw = r->max_busbw;
         return NULL;
     }
-    const algo_t *a = algo_find(q->coll, r->algo);
-    q->algo = r->algo;
+    const algo_t *a = r->nccl ? NULL : algo_find(q->coll, r->algo);
+    if (r->nccl) q->nccl_algo = r->algo;
+    else q->algo = r->algo, q->nccl_rules = 0;
     q->proto = r->proto;
     q->lib_busbw = r->max_busbw;
-    q->nccl_rules = 0;
     if (a && a->nccl) q->nccl_sizing = 1;       /* a row NCCL runs (a plan read off a log): sized as NCCL runs it */
     return r;
+}
+
+/* The channels a row NCCL sizes runs the call on: the rule's where it
+ * names them (NCCL's own word, for its rings and trees), else NCCL's sizing. */
+static int sized_channels(const topo_lib_rule_t *rule, const algo_t *a, proto_t pr, int p, uint64_t n, int nc) {
+    int rt = a->nccl && (!strcmp(a->nccl, "ring") || !strcmp(a->nccl, "tree"));
+    if (rule && rule->channels && rt) return rule->channels;
+    return nccl_size_channels(a, pr, p, n, nc);
 }
 
 /* -a auto found no row: say why, from the first row of the collective
@@ -606,7 +620,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             run_req_t qc = *q;
             int sized = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
             if (q_in->opts.channels == 0 && sized)
-                qc.opts.channels = nccl_size_channels(rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels);
+                qc.opts.channels = sized_channels(rule, rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels);
             int steps = q_in->opts.pipeline == 0 && sized
                       ? nccl_size_pipeline(rows[i], (proto_t)pr, o->ranks, q->opts.group, graph_node_nics(t),
                                            qc.opts.channels, q->bytes) : 0;

@@ -236,6 +236,12 @@ Test(overlay, bad_overlays_are_errors_with_places) {
         {"extends: ../../topologies/hgx-h100.yaml\ncalibration: {seen: [{coll: alltoall2, ranks: 8, min: 8, max: 8}]}\n",
          "unknown collective"},
         {"extends: ../../topologies/hgx-h100.yaml\nparams: {nodez: 2}\n", "no parameter 'nodez'"},
+        {"extends: ../../topologies/hgx-h100.yaml\nlibrary: {rules: [{coll: allreduce, ranks: 8, min: 1, max: 8, "
+         "nccl_algo: hypercube, proto: LL}]}\n", "no row of NCCL's algorithm 'hypercube'"},
+        {"extends: ../../topologies/hgx-h100.yaml\nlibrary: {rules: [{coll: allreduce, ranks: 8, min: 1, max: 8, "
+         "nccl_algo: tree, algo: ring, proto: LL}]}\n", "not both"},
+        {"extends: ../../topologies/hgx-h100.yaml\nlibrary: {rules: [{coll: allreduce, ranks: 8, min: 1, max: 8, "
+         "nccl_algo: tree, proto: LL, channels: 65}]}\n", "'channels' must be at most 64"},
         {"extends: self.yaml\n", "more than 8 deep"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -130,6 +130,43 @@ Test(nccltests, format_variants) {
     cr_expect(strstr(e.msg, "cut-off.txt:5:") != NULL && strstr(e.msg, "cut off") != NULL, "%s", e.msg);
 }
 
+/* NCCL's TUNING lines (NCCL_DEBUG_SUBSYS=TUNING) say what each call ran on:
+ * the row whose count x element is the line's nBytes (a rank's part for an
+ * all-gather), the first line where later ones for the same call disagree;
+ * Send lines are not a collective's; an algorithm NCCL has no name for is
+ * an error at its line. */
+Test(nccltests, tuning_lines_say_what_nccl_ran) {
+    nt_log_t l = parse_ok("tests/data/nccl/tuning-allreduce.txt", 0);
+    cr_expect_eq(l.nrows, 31);
+    cr_expect_eq(l.nplan, 7, "one a call: 128 MiB-8 GiB");
+    for (int i = 0; i < l.nrows; i++) {
+        const nt_plan_t *p = nt_row_plan(&l, i);
+        uint64_t b = l.rows[i].bytes;
+        if (b < (128ull << 20)) { cr_expect_null(p, "%llu B has no line", (unsigned long long)b); continue; }
+        cr_assert_not_null(p, "%llu B", (unsigned long long)b);
+        cr_expect_str_eq(p->algo, b >= (1ull << 30) ? "tree" : "ring", "%llu B", (unsigned long long)b);
+        cr_expect_eq(p->proto, PROTO_SIMPLE);
+        cr_expect_eq(p->channels, b >= (1ull << 30) ? 4 : 8, "channel{Lo..Hi}={0..3} or {0..7}");
+        cr_expect_eq(p->disagree, b == (8ull << 30), "%llu B", (unsigned long long)b);
+    }
+    nt_free(&l);
+    l = parse_ok("tests/data/nccl/tuning-allgather.txt", 0);
+    cr_expect_eq(l.coll, COLL_ALLGATHER);
+    cr_expect_eq(l.nplan, 3, "the Send line is not an all-gather's");
+    const nt_plan_t *p = nt_row_plan(&l, 2);
+    cr_assert_not_null(p);
+    cr_expect_eq(p->bytes, 524288, "the 1 MiB row: a rank's 131072 floats");
+    cr_expect_str_eq(p->algo, "ring");
+    cr_expect_eq(p->proto, PROTO_SIMPLE);
+    cr_expect_eq(p->channels, 2);
+    cr_expect_eq(nt_row_plan(&l, 1)->proto, PROTO_LL128);
+    nt_free(&l);
+    baton_err_t e = {0};
+    nt_log_t bad;
+    cr_expect_neq(nt_parse("tests/data/nccl/tuning-bad.txt", 0, &bad, &e), 0);
+    cr_expect(strstr(e.msg, "tuning-bad.txt:5:") && strstr(e.msg, "HYPERCUBE"), "%s", e.msg);
+}
+
 /* A row's time: the two columns' mean, unless they run the same transfers
  * and one is more than a fifth slower (disturbed): then the faster. An
  * all-gather in place skips a copy, so its columns are always averaged. */
@@ -373,6 +410,80 @@ Test(calibrate, the_logs_own_plan_is_read_where_the_file_plans_another) {
     free(out);
     expect_planned("build/cal-plan.yaml", "8MiB", "nccltree");
     expect_planned("build/cal-plan.yaml", "64MiB", "ring");
+}
+
+/* The JSON row of a validate answer at `bytes`: from its {"log": to the next. */
+static char *json_row(const char *out, unsigned long long bytes) {
+    char key[64];
+    snprintf(key, sizeof key, "\"bytes\":%llu,", bytes);
+    const char *at = strstr(out, key);
+    cr_assert_not_null(at, "no row of %llu B: %s", bytes, out);
+    const char *end = strstr(at, "}");
+    return strndup(at, (size_t)(end - at));
+}
+
+/* Where a log carries NCCL's TUNING lines, -a nccl runs those sizes on what
+ * they name, on baton's rows of it (NCCL's tree on two A100 nodes: nccltree)
+ * and their channels; the other sizes are as without the lines. The 2 x 8
+ * A100 log with lines naming the tree from 1 GiB (tests/data): -a nccl alone
+ * plans the ring at 1-4 GiB. A calibration writes them as rules in NCCL's
+ * names, and the written machine plans and predicts the same without them. */
+Test(calibrate, nccls_tuning_lines_plan_the_sizes_they_name) {
+    char *with, *without;
+    const char *args = "validate -t topologies/cluster-a100.yaml --set nodes=2 --json --nccl-tests ";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%stests/data/nccl/tuning-allreduce.txt", args);
+    cr_assert_eq(th_cli(cmd, &with, 1), 0, "%s", with);
+    snprintf(cmd, sizeof cmd, "%s" SHARED "/a100x16_2node_oci_roce_allreduce.txt", args);
+    cr_assert_eq(th_cli(cmd, &without, 1), 0, "%s", without);
+    cr_expect(strstr(with, "\"plan_logged_sizes\":7") != NULL, "%s", with);
+    cr_expect(strstr(without, "\"plan_logged_sizes\":0") != NULL, "%s", without);
+    for (unsigned long long b = 8; b <= (8ull << 30); b *= 2) {
+        char *w = json_row(with, b), *o = json_row(without, b);
+        if (b >= (1ull << 30)) cr_expect(strstr(w, "\"algorithm\":\"nccltree\",\"protocol\":\"Simple\""), "%s", w);
+        else if (b >= (128ull << 20)) cr_expect(strstr(w, "\"algorithm\":\"ring\",\"protocol\":\"Simple\""), "%s", w);
+        else cr_expect_str_eq(strstr(w, "\"predicted_s\""), strstr(o, "\"predicted_s\""), "no line: as without");
+        if (b == (2ull << 30)) cr_expect(strstr(o, "\"algorithm\":\"ring\""), "-a nccl's own guess: %s", o);
+        free(w), free(o);
+    }
+    free(with), free(without);
+    snprintf(cmd, sizeof cmd, "calibrate -t topologies/cluster-a100.yaml --set nodes=2 --cv 0 -o build/cal-tuning.yaml "
+             "--nccl-tests tests/data/nccl/tuning-allreduce.txt");
+    cr_assert_eq(th_cli(cmd, &with, 0), 0, "%s", with);
+    cr_expect(strstr(with, "tuning-allreduce.txt:") && strstr(with, "more than one plan for 8589934592 bytes"), "%s", with);
+    free(with);
+    char *text = th_slurp("build/cal-tuning.yaml");
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "min: 1073741824, max: 8589934592, align: 1, nccl_algo: tree, proto: Simple, channels: 4}"),
+              "%s", text);
+    free(text);
+    expect_planned("build/cal-tuning.yaml", "2GiB", "nccltree");
+    expect_planned("build/cal-tuning.yaml", "256MiB", "ring");
+    double t[3];                                    /* on the lines' 4 channels, not the machine's 8 */
+    const char *ask[3] = {"-a nccl", "-a nccltree --proto simple --channels 4", "-a nccltree --proto simple --channels 8"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "predict -t build/cal-tuning.yaml -c allreduce -s 2GiB --json %s", ask[i]);
+        cr_assert_eq(th_cli(cmd, &with, 1), 0, "%s", with);
+        t[i] = th_json_num(with, "time_s");
+        free(with);
+    }
+    cr_expect_eq(t[0], t[1], "%g s, on 4 channels %g", t[0], t[1]);
+    cr_expect_neq(t[1], t[2]);
+}
+
+/* A size NCCL ran on what the machine has no row of (LL128 over PCIe) keeps
+ * -a nccl's plan, with a warning naming it. */
+Test(calibrate, a_tuning_line_the_machine_cannot_run_is_named) {
+    char *out;
+    cr_assert_eq(th_cli("validate -t topologies/pcie-2gpu.yaml --set p2p=false --json --nccl-tests "
+                        "tests/data/nccl/tuning-allgather.txt", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "no row for what NCCL's TUNING lines say it ran (NCCL's ring/LL128 at 512 KiB on 4 channels"),
+              "%s", out);
+    cr_expect(strstr(out, "\"plan_logged_sizes\":2") != NULL, "%s", out);
+    char *row = json_row(out, 524288);
+    cr_expect(strstr(row, "\"protocol\":\"LL128\"") == NULL, "%s", row);
+    free(row);
+    free(out);
 }
 
 /* The DGX-1's 2019 log is 14-21 % slow at 64-128 KiB on the file's values,

@@ -91,13 +91,18 @@ typedef struct topo_calib {
  * (`library:`): what `-a nccl` then follows. A rule is an algorithm the
  * library runs in place of its tuner's pick (RCCL's MSCCL files: coll, rank
  * count, a size range, sizes a multiple of `align` bytes). */
-#define TOPO_MAX_LIB_RULES 16
+#define TOPO_MAX_LIB_RULES 64
 typedef struct topo_lib_rule {
     int coll;            /* coll_t */
     int ranks;           /* the rank count it is written for */
     uint64_t min, max;   /* bytes, both included */
     uint64_t align;      /* the size must be a multiple of this (MSCCL: chunks x element) */
-    char algo[24];       /* a row of the registry (algos) */
+    char algo[24];       /* a row of the registry (algos), or with `nccl` NCCL's algorithm */
+    int nccl;            /* 1: algo is NCCL's name for an algorithm (algo_t.nccl: tree, ring,
+                            nvls, nvls_tree, collnet_direct), as a log's TUNING lines give
+                            it: -a nccl picks among baton's rows of it */
+    int channels;        /* the channels NCCL ran it on (the lines' channel{Lo..Hi}); 0:
+                            as NCCL sizes the call */
     int proto;           /* proto_t */
     double max_busbw;    /* bytes/s of bus bandwidth the library's kernel for it reaches at
                             most (MSCCL's thread blocks, not the links); 0: none */

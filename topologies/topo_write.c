@@ -65,9 +65,11 @@ static void write_library(FILE *f, const topo_library_t *l) {
         const topo_lib_rule_t *r = &l->rule[i];
         char bw[64] = "";
         if (r->max_busbw > 0) fmt_bw(bw, sizeof bw, r->max_busbw);
-        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, align: %llu, algo: %s, proto: %s%s%s}\n",
+        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, align: %llu, %s: %s, proto: %s",
                 coll_name((coll_t)r->coll), r->ranks, (unsigned long long)r->min, (unsigned long long)r->max,
-                (unsigned long long)r->align, r->algo, proto_name((proto_t)r->proto), bw[0] ? ", max_busbw: " : "", bw);
+                (unsigned long long)r->align, r->nccl ? "nccl_algo" : "algo", r->algo, proto_name((proto_t)r->proto));
+        if (r->channels) fprintf(f, ", channels: %d", r->channels);
+        fprintf(f, "%s%s}\n", bw[0] ? ", max_busbw: " : "", bw);
     }
 }
 

@@ -731,10 +731,38 @@ static int read_calibration(ctx_t *c, yaml_node_t *root) {
     return (v = get(c, m, "seen")) ? read_seen(c, v, k) : 0;
 }
 
+/* Does baton have a row of coll that NCCL calls name (algo_t.nccl)? */
+static int nccl_has(coll_t coll, const char *name) {
+    for (const algo_t *const *a = algo_all(); *a; a++)
+        if ((*a)->coll == coll && (*a)->nccl && strcmp((*a)->nccl, name) == 0) return 1;
+    return 0;
+}
+
+/* The rule's algorithm: `algo:` a row of the registry, or `nccl_algo:`
+ * NCCL's name for one (a log's TUNING lines), whose rows -a nccl picks among. */
+static int read_rule_algo(ctx_t *c, yaml_node_t *v, topo_lib_rule_t *r) {
+    char s[TEXT];
+    yaml_node_t *at = get(c, v, "nccl_algo");
+    int rc;
+    r->nccl = at != NULL;
+    if (r->nccl && get(c, v, "algo")) return fail(c, v, "a rule has 'algo' or 'nccl_algo', not both", NULL, NULL);
+    if (!r->nccl && (rc = need(c, v, "algo", s, &at)) < 0) return rc;
+    if (r->nccl && (rc = text(c, at, "nccl_algo", s)) < 0) return rc;
+    if (!r->nccl && algo_find((coll_t)r->coll, s) == NULL)
+        return fail(c, at, "no algorithm '%s' for this collective (see `baton algos`)", s, NULL);
+    if (r->nccl && !nccl_has((coll_t)r->coll, s))
+        return fail(c, at, "no row of NCCL's algorithm '%s' for this collective (tree, ring, nvls, nvls_tree, collnet_direct)",
+                    s, NULL);
+    snprintf(r->algo, sizeof r->algo, "%.23s", s);        /* the names are shorter */
+    return 0;
+}
+
 /* {coll: allreduce, ranks: 8, min: 1KiB, max: 64KiB, align: 1KiB, algo: direct, proto: LL,
- * max_busbw: 210GB/s}; max_busbw may be left out (no ceiling) */
+ * max_busbw: 210GB/s}; max_busbw may be left out (no ceiling); nccl_algo: tree in place of
+ * algo, and channels: 16, for a plan a log's TUNING lines gave */
 static int read_rule(ctx_t *c, yaml_node_t *v, topo_lib_rule_t *r) {
-    static const char *const keys[] = {"coll", "ranks", "min", "max", "align", "algo", "proto", "max_busbw", NULL};
+    static const char *const keys[] = {"coll", "ranks", "min", "max", "align", "algo", "nccl_algo", "proto", "channels",
+                                       "max_busbw", NULL};
     char s[TEXT];
     yaml_node_t *at = NULL;
     int rc = v->type == YAML_MAPPING_NODE ? only_keys(c, v, keys, "a library rule")
@@ -748,11 +776,12 @@ static int read_rule(ctx_t *c, yaml_node_t *v, topo_lib_rule_t *r) {
     if (rc == 0 && get(c, v, "align") && (rc = get_size(c, v, "align", &r->align)) == 0 && r->align == 0)
         rc = fail(c, get(c, v, "align"), "'align' must be at least 1 byte", NULL, NULL);
     if (rc == 0 && r->min > r->max) rc = fail(c, v, "'min' is above 'max'", NULL, NULL);
-    if (rc == 0 && (rc = need(c, v, "algo", s, &at)) == 0 && algo_find((coll_t)r->coll, s) == NULL)
-        rc = fail(c, at, "no algorithm '%s' for this collective (see `baton algos`)", s, NULL);
-    if (rc == 0) snprintf(r->algo, sizeof r->algo, "%.23s", s);        /* the registry's names are shorter */
+    if (rc == 0) rc = read_rule_algo(c, v, r);
     if (rc == 0 && (rc = need(c, v, "proto", s, &at)) == 0 && (r->proto = proto_parse(s)) <= PROTO_NONE)
         rc = fail(c, at, "unknown protocol '%s' (LL, LL128 or Simple)", s, NULL);
+    if (rc == 0 && (at = get(c, v, "channels")) && (rc = get_int(c, at, "channels", 1, &r->channels)) == 0 &&
+        r->channels > TOPO_MAX_CHANNELS)
+        rc = fail(c, at, "'channels' must be at most 64", NULL, NULL);
     if (rc == 0 && get(c, v, "max_busbw")) rc = get_bw(c, v, "max_busbw", &r->max_busbw);
     return rc;
 }
@@ -778,9 +807,10 @@ static int read_library(ctx_t *c, yaml_node_t *root) {
         l->ll128 = strcmp(s, "true") == 0;
     }
     if ((v = get(c, m, "rules")) == NULL) return 0;
-    if (v->type != YAML_SEQUENCE_NODE) return fail(c, v, "'rules' is a list of {coll:, ranks:, min:, max:, algo:, proto:}", NULL, NULL);
+    if (v->type != YAML_SEQUENCE_NODE)
+        return fail(c, v, "'rules' is a list of {coll:, ranks:, min:, max:, algo: (or nccl_algo:), proto:}", NULL, NULL);
     for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
-        if (l->nrules == TOPO_MAX_LIB_RULES) return fail(c, node(c, *it), "more than 16 library rules", NULL, NULL);
+        if (l->nrules == TOPO_MAX_LIB_RULES) return fail(c, node(c, *it), "more than 64 library rules", NULL, NULL);
         if ((rc = read_rule(c, node(c, *it), &l->rule[l->nrules++])) < 0) return rc;
     }
     return 0;

@@ -134,5 +134,9 @@ void logplan_rule_text(const topo_lib_rule_t *r, char *buf, size_t n) {
     char lo[32], hi[32];
     units_fmt_size(r->min, lo, sizeof lo);
     units_fmt_size(r->max, hi, sizeof hi);
-    snprintf(buf, n, "%s/%s at %s-%s (%d ranks)", r->algo, proto_name((proto_t)r->proto), lo, hi, r->ranks);
+    int at = snprintf(buf, n, "%s%s/%s at %s%s%s", r->nccl ? "NCCL's " : "", r->algo, proto_name((proto_t)r->proto), lo,
+                      r->max > r->min ? "-" : "", r->max > r->min ? hi : "");
+    if (at >= 0 && (size_t)at < n && r->channels)
+        at += snprintf(buf + at, n - (size_t)at, " on %d channel%s", r->channels, r->channels > 1 ? "s" : "");
+    if (at >= 0 && (size_t)at < n) snprintf(buf + at, n - (size_t)at, " (%d ranks)", r->ranks);
 }

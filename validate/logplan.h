@@ -39,7 +39,8 @@
 int logplan_read(topo_t *const *m, int nm, const cal_req_t *q, const cal_sample_t *s, int n, topo_lib_rule_t *out,
                  int *nout, baton_err_t *e);
 
-/* "nccltree/LL128 at 2 MiB-32 MiB (8 ranks)", one rule. */
+/* "nccltree/LL128 at 2 MiB-32 MiB (8 ranks)", one rule ("NCCL's tree/Simple at
+ * 1 GiB on 8 channels (16 ranks)" in NCCL's names). */
 void logplan_rule_text(const topo_lib_rule_t *r, char *buf, size_t n);
 
 #endif

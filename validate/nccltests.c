@@ -3,6 +3,8 @@
  * refuse rows that look like rows but do not read. */
 #include "nccltests.h"
 
+#include "../models/proto.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -23,7 +25,7 @@ int nt_type_size(const char *t) {
 typedef struct {
     int have_coll, has_root_col, rank_lines, nthread, ngpus;
     nt_log_t *log;
-    int cap;
+    int cap, plan_cap;
 } state_t;
 
 /* Skip "[1,0]<stdout>:" or " 12: " at the start of a line. */
@@ -120,7 +122,70 @@ static int row_like(char **tok, int n) {
     return n >= 3 && isdigit((unsigned char)tok[0][0]) && isdigit((unsigned char)tok[1][0]) && nt_type_size(tok[2]);
 }
 
+/* NCCL's names for its collectives and algorithms in a TUNING line. */
+static int nccl_func(const char *s) {
+    static const struct { const char *name; coll_t coll; } funcs[] = {
+        {"AllReduce", COLL_ALLREDUCE}, {"AllGather", COLL_ALLGATHER}, {"ReduceScatter", COLL_REDUCE_SCATTER},
+        {"Broadcast", COLL_BROADCAST}, {"Reduce", COLL_REDUCE}, {NULL, 0}};
+    for (int i = 0; funcs[i].name; i++)
+        if (strcmp(s, funcs[i].name) == 0) return (int)funcs[i].coll;
+    return -1;
+}
+
+static int nccl_algo(const char *s) {
+    static const char *const algos[] = {"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT", NULL};
+    for (int i = 0; algos[i]; i++)
+        if (strcmp(s, algos[i]) == 0) return i;
+    return -1;
+}
+
+/* Keep x unless the call has an entry already (then note a disagreement). */
+static int add_plan(state_t *st, const nt_plan_t *x, baton_err_t *e) {
+    nt_log_t *log = st->log;
+    for (int i = 0; i < log->nplan; i++) {
+        nt_plan_t *p = &log->plan[i];
+        if (p->coll != x->coll || p->bytes != x->bytes) continue;
+        p->disagree |= strcmp(p->algo, x->algo) || p->proto != x->proto || p->channels != x->channels;
+        return 0;
+    }
+    if (log->nplan == st->plan_cap) {
+        st->plan_cap = st->plan_cap ? st->plan_cap * 2 : 32;
+        nt_plan_t *p = realloc(log->plan, (size_t)st->plan_cap * sizeof *p);
+        if (p == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+        log->plan = p;
+    }
+    log->plan[log->nplan++] = *x;
+    return 0;
+}
+
+/* "... NCCL INFO AllReduce: 8388608 Bytes -> Algo RING proto LL128
+ * channel{Lo..Hi}={0..15}": 1 if it was one (kept), 0 if not, or an error
+ * where it is one that does not read. Send and Recv lines are not calls of
+ * a collective nccl-tests times: skipped. */
+static int read_tuning(state_t *st, const char *s, int line, const char *path, baton_err_t *e) {
+    const char *p = strstr(s, "NCCL INFO ");
+    char func[32], algo[32], proto[32];
+    unsigned long long bytes;
+    int lo, hi, n = 0;
+    if (p == NULL || strstr(p, " Bytes -> Algo ") == NULL) return 0;
+    if (sscanf(p, "NCCL INFO %31[A-Za-z]: %llu Bytes -> Algo %31s proto %31s%n", func, &bytes, algo, proto, &n) != 4)
+        return err_set(e, BATON_EPARSE, "%s:%d: cannot read NCCL's TUNING line (\"Func: N Bytes -> Algo A proto P\")", path, line);
+    int coll = nccl_func(func), pr = proto_parse(proto);
+    if (coll < 0) return 1;
+    if (nccl_algo(algo) < 0) return err_set(e, BATON_EPARSE, "%s:%d: NCCL algorithm '%s' is not one baton knows", path, line, algo);
+    if (pr <= PROTO_NONE) return err_set(e, BATON_EPARSE, "%s:%d: NCCL protocol '%s' is not LL, LL128 or SIMPLE", path, line, proto);
+    nt_plan_t x = {.coll = (coll_t)coll, .bytes = bytes, .proto = pr, .line = line};
+    for (int i = 0; algo[i] && i < (int)sizeof x.algo - 1; i++) x.algo[i] = (char)tolower((unsigned char)algo[i]);
+    const char *ch = strstr(p + n, "channel{Lo..Hi}=");
+    if (ch && (sscanf(ch, "channel{Lo..Hi}={%d..%d}", &lo, &hi) != 2 || lo < 0 || hi < lo))
+        return err_set(e, BATON_EPARSE, "%s:%d: cannot read the channels (\"channel{Lo..Hi}={lo..hi}\")", path, line);
+    if (ch) x.channels = hi - lo + 1;
+    return add_plan(st, &x, e) < 0 ? -1 : 1;
+}
+
 static int parse_line(state_t *st, char *s, int line, const char *path, baton_err_t *e) {
+    int tuning = read_tuning(st, s, line, path, e);
+    if (tuning != 0) return tuning < 0 ? tuning : 0;
     s = strip_prefix(s);
     while (isspace((unsigned char)*s)) s++;
     if (*s == '#' || *s == '>') { learn_comment(st, s); return 0; }
@@ -154,8 +219,16 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
 
 void nt_free(nt_log_t *log) {
     free(log->rows);
-    log->rows = NULL;
-    log->nrows = 0;
+    free(log->plan);
+    log->rows = NULL, log->plan = NULL;
+    log->nrows = log->nplan = 0;
+}
+
+const nt_plan_t *nt_row_plan(const nt_log_t *log, int i) {
+    uint64_t bytes = log->rows[i].count * (uint64_t)nt_type_size(log->type);
+    for (int j = 0; j < log->nplan && bytes; j++)
+        if (log->plan[j].coll == log->coll && log->plan[j].bytes == bytes) return &log->plan[j];
+    return NULL;
 }
 
 static const char *test_name(coll_t c) {

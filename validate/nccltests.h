@@ -6,7 +6,9 @@
  * and other lines between rows, and a missing `# nThread` line. The
  * collective comes from the test's name when the log has it, else from the
  * columns (root, redop, size / count); the rank count from the `# Rank` lines
- * or nThread x nGpus, unless the caller gives it. */
+ * or nThread x nGpus, unless the caller gives it. NCCL's own TUNING lines,
+ * where the run printed them, say which algorithm, protocol and channels
+ * each size ran on (nt_plan_t). */
 #ifndef BATON_NCCLTESTS_H
 #define BATON_NCCLTESTS_H
 
@@ -22,6 +24,20 @@ typedef struct nt_row {
     int line;
 } nt_row_t;
 
+/* What NCCL says it ran a call on, from its NCCL_DEBUG=INFO
+ * NCCL_DEBUG_SUBSYS=TUNING lines (rank 0, one per call: "AllReduce: 8388608
+ * Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..15}", NCCL 2.21 on). */
+typedef struct nt_plan {
+    coll_t coll;
+    uint64_t bytes;          /* NCCL's nBytes: count x element, the row's count column */
+    char algo[16];           /* NCCL's name in lower case: tree, ring, nvls, nvls_tree, pat, ... */
+    int proto;               /* proto_t */
+    int channels;            /* channel{Lo..Hi}: Hi - Lo + 1; 0 where the line has none */
+    int line;
+    int disagree;            /* a later line for the same call named another algorithm,
+                                protocol or channel count: the first is kept */
+} nt_plan_t;
+
 typedef struct nt_log {
     coll_t coll;
     int ranks;
@@ -30,7 +46,12 @@ typedef struct nt_log {
     char type[24];
     nt_row_t *rows;
     int nrows;
+    nt_plan_t *plan;         /* one per (collective, nBytes) NCCL's TUNING lines name */
+    int nplan;
 } nt_log_t;
+
+/* The plan NCCL's lines give row i of log, or NULL. */
+const nt_plan_t *nt_row_plan(const nt_log_t *log, int i);
 
 /* Parse path; ranks > 0 overrides the log's rank count. 0 or an error
  * naming file:line and what could not be read. */

@@ -97,15 +97,21 @@ static void library(const topo_t *t) {
     const topo_library_t *l = &topo_params_c(t)->lib;
     char lo[32], hi[32], al[32];
     if (l->name[0] == 0 && l->ll128 < 0 && l->nrules == 0) return;
-    printf("library: %s%s%s\n", l->name[0] ? l->name : "NCCL", !l->name[0] && l->nrules ? ", with rules a calibration read "
-           "off its logs" : "", l->ll128 == 0 ? ", LL128 off" : "");
+    int said = 0;
+    for (int i = 0; i < l->nrules; i++) said |= l->rule[i].nccl;
+    printf("library: %s%s%s%s\n", l->name[0] ? l->name : "NCCL", !l->name[0] && l->nrules ? ", with rules a calibration read "
+           "off its logs" : "", said ? " (in NCCL's names: what its TUNING lines said it ran)" : "",
+           l->ll128 == 0 ? ", LL128 off" : "");
     for (int i = 0; i < l->nrules; i++) {
         const topo_lib_rule_t *r = &l->rule[i];
         units_fmt_size(r->min, lo, sizeof lo);
         units_fmt_size(r->max, hi, sizeof hi);
         units_fmt_size(r->align, al, sizeof al);
-        printf("  rule: %s on %d ranks, %s..%s%s%s: %s/%s\n", coll_name((coll_t)r->coll), r->ranks, lo, hi,
-               r->align > 1 ? " in multiples of " : "", r->align > 1 ? al : "", r->algo, proto_name((proto_t)r->proto));
+        printf("  rule: %s on %d ranks, %s..%s%s%s: %s%s/%s", coll_name((coll_t)r->coll), r->ranks, lo, hi,
+               r->align > 1 ? " in multiples of " : "", r->align > 1 ? al : "", r->nccl ? "NCCL's " : "", r->algo,
+               proto_name((proto_t)r->proto));
+        if (r->channels) printf(" on %d channel%s", r->channels, r->channels > 1 ? "s" : "");
+        printf("\n");
     }
 }
 

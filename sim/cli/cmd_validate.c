@@ -13,6 +13,7 @@
 #include "../../topologies/units.h"
 #include "../../validate/calibrate.h"
 #include "../../validate/logplan.h"
+#include "../../validate/tuningplan.h"
 #include "../../validate/host.h"
 #include "../select.h"
 #include "cmd.h"
@@ -85,6 +86,8 @@ typedef struct {
     int algo_given, proto_given, model_given, contention_given;
     cmd_sets_t sets;
     char ranks_set[64];
+    topo_lib_rule_t logged[TOPO_MAX_LIB_RULES];   /* the plan the logs' TUNING lines give (tuningplan.h) */
+    int nlogged;
 } val_args_t;
 
 static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
@@ -199,8 +202,42 @@ static topo_t *machine_for(const val_args_t *a, machines_t *ms, int ranks, const
     return ms->other[ms->nother++] = m;
 }
 
+/* Does the run follow NCCL's word where a log gives it? -a nccl on baton's
+ * costs (not NCCL's own model, whose plan is its own). */
+static int follows_logs(const val_args_t *a) { return strcmp(a->algo, "nccl") == 0 && !a->nccl_model; }
+
+/* The plan log's TUNING lines give, as rules for machine `on` (a->logged). */
+static void read_logged_plan(val_args_t *a, const nt_log_t *log, const char *path, const topo_t *on) {
+    if (!follows_logs(a)) return;
+    tuningplan_rules(log, topo_whole_ranks(on), a->logged, &a->nlogged, TOPO_MAX_LIB_RULES);
+    for (int i = 0; i < log->nplan; i++)
+        if (log->plan[i].disagree)
+            fprintf(stderr, "baton: warning: %s:%d: NCCL's TUNING lines name more than one plan for %llu bytes; the first "
+                    "is kept\n", path, log->plan[i].line, (unsigned long long)log->plan[i].bytes);
+}
+
+/* The samples whose machine follows a plan NCCL's lines gave. */
+static int logged_samples(const topo_t *t, const cal_sample_t *s, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const topo_t *on = s[i].machine ? s[i].machine : t;
+        const topo_lib_rule_t *r = topo_library_rule(on, s[i].coll, topo_whole_ranks(on), s[i].bytes, -1);
+        k += r && r->nccl;
+    }
+    return k;
+}
+
+/* Machine t follows the logged plan where it can run it (else a warning). */
+static void apply_logged_plan(const val_args_t *a, topo_t *t, int quiet) {
+    char why[1024];
+    tuningplan_apply(t, a->logged, a->nlogged, why, sizeof why);
+    if (why[0] && !quiet)
+        fprintf(stderr, "baton: warning: %s has no row for what NCCL's TUNING lines say it ran (%s): -a nccl plans "
+                "those sizes\n", topo_name(t), why);
+}
+
 /* All logs' samples, each on the machine of its rank count. */
-static int load(const val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
+static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
     topo_t *t = ms->t;
     int cap = 0;
     *all = NULL;
@@ -223,6 +260,7 @@ static int load(const val_args_t *a, machines_t *ms, cal_sample_t **all, int *n,
             return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d (use --set, another topology, or --ranks)",
                            a->logs[i], log.ranks, topo_name(t), topo_nranks(t));
         }
+        read_logged_plan(a, &log, a->logs[i], on);
         rc = cal_samples(&log, &s, &m, e);
         for (int k = 0; rc == 0 && k < m; k++) s[k].machine = on == t ? NULL : on;
         nt_free(&log);
@@ -237,6 +275,8 @@ static int load(const val_args_t *a, machines_t *ms, cal_sample_t **all, int *n,
         *n += m;
         free(s);
     }
+    apply_logged_plan(a, t, 0);
+    for (int i = 0; i < ms->nother; i++) apply_logged_plan(a, ms->other[i], 0);
     return 0;
 }
 
@@ -314,9 +354,11 @@ typedef struct {
     double cv_mape;           /* -1: no cross-validation */
     double band_lo, band_hi;  /* % */
     int folds;
+    int logged;               /* sizes whose plan the logs' TUNING lines gave */
 } val_extra_t;
 
 static void json_extra(const val_extra_t *x) {
+    printf(",\"plan_logged_sizes\":%d", x->logged);
     if (x->cv_mape >= 0) printf(",\"cv_folds\":%d,\"cv_mape_pct\":%.4f,\"band_pct\":[%.4f,%.4f]", x->folds, x->cv_mape, x->band_lo, x->band_hi);
     if (x->fit == NULL) return;
     printf(",\"replanned\":%s,\"links_kept\":%s,\"parameters\":[", x->fit->replanned ? "true" : "false",
@@ -383,19 +425,24 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
     if (big >= 0) printf(", %.2f %% for sizes >= 64 MiB", big);
     if (held >= 0) printf(", %.2f %% on the held-out sizes", held);
     printf("\n");
+    if (x->logged)
+        printf("plan: NCCL's own at %d sizes, as the logs' TUNING lines say (NCCL_DEBUG_SUBSYS=TUNING); -a nccl's "
+               "elsewhere\n", x->logged);
     return 0;
 }
 
 /* A fresh copy of the machine for each fold of the cross-validation. */
 static topo_t *fresh_machine(void *ctx, baton_err_t *e) {
     const val_args_t *a = ctx;
-    return cmd_load_topo(a->topo, a->sets.v, a->sets.n, e);
+    topo_t *t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, e);
+    if (t) apply_logged_plan(a, t, 1);
+    return t;
 }
 
 static int cross_validate(const val_args_t *a, const cal_req_t *q, cal_sample_t *s, int n, val_extra_t *x, baton_err_t *e) {
     cal_cv_t cv = {0};
     int rc = cal_cross_validate(fresh_machine, (void *)a, q, s, n, a->cv, &cv, e);
-    if (rc == 0) *x = (val_extra_t){.fit = x->fit, .cv_mape = cv.mape_pct, .band_lo = cv.band_lo_pct,
+    if (rc == 0) *x = (val_extra_t){.fit = x->fit, .logged = x->logged, .cv_mape = cv.mape_pct, .band_lo = cv.band_lo_pct,
                                     .band_hi = cv.band_hi_pct, .folds = cv.folds};
     return rc;
 }
@@ -565,7 +612,7 @@ static int run(val_args_t *a, const char *cmd) {
     cal_req_t q = {.algo = host && !a->algo_given ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
                    .des = a->des, .contention = a->contention, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
                    .fit_efficiency = a->fit_eff};
-    val_extra_t x = {.cv_mape = -1};
+    val_extra_t x = {.cv_mape = -1, .logged = rc == 0 && follows_logs(a) ? logged_samples(t, s, n) : 0};
     if (rc == 0 && a->nccl_model && (a->calibrate || host))
         rc = err_set(&e, BATON_EINVAL, "--model nccl is NCCL's fixed tables: nothing to fit (use closed or des)");
     cal_fit_t f;

@@ -1,0 +1,31 @@
+/* tuningplan.h - the plan NCCL says it ran: a log's TUNING lines.
+ *
+ * Run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING, NCCL (2.21 on) prints
+ * on rank 0 for every call "AllReduce: 8388608 Bytes -> Algo RING proto
+ * LL128 channel{Lo..Hi}={0..15}" (nccltests.h reads them). That is NCCL's
+ * word on what ran, where -a nccl can only guess by baton's costs (its
+ * tuner decides by its own model, of its own version: validate/logplan.h
+ * infers a plan from the times instead). So where a log carries the lines,
+ * its sizes run on what they name: library rules in NCCL's names (a rule's
+ * nccl_algo: -a nccl picks among baton's rows of that algorithm, NCCL's
+ * tree being nccltree, dbtree or a chain by the machine), on the protocol
+ * and channel count they name. A run of consecutive sizes on one
+ * algorithm, protocol and channel count is one rule: between the logged
+ * sizes NCCL ran the same (its choice moves at thresholds). */
+#ifndef BATON_TUNINGPLAN_H
+#define BATON_TUNINGPLAN_H
+
+#include "../sim/run.h"
+#include "nccltests.h"
+
+/* The rules for the rows of log NCCL's lines name, for a machine of `ranks`
+ * ranks, appended to out[*n..max). */
+void tuningplan_rules(const nt_log_t *log, int ranks, topo_lib_rule_t *out, int *n, int max);
+
+/* Add each of r[0..n) written for t's rank count to t's library (as room
+ * allows) where t can run it (a row of the algorithm with the protocol);
+ * the others are left out and named in why ("pat/Simple at 1 MiB-4 MiB;
+ * ..."; empty if none). The count added. */
+int tuningplan_apply(topo_t *t, const topo_lib_rule_t *r, int n, char *why, size_t whyn);
+
+#endif
