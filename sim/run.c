@@ -550,8 +550,8 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
  * algorithm and protocol runs on the library's kernel too: its ceiling
  * holds (not the rule returned: nothing else changes). A rule in NCCL's
  * names (a log's TUNING lines) keeps -a nccl's choice among baton's rows of
- * that algorithm (NCCL's tree is nccltree, dbtree or a chain by the
- * machine), on the protocol it names. */
+ * that algorithm (NCCL's tree: whichever of nccltree, dbtree and bintree
+ * -a nccl would pick), on the protocol it names. */
 static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
     int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto, nccl = strcmp(q->algo, "nccl") == 0;
     const topo_lib_rule_t *r = nccl || q->nccl_sizing ? topo_library_rule(t, q->coll, topo_whole_ranks(t), q->bytes, proto) : NULL;

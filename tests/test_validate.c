@@ -161,6 +161,15 @@ Test(nccltests, tuning_lines_say_what_nccl_ran) {
     cr_expect_eq(p->channels, 2);
     cr_expect_eq(nt_row_plan(&l, 1)->proto, PROTO_LL128);
     nt_free(&l);
+    l = parse_ok("tests/data/nccl/tuning-numbered.txt", 0);     /* NCCL 2.20's: numbers, no collective */
+    cr_expect_eq(l.nplan, 3);
+    cr_expect_str_eq(nt_row_plan(&l, 0)->algo, "tree");
+    cr_expect_eq(nt_row_plan(&l, 0)->proto, PROTO_LL128);
+    cr_expect_eq(nt_row_plan(&l, 0)->channels, 0);
+    cr_expect_str_eq(nt_row_plan(&l, 2)->algo, "ring");
+    cr_expect_eq(nt_row_plan(&l, 2)->proto, PROTO_SIMPLE);
+    cr_expect_null(nt_row_plan(&l, 3));
+    nt_free(&l);
     baton_err_t e = {0};
     nt_log_t bad;
     cr_expect_neq(nt_parse("tests/data/nccl/tuning-bad.txt", 0, &bad, &e), 0);

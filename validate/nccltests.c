@@ -158,23 +158,41 @@ static int add_plan(state_t *st, const nt_plan_t *x, baton_err_t *e) {
     return 0;
 }
 
+/* NCCL 2.20-2.2x's numbered line, "... NCCL INFO 8388608 Bytes -> Algo 1
+ * proto 2 time 123.4" (no collective: the log's; no channels): into the
+ * named form. The numbers are nccl_common.h's (TREE 0, RING 1, ...; LL 0,
+ * LL128 1, SIMPLE 2). 0, or 1 where the line is not this form. */
+static int numbered(const char *p, char *func, unsigned long long *bytes, char *algo, char *proto, int *n) {
+    static const char *const protos[] = {"LL", "LL128", "SIMPLE"};
+    static const char *const algos[] = {"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
+    int a, pr;
+    if (sscanf(p, "NCCL INFO %llu Bytes -> Algo %d proto %d%n", bytes, &a, &pr, n) != 3) return 1;
+    strcpy(func, "");
+    if (a >= 0 && a < 7) snprintf(algo, 32, "%s", algos[a]);
+    else snprintf(algo, 32, "%d", a);                   /* not one baton knows: said so */
+    if (pr >= 0 && pr < 3) snprintf(proto, 32, "%s", protos[pr]);
+    else snprintf(proto, 32, "%d", pr);
+    return 0;
+}
+
 /* "... NCCL INFO AllReduce: 8388608 Bytes -> Algo RING proto LL128
- * channel{Lo..Hi}={0..15}": 1 if it was one (kept), 0 if not, or an error
- * where it is one that does not read. Send and Recv lines are not calls of
- * a collective nccl-tests times: skipped. */
+ * channel{Lo..Hi}={0..15}" (or the numbered form): 1 if it was one (kept),
+ * 0 if not, or an error where it is one that does not read. Send and Recv
+ * lines are not calls of a collective nccl-tests times: skipped. */
 static int read_tuning(state_t *st, const char *s, int line, const char *path, baton_err_t *e) {
     const char *p = strstr(s, "NCCL INFO ");
     char func[32], algo[32], proto[32];
     unsigned long long bytes;
     int lo, hi, n = 0;
     if (p == NULL || strstr(p, " Bytes -> Algo ") == NULL) return 0;
-    if (sscanf(p, "NCCL INFO %31[A-Za-z]: %llu Bytes -> Algo %31s proto %31s%n", func, &bytes, algo, proto, &n) != 4)
+    if (sscanf(p, "NCCL INFO %31[A-Za-z]: %llu Bytes -> Algo %31s proto %31s%n", func, &bytes, algo, proto, &n) != 4 &&
+        numbered(p, func, &bytes, algo, proto, &n))
         return err_set(e, BATON_EPARSE, "%s:%d: cannot read NCCL's TUNING line (\"Func: N Bytes -> Algo A proto P\")", path, line);
-    int coll = nccl_func(func), pr = proto_parse(proto);
-    if (coll < 0) return 1;
+    int coll = func[0] ? nccl_func(func) : NT_PLAN_THE_LOGS, pr = proto_parse(proto);
+    if (coll == -1) return 1;
     if (nccl_algo(algo) < 0) return err_set(e, BATON_EPARSE, "%s:%d: NCCL algorithm '%s' is not one baton knows", path, line, algo);
     if (pr <= PROTO_NONE) return err_set(e, BATON_EPARSE, "%s:%d: NCCL protocol '%s' is not LL, LL128 or SIMPLE", path, line, proto);
-    nt_plan_t x = {.coll = (coll_t)coll, .bytes = bytes, .proto = pr, .line = line};
+    nt_plan_t x = {.coll = coll, .bytes = bytes, .proto = pr, .line = line};
     for (int i = 0; algo[i] && i < (int)sizeof x.algo - 1; i++) x.algo[i] = (char)tolower((unsigned char)algo[i]);
     const char *ch = strstr(p + n, "channel{Lo..Hi}=");
     if (ch && (sscanf(ch, "channel{Lo..Hi}={%d..%d}", &lo, &hi) != 2 || lo < 0 || hi < lo))
@@ -227,7 +245,8 @@ void nt_free(nt_log_t *log) {
 const nt_plan_t *nt_row_plan(const nt_log_t *log, int i) {
     uint64_t bytes = log->rows[i].count * (uint64_t)nt_type_size(log->type);
     for (int j = 0; j < log->nplan && bytes; j++)
-        if (log->plan[j].coll == log->coll && log->plan[j].bytes == bytes) return &log->plan[j];
+        if ((log->plan[j].coll == (int)log->coll || log->plan[j].coll == NT_PLAN_THE_LOGS) && log->plan[j].bytes == bytes)
+            return &log->plan[j];
     return NULL;
 }
 

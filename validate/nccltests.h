@@ -26,9 +26,12 @@ typedef struct nt_row {
 
 /* What NCCL says it ran a call on, from its NCCL_DEBUG=INFO
  * NCCL_DEBUG_SUBSYS=TUNING lines (rank 0, one per call: "AllReduce: 8388608
- * Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..15}", NCCL 2.21 on). */
+ * Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..15}"; from 2.20 to the
+ * named form, "8388608 Bytes -> Algo 1 proto 1 time 41.2", numbered and
+ * without the collective or the channels). */
+#define NT_PLAN_THE_LOGS (-2)        /* nt_plan_t.coll of a numbered line: the log's collective */
 typedef struct nt_plan {
-    coll_t coll;
+    int coll;                /* coll_t, or NT_PLAN_THE_LOGS */
     uint64_t bytes;          /* NCCL's nBytes: count x element, the row's count column */
     char algo[16];           /* NCCL's name in lower case: tree, ring, nvls, nvls_tree, pat, ... */
     int proto;               /* proto_t */

@@ -1,15 +1,16 @@
 /* tuningplan.h - the plan NCCL says it ran: a log's TUNING lines.
  *
- * Run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING, NCCL (2.21 on) prints
+ * Run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING, NCCL (2.20 on) prints
  * on rank 0 for every call "AllReduce: 8388608 Bytes -> Algo RING proto
- * LL128 channel{Lo..Hi}={0..15}" (nccltests.h reads them). That is NCCL's
+ * LL128 channel{Lo..Hi}={0..15}" or, before that form, "8388608 Bytes ->
+ * Algo 1 proto 1 time 41.2" (nccltests.h reads both). That is NCCL's
  * word on what ran, where -a nccl can only guess by baton's costs (its
  * tuner decides by its own model, of its own version: validate/logplan.h
  * infers a plan from the times instead). So where a log carries the lines,
  * its sizes run on what they name: library rules in NCCL's names (a rule's
  * nccl_algo: -a nccl picks among baton's rows of that algorithm, NCCL's
- * tree being nccltree, dbtree or a chain by the machine), on the protocol
- * and channel count they name. A run of consecutive sizes on one
+ * tree being whichever of nccltree, dbtree and bintree it would pick), on
+ * the protocol and channel count they name. A run of consecutive sizes on one
  * algorithm, protocol and channel count is one rule: between the logged
  * sizes NCCL ran the same (its choice moves at thresholds). */
 #ifndef BATON_TUNINGPLAN_H
