@@ -175,11 +175,23 @@ static int numbered(const char *p, char *func, unsigned long long *bytes, char *
     return 0;
 }
 
+/* A TUNING line baton cannot follow: counted, the first kept for the
+ * caller's warning (a newer NCCL's algorithm or format must not stop a log
+ * from validating; its sizes keep -a nccl's plan). */
+static int skip_tuning(state_t *st, int line, const char *why, const char *what) {
+    nt_log_t *log = st->log;
+    if (log->tuning_skipped++ == 0) {
+        log->tuning_skipped_line = line;
+        snprintf(log->tuning_skipped_why, sizeof log->tuning_skipped_why, why, what);
+    }
+    return 1;
+}
+
 /* "... NCCL INFO AllReduce: 8388608 Bytes -> Algo RING proto LL128
- * channel{Lo..Hi}={0..15}" (or the numbered form): 1 if it was one (kept),
- * 0 if not, or an error where it is one that does not read. Send and Recv
- * lines are not calls of a collective nccl-tests times: skipped. */
-static int read_tuning(state_t *st, const char *s, int line, const char *path, baton_err_t *e) {
+ * channel{Lo..Hi}={0..15}" (or the numbered form): 1 if it was one (kept,
+ * or skipped where it does not read), 0 if not. Send and Recv lines are not
+ * calls of a collective nccl-tests times. */
+static int read_tuning(state_t *st, const char *s, int line, baton_err_t *e) {
     const char *p = strstr(s, "NCCL INFO ");
     char func[32], algo[32], proto[32];
     unsigned long long bytes;
@@ -187,22 +199,22 @@ static int read_tuning(state_t *st, const char *s, int line, const char *path, b
     if (p == NULL || strstr(p, " Bytes -> Algo ") == NULL) return 0;
     if (sscanf(p, "NCCL INFO %31[A-Za-z]: %llu Bytes -> Algo %31s proto %31s%n", func, &bytes, algo, proto, &n) != 4 &&
         numbered(p, func, &bytes, algo, proto, &n))
-        return err_set(e, BATON_EPARSE, "%s:%d: cannot read NCCL's TUNING line (\"Func: N Bytes -> Algo A proto P\")", path, line);
+        return skip_tuning(st, line, "a TUNING line not in a form baton reads%s", "");
     int coll = func[0] ? nccl_func(func) : NT_PLAN_THE_LOGS, pr = proto_parse(proto);
     if (coll == -1) return 1;
-    if (nccl_algo(algo) < 0) return err_set(e, BATON_EPARSE, "%s:%d: NCCL algorithm '%s' is not one baton knows", path, line, algo);
-    if (pr <= PROTO_NONE) return err_set(e, BATON_EPARSE, "%s:%d: NCCL protocol '%s' is not LL, LL128 or SIMPLE", path, line, proto);
+    if (nccl_algo(algo) < 0) return skip_tuning(st, line, "NCCL's algorithm '%s', which baton does not know", algo);
+    if (pr <= PROTO_NONE) return skip_tuning(st, line, "NCCL's protocol '%s', which baton does not know", proto);
     nt_plan_t x = {.coll = coll, .bytes = bytes, .proto = pr, .line = line};
     for (int i = 0; algo[i] && i < (int)sizeof x.algo - 1; i++) x.algo[i] = (char)tolower((unsigned char)algo[i]);
     const char *ch = strstr(p + n, "channel{Lo..Hi}=");
     if (ch && (sscanf(ch, "channel{Lo..Hi}={%d..%d}", &lo, &hi) != 2 || lo < 0 || hi < lo))
-        return err_set(e, BATON_EPARSE, "%s:%d: cannot read the channels (\"channel{Lo..Hi}={lo..hi}\")", path, line);
+        return skip_tuning(st, line, "channels not in the form channel{Lo..Hi}={lo..hi}%s", "");
     if (ch) x.channels = hi - lo + 1;
     return add_plan(st, &x, e) < 0 ? -1 : 1;
 }
 
 static int parse_line(state_t *st, char *s, int line, const char *path, baton_err_t *e) {
-    int tuning = read_tuning(st, s, line, path, e);
+    int tuning = read_tuning(st, s, line, e);
     if (tuning != 0) return tuning < 0 ? tuning : 0;
     s = strip_prefix(s);
     while (isspace((unsigned char)*s)) s++;

@@ -51,6 +51,9 @@ typedef struct nt_log {
     int nrows;
     nt_plan_t *plan;         /* one per (collective, nBytes) NCCL's TUNING lines name */
     int nplan;
+    int tuning_skipped;      /* TUNING lines baton cannot follow (an unknown algorithm or form) */
+    int tuning_skipped_line; /* the first of them, and what it was */
+    char tuning_skipped_why[96];
 } nt_log_t;
 
 /* The plan NCCL's lines give row i of log, or NULL. */

@@ -210,6 +210,9 @@ static int follows_logs(const val_args_t *a) { return strcmp(a->algo, "nccl") ==
 static void read_logged_plan(val_args_t *a, const nt_log_t *log, const char *path, const topo_t *on) {
     if (!follows_logs(a)) return;
     tuningplan_rules(log, topo_whole_ranks(on), a->logged, &a->nlogged, TOPO_MAX_LIB_RULES);
+    if (log->tuning_skipped)
+        fprintf(stderr, "baton: warning: %s:%d: %s (%d such line%s): those sizes keep -a nccl's plan\n", path,
+                log->tuning_skipped_line, log->tuning_skipped_why, log->tuning_skipped, log->tuning_skipped > 1 ? "s" : "");
     for (int i = 0; i < log->nplan; i++)
         if (log->plan[i].disagree)
             fprintf(stderr, "baton: warning: %s:%d: NCCL's TUNING lines name more than one plan for %llu bytes; the first "
@@ -426,8 +429,8 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
     if (held >= 0) printf(", %.2f %% on the held-out sizes", held);
     printf("\n");
     if (x->logged)
-        printf("plan: NCCL's own at %d sizes, as the logs' TUNING lines say (NCCL_DEBUG_SUBSYS=TUNING); -a nccl's "
-               "elsewhere\n", x->logged);
+        printf("plan: NCCL's own at %d size%s, as the logs' TUNING lines say (NCCL_DEBUG_SUBSYS=TUNING); -a nccl's "
+               "elsewhere\n", x->logged, x->logged > 1 ? "s" : "");
     return 0;
 }
 
