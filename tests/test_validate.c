@@ -436,7 +436,8 @@ static char *json_row(const char *out, unsigned long long bytes) {
 
 /* Where a log carries NCCL's TUNING lines, -a nccl runs those sizes on what
  * they name, on baton's rows of it (NCCL's tree on two A100 nodes: nccltree)
- * and their channels; the other sizes are as without the lines. The 2 x 8
+ * and their channels, and says what it would have guessed alone; the other
+ * sizes are as without the lines. The 2 x 8
  * A100 log with lines naming the tree from 1 GiB (tests/data): -a nccl alone
  * plans the ring at 1-4 GiB. A calibration writes them as rules in NCCL's
  * names, and the written machine plans and predicts the same without them. */
@@ -449,6 +450,7 @@ Test(calibrate, nccls_tuning_lines_plan_the_sizes_they_name) {
     snprintf(cmd, sizeof cmd, "%s" SHARED "/a100x16_2node_oci_roce_allreduce.txt", args);
     cr_assert_eq(th_cli(cmd, &without, 1), 0, "%s", without);
     cr_expect(strstr(with, "\"plan_logged_sizes\":7") != NULL, "%s", with);
+    cr_expect(strstr(with, "\"plan_guessed_same\":3") != NULL, "-a nccl alone: the ring at 128 MiB-4 GiB: %s", with);
     cr_expect(strstr(without, "\"plan_logged_sizes\":0") != NULL, "%s", without);
     for (unsigned long long b = 8; b <= (8ull << 30); b *= 2) {
         char *w = json_row(with, b), *o = json_row(without, b);
@@ -456,6 +458,8 @@ Test(calibrate, nccls_tuning_lines_plan_the_sizes_they_name) {
         else if (b >= (128ull << 20)) cr_expect(strstr(w, "\"algorithm\":\"ring\",\"protocol\":\"Simple\""), "%s", w);
         else cr_expect_str_eq(strstr(w, "\"predicted_s\""), strstr(o, "\"predicted_s\""), "no line: as without");
         if (b == (2ull << 30)) cr_expect(strstr(o, "\"algorithm\":\"ring\""), "-a nccl's own guess: %s", o);
+        if (b == (2ull << 30)) cr_expect(strstr(w, "\"nccl_said\":true,\"guess\":\"ring/Simple\""), "%s", w);
+        if (b < (128ull << 20)) cr_expect(strstr(w, "nccl_said") == NULL, "%s", w);
         free(w), free(o);
     }
     free(with), free(without);

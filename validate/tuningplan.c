@@ -61,3 +61,23 @@ int tuningplan_apply(topo_t *t, const topo_lib_rule_t *r, int n, char *why, size
     }
     return added;
 }
+
+int tuningplan_guess(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const char **algo, proto_t *proto,
+                     baton_err_t *e) {
+    topo_t *on = x->machine ? x->machine : t;
+    topo_library_t *l = &topo_params(on)->lib, saved = *l;
+    const topo_lib_rule_t *r = topo_library_rule(on, x->coll, topo_whole_ranks(on), x->bytes, -1);
+    if (r == NULL || !r->nccl || strcmp(q->algo, "nccl")) return 0;
+    l->nrules = 0;                                  /* the others, without NCCL's word */
+    for (int i = 0; i < saved.nrules; i++)
+        if (!saved.rule[i].nccl) l->rule[l->nrules++] = saved.rule[i];
+    double time;
+    int rc = cal_predict(t, q, x, &time, algo, proto, e);
+    *l = saved;
+    return rc < 0 ? rc : 1;
+}
+
+int tuningplan_same(coll_t coll, const char *a, proto_t pa, const char *b, proto_t pb) {
+    const algo_t *x = algo_find(coll, a), *y = algo_find(coll, b);
+    return pa == pb && x && y && (x == y || (x->nccl && y->nccl && strcmp(x->nccl, y->nccl) == 0));
+}

@@ -17,6 +17,7 @@
 #define BATON_TUNINGPLAN_H
 
 #include "../sim/run.h"
+#include "calibrate.h"
 #include "nccltests.h"
 
 /* The rules for the rows of log NCCL's lines name, for a machine of `ranks`
@@ -28,5 +29,14 @@ void tuningplan_rules(const nt_log_t *log, int ranks, topo_lib_rule_t *out, int 
  * the others are left out and named in why ("pat/Simple at 1 MiB-4 MiB;
  * ..."; empty if none). The count added. */
 int tuningplan_apply(topo_t *t, const topo_lib_rule_t *r, int n, char *why, size_t whyn);
+
+/* For sample x on t (or its own machine): 1 if a rule from NCCL's lines
+ * plans it, with what -a nccl alone would plan there (the machine without
+ * those rules) in *algo, *proto; 0 if none does; < 0 on error. */
+int tuningplan_guess(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const char **algo, proto_t *proto,
+                     baton_err_t *e);
+
+/* Does the plan (algo, proto) run what NCCL's algorithm and protocol there are (rows' algo_t.nccl)? */
+int tuningplan_same(coll_t coll, const char *a, proto_t pa, const char *b, proto_t pb);
 
 #endif

@@ -389,35 +389,43 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
     double all = cal_mape(t, q, s, n, -1, 0, e), big = cal_mape(t, q, s, n, -1, 64ull << 20, e);
     double held = cal_mape(t, q, s, n, 1, 0, e);
     if (all < -1.5 || big < -1.5 || held < -1.5) return e->code ? e->code : BATON_EINVAL;
-    int disturbed = 0;
+    int disturbed = 0, agree = 0;
     if (!json) printf("%-44s %10s %12s %12s %8s  %s\n", "log", "size", "measured", "predicted", "error", "model");
     else printf("{\"topology\":\"%s\",\"ranks\":%d,\"rows\":[", topo_name(t), topo_nranks(t));
     for (int i = 0; i < n; i++) {
         double p;
-        const char *algo;
-        proto_t pr;
-        char sz[32], m[32], pp[32];
+        const char *algo, *ga;
+        proto_t pr, gp;
+        char sz[32], m[32], pp[32], guess[64] = "";
         if (cal_predict(t, q, &s[i], &p, &algo, &pr, e) < 0) return e->code;
+        int said = tuningplan_guess(t, q, &s[i], &ga, &gp, e);
+        if (said < 0) return e->code;
+        if (said) snprintf(guess, sizeof guess, "%s/%s", ga, proto_name(gp));
+        agree += said && tuningplan_same(s[i].coll, algo, pr, ga, gp);
         double err = 100 * (p - s[i].meas_s) / s[i].meas_s;
         if (json) {
             printf("%s{\"log\":\"%s\",\"line\":%d,\"collective\":\"%s\",\"bytes\":%llu,\"measured_s\":%.9g,\"predicted_s\":%.9g,"
-                   "\"error_pct\":%.4f,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"held_out\":%s,\"disturbed\":%s}",
+                   "\"error_pct\":%.4f,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"held_out\":%s,\"disturbed\":%s%s%s%s}",
                    i ? "," : "", file_of[i], s[i].line, coll_name(s[i].coll), (unsigned long long)s[i].bytes, s[i].meas_s, p,
-                   err, algo, proto_name(pr), s[i].held_out ? "true" : "false", s[i].disturbed ? "true" : "false");
+                   err, algo, proto_name(pr), s[i].held_out ? "true" : "false", s[i].disturbed ? "true" : "false",
+                   said ? ",\"nccl_said\":true,\"guess\":\"" : "", guess, said ? "\"" : "");
             continue;
         }
         const char *base = strrchr(file_of[i], '/');
         units_fmt_size(s[i].bytes, sz, sizeof sz);
         units_fmt_time(s[i].meas_s, m, sizeof m);
         units_fmt_time(p, pp, sizeof pp);
-        printf("%-44.44s %10s %12s %12s %+7.1f%%  %s/%s%s%s\n", base ? base + 1 : file_of[i], sz, m, pp, err, algo,
-               proto_name(pr), s[i].held_out ? "  (held out)" : "", s[i].disturbed ? "  (*)" : "");
+        int differs = said && !tuningplan_same(s[i].coll, algo, pr, ga, gp);
+        printf("%-44.44s %10s %12s %12s %+7.1f%%  %s/%s%s%s%s%s%s%s\n", base ? base + 1 : file_of[i], sz, m, pp, err, algo,
+               proto_name(pr), said ? " (NCCL's)" : "", differs ? " [-a nccl alone: " : "", differs ? guess : "",
+               differs ? "]" : "", s[i].held_out ? "  (held out)" : "", s[i].disturbed ? "  (*)" : "");
         disturbed += s[i].disturbed;
     }
     if (json) {
         printf("],\"mape_pct\":%.4f,\"mape_large_pct\":%s", all, big >= 0 ? "" : "null");
         if (big >= 0) printf("%.4f", big);
         if (held >= 0) printf(",\"mape_held_out_pct\":%.4f", held);
+        printf(",\"plan_guessed_same\":%d", agree);
         json_extra(x);
         printf("}\n");
         return 0;
@@ -429,8 +437,8 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
     if (held >= 0) printf(", %.2f %% on the held-out sizes", held);
     printf("\n");
     if (x->logged)
-        printf("plan: NCCL's own at %d size%s, as the logs' TUNING lines say (NCCL_DEBUG_SUBSYS=TUNING); -a nccl's "
-               "elsewhere\n", x->logged, x->logged > 1 ? "s" : "");
+        printf("plan: NCCL's own at %d size%s, as the logs' TUNING lines say (NCCL_DEBUG_SUBSYS=TUNING), where -a nccl "
+               "alone plans %d the same; -a nccl's elsewhere\n", x->logged, x->logged > 1 ? "s" : "", agree);
     return 0;
 }
 
