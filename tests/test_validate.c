@@ -132,7 +132,9 @@ Test(nccltests, format_variants) {
 
 /* NCCL's TUNING lines (NCCL_DEBUG_SUBSYS=TUNING) say what each call ran on:
  * the row whose count x element is the line's nBytes (a rank's part for an
- * all-gather), the first line where later ones for the same call disagree;
+ * all-gather), the first line where later ones for the same call disagree.
+ * A real run prints them between a row's columns, even on its line: the
+ * row is put back together;
  * Send lines are not a collective's; a line baton cannot follow (a newer
  * NCCL's algorithm) is counted for a warning, its size left to -a nccl. */
 Test(nccltests, tuning_lines_say_what_nccl_ran) {
@@ -161,6 +163,22 @@ Test(nccltests, tuning_lines_say_what_nccl_ran) {
     cr_expect_eq(p->channels, 2);
     cr_expect_eq(nt_row_plan(&l, 1)->proto, PROTO_LL128);
     nt_free(&l);
+    l = parse_ok("tests/data/nccl/tuning-interleaved.txt", 0);  /* as a run prints it: rows cut apart */
+    cr_expect_eq(l.nrows, 3);
+    cr_expect_eq(l.ranks, 8);
+    cr_expect_eq(l.rows[0].bytes, 256);
+    cr_expect_float_eq(l.rows[0].oop_us, 62.40, 1e-9);
+    cr_expect_float_eq(l.rows[0].ip_us, 62.05, 1e-9);
+    cr_expect_eq(l.rows[0].line, 7, "the line the row starts on");
+    cr_expect_float_eq(l.rows[2].ip_us, 63.80, 1e-9);
+    cr_expect_str_eq(nt_row_plan(&l, 0)->algo, "tree");
+    cr_expect_str_eq(nt_row_plan(&l, 2)->algo, "ring");
+    cr_expect_eq(nt_row_plan(&l, 2)->proto, PROTO_LL);
+    nt_free(&l);
+    baton_err_t cut = {0};
+    nt_log_t killed;
+    cr_expect_neq(nt_parse("tests/data/nccl/tuning-cut.txt", 0, &killed, &cut), 0, "a row cut off for good");
+    cr_expect(strstr(cut.msg, "tuning-cut.txt:10:") && strstr(cut.msg, "cut off"), "%s", cut.msg);
     l = parse_ok("tests/data/nccl/tuning-numbered.txt", 0);     /* NCCL 2.20's: numbers, no collective */
     cr_expect_eq(l.nplan, 3);
     cr_expect_str_eq(nt_row_plan(&l, 0)->algo, "tree");

@@ -26,14 +26,18 @@ typedef struct {
     int have_coll, has_root_col, rank_lines, nthread, ngpus;
     nt_log_t *log;
     int cap, plan_cap;
+    char pend[512];          /* a row NCCL's INFO lines cut apart: its columns so far */
+    int pend_line, npend;
 } state_t;
 
-/* Skip "[1,0]<stdout>:" or " 12: " at the start of a line. */
+/* Skip "[1,0]<stdout>:", "[0] " or " 12: " at the start of a line. */
 static char *strip_prefix(char *s) {
     if (s[0] == '[') {
         char *p = strstr(s, "]<stdout>:");
         if (p == NULL) p = strstr(s, "]<stderr>:");
         if (p) return p + 10;
+        for (p = s + 1; isdigit((unsigned char)*p); p++) {}
+        if (p > s + 1 && p[0] == ']' && p[1] == ' ') return p + 2;
     }
     char *p = s;
     while (*p == ' ') p++;
@@ -213,19 +217,90 @@ static int read_tuning(state_t *st, const char *s, int line, baton_err_t *e) {
     return add_plan(st, &x, e) < 0 ? -1 : 1;
 }
 
-static int parse_line(state_t *st, char *s, int line, const char *path, baton_err_t *e) {
-    int tuning = read_tuning(st, s, line, e);
-    if (tuning != 0) return tuning < 0 ? tuning : 0;
-    s = strip_prefix(s);
+/* Where the NCCL INFO line whose "NCCL INFO" is at p starts in s: before
+ * its "host:pid:tid [dev] " and a launcher's "[rank] " glued to what came
+ * before it (nccl-tests prints a row's columns as it goes, and NCCL's lines
+ * land in between: "... sum  -1[0] host:1:1 [0] NCCL INFO ..."). */
+static char *info_start(char *s, char *p) {
+    char *q = p;
+    while (q > s && q[-1] == ' ') q--;
+    if (q > s && q[-1] == ']') { while (q > s && q[-1] != '[') q--; if (q > s) q--; }      /* [dev] */
+    while (q > s && q[-1] == ' ') q--;
+    while (q > s && q[-1] != ' ' && q[-1] != ']') q--;                                     /* host:pid:tid */
+    char *r = q;
+    while (r > s && r[-1] == ' ') r--;
+    if (r > s && r[-1] == ']') {                                                           /* [rank] */
+        while (r > s && r[-1] != '[') r--;
+        if (r > s) q = r - 1;
+    }
+    return q;
+}
+
+static int numeric(char **tok, int n) {
+    double v;
+    for (int i = 0; i < n; i++) if (number(tok[i], &v) < 0) return 0;
+    return n > 0;
+}
+
+/* The columns a whole row has: 4 + root + 8 (two groups). */
+static int whole_row(const state_t *st, int n) {
+    return st->has_root_col >= 0 ? 4 + st->has_root_col + 8 : n >= 13 ? 13 : 12;
+}
+
+/* The row NCCL's lines cut apart, read from its columns so far. */
+static int finish_pending(state_t *st, const char *path, baton_err_t *e) {
+    char *tok[32];
+    int n = 0;
+    if (st->npend == 0) return 0;
+    st->npend = 0;
+    for (char *t = strtok(st->pend, " "); t && n < 32; t = strtok(NULL, " ")) tok[n++] = t;
+    return read_row(st, tok, n, st->pend_line, path, e);
+}
+
+/* Add columns to the pending row; read it once whole. */
+static int add_pending(state_t *st, char **tok, int n, int line, const char *path, baton_err_t *e) {
+    size_t at = strlen(st->pend);
+    if (st->npend == 0) at = 0, st->pend[0] = '\0', st->pend_line = line;
+    for (int i = 0; i < n && at < sizeof st->pend; i++)
+        at += (size_t)snprintf(st->pend + at, sizeof st->pend - at, "%s%s", at ? " " : "", tok[i]);
+    st->npend += n;
+    if (at >= sizeof st->pend) return err_set(e, BATON_EPARSE, "%s:%d: a row too long to read", path, st->pend_line);
+    return st->npend >= whole_row(st, st->npend) ? finish_pending(st, path, e) : 0;
+}
+
+/* The text of a line that is not NCCL's (or the part before NCCL's): a
+ * comment, a row, a row's first columns (cut: NCCL's line followed), or
+ * more columns of a row cut before. */
+static int row_text(state_t *st, char *s, int line, int cut, const char *path, baton_err_t *e) {
     while (isspace((unsigned char)*s)) s++;
-    if (*s == '#' || *s == '>') { learn_comment(st, s); return 0; }
+    if (*s == '\0') return 0;
+    int rc = *s == '#' || *s == '>' ? finish_pending(st, path, e) : 0;
+    if (*s == '#' || *s == '>') { learn_comment(st, s); return rc; }
     learn_test(st, s);
     char *tok[32];
     int n = 0;
     for (char *t = strtok(s, " \t\r\n"); t && n < 32; t = strtok(NULL, " \t\r\n")) tok[n++] = t;
+    if (st->npend && numeric(tok, n)) return add_pending(st, tok, n, line, path, e);
+    if ((rc = finish_pending(st, path, e)) < 0) return rc;
     if (n > 0 && !strcmp(tok[0], "size")) { learn_comment(st, s); return 0; }   /* an old header without '#' */
-    if (!row_like(tok, n)) return 0;                                         /* INFO lines, warnings, ... */
-    return read_row(st, tok, n, line, path, e);
+    if (!row_like(tok, n)) return 0;                                         /* warnings, ... */
+    return cut ? add_pending(st, tok, n, line, path, e) : read_row(st, tok, n, line, path, e);
+}
+
+/* NCCL's own line in s ("NCCL INFO" or "NCCL WARN"), or NULL. */
+static char *nccl_line(char *s) {
+    char *i = strstr(s, "NCCL INFO"), *w = strstr(s, "NCCL WARN");
+    return i && (!w || i < w) ? i : w;
+}
+
+static int parse_line(state_t *st, char *s, int line, const char *path, baton_err_t *e) {
+    s = strip_prefix(s);
+    char *info = nccl_line(s);
+    if (info == NULL) return row_text(st, s, line, 0, path, e);
+    if (read_tuning(st, info, line, e) < 0) return -1;
+    char *at = info_start(s, info);
+    *at = '\0';
+    return row_text(st, s, line, 1, path, e);
 }
 
 int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
@@ -236,6 +311,7 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     char buf[4096];
     int line = 0, rc = 0;
     while (rc == 0 && fgets(buf, sizeof buf, f)) rc = parse_line(&st, buf, ++line, path, e);
+    if (rc == 0) rc = finish_pending(&st, path, e);
     fclose(f);
     if (rc == 0 && out->nrows == 0) rc = err_set(e, BATON_EPARSE, "%s: no result rows (is this an nccl-tests log?)", path);
     out->stated_ranks = st.rank_lines > 0 ? st.rank_lines : st.nthread * st.ngpus;
