@@ -160,6 +160,31 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
     free(out);
 }
 
+/* The record keeps the NCCL its logs ran; validating a log of another
+ * NCCL (major.minor) against it says so: plans and protocols move between
+ * versions. */
+Test(overlay, the_record_keeps_the_logs_nccl) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 0 -o build/h200-nccl.yaml "
+                        "--nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
+    free(out);
+    char *text = th_slurp("build/h200-nccl.yaml");
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "  nccl: \"2.30.4+cuda13.2\"\n") != NULL, "%s", text);
+    free(text);
+    cr_assert_eq(th_cli("topo build/h200-nccl.yaml", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "logs of NCCL 2.30.4+cuda13.2") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t build/h200-nccl.yaml --set nics=1 --nccl-tests "
+                        "validate/logs/nccl-tests-extra/h200x16_2node_singlenic_schmaustech_allreduce.txt", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "ran NCCL 2.27.3+cuda12.9; h200-nccl was calibrated on logs of NCCL 2.30.4+cuda13.2") != NULL,
+              "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t build/h200-nccl.yaml --nccl-tests " H200_LOG, &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "calibrated on logs of NCCL") == NULL, "the same NCCL: %s", out);
+    free(out);
+}
+
 /* Nor across a hole in the fitted sizes: the band is measured between
  * fitted neighbours, so sizes held out from 64 KiB to 64 MiB get the time
  * alone, and the two runs either side keep it; one size left out (a gap of
@@ -236,6 +261,7 @@ Test(overlay, bad_overlays_are_errors_with_places) {
         {"extends: ../../topologies/hgx-h100.yaml\ncalibration: {seen: [{coll: alltoall2, ranks: 8, min: 8, max: 8}]}\n",
          "unknown collective"},
         {"extends: ../../topologies/hgx-h100.yaml\nparams: {nodez: 2}\n", "no parameter 'nodez'"},
+        {"extends: ../../topologies/hgx-h100.yaml\ncalibration: {nccl: [2.19, 2.27]}\n", "'nccl' is the logs' NCCL versions"},
         {"extends: ../../topologies/hgx-h100.yaml\nlibrary: {rules: [{coll: allreduce, ranks: 8, min: 1, max: 8, "
          "nccl_algo: hypercube, proto: LL}]}\n", "no row of NCCL's algorithm 'hypercube'"},
         {"extends: ../../topologies/hgx-h100.yaml\nlibrary: {rules: [{coll: allreduce, ranks: 8, min: 1, max: 8, "

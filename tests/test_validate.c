@@ -180,6 +180,7 @@ Test(nccltests, tuning_lines_say_what_nccl_ran) {
     cr_expect_neq(nt_parse("tests/data/nccl/tuning-cut.txt", 0, &killed, &cut), 0, "a row cut off for good");
     cr_expect(strstr(cut.msg, "tuning-cut.txt:10:") && strstr(cut.msg, "cut off"), "%s", cut.msg);
     l = parse_ok("tests/data/nccl/tuning-numbered.txt", 0);     /* NCCL 2.20's: numbers, no collective */
+    cr_expect_str_eq(l.nccl_version, "2.20.3", "nccl-tests' nccl-library=22003");
     cr_expect_eq(l.nplan, 3);
     cr_expect_str_eq(nt_row_plan(&l, 0)->algo, "tree");
     cr_expect_eq(nt_row_plan(&l, 0)->proto, PROTO_LL128);
@@ -195,6 +196,22 @@ Test(nccltests, tuning_lines_say_what_nccl_ran) {
     cr_expect(strstr(l.tuning_skipped_why, "'HYPERCUBE'") != NULL, "%s", l.tuning_skipped_why);
     cr_expect_null(nt_row_plan(&l, 1));
     nt_free(&l);
+}
+
+/* The NCCL version a log states: NCCL's own line (with its CUDA), which
+ * wins over nccl-tests' library number; nothing where neither is printed. */
+Test(nccltests, the_nccl_version_a_log_states) {
+    const char *cases[][2] = {
+        {LOGS "/nccl-tests-extra/a100x16_2node_p4d_efa_awsefaeks_allreduce.txt", "2.9.9+cuda11.2"},
+        {LOGS "/nccl-tests-extra/h200x16_2node_singlenic_schmaustech_allreduce.txt", "2.27.3+cuda12.9"},
+        {LOGS "/nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt", "2.30.4+cuda13.2"},
+        {SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nt_log_t l = parse_ok(cases[i][0], 0);
+        cr_expect_str_eq(l.nccl_version, cases[i][1], "%s", cases[i][0]);
+        nt_free(&l);
+    }
 }
 
 /* A row's time: the two columns' mean, unless they run the same transfers

@@ -85,6 +85,7 @@ typedef struct topo_calib {
     topo_seen_t seen[TOPO_MAX_SEEN];
     char what_if[96];    /* the first --set K=V that moved the machine from what its logs ran
                             (another value than the file records): no band; "" if none */
+    char nccl[64];       /* the NCCL versions the logs state ("2.19.3, 2.27.3+cuda12.9"); "" unknown */
 } topo_calib_t;
 
 /* The collective library on the machine where it is not NCCL's own rules

@@ -109,6 +109,7 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
         fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, gpus_per_thread: %d}\n", coll_name((coll_t)k->seen[i].coll),
                 k->seen[i].ranks, (unsigned long long)k->seen[i].min, (unsigned long long)k->seen[i].max,
                 k->seen[i].gpus_per_thread);
+    if (k->nccl[0]) fprintf(f, "  nccl: "), quoted(f, k->nccl), fprintf(f, "\n");
     if (date) fprintf(f, "  date: %s\n", date);
     fprintf(f, "  logs:\n");
     for (int i = 0; i < nlogs; i++) fprintf(f, "    - "), quoted(f, logs[i]), fprintf(f, "\n");

@@ -697,7 +697,7 @@ static int read_seen(ctx_t *c, yaml_node_t *v, topo_calib_t *k) {
  * cv_mape_pct: 5.1, band_pct: [-6.1, 5.3], seen: [...], logs: [...], date: ...}. */
 static int read_calibration(ctx_t *c, yaml_node_t *root) {
     static const char *const keys[] = {"algo", "proto", "model", "mape_pct", "cv_mape_pct", "band_pct", "seen", "logs",
-                                       "date", NULL};
+                                       "date", "nccl", NULL};
     yaml_node_t *m = get(c, root, "calibration"), *v;
     topo_calib_t *k = &topo_params(c->t)->calib;
     int rc;
@@ -727,6 +727,10 @@ static int read_calibration(ctx_t *c, yaml_node_t *root) {
         if (!lo || !hi || e1 == lo || *e1 || e2 == hi || *e2 || k->band_lo_pct > k->band_hi_pct)
             return fail(c, v, "'band_pct' is [low, high]: the errors (%%) held-out sizes fell within", NULL, NULL);
     }
+    const char *nv = (v = get(c, m, "nccl")) ? scalar(v) : NULL;
+    if (v && (nv == NULL || strlen(nv) >= sizeof k->nccl))
+        return fail(c, v, "'nccl' is the logs' NCCL versions, at most 63 characters", NULL, NULL);
+    snprintf(k->nccl, sizeof k->nccl, "%s", nv ? nv : "");
     k->nseen = 0, k->what_if[0] = '\0';            /* an overlay's record replaces its base's */
     return (v = get(c, m, "seen")) ? read_seen(c, v, k) : 0;
 }

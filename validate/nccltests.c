@@ -28,6 +28,7 @@ typedef struct {
     int cap, plan_cap;
     char pend[512];          /* a row NCCL's INFO lines cut apart: its columns so far */
     int pend_line, npend;
+    int version_said;        /* NCCL's "NCCL version" line was read (nccl-tests' number yields to it) */
 } state_t;
 
 /* Skip "[1,0]<stdout>:", "[0] " or " 12: " at the start of a line. */
@@ -287,6 +288,21 @@ static int row_text(state_t *st, char *s, int line, int cut, const char *path, b
     return cut ? add_pending(st, tok, n, line, path, e) : read_row(st, tok, n, line, path, e);
 }
 
+/* The NCCL version a line states: NCCL's own "NCCL version 2.19.3+cuda12.3"
+ * (with NCCL_DEBUG=VERSION or INFO), or nccl-tests' header "nccl-library=21903". */
+static void learn_version(state_t *st, const char *s) {
+    const char *p = strstr(s, "NCCL version ");
+    char v[32];
+    int code;
+    if (st->version_said) return;
+    if (p && sscanf(p, "NCCL version %31s", v) == 1 && isdigit((unsigned char)v[0])) {     /* NCCL's own: with +cuda */
+        snprintf(st->log->nccl_version, sizeof st->log->nccl_version, "%s", v);
+        st->version_said = 1;
+    } else if (!st->log->nccl_version[0] && (p = strstr(s, "nccl-library=")) && sscanf(p, "nccl-library=%d", &code) == 1 &&
+               code >= 20000 && code < 100000)
+        snprintf(st->log->nccl_version, sizeof st->log->nccl_version, "%d.%d.%d", code / 10000, code / 100 % 100, code % 100);
+}
+
 /* NCCL's own line in s ("NCCL INFO" or "NCCL WARN"), or NULL. */
 static char *nccl_line(char *s) {
     char *i = strstr(s, "NCCL INFO"), *w = strstr(s, "NCCL WARN");
@@ -295,6 +311,7 @@ static char *nccl_line(char *s) {
 
 static int parse_line(state_t *st, char *s, int line, const char *path, baton_err_t *e) {
     s = strip_prefix(s);
+    learn_version(st, s);
     char *info = nccl_line(s);
     if (info == NULL) return row_text(st, s, line, 0, path, e);
     if (read_tuning(st, info, line, e) < 0) return -1;

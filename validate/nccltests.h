@@ -51,6 +51,8 @@ typedef struct nt_log {
     int nrows;
     nt_plan_t *plan;         /* one per (collective, nBytes) NCCL's TUNING lines name */
     int nplan;
+    char nccl_version[32];   /* "2.27.3+cuda12.9" (NCCL's "NCCL version" line, or nccl-tests'
+                                "nccl-library=22703"); "" where the log does not say */
     int tuning_skipped;      /* TUNING lines baton cannot follow (an unknown algorithm or form) */
     int tuning_skipped_line; /* the first of them, and what it was */
     char tuning_skipped_why[96];

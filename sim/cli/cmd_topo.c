@@ -105,6 +105,7 @@ static void calibration(const topo_t *t) {
     if (k->cv_mape_pct >= 0) printf(", %.2f %% held out", k->cv_mape_pct);
     if (k->band_lo_pct < k->band_hi_pct) printf("; 90 %% of held-out errors in [%+.1f %%, %+.1f %%]", k->band_lo_pct, k->band_hi_pct);
     printf("\n");
+    if (k->nccl[0]) printf("                 logs of NCCL %s\n", k->nccl);
     if (k->nseen) {
         char seen[512];
         cmd_seen_text(k, seen, sizeof seen);

@@ -88,6 +88,7 @@ typedef struct {
     char ranks_set[64];
     topo_lib_rule_t logged[TOPO_MAX_LIB_RULES];   /* the plan the logs' TUNING lines give (tuningplan.h) */
     int nlogged;
+    char nccl[64];           /* the NCCL versions the logs state, distinct, ", " between */
 } val_args_t;
 
 static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
@@ -239,6 +240,29 @@ static void apply_logged_plan(const val_args_t *a, topo_t *t, int quiet) {
                 "those sizes\n", topo_name(t), why);
 }
 
+/* major.minor of an NCCL version ("2.19" of "2.19.3+cuda12.3"). */
+static void minor_of(const char *v, char *out, size_t n) {
+    int major, minor;
+    if (sscanf(v, "%d.%d", &major, &minor) == 2) snprintf(out, n, "%d.%d", major, minor);
+    else snprintf(out, n, "%s", v);
+}
+
+/* Note the log's NCCL version; warn where a calibrated machine's logs ran
+ * another major.minor (its plan, protocols and latencies differ by version). */
+static void note_version(val_args_t *a, const topo_t *t, const nt_log_t *log, const char *path) {
+    const char *v = log->nccl_version, *rec = topo_params_c(t)->calib.nccl;
+    char mine[32], theirs[32];
+    if (!v[0]) return;
+    minor_of(v, mine, sizeof mine);
+    minor_of(rec, theirs, sizeof theirs);
+    if (rec[0] && !strstr(rec, mine))
+        fprintf(stderr, "baton: warning: %s ran NCCL %s; %s was calibrated on logs of NCCL %s (its plan and protocols "
+                "differ by version)\n", path, v, topo_name(t), rec);
+    if (strstr(a->nccl, v)) return;
+    size_t at = strlen(a->nccl);
+    if (at + strlen(v) + 3 < sizeof a->nccl) snprintf(a->nccl + at, sizeof a->nccl - at, "%s%s", at ? ", " : "", v);
+}
+
 /* All logs' samples, each on the machine of its rank count. */
 static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
     topo_t *t = ms->t;
@@ -264,6 +288,7 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
                            a->logs[i], log.ranks, topo_name(t), topo_nranks(t));
         }
         read_logged_plan(a, &log, a->logs[i], on);
+        note_version(a, t, &log, a->logs[i]);
         rc = cal_samples(&log, &s, &m, e);
         for (int k = 0; rc == 0 && k < m; k++) s[k].machine = on == t ? NULL : on;
         nt_free(&log);
@@ -549,6 +574,7 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     *k = (topo_calib_t){.present = 1, .mape_pct = mape, .cv_mape_pct = x->cv_mape, .band_lo_pct = x->band_lo,
                         .band_hi_pct = x->band_hi};
     snprintf(k->algo, sizeof k->algo, "%s", q->algo);
+    snprintf(k->nccl, sizeof k->nccl, "%s", a->nccl);
     record_seen(k, t, s, n);
     snprintf(k->proto, sizeof k->proto, "%s", q->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)q->proto));
     snprintf(k->model, sizeof k->model, "%s", model_name(a));
