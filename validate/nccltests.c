@@ -167,16 +167,17 @@ static int add_plan(state_t *st, const nt_plan_t *x, baton_err_t *e) {
  * proto 2 time 123.4" (no collective: the log's; no channels): into the
  * named form. The numbers are nccl_common.h's (TREE 0, RING 1, ...; LL 0,
  * LL128 1, SIMPLE 2). 0, or 1 where the line is not this form. */
+#define NAME 32              /* a TUNING line's names: func, algo, proto buffers */
 static int numbered(const char *p, char *func, unsigned long long *bytes, char *algo, char *proto, int *n) {
     static const char *const protos[] = {"LL", "LL128", "SIMPLE"};
     static const char *const algos[] = {"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
     int a, pr;
     if (sscanf(p, "NCCL INFO %llu Bytes -> Algo %d proto %d%n", bytes, &a, &pr, n) != 3) return 1;
     strcpy(func, "");
-    if (a >= 0 && a < 7) snprintf(algo, 32, "%s", algos[a]);
-    else snprintf(algo, 32, "%d", a);                   /* not one baton knows: said so */
-    if (pr >= 0 && pr < 3) snprintf(proto, 32, "%s", protos[pr]);
-    else snprintf(proto, 32, "%d", pr);
+    if (a >= 0 && a < 7) snprintf(algo, NAME, "%s", algos[a]);
+    else snprintf(algo, NAME, "%d", a);                 /* not one baton knows: said so */
+    if (pr >= 0 && pr < 3) snprintf(proto, NAME, "%s", protos[pr]);
+    else snprintf(proto, NAME, "%d", pr);
     return 0;
 }
 
@@ -198,7 +199,7 @@ static int skip_tuning(state_t *st, int line, const char *why, const char *what)
  * calls of a collective nccl-tests times. */
 static int read_tuning(state_t *st, const char *s, int line, baton_err_t *e) {
     const char *p = strstr(s, "NCCL INFO ");
-    char func[32], algo[32], proto[32];
+    char func[NAME], algo[NAME], proto[NAME];
     unsigned long long bytes;
     int lo, hi, n = 0;
     if (p == NULL || strstr(p, " Bytes -> Algo ") == NULL) return 0;
@@ -275,14 +276,17 @@ static int add_pending(state_t *st, char **tok, int n, int line, const char *pat
 static int row_text(state_t *st, char *s, int line, int cut, const char *path, baton_err_t *e) {
     while (isspace((unsigned char)*s)) s++;
     if (*s == '\0') return 0;
-    int rc = *s == '#' || *s == '>' ? finish_pending(st, path, e) : 0;
-    if (*s == '#' || *s == '>') { learn_comment(st, s); return rc; }
+    if (*s == '#' || *s == '>') {
+        int rc = finish_pending(st, path, e);
+        learn_comment(st, s);
+        return rc;
+    }
     learn_test(st, s);
     char *tok[32];
     int n = 0;
     for (char *t = strtok(s, " \t\r\n"); t && n < 32; t = strtok(NULL, " \t\r\n")) tok[n++] = t;
     if (st->npend && numeric(tok, n)) return add_pending(st, tok, n, line, path, e);
-    if ((rc = finish_pending(st, path, e)) < 0) return rc;
+    if (finish_pending(st, path, e) < 0) return -1;
     if (n > 0 && !strcmp(tok[0], "size")) { learn_comment(st, s); return 0; }   /* an old header without '#' */
     if (!row_like(tok, n)) return 0;                                         /* warnings, ... */
     return cut ? add_pending(st, tok, n, line, path, e) : read_row(st, tok, n, line, path, e);

@@ -251,10 +251,9 @@ static void minor_of(const char *v, char *out, size_t n) {
  * another major.minor (its plan, protocols and latencies differ by version). */
 static void note_version(val_args_t *a, const topo_t *t, const nt_log_t *log, const char *path) {
     const char *v = log->nccl_version, *rec = topo_params_c(t)->calib.nccl;
-    char mine[32], theirs[32];
+    char mine[32];
     if (!v[0]) return;
     minor_of(v, mine, sizeof mine);
-    minor_of(rec, theirs, sizeof theirs);
     if (rec[0] && !strstr(rec, mine))
         fprintf(stderr, "baton: warning: %s ran NCCL %s; %s was calibrated on logs of NCCL %s (its plan and protocols "
                 "differ by version)\n", path, v, topo_name(t), rec);
@@ -409,6 +408,39 @@ static void json_extra(const val_extra_t *x) {
     printf("]");
 }
 
+/* One row of the table: the model's time for sample x, and where NCCL's
+ * TUNING lines planned it, what -a nccl alone would have (*agree counts
+ * the same). */
+static int table_row(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const char *file, int json, int first,
+                     int *agree, baton_err_t *e) {
+    double p;
+    const char *algo, *ga;
+    proto_t pr, gp;
+    char sz[32], m[32], pp[32], guess[64] = "";
+    if (cal_predict(t, q, x, &p, &algo, &pr, e) < 0) return -1;
+    int said = tuningplan_guess(t, q, x, &ga, &gp, e), same = said > 0 && tuningplan_same(x->coll, algo, pr, ga, gp);
+    if (said < 0) return -1;
+    if (said) snprintf(guess, sizeof guess, "%s/%s", ga, proto_name(gp));
+    *agree += same;
+    double err = 100 * (p - x->meas_s) / x->meas_s;
+    if (json) {
+        printf("%s{\"log\":\"%s\",\"line\":%d,\"collective\":\"%s\",\"bytes\":%llu,\"measured_s\":%.9g,\"predicted_s\":%.9g,"
+               "\"error_pct\":%.4f,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"held_out\":%s,\"disturbed\":%s%s%s%s}",
+               first ? "" : ",", file, x->line, coll_name(x->coll), (unsigned long long)x->bytes, x->meas_s, p, err, algo,
+               proto_name(pr), x->held_out ? "true" : "false", x->disturbed ? "true" : "false",
+               said ? ",\"nccl_said\":true,\"guess\":\"" : "", guess, said ? "\"" : "");
+        return 0;
+    }
+    const char *base = strrchr(file, '/');
+    units_fmt_size(x->bytes, sz, sizeof sz);
+    units_fmt_time(x->meas_s, m, sizeof m);
+    units_fmt_time(p, pp, sizeof pp);
+    printf("%-44.44s %10s %12s %12s %+7.1f%%  %s/%s%s%s%s%s%s%s\n", base ? base + 1 : file, sz, m, pp, err, algo,
+           proto_name(pr), said ? " (NCCL's)" : "", said && !same ? " [-a nccl alone: " : "", said && !same ? guess : "",
+           said && !same ? "]" : "", x->held_out ? "  (held out)" : "", x->disturbed ? "  (*)" : "");
+    return 0;
+}
+
 static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, const char **file_of, int json,
                  const val_extra_t *x, baton_err_t *e) {
     double all = cal_mape(t, q, s, n, -1, 0, e), big = cal_mape(t, q, s, n, -1, 64ull << 20, e);
@@ -418,32 +450,7 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
     if (!json) printf("%-44s %10s %12s %12s %8s  %s\n", "log", "size", "measured", "predicted", "error", "model");
     else printf("{\"topology\":\"%s\",\"ranks\":%d,\"rows\":[", topo_name(t), topo_nranks(t));
     for (int i = 0; i < n; i++) {
-        double p;
-        const char *algo, *ga;
-        proto_t pr, gp;
-        char sz[32], m[32], pp[32], guess[64] = "";
-        if (cal_predict(t, q, &s[i], &p, &algo, &pr, e) < 0) return e->code;
-        int said = tuningplan_guess(t, q, &s[i], &ga, &gp, e);
-        if (said < 0) return e->code;
-        if (said) snprintf(guess, sizeof guess, "%s/%s", ga, proto_name(gp));
-        agree += said && tuningplan_same(s[i].coll, algo, pr, ga, gp);
-        double err = 100 * (p - s[i].meas_s) / s[i].meas_s;
-        if (json) {
-            printf("%s{\"log\":\"%s\",\"line\":%d,\"collective\":\"%s\",\"bytes\":%llu,\"measured_s\":%.9g,\"predicted_s\":%.9g,"
-                   "\"error_pct\":%.4f,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"held_out\":%s,\"disturbed\":%s%s%s%s}",
-                   i ? "," : "", file_of[i], s[i].line, coll_name(s[i].coll), (unsigned long long)s[i].bytes, s[i].meas_s, p,
-                   err, algo, proto_name(pr), s[i].held_out ? "true" : "false", s[i].disturbed ? "true" : "false",
-                   said ? ",\"nccl_said\":true,\"guess\":\"" : "", guess, said ? "\"" : "");
-            continue;
-        }
-        const char *base = strrchr(file_of[i], '/');
-        units_fmt_size(s[i].bytes, sz, sizeof sz);
-        units_fmt_time(s[i].meas_s, m, sizeof m);
-        units_fmt_time(p, pp, sizeof pp);
-        int differs = said && !tuningplan_same(s[i].coll, algo, pr, ga, gp);
-        printf("%-44.44s %10s %12s %12s %+7.1f%%  %s/%s%s%s%s%s%s%s\n", base ? base + 1 : file_of[i], sz, m, pp, err, algo,
-               proto_name(pr), said ? " (NCCL's)" : "", differs ? " [-a nccl alone: " : "", differs ? guess : "",
-               differs ? "]" : "", s[i].held_out ? "  (held out)" : "", s[i].disturbed ? "  (*)" : "");
+        if (table_row(t, q, &s[i], file_of[i], json, i == 0, &agree, e) < 0) return e->code;
         disturbed += s[i].disturbed;
     }
     if (json) {
