@@ -57,6 +57,8 @@ a100=validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt
 # a library kernel's fitted ceiling, written into the overlay's library: and a link kept at the file's value
 mi300x=validate/logs/nccl-tests-extra/mi300x_x8_xgmi_hisohara_allreduce.txt
 [ -f "$mi300x" ] && run 0 calibrate -t topologies/mi300x.yaml --nccl-tests "$mi300x" --cv 0 -o "$out/cal-mi300x.yaml" --hold-out top
+run 0 validate -t topologies/hgx-h100.yaml --nccl-tests tests/data/nccl/tuning-interleaved.txt
+run 0 calibrate -t topologies/cluster-a100.yaml --set nodes=2 --cv 2 --nccl-tests tests/data/nccl/tuning-allreduce.txt -o "$out/cal-tuning.yaml"
 run 0 validate --backend host -c allreduce -a ring --ranks 4 --sizes 1KiB,16KiB,64KiB,256KiB
 run 0 sim -t topologies/cluster-h100.yaml --set sharp=true -c allreduce -a collnet -s 64KiB --verify --link-stats "$out/cn.csv"
 run 0 sim -t tests/data/machines/sharp-cluster.yaml --set nodes=5 --set nvls=false -c allreduce -a collnet_ring -s 4099 --pipeline 3 --verify
