@@ -105,6 +105,19 @@ Test(overlay, calibrated_machine_extends_its_base) {
     free(out);
 }
 
+/* Calibrate cluster-h100 (two nodes) on the 8 x 400G H200 log with ARGS
+ * into PATH: the written file's text. */
+static char *calibrate_h200(const char *args, const char *path) {
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "calibrate -t topologies/cluster-h100.yaml --set nodes=2 %s -o %s --nccl-tests " H200_LOG,
+             args, path);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    free(out);
+    char *text = th_slurp(path);
+    cr_assert_not_null(text, "%s", path);
+    return text;
+}
+
 /* predict -t FILE ARGS --json: is the answer given an interval? */
 static int interval_in(const char *file, const char *args) {
     char cmd[256], *out;
@@ -125,12 +138,7 @@ static int has_interval(const char *args) { return interval_in("build/h200-band.
  * and the text says why. A process per GPU (no -g) keeps the band's width
  * in seconds: the logs' launches are known, not errors. */
 Test(overlay, the_band_holds_where_the_logs_ran) {
-    char *out, *text;
-    cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 4 -o build/h200-band.yaml "
-                        "--nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
-    free(out);
-    text = th_slurp("build/h200-band.yaml");
-    cr_assert_not_null(text);
+    char *out, *text = calibrate_h200("--cv 4", "build/h200-band.yaml");
     cr_expect(strstr(text, "  seen:\n    - {coll: allreduce, ranks: 16, min: 1024, max: 17179869184, gpus_per_thread: 8}\n"),
               "%s", text);
     free(text);
@@ -164,12 +172,7 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
  * NCCL (major.minor) against it says so: plans and protocols move between
  * versions. */
 Test(overlay, the_record_keeps_the_logs_nccl) {
-    char *out;
-    cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 0 -o build/h200-nccl.yaml "
-                        "--nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
-    free(out);
-    char *text = th_slurp("build/h200-nccl.yaml");
-    cr_assert_not_null(text);
+    char *out, *text = calibrate_h200("--cv 0", "build/h200-nccl.yaml");
     cr_expect(strstr(text, "  nccl: \"2.30.4+cuda13.2\"\n") != NULL, "%s", text);
     free(text);
     cr_assert_eq(th_cli("topo build/h200-nccl.yaml", &out, 1), 0, "%s", out);
@@ -190,12 +193,7 @@ Test(overlay, the_record_keeps_the_logs_nccl) {
  * alone, and the two runs either side keep it; one size left out (a gap of
  * 4 in a -f 2 log, as a cross-validation fold leaves) is no hole. */
 Test(overlay, a_hole_in_the_fitted_sizes_has_no_band) {
-    char *out, *text;
-    cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 4 --hold-out 64KiB:64MiB "
-                        "-o build/h200-hole.yaml --nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
-    free(out);
-    text = th_slurp("build/h200-hole.yaml");
-    cr_assert_not_null(text);
+    char *out, *text = calibrate_h200("--cv 4 --hold-out 64KiB:64MiB", "build/h200-hole.yaml");
     cr_expect(strstr(text, "  seen:\n    - {coll: allreduce, ranks: 16, min: 1024, max: 32768, gpus_per_thread: 8}\n"
                            "    - {coll: allreduce, ranks: 16, min: 134217728, max: 17179869184, gpus_per_thread: 8}\n"),
               "%s", text);
@@ -208,9 +206,7 @@ Test(overlay, a_hole_in_the_fitted_sizes_has_no_band) {
     cr_expect(strstr(out, "no interval: the calibration's logs covered allreduce on 16 ranks, 1 KiB-32 KiB with -g 8; "
                           "allreduce on 16 ranks, 128 MiB-16 GiB with -g 8 only") != NULL, "%s", out);
     free(out);
-    cr_assert_eq(th_cli("calibrate -t topologies/cluster-h100.yaml --set nodes=2 --cv 4 --hold-out 1MiB:1MiB "
-                        "-o build/h200-gap.yaml --nccl-tests " H200_LOG, &out, 1), 0, "%s", out);
-    free(out);
+    free(calibrate_h200("--cv 4 --hold-out 1MiB:1MiB", "build/h200-gap.yaml"));
     cr_expect(interval_in("build/h200-gap.yaml", "-s 1MiB -g 8"), "one size left out");
 }
 
