@@ -7,11 +7,11 @@
 
 enum { HW_NVLINK, HW_PCI, HW_NET };
 
-static const double base_lat[TUNING_ALGO_COUNT][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}};
+static const double base_lat[TUNING_ALGO_COUNT][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
 static const double hw_lat[3][TUNING_ALGO_COUNT][3] = {
-    {{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}},     /* NVLink */
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}},     /* PCI */
-    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}},     /* NET */
+    {{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}, {0, 0, 25}},      /* NVLink */
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}, {0, 0, 0}},       /* PCI */
+    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}, {0, 0, 20.9}},    /* NET */
 };
 /* Columns: 1 node, 2 nodes, 4 or more. */
 static const double ring_ll128_max[TUNING_ARCH_COUNT][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
@@ -20,6 +20,8 @@ static const double tree_ll128_max[TUNING_ARCH_COUNT][3] = {{20, 20, 20}, {20, 2
 static const double tree_max[TUNING_ARCH_COUNT][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0},
                                                       {70.0, 42.8, 24.0}};
 static const double nvls_eff[TUNING_ARCH_COUNT] = {0, 0, 0.85, 0.74};
+static const double nvls_tree_max[TUNING_ARCH_COUNT][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5},
+                                                           {0, 96.0, 80.0}};
 static const double ll_max[TUNING_ARCH_COUNT][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0},
                                                     {282.0, 90.0, 70.0}};
 /* treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B .. 256 MiB. */
@@ -30,7 +32,7 @@ static const double tree_correction[3][23] = {
 };
 
 const char *tuning_algo_name(tuning_algo_t a) {
-    static const char *const names[TUNING_ALGO_COUNT] = {"Tree", "Ring", "CollNetDirect", "NVLS"};
+    static const char *const names[TUNING_ALGO_COUNT] = {"Tree", "Ring", "CollNetDirect", "NVLS", "NVLSTree"};
     return a < TUNING_ALGO_COUNT ? names[a] : "?";
 }
 
@@ -59,6 +61,9 @@ static int applies(const tuning_machine_t *m, coll_t c, tuning_algo_t a, int p) 
     if (a == TUNING_NVLS && (p != 2 || m->nvls_channels < 2 || (m->nnodes != 1 && !m->collnet) || nvls_eff[m->arch] == 0))
         return 0;                                       /* across nodes only with CollNet (SHARP) */
     if (a == TUNING_NVLS && m->nnodes > 1 && c != COLL_ALLREDUCE) return 0;   /* AG/RS: only with a plugin that has them */
+    if (a == TUNING_NVLS_TREE && (p != 2 || m->nvls_channels < 2 || m->nnodes == 1 || nvls_eff[m->arch] == 0 ||
+                                  c != COLL_ALLREDUCE))
+        return 0;                                       /* NVLS in each node, a tree between them */
     if (a == TUNING_COLLNET_DIRECT && (p != 2 || !m->collnet || !m->nvlink || c != COLL_ALLREDUCE)) return 0;
     if (p == 1 && !m->ll128) return 0;
     return 1;
@@ -81,6 +86,7 @@ double tuning_latency_us(const tuning_machine_t *m, coll_t c, tuning_algo_t a, p
     }
     if (a == TUNING_TREE) return lat + 2 * ((ppn - 1) * intra + log2i(nn) * inter);
     if (a == TUNING_COLLNET_DIRECT) return lat + 2 * ((ppn > 1 ? 1 : 0) * intra + (ppn - 1) * 0.4) + inter;
+    if (a == TUNING_NVLS_TREE) return lat + intra + 2 * log2i(nn) * inter;
     return intra + (nn > 1 ? inter : 0);                    /* NVLS: the base is dropped */
 }
 
@@ -89,11 +95,14 @@ static double algo_bw(const tuning_machine_t *m, coll_t c, tuning_algo_t a, int 
     int col = m->nnodes <= 2 ? m->nnodes - 1 : 2, n = m->nranks, ppn = n / m->nnodes;
     int cpu_row = m->nnodes == 1 ? (int)m->arch : m->cpu_amd ? 1 : 0;
     double ll_cap = ll_max[cpu_row][col], bus;
-    int nch = a == TUNING_NVLS ? m->nvls_channels : m->nchannels;
-    if (a == TUNING_NVLS) {
+    int nvls = a == TUNING_NVLS || a == TUNING_NVLS_TREE, nch = nvls ? m->nvls_channels : m->nchannels;
+    if (nvls) {
         double intra = m->nvls_bw * nvls_eff[m->arch] * (nch - 1) / nch;
         intra *= c == COLL_ALLREDUCE ? 2 : (double)(ppn - 1) / ppn;
-        bus = nch * (m->nnodes > 1 && m->nvls_inter < intra ? m->nvls_inter : intra);   /* min(intraBw, interBw) */
+        double inter = m->nvls_inter * (a == TUNING_NVLS_TREE && m->nnodes <= 2 ? 2 : 1);   /* two nodes: both ways */
+        double ch = m->nnodes > 1 && inter < intra ? inter : intra;                      /* min(intraBw, interBw) */
+        if (a == TUNING_NVLS_TREE && nvls_tree_max[m->arch][col] < ch) ch = nvls_tree_max[m->arch][col];
+        bus = nch * ch;
     } else {
         bus = nch * m->bw;
     }

@@ -21,8 +21,9 @@
 #include "proto.h"
 
 typedef enum { TUNING_VOLTA = 0, TUNING_AMPERE, TUNING_HOPPER, TUNING_BLACKWELL, TUNING_ARCH_COUNT } tuning_arch_t;
-/* In NCCL's loop order (its ties go to the first): Tree, Ring, CollNetDirect, NVLS. */
-typedef enum { TUNING_TREE = 0, TUNING_RING, TUNING_COLLNET_DIRECT, TUNING_NVLS, TUNING_ALGO_COUNT } tuning_algo_t;
+/* In NCCL's loop order (its ties go to the first): Tree, Ring, CollNetDirect,
+ * NVLS, NVLSTree (CollNetChain and PAT, which NCCL has too, are not modelled). */
+typedef enum { TUNING_TREE = 0, TUNING_RING, TUNING_COLLNET_DIRECT, TUNING_NVLS, TUNING_NVLS_TREE, TUNING_ALGO_COUNT } tuning_algo_t;
 
 /* What NCCL's model reads from the communicator and its graphs. */
 typedef struct tuning_machine {
@@ -33,7 +34,7 @@ typedef struct tuning_machine {
     int ll128;                 /* 1: LL128 enabled (NVLink inside nodes, sm >= 70) */
     int nchannels;             /* ring and tree channels */
     double bw;                 /* GB/s per ring/tree channel (graph bwIntra = bwInter) */
-    int nvls_channels;         /* 0: no NVLS (no reducing switch per node) */
+    int nvls_channels;         /* 0: no NVLS (no reducing switch per node); NVLS and NVLSTree's */
     double nvls_bw;            /* GB/s per NVLS channel (a GPU's link to its switch) */
     int collnet;               /* 1: a CollNet plugin (the fabric reduces: SHARP, several nodes):
                                   CollNetDirect, and NVLS across nodes; 0: NVLS on one node only */

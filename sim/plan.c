@@ -85,6 +85,13 @@ static void nccl_channels(tuning_machine_t *m, double total) {
     m->bw = s;
 }
 
+/* The cluster's reducing switches in its nodes (NVLS): a folded one built a
+ * few of its nodes, each with as many as every other. */
+static int node_reducers(const topo_t *t) {
+    int k = topo_nvls_reducers(t), built = topo_fold_witnesses(t);
+    return built > 0 && k % built == 0 ? k / built * topo_fold_nodes(t) : k;
+}
+
 int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_err_t *e) {
     algo_opts_t o = *o_in;
     run_opts_from_topo(t, &o);
@@ -103,9 +110,9 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     m->bw = bus / m->nchannels;
     if (!searched && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
     topo_route_t r;
-    int node_switches = topo_nvls_reducers(t);
+    int node_switches = node_reducers(t);
     m->collnet = tp->sharp.rails > 0 && m->nnodes > 1;                 /* a CollNet plugin: SHARP */
-    if (node_switches > 0 && (m->nnodes == 1 || (m->collnet && node_switches == m->nnodes)) &&
+    if (node_switches > 0 && (m->nnodes == 1 || node_switches == m->nnodes) &&
         topo_route(t, 0, topo_nranks(t), &r, NULL) == 0) {   /* rank 0 to the first reducing switch */
         m->nvls_channels = NVLS_CHANNELS;
         m->nvls_bw = nccl_bw(t, r.links[0], arch) / 1e9 / NVLS_CHANNELS;
@@ -117,7 +124,7 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
 /* Our registry row for NCCL's algorithm a (NVLS across nodes: collnet). */
 static const char *row_of(tuning_algo_t a, int nnodes) {
     return a == TUNING_TREE ? "nccltree" : a == TUNING_RING ? "ring" : a == TUNING_COLLNET_DIRECT ? "collnet_ring"
-         : nnodes > 1 ? "collnet" : "nvls";
+         : a == TUNING_NVLS_TREE ? "nvlstree" : nnodes > 1 ? "collnet" : "nvls";
 }
 
 static int algo_of(const char *name, int nnodes, tuning_algo_t *a) {
@@ -154,7 +161,7 @@ int plan_run(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e) {
             if (x >= 0 && (time < 0 || x < time)) time = x, a = (tuning_algo_t)i, pr = p2;
         }
     } else if (algo_of(q->algo, m.nnodes, &a) < 0) {
-        return err_set(e, BATON_EINVAL, "--model nccl times NCCL's algorithms only (ring, nccltree, nvls; collnet, "
+        return err_set(e, BATON_EINVAL, "--model nccl times NCCL's algorithms only (ring, nccltree, nvls; nvlstree, collnet, "
                        "collnet_ring across nodes), not '%s'", q->algo);
     } else {
         time = time_for(&m, q, a, &pr);

@@ -162,8 +162,8 @@ Test(tuning, nccl_model_ignores_class_efficiency) {
  * 1.5): 32 ranks on 4 Hopper nodes, 16 NVLS channels, 25 GB/s each to the
  * switch, 20 through the network: intraBw 25 x 0.85 x 15/16 x 2 = 39.84,
  * busBw 16 x min(39.84, 20) = 320, algBw 320 x 32 / 62; latency 25 + 18 us.
- * Without CollNet NCCL's loop skips it; on cluster-h100 with `sharp=true`
- * plan_machine says CollNet, without it not. */
+ * Without CollNet NCCL's loop skips it (NVLSTree is its way across); on
+ * cluster-h100 with `sharp=true` plan_machine says CollNet, without it not. */
 Test(tuning, nvls_across_nodes_with_collnet) {
     tuning_machine_t m = {.nranks = 32, .nnodes = 4, .arch = TUNING_HOPPER, .nvlink = 1, .ll128 = 1, .nchannels = 8,
                           .bw = 40, .nvls_channels = 16, .nvls_bw = 25, .collnet = 1, .nvls_inter = 20};
@@ -184,7 +184,7 @@ Test(tuning, nvls_across_nodes_with_collnet) {
         algo_opts_t o = {0};
         cr_assert_eq(plan_machine(t, &o, &m, NULL), 0);
         cr_expect_eq(m.collnet, sharp);
-        cr_expect_eq(m.nvls_channels, sharp ? 16 : 0);
+        cr_expect_eq(m.nvls_channels, 16, "NVLS in each node (NVLSTree's too)");
         run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO};
         run_out_t out;
         cr_assert_eq(plan_run(t, &q, &out, NULL), 0);
@@ -192,6 +192,46 @@ Test(tuning, nvls_across_nodes_with_collnet) {
         else cr_expect_str_neq(out.algo->name, "collnet");
         topo_free(t);
     }
+}
+
+/* NVLSTree (NCCL 2.30.7's tuning.cc): NVLS in each node, a tree between
+ * them, Simple all-reduce only, two nodes or more. Per NVLS channel the
+ * lower of intraBw (bwIntra x efficiency x (nCh - 1)/nCh x 2), interBw
+ * (bwInter, x 2 on two nodes) and Hopper's perChMaxNVLSTreeBw (57.7 on two
+ * nodes, 45.5 on more); algBw = nCh x that x nRanks / nsteps; latency
+ * NVLink's 25 + 2 log2(nNodes) x the network's 20.9, no base. 16 ranks on
+ * two nodes, 16 channels at 23.2 GB/s to the switch and 25 through the
+ * network: min(36.975, 50, 57.7) x 16 x 16/30 GB/s, 66.8 us; on four nodes
+ * (32 ranks) min(36.975, 25, 45.5) x 16 x 32/62, 108.6 us. The 2 x 8 H200
+ * logs' top sizes (busbw up to 485 GB/s, above what their rings carry) are
+ * NVLSTree's: --model nccl on cluster-h100 picks it from 64 MiB. */
+Test(tuning, nvls_tree_across_nodes) {
+    tuning_machine_t m = {.nranks = 16, .nnodes = 2, .arch = TUNING_HOPPER, .nvlink = 1, .ll128 = 1, .nchannels = 8,
+                          .bw = 50, .nvls_channels = 16, .nvls_bw = 23.2, .nvls_inter = 25};
+    uint64_t n = 1ull << 30;
+    double bw2 = 23.2 * 0.85 * 15 / 16 * 2 * 16 * 16.0 / 30;
+    cr_expect_float_eq(LAT(m, NVLS_TREE, SIMPLE), 66.8, 1e-9);
+    cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_NVLS_TREE, PROTO_SIMPLE, n), (66.8 + n / (1000 * bw2)) * 1e-6,
+                       1e-15);
+    cr_expect_lt(tuning_time(&m, COLL_ALLREDUCE, TUNING_NVLS_TREE, PROTO_LL128, n), 0, "Simple only");
+    cr_expect_lt(tuning_time(&m, COLL_ALLGATHER, TUNING_NVLS_TREE, PROTO_SIMPLE, n), 0, "all-reduce only");
+    m.nranks = 32, m.nnodes = 4;
+    double bw4 = 25.0 * 16 * 32.0 / 62;
+    cr_expect_float_eq(LAT(m, NVLS_TREE, SIMPLE), 25 + 2 * 2 * 20.9, 1e-9);
+    cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_NVLS_TREE, PROTO_SIMPLE, n),
+                       (25 + 4 * 20.9 + n / (1000 * bw4)) * 1e-6, 1e-15);
+    m.nranks = 8, m.nnodes = 1;
+    cr_expect_lt(tuning_time(&m, COLL_ALLREDUCE, TUNING_NVLS_TREE, PROTO_SIMPLE, n), 0, "one node: NVLS itself");
+    const char *sets[] = {"nodes=2"};
+    topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 1, NULL);
+    cr_assert_not_null(t);
+    for (uint64_t b = 64ull << 20; b <= (16ull << 30); b <<= 2) {
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = b, .proto = RUN_PROTO_AUTO};
+        run_out_t out;
+        cr_assert_eq(plan_run(t, &q, &out, NULL), 0);
+        cr_expect_str_eq(out.algo->name, "nvlstree", "%llu B", (unsigned long long)b);
+    }
+    topo_free(t);
 }
 
 /* CollNetDirect (section 1.4, 1.5): Simple all-reduce only, with a CollNet
