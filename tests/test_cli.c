@@ -190,6 +190,7 @@ Test(cli, options_root_channels_pipeline_group) {
 Test(cli, tp_example_prints_its_expected_output) { example_prints_expected("tp-decode-vs-prefill"); }
 
 Test(cli, where_the_time_goes_example_prints_its_expected_output) { example_prints_expected("where-the-time-goes"); }
+Test(cli, calibrate_and_ask_example_prints_its_expected_output) { example_prints_expected("calibrate-and-ask"); }
 
 /* step, concurrent and gpus: bad input names what is wrong (and a model
  * file's line), exits 1 or 2, never a crash. */
