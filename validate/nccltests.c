@@ -353,6 +353,7 @@ void nt_free(nt_log_t *log) {
 
 const nt_plan_t *nt_row_plan(const nt_log_t *log, int i) {
     uint64_t bytes = log->rows[i].count * (uint64_t)nt_type_size(log->type);
+    if (log->coll == COLL_ALLTOALL) return NULL;        /* sends and receives: no collective's plan */
     for (int j = 0; j < log->nplan && bytes; j++)
         if ((log->plan[j].coll == (int)log->coll || log->plan[j].coll == NT_PLAN_THE_LOGS) && log->plan[j].bytes == bytes)
             return &log->plan[j];

@@ -58,7 +58,8 @@ typedef struct nt_log {
     char tuning_skipped_why[96];
 } nt_log_t;
 
-/* The plan NCCL's lines give row i of log, or NULL. */
+/* The plan NCCL's lines give row i of log, or NULL (always for all-to-all,
+ * which NCCL runs as sends and receives). */
 const nt_plan_t *nt_row_plan(const nt_log_t *log, int i);
 
 /* Parse path; ranks > 0 overrides the log's rank count. 0 or an error
