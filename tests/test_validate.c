@@ -189,6 +189,10 @@ Test(nccltests, tuning_lines_say_what_nccl_ran) {
     cr_expect_eq(nt_row_plan(&l, 2)->proto, PROTO_SIMPLE);
     cr_expect_null(nt_row_plan(&l, 3));
     nt_free(&l);
+    l = parse_ok("tests/data/nccl/tuning-alltoall.txt", 0);     /* sends and receives: no collective's plan */
+    cr_expect_eq(l.coll, COLL_ALLTOALL);
+    cr_expect_null(nt_row_plan(&l, 0), "NCCL's nBytes 512 is the 1 KiB row's count x 4, yet no plan");
+    nt_free(&l);
     l = parse_ok("tests/data/nccl/tuning-unknown.txt", 0);      /* a newer NCCL's algorithm: counted, not followed */
     cr_expect_eq(l.nplan, 1);
     cr_expect_eq(l.tuning_skipped, 1);
