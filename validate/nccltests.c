@@ -224,8 +224,9 @@ static char *nccl_line(char *s) {
 static int parse_line(state_t *st, char *s, int line, const char *path, baton_err_t *e) {
     s = strip_prefix(s);
     learn_version(st, s);
-    char *info = nccl_line(s);
-    if (info == NULL) return row_text(st, s, line, 0, path, e);
+    char *info = nccl_line(s), *c = s;
+    while (*c == ' ' || *c == '\t') c++;
+    if (info == NULL || *c == '#') return row_text(st, s, line, 0, path, e);   /* a comment naming NCCL's lines */
     if (tuninglines_read(st->log, &st->plan_cap, info, line, e) < 0) return -1;
     char *at = info_start(s, info);
     *at = '\0';
