@@ -162,6 +162,8 @@ Test(nccltests, tuning_lines_say_what_nccl_ran) {
     cr_expect_eq(p->proto, PROTO_SIMPLE);
     cr_expect_eq(p->channels, 2);
     cr_expect_eq(nt_row_plan(&l, 1)->proto, PROTO_LL128);
+    cr_expect_str_eq(nt_row_plan(&l, 0)->algo, "ring", "the comment quoting a TREE line is not one");
+    cr_expect_eq(nt_row_plan(&l, 0)->disagree, 0);
     nt_free(&l);
     l = parse_ok("tests/data/nccl/tuning-interleaved.txt", 0);  /* as a run prints it: rows cut apart */
     cr_expect_eq(l.nrows, 3);
