@@ -463,6 +463,11 @@ Test(calibrate, the_logs_own_plan_is_read_where_the_file_plans_another) {
     free(out);
     expect_planned("build/cal-plan.yaml", "8MiB", "nccltree");
     expect_planned("build/cal-plan.yaml", "64MiB", "ring");
+    cr_assert_eq(th_cli("calibrate -t topologies/hgx-a100.yaml --cv 0 -o build/cal-plan2.yaml --nccl-tests "
+                        SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "hint: run nccl-tests with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING") != NULL,
+              "a plan read off the times: ask for NCCL's word: %s", out);
+    free(out);
 }
 
 /* The JSON row of a validate answer at `bytes`: from its {"log": to the next. */
@@ -508,6 +513,7 @@ Test(calibrate, nccls_tuning_lines_plan_the_sizes_they_name) {
              "--nccl-tests tests/data/nccl/tuning-allreduce.txt");
     cr_assert_eq(th_cli(cmd, &with, 0), 0, "%s", with);
     cr_expect(strstr(with, "tuning-allreduce.txt:") && strstr(with, "more than one plan for 8589934592 bytes"), "%s", with);
+    cr_expect(strstr(with, "hint:") == NULL, "the log says its plan: no hint to collect it: %s", with);
     free(with);
     char *text = th_slurp("build/cal-tuning.yaml");
     cr_assert_not_null(text);

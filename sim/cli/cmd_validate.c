@@ -634,10 +634,14 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
         printf("cross-validated (%d folds): MAPE %.2f %% on sizes each fit did not see; 90 %% of errors within "
                "[%+.1f %%, %+.1f %%]\n", x->folds, x->cv_mape, x->band_lo, x->band_hi);
     fflush(stdout);                               /* warnings after the table, not inside it */
+    int bound = 0;
     for (int i = 0; i < f->k; i++)
         if (f->p[i].at_bound)
-            fprintf(stderr, "baton calibrate: warning: %s ends at its bound (%g): the model lacks something these "
-                    "logs show, or the file's value is off\n", f->p[i].name, f->p[i].value);
+            bound = 1, fprintf(stderr, "baton calibrate: warning: %s ends at its bound (%g): the model lacks something "
+                               "these logs show, or the file's value is off\n", f->p[i].name, f->p[i].value);
+    if ((bound || f->nread) && x->logged == 0 && follows_logs(a))   /* a plan question the times cannot settle */
+        fprintf(stderr, "baton calibrate: hint: run nccl-tests with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING and the log "
+                "says which algorithm NCCL ran at each size; baton then follows it instead of guessing\n");
     if (a->out) printf("-> %s\n", a->out);
 }
 
