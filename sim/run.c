@@ -460,9 +460,11 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
 /* The channels NCCL runs a small call on (its enqueue; docs/reference/nccl.md,
  * runtime): a ring or tree drops channels while n < nc x threads x threshold,
  * the threshold per thread 8 B for LL (x p for a ring's) and LL128, 64 B for
- * Simple; threads 512 (LL128 640). Only when no --channels was given. */
-static int nccl_size_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc) {
+ * Simple; threads 512 (LL128 640). Only when no --channels was given; where
+ * NCCL said what it ran on (a rule from a log's TUNING lines: said > 0), that. */
+static int nccl_size_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc, int said) {
     if (a->nccl == NULL || pr == PROTO_NONE || (strcmp(a->nccl, "ring") && strcmp(a->nccl, "tree"))) return nc;
+    if (said > 0) return said;
     uint64_t nt = pr == PROTO_LL128 ? 640 : 512, thr = pr == PROTO_SIMPLE ? 64 : 8;
     if (pr == PROTO_LL && strcmp(a->nccl, "ring") == 0) thr *= (uint64_t)p;
     while (nc > 1 && n < (uint64_t)nc * nt * thr) nc--;
@@ -569,14 +571,6 @@ static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
     return r;
 }
 
-/* The channels a row NCCL sizes runs the call on: the rule's where it
- * names them (NCCL's own word, for its rings and trees), else NCCL's sizing. */
-static int sized_channels(const topo_lib_rule_t *rule, const algo_t *a, proto_t pr, int p, uint64_t n, int nc) {
-    int rt = a->nccl && (!strcmp(a->nccl, "ring") || !strcmp(a->nccl, "tree"));
-    if (rule && rule->channels && rt) return rule->channels;
-    return nccl_size_channels(a, pr, p, n, nc);
-}
-
 /* -a auto found no row: say why, from the first row of the collective
  * (alltoall's need the size to be a multiple of the rank count). */
 static int none_applies(const run_req_t *q, int p, baton_err_t *e) {
@@ -620,7 +614,8 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             run_req_t qc = *q;
             int sized = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
             if (q_in->opts.channels == 0 && sized)
-                qc.opts.channels = sized_channels(rule, rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels);
+                qc.opts.channels = nccl_size_channels(rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels,
+                                                      rule ? rule->channels : 0);
             int steps = q_in->opts.pipeline == 0 && sized
                       ? nccl_size_pipeline(rows[i], (proto_t)pr, o->ranks, q->opts.group, graph_node_nics(t),
                                            qc.opts.channels, q->bytes) : 0;

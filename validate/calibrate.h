@@ -111,6 +111,11 @@ typedef topo_t *(*cal_fresh_fn)(void *ctx, baton_err_t *e);
 int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sample_t *s, int n, int k, cal_cv_t *out,
                        baton_err_t *e);
 
+/* What the fitted samples of s[0..n) (those not held out) covered, into k's
+ * `seen:`: per collective, rank count (each sample's machine, else t's) and
+ * -g, the runs of sizes without a hole, where the record's band holds. */
+void cal_record_seen(topo_calib_t *k, const topo_t *t, const cal_sample_t *s, int n);
+
 /* One line per parameter: value, standard error, what it was, warnings. */
 void cal_fit_text(const cal_fit_t *f, char *buf, size_t n);
 

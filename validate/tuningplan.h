@@ -30,6 +30,9 @@ void tuningplan_rules(const nt_log_t *log, int ranks, topo_lib_rule_t *out, int 
  * ..."; empty if none). The count added. */
 int tuningplan_apply(topo_t *t, const topo_lib_rule_t *r, int n, char *why, size_t whyn);
 
+/* The rule from NCCL's lines that plans sample x on t (or its own machine), or NULL. */
+const topo_lib_rule_t *tuningplan_rule(const topo_t *t, const cal_sample_t *x);
+
 /* For sample x on t (or its own machine): 1 if a rule from NCCL's lines
  * plans it, with what -a nccl alone would plan there (the machine without
  * those rules) in *algo, *proto; 0 if none does; < 0 on error. */

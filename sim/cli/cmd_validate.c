@@ -225,11 +225,7 @@ static void read_logged_plan(val_args_t *a, const nt_log_t *log, const char *pat
 /* The samples whose machine follows a plan NCCL's lines gave. */
 static int logged_samples(const topo_t *t, const cal_sample_t *s, int n) {
     int k = 0;
-    for (int i = 0; i < n; i++) {
-        const topo_t *on = s[i].machine ? s[i].machine : t;
-        const topo_lib_rule_t *r = topo_library_rule(on, s[i].coll, topo_whole_ranks(on), s[i].bytes, -1);
-        k += r && r->nccl;
-    }
+    for (int i = 0; i < n; i++) k += tuningplan_rule(t, &s[i]) != NULL;
     return k;
 }
 
@@ -504,71 +500,6 @@ static void record_date(char *buf, size_t n) {
 
 static const char *model_name(const val_args_t *a) { return a->des ? "des" : a->nccl_model ? "nccl" : "closed"; }
 
-/* The seen entry of fitted sample x: its collective, rank count (a joint
- * fit's logs each at their own node count) and -g, its size. */
-static topo_seen_t seen_of(const topo_t *t, const cal_sample_t *x) {
-    int ranks = topo_nranks(x->machine ? x->machine : t), g = x->gpus_per_thread > 1 ? x->gpus_per_thread : 1;
-    return (topo_seen_t){(int)x->coll, ranks, x->bytes, x->bytes, g};
-}
-
-static int same_key(const topo_seen_t *a, const topo_seen_t *b) {
-    return a->coll == b->coll && a->ranks == b->ranks && a->gpus_per_thread == b->gpus_per_thread;
-}
-
-static int cmp_size(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* A run of fitted sizes ends where the next is more than SEEN_GAP times the
- * logs' own step beyond the last (the smallest ratio between neighbours: 2
- * for nccl-tests -f 2). The band is the cross-validation's, measured between
- * fitted neighbours (a fold leaves one size in K out); across a wider hole it
- * held for 53 % of the sizes, not 90 (scripts/band_coverage.sh: the middle
- * third held out), so a hole is outside what the logs saw. One size left out
- * of a -f 2 log (a gap of 4) is not a hole. */
-#define SEEN_GAP 2.0
-
-/* Add key's runs over the distinct sorted sizes v[0..m) to k, as room allows. */
-static void add_runs(topo_calib_t *k, topo_seen_t key, const uint64_t *v, int m) {
-    double step = 0;
-    for (int i = 1; i < m; i++)
-        if (step == 0 || (double)v[i] / v[i - 1] < step) step = (double)v[i] / v[i - 1];
-    key.min = key.max = v[0];
-    for (int i = 1; i <= m; i++) {
-        if (i < m && (double)v[i] / v[i - 1] <= SEEN_GAP * step) continue;
-        key.max = v[i - 1];
-        if (k->nseen == TOPO_MAX_SEEN) return;      /* more than the record holds: those stay without a band */
-        k->seen[k->nseen++] = key;
-        if (i < m) key.min = v[i];
-    }
-}
-
-/* What the fitted sizes covered, per collective, rank count and -g, in runs
- * without holes: where the record's band holds. */
-static void record_seen(topo_calib_t *k, const topo_t *t, const cal_sample_t *s, int n) {
-    uint64_t *v = malloc(((size_t)n + 1) * sizeof *v);
-    if (v == NULL) return;                          /* no record: every size then keeps the band */
-    for (int i = 0; i < n; i++) {
-        topo_seen_t key = seen_of(t, &s[i]);
-        int first = !s[i].held_out, m = 0;
-        for (int j = 0; j < i && first; j++) {
-            topo_seen_t other = seen_of(t, &s[j]);
-            first = s[j].held_out || !same_key(&key, &other);
-        }
-        for (int j = i; j < n && first; j++) {
-            topo_seen_t other = seen_of(t, &s[j]);
-            if (!s[j].held_out && same_key(&key, &other)) v[m++] = s[j].bytes;
-        }
-        if (m == 0) continue;
-        qsort(v, (size_t)m, sizeof *v, cmp_size);
-        int d = 1;
-        for (int j = 1; j < m; j++) if (v[j] != v[d - 1]) v[d++] = v[j];
-        add_runs(k, key, v, d);
-    }
-    free(v);
-}
-
 /* The calibrated machine: the original file extended, the fit's values, the record. */
 static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, const cal_fit_t *f, const val_extra_t *x,
                             const cal_sample_t *s, int n, double mape, baton_err_t *e) {
@@ -584,7 +515,7 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
                         .band_hi_pct = x->band_hi};
     snprintf(k->algo, sizeof k->algo, "%s", q->algo);
     snprintf(k->nccl, sizeof k->nccl, "%s", a->nccl);
-    record_seen(k, t, s, n);
+    cal_record_seen(k, t, s, n);
     snprintf(k->proto, sizeof k->proto, "%s", q->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)q->proto));
     snprintf(k->model, sizeof k->model, "%s", model_name(a));
     snprintf(stem, sizeof stem, "%s", strrchr(a->out, '/') ? strrchr(a->out, '/') + 1 : a->out);
