@@ -556,7 +556,7 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
  * -a nccl would pick), on the protocol it names. */
 static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
     int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto, nccl = strcmp(q->algo, "nccl") == 0;
-    const topo_lib_rule_t *r = nccl || q->nccl_sizing ? topo_library_rule(t, q->coll, topo_whole_ranks(t), q->bytes, proto) : NULL;
+    const topo_lib_rule_t *r = nccl || q->nccl_sizing ? topo_library_rule(t, q->coll, topo_whole_ranks(t), q->bytes, proto, !q->unsaid) : NULL;
     if (r == NULL) return NULL;
     if (!nccl) {
         if (!r->nccl && strcmp(r->algo, q->algo) == 0 && r->proto == proto) q->lib_busbw = r->max_busbw;

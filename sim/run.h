@@ -34,6 +34,8 @@ typedef struct run_req {
     int nccl_sizing;         /* a named algorithm on the channels and pipeline NCCL gives
                                 the call (nccl_size_channels, nccl_size_pipeline; -a nccl
                                 always does): a fit pinned to NCCL's plan */
+    int unsaid;              /* 1: plan as if the machine's library had no rules read off
+                                NCCL's TUNING lines (validate's own guess beside NCCL's word) */
     const char *nccl_algo;   /* -a nccl among baton's rows of this NCCL algorithm only (algo_t.nccl;
                                 set by run_collective from a library rule's nccl_algo); NULL: all */
     int gpus_per_thread;     /* GPUs one host thread launches on in turn (nccl-tests -g);

@@ -265,6 +265,9 @@ Test(overlay, bad_overlays_are_errors_with_places) {
         {"extends: ../../topologies/hgx-h100.yaml\nlibrary: {rules: [{coll: allreduce, ranks: 8, min: 1, max: 8, "
          "nccl_algo: tree, proto: LL, channels: 65}]}\n", "'channels' must be at most 64"},
         {"extends: self.yaml\n", "more than 8 deep"},
+        {"extends: ../../topologies/hgx-h100.yaml\npxn: true\n", "'pxn' shapes the machine"},
+        {"extends: ../../topologies/hgx-h100.yaml\ngroup_size: 4\n", "'group_size' shapes the machine"},
+        {"extends: ../../topologies/hgx-h100.yaml\nlaunch: 3\n", "'launch' must be a time"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *path = strstr(cases[i][0], "self.yaml") ? "build/ov/self.yaml" : "build/ov/bad.yaml";

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../topologies/graph.h"
+#include "../topologies/knobs.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
 
@@ -46,6 +47,66 @@ Test(topo_yaml, every_malformed_file_names_its_place) {
     }
     closedir(d);
     cr_expect_geq(n, 20, "only %d malformed files", n);
+}
+
+/* Every knob (topologies/knobs.c) reads the same from a machine file as from
+ * --set, each into its own field, and an overlay may set all but the three
+ * that shape the machine. */
+Test(topo_yaml, a_knob_reads_the_same_from_the_file_and_from_set) {
+    static const char *const kv[][2] = {
+        {"ports", "3"}, {"reduce_bw", "7GB/s"}, {"max_inflight", "5"}, {"group_size", "2"}, {"p2p", "false"},
+        {"bw_scale", "0.5"}, {"lat_scale", "2"}, {"channels", "4"}, {"launch", "3us"}, {"nvls_efficiency", "0.7"},
+        {"nvls_latency", "9us"}, {"host_bw", "11GB/s"}, {"pxn", "true"}, {"stage_bw", "4GB/s"},
+        {"stage_latency", "6us"}, {"ll_scan", "5ns"}};
+    enum { N = sizeof kv / sizeof kv[0] };
+    const char *body = "nodes:\n  - {name: \"g[0-3]\"}\n  - {name: cpu0, kind: cpu}\n  - {name: nic0, kind: nic}\n"
+                       "links:\n  - {mesh: \"g[0-3]\", bw: 100GB/s, latency: 1us}\n"
+                       "  - {a: \"g[0-3]\", b: cpu0, bw: 20GB/s, latency: 1us}\n  - {a: cpu0, b: nic0, bw: 20GB/s, latency: 1us}\n";
+    int n = 0;
+    while (knobs_name(n)) n++;
+    cr_assert_eq(n, N, "%d knobs, %d here: a new knob needs a value in this test", n, N);
+    FILE *f = fopen("build/knobs-file.yaml", "w"), *g = fopen("build/knobs-base.yaml", "w");
+    cr_assert(f && g);
+    fputs("name: knobs\n", f);
+    fputs("name: knobs\n", g);
+    char sets[N][64];
+    const char *setv[N];
+    for (int i = 0; i < N; i++) {
+        cr_expect(knobs_is(kv[i][0]), "%s", kv[i][0]);
+        cr_expect_eq(knobs_overlay(kv[i][0]), strcmp(kv[i][0], "group_size") && strcmp(kv[i][0], "p2p") && strcmp(kv[i][0], "pxn"),
+                     "%s", kv[i][0]);
+        fprintf(f, "%s: %s\n", kv[i][0], kv[i][1]);
+        snprintf(sets[i], sizeof sets[i], "%s=%s", kv[i][0], kv[i][1]);
+        setv[i] = sets[i];
+    }
+    fputs(body, f);
+    fputs(body, g);
+    fclose(f);
+    fclose(g);
+    baton_err_t e = {0};
+    topo_t *a = topo_yaml_load("build/knobs-file.yaml", NULL, 0, &e), *b = NULL, *d = NULL;
+    cr_assert_not_null(a, "%s", e.msg);
+    cr_assert_not_null(b = topo_yaml_load("build/knobs-base.yaml", setv, N, &e), "%s", e.msg);
+    cr_assert_not_null(d = topo_yaml_load("build/knobs-base.yaml", NULL, 0, &e), "%s", e.msg);
+    const topo_params_t *x = topo_params_c(a), *y = topo_params_c(b), *z = topo_params_c(d);
+    const double got[][3] = {
+        {x->ports, y->ports, 3}, {x->reduce_bw, y->reduce_bw, 7e9}, {x->max_inflight, y->max_inflight, 5},
+        {x->group_size, y->group_size, 2}, {x->p2p, y->p2p, 0}, {x->bw_scale, y->bw_scale, 0.5},
+        {x->lat_scale, y->lat_scale, 2}, {x->channels, y->channels, 4}, {x->launch, y->launch, 3e-6},
+        {x->nvls_eff, y->nvls_eff, 0.7}, {x->nvls_lat, y->nvls_lat, 9e-6}, {x->host_bw, y->host_bw, 11e9},
+        {x->pxn, y->pxn, 1}, {x->stage_bw, y->stage_bw, 4e9}, {x->stage_lat, y->stage_lat, 6e-6},
+        {x->ll_scan, y->ll_scan, 5e-9}};
+    const double dflt[] = {z->ports, z->reduce_bw, z->max_inflight, z->group_size, z->p2p, z->bw_scale, z->lat_scale,
+                           z->channels, z->launch, z->nvls_eff, z->nvls_lat, z->host_bw, z->pxn, z->stage_bw,
+                           z->stage_lat, z->ll_scan};
+    for (int i = 0; i < N; i++) {
+        cr_expect_float_eq(got[i][0], got[i][2], 1e-15 * (1 + got[i][2]), "%s from the file: %g", kv[i][0], got[i][0]);
+        cr_expect_float_eq(got[i][1], got[i][2], 1e-15 * (1 + got[i][2]), "%s from --set: %g", kv[i][0], got[i][1]);
+        cr_expect_neq(dflt[i], got[i][2], "%s: the test's value is the default, so it shows nothing", kv[i][0]);
+    }
+    topo_free(a);
+    topo_free(b);
+    topo_free(d);
 }
 
 /* A bracket may list numbers and ranges, in the order written. */

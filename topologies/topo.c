@@ -524,11 +524,11 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
 /* The library's rule for coll on p ranks at n bytes under protocol proto
  * (RUN_PROTO_AUTO-like -1: any), or NULL: the first that matches, as RCCL
  * takes the first MSCCL file that fits. */
-const topo_lib_rule_t *topo_library_rule(const topo_t *t, int coll, int p, uint64_t n, int proto) {
+const topo_lib_rule_t *topo_library_rule(const topo_t *t, int coll, int p, uint64_t n, int proto, int said) {
     const topo_library_t *l = &t->params.lib;
     for (int i = 0; i < l->nrules; i++) {
         const topo_lib_rule_t *r = &l->rule[i];
-        if (r->coll == coll && r->ranks == p && n >= r->min && n <= r->max && n % r->align == 0 &&
+        if ((said || !r->nccl) && r->coll == coll && r->ranks == p && n >= r->min && n <= r->max && n % r->align == 0 &&
             (proto < 0 || proto == r->proto))
             return r;
     }

@@ -293,8 +293,9 @@ const char *topo_reducer_name(const topo_t *t, int i);
 topo_params_t *topo_params(topo_t *t);
 const topo_params_t *topo_params_c(const topo_t *t);
 /* The library's rule (`library: rules:`) for coll on p ranks at n bytes
- * under protocol proto (-1: any), or NULL. */
-const topo_lib_rule_t *topo_library_rule(const topo_t *t, int coll, int p, uint64_t n, int proto);
+ * under protocol proto (-1: any), or NULL; with said 0, rules read off NCCL's
+ * own TUNING lines (topo_lib_rule_t.nccl) do not count. */
+const topo_lib_rule_t *topo_library_rule(const topo_t *t, int coll, int p, uint64_t n, int proto, int said);
 const char *topo_kind_name(node_kind_t k);
 int topo_kind_parse(const char *s);
 

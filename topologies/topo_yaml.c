@@ -50,6 +50,7 @@
 #include "expand.h"
 #include "fold.h"
 #include "generate.h"
+#include "knobs.h"
 #include "units.h"
 
 #define TEXT 1024
@@ -115,7 +116,7 @@ static int only_keys(ctx_t *c, yaml_node_t *m, const char *const *keys, const ch
         for (int i = 0; k && keys[i]; i++) ok |= strcmp(k, keys[i]) == 0;
         if (!ok) {
             char why[256];
-            snprintf(why, sizeof why, "unknown key '%.60s' in %.60s%s", k ? k : "?", what, k ? suggest_hint(k, keys) : "");
+            snprintf(why, sizeof why, "unknown key '%.60s' in %.80s%s", k ? k : "?", what, k ? suggest_hint(k, keys) : "");
             return fail(c, kn, "%s", why, NULL);
         }
     }
@@ -409,113 +410,40 @@ static int each(ctx_t *c, yaml_node_t *root, const char *key, int required, int 
     return 0;
 }
 
-static const char *const engine_keys[] = {"ports", "reduce_bw", "max_inflight", "group_size", "p2p",
-                                          "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency",
-                                          "nvls_latency", "host_bw", "pxn", "stage_bw", "stage_latency", "ll_scan", NULL};
-
-static int is_engine_key(const char *k) {
-    for (int i = 0; engine_keys[i]; i++)
-        if (strcmp(k, engine_keys[i]) == 0) return 1;
-    return 0;
+/* A key list: fixed, then the knobs (knobs.h; only those a calibrated
+ * overlay may set, if overlay), NULL-terminated in out[cap]. */
+static void with_knobs(const char *const *fixed, int overlay, const char **out, int cap) {
+    int n = 0;
+    for (int i = 0; fixed[i] && n < cap - 1; i++) out[n++] = fixed[i];
+    for (int i = 0; knobs_name(i) && n < cap - 1; i++)
+        if (!overlay || knobs_overlay(knobs_name(i))) out[n++] = knobs_name(i);
+    out[n] = NULL;
 }
 
-/* A positive number (a scale factor). */
-static int get_scale(ctx_t *c, yaml_node_t *v, const char *key, double *out) {
-    char s[TEXT], *end;
-    int rc = text(c, v, key, s);
-    if (rc < 0) return rc;
-    *out = strtod(s, &end);
-    if (end == s || *end || !(*out > 0)) return fail(c, v, "'%s' must be a positive number, not '%s'", key, s);
-    return 0;
-}
-
-/* Engine parameters: the file's values, unless --set gave one (params "ports" etc.). */
+/* Engine values (knobs.h): the file's, then the command line's (kept among
+ * the params by read_params), each by the one table. */
 static int read_engine(ctx_t *c, yaml_node_t *root) {
     topo_params_t *p = topo_params(c->t);
+    char s[TEXT], why[160], what[TEXT + 256];
     yaml_node_t *v;
-    const char *why;
     int rc = 0;
-    if ((v = get(c, root, "ports")) && (rc = get_int(c, v, "ports", 0, &p->ports)) < 0) return rc;
-    if ((v = get(c, root, "max_inflight")) && (rc = get_int(c, v, "max_inflight", 1, &p->max_inflight)) < 0) return rc;
-    if ((v = get(c, root, "group_size")) && (rc = get_int(c, v, "group_size", 1, &p->group_size)) < 0) return rc;
-    if ((v = get(c, root, "channels")) && (rc = get_int(c, v, "channels", 1, &p->channels)) < 0) return rc;
-    if (p->channels > TOPO_MAX_CHANNELS) return fail(c, v, "'channels' must be at most 64", NULL, NULL);
-    if (get(c, root, "reduce_bw") && (rc = get_bw(c, root, "reduce_bw", &p->reduce_bw)) < 0) return rc;
-    if ((rc = get_bool(c, root, "p2p", p->p2p)) < 0) return rc;
-    p->p2p = rc;
-    if ((rc = get_bool(c, root, "pxn", p->pxn)) < 0) return rc;
-    p->pxn = rc;
-    if ((v = get(c, root, "bw_scale")) && (rc = get_scale(c, v, "bw_scale", &p->bw_scale)) < 0) return rc;
-    if ((v = get(c, root, "lat_scale")) && (rc = get_scale(c, v, "lat_scale", &p->lat_scale)) < 0) return rc;
-    if (get(c, root, "launch") && (rc = get_time(c, root, "launch", &p->launch)) < 0) return rc;
-    if ((v = get(c, root, "nvls_efficiency")) && (rc = get_scale(c, v, "nvls_efficiency", &p->nvls_eff)) < 0) return rc;
-    if (get(c, root, "nvls_latency") && (rc = get_time(c, root, "nvls_latency", &p->nvls_lat)) < 0) return rc;
-    if (get(c, root, "host_bw") && (rc = get_bw(c, root, "host_bw", &p->host_bw)) < 0) return rc;
-    if (get(c, root, "stage_bw") && (rc = get_bw(c, root, "stage_bw", &p->stage_bw)) < 0) return rc;
-    if (get(c, root, "stage_latency") && (rc = get_time(c, root, "stage_latency", &p->stage_lat)) < 0) return rc;
-    if (get(c, root, "ll_scan") && (rc = get_time(c, root, "ll_scan", &p->ll_scan)) < 0) return rc;
-    if (p->nvls_eff > 1) return fail(c, v, "'nvls_efficiency' is a share of the links' bandwidth: at most 1", NULL, NULL);
+    for (int i = 0; knobs_name(i); i++) {
+        const char *k = knobs_name(i);
+        if ((v = get(c, root, k)) == NULL) continue;
+        if ((rc = text(c, v, k, s)) < 0) return rc;
+        if (knobs_set(p, k, s, why, sizeof why) < 0) {
+            snprintf(what, sizeof what, "'%s' %s, not '%s'", k, why, s);
+            return fail(c, v, "%s", what, NULL);
+        }
+    }
     if ((v = get(c, root, "arch"))) {
-        char s[TEXT];
         if ((rc = text(c, v, "arch", s)) < 0) return rc;
         if ((p->arch = tuning_arch_parse(s)) < 0) return fail(c, v, "unknown arch '%s' (volta, ampere, hopper, blackwell)", s, NULL);
     }
-    for (int i = 0; engine_keys[i]; i++) {
-        const char *set = expand_get(&c->params, engine_keys[i]);
-        if (set == NULL) continue;
-        char *end;
-        long x = strtol(set, &end, 10);
-        int *flag = !strcmp(engine_keys[i], "p2p") ? &p->p2p : !strcmp(engine_keys[i], "pxn") ? &p->pxn : NULL;
-        if (flag) {
-            if ((*flag = expand_bool(set)) < 0)
-                return err_set(c->e, BATON_EPARSE, "--set %s=%s: must be true or false", engine_keys[i], set);
-            continue;
-        }
-        if (strcmp(engine_keys[i], "nvls_efficiency") == 0) {
-            p->nvls_eff = strtod(set, &end);
-            if (end == set || *end || !(p->nvls_eff > 0 && p->nvls_eff <= 1))
-                return err_set(c->e, BATON_EPARSE, "--set nvls_efficiency=%s: a number in (0, 1]", set);
-            continue;
-        }
-        if (strcmp(engine_keys[i], "host_bw") == 0 || strcmp(engine_keys[i], "stage_bw") == 0) {
-            double *bw = engine_keys[i][0] == 'h' ? &p->host_bw : &p->stage_bw;
-            if (units_bandwidth(set, bw, &why) < 0) return err_set(c->e, BATON_EPARSE, "--set %s=%s: %s", engine_keys[i], set, why);
-            continue;
-        }
-        if (strcmp(engine_keys[i], "stage_latency") == 0 || strcmp(engine_keys[i], "ll_scan") == 0) {
-            double *tm = engine_keys[i][0] == 's' ? &p->stage_lat : &p->ll_scan;
-            if (units_time(set, tm, &why) < 0) return err_set(c->e, BATON_EPARSE, "--set %s=%s: %s", engine_keys[i], set, why);
-            continue;
-        }
-        if (strcmp(engine_keys[i], "nvls_latency") == 0) {
-            if (units_time(set, &p->nvls_lat, &why) < 0) return err_set(c->e, BATON_EPARSE, "--set nvls_latency=%s: %s", set, why);
-            continue;
-        }
-        if (strcmp(engine_keys[i], "launch") == 0) {
-            if (units_time(set, &p->launch, &why) < 0) return err_set(c->e, BATON_EPARSE, "--set launch=%s: %s", set, why);
-            continue;
-        }
-        if (strcmp(engine_keys[i], "channels") == 0) {
-            if (end == set || *end || x < 1 || x > TOPO_MAX_CHANNELS)
-                return err_set(c->e, BATON_EPARSE, "--set channels=%s: must be a whole number 1..64", set);
-            p->channels = (int)x;
-            continue;
-        }
-        if (i >= 5) {
-            double *dst = i == 5 ? &p->bw_scale : &p->lat_scale;
-            *dst = strtod(set, &end);
-            if (end == set || *end || !(*dst > 0))
-                return err_set(c->e, BATON_EPARSE, "--set %s=%s: must be a positive number", engine_keys[i], set);
-            continue;
-        }
-        if (i == 1) {
-            if (units_bandwidth(set, &p->reduce_bw, &why) < 0)
-                return err_set(c->e, BATON_EPARSE, "--set reduce_bw=%s: %s", set, why);
-            continue;
-        }
-        if (end == set || *end || x < (i == 0 ? 0 : 1))
-            return err_set(c->e, BATON_EPARSE, "--set %s=%s: must be a whole number", engine_keys[i], set);
-        *(i == 0 ? &p->ports : i == 2 ? &p->max_inflight : &p->group_size) = (int)x;
+    for (int i = 0; knobs_name(i); i++) {
+        const char *k = knobs_name(i), *set = expand_get(&c->params, k);
+        if (set && knobs_set(p, k, set, why, sizeof why) < 0)
+            return err_set(c->e, BATON_EPARSE, "--set %s=%s: %s", k, set, why);
     }
     return 0;
 }
@@ -526,7 +454,7 @@ static const char *param_hint(const expand_params_t *ps, const char *name) {
     const char *cands[256];
     int n = 0;
     for (int i = 0; i < ps->n && n < 200; i++) cands[n++] = ps->v[i].name;
-    for (int i = 0; engine_keys[i] && n < 255; i++) cands[n++] = engine_keys[i];
+    for (int i = 0; knobs_name(i) && n < 255; i++) cands[n++] = knobs_name(i);
     cands[n] = NULL;
     return suggest_hint(name, cands);
 }
@@ -547,7 +475,7 @@ static int read_params(ctx_t *c, yaml_node_t *root, const char *const *sets, int
             return err_set(c->e, BATON_EINVAL, "--set %s: write --set name=value", sets[i]);
         memcpy(name, sets[i], (size_t)(eq - sets[i]));
         name[eq - sets[i]] = '\0';
-        if (!expand_get(&c->params, name) && !is_engine_key(name))
+        if (!expand_get(&c->params, name) && !knobs_is(name))
             return err_set(c->e, BATON_EINVAL, "--set %s: %s has no parameter '%s'%s (see `baton topo %s`)",
                            sets[i], c->file, name, param_hint(&c->params, name), c->file);
         if (expand_set(&c->params, name, eq + 1) < 0) return err_set(c->e, BATON_ENOMEM, "out of memory");
@@ -985,15 +913,28 @@ static void note_what_if(ctx_t *c, yaml_node_t *root, const char *const *sets, i
  * the base's, and the command line's engine --set values replace those. It
  * changes values, never the graph, so every parameter and flag of the base
  * (nodes, nic_bw, reduce: true) still works. */
+/* A knob an overlay may not set (knobs_overlay) gets its own error: the
+ * name is right, the place is not. */
+static int overlay_knobs(ctx_t *c, yaml_node_t *root) {
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+        const char *k = scalar(node(c, p->key));
+        if (k && knobs_is(k) && !knobs_overlay(k))
+            return fail(c, node(c, p->key), "'%s' shapes the machine (its groups, staging or routes), so a machine that "
+                        "extends another takes it from the base file or --set %s=...", k, k);
+    }
+    return 0;
+}
+
 static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets, int depth) {
-    static const char *const keys[] = {"name", "description", "extends", "params", "ports", "reduce_bw", "max_inflight",
-                                       "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency",
-                                       "host_bw", "stage_bw", "stage_latency", "ll_scan", "arch", "gpu", "protocols", "library", "link_efficiency",
-                                       "calibration", NULL};
+    static const char *const fixed[] = {"name", "description", "extends", "params", "arch", "gpu", "protocols", "library",
+                                        "link_efficiency", "calibration", NULL};
+    const char *keys[64];
     char file[TEXT], path[TEXT * 2], *buf = NULL;
     const char **all = NULL;
     yaml_node_t *fv = NULL, *nv = get(c, root, "name");
-    int n = 0, rc = only_keys(c, root, keys, "a machine that extends another (nodes and links come from the base)");
+    with_knobs(fixed, 1, keys, 64);
+    int n = 0, rc = overlay_knobs(c, root);
+    if (rc == 0) rc = only_keys(c, root, keys, "a machine that extends another (nodes and links come from the base)");
     if (rc == 0) rc = need(c, root, "extends", file, &fv);
     if (rc == 0 && depth >= EXTENDS_MAX_DEPTH) rc = fail(c, fv, "machines extend each other more than 8 deep", NULL, NULL);
     if (rc == 0) rc = include_path(c, fv, file, path, sizeof path);
@@ -1011,7 +952,7 @@ static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nse
         char name[128];
         if (!eq || (size_t)(eq - sets[i]) >= sizeof name) continue;
         snprintf(name, sizeof name, "%.*s", (int)(eq - sets[i]), sets[i]);
-        if (is_engine_key(name) && expand_set(&c->params, name, eq + 1) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
+        if (knobs_is(name) && expand_set(&c->params, name, eq + 1) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
     }
     if (rc == 0) rc = read_engine(c, root);
     if (rc == 0) rc = read_protocols(c, root);
@@ -1109,9 +1050,10 @@ static void fold_plan(ctx_t *c, yaml_node_t *root) {
 }
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
-    static const char *const keys[] = {"name", "description", "params", "ports", "reduce_bw", "max_inflight",
-                                       "group_size", "p2p", "bw_scale", "lat_scale", "channels", "launch", "nvls_efficiency", "nvls_latency", "host_bw", "stage_bw", "stage_latency", "ll_scan", "pxn", "arch", "gpu", "protocols", "library", "include", "nodes",
-                                       "links", "generate", "link_efficiency", "calibration", "sharp_fabric", NULL};
+    static const char *const fixed[] = {"name", "description", "params", "arch", "gpu", "protocols", "library", "include",
+                                        "nodes", "links", "generate", "link_efficiency", "calibration", "sharp_fabric", NULL};
+    const char *keys[64];
+    with_knobs(fixed, 0, keys, 64);
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);

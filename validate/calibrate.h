@@ -45,6 +45,7 @@ typedef struct cal_req {
     algo_opts_t opts;         /* channels etc. */
     int fit_efficiency;       /* 1: fit LL's and LL128's efficiency too */
     int nccl_sizing;          /* a named algorithm sized as NCCL runs it (run_req_t) */
+    int unsaid;               /* 1: rules read off NCCL's TUNING lines do not count (run_req_t) */
 } cal_req_t;
 
 #define CAL_MAX_PARAMS 16

@@ -122,7 +122,7 @@ int logplan_read(topo_t *const *m, int nm, const cal_req_t *q, const cal_sample_
     for (int i = 0; i < cnt && rc == 0; i++) {             /* the other rows where it misses */
         const cal_sample_t *x = &s[idx[i]];
         topo_t *on = x->machine ? x->machine : m[0];
-        if (topo_library_rule(on, x->coll, topo_whole_ranks(on), x->bytes, -1)) off[i] = 0;   /* a rule plans it */
+        if (topo_library_rule(on, x->coll, topo_whole_ranks(on), x->bytes, -1, 1)) off[i] = 0;   /* a rule plans it */
         if (off[i] > LOGPLAN_OFF) errors(m[0], q, x, rows, k, protocols_near(s, idx, cnt, plan, i), &err[(size_t)i * k]);
     }
     if (rc == 0) runs(m, nm, s, idx, cnt, rows, k, off, err, out, nout);

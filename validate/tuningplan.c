@@ -64,21 +64,17 @@ int tuningplan_apply(topo_t *t, const topo_lib_rule_t *r, int n, char *why, size
 
 const topo_lib_rule_t *tuningplan_rule(const topo_t *t, const cal_sample_t *x) {
     const topo_t *on = x->machine ? x->machine : t;
-    const topo_lib_rule_t *r = topo_library_rule(on, x->coll, topo_whole_ranks(on), x->bytes, -1);
+    const topo_lib_rule_t *r = topo_library_rule(on, x->coll, topo_whole_ranks(on), x->bytes, -1, 1);
     return r && r->nccl ? r : NULL;
 }
 
 int tuningplan_guess(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const char **algo, proto_t *proto,
                      baton_err_t *e) {
-    topo_t *on = x->machine ? x->machine : t;
-    topo_library_t *l = &topo_params(on)->lib, saved = *l;
     if (tuningplan_rule(t, x) == NULL || strcmp(q->algo, "nccl")) return 0;
-    l->nrules = 0;                                  /* the others, without NCCL's word */
-    for (int i = 0; i < saved.nrules; i++)
-        if (!saved.rule[i].nccl) l->rule[l->nrules++] = saved.rule[i];
+    cal_req_t g = *q;
+    g.unsaid = 1;                                   /* the other rules, without NCCL's word */
     double time;
-    int rc = cal_predict(t, q, x, &time, algo, proto, e);
-    *l = saved;
+    int rc = cal_predict(t, &g, x, &time, algo, proto, e);
     return rc < 0 ? rc : 1;
 }
 

@@ -1,0 +1,114 @@
+/* knobs.c - a machine's engine values, one table (see knobs.h). */
+#include "knobs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expand.h"
+#include "units.h"
+
+typedef enum {
+    KNOB_COUNT,     /* a whole number from lo to hi */
+    KNOB_BOOL,      /* true or false */
+    KNOB_BW,        /* a bandwidth: 3GB/s, 400Gb/s */
+    KNOB_TIME,      /* a time: 0.6us */
+    KNOB_SCALE,     /* a positive factor */
+    KNOB_SHARE      /* a share of something: (0, 1] */
+} knob_kind_t;
+
+typedef struct {
+    const char *name;
+    knob_kind_t kind;
+    size_t at;          /* offsetof(topo_params_t, field) */
+    int lo, hi;         /* KNOB_COUNT's range */
+    int overlay;        /* a calibrated overlay may set it (knobs.h) */
+} knob_t;
+
+#define AT(f) offsetof(topo_params_t, f)
+#define MANY (1 << 30)
+
+/* In the order machine files have always been read (a file's errors name the
+ * first bad knob). */
+static const knob_t knobs[] = {
+    {"ports", KNOB_COUNT, AT(ports), 0, MANY, 1},
+    {"reduce_bw", KNOB_BW, AT(reduce_bw), 0, 0, 1},
+    {"max_inflight", KNOB_COUNT, AT(max_inflight), 1, MANY, 1},
+    {"group_size", KNOB_COUNT, AT(group_size), 1, MANY, 0},
+    {"p2p", KNOB_BOOL, AT(p2p), 0, 0, 0},
+    {"bw_scale", KNOB_SCALE, AT(bw_scale), 0, 0, 1},
+    {"lat_scale", KNOB_SCALE, AT(lat_scale), 0, 0, 1},
+    {"channels", KNOB_COUNT, AT(channels), 1, TOPO_MAX_CHANNELS, 1},
+    {"launch", KNOB_TIME, AT(launch), 0, 0, 1},
+    {"nvls_efficiency", KNOB_SHARE, AT(nvls_eff), 0, 0, 1},
+    {"nvls_latency", KNOB_TIME, AT(nvls_lat), 0, 0, 1},
+    {"host_bw", KNOB_BW, AT(host_bw), 0, 0, 1},
+    {"pxn", KNOB_BOOL, AT(pxn), 0, 0, 0},
+    {"stage_bw", KNOB_BW, AT(stage_bw), 0, 0, 1},
+    {"stage_latency", KNOB_TIME, AT(stage_lat), 0, 0, 1},
+    {"ll_scan", KNOB_TIME, AT(ll_scan), 0, 0, 1},
+};
+
+#define NKNOBS ((int)(sizeof knobs / sizeof knobs[0]))
+
+static const knob_t *find(const char *name) {
+    for (int i = 0; i < NKNOBS; i++)
+        if (strcmp(name, knobs[i].name) == 0) return &knobs[i];
+    return NULL;
+}
+
+int knobs_is(const char *name) { return find(name) != NULL; }
+
+int knobs_overlay(const char *name) {
+    const knob_t *k = find(name);
+    return k && k->overlay;
+}
+
+const char *knobs_name(int i) { return i >= 0 && i < NKNOBS ? knobs[i].name : NULL; }
+
+static int count(const knob_t *k, const char *s, int *out, char *why, size_t len) {
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (end != s && *end == '\0' && errno == 0 && x >= k->lo && x <= k->hi) { *out = (int)x; return 0; }
+    if (k->hi < MANY) snprintf(why, len, "must be a whole number from %d to %d", k->lo, k->hi);
+    else snprintf(why, len, "must be a whole number, at least %d", k->lo);
+    return -1;
+}
+
+static int number(const knob_t *k, const char *s, double *out, char *why, size_t len) {
+    char *end;
+    double x = strtod(s, &end);
+    int share = k->kind == KNOB_SHARE;
+    if (end != s && *end == '\0' && x > 0 && (!share || x <= 1)) { *out = x; return 0; }
+    snprintf(why, len, share ? "must be a share in (0, 1]" : "must be a positive number");
+    return -1;
+}
+
+int knobs_set(topo_params_t *p, const char *name, const char *s, char *why, size_t len) {
+    const knob_t *k = find(name);
+    char *at = (char *)p + (k ? k->at : 0);
+    const char *u = NULL;
+    double x;
+    int b;
+    if (k == NULL) return snprintf(why, len, "is not a machine value"), -1;
+    switch (k->kind) {
+    case KNOB_COUNT: return count(k, s, (int *)(void *)at, why, len);
+    case KNOB_BOOL:
+        if ((b = expand_bool(s)) < 0) return snprintf(why, len, "must be true or false"), -1;
+        *(int *)(void *)at = b;
+        return 0;
+    case KNOB_BW:
+        if (units_bandwidth(s, &x, &u) < 0) return snprintf(why, len, "must be a bandwidth: %s", u), -1;
+        *(double *)(void *)at = x;
+        return 0;
+    case KNOB_TIME:
+        if (units_time(s, &x, &u) < 0) return snprintf(why, len, "must be a time: %s", u), -1;
+        *(double *)(void *)at = x;
+        return 0;
+    case KNOB_SCALE:
+    case KNOB_SHARE: return number(k, s, (double *)(void *)at, why, len);
+    }
+    return -1;
+}

@@ -1,0 +1,34 @@
+/* knobs.h - a machine's engine values: what a machine file sets at its top
+ * level beside params (ports, reduce_bw, channels, launch, stage_bw, ...) and
+ * --set overrides by the same name.
+ *
+ * One table says each knob's name, kind and field of topo_params_t, so the
+ * file reader, --set, a calibrated overlay's key list and the command line's
+ * "has no parameter" check cannot disagree: a new knob is one line in
+ * knobs.c. Knobs are values, not names: they never change which nodes and
+ * links a file declares (params do, through ${...}). */
+#ifndef BATON_KNOBS_H
+#define BATON_KNOBS_H
+
+#include <stddef.h>
+
+#include "topo.h"
+
+/* 1 if name is a knob. */
+int knobs_is(const char *name);
+
+/* 1 if a calibrated overlay may set it: the knob changes a value the fit may
+ * move, not what the machine is built from (group_size, p2p and pxn decide
+ * groups, staging hops and routes, so they stay the base file's, and a user's
+ * --set). */
+int knobs_overlay(const char *name);
+
+/* The i-th knob's name (i from 0), NULL past the last: for key lists. */
+const char *knobs_name(int i);
+
+/* Set knob name from text s into p. 0 on success; -1 with why (a phrase to
+ * follow "'name' " or "--set name=s: ", e.g. "must be a whole number, at
+ * least 1") written into why[len]. */
+int knobs_set(topo_params_t *p, const char *name, const char *s, char *why, size_t len);
+
+#endif
