@@ -346,7 +346,7 @@ static double launches(const topo_t *t, const run_req_t *q) {
  * carries its efficiency); then the launches of the further GPUs one thread
  * drives. */
 static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, int p, double time) {
-    double busbytes = (double)q->bytes * run_busbw_factor(q->coll, p);
+    double busbytes = (double)q->bytes * run_busbw_factor(q->coll, p);   /* the bytes each GPU's kernel moves */
     const double caps[2] = {pc->max_busbw, q->lib_busbw};   /* the protocol's ceiling, the library kernel's */
     for (int i = 0; i < 2 && p > 1; i++)
         if (caps[i] > 0 && pc->base_latency + busbytes / caps[i] > time) time = pc->base_latency + busbytes / caps[i];
@@ -396,10 +396,18 @@ static double proxy_scan(const topo_t *t, const run_req_t *q, const run_out_t *o
     return sends * (share < 4096 ? share : 4096) / 8 * tp->ll_scan;
 }
 
+/* The ranks whose collective each GPU's kernel runs, for its ceilings: all
+ * of them, but where the fabric reduces across nodes (SHARP: algo_t.fabric)
+ * its node's only, whatever the node count. */
+static int kernel_ranks(const topo_t *t, const algo_t *a, int p) {
+    int g = topo_params_c(t)->group_size;
+    return a && a->fabric && g > 0 && g < p ? g : p;
+}
+
 /* o's time: the links' (closed form or engine) and what the GPU and host
  * add, the same for both; the launches apart too. */
 static void host_side(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, proto_t pr, double links, run_out_t *o) {
-    o->time_s = gpu_and_host(t, q, pc, o->ranks, links) + proxy_scan(t, q, o, pr);
+    o->time_s = gpu_and_host(t, q, pc, kernel_ranks(t, o->algo, o->ranks), links) + proxy_scan(t, q, o, pr);
     o->launch_s = launches(t, q);
 }
 
