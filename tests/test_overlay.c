@@ -105,6 +105,27 @@ Test(overlay, calibrated_machine_extends_its_base) {
     free(out);
 }
 
+/* A calibrated machine calibrated again (no -a: its record's rule) records
+ * that rule, not an empty one, and validating the result says nothing of a
+ * rule it was not fitted for. */
+Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
+    const char *log = "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt";
+    char cmd[512], *out, *text;
+    snprintf(cmd, sizeof cmd, "calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --cv 0 -o build/twice-1.yaml --nccl-tests %s", log);
+    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "calibrate -t build/twice-1.yaml --cv 0 -o build/twice-2.yaml --nccl-tests %s", log);
+    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
+    free(out);
+    cr_assert_not_null(text = th_slurp("build/twice-2.yaml"));
+    cr_expect(strstr(text, "calibration:\n  algo: nccl\n") != NULL, "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd, "validate -t build/twice-2.yaml --nccl-tests %s", log);
+    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "which it was not fitted for") == NULL, "%s", out);
+    free(out);
+}
+
 /* Calibrate cluster-h100 (two nodes) on the 8 x 400G H200 log with ARGS
  * into PATH: the written file's text. */
 static char *calibrate_h200(const char *args, const char *path) {

@@ -511,9 +511,11 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     if (slash) *slash = slash == dir ? '/' : '\0', slash[slash == dir] = '\0';
     else strcpy(dir, ".");
     if (cmd_relative_path(dir, base, rel, sizeof rel) < 0) return err_set(e, BATON_EIO, "%s: no such directory", dir);
+    char algo[sizeof k->algo];
+    snprintf(algo, sizeof algo, "%s", q->algo);   /* q->algo may be the old record's (a calibrated base's rule) */
     *k = (topo_calib_t){.present = 1, .mape_pct = mape, .cv_mape_pct = x->cv_mape, .band_lo_pct = x->band_lo,
                         .band_hi_pct = x->band_hi};
-    snprintf(k->algo, sizeof k->algo, "%s", q->algo);
+    memcpy(k->algo, algo, sizeof algo);
     snprintf(k->nccl, sizeof k->nccl, "%s", a->nccl);
     cal_record_seen(k, t, s, n);
     snprintf(k->proto, sizeof k->proto, "%s", q->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)q->proto));
