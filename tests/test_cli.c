@@ -224,6 +224,23 @@ Test(cli, step_and_concurrent_reject_bad_input) {
 /* A 70B decode on two 4-GPU groups of one box: both groups' all-reduces run
  * at once and, on an NVSwitch, each takes what it takes alone (the step
  * reports the group's own all-reduce, simulated on ranks 0-3). */
+/* A hold-out that holds out nothing, or everything, would report an error
+ * in sample, or none, as held out: each is refused, naming the range. */
+Test(cli, a_hold_out_must_hold_out_some_sizes_and_not_all) {
+    const char *cal = "calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --cv 0 -o build/hold.yaml --nccl-tests "
+                      "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt --hold-out ";
+    const char *bad[][2] = {{"1MiB:1KiB", "the first size is the smaller"},
+                            {"5TiB:6TiB", "no size of the logs is in it"},
+                            {"8:2GiB", "every size of the logs is in it"}};
+    char args[512];
+    for (int i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "%s%s", cal, bad[i][0]);
+        expect_exit(args, 1, bad[i][1]);
+    }
+    snprintf(args, sizeof args, "%s%s", cal, "1KiB:1MiB");
+    expect_exit(args, 0, "on the held-out sizes");
+}
+
 Test(cli, step_groups_run_at_once) {
     cJSON *s = json_of("step -t topologies/hgx-h100.yaml --model 70b --tp 4 --dp 2 --batch 8 --proto simple --json");
     cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(s, "collectives"), 0);

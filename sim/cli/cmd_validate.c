@@ -368,8 +368,13 @@ static int mark_held_out(const char *spec, cal_sample_t *s, int n, baton_err_t *
         lo_s[colon - spec] = '\0';
         strcpy(hi_s, colon + 1);
         if (units_size(lo_s, &lo, &why) < 0 || units_size(hi_s, &hi, &why) < 0) return err_set(e, BATON_EINVAL, "--hold-out: %s", why);
+        if (lo > hi) return err_set(e, BATON_EINVAL, "--hold-out %s: the first size is the smaller (LO:HI)", spec);
     }
-    for (int i = 0; i < n; i++) s[i].held_out = s[i].bytes >= lo && s[i].bytes <= hi;
+    int held = 0;
+    for (int i = 0; i < n; i++) held += s[i].held_out = s[i].bytes >= lo && s[i].bytes <= hi;
+    /* holding out nothing or everything would report an in-sample error, or none, as held out */
+    if (held == 0) return err_set(e, BATON_EINVAL, "--hold-out %s: no size of the logs is in it", spec);
+    if (held == n) return err_set(e, BATON_EINVAL, "--hold-out %s: every size of the logs is in it, none is left to fit", spec);
     return 0;
 }
 
