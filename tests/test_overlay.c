@@ -107,7 +107,8 @@ Test(overlay, calibrated_machine_extends_its_base) {
 
 /* A calibrated machine calibrated again (no -a: its record's rule) records
  * that rule, not an empty one, and validating the result says nothing of a
- * rule it was not fitted for. */
+ * rule it was not fitted for; without cross-validation a prediction has no
+ * interval and says why. */
 Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
     const char *log = "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt";
     char cmd[512], *out, *text;
@@ -123,6 +124,10 @@ Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
     snprintf(cmd, sizeof cmd, "validate -t build/twice-2.yaml --nccl-tests %s", log);
     cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
     cr_expect(strstr(out, "which it was not fitted for") == NULL, "%s", out);
+    free(out);
+    /* fitted without cross-validation: no interval, and the prediction says why */
+    cr_assert_eq(th_cli("predict -t build/twice-2.yaml -c allreduce -s 1MiB", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "no interval: the calibration was not cross-validated") != NULL, "%s", out);
     free(out);
 }
 

@@ -220,7 +220,9 @@ static void time_line(const run_out_t *r, const topo_t *t, const char *tm) {
         const char *un = u == 1 ? "s" : u == 1e-3 ? "ms" : u == 1e-6 ? "us" : "ns";
         printf("  time     %s (%s; %.3g-%.3g %s with 90 %% confidence, by the calibration's held-out errors)\n", tm,
                how, r->time_lo_s / u, r->time_hi_s / u, un);
-    } else if (r->band_outside && k->what_if[0])
+    } else if (k->present && !(k->band_lo_pct < k->band_hi_pct))
+        printf("  time     %s (%s; no interval: the calibration was not cross-validated, `calibrate --cv 0`)\n", tm, how);
+    else if (r->band_outside && k->what_if[0])
         printf("  time     %s (%s; no interval: --set %s is not what the calibration's logs ran)\n", tm, how, k->what_if);
     else if (r->band_outside) {
         cmd_seen_text(k, seen, sizeof seen);
