@@ -131,6 +131,31 @@ Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
     free(out);
 }
 
+/* calibrate -o onto the machine it reads, or onto a file that machine
+ * extends, would leave an overlay extending itself (a loop: both files
+ * lost): refused before anything is written, both files as they were. */
+Test(overlay, calibrate_does_not_write_over_the_machine_it_reads) {
+    const char *log = "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt";
+    char cmd[512], *out;
+    cr_assert_eq(system("mkdir -p build/own && cp topologies/pcie-2gpu.yaml build/own/base.yaml"), 0);
+    snprintf(cmd, sizeof cmd, "calibrate -t build/own/base.yaml --set p2p=false --cv 0 -o build/own/cal.yaml --nccl-tests %s", log);
+    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
+    free(out);
+    char *base = th_slurp("build/own/base.yaml"), *cal = th_slurp("build/own/cal.yaml");
+    cr_assert(base && cal);
+    const char *onto[] = {"build/own/cal.yaml", "build/own/base.yaml", "build/own/./cal.yaml"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "calibrate -t build/own/cal.yaml --cv 0 -o %s --nccl-tests %s", onto[i], log);
+        cr_expect_eq(th_cli(cmd, &out, 0), 1, "-o %s: %s", onto[i], out);
+        cr_expect(strstr(out, "is read from it") != NULL, "%s", out);
+        free(out);
+    }
+    char *base2 = th_slurp("build/own/base.yaml"), *cal2 = th_slurp("build/own/cal.yaml");
+    cr_expect(base2 && !strcmp(base, base2), "the base was written over");
+    cr_expect(cal2 && !strcmp(cal, cal2), "the calibrated machine was written over");
+    free(base), free(cal), free(base2), free(cal2);
+}
+
 /* Calibrate cluster-h100 (two nodes) on the 8 x 400G H200 log with ARGS
  * into PATH: the written file's text. */
 static char *calibrate_h200(const char *args, const char *path) {

@@ -55,6 +55,19 @@ int topo_link_class_valid(const char *s) {
     return class_kinds(s, &a, &b) == 0;
 }
 
+void topo_add_source(topo_t *t, unsigned long long dev, unsigned long long ino) {
+    if (t->nsources < TOPO_MAX_SOURCES) {
+        t->source[t->nsources].dev = dev;
+        t->source[t->nsources++].ino = ino;
+    }
+}
+
+int topo_read_from(const topo_t *t, unsigned long long dev, unsigned long long ino) {
+    for (int i = 0; i < t->nsources; i++)
+        if (t->source[i].dev == dev && t->source[i].ino == ino) return 1;
+    return 0;
+}
+
 int topo_rename(topo_t *t, const char *name) {
     char *n = strdup(name);
     if (n == NULL) return BATON_ENOMEM;

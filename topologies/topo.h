@@ -180,6 +180,13 @@ typedef struct topo_params {
 
 topo_t *topo_create(const char *name);
 int topo_rename(topo_t *t, const char *name);   /* a calibrated machine's own name */
+/* The machine files t was read from (a calibrated machine, what it extends,
+ * and so on), by device and inode: topo_add_source records one (at most
+ * TOPO_MAX_SOURCES; the overlay chain is shorter), topo_read_from says
+ * whether a file is one of them (so calibrate -o does not write over one). */
+#define TOPO_MAX_SOURCES 10
+void topo_add_source(topo_t *t, unsigned long long dev, unsigned long long ino);
+int topo_read_from(const topo_t *t, unsigned long long dev, unsigned long long ino);
 void topo_free(topo_t *t);
 
 /* Record a parameter the topology was built with (for summaries). */

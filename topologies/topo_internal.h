@@ -56,6 +56,8 @@ struct topo {
         int *copy_link;  /* per number: a built link of it */
         int fabric_first;   /* the first node of the fabric (its switches) */
     } fold;
+    struct { unsigned long long dev, ino; } source[TOPO_MAX_SOURCES];   /* the files it was read from */
+    int nsources;
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
     int routes_stale;    /* a link changed since the routes were cached */
     struct cm_memo {     /* topo_cost_model's route summary, kept until the routes are forgotten */

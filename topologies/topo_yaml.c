@@ -1107,6 +1107,8 @@ static topo_t *load_file(const char *path, const char *const *sets, int nsets, i
     yaml_document_delete(&c.doc);
     expand_free(&c.params);
     fold_map_free(c.fold_map);                    /* not handed over: the load failed */
+    struct stat st;
+    if (t && stat(path, &st) == 0) topo_add_source(t, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
     return t;
 }
 

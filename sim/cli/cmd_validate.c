@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <math.h>
@@ -595,6 +596,13 @@ static int run(val_args_t *a, const char *cmd) {
         return cmd_usage(cmd, "--contention is the simulator's: use it with --model des");
     }
     if (t) cmd_calibrated_rule(cmd, t, &a->algo, a->algo_given, &a->proto, a->proto_given, model_name(a));
+    struct stat st;
+    if (t && a->out && stat(a->out, &st) == 0 && topo_read_from(t, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino)) {
+        err_set(&e, BATON_EINVAL, "-o %s: %s is read from it (it is the machine, or one it extends): the "
+                "calibration extends the machine, so it goes to another file", a->out, topo_name(t));
+        topo_free(t);
+        return cmd_fail(cmd, &e);
+    }
     machines_t ms = {.t = t};
     int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, &ms, &s, &n, &file_of, &e);
     cal_req_t q = {.algo = host && !a->algo_given ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
