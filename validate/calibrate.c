@@ -524,7 +524,9 @@ int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sa
     for (int i = 0; rc == 0 && i < n; i++)
         if (!s[i].held_out) idx[m++] = i;
     int K = k > m ? m : k;
-    if (rc == 0 && m < 3) rc = err_set(e, BATON_EINVAL, "--cv needs at least 3 sizes to fit (have %d)", m);
+    if (rc == 0 && m < 3)
+        rc = err_set(e, BATON_EINVAL, "cross-validation (--cv %d) needs at least 3 sizes to fit, the logs give %d%s: "
+                     "--cv 0 fits without it", k, m, n > m ? " outside --hold-out" : "");
     for (int f = 0; rc == 0 && f < K; f++) {
         topo_t *t = fresh(ctx, e);
         cal_fit_t fit;
