@@ -280,9 +280,9 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
                            "anyway)", a->logs[i], said, a->ranks, a->ranks);
         }
         topo_t *on = machine_for(a, ms, log.ranks, a->logs[i]);
-        if (on == NULL) {
+        if (on == NULL) {       /* not --ranks: it speaks for a log, not for the machine */
             nt_free(&log);
-            return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d (use --set, another topology, or --ranks)",
+            return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d (use --set or another topology)",
                            a->logs[i], log.ranks, topo_name(t), topo_nranks(t));
         }
         read_logged_plan(a, &log, a->logs[i], on);
