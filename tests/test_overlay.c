@@ -335,3 +335,26 @@ Test(overlay, bad_overlays_are_errors_with_places) {
         topo_free(t);
     }
 }
+
+/* sweep on a calibrated machine answers under the rule it was fitted with
+ * (-a nccl, closed forms) where none is given, as predict does: the same
+ * time; under another rule it says so. */
+Test(overlay, sweep_answers_under_the_calibrated_rule) {
+    free(calibrate_h200("--cv 0", "build/h200-sweep.yaml"));
+    char *out;
+    cr_assert_eq(th_cli("sweep -t build/h200-sweep.yaml -c allreduce --set nodes=2 --sizes 1GiB", &out, 0), 0, "%s", out);
+    char algo[32] = "", model[16] = "";
+    double swept = -1;
+    const char *row = strstr(out, "\n2,16,");
+    cr_assert_not_null(row, "%s", out);
+    cr_assert_eq(sscanf(row, "\n2,16,%*[0-9],%31[^,],%*[^,],%15[^,],%lf", algo, model, &swept), 3, "%s", out);
+    cr_expect_str_eq(model, "closed", "%s", out);
+    cr_expect(strstr(out, "not fitted for") == NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("predict -t build/h200-sweep.yaml -c allreduce -s 1GiB --json", &out, 1), 0, "%s", out);
+    cr_expect_float_eq(th_json_num(out, "time_s"), swept, 1e-9 * swept, "predict %s; sweep %g (%s)", out, swept, algo);
+    free(out);
+    cr_assert_eq(th_cli("sweep -t build/h200-sweep.yaml -c allreduce -a ring --set nodes=2 --sizes 1GiB", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "was calibrated with -a nccl") != NULL, "%s", out);
+    free(out);
+}

@@ -18,7 +18,8 @@ static const char help[] =
     "\n"
     "  -t, --topo FILE     topology\n"
     "  -c, --coll NAME     collective\n"
-    "  -a, --algo NAME     algorithm, or auto (default)\n"
+    "  -a, --algo NAME     algorithm, or auto (default; a calibrated machine's: the\n"
+    "                      rule it was fitted with, and --proto and --model too)\n"
     "      --sizes SPEC    LO:HI[:xF] or a list (default 1MiB)\n"
     "      --set K=V[,V]   a parameter and its values (repeatable)\n"
     "      --proto P       auto (default), LL, LL128, Simple, none\n"
@@ -43,6 +44,8 @@ typedef struct {
 typedef struct {
     const char *topo, *coll, *algo, *sizes, *format, *output;
     int proto, model, shard, nshards, fold;
+    int algo_given, proto_given;
+    char fitted_algo[32];    /* a calibrated machine's rule, when -a is not given */
     axis_t axes[8];
     int naxes;
 } sweep_args_t;
@@ -72,14 +75,14 @@ static int parse(int argc, char **argv, sweep_args_t *a) {
         switch (ch) {
         case 't': a->topo = optarg; break;
         case 'c': a->coll = optarg; break;
-        case 'a': a->algo = optarg; break;
+        case 'a': a->algo = optarg, a->algo_given = 1; break;
         case 's': a->sizes = optarg; break;
         case 'f': a->format = optarg; break;
         case 'o': a->output = optarg; break;
         case 'S': if (add_axis(a, optarg)) return EXIT_USAGE; break;
         case 'F': if (cmd_fold_arg("sweep", optarg, &a->fold)) return EXIT_USAGE; break;
         case 'P':
-            a->proto = cmd_parse_proto(optarg);
+            a->proto = cmd_parse_proto(optarg), a->proto_given = 1;
             if (a->proto < 0) return cmd_usage("sweep", "--proto must be none, LL, LL128, Simple or auto");
             break;
         case 'm':
@@ -171,11 +174,30 @@ static int sweep(const sweep_args_t *a, FILE *f, baton_err_t *e) {
     return rc;
 }
 
+/* A calibrated machine answers under the rule it was fitted with: -a,
+ * --proto and --model auto default to it, and another says so
+ * (cmd_calibrated_rule). The machine as the file gives it; a row that cannot
+ * load says why itself. */
+static void calibrated_rule(sweep_args_t *a) {
+    topo_t *t = cmd_load_topo_folded(a->topo, NULL, 0, a->fold, NULL);
+    if (t == NULL) return;
+    const topo_calib_t *k = &topo_params_c(t)->calib;
+    if (k->present && a->model == SELECT_AUTO) a->model = strcmp(k->model, "des") ? SELECT_CLOSED : SELECT_DES;
+    const char *model = a->model == SELECT_DES ? "des" : "closed";
+    cmd_calibrated_rule("sweep", t, &a->algo, a->algo_given, &a->proto, a->proto_given, model);
+    if (!a->algo_given && a->algo == k->algo) {   /* the record's: keep a copy */
+        snprintf(a->fitted_algo, sizeof a->fitted_algo, "%s", a->algo);
+        a->algo = a->fitted_algo;
+    }
+    topo_free(t);
+}
+
 int cmd_sweep(int argc, char **argv) {
     sweep_args_t a = {.algo = "auto", .sizes = "1MiB", .format = "csv", .shard = 1, .nshards = 1, .proto = RUN_PROTO_AUTO,
                       .fold = CMD_FOLD_NODES};
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
+    calibrated_rule(&a);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
