@@ -54,6 +54,13 @@ run 0 validate -t topologies/hgx-a100.yaml --nccl-tests $log --ranks 8 --force-r
 run 1 validate -t topologies/hgx-a100.yaml --nccl-tests $log --ranks 8
 a100=validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt
 [ -f "$a100" ] && run 0 calibrate -t topologies/hgx-a100.yaml --nccl-tests "$a100" -o "$out/cal.yaml" --hold-out 1MiB:64MiB
+# a calibration of a calibration (its record's rule), refused onto itself; a sweep under its rule
+[ -f "$a100" ] && run 0 calibrate -t "$out/cal.yaml" --nccl-tests "$a100" --cv 0 -o "$out/cal2.yaml"
+[ -f "$a100" ] && run 1 calibrate -t "$out/cal2.yaml" --nccl-tests "$a100" --cv 0 -o "$out/cal.yaml"
+[ -f "$a100" ] && run 0 sweep -t "$out/cal2.yaml" -c allreduce --set nvlink_gbps=300,600 --sizes 1MiB
+run 1 calibrate -t topologies/hgx-a100.yaml --nccl-tests $log --ranks 8 --force-ranks --hold-out 5TiB:6TiB -o "$out/none.yaml"
+run 1 topo tests/data/bad/knob-bw.yaml
+run 1 topo topologies/pcie-box.yaml --set channels=65
 # a library kernel's fitted ceiling, written into the overlay's library: and a link kept at the file's value
 mi300x=validate/logs/nccl-tests-extra/mi300x_x8_xgmi_hisohara_allreduce.txt
 [ -f "$mi300x" ] && run 0 calibrate -t topologies/mi300x.yaml --nccl-tests "$mi300x" --cv 0 -o "$out/cal-mi300x.yaml" --hold-out top
