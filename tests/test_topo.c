@@ -109,6 +109,19 @@ Test(topo_yaml, a_knob_reads_the_same_from_the_file_and_from_set) {
     topo_free(d);
 }
 
+/* `baton topo` lists every knob with its value, a --set one as set. */
+Test(topo_yaml, topo_lists_every_knob) {
+    char *out;
+    cr_assert_eq(th_cli("topo topologies/pcie-box.yaml --set channels=3 --set stage_bw=2.5GB/s", &out, 1), 0, "%s", out);
+    for (int i = 0; knobs_name(i); i++) {
+        char want[64];
+        snprintf(want, sizeof want, "%s=", knobs_name(i));
+        cr_expect(strstr(out, want) != NULL, "no %s in: %s", knobs_name(i), out);
+    }
+    cr_expect(strstr(out, "channels=3,") && strstr(out, "stage_bw=2.5GB/s,") && strstr(out, "p2p=false,"), "%s", out);
+    free(out);
+}
+
 /* A bracket may list numbers and ranges, in the order written. */
 Test(topo_yaml, a_bracket_lists_numbers_and_ranges) {
     const char *f = "/tmp/baton_bracket_list.yaml";

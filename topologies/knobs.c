@@ -67,6 +67,25 @@ int knobs_overlay(const char *name) {
 
 const char *knobs_name(int i) { return i >= 0 && i < NKNOBS ? knobs[i].name : NULL; }
 
+void knobs_format(const topo_params_t *p, int i, char *buf, size_t len) {
+    if (i < 0 || i >= NKNOBS) { snprintf(buf, len, "?"); return; }
+    const knob_t *k = &knobs[i];
+    const char *at = (const char *)p + k->at;
+    double x = k->kind == KNOB_COUNT || k->kind == KNOB_BOOL ? *(const int *)(const void *)at : *(const double *)(const void *)at;
+    switch (k->kind) {
+    case KNOB_COUNT: snprintf(buf, len, "%d", (int)x); break;
+    case KNOB_BOOL: snprintf(buf, len, "%s", x ? "true" : "false"); break;
+    case KNOB_BW: snprintf(buf, len, x > 0 ? "%gGB/s" : "0", x / 1e9); break;
+    case KNOB_TIME:
+        if (x <= 0) snprintf(buf, len, "0");
+        else if (x < 1e-6) snprintf(buf, len, "%gns", x * 1e9);
+        else if (x < 1e-3) snprintf(buf, len, "%gus", x * 1e6);
+        else snprintf(buf, len, "%gms", x * 1e3);
+        break;
+    default: snprintf(buf, len, "%g", x); break;
+    }
+}
+
 static int count(const knob_t *k, const char *s, int *out, char *why, size_t len) {
     char *end;
     errno = 0;

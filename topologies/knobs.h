@@ -26,6 +26,10 @@ int knobs_overlay(const char *name);
 /* The i-th knob's name (i from 0), NULL past the last: for key lists. */
 const char *knobs_name(int i);
 
+/* The i-th knob's value in p as a person would write it, to six digits:
+ * "680GB/s", "2.8us", "true", "8". */
+void knobs_format(const topo_params_t *p, int i, char *buf, size_t len);
+
 /* Set knob name from text s into p. 0 on success; -1 with why (a phrase to
  * follow "'name' " or "--set name=s: ", e.g. "must be a whole number, at
  * least 1") written into why[len]. */

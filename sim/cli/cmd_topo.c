@@ -7,6 +7,7 @@
 
 #include "../../topologies/flow.h"
 #include "../../topologies/import.h"
+#include "../../topologies/knobs.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "cmd.h"
@@ -15,7 +16,8 @@ static const char help[] =
     "usage: baton topo TOPO.yaml [--check | --dot] [--set K=V ...]\n"
     "       baton topo import nvsmi|nccl-xml FILE [-o OUT.yaml] [--name NAME]\n"
     "\n"
-    "Summarise the topology: its parameters (override with --set), ranks, nodes\n"
+    "Summarise the topology: its parameters and its values (ports, reduce_bw,\n"
+    "channels, launch, stage_bw, ...: both override with --set), ranks, nodes\n"
     "by kind, link classes, each rank's injection bandwidth, the bisection\n"
     "bandwidth between the two halves of the ranks (a max-flow min cut), and the\n"
     "uniform alpha/beta/gamma the closed forms see.\n"
@@ -68,6 +70,21 @@ static void params(const topo_t *t) {
         const char *n, *v;
         topo_param_at(t, i, &n, &v);
         printf("%s%s=%s", i ? ", " : "", n, v);
+    }
+    printf("\n");
+}
+
+/* The machine's values --set also takes (topologies/knobs.h), wrapped. */
+static void values(const topo_t *t) {
+    const char *indent = "                 ";      /* under the first value */
+    int col = printf("  values         ");
+    for (int i = 0; knobs_name(i); i++) {
+        char v[48], item[96];
+        knobs_format(topo_params_c(t), i, v, sizeof v);
+        int w = snprintf(item, sizeof item, "%s=%s%s", knobs_name(i), v, knobs_name(i + 1) ? "," : "");
+        if (i > 0 && col + 1 + w > 98) col = printf("\n%s", indent) - 2;
+        else if (i > 0) col += printf(" ");
+        col += printf("%s", item);
     }
     printf("\n");
 }
@@ -129,6 +146,7 @@ static void summary(topo_t *t, const cost_model_t *m) {
         if (kinds[k]) { printf("%s%d %s", first ? "" : ", ", kinds[k], topo_kind_name((node_kind_t)k)); first = 0; }
     printf("), %d full-duplex links\n", topo_nlinks(t) / 2);
     params(t);
+    values(t);
     const topo_params_t *tp = topo_params_c(t);
     if (tp->ports == 0) printf("  ports per rank unlimited (multi-port)\n");
     else printf("  ports per rank %d%s\n", tp->ports, tp->ports == 1 ? " (single-port)" : "");

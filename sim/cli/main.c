@@ -34,8 +34,8 @@ static const char usage[] =
     "  calibrate fit the topology to nccl-tests logs; write the calibrated file\n"
     "\n"
     "Every command that reads a topology takes --set name=value (repeatable) to\n"
-    "override the file's parameters (baton topo FILE lists them) or ports,\n"
-    "reduce_bw, max_inflight and group_size.\n"
+    "override the file's parameters or its values (ports, reduce_bw, channels,\n"
+    "launch, stage_bw, ...); baton topo FILE lists both.\n"
     "\n"
     "example:\n"
     "  baton sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1GiB --verify\n";
