@@ -89,6 +89,8 @@ Test(cli, exit_codes) {
     expect_exit("sim -t tests/data/bad/missing-unit.yaml -c allreduce -a ring -s 4", 1,
                 "missing-unit.yaml:7:22: bad bandwidth '450': missing unit");
     expect_exit("sim -t nowhere.yaml -c allreduce -a ring -s 4", 1, "cannot open");
+    expect_exit("topo tests/data", 1, "tests/data: cannot read: Is a directory");        /* not a YAML error */
+    expect_exit("validate -t topologies/hgx-a100.yaml --nccl-tests tests/data", 1, "tests/data: cannot read: Is a directory");
     expect_exit("topo tests/data/bad/duplicate.yaml --check", 1, "duplicate node name");
     expect_exit("topo topologies/cluster-h100.yaml --set nodez=4", 1, "has no parameter 'nodez'");
     expect_exit("topo topologies/cluster-h100.yaml --set nodes=4 --check", 0, "ok (32 ranks)");

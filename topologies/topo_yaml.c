@@ -758,7 +758,10 @@ static int load_doc(ctx_t *c, const char *path) {
     int rc = 0;
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_file(&parser, f);
-    if (!yaml_parser_load(&parser, &c->doc))
+    errno = 0;
+    if (!yaml_parser_load(&parser, &c->doc) && parser.error == YAML_READER_ERROR && ferror(f))
+        rc = err_set(c->e, BATON_EIO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));   /* a directory */
+    else if (parser.error != YAML_NO_ERROR)
         rc = err_set(c->e, BATON_EPARSE, "%s:%lu:%lu: YAML syntax error: %s", path,
                      (unsigned long)parser.problem_mark.line + 1, (unsigned long)parser.problem_mark.column + 1,
                      parser.problem ? parser.problem : "unknown");

@@ -240,7 +240,9 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     state_t st = {.has_root_col = -1, .log = out};
     char buf[4096];
     int line = 0, rc = 0;
+    errno = 0;
     while (rc == 0 && fgets(buf, sizeof buf, f)) rc = parse_line(&st, buf, ++line, path, e);
+    if (rc == 0 && ferror(f)) rc = err_set(e, BATON_EIO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
     if (rc == 0) rc = finish_pending(&st, path, e);
     fclose(f);
     if (rc == 0 && out->nrows == 0) rc = err_set(e, BATON_EPARSE, "%s: no result rows (is this an nccl-tests log?)", path);
