@@ -344,6 +344,12 @@ Test(cli, outputs_are_written_whole_or_not_at_all) {
     free(ls);
     remove(path);
     expect_exit("select -t topologies/uniform-8.yaml -c allreduce -o /no/such/dir/out.csv", 1, "/no/such/dir/out.csv");
+    /* calibrate names its output only once it is written */
+    char *out;
+    cr_expect_eq(th_cli("calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --cv 0 -o tests/data --nccl-tests "
+                        "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt", &out, 0), 1, "%s", out);
+    cr_expect(strstr(out, "tests/data: cannot write") && !strstr(out, "-> tests/data"), "%s", out);
+    free(out);
 }
 
 /* Misspelt names get the nearest right one, unrelated words none; limits are

@@ -581,7 +581,6 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
     if ((bound || f->nread) && x->logged == 0 && follows_logs(a))   /* a plan question the times cannot settle */
         fprintf(stderr, "baton calibrate: hint: run nccl-tests with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING and the log "
                 "says which algorithm NCCL ran at each size; baton then follows it instead of guessing\n");
-    if (a->out) printf("-> %s\n", a->out);
 }
 
 static int run(val_args_t *a, const char *cmd) {
@@ -624,6 +623,7 @@ static int run(val_args_t *a, const char *cmd) {
     if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &x, &e);
     if (rc == 0 && (a->calibrate || host) && !a->json) print_fit(a, &f, &x);
     if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, s, n, cal_mape(t, &q, s, n, 0, 0, &e), &e);
+    if (rc == 0 && a->out && !a->json) printf("-> %s\n", a->out);      /* written: only now */
     free(s);
     free(file_of);
     for (int i = 0; i < ms.nother; i++) topo_free(ms.other[i]);
