@@ -4,6 +4,7 @@
 #define _XOPEN_SOURCE 700           /* realpath */
 #include <dirent.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,7 +204,9 @@ int cmd_write_file(const char *path, const char *text, size_t len) {
     int ok = fwrite(text, 1, len, f) == len;
     if (fclose(f) != 0) ok = 0;
     if (ok && rename(tmp, path) == 0) return 0;
+    int why = errno;                              /* the caller says it (strerror): keep it past remove */
     remove(tmp);
+    errno = why;
     return -1;
 }
 

@@ -1,5 +1,6 @@
 /* cmd_select.c - `baton select`: which algorithm wins at which size. */
 #include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,7 +180,8 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     algo_opts_t used = q->opts;
     if (t) run_opts_from_topo(t, &used);                  /* the channels the times assumed */
     if (rc == 0 && !(text = render(&tab, a, t, nnodes, used.channels > 0 ? used.channels : 1))) rc = err_set(&e, BATON_ENOMEM, "out of memory");
-    if (rc == 0 && emit(text, a->output) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a->output ? a->output : "stdout");
+    if (rc == 0 && emit(text, a->output) < 0)
+        rc = err_set(&e, BATON_EIO, "%s: cannot write: %s", a->output ? a->output : "stdout", strerror(errno));
     if (rc == 0 && a->plot) rc = plot_select(&tab, a->plot, &e);
     free(text);
     select_free(&tab);

@@ -1,5 +1,6 @@
 /* cmd_sim.c - `baton sim` and `baton predict`. */
 #include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,7 +414,7 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
     char *text = NULL;
     if (rc == 0 && a->trace && (text = trace_json(tr)) == NULL)
         rc = err_set(&e, BATON_EUNSUP, "the trace would hold more than %d messages", TRACE_MAX_MSGS);
-    if (rc == 0 && text && cmd_write_file(a->trace, text, strlen(text)) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a->trace);
+    if (rc == 0 && text && cmd_write_file(a->trace, text, strlen(text)) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write: %s", a->trace, strerror(errno));
     free(text);
     text = NULL;
     if (rc == 0 && a->link_stats && ((text = link_csv(t, r)) == NULL || cmd_write_file(a->link_stats, text, strlen(text)) < 0))

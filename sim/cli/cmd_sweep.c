@@ -1,5 +1,6 @@
 /* cmd_sweep.c - `baton sweep`: a grid over topology parameters and sizes. */
 #include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +207,7 @@ int cmd_sweep(int argc, char **argv) {
     rc = sweep(&a, f, &e);
     fclose(f);
     if (rc == 0 && a.output) {
-        if (cmd_write_file(a.output, buf, len) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write", a.output);
+        if (cmd_write_file(a.output, buf, len) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write: %s", a.output, strerror(errno));
     } else if (rc == 0) {
         fwrite(buf, 1, len, stdout);
     }

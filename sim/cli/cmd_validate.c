@@ -1,5 +1,6 @@
 /* cmd_validate.c - `baton validate` and `baton calibrate` on nccl-tests logs. */
 #include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,9 +541,10 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     FILE *out = open_memstream(&text, &size);
     int rc = out ? topo_write_overlay(t, rel, a->sets.v, a->sets.n, a->logs, a->nlogs, date, comment, out) : -1;
     if (out && fclose(out) != 0) rc = -1;
-    if (rc == 0 && cmd_write_file(a->out, text, size) < 0) rc = -1;
+    int why = 0;
+    if (rc == 0 && cmd_write_file(a->out, text, size) < 0) rc = -1, why = errno;
     free(text);
-    return rc < 0 ? err_set(e, BATON_EIO, "%s: cannot write", a->out) : 0;
+    return rc < 0 ? err_set(e, BATON_EIO, "%s: cannot write%s%s", a->out, why ? ": " : "", why ? strerror(why) : "") : 0;
 }
 
 /* A calibrated machine runs under the model it was fitted with unless told
