@@ -95,6 +95,8 @@ Test(cli, exit_codes) {
     expect_exit("topo topologies/cluster-h100.yaml --set nodez=4", 1, "has no parameter 'nodez'");
     expect_exit("topo topologies/cluster-h100.yaml --set nodes=4 --check", 0, "ok (32 ranks)");
     expect_exit("topo topologies/cluster-h100.yaml --set nodes", 2, "write --set name=value");
+    expect_exit("topo topologies/cluster-h100.yaml --set nodes=0", 1, "a range must go up: [first-last] with 0 <= first <= "
+                "last (with --set nodes=0)");                      /* the file is fine: the value is not */
     expect_exit("sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1MB --contention fast", 2, "fifo, fair or none");
     expect_exit("topo topologies/hgx-h100.yaml --check", 0, "ok (8 ranks)");
     expect_exit("topo topologies/cluster-a100.yaml --set sharp=true", 0, "8 fabric switches reduce: 8 rails x 1 leaf (collnet_ring)");

@@ -153,6 +153,16 @@ int cmd_fold_arg(const char *cmd, const char *v, int *out) {
     return 0;
 }
 
+/* A file that loads as it is may fail with the command line's values (a
+ * range `n[0-${nodes-1}]` at nodes=0): say which were given. */
+static void with_sets(baton_err_t *e, const char *const *sets, int nsets) {
+    size_t at = strlen(e->msg);
+    at += (size_t)snprintf(e->msg + at, sizeof e->msg - at, " (with");
+    for (int i = 0; i < nsets && at < sizeof e->msg; i++)
+        at += (size_t)snprintf(e->msg + at, sizeof e->msg - at, " --set %s", sets[i]);
+    if (at < sizeof e->msg) snprintf(e->msg + at, sizeof e->msg - at, ")");
+}
+
 topo_t *cmd_load_topo_folded(const char *name, const char *const *sets, int nsets, int fold, baton_err_t *e) {
     char path[4096], hint[128];
     size_t len = strlen(name);
@@ -165,7 +175,9 @@ topo_t *cmd_load_topo_folded(const char *name, const char *const *sets, int nset
                 name, name, share_dir(share, sizeof share), hint);
         return NULL;
     }
-    return fold > 0 ? topo_yaml_load_folded(path, sets, nsets, fold, e) : topo_yaml_load(path, sets, nsets, e);
+    topo_t *t = fold > 0 ? topo_yaml_load_folded(path, sets, nsets, fold, e) : topo_yaml_load(path, sets, nsets, e);
+    if (t == NULL && nsets > 0 && e && !strstr(e->msg, "--set")) with_sets(e, sets, nsets);
+    return t;
 }
 
 topo_t *cmd_load_topo(const char *name, const char *const *sets, int nsets, baton_err_t *e) {
