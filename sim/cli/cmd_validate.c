@@ -578,8 +578,9 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
     int bound = 0;
     for (int i = 0; i < f->k; i++)
         if (f->p[i].at_bound)
-            bound = 1, fprintf(stderr, "baton calibrate: warning: %s ends at its bound (%g): the model lacks something "
-                               "these logs show, or the file's value is off\n", f->p[i].name, f->p[i].value);
+            bound = 1, fprintf(stderr, "baton %s: warning: %s ends at its bound (%g): the model lacks something "
+                               "these logs show, or the file's value is off\n", a->calibrate ? "calibrate" : "validate",
+                               f->p[i].name, f->p[i].value);
     if ((bound || f->nread) && x->logged == 0 && follows_logs(a))   /* a plan question the times cannot settle */
         fprintf(stderr, "baton calibrate: hint: run nccl-tests with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING and the log "
                 "says which algorithm NCCL ran at each size; baton then follows it instead of guessing\n");
