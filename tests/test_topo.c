@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../topologies/graph.h"
+#include "../models/tuning.h"
 #include "../topologies/knobs.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
@@ -411,6 +412,11 @@ Test(topo, import_nvsmi_matrix_from_the_dgx1_log) {
             } else cr_expect_eq(r.nlinks, a / 4 == b / 4 ? 2 : 3, "gpu%d-gpu%d through its CPU (and QPI)", a, b);
         }
     cr_expect_eq(direct, 32, "16 NVLink pairs, both ways");
+    /* the log's device lines name the GPUs: V100, Volta's tables, a third of HBM2's 900 GB/s */
+    const topo_params_t *tp = topo_params_c(t);
+    cr_expect(tp->has_gpu && !strcmp(tp->gpu.name, "v100-sxm2"), "gpu %s", tp->gpu.name);
+    cr_expect_eq(tp->arch, TUNING_VOLTA);
+    cr_expect_float_eq(tp->reduce_bw, 300e9, 1e6);
     const graph_t *g = graph_get(t, &e);
     cr_assert_not_null(g);
     cr_expect_eq(g->nrings, 6);
@@ -431,6 +437,20 @@ Test(topo, import_nvsmi_matrix_from_the_dgx1_log) {
     fclose(f);
     cr_expect_eq(th_cli("topo import nvsmi build/dup-matrix.txt", &out, 0), 1);
     cr_expect(strstr(out, "dup-matrix.txt:1:") && strstr(out, "names GPU0 twice"), "%s", out);
+    free(out);
+    /* nvidia-smi -L's lines, after the matrix; a GPU baton does not know gets no gpu: */
+    f = fopen("build/smi-l.txt", "w");
+    fputs("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV18\t0-55\nGPU1\tNV18\t X \t0-55\n\n"
+          "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-2)\n", f);
+    fclose(f);
+    cr_expect_eq(th_cli("topo import nvsmi build/smi-l.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"NVIDIA H100 80GB HBM3\"") && strstr(out, "gpu: h100-sxm\narch: hopper\n"), "%s", out);
+    free(out);
+    f = fopen("build/smi-unknown.txt", "w");
+    fputs("GPU 0: NVIDIA GeForce GTX 1080 (UUID: GPU-1)\n\tGPU0\tGPU1\n GPU0\t X \tPIX\nGPU1\tPIX\t X \n", f);
+    fclose(f);
+    cr_expect_eq(th_cli("topo import nvsmi build/smi-unknown.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\ngpu:") == NULL && strstr(out, "\narch:") == NULL, "%s", out);
     free(out);
 }
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../models/gpu.h"
+
 #define IMPORT_MAX 64              /* devices in a matrix (GPUs and NICs) */
 
 typedef enum { REL_X, REL_NV, REL_PIX, REL_PXB, REL_PHB, REL_NODE, REL_SYS } rel_t;
@@ -16,7 +18,42 @@ typedef struct {
     rel_t rel[IMPORT_MAX][IMPORT_MAX];
     int links[IMPORT_MAX][IMPORT_MAX];   /* NV#: # */
     int socket[IMPORT_MAX], sw[IMPORT_MAX];
+    int known;                      /* the GPU the file names (known_gpus), -1: none */
+    char product[64];               /* as the file writes it */
 } matrix_t;
+
+/* GPUs by a word of their product names, as nccl-tests ("device 0 [0x4f]
+ * Tesla V100-SXM2-16GB") and nvidia-smi -L ("GPU 0: NVIDIA H100 80GB HBM3")
+ * print them: baton's GPU (models/gpu.c) and the generation of NCCL's tables
+ * (sm75-sm89 use Volta's or Ampere's, as the shipped machines say). */
+static const struct { const char *word, *gpu, *arch; } known_gpus[] = {
+    {"V100", "v100-sxm2", "volta"}, {"A100", "a100-sxm", "ampere"}, {"H100", "h100-sxm", "hopper"},
+    {"H200", "h200-sxm", "hopper"}, {"B200", "b200", "blackwell"}, {"L40S", "l40s", "ampere"},
+    {"RTX 4090", "rtx4090", "ampere"}, {"RTX 5090", "rtx5090", "blackwell"}};
+
+/* The product name a device line gives, or NULL: nccl-tests' "... device 0
+ * [0x4f] NAME", nvidia-smi -L's "GPU 0: NAME (UUID: ...)". */
+static const char *product_of(const char *line) {
+    const char *d = strstr(line, " device "), *g = strstr(line, "GPU ");
+    int at = 0;
+    if (d && sscanf(d, " device %*d [%*[^]]] %n", &at) == 0 && at > 0) return d + at;
+    at = 0;
+    if (g && sscanf(g, "GPU %*d: %n", &at) == 0 && at > 0) return g + at;
+    return NULL;
+}
+
+/* A device line naming a product baton knows: the first such sets m->known. */
+static void note_product(matrix_t *m, const char *line) {
+    const char *name = m->known < 0 ? product_of(line) : NULL;
+    for (int i = 0; name && i < (int)(sizeof known_gpus / sizeof known_gpus[0]); i++) {
+        if (strstr(name, known_gpus[i].word) == NULL) continue;
+        size_t n = strcspn(name, "\r\n(");
+        while (n > 0 && isspace((unsigned char)name[n - 1])) n--;
+        snprintf(m->product, sizeof m->product, "%.*s", (int)n, name);
+        m->known = i;
+        return;
+    }
+}
 
 static int is_device(const char *tok) {
     return (strncmp(tok, "GPU", 3) == 0 || strncmp(tok, "NIC", 3) == 0) && isdigit((unsigned char)tok[3]);
@@ -126,14 +163,17 @@ static int read_matrix(const char *path, matrix_t *m, baton_err_t *e) {
     if (f == NULL) return err_set(e, BATON_EIO, "%s: cannot open", path);
     char line[4096];
     int lineno = 0, row = -1, rc = 0;
+    m->known = -1;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno++;
+        note_product(m, line);
+        if (row >= m->n) continue;                /* after the matrix: device names only */
         if (row < 0) {
             if (read_header(line, m)) row = 0, rc = unique_labels(m, path, lineno, e);
             continue;
         }
         rc = read_row(line, m, row, path, lineno, e);
-        if (++row == m->n) break;
+        row++;
     }
     fclose(f);
     if (rc < 0) return rc;
@@ -161,8 +201,16 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
                "# Bandwidths are parameters (--set): per NVLink and direction, PCIe x16 per direction\n"
                "# (Gen3 15.75 GB/s; Gen4 31.5, Gen5 63) and between the sockets.\n",
             path, m->ngpu, m->n - m->ngpu, sockets);
-    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
-               "nodes:\n", name, m->ngpu);
+    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n",
+            name, m->ngpu);
+    const gpu_spec_t *g = m->known >= 0 ? gpu_find(known_gpus[m->known].gpu) : NULL;
+    if (g)
+        fprintf(f, "# The file names its GPUs \"%s\": baton's %s, NCCL's %s tables; a reduction\n"
+                   "# reads two buffers and writes one, so about a third of HBM's %.0f GB/s (an estimate).\n"
+                   "gpu: %s\narch: %s\nreduce_bw: %.0fGB/s\n",
+                m->product, g->name, known_gpus[m->known].arch, g->hbm_bw / 1e9, g->name, known_gpus[m->known].arch,
+                g->hbm_bw / 3e9);
+    fprintf(f, "nodes:\n");
     char lab[16];
     for (int i = 0; i < m->n; i++) {
         lower(m->label[i], lab, sizeof lab);

@@ -12,7 +12,11 @@
  *     on different ones (two sockets: the SYS graph is 2-coloured, since an
  *     NV# entry hides the pair's PCIe relation, as on a DGX-1).
  * The matrix may sit inside a larger file (a log): the first header line
- * naming GPU0 starts it. Errors name the file and line. */
+ * naming GPU0 starts it. Where the file also names its GPUs (nccl-tests'
+ * "device 0 [0x4f] Tesla V100-SXM2-16GB", nvidia-smi -L's "GPU 0: NVIDIA
+ * H100 80GB HBM3") and baton knows the product, the machine gets `gpu:`,
+ * `arch:` (NCCL's tables) and reduce_bw at a third of its HBM rate.
+ * Errors name the file and line. */
 #ifndef BATON_IMPORT_H
 #define BATON_IMPORT_H
 
