@@ -494,6 +494,7 @@ Test(topo, import_nccl_xml_public_files) {
     cr_expect(rt.nlinks == 1 && rt.bw == 12 * 25e9, "NV12 between GPUs 0 and 1");
     cr_assert_eq(topo_route(t, 0, 2, &rt, NULL), 0);
     cr_expect_gt(rt.nlinks, 1, "no NVLink between GPUs 0 and 2");
+    cr_expect_eq(topo_params_c(t)->arch, TUNING_AMPERE, "<gpu sm=\"80\">: Ampere's tables");
     topo_free(t);
     FILE *f = fopen("build/bad.xml", "w");
     fputs("<system version=\"1\">\n  <cpu numaid=\"0\">\n    <pci busid=\"1\" class=\"0x030200\">\n  </cpu>\n</system>\n", f);

@@ -274,6 +274,7 @@ typedef struct {
     int depth;
     struct { int gpu; char target[32]; int count; int to_switch; } nvl[4 * XML_MAX_NODES];
     int nnvl;
+    int sm_lo, sm_hi;            /* the GPUs' compute capabilities (<gpu sm="80">), 0: none given */
     const char *path;
     int line;
 } xml_t;
@@ -346,8 +347,11 @@ static int xml_open(xml_t *x, const char *name, const char *tag, baton_err_t *e)
                                      x->path, x->line, busid);
         if ((node = xml_add(x, kind, busid, e)) >= 0) xml_link(x, node, parent, rate, 0);
         if (kind == 'g') gpu_of = node;
-    } else if (!strcmp(name, "gpu") && gpu_of >= 0 && xml_attr(tag, "rank", v, sizeof v)) {
-        x->node[gpu_of].rank = atoi(v);
+    } else if (!strcmp(name, "gpu") && gpu_of >= 0) {
+        if (xml_attr(tag, "rank", v, sizeof v)) x->node[gpu_of].rank = atoi(v);
+        int sm = xml_attr(tag, "sm", v, sizeof v) ? atoi(v) : 0;
+        if (sm > 0 && (x->sm_lo == 0 || sm < x->sm_lo)) x->sm_lo = sm;
+        if (sm > x->sm_hi) x->sm_hi = sm;
     } else if (!strcmp(name, "nvlink") && gpu_of >= 0 && x->nnvl < 4 * XML_MAX_NODES) {
         char cnt[16] = "1", tc[16] = "";
         xml_attr(tag, "count", cnt, sizeof cnt);
@@ -456,8 +460,13 @@ static void xml_emit(const xml_t *x, const char *name, FILE *f) {
                "# %d PCIe switches, %d CPUs. PCIe links at the file's link_speed x link_width\n"
                "# (pcie_bw where it gives none), NVLinks at nvlink_gbps each, CPUs joined by sys_bw.\n",
             x->path, x->ngpu, x->nnic, x->nswitch, x->ncpu);
-    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
-               "nodes:\n", name, x->ngpu);
+    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n", name,
+            x->ngpu);
+    int sm = x->sm_lo;
+    if (sm > 0 && sm == x->sm_hi)             /* NCCL's tables by generation: below sm80 Volta's, and so on */
+        fprintf(f, "arch: %s   # the file's GPUs are sm%d (NCCL's tables)\n",
+                sm < 80 ? "volta" : sm < 90 ? "ampere" : sm < 100 ? "hopper" : "blackwell", sm);
+    fprintf(f, "nodes:\n");
     for (int i = 0; i < x->nn; i++) {
         const xnode_t *n = &x->node[i];
         if (n->kind == 'g') fprintf(f, "  - {name: %s, rank: %d}   # %s\n", n->name, n->rank, n->busid);

@@ -30,7 +30,8 @@ int import_nvsmi(const char *path, const char *name, char **yaml, baton_err_t *e
  * their link_speed x link_width (class 0x0302/0x0300 a GPU, 0x0207/0x0200 a
  * NIC), <gpu rank> for rank numbers (else PCI bus order), <nvlink count> to
  * a peer GPU (count x nvlink_gbps) or to an NVSwitch (tclass 0x068000: one
- * switch for all), <nic><net speed> NICs. Errors name file:line. */
+ * switch for all), <nic><net speed> NICs; <gpu sm="80"> (all alike) gives
+ * NCCL's tables (`arch:`). Errors name file:line. */
 int import_nccl_xml(const char *path, const char *name, char **yaml, baton_err_t *e);
 
 #endif
