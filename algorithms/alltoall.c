@@ -26,6 +26,8 @@
  * nccl-tests), any p >= 1. */
 #include "algo.h"
 
+#include "../models/proto.h"
+
 /* Swap with peer q: send my block q (it lands in q's receive block r), or
  * take q's into my receive block q. */
 static int swap(const sched_t *s, int r, int q, uint32_t half, sched_op_t *op) {
@@ -84,6 +86,11 @@ const algo_t algo_alltoall_pairwise = {
     .cost_text = "(p-1)(a + (n/p) b)", .requires = "p divides n",
     .port_model = "single-port or multi-port star (same); exact",
     .idea = "step k: send block r+k to rank r+k, take rank r-k's block r",
+    /* NCCL has no all-to-all algorithm: nccl-tests' alltoall_perf groups a
+       send and a receive per peer, which NCCL's p2p schedule orders this
+       way (step k: to rank + k, from rank - k), LL below its
+       NCCL_P2P_LL_THRESHOLD, else Simple. -a nccl runs it. */
+    .nccl = "p2p", .nccl_protos = 1u << PROTO_LL | 1u << PROTO_SIMPLE,
     ALGO_LOCKSTEP,
 };
 

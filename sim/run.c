@@ -636,7 +636,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         }
     }
     if (best.algo == NULL)
-        return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls) does %s%s%s "
+        return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls, p2p) does %s%s%s "
                        "on %d ranks (see `baton algos -c %s`)", coll_name(q->coll), proto == RUN_PROTO_AUTO ? "" : " with ",
                        proto == RUN_PROTO_AUTO ? "" : proto_name((proto_t)proto), o->ranks, coll_name(q->coll));
     *o = best;

@@ -427,7 +427,9 @@ Test(cli, auto_nccl_picks_only_what_nccl_has) {
         cJSON_Delete(k);
     }
     cr_expect_gt(differs, 0, "on a cluster auto finds algorithms NCCL lacks at some size");
-    expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 1MiB", 1, "none of NCCL's algorithms");
+    /* all-to-all: NCCL's p2p schedule (pairwise), on Simple at 1 MiB; none where the size does not split */
+    expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 1MiB", 0, "alltoall pairwise on hgx-h100");
+    expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 12", 1, "none of NCCL's algorithms");
 }
 
 /* Conventions: --version, `baton help CMD`, did-you-mean for commands, and
