@@ -358,3 +358,23 @@ Test(overlay, sweep_answers_under_the_calibrated_rule) {
     cr_expect(strstr(out, "was calibrated with -a nccl") != NULL, "%s", out);
     free(out);
 }
+
+/* A fit run with --channels C is written with channels=C, so the file
+ * answers as the fit did: the same MAPE read back, without --channels. */
+Test(overlay, a_fit_on_channels_keeps_them) {
+    const char *log = "validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt";
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "calibrate -t topologies/hgx-a100.yaml --channels 4 --cv 0 --json -o build/chan4.yaml "
+             "--nccl-tests %s", log);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    double fitted = th_json_num(out, "mape_pct");
+    free(out);
+    snprintf(cmd, sizeof cmd, "validate -t build/chan4.yaml --json --nccl-tests %s", log);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    cr_expect_eq(th_json_num(out, "mape_pct"), fitted, "read back %s, fitted %g", out, fitted);
+    free(out);
+    char *text = th_slurp("build/chan4.yaml");
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "channels: \"4\"") != NULL, "%s", text);
+    free(text);
+}

@@ -537,10 +537,17 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
                        k->algo, k->proto, a->channels > 1 ? ", --channels" : "", f->used);
     cal_fit_text(f, comment + len, sizeof comment - (size_t)len);
     if (comment[strlen(comment) - 1] == '\n') comment[strlen(comment) - 1] = '\0';
+    /* --channels C ran the fit: the file keeps it (channels=C among its params), or it would not answer as fitted */
+    const char *sets[sizeof a->sets.v / sizeof a->sets.v[0] + 1];
+    char chans[32];
+    int nsets = 0;
+    for (int i = 0; i < a->sets.n; i++)
+        if (a->channels == 0 || strncmp(a->sets.v[i], "channels=", 9)) sets[nsets++] = a->sets.v[i];
+    if (a->channels > 0) snprintf(chans, sizeof chans, "channels=%d", a->channels), sets[nsets++] = chans;
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
-    int rc = out ? topo_write_overlay(t, rel, a->sets.v, a->sets.n, a->logs, a->nlogs, date, comment, out) : -1;
+    int rc = out ? topo_write_overlay(t, rel, sets, nsets, a->logs, a->nlogs, date, comment, out) : -1;
     if (out && fclose(out) != 0) rc = -1;
     int why = 0;
     if (rc == 0 && cmd_write_file(a->out, text, size) < 0) rc = -1, why = errno;
