@@ -16,6 +16,15 @@
 #define H200_LOG "validate/logs/nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt"
 
 /* The time of one question under -a/--proto on t, closed forms. */
+/* Run baton ARGS (stdout and stderr): it exits with rc, and its output holds
+ * text (present 1) or does not (0). */
+static void says(const char *args, int rc, const char *text, int present) {
+    char *out;
+    cr_expect_eq(th_cli(args, &out, 0), rc, "baton %s: %s", args, out);
+    cr_expect_eq(strstr(out, text) != NULL, present, "baton %s %s '%s': %s", args, present ? "lacks" : "says", text, out);
+    free(out);
+}
+
 static double predict(topo_t *t, const char *algo, coll_t coll, uint64_t bytes) {
     run_req_t q = {.coll = coll, .algo = algo, .bytes = bytes, .proto = RUN_PROTO_AUTO, .predict = 1};
     run_out_t o;
@@ -122,13 +131,9 @@ Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
     cr_expect(strstr(text, "calibration:\n  algo: nccl\n") != NULL, "%s", text);
     free(text);
     snprintf(cmd, sizeof cmd, "validate -t build/twice-2.yaml --nccl-tests %s", log);
-    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
-    cr_expect(strstr(out, "which it was not fitted for") == NULL, "%s", out);
-    free(out);
+    says(cmd, 0, "which it was not fitted for", 0);
     /* fitted without cross-validation: no interval, and the prediction says why */
-    cr_assert_eq(th_cli("predict -t build/twice-2.yaml -c allreduce -s 1MiB", &out, 0), 0, "%s", out);
-    cr_expect(strstr(out, "no interval: the calibration was not cross-validated") != NULL, "%s", out);
-    free(out);
+    says("predict -t build/twice-2.yaml -c allreduce -s 1MiB", 0, "no interval: the calibration was not cross-validated", 1);
 }
 
 /* calibrate -o onto the machine it reads, or onto a file that machine
@@ -146,9 +151,7 @@ Test(overlay, calibrate_does_not_write_over_the_machine_it_reads) {
     const char *onto[] = {"build/own/cal.yaml", "build/own/base.yaml", "build/own/./cal.yaml"};
     for (int i = 0; i < 3; i++) {
         snprintf(cmd, sizeof cmd, "calibrate -t build/own/cal.yaml --cv 0 -o %s --nccl-tests %s", onto[i], log);
-        cr_expect_eq(th_cli(cmd, &out, 0), 1, "-o %s: %s", onto[i], out);
-        cr_expect(strstr(out, "is read from it") != NULL, "%s", out);
-        free(out);
+        says(cmd, 1, "is read from it", 1);
     }
     char *base2 = th_slurp("build/own/base.yaml"), *cal2 = th_slurp("build/own/cal.yaml");
     cr_expect(base2 && !strcmp(base, base2), "the base was written over");
@@ -354,9 +357,7 @@ Test(overlay, sweep_answers_under_the_calibrated_rule) {
     cr_assert_eq(th_cli("predict -t build/h200-sweep.yaml -c allreduce -s 1GiB --json", &out, 1), 0, "%s", out);
     cr_expect_float_eq(th_json_num(out, "time_s"), swept, 1e-9 * swept, "predict %s; sweep %g (%s)", out, swept, algo);
     free(out);
-    cr_assert_eq(th_cli("sweep -t build/h200-sweep.yaml -c allreduce -a ring --set nodes=2 --sizes 1GiB", &out, 0), 0, "%s", out);
-    cr_expect(strstr(out, "was calibrated with -a nccl") != NULL, "%s", out);
-    free(out);
+    says("sweep -t build/h200-sweep.yaml -c allreduce -a ring --set nodes=2 --sizes 1GiB", 0, "was calibrated with -a nccl", 1);
 }
 
 /* A fit run with --channels C is written with channels=C, so the file
