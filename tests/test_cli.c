@@ -430,6 +430,8 @@ Test(cli, auto_nccl_picks_only_what_nccl_has) {
     /* all-to-all: NCCL's p2p schedule (pairwise), on Simple at 1 MiB; none where the size does not split */
     expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 1MiB", 0, "alltoall pairwise on hgx-h100");
     expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 12", 1, "none of NCCL's algorithms");
+    expect_exit("plan -t topologies/hgx-h100.yaml -c alltoall --sizes 1GiB", 0, "pairwise   Simple");   /* its model: none */
+    expect_exit("plan -t topologies/hgx-h100.yaml -c alltoall --sizes 1GiB", 0, "- (its model has no alltoall)");
 }
 
 /* Conventions: --version, `baton help CMD`, did-you-mean for commands, and

@@ -129,7 +129,9 @@ static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int si
         if ((rc = run_collective(t, &q, &rows[i].ours, e)) < 0) break;
         engine_result_free(&rows[i].ours.eng);
         q.predict = 1;
-        rc = plan_run(t, &q, &rows[i].nccls, e);
+        baton_err_t why = {0};                    /* NCCL's model has no all-to-all (p2p): its column says so */
+        if ((rc = plan_run(t, &q, &rows[i].nccls, &why)) == BATON_EUNSUP) rows[i].nccls.algo = NULL, rc = 0;
+        else if (rc < 0) *e = why;
     }
     return rc < 0 ? rc : 0;
 }
@@ -146,8 +148,10 @@ static void print_sizes(const tuning_machine_t *m, const uint64_t *sizes, int n,
         units_fmt_size(sizes[i], sz, sizeof sz);
         units_fmt_time(o->time_s, tm, sizeof tm);
         units_fmt_time(x->time_s, tx, sizeof tx);
-        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s   %s/%s %s\n", sz, o->algo->name, proto_name(o->proto), o->channels, tm,
-               o->busbw_GBps, x->algo->name, proto_name(x->proto), tx);
+        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s   ", sz, o->algo->name, proto_name(o->proto), o->channels, tm,
+               o->busbw_GBps);
+        if (x->algo) printf("%s/%s %s\n", x->algo->name, proto_name(x->proto), tx);
+        else printf("- (its model has no %s)\n", coll_name(o->algo->coll));
     }
 }
 
