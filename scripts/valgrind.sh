@@ -60,6 +60,7 @@ a100=validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt
 [ -f "$a100" ] && run 0 sweep -t "$out/cal2.yaml" -c allreduce --set nvlink_gbps=300,600 --sizes 1MiB
 run 1 calibrate -t topologies/hgx-a100.yaml --nccl-tests $log --ranks 8 --force-ranks --hold-out 5TiB:6TiB -o "$out/none.yaml"
 run 1 topo tests/data/bad/knob-bw.yaml
+run 0 plan -t topologies/hgx-h100.yaml -c alltoall --sizes 1KiB,1GiB
 run 1 topo topologies/pcie-box.yaml --set channels=65
 # a library kernel's fitted ceiling, written into the overlay's library: and a link kept at the file's value
 mi300x=validate/logs/nccl-tests-extra/mi300x_x8_xgmi_hisohara_allreduce.txt
