@@ -95,10 +95,10 @@ int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n)
 }
 
 void cmd_calibrated_rule(const char *cmd, const topo_t *t, const char **algo, int algo_given, int *proto,
-                         int proto_given, const char *model) {
+                         int proto_given, const char *model, char *keep) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     if (!k->present) return;
-    if (!algo_given && k->algo[0]) *algo = k->algo;
+    if (!algo_given && k->algo[0]) *algo = keep, snprintf(keep, CMD_RULE_LEN, "%s", k->algo);
     if (!proto_given && cmd_parse_proto(k->proto) >= 0) *proto = cmd_parse_proto(k->proto);
     const char *pn = *proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)*proto);
     if (!strcmp(k->algo, *algo) && !strcmp(k->proto, pn) && !strcmp(k->model, model)) return;

@@ -66,11 +66,14 @@ struct topo_calib;
 void cmd_seen_text(const struct topo_calib *k, char *b, size_t n);
 
 /* A calibrated machine's rule: -a and --proto the command line did not give
- * (*_given 0) become the ones it was fitted with; then, if the rule still
- * differs from its record (algo, proto, model), say so on stderr: its
- * predictions are only what it was fitted for. Nothing for other machines. */
+ * (*_given 0) become the ones it was fitted with (the algorithm's name copied
+ * into keep[CMD_RULE_LEN], the caller's: the record may be freed or written
+ * over while *algo is in use); then, if the rule still differs from its
+ * record (algo, proto, model), say so on stderr: its predictions are only
+ * what it was fitted for. Nothing for other machines. */
+#define CMD_RULE_LEN 32
 void cmd_calibrated_rule(const char *cmd, const struct topo *t, const char **algo, int algo_given, int *proto,
-                         int proto_given, const char *model);
+                         int proto_given, const char *model, char *keep);
 
 /* Remember one --set; EXIT_USAGE (after printing) when there are too many. */
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);

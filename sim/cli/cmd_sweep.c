@@ -46,7 +46,7 @@ typedef struct {
     const char *topo, *coll, *algo, *sizes, *format, *output;
     int proto, model, shard, nshards, fold;
     int algo_given, proto_given;
-    char fitted_algo[32];    /* a calibrated machine's rule, when -a is not given */
+    char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
     axis_t axes[8];
     int naxes;
 } sweep_args_t;
@@ -185,11 +185,7 @@ static void calibrated_rule(sweep_args_t *a) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     if (k->present && a->model == SELECT_AUTO) a->model = strcmp(k->model, "des") ? SELECT_CLOSED : SELECT_DES;
     const char *model = a->model == SELECT_DES ? "des" : "closed";
-    cmd_calibrated_rule("sweep", t, &a->algo, a->algo_given, &a->proto, a->proto_given, model);
-    if (!a->algo_given && a->algo == k->algo) {   /* the record's: keep a copy */
-        snprintf(a->fitted_algo, sizeof a->fitted_algo, "%s", a->algo);
-        a->algo = a->fitted_algo;
-    }
+    cmd_calibrated_rule("sweep", t, &a->algo, a->algo_given, &a->proto, a->proto_given, model, a->fitted_algo);
     topo_free(t);
 }
 

@@ -94,6 +94,7 @@ typedef struct {
     topo_lib_rule_t logged[TOPO_MAX_LIB_RULES];   /* the plan the logs' TUNING lines give (tuningplan.h) */
     int nlogged;
     char nccl[64];           /* the NCCL versions the logs state, distinct, ", " between */
+    char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
 } val_args_t;
 
 static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
@@ -519,11 +520,9 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     if (slash) *slash = slash == dir ? '/' : '\0', slash[slash == dir] = '\0';
     else strcpy(dir, ".");
     if (cmd_relative_path(dir, base, rel, sizeof rel) < 0) return err_set(e, BATON_EIO, "%s: no such directory", dir);
-    char algo[sizeof k->algo];
-    snprintf(algo, sizeof algo, "%s", q->algo);   /* q->algo may be the old record's (a calibrated base's rule) */
     *k = (topo_calib_t){.present = 1, .mape_pct = mape, .cv_mape_pct = x->cv_mape, .band_lo_pct = x->band_lo,
                         .band_hi_pct = x->band_hi};
-    memcpy(k->algo, algo, sizeof algo);
+    snprintf(k->algo, sizeof k->algo, "%s", q->algo);
     snprintf(k->nccl, sizeof k->nccl, "%s", a->nccl);
     cal_record_seen(k, t, s, n);
     snprintf(k->proto, sizeof k->proto, "%s", q->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)q->proto));
@@ -605,7 +604,7 @@ static int run(val_args_t *a, const char *cmd) {
         topo_free(t);
         return cmd_usage(cmd, "--contention is the simulator's: use it with --model des");
     }
-    if (t) cmd_calibrated_rule(cmd, t, &a->algo, a->algo_given, &a->proto, a->proto_given, model_name(a));
+    if (t) cmd_calibrated_rule(cmd, t, &a->algo, a->algo_given, &a->proto, a->proto_given, model_name(a), a->fitted_algo);
     struct stat st;
     if (t && a->out && stat(a->out, &st) == 0 && topo_read_from(t, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino)) {
         err_set(&e, BATON_EINVAL, "-o %s: %s is read from it (it is the machine, or one it extends): the "
