@@ -589,8 +589,9 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
                                "these logs show, or the file's value is off\n", a->calibrate ? "calibrate" : "validate",
                                f->p[i].name, f->p[i].value);
     if ((bound || f->nread) && x->logged == 0 && follows_logs(a))   /* a plan question the times cannot settle */
-        fprintf(stderr, "baton calibrate: hint: run nccl-tests with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING and the log "
-                "says which algorithm NCCL ran at each size; baton then follows it instead of guessing\n");
+        fprintf(stderr, "baton %s: hint: run nccl-tests with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING and the log "
+                "says which algorithm NCCL ran at each size; baton then follows it instead of guessing\n",
+                a->calibrate ? "calibrate" : "validate");
 }
 
 static int run(val_args_t *a, const char *cmd) {
