@@ -50,7 +50,9 @@ typedef struct run_out {
     double time_s;
     double time_lo_s, time_hi_s;   /* a calibrated machine's error bars (90 %), set by
                                       run_error_bars; both 0 when it has none */
-    int band_outside;        /* 1: the machine has a band, but not for this call (run_error_bars) */
+    int band_outside;        /* the machine has a band, but not for this call: 1 outside what its
+                                logs ran (run_error_bars), RUN_BAND_OTHER_RULE another -a, --proto
+                                or --model than its fit's (set by the command) */
     double algbw_GBps, busbw_GBps;
     double launch_s;         /* of time_s, the launches of the further GPUs one host thread
                                 drives (run_req_t.gpus_per_thread); 0 with one */
@@ -71,6 +73,7 @@ typedef struct run_out {
 } run_out_t;
 
 #define RUN_PROTO_AUTO PROTO_COUNT
+#define RUN_BAND_OTHER_RULE 2
 
 /* Below this many ranks the full simulation is instant: symmetry is only
  * taken unasked from here on (the answer is the same either way). */

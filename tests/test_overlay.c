@@ -189,7 +189,8 @@ static int has_interval(const char *args) { return interval_in("build/h200-band.
  * logs ran (the record's `seen:`: 16 ranks, 1 KiB-16 GiB, two processes of
  * -g 8 here), with the --set values they ran with; other node counts, sizes
  * beyond the logs', another collective or another NIC get the time alone,
- * and the text says why. A process per GPU (no -g) keeps the band's width
+ * as does another rule than the fit's (-a, --proto, the simulator for a
+ * closed-form fit), and the text says why. A process per GPU (no -g) keeps the band's width
  * in seconds: the logs' launches are known, not errors. */
 Test(overlay, the_band_holds_where_the_logs_ran) {
     char *out, *text = calibrate_h200("--cv 4", "build/h200-band.yaml");
@@ -204,6 +205,8 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
     cr_expect(!has_interval("-s 1GiB -g 8 --set nic_bw=800Gb/s"));
     cr_expect(!has_interval("-s 1GiB -g 8 -c reducescatter"));
     cr_expect(has_interval("-s 1KiB"), "a process per GPU");
+    cr_expect(!has_interval("-s 1KiB -g 8 -a ring"), "the band is the fitted rule's errors, not the ring's");
+    cr_expect(!has_interval("-s 1KiB -g 8 --proto LL"));
     char *g8, *g1;
     cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1KiB -g 8 --json", &g8, 1), 0, "%s", g8);
     cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1KiB --json", &g1, 1), 0, "%s", g1);
@@ -215,6 +218,10 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
     free(g1);
     cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1GiB -g 8 --set nodes=4", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "no interval: --set nodes=4 is not what the calibration's logs ran") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("sim -t build/h200-band.yaml -c allreduce -s 1KiB -g 8", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "no interval: the calibration's errors are those of -a nccl --proto auto --model closed") != NULL,
+              "%s", out);
     free(out);
     cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 32GiB", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "no interval: the calibration's logs covered allreduce on 16 ranks, 1 KiB-16 GiB with -g 8 only")

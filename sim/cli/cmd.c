@@ -94,16 +94,17 @@ int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n)
     return rc;
 }
 
-void cmd_calibrated_rule(const char *cmd, const topo_t *t, const char **algo, int algo_given, int *proto,
-                         int proto_given, const char *model, char *keep) {
+int cmd_calibrated_rule(const char *cmd, const topo_t *t, const char **algo, int algo_given, int *proto,
+                        int proto_given, const char *model, char *keep) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
-    if (!k->present) return;
+    if (!k->present) return 0;
     if (!algo_given && k->algo[0]) *algo = keep, snprintf(keep, CMD_RULE_LEN, "%s", k->algo);
     if (!proto_given && cmd_parse_proto(k->proto) >= 0) *proto = cmd_parse_proto(k->proto);
     const char *pn = *proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)*proto);
-    if (!strcmp(k->algo, *algo) && !strcmp(k->proto, pn) && !strcmp(k->model, model)) return;
+    if (!strcmp(k->algo, *algo) && !strcmp(k->proto, pn) && !strcmp(k->model, model)) return 0;
     fprintf(stderr, "baton %s: warning: %s was calibrated with -a %s --proto %s --model %s; this runs -a %s --proto %s "
             "--model %s, which it was not fitted for\n", cmd, topo_name(t), k->algo, k->proto, k->model, *algo, pn, model);
+    return 1;
 }
 
 /* The shipped machines' names in the search path, for did-you-mean. */

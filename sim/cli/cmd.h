@@ -69,10 +69,11 @@ void cmd_seen_text(const struct topo_calib *k, char *b, size_t n);
  * (*_given 0) become the ones it was fitted with (the algorithm's name copied
  * into keep[CMD_RULE_LEN], the caller's: the record may be freed or written
  * over while *algo is in use); then, if the rule still differs from its
- * record (algo, proto, model), say so on stderr: its predictions are only
- * what it was fitted for. Nothing for other machines. */
+ * record (algo, proto, model), say so on stderr and return 1: its
+ * predictions, and its band, are only what it was fitted for. 0 otherwise,
+ * and for machines that are not calibrated. */
 #define CMD_RULE_LEN 32
-void cmd_calibrated_rule(const char *cmd, const struct topo *t, const char **algo, int algo_given, int *proto,
+int cmd_calibrated_rule(const char *cmd, const struct topo *t, const char **algo, int algo_given, int *proto,
                          int proto_given, const char *model, char *keep);
 
 /* Remember one --set; EXIT_USAGE (after printing) when there are too many. */

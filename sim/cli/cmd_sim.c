@@ -96,6 +96,7 @@ static const char help_end[] =
 typedef struct {
     const char *topo, *coll, *algo, *size, *sizes, *format;
     int verify, json, dump, store_forward, proto, explain, symmetric, algo_given, proto_given, fold;
+    int off_rule;            /* 1: a calibrated machine asked another rule than its fit's */
     int gpus_per_thread;     /* -g: nccl-tests' nGpus */
     char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
     const char *trace, *link_stats, *html, *states;
@@ -225,6 +226,9 @@ static void time_line(const run_out_t *r, const topo_t *t, const char *tm) {
                how, r->time_lo_s / u, r->time_hi_s / u, un);
     } else if (k->present && !(k->band_lo_pct < k->band_hi_pct))
         printf("  time     %s (%s; no interval: the calibration was not cross-validated, `calibrate --cv 0`)\n", tm, how);
+    else if (r->band_outside == RUN_BAND_OTHER_RULE)
+        printf("  time     %s (%s; no interval: the calibration's errors are those of -a %s --proto %s --model %s)\n", tm,
+               how, k->algo, k->proto, k->model);
     else if (r->band_outside && k->what_if[0])
         printf("  time     %s (%s; no interval: --set %s is not what the calibration's logs ran)\n", tm, how, k->what_if);
     else if (r->band_outside) {
@@ -513,7 +517,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     int fold = predict ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
     topo_t *t = cmd_load_topo_folded(a.topo, a.sets.v, a.sets.n, fold, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
-    cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des", a.fitted_algo);
+    a.off_rule = cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des", a.fitted_algo);
     if (topo_whole_ranks(t) % a.gpus_per_thread) {           /* nccl-tests: ranks = processes x threads x -g */
         cmd_usage(cmd, "-g %d does not divide the %d ranks of %s", a.gpus_per_thread, topo_whole_ranks(t), topo_name(t));
         topo_free(t);
@@ -547,6 +551,10 @@ int cmd_sim(int argc, char **argv, int predict) {
     if (whole) rc = run_collective(t, &q, &r, &e);
     if (rc < 0) { topo_free(t); return cmd_fail(cmd, &e); }
     run_error_bars(t, &q, &r);
+    if (a.off_rule && (r.time_hi_s > 0 || r.band_outside)) {   /* its errors were another rule's */
+        r.time_lo_s = r.time_hi_s = 0;
+        r.band_outside = RUN_BAND_OTHER_RULE;
+    }
     if ((a.trace || a.link_stats || (a.explain && !predict)) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {
         engine_result_free(&r.eng);
         topo_free(t);
