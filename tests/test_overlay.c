@@ -136,6 +136,29 @@ Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
     says("predict -t build/twice-2.yaml -c allreduce -s 1MiB", 0, "no interval: the calibration was not cross-validated", 1);
 }
 
+/* A simulator's fit keeps the contention it ran under: the record says
+ * `contention: fair`, validate runs under it unasked, and a sim or validate
+ * under another says it was not fitted for that (the times differ where
+ * links are shared). A record's contention is the simulator's only. */
+Test(overlay, a_simulators_fit_keeps_its_contention) {
+    const char *log = "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt";
+    char cmd[512], *out, *text;
+    snprintf(cmd, sizeof cmd, "calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --model des --contention fair "
+             "-o build/fair.yaml --nccl-tests %s", log);
+    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
+    free(out);
+    cr_assert_not_null(text = th_slurp("build/fair.yaml"));
+    cr_expect(strstr(text, "  model: des\n  contention: fair\n") != NULL, "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd, "validate -t build/fair.yaml --nccl-tests %s", log);
+    says(cmd, 0, "which it was not fitted for", 0);
+    snprintf(cmd, sizeof cmd, "validate -t build/fair.yaml --contention none --nccl-tests %s", log);
+    says(cmd, 0, "--model des --contention fair; this runs -a nccl --proto auto --model des --contention none", 1);
+    says("sim -t build/fair.yaml -c allreduce -s 1MiB", 0, "--contention fair; this runs", 1);
+    says("sim -t build/fair.yaml -c allreduce -s 1MiB --contention fair", 0, "which it was not fitted for", 0);
+    says("topo build/fair.yaml", 0, "calibration    -a nccl --proto auto --model des --contention fair", 1);
+}
+
 /* calibrate -o onto the machine it reads, or onto a file that machine
  * extends, would leave an overlay extending itself (a loop: both files
  * lost): refused before anything is written, both files as they were. */
@@ -319,6 +342,8 @@ Test(overlay, bad_overlays_are_errors_with_places) {
          "unknown collective"},
         {"extends: ../../topologies/hgx-h100.yaml\nparams: {nodez: 2}\n", "no parameter 'nodez'"},
         {"extends: ../../topologies/hgx-h100.yaml\ncalibration: {nccl: [2.19, 2.27]}\n", "'nccl' is the logs' NCCL versions"},
+        {"extends: ../../topologies/hgx-h100.yaml\ncalibration: {model: des, contention: lifo}\n", "fifo, fair or none"},
+        {"extends: ../../topologies/hgx-h100.yaml\ncalibration: {model: closed, contention: fair}\n", "the simulator's"},
         {"extends: ../../topologies/hgx-h100.yaml\nlibrary: {rules: [{coll: allreduce, ranks: 8, min: 1, max: 8, "
          "nccl_algo: hypercube, proto: LL}]}\n", "no row of NCCL's algorithm 'hypercube'"},
         {"extends: ../../topologies/hgx-h100.yaml\nlibrary: {rules: [{coll: allreduce, ranks: 8, min: 1, max: 8, "

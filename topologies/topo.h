@@ -78,6 +78,8 @@ typedef struct topo_seen {
 typedef struct topo_calib {
     int present;         /* 1: the machine carries a calibration record */
     char algo[32], proto[16], model[16];   /* -a, --proto, --model it was fitted with */
+    char contention[8];  /* the simulator's --contention it was fitted under (model des: fifo,
+                            fair or none; a record of des without one: fifo); "" otherwise */
     double mape_pct;     /* in sample; -1 unknown */
     double cv_mape_pct;  /* held out (cross-validation); -1 unknown */
     double band_lo_pct, band_hi_pct;       /* 90 % of held-out errors lie in [lo, hi] %; both 0 if unknown */

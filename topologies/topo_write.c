@@ -101,6 +101,7 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     for (int i = 0; i < p->neff; i++) fprintf(f, "  %s: %.17g\n", p->class_eff[i].name, p->class_eff[i].eff);
     write_library(f, &p->lib);             /* whole: an overlay's library replaces its base's (a fitted ceiling) */
     fprintf(f, "calibration:\n  algo: %s\n  proto: %s\n  model: %s\n", k->algo, k->proto, k->model);
+    if (k->contention[0]) fprintf(f, "  contention: %s\n", k->contention);
     if (k->mape_pct >= 0) fprintf(f, "  mape_pct: %.4f\n", k->mape_pct);
     if (k->cv_mape_pct >= 0) fprintf(f, "  cv_mape_pct: %.4f\n", k->cv_mape_pct);
     if (k->band_lo_pct < k->band_hi_pct) fprintf(f, "  band_pct: [%.4f, %.4f]\n", k->band_lo_pct, k->band_hi_pct);

@@ -624,8 +624,8 @@ static int read_seen(ctx_t *c, yaml_node_t *v, topo_calib_t *k) {
 /* calibration: {algo: nccl, proto: auto, model: closed, mape_pct: 3.2,
  * cv_mape_pct: 5.1, band_pct: [-6.1, 5.3], seen: [...], logs: [...], date: ...}. */
 static int read_calibration(ctx_t *c, yaml_node_t *root) {
-    static const char *const keys[] = {"algo", "proto", "model", "mape_pct", "cv_mape_pct", "band_pct", "seen", "logs",
-                                       "date", "nccl", NULL};
+    static const char *const keys[] = {"algo", "proto", "model", "contention", "mape_pct", "cv_mape_pct", "band_pct", "seen",
+                                       "logs", "date", "nccl", NULL};
     yaml_node_t *m = get(c, root, "calibration"), *v;
     topo_calib_t *k = &topo_params(c->t)->calib;
     int rc;
@@ -637,6 +637,10 @@ static int read_calibration(ctx_t *c, yaml_node_t *root) {
     snprintf(k->algo, sizeof k->algo, "%s", a ? a : "");
     snprintf(k->proto, sizeof k->proto, "%s", pr ? pr : "");
     snprintf(k->model, sizeof k->model, "%s", mo ? mo : "");
+    const char *co = (v = get(c, m, "contention")) ? scalar(v) : NULL;
+    if (v && (co == NULL || strcmp(k->model, "des") || (strcmp(co, "fifo") && strcmp(co, "fair") && strcmp(co, "none"))))
+        return fail(c, v, "'contention' is the simulator's (model: des): fifo, fair or none", NULL, NULL);
+    snprintf(k->contention, sizeof k->contention, "%s", co ? co : !strcmp(k->model, "des") ? "fifo" : "");
     const char *num[2] = {"mape_pct", "cv_mape_pct"};
     double *dst[2] = {&k->mape_pct, &k->cv_mape_pct};
     for (int i = 0; i < 2; i++) {

@@ -261,18 +261,19 @@ static int resid_log(const double *lx, double *r, void *ctx) {
  * latencies and higher in the rates, and from one the other way (the model
  * is piecewise: the fastest algorithm and protocol change with the
  * parameters; the p4d log on a 50 Gb/s cluster-a100 needs the third,
- * docs/NOTES.md); the lowest MAPE (on the plan the values give, as
- * predictions will be made) wins, into *mape. */
-static int fit_starts(fit_ctx_t *c, int starts, double *best, double *mape) {
+ * docs/NOTES.md); or, given `from` (coordinates), from there only; the
+ * lowest MAPE (on the plan the values give, as predictions will be made)
+ * wins, into *mape. */
+static int fit_starts(fit_ctx_t *c, int starts, const double *from, double *best, double *mape) {
     double best_mape = -1;
-    for (int j = 0; j < starts; j++) {
+    for (int j = 0; j < (from ? 1 : starts); j++) {
         double th[CAL_MAX_PARAMS];
         for (int i = 0; i < c->f->k; i++) {
             const cal_param_t *p = &c->f->p[i];
             int lat = p->kind == CAL_LINK_LAT || p->kind == CAL_PROTO_LAT || p->kind == CAL_STAGE_LAT || p->kind == CAL_LL_SCAN;
             double shift = j == 0 ? 1 : (lat == (j == 1)) ? exp(-0.5) : exp(0.5);
             double x = p->given * shift;
-            th[i] = to_theta(p, x < p->lo ? p->lo : x > p->hi ? p->hi : x);
+            th[i] = from ? from[i] : to_theta(p, x < p->lo ? p->lo : x > p->hi ? p->hi : x);
         }
         baton_err_t fe = {0};
         if (fit_nls(c->used + c->f->k, c->f->k, th, resid, c, 1, &fe) < 0) continue;
@@ -323,14 +324,18 @@ static int links_unpinned(const fit_ctx_t *c) {
  * (the plan on the file's values is then not the log's: EFA's ring where
  * the file plans a tree; a synthetic log made on other values, whose plan
  * the fit must find to give them back): docs/NOTES.md. */
+static int closed_start(fit_ctx_t *c, double *th);
 static int fit_plans(fit_ctx_t *c, double *th) {
     double pin_th[CAL_MAX_PARAMS], pin_mape = -1, free_mape = -1;
+    if (c->q->des && closed_start(c, pin_th) == 0)   /* on the plan the closed forms kept (pinned or free) */
+        return fit_starts(c, 1, pin_th, th, &free_mape);
+    if (c->e->code) return -1;
     if (!c->q->nccl_model) {
         c->pinned = 1;
-        if (fit_starts(c, 3, pin_th, &pin_mape) < 0 && c->e->code) return -1;
+        if (fit_starts(c, 3, NULL, pin_th, &pin_mape) < 0 && c->e->code) return -1;
     }
     c->pinned = 0;
-    if (fit_starts(c, 3, th, &free_mape) < 0 && c->e->code) return -1;
+    if (fit_starts(c, 3, NULL, th, &free_mape) < 0 && c->e->code) return -1;
     if (pin_mape < 0) return free_mape < 0 ? -1 : 0;
     c->f->replanned = free_mape >= 0 && (free_mape < pin_mape - 100 * NOISE_FLOOR || free_mape < pin_mape / 2);
     if (!c->f->replanned) {
@@ -338,6 +343,22 @@ static int fit_plans(fit_ctx_t *c, double *th) {
         c->pinned = 1;                         /* and the standard errors on that plan */
     }
     return 0;
+}
+
+/* The simulator's fit starts where the closed forms' ends, from there only,
+ * on the plan they kept: a log's evaluation simulates every size (8 x A100:
+ * 1.5 s, the 16-rank H200 log: 15 s), and the closed forms agree with the
+ * simulator where their assumptions hold, so the three starts, the choice
+ * of plan and most of the steps are the closed forms' work. 0 with th[]
+ * its coordinates, -1 if it failed (c->e->code set on an error). */
+static int closed_start(fit_ctx_t *c, double *th) {
+    cal_req_t closed = *c->q;
+    const cal_req_t *des = c->q;
+    closed.des = 0;
+    c->q = &closed;
+    int rc = fit_plans(c, th);
+    c->q = des;
+    return rc;
 }
 
 /* Standard errors (in log x: relative), parameters no log depends on back
@@ -377,8 +398,9 @@ static int fit_and_judge(fit_ctx_t *c, double *th) {
  * fit chose (pinned or free), and judge: half the time of choosing again
  * (2 x 8 A100, 5 folds: 1.6 -> 1.0 s), cv within 0.8 points. */
 static int refit_and_judge(fit_ctx_t *c, double *th) {
-    double mape = -1;
-    if (fit_starts(c, 3, th, &mape) < 0 && c->e->code) return -1;
+    double mape = -1, from[CAL_MAX_PARAMS];
+    memcpy(from, th, sizeof from);                 /* the simulator's from where it is (closed_start) */
+    if (fit_starts(c, 3, c->q->des ? from : NULL, th, &mape) < 0 && c->e->code) return -1;
     return mape < 0 ? err_set(c->e, BATON_EINVAL, "the fit failed from every start") : judge(c, th);
 }
 
@@ -442,7 +464,7 @@ static int restore_fit(fit_ctx_t *c, double *th, const fit_saved_t *w) {
 static int fit_on_the_read_plan(fit_ctx_t *c, double *th, double was) {
     double trial[CAL_MAX_PARAMS], trial_mape = -1, better = was - 100 * NOISE_FLOOR;
     c->plan_algo = NULL, c->plan_proto = NULL, c->pinned = 1;
-    if (plan_samples(c) < 0 || (fit_starts(c, 1, trial, &trial_mape) < 0 && c->e->code)) return -1;
+    if (plan_samples(c) < 0 || (fit_starts(c, 1, NULL, trial, &trial_mape) < 0 && c->e->code)) return -1;
     if (trial_mape < 0 || trial_mape > better) return 0;
     double now = fit_and_judge(c, th) < 0 ? -2 : cal_mape(c->m[0], c->q, c->s, c->n, 0, 0, c->e);
     return now < -1.5 ? -1 : now <= better;

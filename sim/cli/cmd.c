@@ -95,15 +95,19 @@ int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n)
 }
 
 int cmd_calibrated_rule(const char *cmd, const topo_t *t, const char **algo, int algo_given, int *proto,
-                        int proto_given, const char *model, char *keep) {
+                        int proto_given, const char *model, int contention, char *keep) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
+    char mine[64], fitted[64];
     if (!k->present) return 0;
     if (!algo_given && k->algo[0]) *algo = keep, snprintf(keep, CMD_RULE_LEN, "%s", k->algo);
     if (!proto_given && cmd_parse_proto(k->proto) >= 0) *proto = cmd_parse_proto(k->proto);
     const char *pn = *proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)*proto);
-    if (!strcmp(k->algo, *algo) && !strcmp(k->proto, pn) && !strcmp(k->model, model)) return 0;
+    snprintf(mine, sizeof mine, "%s%s%s", model, contention >= 0 ? " --contention " : "",
+             contention >= 0 ? cmd_contention_name(contention) : "");
+    snprintf(fitted, sizeof fitted, "%s%s%s", k->model, k->contention[0] ? " --contention " : "", k->contention);
+    if (!strcmp(k->algo, *algo) && !strcmp(k->proto, pn) && !strcmp(fitted, mine)) return 0;
     fprintf(stderr, "baton %s: warning: %s was calibrated with -a %s --proto %s --model %s; this runs -a %s --proto %s "
-            "--model %s, which it was not fitted for\n", cmd, topo_name(t), k->algo, k->proto, k->model, *algo, pn, model);
+            "--model %s, which it was not fitted for\n", cmd, topo_name(t), k->algo, k->proto, fitted, *algo, pn, mine);
     return 1;
 }
 
@@ -229,6 +233,10 @@ int cmd_parse_proto(const char *arg) {
 
 int cmd_parse_contention(const char *arg) {
     return !strcmp(arg, "fifo") ? CONTENTION_FIFO : !strcmp(arg, "fair") ? CONTENTION_FAIR : !strcmp(arg, "none") ? CONTENTION_NONE : -1;
+}
+
+const char *cmd_contention_name(int contention) {
+    return contention == CONTENTION_FAIR ? "fair" : contention == CONTENTION_NONE ? "none" : "fifo";
 }
 
 int cmd_fail(const char *cmd, const baton_err_t *e) {

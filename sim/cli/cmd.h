@@ -69,12 +69,16 @@ void cmd_seen_text(const struct topo_calib *k, char *b, size_t n);
  * (*_given 0) become the ones it was fitted with (the algorithm's name copied
  * into keep[CMD_RULE_LEN], the caller's: the record may be freed or written
  * over while *algo is in use); then, if the rule still differs from its
- * record (algo, proto, model), say so on stderr and return 1: its
- * predictions, and its band, are only what it was fitted for. 0 otherwise,
- * and for machines that are not calibrated. */
+ * record (algo, proto, model, and the simulator's contention: `contention`
+ * a contention_t, or -1 for the closed forms), say so on stderr and return
+ * 1: its predictions, and its band, are only what it was fitted for. 0
+ * otherwise, and for machines that are not calibrated. */
 #define CMD_RULE_LEN 32
 int cmd_calibrated_rule(const char *cmd, const struct topo *t, const char **algo, int algo_given, int *proto,
-                         int proto_given, const char *model, char *keep);
+                        int proto_given, const char *model, int contention, char *keep);
+
+/* "fifo", "fair" or "none" (contention_t); cmd_parse_contention's inverse. */
+const char *cmd_contention_name(int contention);
 
 /* Remember one --set; EXIT_USAGE (after printing) when there are too many. */
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);

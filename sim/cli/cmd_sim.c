@@ -517,7 +517,8 @@ int cmd_sim(int argc, char **argv, int predict) {
     int fold = predict ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
     topo_t *t = cmd_load_topo_folded(a.topo, a.sets.v, a.sets.n, fold, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
-    a.off_rule = cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des", a.fitted_algo);
+    a.off_rule = cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des",
+                                     predict ? -1 : (int)a.contention, a.fitted_algo);
     if (topo_whole_ranks(t) % a.gpus_per_thread) {           /* nccl-tests: ranks = processes x threads x -g */
         cmd_usage(cmd, "-g %d does not divide the %d ranks of %s", a.gpus_per_thread, topo_whole_ranks(t), topo_name(t));
         topo_free(t);

@@ -185,7 +185,8 @@ static void calibrated_rule(sweep_args_t *a) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     if (k->present && a->model == SELECT_AUTO) a->model = strcmp(k->model, "des") ? SELECT_CLOSED : SELECT_DES;
     const char *model = a->model == SELECT_DES ? "des" : "closed";
-    cmd_calibrated_rule("sweep", t, &a->algo, a->algo_given, &a->proto, a->proto_given, model, a->fitted_algo);
+    cmd_calibrated_rule("sweep", t, &a->algo, a->algo_given, &a->proto, a->proto_given, model,
+                        a->model == SELECT_DES ? CONTENTION_FIFO : -1, a->fitted_algo);
     topo_free(t);
 }
 

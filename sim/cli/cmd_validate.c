@@ -41,8 +41,9 @@ static const char help_calibrate[] =
     "parameter (--set nodes=64, nic_bw=...) and flag still works, with a\n"
     "`calibration:` record (the rule it was fitted under, its error on sizes it\n"
     "did not see, and the band that gives predictions their error bars).\n"
-    "      --cv K            K-fold cross-validation (default 5; 0: none; K at least\n"
-    "                        the sizes: leave one out)\n"
+    "      --cv K            K-fold cross-validation (default 5, with --model des 0:\n"
+    "                        each fold simulates every size again; 0: none; K at\n"
+    "                        least the sizes: leave one out)\n"
     "      --hold-out LO:HI  fit without the sizes in [LO, HI] and report how well\n"
     "                        the fit predicts them; `middle`: the middle third of\n"
     "                        the sizes, `top`: the largest quarter\n"
@@ -179,6 +180,9 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
     return 0;
 }
 
+/* The command's name, for what it says on stderr. */
+static const char *cmd_of(const val_args_t *a) { return a->calibrate ? "calibrate" : "validate"; }
+
 /* The machines of one run: the topology, and the same file at other node
  * counts for logs that ran on another number of nodes. */
 typedef struct {
@@ -205,7 +209,7 @@ static topo_t *machine_for(const val_args_t *a, machines_t *ms, int ranks, const
     baton_err_t ignored = {0};
     topo_t *m = cmd_load_topo(a->topo, sets, k, &ignored);    /* no `nodes` parameter: not a cluster */
     if (m == NULL || topo_nranks(m) != ranks) { topo_free(m); return NULL; }
-    fprintf(stderr, "baton: %s ran on %d ranks: %s with --set %s\n", log, ranks, topo_name(ms->t), nodes);
+    fprintf(stderr, "baton %s: %s ran on %d ranks: %s with --set %s\n", cmd_of(a), log, ranks, topo_name(ms->t), nodes);
     return ms->other[ms->nother++] = m;
 }
 
@@ -218,12 +222,12 @@ static void read_logged_plan(val_args_t *a, const nt_log_t *log, const char *pat
     if (!follows_logs(a)) return;
     tuningplan_rules(log, topo_whole_ranks(on), a->logged, &a->nlogged, TOPO_MAX_LIB_RULES);
     if (log->tuning_skipped)
-        fprintf(stderr, "baton: warning: %s:%d: %s (%d such line%s): those sizes keep -a nccl's plan\n", path,
+        fprintf(stderr, "baton %s: warning: %s:%d: %s (%d such line%s): those sizes keep -a nccl's plan\n", cmd_of(a), path,
                 log->tuning_skipped_line, log->tuning_skipped_why, log->tuning_skipped, log->tuning_skipped > 1 ? "s" : "");
     for (int i = 0; i < log->nplan; i++)
         if (log->plan[i].disagree)
-            fprintf(stderr, "baton: warning: %s:%d: NCCL's TUNING lines name more than one plan for %llu bytes; the first "
-                    "is kept\n", path, log->plan[i].line, (unsigned long long)log->plan[i].bytes);
+            fprintf(stderr, "baton %s: warning: %s:%d: NCCL's TUNING lines name more than one plan for %llu bytes; the first "
+                    "is kept\n", cmd_of(a), path, log->plan[i].line, (unsigned long long)log->plan[i].bytes);
 }
 
 /* The samples whose machine follows a plan NCCL's lines gave. */
@@ -238,8 +242,8 @@ static void apply_logged_plan(const val_args_t *a, topo_t *t, int quiet) {
     char why[1024];
     tuningplan_apply(t, a->logged, a->nlogged, why, sizeof why);
     if (why[0] && !quiet)
-        fprintf(stderr, "baton: warning: %s has no row for what NCCL's TUNING lines say it ran (%s): -a nccl plans "
-                "those sizes\n", topo_name(t), why);
+        fprintf(stderr, "baton %s: warning: %s has no row for what NCCL's TUNING lines say it ran (%s): -a nccl plans "
+                "those sizes\n", cmd_of(a), topo_name(t), why);
 }
 
 /* major.minor of an NCCL version ("2.19" of "2.19.3+cuda12.3"). */
@@ -257,8 +261,8 @@ static void note_version(val_args_t *a, const topo_t *t, const nt_log_t *log, co
     if (!v[0]) return;
     minor_of(v, mine, sizeof mine);
     if (rec[0] && !strstr(rec, mine))
-        fprintf(stderr, "baton: warning: %s ran NCCL %s; %s was calibrated on logs of NCCL %s (its plan and protocols "
-                "differ by version)\n", path, v, topo_name(t), rec);
+        fprintf(stderr, "baton %s: warning: %s ran NCCL %s; %s was calibrated on logs of NCCL %s (its plan and protocols "
+                "differ by version)\n", cmd_of(a), path, v, topo_name(t), rec);
     if (strstr(a->nccl, v)) return;
     size_t at = strlen(a->nccl);
     if (at + strlen(v) + 3 < sizeof a->nccl) snprintf(a->nccl + at, sizeof a->nccl - at, "%s%s", at ? ", " : "", v);
@@ -527,13 +531,15 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     cal_record_seen(k, t, s, n);
     snprintf(k->proto, sizeof k->proto, "%s", q->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)q->proto));
     snprintf(k->model, sizeof k->model, "%s", model_name(a));
+    if (a->des) snprintf(k->contention, sizeof k->contention, "%s", cmd_contention_name(a->contention));
     snprintf(stem, sizeof stem, "%s", strrchr(a->out, '/') ? strrchr(a->out, '/') + 1 : a->out);
     if (strrchr(stem, '.')) *strrchr(stem, '.') = '\0';
     if (topo_rename(t, stem) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
     record_date(date, sizeof date);
-    int len = snprintf(comment, sizeof comment, "%s calibrated by `baton calibrate` (%s, -a %s --proto %s%s).\n"
+    int len = snprintf(comment, sizeof comment, "%s calibrated by `baton calibrate` (%s%s%s, -a %s --proto %s%s).\n"
                        "Fitted on %d sizes (value, one standard error, the file's value):\n", topo_name(t), model_name(a),
-                       k->algo, k->proto, a->channels > 1 ? ", --channels" : "", f->used);
+                       a->des ? " --contention " : "", k->contention, k->algo, k->proto, a->channels > 1 ? ", --channels" : "",
+                       f->used);
     cal_fit_text(f, comment + len, sizeof comment - (size_t)len);
     if (comment[strlen(comment) - 1] == '\n') comment[strlen(comment) - 1] = '\0';
     /* --channels C ran the fit: the file keeps it (channels=C among its params), or it would not answer as fitted */
@@ -554,11 +560,13 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     return rc < 0 ? err_set(e, BATON_EIO, "%s: cannot write%s%s", a->out, why ? ": " : "", why ? strerror(why) : "") : 0;
 }
 
-/* A calibrated machine runs under the model it was fitted with unless told
- * otherwise (-a and --proto: cmd_calibrated_rule). */
+/* A calibrated machine runs under the model (and the simulator's contention)
+ * it was fitted with unless told otherwise (-a and --proto: cmd_calibrated_rule). */
 static void adopt_model(val_args_t *a, const topo_t *t) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     if (k->present && !a->model_given) a->des = !strcmp(k->model, "des"), a->nccl_model = !strcmp(k->model, "nccl");
+    if (k->present && a->des && !a->contention_given && k->contention[0])
+        a->contention = cmd_parse_contention(k->contention);
 }
 
 static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t *x) {
@@ -605,7 +613,8 @@ static int run(val_args_t *a, const char *cmd) {
         topo_free(t);
         return cmd_usage(cmd, "--contention is the simulator's: use it with --model des");
     }
-    if (t) cmd_calibrated_rule(cmd, t, &a->algo, a->algo_given, &a->proto, a->proto_given, model_name(a), a->fitted_algo);
+    if (t) cmd_calibrated_rule(cmd, t, &a->algo, a->algo_given, &a->proto, a->proto_given, model_name(a),
+                               a->des ? a->contention : -1, a->fitted_algo);
     struct stat st;
     if (t && a->out && stat(a->out, &st) == 0 && topo_read_from(t, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino)) {
         err_set(&e, BATON_EINVAL, "-o %s: %s is read from it (it is the machine, or one it extends): the "
