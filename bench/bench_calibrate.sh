@@ -4,7 +4,9 @@
 # default 5-fold cross-validation and without it (the fit alone), and the
 # 8 x 400G H200 log (24 rows, NVLS rows too) the same way. Best of three
 # runs each (this is a shared machine; noise only adds time), peak RSS of
-# the last; the machine is named.
+# the last; the machine is named. Then the simulator's fits (--model des,
+# one run each: a log's evaluation simulates every size) of the 8 x A100 and
+# the 8 x 400G H200 logs.
 set -eu
 BATON=${1:-build/baton}
 cd "$(dirname "$0")/.."
@@ -15,7 +17,7 @@ run() {   # NAME MACHINE LOG CV [--set ...]
     name=$1 machine=$2 log=$3 cv=$4
     shift 4
     best=""
-    for i in 1 2 3; do
+    for i in $(seq "${RUNS:-3}"); do
         # shellcheck disable=SC2086
         /usr/bin/time -f "%e %M" -o "$out/t" "$BATON" calibrate -t "topologies/$machine.yaml" "$@" --cv "$cv" \
             -o "$out/c.yaml" --nccl-tests "validate/logs/$log" > "$out/o" 2>&1
@@ -23,9 +25,12 @@ run() {   # NAME MACHINE LOG CV [--set ...]
         if [ -z "$best" ] || awk "BEGIN { exit !($wall < $best) }"; then best=$wall; fi
     done
     rows=$(sed -n 's/^MAPE .* over \([0-9]*\) sizes.*/\1/p' "$out/o")
-    echo "calibrate $name ($rows rows), --cv $cv: $best s wall (best of 3), peak RSS $((rss / 1024)) MiB"
+    echo "calibrate $name ($rows rows), --cv $cv: $best s wall (best of ${RUNS:-3}), peak RSS $((rss / 1024)) MiB"
 }
 run "2 x 8 A100" cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt 5 --set nodes=2
 run "2 x 8 A100" cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt 0 --set nodes=2
 run "2 x 8 H200, 8 x 400G" cluster-h100 nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt 5 --set nodes=2
 run "2 x 8 H200, 8 x 400G" cluster-h100 nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt 0 --set nodes=2
+RUNS=1 run "8 x A100, --model des" hgx-a100 nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt 0 --model des
+RUNS=1 run "2 x 8 H200, 8 x 400G, --model des" cluster-h100 \
+    nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt 0 --set nodes=2 --model des

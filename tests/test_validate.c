@@ -607,6 +607,34 @@ Test(calibrate, an_all_gather_fit_predicts_broadcast_and_reduce) {
     }
 }
 
+/* The simulator's fit (starting from the closed forms' fit or the file's
+ * values, whichever it finds better, and keeping the start when it cannot
+ * better it) is never worse in sample than the file it was given, on each
+ * of the RTX 2080 Ti box's logs, and it writes a machine that validates
+ * under the simulator as it said (the same MAPE, read back). */
+Test(calibrate, a_simulators_fit_is_no_worse_than_the_file) {
+    const char *const coll[] = {"allreduce", "allgather", "broadcast", "reduce"};
+    for (int i = 0; i < 4; i++) {
+        char cmd[512], *out;
+        snprintf(cmd, sizeof cmd, "validate -t topologies/pcie-2gpu.yaml --set p2p=false --model des --json --nccl-tests "
+                 SHARED "/rtx2080ti_x2_pcie3_nop2p_%s.txt", coll[i]);
+        cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+        double file = th_json_num(out, "mape_pct");
+        free(out);
+        snprintf(cmd, sizeof cmd, "calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --model des --json -o "
+                 "build/cal-des.yaml --nccl-tests " SHARED "/rtx2080ti_x2_pcie3_nop2p_%s.txt", coll[i]);
+        cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+        double fitted = th_json_num(out, "mape_pct");
+        free(out);
+        cr_expect_leq(fitted, file, "%s: fitted %g %% against the file's %g %%", coll[i], fitted, file);
+        snprintf(cmd, sizeof cmd, "validate -t build/cal-des.yaml --json --nccl-tests " SHARED "/rtx2080ti_x2_pcie3_nop2p_%s.txt",
+                 coll[i]);
+        cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+        cr_expect_float_eq(th_json_num(out, "mape_pct"), fitted, 0.01, "%s read back: %s", coll[i], out);
+        free(out);
+    }
+}
+
 /* The fit keeps NCCL's plan (algorithm and protocol per size, as the file's
  * values give it): fitted without the middle third of the RTX 2080 Ti
  * reduce log, a fit free to move the plan ran the small LL sizes as Simple
