@@ -345,7 +345,20 @@ Test(cli, outputs_are_written_whole_or_not_at_all) {
     cr_expect_eq(atoi(ls), 0, "a temporary file was left behind");
     free(ls);
     remove(path);
-    expect_exit("select -t topologies/uniform-8.yaml -c allreduce -o /no/such/dir/out.csv", 1, "/no/such/dir/out.csv");
+    /* every output says which file it could not write and why, in one form */
+    const char *outs[] = {
+        "select -t topologies/uniform-8.yaml -c allreduce -o /no/such/dir/out",
+        "sweep -t topologies/uniform-8.yaml -c allreduce --sizes 1MiB -o /no/such/dir/out",
+        "sim -t topologies/uniform-8.yaml -c allreduce -a ring -s 1MiB --trace /no/such/dir/out",
+        "sim -t topologies/uniform-8.yaml -c allreduce -a ring -s 1MiB --link-stats /no/such/dir/out",
+        "sim -t topologies/uniform-8.yaml -c allreduce -a ring -s 8 --html /no/such/dir/out",
+        "kids --html /no/such/dir/out",
+        "step -t topologies/hgx-h100.yaml --model llama3-70b --trace /no/such/dir/out",
+        "topo import nccl-xml tests/data/import/ncv4-topo.xml -o /no/such/dir/out",
+        "validate --backend host -c allreduce --sizes 8:64 --reps 1 --log /no/such/dir/out",
+    };
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        expect_exit(outs[i], 1, "/no/such/dir/out: cannot write: No such file or directory");
     /* calibrate names its output only once it is written */
     char *out;
     cr_expect_eq(th_cli("calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --cv 0 -o tests/data --nccl-tests "

@@ -198,33 +198,27 @@ int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg) {
 
 int cmd_write_lesson(const char *cmd, struct lesson_out *l, const char *html_path, const char *states_path) {
     size_t n = strlen(l->html);
-    int rc = cmd_write_file(html_path, l->html, n) < 0 ? -1 : 0;
-    if (rc == 0 && states_path && cmd_write_file(states_path, l->states, strlen(l->states)) < 0) {
+    baton_err_t e = {0};
+    int rc = cmd_write_file(html_path, l->html, n, &e);
+    if (rc == 0 && states_path && (rc = cmd_write_file(states_path, l->states, strlen(l->states), &e)) < 0)
         remove(html_path);              /* both or neither */
-        html_path = states_path;
-        rc = -1;
-    }
     if (rc == 0) printf("wrote %s: %d run%s, %zu KB; open it in a browser (no network needed)\n", html_path, l->runs,
                         l->runs == 1 ? "" : "s", (n + 1023) / 1024);
     lesson_free(l);
-    if (rc == 0) return EXIT_OK;
-    baton_err_t e = {0};
-    err_set(&e, BATON_EIO, "%s: cannot write", html_path);
-    return cmd_fail(cmd, &e);
+    return rc == 0 ? EXIT_OK : cmd_fail(cmd, &e);
 }
 
-int cmd_write_file(const char *path, const char *text, size_t len) {
+int cmd_write_file(const char *path, const char *text, size_t len, baton_err_t *e) {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    errno = 0;
     FILE *f = fopen(tmp, "w");
-    if (f == NULL) return -1;
-    int ok = fwrite(text, 1, len, f) == len;
-    if (fclose(f) != 0) ok = 0;
+    int ok = f && fwrite(text, 1, len, f) == len;
+    if (f && fclose(f) != 0) ok = 0;
     if (ok && rename(tmp, path) == 0) return 0;
-    int why = errno;                              /* the caller says it (strerror): keep it past remove */
-    remove(tmp);
-    errno = why;
-    return -1;
+    int why = errno;                              /* before remove can change it */
+    if (f) remove(tmp);
+    return err_set(e, BATON_EIO, "%s: cannot write%s%s", path, why ? ": " : "", why ? strerror(why) : "");
 }
 
 int cmd_parse_proto(const char *arg) {

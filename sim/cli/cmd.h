@@ -84,8 +84,8 @@ const char *cmd_contention_name(int contention);
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);
 
 /* Write len bytes of text to path whole or not at all (a temporary name
- * beside it, then rename); 0 or -1. */
-int cmd_write_file(const char *path, const char *text, size_t len);
+ * beside it, then rename); 0, or -1 with e saying "PATH: cannot write: why". */
+int cmd_write_file(const char *path, const char *text, size_t len, baton_err_t *e);
 
 /* A teaching page (sim/lesson.h) to html_path and, if states_path, the
  * states a browser test checks it against; a line saying what was written.

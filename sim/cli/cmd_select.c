@@ -133,9 +133,9 @@ static int words(char *s, const char **out, int max) {
 }
 
 /* Text to a file (whole or not at all) or to stdout. */
-static int emit(const char *text, const char *path) {
-    if (path == NULL) return fputs(text, stdout) < 0 ? -1 : 0;
-    return cmd_write_file(path, text, strlen(text));
+static int emit(const char *text, const char *path, baton_err_t *e) {
+    if (path == NULL) return fputs(text, stdout) < 0 ? err_set(e, BATON_EIO, "stdout: cannot write: %s", strerror(errno)) : 0;
+    return cmd_write_file(path, text, strlen(text), e);
 }
 
 /* The table's last line on a folded cluster: how few nodes answered. */
@@ -180,8 +180,7 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     algo_opts_t used = q->opts;
     if (t) run_opts_from_topo(t, &used);                  /* the channels the times assumed */
     if (rc == 0 && !(text = render(&tab, a, t, nnodes, used.channels > 0 ? used.channels : 1))) rc = err_set(&e, BATON_ENOMEM, "out of memory");
-    if (rc == 0 && emit(text, a->output) < 0)
-        rc = err_set(&e, BATON_EIO, "%s: cannot write: %s", a->output ? a->output : "stdout", strerror(errno));
+    if (rc == 0) rc = emit(text, a->output, &e);
     if (rc == 0 && a->plot) rc = plot_select(&tab, a->plot, &e);
     free(text);
     select_free(&tab);

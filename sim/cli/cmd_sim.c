@@ -420,11 +420,11 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
     char *text = NULL;
     if (rc == 0 && a->trace && (text = trace_json(tr)) == NULL)
         rc = err_set(&e, BATON_EUNSUP, "the trace would hold more than %d messages", TRACE_MAX_MSGS);
-    if (rc == 0 && text && cmd_write_file(a->trace, text, strlen(text)) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write: %s", a->trace, strerror(errno));
+    if (rc == 0 && text) rc = cmd_write_file(a->trace, text, strlen(text), &e);
     free(text);
     text = NULL;
-    if (rc == 0 && a->link_stats && ((text = link_csv(t, r)) == NULL || cmd_write_file(a->link_stats, text, strlen(text)) < 0))
-        rc = err_set(&e, BATON_EIO, "%s: cannot write", a->link_stats);
+    if (rc == 0 && a->link_stats && (text = link_csv(t, r)) == NULL) rc = err_set(&e, BATON_ENOMEM, "out of memory");
+    if (rc == 0 && a->link_stats) rc = cmd_write_file(a->link_stats, text, strlen(text), &e);
     free(text);
     trace_free(tr);
     return rc < 0 ? cmd_fail(cmd, &e) : 0;

@@ -251,8 +251,7 @@ int cmd_step(int argc, char **argv) {
     step_out_t o;
     if ((rc = step_run(t, &a.q, &o, &e)) == 0 && a.trace) {
         char *js = step_trace_json(&a.q, &o);
-        rc = js ? cmd_write_file(a.trace, js, strlen(js)) : err_set(&e, BATON_ENOMEM, "out of memory for the trace");
-        if (rc < 0 && js) err_set(&e, rc, "%s: cannot write the trace", a.trace);
+        rc = js ? cmd_write_file(a.trace, js, strlen(js), &e) : err_set(&e, BATON_ENOMEM, "out of memory for the trace");
         free(js);
     }
     if (rc == 0) {

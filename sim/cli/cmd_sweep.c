@@ -204,7 +204,7 @@ int cmd_sweep(int argc, char **argv) {
     rc = sweep(&a, f, &e);
     fclose(f);
     if (rc == 0 && a.output) {
-        if (cmd_write_file(a.output, buf, len) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write: %s", a.output, strerror(errno));
+        rc = cmd_write_file(a.output, buf, len, &e);
     } else if (rc == 0) {
         fwrite(buf, 1, len, stdout);
     }

@@ -59,7 +59,7 @@ static int import_cmd(int argc, char **argv) {
     if ((xml ? import_nccl_xml : import_nvsmi)(argv[optind + 1], name, &yaml, &e) < 0) return cmd_fail("topo import", &e);
     int rc = EXIT_OK;
     if (out == NULL) fputs(yaml, stdout);
-    else if (cmd_write_file(out, yaml, strlen(yaml)) < 0) rc = cmd_fail("topo import", &(baton_err_t){BATON_EIO, "cannot write"});
+    else if (cmd_write_file(out, yaml, strlen(yaml), &e) < 0) rc = cmd_fail("topo import", &e);
     free(yaml);
     return rc;
 }

@@ -336,7 +336,8 @@ static int measure(const val_args_t *a, topo_t *t, cal_sample_t **all, int *n, c
         FILE *f = open_memstream(&text, &len);
         int ok = f && nt_write(&log, f) == 0;
         if (f && fclose(f) != 0) ok = 0;
-        if (!ok || cmd_write_file(a->log_out, text, len) < 0) rc = err_set(e, BATON_EIO, "%s: cannot write", a->log_out);
+        if (!ok) rc = err_set(e, BATON_ENOMEM, "out of memory");
+        else rc = cmd_write_file(a->log_out, text, len, e);
         free(text);
     }
     if (rc == 0) rc = cal_samples(&log, all, n, e);
@@ -554,10 +555,10 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     FILE *out = open_memstream(&text, &size);
     int rc = out ? topo_write_overlay(t, rel, sets, nsets, a->logs, a->nlogs, date, comment, out) : -1;
     if (out && fclose(out) != 0) rc = -1;
-    int why = 0;
-    if (rc == 0 && cmd_write_file(a->out, text, size) < 0) rc = -1, why = errno;
+    if (rc < 0) err_set(e, BATON_ENOMEM, "out of memory");
+    else rc = cmd_write_file(a->out, text, size, e);
     free(text);
-    return rc < 0 ? err_set(e, BATON_EIO, "%s: cannot write%s%s", a->out, why ? ": " : "", why ? strerror(why) : "") : 0;
+    return rc;
 }
 
 /* A calibrated machine runs under the model (and the simulator's contention)
