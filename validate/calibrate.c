@@ -423,7 +423,7 @@ static int fit_and_judge(fit_ctx_t *c, double *th) {
  * (2 x 8 A100, 5 folds: 1.6 -> 1.0 s), cv within 0.8 points. */
 static int refit_and_judge(fit_ctx_t *c, double *th) {
     double mape = -1, from[CAL_MAX_PARAMS];
-    memcpy(from, th, sizeof from);                 /* the simulator's from where it is (closed_start) */
+    memcpy(from, th, sizeof from);                 /* the simulator's: from where its fit ended, only (des_fit) */
     if (fit_starts(c, 3, c->q->des ? from : NULL, th, &mape) < 0 && c->e->code) return -1;
     return mape < 0 ? err_set(c->e, BATON_EINVAL, "the fit failed from every start") : judge(c, th);
 }
