@@ -23,11 +23,34 @@ void step_defaults(step_req_t *q) {
     if (!(q->mem_eff > 0)) q->mem_eff = 0.8;
 }
 
+/* Does tensor parallelism of tp split m's heads? Each rank takes heads/tp
+ * query heads and either kv_heads/tp KV heads or, with more ranks than KV
+ * heads, a copy of one (as Megatron-LM and vLLM require and do). */
+static int tp_splits(const llm_t *m, int tp) {
+    return m->heads % tp == 0 && (tp <= m->kv_heads ? m->kv_heads % tp == 0 : tp % m->kv_heads == 0);
+}
+
+/* "1, 2, 4 or 8": the tp values up to most that split m's heads. */
+static void tp_choices(const llm_t *m, int most, char *buf, int len) {
+    int at = 0, last = 0;
+    buf[0] = '\0';
+    for (int tp = 1; tp <= most; tp++) if (tp_splits(m, tp)) last = tp;
+    for (int tp = 1; tp <= most && at < len; tp++)
+        if (tp_splits(m, tp))
+            at += snprintf(buf + at, (size_t)(len - at), "%s%d", at == 0 ? "" : tp == last ? " or " : ", ", tp);
+}
+
 const char *step_check(const step_req_t *q, const topo_t *t, char *buf, int len) {
     int ranks = q->tp * q->dp * q->pp, p = topo_nranks(t);
+    char ok[128];
     const char *bad = llm_check(q->m);
     if (bad) return bad;
     if (ranks > p) snprintf(buf, len, "tp %d x dp %d x pp %d = %d ranks, but %s has %d", q->tp, q->dp, q->pp, ranks, topo_name(t), p);
+    else if (!tp_splits(q->m, q->tp)) {
+        tp_choices(q->m, p, ok, sizeof ok);
+        snprintf(buf, len, "tp %d does not split %s's %d attention heads and %d KV heads (tp %s does; --tp)", q->tp, q->m->name,
+                 q->m->heads, q->m->kv_heads, ok);
+    }
     else if (q->ep > 1 && !q->m->experts) snprintf(buf, len, "--ep %d: %s has no experts", q->ep, q->m->name);
     else if (q->ep > 1 && ((q->tp * q->dp) % q->ep || q->m->experts % q->ep))
         snprintf(buf, len, "--ep %d must divide tp x dp (%d) and the experts (%d)", q->ep, q->tp * q->dp, q->m->experts);

@@ -211,6 +211,12 @@ Test(cli, step_and_concurrent_reject_bad_input) {
     expect_exit("step -t topologies/hgx-h100.yaml --model llama3-71b", 1, "unknown model 'llama3-71b'");
     expect_exit("step -t topologies/hgx-h100.yaml --model 70b --tp 8 --dp 2", 1, "16 ranks, but hgx-h100 has 8");
     expect_exit("step -t topologies/hgx-h100.yaml --model 70b --ep 2", 1, "has no experts");
+    /* tensor parallelism splits the heads: 64 query and 8 KV heads go 1, 2, 4 or 8 ways (16: a copy of each
+       KV head per pair of ranks); Qwen2.5-7B's 28 and 4 do not go 8 ways, which vLLM refuses too */
+    expect_exit("step -t topologies/hgx-h100.yaml --model 70b --tp 3", 1,
+                "tp 3 does not split llama3-70b's 64 attention heads and 8 KV heads (tp 1, 2, 4 or 8 does; --tp)");
+    expect_exit("step -t topologies/hgx-h100.yaml --model qwen2.5-7b", 1, "(tp 1, 2 or 4 does; --tp)");
+    expect_exit("step -t topologies/cluster-h100.yaml --set nodes=2 --model 70b --tp 16", 0, "tp 16 x dp 1");
     expect_exit("step -t topologies/hgx-a100.yaml --model 70b --dtype fp8", 1, "a100-sxm has no fp8");
     expect_exit("step -t topologies/uniform-8.yaml --model 70b", 2, "give --gpu");
     expect_exit("step -t topologies/hgx-h100.yaml --model 70b --phase think", 2, "--phase is decode");
