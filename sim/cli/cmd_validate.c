@@ -180,6 +180,16 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
     return 0;
 }
 
+/* Does t's file have a `nodes` parameter (a cluster, machine_for's way to another rank count)? */
+static int has_nodes(const topo_t *t) {
+    for (int i = 0; i < topo_nparams(t); i++) {
+        const char *n, *v;
+        topo_param_at(t, i, &n, &v);
+        if (!strcmp(n, "nodes")) return 1;
+    }
+    return 0;
+}
+
 /* The command's name, for what it says on stderr. */
 static const char *cmd_of(const val_args_t *a) { return a->calibrate ? "calibrate" : "validate"; }
 
@@ -288,9 +298,16 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
         }
         topo_t *on = machine_for(a, ms, log.ranks, a->logs[i]);
         if (on == NULL) {       /* not --ranks: it speaks for a log, not for the machine */
+            int g = topo_params_c(t)->group_size, ranks = log.ranks;
             nt_free(&log);
-            return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d (use --set or another topology)",
-                           a->logs[i], log.ranks, topo_name(t), topo_nranks(t));
+            if (!has_nodes(t))
+                return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d and no `nodes` parameter to grow it: "
+                               "use a cluster file (topologies/cluster-*.yaml)", a->logs[i], ranks, topo_name(t), topo_nranks(t));
+            if (g < 1 || ranks % g)
+                return err_set(e, BATON_EINVAL, "%s ran on %d ranks, which is not a whole number of %s's %d-GPU nodes",
+                               a->logs[i], ranks, topo_name(t), g);
+            return err_set(e, BATON_EINVAL, "%s ran on %d ranks: %s with --set nodes=%d does not load, or the logs "
+                           "name more than %d node counts", a->logs[i], ranks, topo_name(t), ranks / g, CAL_MAX_MACHINES);
         }
         read_logged_plan(a, &log, a->logs[i], on);
         note_version(a, t, &log, a->logs[i]);
