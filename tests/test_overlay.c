@@ -137,9 +137,9 @@ Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
 }
 
 /* A simulator's fit keeps the contention it ran under: the record says
- * `contention: fair`, validate runs under it unasked, and a sim or validate
- * under another says it was not fitted for that (the times differ where
- * links are shared). A record's contention is the simulator's only. */
+ * `contention: fair`, validate and sim run under it unasked, and a sim or
+ * validate under another says it was not fitted for that (the times differ
+ * where links are shared). A record's contention is the simulator's only. */
 Test(overlay, a_simulators_fit_keeps_its_contention) {
     const char *log = "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt";
     char cmd[512], *out, *text;
@@ -154,8 +154,9 @@ Test(overlay, a_simulators_fit_keeps_its_contention) {
     says(cmd, 0, "which it was not fitted for", 0);
     snprintf(cmd, sizeof cmd, "validate -t build/fair.yaml --contention none --nccl-tests %s", log);
     says(cmd, 0, "--model des --contention fair; this runs -a nccl --proto auto --model des --contention none", 1);
-    says("sim -t build/fair.yaml -c allreduce -s 1MiB", 0, "--contention fair; this runs", 1);
-    says("sim -t build/fair.yaml -c allreduce -s 1MiB --contention fair", 0, "which it was not fitted for", 0);
+    says("sim -t build/fair.yaml -c allreduce -s 1MiB --json", 0, "\"contention\":\"fair\"", 1);
+    says("sim -t build/fair.yaml -c allreduce -s 1MiB", 0, "which it was not fitted for", 0);
+    says("sim -t build/fair.yaml -c allreduce -s 1MiB --contention fifo", 0, "--contention fair; this runs", 1);
     says("topo build/fair.yaml", 0, "calibration    -a nccl --proto auto --model des --contention fair", 1);
 }
 

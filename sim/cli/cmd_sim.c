@@ -97,6 +97,7 @@ typedef struct {
     const char *topo, *coll, *algo, *size, *sizes, *format;
     int verify, json, dump, store_forward, proto, explain, symmetric, algo_given, proto_given, fold;
     int off_rule;            /* 1: a calibrated machine asked another rule than its fit's */
+    int contention_given;
     int gpus_per_thread;     /* -g: nccl-tests' nGpus */
     char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
     const char *trace, *link_stats, *html, *states;
@@ -175,6 +176,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'M':
             if (cmd_parse_contention(optarg) < 0) return cmd_usage(cmd, "--contention must be fifo, fair or none, not '%s'", optarg);
             a->contention = (contention_t)cmd_parse_contention(optarg);
+            a->contention_given = 1;
             break;
         case 'h':
             printf(help_common, cmd,
@@ -503,6 +505,18 @@ static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args
     return rc < 0 ? cmd_fail(cmd, &e) : EXIT_OK;
 }
 
+/* A simulator's calibration runs under the contention it was fitted with
+ * unless told otherwise, as under its -a and --proto (cmd_calibrated_rule);
+ * not where the run's other options exclude it (fair sharing needs every
+ * rank, and store-and-forward FIFO or none): then the rule's warning says so. */
+static void adopt_contention(sim_args_t *a, const topo_t *t, int predict) {
+    const topo_calib_t *k = &topo_params_c(t)->calib;
+    int c = k->contention[0] ? cmd_parse_contention(k->contention) : -1;
+    if (predict || !k->present || a->contention_given || c < 0) return;
+    if (c == CONTENTION_FAIR && (a->symmetric > 0 || a->store_forward)) return;
+    a->contention = (contention_t)c;
+}
+
 int cmd_sim(int argc, char **argv, int predict) {
     const char *cmd = predict ? "predict" : "sim";
     sim_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO, .fold = -1, .gpus_per_thread = 1};   /* the same defaults as every command */
@@ -517,6 +531,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     int fold = predict ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
     topo_t *t = cmd_load_topo_folded(a.topo, a.sets.v, a.sets.n, fold, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
+    adopt_contention(&a, t, predict);
     a.off_rule = cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des",
                                      predict ? -1 : (int)a.contention, a.fitted_algo);
     if (topo_whole_ranks(t) % a.gpus_per_thread) {           /* nccl-tests: ranks = processes x threads x -g */
