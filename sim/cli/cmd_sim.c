@@ -60,7 +60,9 @@ static const char help_common[] =
 static const char help_sim[] =
     "      --contention M  fifo (links reserved in order; default), fair (max-min\n"
     "                      fair sharing, recomputed as transfers start and end) or\n"
-    "                      none (links never queue)\n"
+    "                      none (links never queue); a calibrated machine's\n"
+    "                      default is the one it was fitted with, as for -a and\n"
+    "                      --proto\n"
     "      --store-forward every hop receives a message whole before passing it on\n"
     "                      (default: cut-through; fifo and none only)\n"
     "      --verify        prove the result (data mode when small, else signatures)\n"
