@@ -118,16 +118,23 @@ Test(overlay, calibrated_machine_extends_its_base) {
  * that rule, not an empty one, and validating the result says nothing of a
  * rule it was not fitted for; without cross-validation a prediction has no
  * interval and says why. */
-Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
-    const char *log = "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt";
+#define RTX2080_LOG "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt"
+
+/* calibrate -t ARGS -o OUT on the RTX 2080 Ti all-reduce log: OUT's text. */
+static char *calibrate_2080(const char *args, const char *out_path) {
     char cmd[512], *out, *text;
-    snprintf(cmd, sizeof cmd, "calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --cv 0 -o build/twice-1.yaml --nccl-tests %s", log);
+    snprintf(cmd, sizeof cmd, "calibrate -t %s -o %s --nccl-tests " RTX2080_LOG, args, out_path);
     cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
     free(out);
-    snprintf(cmd, sizeof cmd, "calibrate -t build/twice-1.yaml --cv 0 -o build/twice-2.yaml --nccl-tests %s", log);
-    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
-    free(out);
-    cr_assert_not_null(text = th_slurp("build/twice-2.yaml"));
+    cr_assert_not_null(text = th_slurp(out_path));
+    return text;
+}
+
+Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
+    const char *log = RTX2080_LOG;
+    char cmd[512], *text;
+    free(calibrate_2080("topologies/pcie-2gpu.yaml --set p2p=false --cv 0", "build/twice-1.yaml"));
+    text = calibrate_2080("build/twice-1.yaml --cv 0", "build/twice-2.yaml");
     cr_expect(strstr(text, "calibration:\n  algo: nccl\n") != NULL, "%s", text);
     free(text);
     snprintf(cmd, sizeof cmd, "validate -t build/twice-2.yaml --nccl-tests %s", log);
@@ -141,13 +148,9 @@ Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
  * validate under another says it was not fitted for that (the times differ
  * where links are shared). A record's contention is the simulator's only. */
 Test(overlay, a_simulators_fit_keeps_its_contention) {
-    const char *log = "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt";
-    char cmd[512], *out, *text;
-    snprintf(cmd, sizeof cmd, "calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --model des --contention fair "
-             "-o build/fair.yaml --nccl-tests %s", log);
-    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
-    free(out);
-    cr_assert_not_null(text = th_slurp("build/fair.yaml"));
+    const char *log = RTX2080_LOG;
+    char cmd[512], *text = calibrate_2080("topologies/pcie-2gpu.yaml --set p2p=false --model des --contention fair",
+                                          "build/fair.yaml");
     cr_expect(strstr(text, "  model: des\n  contention: fair\n") != NULL, "%s", text);
     free(text);
     snprintf(cmd, sizeof cmd, "validate -t build/fair.yaml --nccl-tests %s", log);
@@ -164,7 +167,7 @@ Test(overlay, a_simulators_fit_keeps_its_contention) {
  * extends, would leave an overlay extending itself (a loop: both files
  * lost): refused before anything is written, both files as they were. */
 Test(overlay, calibrate_does_not_write_over_the_machine_it_reads) {
-    const char *log = "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt";
+    const char *log = RTX2080_LOG;
     char cmd[512], *out;
     cr_assert_eq(system("mkdir -p build/own && cp topologies/pcie-2gpu.yaml build/own/base.yaml"), 0);
     snprintf(cmd, sizeof cmd, "calibrate -t build/own/base.yaml --set p2p=false --cv 0 -o build/own/cal.yaml --nccl-tests %s", log);
