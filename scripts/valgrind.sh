@@ -78,6 +78,12 @@ run 0 step -t topologies/hgx-h100.yaml --model llama3-70b --phase prefill --batc
 run 0 sim -t topologies/cluster-h100.yaml --set nodes=5 -c allreduce -a nvlstree -s 300001 --contention fair --verify
 run 0 validate -t topologies/hgx-a100.yaml --model des --contention fair --nccl-tests $log --ranks 8 --force-ranks
 run 2 validate -t topologies/hgx-a100.yaml --contention fair --nccl-tests $log --ranks 8 --force-ranks
+# the simulator's fit (from the closed forms'), its contention recorded and adopted; an output that cannot be written
+rtx=validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt
+[ -f "$rtx" ] && run 0 calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --model des --contention fair --nccl-tests "$rtx" -o "$out/fair.yaml"
+[ -f "$rtx" ] && run 0 sim -t "$out/fair.yaml" -c allreduce -s 1MiB
+run 1 sweep -t topologies/hgx-h100.yaml -c allreduce --sizes 1MiB -o /no/such/dir/out
+run 1 step -t topologies/hgx-h100.yaml --model qwen2.5-7b
 run 1 topo tests/data/bad/sharp-twice.yaml
 run 1 topo tests/data/bad/include-missing.yaml
 run 1 sim -t tests/data/bad/bw-huge.yaml -c allreduce -a ring -s 1MiB
