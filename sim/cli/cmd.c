@@ -97,18 +97,23 @@ int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n)
 int cmd_calibrated_rule(const char *cmd, const topo_t *t, const char **algo, int algo_given, int *proto,
                         int proto_given, const char *model, int contention, char *keep) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
-    char mine[64], fitted[64];
+    char mine[96], fitted[160];
     if (!k->present) return 0;
     if (!algo_given && k->algo[0]) *algo = keep, snprintf(keep, CMD_RULE_LEN, "%s", k->algo);
     if (!proto_given && cmd_parse_proto(k->proto) >= 0) *proto = cmd_parse_proto(k->proto);
     const char *pn = *proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)*proto);
-    snprintf(mine, sizeof mine, "%s%s%s", model, contention >= 0 ? " --contention " : "",
+    snprintf(mine, sizeof mine, "-a %s --proto %s --model %s%s%s", *algo, pn, model, contention >= 0 ? " --contention " : "",
              contention >= 0 ? cmd_contention_name(contention) : "");
-    snprintf(fitted, sizeof fitted, "%s%s%s", k->model, k->contention[0] ? " --contention " : "", k->contention);
-    if (!strcmp(k->algo, *algo) && !strcmp(k->proto, pn) && !strcmp(fitted, mine)) return 0;
-    fprintf(stderr, "baton %s: warning: %s was calibrated with -a %s --proto %s --model %s; this runs -a %s --proto %s "
-            "--model %s, which it was not fitted for\n", cmd, topo_name(t), k->algo, k->proto, fitted, *algo, pn, mine);
+    cmd_fitted_rule(k, fitted, sizeof fitted);
+    if (!strcmp(fitted, mine)) return 0;
+    fprintf(stderr, "baton %s: warning: %s was calibrated with %s; this runs %s, which it was not fitted for\n", cmd,
+            topo_name(t), fitted, mine);
     return 1;
+}
+
+void cmd_fitted_rule(const topo_calib_t *k, char *b, size_t n) {
+    snprintf(b, n, "-a %s --proto %s --model %s%s%s", k->algo, k->proto, k->model, k->contention[0] ? " --contention " : "",
+             k->contention);
 }
 
 /* The shipped machines' names in the search path, for did-you-mean. */

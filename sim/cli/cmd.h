@@ -77,6 +77,10 @@ void cmd_seen_text(const struct topo_calib *k, char *b, size_t n);
 int cmd_calibrated_rule(const char *cmd, const struct topo *t, const char **algo, int algo_given, int *proto,
                         int proto_given, const char *model, int contention, char *keep);
 
+/* A calibration's rule as options: "-a nccl --proto auto --model des
+ * --contention fair" into b. */
+void cmd_fitted_rule(const struct topo_calib *k, char *b, size_t n);
+
 /* "fifo", "fair" or "none" (contention_t); cmd_parse_contention's inverse. */
 const char *cmd_contention_name(int contention);
 

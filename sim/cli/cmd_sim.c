@@ -230,9 +230,10 @@ static void time_line(const run_out_t *r, const topo_t *t, const char *tm) {
                how, r->time_lo_s / u, r->time_hi_s / u, un);
     } else if (k->present && !(k->band_lo_pct < k->band_hi_pct))
         printf("  time     %s (%s; no interval: the calibration was not cross-validated, `calibrate --cv 0`)\n", tm, how);
-    else if (r->band_outside == RUN_BAND_OTHER_RULE)
-        printf("  time     %s (%s; no interval: the calibration's errors are those of -a %s --proto %s --model %s)\n", tm,
-               how, k->algo, k->proto, k->model);
+    else if (r->band_outside == RUN_BAND_OTHER_RULE) {
+        cmd_fitted_rule(k, seen, sizeof seen);
+        printf("  time     %s (%s; no interval: the calibration's errors are those of %s)\n", tm, how, seen);
+    }
     else if (r->band_outside && k->what_if[0])
         printf("  time     %s (%s; no interval: --set %s is not what the calibration's logs ran)\n", tm, how, k->what_if);
     else if (r->band_outside) {

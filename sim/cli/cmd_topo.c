@@ -118,8 +118,9 @@ static void link_classes(const topo_t *t) {
 static void calibration(const topo_t *t) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     if (!k->present) return;
-    printf("  calibration    -a %s --proto %s --model %s%s%s", k->algo, k->proto, k->model,
-           k->contention[0] ? " --contention " : "", k->contention);
+    char rule[160];
+    cmd_fitted_rule(k, rule, sizeof rule);
+    printf("  calibration    %s", rule);
     if (k->mape_pct >= 0) printf(": MAPE %.2f %% in sample", k->mape_pct);
     if (k->cv_mape_pct >= 0) printf(", %.2f %% held out", k->cv_mape_pct);
     if (k->band_lo_pct < k->band_hi_pct) printf("; 90 %% of held-out errors in [%+.1f %%, %+.1f %%]", k->band_lo_pct, k->band_hi_pct);
