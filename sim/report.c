@@ -63,6 +63,48 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     return finish(o);
 }
 
+/* One size of a plan: its bytes, what ran, on how many channels, how long. */
+static cJSON *plan_size(const run_out_t *r, int channels) {
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL) return NULL;
+    cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+    cJSON_AddStringToObject(o, "algorithm", r->algo->name);
+    cJSON_AddStringToObject(o, "protocol", proto_name(r->proto));
+    if (channels) cJSON_AddNumberToObject(o, "channels", r->channels);
+    if (r->rule) cJSON_AddBoolToObject(o, "library_rule", 1);
+    cJSON_AddNumberToObject(o, "time_s", r->time_s);
+    cJSON_AddNumberToObject(o, "busbw_GBps", r->busbw_GBps);
+    return o;
+}
+
+char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t coll, const tuning_machine_t *m, int n,
+                       const run_out_t *ours, const run_out_t *nccls) {
+    cJSON *o = cJSON_CreateObject(), *v = cJSON_CreateObject(), *sizes = cJSON_CreateArray();
+    if (o == NULL || v == NULL || sizes == NULL) { cJSON_Delete(o); cJSON_Delete(v); cJSON_Delete(sizes); return NULL; }
+    cJSON_AddStringToObject(o, "topology", topo_name);
+    cJSON_AddNumberToObject(o, "ranks", ranks);
+    cJSON_AddNumberToObject(o, "ranks_per_node", per_node);
+    cJSON_AddStringToObject(o, "collective", coll_name(coll));
+    cJSON_AddStringToObject(o, "model", n > 0 && ours[0].simulated ? "des" : "closed");
+    cJSON_AddNumberToObject(v, "nodes", m->nnodes);
+    cJSON_AddStringToObject(v, "intra", m->nvlink ? "NVLink" : "PCI");
+    cJSON_AddNumberToObject(v, "channels", m->nchannels);
+    cJSON_AddNumberToObject(v, "channel_GBps", m->bw);
+    cJSON_AddBoolToObject(v, "nvls", m->nvls_channels > 0);
+    cJSON_AddItemToObject(o, "nccl_view", v);
+    for (int i = 0; i < n; i++) {
+        cJSON *s = plan_size(&ours[i], 1), *x = nccls[i].algo ? plan_size(&nccls[i], 0) : cJSON_CreateNull();
+        if (s == NULL || x == NULL) {                 /* whole or not at all */
+            cJSON_Delete(s), cJSON_Delete(x), cJSON_Delete(sizes), cJSON_Delete(o);
+            return NULL;
+        }
+        cJSON_AddItemToObject(s, "nccl_model", x);
+        cJSON_AddItemToArray(sizes, s);
+    }
+    cJSON_AddItemToObject(o, "sizes", sizes);
+    return finish(o);
+}
+
 char *report_algos_json(int coll_filter) {
     cJSON *a = cJSON_CreateArray();
     const algo_t *const *rows = algo_all();

@@ -9,6 +9,14 @@
 char *report_run_json(const run_out_t *o, const char *topo_name, coll_t coll,
                       int verify_asked);
 
+#include "../models/tuning.h"
+
+/* `baton plan --json` (malloc'd): the machine as NCCL's model sees it (m),
+ * then per size -a nccl's answer (ours[i]) beside NCCL's own model's
+ * (nccls[i]; its algo NULL where that model has no such collective: null). */
+char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t coll, const tuning_machine_t *m, int n,
+                       const run_out_t *ours, const run_out_t *nccls);
+
 /* The registry as a JSON array of objects (malloc'd). */
 char *report_algos_json(int coll_filter);
 

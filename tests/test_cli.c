@@ -44,6 +44,35 @@ Test(cli, candy_kids_json_times) {
     }
 }
 
+/* plan --json gives per size what `predict -a nccl` answers (the same row,
+ * protocol and time) beside NCCL's own model's pick, null for all-to-all,
+ * which that model does not have. */
+Test(cli, plan_json_is_predicts_answer_per_size) {
+    const char *sizes[] = {"1024", "1048576", "1073741824"};
+    cJSON *j = json_of("plan -t topologies/cluster-h100.yaml --set nodes=2 --sizes 1KiB,1MiB,1GiB --json");
+    cJSON *rows = cJSON_GetObjectItem(j, "sizes");
+    cr_assert_eq(cJSON_GetArraySize(rows), 3);
+    cr_expect_eq(num(cJSON_GetObjectItem(j, "nccl_view"), "nodes"), 2);
+    cr_expect_eq(num(j, "ranks"), 16);
+    for (int i = 0; i < 3; i++) {
+        char args[256];
+        cJSON *r = cJSON_GetArrayItem(rows, i), *x = cJSON_GetObjectItem(r, "nccl_model");
+        snprintf(args, sizeof args, "predict -t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a nccl -s %s --json",
+                 sizes[i]);
+        cJSON *p = json_of(args);
+        cr_expect_eq(num(r, "bytes"), num(p, "bytes"));
+        cr_expect_eq(num(r, "time_s"), num(p, "time_s"), "%s", sizes[i]);
+        cr_expect_str_eq(cJSON_GetObjectItem(r, "algorithm")->valuestring, cJSON_GetObjectItem(p, "algorithm")->valuestring);
+        cr_expect_str_eq(cJSON_GetObjectItem(r, "protocol")->valuestring, cJSON_GetObjectItem(p, "protocol")->valuestring);
+        cr_expect(cJSON_IsObject(x) && num(x, "time_s") > 0, "%s: NCCL's model", sizes[i]);
+        cJSON_Delete(p);
+    }
+    cJSON_Delete(j);
+    j = json_of("plan -t topologies/hgx-h100.yaml -c alltoall --sizes 1MiB --json");
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "sizes"), 0), "nccl_model")));
+    cJSON_Delete(j);
+}
+
 Test(cli, predict_agrees_with_sim_on_hgx_h100) {
     const char *algo[] = {"ring", "tree", "naive"};
     for (int i = 0; i < 3; i++) {

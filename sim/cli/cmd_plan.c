@@ -12,11 +12,12 @@
 #include "../../topologies/units.h"
 #include "cmd.h"
 #include "../plan.h"
+#include "../report.h"
 #include "../run.h"
 #include "../select.h"
 
 static const char help[] =
-    "usage: baton plan -t TOPO.yaml [-c COLL] [--sizes SPEC] [--sim] [--fold N] [--set K=V ...]\n"
+    "usage: baton plan -t TOPO.yaml [-c COLL] [--sizes SPEC] [--sim] [--fold N] [--json] [--set K=V ...]\n"
     "\n"
     "NCCL's plan on the machine: the path between every two GPUs of a node (NV\n"
     "a direct link, SW switches only, PHB one CPU, SYS two CPUs, NET a NIC), the\n"
@@ -27,6 +28,9 @@ static const char help[] =
     "      --sim         time each size with the simulator (default: closed form)\n"
     "      --fold N      a cluster of N nodes or more (default " CMD_FOLD_NODES_S ") is built only\n"
     "                    where its routes differ, as predict's --fold; 0: never\n"
+    "      --json        one JSON object: NCCL's view of the machine (nccl_view) and\n"
+    "                    per size -a nccl's answer beside NCCL's own model's\n"
+    "                    (nccl_model; null where it has no such collective)\n"
     "example:\n"
     "  baton plan -t topologies/dgx1-v100.yaml --sizes 8B:128MiB:x16\n";
 
@@ -115,35 +119,34 @@ static void library(const topo_t *t) {
     }
 }
 
-/* A size's -a nccl answer and NCCL's own model's. */
-typedef struct { run_out_t ours, nccls; } plan_row_t;
-
-/* Every size's answers into rows[] (and NCCL's view of the machine into
- * *m); BATON_EWHOLE where a folded cluster cannot answer one. */
-static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, tuning_machine_t *m, plan_row_t *rows,
-                    baton_err_t *e) {
+/* Every size's answers, -a nccl's into ours[] and NCCL's own model's into
+ * nccls[] (and NCCL's view of the machine into *m); BATON_EWHOLE where a
+ * folded cluster cannot answer one. */
+static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, tuning_machine_t *m, run_out_t *ours,
+                    run_out_t *nccls, baton_err_t *e) {
     algo_opts_t none = {0};
     int rc = plan_machine(t, &none, m, e);
     for (int i = 0; i < n && rc >= 0; i++) {
         run_req_t q = {.coll = coll, .algo = "nccl", .bytes = sizes[i], .predict = !sim, .proto = RUN_PROTO_AUTO};
-        if ((rc = run_collective(t, &q, &rows[i].ours, e)) < 0) break;
-        engine_result_free(&rows[i].ours.eng);
+        if ((rc = run_collective(t, &q, &ours[i], e)) < 0) break;
+        engine_result_free(&ours[i].eng);
         q.predict = 1;
         baton_err_t why = {0};                    /* NCCL's model has no all-to-all (p2p): its column says so */
-        if ((rc = plan_run(t, &q, &rows[i].nccls, &why)) == BATON_EUNSUP) rows[i].nccls.algo = NULL, rc = 0;
+        if ((rc = plan_run(t, &q, &nccls[i], &why)) == BATON_EUNSUP) nccls[i].algo = NULL, rc = 0;
         else if (rc < 0) *e = why;
     }
     return rc < 0 ? rc : 0;
 }
 
-static void print_sizes(const tuning_machine_t *m, const uint64_t *sizes, int n, const plan_row_t *rows) {
+static void print_sizes(const tuning_machine_t *m, const uint64_t *sizes, int n, const run_out_t *ours,
+                        const run_out_t *nccls) {
     printf("NCCL's model sees %d node(s), %s, %d channels at %.4g GB/s each%s\n", m->nnodes,
            m->nvlink ? "NVLink" : "PCI", m->nchannels, m->bw,
            m->nvls_channels ? " and NVLS" : "");
     printf("%12s  %-10s %-7s %8s %12s %10s   %s\n", "size", "algorithm", "proto", "channels", "time", "busbw",
            "NCCL's own model (--model nccl)");
     for (int i = 0; i < n; i++) {
-        const run_out_t *o = &rows[i].ours, *x = &rows[i].nccls;
+        const run_out_t *o = &ours[i], *x = &nccls[i];
         char sz[32], tm[32], tx[32];
         units_fmt_size(sizes[i], sz, sizeof sz);
         units_fmt_time(o->time_s, tm, sizeof tm);
@@ -155,32 +158,41 @@ static void print_sizes(const tuning_machine_t *m, const uint64_t *sizes, int n,
     }
 }
 
+/* The machine as NCCL plans on it, then the sizes' rows: text. */
+static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const tuning_machine_t *m, const uint64_t *sizes,
+                       int n, const run_out_t *ours, const run_out_t *nccls) {
+    printf("plan for %s: %d ranks, %d per node\n", topo_name(t), topo_whole_ranks(t), g->group);
+    if (g->path) paths(t, g);
+    rings(t, g);
+    pxn(t);
+    sharp(t);
+    library(t);
+    printf("%s, -a nccl (%s):\n", coll_name(coll), sim ? "simulated" : "closed form");
+    print_sizes(m, sizes, n, ours, nccls);
+    char line[192];
+    if (cmd_folded_line(t, "folded: ", line, sizeof line)) fputs(line, stdout);
+}
+
 /* The machine's plan: loaded folded where it is a large cluster, and the
  * whole loaded instead when a size needs every rank (the simulator, a step
- * pattern); printed once every size has its answer. */
+ * pattern); printed (or as JSON) once every size has its answer. */
 static int plan(const char *file, const cmd_sets_t *sets, coll_t coll, const uint64_t *sizes, int n, int sim, int fold,
-                baton_err_t *e) {
-    plan_row_t *rows = calloc((size_t)n + 1, sizeof *rows);
+                int json, baton_err_t *e) {
+    run_out_t *ours = calloc((size_t)n + 1, sizeof *ours), *nccls = calloc((size_t)n + 1, sizeof *nccls);
     tuning_machine_t m;
-    topo_t *t = rows ? cmd_load_topo_folded(file, sets->v, sets->n, fold, e) : NULL;
-    if (rows == NULL) err_set(e, BATON_ENOMEM, "out of memory");
-    int rc = t ? per_size(t, coll, sizes, n, sim, &m, rows, e) : -1;
+    topo_t *t = ours && nccls ? cmd_load_topo_folded(file, sets->v, sets->n, fold, e) : NULL;
+    if (ours == NULL || nccls == NULL) err_set(e, BATON_ENOMEM, "out of memory");
+    int rc = t ? per_size(t, coll, sizes, n, sim, &m, ours, nccls, e) : -1;
     int whole = cmd_unfold(rc, &t, file, sets->v, sets->n, e);        /* a size needs every rank */
-    if (whole) rc = whole > 0 ? per_size(t, coll, sizes, n, sim, &m, rows, e) : -1;
+    if (whole) rc = whole > 0 ? per_size(t, coll, sizes, n, sim, &m, ours, nccls, e) : -1;
     const graph_t *g = rc == 0 ? graph_get(t, e) : NULL;
-    if (g) {
-        printf("plan for %s: %d ranks, %d per node\n", topo_name(t), topo_whole_ranks(t), g->group);
-        if (g->path) paths(t, g);
-        rings(t, g);
-        pxn(t);
-        sharp(t);
-        library(t);
-        printf("%s, -a nccl (%s):\n", coll_name(coll), sim ? "simulated" : "closed form");
-        print_sizes(&m, sizes, n, rows);
-        char line[192];
-        if (cmd_folded_line(t, "folded: ", line, sizeof line)) fputs(line, stdout);
-    }
-    free(rows);
+    char *text = g && json ? report_plan_json(topo_name(t), topo_whole_ranks(t), g->group, coll, &m, n, ours, nccls) : NULL;
+    if (g && json && text == NULL) g = NULL, err_set(e, BATON_ENOMEM, "out of memory");
+    if (text) puts(text);
+    else if (g) print_plan(t, g, coll, sim, &m, sizes, n, ours, nccls);
+    free(text);
+    free(ours);
+    free(nccls);
     topo_free(t);
     return g ? 0 : -1;
 }
@@ -189,10 +201,10 @@ int cmd_plan(int argc, char **argv) {
     static const struct option opts[] = {{"topo", required_argument, 0, 't'}, {"coll", required_argument, 0, 'c'},
                                          {"sizes", required_argument, 0, 's'}, {"sim", no_argument, 0, 'm'},
                                          {"set", required_argument, 0, 'S'}, {"fold", required_argument, 0, 'f'},
-                                         {"help", no_argument, 0, 'h'},
+                                         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *file = NULL, *coll_s = "allreduce", *sizes_s = "1KiB:1GiB:x32", *why;
-    int ch, sim = 0, fold = CMD_FOLD_NODES;
+    int ch, sim = 0, fold = CMD_FOLD_NODES, json = 0;
     cmd_sets_t sets = {0};
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:c:h", opts, NULL)) != -1) {
@@ -200,6 +212,7 @@ int cmd_plan(int argc, char **argv) {
         else if (ch == 'c') coll_s = optarg;
         else if (ch == 's') sizes_s = optarg;
         else if (ch == 'm') sim = 1;
+        else if (ch == 'j') json = 1;
         else if (ch == 'f') { if (cmd_fold_arg("plan", optarg, &fold)) return EXIT_USAGE; }
         else if (ch == 'S') { if (cmd_add_set("plan", &sets, optarg)) return EXIT_USAGE; }
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
@@ -213,7 +226,7 @@ int cmd_plan(int argc, char **argv) {
     int nsizes;
     if (select_parse_sizes(sizes_s, &sizes, &nsizes, &why) < 0) return cmd_usage("plan", "--sizes %s: %s", sizes_s, why);
     baton_err_t e = {0};
-    int rc = plan(file, &sets, (coll_t)coll, sizes, nsizes, sim, fold, &e);
+    int rc = plan(file, &sets, (coll_t)coll, sizes, nsizes, sim, fold, json, &e);
     free(sizes);
     return rc < 0 ? cmd_fail("plan", &e) : EXIT_OK;
 }
