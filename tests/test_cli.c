@@ -44,6 +44,26 @@ Test(cli, candy_kids_json_times) {
     }
 }
 
+/* Defaults that name a shipped machine (kids' candy-kids, validate
+ * --backend host's host) find it on the search path, as -t NAME does: run
+ * from another folder with $BATON_PATH naming the machines (as after `make
+ * install`, where they live in the share folder), both still answer. */
+Test(cli, default_machines_are_found_on_the_search_path) {
+    char here[4096], cmd[12800], *out;
+    const char *bin = getenv("BATON_BIN") ? getenv("BATON_BIN") : "build/baton";
+    cr_assert_not_null(getcwd(here, sizeof here));
+    const char *root = bin[0] == '/' ? "" : here, *sep = bin[0] == '/' ? "" : "/";
+    snprintf(cmd, sizeof cmd, "cd /tmp && BATON_PATH=%s/topologies %s%s%s kids --method ring 2>&1", here, root, sep, bin);
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    cr_expect(strstr(out, "Method ring: 6 s") != NULL, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cd /tmp && BATON_PATH=%s/topologies %s%s%s validate --backend host -c allreduce -a ring "
+             "--ranks 2 --sizes 1KiB,4KiB --reps 1 2>&1", here, root, sep, bin);
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    cr_expect(strstr(out, "MAPE") != NULL, "%s", out);
+    free(out);
+}
+
 /* plan --json gives per size what `predict -a nccl` answers (the same row,
  * protocol and time) beside NCCL's own model's pick, null for all-to-all,
  * which that model does not have. */

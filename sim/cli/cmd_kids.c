@@ -15,7 +15,7 @@ static const char help[] =
     "\n"
     "Four kids each counted four colours of candy; all of them need the totals.\n"
     "One number to one person at a time, one second per number. The simulator\n"
-    "runs each method on the kids' topology (default topologies/candy-kids.yaml)\n"
+    "runs each method on the kids' topology (default candy-kids, the shipped file)\n"
     "with the story's counts (Anna 1 2 3 4, Ben 10 20 30 40, ...) and prints how\n"
     "long it takes, who handed what to whom, and each kid's load. Data mode\n"
     "proves that every kid ends with 1111 2222 3333 4444.\n"
@@ -71,7 +71,7 @@ int cmd_kids(int argc, char **argv) {
                                          {"states", required_argument, 0, 'X'},
                                          {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     cmd_sets_t sets = {0};
-    const char *method = "all", *path = "topologies/candy-kids.yaml", *html = NULL, *states = NULL;
+    const char *method = "all", *path = "candy-kids", *html = NULL, *states = NULL;   /* shipped: the search path */
     int ch, nkids = 0, ops = 0;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":m:t:h", opts, NULL)) != -1) {

@@ -59,7 +59,7 @@ static const char help_host[] =
     "  runs the schedule for real: N threads (default 4) moving and adding bytes in\n"
     "  shared memory, R timed repetitions (default 7, median) after a warm-up, every\n"
     "  result checked; writes the timings as an nccl-tests log (--log), compares\n"
-    "  them with the model of topologies/host.yaml, fits it (held-out sizes\n"
+    "  them with the model of the shipped machine `host`, fits it (held-out sizes\n"
     "  predicted) and writes the fitted topology (-o).\n";
 
 static const char help_common[] =
@@ -166,7 +166,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         if (a->calibrate || a->nlogs) return cmd_usage(cmd, "--backend host measures; it takes no logs");
         if (a->ranks == 0) a->ranks = 4;
         if (!a->topo) {                  /* this computer: N threads */
-            a->topo = "topologies/host.yaml";
+            a->topo = "host";          /* shipped: found on the search path, as -t NAME is */
             snprintf(a->ranks_set, sizeof a->ranks_set, "ranks=%d", a->ranks);
             if (cmd_add_set(cmd, &a->sets, a->ranks_set)) return EXIT_USAGE;
         }
