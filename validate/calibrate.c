@@ -376,6 +376,7 @@ static int des_fit(fit_ctx_t *c, double *th) {
     if (at_file < at_start) {                      /* from just inside the bounds, as fit_starts starts */
         memcpy(start, file, sizeof file), at_start = at_file;
         for (int i = 0; i < c->f->k; i++) from[i] = to_theta(&c->f->p[i], c->f->p[i].given);
+        c->f->replanned = 0;                       /* the plan is the file's values' */
     }
     free(c->plan_algo), free(c->plan_proto);
     if (apply(c, start) < 0 || plan_samples(c) < 0) return -1;
