@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../models/gpu.h"
+#include "../models/llm.h"
 #include "../topologies/units.h"
 
 static const char *verify_name(verify_mode_t m) {
@@ -102,6 +104,47 @@ char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t co
         cJSON_AddItemToArray(sizes, s);
     }
     cJSON_AddItemToObject(o, "sizes", sizes);
+    return finish(o);
+}
+
+static cJSON *gpu_object(const gpu_spec_t *g) {
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL) return NULL;
+    cJSON_AddStringToObject(o, "name", g->name);
+    cJSON_AddNumberToObject(o, "bf16_flops", g->flops[GPU_BF16]);
+    cJSON_AddNumberToObject(o, "fp8_flops", g->flops[GPU_FP8]);
+    cJSON_AddNumberToObject(o, "hbm_Bps", g->hbm_bw);
+    cJSON_AddNumberToObject(o, "hbm_bytes", g->hbm_bytes);
+    cJSON_AddNumberToObject(o, "launch_s", g->launch);
+    cJSON_AddNumberToObject(o, "graph_launch_s", g->graph_launch);
+    return o;
+}
+
+static cJSON *model_object(const llm_t *m) {
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL) return NULL;
+    cJSON_AddStringToObject(o, "name", m->name);
+    const char *keys[] = {"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts", "top_k"};
+    const int vals[] = {m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->ffn, m->vocab, m->experts, m->top_k};
+    for (int i = 0; i < 9; i++) cJSON_AddNumberToObject(o, keys[i], vals[i]);
+    cJSON_AddNumberToObject(o, "params", llm_params(m));
+    cJSON_AddNumberToObject(o, "active_params", llm_active_params(m));
+    cJSON_AddStringToObject(o, "source", m->source);
+    return o;
+}
+
+char *report_gpus_json(void) {
+    cJSON *o = cJSON_CreateObject(), *gpus = cJSON_AddArrayToObject(o, "gpus"), *models = cJSON_AddArrayToObject(o, "models");
+    int ok = o && gpus && models;
+    for (int i = 0; ok && gpu_at(i); i++) {
+        cJSON *g = gpu_object(gpu_at(i));
+        ok = g != NULL && cJSON_AddItemToArray(gpus, g);
+    }
+    for (int i = 0; ok && llm_at(i); i++) {
+        cJSON *m = model_object(llm_at(i));
+        ok = m != NULL && cJSON_AddItemToArray(models, m);
+    }
+    if (!ok) { cJSON_Delete(o); return NULL; }     /* whole or not at all */
     return finish(o);
 }
 

@@ -17,6 +17,10 @@ char *report_run_json(const run_out_t *o, const char *topo_name, coll_t coll,
 char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t coll, const tuning_machine_t *m, int n,
                        const run_out_t *ours, const run_out_t *nccls);
 
+/* `baton gpus --json` (malloc'd): {"gpus": [...], "models": [...]}, the
+ * built-in GPUs' datasheet numbers and the models' shapes. */
+char *report_gpus_json(void);
+
 /* The registry as a JSON array of objects (malloc'd). */
 char *report_algos_json(int coll_filter);
 

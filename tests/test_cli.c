@@ -2,6 +2,7 @@
  * the README's promises and the shipped example's expected output. */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -276,6 +277,18 @@ Test(cli, step_and_concurrent_reject_bad_input) {
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB after=0'", 1, "only wait for an earlier one");
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB colour=red'", 1, "unknown key 'colour'");
     expect_exit("gpus", 0, "h100-sxm");
+    expect_exit("gpus --json extra", 2, "unexpected argument 'extra'");
+    /* gpus --json carries the same datasheet as the table, and the models' published sizes */
+    cJSON *j = json_of("gpus --json"), *g = NULL, *m = NULL, *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItem(j, "gpus")) if (!strcmp(cJSON_GetObjectItem(x, "name")->valuestring, "h100-sxm")) g = x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItem(j, "models")) if (!strcmp(cJSON_GetObjectItem(x, "name")->valuestring, "llama3-70b")) m = x;
+    cr_assert(g && m, "h100-sxm and llama3-70b listed");
+    cr_expect_eq(num(g, "hbm_Bps"), 3350e9);
+    cr_expect(num(g, "bf16_flops") > 989e12 && num(g, "bf16_flops") < 990e12);
+    cr_expect_eq(num(m, "heads"), 64);
+    cr_expect_eq(num(m, "kv_heads"), 8);
+    cr_expect(fabs(num(m, "params") / 70.6e9 - 1) < 0.002, "%g", num(m, "params"));
+    cJSON_Delete(j);
     expect_exit("step -t topologies/hgx-h100.yaml --model mixtral-8x7b --tp 1 --dp 8 --ep 8 --batch 64", 0,
                 "ep all-to-all");            /* an all-to-all over the whole box: NCCL has no row for it */
 }

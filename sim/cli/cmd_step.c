@@ -8,6 +8,7 @@
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "../run.h"
+#include "../report.h"
 #include "../step.h"
 #include "cmd.h"
 
@@ -264,9 +265,23 @@ int cmd_step(int argc, char **argv) {
 
 /* `baton gpus`: the built-in GPUs and models. */
 int cmd_gpus(int argc, char **argv) {
-    if (argc > 1 && (strcmp(argv[1], "--help") && strcmp(argv[1], "-h")))
+    int json = argc == 2 && !strcmp(argv[1], "--json");
+    if (argc > 2) return cmd_usage("gpus", "unexpected argument '%s'", argv[2]);
+    if (argc > 1 && !json && strcmp(argv[1], "--help") && strcmp(argv[1], "-h"))
         return cmd_usage("gpus", "unexpected argument '%s'", argv[1]);
-    if (argc > 1) { printf("usage: baton gpus\n\nThe GPUs a machine file may name (`gpu: NAME`) and the models `baton step` knows.\n"); return EXIT_OK; }
+    if (argc > 1 && !json) {
+        printf("usage: baton gpus [--json]\n\nThe GPUs a machine file may name (`gpu: NAME`) and the models `baton step` knows.\n"
+               "      --json   one JSON object: gpus (FLOP/s, HBM bytes/s and bytes, launch seconds)\n"
+               "               and models (shapes, parameters, source)\n");
+        return EXIT_OK;
+    }
+    if (json) {
+        char *s = report_gpus_json();
+        if (s == NULL) return cmd_fail("gpus", &(baton_err_t){BATON_ENOMEM, "out of memory"});
+        puts(s);
+        free(s);
+        return EXIT_OK;
+    }
     printf("gpu          bf16 TFLOPS  fp8 TFLOPS  HBM GB/s  HBM GB  launch us  graph us\n");
     for (int i = 0; gpu_at(i); i++) {
         const gpu_spec_t *g = gpu_at(i);
