@@ -545,6 +545,16 @@ Test(cli, conventions_version_help_names) {
     free(out);
 }
 
+/* What a person reads has no control characters but newlines and tabs (a
+ * form feed where a man page's \f font escape belongs renders as "IFILER"). */
+Test(cli, docs_have_no_stray_control_characters) {
+    char *out;
+    cr_assert_eq(th_sh("LC_ALL=C grep -lP '[\\x00-\\x08\\x0b-\\x1f\\x7f]' README.md docs/*.md docs/baton.1 "
+                       "docs/teaching/*.md 2>/dev/null; true", &out), 0);
+    cr_expect_str_eq(out, "", "files with control characters: %s", out);
+    free(out);
+}
+
 /* make install to a temporary prefix: the installed binary finds the
  * shipped machines by name from anywhere, the man page and pkg-config file
  * are there, and make uninstall removes everything it put there. */
@@ -555,6 +565,10 @@ Test(cli, install_to_a_prefix_and_run_from_there, .timeout = 600) {
                               "%s/bin/baton predict -t hgx-h100 -c allreduce -s 1GiB --json 2>&1", dir, dir);
     cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
     cr_expect(strstr(out, "\"topology\":\"hgx-h100\"") != NULL, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "cd / && %s/bin/baton kids --method ring 2>&1", dir);   /* its default machine too */
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    cr_expect(strstr(out, "Method ring: 6 s") != NULL, "%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "test -f %s/share/man/man1/baton.1 && test -f %s/include/baton/baton.h && "
                               "grep -q 'Libs: -L' %s/lib/pkgconfig/baton.pc && echo ok", dir, dir, dir);
