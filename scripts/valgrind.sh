@@ -84,6 +84,9 @@ rtx=validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt
 [ -f "$rtx" ] && run 0 sim -t "$out/fair.yaml" -c allreduce -s 1MiB
 run 1 sweep -t topologies/hgx-h100.yaml -c allreduce --sizes 1MiB -o /no/such/dir/out
 run 1 step -t topologies/hgx-h100.yaml --model qwen2.5-7b
+run 0 plan -t topologies/cluster-h100.yaml --set nodes=2 --sizes 1KiB,1GiB --json
+run 0 gpus --json
+run 0 kids --method ring
 run 1 topo tests/data/bad/sharp-twice.yaml
 run 1 topo tests/data/bad/include-missing.yaml
 run 1 sim -t tests/data/bad/bw-huge.yaml -c allreduce -a ring -s 1MiB
