@@ -825,7 +825,8 @@ Test(calibrate, validate_reports_mape_and_refuses_rank_mismatch) {
     cr_expect(strstr(out, "\"mape_pct\":") && strstr(out, "\"mape_large_pct\":") && strstr(out, "\"predicted_s\":"), "%s", out);
     free(out);
     cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --nccl-tests " SHARED "/a100x16_2node_oci_roce_allreduce.txt", &out, 0), 1);
-    cr_expect(strstr(out, "ran on 16 ranks but hgx-h100 has 8 and no `nodes` parameter to grow it: use a cluster file")
+    cr_expect(strstr(out, "ran on 16 ranks but hgx-h100 has 8 and no `nodes` parameter to match it: use a machine of 16 GPUs, or a "
+                          "cluster file")
               != NULL, "%s", out);
     free(out);
     /* a cluster file grows to the log's node count, but not to a part of a node */

@@ -301,8 +301,9 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
             int g = topo_params_c(t)->group_size, ranks = log.ranks;
             nt_free(&log);
             if (!has_nodes(t))
-                return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d and no `nodes` parameter to grow it: "
-                               "use a cluster file (topologies/cluster-*.yaml)", a->logs[i], ranks, topo_name(t), topo_nranks(t));
+                return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d and no `nodes` parameter to match it: "
+                               "use a machine of %d GPUs, or a cluster file (topologies/cluster-*.yaml)", a->logs[i], ranks,
+                               topo_name(t), topo_nranks(t), ranks);
             if (g < 1 || ranks % g)
                 return err_set(e, BATON_EINVAL, "%s ran on %d ranks, which is not a whole number of %s's %d-GPU nodes",
                                a->logs[i], ranks, topo_name(t), g);
