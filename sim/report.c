@@ -380,6 +380,8 @@ char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, i
     if (f == NULL) return NULL;
     fprintf(f, "# NCCL tuner configuration from baton select on %s (%d ranks, %d nodes)%s\n", tab->topo, tab->ranks, nnodes,
             wildcards ? "; any node and rank count (-1)" : "");
+    fprintf(f, "# channels -1: NCCL keeps its own count (baton's times assumed %d; a count here would bind NCCL to it)\n",
+            channels);
     fprintf(f, "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
     for (int i = 0; i < tab->nrows;) {
         const select_row_t *r = &tab->rows[i];
@@ -393,8 +395,8 @@ char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, i
         int first = i == 0 || tab->rows[i - 1].coll != r->coll;
         int last = j + 1 >= tab->nrows || tab->rows[j + 1].coll != r->coll;
         unsigned long long lo = first ? 0 : r->bytes, hi = last ? 18446744073709551615ULL : tab->rows[j + 1].bytes - 1;
-        fprintf(f, "%s,%llu,%llu,%s,%s,%d,%d,%d,-1,-1\n", coll_name(r->coll), lo, hi,
-                w->algo->nccl ? w->algo->nccl : w->algo->name, tuner_proto(w->proto), channels, wildcards ? -1 : nnodes,
+        fprintf(f, "%s,%llu,%llu,%s,%s,-1,%d,%d,-1,-1\n", coll_name(r->coll), lo, hi,
+                w->algo->nccl ? w->algo->nccl : w->algo->name, tuner_proto(w->proto), wildcards ? -1 : nnodes,
                 wildcards ? -1 : tab->ranks);
         i = j + 1;
     }

@@ -32,7 +32,10 @@ char *report_select_csv(const select_table_t *tab);
 char *report_select_json(const select_table_t *tab);
 /* NCCL's example tuner CSV: one line per size range with one decision
  * (collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,
- * numPipeOps,regBuff). The table should hold NCCL-runnable algorithms only. */
+ * numPipeOps,regBuff). The table should hold NCCL-runnable algorithms only.
+ * channels is -1 (NCCL's own count): baton's channel count is its model's
+ * view (hgx-h100's one aggregate channel), and a count in the file binds
+ * NCCL to it; the header names the count the times assumed. */
 char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, int wildcards);
 
 #endif

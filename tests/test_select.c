@@ -317,18 +317,26 @@ Test(select, compact_table_and_vs_nccl) {
 
 /* NCCL tuner files: NCCL's algorithm names and protocol rules (NVLSTree is
  * "nvls_tree" and Simple only: the example plugin reads an unknown name as
- * ring), the channels the times assumed, wildcards on request; all-to-all
- * and --proto none are refused, not written as an empty file. */
+ * ring), channels -1 (NCCL keeps its own count: a count in the file binds
+ * NCCL to it, and hgx-h100's times assume one aggregate channel, where NCCL
+ * runs 16 or more), the count the times assumed in the header, wildcards on
+ * request; all-to-all and --proto none are refused, not written as an empty
+ * file. */
 Test(select, nccl_tuner_file_is_what_nccl_reads) {
     char *out;
     cr_assert_eq(th_cli("select -t topologies/cluster-h100.yaml -c allreduce --sizes 64MiB:1GiB:x4 --format nccl-tuner",
                         &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, ",nvls_tree,simple,8,2,16,") != NULL, "%s", out);
+    cr_expect(strstr(out, ",nvls_tree,simple,-1,2,16,") != NULL, "%s", out);
+    cr_expect(strstr(out, "# channels -1: NCCL keeps its own count (baton's times assumed 8;") != NULL, "%s", out);
     cr_expect(strstr(out, "nvlstree") == NULL && strstr(out, "nvls_tree,ll") == NULL, "%s", out);
     free(out);
     cr_assert_eq(th_cli("select -t topologies/dgx1-v100.yaml -c allreduce --sizes 1GiB --format nccl-tuner --tuner-wildcards",
                         &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, "ring,simple,6,-1,-1,") != NULL, "six channels, any node and rank count: %s", out);
+    cr_expect(strstr(out, "ring,simple,-1,-1,-1,") != NULL, "NCCL's channels, any node and rank count: %s", out);
+    cr_expect(strstr(out, "times assumed 6;") != NULL, "NCCL's six rings: %s", out);
+    free(out);
+    cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --sizes 1GiB --format nccl-tuner", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, ",nvls,simple,-1,1,8,") != NULL, "never one channel for NCCL: %s", out);
     free(out);
     cr_expect_eq(th_cli("select -t topologies/hgx-h100.yaml -c alltoall --format nccl-tuner", &out, 0), 2);
     cr_expect(strstr(out, "alltoall") != NULL, "%s", out);
