@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../models/gpu.h"
 #include "../models/llm.h"
@@ -12,6 +13,26 @@
 
 static const char *verify_name(verify_mode_t m) {
     return m == VERIFY_DATA ? "data" : m == VERIFY_SIGNATURE ? "signature" : "none";
+}
+
+const char *report_json_escape(const char *s, char *buf, size_t n) {
+    size_t at = 0;
+    for (; s && *s && n > 0; s++) {
+        unsigned char c = (unsigned char)*s;
+        char one[8];
+        int len = c == '"' || c == '\\' ? snprintf(one, sizeof one, "\\%c", c)
+                  : c < 0x20             ? snprintf(one, sizeof one, "\\u%04x", c)
+                                         : snprintf(one, sizeof one, "%c", c);
+        if (at + (size_t)len >= n) {                  /* whole escapes, and whole UTF-8 characters */
+            while (at > 0 && ((unsigned char)buf[at - 1] & 0xC0) == 0x80) at--;
+            if (at > 0 && (unsigned char)buf[at - 1] >= 0xC0) at--;
+            break;
+        }
+        memcpy(buf + at, one, (size_t)len);
+        at += (size_t)len;
+    }
+    if (n > 0) buf[at] = '\0';
+    return buf;
 }
 
 static char *finish(cJSON *o) {

@@ -21,6 +21,11 @@ char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t co
  * built-in GPUs' datasheet numbers and the models' shapes. */
 char *report_gpus_json(void);
 
+/* s as the inside of a JSON string (quotes, backslashes and control
+ * characters escaped) into buf, for the commands that print JSON a field
+ * at a time; cut short at a whole character if it does not fit. buf. */
+const char *report_json_escape(const char *s, char *buf, size_t n);
+
 /* The registry as a JSON array of objects (malloc'd). */
 char *report_algos_json(int coll_filter);
 

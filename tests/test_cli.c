@@ -45,6 +45,28 @@ Test(cli, candy_kids_json_times) {
     }
 }
 
+/* JSON printed a field at a time escapes what came from the user: a log
+ * path and a machine name with a quote and a backslash come back as they
+ * were (validate, step, sweep's --set values), not as broken JSON. */
+Test(cli, json_escapes_the_users_strings) {
+    char *out;
+    cr_assert_eq(th_sh("cp validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt 'build/we\"ird\\log.txt' && "
+                       "sed 's/^name: .*/name: \"q\\\\\"x\"/' topologies/pcie-2gpu.yaml > build/qname.yaml && "
+                       "sed 's/^name: .*/name: \"h\\\\\"x\"/' topologies/hgx-h100.yaml > build/hname.yaml", &out), 0, "%s", out);
+    free(out);
+    cJSON *j = json_of("validate -t build/qname.yaml --set p2p=false --json --nccl-tests 'build/we\"ird\\log.txt'");
+    cr_expect_str_eq(cJSON_GetObjectItem(j, "topology")->valuestring, "q\"x");
+    cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "rows"), 0), "log")->valuestring,
+                     "build/we\"ird\\log.txt");
+    cJSON_Delete(j);
+    j = json_of("step -t build/hname.yaml --model 70b --json");
+    cr_expect_str_eq(cJSON_GetObjectItem(j, "machine")->valuestring, "h\"x");
+    cJSON_Delete(j);
+    j = json_of("sweep -t build/hname.yaml -c allreduce --set 'nvlink_gbps=450' --sizes 1MiB --format jsonl");
+    cr_expect_str_eq(cJSON_GetObjectItem(j, "nvlink_gbps")->valuestring, "450");
+    cJSON_Delete(j);
+}
+
 /* Defaults that name a shipped machine (kids' candy-kids, validate
  * --backend host's host) find it on the search path, as -t NAME does: run
  * from another folder with $BATON_PATH naming the machines (as after `make

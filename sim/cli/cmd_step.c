@@ -216,10 +216,13 @@ static void text(const step_args_t *a, const topo_t *t, const step_out_t *o) {
 
 static void json(const step_args_t *a, const topo_t *t, const step_out_t *o) {
     const step_req_t *q = &a->q;
+    char machine[512], model[128];                 /* names from the user's files */
     printf("{\"machine\":\"%s\",\"gpu\":\"%s\",\"model\":\"%s\",\"phase\":\"%s\",\"batch\":%d,\"seq\":%d,\"dtype\":\"%s\","
            "\"tp\":%d,\"dp\":%d,\"pp\":%d,\"ep\":%d,\"flops\":%.9g,\"bytes\":%.9g,\"kernels\":%d,\"compute_s\":%.9g,"
            "\"memory_s\":%.9g,\"transport_s\":%.9g,\"overhead_s\":%.9g,\"roofline_s\":%.9g,\"step_s\":%.9g,\"bound\":\"%s\","
-           "\"overlap_step_s\":%.9g,\"weights_bytes\":%.9g,\"kv_bytes\":%.9g,\"collectives\":[", topo_name(t), q->gpu->name, q->m->name,
+           "\"overlap_step_s\":%.9g,\"weights_bytes\":%.9g,\"kv_bytes\":%.9g,\"collectives\":[",
+           report_json_escape(topo_name(t), machine, sizeof machine), q->gpu->name,
+           report_json_escape(q->m->name, model, sizeof model),
            step_phase_name(q->phase), q->batch, q->seq, gpu_dtype_name(q->dtype), q->tp, q->dp, q->pp, q->ep, o->flops,
            o->bytes, o->kernels, o->compute_s, o->memory_s, o->transport_s, o->overhead_s, o->roofline_s, o->step_s,
            bucket_names[step_bound(o)], o->overlap_step_s, o->weights_bytes, o->kv_bytes);

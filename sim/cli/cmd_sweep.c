@@ -9,6 +9,7 @@
 
 #include "../../topologies/topo_yaml.h"
 #include "cmd.h"
+#include "../report.h"
 #include "../select.h"
 
 static const char help[] =
@@ -139,8 +140,11 @@ static int row(FILE *f, const sweep_args_t *a, const int *idx, uint64_t bytes, c
     if (rc == 0) {
         int json = !strcmp(a->format, "jsonl");
         if (json) fputc('{', f);
-        for (int k = 0; k < a->naxes; k++)
-            fprintf(f, json ? "\"%s\":\"%s\"," : "%.0s%s,", a->axes[k].name, a->axes[k].values[idx[k]]);
+        for (int k = 0; k < a->naxes; k++) {           /* the user's --set values */
+            char esc[512];
+            const char *v = a->axes[k].values[idx[k]];
+            fprintf(f, json ? "\"%s\":\"%s\"," : "%.0s%s,", a->axes[k].name, json ? report_json_escape(v, esc, sizeof esc) : v);
+        }
         fprintf(f, json ? "\"ranks\":%d,\"bytes\":%llu,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"model\":\"%s\","
                           "\"time_s\":%.9g,\"algbw_GBps\":%.6g,\"busbw_GBps\":%.6g}\n"
                         : "%d,%llu,%s,%s,%s,%.9g,%.6g,%.6g\n",

@@ -17,6 +17,7 @@
 #include "../../validate/logplan.h"
 #include "../../validate/tuningplan.h"
 #include "../../validate/host.h"
+#include "../report.h"
 #include "../select.h"
 #include "cmd.h"
 
@@ -454,9 +455,10 @@ static int table_row(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const
     *agree += same;
     double err = 100 * (p - x->meas_s) / x->meas_s;
     if (json) {
+        char esc[8192];
         printf("%s{\"log\":\"%s\",\"line\":%d,\"collective\":\"%s\",\"bytes\":%llu,\"measured_s\":%.9g,\"predicted_s\":%.9g,"
                "\"error_pct\":%.4f,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"held_out\":%s,\"disturbed\":%s%s%s%s}",
-               first ? "" : ",", file, x->line, coll_name(x->coll), (unsigned long long)x->bytes, x->meas_s, p, err, algo,
+               first ? "" : ",", report_json_escape(file, esc, sizeof esc), x->line, coll_name(x->coll), (unsigned long long)x->bytes, x->meas_s, p, err, algo,
                proto_name(pr), x->held_out ? "true" : "false", x->disturbed ? "true" : "false",
                said ? ",\"nccl_said\":true,\"guess\":\"" : "", guess, said ? "\"" : "");
         return 0;
@@ -478,7 +480,11 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
     if (all < -1.5 || big < -1.5 || held < -1.5) return e->code ? e->code : BATON_EINVAL;
     int disturbed = 0, agree = 0;
     if (!json) printf("%-44s %10s %12s %12s %8s  %s\n", "log", "size", "measured", "predicted", "error", "model");
-    else printf("{\"topology\":\"%s\",\"ranks\":%d,\"rows\":[", topo_name(t), topo_nranks(t));
+    else {
+        char esc[512];
+        printf("{\"topology\":\"%s\",\"ranks\":%d,\"rows\":[", report_json_escape(topo_name(t), esc, sizeof esc),
+               topo_nranks(t));
+    }
     for (int i = 0; i < n; i++) {
         if (table_row(t, q, &s[i], file_of[i], json, i == 0, &agree, e) < 0) return e->code;
         disturbed += s[i].disturbed;
