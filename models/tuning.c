@@ -38,6 +38,9 @@ const char *tuning_algo_name(tuning_algo_t a) {
 
 static const char *const arch_names[TUNING_ARCH_COUNT] = {"volta", "ampere", "hopper", "blackwell"};
 const char *tuning_arch_name(tuning_arch_t a) { return a < TUNING_ARCH_COUNT ? arch_names[a] : "?"; }
+tuning_arch_t tuning_arch_of_sm(int sm) {
+    return sm < 80 ? TUNING_VOLTA : sm < 90 ? TUNING_AMPERE : sm < 100 ? TUNING_HOPPER : TUNING_BLACKWELL;
+}
 int tuning_arch_parse(const char *s) {
     for (int i = 0; i < TUNING_ARCH_COUNT; i++) if (strcmp(s, arch_names[i]) == 0) return i;
     return -1;

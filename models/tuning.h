@@ -57,5 +57,8 @@ const char *tuning_algo_name(tuning_algo_t a);
 /* "volta", "ampere", "hopper", "blackwell"; -1 if unknown. */
 int tuning_arch_parse(const char *s);
 const char *tuning_arch_name(tuning_arch_t a);
+/* The row of NCCL's tables for compute capability sm (80 for sm80): below
+ * sm80 Volta's, below sm90 Ampere's, below sm100 Hopper's, else Blackwell's. */
+tuning_arch_t tuning_arch_of_sm(int sm);
 
 #endif

@@ -933,6 +933,11 @@ static int loop(engine_t *g) {
     return g->err;
 }
 
+const char *engine_contention_name(contention_t c) {
+    static const char *const names[] = {"fifo", "fair", "none"};
+    return c >= CONTENTION_FIFO && c <= CONTENTION_NONE ? names[c] : "?";
+}
+
 int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
                engine_result_t *r, baton_err_t *e) {
     static const engine_opts_t none = {0};

@@ -59,6 +59,10 @@ typedef struct engine_msg {
  *   NONE  links never queue (only ports limit). */
 typedef enum { CONTENTION_FIFO = 0, CONTENTION_FAIR, CONTENTION_NONE } contention_t;
 
+/* "fifo", "fair" or "none": the name the command line, JSON and a
+ * calibration record use. */
+const char *engine_contention_name(contention_t c);
+
 typedef struct engine_opts {
     verify_mode_t verify;
     contention_t contention;

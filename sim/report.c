@@ -63,8 +63,7 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     cJSON_AddNumberToObject(o, "algbw_GBps", r->algbw_GBps);
     cJSON_AddNumberToObject(o, "busbw_GBps", r->busbw_GBps);
     if (r->simulated) {
-        static const char *const modes[] = {"fifo", "fair", "none"};
-        cJSON_AddStringToObject(o, "contention", modes[r->contention]);
+        cJSON_AddStringToObject(o, "contention", engine_contention_name(r->contention));
         cJSON_AddNumberToObject(o, "messages", (double)r->eng.messages);
         cJSON_AddNumberToObject(o, "max_rank_messages", (double)r->eng.max_rank_msgs);
         cJSON_AddNumberToObject(o, "events", (double)r->eng.events);

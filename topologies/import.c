@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../models/gpu.h"
+#include "../models/tuning.h"
 
 #define IMPORT_MAX 64              /* devices in a matrix (GPUs and NICs) */
 
@@ -26,10 +27,10 @@ typedef struct {
  * Tesla V100-SXM2-16GB") and nvidia-smi -L ("GPU 0: NVIDIA H100 80GB HBM3")
  * print them: baton's GPU (models/gpu.c) and the generation of NCCL's tables
  * (sm75-sm89 use Volta's or Ampere's, as the shipped machines say). */
-static const struct { const char *word, *gpu, *arch; } known_gpus[] = {
-    {"V100", "v100-sxm2", "volta"}, {"A100", "a100-sxm", "ampere"}, {"H100", "h100-sxm", "hopper"},
-    {"H200", "h200-sxm", "hopper"}, {"B200", "b200", "blackwell"}, {"L40S", "l40s", "ampere"},
-    {"RTX 4090", "rtx4090", "ampere"}, {"RTX 5090", "rtx5090", "blackwell"}};
+static const struct { const char *word, *gpu; tuning_arch_t arch; } known_gpus[] = {
+    {"V100", "v100-sxm2", TUNING_VOLTA}, {"A100", "a100-sxm", TUNING_AMPERE}, {"H100", "h100-sxm", TUNING_HOPPER},
+    {"H200", "h200-sxm", TUNING_HOPPER}, {"B200", "b200", TUNING_BLACKWELL}, {"L40S", "l40s", TUNING_AMPERE},
+    {"RTX 4090", "rtx4090", TUNING_AMPERE}, {"RTX 5090", "rtx5090", TUNING_BLACKWELL}};
 
 /* The product name a device line gives, or NULL: nccl-tests' "... device 0
  * [0x4f] NAME", nvidia-smi -L's "GPU 0: NAME (UUID: ...)". */
@@ -208,7 +209,8 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
         fprintf(f, "# The file names its GPUs \"%s\": baton's %s, NCCL's %s tables; a reduction\n"
                    "# reads two buffers and writes one, so about a third of HBM's %.0f GB/s (an estimate).\n"
                    "gpu: %s\narch: %s\nreduce_bw: %.0fGB/s\n",
-                m->product, g->name, known_gpus[m->known].arch, g->hbm_bw / 1e9, g->name, known_gpus[m->known].arch,
+                m->product, g->name, tuning_arch_name(known_gpus[m->known].arch), g->hbm_bw / 1e9, g->name,
+                tuning_arch_name(known_gpus[m->known].arch),
                 g->hbm_bw / 3e9);
     fprintf(f, "nodes:\n");
     char lab[16];
@@ -465,7 +467,7 @@ static void xml_emit(const xml_t *x, const char *name, FILE *f) {
     int sm = x->sm_lo;
     if (sm > 0 && sm == x->sm_hi)             /* NCCL's tables by generation: below sm80 Volta's, and so on */
         fprintf(f, "arch: %s   # the file's GPUs are sm%d (NCCL's tables)\n",
-                sm < 80 ? "volta" : sm < 90 ? "ampere" : sm < 100 ? "hopper" : "blackwell", sm);
+                tuning_arch_name(tuning_arch_of_sm(sm)), sm);
     fprintf(f, "nodes:\n");
     for (int i = 0; i < x->nn; i++) {
         const xnode_t *n = &x->node[i];

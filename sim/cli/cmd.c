@@ -103,7 +103,7 @@ int cmd_calibrated_rule(const char *cmd, const topo_t *t, const char **algo, int
     if (!proto_given && cmd_parse_proto(k->proto) >= 0) *proto = cmd_parse_proto(k->proto);
     const char *pn = *proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)*proto);
     snprintf(mine, sizeof mine, "-a %s --proto %s --model %s%s%s", *algo, pn, model, contention >= 0 ? " --contention " : "",
-             contention >= 0 ? cmd_contention_name(contention) : "");
+             contention >= 0 ? engine_contention_name((contention_t)contention) : "");
     cmd_fitted_rule(k, fitted, sizeof fitted);
     if (!strcmp(fitted, mine)) return 0;
     fprintf(stderr, "baton %s: warning: %s was calibrated with %s; this runs %s, which it was not fitted for\n", cmd,
@@ -231,11 +231,9 @@ int cmd_parse_proto(const char *arg) {
 }
 
 int cmd_parse_contention(const char *arg) {
-    return !strcmp(arg, "fifo") ? CONTENTION_FIFO : !strcmp(arg, "fair") ? CONTENTION_FAIR : !strcmp(arg, "none") ? CONTENTION_NONE : -1;
-}
-
-const char *cmd_contention_name(int contention) {
-    return contention == CONTENTION_FAIR ? "fair" : contention == CONTENTION_NONE ? "none" : "fifo";
+    for (int c = CONTENTION_FIFO; c <= CONTENTION_NONE; c++)
+        if (!strcmp(arg, engine_contention_name((contention_t)c))) return c;
+    return -1;
 }
 
 int cmd_fail(const char *cmd, const baton_err_t *e) {

@@ -81,8 +81,6 @@ int cmd_calibrated_rule(const char *cmd, const struct topo *t, const char **algo
  * --contention fair" into b. */
 void cmd_fitted_rule(const struct topo_calib *k, char *b, size_t n);
 
-/* "fifo", "fair" or "none" (contention_t); cmd_parse_contention's inverse. */
-const char *cmd_contention_name(int contention);
 
 /* Remember one --set; EXIT_USAGE (after printing) when there are too many. */
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);

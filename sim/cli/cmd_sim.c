@@ -1,6 +1,5 @@
 /* cmd_sim.c - `baton sim` and `baton predict`. */
 #include <getopt.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

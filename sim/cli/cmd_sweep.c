@@ -1,6 +1,5 @@
 /* cmd_sweep.c - `baton sweep`: a grid over topology parameters and sizes. */
 #include <getopt.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,5 @@
 /* cmd_validate.c - `baton validate` and `baton calibrate` on nccl-tests logs. */
 #include <getopt.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -556,7 +555,7 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     cal_record_seen(k, t, s, n);
     snprintf(k->proto, sizeof k->proto, "%s", q->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)q->proto));
     snprintf(k->model, sizeof k->model, "%s", model_name(a));
-    if (a->des) snprintf(k->contention, sizeof k->contention, "%s", cmd_contention_name(a->contention));
+    if (a->des) snprintf(k->contention, sizeof k->contention, "%s", engine_contention_name((contention_t)a->contention));
     snprintf(stem, sizeof stem, "%s", strrchr(a->out, '/') ? strrchr(a->out, '/') + 1 : a->out);
     if (strrchr(stem, '.')) *strrchr(stem, '.') = '\0';
     if (topo_rename(t, stem) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
@@ -619,12 +618,12 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
     for (int i = 0; i < f->k; i++)
         if (f->p[i].at_bound)
             bound = 1, fprintf(stderr, "baton %s: warning: %s ends at its bound (%g): the model lacks something "
-                               "these logs show, or the file's value is off\n", a->calibrate ? "calibrate" : "validate",
+                               "these logs show, or the file's value is off\n", cmd_of(a),
                                f->p[i].name, f->p[i].value);
     if ((bound || f->nread) && x->logged == 0 && follows_logs(a))   /* a plan question the times cannot settle */
         fprintf(stderr, "baton %s: hint: run nccl-tests with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING and the log "
                 "says which algorithm NCCL ran at each size; baton then follows it instead of guessing\n",
-                a->calibrate ? "calibrate" : "validate");
+                cmd_of(a));
 }
 
 static int run(val_args_t *a, const char *cmd) {
