@@ -4,9 +4,10 @@
 # default 5-fold cross-validation and without it (the fit alone), and the
 # 8 x 400G H200 log (24 rows, NVLS rows too) the same way. Best of three
 # runs each (this is a shared machine; noise only adds time), peak RSS of
-# the last; the machine is named. Then the simulator's fits (--model des,
-# one run each: a log's evaluation simulates every size) of the 8 x A100 and
-# the 8 x 400G H200 logs.
+# the last; the machine is named. Then the simulator's validation and fits
+# (--model des, one run each: a log's evaluation simulates every size) of
+# the 2 x 8 A100, 8 x A100 and 8 x 400G H200 logs, each in one process
+# (BATON_JOBS=1) and over a worker per core (util/par.c), with the ratio.
 set -eu
 BATON=${1:-build/baton}
 cd "$(dirname "$0")/.."
@@ -31,6 +32,25 @@ run "2 x 8 A100" cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt 5 
 run "2 x 8 A100" cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt 0 --set nodes=2
 run "2 x 8 H200, 8 x 400G" cluster-h100 nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt 5 --set nodes=2
 run "2 x 8 H200, 8 x 400G" cluster-h100 nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt 0 --set nodes=2
-RUNS=1 run "8 x A100, --model des" hgx-a100 nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt 0 --model des
-RUNS=1 run "2 x 8 H200, 8 x 400G, --model des" cluster-h100 \
-    nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt 0 --set nodes=2 --model des
+# NAME COMMAND MACHINE LOG [--set ...]: one run in one process, one over
+# $(nproc) workers; their wall times and the ratio.
+des() {
+    name=$1 cmd=$2 machine=$3 log=$4
+    shift 4
+    to=""
+    [ "$cmd" = calibrate ] && to="-o $out/c.yaml"
+    for jobs in 1 "$(nproc)"; do
+        # shellcheck disable=SC2086
+        BATON_JOBS=$jobs /usr/bin/time -f "%e %M" -o "$out/t" "$BATON" "$cmd" -t "topologies/$machine.yaml" "$@" \
+            --model des $to --nccl-tests "validate/logs/$log" > "$out/o" 2>&1
+        read -r wall rss < "$out/t"
+        [ "$jobs" = 1 ] && one=$wall
+    done
+    rows=$(sed -n 's/^MAPE .* over \([0-9]*\) sizes.*/\1/p' "$out/o")
+    echo "$cmd --model des $name ($rows rows): $one s in one process, $wall s over $(nproc) workers" \
+         "($(awk "BEGIN { printf \"%.2f\", $one / $wall }")x), peak RSS $((rss / 1024)) MiB"
+}
+des "2 x 8 A100" validate cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt --set nodes=2 --ranks 16
+des "8 x A100" calibrate hgx-a100 nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt
+des "2 x 8 H200, 8 x 400G" calibrate cluster-h100 nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt \
+    --set nodes=2

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../models/fit.h"
+#include "../util/par.h"
 
 /* A row's time, in us: the mean of the two columns, except where they run
  * the same transfers (all-reduce, broadcast, reduce: in place only changes
@@ -57,6 +58,53 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
     if (algo) *algo = o.algo->name;
     if (proto) *proto = o.proto;
     return 0;
+}
+
+typedef struct {
+    topo_t *t;
+    const cal_req_t *q;
+    const cal_sample_t *s;
+    const int *idx;           /* the samples to predict */
+} some_ctx_t;
+
+static int predict_one(void *ctx, int i, void *out, baton_err_t *e) {
+    const some_ctx_t *c = ctx;
+    cal_pred_t *p = out;
+    return cal_predict(c->t, c->q, &c->s[c->idx[i]], &p->time_s, &p->algo, &p->proto, e);
+}
+
+/* Samples idx[0..m) into out[0..m): the simulator's over q->jobs workers. */
+static int predict_some(topo_t *t, const cal_req_t *q, const cal_sample_t *s, const int *idx, int m, cal_pred_t *out,
+                        baton_err_t *e) {
+    some_ctx_t c = {.t = t, .q = q, .s = s, .idx = idx};
+    return par_map(m, sizeof *out, out, predict_one, &c, q->des ? q->jobs : 1, e);
+}
+
+int cal_predict_all(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, int which, cal_pred_t *out,
+                    baton_err_t *e) {
+    int *idx = malloc(((size_t)n + 1) * sizeof *idx), m = 0;
+    cal_pred_t *got = malloc(((size_t)n + 1) * sizeof *got);
+    int rc = idx && got ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < n; i++) {
+        out[i] = (cal_pred_t){.time_s = -1};
+        if (which < 0 || s[i].held_out == which) idx[m++] = i;
+    }
+    if (rc == 0) rc = predict_some(t, q, s, idx, m, got, e);
+    for (int j = 0; rc == 0 && j < m; j++) out[idx[j]] = got[j];
+    free(idx);
+    free(got);
+    return rc < 0 ? rc : 0;
+}
+
+double cal_mape_of(const cal_sample_t *s, const cal_pred_t *p, int n, int which, uint64_t min_bytes) {
+    double sum = 0;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if ((which >= 0 && s[i].held_out != which) || s[i].bytes < min_bytes || p[i].time_s < 0) continue;
+        sum += fabs(p[i].time_s - s[i].meas_s) / s[i].meas_s;
+        m++;
+    }
+    return m ? 100 * sum / m : -1;
 }
 
 /* A weak pull of every parameter towards the file's value, in log units:
@@ -224,28 +272,42 @@ static int apply(fit_ctx_t *c, const double *th) {
 
 /* Sample i's time while fitting: on its plan when pinned, else on the plan
  * the values being tried give it. */
-static int fit_predict(fit_ctx_t *c, int i, double *t) {
-    if (!c->pinned) return cal_predict(c->m[0], c->q, &c->s[i], t, NULL, NULL, c->e);
+static int fit_predict(const fit_ctx_t *c, int i, double *t, baton_err_t *e) {
+    if (!c->pinned) return cal_predict(c->m[0], c->q, &c->s[i], t, NULL, NULL, e);
     cal_req_t q = *c->q;
     q.algo = c->plan_algo[i];
     q.proto = (int)c->plan_proto[i];
     q.nccl_sizing = strcmp(c->q->algo, "nccl") == 0;     /* sized as NCCL runs it, as the plan was */
-    return cal_predict(c->m[0], &q, &c->s[i], t, NULL, NULL, c->e);
+    return cal_predict(c->m[0], &q, &c->s[i], t, NULL, NULL, e);
 }
 
-/* Relative errors of the fitted samples, then the pulls towards the file. */
+typedef struct {
+    const fit_ctx_t *c;
+    const int *idx;           /* the fitted samples */
+} resid_ctx_t;
+
+static int fit_predict_one(void *ctx, int j, void *out, baton_err_t *e) {
+    const resid_ctx_t *r = ctx;
+    return fit_predict(r->c, r->idx[j], out, e);
+}
+
+/* Relative errors of the fitted samples (the simulator's over q->jobs
+ * workers), then the pulls towards the file. */
 static int resid(const double *th, double *r, void *ctx) {
     fit_ctx_t *c = ctx;
-    int j = 0;
-    if (apply(c, th) < 0) return -1;
-    for (int i = 0; i < c->n; i++) {
-        if (!fitted(c, i)) continue;
-        double t;
-        if (fit_predict(c, i, &t) < 0) return -1;
-        r[j++] = (t - c->s[i].meas_s) / c->s[i].meas_s;
-    }
-    for (int i = 0; i < c->f->k; i++) r[j++] = PRIOR * (log(to_x(&c->f->p[i], th[i])) - log(c->f->p[i].given));
-    return 0;
+    int j = 0, *idx = malloc(((size_t)c->n + 1) * sizeof *idx);
+    double *t = malloc(((size_t)c->n + 1) * sizeof *t);
+    resid_ctx_t rc = {.c = c, .idx = idx};
+    int ok = idx && t ? 0 : err_set(c->e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; ok == 0 && i < c->n; i++)
+        if (fitted(c, i)) idx[j++] = i;
+    if (ok == 0 && apply(c, th) < 0) ok = -1;
+    if (ok == 0) ok = par_map(j, sizeof *t, t, fit_predict_one, &rc, c->q->des ? c->q->jobs : 1, c->e);
+    for (int m = 0; ok == 0 && m < j; m++) r[m] = (t[m] - c->s[idx[m]].meas_s) / c->s[idx[m]].meas_s;
+    for (int i = 0; ok == 0 && i < c->f->k; i++) r[j + i] = PRIOR * (log(to_x(&c->f->p[i], th[i])) - log(c->f->p[i].given));
+    free(idx);
+    free(t);
+    return ok < 0 ? -1 : 0;
 }
 
 /* The same in log x (for the standard errors: the bounded coordinate's
@@ -289,12 +351,12 @@ static int fit_starts(fit_ctx_t *c, int starts, const double *from, double *best
 static int plan_samples(fit_ctx_t *c) {
     c->plan_algo = calloc((size_t)c->n + 1, sizeof *c->plan_algo);
     c->plan_proto = calloc((size_t)c->n + 1, sizeof *c->plan_proto);
-    if (!c->plan_algo || !c->plan_proto) return err_set(c->e, BATON_ENOMEM, "out of memory");
-    for (int i = 0; i < c->n; i++) {
-        double t;
-        if (cal_predict(c->m[0], c->q, &c->s[i], &t, &c->plan_algo[i], &c->plan_proto[i], c->e) < 0) return -1;
-    }
-    return 0;
+    cal_pred_t *p = calloc((size_t)c->n + 1, sizeof *p);
+    int rc = c->plan_algo && c->plan_proto && p ? cal_predict_all(c->m[0], c->q, c->s, c->n, -1, p, c->e)
+                                                : err_set(c->e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < c->n; i++) c->plan_algo[i] = p[i].algo, c->plan_proto[i] = p[i].proto;
+    free(p);
+    return rc < 0 ? -1 : 0;
 }
 
 /* A link's efficiency is what Simple moves over it. LL and LL128 send flags
@@ -631,16 +693,17 @@ void cal_fit_text(const cal_fit_t *f, char *buf, size_t n) {
 
 double cal_mape(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, int which, uint64_t min_bytes,
                 baton_err_t *e) {
+    int *idx = malloc(((size_t)n + 1) * sizeof *idx), m = 0;
+    cal_pred_t *p = malloc(((size_t)n + 1) * sizeof *p);
     double sum = 0;
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        if ((which >= 0 && s[i].held_out != which) || s[i].bytes < min_bytes) continue;
-        double p;
-        if (cal_predict(t, q, &s[i], &p, NULL, NULL, e) < 0) return -2;
-        sum += fabs(p - s[i].meas_s) / s[i].meas_s;
-        m++;
-    }
-    return m ? 100 * sum / m : -1;
+    int rc = idx && p ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < n; i++)
+        if ((which < 0 || s[i].held_out == which) && s[i].bytes >= min_bytes) idx[m++] = i;
+    if (rc == 0) rc = predict_some(t, q, s, idx, m, p, e);
+    for (int j = 0; rc == 0 && j < m; j++) sum += fabs(p[j].time_s - s[idx[j]].meas_s) / s[idx[j]].meas_s;
+    free(idx);
+    free(p);
+    return rc < 0 ? -2 : m ? 100 * sum / m : -1;
 }
 
 static int cmp_bytes(const void *a, const void *b) {

@@ -46,6 +46,8 @@ typedef struct cal_req {
     int fit_efficiency;       /* 1: fit LL's and LL128's efficiency too */
     int nccl_sizing;          /* a named algorithm sized as NCCL runs it (run_req_t) */
     int unsaid;               /* 1: rules read off NCCL's TUNING lines do not count (run_req_t) */
+    int jobs;                 /* the simulator's sizes over this many worker processes (util/par.h;
+                                 0 or 1: one at a time); the closed forms always run in one */
 } cal_req_t;
 
 #define CAL_MAX_PARAMS 16
@@ -92,6 +94,22 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
 /* The model's time for one sample on t; algo/proto get what was used. */
 int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
                 proto_t *proto, baton_err_t *e);
+
+/* Each of the samples' predictions (cal_predict), the simulator's over
+ * q->jobs workers: one cal_pred_t per sample, or only those with held_out ==
+ * which (which >= 0; the others' time_s is -1). */
+typedef struct cal_pred {
+    double time_s;
+    const char *algo;         /* the catalogue's name (static) */
+    proto_t proto;
+} cal_pred_t;
+int cal_predict_all(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, int which, cal_pred_t *out,
+                    baton_err_t *e);
+
+/* The mean absolute percentage error of predictions p (cal_predict_all) over
+ * the samples with held_out == which (all when which < 0) and bytes >=
+ * min_bytes; -1 if none. */
+double cal_mape_of(const cal_sample_t *s, const cal_pred_t *p, int n, int which, uint64_t min_bytes);
 
 /* Fit t's scales to the samples not held out; t (and every sample's machine)
  * keeps the fitted values. At most CAL_MAX_MACHINES machines in all. */

@@ -16,6 +16,7 @@
 #include "../../validate/logplan.h"
 #include "../../validate/tuningplan.h"
 #include "../../validate/host.h"
+#include "../../util/par.h"
 #include "../report.h"
 #include "../select.h"
 #include "cmd.h"
@@ -79,7 +80,9 @@ static const char help_common[] =
     "      --proto P          none, LL, LL128, Simple or auto (default auto)\n"
     "      --model M          closed (default), des: the simulator (calibrate then fits\n"
     "                         each link class's bandwidth apart; slower), or nccl:\n"
-    "                         NCCL's own cost model on the machine (validate only)\n"
+    "                         NCCL's own cost model on the machine (validate only);\n"
+    "                         des simulates the sizes in worker processes, one per\n"
+    "                         processor (BATON_JOBS=N sets how many; 1: none)\n"
     "      --contention M     the simulator's (--model des): fifo (default), fair or none\n"
     "      --channels C       rings side by side (NCCL uses several; see baton sim)\n"
     "      --set K=V          override a topology parameter\n"
@@ -441,13 +444,12 @@ static void json_extra(const val_extra_t *x) {
 /* One row of the table: the model's time for sample x, and where NCCL's
  * TUNING lines planned it, what -a nccl alone would have (*agree counts
  * the same). */
-static int table_row(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const char *file, int json, int first,
-                     int *agree, baton_err_t *e) {
-    double p;
-    const char *algo, *ga;
-    proto_t pr, gp;
+static int table_row(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const cal_pred_t *pred, const char *file,
+                     int json, int first, int *agree, baton_err_t *e) {
+    double p = pred->time_s;
+    const char *algo = pred->algo, *ga;
+    proto_t pr = pred->proto, gp;
     char sz[32], m[32], pp[32], guess[64] = "";
-    if (cal_predict(t, q, x, &p, &algo, &pr, e) < 0) return -1;
     int said = tuningplan_guess(t, q, x, &ga, &gp, e), same = said > 0 && tuningplan_same(x->coll, algo, pr, ga, gp);
     if (said < 0) return -1;
     if (said) snprintf(guess, sizeof guess, "%s/%s", ga, proto_name(gp));
@@ -474,9 +476,10 @@ static int table_row(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const
 
 static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, const char **file_of, int json,
                  const val_extra_t *x, baton_err_t *e) {
-    double all = cal_mape(t, q, s, n, -1, 0, e), big = cal_mape(t, q, s, n, -1, 64ull << 20, e);
-    double held = cal_mape(t, q, s, n, 1, 0, e);
-    if (all < -1.5 || big < -1.5 || held < -1.5) return e->code ? e->code : BATON_EINVAL;
+    cal_pred_t *p = malloc(((size_t)n + 1) * sizeof *p);    /* each size once: the simulator's take seconds */
+    if (p == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    if (cal_predict_all(t, q, s, n, -1, p, e) < 0) { free(p); return e->code ? e->code : BATON_EINVAL; }
+    double all = cal_mape_of(s, p, n, -1, 0), big = cal_mape_of(s, p, n, -1, 64ull << 20), held = cal_mape_of(s, p, n, 1, 0);
     int disturbed = 0, agree = 0;
     if (!json) printf("%-44s %10s %12s %12s %8s  %s\n", "log", "size", "measured", "predicted", "error", "model");
     else {
@@ -485,9 +488,10 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
                topo_nranks(t));
     }
     for (int i = 0; i < n; i++) {
-        if (table_row(t, q, &s[i], file_of[i], json, i == 0, &agree, e) < 0) return e->code;
+        if (table_row(t, q, &s[i], &p[i], file_of[i], json, i == 0, &agree, e) < 0) { free(p); return e->code; }
         disturbed += s[i].disturbed;
     }
+    free(p);
     if (json) {
         printf("],\"mape_pct\":%.4f,\"mape_large_pct\":%s", all, big >= 0 ? "" : "null");
         if (big >= 0) printf("%.4f", big);
@@ -650,7 +654,7 @@ static int run(val_args_t *a, const char *cmd) {
     int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, &ms, &s, &n, &file_of, &e);
     cal_req_t q = {.algo = host && !a->algo_given ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
                    .des = a->des, .contention = a->contention, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
-                   .fit_efficiency = a->fit_eff};
+                   .fit_efficiency = a->fit_eff, .jobs = par_jobs()};
     val_extra_t x = {.cv_mape = -1, .logged = rc == 0 && follows_logs(a) ? logged_samples(t, s, n) : 0};
     if (rc == 0 && a->nccl_model && (a->calibrate || host))
         rc = err_set(&e, BATON_EINVAL, "--model nccl is NCCL's fixed tables: nothing to fit (use closed or des)");

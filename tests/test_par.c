@@ -1,0 +1,97 @@
+/* test_par.c - the map over worker processes (util/par.c): the same
+ * results whatever the number of workers, the serial loop's error, and a
+ * worker's death reported rather than hung on. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../util/par.h"
+#include "helpers.h"
+
+typedef struct { double v; int i, square; } item_t;
+
+typedef struct { pid_t parent; int fail_a, fail_b, die_at; } ctx_t;
+
+static int compute(void *ctx, int i, void *out, baton_err_t *e) {
+    const ctx_t *c = ctx;
+    if (i == c->fail_a || i == c->fail_b) return err_set(e, BATON_EINVAL, "item %d cannot be computed", i);
+    if (i == c->die_at && getpid() != c->parent) raise(SIGKILL);
+    item_t *it = out;
+    *it = (item_t){.v = sin(i * 0.37) * exp(i * 1e-3), .i = i, .square = i * i};
+    return 0;
+}
+
+Test(par, the_map_is_the_same_whatever_the_workers) {
+    enum { N = 101 };
+    ctx_t c = {.parent = getpid(), .fail_a = -1, .fail_b = -1, .die_at = -1};
+    item_t want[N], got[N];
+    memset(want, 0, sizeof want);
+    cr_assert_eq(par_map(N, sizeof *want, want, compute, &c, 1, NULL), 0);
+    for (int i = 0; i < N; i++) cr_assert_eq(want[i].square, i * i);
+    const int jobs[] = {2, 3, 7, 32, 1000};
+    for (size_t k = 0; k < sizeof jobs / sizeof *jobs; k++) {
+        memset(got, 0xff, sizeof got);
+        baton_err_t e = {0};
+        cr_assert_eq(par_map(N, sizeof *got, got, compute, &c, jobs[k], &e), 0, "%d jobs: %s", jobs[k], e.msg);
+        cr_expect(memcmp(got, want, sizeof want) == 0, "%d jobs: a result differs from the serial loop's", jobs[k]);
+    }
+    cr_expect_eq(par_map(0, sizeof *got, got, compute, &c, 4, NULL), 0, "no items: nothing to do");
+}
+
+/* The serial loop stops at its first failure; in parallel a later item may
+ * fail first in time, and the error is still the lowest item's. */
+Test(par, the_error_is_the_lowest_failing_items) {
+    enum { N = 80 };
+    ctx_t c = {.parent = getpid(), .fail_a = 61, .fail_b = 37, .die_at = -1};
+    item_t got[N];
+    for (int jobs = 1; jobs <= 6; jobs++) {
+        baton_err_t e = {0};
+        cr_assert_eq(par_map(N, sizeof *got, got, compute, &c, jobs, &e), BATON_EINVAL, "%d jobs", jobs);
+        cr_expect_str_eq(e.msg, "item 37 cannot be computed", "%d jobs", jobs);
+    }
+}
+
+Test(par, a_worker_that_dies_is_an_error_not_a_hang) {
+    enum { N = 20 };
+    ctx_t c = {.parent = getpid(), .fail_a = -1, .fail_b = -1, .die_at = 11};
+    item_t got[N];
+    baton_err_t e = {0};
+    cr_assert_lt(par_map(N, sizeof *got, got, compute, &c, 3, &e), 0);
+    cr_expect(strstr(e.msg, "died of signal 9") != NULL, "%s", e.msg);
+}
+
+/* The simulator's fit and validation with one worker and with three: the
+ * same table, the same fitted file (but for its name). */
+Test(par, the_simulators_fit_is_the_same_over_workers) {
+    char *out[2], *file[2];
+    setenv("SOURCE_DATE_EPOCH", "1764547200", 1);             /* the record's date, either side of midnight */
+    for (int k = 0; k < 2; k++) {
+        char cmd[512], path[64];
+        snprintf(path, sizeof path, "build/par-%d.yaml", k);
+        setenv("BATON_JOBS", k ? "3" : "1", 1);
+        snprintf(cmd, sizeof cmd, "calibrate -t topologies/pcie-2gpu.yaml --set p2p=false --model des --json -o %s "
+                 "--nccl-tests validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allgather.txt", path);
+        cr_assert_eq(th_cli(cmd, &out[k], 1), 0, "%s", out[k]);
+        file[k] = th_slurp(path);
+        cr_assert_not_null(file[k]);
+        char *body = strstr(file[k], "\nextends:");
+        cr_assert_not_null(body, "%s", file[k]);
+        memmove(file[k], body, strlen(body) + 1);             /* past the header that names the file */
+    }
+    cr_expect(strstr(out[0], "\"rows\":[{") != NULL, "%s", out[0]);
+    cr_expect_str_eq(out[0], out[1]);
+    cr_expect_str_eq(file[0], file[1]);
+    for (int k = 0; k < 2; k++) free(out[k]), free(file[k]);
+    char *v[2];
+    for (int k = 0; k < 2; k++) {
+        setenv("BATON_JOBS", k ? "2" : "1", 1);
+        cr_assert_eq(th_cli("validate -t topologies/hgx-a100.yaml --model des --json --nccl-tests "
+                            "validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", &v[k], 1), 0, "%s", v[k]);
+    }
+    cr_expect_str_eq(v[0], v[1]);
+    free(v[0]), free(v[1]);
+}
