@@ -241,12 +241,16 @@ static int calibration_covers(const topo_calib_t *k, coll_t coll, int p, uint64_
     return k->nseen == 0 ? g : found;
 }
 
-void run_error_bars(const topo_t *t, const run_req_t *q, run_out_t *o) {
+void run_error_bars(const topo_t *t, const run_req_t *q, int other_rule, run_out_t *o) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     int g = q->gpus_per_thread > 1 ? q->gpus_per_thread : 1, seen_g;
     o->time_lo_s = o->time_hi_s = 0;
     o->band_outside = 0;
     if (!k->present || !(k->band_lo_pct < k->band_hi_pct) || k->band_lo_pct <= -100) return;
+    if (other_rule) {                              /* its errors were another rule's */
+        o->band_outside = RUN_BAND_OTHER_RULE;
+        return;
+    }
     if (k->what_if[0] || !(seen_g = calibration_covers(k, q->coll, o->ranks, o->bytes, g))) {   /* it says nothing there */
         o->band_outside = 1;
         return;

@@ -132,7 +132,10 @@ double run_busbw_factor(coll_t c, int p);
  * outside what its logs covered: another collective, rank count or a size
  * beyond the fitted ones (the record's seen:), or a --set its logs did
  * not run (the record's what_if). With another -g than the logs' the band
- * keeps its width in seconds (the launches are known, not errors). */
-void run_error_bars(const topo_t *t, const run_req_t *q, run_out_t *o);
+ * keeps its width in seconds (the launches are known, not errors). Nor
+ * (RUN_BAND_OTHER_RULE) where q runs another rule than the fit's
+ * (other_rule: the command line's -a, --proto, model or contention differ
+ * from the record's, sim/cli cmd_calibrated_rule). */
+void run_error_bars(const topo_t *t, const run_req_t *q, int other_rule, run_out_t *o);
 
 #endif

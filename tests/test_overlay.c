@@ -161,6 +161,11 @@ Test(overlay, a_simulators_fit_keeps_its_contention) {
     says("sim -t build/fair.yaml -c allreduce -s 1MiB", 0, "which it was not fitted for", 0);
     says("sim -t build/fair.yaml -c allreduce -s 1MiB --contention fifo", 0, "--contention fair; this runs", 1);
     says("topo build/fair.yaml", 0, "calibration    -a nccl --proto auto --model des --contention fair", 1);
+    says("sweep -t build/fair.yaml -c allreduce --sizes 1MiB --set pcie_bw=12.2GB/s", 0, "which it was not fitted for", 0);
+    says("sweep -t build/fair.yaml -c allreduce --sizes 1MiB --set pcie_bw=12.2GB/s --contention none", 0,
+         "--contention fair; this runs -a nccl --proto auto --model des --contention none", 1);
+    says("sweep -t build/fair.yaml -c allreduce --sizes 1MiB --set pcie_bw=12.2GB/s --model closed --contention fair", 2,
+         "--contention is the simulator's", 1);
 }
 
 /* calibrate -o onto the machine it reads, or onto a file that machine

@@ -637,7 +637,8 @@ static int read_calibration(ctx_t *c, yaml_node_t *root) {
     snprintf(k->algo, sizeof k->algo, "%s", a ? a : "");
     snprintf(k->proto, sizeof k->proto, "%s", pr ? pr : "");
     snprintf(k->model, sizeof k->model, "%s", mo ? mo : "");
-    const char *co = (v = get(c, m, "contention")) ? scalar(v) : NULL;
+    const char *co = (v = get(c, m, "contention")) ? scalar(v) : NULL;   /* the engine's names (sim/engine.c
+                                                     engine_contention_name): a machine is read below the engine */
     if (v && (co == NULL || strcmp(k->model, "des") || (strcmp(co, "fifo") && strcmp(co, "fair") && strcmp(co, "none"))))
         return fail(c, v, "'contention' is the simulator's (model: des): fifo, fair or none", NULL, NULL);
     snprintf(k->contention, sizeof k->contention, "%s", co ? co : !strcmp(k->model, "des") ? "fifo" : "");

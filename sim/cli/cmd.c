@@ -94,16 +94,17 @@ int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n)
     return rc;
 }
 
-int cmd_calibrated_rule(const char *cmd, const topo_t *t, const char **algo, int algo_given, int *proto,
-                        int proto_given, const char *model, int contention, char *keep) {
+int cmd_calibrated_rule(const char *cmd, const topo_t *t, cmd_rule_t *r) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     char mine[96], fitted[160];
     if (!k->present) return 0;
-    if (!algo_given && k->algo[0]) *algo = keep, snprintf(keep, CMD_RULE_LEN, "%s", k->algo);
-    if (!proto_given && cmd_parse_proto(k->proto) >= 0) *proto = cmd_parse_proto(k->proto);
-    const char *pn = *proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)*proto);
-    snprintf(mine, sizeof mine, "-a %s --proto %s --model %s%s%s", *algo, pn, model, contention >= 0 ? " --contention " : "",
-             contention >= 0 ? engine_contention_name((contention_t)contention) : "");
+    if (!r->algo_given && k->algo[0]) *r->algo = r->keep, snprintf(r->keep, CMD_RULE_LEN, "%s", k->algo);
+    if (!r->proto_given && cmd_parse_proto(k->proto) >= 0) *r->proto = cmd_parse_proto(k->proto);
+    int c = k->contention[0] ? cmd_parse_contention(k->contention) : -1;
+    if (r->contention && !r->contention_given && c >= 0 && (c != CONTENTION_FAIR || r->fair_ok)) *r->contention = c;
+    const char *pn = *r->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)*r->proto);
+    snprintf(mine, sizeof mine, "-a %s --proto %s --model %s%s%s", *r->algo, pn, r->model,
+             r->contention ? " --contention " : "", r->contention ? engine_contention_name((contention_t)*r->contention) : "");
     cmd_fitted_rule(k, fitted, sizeof fitted);
     if (!strcmp(fitted, mine)) return 0;
     fprintf(stderr, "baton %s: warning: %s was calibrated with %s; this runs %s, which it was not fitted for\n", cmd,

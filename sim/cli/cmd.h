@@ -65,17 +65,29 @@ int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n)
 struct topo_calib;
 void cmd_seen_text(const struct topo_calib *k, char *b, size_t n);
 
-/* A calibrated machine's rule: -a and --proto the command line did not give
- * (*_given 0) become the ones it was fitted with (the algorithm's name copied
- * into keep[CMD_RULE_LEN], the caller's: the record may be freed or written
- * over while *algo is in use); then, if the rule still differs from its
- * record (algo, proto, model, and the simulator's contention: `contention`
- * a contention_t, or -1 for the closed forms), say so on stderr and return
- * 1: its predictions, and its band, are only what it was fitted for. 0
- * otherwise, and for machines that are not calibrated. */
+/* What a command runs under, as options, for a calibrated machine's record
+ * to complete (cmd_calibrated_rule); the pointers are the command's own. */
 #define CMD_RULE_LEN 32
-int cmd_calibrated_rule(const char *cmd, const struct topo *t, const char **algo, int algo_given, int *proto,
-                        int proto_given, const char *model, int contention, char *keep);
+typedef struct cmd_rule {
+    const char **algo;         /* -a */
+    int algo_given;
+    int *proto;                /* --proto: PROTO_* or RUN_PROTO_AUTO */
+    int proto_given;
+    const char *model;         /* closed, des or nccl */
+    int *contention;           /* the simulator's contention_t; NULL for the closed forms */
+    int contention_given;
+    int fair_ok;               /* 0: the run's other options exclude fair sharing */
+    char *keep;                /* CMD_RULE_LEN bytes the record's algorithm is copied into: the record
+                                  may be freed or written over while *algo is in use */
+} cmd_rule_t;
+
+/* A calibrated machine's rule: -a, --proto and the simulator's --contention
+ * the command line did not give become the ones it was fitted with (not fair
+ * sharing where !fair_ok); then, if the rule still differs from its record
+ * (algorithm, protocol, model, contention), say so on stderr and return 1:
+ * its predictions, and its band, are only what it was fitted for. 0
+ * otherwise, and for machines that are not calibrated. */
+int cmd_calibrated_rule(const char *cmd, const struct topo *t, cmd_rule_t *r);
 
 /* A calibration's rule as options: "-a nccl --proto auto --model des
  * --contention fair" into b. */

@@ -102,7 +102,7 @@ typedef struct {
     int gpus_per_thread;     /* -g: nccl-tests' nGpus */
     char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
     const char *trace, *link_stats, *html, *states;
-    contention_t contention;
+    int contention;          /* contention_t */
     algo_opts_t opts;
     cmd_sets_t sets;
 } sim_args_t;
@@ -176,7 +176,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
             break;
         case 'M':
             if (cmd_parse_contention(optarg) < 0) return cmd_usage(cmd, "--contention must be fifo, fair or none, not '%s'", optarg);
-            a->contention = (contention_t)cmd_parse_contention(optarg);
+            a->contention = cmd_parse_contention(optarg);
             a->contention_given = 1;
             break;
         case 'h':
@@ -507,18 +507,6 @@ static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args
     return rc < 0 ? cmd_fail(cmd, &e) : EXIT_OK;
 }
 
-/* A simulator's calibration runs under the contention it was fitted with
- * unless told otherwise, as under its -a and --proto (cmd_calibrated_rule);
- * not where the run's other options exclude it (fair sharing needs every
- * rank, and store-and-forward FIFO or none): then the rule's warning says so. */
-static void adopt_contention(sim_args_t *a, const topo_t *t, int predict) {
-    const topo_calib_t *k = &topo_params_c(t)->calib;
-    int c = k->contention[0] ? cmd_parse_contention(k->contention) : -1;
-    if (predict || !k->present || a->contention_given || c < 0) return;
-    if (c == CONTENTION_FAIR && (a->symmetric > 0 || a->store_forward)) return;
-    a->contention = (contention_t)c;
-}
-
 int cmd_sim(int argc, char **argv, int predict) {
     const char *cmd = predict ? "predict" : "sim";
     sim_args_t a = {.algo = "auto", .proto = RUN_PROTO_AUTO, .fold = -1, .gpus_per_thread = 1};   /* the same defaults as every command */
@@ -533,16 +521,20 @@ int cmd_sim(int argc, char **argv, int predict) {
     int fold = predict ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
     topo_t *t = cmd_load_topo_folded(a.topo, a.sets.v, a.sets.n, fold, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
-    adopt_contention(&a, t, predict);
-    a.off_rule = cmd_calibrated_rule(cmd, t, &a.algo, a.algo_given, &a.proto, a.proto_given, predict ? "closed" : "des",
-                                     predict ? -1 : (int)a.contention, a.fitted_algo);
+    cmd_rule_t rule = {.algo = &a.algo, .algo_given = a.algo_given, .proto = &a.proto, .proto_given = a.proto_given,
+                       .model = predict ? "closed" : "des", .contention = predict ? NULL : &a.contention,
+                       .contention_given = a.contention_given,
+                       .fair_ok = a.symmetric <= 0 && !a.store_forward,   /* fair sharing needs every rank, and not
+                                                                               store and forward */
+                       .keep = a.fitted_algo};
+    a.off_rule = cmd_calibrated_rule(cmd, t, &rule);
     if (topo_whole_ranks(t) % a.gpus_per_thread) {           /* nccl-tests: ranks = processes x threads x -g */
         cmd_usage(cmd, "-g %d does not divide the %d ranks of %s", a.gpus_per_thread, topo_whole_ranks(t), topo_name(t));
         topo_free(t);
         return EXIT_USAGE;
     }
     if (a.sizes) {
-        run_req_t sq = {.coll = (coll_t)coll, .algo = a.algo, .opts = a.opts, .predict = predict, .contention = a.contention,
+        run_req_t sq = {.coll = (coll_t)coll, .algo = a.algo, .opts = a.opts, .predict = predict, .contention = (contention_t)a.contention,
                         .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric,
                         .gpus_per_thread = a.gpus_per_thread};
         rc = sweep_sizes(cmd, &t, &sq, &a);
@@ -551,7 +543,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     }
     if (a.dump) { rc = dump(cmd, t, (coll_t)coll, a.algo, bytes, &a.opts); topo_free(t); return rc; }
     if (a.html) {
-        run_req_t hq = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts, .contention = a.contention,
+        run_req_t hq = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts, .contention = (contention_t)a.contention,
                         .store_forward = a.store_forward, .proto = a.proto};
         lesson_out_t l;
         rc = lesson_run(t, &hq, &l, &e);
@@ -559,7 +551,7 @@ int cmd_sim(int argc, char **argv, int predict) {
         return rc < 0 ? cmd_fail(cmd, &e) : cmd_write_lesson(cmd, &l, a.html, a.states);
     }
     run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,
-                   .verify = a.verify, .predict = predict, .contention = a.contention,
+                   .verify = a.verify, .predict = predict, .contention = (contention_t)a.contention,
                    .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric,
                    .gpus_per_thread = a.gpus_per_thread};
     run_out_t r;
@@ -568,11 +560,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     if (whole < 0) return cmd_fail(cmd, &e);
     if (whole) rc = run_collective(t, &q, &r, &e);
     if (rc < 0) { topo_free(t); return cmd_fail(cmd, &e); }
-    run_error_bars(t, &q, &r);
-    if (a.off_rule && (r.time_hi_s > 0 || r.band_outside)) {   /* its errors were another rule's */
-        r.time_lo_s = r.time_hi_s = 0;
-        r.band_outside = RUN_BAND_OTHER_RULE;
-    }
+    run_error_bars(t, &q, a.off_rule, &r);
     if ((a.trace || a.link_stats || (a.explain && !predict)) && (rc = observed(cmd, t, &q, &r, &a)) != 0) {
         engine_result_free(&r.eng);
         topo_free(t);

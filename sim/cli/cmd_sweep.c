@@ -26,6 +26,8 @@ static const char help[] =
     "      --proto P       auto (default), LL, LL128, Simple, none\n"
     "      --model M       closed, des, or auto (default: the closed form on uniform\n"
     "                      machines, the simulator elsewhere)\n"
+    "      --contention M  the simulator's: fifo (default), fair or none (a calibrated\n"
+    "                      machine's: the one it was fitted with)\n"
     "      --format F      csv (default) or jsonl (one JSON object per line)\n"
     "      --shard I/N     only the I-th of N equal parts of the grid (1-based); the\n"
     "                      parts' outputs, concatenated in order, equal the whole\n"
@@ -46,6 +48,7 @@ typedef struct {
     const char *topo, *coll, *algo, *sizes, *format, *output;
     int proto, model, shard, nshards, fold;
     int algo_given, proto_given;
+    int contention, contention_given;   /* contention_t */
     char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
     axis_t axes[8];
     int naxes;
@@ -69,6 +72,7 @@ static int parse(int argc, char **argv, sweep_args_t *a) {
         {"sizes", required_argument, 0, 's'}, {"set", required_argument, 0, 'S'}, {"proto", required_argument, 0, 'P'},
         {"model", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'}, {"shard", required_argument, 0, 'x'},
         {"output", required_argument, 0, 'o'}, {"fold", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'},
+        {"contention", required_argument, 0, 'M'},
         {0, 0, 0, 0}};
     int ch;
     opterr = 0;
@@ -89,6 +93,11 @@ static int parse(int argc, char **argv, sweep_args_t *a) {
         case 'm':
             a->model = !strcmp(optarg, "auto") ? SELECT_AUTO : !strcmp(optarg, "closed") ? SELECT_CLOSED : !strcmp(optarg, "des") ? SELECT_DES : -1;
             if (a->model < 0) return cmd_usage("sweep", "--model must be auto, closed or des");
+            break;
+        case 'M':
+            if ((a->contention = cmd_parse_contention(optarg)) < 0)
+                return cmd_usage("sweep", "--contention must be fifo, fair or none, not '%s'", optarg);
+            a->contention_given = 1;
             break;
         case 'x':
             if (sscanf(optarg, "%d/%d", &a->shard, &a->nshards) != 2 || a->nshards < 1 || a->shard < 1 || a->shard > a->nshards)
@@ -129,7 +138,8 @@ static int row(FILE *f, const sweep_args_t *a, const int *idx, uint64_t bytes, c
     topo_t *t = cmd_load_topo_folded(a->topo, sv, a->naxes, a->fold, e);
     if (t == NULL) return -1;
     cost_model_t m;
-    run_req_t q = {.coll = coll, .algo = a->algo, .bytes = bytes, .proto = a->proto};
+    run_req_t q = {.coll = coll, .algo = a->algo, .bytes = bytes, .proto = a->proto,
+                   .contention = (contention_t)a->contention};
     run_out_t r;
     int rc = topo_cost_model(t, &m, e), whole;
     q.predict = a->model == SELECT_CLOSED || (a->model == SELECT_AUTO && m.uniform);
@@ -187,9 +197,11 @@ static void calibrated_rule(sweep_args_t *a) {
     if (t == NULL) return;
     const topo_calib_t *k = &topo_params_c(t)->calib;
     if (k->present && a->model == SELECT_AUTO) a->model = strcmp(k->model, "des") ? SELECT_CLOSED : SELECT_DES;
-    const char *model = a->model == SELECT_DES ? "des" : "closed";
-    cmd_calibrated_rule("sweep", t, &a->algo, a->algo_given, &a->proto, a->proto_given, model,
-                        a->model == SELECT_DES ? CONTENTION_FIFO : -1, a->fitted_algo);
+    cmd_rule_t rule = {.algo = &a->algo, .algo_given = a->algo_given, .proto = &a->proto, .proto_given = a->proto_given,
+                       .model = a->model == SELECT_DES ? "des" : "closed",
+                       .contention = a->model == SELECT_DES ? &a->contention : NULL,
+                       .contention_given = a->contention_given, .fair_ok = 1, .keep = a->fitted_algo};
+    cmd_calibrated_rule("sweep", t, &rule);
     topo_free(t);
 }
 
@@ -199,6 +211,8 @@ int cmd_sweep(int argc, char **argv) {
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     calibrated_rule(&a);
+    if (a.contention_given && a.model == SELECT_CLOSED)
+        return cmd_usage("sweep", "--contention is the simulator's: use it with --model des or auto");
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

@@ -588,13 +588,11 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     return rc;
 }
 
-/* A calibrated machine runs under the model (and the simulator's contention)
- * it was fitted with unless told otherwise (-a and --proto: cmd_calibrated_rule). */
+/* A calibrated machine runs under the model it was fitted with unless told
+ * otherwise (-a, --proto and --contention: cmd_calibrated_rule). */
 static void adopt_model(val_args_t *a, const topo_t *t) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     if (k->present && !a->model_given) a->des = !strcmp(k->model, "des"), a->nccl_model = !strcmp(k->model, "nccl");
-    if (k->present && a->des && !a->contention_given && k->contention[0])
-        a->contention = cmd_parse_contention(k->contention);
 }
 
 static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t *x) {
@@ -641,8 +639,10 @@ static int run(val_args_t *a, const char *cmd) {
         topo_free(t);
         return cmd_usage(cmd, "--contention is the simulator's: use it with --model des");
     }
-    if (t) cmd_calibrated_rule(cmd, t, &a->algo, a->algo_given, &a->proto, a->proto_given, model_name(a),
-                               a->des ? a->contention : -1, a->fitted_algo);
+    cmd_rule_t rule = {.algo = &a->algo, .algo_given = a->algo_given, .proto = &a->proto, .proto_given = a->proto_given,
+                       .model = model_name(a), .contention = a->des ? &a->contention : NULL,
+                       .contention_given = a->contention_given, .fair_ok = 1, .keep = a->fitted_algo};
+    if (t) cmd_calibrated_rule(cmd, t, &rule);
     struct stat st;
     if (t && a->out && stat(a->out, &st) == 0 && topo_read_from(t, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino)) {
         err_set(&e, BATON_EINVAL, "-o %s: %s is read from it (it is the machine, or one it extends): the "
