@@ -1,10 +1,12 @@
 /* test_topo.c - YAML topologies: errors name file:line:col; routes; cost model. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sim/run.h"
 #include "../topologies/graph.h"
 #include "../models/tuning.h"
 #include "../topologies/knobs.h"
@@ -451,6 +453,77 @@ Test(topo, import_nvsmi_matrix_from_the_dgx1_log) {
     fclose(f);
     cr_expect_eq(th_cli("topo import nvsmi build/smi-unknown.txt", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "\ngpu:") == NULL && strstr(out, "\narch:") == NULL, "%s", out);
+    free(out);
+}
+
+/* An NVSwitch box's matrix (8 GPUs, NV<links> between every pair, two
+ * NICs on PCIe switches) into path, with nvidia-smi -L lines naming the
+ * GPUs `product` (NULL: none). */
+static void nvswitch_matrix(const char *path, int links, const char *product) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\tGPU5\tGPU6\tGPU7\tNIC0\tNIC1\tCPU Affinity\n", f);
+    for (int r = 0; r < 10; r++) {
+        fprintf(f, r < 8 ? "GPU%d" : "NIC%d", r < 8 ? r : r - 8);
+        for (int c = 0; c < 10; c++) {
+            int gr = r < 8, gc = c < 8, sock_r = gr ? r / 4 : r - 8, sock_c = gc ? c / 4 : c - 8;
+            if (r == c) fputs("\t X ", f);
+            else if (gr && gc) fprintf(f, "\tNV%d", links);
+            else if (sock_r != sock_c) fputs("\tSYS", f);
+            else fputs(gr != gc && (gr ? r : c) % 4 < 2 ? "\tPXB" : "\tNODE", f);
+        }
+        fputs(r < 8 ? "\t0-55\n" : "\n", f);
+    }
+    for (int g = 0; product && g < 8; g++) fprintf(f, "GPU %d: NVIDIA %s (UUID: GPU-%d)\n", g, product, g);
+    fclose(f);
+}
+
+static double imported_time(const char *machine, coll_t coll, uint64_t bytes) {
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load(machine, NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    run_req_t q = {.coll = coll, .algo = "nccl", .bytes = bytes, .proto = RUN_PROTO_AUTO, .predict = 1};
+    run_out_t o;
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s: %s", machine, e.msg);
+    topo_free(t);
+    return o.time_s;
+}
+
+/* nvidia-smi writes NV18 between every pair of an HGX H100's GPUs: each
+ * GPU's 18 links into the NVSwitches, not 18 to each peer. Imported as a
+ * mesh of 450 GB/s pairs it predicted a 1 GiB all-reduce at 759 us (busbw
+ * 2476 GB/s, over five times what a GPU's NVLinks carry); as one switch it
+ * is the shipped hgx-h100 (its NVLS where the file names Hopper GPUs). */
+Test(topo, import_nvsmi_nvswitch_box_is_a_switch_not_a_mesh) {
+    char *out;
+    nvswitch_matrix("build/nvswitch-h100.txt", 18, "H100 80GB HBM3");
+    cr_assert_eq(th_cli("topo import nvsmi build/nvswitch-h100.txt -o build/nvswitch-h100.yaml", &out, 0), 0, "%s", out);
+    free(out);
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("build/nvswitch-h100.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) {
+            topo_route_t r;
+            if (a == b) continue;
+            cr_assert_eq(topo_route(t, a, b, &r, NULL), 0);
+            cr_expect_eq(r.nlinks, 2, "gpu%d-gpu%d: through the switch", a, b);
+            cr_expect_float_eq(r.bw, 450e9, 1, "gpu%d-gpu%d", a, b);
+        }
+    topo_free(t);
+    const coll_t colls[] = {COLL_ALLREDUCE, COLL_ALLGATHER};
+    const uint64_t sizes[] = {1024, 1 << 20, 1ull << 30};
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < 3; i++) {
+            double got = imported_time("build/nvswitch-h100.yaml", colls[c], sizes[i]);
+            double want = imported_time("topologies/hgx-h100.yaml", colls[c], sizes[i]);
+            cr_expect(fabs(got / want - 1) < 0.01, "%s %llu B: imported %g s, hgx-h100 %g s", coll_name(colls[c]),
+                      (unsigned long long)sizes[i], got, want);
+        }
+    nvswitch_matrix("build/nvswitch-a100.txt", 12, NULL);        /* an A100 box, GPUs unnamed: a switch that does not add */
+    cr_assert_eq(th_cli("topo import nvsmi build/nvswitch-a100.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "{name: nvswitch, kind: switch}") && strstr(out, "b: nvswitch, bw: \"${nvlink_gbps*12}GB/s\"") &&
+              !strstr(out, "b: gpu1"), "%s", out);
     free(out);
 }
 

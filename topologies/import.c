@@ -188,6 +188,54 @@ static int read_matrix(const char *path, matrix_t *m, baton_err_t *e) {
     return group(m, path, e);
 }
 
+/* NVSwitch boxes (HGX A100 and H100, DGX-2) show NV# between every GPU
+ * pair, # the GPU's links into the switches, not links to that peer. A GPU
+ * has at most NV_MAX_LINKS NVLinks (Hopper's and Blackwell's 18), so more
+ * than that summed over its peers can only go through switches: then each
+ * such GPU's links (its largest NV#) go to one NVSwitch. */
+static void lower(const char *s, char *out, size_t n);
+
+#define NV_MAX_LINKS 18
+static int nv_switched(const matrix_t *m) {
+    for (int i = 0; i < m->ngpu; i++) {
+        int sum = 0;
+        for (int j = 0; j < m->ngpu; j++) sum += m->rel[i][j] == REL_NV ? m->links[i][j] : 0;
+        if (sum > NV_MAX_LINKS) return 1;
+    }
+    return 0;
+}
+
+static int nv_links(const matrix_t *m, int i) {
+    int most = 0;
+    for (int j = 0; j < m->ngpu; j++)
+        if (m->rel[i][j] == REL_NV && m->links[i][j] > most) most = m->links[i][j];
+    return most;
+}
+
+/* Hopper's and Blackwell's NVSwitches add (NVLink SHARP: NCCL's NVLS); the
+ * efficiency and latency are hgx-h100.yaml's, measured there. */
+static int nv_reduces(const matrix_t *m) {
+    return m->known >= 0 && known_gpus[m->known].arch >= TUNING_HOPPER;
+}
+
+static void emit_nvlinks(const matrix_t *m, FILE *f) {
+    char a[16], b[16];
+    for (int i = 0; i < m->n; i++)
+        for (int j = i + 1; j < m->n && !nv_switched(m); j++)
+            if (m->rel[i][j] == REL_NV) {
+                lower(m->label[i], a, sizeof a);
+                lower(m->label[j], b, sizeof b);
+                fprintf(f, "  - {a: %s, b: %s, bw: \"${nvlink_gbps*%d}GB/s\", latency: 0.5us}   # NV%d\n", a, b, m->links[i][j],
+                        m->links[i][j]);
+            }
+    for (int i = 0; i < m->ngpu && nv_switched(m); i++) {
+        if (nv_links(m, i) == 0) continue;
+        lower(m->label[i], a, sizeof a);
+        fprintf(f, "  - {a: %s, b: nvswitch, bw: \"${nvlink_gbps*%d}GB/s\", latency: 0.3us}   # NV%d to every peer\n", a,
+                nv_links(m, i), nv_links(m, i));
+    }
+}
+
 static void lower(const char *s, char *out, size_t n) {
     size_t i = 0;
     for (; s[i] && i + 1 < n; i++) out[i] = (char)tolower((unsigned char)s[i]);
@@ -212,6 +260,9 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
                 m->product, g->name, tuning_arch_name(known_gpus[m->known].arch), g->hbm_bw / 1e9, g->name,
                 tuning_arch_name(known_gpus[m->known].arch),
                 g->hbm_bw / 3e9);
+    if (nv_switched(m) && nv_reduces(m))
+        fprintf(f, "# Its NVSwitches add (NVLink SHARP, NCCL's NVLS) at hgx-h100.yaml's measured efficiency and cost.\n"
+                   "nvls_efficiency: 0.61\nnvls_latency: 16us\n");
     fprintf(f, "nodes:\n");
     char lab[16];
     for (int i = 0; i < m->n; i++) {
@@ -221,16 +272,11 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
     }
     for (int i = 0; i < m->n; i++) if (m->sw[i] == i) fprintf(f, "  - {name: pcie%d, kind: switch}\n", i);
     fprintf(f, "  - {name: cpu0, kind: cpu}\n%s", sockets > 1 ? "  - {name: cpu1, kind: cpu}\n" : "");
+    if (nv_switched(m))
+        fprintf(f, "  - {name: nvswitch, kind: switch%s}   # NV# to every peer: the GPU's links, into NVSwitches\n",
+                nv_reduces(m) ? ", reduce: true" : "");
     fprintf(f, "links:\n");
-    for (int i = 0; i < m->n; i++)
-        for (int j = i + 1; j < m->n; j++)
-            if (m->rel[i][j] == REL_NV) {
-                char a[16], b[16];
-                lower(m->label[i], a, sizeof a);
-                lower(m->label[j], b, sizeof b);
-                fprintf(f, "  - {a: %s, b: %s, bw: \"${nvlink_gbps*%d}GB/s\", latency: 0.5us}   # NV%d\n", a, b, m->links[i][j],
-                        m->links[i][j]);
-            }
+    emit_nvlinks(m, f);
     for (int i = 0; i < m->n; i++) {
         lower(m->label[i], lab, sizeof lab);
         if (m->sw[i] >= 0) fprintf(f, "  - {a: %s, b: pcie%d, bw: \"${pcie_bw}\", latency: 0.5us}\n", lab, m->sw[i]);
