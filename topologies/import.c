@@ -26,11 +26,18 @@ typedef struct {
 /* GPUs by a word of their product names, as nccl-tests ("device 0 [0x4f]
  * Tesla V100-SXM2-16GB") and nvidia-smi -L ("GPU 0: NVIDIA H100 80GB HBM3")
  * print them: baton's GPU (models/gpu.c) and the generation of NCCL's tables
- * (sm75-sm89 use Volta's or Ampere's, as the shipped machines say). */
-static const struct { const char *word, *gpu; tuning_arch_t arch; } known_gpus[] = {
-    {"V100", "v100-sxm2", TUNING_VOLTA}, {"A100", "a100-sxm", TUNING_AMPERE}, {"H100", "h100-sxm", TUNING_HOPPER},
-    {"H200", "h200-sxm", TUNING_HOPPER}, {"B200", "b200", TUNING_BLACKWELL}, {"L40S", "l40s", TUNING_AMPERE},
-    {"RTX 4090", "rtx4090", TUNING_AMPERE}, {"RTX 5090", "rtx5090", TUNING_BLACKWELL}};
+ * (sm75-sm89 use Volta's or Ampere's, as the shipped machines say); also
+ * their PCIe generation (datasheets; x16 links) and whether they are GeForce
+ * cards, which the driver gives no peer-to-peer access (pcie-box.yaml). */
+static const struct {
+    const char *word, *gpu;
+    tuning_arch_t arch;
+    int pcie_gen, geforce;
+} known_gpus[] = {
+    {"V100", "v100-sxm2", TUNING_VOLTA, 3, 0},    {"A100", "a100-sxm", TUNING_AMPERE, 4, 0},
+    {"H100", "h100-sxm", TUNING_HOPPER, 5, 0},    {"H200", "h200-sxm", TUNING_HOPPER, 5, 0},
+    {"B200", "b200", TUNING_BLACKWELL, 5, 0},     {"L40S", "l40s", TUNING_AMPERE, 4, 0},
+    {"RTX 4090", "rtx4090", TUNING_AMPERE, 4, 1}, {"RTX 5090", "rtx5090", TUNING_BLACKWELL, 5, 1}};
 
 /* The product name a device line gives, or NULL: nccl-tests' "... device 0
  * [0x4f] NAME", nvidia-smi -L's "GPU 0: NAME (UUID: ...)". */
@@ -250,8 +257,13 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
                "# Bandwidths are parameters (--set): per NVLink and direction, PCIe x16 per direction\n"
                "# (Gen3 15.75 GB/s; Gen4 31.5, Gen5 63) and between the sockets.\n",
             path, m->ngpu, m->n - m->ngpu, sockets);
-    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n",
-            name, m->ngpu);
+    int gen = m->known >= 0 ? known_gpus[m->known].pcie_gen : 3;     /* unnamed GPUs: Gen3, the least */
+    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: %gGB/s   # Gen%d%s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n",
+            name, 15.75 * (1 << (gen - 3)), gen, m->known >= 0 ? ", the GPU's" : "", m->ngpu);
+    if (m->known >= 0 && known_gpus[m->known].geforce)
+        fprintf(f, "# GeForce cards have no peer-to-peer access: NCCL stages through host memory, at\n"
+                   "# pcie-box.yaml's rate (measured on RTX 4090 hosts); `--set stage_bw=...` for yours.\n"
+                   "p2p: false\nstage_bw: 3.0GB/s\nstage_latency: 5us\n");
     const gpu_spec_t *g = m->known >= 0 ? gpu_find(known_gpus[m->known].gpu) : NULL;
     if (g)
         fprintf(f, "# The file names its GPUs \"%s\": baton's %s, NCCL's %s tables; a reduction\n"
