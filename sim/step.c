@@ -253,6 +253,14 @@ static int candidates(coll_t coll, const algo_t **out, int max) {
     return n;
 }
 
+/* A pipeline stage's send is NCCL's send/recv, which runs LL up to
+ * NCCL_P2P_LL_THRESHOLD (16 KiB) and Simple above, never LL128 (its
+ * enqueue.cc); the chain that times it would take any. */
+#define STEP_P2P_LL_MAX 16384
+static int p2p_protocol(const step_comm_t *c, int pr) {
+    return c->kind != STEP_PP || pr == (c->bytes <= STEP_P2P_LL_MAX ? PROTO_LL : PROTO_SIMPLE);
+}
+
 /* The fastest row and protocol for comm c, all groups at once. A collective
  * over the whole machine that NCCL has rows for takes NCCL's plan instead
  * (-a nccl: its searched rings, NVLS, trees). */
@@ -274,6 +282,7 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
     for (int i = 0; i < n; i++)
         for (int pr = none ? PROTO_NONE : PROTO_LL; pr <= (none ? PROTO_NONE : PROTO_SIMPLE); pr++) {
             if (q->proto != RUN_PROTO_AUTO && !none && pr != q->proto) continue;
+            if (q->proto == RUN_PROTO_AUTO && !none && !p2p_protocol(c, pr)) continue;
             if (!none && rows[i]->nccl && !run_nccl_runs(t, rows[i], (proto_t)pr)) continue;
             if (!none && !rows[i]->nccl && pr != PROTO_SIMPLE && q->proto == RUN_PROTO_AUTO) continue;
             baton_err_t skip = {0};

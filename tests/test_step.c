@@ -281,6 +281,36 @@ Test(step, training_syncs_data_parallel_groups) {
     topo_free(t);
 }
 
+/* A pipeline stage's send runs NCCL's send/recv protocols: LL up to 16 KiB
+ * (NCCL_P2P_LL_THRESHOLD), Simple above, never LL128 (the chain that times
+ * it ran LL128 for a 512 MiB training send, 0.3 % faster by its closed form).
+ * --proto still decides when given. */
+Test(step, a_stage_send_runs_nccls_p2p_protocols) {
+    topo_t *t = th_load("topologies/cluster-h100.yaml", "nodes=4");
+    const struct { step_phase_t phase; int batch, seq, proto; int want; } c[] = {
+        {STEP_TRAIN, 64, 4096, RUN_PROTO_AUTO, PROTO_SIMPLE},     /* 512 MiB */
+        {STEP_DECODE, 1, 4096, RUN_PROTO_AUTO, PROTO_LL},         /* 16 KiB: one token of 8192 x bf16 */
+        {STEP_DECODE, 2, 4096, RUN_PROTO_AUTO, PROTO_SIMPLE},     /* 32 KiB */
+        {STEP_TRAIN, 64, 4096, PROTO_LL128, PROTO_LL128}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        step_req_t q = {.m = llm_find("llama3-70b"), .gpu = &topo_params_c(t)->gpu, .phase = c[i].phase,
+                        .batch = c[i].batch, .seq = c[i].seq, .tp = 8, .pp = 4, .proto = c[i].proto};
+        step_defaults(&q);
+        step_out_t o;
+        baton_err_t e = {0};
+        cr_assert_eq(step_run(t, &q, &o, &e), 0, "%s", e.msg);
+        int seen = 0;
+        for (int k = 0; k < o.ncomm; k++) {
+            if (o.comm[k].kind != STEP_PP) continue;
+            seen = 1;
+            cr_expect_eq(o.comm[k].proto, c[i].want, "case %zu: %llu B ran %s", i, (unsigned long long)o.comm[k].bytes,
+                         proto_name((proto_t)o.comm[k].proto));
+        }
+        cr_expect(seen, "case %zu: a pp send", i);
+    }
+    topo_free(t);
+}
+
 /* Collectives of every kind on overlapping rank lists, in any order, verify in
  * data mode, each against its own contract: ranks 1, 2, 3, 5, 7 and all 8. */
 Test(concurrent, every_member_verifies) {
