@@ -668,5 +668,13 @@ Test(cli, sharded_sweeps_equal_the_whole_run, .timeout = 300) {
     cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
     cr_expect_str_eq(out, whole, "the Slurm array's 5 tasks");
     free(out);
+    const char *jobs[] = {"1", "3"};                 /* one process, or batches over workers (util/par.c) */
+    for (int j = 0; j < 2; j++) {
+        snprintf(cmd, sizeof cmd, "BATON_JOBS=%s %s sweep -t topologies/cluster-h100.yaml -c allreduce --set nodes=2,4,8,16 "
+                                  "--set nic_bw=200Gb/s,400Gb/s --sizes 1MiB,64MiB,1GiB --format csv", jobs[j], bin);
+        cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+        cr_expect_str_eq(out, whole, "BATON_JOBS=%s", jobs[j]);
+        free(out);
+    }
     free(whole);
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../../topologies/topo_yaml.h"
+#include "../../util/par.h"
 #include "cmd.h"
 #include "../report.h"
 #include "../select.h"
@@ -34,7 +35,9 @@ static const char help[] =
     "  -o, --output FILE   write there (whole or not at all) instead of stdout\n"
     "      --fold N        a cluster of N nodes or more (default " CMD_FOLD_NODES_S ") is built only\n"
     "                      where its routes differ, as predict's --fold; 0: never\n"
-    "A progress bar goes to stderr when it is a terminal.\n\n"
+    "The points run over worker processes, one per processor (BATON_JOBS=N sets\n"
+    "how many; 1: none); the output is the same. A progress bar goes to stderr\n"
+    "when it is a terminal.\n\n"
     "example:\n"
     "  baton sweep -t cluster-h100 -c allreduce --set nodes=2,4,8 --set nic_bw=200Gb/s,400Gb/s --sizes 1MiB,1GiB\n";
 
@@ -128,62 +131,108 @@ static void progress(long done, long total) {
     if (done == total) fputc('\n', stderr);
 }
 
-static int row(FILE *f, const sweep_args_t *a, const int *idx, uint64_t bytes, coll_t coll, baton_err_t *e) {
+/* One point's answer, or why there is none (err.code). Plain data: it
+ * comes back from a worker process (util/par.h). */
+typedef struct {
+    int ranks, simulated;
+    const char *algo;        /* the catalogue's name (static) */
+    proto_t proto;
+    double time_s, algbw_GBps, busbw_GBps;
+    baton_err_t err;
+} sweep_row_t;
+
+typedef struct {
+    const sweep_args_t *a;
+    const uint64_t *sizes;
+    int nsizes;
+    coll_t coll;
+    long first;              /* the batch's first point */
+} sweep_ctx_t;
+
+/* Point first + i of the grid; a point that fails keeps its error in its
+ * row, so the rows before it are printed as they would be one at a time. */
+static int compute_row(void *ctx, int i, void *out, baton_err_t *unused) {
+    (void)unused;
+    const sweep_ctx_t *c = ctx;
+    const sweep_args_t *a = c->a;
+    sweep_row_t *w = out;
     char sets[8][200];
     const char *sv[8];
+    int idx[8], size;
+    point(a, c->first + i, c->nsizes, idx, &size);
     for (int k = 0; k < a->naxes; k++) {
         snprintf(sets[k], sizeof sets[k], "%s=%s", a->axes[k].name, a->axes[k].values[idx[k]]);
         sv[k] = sets[k];
     }
-    topo_t *t = cmd_load_topo_folded(a->topo, sv, a->naxes, a->fold, e);
-    if (t == NULL) return -1;
+    *w = (sweep_row_t){0};
+    topo_t *t = cmd_load_topo_folded(a->topo, sv, a->naxes, a->fold, &w->err);
+    if (t == NULL) return 0;
     cost_model_t m;
-    run_req_t q = {.coll = coll, .algo = a->algo, .bytes = bytes, .proto = a->proto,
+    run_req_t q = {.coll = c->coll, .algo = a->algo, .bytes = c->sizes[size], .proto = a->proto,
                    .contention = (contention_t)a->contention};
     run_out_t r;
-    int rc = topo_cost_model(t, &m, e), whole;
+    int rc = topo_cost_model(t, &m, &w->err), whole;
     q.predict = a->model == SELECT_CLOSED || (a->model == SELECT_AUTO && m.uniform);
-    if (rc == 0) rc = run_collective(t, &q, &r, e);
-    if ((whole = cmd_unfold(rc, &t, a->topo, sv, a->naxes, e)) != 0)     /* the row needs every rank */
-        rc = whole > 0 ? run_collective(t, &q, &r, e) : -1;
+    if (rc == 0) rc = run_collective(t, &q, &r, &w->err);
+    if ((whole = cmd_unfold(rc, &t, a->topo, sv, a->naxes, &w->err)) != 0)     /* the row needs every rank */
+        rc = whole > 0 ? run_collective(t, &q, &r, &w->err) : -1;
     if (rc == 0) {
-        int json = !strcmp(a->format, "jsonl");
-        if (json) fputc('{', f);
-        for (int k = 0; k < a->naxes; k++) {           /* the user's --set values */
-            char esc[512];
-            const char *v = a->axes[k].values[idx[k]];
-            fprintf(f, json ? "\"%s\":\"%s\"," : "%.0s%s,", a->axes[k].name, json ? report_json_escape(v, esc, sizeof esc) : v);
-        }
-        fprintf(f, json ? "\"ranks\":%d,\"bytes\":%llu,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"model\":\"%s\","
-                          "\"time_s\":%.9g,\"algbw_GBps\":%.6g,\"busbw_GBps\":%.6g}\n"
-                        : "%d,%llu,%s,%s,%s,%.9g,%.6g,%.6g\n",
-                r.ranks, (unsigned long long)bytes, r.algo->name, proto_name(r.proto), r.simulated ? "des" : "closed",
-                r.time_s, r.algbw_GBps, r.busbw_GBps);
-    }
-    topo_free(t);
-    return rc;
+        *w = (sweep_row_t){.ranks = r.ranks, .simulated = r.simulated, .algo = r.algo->name, .proto = r.proto,
+                           .time_s = r.time_s, .algbw_GBps = r.algbw_GBps, .busbw_GBps = r.busbw_GBps};
+        engine_result_free(&r.eng);
+    } else if (w->err.code == 0)
+        err_set(&w->err, BATON_EINVAL, "point %ld cannot run", c->first + i);
+    if (t) topo_free(t);
+    return 0;
 }
 
+static void print_row(FILE *f, const sweep_args_t *a, long i, int nsizes, const uint64_t *sizes, const sweep_row_t *w) {
+    int idx[8], size, json = !strcmp(a->format, "jsonl");
+    point(a, i, nsizes, idx, &size);
+    if (json) fputc('{', f);
+    for (int k = 0; k < a->naxes; k++) {               /* the user's --set values */
+        char esc[512];
+        const char *v = a->axes[k].values[idx[k]];
+        fprintf(f, json ? "\"%s\":\"%s\"," : "%.0s%s,", a->axes[k].name, json ? report_json_escape(v, esc, sizeof esc) : v);
+    }
+    fprintf(f, json ? "\"ranks\":%d,\"bytes\":%llu,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"model\":\"%s\","
+                      "\"time_s\":%.9g,\"algbw_GBps\":%.6g,\"busbw_GBps\":%.6g}\n"
+                    : "%d,%llu,%s,%s,%s,%.9g,%.6g,%.6g\n",
+            w->ranks, (unsigned long long)sizes[size], w->algo, proto_name(w->proto), w->simulated ? "des" : "closed",
+            w->time_s, w->algbw_GBps, w->busbw_GBps);
+}
+
+/* The points run in batches over worker processes (BATON_JOBS: the
+ * simulator's points on a cluster take seconds each), each batch printed in
+ * order once it is done: the output is the one-at-a-time output, and the
+ * progress bar moves. */
+#define SWEEP_BATCH_PER_JOB 8
 static int sweep(const sweep_args_t *a, FILE *f, baton_err_t *e) {
     uint64_t *sizes;
-    int nsizes, coll = coll_parse(a->coll), idx[8];
+    int nsizes, coll = coll_parse(a->coll), jobs = par_jobs();
     const char *why;
     if (coll < 0) return err_set(e, BATON_EINVAL, "unknown collective '%s'%s", a->coll, coll_hint(a->coll));
     if (select_parse_sizes(a->sizes, &sizes, &nsizes, &why) < 0) return err_set(e, BATON_EINVAL, "--sizes %s: %s", a->sizes, why);
     long total = nsizes;
     for (int k = 0; k < a->naxes; k++) total *= a->axes[k].n;
-    long lo = total * (a->shard - 1) / a->nshards, hi = total * a->shard / a->nshards;
+    long lo = total * (a->shard - 1) / a->nshards, hi = total * a->shard / a->nshards, batch = SWEEP_BATCH_PER_JOB * jobs;
     if (a->shard == 1 && !strcmp(a->format, "csv")) {
         for (int k = 0; k < a->naxes; k++) fprintf(f, "%s,", a->axes[k].name);
         fprintf(f, "ranks,bytes,algorithm,protocol,model,time_s,algbw_GBps,busbw_GBps\n");
     }
-    int rc = 0;
-    for (long i = lo; i < hi && rc == 0; i++) {
-        int size;
-        point(a, i, nsizes, idx, &size);
-        rc = row(f, a, idx, sizes[size], (coll_t)coll, e);
-        progress(i + 1 - lo, hi - lo);
+    sweep_row_t *rows = malloc((size_t)batch * sizeof *rows);
+    int rc = rows ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
+    for (long i = lo; i < hi && rc == 0; i += batch) {
+        sweep_ctx_t c = {.a = a, .sizes = sizes, .nsizes = nsizes, .coll = (coll_t)coll, .first = i};
+        int n = (int)(hi - i < batch ? hi - i : batch);
+        rc = par_map(n, sizeof *rows, rows, compute_row, &c, jobs, e);
+        for (int j = 0; j < n && rc == 0; j++) {
+            if (rows[j].err.code) rc = err_set(e, rows[j].err.code, "%s", rows[j].err.msg);
+            else print_row(f, a, i + j, nsizes, sizes, &rows[j]);
+        }
+        progress(i + n - lo, hi - lo);
     }
+    free(rows);
     free(sizes);
     return rc;
 }
