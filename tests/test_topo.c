@@ -560,9 +560,46 @@ Test(topo, import_nvsmi_geforce_box_stages_through_the_host) {
  * GPUs and NICs of a switch meet without a CPU, others cross sockets; ranks
  * in PCI bus order) and NC A100 v4 (NVLink bridges of 12 links joining GPUs
  * 0-1 and 2-3); malformed XML is an error naming its line. */
+/* NCCL's dump of an HGX H100 lists an <nvlink> per NVSwitch a GPU reaches
+ * (4 + 5 + 4 + 5 links: xml.cc keys them by the target's bus id). baton's
+ * one switch takes their sum (a route took one of the four, 125 of the
+ * GPU's 450 GB/s), and sm90 GPUs' switches add (NVLS): the 1 GiB all-reduce
+ * is the shipped hgx-h100's. */
+Test(topo, import_nccl_xml_nvswitches_are_one_switch) {
+    FILE *f = fopen("build/h100-dump.xml", "w");
+    cr_assert_not_null(f);
+    fputs("<system version=\"1\">\n  <cpu numaid=\"0\" affinity=\"0000ffff\" arch=\"x86_64\" vendor=\"GenuineIntel\">\n", f);
+    for (int g = 0; g < 8; g++) {
+        fprintf(f, "    <pci busid=\"0000:%02x:00.0\" class=\"0x030200\" vendor=\"0x10de\" link_speed=\"32.0 GT/s PCIe\" "
+                   "link_width=\"16\">\n      <gpu dev=\"%d\" sm=\"90\" rank=\"%d\" gdr=\"1\">\n", 0x18 + 16 * g, g, g);
+        for (int k = 0; k < 4; k++)
+            fprintf(f, "        <nvlink target=\"0000:%02x:00.0\" count=\"%d\" tclass=\"0x068000\"/>\n", 5 + k, k % 2 ? 5 : 4);
+        fputs("      </gpu>\n    </pci>\n", f);
+    }
+    fputs("  </cpu>\n</system>\n", f);
+    fclose(f);
+    char *out;
+    cr_assert_eq(th_cli("topo import nccl-xml build/h100-dump.xml -o build/h100-dump.yaml", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "names no NVLink") == NULL, "%s", out);
+    free(out);
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("build/h100-dump.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    for (int r = 1; r < 8; r++) {
+        topo_route_t rt;
+        cr_assert_eq(topo_route(t, 0, r, &rt, NULL), 0);
+        cr_expect(rt.nlinks == 2 && rt.bw == 450e9, "gpu0-gpu%d: %d links at %g B/s", r, rt.nlinks, rt.bw);
+    }
+    topo_free(t);
+    double got = imported_time("build/h100-dump.yaml", COLL_ALLREDUCE, 1ull << 30);
+    double want = imported_time("topologies/hgx-h100.yaml", COLL_ALLREDUCE, 1ull << 30);
+    cr_expect(fabs(got / want - 1) < 0.01, "imported %g s, hgx-h100 %g s", got, want);
+}
+
 Test(topo, import_nccl_xml_public_files) {
     char *out;
     cr_assert_eq(th_cli("topo import nccl-xml tests/data/import/ndv4-topo.xml -o build/ndv4.yaml", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "names no NVLink") != NULL, "Azure's file leaves the NVLinks to NCCL: %s", out);
     free(out);
     baton_err_t e = {0};
     topo_t *t = topo_yaml_load("build/ndv4.yaml", NULL, 0, &e);

@@ -495,24 +495,40 @@ static int xml_ranks(xml_t *x, baton_err_t *e) {
     return 0;
 }
 
-/* NVLinks: to a peer GPU by its bus id (each pair once), else to one NVSwitch. */
+/* NVLinks: to a peer GPU by its bus id (each pair once), else to one
+ * NVSwitch. NCCL's dump has an <nvlink> per target bus id, so a GPU of an
+ * HGX H100 lists each of its four NVSwitches (4 + 5 + 4 + 5 links): baton
+ * models them as one switch, so a GPU's links to switches are summed into
+ * one link (kept apart, a route took one of them: 125 of its 450 GB/s). */
 static void xml_nvlinks(xml_t *x, baton_err_t *e) {
-    int nvs = -1;
+    int nvs = -1, to_switch[XML_MAX_NODES] = {0};
     for (int k = 0; k < x->nnvl; k++) {
         int peer = -1;
         for (int i = 0; i < x->nn && !x->nvl[k].to_switch; i++)
             if (x->node[i].kind == 'g' && !strcmp(x->node[i].busid, x->nvl[k].target)) peer = i;
         if (peer == x->nvl[k].gpu) continue;              /* a link to itself: nothing */
         if (peer < 0) {
-            if (nvs < 0 && (nvs = xml_add(x, 's', NULL, e)) >= 0) snprintf(x->node[nvs].name, sizeof x->node[0].name, "nvswitch");
-            peer = nvs;
-        } else if (peer < x->nvl[k].gpu) {
+            to_switch[x->nvl[k].gpu] += x->nvl[k].count;
+            continue;
+        }
+        if (peer < x->nvl[k].gpu) {
             int listed = 0;                               /* the peer named this pair already */
             for (int j = 0; j < x->nnvl; j++) listed |= x->nvl[j].gpu == peer && !strcmp(x->nvl[j].target, x->node[x->nvl[k].gpu].busid);
             if (listed) continue;
         }
         xml_link(x, x->nvl[k].gpu, peer, -x->nvl[k].count, 1);
     }
+    for (int g = 0; g < x->nn; g++) {
+        if (to_switch[g] == 0) continue;
+        if (nvs < 0 && (nvs = xml_add(x, 's', NULL, e)) >= 0) snprintf(x->node[nvs].name, sizeof x->node[0].name, "nvswitch");
+        if (nvs >= 0) xml_link(x, g, nvs, -to_switch[g], 1);
+    }
+}
+
+static int xml_has_nvswitch(const xml_t *x) {
+    for (int i = 0; i < x->nn; i++)
+        if (x->node[i].kind == 's' && !strcmp(x->node[i].name, "nvswitch")) return 1;
+    return 0;
 }
 
 static void xml_emit(const xml_t *x, const char *name, FILE *f) {
@@ -520,17 +536,27 @@ static void xml_emit(const xml_t *x, const char *name, FILE *f) {
                "# %d PCIe switches, %d CPUs. PCIe links at the file's link_speed x link_width\n"
                "# (pcie_bw where it gives none), NVLinks at nvlink_gbps each, CPUs joined by sys_bw.\n",
             x->path, x->ngpu, x->nnic, x->nswitch, x->ncpu);
+    if (x->nnvl == 0 && x->ngpu > 1)
+        fprintf(f, IMPORT_NO_NVLINK ": NCCL adds NVLinks from the driver to a NCCL_TOPO_FILE, so files\n"
+                   "# written for one leave them out, and this machine is PCIe only. If its GPUs have NVLink,\n"
+                   "# import NCCL's own dump (NCCL_TOPO_DUMP_FILE) or `nvidia-smi topo -m` instead.\n");
     fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n", name,
             x->ngpu);
     int sm = x->sm_lo;
     if (sm > 0 && sm == x->sm_hi)             /* NCCL's tables by generation: below sm80 Volta's, and so on */
         fprintf(f, "arch: %s   # the file's GPUs are sm%d (NCCL's tables)\n",
                 tuning_arch_name(tuning_arch_of_sm(sm)), sm);
+    int nvls = x->sm_lo >= 90 && xml_has_nvswitch(x);   /* Hopper's NVSwitches add (NVLink SHARP: NCCL's NVLS) */
+    if (nvls)
+        fprintf(f, "# Its NVSwitches add (NVLink SHARP, NCCL's NVLS) at hgx-h100.yaml's measured efficiency and cost.\n"
+                   "nvls_efficiency: 0.61\nnvls_latency: 16us\n");
     fprintf(f, "nodes:\n");
     for (int i = 0; i < x->nn; i++) {
         const xnode_t *n = &x->node[i];
+        int adds = nvls && !strcmp(n->name, "nvswitch");
         if (n->kind == 'g') fprintf(f, "  - {name: %s, rank: %d}   # %s\n", n->name, n->rank, n->busid);
-        else fprintf(f, "  - {name: %s, kind: %s}\n", n->name, n->kind == 's' ? "switch" : n->kind == 'n' ? "nic" : "cpu");
+        else fprintf(f, "  - {name: %s, kind: %s%s}\n", n->name, n->kind == 's' ? "switch" : n->kind == 'n' ? "nic" : "cpu",
+                     adds ? ", reduce: true" : "");
     }
     int ncpu_links = x->ncpu * (x->ncpu - 1) / 2;
     fprintf(f, "links:%s\n", x->nl + ncpu_links ? "" : " []");

@@ -31,7 +31,11 @@ int import_nvsmi(const char *path, const char *name, char **yaml, baton_err_t *e
  * NIC), <gpu rank> for rank numbers (else PCI bus order), <nvlink count> to
  * a peer GPU (count x nvlink_gbps) or to an NVSwitch (tclass 0x068000: one
  * switch for all), <nic><net speed> NICs; <gpu sm="80"> (all alike) gives
- * NCCL's tables (`arch:`). Errors name file:line. */
+ * NCCL's tables (`arch:`). Errors name file:line. A file of several GPUs
+ * with no <nvlink> gets IMPORT_NO_NVLINK in its header: NCCL adds NVLinks
+ * from the driver to a NCCL_TOPO_FILE, so files written for it (Azure's)
+ * leave them out, and the machine is then PCIe only. */
+#define IMPORT_NO_NVLINK "# The file names no NVLink"
 int import_nccl_xml(const char *path, const char *name, char **yaml, baton_err_t *e);
 
 #endif

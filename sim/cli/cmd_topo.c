@@ -57,6 +57,10 @@ static int import_cmd(int argc, char **argv) {
     baton_err_t e = {0};
     char *yaml = NULL;
     if ((xml ? import_nccl_xml : import_nvsmi)(argv[optind + 1], name, &yaml, &e) < 0) return cmd_fail("topo import", &e);
+    if (strstr(yaml, IMPORT_NO_NVLINK))
+        fprintf(stderr, "baton topo import: warning: %s names no NVLink (NCCL reads them from the driver); the "
+                "machine is PCIe only: if its GPUs have NVLink, import NCCL_TOPO_DUMP_FILE's dump or `nvidia-smi "
+                "topo -m`\n", argv[optind + 1]);
     int rc = EXIT_OK;
     if (out == NULL) fputs(yaml, stdout);
     else if (cmd_write_file(out, yaml, strlen(yaml), &e) < 0) rc = cmd_fail("topo import", &e);
