@@ -325,6 +325,27 @@ static int build_adjacency(topo_t *t) {
     return 0;
 }
 
+/* Two links between the same two nodes: routes take one path (one link per
+ * hop), so the second would count in the summary's injection and bisection
+ * but carry nothing, and a prediction would see half the bandwidth the file
+ * wrote. An error, naming both nodes, rather than that silently. */
+static int check_parallel_links(const topo_t *t, const char *file, baton_err_t *e) {
+    int *seen = malloc(((size_t)t->nnodes + 1) * sizeof *seen), rc = 0;
+    if (seen == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; i < t->nnodes; i++) seen[i] = -1;
+    for (int u = 0; u < t->nnodes && rc == 0; u++)
+        for (int k = t->adj_off[u]; k < t->adj_off[u + 1] && rc == 0; k++) {
+            int v = t->dl[t->adj[k]].dst;
+            if (seen[v] == u)
+                rc = err_set(e, BATON_EPARSE, "%s:%d:%d: '%s' and '%s' are joined by two links: a route takes one link "
+                             "between two nodes, so write one link of their summed bandwidth", file, t->nodes[u].line,
+                             t->nodes[u].col, t->nodes[u].name, t->nodes[v].name);
+            seen[v] = u;
+        }
+    free(seen);
+    return rc;
+}
+
 static int map_ranks(topo_t *t, const char *file, baton_err_t *e) {
     int p = 0;
     for (int i = 0; i < t->nnodes; i++)
@@ -457,6 +478,7 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
         return err_set(e, BATON_EPARSE, "%s: group_size %d does not divide the %d ranks",
                        file, t->params.group_size, t->nranks);
     if (build_adjacency(t) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
+    if ((rc = check_parallel_links(t, file, e)) < 0) return rc;
     topo_bfs(t, t->rank_node[0], -1);
     for (int r = 1; r < t->nranks; r++) {
         const topo_node_t *n = &t->nodes[t->rank_node[r]];
