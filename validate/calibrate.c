@@ -297,12 +297,12 @@ static int resid(const double *th, double *r, void *ctx) {
     fit_ctx_t *c = ctx;
     int j = 0, *idx = malloc(((size_t)c->n + 1) * sizeof *idx);
     double *t = malloc(((size_t)c->n + 1) * sizeof *t);
-    resid_ctx_t rc = {.c = c, .idx = idx};
+    resid_ctx_t rx = {.c = c, .idx = idx};
     int ok = idx && t ? 0 : err_set(c->e, BATON_ENOMEM, "out of memory");
     for (int i = 0; ok == 0 && i < c->n; i++)
         if (fitted(c, i)) idx[j++] = i;
     if (ok == 0 && apply(c, th) < 0) ok = -1;
-    if (ok == 0) ok = par_map(j, sizeof *t, t, fit_predict_one, &rc, c->q->des ? c->q->jobs : 1, c->e);
+    if (ok == 0) ok = par_map(j, sizeof *t, t, fit_predict_one, &rx, c->q->des ? c->q->jobs : 1, c->e);
     for (int m = 0; ok == 0 && m < j; m++) r[m] = (t[m] - c->s[idx[m]].meas_s) / c->s[idx[m]].meas_s;
     for (int i = 0; ok == 0 && i < c->f->k; i++) r[j + i] = PRIOR * (log(to_x(&c->f->p[i], th[i])) - log(c->f->p[i].given));
     free(idx);
