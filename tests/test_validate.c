@@ -128,6 +128,10 @@ Test(nccltests, format_variants) {
     /* a log cut off mid-row (a killed job) is an error at that row, not a shorter log */
     cr_expect_neq(nt_parse("tests/data/nccl/cut-off.txt", 0, &bad, &e), 0);
     cr_expect(strstr(e.msg, "cut-off.txt:5:") != NULL && strstr(e.msg, "cut off") != NULL, "%s", e.msg);
+    err_clear(&e);
+    /* sendrecv_perf's table is an all-reduce's (sum, root -1): it read as one, 108 % off */
+    cr_expect_neq(nt_parse("tests/data/nccl/sendrecv.txt", 0, &bad, &e), 0);
+    cr_expect(strstr(e.msg, "sendrecv.txt:1: a sendrecv_perf log") != NULL, "%s", e.msg);
 }
 
 /* NCCL's TUNING lines (NCCL_DEBUG_SUBSYS=TUNING) say what each call ran on:

@@ -29,6 +29,8 @@ typedef struct {
     char pend[512];          /* a row NCCL's INFO lines cut apart: its columns so far */
     int pend_line, npend;
     int version_said;        /* NCCL's "NCCL version" line was read (nccl-tests' number yields to it) */
+    const char *other;       /* a test baton has no collective for, named on line other_line */
+    int other_line;
 } state_t;
 
 /* Skip "[1,0]<stdout>:", "[0] " or " 12: " at the start of a line. */
@@ -55,8 +57,17 @@ static const struct { const char *test; coll_t coll; } tests[] = {
     {"reduce_scatter_perf", COLL_REDUCE_SCATTER}, {"broadcast_perf", COLL_BROADCAST},
     {"reduce_perf", COLL_REDUCE}, {"alltoall_perf", COLL_ALLTOALL}, {NULL, 0}};
 
+/* nccl-tests' point-to-point and rooted-copy tests: their tables look like
+ * an all-reduce's or an all-gather's, so a log of one would be read as that
+ * (a sendrecv_perf log validated 108 % off as an all-reduce). */
+static const char *const others[] = {"sendrecv_perf", "scatter_perf", "gather_perf", "hypercube_perf", NULL};
+
 /* The test's name anywhere in the line (a command line or "test starting"). */
-static void learn_test(state_t *st, const char *s) {
+static void learn_test(state_t *st, const char *s, int line) {
+    for (int i = 0; others[i] && !st->have_coll && !st->other; i++) {
+        const char *p = strstr(s, others[i]);            /* not all_gather_perf's "gather_perf" */
+        if (p && (p == s || (!isalpha((unsigned char)p[-1]) && p[-1] != '_'))) st->other = others[i], st->other_line = line;
+    }
     for (int i = 0; tests[i].test && !st->have_coll; i++) {
         const char *p = strstr(s, tests[i].test);
         if (p && (p == s || !isalpha((unsigned char)p[-1]) || p[-1] == '/' )) {
@@ -69,8 +80,8 @@ static void learn_test(state_t *st, const char *s) {
 
 #define NT_MAX_RANKS 4194304      /* = TOPO_MAX_NODES: no machine we load has more */
 
-static void learn_comment(state_t *st, const char *s) {
-    learn_test(st, s);
+static void learn_comment(state_t *st, const char *s, int line) {
+    learn_test(st, s, line);
     if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) st->has_root_col = strstr(s, "root") != NULL;
     const char *p = strstr(s, "nThread");
     long nt = 0, ng = 0;                        /* long and bounded: a corrupt header must not overflow */
@@ -186,16 +197,16 @@ static int row_text(state_t *st, char *s, int line, int cut, const char *path, b
     if (*s == '\0') return 0;
     if (*s == '#' || *s == '>') {
         int rc = finish_pending(st, path, e);
-        learn_comment(st, s);
+        learn_comment(st, s, line);
         return rc;
     }
-    learn_test(st, s);
+    learn_test(st, s, line);
     char *tok[32];
     int n = 0;
     for (char *t = strtok(s, " \t\r\n"); t && n < 32; t = strtok(NULL, " \t\r\n")) tok[n++] = t;
     if (st->npend && numeric(tok, n)) return add_pending(st, tok, n, line, path, e);
     if (finish_pending(st, path, e) < 0) return -1;
-    if (n > 0 && !strcmp(tok[0], "size")) { learn_comment(st, s); return 0; }   /* an old header without '#' */
+    if (n > 0 && !strcmp(tok[0], "size")) { learn_comment(st, s, line); return 0; }   /* an old header without '#' */
     if (!row_like(tok, n)) return 0;                                         /* warnings, ... */
     return cut ? add_pending(st, tok, n, line, path, e) : read_row(st, tok, n, line, path, e);
 }
@@ -245,6 +256,9 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     if (rc == 0 && ferror(f)) rc = err_set(e, BATON_EIO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
     if (rc == 0) rc = finish_pending(&st, path, e);
     fclose(f);
+    if (rc == 0 && st.other && !st.have_coll)
+        rc = err_set(e, BATON_EPARSE, "%s:%d: a %s log: baton models all_reduce, all_gather, reduce_scatter, broadcast, "
+                     "reduce and alltoall logs, not point-to-point or scatter/gather tests", path, st.other_line, st.other);
     if (rc == 0 && out->nrows == 0) rc = err_set(e, BATON_EPARSE, "%s: no result rows (is this an nccl-tests log?)", path);
     out->stated_ranks = st.rank_lines > 0 ? st.rank_lines : st.nthread * st.ngpus;
     out->ranks = ranks > 0 ? ranks : out->stated_ranks;
