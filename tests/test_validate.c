@@ -134,6 +134,27 @@ Test(nccltests, format_variants) {
     cr_expect(strstr(e.msg, "sendrecv.txt:1: a sendrecv_perf log") != NULL, "%s", e.msg);
 }
 
+/* A log that names no test is read off its columns, where all_gather_perf
+ * and alltoall_perf print the same (redop none, root -1, a rank's count):
+ * read as an all-gather, with a note; -c says which it was, and a log that
+ * names its test keeps it (-c against it is an error). */
+Test(nccltests, a_log_naming_no_test_takes_c) {
+    char *out;
+    cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --json --nccl-tests tests/data/nccl/unnamed-gather.txt", &out, 0),
+                 0, "%s", out);
+    cr_expect(strstr(out, "note: tests/data/nccl/unnamed-gather.txt names no test") && strstr(out, "\"collective\":\"allgather\""),
+              "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --json -c alltoall --nccl-tests tests/data/nccl/unnamed-gather.txt",
+                        &out, 0), 0, "%s", out);
+    cr_expect(!strstr(out, "note:") && strstr(out, "\"collective\":\"alltoall\"") && !strstr(out, "\"allgather\""), "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("validate -t topologies/hgx-a100.yaml -c alltoall --nccl-tests "
+                        "validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", &out, 0), 1);
+    cr_expect(strstr(out, "is an allreduce log (it names its test); -c says alltoall") != NULL, "%s", out);
+    free(out);
+}
+
 /* NCCL's TUNING lines (NCCL_DEBUG_SUBSYS=TUNING) say what each call ran on:
  * the row whose count x element is the line's nBytes (a rank's part for an
  * all-gather), the first line where later ones for the same call disagree.

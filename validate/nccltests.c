@@ -74,6 +74,7 @@ static void learn_test(state_t *st, const char *s, int line) {
             if (tests[i].coll == COLL_REDUCE && p > s && p[-1] == '_') continue;   /* ..._reduce_perf */
             st->log->coll = tests[i].coll;
             st->have_coll = 1;
+            st->log->coll_guessed = 0;
         }
     }
 }
@@ -128,6 +129,7 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
         uint64_t ratio = ts && r->count ? r->bytes / (r->count * (uint64_t)ts) : 1;
         st->log->coll = rooted ? (none ? COLL_BROADCAST : COLL_REDUCE)
                                : none ? COLL_ALLGATHER : ratio > 1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE;
+        st->log->coll_guessed = 1;
     }
     return 0;
 }

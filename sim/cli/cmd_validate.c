@@ -86,7 +86,10 @@ static const char help_common[] =
     "      --contention M     the simulator's (--model des): fifo (default), fair or none\n"
     "      --channels C       rings side by side (NCCL uses several; see baton sim)\n"
     "      --set K=V          override a topology parameter\n"
-    "      --json             JSON instead of the table (mape_pct, mape_large_pct, rows)\n";
+    "      --json             JSON instead of the table (mape_pct, mape_large_pct, rows)\n"
+    "  -c, --coll C           what a log ran where it names no test (the command line\n"
+    "                         all_reduce_perf ...: baton reads it off the columns\n"
+    "                         otherwise, where all_gather and alltoall look alike)\n";
 
 typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
@@ -282,6 +285,22 @@ static void note_version(val_args_t *a, const topo_t *t, const nt_log_t *log, co
 }
 
 /* All logs' samples, each on the machine of its rank count. */
+/* What a log ran: the test it names, else -c, else what its columns say,
+ * with a note where that is all_gather_perf's columns, which alltoall_perf
+ * prints too (redop none, root -1, a rank's count). */
+static int logged_collective(const val_args_t *a, nt_log_t *log, const char *path, baton_err_t *e) {
+    int c = a->coll ? coll_parse(a->coll) : -1;
+    if (a->coll && c < 0) return err_set(e, BATON_EINVAL, "-c %s: not a collective%s", a->coll, coll_hint(a->coll));
+    if (c >= 0 && !log->coll_guessed && log->coll != (coll_t)c)
+        return err_set(e, BATON_EINVAL, "%s is an %s log (it names its test); -c says %s", path, coll_name(log->coll),
+                       coll_name((coll_t)c));
+    if (c >= 0) log->coll = (coll_t)c;
+    else if (log->coll_guessed && log->coll == COLL_ALLGATHER)
+        fprintf(stderr, "baton %s: note: %s names no test (all_gather_perf, ...): read as an allgather from its "
+                "columns, which alltoall_perf prints too; -c alltoall if it was that\n", cmd_of(a), path);
+    return 0;
+}
+
 static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
     topo_t *t = ms->t;
     int cap = 0;
@@ -293,6 +312,7 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
         cal_sample_t *s;
         int m, rc = nt_parse(a->logs[i], a->ranks, &log, e);
         if (rc < 0) return rc;
+        if ((rc = logged_collective(a, &log, a->logs[i], e)) < 0) { nt_free(&log); return rc; }
         if (a->ranks > 0 && log.stated_ranks > 0 && log.stated_ranks != a->ranks && !a->force_ranks) {
             int said = log.stated_ranks;
             nt_free(&log);
