@@ -2,8 +2,9 @@
 # make fidelity: for every public log in validate/logs/MANIFEST with a shipped
 # machine, the uncalibrated error of baton's prediction of NCCL (-a nccl: NCCL's
 # algorithms and protocols on the machine's searched rings, timed by the closed
-# forms) and of NCCL's own cost model on the same machine (--model nccl), all
-# sizes and >= 64 MiB; then calibrated (`baton calibrate`, its default rule
+# forms), the same timed by the simulator (--model des: "simulated"), and of
+# NCCL's own cost model on the same machine (--model nccl), all sizes and >= 64
+# MiB; then calibrated (`baton calibrate`, its default rule
 # -a nccl): in sample, cross-validated (5 folds), and fitted without the
 # middle third of the sizes (middle) or without the largest quarter (top),
 # each scored on the sizes the fit did not see; then the medians, and the
@@ -26,10 +27,11 @@ tmp2=$(mktemp)
 tmpc=$(mktemp)
 tmpm=$(mktemp)
 tmpt=$(mktemp)
+tmpd=$(mktemp)
 plans=$(mktemp)
 scored=$(mktemp)
 cal=$(mktemp -d)
-trap 'rm -rf "$tmp" "$tmp2" "$tmpc" "$tmpm" "$tmpt" "$plans" "$scored" "$cal"' EXIT
+trap 'rm -rf "$tmp" "$tmp2" "$tmpc" "$tmpm" "$tmpt" "$tmpd" "$plans" "$scored" "$cal"' EXIT
 pct() { if [ -n "$1" ]; then printf '%.1f %%' "$1"; else printf -- '-'; fi; }
 field() { printf '%s' "$1" | sed -n "s/.*\"$2\":\\([0-9.eE+-]*\\).*/\\1/p"; }
 # median FILE [all]: of column 1 over the rows whose column 2 is 0 (not
@@ -65,12 +67,12 @@ back_args() {
         printf ' --set %s=%s' "$k" "$v"
     done
 }
-printf '| log | machine | ranks | -a nccl | >= 64 MiB | --model nccl | >= 64 MiB | calibrated | cv | middle | top | note |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| log | machine | ranks | -a nccl | >= 64 MiB | simulated | --model nccl | >= 64 MiB | calibrated | cv | middle | top | note |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r log machine ranks sets note; do
     name=$(basename "$log" .txt)
     if [ "$machine" = "-" ]; then
-        printf '| %s | - | %s | | | | | | | | | %s |\n' "$name" "$ranks" "$note"
+        printf '| %s | - | %s | | | | | | | | | | %s |\n' "$name" "$ranks" "$note"
         continue
     fi
     setargs=$(setargs_of "$sets")
@@ -80,6 +82,9 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
     # shellcheck disable=SC2086
     ours=$("$BATON" validate -t "topologies/$machine.yaml" $setargs -a nccl --ranks "$ranks" --json \
            --nccl-tests "validate/logs/$log")
+    # shellcheck disable=SC2086
+    sim=$("$BATON" validate -t "topologies/$machine.yaml" $setargs -a nccl --model des --ranks "$ranks" --json \
+          --nccl-tests "validate/logs/$log")
     # shellcheck disable=SC2086
     theirs=$("$BATON" validate -t "topologies/$machine.yaml" $setargs --model nccl --ranks "$ranks" --json \
              --nccl-tests "validate/logs/$log")
@@ -99,10 +104,11 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
     rec "$(field "$top" mape_held_out_pct)" "$marked" "$tmpt"
     rec "$(field "$ours" mape_pct)" "$marked" "$tmp"
     rec "$(field "$theirs" mape_pct)" "$marked" "$tmp2"
+    rec "$(field "$sim" mape_pct)" "$marked" "$tmpd"
     shown=$machine
     [ "$sets" != "-" ] && shown="$machine $sets"
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$shown" "$ranks" \
-        "$(pct "$(field "$ours" mape_pct)")" "$(pct "$(field "$ours" mape_large_pct)")" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$shown" "$ranks" \
+        "$(pct "$(field "$ours" mape_pct)")" "$(pct "$(field "$ours" mape_large_pct)")" "$(pct "$(field "$sim" mape_pct)")" \
         "$(pct "$(field "$theirs" mape_pct)")" "$(pct "$(field "$theirs" mape_large_pct)")" \
         "$(pct "$(field "$fit" mape_pct)")" "$(pct "$(field "$fit" cv_mape_pct)")" \
         "$(pct "$(field "$mid" mape_held_out_pct)")" "$(pct "$(field "$top" mape_held_out_pct)")" "$note"
@@ -114,8 +120,8 @@ fi
 for all in "" all; do
     if [ -z "$all" ]; then printf '\nmedian MAPE over the %d unmarked logs: ' "$(count "$tmp")"
     else printf 'median MAPE over all %d scored logs (marked ones too): ' "$(count "$tmp" all)"; fi
-    printf -- '-a nccl %.1f %%, --model nccl %.1f %%; calibrated, on sizes the fit did not see: ' \
-        "$(median "$tmp" $all)" "$(median "$tmp2" $all)"
+    printf -- '-a nccl %.1f %% (simulated %.1f %%), --model nccl %.1f %%; calibrated, on sizes the fit did not see: ' \
+        "$(median "$tmp" $all)" "$(median "$tmpd" $all)" "$(median "$tmp2" $all)"
     printf 'cv %.1f %%, middle %.1f %%, top %.1f %%\n' "$(median "$tmpc" $all)" "$(median "$tmpm" $all)" \
         "$(median "$tmpt" $all)"
 done
