@@ -195,13 +195,17 @@ static int read_matrix(const char *path, matrix_t *m, baton_err_t *e) {
     return group(m, path, e);
 }
 
+static void lower(const char *s, char *out, size_t n) {
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++) out[i] = (char)tolower((unsigned char)s[i]);
+    out[i] = 0;
+}
+
 /* NVSwitch boxes (HGX A100 and H100, DGX-2) show NV# between every GPU
  * pair, # the GPU's links into the switches, not links to that peer. A GPU
  * has at most NV_MAX_LINKS NVLinks (Hopper's and Blackwell's 18), so more
  * than that summed over its peers can only go through switches: then each
  * such GPU's links (its largest NV#) go to one NVSwitch. */
-static void lower(const char *s, char *out, size_t n);
-
 #define NV_MAX_LINKS 18
 static int nv_switched(const matrix_t *m) {
     for (int i = 0; i < m->ngpu; i++) {
@@ -219,10 +223,15 @@ static int nv_links(const matrix_t *m, int i) {
     return most;
 }
 
-/* Hopper's and Blackwell's NVSwitches add (NVLink SHARP: NCCL's NVLS); the
- * efficiency and latency are hgx-h100.yaml's, measured there. */
+/* Hopper's and Blackwell's NVSwitches add (NVLink SHARP: NCCL's NVLS). */
 static int nv_reduces(const matrix_t *m) {
     return m->known >= 0 && known_gpus[m->known].arch >= TUNING_HOPPER;
+}
+
+/* What adding in the switch costs: hgx-h100.yaml's values, measured there. */
+static void emit_nvls(FILE *f) {
+    fprintf(f, "# Its NVSwitches add (NVLink SHARP, NCCL's NVLS) at hgx-h100.yaml's measured efficiency and cost.\n"
+               "nvls_efficiency: 0.61\nnvls_latency: 16us\n");
 }
 
 static void emit_nvlinks(const matrix_t *m, FILE *f) {
@@ -241,12 +250,6 @@ static void emit_nvlinks(const matrix_t *m, FILE *f) {
         fprintf(f, "  - {a: %s, b: nvswitch, bw: \"${nvlink_gbps*%d}GB/s\", latency: 0.3us}   # NV%d to every peer\n", a,
                 nv_links(m, i), nv_links(m, i));
     }
-}
-
-static void lower(const char *s, char *out, size_t n) {
-    size_t i = 0;
-    for (; s[i] && i + 1 < n; i++) out[i] = (char)tolower((unsigned char)s[i]);
-    out[i] = 0;
 }
 
 /* Write the machine. */
@@ -272,9 +275,7 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
                 m->product, g->name, tuning_arch_name(known_gpus[m->known].arch), g->hbm_bw / 1e9, g->name,
                 tuning_arch_name(known_gpus[m->known].arch),
                 g->hbm_bw / 3e9);
-    if (nv_switched(m) && nv_reduces(m))
-        fprintf(f, "# Its NVSwitches add (NVLink SHARP, NCCL's NVLS) at hgx-h100.yaml's measured efficiency and cost.\n"
-                   "nvls_efficiency: 0.61\nnvls_latency: 16us\n");
+    if (nv_switched(m) && nv_reduces(m)) emit_nvls(f);
     fprintf(f, "nodes:\n");
     char lab[16];
     for (int i = 0; i < m->n; i++) {
@@ -547,9 +548,7 @@ static void xml_emit(const xml_t *x, const char *name, FILE *f) {
         fprintf(f, "arch: %s   # the file's GPUs are sm%d (NCCL's tables)\n",
                 tuning_arch_name(tuning_arch_of_sm(sm)), sm);
     int nvls = x->sm_lo >= 90 && xml_has_nvswitch(x);   /* Hopper's NVSwitches add (NVLink SHARP: NCCL's NVLS) */
-    if (nvls)
-        fprintf(f, "# Its NVSwitches add (NVLink SHARP, NCCL's NVLS) at hgx-h100.yaml's measured efficiency and cost.\n"
-                   "nvls_efficiency: 0.61\nnvls_latency: 16us\n");
+    if (nvls) emit_nvls(f);
     fprintf(f, "nodes:\n");
     for (int i = 0; i < x->nn; i++) {
         const xnode_t *n = &x->node[i];
