@@ -151,7 +151,7 @@ Test(nccltests, a_log_naming_no_test_takes_c) {
     free(out);
     cr_expect_eq(th_cli("validate -t topologies/hgx-a100.yaml -c alltoall --nccl-tests "
                         "validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", &out, 0), 1);
-    cr_expect(strstr(out, "is an allreduce log (it names its test); -c says alltoall") != NULL, "%s", out);
+    cr_expect(strstr(out, "is a log of allreduce (it names its test); -c says alltoall") != NULL, "%s", out);
     free(out);
 }
 

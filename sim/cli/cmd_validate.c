@@ -284,7 +284,6 @@ static void note_version(val_args_t *a, const topo_t *t, const nt_log_t *log, co
     if (at + strlen(v) + 3 < sizeof a->nccl) snprintf(a->nccl + at, sizeof a->nccl - at, "%s%s", at ? ", " : "", v);
 }
 
-/* All logs' samples, each on the machine of its rank count. */
 /* What a log ran: the test it names, else -c, else what its columns say,
  * with a note where that is all_gather_perf's columns, which alltoall_perf
  * prints too (redop none, root -1, a rank's count). */
@@ -292,7 +291,7 @@ static int logged_collective(const val_args_t *a, nt_log_t *log, const char *pat
     int c = a->coll ? coll_parse(a->coll) : -1;
     if (a->coll && c < 0) return err_set(e, BATON_EINVAL, "-c %s: not a collective%s", a->coll, coll_hint(a->coll));
     if (c >= 0 && !log->coll_guessed && log->coll != (coll_t)c)
-        return err_set(e, BATON_EINVAL, "%s is an %s log (it names its test); -c says %s", path, coll_name(log->coll),
+        return err_set(e, BATON_EINVAL, "%s is a log of %s (it names its test); -c says %s", path, coll_name(log->coll),
                        coll_name((coll_t)c));
     if (c >= 0) log->coll = (coll_t)c;
     else if (log->coll_guessed && log->coll == COLL_ALLGATHER)
@@ -301,6 +300,7 @@ static int logged_collective(const val_args_t *a, nt_log_t *log, const char *pat
     return 0;
 }
 
+/* All logs' samples, each on the machine of its rank count. */
 static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
     topo_t *t = ms->t;
     int cap = 0;
