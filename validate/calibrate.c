@@ -131,6 +131,7 @@ typedef struct {
     const char **plan_algo;           /* each sample's algorithm and protocol on the file's values */
     proto_t *plan_proto;
     int pinned;                       /* 1: fit with the samples on that plan */
+    long trials;                      /* residual evaluations so far (the simulator's progress) */
 } fit_ctx_t;
 
 /* Is sample i one the fit uses: not held out? */
@@ -305,6 +306,7 @@ static int resid(const double *th, double *r, void *ctx) {
     if (ok == 0) ok = par_map(j, sizeof *t, t, fit_predict_one, &rx, c->q->des ? c->q->jobs : 1, c->e);
     for (int m = 0; ok == 0 && m < j; m++) r[m] = (t[m] - c->s[idx[m]].meas_s) / c->s[idx[m]].meas_s;
     for (int i = 0; ok == 0 && i < c->f->k; i++) r[j + i] = PRIOR * (log(to_x(&c->f->p[i], th[i])) - log(c->f->p[i].given));
+    if (ok == 0 && c->q->des && c->q->progress) c->q->progress(c->q->progress_ctx, ++c->trials, j);
     free(idx);
     free(t);
     return ok < 0 ? -1 : 0;

@@ -48,6 +48,9 @@ typedef struct cal_req {
     int unsaid;               /* 1: rules read off NCCL's TUNING lines do not count (run_req_t) */
     int jobs;                 /* the simulator's sizes over this many worker processes (util/par.h;
                                  0 or 1: one at a time); the closed forms always run in one */
+    void (*progress)(void *ctx, long trials, int sizes);   /* the simulator's fit: after each trial
+                                 (every fitted size simulated once more); NULL: nothing */
+    void *progress_ctx;
 } cal_req_t;
 
 #define CAL_MAX_PARAMS 16

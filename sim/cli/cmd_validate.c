@@ -284,6 +284,13 @@ static void note_version(val_args_t *a, const topo_t *t, const nt_log_t *log, co
     if (at + strlen(v) + 3 < sizeof a->nccl) snprintf(a->nccl + at, sizeof a->nccl - at, "%s%s", at ? ", " : "", v);
 }
 
+/* The simulator's fit takes minutes on 16 ranks: say how far it is, on a
+ * terminal, in one line it overwrites. */
+static void show_progress(void *ctx, long trials, int sizes) {
+    (void)ctx;
+    fprintf(stderr, "\rbaton calibrate: trial %ld, each simulating %d sizes", trials, sizes);
+}
+
 /* What a log ran: the test it names, else -c, else what its columns say,
  * with a note where that is all_gather_perf's columns, which alltoall_perf
  * prints too (redop none, root -1, a rank's count). */
@@ -674,7 +681,8 @@ static int run(val_args_t *a, const char *cmd) {
     int n = 0, rc = !t ? -1 : host ? measure(a, t, &s, &n, &file_of, &e) : load(a, &ms, &s, &n, &file_of, &e);
     cal_req_t q = {.algo = host && !a->algo_given ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
                    .des = a->des, .contention = a->contention, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
-                   .fit_efficiency = a->fit_eff, .jobs = par_jobs()};
+                   .fit_efficiency = a->fit_eff, .jobs = par_jobs(),
+                   .progress = a->calibrate && a->des && isatty(2) ? show_progress : NULL};
     val_extra_t x = {.cv_mape = -1, .logged = rc == 0 && follows_logs(a) ? logged_samples(t, s, n) : 0};
     if (rc == 0 && a->nccl_model && (a->calibrate || host))
         rc = err_set(&e, BATON_EINVAL, "--model nccl is NCCL's fixed tables: nothing to fit (use closed or des)");
@@ -688,6 +696,7 @@ static int run(val_args_t *a, const char *cmd) {
     if (rc == 0 && a->calibrate && a->cv > 0) rc = cross_validate(a, &q, s, n, &x, &e);
     if (rc == 0 && (a->calibrate || host)) rc = cal_fit(t, &q, s, n, &f, &e);
     if (rc == 0 && (a->calibrate || host)) x.fit = &f;
+    if (q.progress) fprintf(stderr, "\r%60s\r", "");         /* the progress line, gone */
     if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &x, &e);
     if (rc == 0 && (a->calibrate || host) && !a->json) print_fit(a, &f, &x);
     if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, s, n, cal_mape(t, &q, s, n, 0, 0, &e), &e);
