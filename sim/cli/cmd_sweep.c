@@ -131,6 +131,14 @@ static void progress(long done, long total) {
     if (done == total) fputc('\n', stderr);
 }
 
+/* The --set values of the point with value indices idx, into sets and sv. */
+static void point_sets(const sweep_args_t *a, const int *idx, char sets[8][200], const char **sv) {
+    for (int k = 0; k < a->naxes; k++) {
+        snprintf(sets[k], sizeof sets[k], "%s=%s", a->axes[k].name, a->axes[k].values[idx[k]]);
+        sv[k] = sets[k];
+    }
+}
+
 /* One point's answer, or why there is none (err.code). Plain data: it
  * comes back from a worker process (util/par.h). */
 typedef struct {
@@ -160,10 +168,7 @@ static int compute_row(void *ctx, int i, void *out, baton_err_t *unused) {
     const char *sv[8];
     int idx[8], size;
     point(a, c->first + i, c->nsizes, idx, &size);
-    for (int k = 0; k < a->naxes; k++) {
-        snprintf(sets[k], sizeof sets[k], "%s=%s", a->axes[k].name, a->axes[k].values[idx[k]]);
-        sv[k] = sets[k];
-    }
+    point_sets(a, idx, sets, sv);
     *w = (sweep_row_t){0};
     topo_t *t = cmd_load_topo_folded(a->topo, sv, a->naxes, a->fold, &w->err);
     if (t == NULL) return 0;
@@ -209,10 +214,8 @@ static int simulates(const sweep_args_t *a) {
     if (a->model != SELECT_AUTO) return a->model == SELECT_DES;
     char sets[8][200];
     const char *sv[8];
-    for (int k = 0; k < a->naxes; k++) {
-        snprintf(sets[k], sizeof sets[k], "%s=%s", a->axes[k].name, a->axes[k].values[0]);
-        sv[k] = sets[k];
-    }
+    const int first[8] = {0};
+    point_sets(a, first, sets, sv);
     topo_t *t = cmd_load_topo_folded(a->topo, sv, a->naxes, a->fold, NULL);
     cost_model_t m;
     int sim = t && topo_cost_model(t, &m, NULL) == 0 && !m.uniform;
