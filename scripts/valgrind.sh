@@ -92,4 +92,11 @@ run 1 topo tests/data/bad/include-missing.yaml
 run 1 sim -t tests/data/bad/bw-huge.yaml -c allreduce -a ring -s 1MiB
 run 1 sim -t topologies/hgx-h100.yaml -c allreduce -a nosuch -s 1MiB
 run 2 sim -t topologies/hgx-h100.yaml --no-such-option
+# worker processes (a simulated sweep; the simulator's fit above), the importers' switches,
+# two links between two nodes, a test baton has no collective for, a log that names none
+run 0 sweep -t topologies/cluster-h100.yaml -c allreduce --set nodes=2,4 --sizes 1MiB,64MiB
+run 0 topo import nccl-xml tests/data/import/ndv4-topo.xml
+run 1 topo tests/data/bad/parallel-links.yaml
+run 1 validate -t topologies/hgx-h100.yaml --nccl-tests tests/data/nccl/sendrecv.txt
+run 0 validate -t topologies/hgx-h100.yaml -c alltoall --nccl-tests tests/data/nccl/unnamed-gather.txt
 exit $fail
