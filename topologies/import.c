@@ -234,17 +234,17 @@ static void emit_nvls(FILE *f) {
                "nvls_efficiency: 0.61\nnvls_latency: 16us\n");
 }
 
-static void emit_nvlinks(const matrix_t *m, FILE *f) {
+static void emit_nvlinks(const matrix_t *m, int switched, FILE *f) {
     char a[16], b[16];
-    for (int i = 0; i < m->n; i++)
-        for (int j = i + 1; j < m->n && !nv_switched(m); j++)
+    for (int i = 0; i < m->n && !switched; i++)
+        for (int j = i + 1; j < m->n; j++)
             if (m->rel[i][j] == REL_NV) {
                 lower(m->label[i], a, sizeof a);
                 lower(m->label[j], b, sizeof b);
                 fprintf(f, "  - {a: %s, b: %s, bw: \"${nvlink_gbps*%d}GB/s\", latency: 0.5us}   # NV%d\n", a, b, m->links[i][j],
                         m->links[i][j]);
             }
-    for (int i = 0; i < m->ngpu && nv_switched(m); i++) {
+    for (int i = 0; i < m->ngpu && switched; i++) {
         if (nv_links(m, i) == 0) continue;
         lower(m->label[i], a, sizeof a);
         fprintf(f, "  - {a: %s, b: nvswitch, bw: \"${nvlink_gbps*%d}GB/s\", latency: 0.3us}   # NV%d to every peer\n", a,
@@ -275,7 +275,8 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
                 m->product, g->name, tuning_arch_name(known_gpus[m->known].arch), g->hbm_bw / 1e9, g->name,
                 tuning_arch_name(known_gpus[m->known].arch),
                 g->hbm_bw / 3e9);
-    if (nv_switched(m) && nv_reduces(m)) emit_nvls(f);
+    int switched = nv_switched(m);
+    if (switched && nv_reduces(m)) emit_nvls(f);
     fprintf(f, "nodes:\n");
     char lab[16];
     for (int i = 0; i < m->n; i++) {
@@ -285,11 +286,11 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
     }
     for (int i = 0; i < m->n; i++) if (m->sw[i] == i) fprintf(f, "  - {name: pcie%d, kind: switch}\n", i);
     fprintf(f, "  - {name: cpu0, kind: cpu}\n%s", sockets > 1 ? "  - {name: cpu1, kind: cpu}\n" : "");
-    if (nv_switched(m))
+    if (switched)
         fprintf(f, "  - {name: nvswitch, kind: switch%s}   # NV# to every peer: the GPU's links, into NVSwitches\n",
                 nv_reduces(m) ? ", reduce: true" : "");
     fprintf(f, "links:\n");
-    emit_nvlinks(m, f);
+    emit_nvlinks(m, switched, f);
     for (int i = 0; i < m->n; i++) {
         lower(m->label[i], lab, sizeof lab);
         if (m->sw[i] >= 0) fprintf(f, "  - {a: %s, b: pcie%d, bw: \"${pcie_bw}\", latency: 0.5us}\n", lab, m->sw[i]);

@@ -73,23 +73,17 @@ static int predict_one(void *ctx, int i, void *out, baton_err_t *e) {
     return cal_predict(c->t, c->q, &c->s[c->idx[i]], &p->time_s, &p->algo, &p->proto, e);
 }
 
-/* Samples idx[0..m) into out[0..m): the simulator's over q->jobs workers. */
-static int predict_some(topo_t *t, const cal_req_t *q, const cal_sample_t *s, const int *idx, int m, cal_pred_t *out,
-                        baton_err_t *e) {
-    some_ctx_t c = {.t = t, .q = q, .s = s, .idx = idx};
-    return par_map(m, sizeof *out, out, predict_one, &c, q->des ? q->jobs : 1, e);
-}
-
 int cal_predict_all(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, int which, cal_pred_t *out,
                     baton_err_t *e) {
     int *idx = malloc(((size_t)n + 1) * sizeof *idx), m = 0;
     cal_pred_t *got = malloc(((size_t)n + 1) * sizeof *got);
+    some_ctx_t c = {.t = t, .q = q, .s = s, .idx = idx};
     int rc = idx && got ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
     for (int i = 0; rc == 0 && i < n; i++) {
         out[i] = (cal_pred_t){.time_s = -1};
         if (which < 0 || s[i].held_out == which) idx[m++] = i;
     }
-    if (rc == 0) rc = predict_some(t, q, s, idx, m, got, e);
+    if (rc == 0) rc = par_map(m, sizeof *got, got, predict_one, &c, q->des ? q->jobs : 1, e);   /* the simulator's over workers */
     for (int j = 0; rc == 0 && j < m; j++) out[idx[j]] = got[j];
     free(idx);
     free(got);
@@ -695,17 +689,11 @@ void cal_fit_text(const cal_fit_t *f, char *buf, size_t n) {
 
 double cal_mape(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, int which, uint64_t min_bytes,
                 baton_err_t *e) {
-    int *idx = malloc(((size_t)n + 1) * sizeof *idx), m = 0;
     cal_pred_t *p = malloc(((size_t)n + 1) * sizeof *p);
-    double sum = 0;
-    int rc = idx && p ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
-    for (int i = 0; rc == 0 && i < n; i++)
-        if ((which < 0 || s[i].held_out == which) && s[i].bytes >= min_bytes) idx[m++] = i;
-    if (rc == 0) rc = predict_some(t, q, s, idx, m, p, e);
-    for (int j = 0; rc == 0 && j < m; j++) sum += fabs(p[j].time_s - s[idx[j]].meas_s) / s[idx[j]].meas_s;
-    free(idx);
+    int rc = p ? cal_predict_all(t, q, s, n, which, p, e) : err_set(e, BATON_ENOMEM, "out of memory");
+    double mape = rc < 0 ? -2 : cal_mape_of(s, p, n, which, min_bytes);
     free(p);
-    return rc < 0 ? -2 : m ? 100 * sum / m : -1;
+    return mape;
 }
 
 static int cmp_bytes(const void *a, const void *b) {

@@ -62,21 +62,24 @@ static const struct { const char *test; coll_t coll; } tests[] = {
  * (a sendrecv_perf log validated 108 % off as an all-reduce). */
 static const char *const others[] = {"sendrecv_perf", "scatter_perf", "gather_perf", "hypercube_perf", NULL};
 
+/* Does line s name test, where a word starts (after a path's '/' too)? Not
+ * after '_' where alone says so: reduce_perf in all_reduce_perf, gather_perf
+ * in all_gather_perf. */
+static int names(const char *s, const char *test, int alone) {
+    const char *p = strstr(s, test);
+    return p && (p == s || (!isalpha((unsigned char)p[-1]) && !(alone && p[-1] == '_')));
+}
+
 /* The test's name anywhere in the line (a command line or "test starting"). */
 static void learn_test(state_t *st, const char *s, int line) {
-    for (int i = 0; others[i] && !st->have_coll && !st->other; i++) {
-        const char *p = strstr(s, others[i]);            /* not all_gather_perf's "gather_perf" */
-        if (p && (p == s || (!isalpha((unsigned char)p[-1]) && p[-1] != '_'))) st->other = others[i], st->other_line = line;
-    }
-    for (int i = 0; tests[i].test && !st->have_coll; i++) {
-        const char *p = strstr(s, tests[i].test);
-        if (p && (p == s || !isalpha((unsigned char)p[-1]) || p[-1] == '/' )) {
-            if (tests[i].coll == COLL_REDUCE && p > s && p[-1] == '_') continue;   /* ..._reduce_perf */
+    for (int i = 0; others[i] && !st->have_coll && !st->other; i++)
+        if (names(s, others[i], 1)) st->other = others[i], st->other_line = line;
+    for (int i = 0; tests[i].test && !st->have_coll; i++)
+        if (names(s, tests[i].test, tests[i].coll == COLL_REDUCE)) {
             st->log->coll = tests[i].coll;
             st->have_coll = 1;
             st->log->coll_guessed = 0;
         }
-    }
 }
 
 #define NT_MAX_RANKS 4194304      /* = TOPO_MAX_NODES: no machine we load has more */

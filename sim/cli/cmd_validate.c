@@ -501,12 +501,15 @@ static int table_row(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const
     return 0;
 }
 
+/* The table of every sample, then the MAPEs; *fitted the MAPE over the
+ * samples a fit used (not held out), for the record. */
 static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, const char **file_of, int json,
-                 const val_extra_t *x, baton_err_t *e) {
+                 const val_extra_t *x, double *fitted, baton_err_t *e) {
     cal_pred_t *p = malloc(((size_t)n + 1) * sizeof *p);    /* each size once: the simulator's take seconds */
     if (p == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     if (cal_predict_all(t, q, s, n, -1, p, e) < 0) { free(p); return e->code ? e->code : BATON_EINVAL; }
     double all = cal_mape_of(s, p, n, -1, 0), big = cal_mape_of(s, p, n, -1, 64ull << 20), held = cal_mape_of(s, p, n, 1, 0);
+    *fitted = cal_mape_of(s, p, n, 0, 0);
     int disturbed = 0, agree = 0;
     if (!json) printf("%-44s %10s %12s %12s %8s  %s\n", "log", "size", "measured", "predicted", "error", "model");
     else {
@@ -687,19 +690,20 @@ static int run(val_args_t *a, const char *cmd) {
     if (rc == 0 && a->nccl_model && (a->calibrate || host))
         rc = err_set(&e, BATON_EINVAL, "--model nccl is NCCL's fixed tables: nothing to fit (use closed or des)");
     cal_fit_t f;
+    double in_sample = -1;
     if (rc == 0 && a->hold) rc = mark_held_out(a->hold, s, n, &e);
     if (rc == 0 && host && !a->json) {                    /* before: the topology's own numbers */
         printf("measured on %d threads; the model of %s before fitting:\n", topo_nranks(t), topo_name(t));
-        rc = table(t, &q, s, n, file_of, 0, &x, &e);
+        rc = table(t, &q, s, n, file_of, 0, &x, &in_sample, &e);
         if (rc == 0) printf("\nafter fitting it to the measurements%s:\n", a->hold ? " outside the held-out sizes" : "");
     }
     if (rc == 0 && a->calibrate && a->cv > 0) rc = cross_validate(a, &q, s, n, &x, &e);
     if (rc == 0 && (a->calibrate || host)) rc = cal_fit(t, &q, s, n, &f, &e);
     if (rc == 0 && (a->calibrate || host)) x.fit = &f;
     if (q.progress) fprintf(stderr, "\r%60s\r", "");         /* the progress line, gone */
-    if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &x, &e);
+    if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &x, &in_sample, &e);
     if (rc == 0 && (a->calibrate || host) && !a->json) print_fit(a, &f, &x);
-    if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, s, n, cal_mape(t, &q, s, n, 0, 0, &e), &e);
+    if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, s, n, in_sample, &e);   /* the table's */
     if (rc == 0 && a->out && !a->json) printf("-> %s\n", a->out);      /* written: only now */
     free(s);
     free(file_of);
