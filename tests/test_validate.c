@@ -132,6 +132,16 @@ Test(nccltests, format_variants) {
     /* sendrecv_perf's table is an all-reduce's (sum, root -1): it read as one, 108 % off */
     cr_expect_neq(nt_parse("tests/data/nccl/sendrecv.txt", 0, &bad, &e), 0);
     cr_expect(strstr(e.msg, "sendrecv.txt:1: a sendrecv_perf log") != NULL, "%s", e.msg);
+    err_clear(&e);
+    /* two runs appended in one file: the all-gather's rows read as all-reduce
+     * rows, and its Rank lines counted twice (4 ranks) */
+    cr_expect_neq(nt_parse("tests/data/nccl/two-runs.txt", 0, &bad, &e), 0);
+    cr_expect(strstr(e.msg, "two-runs.txt:9: a second run starts here (the first's header is line 2)") != NULL, "%s",
+              e.msg);
+    err_clear(&e);
+    /* -d all: the same sizes again in another type, read as repeats of one series */
+    cr_expect_neq(nt_parse("tests/data/nccl/two-types.txt", 0, &bad, &e), 0);
+    cr_expect(strstr(e.msg, "two-types.txt:8: this row is half sum, the rows before it float sum") != NULL, "%s", e.msg);
 }
 
 /* A log that names no test is read off its columns, where all_gather_perf

@@ -31,6 +31,8 @@ typedef struct {
     int version_said;        /* NCCL's "NCCL version" line was read (nccl-tests' number yields to it) */
     const char *other;       /* a test baton has no collective for, named on line other_line */
     int other_line;
+    int header_line;         /* the "# nThread" line of the run read; a second one starts another run */
+    char redop[16];          /* the first row's type and operation: one series a log */
 } state_t;
 
 /* Skip "[1,0]<stdout>:", "[0] " or " 12: " at the start of a line. */
@@ -84,16 +86,42 @@ static void learn_test(state_t *st, const char *s, int line) {
 
 #define NT_MAX_RANKS 4194304      /* = TOPO_MAX_NODES: no machine we load has more */
 
-static void learn_comment(state_t *st, const char *s, int line) {
-    learn_test(st, s, line);
-    if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) st->has_root_col = strstr(s, "root") != NULL;
+/* A comment line: the test, the header's columns, nThread x nGpus, a Rank
+ * line. A second "# nThread" header is a second run appended to the first
+ * (`for t in ...; do ./$t; done > log`): its rows would be read as the
+ * first's collective and its Rank lines counted twice, so it is an error. */
+static int learn_comment(state_t *st, const char *s, int line, const char *path, baton_err_t *e) {
     const char *p = strstr(s, "nThread");
     long nt = 0, ng = 0;                        /* long and bounded: a corrupt header must not overflow */
-    if (p && sscanf(p, "nThread %9ld nGpus %9ld", &nt, &ng) == 2 && nt > 0 && ng > 0 && nt * ng <= NT_MAX_RANKS) {
+    int header = p && sscanf(p, "nThread %9ld nGpus %9ld", &nt, &ng) == 2;
+    if (header && st->header_line)
+        return err_set(e, BATON_EPARSE, "%s:%d: a second run starts here (the first's header is line %d): baton reads "
+                       "one run a log; split the file and give each part (--nccl-tests A.txt B.txt)", path, line,
+                       st->header_line);
+    if (header) st->header_line = line;
+    learn_test(st, s, line);
+    if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) st->has_root_col = strstr(s, "root") != NULL;
+    if (header && nt > 0 && ng > 0 && nt * ng <= NT_MAX_RANKS) {
         st->nthread = (int)nt;
         st->ngpus = (int)ng;
     }
     if (strstr(s, " Rank ") && strstr(s, "device") && st->rank_lines < NT_MAX_RANKS) st->rank_lines++;
+    return 0;
+}
+
+/* Every row of one type and operation: nccl-tests -d all or -o all prints a
+ * series per pair, the same sizes again, which would be read as repeats of
+ * one. */
+static int same_series(state_t *st, char **tok, int line, const char *path, baton_err_t *e) {
+    const char *op = tok[3];
+    if (st->log->nrows == 0) {
+        snprintf(st->redop, sizeof st->redop, "%s", op);
+        return 0;
+    }
+    if (strcmp(tok[2], st->log->type) == 0 && strcmp(op, st->redop) == 0) return 0;
+    return err_set(e, BATON_EPARSE, "%s:%d: this row is %s %s, the rows before it %s %s: the log holds several series "
+                   "(nccl-tests -d all or -o all) and baton reads one; keep one type and operation's rows", path, line,
+                   tok[2], op, st->log->type, st->redop);
 }
 
 static int number(const char *tok, double *v) {
@@ -114,6 +142,7 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
                        at + 4, at + 8, n < at + 4 ? " (is the log cut off?)" : "");
     if (number(tok[at], &oop) < 0 || oop < 0 || (n == at + 8 && (number(tok[at + 4], &ip) < 0)))
         return err_set(e, BATON_EPARSE, "%s:%d: cannot read the time in this row", path, line);
+    if (same_series(st, tok, line, path, e) < 0) return -1;
     for (int i = at + 1; i < n; i++)
         if (number(tok[i], &x) < 0) return err_set(e, BATON_EPARSE, "%s:%d: '%s' is not a number", path, line, tok[i]);
     if (st->log->nrows == st->cap) {
@@ -202,8 +231,7 @@ static int row_text(state_t *st, char *s, int line, int cut, const char *path, b
     if (*s == '\0') return 0;
     if (*s == '#' || *s == '>') {
         int rc = finish_pending(st, path, e);
-        learn_comment(st, s, line);
-        return rc;
+        return rc < 0 ? rc : learn_comment(st, s, line, path, e);
     }
     learn_test(st, s, line);
     char *tok[32];
@@ -211,7 +239,7 @@ static int row_text(state_t *st, char *s, int line, int cut, const char *path, b
     for (char *t = strtok(s, " \t\r\n"); t && n < 32; t = strtok(NULL, " \t\r\n")) tok[n++] = t;
     if (st->npend && numeric(tok, n)) return add_pending(st, tok, n, line, path, e);
     if (finish_pending(st, path, e) < 0) return -1;
-    if (n > 0 && !strcmp(tok[0], "size")) { learn_comment(st, s, line); return 0; }   /* an old header without '#' */
+    if (n > 0 && !strcmp(tok[0], "size")) return learn_comment(st, s, line, path, e);   /* an old header without '#' */
     if (!row_like(tok, n)) return 0;                                         /* warnings, ... */
     return cut ? add_pending(st, tok, n, line, path, e) : read_row(st, tok, n, line, path, e);
 }
