@@ -399,6 +399,10 @@ Test(overlay, sweep_answers_under_the_calibrated_rule) {
     cr_expect_float_eq(th_json_num(out, "time_s"), swept, 1e-9 * swept, "predict %s; sweep %g (%s)", out, swept, algo);
     free(out);
     says("sweep -t build/h200-sweep.yaml -c allreduce -a ring --set nodes=2 --sizes 1GiB", 0, "was calibrated with -a nccl", 1);
+    /* select compares every algorithm: the others ride on values fitted for NCCL's */
+    says("select -t build/h200-sweep.yaml -c allreduce --sizes 1MiB", 0, "was calibrated with -a nccl --proto auto --model "
+         "closed; the other algorithms' times use its fitted values", 1);
+    says("select -t topologies/cluster-h100.yaml -c allreduce --sizes 1MiB", 0, "was calibrated", 0);
 }
 
 /* A fit run with --channels C is written with channels=C, so the file

@@ -38,7 +38,7 @@ static const char help[] =
     "      --wide             a column per algorithm (as wide as the catalogue)\n"
     "      --tuner-wildcards  nccl-tuner rows for any node and rank count (-1)\n"
     "      --vs-nccl          also what NCCL runs (-a nccl) and how much slower it is\n"
-    "                         than the winner (* above 5 %%): where NCCL_ALGO/NCCL_PROTO\n"
+    "                         than the winner (* above 5 %): where NCCL_ALGO/NCCL_PROTO\n"
     "                         or a tuner plugin would pay\n"
     "      --plot FILE.png    also draw time and busbw against size (needs gnuplot)\n"
     "  -o, --output FILE      write there (whole or not at all) instead of stdout\n"
@@ -157,6 +157,17 @@ static char *render(const select_table_t *tab, const select_args_t *a, const top
     return text && topo_fold_ranks(t) ? folded_line(text, t) : text;
 }
 
+/* A machine calibrated under one rule (-a nccl) answers for the others on
+ * its fitted values, which no log checked for them: say so. */
+static void fitted_note(const topo_t *t) {
+    const topo_calib_t *k = &topo_params_c(t)->calib;
+    char fitted[160];
+    if (!k->present || strcmp(k->algo, "auto") == 0) return;
+    cmd_fitted_rule(k, fitted, sizeof fitted);
+    fprintf(stderr, "baton select: note: %s was calibrated with %s; the other algorithms' times use its fitted values, "
+            "which no log checked for them (--vs-nccl adds NCCL's column)\n", topo_name(t), fitted);
+}
+
 static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     baton_err_t e = {0};
     const char *cw[COLL_COUNT], *aw[64], *why;
@@ -171,6 +182,7 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     if (select_parse_sizes(a->sizes, &sizes, &q->nsizes, &why) < 0) return cmd_usage("select", "--sizes %s: %s", a->sizes, why);
     q->sizes = sizes;
     topo_t *t = cmd_load_topo_folded(a->topo, a->sets.v, a->sets.n, a->fold, &e);
+    if (t) fitted_note(t);
     select_table_t tab = {0};
     char *text = NULL;
     int rc = t ? select_run(t, q, &tab, &e) : -1;
