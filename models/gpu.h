@@ -13,6 +13,8 @@ typedef enum { GPU_BF16 = 0, GPU_FP8, GPU_DTYPES } gpu_dtype_t;
 
 typedef struct gpu_spec {
     char name[24];
+    char family[12];           /* "hopper", "cdna3", ...: the chip generation (the logs' GPUs are
+                                  checked against it); "" for a GPU described without `like:` */
     double flops[GPU_DTYPES];  /* peak dense tensor FLOP/s (no 2:4 sparsity); 0: not supported */
     double hbm_bw;             /* bytes/s of device memory */
     double hbm_bytes;          /* device memory capacity */
@@ -29,6 +31,9 @@ const gpu_spec_t *gpu_at(int i);
 int gpu_dtype_parse(const char *s);
 const char *gpu_dtype_name(gpu_dtype_t d);
 int gpu_dtype_bytes(gpu_dtype_t d);
+/* The family of the GPU a log names ("NVIDIA H200", "Tesla V100-SXM2-16GB",
+ * "AMD Instinct MI300X"), or NULL where baton does not know it. */
+const char *gpu_family_of_device(const char *device);
 /* 1 if every number of a matches b's (a machine file that names a GPU and
  * changes nothing writes just its name). */
 int gpu_same(const gpu_spec_t *a, const gpu_spec_t *b);

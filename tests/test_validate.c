@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../models/gpu.h"
 #include "../models/fit.h"
 #include "../topologies/topo_yaml.h"
 #include "../validate/calibrate.h"
@@ -1057,4 +1058,32 @@ Test(calibrate, the_simulators_contention_reaches_validate) {
                         SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", &out, 0), 2);
     cr_expect(strstr(out, "--contention is the simulator's: use it with --model des") != NULL, "%s", out);
     free(out);
+}
+
+/* A log of another GPU generation than the machine's is answered with a
+ * warning naming both (an A100 log against hgx-h100 was 29 % off, silently);
+ * the log's own machine, and an H200 log on the H100 cluster (one
+ * generation), say nothing. */
+Test(validate, a_log_of_another_gpu_is_named) {
+    char *out;
+    const char *a100 = "validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt";
+    char args[512];
+    snprintf(args, sizeof args, "validate -t topologies/hgx-h100.yaml --nccl-tests %s", a100);
+    cr_assert_eq(th_cli(args, &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "ran on NVIDIA A100-SXM4-40GB (ampere); hgx-h100's GPU is h100-sxm (hopper)") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "validate -t topologies/hgx-a100.yaml --nccl-tests %s", a100);
+    cr_assert_eq(th_cli(args, &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/cluster-h100.yaml --nccl-tests "
+                        "validate/logs/nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt", &out, 0), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);
+    free(out);
+    cr_expect_str_eq(gpu_family_of_device("NVIDIA H200"), "hopper");
+    cr_expect_str_eq(gpu_family_of_device("Tesla V100-SXM2-16GB"), "volta");
+    cr_expect_str_eq(gpu_family_of_device("AMD Instinct MI300X"), "cdna3");
+    cr_expect_str_eq(gpu_family_of_device("NVIDIA L40S"), "ada");
+    cr_expect_null(gpu_family_of_device("NVIDIA GeForce GTX 1080"));
 }

@@ -86,6 +86,17 @@ static void learn_test(state_t *st, const char *s, int line) {
 
 #define NT_MAX_RANKS 4194304      /* = TOPO_MAX_NODES: no machine we load has more */
 
+/* "device  0 [0x0f] NVIDIA A100-SXM4-40GB": the GPU's name, for the check
+ * against the machine's. */
+static void learn_device(nt_log_t *log, const char *p) {
+    const char *b = strchr(p, ']');
+    if (b == NULL) return;
+    for (b++; *b == ' '; b++) {}
+    size_t n = strcspn(b, "\r\n");
+    while (n > 0 && b[n - 1] == ' ') n--;
+    snprintf(log->device, sizeof log->device, "%.*s", (int)(n < sizeof log->device ? n : sizeof log->device - 1), b);
+}
+
 /* A comment line: the test, the header's columns, nThread x nGpus, a Rank
  * line. A second "# nThread" header is a second run appended to the first
  * (`for t in ...; do ./$t; done > log`): its rows would be read as the
@@ -105,7 +116,9 @@ static int learn_comment(state_t *st, const char *s, int line, const char *path,
         st->nthread = (int)nt;
         st->ngpus = (int)ng;
     }
-    if (strstr(s, " Rank ") && strstr(s, "device") && st->rank_lines < NT_MAX_RANKS) st->rank_lines++;
+    if (strstr(s, " Rank ") && strstr(s, "device") && st->rank_lines < NT_MAX_RANKS) {
+        if (st->rank_lines++ == 0) learn_device(st->log, strstr(s, "device"));
+    }
     return 0;
 }
 

@@ -50,6 +50,7 @@ typedef struct nt_log {
     int stated_ranks;        /* what the log itself says (Rank lines, nThread x nGpus); 0: nothing */
     int gpus_per_thread;     /* the header's nGpus (-g): GPUs one thread launches on in turn */
     char type[24];
+    char device[64];         /* the first Rank line's GPU ("NVIDIA H200"); "" where none says */
     nt_row_t *rows;
     int nrows;
     nt_plan_t *plan;         /* one per (collective, nBytes) NCCL's TUNING lines name */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <math.h>
 
+#include "../../models/gpu.h"
 #include "../../topologies/topo_write.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
@@ -307,6 +308,16 @@ static int logged_collective(const val_args_t *a, nt_log_t *log, const char *pat
     return 0;
 }
 
+/* A log of another GPU generation than the machine's (an A100 log against
+ * hgx-h100) is answered, but likely by mistake: say so. */
+static void other_gpu(const val_args_t *a, const topo_t *t, const nt_log_t *log, const char *path) {
+    const topo_params_t *tp = topo_params_c(t);
+    const char *fam = log->device[0] ? gpu_family_of_device(log->device) : NULL;
+    if (fam == NULL || !tp->has_gpu || !tp->gpu.family[0] || strcmp(fam, tp->gpu.family) == 0) return;
+    fprintf(stderr, "baton %s: warning: %s ran on %s (%s); %s's GPU is %s (%s): is this the machine it ran on?\n",
+            cmd_of(a), path, log->device, fam, topo_name(t), tp->gpu.name, tp->gpu.family);
+}
+
 /* All logs' samples, each on the machine of its rank count. */
 static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
     topo_t *t = ms->t;
@@ -340,6 +351,7 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
             return err_set(e, BATON_EINVAL, "%s ran on %d ranks: %s with --set nodes=%d does not load, or the logs "
                            "name more than %d node counts", a->logs[i], ranks, topo_name(t), ranks / g, CAL_MAX_MACHINES);
         }
+        other_gpu(a, t, &log, a->logs[i]);
         read_logged_plan(a, &log, a->logs[i], on);
         note_version(a, t, &log, a->logs[i]);
         rc = cal_samples(&log, &s, &m, e);
