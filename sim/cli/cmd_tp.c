@@ -30,7 +30,8 @@ static const char help[] =
     "      --phase P        decode (default) or prefill: only labels the output\n"
     "      --dtype D        bf16 (default), fp16, fp32, fp8\n"
     "      --compute-ms X   compute time of one forward pass, for the share\n"
-    "  -a, --algo A         all-reduce algorithm (default auto)\n"
+    "  -a, --algo A         all-reduce algorithm (default auto; on a calibrated\n"
+    "                       machine the rule it was fitted with)\n"
     "      --proto P        none, LL, LL128, Simple or auto (default auto)\n"
     "      --set K=V        override a topology parameter\n"
     "      --json           one JSON object\n\n"
@@ -39,7 +40,8 @@ static const char help[] =
 
 typedef struct {
     const char *topo, *preset, *phase, *dtype, *algo;
-    int tp, layers, hidden, proto, json;
+    int tp, layers, hidden, proto, json, algo_given, proto_given;
+    char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
     uint64_t tokens;
     double compute_ms;
     cmd_sets_t sets;
@@ -68,9 +70,9 @@ static int parse(int argc, char **argv, tp_args_t *a) {
         case 'f': a->phase = optarg; break;
         case 'd': a->dtype = optarg; break;
         case 'c': a->compute_ms = strtod(optarg, &end); if (*end || a->compute_ms < 0) return cmd_usage("tp", "--compute-ms must be a number of milliseconds"); break;
-        case 'a': a->algo = optarg; break;
+        case 'a': a->algo = optarg, a->algo_given = 1; break;
         case 'P':
-            a->proto = cmd_parse_proto(optarg);
+            a->proto = cmd_parse_proto(optarg), a->proto_given = 1;
             if (a->proto < 0) return cmd_usage("tp", "--proto must be none, LL, LL128, Simple or auto");
             break;
         case 'S': if (cmd_add_set("tp", &a->sets, optarg)) return EXIT_USAGE; break;
@@ -104,8 +106,9 @@ static void text(const tp_args_t *a, const char *topo, const tp_result_t *r) {
     printf("  all-reduces per forward pass  %d (2 per layer: after attention, after the MLP)\n", r->allreduces);
     printf("  bytes each                    %s (%llu tokens x %d x %d B)\n", sz, (unsigned long long)a->tokens, a->hidden,
            tp_dtype_bytes(a->dtype));
-    printf("  algorithm                     %s/%s%s\n", r->ar.algo->name, proto_name(r->ar.proto),
-           r->ar.auto_picked || r->ar.proto_auto ? " (lowest predicted time)" : "");
+    const char *why = !strcmp(a->algo, "nccl") ? " (NCCL's choice, -a nccl)"
+                      : r->ar.auto_picked ? " (lowest predicted time)" : r->ar.proto_auto ? " (its fastest protocol)" : "";
+    printf("  algorithm                     %s/%s%s\n", r->ar.algo->name, proto_name(r->ar.proto), why);
     printf("  time each                     %s (simulated), busbw %.4g GB/s\n", t1, r->ar.busbw_GBps);
     printf("  communication per pass        %s", t2);
     if (!strcmp(a->phase, "decode") && a->tokens > 1) printf(" (%s per token of the batch)", (units_fmt_time(r->comm_s / a->tokens, t1, sizeof t1), t1));
@@ -131,6 +134,9 @@ int cmd_tp(int argc, char **argv) {
     baton_err_t e = {0};
     topo_t *t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e);
     if (t == NULL) return cmd_fail("tp", &e);
+    cmd_rule_t rule = {.algo = &a.algo, .algo_given = a.algo_given, .proto = &a.proto, .proto_given = a.proto_given,
+                       .model = "des", .keep = a.fitted_algo};      /* picked by the closed forms, timed simulated */
+    cmd_calibrated_rule("tp", t, &rule);
     if (a.tp && a.tp != topo_nranks(t)) {
         err_set(&e, BATON_EINVAL, "--tp %d but %s has %d ranks: describe the tensor-parallel group's machine", a.tp,
                 a.topo, topo_nranks(t));
