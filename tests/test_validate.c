@@ -143,6 +143,16 @@ Test(nccltests, format_variants) {
     /* -d all: the same sizes again in another type, read as repeats of one series */
     cr_expect_neq(nt_parse("tests/data/nccl/two-types.txt", 0, &bad, &e), 0);
     cr_expect(strstr(e.msg, "two-types.txt:8: this row is half sum, the rows before it float sum") != NULL, "%s", e.msg);
+    /* a row whose #wrong counts wrong elements is read, and counted; the old
+     * `error` column (a float's relative error: 2e-07 in a good run) is not a count */
+    l = parse_ok("tests/data/nccl/wrong.txt", 0);
+    cr_expect_eq(l.nrows, 2);
+    cr_expect_eq(l.wrong_rows, 1);
+    cr_expect_eq(l.wrong_line, 7);
+    nt_free(&l);
+    l = parse_ok("tests/data/nccl/old-format.txt", 0);
+    cr_expect_eq(l.wrong_rows, 0);
+    nt_free(&l);
 }
 
 /* A log that names no test is read off its columns, where all_gather_perf

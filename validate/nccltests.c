@@ -24,6 +24,8 @@ int nt_type_size(const char *t) {
 
 typedef struct {
     int have_coll, has_root_col, rank_lines, nthread, ngpus;
+    int counts_wrong;        /* the header's check column is `#wrong` (a count), not the old `error` (a
+                                float's relative error, small and nonzero on a good run) */
     nt_log_t *log;
     int cap, plan_cap;
     char pend[512];          /* a row NCCL's INFO lines cut apart: its columns so far */
@@ -111,7 +113,10 @@ static int learn_comment(state_t *st, const char *s, int line, const char *path,
                        st->header_line);
     if (header) st->header_line = line;
     learn_test(st, s, line);
-    if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) st->has_root_col = strstr(s, "root") != NULL;
+    if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) {
+        st->has_root_col = strstr(s, "root") != NULL;
+        st->counts_wrong = strstr(s, "#wrong") != NULL;
+    }
     if (header && nt > 0 && ng > 0 && nt * ng <= NT_MAX_RANKS) {
         st->nthread = (int)nt;
         st->ngpus = (int)ng;
@@ -163,6 +168,9 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
         nt_row_t *r = realloc(st->log->rows, (size_t)st->cap * sizeof *r);
         if (r == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
         st->log->rows = r;
+    }
+    if (st->counts_wrong && (atof(tok[at + 3]) > 0 || (n == at + 8 && atof(tok[at + 7]) > 0))) {
+        if (st->log->wrong_rows++ == 0) st->log->wrong_line = line;
     }
     nt_row_t *r = &st->log->rows[st->log->nrows++];
     *r = (nt_row_t){.bytes = strtoull(tok[0], NULL, 10), .count = strtoull(tok[1], NULL, 10), .oop_us = oop,

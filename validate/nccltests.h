@@ -57,6 +57,9 @@ typedef struct nt_log {
     int nplan;
     char nccl_version[32];   /* "2.27.3+cuda12.9" (NCCL's "NCCL version" line, or nccl-tests'
                                 "nccl-library=22703"); "" where the log does not say */
+    int wrong_rows;          /* rows whose #wrong column counts wrong elements (nccl-tests FAILED):
+                                timed, but a broken collective's time; wrong_line the first */
+    int wrong_line;
     int tuning_skipped;      /* TUNING lines baton cannot follow (an unknown algorithm or form) */
     int tuning_skipped_line; /* the first of them, and what it was */
     char tuning_skipped_why[96];

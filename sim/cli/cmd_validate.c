@@ -352,6 +352,10 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
                            "name more than %d node counts", a->logs[i], ranks, topo_name(t), ranks / g, CAL_MAX_MACHINES);
         }
         other_gpu(a, t, &log, a->logs[i]);
+        if (log.wrong_rows)
+            fprintf(stderr, "baton %s: warning: %s:%d: #wrong is not 0 in %d row%s: the collective returned wrong data "
+                    "there, so %s time is a broken run's\n", cmd_of(a), a->logs[i], log.wrong_line, log.wrong_rows,
+                    log.wrong_rows > 1 ? "s" : "", log.wrong_rows > 1 ? "their" : "its");
         read_logged_plan(a, &log, a->logs[i], on);
         note_version(a, t, &log, a->logs[i]);
         rc = cal_samples(&log, &s, &m, e);
