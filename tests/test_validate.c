@@ -1097,3 +1097,25 @@ Test(validate, a_log_of_another_gpu_is_named) {
     cr_expect_str_eq(gpu_family_of_device("NVIDIA L40S"), "ada");
     cr_expect_null(gpu_family_of_device("NVIDIA GeForce GTX 1080"));
 }
+
+/* The Rank lines' hosts against the machine's nodes: 16 ranks on 4 hosts of
+ * 4 against cluster-h100's 2 nodes of 8 is a warning; hosts interleaved
+ * (mpirun --map-by node) are still 2 hosts of 8, and say nothing. */
+Test(validate, a_log_on_other_hosts_is_named) {
+    nt_log_t l;
+    baton_err_t e = {0};
+    cr_assert_eq(nt_parse("tests/data/nccl/interleaved-hosts.txt", 0, &l, &e), 0, "%s", e.msg);
+    cr_expect_eq(l.hosts, 2);
+    cr_expect_eq(l.per_host, 8);
+    nt_free(&l);
+    char *out;
+    cr_assert_eq(th_cli("validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/four-hosts.txt", &out, 0), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "four-hosts.txt ran on 4 hosts, 4 GPUs each; cluster-h100 puts its 16 ranks on 2 nodes of 8") !=
+              NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/interleaved-hosts.txt", &out,
+                        0), 0, "%s", out);
+    cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);
+    free(out);
+}

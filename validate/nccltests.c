@@ -34,6 +34,8 @@ typedef struct {
     const char *other;       /* a test baton has no collective for, named on line other_line */
     int other_line;
     int header_line;         /* the "# nThread" line of the run read; a second one starts another run */
+    struct { uint64_t hash; int ranks; } *host;   /* the Rank lines' hosts by name (FNV-1a), open addressing */
+    int nhost;               /* hosts seen; -1: more than NT_MAX_HOSTS, not counted */
     char redop[16];          /* the first row's type and operation: one series a log */
 } state_t;
 
@@ -88,6 +90,36 @@ static void learn_test(state_t *st, const char *s, int line) {
 
 #define NT_MAX_RANKS 4194304      /* = TOPO_MAX_NODES: no machine we load has more */
 
+/* "Rank 3 Group 0 Pid 9448 on dgx-2d device 3": one more rank on host dgx-2d.
+ * Hosts are told apart by a 64-bit hash of the name (mpirun --map-by node
+ * interleaves them, so runs of equal names would not do). */
+#define NT_MAX_HOSTS 4096
+static void learn_host(state_t *st, const char *s) {
+    const char *on = strstr(s, " on "), *dev = on ? strstr(on + 4, " device") : NULL;
+    if (dev == NULL || st->nhost < 0) return;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = on + 4; c < dev; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    if (h == 0) h = 1;                                   /* 0 marks an empty slot */
+    if (st->host == NULL && (st->host = calloc(2 * NT_MAX_HOSTS, sizeof *st->host)) == NULL) { st->nhost = -1; return; }
+    size_t i = h % (2 * NT_MAX_HOSTS);
+    while (st->host[i].hash && st->host[i].hash != h) i = (i + 1) % (2 * NT_MAX_HOSTS);
+    if (st->host[i].hash == 0 && st->nhost == NT_MAX_HOSTS) { st->nhost = -1; return; }
+    if (st->host[i].hash == 0) st->host[i].hash = h, st->nhost++;
+    st->host[i].ranks++;
+}
+
+/* The hosts counted, and the ranks each holds where all hold as many. */
+static void count_hosts(state_t *st) {
+    if (st->nhost <= 0) return;
+    st->log->hosts = st->nhost;
+    st->log->per_host = -1;
+    for (int i = 0; i < 2 * NT_MAX_HOSTS; i++) {
+        if (st->host[i].hash == 0) continue;
+        if (st->log->per_host < 0) st->log->per_host = st->host[i].ranks;
+        else if (st->log->per_host != st->host[i].ranks) st->log->per_host = 0;
+    }
+}
+
 /* "device  0 [0x0f] NVIDIA A100-SXM4-40GB": the GPU's name, for the check
  * against the machine's. */
 static void learn_device(nt_log_t *log, const char *p) {
@@ -123,6 +155,7 @@ static int learn_comment(state_t *st, const char *s, int line, const char *path,
     }
     if (strstr(s, " Rank ") && strstr(s, "device") && st->rank_lines < NT_MAX_RANKS) {
         if (st->rank_lines++ == 0) learn_device(st->log, strstr(s, "device"));
+        learn_host(st, s);
     }
     return 0;
 }
@@ -314,6 +347,8 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
         rc = err_set(e, BATON_EPARSE, "%s:%d: a %s log: baton models all_reduce, all_gather, reduce_scatter, broadcast, "
                      "reduce and alltoall logs, not point-to-point or scatter/gather tests", path, st.other_line, st.other);
     if (rc == 0 && out->nrows == 0) rc = err_set(e, BATON_EPARSE, "%s: no result rows (is this an nccl-tests log?)", path);
+    count_hosts(&st);
+    free(st.host);
     out->stated_ranks = st.rank_lines > 0 ? st.rank_lines : st.nthread * st.ngpus;
     out->ranks = ranks > 0 ? ranks : out->stated_ranks;
     out->gpus_per_thread = st.ngpus > 0 ? st.ngpus : 1;

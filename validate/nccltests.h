@@ -51,6 +51,8 @@ typedef struct nt_log {
     int gpus_per_thread;     /* the header's nGpus (-g): GPUs one thread launches on in turn */
     char type[24];
     char device[64];         /* the first Rank line's GPU ("NVIDIA H200"); "" where none says */
+    int hosts;               /* the hosts the Rank lines name ("on HOST device"); 0: unknown */
+    int per_host;            /* ranks on each, where every host has as many; 0 otherwise */
     nt_row_t *rows;
     int nrows;
     nt_plan_t *plan;         /* one per (collective, nBytes) NCCL's TUNING lines name */

@@ -318,6 +318,21 @@ static void other_gpu(const val_args_t *a, const topo_t *t, const nt_log_t *log,
             cmd_of(a), path, log->device, fam, topo_name(t), tp->gpu.name, tp->gpu.family);
 }
 
+/* A log whose Rank lines put its ranks on other hosts than the machine
+ * puts them on nodes (16 ranks on 4 hosts against 8-GPU nodes) is answered
+ * for a machine it did not run on: say so. A pod or container per GPU names
+ * each GPU's host alone, hence a warning, not an error. */
+static void other_hosts(const val_args_t *a, const topo_t *on, const nt_log_t *log, const char *path) {
+    int r = topo_whole_ranks(on), g = topo_params_c(on)->group_size;
+    int nodes = g > 0 && g < r && r % g == 0 ? r / g : 1;
+    if (log->hosts <= 0 || log->hosts == nodes || log->ranks != r) return;
+    char each[48] = "";
+    if (log->per_host > 0) snprintf(each, sizeof each, ", %d GPU%s each", log->per_host, log->per_host > 1 ? "s" : "");
+    fprintf(stderr, "baton %s: warning: %s ran on %d host%s%s; %s puts its %d ranks on %d node%s of %d: is this the "
+            "machine it ran on?\n", cmd_of(a), path, log->hosts, log->hosts > 1 ? "s" : "", each, topo_name(on), r, nodes,
+            nodes > 1 ? "s" : "", r / nodes);
+}
+
 /* All logs' samples, each on the machine of its rank count. */
 static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
     topo_t *t = ms->t;
@@ -352,6 +367,7 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
                            "name more than %d node counts", a->logs[i], ranks, topo_name(t), ranks / g, CAL_MAX_MACHINES);
         }
         other_gpu(a, t, &log, a->logs[i]);
+        other_hosts(a, on, &log, a->logs[i]);
         if (log.wrong_rows)
             fprintf(stderr, "baton %s: warning: %s:%d: #wrong is not 0 in %d row%s: the collective returned wrong data "
                     "there, so %s time is a broken run's\n", cmd_of(a), a->logs[i], log.wrong_line, log.wrong_rows,
