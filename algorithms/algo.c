@@ -1,6 +1,7 @@
 /* algo.c - the registry table and lookups. */
 #include "algo.h"
 
+#include <ctype.h>
 #include <string.h>
 
 #include "../util/suggest.h"
@@ -13,6 +14,32 @@ const algo_t *const *algo_all(void) { return rows; }
 
 /* "tree" is the candy kids' word for the binomial tree; NCCL's trees are
  * bintree, dbtree and nccltree, so the registry spells it out. */
+static const char *const nccl_names[ALGO_NCCL_COUNT] = {"tree", "ring", "collnet_direct", "collnet_chain", "nvls",
+                                                        "nvls_tree", "pat"};
+
+int algo_nccl_index(const char *nccl) {
+    for (int i = 0; nccl && i < ALGO_NCCL_COUNT; i++)
+        if (strcmp(nccl, nccl_names[i]) == 0) return i;
+    return -1;
+}
+
+int algo_nccl_index_of_name(const char *name) {
+    char low[32];
+    size_t k = 0;
+    for (const char *c = name; *c && k < sizeof low - 1; c++)
+        if (*c != '_') low[k++] = (char)tolower((unsigned char)*c);
+    low[k] = '\0';
+    for (int i = 0; i < ALGO_NCCL_COUNT; i++) {
+        char want[32];
+        size_t j = 0;
+        for (const char *c = nccl_names[i]; *c; c++)
+            if (*c != '_') want[j++] = *c;
+        want[j] = '\0';
+        if (strcmp(low, want) == 0) return i;
+    }
+    return -1;
+}
+
 const algo_t *algo_find(coll_t coll, const char *name) {
     if (strcmp(name, "tree") == 0) name = "binomial";
     for (int i = 0; rows[i]; i++)

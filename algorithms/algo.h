@@ -81,6 +81,14 @@ const algo_t *const *algo_all(void);
 
 /* Find a row; NULL if there is none. */
 const algo_t *algo_find(coll_t coll, const char *name);   /* "tree" = "binomial" */
+/* NCCL's algorithms in its own order (ncclAlgoStr: Tree, Ring, CollNetDirect,
+ * CollNetChain, NVLS, NVLSTree, PAT), by algo_t.nccl's names ("tree",
+ * "collnet_direct"): the index, or -1 (p2p: not one of NCCL's collective
+ * algorithms). */
+#define ALGO_NCCL_COUNT 7
+int algo_nccl_index(const char *nccl);
+/* The same by NCCL's own spelling, any case ("NVLSTree", "RING", "nvls_tree"). */
+int algo_nccl_index_of_name(const char *name);
 /* "; did you mean 'ring'?" for a misspelt algorithm of coll, or "". */
 const char *algo_hint(coll_t coll, const char *name);
 

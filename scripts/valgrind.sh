@@ -99,4 +99,7 @@ run 0 topo import nccl-xml tests/data/import/ndv4-topo.xml
 run 1 topo tests/data/bad/parallel-links.yaml
 run 1 validate -t topologies/hgx-h100.yaml --nccl-tests tests/data/nccl/sendrecv.txt
 run 0 validate -t topologies/hgx-h100.yaml -c alltoall --nccl-tests tests/data/nccl/unnamed-gather.txt
+run 1 validate -t topologies/pcie-2gpu.yaml --nccl-tests tests/data/nccl/two-runs.txt
+run 0 validate -t topologies/hgx-h100.yaml --nccl-tests tests/data/nccl/env-ring.txt
+run 0 validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/four-hosts.txt
 exit $fail

@@ -277,8 +277,8 @@ static int lowest(const double *times, int k) {
  * nccl_only) into rows[]/times[] (at most max); their count, or
  * BATON_EWHOLE where a folded cluster cannot answer for a row. */
 static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
-                        uint64_t n, const algo_opts_t *o, int nccl_only, const char *family, const algo_t **out,
-                        double *times, int max) {
+                        uint64_t n, const algo_opts_t *o, int nccl_only, const char *family, unsigned allowed,
+                        const algo_t **out, double *times, int max) {
     const algo_t *const *rows = algo_all();
     int k = 0;
     for (int i = 0; rows[i] && k < max; i++) {
@@ -287,6 +287,8 @@ static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const pro
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
         if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs(t, rows[i], pr)))) continue;
         if (family && (rows[i]->nccl == NULL || strcmp(rows[i]->nccl, family))) continue;
+        if (nccl_only && allowed && algo_nccl_index(rows[i]->nccl) >= 0 && !(allowed >> algo_nccl_index(rows[i]->nccl) & 1))
+            continue;                                   /* NCCL_ALGO leaves it out */
         if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, rows[i], &s, NULL) < 0)) continue;
         baton_err_t why = {0};
         if (run_algo_model(t, rows[i], &s, m, &am, &why) < 0) {
@@ -304,7 +306,7 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
                        uint64_t n, const algo_opts_t *o, int nccl_only) {
     const algo_t *rows[RUN_MAX_ROWS];
     double times[RUN_MAX_ROWS];
-    int best = lowest(times, closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, NULL, rows, times, RUN_MAX_ROWS));
+    int best = lowest(times, closed_forms(t, coll, m, pc, pr, p, n, o, nccl_only, NULL, 0, rows, times, RUN_MAX_ROWS));
     return best < 0 ? NULL : rows[best];
 }
 
@@ -460,8 +462,8 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     int nccl = strcmp(q->algo, "nccl") == 0;
     double times[RUN_MAX_ROWS];
-    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, nccl, nccl ? q->nccl_algo : NULL, out,
-                         times, RUN_MAX_ROWS);
+    int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, nccl, nccl ? q->nccl_algo : NULL,
+                         q->nccl_algos, out, times, RUN_MAX_ROWS);
     int best = lowest(times, k), m = 0;
     if (k < 0 || best < 0) return k < 0 ? k : 0;    /* BATON_EWHOLE, or nothing */
     if (!nccl) return out[0] = out[best], 1;       /* auto: the lowest; nccl: every row near it */
@@ -614,6 +616,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     run_out_t best = {0};
     for (int pr = first; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
         const algo_t *rows[RUN_MAX_ROWS];
+        if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;   /* NCCL_PROTO */
         int k = choose(t, q, o, (proto_t)pr, rows);
         if (k < 0) return err_set(e, k, "%s is folded: %s's closed forms need every rank", topo_name(t), q->algo);
         if (k == 0 && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */

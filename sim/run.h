@@ -38,6 +38,10 @@ typedef struct run_req {
                                 NCCL's TUNING lines (validate's own guess beside NCCL's word) */
     const char *nccl_algo;   /* -a nccl among baton's rows of this NCCL algorithm only (algo_t.nccl;
                                 set by run_collective from a library rule's nccl_algo); NULL: all */
+    unsigned nccl_algos;     /* -a nccl among NCCL's algorithms of these bits only (algo_nccl_index;
+                                a log's NCCL_ALGO); 0: all */
+    unsigned protos;         /* --proto auto among these protocols only (bits 1 << proto_t; a log's
+                                NCCL_PROTO); 0: all */
     int gpus_per_thread;     /* GPUs one host thread launches on in turn (nccl-tests -g);
                                 each beyond the first adds the topology's `launch` */
 } run_req_t;

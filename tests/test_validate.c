@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../algorithms/algo.h"
 #include "../models/gpu.h"
 #include "../models/fit.h"
 #include "../topologies/topo_yaml.h"
@@ -1117,5 +1119,62 @@ Test(validate, a_log_on_other_hosts_is_named) {
     cr_assert_eq(th_cli("validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/interleaved-hosts.txt", &out,
                         0), 0, "%s", out);
     cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);
+    free(out);
+}
+
+/* NCCL_ALGO / NCCL_PROTO as NCCL says they were set: NCCL ran only what they
+ * leave it, so -a nccl (and --proto auto) pick only among that; the
+ * per-function form and exclusions read as NCCL reads them. */
+static unsigned env_mask_of(const char *algo, const char *proto, int want_algo, int *unread) {
+    char path[] = "/tmp/baton-env-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "$ ./build/all_reduce_perf -g 2\n# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor)\n");
+    if (algo) fprintf(f, "h:1:1 [0] NCCL INFO NCCL_ALGO set by environment to %s\n", algo);
+    if (proto) fprintf(f, "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to %s\n", proto);
+    fprintf(f, "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+               "           8             2     float     sum      -1    10.20    0.00    0.00      0    10.10    0.00    0.00      0\n");
+    fclose(f);
+    nt_log_t l;
+    baton_err_t e = {0};
+    cr_assert_eq(nt_parse(path, 0, &l, &e), 0, "%s", e.msg);
+    unlink(path);
+    const nt_env_t *x = want_algo ? &l.env_algo : &l.env_proto;
+    unsigned m = x->mask;
+    *unread = x->unread;
+    nt_free(&l);
+    return m;
+}
+
+Test(nccltests, environment_lists) {
+    int unread;
+    cr_expect_eq(env_mask_of("Ring", NULL, 1, &unread), 1u << algo_nccl_index("ring"));
+    cr_expect_eq(env_mask_of("tree,NVLSTree", NULL, 1, &unread),
+                 (1u << algo_nccl_index("tree")) | (1u << algo_nccl_index("nvls_tree")));
+    cr_expect_eq(env_mask_of("allgather:ring;allreduce:nvls", NULL, 1, &unread), 1u << algo_nccl_index("nvls"));
+    cr_expect_eq(env_mask_of("allgather:ring", NULL, 1, &unread), 0u, "another collective's: all left");
+    cr_expect_eq(env_mask_of(NULL, "^LL128", 0, &unread), (1u << PROTO_LL) | (1u << PROTO_SIMPLE));
+    cr_expect_eq(env_mask_of(NULL, "Simple", 0, &unread), 1u << PROTO_SIMPLE);
+    cr_expect_eq(env_mask_of("Ring,Hypercube", NULL, 1, &unread), 0u);
+    cr_expect_eq(unread, 1, "a name baton does not know: unread, nothing restricted");
+}
+
+Test(validate, the_logs_nccl_algo_and_proto_are_followed) {
+    char *out;
+    cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --nccl-tests tests/data/nccl/env-ring.txt", &out, 0), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "env-ring.txt:3: NCCL_ALGO=Ring set: -a nccl picks only among what it leaves NCCL") != NULL,
+              "%s", out);
+    /* without the lines -a nccl runs dbtree and nvls here, and LL128 is NCCL's on NVLink */
+    const char *rows = strstr(out, "model\n");
+    cr_assert_not_null(rows, "%s", out);
+    cr_expect(strstr(rows, "tree/") == NULL && strstr(rows, "nvls") == NULL && strstr(rows, "LL128") == NULL, "%s", out);
+    cr_expect(strstr(rows, "ring/LL") != NULL && strstr(rows, "ring/Simple") != NULL, "%s", out);
+    free(out);
+    /* -a given: the user's word, and a note */
+    cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml -a dbtree --nccl-tests tests/data/nccl/env-ring.txt", &out, 0),
+                 0, "%s", out);
+    cr_expect(strstr(out, "NCCL_ALGO=Ring set; -a given here instead") != NULL && strstr(out, "dbtree/") != NULL, "%s", out);
     free(out);
 }

@@ -40,7 +40,8 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
         double t = row_time(log->coll, r, &disturbed);
         if (r->bytes == 0 || t <= 0) continue;            /* nothing was measured */
         (*out)[(*n)++] = (cal_sample_t){.coll = log->coll, .bytes = r->bytes, .meas_s = t * 1e-6, .line = r->line,
-                                          .gpus_per_thread = log->gpus_per_thread, .disturbed = disturbed};
+                                          .gpus_per_thread = log->gpus_per_thread, .disturbed = disturbed,
+                                          .nccl_algos = log->env_algo.mask, .protos = log->env_proto.mask};
     }
     return 0;
 }
@@ -49,7 +50,8 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
                 proto_t *proto, baton_err_t *e) {
     run_req_t r = {.coll = s->coll, .algo = q->algo, .bytes = s->bytes, .proto = q->proto, .predict = !q->des,
                    .opts = q->opts, .gpus_per_thread = s->gpus_per_thread, .contention = (contention_t)q->contention,
-                   .nccl_sizing = q->nccl_sizing, .unsaid = q->unsaid};
+                   .nccl_sizing = q->nccl_sizing, .unsaid = q->unsaid,
+                   .nccl_algos = s->nccl_algos, .protos = s->protos};      /* as the log's NCCL was told */
     run_out_t o;
     if (s->machine) t = s->machine;
     int rc = q->nccl_model ? plan_run(t, &r, &o, e) : run_collective(t, &r, &o, e);

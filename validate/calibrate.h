@@ -31,6 +31,8 @@ typedef struct cal_sample {
     int disturbed;            /* 1: the row's two columns ran the same transfers and one was more
                                  than a fifth slower: meas_s is the faster (cal_samples) */
     int gpus_per_thread;      /* the log's -g: launches one host thread makes in turn */
+    unsigned nccl_algos;      /* what the log's NCCL_ALGO and NCCL_PROTO left NCCL (run_req_t; 0: all) */
+    unsigned protos;
     topo_t *machine;          /* NULL: the fit's machine; else the same file at the log's
                                  node count (a joint fit over several node counts: every
                                  fitted value goes into each such machine too) */

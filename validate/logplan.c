@@ -109,6 +109,8 @@ int logplan_read(topo_t *const *m, int nm, const cal_req_t *q, const cal_sample_
                  int *nout, baton_err_t *e) {
     *nout = 0;
     if (strcmp(q->algo, "nccl") || q->proto != RUN_PROTO_AUTO || q->des || q->nccl_model || n < 2) return 0;
+    for (int i = 0; i < n; i++)
+        if (s[i].nccl_algos || s[i].protos) return 0;    /* NCCL was told what to run: no plan to read */
     row_t rows[MAX_ROWS];
     int k = rows_of(m[0], rows), *idx = malloc((size_t)n * sizeof *idx), rc = 0, cnt = 0;
     double *off = malloc((size_t)n * sizeof *off), *err = malloc((size_t)n * (k ? k : 1) * sizeof *err);

@@ -348,6 +348,7 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
                      "reduce and alltoall logs, not point-to-point or scatter/gather tests", path, st.other_line, st.other);
     if (rc == 0 && out->nrows == 0) rc = err_set(e, BATON_EPARSE, "%s: no result rows (is this an nccl-tests log?)", path);
     count_hosts(&st);
+    tuninglines_env(out);
     free(st.host);
     out->stated_ranks = st.rank_lines > 0 ? st.rank_lines : st.nthread * st.ngpus;
     out->ranks = ranks > 0 ? ranks : out->stated_ranks;

@@ -41,6 +41,15 @@ typedef struct nt_plan {
                                 protocol or channel count: the first is kept */
 } nt_plan_t;
 
+/* NCCL_ALGO or NCCL_PROTO as NCCL said it was set ("NCCL INFO NCCL_ALGO set
+ * by environment to Ring"): NCCL ran only what it allows. */
+typedef struct nt_env {
+    char list[64];           /* as set: "Ring,Tree", "^LL128", "allreduce:tree;allgather:ring" */
+    int line;                /* 0: the log does not say */
+    unsigned mask;           /* for the log's collective: bits algo_nccl_index / proto_t; 0: all */
+    int unread;              /* 1: a name baton does not know (mask 0) */
+} nt_env_t;
+
 typedef struct nt_log {
     coll_t coll;
     int coll_guessed;        /* the log names no test (all_reduce_perf, ...): coll is read off its
@@ -62,6 +71,7 @@ typedef struct nt_log {
     int wrong_rows;          /* rows whose #wrong column counts wrong elements (nccl-tests FAILED):
                                 timed, but a broken collective's time; wrong_line the first */
     int wrong_line;
+    nt_env_t env_algo, env_proto;   /* NCCL_ALGO, NCCL_PROTO (tuninglines_env) */
     int tuning_skipped;      /* TUNING lines baton cannot follow (an unknown algorithm or form) */
     int tuning_skipped_line; /* the first of them, and what it was */
     char tuning_skipped_why[96];

@@ -17,4 +17,10 @@
  * or form), 0 if not, -1 on error. */
 int tuninglines_read(nt_log_t *log, int *cap, const char *s, int line, baton_err_t *e);
 
+/* NCCL_ALGO and NCCL_PROTO as the log's "set by environment" lines gave
+ * them (read by tuninglines_read) into masks for the log's collective:
+ * algorithms by algo_nccl_index, protocols by proto_t; unread where a name
+ * is not one baton knows (then no mask). Call once the collective is known. */
+void tuninglines_env(nt_log_t *log);
+
 #endif

@@ -333,6 +333,26 @@ static void other_hosts(const val_args_t *a, const topo_t *on, const nt_log_t *l
             nodes > 1 ? "s" : "", r / nodes);
 }
 
+/* NCCL_ALGO and NCCL_PROTO the log says were set: -a nccl (and --proto
+ * auto) run only what they leave NCCL; a list baton cannot read is named. */
+static void note_env(const val_args_t *a, const nt_log_t *log, const char *path) {
+    const nt_env_t *x[2] = {&log->env_algo, &log->env_proto};
+    const char *var[2] = {"NCCL_ALGO", "NCCL_PROTO"};
+    int used[2] = {strcmp(a->algo, "nccl") == 0 && !a->nccl_model, a->proto == RUN_PROTO_AUTO && !a->nccl_model};
+    for (int i = 0; i < 2; i++) {
+        if (x[i]->line == 0) continue;
+        if (x[i]->unread)
+            fprintf(stderr, "baton %s: warning: %s:%d: %s=%s, which baton cannot read: it plans as if it were not set\n",
+                    cmd_of(a), path, x[i]->line, var[i], x[i]->list);
+        else if (x[i]->mask && used[i])
+            fprintf(stderr, "baton %s: note: %s:%d: %s=%s set: %s picks only among what it leaves NCCL\n", cmd_of(a),
+                    path, x[i]->line, var[i], x[i]->list, i == 0 ? "-a nccl" : "--proto auto");
+        else if (x[i]->mask && !a->nccl_model)
+            fprintf(stderr, "baton %s: note: %s:%d: %s=%s set; %s given here instead\n", cmd_of(a), path, x[i]->line,
+                    var[i], x[i]->list, i == 0 ? "-a" : "--proto");
+    }
+}
+
 /* All logs' samples, each on the machine of its rank count. */
 static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
     topo_t *t = ms->t;
@@ -368,6 +388,7 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
         }
         other_gpu(a, t, &log, a->logs[i]);
         other_hosts(a, on, &log, a->logs[i]);
+        note_env(a, &log, a->logs[i]);
         if (log.wrong_rows)
             fprintf(stderr, "baton %s: warning: %s:%d: #wrong is not 0 in %d row%s: the collective returned wrong data "
                     "there, so %s time is a broken run's\n", cmd_of(a), a->logs[i], log.wrong_line, log.wrong_rows,
