@@ -138,6 +138,7 @@ static double time_for(const tuning_machine_t *m, const run_req_t *q, tuning_alg
     double best = -1;
     for (int p = PROTO_LL; p <= PROTO_SIMPLE; p++) {
         if (q->proto != RUN_PROTO_AUTO && q->proto != p) continue;
+        if (q->proto == RUN_PROTO_AUTO && q->protos && !(q->protos >> p & 1)) continue;   /* a log's NCCL_PROTO */
         double x = tuning_time(m, q->coll, a, (proto_t)p, q->bytes);
         if (x >= 0 && (best < 0 || x < best)) best = x, *pr = (proto_t)p;
     }
@@ -153,9 +154,10 @@ int plan_run(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e) {
     int rc = plan_machine(t, &q->opts, &m, e);
     if (rc < 0) return rc;
     if (q->proto == PROTO_NONE) return err_set(e, BATON_EINVAL, "--model nccl: NCCL has no --proto none (LL, LL128, Simple or auto)");
-    if (run_is_auto(q->algo)) {
-        if (q->proto == RUN_PROTO_AUTO) { if (tuning_pick(&m, q->coll, q->bytes, &a, &pr, &time) < 0) time = -1; }
-        else for (int i = 0; i < TUNING_ALGO_COUNT; i++) {
+    if (run_is_auto(q->algo)) {             /* tuning_pick's loop, within a log's NCCL_ALGO and NCCL_PROTO */
+        for (int i = 0; i < TUNING_ALGO_COUNT; i++) {
+            int k = algo_nccl_index_of_name(tuning_algo_name((tuning_algo_t)i));
+            if (q->nccl_algos && k >= 0 && !(q->nccl_algos >> k & 1)) continue;
             proto_t p2;
             double x = time_for(&m, q, (tuning_algo_t)i, &p2);
             if (x >= 0 && (time < 0 || x < time)) time = x, a = (tuning_algo_t)i, pr = p2;

@@ -1177,4 +1177,9 @@ Test(validate, the_logs_nccl_algo_and_proto_are_followed) {
                  0, "%s", out);
     cr_expect(strstr(out, "NCCL_ALGO=Ring set; -a given here instead") != NULL && strstr(out, "dbtree/") != NULL, "%s", out);
     free(out);
+    /* NCCL's own tables pick within them too (nvls/Simple at 256 MiB without) */
+    cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --model nccl --nccl-tests tests/data/nccl/env-ring.txt", &out,
+                        1), 0, "%s", out);
+    cr_expect(strstr(out, "nvls") == NULL && strstr(out, "ring/Simple") != NULL, "%s", out);
+    free(out);
 }

@@ -338,7 +338,7 @@ static void other_hosts(const val_args_t *a, const topo_t *on, const nt_log_t *l
 static void note_env(const val_args_t *a, const nt_log_t *log, const char *path) {
     const nt_env_t *x[2] = {&log->env_algo, &log->env_proto};
     const char *var[2] = {"NCCL_ALGO", "NCCL_PROTO"};
-    int used[2] = {strcmp(a->algo, "nccl") == 0 && !a->nccl_model, a->proto == RUN_PROTO_AUTO && !a->nccl_model};
+    int used[2] = {strcmp(a->algo, "nccl") == 0, a->proto == RUN_PROTO_AUTO};
     for (int i = 0; i < 2; i++) {
         if (x[i]->line == 0) continue;
         if (x[i]->unread)
@@ -347,7 +347,7 @@ static void note_env(const val_args_t *a, const nt_log_t *log, const char *path)
         else if (x[i]->mask && used[i])
             fprintf(stderr, "baton %s: note: %s:%d: %s=%s set: %s picks only among what it leaves NCCL\n", cmd_of(a),
                     path, x[i]->line, var[i], x[i]->list, i == 0 ? "-a nccl" : "--proto auto");
-        else if (x[i]->mask && !a->nccl_model)
+        else if (x[i]->mask)
             fprintf(stderr, "baton %s: note: %s:%d: %s=%s set; %s given here instead\n", cmd_of(a), path, x[i]->line,
                     var[i], x[i]->list, i == 0 ? "-a" : "--proto");
     }
