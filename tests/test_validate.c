@@ -1120,6 +1120,19 @@ Test(validate, a_log_on_other_hosts_is_named) {
                         0), 0, "%s", out);
     cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);
     free(out);
+    /* a pod per GPU: 16 host names, but NCCL's own INIT line counts 2 nodes */
+    cr_assert_eq(nt_parse("tests/data/nccl/pods.txt", 0, &l, &e), 0, "%s", e.msg);
+    cr_expect_eq(l.hosts, 16);
+    cr_expect_eq(l.nccl_nodes, 2);
+    nt_free(&l);
+    cr_assert_eq(th_cli("validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/pods.txt", &out, 0), 0, "%s",
+                 out);
+    cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/cluster-pcie.yaml --nccl-tests tests/data/nccl/pods.txt", &out, 0), 0, "%s",
+                 out);
+    cr_expect(strstr(out, "ran on 2 nodes (NCCL's nNodes); cluster-pcie puts its 16 ranks on 8 nodes of 2") != NULL, "%s", out);
+    free(out);
 }
 
 /* NCCL_ALGO / NCCL_PROTO as NCCL says they were set: NCCL ran only what they

@@ -326,6 +326,11 @@ static int parse_line(state_t *st, char *s, int line, const char *path, baton_er
     while (*c == ' ' || *c == '\t') c++;
     if (info == NULL || *c == '#') return row_text(st, s, line, 0, path, e);   /* a comment naming NCCL's lines */
     if (tuninglines_read(st->log, &st->plan_cap, info, line, e) < 0) return -1;
+    const char *nr = strstr(info, " nRanks ");
+    int ranks, nodes, local;
+    if (nr && !st->log->nccl_nodes && sscanf(nr, " nRanks %d nNodes %d localRanks %d", &ranks, &nodes, &local) == 3 &&
+        nodes > 0 && nodes <= ranks)
+        st->log->nccl_nodes = nodes;
     char *at = info_start(s, info);
     *at = '\0';
     return row_text(st, s, line, 1, path, e);

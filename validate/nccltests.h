@@ -62,6 +62,8 @@ typedef struct nt_log {
     char device[64];         /* the first Rank line's GPU ("NVIDIA H200"); "" where none says */
     int hosts;               /* the hosts the Rank lines name ("on HOST device"); 0: unknown */
     int per_host;            /* ranks on each, where every host has as many; 0 otherwise */
+    int nccl_nodes;          /* NCCL's own count ("comm 0x.. rank 0 nRanks 16 nNodes 2 localRanks 8",
+                                2.2x INIT lines; by host hash, so pods per GPU count as one); 0 unsaid */
     nt_row_t *rows;
     int nrows;
     nt_plan_t *plan;         /* one per (collective, nBytes) NCCL's TUNING lines name */

@@ -325,12 +325,14 @@ static void other_gpu(const val_args_t *a, const topo_t *t, const nt_log_t *log,
 static void other_hosts(const val_args_t *a, const topo_t *on, const nt_log_t *log, const char *path) {
     int r = topo_whole_ranks(on), g = topo_params_c(on)->group_size;
     int nodes = g > 0 && g < r && r % g == 0 ? r / g : 1;
-    if (log->hosts <= 0 || log->hosts == nodes || log->ranks != r) return;
+    int hosts = log->nccl_nodes ? log->nccl_nodes : log->hosts;       /* NCCL's own word first */
+    if (hosts <= 0 || hosts == nodes || log->ranks != r) return;
     char each[48] = "";
-    if (log->per_host > 0) snprintf(each, sizeof each, ", %d GPU%s each", log->per_host, log->per_host > 1 ? "s" : "");
-    fprintf(stderr, "baton %s: warning: %s ran on %d host%s%s; %s puts its %d ranks on %d node%s of %d: is this the "
-            "machine it ran on?\n", cmd_of(a), path, log->hosts, log->hosts > 1 ? "s" : "", each, topo_name(on), r, nodes,
-            nodes > 1 ? "s" : "", r / nodes);
+    if (log->nccl_nodes == 0 && log->per_host > 0)
+        snprintf(each, sizeof each, ", %d GPU%s each", log->per_host, log->per_host > 1 ? "s" : "");
+    fprintf(stderr, "baton %s: warning: %s ran on %d %s%s; %s puts its %d ranks on %d node%s of %d: is this the machine it "
+            "ran on?\n", cmd_of(a), path, hosts, log->nccl_nodes ? (hosts > 1 ? "nodes (NCCL's nNodes)" : "node (NCCL's nNodes)")
+            : hosts > 1 ? "hosts" : "host", each, topo_name(on), r, nodes, nodes > 1 ? "s" : "", r / nodes);
 }
 
 /* NCCL_ALGO and NCCL_PROTO the log says were set: -a nccl (and --proto
