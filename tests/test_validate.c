@@ -1084,6 +1084,15 @@ Test(validate, a_log_of_another_gpu_is_named) {
     cr_assert_eq(th_cli(args, &out, 0), 0, "%s", out);
     cr_expect(strstr(out, "ran on NVIDIA A100-SXM4-40GB (ampere); hgx-h100's GPU is h100-sxm (hopper)") != NULL, "%s", out);
     free(out);
+    /* --json carries it, for a script that never sees stderr */
+    snprintf(args, sizeof args, "validate -t topologies/hgx-h100.yaml --json --nccl-tests %s", a100);
+    cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"messages\":[\"warning: validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt ran "
+                          "on NVIDIA A100-SXM4-40GB (ampere)") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "validate -t topologies/hgx-a100.yaml --json --nccl-tests %s", a100);
+    cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"messages\":[]") != NULL, "%s", out);
     snprintf(args, sizeof args, "validate -t topologies/hgx-a100.yaml --nccl-tests %s", a100);
     cr_assert_eq(th_cli(args, &out, 0), 0, "%s", out);
     cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);

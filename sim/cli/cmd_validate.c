@@ -1,5 +1,6 @@
 /* cmd_validate.c - `baton validate` and `baton calibrate` on nccl-tests logs. */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,7 @@ static const char help_common[] =
     "                         all_reduce_perf ...: baton reads it off the columns\n"
     "                         otherwise, where all_gather and alltoall look alike)\n";
 
+#define VAL_MAX_SAID 64
 typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
     const char *logs[64];
@@ -103,6 +105,8 @@ typedef struct {
     int nlogged;
     char nccl[64];           /* the NCCL versions the logs state, distinct, ", " between */
     char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
+    char *said[VAL_MAX_SAID];          /* what say() printed about the logs, for --json's "messages" */
+    int nsaid;
 } val_args_t;
 
 static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
@@ -200,6 +204,36 @@ static int has_nodes(const topo_t *t) {
 /* The command's name, for what it says on stderr. */
 static const char *cmd_of(const val_args_t *a) { return a->calibrate ? "calibrate" : "validate"; }
 
+/* A warning or note about the logs: on stderr as it happens, and kept for
+ * --json ("messages"), where a script reads what a person would see. */
+__attribute__((format(printf, 3, 4)))
+static void say(val_args_t *a, const char *kind, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "baton %s: %s: %s\n", cmd_of(a), kind, msg);
+    size_t n = strlen(kind) + strlen(msg) + 3;
+    char *kept = a->nsaid < VAL_MAX_SAID ? malloc(n) : NULL;
+    if (kept == NULL) return;
+    snprintf(kept, n, "%s: %s", kind, msg);
+    a->said[a->nsaid++] = kept;
+}
+
+/* The messages say() kept, as a JSON member. */
+static void json_said(const val_args_t *a) {
+    char esc[2048];
+    printf(",\"messages\":[");
+    for (int i = 0; i < a->nsaid; i++) printf("%s\"%s\"", i ? "," : "", report_json_escape(a->said[i], esc, sizeof esc));
+    printf("]");
+}
+
+static void said_free(val_args_t *a) {
+    for (int i = 0; i < a->nsaid; i++) free(a->said[i]);
+    a->nsaid = 0;
+}
+
 /* The machines of one run: the topology, and the same file at other node
  * counts for logs that ran on another number of nodes. */
 typedef struct {
@@ -239,12 +273,11 @@ static void read_logged_plan(val_args_t *a, const nt_log_t *log, const char *pat
     if (!follows_logs(a)) return;
     tuningplan_rules(log, topo_whole_ranks(on), a->logged, &a->nlogged, TOPO_MAX_LIB_RULES);
     if (log->tuning_skipped)
-        fprintf(stderr, "baton %s: warning: %s:%d: %s (%d such line%s): those sizes keep -a nccl's plan\n", cmd_of(a), path,
-                log->tuning_skipped_line, log->tuning_skipped_why, log->tuning_skipped, log->tuning_skipped > 1 ? "s" : "");
+        say(a, "warning", "%s:%d: %s (%d such line%s): those sizes keep -a nccl's plan", path, log->tuning_skipped_line, log->tuning_skipped_why, log->tuning_skipped, log->tuning_skipped > 1 ? "s" : "");
     for (int i = 0; i < log->nplan; i++)
         if (log->plan[i].disagree)
-            fprintf(stderr, "baton %s: warning: %s:%d: NCCL's TUNING lines name more than one plan for %llu bytes; the first "
-                    "is kept\n", cmd_of(a), path, log->plan[i].line, (unsigned long long)log->plan[i].bytes);
+            say(a, "warning", "%s:%d: NCCL's TUNING lines name more than one plan for %llu bytes; the first is kept", path,
+                log->plan[i].line, (unsigned long long)log->plan[i].bytes);
 }
 
 /* The samples whose machine follows a plan NCCL's lines gave. */
@@ -278,8 +311,8 @@ static void note_version(val_args_t *a, const topo_t *t, const nt_log_t *log, co
     if (!v[0]) return;
     minor_of(v, mine, sizeof mine);
     if (rec[0] && !strstr(rec, mine))
-        fprintf(stderr, "baton %s: warning: %s ran NCCL %s; %s was calibrated on logs of NCCL %s (its plan and protocols "
-                "differ by version)\n", cmd_of(a), path, v, topo_name(t), rec);
+        say(a, "warning", "%s ran NCCL %s; %s was calibrated on logs of NCCL %s (its plan and protocols differ by version)",
+            path, v, topo_name(t), rec);
     if (strstr(a->nccl, v)) return;
     size_t at = strlen(a->nccl);
     if (at + strlen(v) + 3 < sizeof a->nccl) snprintf(a->nccl + at, sizeof a->nccl - at, "%s%s", at ? ", " : "", v);
@@ -295,7 +328,7 @@ static void show_progress(void *ctx, long trials, int sizes) {
 /* What a log ran: the test it names, else -c, else what its columns say,
  * with a note where that is all_gather_perf's columns, which alltoall_perf
  * prints too (redop none, root -1, a rank's count). */
-static int logged_collective(const val_args_t *a, nt_log_t *log, const char *path, baton_err_t *e) {
+static int logged_collective(val_args_t *a, nt_log_t *log, const char *path, baton_err_t *e) {
     int c = a->coll ? coll_parse(a->coll) : -1;
     if (a->coll && c < 0) return err_set(e, BATON_EINVAL, "-c %s: not a collective%s", a->coll, coll_hint(a->coll));
     if (c >= 0 && !log->coll_guessed && log->coll != (coll_t)c)
@@ -303,26 +336,25 @@ static int logged_collective(const val_args_t *a, nt_log_t *log, const char *pat
                        coll_name((coll_t)c));
     if (c >= 0) log->coll = (coll_t)c;
     else if (log->coll_guessed && log->coll == COLL_ALLGATHER)
-        fprintf(stderr, "baton %s: note: %s names no test (all_gather_perf, ...): read as an allgather from its "
-                "columns, which alltoall_perf prints too; -c alltoall if it was that\n", cmd_of(a), path);
+        say(a, "note", "%s names no test (all_gather_perf, ...): read as an allgather from its columns, which "
+            "alltoall_perf prints too; -c alltoall if it was that", path);
     return 0;
 }
 
 /* A log of another GPU generation than the machine's (an A100 log against
  * hgx-h100) is answered, but likely by mistake: say so. */
-static void other_gpu(const val_args_t *a, const topo_t *t, const nt_log_t *log, const char *path) {
+static void other_gpu(val_args_t *a, const topo_t *t, const nt_log_t *log, const char *path) {
     const topo_params_t *tp = topo_params_c(t);
     const char *fam = log->device[0] ? gpu_family_of_device(log->device) : NULL;
     if (fam == NULL || !tp->has_gpu || !tp->gpu.family[0] || strcmp(fam, tp->gpu.family) == 0) return;
-    fprintf(stderr, "baton %s: warning: %s ran on %s (%s); %s's GPU is %s (%s): is this the machine it ran on?\n",
-            cmd_of(a), path, log->device, fam, topo_name(t), tp->gpu.name, tp->gpu.family);
+    say(a, "warning", "%s ran on %s (%s); %s's GPU is %s (%s): is this the machine it ran on?", path, log->device, fam, topo_name(t), tp->gpu.name, tp->gpu.family);
 }
 
 /* A log whose Rank lines put its ranks on other hosts than the machine
  * puts them on nodes (16 ranks on 4 hosts against 8-GPU nodes) is answered
  * for a machine it did not run on: say so. A pod or container per GPU names
  * each GPU's host alone, hence a warning, not an error. */
-static void other_hosts(const val_args_t *a, const topo_t *on, const nt_log_t *log, const char *path) {
+static void other_hosts(val_args_t *a, const topo_t *on, const nt_log_t *log, const char *path) {
     int r = topo_whole_ranks(on), g = topo_params_c(on)->group_size;
     int nodes = g > 0 && g < r && r % g == 0 ? r / g : 1;
     int hosts = log->nccl_nodes ? log->nccl_nodes : log->hosts;       /* NCCL's own word first */
@@ -330,28 +362,26 @@ static void other_hosts(const val_args_t *a, const topo_t *on, const nt_log_t *l
     char each[48] = "";
     if (log->nccl_nodes == 0 && log->per_host > 0)
         snprintf(each, sizeof each, ", %d GPU%s each", log->per_host, log->per_host > 1 ? "s" : "");
-    fprintf(stderr, "baton %s: warning: %s ran on %d %s%s; %s puts its %d ranks on %d node%s of %d: is this the machine it "
-            "ran on?\n", cmd_of(a), path, hosts, log->nccl_nodes ? (hosts > 1 ? "nodes (NCCL's nNodes)" : "node (NCCL's nNodes)")
+    say(a, "warning", "%s ran on %d %s%s; %s puts its %d ranks on %d node%s of %d: is this the machine it ran on?", path,
+        hosts, log->nccl_nodes ? (hosts > 1 ? "nodes (NCCL's nNodes)" : "node (NCCL's nNodes)")
             : hosts > 1 ? "hosts" : "host", each, topo_name(on), r, nodes, nodes > 1 ? "s" : "", r / nodes);
 }
 
 /* NCCL_ALGO and NCCL_PROTO the log says were set: -a nccl (and --proto
  * auto) run only what they leave NCCL; a list baton cannot read is named. */
-static void note_env(const val_args_t *a, const nt_log_t *log, const char *path) {
+static void note_env(val_args_t *a, const nt_log_t *log, const char *path) {
     const nt_env_t *x[2] = {&log->env_algo, &log->env_proto};
     const char *var[2] = {"NCCL_ALGO", "NCCL_PROTO"};
     int used[2] = {strcmp(a->algo, "nccl") == 0, a->proto == RUN_PROTO_AUTO};
     for (int i = 0; i < 2; i++) {
         if (x[i]->line == 0) continue;
         if (x[i]->unread)
-            fprintf(stderr, "baton %s: warning: %s:%d: %s=%s, which baton cannot read: it plans as if it were not set\n",
-                    cmd_of(a), path, x[i]->line, var[i], x[i]->list);
+            say(a, "warning", "%s:%d: %s=%s, which baton cannot read: it plans as if it were not set", path, x[i]->line,
+                var[i], x[i]->list);
         else if (x[i]->mask && used[i])
-            fprintf(stderr, "baton %s: note: %s:%d: %s=%s set: %s picks only among what it leaves NCCL\n", cmd_of(a),
-                    path, x[i]->line, var[i], x[i]->list, i == 0 ? "-a nccl" : "--proto auto");
+            say(a, "note", "%s:%d: %s=%s set: %s picks only among what it leaves NCCL", path, x[i]->line, var[i], x[i]->list, i == 0 ? "-a nccl" : "--proto auto");
         else if (x[i]->mask)
-            fprintf(stderr, "baton %s: note: %s:%d: %s=%s set; %s given here instead\n", cmd_of(a), path, x[i]->line,
-                    var[i], x[i]->list, i == 0 ? "-a" : "--proto");
+            say(a, "note", "%s:%d: %s=%s set; %s given here instead", path, x[i]->line, var[i], x[i]->list, i == 0 ? "-a" : "--proto");
     }
 }
 
@@ -392,8 +422,8 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
         other_hosts(a, on, &log, a->logs[i]);
         note_env(a, &log, a->logs[i]);
         if (log.wrong_rows)
-            fprintf(stderr, "baton %s: warning: %s:%d: #wrong is not 0 in %d row%s: the collective returned wrong data "
-                    "there, so %s time is a broken run's\n", cmd_of(a), a->logs[i], log.wrong_line, log.wrong_rows,
+            say(a, "warning", "%s:%d: #wrong is not 0 in %d row%s: the collective returned wrong data there, so %s time is "
+                "a broken run's", a->logs[i], log.wrong_line, log.wrong_rows,
                     log.wrong_rows > 1 ? "s" : "", log.wrong_rows > 1 ? "their" : "its");
         read_logged_plan(a, &log, a->logs[i], on);
         note_version(a, t, &log, a->logs[i]);
@@ -497,10 +527,12 @@ typedef struct {
     double band_lo, band_hi;  /* % */
     int folds;
     int logged;               /* sizes whose plan the logs' TUNING lines gave */
+    const val_args_t *args;   /* its messages about the logs (say), for JSON; NULL: none */
 } val_extra_t;
 
 static void json_extra(const val_extra_t *x) {
     printf(",\"plan_logged_sizes\":%d", x->logged);
+    if (x->args) json_said(x->args);
     if (x->cv_mape >= 0) printf(",\"cv_folds\":%d,\"cv_mape_pct\":%.4f,\"band_pct\":[%.4f,%.4f]", x->folds, x->cv_mape, x->band_lo, x->band_hi);
     if (x->fit == NULL) return;
     printf(",\"replanned\":%s,\"links_kept\":%s,\"parameters\":[", x->fit->replanned ? "true" : "false",
@@ -609,7 +641,7 @@ static topo_t *fresh_machine(void *ctx, baton_err_t *e) {
 static int cross_validate(const val_args_t *a, const cal_req_t *q, cal_sample_t *s, int n, val_extra_t *x, baton_err_t *e) {
     cal_cv_t cv = {0};
     int rc = cal_cross_validate(fresh_machine, (void *)a, q, s, n, a->cv, &cv, e);
-    if (rc == 0) *x = (val_extra_t){.fit = x->fit, .logged = x->logged, .cv_mape = cv.mape_pct, .band_lo = cv.band_lo_pct,
+    if (rc == 0) *x = (val_extra_t){.fit = x->fit, .logged = x->logged, .args = x->args, .cv_mape = cv.mape_pct, .band_lo = cv.band_lo_pct,
                                     .band_hi = cv.band_hi_pct, .folds = cv.folds};
     return rc;
 }
@@ -741,7 +773,7 @@ static int run(val_args_t *a, const char *cmd) {
                    .des = a->des, .contention = a->contention, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
                    .fit_efficiency = a->fit_eff, .jobs = par_jobs(),
                    .progress = a->calibrate && a->des && isatty(2) ? show_progress : NULL};
-    val_extra_t x = {.cv_mape = -1, .logged = rc == 0 && follows_logs(a) ? logged_samples(t, s, n) : 0};
+    val_extra_t x = {.cv_mape = -1, .logged = rc == 0 && follows_logs(a) ? logged_samples(t, s, n) : 0, .args = a};
     if (rc == 0 && a->nccl_model && (a->calibrate || host))
         rc = err_set(&e, BATON_EINVAL, "--model nccl is NCCL's fixed tables: nothing to fit (use closed or des)");
     cal_fit_t f;
@@ -764,6 +796,7 @@ static int run(val_args_t *a, const char *cmd) {
     free(file_of);
     for (int i = 0; i < ms.nother; i++) topo_free(ms.other[i]);
     topo_free(t);
+    said_free(a);
     return rc < 0 ? cmd_fail(cmd, &e) : EXIT_OK;
 }
 
