@@ -9,7 +9,7 @@ BATON=${1:-build/baton}
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-field() { printf '%s' "$1" | sed -n "s/.*\"$2\":\\([0-9.eE+-]*\\).*/\\1/p"; }
+field() { printf '%s' "$1" | grep -o "\"$2\":[0-9.eE+-]*" | head -n 1 | cut -d: -f2; }   # the first: top level
 now() { date +%s.%N; }
 printf '| log | machine | closed forms | simulator, fifo | simulator, fair |\n|---|---|---|---|---|\n'
 : > "$tmp/times"

@@ -33,7 +33,7 @@ scored=$(mktemp)
 cal=$(mktemp -d)
 trap 'rm -rf "$tmp" "$tmp2" "$tmpc" "$tmpm" "$tmpt" "$tmpd" "$plans" "$scored" "$cal"' EXIT
 pct() { if [ -n "$1" ]; then printf '%.1f %%' "$1"; else printf -- '-'; fi; }
-field() { printf '%s' "$1" | sed -n "s/.*\"$2\":\\([0-9.eE+-]*\\).*/\\1/p"; }
+field() { printf '%s' "$1" | grep -o "\"$2\":[0-9.eE+-]*" | head -n 1 | cut -d: -f2; }   # the first: top level
 # median FILE [all]: of column 1 over the rows whose column 2 is 0 (not
 # marked), or over every row with 'all'.
 median() {

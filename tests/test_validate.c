@@ -1205,3 +1205,26 @@ Test(validate, the_logs_nccl_algo_and_proto_are_followed) {
     cr_expect(strstr(out, "nvls") == NULL && strstr(out, "ring/Simple") != NULL, "%s", out);
     free(out);
 }
+
+/* Several logs in one validation: each log's own MAPE (JSON "logs", and a
+ * line each) is what validating that log alone says. */
+Test(validate, each_logs_mape_is_its_own_validation) {
+    const char *ar = "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt",
+               *ag = "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allgather.txt";
+    char args[512], *both, *one;
+    snprintf(args, sizeof args, "validate -t topologies/pcie-2gpu.yaml --set p2p=false --json --nccl-tests %s %s", ar, ag);
+    cr_assert_eq(th_cli(args, &both, 1), 0, "%s", both);
+    const char *logs = strstr(both, "\"logs\":[");
+    cr_assert_not_null(logs, "%s", both);
+    const char *files[2] = {ar, ag};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "validate -t topologies/pcie-2gpu.yaml --set p2p=false --json --nccl-tests %s", files[i]);
+        cr_assert_eq(th_cli(args, &one, 1), 0, "%s", one);
+        char want[512];
+        snprintf(want, sizeof want, "{\"log\":\"%s\",\"sizes\":%d,\"mape_pct\":%.4f}", files[i], i == 0 ? 28 : 26,
+                 th_json_num(one, "mape_pct"));
+        cr_expect(strstr(logs, want) != NULL, "%s in %s", want, logs);
+        free(one);
+    }
+    free(both);
+}

@@ -588,6 +588,24 @@ static int table_row(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const
     return 0;
 }
 
+/* Each log's own MAPE where the table holds several (file_of[i]: row i's
+ * log, the same pointer for one log's rows); their count, at most max. */
+typedef struct { const char *file; double mape; int sizes; } val_log_mape_t;
+static int per_log(const cal_sample_t *s, const cal_pred_t *p, int n, const char **file_of, val_log_mape_t *out, int max) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int j = 0;
+        while (j < k && out[j].file != file_of[i]) j++;
+        if (j == k && k == max) continue;
+        if (j == k) out[k++] = (val_log_mape_t){.file = file_of[i]};
+        if (p[i].time_s < 0) continue;
+        out[j].mape += 100 * fabs(p[i].time_s - s[i].meas_s) / s[i].meas_s;
+        out[j].sizes++;
+    }
+    for (int j = 0; j < k; j++) out[j].mape = out[j].sizes ? out[j].mape / out[j].sizes : -1;
+    return k;
+}
+
 /* The table of every sample, then the MAPEs; *fitted the MAPE over the
  * samples a fit used (not held out), for the record. */
 static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, const char **file_of, int json,
@@ -608,11 +626,20 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
         if (table_row(t, q, &s[i], &p[i], file_of[i], json, i == 0, &agree, e) < 0) { free(p); return e->code; }
         disturbed += s[i].disturbed;
     }
+    val_log_mape_t logs[64];
+    int nl = per_log(s, p, n, file_of, logs, 64);
     free(p);
     if (json) {
         printf("],\"mape_pct\":%.4f,\"mape_large_pct\":%s", all, big >= 0 ? "" : "null");
         if (big >= 0) printf("%.4f", big);
         if (held >= 0) printf(",\"mape_held_out_pct\":%.4f", held);
+        printf(",\"logs\":[");
+        for (int j = 0; j < nl; j++) {
+            char esc[1024];
+            printf("%s{\"log\":\"%s\",\"sizes\":%d,\"mape_pct\":%.4f}", j ? "," : "",
+                   report_json_escape(logs[j].file, esc, sizeof esc), logs[j].sizes, logs[j].mape);
+        }
+        printf("]");
         printf(",\"plan_guessed_same\":%d", agree);
         json_extra(x);
         printf("}\n");
@@ -620,6 +647,8 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
     }
     if (disturbed)
         printf("(*) the faster of the log's two columns: the other ran the same transfers more than a fifth slower\n");
+    for (int j = 0; nl > 1 && j < nl; j++)
+        printf("%s: MAPE %.2f %% over %d sizes\n", logs[j].file, logs[j].mape, logs[j].sizes);
     printf("MAPE %.2f %% over %d sizes", all, n);
     if (big >= 0) printf(", %.2f %% for sizes >= 64 MiB", big);
     if (held >= 0) printf(", %.2f %% on the held-out sizes", held);
