@@ -287,8 +287,8 @@ static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const pro
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
         if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs(t, rows[i], pr)))) continue;
         if (family && (rows[i]->nccl == NULL || strcmp(rows[i]->nccl, family))) continue;
-        if (nccl_only && allowed && algo_nccl_index(rows[i]->nccl) >= 0 && !(allowed >> algo_nccl_index(rows[i]->nccl) & 1))
-            continue;                                   /* NCCL_ALGO leaves it out */
+        int ni = nccl_only && allowed ? algo_nccl_index(rows[i]->nccl) : -1;
+        if (ni >= 0 && !(allowed >> ni & 1)) continue;  /* NCCL_ALGO leaves it out */
         if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && helpers_fit(t, rows[i], &s, NULL) < 0)) continue;
         baton_err_t why = {0};
         if (run_algo_model(t, rows[i], &s, m, &am, &why) < 0) {

@@ -225,7 +225,8 @@ static void say(val_args_t *a, const char *kind, const char *fmt, ...) {
 static void json_said(const val_args_t *a) {
     char esc[2048];
     printf(",\"messages\":[");
-    for (int i = 0; i < a->nsaid; i++) printf("%s\"%s\"", i ? "," : "", report_json_escape(a->said[i], esc, sizeof esc));
+    for (int i = 0; i < a->nsaid; i++)
+        printf("%s\"%s\"", i ? "," : "", report_json_escape(a->said[i], esc, sizeof esc));
     printf("]");
 }
 
@@ -273,7 +274,8 @@ static void read_logged_plan(val_args_t *a, const nt_log_t *log, const char *pat
     if (!follows_logs(a)) return;
     tuningplan_rules(log, topo_whole_ranks(on), a->logged, &a->nlogged, TOPO_MAX_LIB_RULES);
     if (log->tuning_skipped)
-        say(a, "warning", "%s:%d: %s (%d such line%s): those sizes keep -a nccl's plan", path, log->tuning_skipped_line, log->tuning_skipped_why, log->tuning_skipped, log->tuning_skipped > 1 ? "s" : "");
+        say(a, "warning", "%s:%d: %s (%d such line%s): those sizes keep -a nccl's plan", path, log->tuning_skipped_line,
+            log->tuning_skipped_why, log->tuning_skipped, log->tuning_skipped > 1 ? "s" : "");
     for (int i = 0; i < log->nplan; i++)
         if (log->plan[i].disagree)
             say(a, "warning", "%s:%d: NCCL's TUNING lines name more than one plan for %llu bytes; the first is kept", path,
@@ -347,7 +349,8 @@ static void other_gpu(val_args_t *a, const topo_t *t, const nt_log_t *log, const
     const topo_params_t *tp = topo_params_c(t);
     const char *fam = log->device[0] ? gpu_family_of_device(log->device) : NULL;
     if (fam == NULL || !tp->has_gpu || !tp->gpu.family[0] || strcmp(fam, tp->gpu.family) == 0) return;
-    say(a, "warning", "%s ran on %s (%s); %s's GPU is %s (%s): is this the machine it ran on?", path, log->device, fam, topo_name(t), tp->gpu.name, tp->gpu.family);
+    say(a, "warning", "%s ran on %s (%s); %s's GPU is %s (%s): is this the machine it ran on?", path, log->device, fam,
+        topo_name(t), tp->gpu.name, tp->gpu.family);
 }
 
 /* A log whose Rank lines put its ranks on other hosts than the machine
@@ -379,9 +382,11 @@ static void note_env(val_args_t *a, const nt_log_t *log, const char *path) {
             say(a, "warning", "%s:%d: %s=%s, which baton cannot read: it plans as if it were not set", path, x[i]->line,
                 var[i], x[i]->list);
         else if (x[i]->mask && used[i])
-            say(a, "note", "%s:%d: %s=%s set: %s picks only among what it leaves NCCL", path, x[i]->line, var[i], x[i]->list, i == 0 ? "-a nccl" : "--proto auto");
+            say(a, "note", "%s:%d: %s=%s set: %s picks only among what it leaves NCCL", path, x[i]->line, var[i],
+                x[i]->list, i == 0 ? "-a nccl" : "--proto auto");
         else if (x[i]->mask)
-            say(a, "note", "%s:%d: %s=%s set; %s given here instead", path, x[i]->line, var[i], x[i]->list, i == 0 ? "-a" : "--proto");
+            say(a, "note", "%s:%d: %s=%s set; %s given here instead", path, x[i]->line, var[i], x[i]->list,
+                i == 0 ? "-a" : "--proto");
     }
 }
 
@@ -423,8 +428,8 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
         note_env(a, &log, a->logs[i]);
         if (log.wrong_rows)
             say(a, "warning", "%s:%d: #wrong is not 0 in %d row%s: the collective returned wrong data there, so %s time is "
-                "a broken run's", a->logs[i], log.wrong_line, log.wrong_rows,
-                    log.wrong_rows > 1 ? "s" : "", log.wrong_rows > 1 ? "their" : "its");
+                "a broken run's", a->logs[i], log.wrong_line, log.wrong_rows, log.wrong_rows > 1 ? "s" : "",
+                log.wrong_rows > 1 ? "their" : "its");
         read_logged_plan(a, &log, a->logs[i], on);
         note_version(a, t, &log, a->logs[i]);
         rc = cal_samples(&log, &s, &m, e);
