@@ -114,6 +114,13 @@ topo_t *th_load(const char *path, const char *sets) {
     return t;
 }
 
+void th_says(const char *args, int rc, const char *text, int present) {
+    char *out;
+    cr_expect_eq(th_cli(args, &out, 0), rc, "baton %s: %s", args, out);
+    cr_expect_eq(strstr(out, text) != NULL, present, "baton %s %s '%s': %s", args, present ? "lacks" : "says", text, out);
+    free(out);
+}
+
 double th_json_num(const char *s, const char *key) {
     char pat[64];
     double v = -1;

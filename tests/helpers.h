@@ -30,6 +30,10 @@ int th_run(topo_t *t, const algo_t *a, uint64_t n, const algo_opts_t *o, verify_
  * stdout_only). */
 int th_cli(const char *args, char **out, int stdout_only);
 
+/* Run `baton ARGS` (stdout and stderr): it exits with rc, and its output
+ * holds text (present 1) or does not (0); a Criterion expectation each. */
+void th_says(const char *args, int rc, const char *text, int present);
+
 /* Split --set values written "a=1,b=2" or "a=1 b=2" (MANIFEST's and the
  * tests' ways) into v[] (at most max), in place in buf; their count. */
 int th_sets(char *buf, const char **v, int max);

@@ -16,15 +16,6 @@
 #define H200_LOG "validate/logs/nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt"
 
 /* The time of one question under -a/--proto on t, closed forms. */
-/* Run baton ARGS (stdout and stderr): it exits with rc, and its output holds
- * text (present 1) or does not (0). */
-static void says(const char *args, int rc, const char *text, int present) {
-    char *out;
-    cr_expect_eq(th_cli(args, &out, 0), rc, "baton %s: %s", args, out);
-    cr_expect_eq(strstr(out, text) != NULL, present, "baton %s %s '%s': %s", args, present ? "lacks" : "says", text, out);
-    free(out);
-}
-
 static double predict(topo_t *t, const char *algo, coll_t coll, uint64_t bytes) {
     run_req_t q = {.coll = coll, .algo = algo, .bytes = bytes, .proto = RUN_PROTO_AUTO, .predict = 1};
     run_out_t o;
@@ -138,9 +129,9 @@ Test(overlay, a_calibration_of_a_calibration_keeps_the_rule) {
     cr_expect(strstr(text, "calibration:\n  algo: nccl\n") != NULL, "%s", text);
     free(text);
     snprintf(cmd, sizeof cmd, "validate -t build/twice-2.yaml --nccl-tests %s", log);
-    says(cmd, 0, "which it was not fitted for", 0);
+    th_says(cmd, 0, "which it was not fitted for", 0);
     /* fitted without cross-validation: no interval, and the prediction says why */
-    says("predict -t build/twice-2.yaml -c allreduce -s 1MiB", 0, "no interval: the calibration was not cross-validated", 1);
+    th_says("predict -t build/twice-2.yaml -c allreduce -s 1MiB", 0, "no interval: the calibration was not cross-validated", 1);
 }
 
 /* A simulator's fit keeps the contention it ran under: the record says
@@ -154,17 +145,17 @@ Test(overlay, a_simulators_fit_keeps_its_contention) {
     cr_expect(strstr(text, "  model: des\n  contention: fair\n") != NULL, "%s", text);
     free(text);
     snprintf(cmd, sizeof cmd, "validate -t build/fair.yaml --nccl-tests %s", log);
-    says(cmd, 0, "which it was not fitted for", 0);
+    th_says(cmd, 0, "which it was not fitted for", 0);
     snprintf(cmd, sizeof cmd, "validate -t build/fair.yaml --contention none --nccl-tests %s", log);
-    says(cmd, 0, "--model des --contention fair; this runs -a nccl --proto auto --model des --contention none", 1);
-    says("sim -t build/fair.yaml -c allreduce -s 1MiB --json", 0, "\"contention\":\"fair\"", 1);
-    says("sim -t build/fair.yaml -c allreduce -s 1MiB", 0, "which it was not fitted for", 0);
-    says("sim -t build/fair.yaml -c allreduce -s 1MiB --contention fifo", 0, "--contention fair; this runs", 1);
-    says("topo build/fair.yaml", 0, "calibration    -a nccl --proto auto --model des --contention fair", 1);
-    says("sweep -t build/fair.yaml -c allreduce --sizes 1MiB --set pcie_bw=12.2GB/s", 0, "which it was not fitted for", 0);
-    says("sweep -t build/fair.yaml -c allreduce --sizes 1MiB --set pcie_bw=12.2GB/s --contention none", 0,
+    th_says(cmd, 0, "--model des --contention fair; this runs -a nccl --proto auto --model des --contention none", 1);
+    th_says("sim -t build/fair.yaml -c allreduce -s 1MiB --json", 0, "\"contention\":\"fair\"", 1);
+    th_says("sim -t build/fair.yaml -c allreduce -s 1MiB", 0, "which it was not fitted for", 0);
+    th_says("sim -t build/fair.yaml -c allreduce -s 1MiB --contention fifo", 0, "--contention fair; this runs", 1);
+    th_says("topo build/fair.yaml", 0, "calibration    -a nccl --proto auto --model des --contention fair", 1);
+    th_says("sweep -t build/fair.yaml -c allreduce --sizes 1MiB --set pcie_bw=12.2GB/s", 0, "which it was not fitted for", 0);
+    th_says("sweep -t build/fair.yaml -c allreduce --sizes 1MiB --set pcie_bw=12.2GB/s --contention none", 0,
          "--contention fair; this runs -a nccl --proto auto --model des --contention none", 1);
-    says("sweep -t build/fair.yaml -c allreduce --sizes 1MiB --set pcie_bw=12.2GB/s --model closed --contention fair", 2,
+    th_says("sweep -t build/fair.yaml -c allreduce --sizes 1MiB --set pcie_bw=12.2GB/s --model closed --contention fair", 2,
          "--contention is the simulator's", 1);
 }
 
@@ -183,7 +174,7 @@ Test(overlay, calibrate_does_not_write_over_the_machine_it_reads) {
     const char *onto[] = {"build/own/cal.yaml", "build/own/base.yaml", "build/own/./cal.yaml"};
     for (int i = 0; i < 3; i++) {
         snprintf(cmd, sizeof cmd, "calibrate -t build/own/cal.yaml --cv 0 -o %s --nccl-tests %s", onto[i], log);
-        says(cmd, 1, "is read from it", 1);
+        th_says(cmd, 1, "is read from it", 1);
     }
     char *base2 = th_slurp("build/own/base.yaml"), *cal2 = th_slurp("build/own/cal.yaml");
     cr_expect(base2 && !strcmp(base, base2), "the base was written over");
@@ -398,16 +389,16 @@ Test(overlay, sweep_answers_under_the_calibrated_rule) {
     cr_assert_eq(th_cli("predict -t build/h200-sweep.yaml -c allreduce -s 1GiB --json", &out, 1), 0, "%s", out);
     cr_expect_float_eq(th_json_num(out, "time_s"), swept, 1e-9 * swept, "predict %s; sweep %g (%s)", out, swept, algo);
     free(out);
-    says("sweep -t build/h200-sweep.yaml -c allreduce -a ring --set nodes=2 --sizes 1GiB", 0, "was calibrated with -a nccl", 1);
+    th_says("sweep -t build/h200-sweep.yaml -c allreduce -a ring --set nodes=2 --sizes 1GiB", 0, "was calibrated with -a nccl", 1);
     /* select compares every algorithm: the others ride on values fitted for NCCL's */
-    says("select -t build/h200-sweep.yaml -c allreduce --sizes 1MiB", 0, "was calibrated with -a nccl --proto auto --model "
+    th_says("select -t build/h200-sweep.yaml -c allreduce --sizes 1MiB", 0, "was calibrated with -a nccl --proto auto --model "
          "closed; the other algorithms' times use its fitted values", 1);
-    says("select -t topologies/cluster-h100.yaml -c allreduce --sizes 1MiB", 0, "was calibrated", 0);
+    th_says("select -t topologies/cluster-h100.yaml -c allreduce --sizes 1MiB", 0, "was calibrated", 0);
     /* tp takes the fitted rule too (NCCL's plan, not the catalogue's fastest),
      * and says its simulated times are not what the closed forms were fitted on */
-    says("tp -t build/h200-sweep.yaml --preset 70b", 0, "(NCCL's choice, -a nccl)", 1);
-    says("tp -t build/h200-sweep.yaml --preset 70b", 0, "this runs -a nccl --proto auto --model des", 1);
-    says("tp -t topologies/cluster-h100.yaml --preset 70b", 0, "(lowest predicted time)", 1);
+    th_says("tp -t build/h200-sweep.yaml --preset 70b", 0, "(NCCL's choice, -a nccl)", 1);
+    th_says("tp -t build/h200-sweep.yaml --preset 70b", 0, "this runs -a nccl --proto auto --model des", 1);
+    th_says("tp -t topologies/cluster-h100.yaml --preset 70b", 0, "(lowest predicted time)", 1);
 }
 
 /* A fit run with --channels C is written with channels=C, so the file

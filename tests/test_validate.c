@@ -1077,31 +1077,18 @@ Test(calibrate, the_simulators_contention_reaches_validate) {
  * the log's own machine, and an H200 log on the H100 cluster (one
  * generation), say nothing. */
 Test(validate, a_log_of_another_gpu_is_named) {
-    char *out;
-    const char *a100 = "validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt";
+    const char *a100 = " --nccl-tests validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt";
     char args[512];
-    snprintf(args, sizeof args, "validate -t topologies/hgx-h100.yaml --nccl-tests %s", a100);
-    cr_assert_eq(th_cli(args, &out, 0), 0, "%s", out);
-    cr_expect(strstr(out, "ran on NVIDIA A100-SXM4-40GB (ampere); hgx-h100's GPU is h100-sxm (hopper)") != NULL, "%s", out);
-    free(out);
+    snprintf(args, sizeof args, "validate -t topologies/hgx-h100.yaml%s", a100);
+    th_says(args, 0, "ran on NVIDIA A100-SXM4-40GB (ampere); hgx-h100's GPU is h100-sxm (hopper)", 1);
     /* --json carries it, for a script that never sees stderr */
-    snprintf(args, sizeof args, "validate -t topologies/hgx-h100.yaml --json --nccl-tests %s", a100);
-    cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, "\"messages\":[\"warning: validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt ran "
-                          "on NVIDIA A100-SXM4-40GB (ampere)") != NULL, "%s", out);
-    free(out);
-    snprintf(args, sizeof args, "validate -t topologies/hgx-a100.yaml --json --nccl-tests %s", a100);
-    cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, "\"messages\":[]") != NULL, "%s", out);
-    snprintf(args, sizeof args, "validate -t topologies/hgx-a100.yaml --nccl-tests %s", a100);
-    cr_assert_eq(th_cli(args, &out, 0), 0, "%s", out);
-    cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);
-    free(out);
-    cr_assert_eq(th_cli("validate -t topologies/cluster-h100.yaml --nccl-tests "
-                        "validate/logs/nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt", &out, 0), 0,
-                 "%s", out);
-    cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);
-    free(out);
+    snprintf(args, sizeof args, "validate -t topologies/hgx-h100.yaml --json%s", a100);
+    th_says(args, 0, "\"messages\":[\"warning: validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt ran on "
+            "NVIDIA A100-SXM4-40GB (ampere)", 1);
+    snprintf(args, sizeof args, "validate -t topologies/hgx-a100.yaml --json%s", a100);
+    th_says(args, 0, "\"messages\":[]", 1);
+    th_says("validate -t topologies/cluster-h100.yaml --nccl-tests "
+            "validate/logs/nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt", 0, "is this the machine", 0);
     cr_expect_str_eq(gpu_family_of_device("NVIDIA H200"), "hopper");
     cr_expect_str_eq(gpu_family_of_device("Tesla V100-SXM2-16GB"), "volta");
     cr_expect_str_eq(gpu_family_of_device("AMD Instinct MI300X"), "cdna3");
@@ -1119,29 +1106,18 @@ Test(validate, a_log_on_other_hosts_is_named) {
     cr_expect_eq(l.hosts, 2);
     cr_expect_eq(l.per_host, 8);
     nt_free(&l);
-    char *out;
-    cr_assert_eq(th_cli("validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/four-hosts.txt", &out, 0), 0,
-                 "%s", out);
-    cr_expect(strstr(out, "four-hosts.txt ran on 4 hosts, 4 GPUs each; cluster-h100 puts its 16 ranks on 2 nodes of 8") !=
-              NULL, "%s", out);
-    free(out);
-    cr_assert_eq(th_cli("validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/interleaved-hosts.txt", &out,
-                        0), 0, "%s", out);
-    cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);
-    free(out);
+    th_says("validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/four-hosts.txt", 0,
+            "four-hosts.txt ran on 4 hosts, 4 GPUs each; cluster-h100 puts its 16 ranks on 2 nodes of 8", 1);
+    th_says("validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/interleaved-hosts.txt", 0,
+            "is this the machine", 0);
     /* a pod per GPU: 16 host names, but NCCL's own INIT line counts 2 nodes */
     cr_assert_eq(nt_parse("tests/data/nccl/pods.txt", 0, &l, &e), 0, "%s", e.msg);
     cr_expect_eq(l.hosts, 16);
     cr_expect_eq(l.nccl_nodes, 2);
     nt_free(&l);
-    cr_assert_eq(th_cli("validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/pods.txt", &out, 0), 0, "%s",
-                 out);
-    cr_expect(strstr(out, "is this the machine") == NULL, "%s", out);
-    free(out);
-    cr_assert_eq(th_cli("validate -t topologies/cluster-pcie.yaml --nccl-tests tests/data/nccl/pods.txt", &out, 0), 0, "%s",
-                 out);
-    cr_expect(strstr(out, "ran on 2 nodes (NCCL's nNodes); cluster-pcie puts its 16 ranks on 8 nodes of 2") != NULL, "%s", out);
-    free(out);
+    th_says("validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/pods.txt", 0, "is this the machine", 0);
+    th_says("validate -t topologies/cluster-pcie.yaml --nccl-tests tests/data/nccl/pods.txt", 0,
+            "ran on 2 nodes (NCCL's nNodes); cluster-pcie puts its 16 ranks on 8 nodes of 2", 1);
 }
 
 /* NCCL_ALGO / NCCL_PROTO as NCCL says they were set: NCCL ran only what they
