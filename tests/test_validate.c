@@ -1175,6 +1175,9 @@ Test(validate, the_logs_nccl_algo_and_proto_are_followed) {
                  0, "%s", out);
     cr_expect(strstr(out, "NCCL_ALGO=Ring set; -a given here instead") != NULL && strstr(out, "dbtree/") != NULL, "%s", out);
     free(out);
+    /* a fit runs within them too, and says so */
+    th_says("calibrate -t topologies/hgx-h100.yaml -o build/env-ring.yaml --nccl-tests tests/data/nccl/env-ring.txt", 0,
+            "at 3 sizes, within what the logs' NCCL_ALGO and NCCL_PROTO left NCCL", 1);
     /* NCCL's own tables pick within them too (nvls/Simple at 256 MiB without) */
     cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --model nccl --nccl-tests tests/data/nccl/env-ring.txt", &out,
                         1), 0, "%s", out);

@@ -533,6 +533,7 @@ typedef struct {
     int folds;
     int logged;               /* sizes whose plan the logs' TUNING lines gave */
     const val_args_t *args;   /* its messages about the logs (say), for JSON; NULL: none */
+    int forced;               /* sizes whose logs say NCCL_ALGO or NCCL_PROTO was set */
 } val_extra_t;
 
 static void json_extra(const val_extra_t *x) {
@@ -675,7 +676,7 @@ static topo_t *fresh_machine(void *ctx, baton_err_t *e) {
 static int cross_validate(const val_args_t *a, const cal_req_t *q, cal_sample_t *s, int n, val_extra_t *x, baton_err_t *e) {
     cal_cv_t cv = {0};
     int rc = cal_cross_validate(fresh_machine, (void *)a, q, s, n, a->cv, &cv, e);
-    if (rc == 0) *x = (val_extra_t){.fit = x->fit, .logged = x->logged, .args = x->args, .cv_mape = cv.mape_pct, .band_lo = cv.band_lo_pct,
+    if (rc == 0) *x = (val_extra_t){.fit = x->fit, .logged = x->logged, .args = x->args, .forced = x->forced, .cv_mape = cv.mape_pct, .band_lo = cv.band_lo_pct,
                                     .band_hi = cv.band_hi_pct, .folds = cv.folds};
     return rc;
 }
@@ -753,6 +754,9 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
     printf(f->replanned ? "plan: the fit moved NCCL's algorithm or protocol at some sizes (a point or more better in\n"
                           "      sample than keeping the plan the file's values give)\n"
                         : "plan: kept, each size on the algorithm and protocol the file's values give\n");
+    if (x->forced)
+        printf("      at %d size%s, within what the logs' NCCL_ALGO and NCCL_PROTO left NCCL (nothing read off\n"
+               "      the times there)\n", x->forced, x->forced > 1 ? "s" : "");
     if (f->nread) printf("      read off the logs where -a nccl plans another (written as library rules):\n");
     for (int i = 0; i < f->nread; i++) {
         char rule[128];
@@ -808,6 +812,7 @@ static int run(val_args_t *a, const char *cmd) {
                    .fit_efficiency = a->fit_eff, .jobs = par_jobs(),
                    .progress = a->calibrate && a->des && isatty(2) ? show_progress : NULL};
     val_extra_t x = {.cv_mape = -1, .logged = rc == 0 && follows_logs(a) ? logged_samples(t, s, n) : 0, .args = a};
+    for (int i = 0; rc == 0 && i < n; i++) x.forced += s[i].nccl_algos || s[i].protos;
     if (rc == 0 && a->nccl_model && (a->calibrate || host))
         rc = err_set(&e, BATON_EINVAL, "--model nccl is NCCL's fixed tables: nothing to fit (use closed or des)");
     cal_fit_t f;
