@@ -150,6 +150,7 @@ void topo_free(topo_t *t) {
     for (int i = 0; i < t->nnodes; i++) free(t->nodes[i].name);
     free(t->nodes);
     free(t->dl);
+    free(t->link_at);
     free(t->rank_node);
     free(t->adj_off);
     free(t->adj);
@@ -273,6 +274,21 @@ int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int c
 }
 
 int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e) {
+    return topo_add_link_at(t, a, b, bw, lat, 0, 0, e);
+}
+
+/* Where link k (a full-duplex one) was declared, zeros for those built in
+ * code; kept only once some link has a position. */
+static int note_link_at(topo_t *t, int k, int line, int col) {
+    if (t->link_at == NULL && line <= 0) return 0;
+    int had = t->cap_link_at;
+    if (topo_grow((void **)&t->link_at, &t->cap_link_at, k + 1, sizeof *t->link_at) < 0) return -1;
+    if (t->cap_link_at > had) memset(t->link_at + had, 0, (size_t)(t->cap_link_at - had) * sizeof *t->link_at);
+    t->link_at[k][0] = line, t->link_at[k][1] = col;
+    return 0;
+}
+
+int topo_add_link_at(topo_t *t, int a, int b, double bw, double lat, int line, int col, baton_err_t *e) {
     if (a < 0 || a >= t->nnodes || b < 0 || b >= t->nnodes || a == b)
         return err_set(e, BATON_EINVAL, "a link needs two different existing nodes");
     if (!(bw > 0)) return err_set(e, BATON_EINVAL, "link bandwidth must be positive");
@@ -281,6 +297,7 @@ int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e
         return err_set(e, BATON_EINVAL, "more than %d full-duplex links (baton's limit)", TOPO_MAX_LINKS / 2);
     if (topo_grow((void **)&t->dl, &t->capdl, t->ndl + 2, sizeof *t->dl) < 0)
         return err_set(e, BATON_ENOMEM, "out of memory adding a link");
+    if (note_link_at(t, t->ndl / 2, line, col) < 0) return err_set(e, BATON_ENOMEM, "out of memory adding a link");
     t->dl[t->ndl++] = (topo_dlink_t){a, b, bw, lat};
     t->dl[t->ndl++] = (topo_dlink_t){b, a, bw, lat};
     return 0;
@@ -329,20 +346,31 @@ static int build_adjacency(topo_t *t) {
  * hop), so the second would count in the summary's injection and bisection
  * but carry nothing, and a prediction would see half the bandwidth the file
  * wrote. An error, naming both nodes, rather than that silently. */
+/* Two links between nodes u and v (dl ids first, second): an error at the
+ * second's line (at u's where code built it), naming the first's. */
+static int parallel_link(const topo_t *t, const char *file, int u, int v, int first, int second, baton_err_t *e) {
+    int line = t->nodes[u].line, col = t->nodes[u].col, was = t->link_at ? t->link_at[first / 2][0] : 0;
+    if (t->link_at && t->link_at[second / 2][0] > 0) line = t->link_at[second / 2][0], col = t->link_at[second / 2][1];
+    char before[48] = "";
+    if (was > 0 && was != line) snprintf(before, sizeof before, " (the first: line %d)", was);
+    return err_set(e, BATON_EPARSE, "%s:%d:%d: '%s' and '%s' are joined by two links%s: a route takes one link between "
+                   "two nodes, so write one link of their summed bandwidth", file, line, col, t->nodes[u].name,
+                   t->nodes[v].name, before);
+}
+
 static int check_parallel_links(const topo_t *t, const char *file, baton_err_t *e) {
-    int *seen = malloc(((size_t)t->nnodes + 1) * sizeof *seen), rc = 0;
-    if (seen == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
-    for (int i = 0; i < t->nnodes; i++) seen[i] = -1;
+    int *seen = malloc(((size_t)t->nnodes + 1) * sizeof *seen), *via = malloc(((size_t)t->nnodes + 1) * sizeof *via);
+    int rc = 0;
+    if (seen == NULL || via == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < t->nnodes; i++) seen[i] = -1;
     for (int u = 0; u < t->nnodes && rc == 0; u++)
         for (int k = t->adj_off[u]; k < t->adj_off[u + 1] && rc == 0; k++) {
             int v = t->dl[t->adj[k]].dst;
-            if (seen[v] == u)
-                rc = err_set(e, BATON_EPARSE, "%s:%d:%d: '%s' and '%s' are joined by two links: a route takes one link "
-                             "between two nodes, so write one link of their summed bandwidth", file, t->nodes[u].line,
-                             t->nodes[u].col, t->nodes[u].name, t->nodes[v].name);
-            seen[v] = u;
+            if (seen[v] == u) rc = parallel_link(t, file, u, v, via[v], t->adj[k], e);
+            seen[v] = u, via[v] = t->adj[k];
         }
     free(seen);
+    free(via);
     return rc;
 }
 

@@ -201,6 +201,8 @@ int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int c
                   baton_err_t *e);
 /* Add a full-duplex link with the same bandwidth and latency both ways. */
 int topo_add_link(topo_t *t, int a, int b, double bw, double lat, baton_err_t *e);
+/* The same, declared at line:col of the file (for errors about the link). */
+int topo_add_link_at(topo_t *t, int a, int b, double bw, double lat, int line, int col, baton_err_t *e);
 /* Mark a switch as reducing in the network (before topo_finalize). */
 void topo_set_reduces(topo_t *t, int node, int reduces);
 /* Reducing switches, usable as helper ranks nranks, nranks + 1, ... in

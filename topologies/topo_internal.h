@@ -24,6 +24,9 @@ struct topo {
     int nnodes, capnodes;
     topo_dlink_t *dl;
     int ndl, capdl;
+    int32_t (*link_at)[2];   /* per full-duplex link (dl id / 2): line, column where the file declared
+                                it, for errors about it; NULL until a link with a position is added */
+    int cap_link_at;
     int *rank_node;      /* rank -> node */
     int nranks;
     topo_params_t params;

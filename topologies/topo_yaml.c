@@ -286,7 +286,7 @@ static int pair_up(ctx_t *c, yaml_node_t *l, const int *a, int na, const int *b,
         int x = na >= nb ? a[i] : a[na == 1 ? 0 : i / (nb / na)];
         int y = nb >= na ? b[i] : b[nb == 1 ? 0 : i / (na / nb)];
         if (x == y) return fail(c, l, "link from '%s' to itself", topo_node(c->t, x)->name, NULL);
-        rc = topo_add_link(c->t, x, y, bw, lat, c->e);
+        rc = topo_add_link_at(c->t, x, y, bw, lat, (int)l->start_mark.line + 1, (int)l->start_mark.column + 1, c->e);
     }
     return rc;
 }
@@ -297,7 +297,8 @@ static int add_mesh(ctx_t *c, yaml_node_t *mv, double bw, double lat) {
     for (int i = 0; i < n && rc == 0; i++)
         for (int j = i + 1; j < n && rc == 0; j++) {
             if (ids[i] == ids[j]) { rc = fail(c, mv, "node '%s' appears twice in the mesh", topo_node(c->t, ids[i])->name, NULL); break; }
-            rc = topo_add_link(c->t, ids[i], ids[j], bw, lat, c->e);
+            rc = topo_add_link_at(c->t, ids[i], ids[j], bw, lat, (int)mv->start_mark.line + 1,
+                                  (int)mv->start_mark.column + 1, c->e);
         }
     free(ids);
     return rc;
