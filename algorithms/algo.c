@@ -2,8 +2,11 @@
 #include "algo.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
+#include "../models/proto.h"
 #include "../util/suggest.h"
 
 #define ALGO_REF(name) &algo_##name,
@@ -38,6 +41,49 @@ int algo_nccl_index_of_name(const char *name) {
         if (strcmp(low, want) == 0) return i;
     }
     return -1;
+}
+
+int algo_nccl_coll(const char *name) {
+    static const struct { const char *name; coll_t coll; } funcs[] = {
+        {"AllReduce", COLL_ALLREDUCE}, {"AllGather", COLL_ALLGATHER}, {"ReduceScatter", COLL_REDUCE_SCATTER},
+        {"Broadcast", COLL_BROADCAST}, {"Reduce", COLL_REDUCE}, {NULL, 0}};
+    for (int i = 0; funcs[i].name; i++)
+        if (strcasecmp(name, funcs[i].name) == 0) return (int)funcs[i].coll;
+    return -1;
+}
+
+#define ALGO_ENV_LIST 128     /* the longest list read */
+
+/* One entry's names into a mask: "Ring,Tree", or "^LL128" for all but. */
+static int env_names(const char *list, int algos, unsigned *mask) {
+    char buf[ALGO_ENV_LIST];
+    int not = list[0] == '^';
+    unsigned m = 0, all = algos ? (1u << ALGO_NCCL_COUNT) - 1 : (1u << PROTO_LL) | (1u << PROTO_LL128) | (1u << PROTO_SIMPLE);
+    snprintf(buf, sizeof buf, "%s", list + not);
+    for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int i = algos ? algo_nccl_index_of_name(w) : proto_parse(w);
+        if (i < 0 || (!algos && i == PROTO_NONE)) return -1;
+        m |= 1u << i;
+    }
+    *mask = not ? all & ~m : m;
+    return 0;
+}
+
+/* Entries split by ';', each "func:names" or, the first only, "names" for
+ * every function; the last entry naming coll wins. */
+int algo_nccl_env_mask(const char *list, coll_t coll, int algos, unsigned *mask) {
+    char buf[ALGO_ENV_LIST];
+    snprintf(buf, sizeof buf, "%s", list);
+    *mask = 0;
+    for (char *save, *entry = strtok_r(buf, ";", &save); entry; entry = strtok_r(NULL, ";", &save)) {
+        char *colon = strchr(entry, ':'), *names = colon ? colon + 1 : entry;
+        int f = -1;
+        if (colon) *colon = '\0', f = algo_nccl_coll(entry);
+        if (colon && f < 0) continue;                   /* another function (SendRecv, ...) */
+        if (colon && f != (int)coll) continue;
+        if (env_names(names, algos, mask) < 0) return -1;
+    }
+    return 0;
 }
 
 const algo_t *algo_find(coll_t coll, const char *name) {

@@ -89,6 +89,13 @@ const algo_t *algo_find(coll_t coll, const char *name);   /* "tree" = "binomial"
 int algo_nccl_index(const char *nccl);
 /* The same by NCCL's own spelling, any case ("NVLSTree", "RING", "nvls_tree"). */
 int algo_nccl_index_of_name(const char *name);
+/* NCCL's name for a collective (ncclFuncStr: "AllReduce", any case), or -1. */
+int algo_nccl_coll(const char *name);
+/* An NCCL_ALGO (algos 1) or NCCL_PROTO (0) list as NCCL reads it (tuning.cc
+ * parseList: "Ring,Tree", "^LL128", "allreduce:tree;allgather:ring") into a
+ * mask for coll: bits algo_nccl_index or proto_t; 0 where the list leaves
+ * coll alone. -1 where a name is not one baton knows. */
+int algo_nccl_env_mask(const char *list, coll_t coll, int algos, unsigned *mask);
 /* "; did you mean 'ring'?" for a misspelt algorithm of coll, or "". */
 const char *algo_hint(coll_t coll, const char *name);
 

@@ -5,22 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "../algorithms/algo.h"
 #include "../models/proto.h"
-
-/* NCCL's names for its collectives (ncclFuncStr), in a TUNING line or an
- * NCCL_ALGO list's "allreduce:" prefix (any case there). */
-static int nccl_func(const char *s) {
-    static const struct { const char *name; coll_t coll; } funcs[] = {
-        {"AllReduce", COLL_ALLREDUCE}, {"AllGather", COLL_ALLGATHER}, {"ReduceScatter", COLL_REDUCE_SCATTER},
-        {"Broadcast", COLL_BROADCAST}, {"Reduce", COLL_REDUCE}, {NULL, 0}};
-    for (int i = 0; funcs[i].name; i++)
-        if (strcasecmp(s, funcs[i].name) == 0) return (int)funcs[i].coll;
-    return -1;
-}
-
 
 /* Keep x unless the call has an entry already (then note a disagreement). */
 static int add_plan(nt_log_t *log, int *cap, const nt_plan_t *x, baton_err_t *e) {
@@ -96,7 +83,7 @@ int tuninglines_read(nt_log_t *log, int *cap, const char *s, int line, baton_err
     if (sscanf(p, "NCCL INFO %31[A-Za-z]: %llu Bytes -> Algo %31s proto %31s%n", func, &bytes, algo, proto, &n) != 4 &&
         numbered(p, func, &bytes, algo, proto, &n))
         return skip_tuning(log, line, "a TUNING line not in a form baton reads%s", "");
-    int coll = func[0] ? nccl_func(func) : NT_PLAN_THE_LOGS, pr = proto_parse(proto);
+    int coll = func[0] ? algo_nccl_coll(func) : NT_PLAN_THE_LOGS, pr = proto_parse(proto);
     if (coll == -1) return 1;
     if (algo_nccl_index_of_name(algo) < 0) return skip_tuning(log, line, "NCCL's algorithm '%s', which baton does not know", algo);
     if (pr <= PROTO_NONE) return skip_tuning(log, line, "NCCL's protocol '%s', which baton does not know", proto);
@@ -109,43 +96,8 @@ int tuninglines_read(nt_log_t *log, int *cap, const char *s, int line, baton_err
     return add_plan(log, cap, &x, e) < 0 ? -1 : 1;
 }
 
-/* One NCCL list of names into a mask: "Ring,Tree", "^LL128" (all but),
- * names in any case; -1 on a name baton does not know. */
-static int env_names(const char *list, int algos, unsigned *mask) {
-    char buf[sizeof ((nt_env_t *)0)->list];
-    int not = list[0] == '^';
-    unsigned m = 0, all = algos ? (1u << ALGO_NCCL_COUNT) - 1 : (1u << PROTO_LL) | (1u << PROTO_LL128) | (1u << PROTO_SIMPLE);
-    snprintf(buf, sizeof buf, "%s", list + not);
-    for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        int i = algos ? algo_nccl_index_of_name(w) : proto_parse(w);
-        if (i < 0 || (!algos && i == PROTO_NONE)) return -1;
-        m |= 1u << i;
-    }
-    *mask = not ? all & ~m : m;
-    return 0;
-}
-
-/* A list as NCCL reads it (tuning.cc parseList): entries split by ';', each
- * "func:names" or, the first only, "names" for every function; the last
- * entry naming coll wins. 0 with *mask (0: the list leaves coll alone), -1
- * where it cannot be read. */
-static int env_mask(const char *list, coll_t coll, int algos, unsigned *mask) {
-    char buf[sizeof ((nt_env_t *)0)->list];
-    snprintf(buf, sizeof buf, "%s", list);
-    *mask = 0;
-    for (char *save, *entry = strtok_r(buf, ";", &save); entry; entry = strtok_r(NULL, ";", &save)) {
-        char *colon = strchr(entry, ':'), *names = colon ? colon + 1 : entry;
-        int f = -1;
-        if (colon) *colon = '\0', f = nccl_func(entry);
-        if (colon && f < 0) continue;                   /* another function (SendRecv, ...) */
-        if (colon && f != (int)coll) continue;
-        if (env_names(names, algos, mask) < 0) return -1;
-    }
-    return 0;
-}
-
 void tuninglines_env(nt_log_t *log) {
     nt_env_t *x[2] = {&log->env_algo, &log->env_proto};
     for (int i = 0; i < 2; i++)
-        if (x[i]->line && env_mask(x[i]->list, log->coll, i == 0, &x[i]->mask) < 0) x[i]->unread = 1, x[i]->mask = 0;
+        if (x[i]->line && algo_nccl_env_mask(x[i]->list, log->coll, i == 0, &x[i]->mask) < 0) x[i]->unread = 1, x[i]->mask = 0;
 }
