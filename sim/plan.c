@@ -145,7 +145,9 @@ static double time_for(const tuning_machine_t *m, const run_req_t *q, tuning_alg
     return best;
 }
 
-int plan_run(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e) {
+int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
+    run_req_t qq = *q_in, *q = &qq;
+    run_nccl_env(t, q);
     tuning_machine_t m;
     tuning_algo_t a = TUNING_RING;
     proto_t pr = PROTO_SIMPLE;

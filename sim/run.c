@@ -598,8 +598,17 @@ static int none_applies(const run_req_t *q, int p, baton_err_t *e) {
                    (unsigned long long)q->bytes, p, why.msg[0] ? ": " : "", why.msg);
 }
 
+void run_nccl_env(const topo_t *t, run_req_t *q) {
+    const topo_params_t *tp = topo_params_c(t);
+    unsigned m;
+    if (strcmp(q->algo, "nccl") != 0) return;            /* -a auto and a named row are baton's, not NCCL's */
+    if (!q->nccl_algos && tp->nccl_env[0][0] && algo_nccl_env_mask(tp->nccl_env[0], q->coll, 1, &m) == 0) q->nccl_algos = m;
+    if (!q->protos && tp->nccl_env[1][0] && algo_nccl_env_mask(tp->nccl_env[1], q->coll, 0, &m) == 0) q->protos = m;
+}
+
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
+    run_nccl_env(t, q);
     if (topo_fold_ranks(t) && !q->predict)
         return err_set(e, BATON_EWHOLE, "%s is folded: the simulator needs every rank", topo_name(t));
     const topo_lib_rule_t *rule = library_rule(t, q);

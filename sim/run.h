@@ -83,6 +83,10 @@ typedef struct run_out {
  * taken unasked from here on (the answer is the same either way). */
 #define RUN_AUTO_SYMMETRY 64
 
+/* Under -a nccl, the machine's own NCCL_ALGO and NCCL_PROTO (`nccl_env:`)
+ * into q's masks where q brings none (a log's say what that run was told). */
+void run_nccl_env(const topo_t *t, run_req_t *q);
+
 /* Data mode is used for verification up to this many elements (ranks x bytes). */
 #define RUN_DATA_VERIFY_MAX (1ULL << 20)
 

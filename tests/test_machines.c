@@ -1097,3 +1097,39 @@ Test(machines, collnet_time_does_not_grow_with_nodes) {
     cr_expect_gt(tr[1], 1.3 * tr[0], "ring 16 nodes %g s, 2 nodes %g s", tr[1], tr[0]);
     cr_expect_lt(tc[1], tr[1]);
 }
+
+/* nccl_env: what the machine's NCCL is told (NCCL_ALGO, NCCL_PROTO, NCCL's
+ * list syntax): -a nccl picks within it (nvls/Simple at 256 MiB on hgx-h100
+ * without), -a auto does not, a written file keeps it, and a name NCCL does
+ * not have is an error at its line. */
+Test(machines, nccl_env_binds_nccls_pick) {
+    topo_t *t = load_text("build/env-test.yaml", "name: envbox\nextends: \"../topologies/hgx-h100.yaml\"\n"
+                          "nccl_env: {NCCL_ALGO: \"Ring\", NCCL_PROTO: \"^LL128\"}\n");
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = 256u << 20, .proto = RUN_PROTO_AUTO, .predict = 1};
+    run_out_t o;
+    baton_err_t e = {0};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+        cr_expect_str_eq(o.algo->name, "ring");
+        cr_expect_neq(o.proto, PROTO_LL128);
+        q.bytes = 64u << 10;
+    }
+    q.algo = "auto", q.bytes = 256u << 20;
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_str_neq(o.algo->name, "ring", "-a auto is baton's catalogue, not NCCL");
+    FILE *f = fopen("build/env-written.yaml", "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
+    fclose(f);
+    topo_free(t);
+    t = load("build/env-written.yaml", NULL);
+    cr_expect_str_eq(topo_params_c(t)->nccl_env[0], "Ring");
+    cr_expect_str_eq(topo_params_c(t)->nccl_env[1], "^LL128");
+    topo_free(t);
+    f = fopen("build/env-bad.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: envbox\nextends: \"../topologies/hgx-h100.yaml\"\nnccl_env: {NCCL_ALGO: \"Ring,Rign\"}\n", f);
+    fclose(f);
+    cr_expect_null(topo_yaml_load("build/env-bad.yaml", NULL, 0, &e));
+    cr_expect(strstr(e.msg, "env-bad.yaml:3:23: NCCL_ALGO 'Ring,Rign': a name NCCL does not have") != NULL, "%s", e.msg);
+}

@@ -1178,6 +1178,11 @@ Test(validate, the_logs_nccl_algo_and_proto_are_followed) {
     /* a fit runs within them too, and says so */
     th_says("calibrate -t topologies/hgx-h100.yaml -o build/env-ring.yaml --nccl-tests tests/data/nccl/env-ring.txt", 0,
             "at 3 sizes, within what the logs' NCCL_ALGO and NCCL_PROTO left NCCL", 1);
+    /* and records them: the written machine's NCCL is told the same, without the log */
+    th_says("predict -t build/env-ring.yaml -c allreduce -s 256MiB", 0,
+            "allreduce ring on env-ring (8 ranks), 256 MiB", 1);
+    th_says("predict -t build/env-ring.yaml -c allreduce -s 256MiB", 0,
+            "within   the machine's nccl_env: NCCL_ALGO=Ring NCCL_PROTO=^LL128", 1);
     /* NCCL's own tables pick within them too (nvls/Simple at 256 MiB without) */
     cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --model nccl --nccl-tests tests/data/nccl/env-ring.txt", &out,
                         1), 0, "%s", out);

@@ -174,6 +174,8 @@ typedef struct topo_params {
     int has_gpu;         /* 1: the file names or describes its GPUs (`gpu:`) */
     gpu_spec_t gpu;      /* their peak math, memory and launch cost (models/gpu.h) */
     topo_calib_t calib;  /* from a calibrated machine's `calibration:` record */
+    char nccl_env[2][64];   /* NCCL_ALGO, NCCL_PROTO as the machine's NCCL runs (`nccl_env:`; NCCL's list
+                               syntax, algo_nccl_env_mask): -a nccl and --proto auto pick within them; "" unset */
     topo_library_t lib;  /* the collective library when not NCCL (`library:`) */
     topo_sharp_t sharp;  /* reducing fabric switches (`sharp: true` on a fat_tree) */
     int neff;            /* link classes with an efficiency (`link_efficiency:`) */

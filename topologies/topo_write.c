@@ -55,6 +55,15 @@ static void quoted(FILE *f, const char *s) {
 }
 
 /* library: the collective library's name, LL128 switch and rules. */
+/* nccl_env: what the machine's NCCL is told (NCCL_ALGO, NCCL_PROTO), if anything. */
+static void write_nccl_env(FILE *f, const topo_params_t *p) {
+    static const char *const vars[2] = {"NCCL_ALGO", "NCCL_PROTO"};
+    if (!p->nccl_env[0][0] && !p->nccl_env[1][0]) return;
+    fprintf(f, "nccl_env:\n");
+    for (int i = 0; i < 2; i++)
+        if (p->nccl_env[i][0]) fprintf(f, "  %s: ", vars[i]), quoted(f, p->nccl_env[i]), fprintf(f, "\n");
+}
+
 static void write_library(FILE *f, const topo_library_t *l) {
     if (l->name[0] == 0 && l->ll128 < 0 && l->nrules == 0) return;
     fprintf(f, "library:\n");
@@ -100,6 +109,7 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     if (p->neff) fprintf(f, "link_efficiency:\n");
     for (int i = 0; i < p->neff; i++) fprintf(f, "  %s: %.17g\n", p->class_eff[i].name, p->class_eff[i].eff);
     write_library(f, &p->lib);             /* whole: an overlay's library replaces its base's (a fitted ceiling) */
+    write_nccl_env(f, p);
     fprintf(f, "calibration:\n  algo: %s\n  proto: %s\n  model: %s\n", k->algo, k->proto, k->model);
     if (k->contention[0]) fprintf(f, "  contention: %s\n", k->contention);
     if (k->mape_pct >= 0) fprintf(f, "  mape_pct: %.4f\n", k->mape_pct);
@@ -140,6 +150,7 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     write_gpu(f, p);
     write_protocols(f, p);
     write_library(f, &p->lib);
+    write_nccl_env(f, p);
     if (p->sharp.rails)
         fprintf(f, "sharp_fabric: {rails: %d, per_leaf: %d, leaves: %d, first: %d}\n", p->sharp.rails,
                 p->sharp.per_leaf, p->sharp.leaves, p->sharp.first);

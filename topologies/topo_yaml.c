@@ -934,9 +934,11 @@ static int overlay_knobs(ctx_t *c, yaml_node_t *root) {
     return 0;
 }
 
+static int read_nccl_env(ctx_t *c, yaml_node_t *root);
+
 static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets, int depth) {
     static const char *const fixed[] = {"name", "description", "extends", "params", "arch", "gpu", "protocols", "library",
-                                        "link_efficiency", "calibration", NULL};
+                                        "link_efficiency", "calibration", "nccl_env", NULL};
     const char *keys[64];
     char file[TEXT], path[TEXT * 2], *buf = NULL;
     const char **all = NULL;
@@ -970,7 +972,37 @@ static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nse
     if (rc == 0) rc = read_calibration(c, root);
     if (rc == 0) note_what_if(c, root, sets, nsets);
     if (rc == 0) rc = read_library(c, root);
+    if (rc == 0) rc = read_nccl_env(c, root);
     if (rc == 0 && nv && scalar(nv) && topo_rename(c->t, scalar(nv)) < 0) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
+    return rc;
+}
+
+/* nccl_env: {NCCL_ALGO: "Ring", NCCL_PROTO: "^LL128"}: what the machine's
+ * NCCL is told (its environment, /etc/nccl.conf), in NCCL's own list syntax;
+ * every name is checked here, for every collective. */
+static int read_nccl_env(ctx_t *c, yaml_node_t *root) {
+    static const char *const keys[] = {"NCCL_ALGO", "NCCL_PROTO", NULL};
+    yaml_node_t *m = get(c, root, "nccl_env"), *v;
+    topo_params_t *p = topo_params(c->t);
+    char s[TEXT];
+    int rc = 0;
+    if (m == NULL) return 0;
+    if (m->type != YAML_MAPPING_NODE || (rc = only_keys(c, m, keys, "nccl_env")) < 0)
+        return rc < 0 ? rc : fail(c, m, "'nccl_env' must be a mapping {NCCL_ALGO: ..., NCCL_PROTO: ...}", NULL, NULL);
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        if ((v = get(c, m, keys[i])) == NULL) continue;
+        if ((rc = text(c, v, keys[i], s)) < 0) return rc;
+        if (strlen(s) >= sizeof p->nccl_env[i]) return fail(c, v, "%s: a list of at most 63 characters", keys[i], NULL);
+        for (int coll = 0; coll < COLL_COUNT; coll++) {
+            unsigned mask;
+            if (algo_nccl_env_mask(s, (coll_t)coll, i == 0, &mask) < 0)
+                return fail(c, v, i == 0 ? "NCCL_ALGO '%s': a name NCCL does not have (Tree, Ring, CollNetDirect, "
+                                           "CollNetChain, NVLS, NVLSTree, PAT; a list, ^ for all but)"
+                                         : "NCCL_PROTO '%s': a name NCCL does not have (LL, LL128, Simple; a list, ^ "
+                                           "for all but)", s, NULL);
+        }
+        snprintf(p->nccl_env[i], sizeof p->nccl_env[i], "%s", s);
+    }
     return rc;
 }
 
@@ -1060,7 +1092,8 @@ static void fold_plan(ctx_t *c, yaml_node_t *root) {
 
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const fixed[] = {"name", "description", "params", "arch", "gpu", "protocols", "library", "include",
-                                        "nodes", "links", "generate", "link_efficiency", "calibration", "sharp_fabric", NULL};
+                                        "nodes", "links", "generate", "link_efficiency", "calibration", "sharp_fabric",
+                                        "nccl_env", NULL};
     const char *keys[64];
     with_knobs(fixed, 0, keys, 64);
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
@@ -1071,7 +1104,7 @@ static int walk(ctx_t *c, const char *const *sets, int nsets) {
     fold_plan(c, root);
     if ((rc = read_gpu(c, root)) < 0 || (rc = walk_body(c, root)) < 0 || (rc = read_protocols(c, root)) < 0) return rc;
     if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0 || (rc = read_library(c, root)) < 0 ||
-        (rc = read_sharp(c, root)) < 0)
+        (rc = read_sharp(c, root)) < 0 || (rc = read_nccl_env(c, root)) < 0)
         return rc;
     for (int i = 0; i < c->params.n; i++)
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)

@@ -175,6 +175,9 @@ static void summary(topo_t *t, const cost_model_t *m) {
                tp->sharp.first ? ", collnet_ring" : "_ring");
     link_classes(t);
     calibration(t);
+    if (tp->nccl_env[0][0] || tp->nccl_env[1][0])
+        printf("  nccl_env      %s%s%s%s (-a nccl picks within them)\n", tp->nccl_env[0][0] ? " NCCL_ALGO=" : "",
+               tp->nccl_env[0], tp->nccl_env[1][0] ? " NCCL_PROTO=" : "", tp->nccl_env[1]);
     double lo = 1e300, hi = 0;
     for (int r = 0; r < p; r++) {
         double inj = injection(t, r);

@@ -105,6 +105,8 @@ typedef struct {
     int nlogged;
     char nccl[64];           /* the NCCL versions the logs state, distinct, ", " between */
     char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
+    char env[2][64];         /* NCCL_ALGO, NCCL_PROTO as the logs say they were set, if all say the same */
+    int env_logs, env_mixed; /* logs read; 1: they differ (then nothing is recorded) */
     char *said[VAL_MAX_SAID];          /* what say() printed about the logs, for --json's "messages" */
     int nsaid;
 } val_args_t;
@@ -390,6 +392,18 @@ static void note_env(val_args_t *a, const nt_log_t *log, const char *path) {
     }
 }
 
+/* The logs' NCCL_ALGO / NCCL_PROTO, kept where every log says the same (a
+ * calibration records them: the machine's NCCL is told so, `nccl_env:`). */
+static void same_env(val_args_t *a, const nt_log_t *log) {
+    const nt_env_t *x[2] = {&log->env_algo, &log->env_proto};
+    for (int i = 0; i < 2; i++) {
+        const char *v = x[i]->line && !x[i]->unread ? x[i]->list : "";
+        if (a->env_logs == 0) snprintf(a->env[i], sizeof a->env[i], "%s", v);
+        else if (strcmp(a->env[i], v)) a->env_mixed = 1;
+    }
+    a->env_logs++;
+}
+
 /* All logs' samples, each on the machine of its rank count. */
 static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const char ***file_of, baton_err_t *e) {
     topo_t *t = ms->t;
@@ -426,6 +440,7 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
         other_gpu(a, t, &log, a->logs[i]);
         other_hosts(a, on, &log, a->logs[i]);
         note_env(a, &log, a->logs[i]);
+        same_env(a, &log);
         if (log.wrong_rows)
             say(a, "warning", "%s:%d: #wrong is not 0 in %d row%s: the collective returned wrong data there, so %s time is "
                 "a broken run's", a->logs[i], log.wrong_line, log.wrong_rows, log.wrong_rows > 1 ? "s" : "",
@@ -708,6 +723,8 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
                         .band_hi_pct = x->band_hi};
     snprintf(k->algo, sizeof k->algo, "%s", q->algo);
     snprintf(k->nccl, sizeof k->nccl, "%s", a->nccl);
+    for (int i = 0; i < 2 && !a->env_mixed && a->env_logs; i++)       /* what the logs' NCCL was told */
+        if (a->env[i][0]) snprintf(topo_params(t)->nccl_env[i], sizeof topo_params(t)->nccl_env[i], "%s", a->env[i]);
     cal_record_seen(k, t, s, n);
     snprintf(k->proto, sizeof k->proto, "%s", q->proto == RUN_PROTO_AUTO ? "auto" : proto_name((proto_t)q->proto));
     snprintf(k->model, sizeof k->model, "%s", model_name(a));
