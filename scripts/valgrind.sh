@@ -102,4 +102,5 @@ run 0 validate -t topologies/hgx-h100.yaml -c alltoall --nccl-tests tests/data/n
 run 1 validate -t topologies/pcie-2gpu.yaml --nccl-tests tests/data/nccl/two-runs.txt
 run 0 validate -t topologies/hgx-h100.yaml --nccl-tests tests/data/nccl/env-ring.txt
 run 0 validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/four-hosts.txt
+run 0 select -t tests/data/nccl-env.yaml -c allreduce,allgather --sizes 1KiB,1GiB --vs-nccl
 exit $fail
