@@ -15,8 +15,6 @@ static const algo_t *const rows[] = {ALGO_ROWS(ALGO_REF) NULL};
 
 const algo_t *const *algo_all(void) { return rows; }
 
-/* "tree" is the candy kids' word for the binomial tree; NCCL's trees are
- * bintree, dbtree and nccltree, so the registry spells it out. */
 static const char *const nccl_names[ALGO_NCCL_COUNT] = {"tree", "ring", "collnet_direct", "collnet_chain", "nvls",
                                                         "nvls_tree", "pat"};
 
@@ -86,6 +84,8 @@ int algo_nccl_env_mask(const char *list, coll_t coll, int algos, unsigned *mask)
     return 0;
 }
 
+/* "tree" is the candy kids' word for the binomial tree; NCCL's trees are
+ * bintree, dbtree and nccltree, so the registry spells it out. */
 const algo_t *algo_find(coll_t coll, const char *name) {
     if (strcmp(name, "tree") == 0) name = "binomial";
     for (int i = 0; rows[i]; i++)

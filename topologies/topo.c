@@ -342,10 +342,6 @@ static int build_adjacency(topo_t *t) {
     return 0;
 }
 
-/* Two links between the same two nodes: routes take one path (one link per
- * hop), so the second would count in the summary's injection and bisection
- * but carry nothing, and a prediction would see half the bandwidth the file
- * wrote. An error, naming both nodes, rather than that silently. */
 /* Two links between nodes u and v (dl ids first, second): an error at the
  * second's line (at u's where code built it), naming the first's. */
 static int parallel_link(const topo_t *t, const char *file, int u, int v, int first, int second, baton_err_t *e) {
@@ -358,6 +354,10 @@ static int parallel_link(const topo_t *t, const char *file, int u, int v, int fi
                    t->nodes[v].name, before);
 }
 
+/* Two links between the same two nodes: routes take one path (one link per
+ * hop), so the second would count in the summary's injection and bisection
+ * but carry nothing, and a prediction would see half the bandwidth the file
+ * wrote. An error, naming both nodes, rather than that silently. */
 static int check_parallel_links(const topo_t *t, const char *file, baton_err_t *e) {
     int *seen = malloc(((size_t)t->nnodes + 1) * sizeof *seen), *via = malloc(((size_t)t->nnodes + 1) * sizeof *via);
     int rc = 0;
