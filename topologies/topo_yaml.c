@@ -1001,7 +1001,7 @@ static int read_nccl_env(ctx_t *c, yaml_node_t *root) {
                                          : "NCCL_PROTO '%s': a name NCCL does not have (LL, LL128, Simple; a list, ^ "
                                            "for all but)", s, NULL);
         }
-        snprintf(p->nccl_env[i], sizeof p->nccl_env[i], "%s", s);
+        memcpy(p->nccl_env[i], s, strlen(s) + 1);           /* it fits: checked above */
     }
     return rc;
 }
