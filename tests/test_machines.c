@@ -1132,4 +1132,9 @@ Test(machines, nccl_env_binds_nccls_pick) {
     fclose(f);
     cr_expect_null(topo_yaml_load("build/env-bad.yaml", NULL, 0, &e));
     cr_expect(strstr(e.msg, "env-bad.yaml:3:23: NCCL_ALGO 'Ring,Rign': a name NCCL does not have") != NULL, "%s", e.msg);
+    /* what a person sees: the plan says so, and both its columns run the ring */
+    th_says("plan -t tests/data/nccl-env.yaml -c allreduce --sizes 1GiB", 0,
+            "NCCL is told (nccl_env): NCCL_ALGO=Ring NCCL_PROTO=^LL128", 1);
+    th_says("plan -t tests/data/nccl-env.yaml -c allreduce --sizes 1GiB", 0, "ring/Simple", 1);
+    th_says("topo tests/data/nccl-env.yaml", 0, "nccl_env       NCCL_ALGO=Ring NCCL_PROTO=^LL128", 1);
 }

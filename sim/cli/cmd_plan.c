@@ -97,6 +97,14 @@ static void sharp(const topo_t *t) {
 }
 
 /* The library when it is not NCCL (`library:`): its switches and rules. */
+/* What the machine's NCCL is told (nccl_env:), which both columns follow. */
+static void nccl_env(const topo_t *t) {
+    const topo_params_t *tp = topo_params_c(t);
+    if (!tp->nccl_env[0][0] && !tp->nccl_env[1][0]) return;
+    printf("NCCL is told (nccl_env):%s%s%s%s; both columns pick within it\n", tp->nccl_env[0][0] ? " NCCL_ALGO=" : "",
+           tp->nccl_env[0], tp->nccl_env[1][0] ? " NCCL_PROTO=" : "", tp->nccl_env[1]);
+}
+
 static void library(const topo_t *t) {
     const topo_library_t *l = &topo_params_c(t)->lib;
     char lo[32], hi[32], al[32];
@@ -167,6 +175,7 @@ static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const 
     pxn(t);
     sharp(t);
     library(t);
+    nccl_env(t);
     printf("%s, -a nccl (%s):\n", coll_name(coll), sim ? "simulated" : "closed form");
     print_sizes(m, sizes, n, ours, nccls);
     char line[192];
