@@ -24,20 +24,19 @@ int algo_nccl_index(const char *nccl) {
     return -1;
 }
 
-int algo_nccl_index_of_name(const char *name) {
-    char low[32];
-    size_t k = 0;
-    for (const char *c = name; *c && k < sizeof low - 1; c++)
-        if (*c != '_') low[k++] = (char)tolower((unsigned char)*c);
-    low[k] = '\0';
-    for (int i = 0; i < ALGO_NCCL_COUNT; i++) {
-        char want[32];
-        size_t j = 0;
-        for (const char *c = nccl_names[i]; *c; c++)
-            if (*c != '_') want[j++] = *c;
-        want[j] = '\0';
-        if (strcmp(low, want) == 0) return i;
+/* a and b the same but for case and '_' ("NVLSTree", "nvls_tree"). */
+static int same_name(const char *a, const char *b) {
+    for (;; a++, b++) {
+        while (*a == '_') a++;
+        while (*b == '_') b++;
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+        if (*a == '\0') return 1;
     }
+}
+
+int algo_nccl_index_of_name(const char *name) {
+    for (int i = 0; i < ALGO_NCCL_COUNT; i++)
+        if (same_name(name, nccl_names[i])) return i;
     return -1;
 }
 

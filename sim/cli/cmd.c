@@ -112,6 +112,13 @@ int cmd_calibrated_rule(const char *cmd, const topo_t *t, cmd_rule_t *r) {
     return 1;
 }
 
+int cmd_nccl_env_text(const topo_t *t, char *b, size_t n) {
+    const topo_params_t *tp = topo_params_c(t);
+    snprintf(b, n, "%s%s%s%s", tp->nccl_env[0][0] ? " NCCL_ALGO=" : "", tp->nccl_env[0],
+             tp->nccl_env[1][0] ? " NCCL_PROTO=" : "", tp->nccl_env[1]);
+    return b[0] != '\0';
+}
+
 void cmd_fitted_rule(const topo_calib_t *k, char *b, size_t n) {
     snprintf(b, n, "-a %s --proto %s --model %s%s%s", k->algo, k->proto, k->model, k->contention[0] ? " --contention " : "",
              k->contention);

@@ -93,6 +93,10 @@ int cmd_calibrated_rule(const char *cmd, const struct topo *t, cmd_rule_t *r);
  * --contention fair" into b. */
 void cmd_fitted_rule(const struct topo_calib *k, char *b, size_t n);
 
+/* What the machine's NCCL is told (`nccl_env:`) as " NCCL_ALGO=Ring
+ * NCCL_PROTO=^LL128" into b; 0 (and b empty) where it says nothing. */
+int cmd_nccl_env_text(const struct topo *t, char *b, size_t n);
+
 
 /* Remember one --set; EXIT_USAGE (after printing) when there are too many. */
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);

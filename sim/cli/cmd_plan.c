@@ -99,10 +99,8 @@ static void sharp(const topo_t *t) {
 /* The library when it is not NCCL (`library:`): its switches and rules. */
 /* What the machine's NCCL is told (nccl_env:), which both columns follow. */
 static void nccl_env(const topo_t *t) {
-    const topo_params_t *tp = topo_params_c(t);
-    if (!tp->nccl_env[0][0] && !tp->nccl_env[1][0]) return;
-    printf("NCCL is told (nccl_env):%s%s%s%s; both columns pick within it\n", tp->nccl_env[0][0] ? " NCCL_ALGO=" : "",
-           tp->nccl_env[0], tp->nccl_env[1][0] ? " NCCL_PROTO=" : "", tp->nccl_env[1]);
+    char env[160];
+    if (cmd_nccl_env_text(t, env, sizeof env)) printf("NCCL is told (nccl_env):%s; both columns pick within it\n", env);
 }
 
 static void library(const topo_t *t) {

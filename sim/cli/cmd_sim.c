@@ -263,10 +263,9 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
                coll_name(coll), r->auto_picked == 2 ? " NCCL has" : "");
     if (r->proto != PROTO_NONE)
         printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->proto_auto ? " (the fastest, by --proto auto)" : "");
-    const topo_params_t *tp = topo_params_c(t);
-    if (r->auto_picked == 2 && (tp->nccl_env[0][0] || tp->nccl_env[1][0]))
-        printf("  within   the machine's nccl_env:%s%s%s%s (what its NCCL is told)\n", tp->nccl_env[0][0] ? " NCCL_ALGO=" : "",
-               tp->nccl_env[0], tp->nccl_env[1][0] ? " NCCL_PROTO=" : "", tp->nccl_env[1]);
+    char env[160];
+    if (r->auto_picked == 2 && cmd_nccl_env_text(t, env, sizeof env))
+        printf("  within   the machine's nccl_env:%s (what its NCCL is told)\n", env);
     time_line(r, t, tm);
     if (r->launch_s > 0) {
         units_fmt_time(r->launch_s, tm, sizeof tm);

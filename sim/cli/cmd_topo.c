@@ -175,9 +175,8 @@ static void summary(topo_t *t, const cost_model_t *m) {
                tp->sharp.first ? ", collnet_ring" : "_ring");
     link_classes(t);
     calibration(t);
-    if (tp->nccl_env[0][0] || tp->nccl_env[1][0])
-        printf("  nccl_env      %s%s%s%s (-a nccl picks within them)\n", tp->nccl_env[0][0] ? " NCCL_ALGO=" : "",
-               tp->nccl_env[0], tp->nccl_env[1][0] ? " NCCL_PROTO=" : "", tp->nccl_env[1]);
+    char env[160];
+    if (cmd_nccl_env_text(t, env, sizeof env)) printf("  nccl_env      %s (-a nccl picks within them)\n", env);
     double lo = 1e300, hi = 0;
     for (int r = 0; r < p; r++) {
         double inj = injection(t, r);

@@ -609,21 +609,15 @@ static int table_row(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const
     return 0;
 }
 
-/* Each log's own MAPE where the table holds several (file_of[i]: row i's
- * log, the same pointer for one log's rows); their count, at most max. */
+/* Each log's own MAPE (file_of[i]: row i's log; load() puts one log's rows
+ * together); their count, at most max. */
 typedef struct { const char *file; double mape; int sizes; } val_log_mape_t;
 static int per_log(const cal_sample_t *s, const cal_pred_t *p, int n, const char **file_of, val_log_mape_t *out, int max) {
     int k = 0;
-    for (int i = 0; i < n; i++) {
-        int j = 0;
-        while (j < k && out[j].file != file_of[i]) j++;
-        if (j == k && k == max) continue;
-        if (j == k) out[k++] = (val_log_mape_t){.file = file_of[i]};
-        if (p[i].time_s < 0) continue;
-        out[j].mape += 100 * fabs(p[i].time_s - s[i].meas_s) / s[i].meas_s;
-        out[j].sizes++;
+    for (int i = 0, j; i < n && k < max; i = j) {
+        for (j = i + 1; j < n && file_of[j] == file_of[i]; j++) {}
+        out[k++] = (val_log_mape_t){.file = file_of[i], .mape = cal_mape_of(s + i, p + i, j - i, -1, 0), .sizes = j - i};
     }
-    for (int j = 0; j < k; j++) out[j].mape = out[j].sizes ? out[j].mape / out[j].sizes : -1;
     return k;
 }
 
