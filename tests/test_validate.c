@@ -1212,3 +1212,26 @@ Test(validate, each_logs_mape_is_its_own_validation) {
     }
     free(both);
 }
+
+/* nccl-tests -m 4 times groups of four calls and divides among them, -G
+ * replays them as CUDA graphs: the first is a warning (baton times one
+ * call), the second drops -g's launches in turn from every prediction. */
+Test(validate, how_nccl_tests_timed_the_rows_is_read) {
+    const char *on = "validate -t topologies/pcie-2gpu.yaml --set p2p=false --json --nccl-tests tests/data/nccl/";
+    char args[256], *grouped, *launched;
+    snprintf(args, sizeof args, "%sgrouped.txt", on);
+    th_says(args, 0, "warning: tests/data/nccl/grouped.txt:2: agg iters 4 (nccl-tests -m 4)", 1);
+    th_says(args, 0, "note: tests/data/nccl/grouped.txt:2: graph 1 (nccl-tests -G)", 1);
+    cr_assert_eq(th_cli(args, &grouped, 1), 0, "%s", grouped);
+    snprintf(args, sizeof args, "%slaunched.txt", on);
+    th_says(args, 0, "\"messages\":[]", 1);
+    cr_assert_eq(th_cli(args, &launched, 1), 0, "%s", launched);
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load("topologies/pcie-2gpu.yaml", NULL, 0, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    double launch = topo_params_c(t)->launch, dt = th_json_num(launched, "predicted_s") - th_json_num(grouped, "predicted_s");
+    cr_expect(launch > 0 && fabs(dt - launch) < 1e-9, "the -g 2 launch %g s, the graph's prediction %g s lower", launch, dt);
+    topo_free(t);
+    free(grouped);
+    free(launched);
+}

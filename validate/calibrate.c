@@ -40,7 +40,8 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
         double t = row_time(log->coll, r, &disturbed);
         if (r->bytes == 0 || t <= 0) continue;            /* nothing was measured */
         (*out)[(*n)++] = (cal_sample_t){.coll = log->coll, .bytes = r->bytes, .meas_s = t * 1e-6, .line = r->line,
-                                          .gpus_per_thread = log->gpus_per_thread, .disturbed = disturbed,
+                                          .gpus_per_thread = log->graph ? 1 : log->gpus_per_thread,
+                                          .disturbed = disturbed,
                                           .nccl_algos = log->env_algo.mask, .protos = log->env_proto.mask};
     }
     return 0;

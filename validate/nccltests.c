@@ -131,6 +131,18 @@ static void learn_device(nt_log_t *log, const char *p) {
     snprintf(log->device, sizeof log->device, "%.*s", (int)(n < sizeof log->device ? n : sizeof log->device - 1), b);
 }
 
+/* How the header says the rows were timed: "agg iters: 4" (-m 4: each
+ * timed iteration is a group of four calls, its time divided among them)
+ * and "graph: 1" (-G 1: the iterations replayed as CUDA graphs, so no host
+ * launch per call). Older headers say neither: one call, launched. */
+static void learn_timing(nt_log_t *log, const char *header, int line) {
+    const char *a = strstr(header, "agg iters:"), *g = strstr(header, "graph:");
+    long v;
+    log->header_line = line;
+    if (a && sscanf(a, "agg iters: %9ld", &v) == 1 && v > 1) log->agg_iters = (int)v;
+    if (g && sscanf(g, "graph: %9ld", &v) == 1 && v > 0) log->graph = (int)v;
+}
+
 /* A comment line: the test, the header's columns, nThread x nGpus, a Rank
  * line. A second "# nThread" header is a second run appended to the first
  * (`for t in ...; do ./$t; done > log`): its rows would be read as the
@@ -153,6 +165,7 @@ static int learn_comment(state_t *st, const char *s, int line, const char *path,
         st->nthread = (int)nt;
         st->ngpus = (int)ng;
     }
+    if (header) learn_timing(st->log, p, line);
     if (strstr(s, " Rank ") && strstr(s, "device") && st->rank_lines < NT_MAX_RANKS) {
         if (st->rank_lines++ == 0) learn_device(st->log, strstr(s, "device"));
         learn_host(st, s);
@@ -358,6 +371,7 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     out->stated_ranks = st.rank_lines > 0 ? st.rank_lines : st.nthread * st.ngpus;
     out->ranks = ranks > 0 ? ranks : out->stated_ranks;
     out->gpus_per_thread = st.ngpus > 0 ? st.ngpus : 1;
+    if (out->agg_iters < 1) out->agg_iters = 1;
     if (rc == 0 && out->ranks < 1)
         rc = err_set(e, BATON_EPARSE, "%s: the log does not say how many ranks ran; give --ranks", path);
     if (rc < 0) nt_free(out);
@@ -398,9 +412,10 @@ int nt_write(const nt_log_t *log, FILE *f) {
     int reducing = log->coll == COLL_ALLREDUCE || log->coll == COLL_REDUCE_SCATTER || log->coll == COLL_REDUCE;
     fprintf(f, "# Collective test starting: %s\n", test_name(log->coll));
     int g = log->gpus_per_thread > 0 && log->ranks % log->gpus_per_thread == 0 ? log->gpus_per_thread : 1;
-    fprintf(f, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
-               "validation: 1 graph: 0\n#\n", log->ranks / g, g, log->nrows ? (unsigned long long)log->rows[0].bytes : 0ULL,
-            log->nrows ? (unsigned long long)log->rows[log->nrows - 1].bytes : 0ULL);
+    fprintf(f, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: 2(factor) warmup iters: 5 iters: 20 agg iters: %d "
+               "validation: 1 graph: %d\n#\n", log->ranks / g, g, log->nrows ? (unsigned long long)log->rows[0].bytes : 0ULL,
+            log->nrows ? (unsigned long long)log->rows[log->nrows - 1].bytes : 0ULL, log->agg_iters > 1 ? log->agg_iters : 1,
+            log->graph);
     fprintf(f, "#                                                              out-of-place                       in-place\n"
                "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
                "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n");

@@ -58,6 +58,11 @@ typedef struct nt_log {
     int ranks;
     int stated_ranks;        /* what the log itself says (Rank lines, nThread x nGpus); 0: nothing */
     int gpus_per_thread;     /* the header's nGpus (-g): GPUs one thread launches on in turn */
+    int agg_iters;           /* the header's "agg iters" (-m): calls grouped per timed iteration,
+                                whose time nccl-tests divides among them; 1 unsaid */
+    int graph;               /* the header's "graph" (-G): CUDA graph launches, no host launch per
+                                call; 0 unsaid */
+    int header_line;         /* the "# nThread" line; 0 where none */
     char type[24];
     char device[64];         /* the first Rank line's GPU ("NVIDIA H200"); "" where none says */
     int hosts;               /* the hosts the Rank lines name ("on HOST device"); 0: unknown */

@@ -392,6 +392,22 @@ static void note_env(val_args_t *a, const nt_log_t *log, const char *path) {
     }
 }
 
+/* How nccl-tests timed the rows, where baton's one launched call is not
+ * it: -m N groups N calls an iteration and divides the time among them
+ * (NCCL runs a group's calls together, sharing what one call waits), and
+ * -G replays the iterations as CUDA graphs (no host launch a call, so -g's
+ * launches are not added: cal_samples). */
+static void note_timing(val_args_t *a, const nt_log_t *log, const char *path) {
+    if (log->agg_iters > 1)
+        say(a, "warning", "%s:%d: agg iters %d (nccl-tests -m %d): each time is a group of %d calls divided among them, "
+            "which NCCL runs together; baton times one call, so sizes where a call's latency dominates read slower "
+            "than the log (and a fit's latencies take the grouping in)", path, log->header_line, log->agg_iters,
+            log->agg_iters, log->agg_iters);
+    if (log->graph && log->gpus_per_thread > 1)
+        say(a, "note", "%s:%d: graph %d (nccl-tests -G): the calls were replayed as CUDA graphs, so the %d GPUs one "
+            "thread drives are not launched in turn each call", path, log->header_line, log->graph, log->gpus_per_thread);
+}
+
 /* The logs' NCCL_ALGO / NCCL_PROTO, kept where every log says the same (a
  * calibration records them: the machine's NCCL is told so, `nccl_env:`). */
 static void same_env(val_args_t *a, const nt_log_t *log) {
@@ -445,6 +461,7 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
             say(a, "warning", "%s:%d: #wrong is not 0 in %d row%s: the collective returned wrong data there, so %s time is "
                 "a broken run's", a->logs[i], log.wrong_line, log.wrong_rows, log.wrong_rows > 1 ? "s" : "",
                 log.wrong_rows > 1 ? "their" : "its");
+        note_timing(a, &log, a->logs[i]);
         read_logged_plan(a, &log, a->logs[i], on);
         note_version(a, t, &log, a->logs[i]);
         rc = cal_samples(&log, &s, &m, e);
