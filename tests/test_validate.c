@@ -1213,15 +1213,17 @@ Test(validate, each_logs_mape_is_its_own_validation) {
     free(both);
 }
 
-/* nccl-tests -m 4 times groups of four calls and divides among them, -G
- * replays them as CUDA graphs: the first is a warning (baton times one
- * call), the second drops -g's launches in turn from every prediction. */
+/* nccl-tests -m 4 times groups of four calls and divides among them, -w 0
+ * times the first calls (NCCL's setup), -G replays them as CUDA graphs: the first
+ * two are warnings (baton times one warm call), the third drops -g's
+ * launches in turn from every prediction. */
 Test(validate, how_nccl_tests_timed_the_rows_is_read) {
     const char *on = "validate -t topologies/pcie-2gpu.yaml --set p2p=false --json --nccl-tests tests/data/nccl/";
     char args[256], *grouped, *launched;
     snprintf(args, sizeof args, "%sgrouped.txt", on);
     th_says(args, 0, "warning: tests/data/nccl/grouped.txt:2: agg iters 4 (nccl-tests -m 4)", 1);
     th_says(args, 0, "note: tests/data/nccl/grouped.txt:2: graph 1 (nccl-tests -G)", 1);
+    th_says(args, 0, "warning: tests/data/nccl/grouped.txt:2: warmup iters 0 (nccl-tests -w 0)", 1);
     cr_assert_eq(th_cli(args, &grouped, 1), 0, "%s", grouped);
     snprintf(args, sizeof args, "%slaunched.txt", on);
     th_says(args, 0, "\"messages\":[]", 1);

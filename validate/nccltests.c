@@ -134,11 +134,13 @@ static void learn_device(nt_log_t *log, const char *p) {
 /* How the header says the rows were timed: "agg iters: 4" (-m 4: each
  * timed iteration is a group of four calls, its time divided among them)
  * and "graph: 1" (-G 1: the iterations replayed as CUDA graphs, so no host
- * launch per call). Older headers say neither: one call, launched. */
+ * launch per call), and "warmup iters: 0" (-w 0: no untimed call first).
+ * Older headers say none of these: one call, launched, after warm-up. */
 static void learn_timing(nt_log_t *log, const char *header, int line) {
-    const char *a = strstr(header, "agg iters:"), *g = strstr(header, "graph:");
+    const char *a = strstr(header, "agg iters:"), *g = strstr(header, "graph:"), *w = strstr(header, "warmup iters:");
     long v;
     log->header_line = line;
+    if (w && sscanf(w, "warmup iters: %9ld", &v) == 1 && v == 0) log->warmup_none = 1;
     if (a && sscanf(a, "agg iters: %9ld", &v) == 1 && v > 1) log->agg_iters = (int)v;
     if (g && sscanf(g, "graph: %9ld", &v) == 1 && v > 0) log->graph = (int)v;
 }

@@ -62,6 +62,8 @@ typedef struct nt_log {
                                 whose time nccl-tests divides among them; 1 unsaid */
     int graph;               /* the header's "graph" (-G): CUDA graph launches, no host launch per
                                 call; 0 unsaid */
+    int warmup_none;         /* the header's "warmup iters: 0" (-w 0): the timed calls include the
+                                first ones, which pay NCCL's connection setup */
     int header_line;         /* the "# nThread" line; 0 where none */
     char type[24];
     char device[64];         /* the first Rank line's GPU ("NVIDIA H200"); "" where none says */

@@ -396,13 +396,17 @@ static void note_env(val_args_t *a, const nt_log_t *log, const char *path) {
  * it: -m N groups N calls an iteration and divides the time among them
  * (NCCL runs a group's calls together, sharing what one call waits), and
  * -G replays the iterations as CUDA graphs (no host launch a call, so -g's
- * launches are not added: cal_samples). */
+ * launches are not added: cal_samples); -w 0 times the first calls, which
+ * set up NCCL's connections. */
 static void note_timing(val_args_t *a, const nt_log_t *log, const char *path) {
     if (log->agg_iters > 1)
         say(a, "warning", "%s:%d: agg iters %d (nccl-tests -m %d): each time is a group of %d calls divided among them, "
             "which NCCL runs together; baton times one call, so sizes where a call's latency dominates read slower "
             "than the log (and a fit's latencies take the grouping in)", path, log->header_line, log->agg_iters,
             log->agg_iters, log->agg_iters);
+    if (log->warmup_none)
+        say(a, "warning", "%s:%d: warmup iters 0 (nccl-tests -w 0): no untimed call comes first, so the first sizes "
+            "timed on each algorithm include NCCL's setup (it connects at first use) and read high", path, log->header_line);
     if (log->graph && log->gpus_per_thread > 1)
         say(a, "note", "%s:%d: graph %d (nccl-tests -G): the calls were replayed as CUDA graphs, so the %d GPUs one "
             "thread drives are not launched in turn each call", path, log->header_line, log->graph, log->gpus_per_thread);
