@@ -134,6 +134,17 @@ int algo_lockstep_send(const sched_t *s, int k, int r, sched_op_t *op) {
     return sched_op(s, r, 0, 2u * (uint32_t)k, op) && op->send;
 }
 
+int algo_ring_orders(sched_t *s, const algo_opts_t *o, int channels) {
+    s->param[0] = o->group > 0 && s->nranks % o->group == 0 ? o->group : s->nranks;   /* rotate within groups */
+    s->param[1] = algo_stride(o, s->param[0]);                                        /* by this much a channel */
+    s->nchannels = channels;
+    if (o->rings && o->rings->nranks == s->nranks && o->rings->count > 0) {
+        s->orders = o->rings;                            /* the machine's rings: no rotation symmetry */
+        return 0;
+    }
+    return channels == 1 ? 1 : (int)s->param[0];         /* channel c > 0 rotates inside groups */
+}
+
 uint64_t algo_pipeline_chunks(uint64_t n, const algo_opts_t *o) {
     if (o && o->pipeline > 0) return (uint64_t)o->pipeline;
     uint64_t k = (n + (1 << 20) - 1) >> 20;

@@ -146,6 +146,33 @@ static inline int algo_rotation(int c, int s) { return s > 1 ? c * s + 1 : c; }
  * inside a group (1 < stride < g), else 1. */
 static inline int algo_stride(const algo_opts_t *o, int64_t g) { return o && o->stride > 1 && o->stride < g ? o->stride : 1; }
 
+/* Channel c's ring order, for rows that run one per channel (ring.c's
+ * rings, pipeline.c's chains): the rank at position i, and rank r's
+ * position. The machine's ring c mod their count where s->orders has them,
+ * else rank order rotated inside each group of s->param[0] ranks by
+ * algo_rotation(c, s->param[1]); channel 0 is rank order. */
+static inline int algo_ring_at(const sched_t *s, int c, int64_t i) {
+    int p = s->nranks, g = (int)s->param[0];
+    int pos = (int)algo_mod(i, p);
+    if (s->orders) return s->orders->rank[(size_t)(c % s->orders->count) * p + pos];
+    int rot = algo_rotation(c, (int)s->param[1]);
+    if (rot == 0) return pos;                          /* channel 0: rank order */
+    if (algo_pof2(g)) return (pos & ~(g - 1)) | ((pos + rot) & (g - 1));   /* no division: the hot path */
+    return pos / g * g + (pos % g + rot) % g;
+}
+static inline int algo_ring_pos(const sched_t *s, int c, int r) {
+    if (s->orders) return s->orders->pos[(size_t)(c % s->orders->count) * s->nranks + r];
+    int g = (int)s->param[0], rot = algo_rotation(c, (int)s->param[1]);
+    if (rot == 0) return r;
+    if (algo_pof2(g)) return (r & ~(g - 1)) | ((r - rot) & (g - 1));
+    return r / g * g + (int)algo_mod(r % g - rot, g);
+}
+/* Set what algo_ring_at reads: groups of o's group (if it divides the
+ * ranks, else one group), its stride, the machine's rings if o has them
+ * for these ranks (then no rotation symmetry: 0 is returned, else the
+ * group as the schedule's period where channels rotate). */
+int algo_ring_orders(sched_t *s, const algo_opts_t *o, int channels);
+
 /* The rows, defined next to their algorithms. */
 #define ALGO_ROWS(X)                                                          \
     X(allreduce_ring) X(allreduce_binomial) X(allreduce_naive) X(allreduce_rd)     \

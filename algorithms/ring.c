@@ -42,38 +42,15 @@
  * Requires: any p >= 1, any n (empty blocks still cost alpha, as in MPICH). */
 #include "algo.h"
 
-/* The rank at position i of channel c's ring: the machine's ring c if it
- * has some (s->orders), else rank order rotated within each group. */
-static int at(const sched_t *s, int c, int64_t i) {
-    int p = s->nranks, g = (int)s->param[0];
-    int pos = (int)algo_mod(i, p), node, j;
-    if (s->orders) return s->orders->rank[(size_t)(c % s->orders->count) * p + pos];
-    int rot = algo_rotation(c, (int)s->param[1]);
-    if (rot == 0) return pos;                          /* channel 0: rank order */
-    if (algo_pof2(g)) return (pos & ~(g - 1)) | ((pos + rot) & (g - 1));   /* no division: the hot path */
-    node = pos / g;
-    j = pos % g;
-    return node * g + (j + rot) % g;
-}
-
-/* The position of rank r in channel c's ring. */
-static int pos_of(const sched_t *s, int c, int r) {
-    if (s->orders) return s->orders->pos[(size_t)(c % s->orders->count) * s->nranks + r];
-    int g = (int)s->param[0], node = r / g, local = r % g, rot = algo_rotation(c, (int)s->param[1]);
-    if (rot == 0) return r;
-    if (algo_pof2(g)) return (r & ~(g - 1)) | ((r - rot) & (g - 1));
-    return node * g + (int)algo_mod(local - rot, g);
-}
-
 /* Chunk of the block of the rank at ring position i, on channel c. */
 static uint32_t ring_chunk(const sched_t *s, int64_t i, int c) {
-    return (uint32_t)at(s, c, i) * s->per_block + (uint32_t)c;
+    return (uint32_t)algo_ring_at(s, c, i) * s->per_block + (uint32_t)c;
 }
 
 /* Reduce-scatter at ring position i: it ends with the block of position i + 1 + shift. */
 static int ring_rs_op(const sched_t *s, int i, int c, uint32_t pc, int shift, int fwd_last,
                       sched_op_t *op) {
-    int p = s->nranks, left = at(s, c, i - 1), right = at(s, c, i + 1);
+    int p = s->nranks, left = algo_ring_at(s, c, i - 1), right = algo_ring_at(s, c, i + 1);
     if (pc == 0) { *op = op_send(right, ring_chunk(s, i + shift, c), 1); return 1; }
     uint32_t ch = ring_chunk(s, (int64_t)i + shift - pc, c);
     *op = (pc < (uint32_t)p - 1 || fwd_last) ? op_fwd(left, right, ch, 1, RECV_REDUCE)
@@ -83,49 +60,42 @@ static int ring_rs_op(const sched_t *s, int i, int c, uint32_t pc, int shift, in
 
 /* All-gather step j >= 1 at ring position i, owning the block of position own. */
 static int ring_ag_op(const sched_t *s, int i, int c, uint32_t j, int64_t own, sched_op_t *op) {
-    int p = s->nranks, left = at(s, c, i - 1), right = at(s, c, i + 1);
+    int p = s->nranks, left = algo_ring_at(s, c, i - 1), right = algo_ring_at(s, c, i + 1);
     uint32_t ch = ring_chunk(s, own - j, c);
     *op = j < (uint32_t)p - 1 ? op_fwd(left, right, ch, 1, RECV_COPY) : op_recv(left, ch, 1, RECV_COPY);
     return 1;
 }
 
 static int allreduce_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks, i = pos_of(s, c, r);
+    int p = s->nranks, i = algo_ring_pos(s, c, r);
     if (p < 2 || pc > (uint32_t)(2 * p - 2)) return 0;
     if (pc < (uint32_t)p) return ring_rs_op(s, i, c, pc, 0, 1, op);
     return ring_ag_op(s, i, c, pc - (p - 1), i + 1, op);
 }
 
 static int rs_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks, i = pos_of(s, c, r);
+    int p = s->nranks, i = algo_ring_pos(s, c, r);
     if (p < 2 || pc >= (uint32_t)p) return 0;
     return ring_rs_op(s, i, c, pc, -1, 0, op);
 }
 
 static int ag_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks, i = pos_of(s, c, r);
+    int p = s->nranks, i = algo_ring_pos(s, c, r);
     if (p < 2 || pc >= (uint32_t)p) return 0;
-    if (pc == 0) { *op = op_send(at(s, c, i + 1), ring_chunk(s, i, c), 1); return 1; }
+    if (pc == 0) { *op = op_send(algo_ring_at(s, c, i + 1), ring_chunk(s, i, c), 1); return 1; }
     return ring_ag_op(s, i, c, pc, i, op);
 }
 
 /* Rank r's right neighbour on channel c: where every one of its sends goes. */
 static int ring_peer(const sched_t *s, int c, int r) {
-    return s->nranks < 2 ? -1 : at(s, c, (int64_t)pos_of(s, c, r) + 1);
+    return s->nranks < 2 ? -1 : algo_ring_at(s, c, (int64_t)algo_ring_pos(s, c, r) + 1);
 }
 
 static int ring_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)e;
     int ch = o->channels > 0 ? o->channels : 1;
-    s->param[0] = o->group > 0 && s->nranks % o->group == 0 ? o->group : s->nranks;   /* rotate within groups */
-    s->param[1] = algo_stride(o, s->param[0]);                                        /* by this much a channel */
-    s->nchannels = ch;
+    s->period = algo_ring_orders(s, o, ch);
     sched_layout(s, (uint32_t)s->nranks, (uint32_t)ch);
-    s->period = ch == 1 ? 1 : (int)s->param[0];          /* channel c > 0 rotates inside groups */
-    if (o->rings && o->rings->nranks == s->nranks && o->rings->count > 0) {
-        s->orders = o->rings;                            /* the machine's rings: no rotation symmetry */
-        s->period = 0;
-    }
     s->prog = s->coll == COLL_ALLREDUCE ? allreduce_prog : s->coll == COLL_REDUCE_SCATTER ? rs_prog : ag_prog;
     return 0;
 }

@@ -71,6 +71,35 @@ Test(catalogue, channels_split_blocks_and_still_verify) {
     }
 }
 
+/* NCCL's ring broadcast and reduce run a chain per channel on that
+ * channel's part of the buffer, each along its ring cut at the root: every
+ * rank count, node size, channel count and root computes the collective,
+ * C x (p - 1) x k messages (k = 3 chunks a part), the sizes odd so the
+ * parts and chunks differ by a byte (1001) or some are empty (7). */
+Test(catalogue, chains_per_channel_verify) {
+    const int ranks[] = {1, 2, 3, 5, 7, 8, 16, 100};
+    const uint64_t sizes[] = {1001, 7};
+    const algo_t *rows[] = {&algo_broadcast_chain, &algo_reduce_chain};
+    for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) {
+        int p = ranks[i];
+        topo_t *t = th_star(p, 12.5e9, 1.5e-6, 0, 40e9);
+        for (int g = 1; g <= p; g++)
+            for (int C = 1; C <= 4 && p % g == 0 && (g <= 2 || g == p || g == 4); C++)
+                for (int j = 0; j < 2; j++)
+                    for (int root = 0; root < p; root += p > 2 ? p / 2 + 1 : 1) {
+                        algo_opts_t o = {.group = g, .pipeline = 3, .channels = C, .root = root};
+                        engine_result_t r;
+                        baton_err_t e = {0};
+                        int rc = th_run(t, rows[j], sizes[root % 2], &o, VERIFY_DATA, &r, &e);
+                        cr_assert_eq(rc, 0, "%s p=%d g=%d C=%d root=%d: %s", rows[j]->name, p, g, C, root, e.msg);
+                        cr_expect(r.verified, "%s p=%d g=%d C=%d root=%d", coll_name(rows[j]->coll), p, g, C, root);
+                        cr_expect_eq(r.messages, (uint64_t)C * (p - 1) * 3, "p=%d C=%d", p, C);
+                        engine_result_free(&r);
+                    }
+        topo_free(t);
+    }
+}
+
 /* ---- closed forms -------------------------------------------------- */
 
 /* How the formula relates to the simulation. APPROX: within the measured
