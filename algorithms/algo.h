@@ -118,6 +118,11 @@ int algo_split_shape_check(int pmax);
 void algo_dtree(int p, int r, int tree, int *up, int down[2]);
 int algo_dtree_height(int p);
 
+/* Every rank sending a block of mb bytes to every other rank at once (a
+ * channel per peer: direct.c's all-gather, alltoall.c's direct): the first
+ * block's arrival, then the spread to the last (direct.c's costs). */
+double algo_direct_spread_time(const cost_model_t *m, int p, double mb);
+
 /* a mod p in [0, p) for any sign of a. */
 static inline uint32_t algo_mod(int64_t a, int p) {
     int64_t r = a % p;                         /* one division; a branch here mispredicts */
@@ -184,7 +189,7 @@ int algo_ring_orders(sched_t *s, const algo_opts_t *o, int channels);
     X(broadcast_naive) X(broadcast_binomial) X(broadcast_chain)                \
     X(broadcast_scatter_allgather)                                            \
     X(reduce_naive) X(reduce_binomial) X(reduce_chain) X(reduce_rabenseifner)  \
-    X(alltoall_naive) X(alltoall_pairwise)                                     \
+    X(alltoall_naive) X(alltoall_pairwise) X(alltoall_direct)                                     \
     X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree) \
     X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain) X(allreduce_nvls)   \
     X(allreduce_nccltree) X(allreduce_nvlstree) X(allreduce_collnet) X(allreduce_collnet_ring)

@@ -5,6 +5,10 @@
  *   step k = 1..p-1 it sends its block r+k to rank r+k and receives block
  *   r-k's data from rank r-k: every step is a permutation, so no rank is a
  *   hot spot.
+ * direct: every peer at once, a channel per peer (channel k sends block
+ *   r+k to rank r+k and takes rank r-k's; channel 0 the own block): NCCL's
+ *   grouped sends and receives, which its p2p channels run side by side
+ *   rather than step by step.
  * linear (naive): every rank goes through all ranks in order, 0, 1, 2, ...,
  *   itself included, swapping one block with each: everyone queues at rank 0
  *   first. Pair (i, j) meets in round i + j, so it takes 2p - 3 rounds.
@@ -22,6 +26,9 @@
  * Costs (single-port or star; m = n/p; the size is each rank's send buffer):
  *   pairwise  (p-1)(a + m b)
  *   linear    (2p - 3)(a + m b)
+ *   direct    a + m b + d: the first block, then the spread to the last (d:
+ *             single-port (p-2)(a + m b), star (p-2) m b, a machine's view
+ *             m (step's busiest link - one route); direct.c's all-gather's)
  * Requires: p divides n (every pair swaps the same number of bytes, as in
  * nccl-tests), any p >= 1. */
 #include "algo.h"
@@ -41,6 +48,13 @@ static int pairwise_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t
     int p = s->nranks, k = (int)(pc / 2);
     if (k >= p) return 0;
     return pc % 2 == 0 ? swap(s, r, (int)algo_mod(r + k, p), 0, op) : swap(s, r, (int)algo_mod(r - k, p), 1, op);
+}
+
+/* Channel k: swap with rank r + k (send) and rank r - k (receive). */
+static int direct_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    int p = s->nranks;
+    if (pc > 1) return 0;
+    return swap(s, r, (int)algo_mod(pc == 0 ? r + c : r - c, p), pc, op);
 }
 
 static int linear_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
@@ -66,6 +80,24 @@ static int pairwise_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     return a2a_build(s, o, e);
 }
 
+static int direct_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
+    if (s->nranks > 512)
+        return err_set(e, BATON_EUNSUP, "alltoall direct uses one channel per peer; %d ranks is more than 512", s->nranks);
+    s->prog = direct_prog;
+    s->period = 1;                 /* channel k: every rank sends to r + k */
+    int rc = a2a_build(s, o, e);
+    s->nchannels = s->nranks;
+    return rc;
+}
+
+/* The step's pattern (algo.h, peer_slots): slot k is rank r's block to
+ * r + k, all in one step; slot 0 stays home. */
+static int direct_peer(const sched_t *s, int c, int r) { return c == 0 ? -1 : (int)algo_mod(r + c, s->nranks); }
+static int direct_slots(const sched_t *s, int *nchannels) {
+    *nchannels = 1;
+    return s->nranks;
+}
+
 static int linear_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     s->prog = linear_prog;
     return a2a_build(s, o, e);
@@ -74,6 +106,11 @@ static int linear_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 static double pairwise_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
     return (p - 1) * (m->alpha + (double)(n / p) * m->beta);
+}
+
+static double direct_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
+    (void)o;
+    return algo_direct_spread_time(m, p, (double)(n / (uint64_t)(p > 0 ? p : 1)));
 }
 
 static double linear_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
@@ -89,9 +126,21 @@ const algo_t algo_alltoall_pairwise = {
     /* NCCL has no all-to-all algorithm: nccl-tests' alltoall_perf groups a
        send and a receive per peer, which NCCL's p2p schedule orders this
        way (step k: to rank + k, from rank - k), LL below its
-       NCCL_P2P_LL_THRESHOLD, else Simple. -a nccl runs it. */
+       NCCL_P2P_LL_THRESHOLD, else Simple; its p2p channels run the steps
+       side by side (direct), up to 512 ranks here. -a nccl runs either,
+       by the lower closed form. */
     .nccl = "p2p", .nccl_protos = 1u << PROTO_LL | 1u << PROTO_SIMPLE,
     ALGO_LOCKSTEP,
+};
+
+const algo_t algo_alltoall_direct = {
+    .coll = COLL_ALLTOALL, .name = "direct", .build = direct_build, .cost = direct_cost,
+    .cost_text = "a + (n/p) b + d, d the spread from the first block's arrival to the last",
+    .requires = "p divides n, 1 <= p <= 512",
+    .port_model = "single-port, multi-port star and a machine's view (full mesh: every block at once); exact",
+    .idea = "every peer at once, a channel each: NCCL's grouped sends and receives",
+    .nccl = "p2p", .nccl_protos = 1u << PROTO_LL | 1u << PROTO_SIMPLE,
+    .peer = direct_peer, .peer_slots = direct_slots,
 };
 
 const algo_t algo_alltoall_naive = {

@@ -218,11 +218,13 @@ static double direct_rs_cost(const cost_model_t *m, int p, uint64_t n, const alg
     return direct_first(m, mb) + (adds > d + mb * m->gamma ? adds : d + mb * m->gamma);
 }
 
+double algo_direct_spread_time(const cost_model_t *m, int p, double mb) {
+    return p < 2 ? 0 : direct_first(m, mb) + direct_spread(m, p, mb);
+}
+
 static double direct_ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    if (p < 2) return 0;
-    double mb = cost_block(p, n);
-    return direct_first(m, mb) + direct_spread(m, p, mb);
+    return algo_direct_spread_time(m, p, cost_block(p, n));
 }
 
 static double direct_ar_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {

@@ -138,6 +138,7 @@ static const claim_t claims[] = {
     {&algo_reduce_chain, EXACT, EXACT, NULL},        {&algo_reduce_bintree, EXACT, UPPER, complete_tree},
     {&algo_reduce_rabenseifner, EXACT, EXACT, NULL},
     {&algo_alltoall_naive, EXACT, EXACT, NULL},      {&algo_alltoall_pairwise, EXACT, EXACT, NULL},
+    {&algo_alltoall_direct, EXACT, EXACT, NULL},
     {&algo_allreduce_hier, EXACT, -1, NULL},         {&algo_allreduce_hier_leader, EXACT, -1, NULL},
 };
 #define NCLAIMS (int)(sizeof claims / sizeof claims[0])
