@@ -5,10 +5,11 @@
  *   step k = 1..p-1 it sends its block r+k to rank r+k and receives block
  *   r-k's data from rank r-k: every step is a permutation, so no rank is a
  *   hot spot.
- * direct: every peer at once, a channel per peer (channel k sends block
- *   r+k to rank r+k and takes rank r-k's; channel 0 the own block): NCCL's
- *   grouped sends and receives, which its p2p channels run side by side
- *   rather than step by step.
+ * direct: NCCL's grouped sends and receives, which its p2p channels run
+ *   side by side rather than step by step: W = 16 peers at a time (its 32
+ *   p2p channels, 2 a peer). Channel c (1..W) sends block r+k to rank r+k
+ *   and takes rank r-k's for k = c, c + W, c + 2W, ... in turn; channel 0
+ *   the own block. Up to 17 ranks every peer at once.
  * linear (naive): every rank goes through all ranks in order, 0, 1, 2, ...,
  *   itself included, swapping one block with each: everyone queues at rank 0
  *   first. Pair (i, j) meets in round i + j, so it takes 2p - 3 rounds.
@@ -26,9 +27,12 @@
  * Costs (single-port or star; m = n/p; the size is each rank's send buffer):
  *   pairwise  (p-1)(a + m b)
  *   linear    (2p - 3)(a + m b)
- *   direct    a + m b + d: the first block, then the spread to the last (d:
- *             single-port (p-2)(a + m b), star (p-2) m b, a machine's view
- *             m (step's busiest link - one route); direct.c's all-gather's)
+ *   direct    p <= W + 1: a + m b + d, the first block, then the spread to
+ *             the last (d: single-port (p-2)(a + m b), star (p-2) m b, a
+ *             machine's view m (step's busiest link - one route); direct.c's
+ *             all-gather's); beyond, R = ceil((p-1)/W) rounds of latency and
+ *             the busiest link's share of every block: R a + m b (b of the
+ *             whole call's pattern; star (p-1) m b), an approximation
  * Requires: p divides n (every pair swaps the same number of bytes, as in
  * nccl-tests), any p >= 1. */
 #include "algo.h"
@@ -50,11 +54,15 @@ static int pairwise_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t
     return pc % 2 == 0 ? swap(s, r, (int)algo_mod(r + k, p), 0, op) : swap(s, r, (int)algo_mod(r - k, p), 1, op);
 }
 
-/* Channel k: swap with rank r + k (send) and rank r - k (receive). */
+#define A2A_WINDOW 16     /* peers in flight: NCCL's 32 p2p channels, 2 a peer */
+
+/* Channel c: swap with ranks r + k (send) and r - k (receive) for k = c,
+ * c + W, ... (channel 0: the own block). */
 static int direct_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     int p = s->nranks;
-    if (pc > 1) return 0;
-    return swap(s, r, (int)algo_mod(pc == 0 ? r + c : r - c, p), pc, op);
+    int64_t k = c == 0 ? (pc < 2 ? 0 : p) : c + (int64_t)(pc / 2) * A2A_WINDOW;
+    if (k >= p) return 0;
+    return swap(s, r, (int)algo_mod(pc % 2 == 0 ? r + k : r - k, p), pc % 2, op);
 }
 
 static int linear_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
@@ -81,17 +89,16 @@ static int pairwise_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 }
 
 static int direct_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
-    if (s->nranks > 512)
-        return err_set(e, BATON_EUNSUP, "alltoall direct uses one channel per peer; %d ranks is more than 512", s->nranks);
     s->prog = direct_prog;
-    s->period = 1;                 /* channel k: every rank sends to r + k */
+    s->period = 1;                 /* channel c: every rank sends to r + k */
     int rc = a2a_build(s, o, e);
-    s->nchannels = s->nranks;
+    s->nchannels = s->nranks <= A2A_WINDOW ? s->nranks : A2A_WINDOW + 1;
     return rc;
 }
 
-/* The step's pattern (algo.h, peer_slots): slot k is rank r's block to
- * r + k, all in one step; slot 0 stays home. */
+/* The call's pattern (algo.h, peer_slots): slot k is rank r's block to
+ * r + k, all as one step (in W-wide rounds beyond W + 1 ranks: the
+ * busiest link's share of every block still); slot 0 stays home. */
 static int direct_peer(const sched_t *s, int c, int r) { return c == 0 ? -1 : (int)algo_mod(r + c, s->nranks); }
 static int direct_slots(const sched_t *s, int *nchannels) {
     *nchannels = 1;
@@ -110,7 +117,9 @@ static double pairwise_cost(const cost_model_t *m, int p, uint64_t n, const algo
 
 static double direct_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return algo_direct_spread_time(m, p, (double)(n / (uint64_t)(p > 0 ? p : 1)));
+    double mb = (double)(n / (uint64_t)(p > 0 ? p : 1)), rounds = (double)((p - 2) / A2A_WINDOW + 1);
+    if (p - 1 <= A2A_WINDOW || m->ports == 1) return algo_direct_spread_time(m, p, mb);
+    return rounds * m->alpha + mb * (m->stepwise ? m->beta : (p - 1) * m->beta);
 }
 
 static double linear_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
@@ -135,10 +144,11 @@ const algo_t algo_alltoall_pairwise = {
 
 const algo_t algo_alltoall_direct = {
     .coll = COLL_ALLTOALL, .name = "direct", .build = direct_build, .cost = direct_cost,
-    .cost_text = "a + (n/p) b + d, d the spread from the first block's arrival to the last",
-    .requires = "p divides n, 1 <= p <= 512",
-    .port_model = "single-port, multi-port star and a machine's view (full mesh: every block at once); exact",
-    .idea = "every peer at once, a channel each: NCCL's grouped sends and receives",
+    .cost_text = "a + (n/p) b + d, d the spread from the first block's arrival to the last; "
+                 "beyond 17 ranks ceil((p-1)/16) a + the busiest link's share of every block",
+    .requires = "p divides n",
+    .port_model = "single-port, multi-port star and a machine's view up to 17 ranks (full mesh: every block at once); exact",
+    .idea = "16 peers at a time, a channel each: NCCL's grouped sends and receives",
     .nccl = "p2p", .nccl_protos = 1u << PROTO_LL | 1u << PROTO_SIMPLE,
     .peer = direct_peer, .peer_slots = direct_slots,
 };

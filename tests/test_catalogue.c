@@ -183,6 +183,29 @@ static void closed_forms(int star) {
     }
 }
 
+/* All-to-all direct runs 16 peers at a time beyond 17 ranks (NCCL's p2p
+ * channels, 2 a peer): every block still lands where it belongs, one
+ * message a peer (and the own block's local copy), and the closed form
+ * stays within the approximate band. */
+Test(catalogue, alltoall_direct_rounds_verify) {
+    const int ranks[] = {17, 18, 33, 100};
+    for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) {
+        int p = ranks[i];
+        topo_t *t = th_star(p, 12.5e9, 1.5e-6, 0, 40e9);
+        cost_model_t m;
+        cr_assert_eq(topo_cost_model(t, &m, NULL), 0);
+        engine_result_t r;
+        baton_err_t e = {0};
+        uint64_t n = (uint64_t)p * 1001;
+        cr_assert_eq(th_run(t, &algo_alltoall_direct, n, NULL, VERIFY_DATA, &r, &e), 0, "p=%d: %s", p, e.msg);
+        cr_expect(r.verified, "p=%d", p);
+        cr_expect_eq(r.messages, (uint64_t)p * p, "p=%d: a message a peer and its own block", p);
+        check(p <= 17 ? EXACT : APPROX, r.time_s, algo_alltoall_direct.cost(&m, p, n, NULL), "alltoall direct", p, n);
+        engine_result_free(&r);
+        topo_free(t);
+    }
+}
+
 Test(catalogue, closed_forms_single_port_mesh) { closed_forms(0); }
 Test(catalogue, closed_forms_multi_port_star) { closed_forms(1); }
 
