@@ -189,7 +189,7 @@ int algo_ring_orders(sched_t *s, const algo_opts_t *o, int channels);
     X(broadcast_naive) X(broadcast_binomial) X(broadcast_chain)                \
     X(broadcast_scatter_allgather)                                            \
     X(reduce_naive) X(reduce_binomial) X(reduce_chain) X(reduce_rabenseifner)  \
-    X(alltoall_naive) X(alltoall_pairwise) X(alltoall_direct)                                     \
+    X(alltoall_naive) X(alltoall_pairwise) X(alltoall_direct)                 \
     X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree) \
     X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain) X(allreduce_nvls)   \
     X(allreduce_nccltree) X(allreduce_nvlstree) X(allreduce_collnet) X(allreduce_collnet_ring)

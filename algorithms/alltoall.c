@@ -135,9 +135,9 @@ const algo_t algo_alltoall_pairwise = {
     /* NCCL has no all-to-all algorithm: nccl-tests' alltoall_perf groups a
        send and a receive per peer, which NCCL's p2p schedule orders this
        way (step k: to rank + k, from rank - k), LL below its
-       NCCL_P2P_LL_THRESHOLD, else Simple; its p2p channels run the steps
-       side by side (direct), up to 512 ranks here. -a nccl runs either,
-       by the lower closed form. */
+       NCCL_P2P_LL_THRESHOLD, else Simple; its p2p channels run 16 steps
+       side by side (direct). -a nccl runs either, by the lower closed
+       form. */
     .nccl = "p2p", .nccl_protos = 1u << PROTO_LL | 1u << PROTO_SIMPLE,
     ALGO_LOCKSTEP,
 };

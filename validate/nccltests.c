@@ -414,10 +414,10 @@ int nt_write(const nt_log_t *log, FILE *f) {
     int reducing = log->coll == COLL_ALLREDUCE || log->coll == COLL_REDUCE_SCATTER || log->coll == COLL_REDUCE;
     fprintf(f, "# Collective test starting: %s\n", test_name(log->coll));
     int g = log->gpus_per_thread > 0 && log->ranks % log->gpus_per_thread == 0 ? log->gpus_per_thread : 1;
-    fprintf(f, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: 2(factor) warmup iters: 5 iters: 20 agg iters: %d "
+    fprintf(f, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: 2(factor) warmup iters: %d iters: 20 agg iters: %d "
                "validation: 1 graph: %d\n#\n", log->ranks / g, g, log->nrows ? (unsigned long long)log->rows[0].bytes : 0ULL,
-            log->nrows ? (unsigned long long)log->rows[log->nrows - 1].bytes : 0ULL, log->agg_iters > 1 ? log->agg_iters : 1,
-            log->graph);
+            log->nrows ? (unsigned long long)log->rows[log->nrows - 1].bytes : 0ULL, log->warmup_none ? 0 : 5,
+            log->agg_iters > 1 ? log->agg_iters : 1, log->graph);
     fprintf(f, "#                                                              out-of-place                       in-place\n"
                "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
                "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n");
