@@ -103,4 +103,8 @@ run 1 validate -t topologies/pcie-2gpu.yaml --nccl-tests tests/data/nccl/two-run
 run 0 validate -t topologies/hgx-h100.yaml --nccl-tests tests/data/nccl/env-ring.txt
 run 0 validate -t topologies/cluster-h100.yaml --nccl-tests tests/data/nccl/four-hosts.txt
 run 0 select -t tests/data/nccl-env.yaml -c allreduce,allgather --sizes 1KiB,1GiB --vs-nccl
+# a chain per channel (broadcast on a cluster's rings), all-to-all 16 peers at a time, grouped timings
+run 0 sim -t topologies/cluster-h100.yaml -c broadcast -a chain -s 3000 --root 5 --verify
+run 0 sim -t topologies/cluster-h100.yaml --set nodes=3 -c alltoall -a direct -s 2400 --verify
+run 0 validate -t topologies/pcie-2gpu.yaml --set p2p=false --nccl-tests tests/data/nccl/grouped.txt
 exit $fail
