@@ -256,9 +256,8 @@ static int candidates(coll_t coll, const algo_t **out, int max) {
 /* A pipeline stage's send is NCCL's send/recv, which runs LL up to
  * NCCL_P2P_LL_THRESHOLD (16 KiB) and Simple above, never LL128 (its
  * enqueue.cc); the chain that times it would take any. */
-#define STEP_P2P_LL_MAX 16384
 static int p2p_protocol(const step_comm_t *c, int pr) {
-    return c->kind != STEP_PP || pr == (c->bytes <= STEP_P2P_LL_MAX ? PROTO_LL : PROTO_SIMPLE);
+    return c->kind != STEP_PP || pr == (c->bytes <= NCCL_P2P_LL_THRESHOLD ? PROTO_LL : PROTO_SIMPLE);
 }
 
 /* The fastest row and protocol for comm c, all groups at once. A collective
@@ -284,6 +283,7 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
             if (q->proto != RUN_PROTO_AUTO && !none && pr != q->proto) continue;
             if (q->proto == RUN_PROTO_AUTO && !none && !p2p_protocol(c, pr)) continue;
             if (!none && rows[i]->nccl && !run_nccl_runs(t, rows[i], (proto_t)pr)) continue;
+            if (!none && !run_nccl_p2p_proto(rows[i], (proto_t)pr, c->ranks, c->bytes)) continue;
             if (!none && !rows[i]->nccl && pr != PROTO_SIMPLE && q->proto == RUN_PROTO_AUTO) continue;
             baton_err_t skip = {0};
             double s = together(t, q, c, rows[i], (proto_t)pr, &skip);

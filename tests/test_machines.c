@@ -1167,3 +1167,13 @@ Test(machines, ring_broadcast_and_reduce_run_on_every_channel) {
     }
     topo_free(t);
 }
+
+/* All-to-all under -a nccl is NCCL's grouped sends, whose protocol is NCCL's
+ * rule, not the fastest: LL while a peer's message is at most 16 KiB
+ * (NCCL_P2P_LL_THRESHOLD), Simple above. On hgx-h100 LL's closed form is
+ * the faster at 512 KiB (64 KiB a peer), yet NCCL runs Simple. */
+Test(machines, alltoall_takes_nccls_p2p_protocol) {
+    th_says("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 128KiB", 0, "protocol LL ", 1);
+    th_says("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 512KiB", 0, "protocol Simple", 1);
+    th_says("predict -t topologies/hgx-h100.yaml -c alltoall -a direct --proto LL -s 512KiB", 0, "protocol LL", 1);
+}
