@@ -1174,6 +1174,7 @@ Test(machines, ring_broadcast_and_reduce_run_on_every_channel) {
  * the faster at 512 KiB (64 KiB a peer), yet NCCL runs Simple. */
 Test(machines, alltoall_takes_nccls_p2p_protocol) {
     th_says("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 128KiB", 0, "protocol LL ", 1);
-    th_says("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 512KiB", 0, "protocol Simple", 1);
+    th_says("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 512KiB", 0,
+            "protocol Simple (NCCL's p2p rule: LL while a peer's message is at most 16 KiB)", 1);
     th_says("predict -t topologies/hgx-h100.yaml -c alltoall -a direct --proto LL -s 512KiB", 0, "protocol LL", 1);
 }

@@ -261,7 +261,11 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
     else if (r->auto_picked)
         printf("  chosen   by -a %s: the lowest closed-form time of the %s algorithms%s\n", r->auto_picked == 2 ? "nccl" : "auto",
                coll_name(coll), r->auto_picked == 2 ? " NCCL has" : "");
-    if (r->proto != PROTO_NONE)
+    int p2p = r->auto_picked == 2 && r->algo->nccl && strcmp(r->algo->nccl, "p2p") == 0;    /* run_nccl_p2p_proto */
+    if (r->proto != PROTO_NONE && p2p && r->proto_auto && !r->rule)
+        printf("  protocol %s (NCCL's p2p rule: LL while a peer's message is at most %d KiB)\n", proto_name(r->proto),
+               NCCL_P2P_LL_THRESHOLD / 1024);
+    else if (r->proto != PROTO_NONE)
         printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->proto_auto ? " (the fastest, by --proto auto)" : "");
     char env[160];
     if (r->auto_picked == 2 && cmd_nccl_env_text(t, env, sizeof env))
