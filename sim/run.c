@@ -264,8 +264,9 @@ void run_error_bars(const topo_t *t, const run_req_t *q, int other_rule, run_out
 
 #define RUN_MAX_ROWS 128       /* rows of one collective in the registry, with room */
 
-int run_nccl_p2p_proto(const algo_t *a, proto_t pr, int p, uint64_t n) {
-    if (a->nccl == NULL || strcmp(a->nccl, "p2p") != 0 || pr == PROTO_NONE || p < 1) return 1;
+int run_nccl_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n) {
+    if (!run_nccl_runs(t, a, pr)) return 0;
+    if (strcmp(a->nccl, "p2p") != 0 || p < 1) return 1;
     return (pr == PROTO_LL) == (n / (uint64_t)p <= NCCL_P2P_LL_THRESHOLD);
 }
 
@@ -290,9 +291,7 @@ static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const pro
         sched_t s;
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
-        if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs(t, rows[i], pr)) ||
-                          !run_nccl_p2p_proto(rows[i], pr, p, n)))
-            continue;
+        if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], pr, p, n)))) continue;
         if (family && (rows[i]->nccl == NULL || strcmp(rows[i]->nccl, family))) continue;
         int ni = nccl_only && allowed ? algo_nccl_index(rows[i]->nccl) : -1;
         if (ni >= 0 && !(allowed >> ni & 1)) continue;  /* NCCL_ALGO leaves it out */
@@ -641,9 +640,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
         for (int i = 0; i < k; i++) {
-            if (q->nccl_rules && pr != PROTO_NONE &&
-                (!run_nccl_runs(t, rows[i], (proto_t)pr) || !run_nccl_p2p_proto(rows[i], (proto_t)pr, o->ranks, q->bytes)))
-                continue;
+            if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], (proto_t)pr, o->ranks, q->bytes)) continue;
             run_req_t qc = *q;
             int sized = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
             if (q_in->opts.channels == 0 && sized)

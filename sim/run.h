@@ -120,12 +120,11 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
  * protocols it runs them with (NVLS: Simple), and LL128 only where the
  * node's GPUs talk over NVLink (docs/reference/nccl.md 1.1). */
 int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr);
-/* Whether NCCL runs point-to-point row a (all-to-all's grouped sends) with
- * protocol pr for n bytes on p ranks: LL while a peer's message, n / p, is
- * at most NCCL_P2P_LL_THRESHOLD's default 16 KiB, else Simple (enqueue.cc);
- * 1 for every other row. */
+/* The same for a call of n bytes on p ranks: a point-to-point row (all-to-
+ * all's grouped sends) runs LL while a peer's message, n / p, is at most
+ * NCCL_P2P_LL_THRESHOLD's default 16 KiB, else Simple (enqueue.cc). */
 #define NCCL_P2P_LL_THRESHOLD 16384
-int run_nccl_p2p_proto(const algo_t *a, proto_t pr, int p, uint64_t n);
+int run_nccl_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n);
 
 /* "auto" or "nccl": a choice the run makes, not a registry row. */
 int run_is_auto(const char *algo);

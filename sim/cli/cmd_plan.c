@@ -96,13 +96,13 @@ static void sharp(const topo_t *t) {
     }
 }
 
-/* The library when it is not NCCL (`library:`): its switches and rules. */
 /* What the machine's NCCL is told (nccl_env:), which both columns follow. */
 static void nccl_env(const topo_t *t) {
     char env[160];
     if (cmd_nccl_env_text(t, env, sizeof env)) printf("NCCL is told (nccl_env):%s; both columns pick within it\n", env);
 }
 
+/* The library when it is not NCCL (`library:`): its switches and rules. */
 static void library(const topo_t *t) {
     const topo_library_t *l = &topo_params_c(t)->lib;
     char lo[32], hi[32], al[32];

@@ -261,7 +261,7 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
     else if (r->auto_picked)
         printf("  chosen   by -a %s: the lowest closed-form time of the %s algorithms%s\n", r->auto_picked == 2 ? "nccl" : "auto",
                coll_name(coll), r->auto_picked == 2 ? " NCCL has" : "");
-    int p2p = r->auto_picked == 2 && r->algo->nccl && strcmp(r->algo->nccl, "p2p") == 0;    /* run_nccl_p2p_proto */
+    int p2p = r->auto_picked == 2 && r->algo->nccl && strcmp(r->algo->nccl, "p2p") == 0;    /* run_nccl_runs_at */
     if (r->proto != PROTO_NONE && p2p && r->proto_auto && !r->rule)
         printf("  protocol %s (NCCL's p2p rule: LL while a peer's message is at most %d KiB)\n", proto_name(r->proto),
                NCCL_P2P_LL_THRESHOLD / 1024);
