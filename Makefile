@@ -1,5 +1,6 @@
 # baton - one non-recursive Makefile.
-#   make          build/baton and build/libbaton.a
+#   make          build/baton, build/libbaton.a and build/libbaton.so (-fPIC objects
+#                 in build/pic/, exporting only include/baton.h's functions)
 #   make demo     install missing packages, build, run the candy kids and an H100 what-if
 #   make test     install missing packages, run the suite, then again under ASan+UBSan,
 #                 then the teaching pages in headless Chromium (skipped, saying so,
@@ -34,18 +35,19 @@ LIB_SRC  = algorithms/group.c util/err.c util/par.c util/suggest.c models/share.
            algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/symmetry.c \
            sim/report.c \
            sim/run.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c \
-           sim/tape.c sim/page.c sim/lesson.c
+           sim/tape.c sim/page.c sim/lesson.c sim/api.c
 CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 
 LIB_OBJ   = $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/page_assets.o
+PIC_OBJ   = $(LIB_SRC:%.c=$(B)/pic/%.o) $(B)/pic/gen/page_assets.o
 CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
 
 .PHONY: install uninstall fidelity all demo test test-plain test-san test-browser test-fuzz valgrind bench clean deps cuda fuzz FORCE
-all: $(B)/baton $(B)/libbaton.a
+all: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so
 
 deps: build/.deps
 build/.deps: scripts/deps.sh
@@ -71,6 +73,25 @@ $(B)/obj/gen/page_assets.o: $(B)/gen/page_assets.c | build/.deps
 $(B)/libbaton.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
+# The shared library: the same sources again as position-independent code,
+# every symbol hidden but include/baton.h's (BATON_API), its dependencies
+# recorded in it (DT_NEEDED) so that `-lbaton` alone links.
+VERSION   = 0.4.0
+SOMAJOR   = 0
+PIC_FLAGS = -fPIC -fvisibility=hidden
+$(B)/pic/%.o: %.c | build/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(PIC_FLAGS) -MMD -MP -c $< -o $@
+
+$(B)/pic/gen/page_assets.o: $(B)/gen/page_assets.c | build/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(PIC_FLAGS) -c $< -o $@
+
+$(B)/obj/sim/api.o $(B)/pic/sim/api.o: CFLAGS_ALL += -DBATON_VERSION='"$(VERSION)"'
+
+$(B)/libbaton.so: $(PIC_OBJ)
+	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libbaton.so.$(SOMAJOR) -Wl,--no-undefined -o $@ $^ $(LIBS)
+
 $(B)/baton: $(CLI_OBJ) $(B)/libbaton.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(B)/libbaton.a $(LIBS)
 
@@ -95,7 +116,7 @@ test: test-plain test-san test-browser test-fuzz
 test-fuzz: build/.deps
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE)
 
-test-plain: $(B)/baton $(B)/tests
+test-plain: $(B)/baton $(B)/tests $(B)/libbaton.so
 	BATON_BIN=$(B)/baton $(B)/tests $(TEST_ARGS)
 
 # The teaching pages in headless Chromium, step by step against the
@@ -180,25 +201,34 @@ clean:
 fidelity: $(B)/baton
 	sh scripts/fidelity.sh $(B)/baton
 
-# Install: the binary, the shipped machines, the man page, libbaton with its
-# headers (PREFIX/include/baton, baton.h first) and a pkg-config file.
+# Install: the binary, the shipped machines, the man page, libbaton (shared,
+# libbaton.so.0, and static) with its one public header (PREFIX/include/baton.h)
+# and two pkg-config files: baton.pc (`--libs`: the shared library; `--static
+# --libs`: everything libbaton.a needs) and baton-static.pc (libbaton.a by
+# path, its dependencies as installed). docs/decisions/library.md says why two.
 PREFIX  ?= /usr/local
 DESTDIR ?=
-HEADERS  = $(wildcard util/*.h algorithms/*.h models/*.h topologies/*.h sim/*.h validate/*.h)
-install: $(B)/baton $(B)/libbaton.a
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/baton/topologies/nodes $(DESTDIR)$(PREFIX)/include/baton
+LIBDIR   = $(DESTDIR)$(PREFIX)/lib
+PC_HEAD  = prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\n
+install: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so
+	install -d $(DESTDIR)$(PREFIX)/bin $(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/baton/topologies/nodes $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(B)/baton $(DESTDIR)$(PREFIX)/bin/baton
-	install -m 644 $(B)/libbaton.a $(DESTDIR)$(PREFIX)/lib/libbaton.a
+	install -m 644 $(B)/libbaton.a $(LIBDIR)/libbaton.a
+	install -m 755 $(B)/libbaton.so $(LIBDIR)/libbaton.so.$(VERSION)
+	ln -sf libbaton.so.$(VERSION) $(LIBDIR)/libbaton.so.$(SOMAJOR)
+	ln -sf libbaton.so.$(SOMAJOR) $(LIBDIR)/libbaton.so
 	install -m 644 topologies/*.yaml $(DESTDIR)$(PREFIX)/share/baton/topologies/
 	install -m 644 topologies/nodes/*.yaml $(DESTDIR)$(PREFIX)/share/baton/topologies/nodes/
 	install -m 644 docs/baton.1 $(DESTDIR)$(PREFIX)/share/man/man1/baton.1
-	install -m 644 docs/baton.h $(DESTDIR)$(PREFIX)/include/baton/baton.h
-	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/baton/$$h; done
-	printf 'prefix=%s\nincludedir=$${prefix}/include/baton\nlibdir=$${prefix}/lib\n\nName: baton\nDescription: collective communication simulator and cost model\nVersion: 0.4.0\nRequires.private: $(PKGS)\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lbaton\nLibs.private: -lm -lpthread\n' \
-	  '$(PREFIX)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/baton.pc
+	install -m 644 include/baton.h $(DESTDIR)$(PREFIX)/include/baton.h
+	printf '$(PC_HEAD)Name: baton\nDescription: collective communication simulator and cost model\nVersion: $(VERSION)\nRequires.private: $(PKGS)\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lbaton\nLibs.private: -lm -lpthread\n' \
+	  '$(PREFIX)' > $(LIBDIR)/pkgconfig/baton.pc
+	printf '$(PC_HEAD)Name: baton-static\nDescription: collective communication simulator and cost model (libbaton.a)\nVersion: $(VERSION)\nRequires: $(PKGS)\nCflags: -I$${includedir}\nLibs: $${libdir}/libbaton.a -lm -lpthread\n' \
+	  '$(PREFIX)' > $(LIBDIR)/pkgconfig/baton-static.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/baton $(DESTDIR)$(PREFIX)/lib/libbaton.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/baton.pc \
-	  $(DESTDIR)$(PREFIX)/share/man/man1/baton.1
+	rm -f $(DESTDIR)$(PREFIX)/bin/baton $(LIBDIR)/libbaton.a $(LIBDIR)/libbaton.so $(LIBDIR)/libbaton.so.$(SOMAJOR) \
+	  $(LIBDIR)/libbaton.so.$(VERSION) $(LIBDIR)/pkgconfig/baton.pc $(LIBDIR)/pkgconfig/baton-static.pc \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/baton.1 $(DESTDIR)$(PREFIX)/include/baton.h
 	rm -rf $(DESTDIR)$(PREFIX)/share/baton $(DESTDIR)$(PREFIX)/include/baton
