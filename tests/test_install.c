@@ -1,0 +1,23 @@
+/* test_install.c - the library as a user links it: tests/install.sh installs
+ * into a temporary prefix, builds examples/libbaton/main.c with pkg-config
+ * against the shared and the static library, and checks their numbers
+ * against `baton predict`, the installed headers and exported symbols, and
+ * that `make uninstall` removes everything. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+Test(install, example_links_both_ways_from_an_installed_prefix, .timeout = 300) {
+    char *out;
+    int rc = th_sh("sh tests/install.sh 2>&1", &out);
+    if (rc == 77) {
+        cr_log_warn("%s", out);
+        free(out);
+        cr_skip_test("tests/install.sh skipped (see the line above)");
+    }
+    cr_assert_eq(rc, 0, "tests/install.sh exited %d: %s", rc, out);
+    cr_expect(strstr(out, "ok: installed") != NULL, "%s", out);
+    free(out);
+}
