@@ -21,8 +21,8 @@
  * when err is not NULL ("file:line:col: what is wrong"); the library never
  * prints and never exits. Handles are opaque; each _free accepts NULL.
  * Strings in results point into the library's static tables (no free).
- * One handle is used by one thread at a time; distinct handles are
- * independent. Times are seconds, sizes bytes, bandwidths GB/s (1e9 B/s)
+ * Call it from one thread at a time (the did-you-mean hints in error
+ * messages share a buffer). Times are seconds, sizes bytes, bandwidths GB/s (1e9 B/s)
  * with nccl-tests' algbw and busbw. */
 #ifndef BATON_PUBLIC_H
 #define BATON_PUBLIC_H
