@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "../../models/gpu.h"
+#include "../../topologies/find.h"
 #include "../../topologies/topo_write.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
@@ -44,6 +45,12 @@ static const char help_calibrate[] =
     "parameter (--set nodes=64, nic_bw=...) and flag still works, with a\n"
     "`calibration:` record (the rule it was fitted under, its error on sizes it\n"
     "did not see, and the band that gives predictions their error bars).\n"
+    "`extends:` names a shipped machine by name (found as -t NAME is: ., topologies/,\n"
+    "$BATON_PATH, the installed machines), any other file by its absolute path, so\n"
+    "OUT.yaml can be copied elsewhere.\n"
+    "      --self-contained  write OUT.yaml whole instead: the base's nodes and links\n"
+    "                        with the fitted values, no extends: (no parameters left:\n"
+    "                        --set nodes=... no longer applies to it)\n"
     "      --cv K            K-fold cross-validation (default 5, with --model des 0:\n"
     "                        each fold simulates every size again; 0: none; K at\n"
     "                        least the sizes: leave one out)\n"
@@ -98,6 +105,7 @@ typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
     const char *logs[64];
     int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff, force_ranks, cv, contention;
+    int standalone;          /* --self-contained: the calibration written whole, no extends: */
     int algo_given, proto_given, model_given, contention_given;
     cmd_sets_t sets;
     char ranks_set[64];
@@ -122,6 +130,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"reps", required_argument, 0, 'R'}, {"log", required_argument, 0, 'l'},
         {"channels", required_argument, 0, 'C'}, {"force-ranks", no_argument, 0, 'F'}, {"fit-efficiency", no_argument, 0, 'E'},
         {"cv", required_argument, 0, 'V'}, {"contention", required_argument, 0, 'M'},
+        {"self-contained", no_argument, 0, 'W'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
@@ -134,6 +143,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
             a->contention_given = 1;
             break;
         case 'E': a->fit_eff = 1; break;
+        case 'W': a->standalone = 1; break;
         case 'V': a->cv = atoi(optarg); if (a->cv < 0 || a->cv == 1 || a->cv > 4096) return cmd_usage(cmd, "--cv K: 0 (none) or 2..4096 folds"); break;
         case 'c': a->coll = optarg; break;
         case 's': a->sizes = optarg; break;
@@ -188,6 +198,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (a->nlogs == 0) return cmd_usage(cmd, "missing --nccl-tests LOG");
     if (a->calibrate && !a->out) return cmd_usage(cmd, "missing -o OUT.yaml");
+    if (a->standalone && !a->out) return cmd_usage(cmd, "--self-contained is how -o OUT.yaml is written: give -o");
     if (a->cv < 0) a->cv = a->calibrate && !a->des ? 5 : 0;      /* the simulator's fits are slow: ask */
     if (a->cv > 0 && !a->calibrate) return cmd_usage(cmd, "--cv is calibrate's");
     return 0;
@@ -723,17 +734,14 @@ static void record_date(char *buf, size_t n) {
 
 static const char *model_name(const val_args_t *a) { return a->des ? "des" : a->nccl_model ? "nccl" : "closed"; }
 
-/* The calibrated machine: the original file extended, the fit's values, the record. */
+/* The calibrated machine: the original file extended (or, --self-contained,
+ * written whole), the fit's values, the record. */
 static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, const cal_fit_t *f, const val_extra_t *x,
                             const cal_sample_t *s, int n, double mape, baton_err_t *e) {
-    char base[4096], rel[4096], dir[4096], date[32], stem[256], comment[8192];
+    char base[4096], rel[4096], date[32], stem[256], comment[8192];
     topo_calib_t *k = &topo_params(t)->calib;
     if (!cmd_find_topo(a->topo, base, sizeof base)) return err_set(e, BATON_EIO, "%s: cannot find it again", a->topo);
-    snprintf(dir, sizeof dir, "%s", a->out);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = slash == dir ? '/' : '\0', slash[slash == dir] = '\0';
-    else strcpy(dir, ".");
-    if (cmd_relative_path(dir, base, rel, sizeof rel) < 0) return err_set(e, BATON_EIO, "%s: no such directory", dir);
+    if (topo_find_ref(base, rel, sizeof rel) < 0) return err_set(e, BATON_EIO, "%s: cannot resolve its path", base);
     *k = (topo_calib_t){.present = 1, .mape_pct = mape, .cv_mape_pct = x->cv_mape, .band_lo_pct = x->band_lo,
                         .band_hi_pct = x->band_hi};
     snprintf(k->algo, sizeof k->algo, "%s", q->algo);
@@ -764,7 +772,8 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
-    int rc = out ? topo_write_overlay(t, rel, sets, nsets, a->logs, a->nlogs, date, comment, out) : -1;
+    int rc = !out ? -1 : a->standalone ? topo_write_standalone(t, a->logs, a->nlogs, date, comment, out)
+                                       : topo_write_overlay(t, rel, sets, nsets, a->logs, a->nlogs, date, comment, out);
     if (out && fclose(out) != 0) rc = -1;
     if (rc < 0) err_set(e, BATON_ENOMEM, "out of memory");
     else rc = cmd_write_file(a->out, text, size, e);
