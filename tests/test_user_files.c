@@ -180,3 +180,73 @@ Test(user_files, extends_takes_a_machine_name) {
     cr_expect(strstr(out, "uf-noname.yaml:2:10: extends 'hgx-h1000': no machine of that name") != NULL, "%s", out);
     free(out);
 }
+
+#define DGX1_MATRIX "tests/data/import/dgx1-v100-topo-m.txt"
+#define DGX1_SMI_L "tests/data/import/dgx1-v100-smi-L.txt"
+
+/* How many times needle occurs in s. */
+static int count(const char *s, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+/* A plain `nvidia-smi topo -m` (a DGX-1's: NV1/NV2, no GPU names) imports
+ * with a warning on stderr for each thing the machine assumes (NVLink at
+ * line rate, a free reduction, PCIe Gen3, NCCL's Ampere tables), and the
+ * file's header says the same. Before, it said nothing. */
+Test(user_files, import_of_a_plain_matrix_names_each_assumption) {
+    char *out;
+    cr_assert_eq(th_cli("topo import nvsmi " DGX1_MATRIX " -o build/uf-plain.yaml", &out, 0), 0, "%s", out);
+    cr_expect_eq(count(out, "baton topo import: warning: " DGX1_MATRIX ": assumed "), 4, "%s", out);
+    cr_expect(strstr(out, "assumed NVLink at its line rate, 25 GB/s a link each way") &&
+              strstr(out, "assumed a reduction costs nothing") && strstr(out, "assumed PCIe Gen3") &&
+              strstr(out, "assumed NCCL's Ampere tables"), "%s", out);
+    free(out);
+    char *y = th_slurp("build/uf-plain.yaml");
+    cr_assert_not_null(y);
+    cr_expect_eq(count(y, "\n# assumed: "), 4, "%s", y);
+    cr_expect(strstr(y, "\nreduce_bw:") == NULL, "no GPU named, no reduction rate: %s", y);
+    free(y);
+}
+
+/* nvidia-smi -L's lines in a file beside the matrix (--gpus FILE, or a
+ * second FILE) name the GPUs: V100, Volta's tables, a reduction rate, and
+ * only the NVLink assumption is left; -q's "Product Name" lines do the
+ * same; a file that names no GPU is an error naming it. */
+Test(user_files, import_reads_gpu_names_beside_the_matrix) {
+    char *out, *y[2];
+    cr_assert_eq(th_cli("topo import nvsmi " DGX1_MATRIX " --gpus " DGX1_SMI_L " -o build/uf-named.yaml", &out, 0), 0,
+                 "%s", out);
+    cr_expect_eq(count(out, ": assumed "), 1, "%s", out);
+    cr_expect(strstr(out, "assumed NVLink at its line rate") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("topo import nvsmi " DGX1_MATRIX " " DGX1_SMI_L " -o build/uf-named2.yaml", &out, 0), 0, "%s", out);
+    free(out);
+    y[0] = th_slurp("build/uf-named.yaml");
+    y[1] = th_slurp("build/uf-named2.yaml");
+    cr_assert(y[0] && y[1]);
+    cr_expect(strstr(y[0], "\ngpu: v100-sxm2\narch: volta\nreduce_bw: 300GB/s\n") != NULL, "%s", y[0]);
+    cr_expect_str_eq(y[0], y[1]);
+    free(y[0]), free(y[1]);
+    /* the reduction now costs: a 1 GiB all-reduce takes longer than on the plain import */
+    char *p;
+    cr_assert_eq(th_cli("topo import nvsmi " DGX1_MATRIX " -o build/uf-plain2.yaml", &out, 0), 0, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("predict -t build/uf-named.yaml -c allreduce -a ring -s 1GiB --json", &out, 1), 0, "%s", out);
+    cr_assert_eq(th_cli("predict -t build/uf-plain2.yaml -c allreduce -a ring -s 1GiB --json", &p, 1), 0, "%s", p);
+    cr_expect_gt(th_json_num(out, "time_s"), th_json_num(p, "time_s"));
+    free(out), free(p);
+    FILE *f = fopen("build/uf-smi-q.txt", "w");
+    cr_assert_not_null(f);
+    fputs("==============NVSMI LOG==============\n\nAttached GPUs                             : 8\n"
+          "GPU 00000000:06:00.0\n    Product Name                          : Tesla V100-SXM2-16GB\n"
+          "    Product Brand                         : Tesla\n", f);
+    fclose(f);
+    cr_assert_eq(th_cli("topo import nvsmi " DGX1_MATRIX " --gpus build/uf-smi-q.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\ngpu: v100-sxm2\narch: volta\n") != NULL, "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("topo import nvsmi " DGX1_MATRIX " --gpus " DGX1_MATRIX, &out, 0), 1);
+    cr_expect(strstr(out, DGX1_MATRIX ": names no GPU") != NULL, "%s", out);
+    free(out);
+}
