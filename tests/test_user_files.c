@@ -250,3 +250,93 @@ Test(user_files, import_reads_gpu_names_beside_the_matrix) {
     cr_expect(strstr(out, DGX1_MATRIX ": names no GPU") != NULL, "%s", out);
     free(out);
 }
+
+/* validate states what its error means, and each row's bus bandwidth,
+ * measured and predicted, as nccl-tests computes it: the 1 GiB row's
+ * measured busbw is the mean of the log's own two busbw columns there. */
+Test(user_files, validate_states_the_sign_of_error_and_busbw) {
+    char *out;
+    cr_assert_eq(th_cli("validate -t topologies/hgx-a100.yaml --nccl-tests " A100_LOG, &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "error = (predicted - measured) / measured: + means the model is slower than measured") != NULL,
+              "%s", out);
+    cr_expect(strstr(out, "busbw measured") && strstr(out, "busbw predicted"), "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/hgx-a100.yaml --json --nccl-tests " A100_LOG, &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\"error\":\"(predicted - measured) / measured: + means the model is slower\"") != NULL, "%s", out);
+    char *row = strstr(out, "\"bytes\":1073741824,");
+    cr_assert_not_null(row, "%s", out);
+    double meas = th_json_num(row, "measured_s"), pred = th_json_num(row, "predicted_s");
+    double mbus = th_json_num(row, "measured_busbw_GBps"), pbus = th_json_num(row, "predicted_busbw_GBps");
+    cr_expect_eq(th_json_num(row, "ranks"), 8);
+    /* the log's own busbw columns at 1 GiB (out of place, in place) */
+    FILE *f = fopen(A100_LOG, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    double oop = -1, ip = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, " 1073741824 %*s %*s %*s %*s %*s %*s %lf %*s %*s %*s %lf", &oop, &ip) == 2) break;
+    fclose(f);
+    cr_assert(oop > 0 && ip > 0, "the log's 1 GiB row");
+    cr_expect(fabs(mbus / ((oop + ip) / 2) - 1) < 1e-3, "measured busbw %g, the log's %g and %g", mbus, oop, ip);
+    cr_expect(fabs(pbus / (mbus * meas / pred) - 1) < 1e-4, "predicted busbw %g at %g s (measured %g at %g s)", pbus, pred,
+              mbus, meas);
+    free(out);
+}
+
+/* With two logs, each log's name heads its rows once, in full, and no
+ * row repeats it (it was cut to 44 characters on every row). */
+Test(user_files, validate_names_each_log_once_as_a_heading) {
+    const char *logs[2] = {"validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allreduce.txt",
+                           "validate/logs/nccl-tests/rtx2080ti_x2_pcie3_nop2p_allgather.txt"};
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "validate -t topologies/pcie-2gpu.yaml --set p2p=false --nccl-tests %s %s", logs[0], logs[1]);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    cr_expect_eq(count(out, "rtx2080ti_x2_pcie3_nop2p_allreduce.txt"), 2, "a heading and its MAPE line: %s", out);
+    cr_expect_eq(count(out, "rtx2080ti_x2_pcie3_nop2p_allgather.txt"), 2, "a heading and its MAPE line: %s", out);
+    char head[256];
+    snprintf(head, sizeof head, "\n%s (allreduce on 2 ranks)\n", logs[0]);
+    cr_expect(strstr(out, head) != NULL, "%s", out);
+    snprintf(head, sizeof head, "\n%s (allgather on 2 ranks)\n", logs[1]);
+    cr_expect(strstr(out, head) != NULL, "%s", out);
+    free(out);
+}
+
+/* Where the fit moved NCCL's plan (the p4d EFA log, fitted free: the file's
+ * values plan trees where it ran rings), calibrate names the sizes, from
+ * the file's plan to the fit's: the from side is what validate gives on
+ * the file, the to side the calibrated table's row. */
+Test(user_files, calibrate_names_the_sizes_whose_plan_the_fit_moved) {
+    const char *base = "-t topologies/cluster-a100.yaml --set nodes=2 --set nic_bw=50Gb/s --nccl-tests "
+                       "validate/logs/nccl-tests-extra/a100x16_2node_p4d_efa_awsefaeks_allreduce.txt";
+    char cmd[1024], *fit, *file, *text;
+    snprintf(cmd, sizeof cmd, "calibrate --cv 0 --json -o build/uf-efa.yaml %s", base);
+    cr_assert_eq(th_cli(cmd, &fit, 1), 0, "%s", fit);
+    snprintf(cmd, sizeof cmd, "validate --json %s", base);
+    cr_assert_eq(th_cli(cmd, &file, 1), 0, "%s", file);
+    snprintf(cmd, sizeof cmd, "calibrate --cv 0 -o build/uf-efa2.yaml %s", base);
+    cr_assert_eq(th_cli(cmd, &text, 1), 0, "%s", text);
+    cr_assert(strstr(fit, "\"replanned\":true"), "%s", fit);
+    char *moved = strstr(fit, "\"replanned_sizes\":[");
+    cr_assert_not_null(moved, "%s", fit);
+    int n = 0;
+    for (char *m = strstr(moved, "{\"log\""); m; m = strstr(m + 1, "{\"log\"")) {
+        int line = (int)th_json_num(m, "line");
+        char from[32] = "", to[32] = "", pat[64], got[32] = "", was[32] = "";
+        sscanf(strstr(m, "\"from_algorithm\":\""), "\"from_algorithm\":\"%31[^\"]", from);
+        sscanf(strstr(m, "\"algorithm\":\""), "\"algorithm\":\"%31[^\"]", to);
+        snprintf(pat, sizeof pat, "\"line\":%d,", line);
+        char *row = strstr(strstr(fit, "\"rows\":["), pat), *frow = strstr(file, pat);
+        cr_assert(row && frow, "line %d", line);
+        sscanf(strstr(row, "\"algorithm\":\""), "\"algorithm\":\"%31[^\"]", got);
+        sscanf(strstr(frow, "\"algorithm\":\""), "\"algorithm\":\"%31[^\"]", was);
+        cr_expect_str_eq(to, got, "line %d: the fit's row", line);
+        cr_expect_str_eq(from, was, "line %d: the file's row", line);
+        n++;
+    }
+    cr_expect_gt(n, 0, "%s", moved);
+    char want[128];
+    snprintf(want, sizeof want, "plan: the fit moved NCCL's algorithm or protocol at %d size%s", n, n > 1 ? "s" : "");
+    cr_expect(strstr(text, want) != NULL, "%s in %s", want, text);
+    cr_expect(strstr(text, " -> ") != NULL, "%s", text);
+    free(fit), free(file), free(text);
+}
