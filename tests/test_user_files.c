@@ -100,24 +100,27 @@ Test(user_files, a_calibration_of_a_shipped_machine_names_it) {
     gone(cwd);
 }
 
-/* A base of the user's own (not a shipped machine) is written by its
- * absolute path: the calibration copied elsewhere still finds it with no
- * search path at all. */
+/* A base of the user's own (not a shipped machine; here beside the
+ * calibration, in the clone) is written by its absolute path: the
+ * calibration copied elsewhere still finds it with no search path at all
+ * (a path relative to the calibration's folder did not). */
 Test(user_files, a_calibration_of_an_own_file_names_its_absolute_path) {
     char *out, dir[64], cwd[64], copy[256], own[256], args[1024], here[2048];
     elsewhere(dir, sizeof dir);
     elsewhere(cwd, sizeof cwd);
-    copy_to("topologies/pcie-2gpu.yaml", dir, "mybox.yaml", own, sizeof own);
+    cr_assert_eq(th_sh("mkdir -p build/uf-own", &out), 0);
+    free(out);
+    copy_to("topologies/pcie-2gpu.yaml", "build/uf-own", "mybox.yaml", own, sizeof own);
     snprintf(args, sizeof args, "calibrate -t %s --set p2p=false --cv 0 -o build/uf-own.yaml --nccl-tests " RTX2080_LOG, own);
     cr_assert_eq(th_cli(args, &out, 0), 0, "%s", out);
     free(out);
-    char *text = th_slurp("build/uf-own.yaml"), want[512];
+    char *text = th_slurp("build/uf-own.yaml"), want[4096];
     cr_assert_not_null(text);
-    snprintf(want, sizeof want, "\nextends: \"%s\"\n", own);
+    cr_assert_not_null(getcwd(here, sizeof here));
+    snprintf(want, sizeof want, "\nextends: \"%s/%s\"\n", here, own);
     cr_expect(strstr(text, want) != NULL, "want %s in %s", want, text);
     free(text);
     copy_to("build/uf-own.yaml", dir, "cal.yaml", copy, sizeof copy);
-    cr_assert_not_null(getcwd(here, sizeof here));
     double kept = predict_in(cwd, "", copy, "64MiB"), there = predict_in(here, "", "build/uf-own.yaml", "64MiB");
     cr_expect_eq(kept, there, "copied %.17g, in place %.17g", kept, there);
     gone(dir);
