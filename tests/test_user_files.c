@@ -194,35 +194,36 @@ static int count(const char *s, const char *needle) {
     return n;
 }
 
-/* A plain `nvidia-smi topo -m` (a DGX-1's: NV1/NV2, no GPU names) imports
- * with a warning on stderr for each thing the machine assumes (NVLink at
- * line rate, a free reduction, PCIe Gen3, NCCL's Ampere tables), and the
- * file's header says the same. Before, it said nothing. */
+/* A plain `nvidia-smi topo -m` (a DGX-1's: NV1/NV2, two sockets, no GPU
+ * names) imports with a warning on stderr for each thing the machine
+ * assumes (NVLink at line rate, the sockets' link, a free reduction, PCIe
+ * Gen3, NCCL's Ampere tables), and the file's header says the same.
+ * Before, it said nothing. */
 Test(user_files, import_of_a_plain_matrix_names_each_assumption) {
     char *out;
     cr_assert_eq(th_cli("topo import nvsmi " DGX1_MATRIX " -o build/uf-plain.yaml", &out, 0), 0, "%s", out);
-    cr_expect_eq(count(out, "baton topo import: warning: " DGX1_MATRIX ": assumed "), 4, "%s", out);
-    cr_expect(strstr(out, "assumed NVLink at its line rate, 25 GB/s a link each way") &&
+    cr_expect_eq(count(out, "baton topo import: warning: " DGX1_MATRIX ": assumed "), 5, "%s", out);
+    cr_expect(strstr(out, "assumed NVLink at its line rate, 25 GB/s a link each way") && strstr(out, "assumed the sockets") &&
               strstr(out, "assumed a reduction costs nothing") && strstr(out, "assumed PCIe Gen3") &&
               strstr(out, "assumed NCCL's Ampere tables"), "%s", out);
     free(out);
     char *y = th_slurp("build/uf-plain.yaml");
     cr_assert_not_null(y);
-    cr_expect_eq(count(y, "\n# assumed: "), 4, "%s", y);
+    cr_expect_eq(count(y, "\n# assumed: "), 5, "%s", y);
     cr_expect(strstr(y, "\nreduce_bw:") == NULL, "no GPU named, no reduction rate: %s", y);
     free(y);
 }
 
 /* nvidia-smi -L's lines in a file beside the matrix (--gpus FILE, or a
  * second FILE) name the GPUs: V100, Volta's tables, a reduction rate, and
- * only the NVLink assumption is left; -q's "Product Name" lines do the
+ * only the links' assumptions are left; -q's "Product Name" lines do the
  * same; a file that names no GPU is an error naming it. */
 Test(user_files, import_reads_gpu_names_beside_the_matrix) {
     char *out, *y[2];
     cr_assert_eq(th_cli("topo import nvsmi " DGX1_MATRIX " --gpus " DGX1_SMI_L " -o build/uf-named.yaml", &out, 0), 0,
                  "%s", out);
-    cr_expect_eq(count(out, ": assumed "), 1, "%s", out);
-    cr_expect(strstr(out, "assumed NVLink at its line rate") != NULL, "%s", out);
+    cr_expect_eq(count(out, ": assumed "), 2, "%s", out);
+    cr_expect(strstr(out, "assumed NVLink at its line rate") && strstr(out, "assumed the sockets"), "%s", out);
     free(out);
     cr_assert_eq(th_cli("topo import nvsmi " DGX1_MATRIX " " DGX1_SMI_L " -o build/uf-named2.yaml", &out, 0), 0, "%s", out);
     free(out);

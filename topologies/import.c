@@ -279,12 +279,13 @@ static void emit_nvlinks(const matrix_t *m, int switched, FILE *f) {
  * lines in its header (the command prints them as warnings). NVLink at its
  * line rate and, with no GPU named, a free reduction made the DGX-1 log's
  * import 15.7 % off where the named import (V100: reduce_bw) was 15.0 %. */
-static void emit_assumptions(const matrix_t *m, int switched, FILE *f) {
+static void emit_assumptions(const matrix_t *m, int switched, int sockets, FILE *f) {
     int nv = 0;
     for (int i = 0; i < m->ngpu; i++) nv |= nv_links(m, i) > 0;
     if (nv)
         fprintf(f, IMPORT_ASSUMED "NVLink at its line rate, 25 GB/s a link each way (nvlink_gbps); real links carry\n"
                    "#   less: calibrate on an nccl-tests log, or set link_efficiency\n");
+    if (sockets > 1) fprintf(f, IMPORT_ASSUMED "the sockets joined at 19.2 GB/s each way (sys_bw, one QPI link's)\n");
     if (m->known >= 0) return;
     if (m->unknown[0]) fprintf(f, "# The file names its GPUs \"%s\", which baton does not know.\n", m->unknown);
     fprintf(f, IMPORT_ASSUMED "a reduction costs nothing (no GPU named, so no reduce_bw); name the GPUs\n"
@@ -302,7 +303,7 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
                "# Bandwidths are parameters (--set): per NVLink and direction, PCIe x16 per direction\n"
                "# (Gen3 15.75 GB/s; Gen4 31.5, Gen5 63) and between the sockets.\n",
             path, m->ngpu, m->n - m->ngpu, sockets);
-    emit_assumptions(m, nv_switched(m), f);
+    emit_assumptions(m, nv_switched(m), sockets, f);
     int gen = m->known >= 0 ? known_gpus[m->known].pcie_gen : 3;     /* unnamed GPUs: Gen3, the least */
     fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: %gGB/s   # Gen%d%s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n",
             name, 15.75 * (1 << (gen - 3)), gen, m->known >= 0 ? ", the GPU's" : "", m->ngpu);

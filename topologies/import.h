@@ -23,9 +23,9 @@
 #include "../util/err.h"
 
 /* Read path; *yaml gets a malloc'd machine file named name. What the file
- * does not say and the machine assumes (NVLink at line rate; with no GPU
- * named, a free reduction, PCIe Gen3, Ampere's tables, switches that do not
- * add) is a line of the header starting IMPORT_ASSUMED. */
+ * does not say and the machine assumes (NVLink at line rate, the sockets'
+ * link; with no GPU named, a free reduction, PCIe Gen3, Ampere's tables,
+ * switches that do not add) is a line of the header starting IMPORT_ASSUMED. */
 #define IMPORT_ASSUMED "# assumed: "
 int import_nvsmi(const char *path, const char *name, char **yaml, baton_err_t *e);
 /* The same, the GPUs' names also read from file gpus (NULL: none):
