@@ -21,6 +21,8 @@ typedef struct {
     int socket[IMPORT_MAX], sw[IMPORT_MAX];
     int known;                      /* the GPU the file names (known_gpus), -1: none */
     char product[64];               /* as the file writes it */
+    char unknown[64];               /* the first product named that baton does not know */
+    int named;                      /* device lines seen (a product, known or not) */
 } matrix_t;
 
 /* GPUs by a word of their product names, as nccl-tests ("device 0 [0x4f]
@@ -40,27 +42,49 @@ static const struct {
     {"RTX 4090", "rtx4090", TUNING_AMPERE, 4, 1}, {"RTX 5090", "rtx5090", TUNING_BLACKWELL, 5, 1}};
 
 /* The product name a device line gives, or NULL: nccl-tests' "... device 0
- * [0x4f] NAME", nvidia-smi -L's "GPU 0: NAME (UUID: ...)". */
+ * [0x4f] NAME", nvidia-smi -L's "GPU 0: NAME (UUID: ...)", nvidia-smi -q's
+ * "Product Name : NAME" (whose "GPU 00000000:07:00.0" lines name a bus, not
+ * a product: a name starts with a letter). */
 static const char *product_of(const char *line) {
-    const char *d = strstr(line, " device "), *g = strstr(line, "GPU ");
+    const char *d = strstr(line, " device "), *g = strstr(line, "GPU "), *q = strstr(line, "Product Name");
     int at = 0;
     if (d && sscanf(d, " device %*d [%*[^]]] %n", &at) == 0 && at > 0) return d + at;
     at = 0;
-    if (g && sscanf(g, "GPU %*d: %n", &at) == 0 && at > 0) return g + at;
+    if (g && sscanf(g, "GPU %*d: %n", &at) == 0 && at > 0 && isalpha((unsigned char)g[at])) return g + at;
+    at = 0;
+    if (q && sscanf(q, "Product Name : %n", &at) == 0 && at > 0 && isalpha((unsigned char)q[at])) return q + at;
     return NULL;
 }
 
-/* A device line naming a product baton knows: the first such sets m->known. */
+/* A device line naming a product baton knows: the first such sets m->known
+ * (and one it does not know is kept, to say so). */
 static void note_product(matrix_t *m, const char *line) {
     const char *name = m->known < 0 ? product_of(line) : NULL;
-    for (int i = 0; name && i < (int)(sizeof known_gpus / sizeof known_gpus[0]); i++) {
+    if (name == NULL) return;
+    size_t n = strcspn(name, "\r\n(");
+    while (n > 0 && isspace((unsigned char)name[n - 1])) n--;
+    m->named++;
+    for (int i = 0; i < (int)(sizeof known_gpus / sizeof known_gpus[0]); i++) {
         if (strstr(name, known_gpus[i].word) == NULL) continue;
-        size_t n = strcspn(name, "\r\n(");
-        while (n > 0 && isspace((unsigned char)name[n - 1])) n--;
         snprintf(m->product, sizeof m->product, "%.*s", (int)n, name);
         m->known = i;
         return;
     }
+    if (!m->unknown[0]) snprintf(m->unknown, sizeof m->unknown, "%.*s", (int)n, name);
+}
+
+/* A file of nvidia-smi -L or -q output beside the matrix: its GPUs' names. */
+static int read_names(const char *path, matrix_t *m, baton_err_t *e) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return err_set(e, BATON_EIO, "%s: cannot open", path);
+    char line[4096];
+    int before = m->named;
+    while (fgets(line, sizeof line, f)) note_product(m, line);
+    fclose(f);
+    if (m->named == before && m->known < 0)
+        return err_set(e, BATON_EPARSE, "%s: names no GPU (want nvidia-smi -L's \"GPU 0: NAME (UUID: ...)\" or nvidia-smi "
+                       "-q's \"Product Name : NAME\" lines)", path);
+    return 0;
 }
 
 static int is_device(const char *tok) {
@@ -171,7 +195,6 @@ static int read_matrix(const char *path, matrix_t *m, baton_err_t *e) {
     if (f == NULL) return err_set(e, BATON_EIO, "%s: cannot open", path);
     char line[4096];
     int lineno = 0, row = -1, rc = 0;
-    m->known = -1;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno++;
         note_product(m, line);
@@ -252,6 +275,26 @@ static void emit_nvlinks(const matrix_t *m, int switched, FILE *f) {
     }
 }
 
+/* What the file does not say and the machine assumes: IMPORT_ASSUMED
+ * lines in its header (the command prints them as warnings). NVLink at its
+ * line rate and, with no GPU named, a free reduction made the DGX-1 log's
+ * import 15.7 % off where the named import (V100: reduce_bw) was 15.0 %. */
+static void emit_assumptions(const matrix_t *m, int switched, int sockets, FILE *f) {
+    int nv = 0;
+    for (int i = 0; i < m->ngpu; i++) nv |= nv_links(m, i) > 0;
+    if (nv)
+        fprintf(f, IMPORT_ASSUMED "NVLink at its line rate, 25 GB/s a link each way (nvlink_gbps); real links carry\n"
+                   "#   less: calibrate on an nccl-tests log, or set link_efficiency\n");
+    if (sockets > 1) fprintf(f, IMPORT_ASSUMED "the sockets joined at 19.2 GB/s each way (sys_bw, one QPI link's)\n");
+    if (m->known >= 0) return;
+    if (m->unknown[0]) fprintf(f, "# The file names its GPUs \"%s\", which baton does not know.\n", m->unknown);
+    fprintf(f, IMPORT_ASSUMED "a reduction costs nothing (no GPU named, so no reduce_bw); name the GPUs\n"
+               "#   (nvidia-smi -L or -q output: --gpus FILE) or set reduce_bw\n");
+    fprintf(f, IMPORT_ASSUMED "PCIe Gen3, 15.75 GB/s each way (pcie_bw), the oldest a GPU of NVLink has\n");
+    fprintf(f, IMPORT_ASSUMED "NCCL's Ampere tables for its plan (no arch:)\n");
+    if (switched) fprintf(f, IMPORT_ASSUMED "its NVSwitches do not add (no NVLS, which Hopper's and later do)\n");
+}
+
 /* Write the machine. */
 static void emit(const matrix_t *m, const char *path, const char *name, FILE *f) {
     int sockets = 1;
@@ -260,6 +303,7 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
                "# Bandwidths are parameters (--set): per NVLink and direction, PCIe x16 per direction\n"
                "# (Gen3 15.75 GB/s; Gen4 31.5, Gen5 63) and between the sockets.\n",
             path, m->ngpu, m->n - m->ngpu, sockets);
+    emit_assumptions(m, nv_switched(m), sockets, f);
     int gen = m->known >= 0 ? known_gpus[m->known].pcie_gen : 3;     /* unnamed GPUs: Gen3, the least */
     fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: %gGB/s   # Gen%d%s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n",
             name, 15.75 * (1 << (gen - 3)), gen, m->known >= 0 ? ", the GPU's" : "", m->ngpu);
@@ -301,9 +345,15 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
 }
 
 int import_nvsmi(const char *path, const char *name, char **yaml, baton_err_t *e) {
+    return import_nvsmi_gpus(path, NULL, name, yaml, e);
+}
+
+int import_nvsmi_gpus(const char *path, const char *gpus, const char *name, char **yaml, baton_err_t *e) {
     matrix_t *m = calloc(1, sizeof *m);
     if (m == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
-    int rc = read_matrix(path, m, e);
+    m->known = -1;
+    int rc = gpus ? read_names(gpus, m, e) : 0;          /* first: the names given for the purpose win */
+    if (rc == 0) rc = read_matrix(path, m, e);
     size_t len = 0;
     FILE *f = rc == 0 ? open_memstream(yaml, &len) : NULL;
     if (rc == 0 && f == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");

@@ -22,8 +22,16 @@
 
 #include "../util/err.h"
 
-/* Read path; *yaml gets a malloc'd machine file named name. */
+/* Read path; *yaml gets a malloc'd machine file named name. What the file
+ * does not say and the machine assumes (NVLink at line rate, the sockets'
+ * link; with no GPU named, a free reduction, PCIe Gen3, Ampere's tables,
+ * switches that do not add) is a line of the header starting IMPORT_ASSUMED. */
+#define IMPORT_ASSUMED "# assumed: "
 int import_nvsmi(const char *path, const char *name, char **yaml, baton_err_t *e);
+/* The same, the GPUs' names also read from file gpus (NULL: none):
+ * nvidia-smi -L or -q output; they win over names in path. An error if
+ * gpus names no GPU. */
+int import_nvsmi_gpus(const char *path, const char *gpus, const char *name, char **yaml, baton_err_t *e);
 
 /* NCCL's topology XML (NCCL_TOPO_DUMP_FILE, NCCL_TOPO_FILE): <cpu> sockets
  * joined by sys_bw, <pci> bridges as PCIe switches and devices under them at

@@ -82,6 +82,25 @@ static void write_library(FILE *f, const topo_library_t *l) {
     }
 }
 
+/* calibration: the rule it was fitted under, its errors and band, what the
+ * logs ran (seen), their NCCL, the date and the logs. */
+static void write_record(FILE *f, const topo_calib_t *k, const char *const *logs, int nlogs, const char *date) {
+    fprintf(f, "calibration:\n  algo: %s\n  proto: %s\n  model: %s\n", k->algo, k->proto, k->model);
+    if (k->contention[0]) fprintf(f, "  contention: %s\n", k->contention);
+    if (k->mape_pct >= 0) fprintf(f, "  mape_pct: %.4f\n", k->mape_pct);
+    if (k->cv_mape_pct >= 0) fprintf(f, "  cv_mape_pct: %.4f\n", k->cv_mape_pct);
+    if (k->band_lo_pct < k->band_hi_pct) fprintf(f, "  band_pct: [%.4f, %.4f]\n", k->band_lo_pct, k->band_hi_pct);
+    if (k->nseen) fprintf(f, "  seen:\n");
+    for (int i = 0; i < k->nseen; i++)
+        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, gpus_per_thread: %d}\n", coll_name((coll_t)k->seen[i].coll),
+                k->seen[i].ranks, (unsigned long long)k->seen[i].min, (unsigned long long)k->seen[i].max,
+                k->seen[i].gpus_per_thread);
+    if (k->nccl[0]) fprintf(f, "  nccl: "), quoted(f, k->nccl), fprintf(f, "\n");
+    if (date) fprintf(f, "  date: %s\n", date);
+    fprintf(f, "  logs:\n");
+    for (int i = 0; i < nlogs; i++) fprintf(f, "    - "), quoted(f, logs[i]), fprintf(f, "\n");
+}
+
 int topo_write_overlay(const topo_t *t, const char *base, const char *const *params, int nparams,
                        const char *const *logs, int nlogs, const char *date, const char *comment, FILE *f) {
     const topo_params_t *p = topo_params_c(t);
@@ -110,24 +129,21 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     for (int i = 0; i < p->neff; i++) fprintf(f, "  %s: %.17g\n", p->class_eff[i].name, p->class_eff[i].eff);
     write_library(f, &p->lib);             /* whole: an overlay's library replaces its base's (a fitted ceiling) */
     write_nccl_env(f, p);
-    fprintf(f, "calibration:\n  algo: %s\n  proto: %s\n  model: %s\n", k->algo, k->proto, k->model);
-    if (k->contention[0]) fprintf(f, "  contention: %s\n", k->contention);
-    if (k->mape_pct >= 0) fprintf(f, "  mape_pct: %.4f\n", k->mape_pct);
-    if (k->cv_mape_pct >= 0) fprintf(f, "  cv_mape_pct: %.4f\n", k->cv_mape_pct);
-    if (k->band_lo_pct < k->band_hi_pct) fprintf(f, "  band_pct: [%.4f, %.4f]\n", k->band_lo_pct, k->band_hi_pct);
-    if (k->nseen) fprintf(f, "  seen:\n");
-    for (int i = 0; i < k->nseen; i++)
-        fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, gpus_per_thread: %d}\n", coll_name((coll_t)k->seen[i].coll),
-                k->seen[i].ranks, (unsigned long long)k->seen[i].min, (unsigned long long)k->seen[i].max,
-                k->seen[i].gpus_per_thread);
-    if (k->nccl[0]) fprintf(f, "  nccl: "), quoted(f, k->nccl), fprintf(f, "\n");
-    if (date) fprintf(f, "  date: %s\n", date);
-    fprintf(f, "  logs:\n");
-    for (int i = 0; i < nlogs; i++) fprintf(f, "    - "), quoted(f, logs[i]), fprintf(f, "\n");
+    write_record(f, k, logs, nlogs, date);
     return ferror(f) ? BATON_EIO : 0;
 }
 
-int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
+/* A link's rate as its file declared it: what it carries over its class's
+ * efficiency (1 unless link_efficiency: set one). */
+static double declared_bw(const topo_t *t, int l) {
+    char cls[64];
+    return topo_dlink(t, l)->bw / topo_class_efficiency(t, topo_link_class(t, l, cls, sizeof cls));
+}
+
+/* The whole machine; `declared`: links at their declared rates and the
+ * classes' efficiencies as link_efficiency (a calibrated machine's fit, read
+ * back as it was), else links at the rates they carry. */
+static int write_flat(const topo_t *t, const char *comment, int declared, FILE *f) {
     const topo_params_t *p = topo_params_c(t);
     char a[64], b[64], c[64];
     comment_lines(f, comment);
@@ -151,6 +167,8 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     write_protocols(f, p);
     write_library(f, &p->lib);
     write_nccl_env(f, p);
+    if (declared && p->neff) fprintf(f, "link_efficiency:\n");
+    for (int i = 0; declared && i < p->neff; i++) fprintf(f, "  %s: %.17g\n", p->class_eff[i].name, p->class_eff[i].eff);
     if (p->sharp.rails)
         fprintf(f, "sharp_fabric: {rails: %d, per_leaf: %d, leaves: %d, first: %d}\n", p->sharp.rails,
                 p->sharp.per_leaf, p->sharp.leaves, p->sharp.first);
@@ -168,10 +186,19 @@ int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) {
     for (int l = 0; l < topo_nlinks(t); l += 2) {
         const topo_dlink_t *d = topo_dlink(t, l);
         if (topo_node(t, d->src)->hidden || topo_node(t, d->dst)->hidden) continue;
-        fmt_bw(b, sizeof b, d->bw);
+        fmt_bw(b, sizeof b, declared ? declared_bw(t, l) : d->bw);
         fmt_s(c, sizeof c, d->lat);
         fprintf(f, "  - {a: \"%s\", b: \"%s\", bw: %s, latency: %s}\n", topo_node(t, d->src)->name,
                 topo_node(t, d->dst)->name, b, d->lat > 0 ? c : "0");
     }
     return ferror(f) ? BATON_EIO : 0;
+}
+
+int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) { return write_flat(t, comment, 0, f); }
+
+int topo_write_standalone(const topo_t *t, const char *const *logs, int nlogs, const char *date, const char *comment,
+                          FILE *f) {
+    int rc = write_flat(t, comment, 1, f);
+    if (rc == 0) write_record(f, &topo_params_c(t)->calib, logs, nlogs, date);
+    return rc == 0 && ferror(f) ? BATON_EIO : rc;
 }

@@ -11,12 +11,20 @@
 /* `comment` (may hold newlines) goes at the top as # lines. */
 int topo_write_yaml(const topo_t *t, const char *comment, FILE *out);
 
-/* A calibrated machine: `extends: base` (a path relative to the written
- * file's folder) with `params` (name=value strings: the --set values it was
+/* A calibrated machine: `extends: base` (a shipped machine's name, or a
+ * file's path: absolute, or relative to the written file's folder) with `params` (name=value strings: the --set values it was
  * fitted with) and the values calibration may change (link latency scale,
  * reduction rate, protocols, link efficiencies), then the calibration record
  * (t's calib, the logs, the date). Everything else comes from the base. */
 int topo_write_overlay(const topo_t *t, const char *base, const char *const *params, int nparams,
                        const char *const *logs, int nlogs, const char *date, const char *comment, FILE *out);
+
+/* The same calibrated machine on its own (calibrate --self-contained): the
+ * whole graph as topo_write_yaml writes it, links at their declared rates
+ * with the fitted link_efficiency, the fitted values and the record; no
+ * `extends:`, so it needs no other file, and no parameters: the values it
+ * was fitted at are written out (--set nodes=... no longer applies). */
+int topo_write_standalone(const topo_t *t, const char *const *logs, int nlogs, const char *date, const char *comment,
+                          FILE *out);
 
 #endif

@@ -50,6 +50,7 @@
 #include "expand.h"
 #include "fold.h"
 #include "generate.h"
+#include "find.h"
 #include "knobs.h"
 #include "units.h"
 
@@ -936,6 +937,18 @@ static int overlay_knobs(ctx_t *c, yaml_node_t *root) {
 
 static int read_nccl_env(ctx_t *c, yaml_node_t *root);
 
+/* `extends: hgx-h100` names a machine, found as `-t hgx-h100` is (find.h),
+ * so a calibrated machine of a shipped one can be kept anywhere; a value
+ * with a '/' or ending in .yaml is a file, relative to this one's folder. */
+static int extends_path(ctx_t *c, yaml_node_t *fv, const char *file, char *path, size_t len) {
+    size_t n = strlen(file);
+    if (strchr(file, '/') || (n > 5 && strcmp(file + n - 5, ".yaml") == 0)) return include_path(c, fv, file, path, len);
+    if (topo_find(file, path, len)) return 0;
+    char share[1024];
+    return fail(c, fv, "extends '%s': no machine of that name in ., topologies/, $BATON_PATH or %s (a file: give its "
+                "path)", file, topo_find_share(share, sizeof share));
+}
+
 static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets, int depth) {
     static const char *const fixed[] = {"name", "description", "extends", "params", "arch", "gpu", "protocols", "library",
                                         "link_efficiency", "calibration", "nccl_env", NULL};
@@ -948,7 +961,7 @@ static int overlay(ctx_t *c, yaml_node_t *root, const char *const *sets, int nse
     if (rc == 0) rc = only_keys(c, root, keys, "a machine that extends another (nodes and links come from the base)");
     if (rc == 0) rc = need(c, root, "extends", file, &fv);
     if (rc == 0 && depth >= EXTENDS_MAX_DEPTH) rc = fail(c, fv, "machines extend each other more than 8 deep", NULL, NULL);
-    if (rc == 0) rc = include_path(c, fv, file, path, sizeof path);
+    if (rc == 0) rc = extends_path(c, fv, file, path, sizeof path);
     if (rc == 0) rc = overlay_sets(c, root, sets, nsets, &all, &n, &buf);
     if (rc == 0 && (c->t = load_file(path, all, n, depth + 1, c->fold_min, c->e)) == NULL) {
         rc = -1;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../../util/suggest.h"
+#include "../../topologies/find.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "../run.h"
@@ -28,71 +29,14 @@ int cmd_usage(const char *cmd, const char *fmt, ...) {
     return EXIT_USAGE;
 }
 
-#ifndef BATON_SHARE
-#define BATON_SHARE "/usr/local/share/baton"
-#endif
+/* The installed machines (topologies/find.c). */
+static const char *share_dir(char *buf, size_t n) { return topo_find_share(buf, n); }
 
-/* The installed machines: PREFIX/share/baton/topologies beside the binary's
- * PREFIX/bin (so an install anywhere finds its own), else BATON_SHARE's. */
-static const char *share_dir(char *buf, size_t n) {
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash && slash - exe >= 4 && strncmp(slash - 4, "/bin", 4) == 0) {
-            snprintf(buf, n, "%.*s/share/baton/topologies", (int)(slash - 4 - exe), exe);
-            if (access(buf, R_OK) == 0) return buf;
-        }
-    }
-    snprintf(buf, n, "%s/topologies", BATON_SHARE);
-    return buf;
-}
-
-/* Does dir/name or dir/name.yaml exist? Then path holds it. */
-static int try_dir(const char *dir, size_t len, const char *name, char *path, size_t n) {
-    static const char *const ext[] = {"", ".yaml"};
-    for (int k = 0; k < 2; k++) {
-        snprintf(path, n, "%.*s%s%s%s", (int)len, dir, len ? "/" : "", name, ext[k]);
-        if (access(path, R_OK) == 0) return 1;
-    }
-    return 0;
-}
-
-/* The search path, one directory after another (len 0: the name as given). */
-static int find_topo(const char *name, char *path, size_t n) {
-    if (try_dir("", 0, name, path, n)) return 1;
-    if (strchr(name, '/')) return 0;                     /* a path that is not there */
-    if (try_dir("topologies", 10, name, path, n)) return 1;
-    for (const char *p = getenv("BATON_PATH"); p && *p;) {
-        size_t len = strcspn(p, ":");
-        if (len && try_dir(p, len, name, path, n)) return 1;
-        p += len + (p[len] == ':');
-    }
-    char share[4096];
-    return try_dir(share, strlen(share_dir(share, sizeof share)), name, path, n);
-}
+/* The search path, one directory after another: topologies/find.c, which a
+ * calibrated machine's `extends: NAME` shares. */
+static int find_topo(const char *name, char *path, size_t n) { return topo_find(name, path, n); }
 
 int cmd_find_topo(const char *name, char *path, size_t n) { return find_topo(name, path, n); }
-
-int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n) {
-    char *a = realpath(from_dir, NULL), *b = realpath(to, NULL);
-    int rc = a && b ? 0 : -1;
-    size_t common = 0, i = 0, len = 0;
-    for (; rc == 0 && a[i] && a[i] == b[i]; i++)            /* the last '/' both share */
-        if (a[i] == '/') common = i;
-    if (rc == 0 && a[i] == '\0' && b[i] == '/') common = i;   /* from_dir is a prefix of to */
-    if (rc == 0 && common == 0 && strcmp(a, "/") != 0) snprintf(out, n, "%s", b);
-    else if (rc == 0) {
-        out[0] = '\0';
-        for (const char *c = a + common; *c && len < n; c++)   /* one ../ per component left in from_dir */
-            if (*c == '/' && c[1]) len += (size_t)snprintf(out + len, n - len, "../");
-        if (len < n) snprintf(out + len, n - len, "%s", b + common + 1);
-    }
-    free(a);
-    free(b);
-    return rc;
-}
 
 int cmd_calibrated_rule(const char *cmd, const topo_t *t, cmd_rule_t *r) {
     const topo_calib_t *k = &topo_params_c(t)->calib;

@@ -55,11 +55,6 @@ int cmd_fold_arg(const char *cmd, const char *v, int *out);
 /* Where -t NAME's file is (the search above): 1 and path, or 0. */
 int cmd_find_topo(const char *name, char *path, size_t n);
 
-/* `to` as a path relative to directory `from_dir` (both resolved with
- * realpath, so links and .. are followed); the absolute path when they share
- * nothing but the root. 0, or -1 if either does not exist. */
-int cmd_relative_path(const char *from_dir, const char *to, char *out, size_t n);
-
 /* What a calibration's fitted sizes covered (its record's `seen:`), where
  * its band holds: "allreduce on 16 ranks, 8 B-8 GiB; ..." into b. */
 struct topo_calib;

@@ -14,7 +14,7 @@
 
 static const char help[] =
     "usage: baton topo TOPO.yaml [--check | --dot] [--set K=V ...]\n"
-    "       baton topo import nvsmi|nccl-xml FILE [-o OUT.yaml] [--name NAME]\n"
+    "       baton topo import nvsmi|nccl-xml FILE [-o OUT.yaml] [--name NAME] [--gpus FILE]\n"
     "\n"
     "Summarise the topology: its parameters and its values (ports, reduce_bw,\n"
     "channels, launch, stage_bw, ...: both override with --set), ranks, nodes\n"
@@ -28,35 +28,66 @@ static const char help[] =
     "log that holds the matrix): NV# pairs get # NVLinks, PIX/PXB pairs a PCIe switch,\n"
     "SYS pairs different sockets; bandwidths are parameters (nvlink_gbps, pcie_bw,\n"
     "sys_bw); device lines naming a GPU baton knows (nccl-tests', nvidia-smi -L's) add\n"
-    "gpu:, arch: and reduce_bw. Written to OUT.yaml (whole or not at all) or standard output.\n"
+    "gpu:, arch: and reduce_bw; --gpus FILE reads them from `nvidia-smi -L` or `nvidia-smi\n"
+    "-q` output kept beside the matrix (also: a second FILE after the first). What the\n"
+    "files do not say and the machine assumes (NVLink at its line rate, the sockets'\n"
+    "link; with no GPU named, a free reduction, PCIe Gen3, NCCL's Ampere tables) is\n"
+    "written in the file's header and said on standard error, one warning each.\n"
+    "Written to OUT.yaml (whole or not at all) or standard output.\n"
     "import nccl-xml FILE: the same from NCCL's topology XML (NCCL_TOPO_DUMP_FILE or an\n"
     "NCCL_TOPO_FILE): CPUs, PCIe switches and devices at their link speed, NICs,\n"
     "NVLinks to peers or to an NVSwitch.\n"
     "example:\n"
     "  baton topo hgx-h100\n"
-    "  baton topo import nvsmi topo.txt -o mybox.yaml && baton plan -t mybox.yaml\n";
+    "  baton topo import nvsmi topo.txt -o mybox.yaml && baton plan -t mybox.yaml\n"
+    "  nvidia-smi topo -m > topo.txt; nvidia-smi -L > gpus.txt\n"
+    "  baton topo import nvsmi topo.txt --gpus gpus.txt -o mybox.yaml\n";
+
+/* Each IMPORT_ASSUMED line of an imported machine (and the lines that
+ * continue it, "#   ..."), as one warning on stderr. */
+static void say_assumed(const char *yaml, const char *path) {
+    size_t k = strlen(IMPORT_ASSUMED);
+    for (const char *l = strstr(yaml, IMPORT_ASSUMED); l; l = strstr(l + k, IMPORT_ASSUMED)) {
+        if (l != yaml && l[-1] != '\n') continue;
+        fprintf(stderr, "baton topo import: warning: %s: assumed ", path);
+        for (const char *p = l + k;;) {
+            const char *nl = strchr(p, '\n');
+            fwrite(p, 1, nl ? (size_t)(nl - p) : strlen(p), stderr);
+            if (!nl || strncmp(nl + 1, "#   ", 4) != 0) break;
+            fputc(' ', stderr);
+            p = nl + 5;
+        }
+        fputc('\n', stderr);
+    }
+}
 
 /* `baton topo import nvsmi FILE [-o OUT] [--name NAME]`. */
 static int import_cmd(int argc, char **argv) {
     static const struct option opts[] = {{"output", required_argument, 0, 'o'}, {"name", required_argument, 0, 'n'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *out = NULL, *name = "imported";
+                                         {"gpus", required_argument, 0, 'g'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *out = NULL, *name = "imported", *gpus = NULL;
     int ch;
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
         if (ch == 'o') out = optarg;
         else if (ch == 'n') name = optarg;
+        else if (ch == 'g') gpus = optarg;
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
         else if (ch == ':') return cmd_usage("topo import", "option %s needs a value", argv[optind - 1]);
         else return cmd_usage("topo import", "unknown option '%s'", argv[optind - 1]);
     }
     int xml = optind + 2 == argc && strcmp(argv[optind], "nccl-xml") == 0;
+    if (!xml && optind + 3 == argc && strcmp(argv[optind], "nvsmi") == 0 && gpus == NULL) gpus = argv[--argc];   /* FILE GPUS */
     if (optind + 2 != argc || (!xml && strcmp(argv[optind], "nvsmi") != 0))
-        return cmd_usage("topo import", "expected: import nvsmi FILE or import nccl-xml FILE");
+        return cmd_usage("topo import", "expected: import nvsmi FILE [GPUS] or import nccl-xml FILE");
+    if (xml && gpus) return cmd_usage("topo import", "--gpus is nvsmi's (NCCL's XML names its GPUs' architecture itself)");
     baton_err_t e = {0};
     char *yaml = NULL;
-    if ((xml ? import_nccl_xml : import_nvsmi)(argv[optind + 1], name, &yaml, &e) < 0) return cmd_fail("topo import", &e);
+    int rc0 = xml ? import_nccl_xml(argv[optind + 1], name, &yaml, &e)
+                  : import_nvsmi_gpus(argv[optind + 1], gpus, name, &yaml, &e);
+    if (rc0 < 0) return cmd_fail("topo import", &e);
+    say_assumed(yaml, argv[optind + 1]);
     if (strstr(yaml, IMPORT_NO_NVLINK))
         fprintf(stderr, "baton topo import: warning: %s names no NVLink (NCCL reads them from the driver); the "
                 "machine is PCIe only: if its GPUs have NVLink, import NCCL_TOPO_DUMP_FILE's dump or `nvidia-smi "

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "../../models/gpu.h"
+#include "../../topologies/find.h"
 #include "../../topologies/topo_write.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
@@ -28,8 +29,10 @@ static const char help_validate[] =
     "\n"
     "The model's prediction for every row of nccl-tests logs against the measured\n"
     "time (the mean of out-of-place and in-place; the faster of the two, marked (*),\n"
-    "where they run the same transfers and differ by more than a fifth): size,\n"
-    "measured, predicted, error, and the mean absolute percentage error (MAPE) over\n"
+    "where they run the same transfers and differ by more than a fifth): under each\n"
+    "log's name, size, measured, predicted, error = (predicted - measured) / measured\n"
+    "(+: the model is slower), the bus bandwidth of both times (nccl-tests' busbw),\n"
+    "the algorithm and protocol; then the mean absolute percentage error (MAPE) over\n"
     "all sizes and over sizes >= 64 MiB. No fitting (see baton calibrate).\n";
 
 static const char help_calibrate[] =
@@ -44,6 +47,12 @@ static const char help_calibrate[] =
     "parameter (--set nodes=64, nic_bw=...) and flag still works, with a\n"
     "`calibration:` record (the rule it was fitted under, its error on sizes it\n"
     "did not see, and the band that gives predictions their error bars).\n"
+    "`extends:` names a shipped machine by name (found as -t NAME is: ., topologies/,\n"
+    "$BATON_PATH, the installed machines), any other file by its absolute path, so\n"
+    "OUT.yaml can be copied elsewhere.\n"
+    "      --self-contained  write OUT.yaml whole instead: the base's nodes and links\n"
+    "                        with the fitted values, no extends: (no parameters left:\n"
+    "                        --set nodes=... no longer applies to it)\n"
     "      --cv K            K-fold cross-validation (default 5, with --model des 0:\n"
     "                        each fold simulates every size again; 0: none; K at\n"
     "                        least the sizes: leave one out)\n"
@@ -98,6 +107,7 @@ typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
     const char *logs[64];
     int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff, force_ranks, cv, contention;
+    int standalone;          /* --self-contained: the calibration written whole, no extends: */
     int algo_given, proto_given, model_given, contention_given;
     cmd_sets_t sets;
     char ranks_set[64];
@@ -122,6 +132,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"reps", required_argument, 0, 'R'}, {"log", required_argument, 0, 'l'},
         {"channels", required_argument, 0, 'C'}, {"force-ranks", no_argument, 0, 'F'}, {"fit-efficiency", no_argument, 0, 'E'},
         {"cv", required_argument, 0, 'V'}, {"contention", required_argument, 0, 'M'},
+        {"self-contained", no_argument, 0, 'W'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
@@ -134,6 +145,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
             a->contention_given = 1;
             break;
         case 'E': a->fit_eff = 1; break;
+        case 'W': a->standalone = 1; break;
         case 'V': a->cv = atoi(optarg); if (a->cv < 0 || a->cv == 1 || a->cv > 4096) return cmd_usage(cmd, "--cv K: 0 (none) or 2..4096 folds"); break;
         case 'c': a->coll = optarg; break;
         case 's': a->sizes = optarg; break;
@@ -188,6 +200,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (a->nlogs == 0) return cmd_usage(cmd, "missing --nccl-tests LOG");
     if (a->calibrate && !a->out) return cmd_usage(cmd, "missing -o OUT.yaml");
+    if (a->standalone && !a->out) return cmd_usage(cmd, "--self-contained is how -o OUT.yaml is written: give -o");
     if (a->cv < 0) a->cv = a->calibrate && !a->des ? 5 : 0;      /* the simulator's fits are slow: ask */
     if (a->cv > 0 && !a->calibrate) return cmd_usage(cmd, "--cv is calibrate's");
     return 0;
@@ -570,7 +583,56 @@ typedef struct {
     int logged;               /* sizes whose plan the logs' TUNING lines gave */
     const val_args_t *args;   /* its messages about the logs (say), for JSON; NULL: none */
     int forced;               /* sizes whose logs say NCCL_ALGO or NCCL_PROTO was set */
+    const cal_pred_t *before; /* each sample's prediction on the file's values (a fit's; NULL: none) */
+    const cal_pred_t *after;  /* and on the fitted ones (the table's), once it is printed */
+    const char **file_of;     /* each sample's log */
 } val_extra_t;
+
+/* Did the fit move sample i's plan (algorithm or protocol) from the one
+ * the file's values give? */
+static int moved(const val_extra_t *x, int i) {
+    return x->before && x->after && (strcmp(x->before[i].algo, x->after[i].algo) || x->before[i].proto != x->after[i].proto);
+}
+
+/* Where sample j continues sample i's run of moved sizes: the same log,
+ * moved the same way. */
+static int same_move(const val_extra_t *x, int i, int j) {
+    return x->file_of[i] == x->file_of[j] && !strcmp(x->before[i].algo, x->before[j].algo) &&
+           x->before[i].proto == x->before[j].proto && !strcmp(x->after[i].algo, x->after[j].algo) &&
+           x->after[i].proto == x->after[j].proto;
+}
+
+/* The sizes whose plan the fit moved: "SIZE[-SIZE]: from -> to" a line, a
+ * run of sizes moved alike together (the log's name first when the table
+ * has several); their count. */
+static int print_moved(const val_extra_t *x, const cal_sample_t *s, int n, int nlogs) {
+    int k = 0;
+    for (int i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && moved(x, i) && moved(x, j) && same_move(x, i, j);) j++;
+        if (!moved(x, i)) continue;
+        char lo[32], hi[32];
+        const char *base = strrchr(x->file_of[i], '/');
+        units_fmt_size(s[i].bytes, lo, sizeof lo);
+        units_fmt_size(s[j - 1].bytes, hi, sizeof hi);
+        printf("        %s%s%s%s%s: %s/%s -> %s/%s\n", nlogs > 1 ? (base ? base + 1 : x->file_of[i]) : "",
+               nlogs > 1 ? " " : "", lo, j - 1 > i ? "-" : "", j - 1 > i ? hi : "", x->before[i].algo,
+               proto_name(x->before[i].proto), x->after[i].algo, proto_name(x->after[i].proto));
+        k += j - i;
+    }
+    return k;
+}
+
+static void json_moved(const val_extra_t *x, const cal_sample_t *s, int n) {
+    char esc[1024];
+    printf(",\"replanned_sizes\":[");
+    for (int i = 0, k = 0; i < n; i++)
+        if (moved(x, i))
+            printf("%s{\"log\":\"%s\",\"line\":%d,\"bytes\":%llu,\"from_algorithm\":\"%s\",\"from_protocol\":\"%s\","
+                   "\"algorithm\":\"%s\",\"protocol\":\"%s\"}", k++ ? "," : "", report_json_escape(x->file_of[i], esc, sizeof esc),
+                   s[i].line, (unsigned long long)s[i].bytes, x->before[i].algo, proto_name(x->before[i].proto),
+                   x->after[i].algo, proto_name(x->after[i].proto));
+    printf("]");
+}
 
 static void json_extra(const val_extra_t *x) {
     printf(",\"plan_logged_sizes\":%d", x->logged);
@@ -602,6 +664,8 @@ static void json_extra(const val_extra_t *x) {
  * the same). */
 static int table_row(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const cal_pred_t *pred, const char *file,
                      int json, int first, int *agree, baton_err_t *e) {
+    int ranks = topo_nranks(x->machine ? x->machine : t);
+    double factor = run_busbw_factor(x->coll, ranks) * (double)x->bytes / 1e9;   /* busbw = factor / time */
     double p = pred->time_s;
     const char *algo = pred->algo, *ga;
     proto_t pr = pred->proto, gp;
@@ -614,18 +678,19 @@ static int table_row(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const
     if (json) {
         char esc[8192];
         printf("%s{\"log\":\"%s\",\"line\":%d,\"collective\":\"%s\",\"bytes\":%llu,\"measured_s\":%.9g,\"predicted_s\":%.9g,"
-               "\"error_pct\":%.4f,\"algorithm\":\"%s\",\"protocol\":\"%s\",\"held_out\":%s,\"disturbed\":%s%s%s%s}",
-               first ? "" : ",", report_json_escape(file, esc, sizeof esc), x->line, coll_name(x->coll), (unsigned long long)x->bytes, x->meas_s, p, err, algo,
-               proto_name(pr), x->held_out ? "true" : "false", x->disturbed ? "true" : "false",
+               "\"error_pct\":%.4f,\"measured_busbw_GBps\":%.6g,\"predicted_busbw_GBps\":%.6g,\"ranks\":%d,"
+               "\"algorithm\":\"%s\",\"protocol\":\"%s\",\"held_out\":%s,\"disturbed\":%s%s%s%s}",
+               first ? "" : ",", report_json_escape(file, esc, sizeof esc), x->line, coll_name(x->coll), (unsigned long long)x->bytes, x->meas_s, p, err,
+               factor / x->meas_s, p > 0 ? factor / p : 0, ranks, algo, proto_name(pr), x->held_out ? "true" : "false", x->disturbed ? "true" : "false",
                said ? ",\"nccl_said\":true,\"guess\":\"" : "", guess, said ? "\"" : "");
         return 0;
     }
-    const char *base = strrchr(file, '/');
     units_fmt_size(x->bytes, sz, sizeof sz);
     units_fmt_time(x->meas_s, m, sizeof m);
     units_fmt_time(p, pp, sizeof pp);
-    printf("%-44.44s %10s %12s %12s %+7.1f%%  %s/%s%s%s%s%s%s%s\n", base ? base + 1 : file, sz, m, pp, err, algo,
-           proto_name(pr), said ? " (NCCL's)" : "", said && !same ? " [-a nccl alone: " : "", said && !same ? guess : "",
+    if (first) printf("%s (%s on %d ranks)\n", file, coll_name(x->coll), ranks);   /* a log's rows under its name */
+    printf("%10s %12s %12s %+7.1f%%  %14.4g  %15.4g  %s/%s%s%s%s%s%s%s\n", sz, m, pp, err, factor / x->meas_s,
+           p > 0 ? factor / p : 0, algo, proto_name(pr), said ? " (NCCL's)" : "", said && !same ? " [-a nccl alone: " : "", said && !same ? guess : "",
            said && !same ? "]" : "", x->held_out ? "  (held out)" : "", x->disturbed ? "  (*)" : "");
     return 0;
 }
@@ -645,26 +710,33 @@ static int per_log(const cal_sample_t *s, const cal_pred_t *p, int n, const char
 /* The table of every sample, then the MAPEs; *fitted the MAPE over the
  * samples a fit used (not held out), for the record. */
 static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, const char **file_of, int json,
-                 const val_extra_t *x, double *fitted, baton_err_t *e) {
+                 val_extra_t *x, double *fitted, baton_err_t *e) {
     cal_pred_t *p = malloc(((size_t)n + 1) * sizeof *p);    /* each size once: the simulator's take seconds */
     if (p == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     if (cal_predict_all(t, q, s, n, -1, p, e) < 0) { free(p); return e->code ? e->code : BATON_EINVAL; }
     double all = cal_mape_of(s, p, n, -1, 0), big = cal_mape_of(s, p, n, -1, 64ull << 20), held = cal_mape_of(s, p, n, 1, 0);
     *fitted = cal_mape_of(s, p, n, 0, 0);
     int disturbed = 0, agree = 0;
-    if (!json) printf("%-44s %10s %12s %12s %8s  %s\n", "log", "size", "measured", "predicted", "error", "model");
+    if (!json)
+        printf("error = (predicted - measured) / measured: + means the model is slower than measured, - faster\n"
+               "busbw: nccl-tests' bus bandwidth in GB/s, size / time x 2(p-1)/p for all-reduce, (p-1)/p for\n"
+               "       all-gather, reduce-scatter and all-to-all, 1 otherwise\n"
+               "%10s %12s %12s %8s  %14s  %15s  %s\n", "size", "measured", "predicted", "error", "busbw measured",
+               "busbw predicted", "model");
     else {
         char esc[512];
-        printf("{\"topology\":\"%s\",\"ranks\":%d,\"rows\":[", report_json_escape(topo_name(t), esc, sizeof esc),
-               topo_nranks(t));
+        printf("{\"topology\":\"%s\",\"ranks\":%d,\"error\":\"(predicted - measured) / measured: + means the model "
+               "is slower\",\"rows\":[", report_json_escape(topo_name(t), esc, sizeof esc), topo_nranks(t));
     }
     for (int i = 0; i < n; i++) {
-        if (table_row(t, q, &s[i], &p[i], file_of[i], json, i == 0, &agree, e) < 0) { free(p); return e->code; }
+        int first = json ? i == 0 : i == 0 || file_of[i] != file_of[i - 1];   /* text: a log's heading */
+        if (table_row(t, q, &s[i], &p[i], file_of[i], json, first, &agree, e) < 0) { free(p); return e->code; }
         disturbed += s[i].disturbed;
     }
     val_log_mape_t logs[64];
     int nl = per_log(s, p, n, file_of, logs, 64);
-    free(p);
+    free((void *)x->after);
+    x->after = p;                                 /* the plan the fit gives, beside x->before's */
     if (json) {
         printf("],\"mape_pct\":%.4f,\"mape_large_pct\":%s", all, big >= 0 ? "" : "null");
         if (big >= 0) printf("%.4f", big);
@@ -678,6 +750,7 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
         printf("]");
         printf(",\"plan_guessed_same\":%d", agree);
         json_extra(x);
+        if (x->fit && x->before) json_moved(x, s, n);
         printf("}\n");
         return 0;
     }
@@ -706,8 +779,7 @@ static topo_t *fresh_machine(void *ctx, baton_err_t *e) {
 static int cross_validate(const val_args_t *a, const cal_req_t *q, cal_sample_t *s, int n, val_extra_t *x, baton_err_t *e) {
     cal_cv_t cv = {0};
     int rc = cal_cross_validate(fresh_machine, (void *)a, q, s, n, a->cv, &cv, e);
-    if (rc == 0) *x = (val_extra_t){.fit = x->fit, .logged = x->logged, .args = x->args, .forced = x->forced, .cv_mape = cv.mape_pct, .band_lo = cv.band_lo_pct,
-                                    .band_hi = cv.band_hi_pct, .folds = cv.folds};
+    if (rc == 0) x->cv_mape = cv.mape_pct, x->band_lo = cv.band_lo_pct, x->band_hi = cv.band_hi_pct, x->folds = cv.folds;
     return rc;
 }
 
@@ -723,17 +795,14 @@ static void record_date(char *buf, size_t n) {
 
 static const char *model_name(const val_args_t *a) { return a->des ? "des" : a->nccl_model ? "nccl" : "closed"; }
 
-/* The calibrated machine: the original file extended, the fit's values, the record. */
+/* The calibrated machine: the original file extended (or, --self-contained,
+ * written whole), the fit's values, the record. */
 static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, const cal_fit_t *f, const val_extra_t *x,
                             const cal_sample_t *s, int n, double mape, baton_err_t *e) {
-    char base[4096], rel[4096], dir[4096], date[32], stem[256], comment[8192];
+    char base[4096], rel[4096], date[32], stem[256], comment[8192];
     topo_calib_t *k = &topo_params(t)->calib;
     if (!cmd_find_topo(a->topo, base, sizeof base)) return err_set(e, BATON_EIO, "%s: cannot find it again", a->topo);
-    snprintf(dir, sizeof dir, "%s", a->out);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = slash == dir ? '/' : '\0', slash[slash == dir] = '\0';
-    else strcpy(dir, ".");
-    if (cmd_relative_path(dir, base, rel, sizeof rel) < 0) return err_set(e, BATON_EIO, "%s: no such directory", dir);
+    if (topo_find_ref(base, rel, sizeof rel) < 0) return err_set(e, BATON_EIO, "%s: cannot resolve its path", base);
     *k = (topo_calib_t){.present = 1, .mape_pct = mape, .cv_mape_pct = x->cv_mape, .band_lo_pct = x->band_lo,
                         .band_hi_pct = x->band_hi};
     snprintf(k->algo, sizeof k->algo, "%s", q->algo);
@@ -764,7 +833,8 @@ static int write_calibrated(const val_args_t *a, const cal_req_t *q, topo_t *t, 
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
-    int rc = out ? topo_write_overlay(t, rel, sets, nsets, a->logs, a->nlogs, date, comment, out) : -1;
+    int rc = !out ? -1 : a->standalone ? topo_write_standalone(t, a->logs, a->nlogs, date, comment, out)
+                                       : topo_write_overlay(t, rel, sets, nsets, a->logs, a->nlogs, date, comment, out);
     if (out && fclose(out) != 0) rc = -1;
     if (rc < 0) err_set(e, BATON_ENOMEM, "out of memory");
     else rc = cmd_write_file(a->out, text, size, e);
@@ -779,13 +849,20 @@ static void adopt_model(val_args_t *a, const topo_t *t) {
     if (k->present && !a->model_given) a->des = !strcmp(k->model, "des"), a->nccl_model = !strcmp(k->model, "nccl");
 }
 
-static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t *x) {
+static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t *x, const cal_sample_t *s, int n) {
     char fit[4096];
+    int count = 0;
     cal_fit_text(f, fit, sizeof fit);
     printf("fitted on %d sizes (value, one standard error, the file's value):\n%s", f->used, fit);
-    printf(f->replanned ? "plan: the fit moved NCCL's algorithm or protocol at some sizes (a point or more better in\n"
-                          "      sample than keeping the plan the file's values give)\n"
-                        : "plan: kept, each size on the algorithm and protocol the file's values give\n");
+    for (int i = 0; i < n; i++) count += moved(x, i);
+    if (f->replanned && count)
+        printf("plan: the fit moved NCCL's algorithm or protocol at %d size%s (a point or more better in\n"
+               "      sample than keeping the plan the file's values give), from the file's to the fit's:\n",
+               count, count > 1 ? "s" : "");
+    else printf(f->replanned ? "plan: the fit moved NCCL's algorithm or protocol at some sizes (a point or more better in\n"
+                               "      sample than keeping the plan the file's values give)\n"
+                             : "plan: kept, each size on the algorithm and protocol the file's values give\n");
+    if (f->replanned) print_moved(x, s, n, a->nlogs);
     if (x->forced)
         printf("      at %d size%s, within what the logs' NCCL_ALGO and NCCL_PROTO left NCCL (nothing read off\n"
                "      the times there)\n", x->forced, x->forced > 1 ? "s" : "");
@@ -856,13 +933,21 @@ static int run(val_args_t *a, const char *cmd) {
         if (rc == 0) printf("\nafter fitting it to the measurements%s:\n", a->hold ? " outside the held-out sizes" : "");
     }
     if (rc == 0 && a->calibrate && a->cv > 0) rc = cross_validate(a, &q, s, n, &x, &e);
+    cal_pred_t *before = NULL;                    /* the plan on the file's values, to name what the fit moves */
+    if (rc == 0 && (a->calibrate || host) && (before = malloc(((size_t)n + 1) * sizeof *before)) == NULL)
+        rc = err_set(&e, BATON_ENOMEM, "out of memory");
+    if (rc == 0 && before && cal_predict_all(t, &q, s, n, -1, before, &e) < 0) rc = e.code ? e.code : BATON_EINVAL;
+    x.before = before;
+    x.file_of = file_of;
     if (rc == 0 && (a->calibrate || host)) rc = cal_fit(t, &q, s, n, &f, &e);
     if (rc == 0 && (a->calibrate || host)) x.fit = &f;
     if (q.progress) fprintf(stderr, "\r%60s\r", "");         /* the progress line, gone */
     if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &x, &in_sample, &e);
-    if (rc == 0 && (a->calibrate || host) && !a->json) print_fit(a, &f, &x);
+    if (rc == 0 && (a->calibrate || host) && !a->json) print_fit(a, &f, &x, s, n);
     if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, s, n, in_sample, &e);   /* the table's */
     if (rc == 0 && a->out && !a->json) printf("-> %s\n", a->out);      /* written: only now */
+    free(before);
+    free((void *)x.after);
     free(s);
     free(file_of);
     for (int i = 0; i < ms.nother; i++) topo_free(ms.other[i]);

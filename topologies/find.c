@@ -1,0 +1,67 @@
+/* find.c - the machine search path (see find.h). */
+#define _XOPEN_SOURCE 700           /* readlink */
+#include "find.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef BATON_SHARE
+#define BATON_SHARE "/usr/local/share/baton"
+#endif
+
+const char *topo_find_share(char *buf, size_t n) {
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash && slash - exe >= 4 && strncmp(slash - 4, "/bin", 4) == 0) {
+            snprintf(buf, n, "%.*s/share/baton/topologies", (int)(slash - 4 - exe), exe);
+            if (access(buf, R_OK) == 0) return buf;
+        }
+    }
+    snprintf(buf, n, "%s/topologies", BATON_SHARE);
+    return buf;
+}
+
+/* Does dir/name or dir/name.yaml exist? Then path holds it (len 0: the name as given). */
+static int try_dir(const char *dir, size_t len, const char *name, char *path, size_t n) {
+    static const char *const ext[] = {"", ".yaml"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, n, "%.*s%s%s%s", (int)len, dir, len ? "/" : "", name, ext[k]);
+        if (access(path, R_OK) == 0) return 1;
+    }
+    return 0;
+}
+
+int topo_find_shipped(const char *name, char *path, size_t n) {
+    if (strchr(name, '/')) return 0;                     /* a path, not a name */
+    if (try_dir("topologies", 10, name, path, n)) return 1;
+    for (const char *p = getenv("BATON_PATH"); p && *p;) {
+        size_t len = strcspn(p, ":");
+        if (len && try_dir(p, len, name, path, n)) return 1;
+        p += len + (p[len] == ':');
+    }
+    char share[4096];
+    return try_dir(share, strlen(topo_find_share(share, sizeof share)), name, path, n);
+}
+
+int topo_find(const char *name, char *path, size_t n) {
+    return try_dir("", 0, name, path, n) || topo_find_shipped(name, path, n);
+}
+
+int topo_find_ref(const char *path, char *ref, size_t n) {
+    char stem[256], shipped[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(stem, sizeof stem, "%s", slash ? slash + 1 : path);
+    size_t len = strlen(stem);
+    if (len > 5 && strcmp(stem + len - 5, ".yaml") == 0) stem[len - 5] = '\0';
+    char *mine = realpath(path, NULL), *found = topo_find_shipped(stem, shipped, sizeof shipped) ? realpath(shipped, NULL) : NULL;
+    int rc = mine ? 0 : -1;
+    if (mine) snprintf(ref, n, "%s", found && strcmp(found, mine) == 0 ? stem : mine);
+    free(mine);
+    free(found);
+    return rc;
+}
