@@ -3,8 +3,6 @@
  * cal_fit), with the command line's defaults, and errors as codes plus a
  * message, never printed. The shared library exports only these functions
  * (built with -fvisibility=hidden; BATON_API marks them). */
-#define _GNU_SOURCE                 /* dladdr: where the shared library lies */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +10,7 @@
 #include <unistd.h>
 
 #include "../include/baton.h"
+#include "../topologies/find.h"
 #include "../topologies/topo_yaml.h"
 #include "../validate/calibrate.h"
 #include "../validate/nccltests.h"
@@ -21,9 +20,6 @@
 
 #ifndef BATON_VERSION
 #define BATON_VERSION "0.4.0"
-#endif
-#ifndef BATON_SHARE
-#define BATON_SHARE "/usr/local/share/baton"
 #endif
 
 /* The public codes are the library's own (util/err.h). */
@@ -66,55 +62,6 @@ BATON_API const char *baton_strerror(int code) { return err_str(code); }
 
 BATON_API const char *baton_version(void) { return BATON_VERSION; }
 
-/* ---- finding a machine by name ------------------------------------------- */
-
-/* dir/name or dir/name.yaml, readable, into path. */
-static int try_dir(const char *dir, size_t len, const char *name, char *path, size_t n) {
-    static const char *const ext[] = {"", ".yaml"};
-    for (int k = 0; k < 2; k++) {
-        snprintf(path, n, "%.*s%s%s%s", (int)len, dir, len ? "/" : "", name, ext[k]);
-        if (access(path, R_OK) == 0) return 1;
-    }
-    return 0;
-}
-
-/* The installed machines: PREFIX/share/baton/topologies beside the shared
- * library's PREFIX/lib (so an install anywhere finds its own), else beside
- * the program's PREFIX/bin, else BATON_SHARE's. */
-static const char *share_dir(char *buf, size_t n) {
-    Dl_info info;
-    char self[4096];
-    const char *from[2] = {NULL, NULL};
-    if (dladdr((void *)share_dir, &info) && info.dli_fname && strchr(info.dli_fname, '/')) from[0] = info.dli_fname;
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len > 0) self[len] = '\0', from[1] = self;
-    for (int i = 0; i < 2; i++) {
-        const char *slash = from[i] ? strrchr(from[i], '/') : NULL;
-        const char *up = slash;                     /* the folder above the file's */
-        while (up && up > from[i] && up[-1] != '/') up--;
-        if (up == NULL || up == from[i]) continue;
-        snprintf(buf, n, "%.*sshare/baton/topologies", (int)(up - from[i]), from[i]);
-        if (access(buf, R_OK) == 0) return buf;
-    }
-    snprintf(buf, n, "%s/topologies", BATON_SHARE);
-    return buf;
-}
-
-/* As the command line looks (sim/cli/cmd.c): the name as given, then
- * topologies/, $BATON_PATH, the installed machines. */
-static int find_machine(const char *name, char *path, size_t n) {
-    if (try_dir("", 0, name, path, n)) return 1;
-    if (strchr(name, '/')) return 0;
-    if (try_dir("topologies", 10, name, path, n)) return 1;
-    for (const char *p = getenv("BATON_PATH"); p && *p;) {
-        size_t len = strcspn(p, ":");
-        if (len && try_dir(p, len, name, path, n)) return 1;
-        p += len + (p[len] == ':');
-    }
-    char share[4096];
-    return try_dir(share, strlen(share_dir(share, sizeof share)), name, path, n);
-}
-
 /* ---- machines -------------------------------------------------------------- */
 
 BATON_API baton_machine *baton_machine_load(const char *name, const char *const *sets, int nsets, baton_error *err) {
@@ -126,10 +73,10 @@ BATON_API baton_machine *baton_machine_load(const char *name, const char *const 
     }
     size_t len = strlen(name);
     int file_like = strchr(name, '/') || (len > 5 && strcmp(name + len - 5, ".yaml") == 0);
-    int found = find_machine(name, path, sizeof path);
+    int found = topo_find(name, path, sizeof path);
     if (!found && !file_like) {
         err_set(&e, BATON_EIO, "no topology '%s': not a file, and no %s.yaml in ., topologies/, $BATON_PATH or %s", name,
-                name, share_dir(share, sizeof share));
+                name, topo_find_share(share, sizeof share));
         fail(err, &e);
         return NULL;
     }

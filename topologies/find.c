@@ -1,6 +1,8 @@
 /* find.c - the machine search path (see find.h). */
-#define _XOPEN_SOURCE 700           /* readlink */
+#define _GNU_SOURCE                 /* dladdr, readlink */
 #include "find.h"
+
+#include <dlfcn.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,16 +13,28 @@
 #define BATON_SHARE "/usr/local/share/baton"
 #endif
 
+/* PREFIX/share/baton/topologies for the file at path, PREFIX/bin/baton or
+ * PREFIX/lib/libbaton.so.N: the folder above the file's folder. */
+static int share_beside(const char *file, char *buf, size_t n) {
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    const char *up = slash;
+    while (up && up > file && up[-1] != '/') up--;
+    if (up == NULL || up == file) return 0;
+    snprintf(buf, n, "%.*sshare/baton/topologies", (int)(up - file), file);
+    return access(buf, R_OK) == 0;
+}
+
+/* The shared library's own install first (a program linked against an
+ * installed libbaton.so finds that install's machines wherever it lives),
+ * then the program's; dladdr names the executable in a static link. */
 const char *topo_find_share(char *buf, size_t n) {
+    Dl_info info;
     char exe[4096];
+    if (dladdr((void *)topo_find_share, &info) && info.dli_fname && share_beside(info.dli_fname, buf, n)) return buf;
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len > 0) {
         exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash && slash - exe >= 4 && strncmp(slash - 4, "/bin", 4) == 0) {
-            snprintf(buf, n, "%.*s/share/baton/topologies", (int)(slash - 4 - exe), exe);
-            if (access(buf, R_OK) == 0) return buf;
-        }
+        if (share_beside(exe, buf, n)) return buf;
     }
     snprintf(buf, n, "%s/topologies", BATON_SHARE);
     return buf;
