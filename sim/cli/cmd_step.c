@@ -9,6 +9,7 @@
 #include "../../topologies/units.h"
 #include "../run.h"
 #include "../report.h"
+#include "../../util/suggest.h"
 #include "../choice.h"
 #include "../step.h"
 #include "cmd.h"
@@ -132,6 +133,20 @@ static int option(step_args_t *a, int ch, const char *v) {
     return cmd_usage("step", "unknown option");
 }
 
+/* -a's value: nccl, auto or a row of some collective (else a usage error). */
+static int known_algo(const char *name) {
+    const algo_t *const *all = algo_all();
+    const char *cands[256];
+    int k = 0;
+    if (run_is_auto(name)) return 1;
+    for (int c = 0; c < COLL_COUNT; c++)
+        if (algo_find((coll_t)c, name)) return 1;     /* its aliases too ("tree") */
+    for (int i = 0; all[i] && k < 254; i++) cands[k++] = all[i]->name;
+    cands[k] = NULL;
+    cmd_usage("step", "-a: no algorithm '%s' (nccl, auto or a row `baton algos` lists)%s", name, suggest_hint(name, cands));
+    return 0;
+}
+
 static int parse(int argc, char **argv, step_args_t *a) {
     static const struct option opts[] = {
         {"topo", required_argument, 0, 't'}, {"model", required_argument, 0, 'm'}, {"gpu", required_argument, 0, 'g'},
@@ -155,6 +170,7 @@ static int parse(int argc, char **argv, step_args_t *a) {
     if (!a->topo) return cmd_usage("step", "missing -t TOPO.yaml");
     if (!a->model) return cmd_usage("step", "missing --model (llama3-70b, qwen2.5-7b, ... or a model file)");
     if (!a->q.seq) a->q.seq = a->q.phase == STEP_DECODE ? 4096 : 8192;
+    if (a->algo_given && !known_algo(a->algo)) return EXIT_USAGE;
     if (a->q.microbatches && a->q.micro_batch)
         return cmd_usage("step", "give --microbatches or --micro-batch, not both (batch = dp x micro-batch x microbatches)");
     return 0;
