@@ -176,9 +176,11 @@ clean:
 -include $(shell find $(B) $(SAN) -name '*.d' 2>/dev/null)
 
 # The fidelity table (README): every public log with a shipped machine
-# (validate/logs/MANIFEST), uncalibrated error of -a nccl, and the median.
+# (validate/logs/MANIFEST), uncalibrated error of -a nccl, and the median;
+# then `baton step` against published step times (scripts/fidelity-step.sh).
 fidelity: $(B)/baton
 	sh scripts/fidelity.sh $(B)/baton
+	sh scripts/fidelity-step.sh $(B)/baton
 
 # Install: the binary, the shipped machines, the man page, libbaton with its
 # headers (PREFIX/include/baton, baton.h first) and a pkg-config file.

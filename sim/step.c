@@ -166,15 +166,16 @@ static void arith(const step_req_t *q, step_out_t *o) {
     const llm_t *m = q->m;
     const gpu_spec_t *g = q->gpu;
     int train = q->phase == STEP_TRAIN, mb = q->microbatches, slots = mb + q->pp - 1;
-    double b = gpu_dtype_bytes(q->dtype), f = train ? 3 : 1;          /* backward: twice the forward */
+    double b = gpu_dtype_bytes(q->dtype), fh = train ? 3 : 1;         /* backward: twice the forward */
+    double f = train && q->recompute ? 4 : fh;          /* the layers' forward again before their backward */
     double seqs = ceil((double)q->batch / q->dp) / mb, tps = q->phase == STEP_DECODE ? 1 : q->seq, tm = seqs * tps;
     double lstage = ceil((double)m->layers / q->pp);
     work_t w = stage_work(q, tm, seqs, lstage);
     double head_tokens = train ? tm : seqs;                           /* inference needs the last token's logits */
     double head_flops = 2 * head_tokens * m->vocab * (double)m->hidden / q->tp, head_bytes = b * m->vocab * (double)m->hidden / q->tp;
     double head_act = b * head_tokens * (m->hidden + (double)m->vocab / q->tp);   /* the head's matmul in and out */
-    double mm = f * (slots * w.mm_flops + mb * head_flops), att = f * slots * w.att_flops;
-    double wb = f * (slots * (w.w_bytes + w.act_bytes) + mb * (head_bytes + head_act));
+    double mm = f * slots * w.mm_flops + fh * mb * head_flops, att = f * slots * w.att_flops;
+    double wb = f * slots * (w.w_bytes + w.act_bytes) + fh * mb * (head_bytes + head_act);
     double kv = slots * w.kv_bytes + f * slots * w.att_io, ew = f * slots * w.ew_bytes;
     double peak = g->flops[q->dtype] * q->compute_eff, bw = g->hbm_bw * q->mem_eff;
     double params = local_params(q);
@@ -197,11 +198,11 @@ static void arith(const step_req_t *q, step_out_t *o) {
     o->attn_block_s = (f * fmax(share * w.mm_flops / peak, share * wa / bw) +
                        fmax(f * w.att_flops / peak, (w.kv_bytes + f * w.att_io) / bw) + f * share * w.ew_bytes / bw) / lstage;
     o->mlp_block_s = f * (fmax((1 - share) * w.mm_flops / peak, (1 - share) * wa / bw) + (1 - share) * w.ew_bytes / bw) / lstage;
-    o->head_s = f * fmax(head_flops / peak, (head_bytes + head_act) / bw);
+    o->head_s = fh * fmax(head_flops / peak, (head_bytes + head_act) / bw);
     o->opt_s = opt / bw;
     o->kernels = (int)(slots * lstage * kernels_per_layer(q) * f + mb * 4 + (train ? 1 : 0));
     o->overhead_s = o->kernels * (q->graphs ? g->graph_launch : g->launch);
-    int per_layer = train ? 4 : 2, stages = train ? q->pp : 1;          /* train: every stage busy at once (1F1B) */
+    int per_layer = train ? (q->recompute ? 6 : 4) : 2, stages = train ? q->pp : 1;          /* train: every stage busy at once (1F1B) */
     add_comm(o, STEP_TP, tm * m->hidden * b, q->tp, q->dp * stages, (int)(slots * lstage * per_layer));
     if (m->experts && q->ep > 1)
         add_comm(o, STEP_EP, tm / q->tp * m->top_k * m->hidden * b, q->ep,

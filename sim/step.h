@@ -50,6 +50,9 @@ typedef struct step_req {
     double compute_eff;      /* achieved / peak FLOP/s of the matmuls (default 0.6) */
     double mem_eff;          /* achieved / peak HBM bandwidth (default 0.8) */
     int graphs;              /* 1: launched as a CUDA graph */
+    int recompute;           /* train, 1: full activation recomputation (Megatron's --recompute-
+                                granularity full): the layers' forward, with its all-reduces,
+                                runs again before their backward */
     int proto;               /* RUN_PROTO_AUTO or a protocol for every collective */
     contention_t contention;
 } step_req_t;

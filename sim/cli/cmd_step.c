@@ -54,6 +54,9 @@ static const char help[] =
     "      --gpu NAME       another GPU than the machine's (`baton gpus`)\n"
     "      --compute-eff X  achieved share of peak FLOP/s (default 0.6)\n"
     "      --mem-eff X      achieved share of HBM bandwidth (default 0.8)\n"
+    "      --recompute      train: full activation recomputation (the layers'\n"
+    "                       forward again before their backward, as Megatron's\n"
+    "                       --recompute-granularity full)\n"
     "      --graphs         launched as CUDA graphs (the GPU's graph_launch)\n"
     "      --proto P        none, LL, LL128, Simple or auto (default auto)\n"
     "      --contention M   fifo (default), fair or none\n"
@@ -117,6 +120,7 @@ static int option(step_args_t *a, int ch, const char *v) {
     case 'c': return share("--compute-eff", v, &q->compute_eff);
     case 'e': return share("--mem-eff", v, &q->mem_eff);
     case 'G': q->graphs = 1; return 0;
+    case 'R': q->recompute = 1; return 0;
     case 'P':
         a->proto_given = 1;
         if ((q->proto = cmd_parse_proto(v)) < 0) return cmd_usage("step", "--proto must be none, LL, LL128, Simple or auto");
@@ -156,7 +160,7 @@ static int parse(int argc, char **argv, step_args_t *a) {
         {"compute-eff", required_argument, 0, 'c'}, {"mem-eff", required_argument, 0, 'e'}, {"graphs", no_argument, 0, 'G'},
         {"proto", required_argument, 0, 'P'}, {"contention", required_argument, 0, 'M'}, {"set", required_argument, 0, 'S'},
         {"json", no_argument, 0, 'j'}, {"trace", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'},
-        {"micro-batch", required_argument, 0, '6'}, {"optimizer", required_argument, 0, 'o'}, {"algo", required_argument, 0, 'a'},
+        {"micro-batch", required_argument, 0, '6'}, {"optimizer", required_argument, 0, 'o'}, {"recompute", no_argument, 0, 'R'}, {"algo", required_argument, 0, 'a'},
         {0, 0, 0, 0}};
     int ch, rc;
     opterr = 0;
@@ -171,6 +175,7 @@ static int parse(int argc, char **argv, step_args_t *a) {
     if (!a->model) return cmd_usage("step", "missing --model (llama3-70b, qwen2.5-7b, ... or a model file)");
     if (!a->q.seq) a->q.seq = a->q.phase == STEP_DECODE ? 4096 : 8192;
     if (a->algo_given && !known_algo(a->algo)) return EXIT_USAGE;
+    if (a->q.recompute && a->q.phase != STEP_TRAIN) return cmd_usage("step", "--recompute is for train");
     if (a->q.microbatches && a->q.micro_batch)
         return cmd_usage("step", "give --microbatches or --micro-batch, not both (batch = dp x micro-batch x microbatches)");
     return 0;
