@@ -110,7 +110,8 @@ static void text(const tp_args_t *a, const char *topo, const tp_result_t *r) {
     printf("  all-reduces per forward pass  %d (2 per layer: after attention, after the MLP)\n", r->allreduces);
     printf("  bytes each                    %s (%llu tokens x %d x %d B)\n", sz, (unsigned long long)a->tokens, a->hidden,
            tp_dtype_bytes(a->dtype));
-    const char *why = !strcmp(a->algo, "nccl") ? (a->algo_given ? " (NCCL's algorithms, -a nccl)" : " (NCCL's algorithms: -a nccl, the default)")
+    const char *why = a->algo == a->fitted_algo ? " (the machine's fitted rule)"
+                      : !strcmp(a->algo, "nccl") ? (a->algo_given ? " (NCCL's algorithms, -a nccl)" : " (NCCL's algorithms: -a nccl, the default)")
                       : r->ar.auto_picked ? " (lowest predicted time)" : r->ar.proto_auto ? " (its fastest protocol)" : "";
     printf("  algorithm                     %s/%s%s\n", r->ar.algo->name, proto_name(r->ar.proto), why);
     printf("  time each                     %s (simulated), busbw %.4g GB/s\n", t1, r->ar.busbw_GBps);
