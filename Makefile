@@ -34,7 +34,7 @@ LIB_SRC  = algorithms/group.c util/err.c util/par.c util/suggest.c models/share.
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
            algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/symmetry.c \
            sim/report.c \
-           sim/run.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c \
+           sim/run.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/choice.c sim/trace.c \
            sim/tape.c sim/page.c sim/lesson.c sim/api.c
 CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
@@ -197,9 +197,11 @@ clean:
 -include $(shell find $(B) $(SAN) -name '*.d' 2>/dev/null)
 
 # The fidelity table (README): every public log with a shipped machine
-# (validate/logs/MANIFEST), uncalibrated error of -a nccl, and the median.
+# (validate/logs/MANIFEST), uncalibrated error of -a nccl, and the median;
+# then `baton step` against published step times (scripts/fidelity-step.sh).
 fidelity: $(B)/baton
 	sh scripts/fidelity.sh $(B)/baton
+	sh scripts/fidelity-step.sh $(B)/baton
 
 # Install: the binary, the shipped machines, the man page, libbaton (shared,
 # libbaton.so.0, and static) with its one public header (PREFIX/include/baton.h)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "choice.h"
 #include "concurrent.h"
 #include "run.h"
 
@@ -14,11 +15,16 @@ const char *step_phase_name(step_phase_t p) {
 }
 
 void step_defaults(step_req_t *q) {
+    int train = q->phase == STEP_TRAIN;
     if (q->tp < 1) q->tp = 1;
     if (q->dp < 1) q->dp = 1;
     if (q->pp < 1) q->pp = 1;
     if (q->ep < 1) q->ep = 1;
-    if (q->microbatches < 1) q->microbatches = q->phase == STEP_TRAIN && q->pp > 1 ? 2 * q->pp : 1;
+    if (train && q->micro_batch < 1) q->micro_batch = 1;
+    if (q->batch < 1)
+        q->batch = q->dp * (train ? q->micro_batch * (q->microbatches > 0 ? q->microbatches : q->pp > 1 ? 4 * q->pp : 1) : 1);
+    if (q->microbatches < 1) q->microbatches = train ? q->batch / (q->dp * q->micro_batch) : 1;
+    if (q->microbatches < 1) q->microbatches = 1;        /* step_check says why */
     if (!(q->compute_eff > 0)) q->compute_eff = 0.6;
     if (!(q->mem_eff > 0)) q->mem_eff = 0.8;
 }
@@ -40,6 +46,19 @@ static void tp_choices(const llm_t *m, int most, char *buf, int len) {
             at += snprintf(buf + at, (size_t)(len - at), "%s%d", at == 0 ? "" : tp == last ? " or " : ", ", tp);
 }
 
+void step_layout(step_req_t *q, const topo_t *t) {
+    int p = topo_nranks(t), node = topo_params_c(t)->group_size;
+    if (node < 1 || node > p) node = p;
+    if (q->pp < 1) q->pp = 1;
+    if (q->tp < 1) {
+        int room = p / (q->pp * (q->dp > 0 ? q->dp : 1));
+        q->tp = 1;
+        for (int tp = node < room ? node : room; tp > 1; tp--)
+            if (node % tp == 0 && tp_splits(q->m, tp)) { q->tp = tp; break; }
+    }
+    if (q->dp < 1) q->dp = p / (q->tp * q->pp) > 1 ? p / (q->tp * q->pp) : 1;
+}
+
 const char *step_check(const step_req_t *q, const topo_t *t, char *buf, int len) {
     int ranks = q->tp * q->dp * q->pp, p = topo_nranks(t);
     char ok[128];
@@ -56,6 +75,10 @@ const char *step_check(const step_req_t *q, const topo_t *t, char *buf, int len)
         snprintf(buf, len, "--ep %d must divide tp x dp (%d) and the experts (%d)", q->ep, q->tp * q->dp, q->m->experts);
     else if (q->pp > q->m->layers) snprintf(buf, len, "--pp %d: more stages than %d layers", q->pp, q->m->layers);
     else if (q->phase != STEP_TRAIN && q->microbatches > 1) snprintf(buf, len, "--microbatches is for train");
+    else if (q->phase != STEP_TRAIN && q->micro_batch > 1) snprintf(buf, len, "--micro-batch is for train");
+    else if (q->phase == STEP_TRAIN && q->batch % (q->dp * q->micro_batch))
+        snprintf(buf, len, "batch %d is not a multiple of dp %d x micro-batch %d (the global batch is dp x micro-batch x "
+                 "microbatches, as Megatron's)", q->batch, q->dp, q->micro_batch);
     else if (q->batch < q->dp * q->microbatches)
         snprintf(buf, len, "batch %d is less than one sequence per replica and microbatch (dp %d x %d)", q->batch, q->dp,
                  q->microbatches);
@@ -127,8 +150,10 @@ static int kernels_per_layer(const step_req_t *q) {
 }
 
 static void add_comm(step_out_t *o, step_kind_t k, double bytes, int ranks, int groups, int count) {
-    static const char *const what[] = {"tp all-reduce", "ep all-to-all", "pp send", "dp reduce-scatter", "dp all-gather"};
-    static const coll_t coll[] = {COLL_ALLREDUCE, COLL_ALLTOALL, COLL_BROADCAST, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
+    static const char *const what[] = {"tp all-reduce", "ep all-to-all", "pp send", "dp reduce-scatter", "dp all-gather",
+                                       "dp all-reduce"};
+    static const coll_t coll[] = {COLL_ALLREDUCE, COLL_ALLTOALL, COLL_BROADCAST, COLL_REDUCE_SCATTER, COLL_ALLGATHER,
+                                  COLL_ALLREDUCE};
     coll_t c = coll[k];
     if (ranks < 2 || count < 1) return;
     uint64_t n = bytes < 1 ? 1 : (uint64_t)ceil(bytes);
@@ -141,21 +166,24 @@ static void arith(const step_req_t *q, step_out_t *o) {
     const llm_t *m = q->m;
     const gpu_spec_t *g = q->gpu;
     int train = q->phase == STEP_TRAIN, mb = q->microbatches, slots = mb + q->pp - 1;
-    double b = gpu_dtype_bytes(q->dtype), f = train ? 3 : 1;          /* backward: twice the forward */
+    double b = gpu_dtype_bytes(q->dtype), fh = train ? 3 : 1;         /* backward: twice the forward */
+    double f = train && q->recompute ? 4 : fh;          /* the layers' forward again before their backward */
     double seqs = ceil((double)q->batch / q->dp) / mb, tps = q->phase == STEP_DECODE ? 1 : q->seq, tm = seqs * tps;
     double lstage = ceil((double)m->layers / q->pp);
     work_t w = stage_work(q, tm, seqs, lstage);
     double head_tokens = train ? tm : seqs;                           /* inference needs the last token's logits */
     double head_flops = 2 * head_tokens * m->vocab * (double)m->hidden / q->tp, head_bytes = b * m->vocab * (double)m->hidden / q->tp;
     double head_act = b * head_tokens * (m->hidden + (double)m->vocab / q->tp);   /* the head's matmul in and out */
-    double mm = f * (slots * w.mm_flops + mb * head_flops), att = f * slots * w.att_flops;
-    double wb = f * (slots * (w.w_bytes + w.act_bytes) + mb * (head_bytes + head_act));
+    double mm = f * slots * w.mm_flops + fh * mb * head_flops, att = f * slots * w.att_flops;
+    double wb = f * slots * (w.w_bytes + w.act_bytes) + fh * mb * (head_bytes + head_act);
     double kv = slots * w.kv_bytes + f * slots * w.att_io, ew = f * slots * w.ew_bytes;
     double peak = g->flops[q->dtype] * q->compute_eff, bw = g->hbm_bw * q->mem_eff;
     double params = local_params(q);
     o->weights_bytes = params * b;
-    o->optimizer_bytes = train ? params * 12 : 0;                     /* fp32 master weights, Adam's m and v */
-    double opt = train ? params * (24 + 2 * b) : 0;                    /* the optimizer reads and writes them */
+    double shard = train && q->optimizer == STEP_OPT_SHARDED ? q->dp : 1;   /* the replicas that split it */
+    o->optimizer_bytes = train ? params * 12 / shard : 0;             /* fp32 master weights, Adam's m and v */
+    o->grad_bytes = train ? params * b : 0;
+    double opt = train ? params * (24 + 2 * b) / shard : 0;            /* the optimizer reads and writes them */
     o->kv_bytes = q->phase == STEP_DECODE ? w.kv_bytes : 0;           /* decode reads the whole resident cache */
     o->tokens = (double)q->batch * tps;
     o->flops = mm + att;
@@ -170,21 +198,22 @@ static void arith(const step_req_t *q, step_out_t *o) {
     o->attn_block_s = (f * fmax(share * w.mm_flops / peak, share * wa / bw) +
                        fmax(f * w.att_flops / peak, (w.kv_bytes + f * w.att_io) / bw) + f * share * w.ew_bytes / bw) / lstage;
     o->mlp_block_s = f * (fmax((1 - share) * w.mm_flops / peak, (1 - share) * wa / bw) + (1 - share) * w.ew_bytes / bw) / lstage;
-    o->head_s = f * fmax(head_flops / peak, (head_bytes + head_act) / bw);
+    o->head_s = fh * fmax(head_flops / peak, (head_bytes + head_act) / bw);
     o->opt_s = opt / bw;
     o->kernels = (int)(slots * lstage * kernels_per_layer(q) * f + mb * 4 + (train ? 1 : 0));
     o->overhead_s = o->kernels * (q->graphs ? g->graph_launch : g->launch);
-    int per_layer = train ? 4 : 2, stages = train ? q->pp : 1;          /* train: every stage busy at once (1F1B) */
+    int per_layer = train ? (q->recompute ? 6 : 4) : 2, stages = train ? q->pp : 1;          /* train: every stage busy at once (1F1B) */
     add_comm(o, STEP_TP, tm * m->hidden * b, q->tp, q->dp * stages, (int)(slots * lstage * per_layer));
     if (m->experts && q->ep > 1)
         add_comm(o, STEP_EP, tm / q->tp * m->top_k * m->hidden * b, q->ep,
                  q->tp * q->dp / q->ep * stages, (int)(slots * lstage * per_layer));
     add_comm(o, STEP_PP, tm * m->hidden * b, q->pp > 1 ? 2 : 1, q->tp * q->dp,
              (slots - 1) * (train ? 2 : 1));
-    if (train) {
+    if (train && q->optimizer == STEP_OPT_SHARDED) {       /* each replica updates its shard */
         add_comm(o, STEP_DP_RS, params * b, q->dp, q->tp * q->pp, 1);
         add_comm(o, STEP_DP_AG, params * b, q->dp, q->tp * q->pp, 1);
-    }
+    } else if (train)                                       /* each updates all of it */
+        add_comm(o, STEP_DP_AR, params * b, q->dp, q->tp * q->pp, 1);
 }
 
 /* Machine rank of (tensor, data, pipeline) coordinates: Megatron's order. */
@@ -245,9 +274,21 @@ static int nccl_has(coll_t coll) {
     return 0;
 }
 
-static int candidates(coll_t coll, const algo_t **out, int max) {
+/* Under -a nccl (or a row that cannot run the collective): NCCL's rows
+ * for it, else all of them; -a auto: all of them; a row: that row. */
+/* Does comm c of coll choose as -a nccl does (NCCL's rows and protocol
+ * rules)? Yes by default, and where -a names a row that cannot run it. */
+static int nccl_rules(const char *algo, coll_t coll) {
+    return algo == NULL || !strcmp(algo, "nccl") || !choice_covers(algo, coll);
+}
+
+static int candidates(const char *algo, coll_t coll, const algo_t **out, int max) {
     const algo_t *const *all = algo_all();
-    int n = 0, nccl = nccl_has(coll);
+    if (!nccl_rules(algo, coll)) {
+        const algo_t *one = strcmp(algo, "auto") ? algo_find(coll, algo) : NULL;
+        if (one) return out[0] = one, 1;
+    }
+    int n = 0, nccl = nccl_has(coll) && nccl_rules(algo, coll);
     for (int i = 0; all[i] && n < max; i++)
         if (all[i]->coll == coll && (!nccl || all[i]->nccl)) out[n++] = all[i];
     return n;
@@ -260,14 +301,15 @@ static int p2p_protocol(const step_comm_t *c, int pr) {
     return c->kind != STEP_PP || pr == (c->bytes <= NCCL_P2P_LL_THRESHOLD ? PROTO_LL : PROTO_SIMPLE);
 }
 
-/* The fastest row and protocol for comm c, all groups at once. A collective
- * over the whole machine that NCCL has rows for takes NCCL's plan instead
- * (-a nccl: its searched rings, NVLS, trees). */
+/* The fastest row and protocol for comm c (among q->algo's candidates), all
+ * groups at once. A collective over the whole machine takes choice_run's
+ * answer instead, tp's: under -a nccl NCCL's plan (its searched rings,
+ * NVLS, trees). */
 static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t *e) {
-    if (c->groups == 1 && c->ranks == topo_nranks(t) && c->coll != COLL_BROADCAST && nccl_has(c->coll)) {
-        run_req_t rq = {.coll = c->coll, .algo = "nccl", .bytes = c->bytes, .proto = q->proto, .contention = q->contention};
-        run_out_t ro;
-        int rc = run_collective(t, &rq, &ro, e);
+    int nccl = c->kind == STEP_PP || nccl_rules(q->algo, c->coll);    /* a stage's send is NCCL's send/recv */
+    if (c->groups == 1 && c->ranks == topo_nranks(t) && c->coll != COLL_BROADCAST && (nccl_has(c->coll) || !nccl)) {
+        run_out_t ro;                  /* the one choice tp makes too (choice.h) */
+        int rc = choice_run(t, c->coll, c->bytes, nccl ? CHOICE_DEFAULT : q->algo, q->proto, q->contention, &ro, e);
         if (rc < 0) return rc;
         snprintf(c->algo, sizeof c->algo, "%s", ro.algo->name);
         c->proto = ro.proto;
@@ -276,14 +318,14 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
         return 0;
     }
     const algo_t *rows[64];
-    int n = candidates(c->coll, rows, 64), none = topo_params_c(t)->no_protocols;
+    int n = candidates(nccl ? CHOICE_DEFAULT : q->algo, c->coll, rows, 64), none = topo_params_c(t)->no_protocols;
     c->each_s = -1;
     for (int i = 0; i < n; i++)
         for (int pr = none ? PROTO_NONE : PROTO_LL; pr <= (none ? PROTO_NONE : PROTO_SIMPLE); pr++) {
             if (q->proto != RUN_PROTO_AUTO && !none && pr != q->proto) continue;
             if (q->proto == RUN_PROTO_AUTO && !none && !p2p_protocol(c, pr)) continue;
-            if (!none && rows[i]->nccl && !run_nccl_runs_at(t, rows[i], (proto_t)pr, c->ranks, c->bytes)) continue;
-            if (!none && !rows[i]->nccl && pr != PROTO_SIMPLE && q->proto == RUN_PROTO_AUTO) continue;
+            if (nccl && !none && rows[i]->nccl && !run_nccl_runs_at(t, rows[i], (proto_t)pr, c->ranks, c->bytes)) continue;
+            if (nccl && !none && !rows[i]->nccl && pr != PROTO_SIMPLE && q->proto == RUN_PROTO_AUTO) continue;
             baton_err_t skip = {0};
             double s = together(t, q, c, rows[i], (proto_t)pr, &skip);
             if (s >= 0 && (c->each_s < 0 || s < c->each_s)) {
@@ -296,40 +338,46 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
     return 0;
 }
 
-/* Training: the data-parallel reduce-scatter and all-gather overlapped with
+/* Training: the data-parallel reduce-scatter and all-gather (or all-reduce) overlapped with
  * the backward pass, simulated together with the tensor-parallel all-reduces
  * the backward runs meanwhile (as many, one after another in each TP group,
  * as fit in the DP collectives' own time, at most 64): what they then take,
  * what the all-reduces lose, and the step with the DP time hidden behind
  * the backward's compute (two thirds of the roofline) as far as it goes. */
 static int overlap(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e) {
-    const step_comm_t *tp = NULL, *dp[2] = {NULL, NULL};
+    const step_comm_t *tp = NULL, *dp[2] = {NULL, NULL};   /* reduce-scatter and all-gather, or the all-reduce */
     double dp_alone = 0;
+    int ndp = 0;
     for (int i = 0; i < o->ncomm; i++) {
         if (o->comm[i].kind == STEP_TP) tp = &o->comm[i];
-        if (o->comm[i].kind >= STEP_DP_RS) dp[o->comm[i].kind - STEP_DP_RS] = &o->comm[i], dp_alone += o->comm[i].each_s;
+        if (o->comm[i].kind >= STEP_DP_RS && ndp < 2) dp[ndp++] = &o->comm[i], dp_alone += o->comm[i].each_s;
     }
-    if (!dp[0] || !dp[1]) return 0;
+    if (ndp == 0) return 0;
     int chain = tp ? (int)fmin(64, fmin(tp->count, ceil(dp_alone / tp->each_s))) : 0, n = 0;
-    int total = 2 * dp[0]->groups + (tp ? tp->groups * chain : 0);
+    int total = ndp * dp[0]->groups + (tp ? tp->groups * chain : 0);
+    size_t dp_ranks = (size_t)ndp * dp[0]->groups * dp[0]->ranks;
     conc_coll_t *cc = calloc((size_t)total, sizeof *cc);
-    int32_t *r = malloc(((size_t)2 * dp[0]->groups * dp[0]->ranks + (tp ? (size_t)tp->groups * tp->ranks : 0)) * sizeof *r);
+    int32_t *r = malloc((dp_ranks + (tp ? (size_t)tp->groups * tp->ranks : 0)) * sizeof *r);
     int rc = cc && r ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
     if (rc == 0) {
         add_members(q, dp[0], dp[0]->algo, 1, cc, r, &n);
-        int first_ag = n;
-        add_members(q, dp[1], dp[1]->algo, 1, cc, r + (size_t)dp[0]->groups * dp[0]->ranks, &n);
-        for (int i = first_ag; i < n; i++) cc[i].after = i - first_ag;    /* all-gather after its reduce-scatter */
-        if (tp) add_members(q, tp, tp->algo, chain, cc, r + (size_t)2 * dp[0]->groups * dp[0]->ranks, &n);
+        int last = 0;                          /* the first member of the last dp collective */
+        if (ndp == 2) {
+            last = n;
+            add_members(q, dp[1], dp[1]->algo, 1, cc, r + (size_t)dp[0]->groups * dp[0]->ranks, &n);
+            for (int i = last; i < n; i++) cc[i].after = i - last;    /* all-gather after its reduce-scatter */
+        }
+        int first_tp = n;
+        if (tp) add_members(q, tp, tp->algo, chain, cc, r + dp_ranks, &n);
         for (int i = 0; i < n; i++) {          /* each under the protocol it was timed with alone */
-            const step_comm_t *c = i < first_ag ? dp[0] : i < first_ag + dp[1]->groups ? dp[1] : tp;
+            const step_comm_t *c = i >= first_tp ? tp : i >= last ? dp[ndp - 1] : dp[0];
             cc[i].own_proto = 1, cc[i].proto = (proto_t)c->proto;
         }
         engine_result_t res;
         conc_opts_t co = {.proto = (proto_t)dp[0]->proto, .contention = q->contention};
         if ((rc = conc_run(t, cc, n, &co, &res, e)) == 0) {
-            for (int i = first_ag; i < first_ag + dp[1]->groups; i++) o->dp_shared_s = fmax(o->dp_shared_s, cc[i].end_s);
-            for (int i = first_ag + dp[1]->groups; i < n; i++)
+            for (int i = last; i < first_tp; i++) o->dp_shared_s = fmax(o->dp_shared_s, cc[i].end_s);
+            for (int i = first_tp; i < n; i++)
                 o->tp_slowdown_s = fmax(o->tp_slowdown_s, cc[i].end_s - (chain ? (double)chain * tp->each_s : 0));
             o->tp_slowdown_s = fmax(0, o->tp_slowdown_s);
         }
@@ -355,6 +403,10 @@ int step_run(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e) {
     }
     o->step_s = o->roofline_s + o->transport_s + o->overhead_s;
     return q->phase == STEP_TRAIN ? overlap(t, q, o, e) : 0;
+}
+
+double step_resident(const step_out_t *o) {
+    return o->weights_bytes + o->kv_bytes + o->grad_bytes + o->optimizer_bytes;
 }
 
 int step_bound(const step_out_t *o) {

@@ -1,6 +1,8 @@
 /* tp.c - tensor-parallel forward pass: 2 x layers all-reduces. */
 #include "tp.h"
 
+#include "choice.h"
+
 #include <string.h>
 
 int tp_dtype_bytes(const char *d) {
@@ -17,16 +19,8 @@ int tp_run(topo_t *t, int layers, int hidden, uint64_t tokens, int elem_bytes, c
         return err_set(e, BATON_EINVAL, "layers, hidden, tokens and the element size must be positive");
     out->allreduces = 2 * layers;
     out->bytes = tokens * (uint64_t)hidden * (uint64_t)elem_bytes;
-    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = algo, .bytes = out->bytes, .proto = proto, .predict = 1};
-    int rc = run_collective(t, &q, &out->ar, e);          /* choose by closed form ... */
+    int rc = choice_run(t, COLL_ALLREDUCE, out->bytes, algo, proto, CONTENTION_FIFO, &out->ar, e);   /* as step's */
     if (rc < 0) return rc;
-    q.algo = out->ar.algo->name;
-    q.proto = out->ar.proto;
-    q.predict = 0;
-    int picked = out->ar.auto_picked, proto_auto = out->ar.proto_auto;
-    if ((rc = run_collective(t, &q, &out->ar, e)) < 0) return rc;   /* ... then simulate the choice */
-    out->ar.auto_picked = picked;
-    out->ar.proto_auto = proto_auto;
     out->comm_s = out->allreduces * out->ar.time_s;
     return 0;
 }

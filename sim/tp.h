@@ -19,7 +19,8 @@ typedef struct tp_result {
     double comm_s;             /* per forward pass (= allreduces x ar.time_s) */
 } tp_result_t;
 
-/* One forward pass of `layers` layers over `tokens` tokens on t. */
+/* One forward pass of `layers` layers over `tokens` tokens on t; the
+ * all-reduce under algo (NULL: NCCL's, choice.h), the choice step makes. */
 int tp_run(topo_t *t, int layers, int hidden, uint64_t tokens, int elem_bytes, const char *algo, int proto,
            tp_result_t *out, baton_err_t *e);
 

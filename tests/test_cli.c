@@ -287,7 +287,7 @@ Test(cli, step_and_concurrent_reject_bad_input) {
        KV head per pair of ranks); Qwen2.5-7B's 28 and 4 do not go 8 ways, which vLLM refuses too */
     expect_exit("step -t topologies/hgx-h100.yaml --model 70b --tp 3", 1,
                 "tp 3 does not split llama3-70b's 64 attention heads and 8 KV heads (tp 1, 2, 4 or 8 does; --tp)");
-    expect_exit("step -t topologies/hgx-h100.yaml --model qwen2.5-7b", 1, "(tp 1, 2 or 4 does; --tp)");
+    expect_exit("step -t topologies/hgx-h100.yaml --model qwen2.5-7b --tp 8", 1, "(tp 1, 2 or 4 does; --tp)");
     expect_exit("step -t topologies/cluster-h100.yaml --set nodes=2 --model 70b --tp 16", 0, "tp 16 x dp 1");
     expect_exit("step -t topologies/hgx-a100.yaml --model 70b --dtype fp8", 1, "a100-sxm has no fp8");
     expect_exit("step -t topologies/uniform-8.yaml --model 70b", 2, "give --gpu");
@@ -351,14 +351,13 @@ Test(cli, step_groups_run_at_once) {
 }
 
 /* tp's communication is 2 x layers x the all-reduce of tokens x hidden x bytes,
- * the same all-reduce `baton sim` reports. */
+ * the same all-reduce `baton sim -a nccl` reports (tp's default, step's). */
 Test(cli, tp_is_two_allreduces_per_layer) {
     cJSON *tp = json_of("tp -t topologies/hgx-h100.yaml --layers 28 --hidden 3584 --tokens 16 --dtype fp16 --json");
     cr_expect_eq(num(tp, "allreduces"), 56);
     cr_expect_eq(num(tp, "bytes"), 16 * 3584 * 2);
     char args[256];
-    snprintf(args, sizeof args, "sim -t topologies/hgx-h100.yaml -c allreduce -a %s --proto %s -s %d --json",
-             cJSON_GetObjectItem(tp, "algorithm")->valuestring, cJSON_GetObjectItem(tp, "protocol")->valuestring, 16 * 3584 * 2);
+    snprintf(args, sizeof args, "sim -t topologies/hgx-h100.yaml -c allreduce -a nccl -s %d --json", 16 * 3584 * 2);
     cJSON *ar = json_of(args);
     double t = num(ar, "time_s");            /* tp prints 9 significant digits */
     cr_expect_float_eq(num(tp, "comm_time_s"), 56 * t, 1e-8 * 56 * t);

@@ -256,7 +256,7 @@ Test(step, training_syncs_data_parallel_groups) {
     step_req_t q = {.m = llm_find("llama3-8b"), .gpu = &topo_params_c(t)->gpu, .phase = STEP_TRAIN, .batch = 16,
                     .seq = 2048, .tp = 8, .dp = 2, .pp = 2, .proto = RUN_PROTO_AUTO};
     step_defaults(&q);
-    cr_expect_eq(q.microbatches, 4, "2 x pp by default");
+    cr_expect_eq(q.microbatches, 8, "batch 16 / dp 2 / micro-batch 1, as Megatron");
     step_out_t o;
     baton_err_t e = {0};
     cr_assert_eq(step_run(t, &q, &o, &e), 0, "%s", e.msg);
@@ -277,7 +277,7 @@ Test(step, training_syncs_data_parallel_groups) {
     cr_expect_geq(o.tp_slowdown_s, 0);
     cr_expect(o.overlap_step_s < o.step_s && o.overlap_step_s >= o.step_s - dp_alone,
               "overlapped %.6g s, not %.6g s, hides at most the DP time", o.overlap_step_s, o.step_s);
-    cr_expect_eq(o.comm[0].count, (4 + 2 - 1) * 16 * 4, "tp: 4 all-reduces per layer, 16 layers a stage, 5 slots");
+    cr_expect_eq(o.comm[0].count, (8 + 2 - 1) * 16 * 4, "tp: 4 all-reduces per layer, 16 layers a stage, 9 slots");
     topo_free(t);
 }
 

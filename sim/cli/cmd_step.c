@@ -9,6 +9,8 @@
 #include "../../topologies/units.h"
 #include "../run.h"
 #include "../report.h"
+#include "../../util/suggest.h"
+#include "../choice.h"
 #include "../step.h"
 #include "cmd.h"
 
@@ -26,17 +28,36 @@ static const char help[] =
     "                       (YAML: name, layers, hidden, heads, kv_heads, head_dim,\n"
     "                       ffn, vocab, experts, top_k, tied)\n"
     "      --phase P        decode (default), prefill or train\n"
-    "      --batch N        sequences in the step (default 1)\n"
+    "      --batch N        sequences in the step, all replicas (Megatron's global\n"
+    "                       batch; default one per replica, train with --pp: 4 x pp\n"
+    "                       microbatches per replica)\n"
     "      --seq N          decode: tokens already in the KV cache (default 4096);\n"
     "                       prefill, train: tokens per sequence (default 8192)\n"
-    "      --tp N, --dp N, --pp N   tensor, data, pipeline parallel (default tp = the\n"
-    "                       machine's ranks, 1, 1); ranks in Megatron's order\n"
+    "      --tp N, --dp N, --pp N   tensor, data, pipeline parallel (default: tp\n"
+    "                       within a node, the most of its GPUs that split the\n"
+    "                       model's heads; pp 1; dp the ranks left); ranks in\n"
+    "                       Megatron's order\n"
     "      --ep N           a MoE's experts over N ranks (default 1: split by tp)\n"
-    "      --microbatches N train with pipeline stages (default 2 x pp)\n"
+    "      --micro-batch N  train: sequences per microbatch (default 1)\n"
+    "      --microbatches N train: per replica and step (default batch / dp /\n"
+    "                       micro-batch, as Megatron)\n"
+    "      --optimizer O    train: sharded (default: Adam's state divided over dp,\n"
+    "                       gradients reduce-scattered and parameters all-gathered,\n"
+    "                       as Megatron's distributed optimizer and ZeRO-1) or\n"
+    "                       replicated (every replica holds it all; gradients\n"
+    "                       all-reduced)\n"
+    "  -a, --algo A         the collectives' algorithm: nccl (default: NCCL's\n"
+    "                       algorithms and protocol rules, the fastest simulated,\n"
+    "                       as `baton tp`), auto (baton's lowest closed form of any\n"
+    "                       row) or a row (`baton algos`) for the collectives it\n"
+    "                       does (the rest, and pipeline sends, stay NCCL's)\n"
     "      --dtype D        bf16 (default) or fp8\n"
     "      --gpu NAME       another GPU than the machine's (`baton gpus`)\n"
     "      --compute-eff X  achieved share of peak FLOP/s (default 0.6)\n"
     "      --mem-eff X      achieved share of HBM bandwidth (default 0.8)\n"
+    "      --recompute      train: full activation recomputation (the layers'\n"
+    "                       forward again before their backward, as Megatron's\n"
+    "                       --recompute-granularity full)\n"
     "      --graphs         launched as CUDA graphs (the GPU's graph_launch)\n"
     "      --proto P        none, LL, LL128, Simple or auto (default auto)\n"
     "      --contention M   fifo (default), fair or none\n"
@@ -48,8 +69,9 @@ static const char help[] =
     "  baton step -t hgx-h100 --model llama3-70b --phase decode --batch 64 --seq 4096\n";
 
 typedef struct {
-    const char *topo, *model, *gpu, *trace;
-    int json, proto_given;
+    const char *topo, *model, *gpu, *trace, *algo;
+    int json, proto_given, algo_given;
+    char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
     step_req_t q;
     cmd_sets_t sets;
 } step_args_t;
@@ -85,6 +107,11 @@ static int option(step_args_t *a, int ch, const char *v) {
     case '3': return number("--pp", v, &q->pp);
     case '4': return number("--ep", v, &q->ep);
     case '5': return number("--microbatches", v, &q->microbatches);
+    case '6': return number("--micro-batch", v, &q->micro_batch);
+    case 'o':
+        q->optimizer = !strcmp(v, "sharded") ? STEP_OPT_SHARDED : !strcmp(v, "replicated") ? STEP_OPT_REPLICATED : 9;
+        return (int)q->optimizer == 9 ? cmd_usage("step", "--optimizer is sharded or replicated, not '%s'", v) : 0;
+    case 'a': a->algo = v, a->algo_given = 1; return 0;
     case 'd': {
         int d = gpu_dtype_parse(v);
         if (d < 0) return cmd_usage("step", "--dtype is bf16 or fp8, not '%s'", v);
@@ -94,7 +121,9 @@ static int option(step_args_t *a, int ch, const char *v) {
     case 'c': return share("--compute-eff", v, &q->compute_eff);
     case 'e': return share("--mem-eff", v, &q->mem_eff);
     case 'G': q->graphs = 1; return 0;
+    case 'R': q->recompute = 1; return 0;
     case 'P':
+        a->proto_given = 1;
         if ((q->proto = cmd_parse_proto(v)) < 0) return cmd_usage("step", "--proto must be none, LL, LL128, Simple or auto");
         return 0;
     case 'M':
@@ -109,6 +138,20 @@ static int option(step_args_t *a, int ch, const char *v) {
     return cmd_usage("step", "unknown option");
 }
 
+/* -a's value: nccl, auto or a row of some collective (else a usage error). */
+static int known_algo(const char *name) {
+    const algo_t *const *all = algo_all();
+    const char *cands[256];
+    int k = 0;
+    if (run_is_auto(name)) return 1;
+    for (int c = 0; c < COLL_COUNT; c++)
+        if (algo_find((coll_t)c, name)) return 1;     /* its aliases too ("tree") */
+    for (int i = 0; all[i] && k < 254; i++) cands[k++] = all[i]->name;
+    cands[k] = NULL;
+    cmd_usage("step", "-a: no algorithm '%s' (nccl, auto or a row `baton algos` lists)%s", name, suggest_hint(name, cands));
+    return 0;
+}
+
 static int parse(int argc, char **argv, step_args_t *a) {
     static const struct option opts[] = {
         {"topo", required_argument, 0, 't'}, {"model", required_argument, 0, 'm'}, {"gpu", required_argument, 0, 'g'},
@@ -117,10 +160,12 @@ static int parse(int argc, char **argv, step_args_t *a) {
         {"ep", required_argument, 0, '4'}, {"microbatches", required_argument, 0, '5'}, {"dtype", required_argument, 0, 'd'},
         {"compute-eff", required_argument, 0, 'c'}, {"mem-eff", required_argument, 0, 'e'}, {"graphs", no_argument, 0, 'G'},
         {"proto", required_argument, 0, 'P'}, {"contention", required_argument, 0, 'M'}, {"set", required_argument, 0, 'S'},
-        {"json", no_argument, 0, 'j'}, {"trace", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'}, {"trace", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'},
+        {"micro-batch", required_argument, 0, '6'}, {"optimizer", required_argument, 0, 'o'}, {"recompute", no_argument, 0, 'R'}, {"algo", required_argument, 0, 'a'},
+        {0, 0, 0, 0}};
     int ch, rc;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":t:m:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":t:m:a:h", opts, NULL)) != -1) {
         if (ch == 'h') { fputs(help, stdout); return 1; }
         if (ch == ':') return cmd_usage("step", "option %s needs a value", argv[optind - 1]);
         if (ch == '?') return cmd_usage("step", "unknown option '%s'", argv[optind - 1]);
@@ -130,7 +175,10 @@ static int parse(int argc, char **argv, step_args_t *a) {
     if (!a->topo) return cmd_usage("step", "missing -t TOPO.yaml");
     if (!a->model) return cmd_usage("step", "missing --model (llama3-70b, qwen2.5-7b, ... or a model file)");
     if (!a->q.seq) a->q.seq = a->q.phase == STEP_DECODE ? 4096 : 8192;
-    if (!a->q.batch) a->q.batch = 1;
+    if (a->algo_given && !known_algo(a->algo)) return EXIT_USAGE;
+    if (a->q.recompute && a->q.phase != STEP_TRAIN) return cmd_usage("step", "--recompute is for train");
+    if (a->q.microbatches && a->q.micro_batch)
+        return cmd_usage("step", "give --microbatches or --micro-batch, not both (batch = dp x micro-batch x microbatches)");
     return 0;
 }
 
@@ -179,13 +227,18 @@ static void text(const step_args_t *a, const topo_t *t, const step_out_t *o) {
     printf("%s step of %s on %s (%d x %s), %s, batch %d, %s %d tokens\n", step_phase_name(q->phase), q->m->name,
            topo_name(t), topo_nranks(t), q->gpu->name, gpu_dtype_name(q->dtype), q->batch,
            q->phase == STEP_DECODE ? "context" : "sequences of", q->seq);
-    printf("  layout      tp %d x dp %d x pp %d%s", q->tp, q->dp, q->pp, q->ep > 1 ? "" : "\n");
-    if (q->ep > 1) printf(", ep %d\n", q->ep);
+    printf("  layout      tp %d x dp %d x pp %d", q->tp, q->dp, q->pp);
+    if (q->ep > 1) printf(", ep %d", q->ep);
+    if (q->phase == STEP_TRAIN) printf(", %d microbatch%s of %d per replica", q->microbatches, q->microbatches > 1 ? "es" : "",
+                                       q->micro_batch);
+    printf("\n");
     printf("  per GPU     %.3g GB of weights", o->weights_bytes / 1e9);
     if (o->kv_bytes > 0) printf(", %.3g GB of KV cache", o->kv_bytes / 1e9);
-    if (o->optimizer_bytes > 0) printf(", %.3g GB of optimizer state", o->optimizer_bytes / 1e9);
-    printf(" (of %.3g GB)%s\n", q->gpu->hbm_bytes / 1e9,
-           o->weights_bytes + o->kv_bytes + o->optimizer_bytes > q->gpu->hbm_bytes ? ": DOES NOT FIT" : "");
+    if (o->grad_bytes > 0) printf(", %.3g GB of gradients", o->grad_bytes / 1e9);
+    if (o->optimizer_bytes > 0)
+        printf(", %.3g GB of optimizer state (%s)", o->optimizer_bytes / 1e9,
+               q->optimizer == STEP_OPT_SHARDED ? (q->dp > 1 ? "sharded over dp" : "sharded, dp 1") : "replicated");
+    printf(" (of %.3g GB)%s\n", q->gpu->hbm_bytes / 1e9, step_resident(o) > q->gpu->hbm_bytes ? ": DOES NOT FIT" : "");
     for (int i = 0; i < 4; i++) units_fmt_time(v[i], b[i], sizeof b[i]);
     printf("  bucket      time         share\n");
     printf("  compute     %-12s %5.1f %%  %.4g GFLOP at %.0f %% of %.4g TFLOPS\n", b[0], 100 * v[0] / sum, o->flops / 1e9,
@@ -220,12 +273,15 @@ static void json(const step_args_t *a, const topo_t *t, const step_out_t *o) {
     printf("{\"machine\":\"%s\",\"gpu\":\"%s\",\"model\":\"%s\",\"phase\":\"%s\",\"batch\":%d,\"seq\":%d,\"dtype\":\"%s\","
            "\"tp\":%d,\"dp\":%d,\"pp\":%d,\"ep\":%d,\"flops\":%.9g,\"bytes\":%.9g,\"kernels\":%d,\"compute_s\":%.9g,"
            "\"memory_s\":%.9g,\"transport_s\":%.9g,\"overhead_s\":%.9g,\"roofline_s\":%.9g,\"step_s\":%.9g,\"bound\":\"%s\","
-           "\"overlap_step_s\":%.9g,\"weights_bytes\":%.9g,\"kv_bytes\":%.9g,\"collectives\":[",
+           "\"overlap_step_s\":%.9g,\"weights_bytes\":%.9g,\"kv_bytes\":%.9g,\"grad_bytes\":%.9g,\"optimizer_bytes\":%.9g,"
+           "\"optimizer\":\"%s\",\"micro_batch\":%d,\"microbatches\":%d,\"fits\":%s,\"collectives\":[",
            report_json_escape(topo_name(t), machine, sizeof machine), q->gpu->name,
            report_json_escape(q->m->name, model, sizeof model),
            step_phase_name(q->phase), q->batch, q->seq, gpu_dtype_name(q->dtype), q->tp, q->dp, q->pp, q->ep, o->flops,
            o->bytes, o->kernels, o->compute_s, o->memory_s, o->transport_s, o->overhead_s, o->roofline_s, o->step_s,
-           bucket_names[step_bound(o)], o->overlap_step_s, o->weights_bytes, o->kv_bytes);
+           bucket_names[step_bound(o)], o->overlap_step_s, o->weights_bytes, o->kv_bytes, o->grad_bytes,
+           o->optimizer_bytes, q->optimizer == STEP_OPT_SHARDED ? "sharded" : "replicated", q->micro_batch, q->microbatches,
+           step_resident(o) > q->gpu->hbm_bytes ? "false" : "true");
     for (int i = 0; i < o->ncomm; i++)
         printf("%s{\"what\":\"%s\",\"bytes\":%llu,\"ranks\":%d,\"groups\":%d,\"count\":%d,\"algorithm\":\"%s\","
                "\"protocol\":\"%s\",\"each_s\":%.9g}", i ? "," : "", o->comm[i].what, (unsigned long long)o->comm[i].bytes,
@@ -235,7 +291,7 @@ static void json(const step_args_t *a, const topo_t *t, const step_out_t *o) {
 }
 
 int cmd_step(int argc, char **argv) {
-    step_args_t a = {.q = {.proto = RUN_PROTO_AUTO}};
+    step_args_t a = {.q = {.proto = RUN_PROTO_AUTO}, .algo = CHOICE_DEFAULT};
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     baton_err_t e = {0};
@@ -250,7 +306,11 @@ int cmd_step(int argc, char **argv) {
         return a.gpu ? cmd_usage("step", "unknown GPU '%s' (`baton gpus` lists them)", a.gpu)
                      : cmd_usage("step", "%s does not say its GPU (`gpu:` in the file); give --gpu", a.topo);
     }
-    if (!a.q.tp) a.q.tp = topo_nranks(t) / ((a.q.dp ? a.q.dp : 1) * (a.q.pp ? a.q.pp : 1));
+    cmd_rule_t rule = {.algo = &a.algo, .algo_given = a.algo_given, .proto = &a.q.proto, .proto_given = a.proto_given,
+                       .model = "des", .keep = a.fitted_algo};      /* as tp: the one choice (choice.h) */
+    cmd_calibrated_rule("step", t, &rule);
+    a.q.algo = a.algo;
+    step_layout(&a.q, t);
     step_defaults(&a.q);
     step_out_t o;
     if ((rc = step_run(t, &a.q, &o, &e)) == 0 && a.trace) {

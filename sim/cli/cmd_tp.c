@@ -9,6 +9,7 @@
 #include "../../topologies/units.h"
 #include "cmd.h"
 #include "../../models/llm.h"
+#include "../choice.h"
 #include "../tp.h"
 
 static const char help[] =
@@ -17,7 +18,7 @@ static const char help[] =
     "Megatron-style tensor parallelism: two all-reduces per layer in the forward\n"
     "pass (after attention, after the MLP), each of tokens x hidden elements.\n"
     "Reports the all-reduces per pass, their size, the algorithm and protocol\n"
-    "chosen (lowest closed form, then simulated), and the communication time.\n"
+    "chosen (as `baton step` chooses it: -a), and the communication time.\n"
     "\n"
     "  -t, --topo FILE      the tensor-parallel group's machine (its ranks = --tp)\n"
     "      --tp N           tensor-parallel degree (default: the topology's ranks)\n"
@@ -30,8 +31,11 @@ static const char help[] =
     "      --phase P        decode (default) or prefill: only labels the output\n"
     "      --dtype D        bf16 (default), fp16, fp32, fp8\n"
     "      --compute-ms X   compute time of one forward pass, for the share\n"
-    "  -a, --algo A         all-reduce algorithm (default auto; on a calibrated\n"
-    "                       machine the rule it was fitted with)\n"
+    "  -a, --algo A         all-reduce algorithm: nccl (default: NCCL's algorithms\n"
+    "                       and protocol rules, the fastest simulated, as `baton\n"
+    "                       step` times it), auto (baton's lowest closed form of\n"
+    "                       any row, e.g. oneshot) or a row (`baton algos`); on a\n"
+    "                       calibrated machine the rule it was fitted with\n"
     "      --proto P        none, LL, LL128, Simple or auto (default auto)\n"
     "      --set K=V        override a topology parameter\n"
     "      --json           one JSON object\n\n"
@@ -106,7 +110,8 @@ static void text(const tp_args_t *a, const char *topo, const tp_result_t *r) {
     printf("  all-reduces per forward pass  %d (2 per layer: after attention, after the MLP)\n", r->allreduces);
     printf("  bytes each                    %s (%llu tokens x %d x %d B)\n", sz, (unsigned long long)a->tokens, a->hidden,
            tp_dtype_bytes(a->dtype));
-    const char *why = !strcmp(a->algo, "nccl") ? " (NCCL's choice, -a nccl)"
+    const char *why = a->algo == a->fitted_algo ? " (the machine's fitted rule)"
+                      : !strcmp(a->algo, "nccl") ? (a->algo_given ? " (NCCL's algorithms, -a nccl)" : " (NCCL's algorithms: -a nccl, the default)")
                       : r->ar.auto_picked ? " (lowest predicted time)" : r->ar.proto_auto ? " (its fastest protocol)" : "";
     printf("  algorithm                     %s/%s%s\n", r->ar.algo->name, proto_name(r->ar.proto), why);
     printf("  time each                     %s (simulated), busbw %.4g GB/s\n", t1, r->ar.busbw_GBps);
@@ -128,7 +133,7 @@ static void json(const tp_args_t *a, const tp_result_t *r) {
 }
 
 int cmd_tp(int argc, char **argv) {
-    tp_args_t a = {.phase = "decode", .dtype = "bf16", .algo = "auto", .proto = RUN_PROTO_AUTO, .tokens = 1};
+    tp_args_t a = {.phase = "decode", .dtype = "bf16", .algo = CHOICE_DEFAULT, .proto = RUN_PROTO_AUTO, .tokens = 1};
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     baton_err_t e = {0};
