@@ -25,13 +25,13 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = algorithms/group.c util/err.c util/par.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_yaml.c topologies/knobs.c \
+LIB_SRC  = algorithms/group.c util/err.c util/par.c util/progress.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_yaml.c topologies/knobs.c \
            topologies/expand.c topologies/generate.c topologies/fold.c topologies/flow.c topologies/linkload.c topologies/graph.c topologies/import.c topologies/topo_write.c \
            validate/nccltests.c validate/tuninglines.c validate/calibrate.c validate/logplan.c validate/tuningplan.c validate/host.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
-           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/symmetry.c \
+           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/footprint.c sim/symmetry.c \
            sim/report.c \
            sim/run.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/trace.c \
            sim/tape.c sim/page.c sim/lesson.c
