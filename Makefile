@@ -3,8 +3,9 @@
 #   make demo     install missing packages, build, run the candy kids and an H100 what-if
 #   make test     install missing packages, run the suite, then again under ASan+UBSan,
 #                 then the teaching pages in headless Chromium (skipped, saying so,
-#                 without a browser), then a fuzz smoke run (FUZZ_SMOKE seconds per
-#                 fuzzer, default 10)
+#                 without a browser), then the Slurm array example on a real
+#                 one-node Slurm (skipped, saying so, without slurm-wlm and munge),
+#                 then a fuzz smoke run (FUZZ_SMOKE seconds per fuzzer, default 10)
 #   make valgrind the CLI's example commands under memcheck: no errors, no leaks
 #   make bench    events/s, wall time and peak memory of the engine
 #   make fuzz     libFuzzer (clang) on the topology loader, the nccl-tests reader and
@@ -44,7 +45,7 @@ CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
 
-.PHONY: install uninstall fidelity all demo test test-plain test-san test-browser test-fuzz valgrind bench clean deps cuda fuzz FORCE
+.PHONY: install uninstall fidelity all demo test test-plain test-san test-browser test-slurm test-fuzz valgrind bench clean deps cuda fuzz FORCE
 all: $(B)/baton $(B)/libbaton.a
 
 deps: build/.deps
@@ -90,7 +91,7 @@ demo: $(B)/baton
 # The suite runs twice: a plain build, then an ASan+UBSan build in build-san/;
 # then each fuzzer for FUZZ_SMOKE seconds.
 FUZZ_SMOKE ?= 10
-test: test-plain test-san test-browser test-fuzz
+test: test-plain test-san test-browser test-slurm test-fuzz
 
 test-fuzz: build/.deps
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE)
@@ -102,6 +103,11 @@ test-plain: $(B)/baton $(B)/tests
 # simulator (tests/browser/); says SKIP where no browser is installed.
 test-browser: $(B)/baton
 	sh tests/browser/run.sh $(B)/baton
+
+# examples/sweep-slurm.sbatch through a real one-node Slurm (tests/slurm/);
+# says SKIP, and why, where slurm-wlm and munge are missing or cannot start.
+test-slurm: $(B)/baton
+	sh tests/slurm/run.sh $(B)/baton
 
 test-san: build/.deps
 	$(MAKE) --no-print-directory B=$(SAN) OPT="-O1 -g" EXTRA_CFLAGS="$(SANFLAGS)" $(SAN)/baton $(SAN)/tests
