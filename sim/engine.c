@@ -862,13 +862,13 @@ static uint64_t state_bytes(const engine_t *g) {
 }
 
 uint64_t engine_state_estimate(const sched_t *s, const topo_t *t, int nr, const engine_opts_t *o) {
-    uint64_t ns = (uint64_t)nr * (s->nchannels > 0 ? s->nchannels : 1);
+    uint64_t ns = (uint64_t)nr * (s->nchannels > 0 ? s->nchannels : 1), pool = ns < 1024 ? 1024 : ns;
     uint64_t ports = (uint64_t)(topo_params_c(t)->ports > 0 ? topo_params_c(t)->ports : 0);
-    uint64_t b = ns * (sizeof(stream_t) + 2 * sizeof(slot_t))          /* the pool starts at a slot a stream, may double */
+    uint64_t b = ns * sizeof(stream_t) + 2 * pool * sizeof(slot_t)   /* the pool (setup's size) may double */
                + (uint64_t)nr * (sizeof(double) + 2 * sizeof(uint32_t) + sizeof(uint64_t))   /* reduce, claims, counts */
-               + ((uint64_t)topo_nlinks(t) + 2 * nr * ports + 1) * sizeof(book_link_t)
-               + ns * 2 * sizeof(evq_item_t);                          /* about an event a stream, and the queue's blocks */
-    if (o && o->record) b += ns * sizeof(stream_hist_t) + 2 * ns * sizeof(slot_hist_t);
+               + 2 * ((uint64_t)topo_nlinks(t) + 2 * nr * ports + 1) * sizeof(book_link_t)   /* and as many holes */
+               + 2 * pool * sizeof(evq_item_t);                        /* about an event a stream, in blocks */
+    if (o && o->record) b += ns * sizeof(stream_hist_t) + 2 * pool * sizeof(slot_hist_t);
     return b;
 }
 
