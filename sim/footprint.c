@@ -56,9 +56,10 @@ static double fixed_bytes(const sched_t *s, const topo_t *t, int nr, const engin
     double b = (double)engine_state_estimate(s, t, nr, o);
     double maps = (double)(topo_nnodes(t) + 1) * (nr < 4096 ? nr : 4096);
     b += maps < DMAP_MAX ? maps : DMAP_MAX;
-    if (o && o->verify != VERIFY_NONE) {       /* a state and an original per cell (verify.c) */
+    if (o && o->verify != VERIFY_NONE) {       /* a state and an original per cell (verify.c), */
         double width = o->verify == VERIFY_DATA ? (double)s->bytes : (double)s->nchunks;
-        b += 2 * 8 * width * (s->nranks + s->helpers);
+        double cells = width * (s->nranks + s->helpers), most = (double)VERIFY_SIG_MAX;
+        b += 2 * 8 * (cells < most ? cells : most);    /* whose own limit says more beyond (too_big) */
     }
     return b;
 }

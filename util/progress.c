@@ -146,7 +146,7 @@ void progress_run(const char *label, int k, int n) {
 }
 
 void progress_step(long k) {
-    if (!progress_on() || P.what == NULL) return;
+    if (!progress_on() || P.what == NULL || P.total <= 0) return;   /* items of a counted loop only */
     P.done = P.base + k;
     P.engine = 0;
     redraw();

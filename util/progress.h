@@ -53,7 +53,9 @@ void progress_touched(void);
 void progress_stage(const char *what, long done, long total);
 
 /* k more items of the current stage are done (a worker's view of the
- * items its siblings finished too, counted from the stage's `done`). */
+ * items its siblings finished too, counted from the stage's `done`); par_map
+ * says so. Nothing where the stage has no total (a fit's trials are not
+ * its sizes). */
 void progress_step(long k);
 
 /* Which of n engine runs of one answer is running (k from 1): run_collective
