@@ -1,8 +1,11 @@
 /* progress.c - the progress line: what it says, when it is drawn. */
+#define _DEFAULT_SOURCE                       /* TIOCGWINSZ */
 #include "progress.h"
 
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #define REDRAW_S 0.25          /* at most four redraws a second */
 
@@ -10,6 +13,7 @@ static struct {
     FILE *out;
     int mode;                  /* progress_wanted's: 0 off, 1 after PROGRESS_AFTER_S, 2 forced */
     int muted, drawn;
+    int width;                 /* the terminal's columns less one (a full line would wrap); 0: any */
     double t0, last;           /* when the command began, when the line was last drawn */
     const char *what;          /* the outer loop: "row", "point"; NULL: none */
     long done, total, base;    /* items done, of total; base: done when the stage was set */
@@ -36,9 +40,11 @@ double progress_clock(void) {
 void progress_begin(FILE *out, int mode) {
     memset(&P, 0, sizeof P);
     if (mode <= 0 || out == NULL) return;
+    struct winsize ws;
     P.out = out;
     P.mode = mode;
     P.t0 = progress_clock();
+    if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) P.width = ws.ws_col - 1;
 }
 
 int progress_on(void) { return P.mode > 0 && !P.muted; }
@@ -96,19 +102,21 @@ static int line_at(char *buf, size_t n, double now) {
     else if (P.what) PUT(" %s %ld", P.what, P.done);
     if (P.run[0] && P.run_n > 1) PUT("%s %s (%d/%d)", P.what ? "," : "", P.run, P.run_k, P.run_n);
     else if (P.run[0]) PUT("%s %s", P.what ? "," : "", P.run);
-    if (P.engine) {
-        count(a, sizeof a, (double)P.events);
-        count(b, sizeof b, (double)P.messages);
-        seconds(c, sizeof c, P.sim_s);
-        PUT("%s %s events, %s", P.what || P.run[0] ? "," : "", a, b);
+    if (P.engine) {                           /* how far and how long first: a narrow terminal cuts the end */
+        count(a, sizeof a, (double)P.messages);
+        PUT("%s %s", P.what || P.run[0] ? "," : "", a);
         if (P.msgs_total >= (double)P.messages && P.msgs_total > 0) {
-            count(a, sizeof a, P.msgs_total);
-            PUT(" of ~%s messages (%.0f %%)", a, 100.0 * (double)P.messages / P.msgs_total);
+            count(b, sizeof b, P.msgs_total);
+            PUT(" of ~%s messages (%.0f %%)", b, 100.0 * (double)P.messages / P.msgs_total);
         } else PUT(" messages");
-        PUT(", %s simulated", c);
     }
     double s = eta(now);
     if (s >= 0) { left(a, sizeof a, s); PUT(", %s", a); }
+    if (P.engine) {
+        count(b, sizeof b, (double)P.events);
+        seconds(c, sizeof c, P.sim_s);
+        PUT(", %s events, %s simulated", b, c);
+    }
 #undef PUT
     return (int)(at < n ? at : n ? n - 1 : 0);
 }
@@ -120,7 +128,7 @@ static void redraw(void) {
     double now = progress_clock();
     if (now - P.t0 < (P.mode == 2 ? 0 : PROGRESS_AFTER_S) || (P.drawn && now - P.last < REDRAW_S)) return;
     char buf[256];
-    line_at(buf, sizeof buf, now);
+    line_at(buf, P.width > 0 && (size_t)P.width < sizeof buf ? (size_t)P.width + 1 : sizeof buf, now);
     fprintf(P.out, "\r%s\033[K", buf);       /* over the last line, erasing what it left */
     fflush(P.out);
     P.drawn = 1;

@@ -8,7 +8,9 @@
  * prints is the same with or without it.
  *
  * One line per process, redrawn in place with \r and cleared at the end:
- *     baton: row 3/20 · 12.6 M events · 4.19 M of ~8.39 M messages (50 %) · 1.23 ms simulated · ~4 s left
+ *     baton: row 3/20, ring LL128 (2/3), 4.19 M of ~8.39 M messages (50 %), ~4 s left,
+ *            12.6 M events, 1.23 ms simulated
+ * (one line, cut at the terminal's width: what matters most comes first).
  * It appears once the command has run for PROGRESS_AFTER_S (a quick run
  * never shows one). The engine reports every ENGINE_TICK events, so its
  * hot loop pays one test per event, not a clock read. */
