@@ -129,7 +129,7 @@ Test(long, forced_progress_goes_to_stderr_and_leaves_stdout_as_it_was, .timeout 
 Test(long, select_and_sweep_say_their_row_and_point, .timeout = 120) {
     static const char *const cases[][2] = {
         {"select -t hgx-h100 -c allreduce --sizes 1KiB,1MiB,1GiB", "\rbaton: row 1/3"},
-        {"sweep -t hgx-h100 -c allreduce --set nvlink_gbps=300,450 --sizes 1MiB,1GiB", "\rbaton: point 1/4"},
+        {"sweep -t hgx-h100 -c allreduce --set nvlink_gbps=300,450 --sizes 1MiB,1GiB --model des", "\rbaton: point 1/4"},
     };
     const char *jobs[] = {"BATON_JOBS=1", "BATON_JOBS=2"};
     for (int i = 0; i < 2; i++)
