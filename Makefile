@@ -4,8 +4,9 @@
 #   make demo     install missing packages, build, run the candy kids and an H100 what-if
 #   make test     install missing packages, run the suite, then again under ASan+UBSan,
 #                 then the teaching pages in headless Chromium (skipped, saying so,
-#                 without a browser), then a fuzz smoke run (FUZZ_SMOKE seconds per
-#                 fuzzer, default 10)
+#                 without a browser), then the Slurm array example on a real
+#                 one-node Slurm (skipped, saying so, without slurm-wlm and munge),
+#                 then a fuzz smoke run (FUZZ_SMOKE seconds per fuzzer, default 10)
 #   make valgrind the CLI's example commands under memcheck: no errors, no leaks
 #   make bench    events/s, wall time and peak memory of the engine
 #   make fuzz     libFuzzer (clang) on the topology loader, the nccl-tests reader and
@@ -26,13 +27,13 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = algorithms/group.c util/err.c util/par.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_yaml.c topologies/find.c topologies/knobs.c \
+LIB_SRC  = algorithms/group.c util/err.c util/par.c util/progress.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_yaml.c topologies/find.c topologies/knobs.c \
            topologies/expand.c topologies/generate.c topologies/fold.c topologies/flow.c topologies/linkload.c topologies/graph.c topologies/import.c topologies/topo_write.c \
            validate/nccltests.c validate/tuninglines.c validate/calibrate.c validate/logplan.c validate/tuningplan.c validate/host.c \
            algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
-           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/symmetry.c \
+           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/footprint.c sim/symmetry.c \
            sim/report.c \
            sim/run.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/choice.c sim/trace.c \
            sim/tape.c sim/page.c sim/lesson.c sim/api.c
@@ -46,7 +47,7 @@ CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
 
-.PHONY: install uninstall fidelity all demo test test-plain test-san test-browser test-fuzz valgrind bench clean deps cuda fuzz FORCE
+.PHONY: install uninstall fidelity all demo test test-plain test-san test-browser test-slurm test-fuzz valgrind bench clean deps cuda fuzz FORCE
 all: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so
 
 deps: build/.deps
@@ -111,7 +112,7 @@ demo: $(B)/baton
 # The suite runs twice: a plain build, then an ASan+UBSan build in build-san/;
 # then each fuzzer for FUZZ_SMOKE seconds.
 FUZZ_SMOKE ?= 10
-test: test-plain test-san test-browser test-fuzz
+test: test-plain test-san test-browser test-slurm test-fuzz
 
 test-fuzz: build/.deps
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE)
@@ -123,6 +124,11 @@ test-plain: $(B)/baton $(B)/tests $(B)/libbaton.so
 # simulator (tests/browser/); says SKIP where no browser is installed.
 test-browser: $(B)/baton
 	sh tests/browser/run.sh $(B)/baton
+
+# examples/sweep-slurm.sbatch through a real one-node Slurm (tests/slurm/);
+# says SKIP, and why, where slurm-wlm and munge are missing or cannot start.
+test-slurm: $(B)/baton
+	sh tests/slurm/run.sh $(B)/baton
 
 test-san: build/.deps
 	$(MAKE) --no-print-directory B=$(SAN) OPT="-O1 -g" EXTRA_CFLAGS="$(SANFLAGS)" $(SAN)/baton $(SAN)/tests

@@ -13,6 +13,9 @@ want=""
 command -v python3 >/dev/null 2>&1 || want="$want python3"
 command -v chromium >/dev/null 2>&1 || want="$want chromium"
 command -v chromedriver >/dev/null 2>&1 || want="$want chromium-driver"
+# Only the Slurm test (tests/slurm/run.sh) needs these (3.7 MB without recommends).
+command -v sbatch >/dev/null 2>&1 || want="$want slurm-wlm"
+command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || want="$want munge"
 
 [ -z "$need$want" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -24,7 +27,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get install -y -qq --no-install-recommends $need >&2
     exit 0
 fi
-[ -n "$want" ] && echo "baton: the browser test will be skipped; it needs:$want (sudo apt-get install$want)" >&2
+[ -n "$want" ] && echo "baton: the browser or Slurm test will be skipped; they need:$want (sudo apt-get install$want)" >&2
 [ -z "$need" ] && exit 0
 echo "baton: missing packages:$need" >&2
 echo "baton: install them with: sudo apt-get install$need" >&2

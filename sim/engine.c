@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "../models/share.h"
+#include "../util/progress.h"
 #include "book.h"
 #include "evq.h"
+#include "footprint.h"
 #include "symmetry.h"
 
 enum { S_READY, S_RECV, S_XFER, S_RECVD, S_SLOT, S_DONE };
@@ -122,6 +124,8 @@ typedef struct engine {
     evq_t q;
     verify_t *v;
     int *left;               /* a group: streams of each member not yet done */
+    double wall0;            /* progress line: when the run began (progress_clock) */
+    double msgs_total;       /* progress line: the messages the run will deliver (about); 0: not yet known */
     int err;
 } engine_t;
 
@@ -857,6 +861,17 @@ static uint64_t state_bytes(const engine_t *g) {
            evq_bytes(&g->q);
 }
 
+uint64_t engine_state_estimate(const sched_t *s, const topo_t *t, int nr, const engine_opts_t *o) {
+    uint64_t ns = (uint64_t)nr * (s->nchannels > 0 ? s->nchannels : 1), pool = ns < 1024 ? 1024 : ns;
+    uint64_t ports = (uint64_t)(topo_params_c(t)->ports > 0 ? topo_params_c(t)->ports : 0);
+    uint64_t b = ns * sizeof(stream_t) + 2 * pool * sizeof(slot_t)   /* the pool (setup's size) may double */
+               + (uint64_t)nr * (sizeof(double) + 2 * sizeof(uint32_t) + sizeof(uint64_t))   /* reduce, claims, counts */
+               + 2 * ((uint64_t)topo_nlinks(t) + 2 * nr * ports + 1) * sizeof(book_link_t)   /* and as many holes */
+               + 2 * pool * sizeof(evq_item_t);                        /* about an event a stream, in blocks */
+    if (o && o->record) b += ns * sizeof(stream_hist_t) + 2 * pool * sizeof(slot_hist_t);
+    return b;
+}
+
 static void teardown(engine_t *g) {
     for (uint32_t i = 0; g->slots && i < g->nslots; i++)
         if (g->slots[i].used) verify_drop(&g->slots[i].payload);
@@ -895,11 +910,25 @@ static int deadlock(engine_t *g) {
     return 0;
 }
 
+/* Every ENGINE_TICK events: the progress line (util/progress.h), if on.
+ * Out of the loop's way: the loop only tests the event count. */
+static void __attribute__((noinline, cold)) tick(engine_t *g) {
+    if (!progress_on()) return;
+    if (g->msgs_total == 0) {                 /* once, at the first tick: small runs never pay it */
+        footprint_t f;
+        footprint_sample(g->s, g->nr, &f);
+        g->msgs_total = f.messages > 0 ? f.messages : -1;
+    }
+    progress_engine(g->r->events, g->r->messages, g->msgs_total > 0 ? g->msgs_total : 0, g->now,
+                    progress_clock() - g->wall0);
+}
+
 /* Start channel by channel (all ranks' channel 0 first): a channel's first
  * transfers then reserve ports and links together, before the next
  * channel's, which is the round order a direct algorithm intends. */
 static int loop(engine_t *g) {
     if (g->s->group && g->lmap == NULL && setup_group(g) < 0) return g->err;
+    if (progress_on()) g->wall0 = progress_clock();
     start_streams(g);
     evq_item_t ev = {0};
     int popped;
@@ -922,7 +951,7 @@ static int loop(engine_t *g) {
         }
         if (popped == 0) break;
         g->now = ev.t;
-        g->r->events++;
+        if ((++g->r->events & (ENGINE_TICK - 1)) == 0) tick(g);
         if (ev.kind == EV_XFER_DONE) xfer_done(g, ev.id);
         else if (ev.kind == EV_SHARE) share_event(g, ev.id);
         else if (ev.kind == EV_HOP) hop_event(g, ev.id);
@@ -971,6 +1000,8 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
         return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                        s->algo, topo_name(t));
     if (g.S < 1 || g.S > 255) return err_set(e, BATON_EINVAL, "max_inflight must be 1..255");
+    int rc = footprint_check(s, t, g.nr, g.o, e);      /* refuse what cannot fit, before allocating it */
+    if (rc < 0) return rc;
     if (g.o->link_stats) {
         r->link_bytes = calloc((size_t)topo_nlinks(t) + 1, sizeof *r->link_bytes);
         r->link_busy = calloc((size_t)topo_nlinks(t) + 1, sizeof *r->link_busy);

@@ -128,6 +128,17 @@ int engine_critical_path(const engine_result_t *r, engine_path_t *out);
 int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
                engine_result_t *r, baton_err_t *e);
 
+/* The engine reports to the progress line (util/progress.h) every this
+ * many events (a power of two): one test per event, a clock read per tick. */
+#define ENGINE_TICK 65536
+
+/* Bytes the engine's own state will take to run s with nr ranks simulated
+ * (all, or the symmetric path's representatives) on t: its streams, slot
+ * pool, bookings, queue and per-rank arrays, by their structures' sizes
+ * (what engine_result_t.state_bytes reports after the run), before any is
+ * allocated. Not the route cache, records or verifier (sim/footprint.h). */
+uint64_t engine_state_estimate(const sched_t *s, const topo_t *t, int nr, const engine_opts_t *o);
+
 /* Release the per-link arrays and records of a result (safe on one without them). */
 void engine_result_free(engine_result_t *r);
 

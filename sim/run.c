@@ -4,6 +4,7 @@
 #include "../topologies/graph.h"
 #include "../topologies/linkload.h"
 #include "../topologies/topo.h"
+#include "../util/progress.h"
 #include "peers.h"
 #include "symmetry.h"
 
@@ -612,6 +613,15 @@ void run_nccl_env(const topo_t *t, run_req_t *q) {
     if (!q->protos && tp->nccl_env[1][0] && algo_nccl_env_mask(tp->nccl_env[1], q->coll, 0, &m) == 0) q->protos = m;
 }
 
+/* The progress line's note: which row and protocol the engine runs, the
+ * k-th of n protocols tried. */
+static void running(const algo_t *a, proto_t pr, int k, int n) {
+    char label[48];
+    if (!progress_on()) return;
+    snprintf(label, sizeof label, "%s %s", a->name, proto_name(pr));
+    progress_run(label, k, n);
+}
+
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
     run_nccl_env(t, q);
@@ -651,6 +661,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                                            qc.opts.channels, q->bytes) : 0;
             if (steps) qc.opts.pipeline = steps;
             if (sized) qc.opts.fill = nccl_size_fill(rows[i], (proto_t)pr);
+            if (!q->predict) running(rows[i], (proto_t)pr, pr - first + 1, last - first + 1);
             if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, steps, &best, e)) < 0) {
                 engine_result_free(&best.eng);
                 return rc;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../topologies/units.h"
+#include "../util/progress.h"
 
 int select_parse_sizes(const char *spec, uint64_t **sizes, int *n, const char **why) {
     char buf[256];
@@ -162,6 +163,7 @@ int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_
     if (out->rows == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     for (int c = 0; c < q->ncolls; c++)
         for (int k = 0; k < q->nsizes; k++) {
+            progress_stage("row", out->nrows, (long)q->ncolls * q->nsizes);
             select_row_t *row = &out->rows[out->nrows++];
             row->coll = q->colls[c];
             row->bytes = q->sizes[k];

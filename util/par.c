@@ -8,6 +8,7 @@
  * and 0.5. Which worker computes an item does not change its result. */
 #define _DEFAULT_SOURCE
 #include "par.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -24,6 +25,7 @@
 typedef struct {
     atomic_int next;                 /* items handed out so far */
     atomic_int cur[PAR_MAX_JOBS];    /* the item each worker is on */
+    atomic_int finished;             /* items done, by any worker (the progress line) */
 } par_shared_t;
 
 /* What a worker writes per item: this, then out_size bytes, then (rc < 0)
@@ -58,6 +60,7 @@ static int read_all(int fd, void *p, size_t n) {
  * stops at its first failure. */
 static void worker(int fd, int w, par_shared_t *sh, int n, size_t out_size, par_fn_t fn, void *ctx) {
     void *buf = malloc(out_size ? out_size : 1);
+    if (w > 0) progress_mute();      /* the first worker draws the line, for all of them */
     for (int ok = buf != NULL; ok;) {
         int k = atomic_fetch_add(&sh->next, 1);
         if (k >= n) break;
@@ -65,6 +68,7 @@ static void worker(int fd, int w, par_shared_t *sh, int n, size_t out_size, par_
         memset(buf, 0, out_size);
         atomic_store(&sh->cur[w], n - 1 - k);
         par_rec_t r = {.i = n - 1 - k, .rc = fn(ctx, n - 1 - k, buf, &ce)};
+        progress_step(atomic_fetch_add(&sh->finished, 1) + 1);
         ok = write_all(fd, &r, sizeof r) == 0 && write_all(fd, buf, out_size) == 0 &&
              (r.rc >= 0 || write_all(fd, &ce, sizeof ce) == 0) && r.rc >= 0;
     }
@@ -147,6 +151,7 @@ static void finish(par_t *p, par_fn_t fn, void *ctx) {
         baton_err_t e = {0};
         if (fn(ctx, i, p->out + (size_t)i * p->out_size, &e) < 0) failed(p, i, &e);
         p->done[i] = 1;
+        progress_step(i + 1);
     }
 }
 
@@ -160,8 +165,10 @@ int par_map(int n, size_t out_size, void *out, par_fn_t fn, void *ctx, int jobs,
         pid_t pid[PAR_MAX_JOBS];
         int fd[PAR_MAX_JOBS];
         atomic_init(&sh->next, 0);
+        atomic_init(&sh->finished, 0);
         start(W, sh, &p, fn, ctx, pid, fd);
         gather(W, sh, &p, pid, fd);
+        progress_touched();                        /* a worker may have drawn: clear at the end */
         munmap(sh, sizeof *sh);
     } else if (p.done == NULL)
         p.done = calloc((size_t)n + 1, 1);

@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "../../util/progress.h"
 #include "../../util/suggest.h"
 #include "../../topologies/find.h"
 #include "../../topologies/topo_yaml.h"
@@ -189,6 +190,7 @@ int cmd_parse_contention(const char *arg) {
 }
 
 int cmd_fail(const char *cmd, const baton_err_t *e) {
+    progress_end();                         /* the message on a line of its own */
     fprintf(stderr, "baton %s: %s\n", cmd, e->msg[0] ? e->msg : err_str(e->code));
     return EXIT_INPUT;
 }

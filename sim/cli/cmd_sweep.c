@@ -8,6 +8,7 @@
 
 #include "../../topologies/topo_yaml.h"
 #include "../../util/par.h"
+#include "../../util/progress.h"
 #include "cmd.h"
 #include "../report.h"
 #include "../select.h"
@@ -36,8 +37,8 @@ static const char help[] =
     "      --fold N        a cluster of N nodes or more (default " CMD_FOLD_NODES_S ") is built only\n"
     "                      where its routes differ, as predict's --fold; 0: never\n"
     "The points run over worker processes, one per processor (BATON_JOBS=N sets\n"
-    "how many; 1: none); the output is the same. A progress bar goes to stderr\n"
-    "when it is a terminal.\n\n"
+    "how many; 1: none); the output is the same. A progress line goes to stderr\n"
+    "when it is a terminal (BATON_NO_PROGRESS=1: never).\n\n"
     "example:\n"
     "  baton sweep -t cluster-h100 -c allreduce --set nodes=2,4,8 --set nic_bw=200Gb/s,400Gb/s --sizes 1MiB,1GiB\n";
 
@@ -122,13 +123,6 @@ static void point(const sweep_args_t *a, long i, int nsizes, int *idx, int *size
     *size = (int)(i % nsizes);
     i /= nsizes;
     for (int k = a->naxes - 1; k >= 0; k--) { idx[k] = (int)(i % a->axes[k].n); i /= a->axes[k].n; }
-}
-
-static void progress(long done, long total) {
-    if (!isatty(2)) return;
-    int w = 40, fill = total ? (int)(w * done / total) : w;
-    fprintf(stderr, "\r[%.*s%*s] %ld/%ld", fill, "########################################", w - fill, "", done, total);
-    if (done == total) fputc('\n', stderr);
 }
 
 /* The --set values of the point with value indices idx, into sets and sv. */
@@ -247,12 +241,12 @@ static int sweep(const sweep_args_t *a, FILE *f, baton_err_t *e) {
     for (long i = lo; i < hi && rc == 0; i += batch) {
         sweep_ctx_t c = {.a = a, .sizes = sizes, .nsizes = nsizes, .coll = (coll_t)coll, .first = i};
         int n = (int)(hi - i < batch ? hi - i : batch);
+        progress_stage("point", i - lo, hi - lo);
         rc = par_map(n, sizeof *rows, rows, compute_row, &c, jobs, e);
         for (int j = 0; j < n && rc == 0; j++) {
             if (rows[j].err.code) rc = err_set(e, rows[j].err.code, "%s", rows[j].err.msg);
             else print_row(f, a, i + j, nsizes, sizes, &rows[j]);
         }
-        progress(i + n - lo, hi - lo);
     }
     free(rows);
     free(sizes);

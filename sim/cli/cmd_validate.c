@@ -20,6 +20,7 @@
 #include "../../validate/tuningplan.h"
 #include "../../validate/host.h"
 #include "../../util/par.h"
+#include "../../util/progress.h"
 #include "../report.h"
 #include "../select.h"
 #include "cmd.h"
@@ -338,8 +339,8 @@ static void note_version(val_args_t *a, const topo_t *t, const nt_log_t *log, co
 /* The simulator's fit takes minutes on 16 ranks: say how far it is, on a
  * terminal, in one line it overwrites. */
 static void show_progress(void *ctx, long trials, int sizes) {
-    (void)ctx;
-    fprintf(stderr, "\rbaton calibrate: trial %ld, each simulating %d sizes", trials, sizes);
+    (void)ctx, (void)sizes;
+    progress_stage("calibrate: trial", trials, 0);
 }
 
 /* What a log ran: the test it names, else -c, else what its columns say,
@@ -919,7 +920,7 @@ static int run(val_args_t *a, const char *cmd) {
     cal_req_t q = {.algo = host && !a->algo_given ? "ring" : a->algo, .proto = host ? PROTO_NONE : a->proto,
                    .des = a->des, .contention = a->contention, .nccl_model = a->nccl_model, .opts = {.channels = a->channels},
                    .fit_efficiency = a->fit_eff, .jobs = par_jobs(),
-                   .progress = a->calibrate && a->des && isatty(2) ? show_progress : NULL};
+                   .progress = a->calibrate && a->des && progress_on() ? show_progress : NULL};
     val_extra_t x = {.cv_mape = -1, .logged = rc == 0 && follows_logs(a) ? logged_samples(t, s, n) : 0, .args = a};
     for (int i = 0; rc == 0 && i < n; i++) x.forced += s[i].nccl_algos || s[i].protos;
     if (rc == 0 && a->nccl_model && (a->calibrate || host))
@@ -941,7 +942,7 @@ static int run(val_args_t *a, const char *cmd) {
     x.file_of = file_of;
     if (rc == 0 && (a->calibrate || host)) rc = cal_fit(t, &q, s, n, &f, &e);
     if (rc == 0 && (a->calibrate || host)) x.fit = &f;
-    if (q.progress) fprintf(stderr, "\r%60s\r", "");         /* the progress line, gone */
+    if (q.progress) progress_end();                          /* the progress line, gone */
     if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &x, &in_sample, &e);
     if (rc == 0 && (a->calibrate || host) && !a->json) print_fit(a, &f, &x, s, n);
     if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, s, n, in_sample, &e);   /* the table's */

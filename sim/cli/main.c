@@ -1,8 +1,11 @@
 /* main.c - `baton`: dispatch to a subcommand (the helpers they share: cmd.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 
+#include "../../util/progress.h"
 #include "../../util/suggest.h"
 #include "cmd.h"
 
@@ -67,6 +70,25 @@ static int unknown_command(const char *name) {
     return EXIT_USAGE;
 }
 
+/* Does the command line ask for JSON (--json, --format json or jsonl)?
+ * Then no progress line, even forced: a script reads that output. */
+static int json_asked(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json") || !strncmp(argv[i], "--format=json", 13) ||
+            (!strcmp(argv[i], "--format") && i + 1 < argc && !strncmp(argv[i + 1], "json", 4)))
+            return 1;
+    return 0;
+}
+
+/* The command, with a progress line on stderr while it works (util/progress.h). */
+static int run_command(int i, int argc, char **argv) {
+    progress_begin(stderr, progress_wanted(isatty(STDERR_FILENO), json_asked(argc, argv), getenv("BATON_NO_PROGRESS"),
+                                           getenv("BATON_PROGRESS")));
+    int rc = commands[i].fn(argc, argv);
+    progress_end();
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) { fputs(usage, stderr); return EXIT_USAGE; }
     const char *c = argv[1];
@@ -79,5 +101,5 @@ int main(int argc, char **argv) {
         return commands[i].fn(2, args);
     }
     int i = find_command(c);
-    return i < 0 ? unknown_command(c) : commands[i].fn(argc - 1, argv + 1);
+    return i < 0 ? unknown_command(c) : run_command(i, argc - 1, argv + 1);
 }
