@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sim/plot.h"
+#include "../sim/select.h"
+#include "../topologies/units.h"
 #include "helpers.h"
 
 static const char *bin(void) {
@@ -65,4 +68,108 @@ Test(kidsstory, page_has_no_empty_moves) {
     th_sh(cmd, &out);
     cr_expect_str_eq(out, "0\n", "moves of empty shares on the page: %s", out);
     free(out);
+}
+
+/* `sim --help` and `predict --help`: the -c entry (up to -a) names every
+ * collective baton has. */
+Test(smallitems, help_lists_every_collective) {
+    const char *cmds[] = {"sim --help", "predict --help"};
+    for (int i = 0; i < 2; i++) {
+        char *out;
+        cr_assert_eq(th_cli(cmds[i], &out, 1), 0);
+        char *c = strstr(out, "-c, --coll"), *a = c ? strstr(c, "-a, --algo") : NULL;
+        cr_assert(c && a, "%s: no -c/-a entries:\n%s", cmds[i], out);
+        *a = '\0';
+        for (int k = 0; k < COLL_COUNT; k++)
+            cr_expect(strstr(c, coll_name((coll_t)k)) != NULL, "%s: -c does not name %s: %s", cmds[i],
+                      coll_name((coll_t)k), c);
+        free(out);
+    }
+}
+
+/* An unknown unit's error lists the accepted ones: sizes (binary and
+ * decimal), bandwidths (bytes and bits) and times. */
+Test(smallitems, unknown_unit_lists_the_units) {
+    th_says("sim -t hgx-h100 -c allreduce -s 1XB", 2, "bad size '1XB'", 1);
+    const char *sizes[] = {" B ", "KB", "GB", "EB", "KiB", "GiB", "EiB"};
+    char *out;
+    th_cli("sim -t hgx-h100 -c allreduce -s 1XB", &out, 0);
+    for (int i = 0; i < 7; i++) cr_expect(strstr(out, sizes[i]) != NULL, "no %s in: %s", sizes[i], out);
+    free(out);
+    double v;
+    const char *why = NULL;
+    cr_assert_lt(units_bandwidth("3XB/s", &v, &why), 0);
+    cr_expect(strstr(why, "GB/s") && strstr(why, "Gb/s") && strstr(why, "GiB/s"), "%s", why);
+    cr_assert_lt(units_time("3 fortnights", &v, &why), 0);
+    cr_expect(strstr(why, "us") && strstr(why, "ns") && strstr(why, "ms"), "%s", why);
+}
+
+/* A link endpoint that names no node: the closest node name is suggested. */
+Test(smallitems, unknown_node_did_you_mean) {
+    const char *f = "build/test-small-badnode.yaml";
+    FILE *y = fopen(f, "w");
+    cr_assert_not_null(y);
+    fputs("name: badnode\nnodes:\n  - {name: \"gpu[0-1]\"}\n  - {name: nvswitch, kind: switch}\n"
+          "links:\n  - {a: \"gpu[0-1]\", b: nvswich, bw: 450GB/s, latency: 0.3us}\n", y);
+    fclose(y);
+    char args[128];
+    snprintf(args, sizeof args, "topo %s", f);
+    th_says(args, 1, "6:24: unknown node 'nvswich' (declare it under nodes:); did you mean 'nvswitch'?", 1);
+    /* Nothing close: no guess. */
+    y = fopen(f, "w");
+    fputs("name: badnode\nnodes:\n  - {name: \"gpu[0-1]\"}\n  - {name: nvswitch, kind: switch}\n"
+          "links:\n  - {a: \"gpu[0-1]\", b: fabric, bw: 450GB/s, latency: 0.3us}\n", y);
+    fclose(y);
+    th_says(args, 1, "did you mean", 0);
+    remove(f);
+}
+
+/* The plot's crossover lines: each labelled by the pair it separates (no
+ * two alike on hgx-h100's all-reduce, where two crossovers lead to the same
+ * algorithm), in the new winner's colour; no two curves share a colour. */
+Test(smallitems, plot_labels_pairs_and_distinct_colours) {
+    topo_t *t = th_load("topologies/hgx-h100.yaml", NULL);
+    uint64_t *sizes;
+    int n;
+    const char *why;
+    cr_assert_eq(select_parse_sizes("8B:1GiB", &sizes, &n, &why), 0);
+    select_req_t q = {.ncolls = 1, .colls = {COLL_ALLREDUCE}, .sizes = sizes, .nsizes = n, .model = SELECT_CLOSED,
+                      .proto = RUN_PROTO_AUTO};
+    select_table_t tab;
+    baton_err_t e = {0};
+    cr_assert_eq(select_run(t, &q, &tab, &e), 0, "%s", e.msg);
+    char dir[] = "/tmp/baton-test-plot-XXXXXX", gp[128];
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(plot_write_files(dir, &tab), 0);
+    snprintf(gp, sizeof gp, "%s/plot.gp", dir);
+    char *s = th_slurp(gp);
+    cr_assert_not_null(s);
+    char labels[32][96], cols[64][16];
+    int nl = 0, nc = 0, ncross = 0;
+    for (int i = 1; i < tab.nrows; i++) ncross += select_is_crossover(&tab, i);
+    cr_assert_geq(ncross, 2, "hgx-h100's all-reduce has crossovers");
+    for (char *l = strstr(s, "set label '"); l && nl < 32; l = strstr(l + 1, "set label '")) {
+        char *end = strchr(l + 11, '\'');
+        snprintf(labels[nl], sizeof labels[nl], "%.*s", (int)(end - l - 11), l + 11);
+        cr_expect(strstr(labels[nl], " -> ") != NULL, "label '%s' names no pair", labels[nl]);
+        for (int j = 0; j < nl; j++) cr_expect_str_neq(labels[j], labels[nl], "two crossovers labelled alike");
+        nl++;
+    }
+    cr_expect_eq(nl, ncross, "one label per crossover");
+    char *plot = strstr(s, "\nplot ");
+    cr_assert_not_null(plot);
+    char *stop = strchr(plot + 1, '\n');
+    for (char *c = strstr(plot, "lc rgb '"); c && c < stop && nc < 64; c = strstr(c + 1, "lc rgb '")) {
+        snprintf(cols[nc], sizeof cols[nc], "%.7s", c + 8);
+        for (int j = 0; j < nc; j++) cr_expect_str_neq(cols[j], cols[nc], "two curves in colour %s", cols[nc]);
+        nc++;
+    }
+    cr_expect_geq(nc, 10, "the all-reduce curves");
+    free(s);
+    char rm[160];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    cr_expect_eq(system(rm), 0);
+    select_free(&tab);
+    free(sizes);
+    topo_free(t);
 }

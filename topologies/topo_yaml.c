@@ -223,7 +223,10 @@ static int resolve(ctx_t *c, yaml_node_t *v, const char *key, int **ids, int *n)
             prefixed(c, names[j], full, sizeof full);
             int id = last + 1 < topo_nnodes(c->t) && strcmp(topo_node(c->t, last + 1)->name, full) == 0
                          ? last + 1 : topo_find_node(c->t, full);
-            if (id < 0) { rc = fail(c, it, "unknown node '%s' (declare it under nodes:)", full, NULL); break; }
+            if (id < 0) {
+                rc = fail(c, it, "unknown node '%s' (declare it under nodes:)%s", full, topo_node_hint(c->t, full));
+                break;
+            }
             last = id;
             if (count == cap) {
                 cap = cap ? cap * 2 : 64;
