@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../sim/plot.h"
 #include "../sim/select.h"
@@ -172,4 +173,38 @@ Test(smallitems, plot_labels_pairs_and_distinct_colours) {
     select_free(&tab);
     free(sizes);
     topo_free(t);
+}
+
+/* An unknown command: the suggestion and a pointer to --help, not the
+ * whole usage after it. */
+Test(smallitems, unknown_command_prints_only_the_suggestion) {
+    const char *args[] = {"selct", "help selct"};
+    for (int i = 0; i < 2; i++) {
+        char *out;
+        cr_expect_eq(th_cli(args[i], &out, 0), 2);
+        cr_expect(strstr(out, "unknown command 'selct'; did you mean 'select'?") != NULL, "%s", out);
+        cr_expect(strstr(out, "baton --help") != NULL, "%s", out);
+        cr_expect(strstr(out, "commands:") == NULL, "the whole usage follows the suggestion:\n%s", out);
+        cr_expect(strchr(out, '\n') && strchr(strchr(out, '\n') + 1, '\n') && !strchr(strchr(strchr(out, '\n') + 1, '\n') + 1, '\n'),
+                  "two lines, not %s", out);
+        free(out);
+    }
+}
+
+/* A binary outside any install finds the machines of the clone it sits in
+ * (<exe dir>/../topologies), run from another directory with no
+ * $BATON_PATH: a copy of the binary in DIR/build beside DIR/topologies
+ * holding a machine no other directory has. */
+Test(smallitems, binary_finds_its_clones_machines) {
+    char cmd[2048], cwd[512], *out;
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    const char *b = bin();
+    snprintf(cmd, sizeof cmd,
+             "d=$(mktemp -d) && mkdir $d/build $d/topologies && cp %s%s%s $d/build/baton && "
+             "cp topologies/hgx-h100.yaml $d/topologies/only-in-this-clone.yaml && cd / && "
+             "env -u BATON_PATH $d/build/baton topo only-in-this-clone 2>&1; rc=$?; rm -rf $d; exit $rc",
+             b[0] == '/' ? "" : cwd, b[0] == '/' ? "" : "/", b);
+    cr_expect_eq(th_sh(cmd, &out), 0, "%s", out);
+    cr_expect(strstr(out, "topology hgx-h100: 8 ranks") != NULL, "%s", out);
+    free(out);
 }

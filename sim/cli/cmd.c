@@ -49,6 +49,24 @@ static const char *share_dir(char *buf, size_t n) {
     return buf;
 }
 
+/* The machines of the clone the binary was built in, <exe dir>/../topologies
+ * (build/baton, run from any directory, finds the repository's), as a last
+ * resort; "" when there is no such directory. */
+static const char *repo_dir(char *buf, size_t n) {
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = len > 0 ? (exe[len] = '\0', strrchr(exe, '/')) : NULL;
+    buf[0] = '\0';
+    if (slash) {
+        snprintf(buf, n, "%.*s/../topologies", (int)(slash - exe), exe);
+        char *real = realpath(buf, NULL);
+        if (real && access(real, R_OK) == 0) snprintf(buf, n, "%s", real);
+        else buf[0] = '\0';
+        free(real);
+    }
+    return buf;
+}
+
 /* Does dir/name or dir/name.yaml exist? Then path holds it. */
 static int try_dir(const char *dir, size_t len, const char *name, char *path, size_t n) {
     static const char *const ext[] = {"", ".yaml"};
@@ -69,8 +87,9 @@ static int find_topo(const char *name, char *path, size_t n) {
         if (len && try_dir(p, len, name, path, n)) return 1;
         p += len + (p[len] == ':');
     }
-    char share[4096];
-    return try_dir(share, strlen(share_dir(share, sizeof share)), name, path, n);
+    char share[4096], repo[4096];
+    if (try_dir(share, strlen(share_dir(share, sizeof share)), name, path, n)) return 1;
+    return repo_dir(repo, sizeof repo)[0] && try_dir(repo, strlen(repo), name, path, n);
 }
 
 int cmd_find_topo(const char *name, char *path, size_t n) { return find_topo(name, path, n); }
@@ -129,9 +148,9 @@ static void nearest_machine(const char *name, char *hint, size_t n) {
     static char names[64][64];
     const char *cands[65];
     int k = 0;
-    char share[4096];
-    const char *dirs[] = {"topologies", share_dir(share, sizeof share)};
-    for (int d = 0; d < 2; d++) {
+    char share[4096], repo[4096];
+    const char *dirs[] = {"topologies", share_dir(share, sizeof share), repo_dir(repo, sizeof repo)};
+    for (int d = 0; d < 3; d++) {
         DIR *dir = opendir(dirs[d]);
         for (struct dirent *de; dir && k < 64 && (de = readdir(dir)) != NULL;) {
             size_t len = strlen(de->d_name);
@@ -188,9 +207,9 @@ topo_t *cmd_load_topo_folded(const char *name, const char *const *sets, int nset
     if (!find_topo(name, path, sizeof path) && file_like) return topo_yaml_load(name, sets, nsets, e);   /* "cannot open" */
     if (!find_topo(name, path, sizeof path)) {
         nearest_machine(name, hint, sizeof hint);
-        char share[4096];
-        err_set(e, BATON_EIO, "no topology '%s': not a file, and no %s.yaml in ., topologies/, $BATON_PATH or %s%s",
-                name, name, share_dir(share, sizeof share), hint);
+        char share[4096], repo[4096];
+        err_set(e, BATON_EIO, "no topology '%s': not a file, and no %s.yaml in ., topologies/, $BATON_PATH, %s%s%s%s",
+                name, name, share_dir(share, sizeof share), repo_dir(repo, sizeof repo)[0] ? " or " : "", repo, hint);
         return NULL;
     }
     topo_t *t = fold > 0 ? topo_yaml_load_folded(path, sets, nsets, fold, e) : topo_yaml_load(path, sets, nsets, e);
