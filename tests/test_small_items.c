@@ -208,3 +208,30 @@ Test(smallitems, binary_finds_its_clones_machines) {
     cr_expect(strstr(out, "topology hgx-h100: 8 ranks") != NULL, "%s", out);
     free(out);
 }
+
+/* A range whose HI is not on its grid ends below it, as nccl-tests' -b -e
+ * -f do, and says so: 8B:1GiB:x16 ends at 128 MiB, and a note names 1 GiB,
+ * the grid, the last point and the next. On the grid, or a list: no note. */
+Test(smallitems, sizes_range_says_where_it_ends) {
+    uint64_t *s;
+    int n;
+    const char *why;
+    char note[256];
+    cr_assert_eq(select_parse_sizes("8B:1GiB:x16", &s, &n, &why), 0);
+    cr_expect_eq(s[n - 1], 128ull << 20, "the x16 grid from 8 B stops at 128 MiB");
+    cr_expect_eq(select_sizes_note("8B:1GiB:x16", s, n, note, sizeof note), 1);
+    cr_expect(strstr(note, "1 GiB is not on the x16 grid from 8 B: the sizes end at 128 MiB") &&
+              strstr(note, "2 GiB"), "%s", note);
+    free(s);
+    cr_assert_eq(select_parse_sizes("8B:1GiB:x8", &s, &n, &why), 0);
+    cr_expect_eq(s[n - 1], 1ull << 30);
+    cr_expect_eq(select_sizes_note("8B:1GiB:x8", s, n, note, sizeof note), 0, "%s", note);
+    free(s);
+    cr_assert_eq(select_parse_sizes("8B,1GiB", &s, &n, &why), 0);
+    cr_expect_eq(select_sizes_note("8B,1GiB", s, n, note, sizeof note), 0, "%s", note);
+    free(s);
+    th_says("select -t hgx-h100 -c allreduce --sizes 8B:1GiB:x16", 0,
+            "baton select: note: --sizes 8B:1GiB:x16: 1 GiB is not on the x16 grid", 1);
+    th_says("select -t hgx-h100 -c allreduce --sizes 8B:1GiB:x8", 0, "note:", 0);
+    th_says("predict -t hgx-h100 -c allreduce --sizes 1KiB:1MB", 0, "1 MB is not on the x2 grid from 1 KiB", 1);
+}

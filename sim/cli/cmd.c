@@ -15,6 +15,7 @@
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "../run.h"
+#include "../select.h"
 #include "cmd.h"
 #include "../lesson.h"
 
@@ -26,6 +27,11 @@ int cmd_usage(const char *cmd, const char *fmt, ...) {
     va_end(ap);
     fprintf(stderr, "\n(see: baton %s --help)\n", cmd);
     return EXIT_USAGE;
+}
+
+void cmd_sizes_note(const char *cmd, const char *spec, const uint64_t *sizes, int n) {
+    char note[256];
+    if (select_sizes_note(spec, sizes, n, note, sizeof note)) fprintf(stderr, "baton %s: note: --sizes %s: %s\n", cmd, spec, note);
 }
 
 #ifndef BATON_SHARE
