@@ -235,3 +235,23 @@ Test(smallitems, sizes_range_says_where_it_ends) {
     th_says("select -t hgx-h100 -c allreduce --sizes 8B:1GiB:x8", 0, "note:", 0);
     th_says("predict -t hgx-h100 -c allreduce --sizes 1KiB:1MB", 0, "1 MB is not on the x2 grid from 1 KiB", 1);
 }
+
+/* `gpus`' 4 us and a machine's 2.8 us are two costs: the table says which is
+ * which, and `gpus -t` gives each number of a machine's GPU with its source
+ * (the table's entry, or the file's own value) beside the machine's launch. */
+Test(smallitems, gpus_says_where_launch_comes_from) {
+    th_says("gpus", 0, "Not a machine's `launch:` (2.8 us unless the file sets it", 1);
+    th_says("gpus -t hgx-h100", 0, "kernel launch     4.00 us      (the GPU table's", 1);
+    th_says("gpus -t hgx-h100", 0, "machine launch      2.80 us      (baton's default", 1);
+    th_says("gpus -t hgx-h100 --set launch=5us", 0, "machine launch      5.00 us      (the machine file's or --set)", 1);
+    const char *f = "build/test-small-gpu.yaml";
+    char cmd[256], *out;
+    snprintf(cmd, sizeof cmd, "sed 's/^gpu: h100-sxm.*/gpu: {like: h100-sxm, launch: 3us}/' topologies/hgx-h100.yaml > %s", f);
+    cr_assert_eq(th_sh(cmd, &out), 0);
+    free(out);
+    snprintf(cmd, sizeof cmd, "gpus -t %s", f);
+    th_says(cmd, 0, "kernel launch     3.00 us      (the machine file's", 1);
+    th_says(cmd, 0, "bf16             989.4 TFLOPS  (the GPU table's)", 1);
+    th_says("gpus -t hgx-h100 --json", 2, "one at a time", 1);
+    remove(f);
+}

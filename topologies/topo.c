@@ -119,7 +119,7 @@ topo_t *topo_create(const char *name) {
     t->params.p2p = 1;
     t->dist_to = -1;
     t->params.bw_scale = t->params.lat_scale = 1;
-    t->params.launch = 2.8e-6;
+    t->params.launch = TOPO_LAUNCH_DEFAULT;
     t->params.arch = -1;
     t->params.lib.ll128 = -1;
     t->params.calib.mape_pct = t->params.calib.cv_mape_pct = -1;

@@ -130,6 +130,9 @@ typedef struct topo_sharp {
     int first;           /* reducer index of rail 0's first leaf */
 } topo_sharp_t;
 
+/* A machine's `launch` unless its file sets one (topo_params_t.launch). */
+#define TOPO_LAUNCH_DEFAULT 2.8e-6
+
 typedef struct topo_params {
     int ports;           /* transfers a rank may send (and receive) at once; 0 = unlimited */
     double reduce_bw;    /* bytes/s a rank reduces; 0 = reductions are free */
