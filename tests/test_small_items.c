@@ -255,3 +255,18 @@ Test(smallitems, gpus_says_where_launch_comes_from) {
     th_says("gpus -t hgx-h100 --json", 2, "one at a time", 1);
     remove(f);
 }
+
+/* A GPU name is looked up too (a machine's `gpu:`, step's --gpu): a near
+ * miss gets the table's name. */
+Test(smallitems, unknown_gpu_did_you_mean) {
+    th_says("step -t hgx-h100 --model llama3-8b --gpu h100-sx", 2, "did you mean 'h100-sxm'?", 1);
+    const char *f = "build/test-small-gpuname.yaml";
+    char cmd[256], *out;
+    snprintf(cmd, sizeof cmd, "sed 's/^gpu: h100-sxm.*/gpu: h100sxm/' topologies/hgx-h100.yaml > %s", f);
+    cr_assert_eq(th_sh(cmd, &out), 0);
+    free(out);
+    snprintf(cmd, sizeof cmd, "topo %s", f);
+    th_says(cmd, 1, "unknown GPU 'h100sxm'", 1);
+    th_says(cmd, 1, "did you mean 'h100-sxm'?", 1);
+    remove(f);
+}

@@ -572,7 +572,7 @@ static int read_gpu(ctx_t *c, yaml_node_t *root) {
         if ((rc = text(c, base, "gpu", s)) < 0) return rc;
         const gpu_spec_t *known = gpu_find(s);
         if (known == NULL) return fail(c, base, "unknown GPU '%s' (`baton gpus` lists them; or describe it: "
-                                       "gpu: {name: ..., bf16: ...TFLOPS, hbm_bw: ...TB/s, hbm: ...GB})", s, NULL);
+                                       "gpu: {name: ..., bf16: ...TFLOPS, hbm_bw: ...TB/s, hbm: ...GB})%s", s, gpu_hint(s));
         g = *known;
     }
     if (m->type == YAML_MAPPING_NODE) {

@@ -247,7 +247,7 @@ int cmd_step(int argc, char **argv) {
     a.q.gpu = a.gpu ? gpu_find(a.gpu) : topo_params_c(t)->has_gpu ? &topo_params_c(t)->gpu : NULL;
     if (a.q.gpu == NULL) {
         topo_free(t);
-        return a.gpu ? cmd_usage("step", "unknown GPU '%s' (`baton gpus` lists them)", a.gpu)
+        return a.gpu ? cmd_usage("step", "unknown GPU '%s' (`baton gpus` lists them)%s", a.gpu, gpu_hint(a.gpu))
                      : cmd_usage("step", "%s does not say its GPU (`gpu:` in the file); give --gpu", a.topo);
     }
     if (!a.q.tp) a.q.tp = topo_nranks(t) / ((a.q.dp ? a.q.dp : 1) * (a.q.pp ? a.q.pp : 1));
