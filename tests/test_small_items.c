@@ -270,3 +270,11 @@ Test(smallitems, unknown_gpu_did_you_mean) {
     th_says(cmd, 1, "did you mean 'h100-sxm'?", 1);
     remove(f);
 }
+
+/* --set of a parameter the file lacks: beyond spelling, the one parameter
+ * with the same first word (nvlink_bw: the file has nvlink_gbps). */
+Test(smallitems, set_unknown_parameter_same_stem) {
+    th_says("predict -t hgx-h100 -c allreduce -s 1GB --set nvlink_bw=3GB/s", 1,
+            "no parameter 'nvlink_bw'; did you mean 'nvlink_gbps'?", 1);
+    th_says("predict -t hgx-h100 -c allreduce -s 1GB --set fabric_bw=3GB/s", 1, "did you mean", 0);
+}
