@@ -13,6 +13,8 @@
 
 #include <string.h>
 
+#include "../util/suggest.h"
+
 #define T 1e12
 #define GB 1e9
 #define US 1e-6
@@ -52,6 +54,13 @@ const gpu_spec_t *gpu_find(const char *name) {
     for (int i = 0; i < NGPU; i++)
         if (strcmp(table[i].name, name) == 0) return &table[i];
     return NULL;
+}
+
+const char *gpu_hint(const char *name) {
+    const char *cands[NGPU + 1];
+    for (int i = 0; i < NGPU; i++) cands[i] = table[i].name;
+    cands[NGPU] = NULL;
+    return suggest_hint(name, cands);
 }
 
 /* Product names to families, the longer name first where one holds another

@@ -25,6 +25,9 @@ typedef struct gpu_spec {
 
 /* The built-in GPU of this name ("h100-sxm"), or NULL. */
 const gpu_spec_t *gpu_find(const char *name);
+/* "; did you mean 'h100-sxm'?" for a GPU name the table lacks, or ""
+ * (suggest_hint's static buffer). */
+const char *gpu_hint(const char *name);
 /* The i-th built-in GPU, NULL past the end. */
 const gpu_spec_t *gpu_at(int i);
 /* "bf16", "fp16" (as bf16), "fp8"; -1 if unknown. */

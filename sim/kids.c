@@ -49,10 +49,13 @@ char *kids_premise(const topo_t *t) {
     if (f == NULL) return NULL;
     fprintf(f, "%d kids each counted four colours of candy, and every kid needs the totals.\n"
                "One rule: one number to one person at a time, one second per number.\n", p);
-    if (p <= KIDS_DIGITS)
+    if (p == 2)
         fprintf(f, "Each kid owns a digit place, so a running total tells its own history\n"
-                   "(11: %s and %s have added; %s: everyone has).\n", topo_rank_name(t, 0), topo_rank_name(t, 1),
-                p == 2 ? "11" : p == 3 ? "111" : p == 4 ? "1111" : "all ones");
+                   "(11: %s and %s have added, and that is everyone).\n", topo_rank_name(t, 0), topo_rank_name(t, 1));
+    else if (p <= KIDS_DIGITS)
+        fprintf(f, "Each kid owns a digit place, so a running total tells its own history\n"
+                   "(11: %s and %s have added; %.*s: everyone has).\n", topo_rank_name(t, 0), topo_rank_name(t, 1),
+                p, "111111111");
     else
         fprintf(f, "(With more than %d kids a digit place each no longer fits: every kid counted\n"
                    "1 2 3 4, so the totals are %d %d %d %d.)\n", KIDS_DIGITS, p, 2 * p, 3 * p, 4 * p);
@@ -154,11 +157,18 @@ static void baton_table(FILE *f, const kids_run_t *k, const topo_t *t) {
     fprintf(f, "\n");
 }
 
+/* A hand-off of some of the colours names them ("adds GREEN"); one of all
+ * four does not. A hand-off of an empty share (the ring with more kids than
+ * numbers) carries nothing and is left out: shares() says why. */
 static void handoff_log(FILE *f, const kids_run_t *k, const topo_t *t) {
     for (int i = 0; i < k->nmsgs; i++) {
         const kids_msg_t *m = &k->msgs[i];
-        fprintf(f, "  t=%3g s  %-5s -> %-5s %s, %s now holds ", m->t, topo_rank_name(t, m->src),
-                topo_rank_name(t, m->dst), m->reduce ? "adds" : "copies", topo_rank_name(t, m->dst));
+        if (m->nvalues == 0) continue;
+        fprintf(f, "  t=%3g s  %-5s -> %-5s %s", m->t, topo_rank_name(t, m->src), topo_rank_name(t, m->dst),
+                m->reduce ? "adds" : "copies");
+        for (int j = 0; m->nvalues < KIDS_COLOURS && j < m->nvalues && m->colour + j < KIDS_COLOURS; j++)
+            fprintf(f, "%s%s", j ? "+" : " ", colours[m->colour + j]);
+        fprintf(f, ", %s now holds ", topo_rank_name(t, m->dst));
         values(f, m->value, m->nvalues);
         fprintf(f, "\n");
     }
@@ -183,12 +193,40 @@ static void loads(FILE *f, const kids_run_t *k, const topo_t *t) {
     }
 }
 
+/* The ring cuts the four numbers into one share per kid (sched_chunk's
+ * layout); when they do not split evenly, say how, and that the loads
+ * differ because of it, not by a fault of the method. */
+static void shares(FILE *f, const kids_run_t *k) {
+    if (strcmp(k->method, "ring") != 0 || KIDS_COLOURS % k->p == 0) return;
+    fprintf(f, "  %d numbers do not split evenly among %d kids; the ring's shares, one per kid:", KIDS_COLOURS, k->p);
+    int empty = 0;
+    for (int i = 0; i < k->p; i++) {
+        uint64_t off, len;
+        sched_chunk(KIDS_COLOURS, (uint32_t)k->p, (uint32_t)i, &off, &len);
+        fprintf(f, "%s", i ? " |" : "");
+        for (uint64_t j = 0; j < len; j++) fprintf(f, "%s%s", j ? "+" : " ", colours[off + j]);
+        if (len == 0) { fprintf(f, " none"); empty = 1; }
+    }
+    uint64_t lo[2] = {k->said[0], k->heard[0]}, hi[2] = {k->said[0], k->heard[0]};
+    for (int r = 1; r < k->p; r++)
+        for (int j = 0; j < 2; j++) {
+            uint64_t v = j ? k->heard[r] : k->said[r];
+            if (v < lo[j]) lo[j] = v;
+            if (v > hi[j]) hi[j] = v;
+        }
+    fprintf(f, ".\n  %s, so the loads differ: each kid says %llu to %llu and hears %llu to %llu numbers.\n",
+            empty ? "Passing an empty share carries nothing (those hand-offs are not listed)"
+                  : "The shares differ in size", (unsigned long long)lo[0], (unsigned long long)hi[0],
+            (unsigned long long)lo[1], (unsigned long long)hi[1]);
+}
+
 char *kids_format(const kids_run_t *k, const topo_t *t) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (f == NULL) return NULL;
     fprintf(f, "Method %s: %g s\n", k->method, k->time_s);
+    shares(f, k);
     if (strcmp(k->method, "ring") == 0 && k->p == KIDS_COLOURS) baton_table(f, k, t);
     else if (k->p <= KIDS_DIGITS) handoff_log(f, k, t);
     else fprintf(f, "  %d hand-offs (too many to list)\n", k->nmsgs);

@@ -11,11 +11,14 @@
 
 #include "../topologies/units.h"
 
-/* Sixteen colours far enough apart to tell 14 curves from each other, and
- * point types to tell them apart in grey. */
+/* Twenty colours far enough apart to tell the curves of one collective from
+ * each other (all-reduce has 19 algorithms on a cluster), so no two share
+ * one; past twenty the dash pattern differs too, and point types tell them
+ * apart in grey. */
 static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-                                      "#17becf", "#7f7f7f", "#bcbd22", "#000000", "#aec7e8", "#98df8a", "#ff9896",
-                                      "#c5b0d5", "#c49c94"};
+                                      "#17becf", "#7f7f7f", "#bcbd22", "#000000", "#000075", "#800000", "#808000",
+                                      "#469990", "#f032e6", "#8db600", "#604e97", "#f99379", "#b8860b"};
+#define NCOLOURS (int)(sizeof colours / sizeof colours[0])
 
 /* Algorithm a's points over rows first..last into its own file; how many. */
 static int data_file(const char *path, const select_table_t *tab, int first, int last, const algo_t *a) {
@@ -50,6 +53,22 @@ static void size_tics(FILE *gp, const select_table_t *tab, int first, int last) 
     fprintf(gp, ")\n");
 }
 
+/* A crossover: a dashed line where row b's winner takes over from row a's,
+ * labelled by the pair it separates ("ring/LL -> ring/Simple": the
+ * algorithm, the protocol or both change) and drawn in the new winner's
+ * curve colour. */
+static void crossover(FILE *gp, const select_row_t *a, const select_row_t *b, const select_row_t *r0,
+                      const int *shown, int nshown) {
+    const select_cell_t *was = &a->cells[a->winner], *now = &b->cells[b->winner];
+    const char *colour = "gray40";
+    for (int i = 0; i < nshown; i++)
+        if (r0->cells[shown[i]].algo == now->algo) colour = colours[i % NCOLOURS];
+    fprintf(gp, "set arrow from %llu, graph 0 to %llu, graph 1 nohead dt 2 lw 1.2 lc rgb '%s'\n"
+                "set label '%s/%s -> %s/%s' at %llu, graph 0.97 rotate by 90 right font ',8' tc rgb '%s' boxed front\n",
+            (unsigned long long)b->bytes, (unsigned long long)b->bytes, colour, was->algo->name, proto_name(was->proto),
+            now->algo->name, proto_name(now->proto), (unsigned long long)b->bytes, colour);
+}
+
 /* One collective: a data file per algorithm that ran (those that did not
  * apply get no file and no legend entry), and two panels. */
 static void panels(FILE *gp, const char *dir, const select_table_t *tab, int first, int last, int n) {
@@ -63,18 +82,15 @@ static void panels(FILE *gp, const char *dir, const select_table_t *tab, int fir
     fprintf(gp, "unset arrow; unset label\n");
     size_tics(gp, tab, first, last);
     for (int i = first + 1; i <= last; i++)
-        if (select_is_crossover(tab, i))
-            fprintf(gp, "set arrow from %llu, graph 0 to %llu, graph 1 nohead dt 2 lc rgb 'gray40'\n"
-                        "set label '%s' at %llu, graph 0.97 rotate by 90 right font ',8'\n",
-                    (unsigned long long)tab->rows[i].bytes, (unsigned long long)tab->rows[i].bytes,
-                    tab->rows[i].cells[tab->rows[i].winner].algo->name, (unsigned long long)tab->rows[i].bytes);
+        if (select_is_crossover(tab, i)) crossover(gp, &tab->rows[i - 1], &tab->rows[i], r0, shown, nshown);
     for (int panel = 0; panel < 2; panel++) {
         fprintf(gp, "set title '%s on %s (%d ranks): %s'\nset ylabel '%s'\nplot ", coll_name(r0->coll), tab->topo,
                 tab->ranks, panel ? "bus bandwidth" : "time", panel ? "busbw (GB/s)" : "time (us)");
         for (int i = 0; i < nshown; i++) {
             int k = shown[i];
-            fprintf(gp, "%s'%s' using 1:%d with linespoints lw 1.5 pt %d ps 0.6 lc rgb '%s' title '%s'", i ? ", " : "",
-                    path[k], panel ? 3 : 2, 1 + i % 13, colours[i % 16], r0->cells[k].algo->name);
+            fprintf(gp, "%s'%s' using 1:%d with linespoints lw 1.5 dt %d pt %d ps 0.6 lc rgb '%s' title '%s'",
+                    i ? ", " : "", path[k], panel ? 3 : 2, 1 + i / NCOLOURS, 1 + i % 13, colours[i % NCOLOURS],
+                    r0->cells[k].algo->name);
         }
         fprintf(gp, "\n");
     }
@@ -89,7 +105,7 @@ int plot_write_files(const char *dir, const select_table_t *tab) {
     if (gp == NULL) return -1;
     fprintf(gp, "set terminal pngcairo size 1400,%d noenhanced\nset output '%s/out.png'\n", 480 * ncoll, dir);
     fprintf(gp, "set logscale xy\nset format y '%%g'\nset xlabel 'size (bytes)'\nset grid\n"
-                "set key left top font ',8'\nset multiplot layout %d,2\n", ncoll);
+                "set key left top font ',8'\nset style textbox opaque noborder\nset multiplot layout %d,2\n", ncoll);
     for (int i = 0, n = 0; i < tab->nrows; n++) {
         int j = i;
         while (j + 1 < tab->nrows && tab->rows[j + 1].coll == tab->rows[i].coll) j++;

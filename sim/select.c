@@ -1,6 +1,7 @@
 /* select.c - selection tables: one run per (collective, size, algorithm). */
 #include "select.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,26 @@ int select_parse_sizes(const char *spec, uint64_t **sizes, int *n, const char **
     if (*n == 0) { *why = "no sizes"; free(v); return -1; }
     *sizes = v;
     return 0;
+}
+
+int select_sizes_note(const char *spec, const uint64_t *sizes, int n, char *buf, size_t len) {
+    char hi_s[64], lo_b[32], hi_b[32], last_b[32], next_b[32];
+    const char *colon = strchr(spec, ':'), *why;
+    buf[0] = '\0';
+    if (colon == NULL || n < 1) return 0;
+    size_t k = strcspn(colon + 1, ":");
+    const char *f_s = colon[1 + k] == ':' ? colon + 2 + k : "x2";
+    uint64_t hi, f = strtoull(f_s + 1, NULL, 10), last = sizes[n - 1];
+    snprintf(hi_s, sizeof hi_s, "%.*s", (int)k, colon + 1);
+    if (units_size(hi_s, &hi, &why) < 0 || last == hi || f < 2) return 0;
+    units_fmt_size(sizes[0], lo_b, sizeof lo_b);
+    units_fmt_size(hi, hi_b, sizeof hi_b);
+    units_fmt_size(last, last_b, sizeof last_b);
+    if (last > UINT64_MAX / f) snprintf(next_b, sizeof next_b, "past 2^64 B");
+    else units_fmt_size(last * f, next_b, sizeof next_b);
+    snprintf(buf, len, "%s is not on the x%llu grid from %s: the sizes end at %s (the next point would be %s; "
+             "list the sizes, or pick HI on the grid, to run it)", hi_b, (unsigned long long)f, lo_b, last_b, next_b);
+    return 1;
 }
 
 static int wanted(const select_req_t *q, const algo_t *a) {

@@ -57,8 +57,15 @@ typedef struct select_table {
 int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_t *e);
 void select_free(select_table_t *tab);
 
-/* Parse "8B:16GiB[:x2]" or "1KiB,1MiB,..." into a malloc'd array. */
+/* Parse "8B:16GiB[:x2]" or "1KiB,1MiB,..." into a malloc'd array. A range
+ * is LO, LO*F, LO*F^2, ... while at most HI, as nccl-tests' -b -e -f: HI
+ * itself only when it is on that grid (docs/decisions/sizes-range.md). */
 int select_parse_sizes(const char *spec, uint64_t **sizes, int *n, const char **why);
+
+/* For a range whose HI is not on its grid ("8B:1GiB:x16" ends at 128 MiB):
+ * a note saying so into buf, and 1; else 0 and buf "". sizes, n: what
+ * select_parse_sizes made of spec. */
+int select_sizes_note(const char *spec, const uint64_t *sizes, int n, char *buf, size_t len);
 
 /* Is row i's winner (algorithm or protocol) different from row i-1's, for
  * the same collective? */

@@ -106,7 +106,10 @@ static int add_places(tape_t *tp, const engine_msg_t *m, tape_move_t *mv) {
 
 static void on_msg(void *ctx, const engine_msg_t *m) {
     tape_t *tp = ctx;
-    if (tp->err) return;
+    /* An empty share (more ranks than places: 4 numbers in a 5-kid ring)
+     * moves nothing; shown, it would be an arrow and a step that change no
+     * number. */
+    if (tp->err || m->bytes == 0) return;
     if (tp->nmoves == TAPE_MAX_MOVES) { tp->err = BATON_EUNSUP; return; }
     if ((tp->nmoves == 0 && begin(tp, m) < 0) || step_for(tp, m) < 0) return;
     if (tp->nmoves == tp->cap) {

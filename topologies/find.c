@@ -40,6 +40,24 @@ const char *topo_find_share(char *buf, size_t n) {
     return buf;
 }
 
+/* The machines of the clone the binary was built in, <exe dir>/../topologies
+ * (build/baton, run from any directory, finds the repository's), as a last
+ * resort; "" when there is no such directory. */
+const char *topo_find_repo(char *buf, size_t n) {
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = len > 0 ? (exe[len] = '\0', strrchr(exe, '/')) : NULL;
+    buf[0] = '\0';
+    if (slash) {
+        snprintf(buf, n, "%.*s/../topologies", (int)(slash - exe), exe);
+        char *real = realpath(buf, NULL);
+        if (real && access(real, R_OK) == 0) snprintf(buf, n, "%s", real);
+        else buf[0] = '\0';
+        free(real);
+    }
+    return buf;
+}
+
 /* Does dir/name or dir/name.yaml exist? Then path holds it (len 0: the name as given). */
 static int try_dir(const char *dir, size_t len, const char *name, char *path, size_t n) {
     static const char *const ext[] = {"", ".yaml"};
@@ -58,8 +76,9 @@ int topo_find_shipped(const char *name, char *path, size_t n) {
         if (len && try_dir(p, len, name, path, n)) return 1;
         p += len + (p[len] == ':');
     }
-    char share[4096];
-    return try_dir(share, strlen(topo_find_share(share, sizeof share)), name, path, n);
+    char share[4096], repo[4096];
+    if (try_dir(share, strlen(topo_find_share(share, sizeof share)), name, path, n)) return 1;
+    return topo_find_repo(repo, sizeof repo)[0] && try_dir(repo, strlen(repo), name, path, n);
 }
 
 int topo_find(const char *name, char *path, size_t n) {

@@ -8,7 +8,8 @@
 
 /* NAME (or NAME.yaml) as given, then in topologies/ under the current
  * directory, in each directory of $BATON_PATH (colon-separated), then in the
- * installed share directory (topo_find_share); a path with a '/' is only
+ * installed share directory (topo_find_share), last the clone's topologies/
+ * beside the binary (build/../topologies); a path with a '/' is only
  * tried as given. 1 and path, or 0. */
 int topo_find(const char *name, char *path, size_t n);
 
@@ -20,6 +21,10 @@ int topo_find_shipped(const char *name, char *path, size_t n);
 /* The installed machines: PREFIX/share/baton/topologies beside the binary's
  * PREFIX/bin, else BATON_SHARE's (default /usr/local/share/baton). */
 const char *topo_find_share(char *buf, size_t n);
+
+/* The clone's machines beside the binary, <exe dir>/../topologies resolved,
+ * or "" where there is no such directory. */
+const char *topo_find_repo(char *buf, size_t n);
 
 /* How a file kept anywhere refers to the machine at path (a calibrated
  * machine's `extends:`): its name where it is the shipped machine of that

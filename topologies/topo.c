@@ -4,6 +4,7 @@
 #include "topo_internal.h"
 
 #include "../util/hash.h"
+#include "../util/suggest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +119,7 @@ topo_t *topo_create(const char *name) {
     t->params.p2p = 1;
     t->dist_to = -1;
     t->params.bw_scale = t->params.lat_scale = 1;
-    t->params.launch = 2.8e-6;
+    t->params.launch = TOPO_LAUNCH_DEFAULT;
     t->params.arch = -1;
     t->params.lib.ll128 = -1;
     t->params.calib.mape_pct = t->params.calib.cv_mape_pct = -1;
@@ -235,6 +236,17 @@ static int name_reserve(topo_t *t) {
 
 int topo_find_node(const topo_t *t, const char *name) {
     return t->name_cap ? t->name_slot[name_probe(t, name, name_hash(name))].node - 1 : -1;
+}
+
+const char *topo_node_hint(const topo_t *t, const char *name) {
+    int n = t->nnodes < TOPO_HINT_NODES ? t->nnodes : TOPO_HINT_NODES;
+    const char **cands = malloc(((size_t)n + 1) * sizeof *cands);
+    if (cands == NULL) return "";
+    for (int i = 0; i < n; i++) cands[i] = t->nodes[i].name;
+    cands[n] = NULL;
+    const char *hint = suggest_hint(name, cands);
+    free(cands);
+    return hint;
 }
 
 int topo_grow(void **p, int *cap, int need, size_t elem) {

@@ -130,6 +130,9 @@ typedef struct topo_sharp {
     int first;           /* reducer index of rail 0's first leaf */
 } topo_sharp_t;
 
+/* A machine's `launch` unless its file sets one (topo_params_t.launch). */
+#define TOPO_LAUNCH_DEFAULT 2.8e-6
+
 typedef struct topo_params {
     int ports;           /* transfers a rank may send (and receive) at once; 0 = unlimited */
     double reduce_bw;    /* bytes/s a rank reduces; 0 = reductions are free */
@@ -323,6 +326,11 @@ int topo_link_class_valid(const char *s);
 double topo_class_efficiency(const topo_t *t, const char *cls);
 int topo_set_class_efficiency(topo_t *t, const char *cls, double eff, baton_err_t *e);
 int topo_find_node(const topo_t *t, const char *name);
+/* "; did you mean 'gpu1'?" for a name no node has: the closest of the first
+ * TOPO_HINT_NODES nodes' names (an error path; a bound keeps it quick on a
+ * million-node cluster), or "". A static buffer, like suggest_hint. */
+#define TOPO_HINT_NODES 65536
+const char *topo_node_hint(const topo_t *t, const char *name);
 
 /* The node of `kind` fewest hops from `node` through transit nodes (ties:
  * the lowest index), -1 if none: a GPU's NIC. O(nodes reached). */

@@ -224,7 +224,10 @@ static int resolve(ctx_t *c, yaml_node_t *v, const char *key, int **ids, int *n)
             prefixed(c, names[j], full, sizeof full);
             int id = last + 1 < topo_nnodes(c->t) && strcmp(topo_node(c->t, last + 1)->name, full) == 0
                          ? last + 1 : topo_find_node(c->t, full);
-            if (id < 0) { rc = fail(c, it, "unknown node '%s' (declare it under nodes:)", full, NULL); break; }
+            if (id < 0) {
+                rc = fail(c, it, "unknown node '%s' (declare it under nodes:)%s", full, topo_node_hint(c->t, full));
+                break;
+            }
             last = id;
             if (count == cap) {
                 cap = cap ? cap * 2 : 64;
@@ -451,14 +454,23 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
 }
 
 /* "; did you mean 'nvlink_gbps'?" among the file's parameters and the
- * engine's keys, or "". */
+ * engine's keys, or "". Past spelling, the one candidate that shares the
+ * word before the first '_' (nvlink_bw: nvlink_gbps), when only one does. */
 static const char *param_hint(const expand_params_t *ps, const char *name) {
-    const char *cands[256];
-    int n = 0;
+    const char *cands[256], *same = NULL;
+    static char buf[128];
+    int n = 0, nsame = 0;
+    size_t stem = strcspn(name, "_");
     for (int i = 0; i < ps->n && n < 200; i++) cands[n++] = ps->v[i].name;
     for (int i = 0; knobs_name(i) && n < 255; i++) cands[n++] = knobs_name(i);
     cands[n] = NULL;
-    return suggest_hint(name, cands);
+    const char *hint = suggest_hint(name, cands);
+    if (hint[0] || stem < 3 || name[stem] != '_') return hint;
+    for (int i = 0; i < n; i++)
+        if (strncmp(cands[i], name, stem + 1) == 0) { same = cands[i]; nsame++; }
+    if (nsame != 1) return "";
+    snprintf(buf, sizeof buf, "; did you mean '%.80s'?", same);
+    return buf;
 }
 
 /* Defaults from `params:`, then the command line's --set name=value. */
@@ -570,7 +582,7 @@ static int read_gpu(ctx_t *c, yaml_node_t *root) {
         if ((rc = text(c, base, "gpu", s)) < 0) return rc;
         const gpu_spec_t *known = gpu_find(s);
         if (known == NULL) return fail(c, base, "unknown GPU '%s' (`baton gpus` lists them; or describe it: "
-                                       "gpu: {name: ..., bf16: ...TFLOPS, hbm_bw: ...TB/s, hbm: ...GB})", s, NULL);
+                                       "gpu: {name: ..., bf16: ...TFLOPS, hbm_bw: ...TB/s, hbm: ...GB})%s", s, gpu_hint(s));
         g = *known;
     }
     if (m->type == YAML_MAPPING_NODE) {

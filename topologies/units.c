@@ -68,8 +68,16 @@ static int lookup(const unit_t *t, const char *word, double *scale) {
 #define UNITS_MAX_BW 1e18
 #define UNITS_MAX_TIME 1e9
 
+/* An unknown unit's message names the units the table has, so the user
+ * need not guess again (the tables above, by family). */
+#define UNITS_BW_LIST "unknown bandwidth unit (units: B/s KB/s MB/s GB/s TB/s, KiB/s MiB/s GiB/s TiB/s; " \
+    "bits: b/s Kb/s Mb/s Gb/s Tb/s, bps Mbps Gbps)"
+#define UNITS_TIME_LIST "unknown time unit (units: s ms us ns; \xc2\xb5s for us)"
+#define UNITS_SIZE_LIST "unknown size unit (units: B KB MB GB TB PB EB = 10^3 steps, " \
+    "KiB MiB GiB TiB PiB EiB = 2^10 steps, K M G = KiB MiB GiB; none: bytes)"
+
 static int parse(const unit_t *table, const char *s, double *out,
-                 const char **why, const char *what) {
+                 const char **why, const char *what, const char *units) {
     double v, scale;
     char word[32];
     int rc = scan(s, &v, word, sizeof word);
@@ -80,13 +88,13 @@ static int parse(const unit_t *table, const char *s, double *out,
         *why = what;
         return -1;
     }
-    if (lookup(table, word, &scale) < 0) { *why = "unknown unit"; return -1; }
+    if (lookup(table, word, &scale) < 0) { *why = units; return -1; }
     *out = v * scale;
     return 0;
 }
 
 int units_bandwidth(const char *s, double *out, const char **why) {
-    if (parse(bw_units, s, out, why, "missing unit (write e.g. 450GB/s or 400Gb/s)") < 0) return -1;
+    if (parse(bw_units, s, out, why, "missing unit (write e.g. 450GB/s or 400Gb/s)", UNITS_BW_LIST) < 0) return -1;
     if (*out != 0 && !(*out >= UNITS_MIN_BW && *out <= UNITS_MAX_BW)) {
         *why = "bandwidth out of range (0, or 0.001 B/s to 1000000 TB/s)";
         return -1;
@@ -95,7 +103,7 @@ int units_bandwidth(const char *s, double *out, const char **why) {
 }
 
 int units_time(const char *s, double *out, const char **why) {
-    if (parse(time_units, s, out, why, "missing unit (write e.g. 0.6us, 5ns or 1s)") < 0) return -1;
+    if (parse(time_units, s, out, why, "missing unit (write e.g. 0.6us, 5ns or 1s)", UNITS_TIME_LIST) < 0) return -1;
     if (!(*out <= UNITS_MAX_TIME)) { *why = "time out of range (at most 1e9 s)"; return -1; }
     return 0;
 }
@@ -106,7 +114,7 @@ int units_size(const char *s, uint64_t *out, const char **why) {
     int rc = scan(s, &v, word, sizeof word);
     if (rc == -2) { *why = "negative sizes are not allowed"; return -1; }
     if (rc < 0) { *why = "not a size (write e.g. 4, 1KiB, 1GiB, 1GB)"; return -1; }
-    if (lookup(size_units, word, &scale) < 0) { *why = "unknown size unit"; return -1; }
+    if (lookup(size_units, word, &scale) < 0) { *why = UNITS_SIZE_LIST; return -1; }
     double bytes = v * scale;
     if (bytes >= 18446744073709551616.0) { *why = "size does not fit in 64 bits"; return -1; }
     if (bytes != floor(bytes)) { *why = "size is not a whole number of bytes"; return -1; }

@@ -17,6 +17,7 @@
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "../run.h"
+#include "../select.h"
 #include "cmd.h"
 #include "../lesson.h"
 
@@ -28,6 +29,11 @@ int cmd_usage(const char *cmd, const char *fmt, ...) {
     va_end(ap);
     fprintf(stderr, "\n(see: baton %s --help)\n", cmd);
     return EXIT_USAGE;
+}
+
+void cmd_sizes_note(const char *cmd, const char *spec, const uint64_t *sizes, int n) {
+    char note[256];
+    if (select_sizes_note(spec, sizes, n, note, sizeof note)) fprintf(stderr, "baton %s: note: --sizes %s: %s\n", cmd, spec, note);
 }
 
 /* The installed machines (topologies/find.c). */
@@ -74,9 +80,9 @@ static void nearest_machine(const char *name, char *hint, size_t n) {
     static char names[64][64];
     const char *cands[65];
     int k = 0;
-    char share[4096];
-    const char *dirs[] = {"topologies", share_dir(share, sizeof share)};
-    for (int d = 0; d < 2; d++) {
+    char share[4096], repo[4096];
+    const char *dirs[] = {"topologies", share_dir(share, sizeof share), topo_find_repo(repo, sizeof repo)};
+    for (int d = 0; d < 3; d++) {
         DIR *dir = opendir(dirs[d]);
         for (struct dirent *de; dir && k < 64 && (de = readdir(dir)) != NULL;) {
             size_t len = strlen(de->d_name);
@@ -133,9 +139,9 @@ topo_t *cmd_load_topo_folded(const char *name, const char *const *sets, int nset
     if (!find_topo(name, path, sizeof path) && file_like) return topo_yaml_load(name, sets, nsets, e);   /* "cannot open" */
     if (!find_topo(name, path, sizeof path)) {
         nearest_machine(name, hint, sizeof hint);
-        char share[4096];
-        err_set(e, BATON_EIO, "no topology '%s': not a file, and no %s.yaml in ., topologies/, $BATON_PATH or %s%s",
-                name, name, share_dir(share, sizeof share), hint);
+        char share[4096], repo[4096];
+        err_set(e, BATON_EIO, "no topology '%s': not a file, and no %s.yaml in ., topologies/, $BATON_PATH, %s%s%s%s",
+                name, name, share_dir(share, sizeof share), topo_find_repo(repo, sizeof repo)[0] ? " or " : "", repo, hint);
         return NULL;
     }
     topo_t *t = fold > 0 ? topo_yaml_load_folded(path, sets, nsets, fold, e) : topo_yaml_load(path, sets, nsets, e);

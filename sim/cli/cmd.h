@@ -4,6 +4,7 @@
 #define BATON_CMD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../../util/err.h"
 
@@ -22,6 +23,10 @@ int cmd_gpus(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_validate(int argc, char **argv, int calibrate);
 
+/* --sizes SPEC: where a range's HI is not on its grid, a note on stderr
+ * ("baton CMD: note: --sizes SPEC: ..."; select_sizes_note). */
+void cmd_sizes_note(const char *cmd, const char *spec, const uint64_t *sizes, int n);
+
 /* --set name=value overrides, collected from the command line. */
 typedef struct cmd_sets {
     const char *v[64];
@@ -30,7 +35,8 @@ typedef struct cmd_sets {
 
 /* -t NAME: the file NAME if it exists, else NAME or NAME.yaml in the current
  * directory, in topologies/ under it, in each directory of $BATON_PATH
- * (colon-separated), then in the installed share directory; the loaded
+ * (colon-separated), in the installed share directory, then in the clone's
+ * topologies/ beside the binary (<exe dir>/../topologies); the loaded
  * machine, or NULL with an error naming where it looked (and the nearest
  * name found there). */
 struct topo;

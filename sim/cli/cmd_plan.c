@@ -232,6 +232,7 @@ int cmd_plan(int argc, char **argv) {
     uint64_t *sizes;
     int nsizes;
     if (select_parse_sizes(sizes_s, &sizes, &nsizes, &why) < 0) return cmd_usage("plan", "--sizes %s: %s", sizes_s, why);
+    cmd_sizes_note("plan", sizes_s, sizes, nsizes);
     baton_err_t e = {0};
     int rc = plan(file, &sets, (coll_t)coll, sizes, nsizes, sim, fold, json, &e);
     free(sizes);

@@ -24,7 +24,10 @@ static const char help[] =
     "  -t, --topo FILE        topology\n"
     "  -c, --coll LIST        allreduce,reducescatter,allgather,broadcast,reduce,alltoall\n"
     "      --sizes SPEC       LO:HI[:xF] (geometric, default x2) or a list 1KiB,1MiB\n"
-    "                         (default 8B:1GiB); nccl-tests sizes (the whole buffer)\n"
+    "                         (default 8B:1GiB); nccl-tests sizes (the whole buffer).\n"
+    "                         A range is LO, LO*F, ... up to HI, as nccl-tests -b -e -f:\n"
+    "                         HI only if it is on that grid; if not (8B:1GiB:x16 ends\n"
+    "                         at 128 MiB) a note on stderr says where it ends\n"
     "      --algos LIST       only these algorithms\n"
     "      --proto P          auto (default: each algorithm with its fastest\n"
     "                         protocol), LL, LL128, Simple, or none\n"
@@ -180,6 +183,7 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     if (algos) { q->algos = aw; q->nalgos = words(algos, aw, 64); }
     uint64_t *sizes;
     if (select_parse_sizes(a->sizes, &sizes, &q->nsizes, &why) < 0) return cmd_usage("select", "--sizes %s: %s", a->sizes, why);
+    cmd_sizes_note("select", a->sizes, sizes, q->nsizes);
     q->sizes = sizes;
     topo_t *t = cmd_load_topo_folded(a->topo, a->sets.v, a->sets.n, a->fold, &e);
     if (t) fitted_note(t);

@@ -23,7 +23,8 @@ static const char help_common[] =
     "%s\n"
     "\n"
     "  -t, --topo TOPO     a machine: a YAML file or a shipped name (hgx-h100)\n"
-    "  -c, --coll NAME     allreduce, reducescatter, allgather, broadcast, reduce\n"
+    "  -c, --coll NAME     allreduce, reducescatter, allgather, broadcast, reduce,\n"
+    "                      alltoall\n"
     "  -a, --algo NAME     an algorithm (baton algos -c COLL lists them), auto (the\n"
     "                      default: the lowest closed-form time on this topology)\n"
     "                      or nccl (NCCL's choice among ring, its trees, nvls,\n"
@@ -501,6 +502,7 @@ static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args
     const char *why;
     baton_err_t e = {0};
     if (select_parse_sizes(a->sizes, &sizes, &n, &why) < 0) return cmd_usage(cmd, "--sizes %s: %s", a->sizes, why);
+    cmd_sizes_note(cmd, a->sizes, sizes, n);
     sweep_row_t *rows = calloc((size_t)n + 1, sizeof *rows);
     int rc = rows ? sweep_run(*t, q, sizes, n, rows, &e) : err_set(&e, BATON_ENOMEM, "out of memory");
     int whole = cmd_unfold(rc, t, a->topo, a->sets.v, a->sets.n, &e);     /* a size needs every rank */

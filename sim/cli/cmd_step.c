@@ -303,7 +303,7 @@ int cmd_step(int argc, char **argv) {
     a.q.gpu = a.gpu ? gpu_find(a.gpu) : topo_params_c(t)->has_gpu ? &topo_params_c(t)->gpu : NULL;
     if (a.q.gpu == NULL) {
         topo_free(t);
-        return a.gpu ? cmd_usage("step", "unknown GPU '%s' (`baton gpus` lists them)", a.gpu)
+        return a.gpu ? cmd_usage("step", "unknown GPU '%s' (`baton gpus` lists them)%s", a.gpu, gpu_hint(a.gpu))
                      : cmd_usage("step", "%s does not say its GPU (`gpu:` in the file); give --gpu", a.topo);
     }
     cmd_rule_t rule = {.algo = &a.algo, .algo_given = a.algo_given, .proto = &a.q.proto, .proto_given = a.proto_given,
@@ -327,17 +327,70 @@ int cmd_step(int argc, char **argv) {
 }
 
 /* `baton gpus`: the built-in GPUs and models. */
-int cmd_gpus(int argc, char **argv) {
-    int json = argc == 2 && !strcmp(argv[1], "--json");
-    if (argc > 2) return cmd_usage("gpus", "unexpected argument '%s'", argv[2]);
-    if (argc > 1 && !json && strcmp(argv[1], "--help") && strcmp(argv[1], "-h"))
-        return cmd_usage("gpus", "unexpected argument '%s'", argv[1]);
-    if (argc > 1 && !json) {
-        printf("usage: baton gpus [--json]\n\nThe GPUs a machine file may name (`gpu: NAME`) and the models `baton step` knows.\n"
-               "      --json   one JSON object: gpus (FLOP/s, HBM bytes/s and bytes, launch seconds)\n"
-               "               and models (shapes, parameters, source)\n");
-        return EXIT_OK;
+static const char gpus_help[] =
+    "usage: baton gpus [--json] [-t MACHINE [--set K=V ...]]\n\n"
+    "The GPUs a machine file may name (`gpu: NAME`) and the models `baton step` knows.\n"
+    "      --json      one JSON object: gpus (FLOP/s, HBM bytes/s and bytes, launch seconds)\n"
+    "                  and models (shapes, parameters, source)\n"
+    "  -t, --topo M    the GPU of machine M instead: each number and where it comes from\n"
+    "                  (the GPU table's or the machine file's own), and the machine's\n"
+    "                  `launch`, a different cost from the GPU's kernel launch\n";
+
+/* Two launch costs with one word: say which is which under the table. */
+static const char gpus_launch_note[] =
+    "\nlaunch us: the host's cost per kernel launched from a stream, one after another (graph us:\n"
+    "inside a CUDA graph), the same estimate for every GPU (models/gpu.c: NVIDIA's CUDA Graphs\n"
+    "post); `step` charges it per kernel, and a machine file may set its own (gpu: {like: ...,\n"
+    "launch: ...}). Not a machine's `launch:` (2.8 us unless the file sets it; `baton topo`\n"
+    "shows it, `baton gpus -t MACHINE` both): what one host thread adds for each further GPU\n"
+    "it starts NCCL on in turn (nccl-tests -g N), measured on 8 x A100.\n";
+
+/* Where a number of machine t's GPU comes from: the table's entry of that
+ * name when it matches, else the machine file. */
+static const char *gpu_source(const gpu_spec_t *known, double mine, double table) {
+    return known && mine == table ? "the GPU table's" : "the machine file's";
+}
+
+static int gpus_of_machine(const char *name, const cmd_sets_t *sets) {
+    baton_err_t e = {0};
+    topo_t *t = cmd_load_topo(name, sets->v, sets->n, &e);
+    if (t == NULL) return cmd_fail("gpus", &e);
+    const topo_params_t *p = topo_params_c(t);
+    const gpu_spec_t *g = &p->gpu, *k = p->has_gpu ? gpu_find(g->name) : NULL;
+    if (!p->has_gpu) printf("%s does not say its GPU (no `gpu:` in the file)\n", topo_name(t));
+    else {
+        printf("%s's GPU: %s\n", topo_name(t), g->name);
+        printf("  bf16         %9.1f TFLOPS  (%s)\n", g->flops[GPU_BF16] / 1e12, gpu_source(k, g->flops[GPU_BF16], k ? k->flops[GPU_BF16] : 0));
+        printf("  fp8          %9.1f TFLOPS  (%s)\n", g->flops[GPU_FP8] / 1e12, gpu_source(k, g->flops[GPU_FP8], k ? k->flops[GPU_FP8] : 0));
+        printf("  HBM          %9.0f GB/s    (%s)\n", g->hbm_bw / 1e9, gpu_source(k, g->hbm_bw, k ? k->hbm_bw : 0));
+        printf("  HBM          %9.0f GB      (%s)\n", g->hbm_bytes / 1e9, gpu_source(k, g->hbm_bytes, k ? k->hbm_bytes : 0));
+        printf("  kernel launch%9.2f us      (%s; `step`: per kernel from a stream)\n", g->launch * 1e6,
+               gpu_source(k, g->launch, k ? k->launch : 0));
+        printf("  graph launch %9.2f us      (%s; per kernel inside a CUDA graph)\n", g->graph_launch * 1e6,
+               gpu_source(k, g->graph_launch, k ? k->graph_launch : 0));
     }
+    printf("machine launch %9.2f us      (%s)\n"
+           "  the machine's `launch`: what one host thread adds for each further GPU it starts\n"
+           "  NCCL on (nccl-tests -g N), not a kernel launch\n", p->launch * 1e6,
+           p->launch == TOPO_LAUNCH_DEFAULT ? "baton's default, measured on 8 x A100" : "the machine file's or --set");
+    topo_free(t);
+    return EXIT_OK;
+}
+
+int cmd_gpus(int argc, char **argv) {
+    int json = 0;
+    const char *topo = NULL;
+    cmd_sets_t sets = {.n = 0};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(gpus_help, stdout); return EXIT_OK; }
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if ((!strcmp(argv[i], "-t") || !strcmp(argv[i], "--topo")) && i + 1 < argc) topo = argv[++i];
+        else if (!strcmp(argv[i], "--set") && i + 1 < argc && sets.n < 64) sets.v[sets.n++] = argv[++i];
+        else return cmd_usage("gpus", "unexpected argument '%s'", argv[i]);
+    }
+    if (topo && json) return cmd_usage("gpus", "-t and --json: one at a time");
+    if (sets.n && !topo) return cmd_usage("gpus", "--set needs -t MACHINE");
+    if (topo) return gpus_of_machine(topo, &sets);
     if (json) {
         char *s = report_gpus_json();
         if (s == NULL) return cmd_fail("gpus", &(baton_err_t){BATON_ENOMEM, "out of memory"});
@@ -351,6 +404,7 @@ int cmd_gpus(int argc, char **argv) {
         printf("%-12s %11.1f %11.1f %9.0f %7.0f %10.2f %9.2f\n", g->name, g->flops[GPU_BF16] / 1e12, g->flops[GPU_FP8] / 1e12,
                g->hbm_bw / 1e9, g->hbm_bytes / 1e9, g->launch * 1e6, g->graph_launch * 1e6);
     }
+    fputs(gpus_launch_note, stdout);
     printf("\nmodel          layers  hidden  heads  kv  ffn     vocab   experts  params  active  source\n");
     for (int i = 0; llm_at(i); i++) {
         const llm_t *m = llm_at(i);

@@ -229,6 +229,7 @@ static int sweep(const sweep_args_t *a, FILE *f, baton_err_t *e) {
     const char *why;
     if (coll < 0) return err_set(e, BATON_EINVAL, "unknown collective '%s'%s", a->coll, coll_hint(a->coll));
     if (select_parse_sizes(a->sizes, &sizes, &nsizes, &why) < 0) return err_set(e, BATON_EINVAL, "--sizes %s: %s", a->sizes, why);
+    cmd_sizes_note("sweep", a->sizes, sizes, nsizes);
     long total = nsizes;
     for (int k = 0; k < a->naxes; k++) total *= a->axes[k].n;
     long lo = total * (a->shard - 1) / a->nshards, hi = total * a->shard / a->nshards, batch = SWEEP_BATCH_PER_JOB * jobs;

@@ -66,7 +66,8 @@ static int unknown_command(const char *name) {
     const char *names[NCOMMANDS + 1];
     for (int i = 0; i < NCOMMANDS; i++) names[i] = commands[i].name;
     names[NCOMMANDS] = NULL;
-    fprintf(stderr, "baton: unknown command '%s'%s\n\n%s", name, suggest_hint(name, names), usage);
+    /* Only the suggestion and where to look: the whole usage would bury it. */
+    fprintf(stderr, "baton: unknown command '%s'%s\n(see: baton --help)\n", name, suggest_hint(name, names));
     return EXIT_USAGE;
 }
 

@@ -89,6 +89,12 @@
     t.appendChild(el("tbody"));
     return t;
   }
+  /* A box the table scrolls in when it is wider than the page. */
+  function scroller(t) {
+    const box = el("div", { class: "scroll" });
+    box.appendChild(t);
+    return box;
+  }
   function rowHead(T, r) {
     const th = el("th", { scope: "row", class: "who" });
     th.appendChild(swatch(T, r));
@@ -120,9 +126,9 @@
       before.tBodies[0].appendChild(a);
       after.tBodies[0].appendChild(b);
     }
-    box.appendChild(before);
+    box.appendChild(scroller(before));
     box.appendChild(el("div", { class: "arrow", "aria-hidden": "true" }, "\u2192"));
-    box.appendChild(after);
+    box.appendChild(scroller(after));
     return box;
   }
 
@@ -195,7 +201,7 @@
     const hr = this.table.tHead.rows[0];
     hr.appendChild(el("th", { scope: "col" }, "said"));
     hr.appendChild(el("th", { scope: "col" }, "heard"));
-    this.root.appendChild(this.table);
+    this.root.appendChild(scroller(this.table));
     this.movesBox = el("div");
     this.root.appendChild(this.movesBox);
   }

@@ -11,6 +11,11 @@ right arrow through every step, then left, Home, End and space. With --shots,
 screenshots of player PLAYER (default 0; its first run shown) at its first,
 middle and last step go to DIR/NAME-{first,middle,last}.png.
 
+The page is read at a 1280 x 900 viewport, a laptop's, and held to its
+layout there at every step: it never scrolls sideways (a wide table scrolls
+inside its own box), and runs shown on one clock (the kids' three methods) sit
+side by side, each inside the viewport's width, their tops above the fold.
+
 Exit 0 when every check holds; 1 with the first difference; 77 (skip) when no
 browser or chromedriver is installed."""
 import base64
@@ -23,6 +28,7 @@ import sys
 import time
 import urllib.request
 
+VIEWPORT = (1280, 900)
 KEYS = {"right": "\ue014", "left": "\ue012", "home": "\ue011", "end": "\ue010", "space": " "}
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
 
@@ -52,6 +58,16 @@ class Driver:
         caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome",
                                                  "goog:chromeOptions": {"binary": browser, "args": args}}}}
         self.sid = self.call("POST", "/session", caps)["sessionId"]
+        self.viewport(*VIEWPORT)
+
+    def viewport(self, w, h):
+        """Size the window so the page itself gets w x h CSS pixels."""
+        self.s("POST", "/window/rect", {"width": w, "height": h})
+        iw, ih = self.js("return [innerWidth, innerHeight];")
+        self.s("POST", "/window/rect", {"width": 2 * w - iw, "height": 2 * h - ih})
+        got = self.js("return [innerWidth, innerHeight];")
+        if got != [w, h]:
+            raise Fail("the viewport is %s, not %dx%d" % (got, w, h))
 
     def call(self, method, path, body=None):
         data = json.dumps(body).encode() if body is not None else None
@@ -85,15 +101,18 @@ class Driver:
 
 READ = """
 const sec = document.querySelector('section.player[data-player="' + arguments[0] + '"]');
-const out = {clock: sec.querySelector('.clock').textContent, panels: []};
+const out = {clock: sec.querySelector('.clock').textContent, panels: [],
+             width: innerWidth, height: innerHeight, scroll: document.documentElement.scrollWidth};
 for (const pn of sec.querySelectorAll('.panel')) {
   if (pn.hidden) continue;
+  const box = pn.getBoundingClientRect();
   const rows = [], load = [];
   for (const tr of pn.querySelectorAll('table.run tbody tr')) {
     rows.push(Array.from(tr.querySelectorAll('td.v')).map((td) => td.textContent));
     load.push([tr.querySelector('td.said').textContent, tr.querySelector('td.heard').textContent].map(Number));
   }
-  out.panels.push({tape: Number(pn.dataset.tape), rows: rows, load: load});
+  out.panels.push({tape: Number(pn.dataset.tape), rows: rows, load: load,
+                   box: [box.left, box.top + scrollY, box.right, box.bottom + scrollY]});
 }
 return out;
 """
@@ -104,8 +123,28 @@ def expected_index(times, t):
     return sum(1 for x in times if x <= t)
 
 
+def check_layout(got, where, first):
+    """No sideways scrolling; panels on one clock side by side in the viewport.
+    The tops are page coordinates: at the first player's start they must be
+    above the fold (visible without scrolling)."""
+    if got["scroll"] > got["width"]:
+        raise Fail("%s: the page is %d px wide in a %d px viewport (it scrolls sideways)" % (where, got["scroll"],
+                                                                                             got["width"]))
+    boxes = [p["box"] for p in got["panels"]]
+    for i, b in enumerate(boxes):
+        if b[0] < 0 or b[2] > got["width"]:
+            raise Fail("%s: panel %d spans x %.0f..%.0f, outside the %d px viewport" % (where, i, b[0], b[2],
+                                                                                       got["width"]))
+        if i and (abs(b[1] - boxes[0][1]) > 1 or b[0] < boxes[i - 1][2]):
+            raise Fail("%s: panel %d at (%.0f, %.0f) is not beside panel %d at (%.0f, %.0f)" % (
+                where, i, b[0], b[1], i - 1, boxes[i - 1][0], boxes[i - 1][1]))
+        if first and len(boxes) > 1 and b[1] >= got["height"]:
+            raise Fail("%s: panel %d starts at y %.0f, below the %d px fold" % (where, i, b[1], got["height"]))
+
+
 def check_step(d, pi, player, shown, clock, k, where):
     got = d.js(READ, pi)
+    check_layout(got, where, pi == 0 and k == 0)
     want_clock = "step %d of %d" % (k, len(clock))
     if want_clock not in got["clock"]:
         raise Fail("%s: the clock says '%s', expected '%s'" % (where, got["clock"], want_clock))
