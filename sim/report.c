@@ -41,7 +41,31 @@ static char *finish(cJSON *o) {
     return s;
 }
 
-char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, int verify_asked) {
+/* --explain's parts, in seconds; they add up to total_s. */
+static cJSON *parts_object(const run_parts_t *x) {
+    cJSON *o = cJSON_CreateObject();
+    static const char *const keys[] = {"alpha_s", "beta_s", "gamma_s", "overlap_s", "transfer_s", "wait_s", "reduce_s",
+                                       "idle_s", "once_s", "sync_s", "ceiling_s", "proxy_s", "launches_s", "total_s"};
+    const double v[] = {x->alpha, x->beta, x->gamma, x->overlap, x->transfer, x->wait, x->reduce, x->idle, x->once,
+                        x->sync, x->ceiling, x->proxy, x->launches, x->total};
+    for (int i = 0; o && i < 14; i++) cJSON_AddNumberToObject(o, keys[i], v[i]);
+    return o;
+}
+
+/* predict's claim for its formula here and the simulator's time beside it. */
+static void check_fields(cJSON *o, const run_out_t *r, const run_check_t *c) {
+    static const char *const states[] = {"exact", "simulated", "too_large", "failed"};
+    cJSON_AddStringToObject(o, "formula", c->state == RUN_CHECK_EXACT ? "exact" : "approximate");
+    cJSON_AddStringToObject(o, "check", states[c->state]);
+    cJSON_AddNumberToObject(o, "formula_band", RUN_FORMULA_BAND);
+    if (c->state != RUN_CHECK_DONE) return;
+    cJSON_AddNumberToObject(o, "simulated_time_s", c->sim_s);
+    cJSON_AddNumberToObject(o, "simulated_vs_formula", r->time_s > 0 ? c->sim_s / r->time_s : 0);
+    cJSON_AddBoolToObject(o, "beyond_band", c->beyond);
+}
+
+char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, int verify_asked, const run_parts_t *parts,
+                      const run_check_t *check) {
     cJSON *o = cJSON_CreateObject();
     if (o == NULL) return NULL;
     cJSON_AddStringToObject(o, "topology", topo_name);
@@ -81,6 +105,12 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     if (verify_asked) {
         cJSON_AddBoolToObject(o, "verified", r->eng.verified);
         cJSON_AddStringToObject(o, "verify_mode", verify_name(r->verify_mode));
+    }
+    if (check) check_fields(o, r, check);
+    if (parts) {
+        cJSON *x = parts_object(parts);
+        if (x == NULL) { cJSON_Delete(o); return NULL; }
+        cJSON_AddItemToObject(o, "explain", x);
     }
     return finish(o);
 }

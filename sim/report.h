@@ -5,9 +5,11 @@
 #include "run.h"
 
 /* One JSON object for a run (malloc'd string; the caller frees it), or NULL
- * when memory runs out. `verify_asked` adds the `verified` field. */
-char *report_run_json(const run_out_t *o, const char *topo_name, coll_t coll,
-                      int verify_asked);
+ * when memory runs out. `verify_asked` adds the `verified` field; parts
+ * (--explain) an "explain" object whose parts add up to its total_s; check
+ * (predict) the formula's claim and the simulator's time beside it. */
+char *report_run_json(const run_out_t *o, const char *topo_name, coll_t coll, int verify_asked, const run_parts_t *parts,
+                      const run_check_t *check);
 
 #include "../models/tuning.h"
 

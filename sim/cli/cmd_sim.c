@@ -1,5 +1,6 @@
 /* cmd_sim.c - `baton sim` and `baton predict`. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,20 +335,40 @@ static char *link_csv(const topo_t *t, const run_out_t *r) {
     return buf;
 }
 
-/* The formula's parts: alpha, beta, gamma, and what is paid once (the
- * protocol's base latency, the launches); shares of their sum. */
-static void explain_formula(topo_t *t, const run_out_t *r, const algo_opts_t *o, double parts[4], double *once) {
-    char a[64], b[64], g[64], c[64];
-    run_breakdown(t, r, o, parts);
-    *once = r->proto != PROTO_NONE && r->ranks > 1 ? topo_params_c(t)->proto[r->proto].base_latency : 0;
-    double sum = parts[0] + parts[1] + parts[2] + *once;
-    units_fmt_time(parts[0], a, sizeof a);
-    units_fmt_time(parts[1], b, sizeof b);
-    units_fmt_time(parts[2], g, sizeof g);
-    units_fmt_time(*once, c, sizeof c);
-    printf("  explain  the %s formula: alpha %s (%.0f %%), beta %s (%.0f %%), gamma %s (%.0f %%), once per call %s (%.0f %%)\n",
-           r->algo->name, a, sum > 0 ? 100 * parts[0] / sum : 0, b, sum > 0 ? 100 * parts[1] / sum : 0, g,
-           sum > 0 ? 100 * parts[2] / sum : 0, c, sum > 0 ? 100 * *once / sum : 0);
+/* One part of a time, "name 1.2 us (3 %)", after a comma but the first;
+ * parts that are zero are left out but where always. */
+static int part(int n, const char *name, double v, double total, int always) {
+    char tm[64];
+    if (fabs(v) <= 1e-9 * fabs(total)) v = 0;             /* rounding, not a part */
+    if (v == 0 && !always) return n;
+    units_fmt_time(v, tm, sizeof tm);
+    printf("%s%s%s %s (%.0f %%)", n == 0 ? "" : ",", n % 3 == 0 && n ? "\n             " : n ? " " : "", name, tm,
+           total > 0 && fabs(v / total) >= 0.005 ? 100 * v / total : 0);
+    return n + 1;
+}
+
+/* What every run adds to its links' time: once per call, the switches'
+ * synchronisation, the GPU's ceilings, the proxy, the launches. */
+static int parts_added(int n, const run_parts_t *x) {
+    n = part(n, "once per call", x->once, x->total, 1);
+    n = part(n, "switch sync", x->sync, x->total, 0);
+    n = part(n, "GPU/host ceiling on busbw", x->ceiling, x->total, 0);
+    n = part(n, "NCCL proxy's LL scan", x->proxy, x->total, 0);
+    return part(n, "-g launches", x->launches, x->total, 0);
+}
+
+/* The closed form's time c (what predict quotes) in parts that add up to it. */
+static void explain_formula(topo_t *t, const run_out_t *c, const char *lead, run_parts_t *x) {
+    char tm[64];
+    run_parts(t, c, x);
+    units_fmt_time(c->time_s, tm, sizeof tm);
+    printf("%sthe %s formula's %s (predict's number) is\n             ", lead, c->algo->name, tm);
+    int n = part(0, "alpha", x->alpha, x->total, 1);
+    n = part(n, "beta", x->beta, x->total, 1);
+    n = part(n, "gamma", x->gamma, x->total, 1);
+    n = part(n, x->overlap < 0 ? "overlap of its terms" : "beyond its terms", x->overlap, x->total, 0);
+    parts_added(n, x);
+    printf("\n");
 }
 
 /* Rank ids, and the switches that reduce (helpers) by name. */
@@ -355,10 +376,27 @@ static const char *party(const topo_t *t, int id) {
     return id < topo_nranks(t) ? topo_rank_name(t, id) : topo_reducer_name(t, id - topo_nranks(t));
 }
 
-/* What the engine saw: the busiest link and the critical path. */
-static void explain_run(topo_t *t, const run_out_t *r, double formula, double once) {
-    char l[64];
-    printf("           the simulation took %.3g x the formula's total\n", formula > 0 ? r->time_s / formula : 0);
+/* The simulated time r in parts that add up to it: its critical path, then
+ * what every run adds; the busiest link; the closed form beside it. */
+static void explain_run(topo_t *t, const run_out_t *r, const run_out_t *c) {
+    char l[64], tm[64];
+    run_parts_t x;
+    run_parts(t, r, &x);
+    units_fmt_time(r->time_s, tm, sizeof tm);
+    engine_path_t cp;
+    int path = engine_critical_path(&r->eng, &cp) == 0;
+    printf("  explain  the simulated %s is\n             ", tm);
+    int n = part(0, "moving bytes", x.transfer, x.total, 1);
+    n = part(n, "waiting for a busy port or link", x.wait, x.total, 1);
+    n = part(n, "adding", x.reduce, x.total, 1);
+    n = part(n, path ? "idle between messages" : "the links (no record of where)", x.idle, x.total, 1);
+    parts_added(n, &x);
+    printf("\n");
+    if (path) {
+        const engine_rec_t *f = &r->eng.recs[cp.first], *z = &r->eng.recs[cp.last];
+        printf("           critical path: %d message%s one after another, from %s -> %s to %s -> %s\n", cp.steps,
+               cp.steps == 1 ? "" : "s", party(t, f->src), party(t, f->dst), party(t, z->src), party(t, z->dst));
+    }
     int busiest = -1;
     for (int i = 0; i < topo_nlinks(t); i++)
         if (busiest < 0 || r->eng.link_busy[i] > r->eng.link_busy[busiest]) busiest = i;
@@ -370,34 +408,16 @@ static void explain_run(topo_t *t, const run_out_t *r, double formula, double on
         printf("           busiest link %s -> %s: %s in %s, busy %.0f %% of the time\n", topo_node(t, d->src)->name,
                topo_node(t, d->dst)->name, sz, l, 100 * r->eng.link_busy[busiest] / r->time_s);
     }
-    engine_path_t cp;
-    if (engine_critical_path(&r->eng, &cp) == 0 && r->time_s > 0) {
-        char tt[64], tw[64], tr[64];
-        units_fmt_time(cp.transfer_s, tt, sizeof tt);
-        units_fmt_time(cp.wait_s, tw, sizeof tw);
-        units_fmt_time(cp.reduce_s, tr, sizeof tr);
-        const engine_rec_t *f = &r->eng.recs[cp.first], *z = &r->eng.recs[cp.last];
-        char to[64];
-        units_fmt_time(once, to, sizeof to);
-        double rest = r->time_s - cp.transfer_s - cp.wait_s - cp.reduce_s - once;
-        printf("           critical path: %d message%s one after another, from %s -> %s to %s -> %s:\n"
-               "             moving bytes %s (%.0f %%), waiting for a busy port or link %s (%.0f %%),\n"
-               "             adding %s (%.0f %%), once per call %s (%.0f %%), the rest %.0f %%\n",
-               cp.steps, cp.steps == 1 ? "" : "s", party(t, f->src), party(t, f->dst), party(t, z->src), party(t, z->dst),
-               tt, 100 * cp.transfer_s / r->time_s, tw, 100 * cp.wait_s / r->time_s, tr, 100 * cp.reduce_s / r->time_s,
-               to, 100 * once / r->time_s, rest > 0 ? 100 * rest / r->time_s : 0);
-    } else {
-        printf("           the busiest rank sends %llu messages one after another\n", (unsigned long long)r->eng.max_rank_msgs);
-    }
+    if (c) printf("           the simulation took %.3g x the closed form's time:\n", c->time_s > 0 ? r->time_s / c->time_s : 0);
 }
 
 /* What would move this run, in numbers: halving each part of the formula. */
-static void explain_advice(const run_out_t *r, const double parts[4], double once) {
+static void explain_advice(const run_out_t *r, const run_parts_t *x) {
     char a[64], b[64], c[64];
-    units_fmt_time(parts[0] / 2, a, sizeof a);
-    units_fmt_time(parts[1] / 2, b, sizeof b);
-    units_fmt_time(once / 2, c, sizeof c);
-    int latency = parts[0] + once >= parts[1] + parts[2];
+    units_fmt_time(x->alpha / 2, a, sizeof a);
+    units_fmt_time(x->beta / 2, b, sizeof b);
+    units_fmt_time(x->once / 2, c, sizeof c);
+    int latency = x->alpha + x->once >= x->beta + x->gamma;
     printf("           %s: half the per-message latency saves %s, twice the bandwidth %s, half the\n"
            "           per-call latency %s%s\n", latency ? "latency-bound" : "bandwidth-bound", a, b, c,
            r->auto_picked ? " (the algorithm and protocol are already the fastest the formulas know)" : "");
@@ -407,11 +427,26 @@ static void explain_advice(const run_out_t *r, const double parts[4], double onc
         printf("           with -a auto the formulas pick the algorithm that moves the fewest bytes per link here\n");
 }
 
-static void explain(topo_t *t, const run_out_t *r, const algo_opts_t *o) {
-    double parts[4], once;
-    explain_formula(t, r, o, parts, &once);
-    if (r->simulated) explain_run(t, r, parts[3] + once, once);
-    explain_advice(r, parts, once);
+/* The closed form of r's row as predict answers it (r itself where r is
+ * one); 0, or an error in e. */
+static int closed_of(topo_t *t, const run_req_t *q, const run_out_t *r, run_out_t *c, baton_err_t *e) {
+    run_req_t cq;
+    if (!r->simulated) { *c = *r; return 0; }
+    run_same_row(q, r, 1, &cq);
+    cq.engine = NULL, cq.verify = 0;
+    return run_collective(t, &cq, c, e);
+}
+
+static int explain(const char *cmd, topo_t *t, const run_req_t *q, const run_out_t *r) {
+    run_out_t c;
+    run_parts_t x;
+    baton_err_t e = {0};
+    int closed = closed_of(t, q, r, &c, &e) == 0;   /* none where a row has no closed form on a whole machine */
+    if (r->simulated) explain_run(t, r, closed ? &c : NULL);
+    if (!closed) return cmd_fail(cmd, &e);
+    explain_formula(t, &c, r->simulated ? "           " : "  explain  ", &x);
+    explain_advice(r, &x);
+    return 0;
 }
 
 /* Outputs beyond the summary: trace, link statistics, explanation. A chosen
@@ -421,8 +456,7 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
     trace_t *tr = a->trace ? trace_create(t) : NULL;
     engine_opts_t eo = {.link_stats = 1, .record = a->explain, .on_msg = tr ? trace_on_msg : NULL, .msg_ctx = tr};
     int picked = r->auto_picked, proto_auto = r->proto_auto;
-    q->algo = r->algo->name;
-    q->proto = r->proto;
+    run_same_row(q, r, 0, q);                    /* sized as the choice was (NCCL's channels and pipeline) */
     q->engine = &eo;
     engine_result_free(&r->eng);
     int rc = a->trace && tr == NULL ? err_set(&e, BATON_ENOMEM, "out of memory") : run_collective(t, q, r, &e);
@@ -439,6 +473,24 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
     free(text);
     trace_free(tr);
     return rc < 0 ? cmd_fail(cmd, &e) : 0;
+}
+
+/* predict's answer beside the simulator's where its formula is only
+ * approximate here: the simulator's time where the two differ beyond the
+ * band (the number to quote), or why it was not checked. */
+static void check_line(const run_out_t *r, const run_check_t *c) {
+    char tm[64];
+    if (c->state == RUN_CHECK_DONE && c->beyond) {
+        units_fmt_time(c->sim_s, tm, sizeof tm);
+        printf("  simulated %s, %.0f %% %s the formula: beyond its %.0f %% band, so quote this (as `sim` and `select` do);\n"
+               "           %s's formula is approximate here, the simulator ran its schedule (same row, protocol, sizing)\n",
+               tm, 100 * fabs(c->sim_s - r->time_s) / r->time_s, c->sim_s > r->time_s ? "above" : "below",
+               100 * RUN_FORMULA_BAND, r->algo->name);
+    } else if (c->state == RUN_CHECK_LARGE)
+        printf("  unchecked %s's formula is approximate here and %d ranks are too many to simulate unasked: "
+               "`baton sim` gives the simulator's time\n", r->algo->name, r->ranks);
+    else if (c->state == RUN_CHECK_FAILED)
+        printf("  unchecked %s's formula is approximate here and the simulator cannot run it: %s\n", r->algo->name, c->why);
 }
 
 /* Say that a folded cluster answered, and from how few nodes. */
@@ -573,17 +625,26 @@ int cmd_sim(int argc, char **argv, int predict) {
         topo_free(t);
         return rc;
     }
+    run_check_t check = {0};
+    if (predict && run_check(t, &q, &r, &check) < 0) {
+        topo_free(t);
+        return cmd_fail(cmd, &(baton_err_t){BATON_ENOMEM, "out of memory"});
+    }
     if (a.json) {
-        char *s = report_run_json(&r, topo_name(t), (coll_t)coll, a.verify);
+        run_parts_t parts;
+        if (a.explain) run_parts(t, &r, &parts);
+        char *s = report_run_json(&r, topo_name(t), (coll_t)coll, a.verify, a.explain ? &parts : NULL,
+                                  predict ? &check : NULL);
         if (s == NULL) { topo_free(t); return cmd_fail(cmd, &(baton_err_t){BATON_ENOMEM, "out of memory"}); }
         puts(s);
         free(s);
     } else {
         summary(&r, t, (coll_t)coll, a.verify);
+        if (predict) check_line(&r, &check);
         folded_note(t);
-        if (a.explain) explain(t, &r, &a.opts);
+        if (a.explain) rc = explain(cmd, t, &q, &r);
     }
     engine_result_free(&r.eng);
     topo_free(t);
-    return EXIT_OK;
+    return rc ? rc : EXIT_OK;
 }
