@@ -27,9 +27,12 @@ static const char help_common[] =
     "  -c, --coll NAME     allreduce, reducescatter, allgather, broadcast, reduce\n"
     "  -a, --algo NAME     an algorithm (baton algos -c COLL lists them), auto (the\n"
     "                      default: the lowest closed-form time on this topology)\n"
-    "                      or nccl (NCCL's choice among ring, its trees, nvls,\n"
-    "                      nvlstree, with NCCL's protocol rules; all-to-all: its\n"
-    "                      p2p schedule, pairwise)\n"
+    "                      or nccl (what baton expects NCCL to run: of the\n"
+    "                      algorithms NCCL has - ring, its trees, nvls, nvlstree -\n"
+    "                      under NCCL's protocol rules and sizing, the lowest\n"
+    "                      closed-form time; sim: the fastest simulated of those\n"
+    "                      within 1.5x of it; all-to-all: NCCL's p2p schedule,\n"
+    "                      pairwise. NCCL's own cost model is `baton plan`'s)\n"
     "  -s, --size SIZE     bytes: 4, 1KiB, 1GiB, 1GB (GB = 1e9 B). As in nccl-tests,\n"
     "                      the whole buffer: the all-reduce/broadcast/reduce buffer,\n"
     "                      the reduce-scatter input and the all-gather output\n"
@@ -257,11 +260,13 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
         printf("  chosen   by -a nccl: the machine's library rule for %s-%s on %d ranks (`baton plan` lists them)\n",
                lo, hi, r->rule->ranks);
     } else if (r->auto_picked == 2 && r->simulated)
-        printf("  chosen   by -a nccl: the fastest simulated of the %s algorithms NCCL has whose closed form is "
-               "within %.3gx of the lowest\n", coll_name(coll), RUN_NCCL_SLACK);
+        printf("  chosen   by -a nccl, what baton expects NCCL to run: the fastest simulated of the %s algorithms NCCL\n"
+               "           has whose closed form is within %.3gx of the lowest\n", coll_name(coll), RUN_NCCL_SLACK);
+    else if (r->auto_picked == 2)
+        printf("  chosen   by -a nccl, what baton expects NCCL to run: the lowest closed-form time of the %s algorithms "
+               "NCCL has\n", coll_name(coll));
     else if (r->auto_picked)
-        printf("  chosen   by -a %s: the lowest closed-form time of the %s algorithms%s\n", r->auto_picked == 2 ? "nccl" : "auto",
-               coll_name(coll), r->auto_picked == 2 ? " NCCL has" : "");
+        printf("  chosen   by -a auto: the lowest closed-form time of the %s algorithms\n", coll_name(coll));
     int p2p = r->auto_picked == 2 && r->algo->nccl && strcmp(r->algo->nccl, "p2p") == 0;    /* run_nccl_runs_at */
     if (r->proto != PROTO_NONE && p2p && r->proto_auto && !r->rule)
         printf("  protocol %s (NCCL's p2p rule: LL while a peer's message is at most %d KiB)\n", proto_name(r->proto),
