@@ -498,6 +498,23 @@ static void check_line(const run_out_t *r, const run_check_t *c) {
         printf("  unchecked %s's formula is approximate here and the simulator cannot run it: %s\n", r->algo->name, c->why);
 }
 
+/* predict's check of its answer r (run_check): where a folded cluster
+ * answered and the check is cheap, on the whole cluster, so that folded
+ * and whole say the same. */
+static int predict_check(const sim_args_t *a, topo_t *t, const run_req_t *q, const run_out_t *r, run_check_t *c) {
+    if (!topo_fold_ranks(t) || !run_formula_approx(r) || !run_check_cheap(r)) return run_check(t, q, r, c);
+    baton_err_t e = {0};
+    topo_t *whole = cmd_load_topo_folded(a->topo, a->sets.v, a->sets.n, 0, &e);
+    if (whole == NULL) {
+        *c = (run_check_t){.state = RUN_CHECK_FAILED};
+        snprintf(c->why, sizeof c->why, "%s", e.msg);
+        return e.code == BATON_ENOMEM ? e.code : 0;
+    }
+    int rc = run_check(whole, q, r, c);
+    topo_free(whole);
+    return rc;
+}
+
 /* Say that a folded cluster answered, and from how few nodes. */
 static void folded_note(const topo_t *t) {
     char line[192];
@@ -631,7 +648,7 @@ int cmd_sim(int argc, char **argv, int predict) {
         return rc;
     }
     run_check_t check = {0};
-    if (predict && run_check(t, &q, &r, &check) < 0) {
+    if (predict && predict_check(&a, t, &q, &r, &check) < 0) {
         topo_free(t);
         return cmd_fail(cmd, &(baton_err_t){BATON_ENOMEM, "out of memory"});
     }
