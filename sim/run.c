@@ -726,11 +726,13 @@ int run_check_cheap(const run_out_t *o) {
 
 void run_same_row(const run_req_t *q, const run_out_t *o, int predict, run_req_t *out) {
     *out = *q;
-    out->algo = o->algo->name;
     out->proto = o->proto;
     out->predict = predict;
+    if (o->rule && !o->rule->nccl) return;        /* the library's rule names the row: -a nccl runs that one */
+    out->algo = o->algo->name;
     if (o->auto_picked == 2) out->nccl_sizing = 1, out->nccl_rules = 1;   /* sized as -a nccl sized it */
-    if (o->rule && o->rule->channels) out->opts.channels = o->channels;   /* as the library rule said */
+    if (o->rule) out->lib_busbw = o->rule->max_busbw;                     /* a log's TUNING line's rule */
+    if (o->rule && o->rule->channels) out->opts.channels = o->channels;
 }
 
 int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c) {

@@ -187,8 +187,9 @@ typedef struct run_check {
 int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c);
 
 /* q, asked again for o's answer only: its row and protocol, sized as o was
- * (NCCL's channels and pipeline where -a nccl chose it), closed form
- * (predict 1) or simulated (0). */
+ * (NCCL's channels and pipeline where -a nccl chose it; where the machine's
+ * library rule chose a row of its own, -a nccl again, which follows it),
+ * closed form (predict 1) or simulated (0). */
 void run_same_row(const run_req_t *q, const run_out_t *o, int predict, run_req_t *out);
 
 /* nccl-tests' busbw factor: algbw x factor = busbw. */

@@ -206,6 +206,7 @@ Test(one_answer, explain_parts_add_up_in_sim) {
         "-t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a nccl -s 1MiB",
         "-t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a nccl -s 64MiB",
         "-t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a ring -s 64KiB",
+        "-t topologies/mi300x.yaml -c allreduce -a nccl -s 1MiB",      /* the library's rule: direct, not NCCL's */
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         char args[256];
