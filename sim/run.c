@@ -707,12 +707,8 @@ void run_parts(topo_t *t, const run_out_t *o, run_parts_t *x) {
     x->launches = o->launch_s;
     x->ceiling = o->time_s - o->launch_s - o->proxy_s - o->links_s;   /* gpu_and_host's ceilings */
     x->total = o->time_s;
-    if (!o->simulated) x->overlap += o->links_s - o->once_s - o->sync_s - (x->alpha + x->beta + x->gamma + x->overlap);
-}
-
-double run_parts_sum(const run_parts_t *x) {
-    return x->alpha + x->beta + x->gamma + x->overlap + x->transfer + x->wait + x->reduce + x->idle + x->once + x->sync +
-           x->ceiling + x->proxy + x->launches;
+    if (!o->simulated)                         /* the last bits of rounding: the parts sum to links_s */
+        x->overlap += o->links_s - o->once_s - o->sync_s - (x->alpha + x->beta + x->gamma + x->overlap);
 }
 
 int run_formula_approx(const run_out_t *o) {

@@ -152,8 +152,6 @@ typedef struct run_parts {
     double total;
 } run_parts_t;
 void run_parts(topo_t *t, const run_out_t *o, run_parts_t *x);
-/* The parts' sum (equal to total but for rounding). */
-double run_parts_sum(const run_parts_t *x);
 
 /* Is o's closed form only approximate here: an approximate row, a machine
  * whose rank pairs differ, or shared links the formula does not look at? An
