@@ -323,13 +323,13 @@ static void fifo_doubts(FILE *f, const select_table_t *tab, int first, int last)
 
 /* A shown cell whose simulated time is beyond the band from its formula's
  * (what predict quotes): "nvls/Simple at 1 GiB 3.94 ms (+8 %)". */
-static int formula_item(const select_row_t *r, const select_cell_t *c, char *item, int len) {
+static int formula_item(const select_row_t *r, const select_cell_t *c, const char *tag, char *item, int len) {
     char sz[32], a[48], ft[32];
     if (!c->ok || !c->simulated || c->formula_s <= 0 || fabs(c->time_s - c->formula_s) <= RUN_FORMULA_BAND * c->time_s)
         return 0;
     units_fmt_size(r->bytes, sz, sizeof sz);
     fmt_time(ft, sizeof ft, c->formula_s);
-    return snprintf(item, len, "%s at %s %s (simulated %+.0f %%)", pick_name(c, a, sizeof a), sz, ft,
+    return snprintf(item, len, "%s%s at %s %s (simulated %+.0f %%)", pick_name(c, a, sizeof a), tag, sz, ft,
                     100 * (c->time_s - c->formula_s) / c->formula_s);
 }
 
@@ -354,10 +354,11 @@ static void simulated_notes(FILE *f, const select_table_t *tab, int first, int l
             const select_cell_t *c = k < 0 ? &r->nccl : &r->cells[k];
             char item[160];
             if ((k < 0 && !vs_nccl) || (k >= 0 && !wide && k != r->winner)) continue;
-            if (k >= 0 && !wide && vs_nccl && r->nccl.ok && r->nccl.algo == c->algo && r->nccl.proto == c->proto &&
-                r->nccl.time_s == c->time_s)
-                continue;                                   /* the same cell twice */
-            int len = formula_item(r, c, item, sizeof item);
+            const select_cell_t *w = r->winner >= 0 ? &r->cells[r->winner] : NULL;
+            if (k < 0 && w && w->algo == c->algo && w->proto == c->proto && w->time_s == c->time_s &&
+                w->formula_s == c->formula_s)
+                continue;                                   /* the winner's cell, listed below */
+            int len = formula_item(r, c, k < 0 ? " as NCCL runs it" : "", item, sizeof item);
             if (len == 0) continue;
             if (n++ == 0) col = fprintf(f, "     predict's formula: %s", item);
             else if (col + 2 + len > 98) col = fprintf(f, ",\n       %s", item) - 2;
