@@ -227,3 +227,21 @@ Test(one_answer, explain_does_not_change_the_answer) {
     cJSON_Delete(a);
     cJSON_Delete(b);
 }
+
+/* predict's table (--sizes) says the same as predict at each size: the
+ * simulator's time on the row whose formula is beyond the band (hgx-h100's
+ * nvls at 256 MiB), nothing on rows within it. */
+Test(one_answer, predict_sizes_table_says_what_predict_says) {
+    const char *one = "predict -t topologies/hgx-h100.yaml -c allreduce -a nccl -s 256MiB --json";
+    cJSON *p = json_of(one);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(p, "beyond_band")), "%s", one);
+    char *out, want[64];
+    snprintf(want, sizeof want, "simulated %.6g ms", num(p, "simulated_time_s", one) * 1e3);
+    cr_assert_eq(th_cli("predict -t topologies/hgx-h100.yaml -c allreduce -a nccl --sizes 8,256MiB", &out, 1), 0, "%s", out);
+    char *big = strstr(out, "256 MiB"), *small = strstr(out, "8 B");
+    cr_assert(big && small, "%s", out);
+    cr_expect(strstr(big, want) != NULL, "no '%s' in %s", want, out);
+    cr_expect(strstr(small, "simulated") == NULL || strstr(small, "simulated") > big, "8 B is within the band: %s", out);
+    free(out);
+    cJSON_Delete(p);
+}

@@ -521,7 +521,7 @@ static void folded_note(const topo_t *t) {
     if (cmd_folded_line(t, "  folded   ", line, sizeof line)) fputs(line, stdout);
 }
 
-typedef struct { const algo_t *algo; proto_t proto; double time_s, busbw; } sweep_row_t;
+typedef struct { const algo_t *algo; proto_t proto; double time_s, busbw, sim_s; } sweep_row_t;
 
 /* Every size's answer into rows[]; BATON_EWHOLE where a folded cluster
  * cannot answer one (a row needs every rank). */
@@ -531,8 +531,24 @@ static int sweep_run(topo_t *t, run_req_t *q, const uint64_t *sizes, int n, swee
         q->bytes = sizes[i];
         int rc = run_collective(t, q, &r, e);
         if (rc < 0) return rc;
-        rows[i] = (sweep_row_t){r.algo, r.proto, r.time_s, r.busbw_GBps};
+        rows[i] = (sweep_row_t){r.algo, r.proto, r.time_s, r.busbw_GBps, 0};
         engine_result_free(&r.eng);
+    }
+    return 0;
+}
+
+/* predict's table: each size's simulator check (run_check), its time kept
+ * where beyond the band. */
+static int sweep_check(const sim_args_t *a, topo_t *t, run_req_t *q, const uint64_t *sizes, int n, sweep_row_t *rows) {
+    for (int i = 0; i < n; i++) {
+        run_out_t r;
+        run_check_t c;
+        baton_err_t e = {0};
+        q->bytes = sizes[i];
+        if (run_collective(t, q, &r, &e) < 0) continue;        /* answered before: cannot fail now */
+        int rc = predict_check(a, t, q, &r, &c);
+        if (rc < 0) return rc;
+        if (c.state == RUN_CHECK_DONE && c.beyond) rows[i].sim_s = c.sim_s;
     }
     return 0;
 }
@@ -555,14 +571,21 @@ static int sweep_print(const topo_t *t, const run_req_t *q, int p, const uint64_
     }
     printf("%s on %s (%d ranks)\n%12s  %-18s %12s %12s\n", coll_name(coll), topo_name(t), p, "size", "algorithm", "time",
            "busbw");
+    int simulated = 0;
     for (int i = 0; i < n; i++) {
-        char sz[32], tm[32], name[48];
+        char sz[32], tm[32], name[48], st[32];
         units_fmt_size(sizes[i], sz, sizeof sz);
         units_fmt_time(rows[i].time_s, tm, sizeof tm);
+        units_fmt_time(rows[i].sim_s, st, sizeof st);
         snprintf(name, sizeof name, "%s%s%s", rows[i].algo->name, rows[i].proto ? "/" : "",
                  rows[i].proto ? proto_name(rows[i].proto) : "");
-        printf("%12s  %-18s %12s %7.2f GB/s\n", sz, name, tm, rows[i].busbw);
+        printf("%12s  %-18s %12s %7.2f GB/s", sz, name, tm, rows[i].busbw);
+        if (rows[i].sim_s > 0) printf("   simulated %s", st), simulated = 1;
+        printf("\n");
     }
+    if (simulated)
+        printf("simulated: the simulator's time where the formula is approximate here and more than %.0f %% off it\n",
+               100 * RUN_FORMULA_BAND);
     folded_note(t);
     return 0;
 }
@@ -580,6 +603,8 @@ static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args
     int whole = cmd_unfold(rc, t, a->topo, a->sets.v, a->sets.n, &e);     /* a size needs every rank */
     if (whole) rc = whole > 0 ? sweep_run(*t, q, sizes, n, rows, &e) : e.code;
     int nccl = a->format && strcmp(a->format, "nccl-tests") == 0;
+    if (rc == 0 && q->predict && !nccl && sweep_check(a, *t, q, sizes, n, rows) < 0)
+        rc = err_set(&e, BATON_ENOMEM, "out of memory");
     int p = *t ? topo_whole_ranks(*t) : 0;
     if (rc == 0 && (rc = sweep_print(*t, q, p, sizes, n, rows, nccl)) < 0)
         err_set(&e, rc, "%s", rc == BATON_ENOMEM ? "out of memory" : "cannot write the log");
