@@ -3,6 +3,7 @@
 #include "report.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,31 @@ static char *finish(cJSON *o) {
     return s;
 }
 
-char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, int verify_asked) {
+/* --explain's parts, in seconds; they add up to total_s. */
+static cJSON *parts_object(const run_parts_t *x) {
+    cJSON *o = cJSON_CreateObject();
+    static const char *const keys[] = {"alpha_s", "beta_s", "gamma_s", "overlap_s", "transfer_s", "wait_s", "reduce_s",
+                                       "idle_s", "once_s", "sync_s", "ceiling_s", "proxy_s", "launches_s", "total_s"};
+    const double v[] = {x->alpha, x->beta, x->gamma, x->overlap, x->transfer, x->wait, x->reduce, x->idle, x->once,
+                        x->sync, x->ceiling, x->proxy, x->launches, x->total};
+    for (int i = 0; o && i < 14; i++) cJSON_AddNumberToObject(o, keys[i], v[i]);
+    return o;
+}
+
+/* predict's claim for its formula here and the simulator's time beside it. */
+static void check_fields(cJSON *o, const run_out_t *r, const run_check_t *c) {
+    static const char *const states[] = {"exact", "simulated", "too_large", "failed"};
+    cJSON_AddStringToObject(o, "formula", c->state == RUN_CHECK_EXACT ? "exact" : "approximate");
+    cJSON_AddStringToObject(o, "check", states[c->state]);
+    cJSON_AddNumberToObject(o, "formula_band", RUN_FORMULA_BAND);
+    if (c->state != RUN_CHECK_DONE) return;
+    cJSON_AddNumberToObject(o, "simulated_time_s", c->sim_s);
+    cJSON_AddNumberToObject(o, "simulated_vs_formula", r->time_s > 0 ? c->sim_s / r->time_s : 0);
+    cJSON_AddBoolToObject(o, "beyond_band", c->beyond);
+}
+
+char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, int verify_asked, const run_parts_t *parts,
+                      const run_check_t *check) {
     cJSON *o = cJSON_CreateObject();
     if (o == NULL) return NULL;
     cJSON_AddStringToObject(o, "topology", topo_name);
@@ -82,6 +107,12 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
         cJSON_AddBoolToObject(o, "verified", r->eng.verified);
         cJSON_AddStringToObject(o, "verify_mode", verify_name(r->verify_mode));
     }
+    if (check) check_fields(o, r, check);
+    if (parts) {
+        cJSON *x = parts_object(parts);
+        if (x == NULL) { cJSON_Delete(o); return NULL; }
+        cJSON_AddItemToObject(o, "explain", x);
+    }
     return finish(o);
 }
 
@@ -114,6 +145,10 @@ char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t co
     cJSON_AddNumberToObject(v, "channel_GBps", m->bw);
     cJSON_AddBoolToObject(v, "nvls", m->nvls_channels > 0);
     cJSON_AddItemToObject(o, "nccl_view", v);
+    cJSON *cols = cJSON_AddObjectToObject(o, "columns");
+    if (cols == NULL) { cJSON_Delete(sizes); cJSON_Delete(o); return NULL; }
+    cJSON_AddStringToObject(cols, "sizes", REPORT_PLAN_EXPECTS " (-a nccl)");
+    cJSON_AddStringToObject(cols, "nccl_model", REPORT_PLAN_BELIEVES " (--model nccl)");
     for (int i = 0; i < n; i++) {
         cJSON *s = plan_size(&ours[i], 1), *x = nccls[i].algo ? plan_size(&nccls[i], 0) : cJSON_CreateNull();
         if (s == NULL || x == NULL) {                 /* whole or not at all */
@@ -210,9 +245,12 @@ static void fmt_time(char *buf, int len, double t) {
     else snprintf(buf, len, "%.3g us", t * 1e6);
 }
 
+/* What the marks say; the table's notes (simulated_notes) say why. */
+#define LEGEND "[s] simulated  [~] approximate formula, not simulated"
+
 static void table_header(FILE *f, const select_table_t *tab, int first) {
     const select_row_t *r = &tab->rows[first];
-    fprintf(f, "%s on %s (%d ranks)   [s] simulated  [~] approximate formula\n", coll_name(r->coll), tab->topo, tab->ranks);
+    fprintf(f, "%s on %s (%d ranks)   %s\n", coll_name(r->coll), tab->topo, tab->ranks, LEGEND);
     fprintf(f, "%10s", "size");
     for (int i = 0; i < r->ncells; i++) fprintf(f, " %12.12s", r->cells[i].algo->name);
     fprintf(f, "   %-14s %s\n", "winner", "x next best");
@@ -269,7 +307,7 @@ static void fifo_doubts(FILE *f, const select_table_t *tab, int first, int last)
         const select_row_t *r = &tab->rows[i];
         for (int c = 0; c < r->ncells; c++) {
             const select_cell_t *x = &r->cells[c];
-            if (c == r->winner || r->winner < 0 || !x->simulated || x->formula_s <= 0 ||
+            if (c == r->winner || r->winner < 0 || !x->simulated || !x->algo->approx || x->formula_s <= 0 ||
                 x->formula_s >= r->cells[r->winner].time_s || x->time_s <= FIFO_DOUBT * x->formula_s)
                 continue;                                  /* only where the formula would have won */
             char sz[32], a[48], ft[32], st[32];
@@ -283,11 +321,58 @@ static void fifo_doubts(FILE *f, const select_table_t *tab, int first, int last)
     }
 }
 
+/* A shown cell whose simulated time is beyond the band from its formula's
+ * (what predict quotes): "nvls/Simple at 1 GiB 3.94 ms (+8 %)". */
+static int formula_item(const select_row_t *r, const select_cell_t *c, const char *tag, char *item, int len) {
+    char sz[32], a[48], ft[32];
+    if (!c->ok || !c->simulated || c->formula_s <= 0 || fabs(c->time_s - c->formula_s) <= RUN_FORMULA_BAND * c->time_s)
+        return 0;
+    units_fmt_size(r->bytes, sz, sizeof sz);
+    fmt_time(ft, sizeof ft, c->formula_s);
+    return snprintf(item, len, "%s%s at %s %s (simulated %+.0f %%)", pick_name(c, a, sizeof a), tag, sz, ft,
+                    100 * (c->time_s - c->formula_s) / c->formula_s);
+}
+
+/* Why a [s] cell is not predict's number: the cells shown simulated (every
+ * cell with --wide; else the winner and NCCL's), a line saying when select
+ * simulates, then those whose formula predict quotes differs beyond the band,
+ * wrapped under 100 columns. */
+static void simulated_notes(FILE *f, const select_table_t *tab, int first, int last, int wide, int vs_nccl) {
+    int any = 0, col = 0;
+    for (int i = first; i <= last; i++) {
+        const select_row_t *r = &tab->rows[i];
+        for (int k = 0; k < r->ncells; k++) any |= (wide || k == r->winner) && r->cells[k].ok && r->cells[k].simulated;
+        any |= vs_nccl && r->nccl.ok && r->nccl.simulated;
+    }
+    if (!any) return;
+    fprintf(f, "[s]: the formula is only approximate on this machine, so the simulator's time (as `sim` gives);\n"
+               "     `predict` quotes the formula and prints the simulator's time beside it beyond %.0f %%\n",
+            100 * RUN_FORMULA_BAND);
+    for (int i = first, n = 0; i <= last; i++) {
+        const select_row_t *r = &tab->rows[i];
+        for (int k = -1; k < r->ncells; k++) {
+            const select_cell_t *c = k < 0 ? &r->nccl : &r->cells[k];
+            char item[160];
+            if ((k < 0 && !vs_nccl) || (k >= 0 && !wide && k != r->winner)) continue;
+            const select_cell_t *w = r->winner >= 0 ? &r->cells[r->winner] : NULL;
+            if (k < 0 && w && w->algo == c->algo && w->proto == c->proto && w->time_s == c->time_s &&
+                w->formula_s == c->formula_s)
+                continue;                                   /* the winner's cell, listed below */
+            int len = formula_item(r, c, k < 0 ? " as NCCL runs it" : "", item, sizeof item);
+            if (len == 0) continue;
+            if (n++ == 0) col = fprintf(f, "     predict's formula: %s", item);
+            else if (col + 2 + len > 98) col = fprintf(f, ",\n       %s", item) - 2;
+            else col += fprintf(f, ", %s", item);
+        }
+        if (i == last && n) fputc('\n', f);
+    }
+}
+
 /* The compact table: the winner, its time and busbw, the next best and (with
  * --vs-nccl) what NCCL runs and how much slower that is; under 100 columns. */
 static void compact_header(FILE *f, const select_table_t *tab, int first, int vs_nccl) {
     const select_row_t *r = &tab->rows[first];
-    fprintf(f, "%s on %s (%d ranks)   [s] simulated  [~] approximate formula\n", coll_name(r->coll), tab->topo, tab->ranks);
+    fprintf(f, "%s on %s (%d ranks)   %s\n", coll_name(r->coll), tab->topo, tab->ranks, LEGEND);
     fprintf(f, "%9s  %-19s %12s %13s  %-19s %5s", "size", "winner", "time", "busbw", "next best", "x");
     if (vs_nccl) fprintf(f, "  %-16s %6s", "NCCL runs", "x");
     fputc('\n', f);
@@ -329,6 +414,7 @@ char *report_select_table(const select_table_t *tab, int wide, int vs_nccl) {
             else compact_row(f, &tab->rows[k], vs_nccl);
         }
         crossovers(f, tab, i, j);
+        simulated_notes(f, tab, i, j, wide, vs_nccl);
         fifo_doubts(f, tab, i, j);
         i = j + 1;
     }
@@ -341,14 +427,15 @@ char *report_select_csv(const select_table_t *tab) {
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (f == NULL) return NULL;
-    fprintf(f, "collective,bytes,algorithm,protocol,model,time_s,algbw_GBps,busbw_GBps,winner\n");
+    fprintf(f, "collective,bytes,algorithm,protocol,model,time_s,algbw_GBps,busbw_GBps,winner,formula_time_s\n");
     for (int i = 0; i < tab->nrows; i++) {
         const select_row_t *r = &tab->rows[i];
         for (int k = 0; k < r->ncells; k++) {
             const select_cell_t *c = &r->cells[k];
             if (!c->ok) continue;
-            fprintf(f, "%s,%llu,%s,%s,%s,%.9g,%.6g,%.6g,%d\n", coll_name(r->coll), (unsigned long long)r->bytes,
-                    c->algo->name, proto_name(c->proto), cell_model(c), c->time_s, c->algbw_GBps, c->busbw_GBps, k == r->winner);
+            fprintf(f, "%s,%llu,%s,%s,%s,%.9g,%.6g,%.6g,%d,%.9g\n", coll_name(r->coll), (unsigned long long)r->bytes,
+                    c->algo->name, proto_name(c->proto), cell_model(c), c->time_s, c->algbw_GBps, c->busbw_GBps, k == r->winner,
+                    c->simulated && c->formula_s > 0 ? c->formula_s : c->time_s);   /* predict's number */
         }
     }
     fclose(f);
@@ -373,6 +460,7 @@ char *report_select_json(const select_table_t *tab) {
             cJSON_AddStringToObject(x, "protocol", proto_name(c->proto));
             cJSON_AddStringToObject(x, "model", cell_model(c));
             cJSON_AddNumberToObject(x, "time_s", c->time_s);
+            if (c->simulated && c->formula_s > 0) cJSON_AddNumberToObject(x, "formula_time_s", c->formula_s);   /* predict's */
             cJSON_AddNumberToObject(x, "algbw_GBps", c->algbw_GBps);
             cJSON_AddNumberToObject(x, "busbw_GBps", c->busbw_GBps);
             cJSON_AddItemToArray(res, x);

@@ -5,14 +5,22 @@
 #include "run.h"
 
 /* One JSON object for a run (malloc'd string; the caller frees it), or NULL
- * when memory runs out. `verify_asked` adds the `verified` field. */
-char *report_run_json(const run_out_t *o, const char *topo_name, coll_t coll,
-                      int verify_asked);
+ * when memory runs out. `verify_asked` adds the `verified` field; parts
+ * (--explain) an "explain" object whose parts add up to its total_s; check
+ * (predict) the formula's claim and the simulator's time beside it. */
+char *report_run_json(const run_out_t *o, const char *topo_name, coll_t coll, int verify_asked, const run_parts_t *parts,
+                      const run_check_t *check);
 
 #include "../models/tuning.h"
 
+/* plan's two answers per size, by the same names in its text and JSON. */
+#define REPORT_PLAN_EXPECTS "what baton expects NCCL to run, and its time"
+#define REPORT_PLAN_BELIEVES "what NCCL's own cost model believes"
+
 /* `baton plan --json` (malloc'd): the machine as NCCL's model sees it (m),
- * then per size -a nccl's answer (ours[i]) beside NCCL's own model's
+ * the columns' names (REPORT_PLAN_EXPECTS: a size's own fields;
+ * REPORT_PLAN_BELIEVES: its nccl_model), then per size what baton expects
+ * NCCL to run (ours[i], -a nccl) beside NCCL's own model's
  * (nccls[i]; its algo NULL where that model has no such collective: null). */
 char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t coll, const tuning_machine_t *m, int n,
                        const run_out_t *ours, const run_out_t *nccls);

@@ -420,7 +420,9 @@ static int kernel_ranks(const topo_t *t, const algo_t *a, int p) {
 /* o's time: the links' (closed form or engine) and what the GPU and host
  * add, the same for both; the launches apart too. */
 static void host_side(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, proto_t pr, double links, run_out_t *o) {
-    o->time_s = gpu_and_host(t, q, pc, kernel_ranks(t, o->algo, o->ranks), links) + proxy_scan(t, q, o, pr);
+    o->links_s = links;
+    o->proxy_s = proxy_scan(t, q, o, pr);
+    o->time_s = gpu_and_host(t, q, pc, kernel_ranks(t, o->algo, o->ranks), links) + o->proxy_s;
     o->launch_s = launches(t, q);
 }
 
@@ -430,9 +432,9 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     o->proto = pr;
     if (q->predict) {
         cost_model_t m = proto_apply(&o->model, pc);   /* o->model: the row's own view (run_algo_model) */
-        o->time_s = o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + (o->ranks > 1 ? pc->base_latency : 0) +
-                    switch_latency(t, s);
-        host_side(t, q, pc, pr, o->time_s, o);
+        o->once_s = o->ranks > 1 ? pc->base_latency : 0;
+        o->sync_s = switch_latency(t, s);
+        host_side(t, q, pc, pr, o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + o->once_s + o->sync_s, o);
         bandwidths(o, q->coll);
         return 0;
     }
@@ -453,6 +455,8 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     if (rc < 0) return rc;
     o->simulated = 1;
     o->contention = q->contention;
+    o->once_s = pr != PROTO_NONE && o->eng.messages ? pc->base_latency : 0;      /* as engine_run adds them */
+    o->sync_s = s->helpers && o->eng.messages ? topo_params_c(t)->nvls_lat : 0;
     host_side(t, q, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, pr, o->eng.time_s, o);
     bandwidths(o, q->coll);
     return 0;
@@ -554,6 +558,7 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
     cand.channels = q->opts.channels > 0 ? q->opts.channels : 1;
     cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
     cand.nccl_steps = nccl_steps;
+    cand.opts = q->opts;                                  /* what run_parts reads */
     if (a->helpers > reducers_of(t) && !a->fabric)               /* CollNet's build says what it needs */
         return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                        a->name, topo_name(t));
@@ -679,16 +684,83 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     return 0;
 }
 
-void run_breakdown(topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[4]) {
-    cost_model_t m = proto_apply(&o->model, &topo_params_c(t)->proto[o->proto]), x;
-    algo_opts_t op = *opts;
-    run_opts_from_topo(t, &op);
+/* The closed form's alpha, beta and gamma terms of o, each alone, and what
+ * the formula's total has beyond their sum. */
+static void formula_parts(topo_t *t, const run_out_t *o, run_parts_t *x) {
+    cost_model_t m = proto_apply(&o->model, &topo_params_c(t)->proto[o->proto]), y;
+    double *term[3] = {&x->alpha, &x->beta, &x->gamma};
     for (int i = 0; i < 3; i++) {
-        x = m;
-        if (i != 0) x.alpha = x.across.alpha = 0;
-        if (i != 1) x.beta = x.beta_path = x.across.beta = x.across.beta_path = x.helper_beta = 0;
-        if (i != 2) x.gamma = 0;
-        parts[i] = o->algo->cost(&x, o->ranks, o->bytes, &op);
+        y = m;
+        if (i != 0) y.alpha = y.across.alpha = 0;
+        if (i != 1) y.beta = y.beta_path = y.across.beta = y.across.beta_path = y.helper_beta = 0;
+        if (i != 2) y.gamma = 0;
+        *term[i] = o->algo->cost(&y, o->ranks, o->bytes, &o->opts);
     }
-    parts[3] = o->algo->cost(&m, o->ranks, o->bytes, &op);
+    x->overlap = o->algo->cost(&m, o->ranks, o->bytes, &o->opts) - x->alpha - x->beta - x->gamma;
+}
+
+/* The engine's links time along its critical path; without records, all of
+ * it idle (nothing says where it went). */
+static void path_parts(const run_out_t *o, run_parts_t *x) {
+    engine_path_t cp;
+    if (engine_critical_path(&o->eng, &cp) == 0)
+        x->transfer = cp.transfer_s, x->wait = cp.wait_s, x->reduce = cp.reduce_s;
+    x->idle = o->links_s - o->once_s - o->sync_s - x->transfer - x->wait - x->reduce;   /* gaps, before and after */
+}
+
+void run_parts(topo_t *t, const run_out_t *o, run_parts_t *x) {
+    memset(x, 0, sizeof *x);
+    if (o->simulated) path_parts(o, x);
+    else formula_parts(t, o, x);
+    x->once = o->once_s;
+    x->sync = o->sync_s;
+    x->proxy = o->proxy_s;
+    x->launches = o->launch_s;
+    x->ceiling = o->time_s - o->launch_s - o->proxy_s - o->links_s;   /* gpu_and_host's ceilings */
+    x->total = o->time_s;
+    if (!o->simulated)                         /* the last bits of rounding: the parts sum to links_s */
+        x->overlap += o->links_s - o->once_s - o->sync_s - (x->alpha + x->beta + x->gamma + x->overlap);
+}
+
+int run_formula_approx(const run_out_t *o) {
+    return o->algo->approx || !o->model.uniform || o->model.blind;
+}
+
+int run_check_cheap(const run_out_t *o) {
+    double p = o->ranks, k = o->nccl_steps > 0 ? (double)o->nccl_steps : (double)algo_pipeline_chunks(o->bytes, &o->opts);
+    return p * (k > p ? k : p) * 8 <= RUN_CHECK_WORK;
+}
+
+void run_same_row(const run_req_t *q, const run_out_t *o, int predict, run_req_t *out) {
+    *out = *q;
+    out->proto = o->proto;
+    out->predict = predict;
+    if (o->rule && !o->rule->nccl) return;        /* the library's rule names the row: -a nccl runs that one */
+    out->algo = o->algo->name;
+    if (o->auto_picked == 2) out->nccl_sizing = 1, out->nccl_rules = 1;   /* sized as -a nccl sized it */
+    if (o->rule) out->lib_busbw = o->rule->max_busbw;                     /* a log's TUNING line's rule */
+    if (o->rule && o->rule->channels) out->opts.channels = o->channels;
+}
+
+int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c) {
+    run_req_t sq;
+    run_out_t so;
+    baton_err_t e = {0};
+    memset(c, 0, sizeof *c);
+    if (!run_formula_approx(o)) return 0;
+    if (!run_check_cheap(o) || topo_fold_ranks(t)) { c->state = RUN_CHECK_LARGE; return 0; }
+    run_same_row(q, o, 0, &sq);
+    sq.verify = 0, sq.engine = NULL;
+    int rc = run_collective(t, &sq, &so, &e);
+    if (rc == BATON_ENOMEM) return rc;
+    if (rc < 0) {
+        c->state = RUN_CHECK_FAILED;
+        snprintf(c->why, sizeof c->why, "%s", e.msg);
+        return 0;
+    }
+    c->state = RUN_CHECK_DONE;
+    c->sim_s = so.time_s;
+    c->beyond = fabs(so.time_s - o->time_s) > RUN_FORMULA_BAND * so.time_s;
+    engine_result_free(&so.eng);
+    return 0;
 }

@@ -74,6 +74,12 @@ typedef struct run_out {
     verify_mode_t verify_mode;
     engine_result_t eng;     /* when simulated */
     cost_model_t model;      /* the machine the closed form used (run_algo_model) */
+    algo_opts_t opts;        /* the options the row ran with: the machine's rings and groups, and
+                                NCCL's channels and pipeline under -a nccl (run_parts reads them) */
+    double links_s;          /* of time_s, the links' (closed form, or the engine's run) */
+    double proxy_s;          /* of time_s, NCCL's proxy reading LL lines (proxy_scan) */
+    double once_s, sync_s;   /* of links_s, the protocol's base latency and the reducing
+                                switches' synchronisation (topo_params_t.nvls_lat) */
 } run_out_t;
 
 #define RUN_PROTO_AUTO PROTO_COUNT
@@ -129,11 +135,60 @@ int run_nccl_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n);
 /* "auto" or "nccl": a choice the run makes, not a registry row. */
 int run_is_auto(const char *algo);
 
-/* The closed form of o's algorithm and protocol split into its alpha, beta
- * and gamma parts (each with the other two set to zero), and its total in
- * parts[3] (with channels a step is the larger of the links' work and one
- * channel's own message, so the parts may add up to more). */
-void run_breakdown(topo_t *t, const run_out_t *o, const algo_opts_t *opts, double parts[4]);
+/* Where o's time goes, in parts that add up to o->time_s (total). The
+ * links' share: for a closed form the formula's alpha, beta and gamma terms
+ * (each with the other two set to zero) and `overlap`, the formula's total
+ * less the three (negative where a step is the larger of two terms, as with
+ * channels: the terms overlap); for a simulated run (recorded: engine_opts_t
+ * record) the critical path's moving, waiting, adding and idle time. Then
+ * what every run adds: the protocol's base latency once per call, the
+ * reducing switches' synchronisation, the GPU's and host's ceilings on bus
+ * bandwidth where they are above the links' time, NCCL's proxy scanning LL
+ * lines, the further launches of -g. */
+typedef struct run_parts {
+    double alpha, beta, gamma, overlap;        /* closed form */
+    double transfer, wait, reduce, idle;       /* simulated: the critical path */
+    double once, sync, ceiling, proxy, launches;
+    double total;
+} run_parts_t;
+void run_parts(topo_t *t, const run_out_t *o, run_parts_t *x);
+
+/* Is o's closed form only approximate here: an approximate row, a machine
+ * whose rank pairs differ, or shared links the formula does not look at? An
+ * exact one equals the simulator to rounding (tests/test_closed.c). */
+int run_formula_approx(const run_out_t *o);
+/* The band within which predict takes an approximate closed form and the
+ * simulator to agree (a fraction of the simulated time); beyond it predict
+ * prints the simulator's time beside its own. */
+#define RUN_FORMULA_BAND 0.05
+/* The simulator's check of a closed form is run where about p x max(k, p)
+ * x 8 (p ranks, k pipeline steps) stays within this (a second or so; a
+ * 64-node H100 cluster's nvlstree at 1 GiB is 2.1e6). */
+#define RUN_CHECK_WORK 4e6
+/* Would checking closed-form result o with the simulator stay cheap? */
+int run_check_cheap(const run_out_t *o);
+/* The simulator's check of a closed-form answer (run_check). */
+enum { RUN_CHECK_EXACT = 0,   /* the formula is exact here: nothing to check */
+       RUN_CHECK_DONE,        /* simulated: sim_s */
+       RUN_CHECK_LARGE,       /* approximate, but the run is too large to check unasked */
+       RUN_CHECK_FAILED };    /* approximate, and the simulator could not run it (why) */
+typedef struct run_check {
+    int state;
+    double sim_s;             /* the simulator's time for the same row (RUN_CHECK_DONE) */
+    int beyond;               /* |sim_s - the formula's| > RUN_FORMULA_BAND x sim_s */
+    char why[512];            /* RUN_CHECK_FAILED: the simulator's error */
+} run_check_t;
+/* Check closed-form answer o to request q with the simulator where the
+ * formula is only approximate and the run cheap (run_formula_approx,
+ * run_check_cheap): the same row, protocol and sizing (run_same_row), every
+ * rank of t (t must not be folded). BATON_ENOMEM only; the rest is in c. */
+int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c);
+
+/* q, asked again for o's answer only: its row and protocol, sized as o was
+ * (NCCL's channels and pipeline where -a nccl chose it; where the machine's
+ * library rule chose a row of its own, -a nccl again, which follows it),
+ * closed form (predict 1) or simulated (0). */
+void run_same_row(const run_req_t *q, const run_out_t *o, int predict, run_req_t *out);
 
 /* nccl-tests' busbw factor: algbw x factor = busbw. */
 double run_busbw_factor(coll_t c, int p);

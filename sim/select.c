@@ -99,7 +99,7 @@ static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t 
                            .approx = !o.simulated && (a->approx || !m->uniform || o.model.blind), .time_s = o.time_s,
                            .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
     engine_result_free(&o.eng);
-    if (o.simulated && a->approx) {                     /* what the formula said, for report.c's caution */
+    if (o.simulated) {                                  /* what predict says, for report.c's notes */
         r.predict = 1, r.proto = (int)o.proto;
         if (run_collective(t, &r, &o, NULL) == 0) out->formula_s = o.time_s;
     }
@@ -117,15 +117,14 @@ static int nccl_cell(topo_t *t, const select_req_t *q, const cost_model_t *m, se
     int rc;
     row->nccl = (select_cell_t){0};
     if ((rc = run_collective(t, &r, &o, e)) < 0) return rc == BATON_EWHOLE ? rc : 0;
+    double formula = o.time_s;
     if (simulate(q, o.algo, m, topo_whole_ranks(t), row->bytes)) {
-        r.algo = o.algo->name;
-        r.proto = o.proto;
-        r.predict = 0;
+        run_same_row(&r, &o, 0, &r);                    /* sized as -a nccl sized it: predict's check */
         if ((rc = run_collective(t, &r, &o, e)) < 0) return rc == BATON_EWHOLE ? rc : 0;
     }
     row->nccl = (select_cell_t){.algo = o.algo, .proto = o.proto, .ok = 1, .simulated = o.simulated,
                                 .approx = !o.simulated && (o.algo->approx || !m->uniform || o.model.blind),
-                                .time_s = o.time_s,
+                                .time_s = o.time_s, .formula_s = o.simulated ? formula : 0,
                                 .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
     engine_result_free(&o.eng);
     return 0;

@@ -34,7 +34,7 @@ typedef struct select_cell {
     int simulated;
     int approx;                /* the time is an approximate formula */
     double time_s, algbw_GBps, busbw_GBps;
-    double formula_s;          /* simulated to confirm a formula's win: that formula's time */
+    double formula_s;          /* a simulated cell: its formula's time, what predict quotes (0: none) */
 } select_cell_t;
 
 typedef struct select_row {

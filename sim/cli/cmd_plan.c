@@ -22,15 +22,19 @@ static const char help[] =
     "NCCL's plan on the machine: the path between every two GPUs of a node (NV\n"
     "a direct link, SW switches only, PHB one CPU, SYS two CPUs, NET a NIC), the\n"
     "rings NCCL's search finds over the best of them (channels, order, speed),\n"
-    "and per size what `-a nccl` runs: algorithm, protocol, channels, time.\n"
+    "and per size two answers: what baton expects NCCL to run and how long it\n"
+    "takes (`-a nccl`: algorithm, protocol, channels, time, busbw), and what\n"
+    "NCCL's own cost model believes (`--model nccl`: its pick and its time).\n"
     "  -c, --coll NAME   allreduce (default), reducescatter, allgather, ...\n"
     "      --sizes SPEC  LO:HI[:xF] or a list (default 1KiB:1GiB:x32)\n"
     "      --sim         time each size with the simulator (default: closed form)\n"
     "      --fold N      a cluster of N nodes or more (default " CMD_FOLD_NODES_S ") is built only\n"
     "                    where its routes differ, as predict's --fold; 0: never\n"
-    "      --json        one JSON object: NCCL's view of the machine (nccl_view) and\n"
-    "                    per size -a nccl's answer beside NCCL's own model's\n"
-    "                    (nccl_model; null where it has no such collective)\n"
+    "      --json        one JSON object: NCCL's view of the machine (nccl_view),\n"
+    "                    the columns' names (columns) and per size what baton\n"
+    "                    expects NCCL to run (its fields) beside what NCCL's own\n"
+    "                    cost model believes (nccl_model; null where it has no\n"
+    "                    such collective)\n"
     "example:\n"
     "  baton plan -t topologies/dgx1-v100.yaml --sizes 8B:128MiB:x16\n";
 
@@ -150,7 +154,7 @@ static void print_sizes(const tuning_machine_t *m, const uint64_t *sizes, int n,
            m->nvlink ? "NVLink" : "PCI", m->nchannels, m->bw,
            m->nvls_channels ? " and NVLS" : "");
     printf("%12s  %-10s %-7s %8s %12s %10s   %s\n", "size", "algorithm", "proto", "channels", "time", "busbw",
-           "NCCL's own model (--model nccl)");
+           "NCCL's own cost model believes");
     for (int i = 0; i < n; i++) {
         const run_out_t *o = &ours[i], *x = &nccls[i];
         char sz[32], tm[32], tx[32];
@@ -174,7 +178,8 @@ static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const 
     sharp(t);
     library(t);
     nccl_env(t);
-    printf("%s, -a nccl (%s):\n", coll_name(coll), sim ? "simulated" : "closed form");
+    printf("%s: per size, %s (-a nccl; %s),\n%*s and at the right %s (--model nccl)\n", coll_name(coll),
+           REPORT_PLAN_EXPECTS, sim ? "simulated" : "closed forms", (int)strlen(coll_name(coll)), "", REPORT_PLAN_BELIEVES);
     print_sizes(m, sizes, n, ours, nccls);
     char line[192];
     if (cmd_folded_line(t, "folded: ", line, sizeof line)) fputs(line, stdout);

@@ -1,5 +1,6 @@
 /* cmd_sim.c - `baton sim` and `baton predict`. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +28,12 @@ static const char help_common[] =
     "                      alltoall\n"
     "  -a, --algo NAME     an algorithm (baton algos -c COLL lists them), auto (the\n"
     "                      default: the lowest closed-form time on this topology)\n"
-    "                      or nccl (NCCL's choice among ring, its trees, nvls,\n"
-    "                      nvlstree, with NCCL's protocol rules; all-to-all: its\n"
-    "                      p2p schedule, pairwise)\n"
+    "                      or nccl (what baton expects NCCL to run: of the\n"
+    "                      algorithms NCCL has - ring, its trees, nvls, nvlstree -\n"
+    "                      under NCCL's protocol rules and sizing, the lowest\n"
+    "                      closed-form time; sim: the fastest simulated of those\n"
+    "                      within 1.5x of it; all-to-all: NCCL's p2p schedule,\n"
+    "                      pairwise. NCCL's own cost model is `baton plan`'s)\n"
     "  -s, --size SIZE     bytes: 4, 1KiB, 1GiB, 1GB (GB = 1e9 B). As in nccl-tests,\n"
     "                      the whole buffer: the all-reduce/broadcast/reduce buffer,\n"
     "                      the reduce-scatter input and the all-gather output\n"
@@ -257,11 +261,13 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
         printf("  chosen   by -a nccl: the machine's library rule for %s-%s on %d ranks (`baton plan` lists them)\n",
                lo, hi, r->rule->ranks);
     } else if (r->auto_picked == 2 && r->simulated)
-        printf("  chosen   by -a nccl: the fastest simulated of the %s algorithms NCCL has whose closed form is "
-               "within %.3gx of the lowest\n", coll_name(coll), RUN_NCCL_SLACK);
+        printf("  chosen   by -a nccl, what baton expects NCCL to run: the fastest simulated of the %s algorithms NCCL\n"
+               "           has whose closed form is within %.3gx of the lowest\n", coll_name(coll), RUN_NCCL_SLACK);
+    else if (r->auto_picked == 2)
+        printf("  chosen   by -a nccl, what baton expects NCCL to run: the lowest closed-form time of the %s algorithms "
+               "NCCL has\n", coll_name(coll));
     else if (r->auto_picked)
-        printf("  chosen   by -a %s: the lowest closed-form time of the %s algorithms%s\n", r->auto_picked == 2 ? "nccl" : "auto",
-               coll_name(coll), r->auto_picked == 2 ? " NCCL has" : "");
+        printf("  chosen   by -a auto: the lowest closed-form time of the %s algorithms\n", coll_name(coll));
     int p2p = r->auto_picked == 2 && r->algo->nccl && strcmp(r->algo->nccl, "p2p") == 0;    /* run_nccl_runs_at */
     if (r->proto != PROTO_NONE && p2p && r->proto_auto && !r->rule)
         printf("  protocol %s (NCCL's p2p rule: LL while a peer's message is at most %d KiB)\n", proto_name(r->proto),
@@ -335,20 +341,40 @@ static char *link_csv(const topo_t *t, const run_out_t *r) {
     return buf;
 }
 
-/* The formula's parts: alpha, beta, gamma, and what is paid once (the
- * protocol's base latency, the launches); shares of their sum. */
-static void explain_formula(topo_t *t, const run_out_t *r, const algo_opts_t *o, double parts[4], double *once) {
-    char a[64], b[64], g[64], c[64];
-    run_breakdown(t, r, o, parts);
-    *once = r->proto != PROTO_NONE && r->ranks > 1 ? topo_params_c(t)->proto[r->proto].base_latency : 0;
-    double sum = parts[0] + parts[1] + parts[2] + *once;
-    units_fmt_time(parts[0], a, sizeof a);
-    units_fmt_time(parts[1], b, sizeof b);
-    units_fmt_time(parts[2], g, sizeof g);
-    units_fmt_time(*once, c, sizeof c);
-    printf("  explain  the %s formula: alpha %s (%.0f %%), beta %s (%.0f %%), gamma %s (%.0f %%), once per call %s (%.0f %%)\n",
-           r->algo->name, a, sum > 0 ? 100 * parts[0] / sum : 0, b, sum > 0 ? 100 * parts[1] / sum : 0, g,
-           sum > 0 ? 100 * parts[2] / sum : 0, c, sum > 0 ? 100 * *once / sum : 0);
+/* One part of a time, "name 1.2 us (3 %)", after a comma but the first;
+ * parts that are zero are left out but where always. */
+static int part(int n, const char *name, double v, double total, int always) {
+    char tm[64];
+    if (fabs(v) <= 1e-9 * fabs(total)) v = 0;             /* rounding, not a part */
+    if (v == 0 && !always) return n;
+    units_fmt_time(v, tm, sizeof tm);
+    printf("%s%s%s %s (%.0f %%)", n == 0 ? "" : ",", n % 3 == 0 && n ? "\n             " : n ? " " : "", name, tm,
+           total > 0 && fabs(v / total) >= 0.005 ? 100 * v / total : 0);
+    return n + 1;
+}
+
+/* What every run adds to its links' time: once per call, the switches'
+ * synchronisation, the GPU's ceilings, the proxy, the launches. */
+static int parts_added(int n, const run_parts_t *x) {
+    n = part(n, "once per call", x->once, x->total, 1);
+    n = part(n, "switch sync", x->sync, x->total, 0);
+    n = part(n, "GPU/host ceiling on busbw", x->ceiling, x->total, 0);
+    n = part(n, "NCCL proxy's LL scan", x->proxy, x->total, 0);
+    return part(n, "-g launches", x->launches, x->total, 0);
+}
+
+/* The closed form's time c (what predict quotes) in parts that add up to it. */
+static void explain_formula(topo_t *t, const run_out_t *c, const char *lead, run_parts_t *x) {
+    char tm[64];
+    run_parts(t, c, x);
+    units_fmt_time(c->time_s, tm, sizeof tm);
+    printf("%sthe %s formula's %s (predict's number) is\n             ", lead, c->algo->name, tm);
+    int n = part(0, "alpha", x->alpha, x->total, 1);
+    n = part(n, "beta", x->beta, x->total, 1);
+    n = part(n, "gamma", x->gamma, x->total, 1);
+    n = part(n, x->overlap < 0 ? "overlap of its terms" : "beyond its terms", x->overlap, x->total, 0);
+    parts_added(n, x);
+    printf("\n");
 }
 
 /* Rank ids, and the switches that reduce (helpers) by name. */
@@ -356,10 +382,27 @@ static const char *party(const topo_t *t, int id) {
     return id < topo_nranks(t) ? topo_rank_name(t, id) : topo_reducer_name(t, id - topo_nranks(t));
 }
 
-/* What the engine saw: the busiest link and the critical path. */
-static void explain_run(topo_t *t, const run_out_t *r, double formula, double once) {
-    char l[64];
-    printf("           the simulation took %.3g x the formula's total\n", formula > 0 ? r->time_s / formula : 0);
+/* The simulated time r in parts that add up to it: its critical path, then
+ * what every run adds; the busiest link; the closed form beside it. */
+static void explain_run(topo_t *t, const run_out_t *r, const run_out_t *c) {
+    char l[64], tm[64];
+    run_parts_t x;
+    run_parts(t, r, &x);
+    units_fmt_time(r->time_s, tm, sizeof tm);
+    engine_path_t cp;
+    int path = engine_critical_path(&r->eng, &cp) == 0;
+    printf("  explain  the simulated %s is\n             ", tm);
+    int n = part(0, "moving bytes", x.transfer, x.total, 1);
+    n = part(n, "waiting for a busy port or link", x.wait, x.total, 1);
+    n = part(n, "adding", x.reduce, x.total, 1);
+    n = part(n, path ? "idle between messages" : "the links (no record of where)", x.idle, x.total, 1);
+    parts_added(n, &x);
+    printf("\n");
+    if (path) {
+        const engine_rec_t *f = &r->eng.recs[cp.first], *z = &r->eng.recs[cp.last];
+        printf("           critical path: %d message%s one after another, from %s -> %s to %s -> %s\n", cp.steps,
+               cp.steps == 1 ? "" : "s", party(t, f->src), party(t, f->dst), party(t, z->src), party(t, z->dst));
+    }
     int busiest = -1;
     for (int i = 0; i < topo_nlinks(t); i++)
         if (busiest < 0 || r->eng.link_busy[i] > r->eng.link_busy[busiest]) busiest = i;
@@ -371,34 +414,16 @@ static void explain_run(topo_t *t, const run_out_t *r, double formula, double on
         printf("           busiest link %s -> %s: %s in %s, busy %.0f %% of the time\n", topo_node(t, d->src)->name,
                topo_node(t, d->dst)->name, sz, l, 100 * r->eng.link_busy[busiest] / r->time_s);
     }
-    engine_path_t cp;
-    if (engine_critical_path(&r->eng, &cp) == 0 && r->time_s > 0) {
-        char tt[64], tw[64], tr[64];
-        units_fmt_time(cp.transfer_s, tt, sizeof tt);
-        units_fmt_time(cp.wait_s, tw, sizeof tw);
-        units_fmt_time(cp.reduce_s, tr, sizeof tr);
-        const engine_rec_t *f = &r->eng.recs[cp.first], *z = &r->eng.recs[cp.last];
-        char to[64];
-        units_fmt_time(once, to, sizeof to);
-        double rest = r->time_s - cp.transfer_s - cp.wait_s - cp.reduce_s - once;
-        printf("           critical path: %d message%s one after another, from %s -> %s to %s -> %s:\n"
-               "             moving bytes %s (%.0f %%), waiting for a busy port or link %s (%.0f %%),\n"
-               "             adding %s (%.0f %%), once per call %s (%.0f %%), the rest %.0f %%\n",
-               cp.steps, cp.steps == 1 ? "" : "s", party(t, f->src), party(t, f->dst), party(t, z->src), party(t, z->dst),
-               tt, 100 * cp.transfer_s / r->time_s, tw, 100 * cp.wait_s / r->time_s, tr, 100 * cp.reduce_s / r->time_s,
-               to, 100 * once / r->time_s, rest > 0 ? 100 * rest / r->time_s : 0);
-    } else {
-        printf("           the busiest rank sends %llu messages one after another\n", (unsigned long long)r->eng.max_rank_msgs);
-    }
+    if (c) printf("           the simulation took %.3g x the closed form's time:\n", c->time_s > 0 ? r->time_s / c->time_s : 0);
 }
 
 /* What would move this run, in numbers: halving each part of the formula. */
-static void explain_advice(const run_out_t *r, const double parts[4], double once) {
+static void explain_advice(const run_out_t *r, const run_parts_t *x) {
     char a[64], b[64], c[64];
-    units_fmt_time(parts[0] / 2, a, sizeof a);
-    units_fmt_time(parts[1] / 2, b, sizeof b);
-    units_fmt_time(once / 2, c, sizeof c);
-    int latency = parts[0] + once >= parts[1] + parts[2];
+    units_fmt_time(x->alpha / 2, a, sizeof a);
+    units_fmt_time(x->beta / 2, b, sizeof b);
+    units_fmt_time(x->once / 2, c, sizeof c);
+    int latency = x->alpha + x->once >= x->beta + x->gamma;
     printf("           %s: half the per-message latency saves %s, twice the bandwidth %s, half the\n"
            "           per-call latency %s%s\n", latency ? "latency-bound" : "bandwidth-bound", a, b, c,
            r->auto_picked ? " (the algorithm and protocol are already the fastest the formulas know)" : "");
@@ -408,11 +433,26 @@ static void explain_advice(const run_out_t *r, const double parts[4], double onc
         printf("           with -a auto the formulas pick the algorithm that moves the fewest bytes per link here\n");
 }
 
-static void explain(topo_t *t, const run_out_t *r, const algo_opts_t *o) {
-    double parts[4], once;
-    explain_formula(t, r, o, parts, &once);
-    if (r->simulated) explain_run(t, r, parts[3] + once, once);
-    explain_advice(r, parts, once);
+/* The closed form of r's row as predict answers it (r itself where r is
+ * one); 0, or an error in e. */
+static int closed_of(topo_t *t, const run_req_t *q, const run_out_t *r, run_out_t *c, baton_err_t *e) {
+    run_req_t cq;
+    if (!r->simulated) { *c = *r; return 0; }
+    run_same_row(q, r, 1, &cq);
+    cq.engine = NULL, cq.verify = 0;
+    return run_collective(t, &cq, c, e);
+}
+
+static int explain(const char *cmd, topo_t *t, const run_req_t *q, const run_out_t *r) {
+    run_out_t c;
+    run_parts_t x;
+    baton_err_t e = {0};
+    int closed = closed_of(t, q, r, &c, &e) == 0;   /* none where a row has no closed form on a whole machine */
+    if (r->simulated) explain_run(t, r, closed ? &c : NULL);
+    if (!closed) return cmd_fail(cmd, &e);
+    explain_formula(t, &c, r->simulated ? "           " : "  explain  ", &x);
+    explain_advice(r, &x);
+    return 0;
 }
 
 /* Outputs beyond the summary: trace, link statistics, explanation. A chosen
@@ -422,8 +462,7 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
     trace_t *tr = a->trace ? trace_create(t) : NULL;
     engine_opts_t eo = {.link_stats = 1, .record = a->explain, .on_msg = tr ? trace_on_msg : NULL, .msg_ctx = tr};
     int picked = r->auto_picked, proto_auto = r->proto_auto;
-    q->algo = r->algo->name;
-    q->proto = r->proto;
+    run_same_row(q, r, 0, q);                    /* sized as the choice was (NCCL's channels and pipeline) */
     q->engine = &eo;
     engine_result_free(&r->eng);
     int rc = a->trace && tr == NULL ? err_set(&e, BATON_ENOMEM, "out of memory") : run_collective(t, q, r, &e);
@@ -442,13 +481,48 @@ static int observed(const char *cmd, topo_t *t, run_req_t *q, run_out_t *r, cons
     return rc < 0 ? cmd_fail(cmd, &e) : 0;
 }
 
+/* predict's answer beside the simulator's where its formula is only
+ * approximate here: the simulator's time where the two differ beyond the
+ * band (the number to quote), or why it was not checked. */
+static void check_line(const run_out_t *r, const run_check_t *c) {
+    char tm[64];
+    if (c->state == RUN_CHECK_DONE && c->beyond) {
+        units_fmt_time(c->sim_s, tm, sizeof tm);
+        printf("  simulated %s, %.0f %% %s the formula: beyond its %.0f %% band, so quote this (as `sim` and `select` do);\n"
+               "           %s's formula is approximate here, the simulator ran its schedule (same row, protocol, sizing)\n",
+               tm, 100 * fabs(c->sim_s - r->time_s) / r->time_s, c->sim_s > r->time_s ? "above" : "below",
+               100 * RUN_FORMULA_BAND, r->algo->name);
+    } else if (c->state == RUN_CHECK_LARGE)
+        printf("  unchecked %s's formula is approximate here and %d ranks are too many to simulate unasked: "
+               "`baton sim` gives the simulator's time\n", r->algo->name, r->ranks);
+    else if (c->state == RUN_CHECK_FAILED)
+        printf("  unchecked %s's formula is approximate here and the simulator cannot run it: %s\n", r->algo->name, c->why);
+}
+
+/* predict's check of its answer r (run_check): where a folded cluster
+ * answered and the check is cheap, on the whole cluster, so that folded
+ * and whole say the same. */
+static int predict_check(const sim_args_t *a, topo_t *t, const run_req_t *q, const run_out_t *r, run_check_t *c) {
+    if (!topo_fold_ranks(t) || !run_formula_approx(r) || !run_check_cheap(r)) return run_check(t, q, r, c);
+    baton_err_t e = {0};
+    topo_t *whole = cmd_load_topo_folded(a->topo, a->sets.v, a->sets.n, 0, &e);
+    if (whole == NULL) {
+        *c = (run_check_t){.state = RUN_CHECK_FAILED};
+        snprintf(c->why, sizeof c->why, "%s", e.msg);
+        return e.code == BATON_ENOMEM ? e.code : 0;
+    }
+    int rc = run_check(whole, q, r, c);
+    topo_free(whole);
+    return rc;
+}
+
 /* Say that a folded cluster answered, and from how few nodes. */
 static void folded_note(const topo_t *t) {
     char line[192];
     if (cmd_folded_line(t, "  folded   ", line, sizeof line)) fputs(line, stdout);
 }
 
-typedef struct { const algo_t *algo; proto_t proto; double time_s, busbw; } sweep_row_t;
+typedef struct { const algo_t *algo; proto_t proto; double time_s, busbw, sim_s; } sweep_row_t;
 
 /* Every size's answer into rows[]; BATON_EWHOLE where a folded cluster
  * cannot answer one (a row needs every rank). */
@@ -458,8 +532,24 @@ static int sweep_run(topo_t *t, run_req_t *q, const uint64_t *sizes, int n, swee
         q->bytes = sizes[i];
         int rc = run_collective(t, q, &r, e);
         if (rc < 0) return rc;
-        rows[i] = (sweep_row_t){r.algo, r.proto, r.time_s, r.busbw_GBps};
+        rows[i] = (sweep_row_t){r.algo, r.proto, r.time_s, r.busbw_GBps, 0};
         engine_result_free(&r.eng);
+    }
+    return 0;
+}
+
+/* predict's table: each size's simulator check (run_check), its time kept
+ * where beyond the band. */
+static int sweep_check(const sim_args_t *a, topo_t *t, run_req_t *q, const uint64_t *sizes, int n, sweep_row_t *rows) {
+    for (int i = 0; i < n; i++) {
+        run_out_t r;
+        run_check_t c;
+        baton_err_t e = {0};
+        q->bytes = sizes[i];
+        if (run_collective(t, q, &r, &e) < 0) continue;        /* answered before: cannot fail now */
+        int rc = predict_check(a, t, q, &r, &c);
+        if (rc < 0) return rc;
+        if (c.state == RUN_CHECK_DONE && c.beyond) rows[i].sim_s = c.sim_s;
     }
     return 0;
 }
@@ -482,14 +572,21 @@ static int sweep_print(const topo_t *t, const run_req_t *q, int p, const uint64_
     }
     printf("%s on %s (%d ranks)\n%12s  %-18s %12s %12s\n", coll_name(coll), topo_name(t), p, "size", "algorithm", "time",
            "busbw");
+    int simulated = 0;
     for (int i = 0; i < n; i++) {
-        char sz[32], tm[32], name[48];
+        char sz[32], tm[32], name[48], st[32];
         units_fmt_size(sizes[i], sz, sizeof sz);
         units_fmt_time(rows[i].time_s, tm, sizeof tm);
+        units_fmt_time(rows[i].sim_s, st, sizeof st);
         snprintf(name, sizeof name, "%s%s%s", rows[i].algo->name, rows[i].proto ? "/" : "",
                  rows[i].proto ? proto_name(rows[i].proto) : "");
-        printf("%12s  %-18s %12s %7.2f GB/s\n", sz, name, tm, rows[i].busbw);
+        printf("%12s  %-18s %12s %7.2f GB/s", sz, name, tm, rows[i].busbw);
+        if (rows[i].sim_s > 0) printf("   simulated %s", st), simulated = 1;
+        printf("\n");
     }
+    if (simulated)
+        printf("simulated: the simulator's time where the formula is approximate here and more than %.0f %% off it\n",
+               100 * RUN_FORMULA_BAND);
     folded_note(t);
     return 0;
 }
@@ -508,6 +605,8 @@ static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args
     int whole = cmd_unfold(rc, t, a->topo, a->sets.v, a->sets.n, &e);     /* a size needs every rank */
     if (whole) rc = whole > 0 ? sweep_run(*t, q, sizes, n, rows, &e) : e.code;
     int nccl = a->format && strcmp(a->format, "nccl-tests") == 0;
+    if (rc == 0 && q->predict && !nccl && sweep_check(a, *t, q, sizes, n, rows) < 0)
+        rc = err_set(&e, BATON_ENOMEM, "out of memory");
     int p = *t ? topo_whole_ranks(*t) : 0;
     if (rc == 0 && (rc = sweep_print(*t, q, p, sizes, n, rows, nccl)) < 0)
         err_set(&e, rc, "%s", rc == BATON_ENOMEM ? "out of memory" : "cannot write the log");
@@ -575,17 +674,26 @@ int cmd_sim(int argc, char **argv, int predict) {
         topo_free(t);
         return rc;
     }
+    run_check_t check = {0};
+    if (predict && predict_check(&a, t, &q, &r, &check) < 0) {
+        topo_free(t);
+        return cmd_fail(cmd, &(baton_err_t){BATON_ENOMEM, "out of memory"});
+    }
     if (a.json) {
-        char *s = report_run_json(&r, topo_name(t), (coll_t)coll, a.verify);
+        run_parts_t parts;
+        if (a.explain) run_parts(t, &r, &parts);
+        char *s = report_run_json(&r, topo_name(t), (coll_t)coll, a.verify, a.explain ? &parts : NULL,
+                                  predict ? &check : NULL);
         if (s == NULL) { topo_free(t); return cmd_fail(cmd, &(baton_err_t){BATON_ENOMEM, "out of memory"}); }
         puts(s);
         free(s);
     } else {
         summary(&r, t, (coll_t)coll, a.verify);
+        if (predict) check_line(&r, &check);
         folded_note(t);
-        if (a.explain) explain(t, &r, &a.opts);
+        if (a.explain) rc = explain(cmd, t, &q, &r);
     }
     engine_result_free(&r.eng);
     topo_free(t);
-    return EXIT_OK;
+    return rc ? rc : EXIT_OK;
 }

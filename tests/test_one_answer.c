@@ -1,0 +1,247 @@
+/* test_one_answer.c - one answer per question (issue 52, section 1): predict
+ * says where its approximate formula and the simulator disagree beyond the
+ * band, select's simulated cells are predict's check of the same row, plan
+ * names its two answers for what they are, -a nccl's help and output say the
+ * same thing, and --explain's parts add up to the time they explain. */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/run.h"
+#include "helpers.h"
+
+static cJSON *json_of(const char *args) {
+    char *out;
+    int rc = th_cli(args, &out, 1);
+    cr_assert_eq(rc, 0, "baton %s exited %d: %s", args, rc, out);
+    cJSON *j = cJSON_Parse(out);
+    cr_assert_not_null(j, "baton %s: not JSON: %s", args, out);
+    free(out);
+    return j;
+}
+
+static double num(const cJSON *j, const char *k, const char *args) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
+    cr_assert(cJSON_IsNumber(v), "baton %s: no number %s", args, k);
+    return v->valuedouble;
+}
+
+static const char *str(const cJSON *j, const char *k, const char *args) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
+    cr_assert(cJSON_IsString(v), "baton %s: no string %s", args, k);
+    return v->valuestring;
+}
+
+static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-15; }
+
+/* The issue's case: a 64-node H100 cluster's -a nccl all-reduce at 1 GiB,
+ * nvlstree by its formula. predict prints the simulator's time beside its
+ * own, because they are more than the band apart, and that time is the
+ * simulator's for the same row, protocol and NCCL's pipeline. */
+Test(one_answer, predict_says_where_the_simulator_disagrees) {
+    const char *args = "predict -t topologies/cluster-h100.yaml --set nodes=64 -c allreduce -a nccl -s 1GiB";
+    char *out, json[256], sim[256];
+    cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "  simulated ") != NULL && strstr(out, "beyond its 5 % band") != NULL, "%s", out);
+    free(out);
+    snprintf(json, sizeof json, "%s --json", args);
+    cJSON *p = json_of(json);
+    double formula = num(p, "time_s", json), simulated = num(p, "simulated_time_s", json);
+    cr_expect_str_eq(str(p, "formula", json), "approximate");
+    cr_expect_str_eq(str(p, "check", json), "simulated");
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(p, "beyond_band")));
+    cr_expect_gt(fabs(simulated - formula), RUN_FORMULA_BAND * simulated, "%g vs %g", simulated, formula);
+    snprintf(sim, sizeof sim, "sim -t topologies/cluster-h100.yaml --set nodes=64 -c allreduce -a %s --proto %s "
+             "--pipeline %d -s 1GiB --json", str(p, "algorithm", json), str(p, "protocol", json),
+             (int)num(p, "pipeline_steps", json));
+    cJSON *s = json_of(sim);
+    cr_expect(close_to(num(s, "time_s", sim), simulated), "sim %g, predict's simulated %g", num(s, "time_s", sim), simulated);
+    cJSON_Delete(s);
+    cJSON_Delete(p);
+}
+
+/* An exact formula is not checked (nothing to say): a ring on one node. */
+Test(one_answer, an_exact_formula_needs_no_check) {
+    const char *args = "predict -t topologies/uniform-8.yaml -c allreduce -a ring -s 1MiB --json";
+    cJSON *p = json_of(args);
+    cr_expect_str_eq(str(p, "formula", args), "exact");
+    cr_expect_null(cJSON_GetObjectItem(p, "simulated_time_s"));
+    cJSON_Delete(p);
+}
+
+/* The cell of row r in a select JSON row, or NULL. */
+static const cJSON *select_cell(const cJSON *row, const char *algo) {
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(row, "results"))
+        if (strcmp(cJSON_GetObjectItem(c, "algorithm")->valuestring, algo) == 0) return c;
+    return NULL;
+}
+
+/* The same row on the same machine: select's [s] time is predict's check,
+ * and the formula select keeps beside it is predict's time, for rows whose
+ * formula is approximate (nvls, dbtree) and on a cluster. */
+Test(one_answer, predict_and_select_agree_on_the_same_row) {
+    static const struct { const char *topo, *algo, *size; } cases[] = {
+        {"topologies/hgx-h100.yaml", "nvls", "1GiB"},
+        {"topologies/hgx-h100.yaml", "nvls", "128MiB"},
+        {"topologies/hgx-h100.yaml", "dbtree", "1MiB"},
+        {"topologies/cluster-h100.yaml --set nodes=2", "nvlstree", "64MiB"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char sel[256], pre[256];
+        snprintf(sel, sizeof sel, "select -t %s -c allreduce --algos %s --sizes %s --format json", cases[i].topo,
+                 cases[i].algo, cases[i].size);
+        snprintf(pre, sizeof pre, "predict -t %s -c allreduce -a %s -s %s --json", cases[i].topo, cases[i].algo,
+                 cases[i].size);
+        cJSON *s = json_of(sel), *p = json_of(pre);
+        const cJSON *c = select_cell(cJSON_GetArrayItem(s, 0), cases[i].algo);
+        cr_assert_not_null(c, "%s", sel);
+        cr_expect_str_eq(str(c, "model", sel), "des", "%s", sel);
+        cr_expect_str_eq(str(p, "check", pre), "simulated", "%s", pre);
+        cr_expect_str_eq(str(c, "protocol", sel), str(p, "protocol", pre), "%s", sel);
+        cr_expect(close_to(num(c, "time_s", sel), num(p, "simulated_time_s", pre)), "%s: select %g, predict's simulator %g",
+                  sel, num(c, "time_s", sel), num(p, "simulated_time_s", pre));
+        cr_expect(close_to(num(c, "formula_time_s", sel), num(p, "time_s", pre)), "%s: select's formula %g, predict %g",
+                  sel, num(c, "formula_time_s", sel), num(p, "time_s", pre));
+        cJSON_Delete(s);
+        cJSON_Delete(p);
+    }
+}
+
+/* The table says what [s] is and, where the formula is beyond the band,
+ * the formula's time predict quotes. */
+Test(one_answer, select_says_why_simulated_cells_differ_from_predict) {
+    const char *pre = "predict -t topologies/hgx-h100.yaml -c allreduce -a nvls -s 1GiB --json";
+    cJSON *p = json_of(pre);
+    char *out, want[128];
+    snprintf(want, sizeof want, "predict's formula: nvls/Simple at 1 GiB %.3g ms", num(p, "time_s", pre) * 1e3);
+    cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --sizes 1GiB --algos nvls,ring", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "[s]: the formula is only approximate on this machine") != NULL, "%s", out);
+    cr_expect(strstr(out, want) != NULL, "no '%s' in %s", want, out);
+    free(out);
+    cJSON_Delete(p);
+}
+
+/* plan's two answers are named for what they are, in the text and the JSON
+ * alike (the JSON's keys stay). */
+Test(one_answer, plan_names_its_columns) {
+    char *out;
+    cr_assert_eq(th_cli("plan -t topologies/hgx-h100.yaml --sizes 1MiB", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "what baton expects NCCL to run, and its time (-a nccl") != NULL, "%s", out);
+    cr_expect(strstr(out, "what NCCL's own cost model believes (--model nccl)") != NULL, "%s", out);
+    cr_expect(strstr(out, "NCCL's own model (--model nccl)") == NULL, "%s", out);
+    free(out);
+    const char *args = "plan -t topologies/hgx-h100.yaml --sizes 1MiB --json";
+    cJSON *j = json_of(args), *cols = cJSON_GetObjectItem(j, "columns");
+    cr_assert_not_null(cols, "no columns");
+    cr_expect_str_eq(str(cols, "sizes", args), "what baton expects NCCL to run, and its time (-a nccl)");
+    cr_expect_str_eq(str(cols, "nccl_model", args), "what NCCL's own cost model believes (--model nccl)");
+    cr_expect_not_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "sizes"), 0), "nccl_model"));
+    cJSON_Delete(j);
+}
+
+/* --help and the answer say the same of -a nccl: what baton expects NCCL to
+ * run, the lowest closed form of NCCL's algorithms; never "NCCL's choice". */
+Test(one_answer, help_and_output_say_the_same_of_nccl) {
+    const char *cmds[] = {"predict", "sim"};
+    for (int i = 0; i < 2; i++) {
+        char args[64], *out;
+        snprintf(args, sizeof args, "%s --help", cmds[i]);
+        cr_assert_eq(th_cli(args, &out, 1), 0);
+        cr_expect(strstr(out, "nccl (what baton expects NCCL to run") != NULL, "%s", out);
+        cr_expect(strstr(out, "lowest\n") != NULL && strstr(out, "closed-form time") != NULL, "%s", out);
+        cr_expect(strstr(out, "NCCL's choice") == NULL, "%s", out);
+        free(out);
+    }
+    char *out;
+    cr_assert_eq(th_cli("predict -t topologies/hgx-h100.yaml -c allreduce -a nccl -s 1MiB", &out, 1), 0);
+    cr_expect(strstr(out, "chosen   by -a nccl, what baton expects NCCL to run: the lowest closed-form time") != NULL, "%s", out);
+    free(out);
+}
+
+/* The parts of an --explain --json answer add up to its total, which is the
+ * time the command answered; a row with reducing switches names their
+ * synchronisation (the part --explain used to leave out). */
+static void parts_add_up(const char *args) {
+    cJSON *j = json_of(args), *x = cJSON_GetObjectItem(j, "explain");
+    static const char *const keys[] = {"alpha_s", "beta_s", "gamma_s", "overlap_s", "transfer_s", "wait_s", "reduce_s",
+                                       "idle_s", "once_s", "sync_s", "ceiling_s", "proxy_s", "launches_s"};
+    cr_assert_not_null(x, "baton %s: no explain object", args);
+    double sum = 0, total = num(x, "total_s", args), time = num(j, "time_s", args);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) sum += num(x, keys[i], args);
+    cr_expect(fabs(sum - total) <= 1e-9 * total, "baton %s: parts %.9g, total %.9g", args, sum, total);
+    cr_expect_eq(total, time, "baton %s: explains %.9g, answers %.9g", args, total, time);
+    cr_expect_geq(num(x, "ceiling_s", args), -1e-9 * total, "%s", args);
+    const char *algo = str(j, "algorithm", args);
+    if (strncmp(algo, "nvls", 4) == 0) cr_expect_gt(num(x, "sync_s", args), 0, "%s: NVLS's switches sync", args);
+    cJSON_Delete(j);
+}
+
+Test(one_answer, explain_parts_add_up_in_predict) {
+    static const char *const topos[] = {"topologies/hgx-h100.yaml", "topologies/cluster-h100.yaml --set nodes=2",
+                                        "topologies/cluster-h100.yaml --set nodes=4", "topologies/dgx1-v100.yaml"};
+    static const char *const algos[] = {"nccl", "ring", "auto", "dbtree"};
+    static const char *const sizes[] = {"64KiB", "1MiB", "64MiB", "1GiB"};
+    for (int t = 0; t < 4; t++)
+        for (int a = 0; a < 4; a++)
+            for (int s = 0; s < 4; s++) {
+                char args[256];
+                snprintf(args, sizeof args, "predict -t %s -c allreduce -a %s -s %s --explain --json", topos[t], algos[a],
+                         sizes[s]);
+                parts_add_up(args);
+            }
+    parts_add_up("predict -t topologies/hgx-h100.yaml -c allreduce -a nvls -s 64KiB --explain --json");
+    parts_add_up("predict -t topologies/cluster-h100.yaml --set nodes=4 -c allreduce -a nvlstree -s 1GiB --explain --json");
+    parts_add_up("predict -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1MiB -g 2 --explain --json");
+}
+
+Test(one_answer, explain_parts_add_up_in_sim) {
+    static const char *const runs[] = {
+        "-t topologies/hgx-h100.yaml -c allreduce -a nccl -s 64KiB",
+        "-t topologies/hgx-h100.yaml -c allreduce -a nvls -s 1MiB",
+        "-t topologies/hgx-h100.yaml -c allreduce -a ring -s 64MiB",
+        "-t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a nccl -s 1MiB",
+        "-t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a nccl -s 64MiB",
+        "-t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a ring -s 64KiB",
+        "-t topologies/mi300x.yaml -c allreduce -a nccl -s 1MiB",      /* the library's rule: direct, not NCCL's */
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "sim %s --explain --json", runs[i]);
+        parts_add_up(args);
+    }
+}
+
+/* --explain explains the run asked for: the same time as without it (it
+ * reran -a nccl's row without NCCL's pipeline: 2 x 8 H100, 64 MiB). */
+Test(one_answer, explain_does_not_change_the_answer) {
+    const char *plain = "sim -t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a nccl -s 64MiB --json";
+    const char *expl = "sim -t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a nccl -s 64MiB --json --explain";
+    cJSON *a = json_of(plain), *b = json_of(expl);
+    cr_expect_eq(num(a, "time_s", plain), num(b, "time_s", expl));
+    cr_expect_str_eq(str(a, "algorithm", plain), str(b, "algorithm", expl));
+    cr_expect_eq(num(a, "pipeline_steps", plain), num(b, "pipeline_steps", expl));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+/* predict's table (--sizes) says the same as predict at each size: the
+ * simulator's time on the row whose formula is beyond the band (hgx-h100's
+ * nvls at 256 MiB), nothing on rows within it. */
+Test(one_answer, predict_sizes_table_says_what_predict_says) {
+    const char *one = "predict -t topologies/hgx-h100.yaml -c allreduce -a nccl -s 256MiB --json";
+    cJSON *p = json_of(one);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(p, "beyond_band")), "%s", one);
+    char *out, want[64];
+    snprintf(want, sizeof want, "simulated %.6g ms", num(p, "simulated_time_s", one) * 1e3);
+    cr_assert_eq(th_cli("predict -t topologies/hgx-h100.yaml -c allreduce -a nccl --sizes 8,256MiB", &out, 1), 0, "%s", out);
+    char *big = strstr(out, "256 MiB"), *small = strstr(out, "8 B");
+    cr_assert(big && small, "%s", out);
+    cr_expect(strstr(big, want) != NULL, "no '%s' in %s", want, out);
+    cr_expect(strstr(small, "simulated") == NULL || strstr(small, "simulated") > big, "8 B is within the band: %s", out);
+    free(out);
+    cJSON_Delete(p);
+}
