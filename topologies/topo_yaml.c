@@ -1127,7 +1127,9 @@ static int read_require(ctx_t *c, yaml_node_t *root) {
         if ((smin && sscanf(smin, "%lld", &lo) != 1) || (smax && sscanf(smax, "%lld", &hi) != 1))
             return fail(c, r, "require: min and max are whole numbers", NULL, NULL);
         if (end != v && *end == '\0' && x >= lo && x <= hi) continue;
-        snprintf(msg, sizeof msg, "%s=%s: %s must be a whole number in %lld..%lld%s%s", name, v, name, lo, hi, why ? ": " : "", why ? why : "");
+        int n = hi == LLONG_MAX ? snprintf(msg, sizeof msg, "%s=%s: %s must be a whole number, at least %lld", name, v, name, lo)
+                                : snprintf(msg, sizeof msg, "%s=%s: %s must be a whole number in %lld..%lld", name, v, name, lo, hi);
+        if (why && n > 0 && (size_t)n < sizeof msg) snprintf(msg + n, sizeof msg - (size_t)n, ": %s", why);
         return fail(c, r, "%s", msg, NULL);
     }
     return 0;
