@@ -1,6 +1,6 @@
 /* test_machines_2026.c - the machines of 2026 (issue 48, items 1 and 4):
- * hgx-b200, cluster-b200, cluster-h200 and gb200-nvl72 found by name and
- * answering, the public GB200 log predicted out of the box, a rack the file
+ * hgx-b200, hgx-b300, cluster-b200, cluster-h200, gb200-nvl72 and
+ * gb300-nvl72 found by name and answering, the public GB200 log predicted out of the box, a rack the file
  * cannot have refused at its line, and the Blackwell GPUs in `baton gpus`. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
@@ -33,6 +33,8 @@ Test(machines_2026, each_new_machine_loads_and_answers_by_name) {
     expect_answers("gb200-nvl72", "", 72);
     expect_answers("gb200-nvl72", "--set racks=2", 144);
     expect_answers("gb200-nvl72", "--set trays=2", 8);
+    expect_answers("hgx-b300", "", 8);
+    expect_answers("gb300-nvl72", "--set racks=2", 144);
 }
 
 /* The rack is NCCL's node: plan sees one node of 72 GPUs, two racks two. */
@@ -118,4 +120,5 @@ Test(machines_2026, gpus_and_step_know_blackwell) {
     }
     free(out);
     th_says("step -t gb200-nvl72 --model llama3-70b", 0, "on gb200-nvl72 (72 x gb200)", 1);
+    th_says("step -t gb300-nvl72 --model llama3-70b", 0, "on gb300-nvl72 (72 x gb300)", 1);
 }
