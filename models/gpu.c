@@ -32,6 +32,18 @@ static const gpu_spec_t table[] = {
     /* HGX B200 (1,000 W) datasheet: 2.25 PFLOPS bf16, 4.5 fp8, 8 TB/s
        HBM3e, 1,440 GB per 8 GPUs. */
     {"b200", "blackwell", {2250 * T, 4500 * T}, 8000 * GB, 180 * GB, 4 * US, 0.5 * US},
+    /* GB200's Blackwell GPU (1,200 W), NVIDIA's Blackwell datasheet as tabled
+       at glennklockwood.com/garden/processors/B200: 2.5 PFLOPS bf16, 5 fp8
+       (10 fp4: no fp4 slot here) dense; GB200 NVL72 page: 13.4 TB HBM3e and
+       576 TB/s for 72 GPUs = 186 GB and 8 TB/s each. */
+    {"gb200", "blackwell", {2500 * T, 5000 * T}, 8000 * GB, 186 * GB, 4 * US, 0.5 * US},
+    /* B300 (Blackwell Ultra, HGX), per-GPU dense table of verda.com/blog/
+       gb300-nvl72-architecture (from NVIDIA's B300/GB300 datasheets): 2.25
+       PFLOPS bf16, 4.5 fp8 (14 fp4), 270 GB HBM3e at 7.7 TB/s. */
+    {"b300", "blackwell", {2250 * T, 4500 * T}, 7700 * GB, 270 * GB, 4 * US, 0.5 * US},
+    /* GB300's Blackwell Ultra GPU, the same table: 2.5 PFLOPS bf16, 5 fp8
+       (15 fp4), 279 GB HBM3e at 8 TB/s (GB300 NVL72: 20 TB, 576 TB/s). */
+    {"gb300", "blackwell", {2500 * T, 5000 * T}, 8000 * GB, 279 * GB, 4 * US, 0.5 * US},
     /* L40S datasheet: 362.05 TFLOPS bf16, 733 fp8, 864 GB/s GDDR6, 48 GB. */
     {"l40s", "ada", {362.05 * T, 733 * T}, 864 * GB, 48 * GB, 4 * US, 0.5 * US},
     /* RTX 4090, Ada whitepaper appendix: 165.2 TFLOPS bf16 and 330.3 fp8 with
@@ -67,7 +79,7 @@ const char *gpu_hint(const char *name) {
  * (H200 before H20). */
 static const struct { const char *part, *family; } devices[] = {
     {"V100", "volta"}, {"2080", "turing"}, {"T4", "turing"}, {"A100", "ampere"}, {"A800", "ampere"},
-    {"H100", "hopper"}, {"H800", "hopper"}, {"H200", "hopper"}, {"H20", "hopper"}, {"GB200", "blackwell"},
+    {"H100", "hopper"}, {"H800", "hopper"}, {"H200", "hopper"}, {"H20", "hopper"}, {"GB200", "blackwell"}, {"GB300", "blackwell"},
     {"B200", "blackwell"}, {"B300", "blackwell"}, {"B100", "blackwell"}, {"RTX 5090", "blackwell"}, {"L40", "ada"},
     {"RTX 4090", "ada"}, {"L4", "ada"}, {"MI300", "cdna3"}, {"MI325", "cdna3"}, {"MI350", "cdna4"}, {"MI355", "cdna4"},
     {NULL, NULL}};

@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <yaml.h>
 
@@ -1115,17 +1116,50 @@ static void fold_plan(ctx_t *c, yaml_node_t *root) {
     if (w + 1 < cap) snprintf(c->fold_text + w, cap - w, "]"), c->fold_nodes = (int)N, c->fold_nw = nw;
 }
 
+/* require: [{param: trays, min: 1, max: 18, why: "an NVL72 rack has 18
+ * trays"}]: the values of a parameter the machine can have. A --set outside
+ * them is an error at the rule's line, saying why, before anything is built
+ * (an empty range or a fabric too small would name the symptom, not the cause). */
+static int read_require(ctx_t *c, yaml_node_t *root) {
+    static const char *const keys[] = {"param", "min", "max", "why", NULL};
+    yaml_node_t *l = get(c, root, "require");
+    if (l == NULL) return 0;
+    if (l->type != YAML_SEQUENCE_NODE) return fail(c, l, "'require' is a list of {param: NAME, min: N, max: N, why: TEXT}", NULL, NULL);
+    for (yaml_node_item_t *i = l->data.sequence.items.start; i < l->data.sequence.items.top; i++) {
+        yaml_node_t *r = node(c, *i);
+        if (r->type != YAML_MAPPING_NODE) return fail(c, r, "a requirement is {param: NAME, min: N, max: N, why: TEXT}", NULL, NULL);
+        int rc = only_keys(c, r, keys, "a requirement");
+        if (rc < 0) return rc;
+        const char *name = scalar(get(c, r, "param")), *why = scalar(get(c, r, "why")), *v = name ? expand_get(&c->params, name) : NULL;
+        if (name == NULL) return fail(c, r, "a requirement names its parameter (param: NAME)", NULL, NULL);
+        if (v == NULL) return fail(c, r, "require: no parameter '%s' in params", name, NULL);
+        char *end, msg[512];
+        long long x = strtoll(v, &end, 10), lo = LLONG_MIN, hi = LLONG_MAX;
+        const char *smin = scalar(get(c, r, "min")), *smax = scalar(get(c, r, "max"));
+        if ((smin && sscanf(smin, "%lld", &lo) != 1) || (smax && sscanf(smax, "%lld", &hi) != 1))
+            return fail(c, r, "require: min and max are whole numbers", NULL, NULL);
+        if (end != v && *end == '\0' && x >= lo && x <= hi) continue;
+        int n = hi == LLONG_MAX ? snprintf(msg, sizeof msg, "%s=%s: %s must be a whole number, at least %lld", name, v, name, lo)
+                                : snprintf(msg, sizeof msg, "%s=%s: %s must be a whole number in %lld..%lld", name, v, name, lo, hi);
+        if (why && n > 0 && (size_t)n < sizeof msg) snprintf(msg + n, sizeof msg - (size_t)n, ": %s", why);
+        return fail(c, r, "%s", msg, NULL);
+    }
+    return 0;
+}
+
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const fixed[] = {"name", "description", "params", "arch", "gpu", "protocols", "library", "include",
                                         "nodes", "links", "generate", "link_efficiency", "calibration", "sharp_fabric",
-                                        "nccl_env", NULL};
+                                        "nccl_env", "require", NULL};
     const char *keys[64];
     with_knobs(fixed, 0, keys, 64);
     yaml_node_t *root = yaml_document_get_root_node(&c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (root->type != YAML_MAPPING_NODE) return fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
     int rc = only_keys(c, root, keys, "a topology");
-    if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_engine(c, root)) < 0) return rc;
+    if (rc < 0 || (rc = read_params(c, root, sets, nsets)) < 0 || (rc = read_require(c, root)) < 0 ||
+        (rc = read_engine(c, root)) < 0)
+        return rc;
     fold_plan(c, root);
     if ((rc = read_gpu(c, root)) < 0 || (rc = walk_body(c, root)) < 0 || (rc = read_protocols(c, root)) < 0) return rc;
     if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0 || (rc = read_library(c, root)) < 0 ||
