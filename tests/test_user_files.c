@@ -90,11 +90,23 @@ Test(user_files, a_calibration_of_a_shipped_machine_names_it) {
     snprintf(env, sizeof env, "BATON_PATH=%s/topologies", here);
     double kept = predict_in(cwd, env, copy, "1GiB"), there = predict_in(here, "", "build/uf-named.yaml", "1GiB");
     cr_expect_eq(kept, there, "copied %.17g, in place %.17g", kept, there);
-    /* with no machines on the search path, the error names the file, the line and the name it looked for */
-    char args[512];
-    snprintf(args, sizeof args, "predict -t '%s' -c allreduce -s 1GiB", copy);
+    /* with no $BATON_PATH the uninstalled binary still finds the clone's machines beside it */
+    cr_expect_eq(predict_in(cwd, "", copy, "1GiB"), there);
+    /* a name on no search path: the error names the file, the line and the name it looked for */
+    char args[512], lost[256];
+    text = th_slurp(copy);
+    cr_assert_not_null(text);
+    char *at = strstr(text, "extends: \"hgx-a100\"");
+    cr_assert_not_null(at);
+    snprintf(lost, sizeof lost, "%s/lost.yaml", dir);
+    FILE *f = fopen(lost, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%.*sextends: \"hgx-a1000\"%s", (int)(at - text), text, at + strlen("extends: \"hgx-a100\""));
+    fclose(f);
+    free(text);
+    snprintf(args, sizeof args, "predict -t '%s' -c allreduce -s 1GiB", lost);
     cr_expect_neq(run_in(cwd, "", args, &out), 0);
-    cr_expect(strstr(out, "mine.yaml:") && strstr(out, "extends 'hgx-a100': no machine of that name"), "%s", out);
+    cr_expect(strstr(out, "lost.yaml:") && strstr(out, "extends 'hgx-a1000': no machine of that name"), "%s", out);
     free(out);
     gone(dir);
     gone(cwd);
