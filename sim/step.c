@@ -20,6 +20,10 @@ void step_defaults(step_req_t *q) {
     if (q->dp < 1) q->dp = 1;
     if (q->pp < 1) q->pp = 1;
     if (q->ep < 1) q->ep = 1;
+    /* --batch and --microbatches given: the micro-batch is what they leave,
+     * so the report says the sequences each microbatch really carries. */
+    if (train && q->micro_batch < 1 && q->batch > 0 && q->microbatches > 0 && q->batch % (q->dp * q->microbatches) == 0)
+        q->micro_batch = q->batch / (q->dp * q->microbatches);
     if (train && q->micro_batch < 1) q->micro_batch = 1;
     if (q->batch < 1)
         q->batch = q->dp * (train ? q->micro_batch * (q->microbatches > 0 ? q->microbatches : q->pp > 1 ? 4 * q->pp : 1) : 1);
@@ -79,6 +83,9 @@ const char *step_check(const step_req_t *q, const topo_t *t, char *buf, int len)
     else if (q->phase == STEP_TRAIN && q->batch % (q->dp * q->micro_batch))
         snprintf(buf, len, "batch %d is not a multiple of dp %d x micro-batch %d (the global batch is dp x micro-batch x "
                  "microbatches, as Megatron's)", q->batch, q->dp, q->micro_batch);
+    else if (q->phase == STEP_TRAIN && q->batch != q->dp * q->micro_batch * q->microbatches)
+        snprintf(buf, len, "batch %d is not dp %d x micro-batch %d x microbatches %d (give two of --batch, --micro-batch, "
+                 "--microbatches)", q->batch, q->dp, q->micro_batch, q->microbatches);
     else if (q->batch < q->dp * q->microbatches)
         snprintf(buf, len, "batch %d is less than one sequence per replica and microbatch (dp %d x %d)", q->batch, q->dp,
                  q->microbatches);

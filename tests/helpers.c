@@ -130,3 +130,19 @@ double th_json_num(const char *s, const char *key) {
     sscanf(m + strlen(pat), "%lf", &v);
     return v;
 }
+
+cJSON *th_cli_json(const char *args) {
+    char *out;
+    int rc = th_cli(args, &out, 1);
+    cr_assert_eq(rc, 0, "baton %s exited %d: %s", args, rc, out);
+    cJSON *j = cJSON_Parse(out);
+    cr_assert_not_null(j, "not JSON: %s", out);
+    free(out);
+    return j;
+}
+
+double th_jnum(cJSON *j, const char *k) {
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
+    cr_assert(cJSON_IsNumber(v), "field %s missing", k);
+    return v->valuedouble;
+}

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "../algorithms/algo.h"
 #include "../sim/engine.h"
 #include "../topologies/topo.h"
@@ -52,5 +54,11 @@ char *th_slurp(const char *path);
 /* The number after the first "key": in JSON text s; fails the test if
  * there is none. */
 double th_json_num(const char *s, const char *key);
+
+/* `baton ARGS`'s stdout parsed as JSON (asserts exit 0 and valid JSON); the caller frees. */
+cJSON *th_cli_json(const char *args);
+
+/* Number field k of object j (asserts it is there and a number). */
+double th_jnum(cJSON *j, const char *k);
 
 #endif

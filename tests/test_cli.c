@@ -9,21 +9,6 @@
 
 #include "helpers.h"
 
-static cJSON *json_of(const char *args) {
-    char *out;
-    int rc = th_cli(args, &out, 1);
-    cr_assert_eq(rc, 0, "baton %s exited %d: %s", args, rc, out);
-    cJSON *j = cJSON_Parse(out);
-    cr_assert_not_null(j, "not JSON: %s", out);
-    free(out);
-    return j;
-}
-
-static double num(cJSON *j, const char *k) {
-    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
-    cr_assert(cJSON_IsNumber(v), "field %s missing", k);
-    return v->valuedouble;
-}
 
 Test(cli, candy_kids_json_times) {
     const char *algo[] = {"naive", "tree", "ring"};
@@ -32,15 +17,15 @@ Test(cli, candy_kids_json_times) {
     for (int i = 0; i < 3; i++) {
         char args[256];
         snprintf(args, sizeof args, "sim -t topologies/candy-kids.yaml -c allreduce -a %s -s 4 --json --verify", algo[i]);
-        cJSON *j = json_of(args);
-        cr_expect_eq(num(j, "time_s"), want[i], "%s", algo[i]);
-        cr_expect_eq(num(j, "ranks"), 4);
-        cr_expect_eq(num(j, "bytes"), 4);
+        cJSON *j = th_cli_json(args);
+        cr_expect_eq(th_jnum(j, "time_s"), want[i], "%s", algo[i]);
+        cr_expect_eq(th_jnum(j, "ranks"), 4);
+        cr_expect_eq(th_jnum(j, "bytes"), 4);
         cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(j, "verified")));
         cr_expect_str_eq(cJSON_GetObjectItem(j, "collective")->valuestring, "allreduce");
         cr_expect_str_eq(cJSON_GetObjectItem(j, "algorithm")->valuestring, named[i]);
-        cr_expect_float_eq(num(j, "algbw_GBps"), 4 / want[i] / 1e9, 1e-20);
-        cr_expect_float_eq(num(j, "busbw_GBps"), 4 / want[i] / 1e9 * 1.5, 1e-20);
+        cr_expect_float_eq(th_jnum(j, "algbw_GBps"), 4 / want[i] / 1e9, 1e-20);
+        cr_expect_float_eq(th_jnum(j, "busbw_GBps"), 4 / want[i] / 1e9 * 1.5, 1e-20);
         cJSON_Delete(j);
     }
 }
@@ -54,15 +39,15 @@ Test(cli, json_escapes_the_users_strings) {
                        "sed 's/^name: .*/name: \"q\\\\\"x\"/' topologies/pcie-2gpu.yaml > build/qname.yaml && "
                        "sed 's/^name: .*/name: \"h\\\\\"x\"/' topologies/hgx-h100.yaml > build/hname.yaml", &out), 0, "%s", out);
     free(out);
-    cJSON *j = json_of("validate -t build/qname.yaml --set p2p=false --json --nccl-tests 'build/we\"ird\\log.txt'");
+    cJSON *j = th_cli_json("validate -t build/qname.yaml --set p2p=false --json --nccl-tests 'build/we\"ird\\log.txt'");
     cr_expect_str_eq(cJSON_GetObjectItem(j, "topology")->valuestring, "q\"x");
     cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "rows"), 0), "log")->valuestring,
                      "build/we\"ird\\log.txt");
     cJSON_Delete(j);
-    j = json_of("step -t build/hname.yaml --model 70b --json");
+    j = th_cli_json("step -t build/hname.yaml --model 70b --json");
     cr_expect_str_eq(cJSON_GetObjectItem(j, "machine")->valuestring, "h\"x");
     cJSON_Delete(j);
-    j = json_of("sweep -t build/hname.yaml -c allreduce --set 'nvlink_gbps=450' --sizes 1MiB --format jsonl");
+    j = th_cli_json("sweep -t build/hname.yaml -c allreduce --set 'nvlink_gbps=450' --sizes 1MiB --format jsonl");
     cr_expect_str_eq(cJSON_GetObjectItem(j, "nvlink_gbps")->valuestring, "450");
     cJSON_Delete(j);
 }
@@ -92,26 +77,26 @@ Test(cli, default_machines_are_found_on_the_search_path) {
  * which that model does not have. */
 Test(cli, plan_json_is_predicts_answer_per_size) {
     const char *sizes[] = {"1024", "1048576", "1073741824"};
-    cJSON *j = json_of("plan -t topologies/cluster-h100.yaml --set nodes=2 --sizes 1KiB,1MiB,1GiB --json");
+    cJSON *j = th_cli_json("plan -t topologies/cluster-h100.yaml --set nodes=2 --sizes 1KiB,1MiB,1GiB --json");
     cJSON *rows = cJSON_GetObjectItem(j, "sizes");
     cr_assert_eq(cJSON_GetArraySize(rows), 3);
-    cr_expect_eq(num(cJSON_GetObjectItem(j, "nccl_view"), "nodes"), 2);
-    cr_expect_eq(num(j, "ranks"), 16);
+    cr_expect_eq(th_jnum(cJSON_GetObjectItem(j, "nccl_view"), "nodes"), 2);
+    cr_expect_eq(th_jnum(j, "ranks"), 16);
     for (int i = 0; i < 3; i++) {
         char args[256];
         cJSON *r = cJSON_GetArrayItem(rows, i), *x = cJSON_GetObjectItem(r, "nccl_model");
         snprintf(args, sizeof args, "predict -t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a nccl -s %s --json",
                  sizes[i]);
-        cJSON *p = json_of(args);
-        cr_expect_eq(num(r, "bytes"), num(p, "bytes"));
-        cr_expect_eq(num(r, "time_s"), num(p, "time_s"), "%s", sizes[i]);
+        cJSON *p = th_cli_json(args);
+        cr_expect_eq(th_jnum(r, "bytes"), th_jnum(p, "bytes"));
+        cr_expect_eq(th_jnum(r, "time_s"), th_jnum(p, "time_s"), "%s", sizes[i]);
         cr_expect_str_eq(cJSON_GetObjectItem(r, "algorithm")->valuestring, cJSON_GetObjectItem(p, "algorithm")->valuestring);
         cr_expect_str_eq(cJSON_GetObjectItem(r, "protocol")->valuestring, cJSON_GetObjectItem(p, "protocol")->valuestring);
-        cr_expect(cJSON_IsObject(x) && num(x, "time_s") > 0, "%s: NCCL's model", sizes[i]);
+        cr_expect(cJSON_IsObject(x) && th_jnum(x, "time_s") > 0, "%s: NCCL's model", sizes[i]);
         cJSON_Delete(p);
     }
     cJSON_Delete(j);
-    j = json_of("plan -t topologies/hgx-h100.yaml -c alltoall --sizes 1MiB --json");
+    j = th_cli_json("plan -t topologies/hgx-h100.yaml -c alltoall --sizes 1MiB --json");
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "sizes"), 0), "nccl_model")));
     cJSON_Delete(j);
 }
@@ -121,10 +106,10 @@ Test(cli, predict_agrees_with_sim_on_hgx_h100) {
     for (int i = 0; i < 3; i++) {
         char args[256];
         snprintf(args, sizeof args, "sim -t topologies/hgx-h100.yaml -c allreduce -a %s -s 1GiB --json", algo[i]);
-        cJSON *s = json_of(args);
+        cJSON *s = th_cli_json(args);
         snprintf(args, sizeof args, "predict -t topologies/hgx-h100.yaml -c allreduce -a %s -s 1GiB --json", algo[i]);
-        cJSON *p = json_of(args);
-        cr_expect_float_eq(num(s, "time_s"), num(p, "time_s"), num(p, "time_s") * 1e-9, "%s", algo[i]);
+        cJSON *p = th_cli_json(args);
+        cr_expect_float_eq(th_jnum(s, "time_s"), th_jnum(p, "time_s"), th_jnum(p, "time_s") * 1e-9, "%s", algo[i]);
         cr_expect_str_eq(cJSON_GetObjectItem(p, "model")->valuestring, "closed");
         cJSON_Delete(s);
         cJSON_Delete(p);
@@ -132,8 +117,8 @@ Test(cli, predict_agrees_with_sim_on_hgx_h100) {
 }
 
 Test(cli, ring_busbw_on_h100_approaches_link_rate) {
-    cJSON *j = json_of("sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 8GiB --json");
-    double busbw = num(j, "busbw_GBps");
+    cJSON *j = th_cli_json("sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 8GiB --json");
+    double busbw = th_jnum(j, "busbw_GBps");
     /* 450 GB/s links, 1.1 TB/s reductions: busbw = 2(p-1)/p n / t < 450 */
     cr_expect_lt(busbw, 450);
     cr_expect_gt(busbw, 300);
@@ -187,7 +172,7 @@ Test(cli, every_command_has_help) {
 }
 
 Test(cli, algos_json_lists_the_registry) {
-    cJSON *j = json_of("algos --json");
+    cJSON *j = th_cli_json("algos --json");
     cr_assert(cJSON_IsArray(j));
     cr_expect_eq(cJSON_GetArraySize(j), 43);
     cJSON *row;
@@ -230,18 +215,18 @@ Test(cli, auto_picks_the_lowest_closed_form) {
     for (int i = 0; i < 2; i++) {
         char args[256];
         snprintf(args, sizeof args, "predict -t topologies/hgx-h100.yaml -c allreduce -a auto -s %s --json", sizes[i]);
-        cJSON *j = json_of(args);
+        cJSON *j = th_cli_json(args);
         cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(j, "auto")));
-        double best = num(j, "time_s");
+        double best = th_jnum(j, "time_s");
         const char *chosen = cJSON_GetObjectItem(j, "algorithm")->valuestring;
-        cJSON *rows = json_of("algos -c allreduce --json"), *row;
+        cJSON *rows = th_cli_json("algos -c allreduce --json"), *row;
         cJSON_ArrayForEach(row, rows) {
             const char *name = cJSON_GetObjectItem(row, "algorithm")->valuestring;
             snprintf(args, sizeof args, "predict -t topologies/hgx-h100.yaml -c allreduce -a %s -s %s --json", name, sizes[i]);
             char *out;
             if (th_cli(args, &out, 1) != 0) { free(out); continue; }   /* not applicable here */
             cJSON *o = cJSON_Parse(out);
-            cr_expect_geq(num(o, "time_s"), best, "%s beats auto's %s at %s", name, chosen, sizes[i]);
+            cr_expect_geq(th_jnum(o, "time_s"), best, "%s beats auto's %s at %s", name, chosen, sizes[i]);
             cJSON_Delete(o);
             free(out);
         }
@@ -301,15 +286,15 @@ Test(cli, step_and_concurrent_reject_bad_input) {
     expect_exit("gpus", 0, "h100-sxm");
     expect_exit("gpus --json extra", 2, "unexpected argument 'extra'");
     /* gpus --json carries the same datasheet as the table, and the models' published sizes */
-    cJSON *j = json_of("gpus --json"), *g = NULL, *m = NULL, *x;
+    cJSON *j = th_cli_json("gpus --json"), *g = NULL, *m = NULL, *x;
     cJSON_ArrayForEach(x, cJSON_GetObjectItem(j, "gpus")) if (!strcmp(cJSON_GetObjectItem(x, "name")->valuestring, "h100-sxm")) g = x;
     cJSON_ArrayForEach(x, cJSON_GetObjectItem(j, "models")) if (!strcmp(cJSON_GetObjectItem(x, "name")->valuestring, "llama3-70b")) m = x;
     cr_assert(g && m, "h100-sxm and llama3-70b listed");
-    cr_expect_eq(num(g, "hbm_Bps"), 3350e9);
-    cr_expect(num(g, "bf16_flops") > 989e12 && num(g, "bf16_flops") < 990e12);
-    cr_expect_eq(num(m, "heads"), 64);
-    cr_expect_eq(num(m, "kv_heads"), 8);
-    cr_expect(fabs(num(m, "params") / 70.6e9 - 1) < 0.002, "%g", num(m, "params"));
+    cr_expect_eq(th_jnum(g, "hbm_Bps"), 3350e9);
+    cr_expect(th_jnum(g, "bf16_flops") > 989e12 && th_jnum(g, "bf16_flops") < 990e12);
+    cr_expect_eq(th_jnum(m, "heads"), 64);
+    cr_expect_eq(th_jnum(m, "kv_heads"), 8);
+    cr_expect(fabs(th_jnum(m, "params") / 70.6e9 - 1) < 0.002, "%g", th_jnum(m, "params"));
     cJSON_Delete(j);
     expect_exit("step -t topologies/hgx-h100.yaml --model mixtral-8x7b --tp 1 --dp 8 --ep 8 --batch 64", 0,
                 "ep all-to-all");            /* an all-to-all over the whole box: NCCL has no row for it */
@@ -336,16 +321,16 @@ Test(cli, a_hold_out_must_hold_out_some_sizes_and_not_all) {
 }
 
 Test(cli, step_groups_run_at_once) {
-    cJSON *s = json_of("step -t topologies/hgx-h100.yaml --model 70b --tp 4 --dp 2 --batch 8 --proto simple --json");
+    cJSON *s = th_cli_json("step -t topologies/hgx-h100.yaml --model 70b --tp 4 --dp 2 --batch 8 --proto simple --json");
     cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(s, "collectives"), 0);
     cr_assert_not_null(c);
-    cr_expect_eq(num(c, "groups"), 2);
-    cr_expect_eq(num(c, "ranks"), 4);
+    cr_expect_eq(th_jnum(c, "groups"), 2);
+    cr_expect_eq(th_jnum(c, "ranks"), 4);
     char args[256];
     snprintf(args, sizeof args, "concurrent -t topologies/hgx-h100.yaml --proto simple --json 'a=%s s=%d ranks=0-3'",
-             cJSON_GetObjectItem(c, "algorithm")->valuestring, (int)num(c, "bytes"));
-    cJSON *one = json_of(args);
-    cr_expect_float_eq(num(c, "each_s"), num(one, "time_s"), 1e-12);
+             cJSON_GetObjectItem(c, "algorithm")->valuestring, (int)th_jnum(c, "bytes"));
+    cJSON *one = th_cli_json(args);
+    cr_expect_float_eq(th_jnum(c, "each_s"), th_jnum(one, "time_s"), 1e-12);
     cJSON_Delete(s);
     cJSON_Delete(one);
 }
@@ -353,15 +338,15 @@ Test(cli, step_groups_run_at_once) {
 /* tp's communication is 2 x layers x the all-reduce of tokens x hidden x bytes,
  * the same all-reduce `baton sim -a nccl` reports (tp's default, step's). */
 Test(cli, tp_is_two_allreduces_per_layer) {
-    cJSON *tp = json_of("tp -t topologies/hgx-h100.yaml --layers 28 --hidden 3584 --tokens 16 --dtype fp16 --json");
-    cr_expect_eq(num(tp, "allreduces"), 56);
-    cr_expect_eq(num(tp, "bytes"), 16 * 3584 * 2);
+    cJSON *tp = th_cli_json("tp -t topologies/hgx-h100.yaml --layers 28 --hidden 3584 --tokens 16 --dtype fp16 --json");
+    cr_expect_eq(th_jnum(tp, "allreduces"), 56);
+    cr_expect_eq(th_jnum(tp, "bytes"), 16 * 3584 * 2);
     char args[256];
     snprintf(args, sizeof args, "sim -t topologies/hgx-h100.yaml -c allreduce -a nccl -s %d --json", 16 * 3584 * 2);
-    cJSON *ar = json_of(args);
-    double t = num(ar, "time_s");            /* tp prints 9 significant digits */
-    cr_expect_float_eq(num(tp, "comm_time_s"), 56 * t, 1e-8 * 56 * t);
-    cr_expect_float_eq(num(tp, "allreduce_time_s"), t, 1e-8 * t);
+    cJSON *ar = th_cli_json(args);
+    double t = th_jnum(ar, "time_s");            /* tp prints 9 significant digits */
+    cr_expect_float_eq(th_jnum(tp, "comm_time_s"), 56 * t, 1e-8 * 56 * t);
+    cr_expect_float_eq(th_jnum(tp, "allreduce_time_s"), t, 1e-8 * t);
     cJSON_Delete(ar);
     cJSON_Delete(tp);
     expect_exit("tp -t topologies/hgx-h100.yaml --preset 70b --tp 4", 1, "--tp 4 but");
@@ -480,21 +465,21 @@ Test(cli, symmetric_fast_path) {
         snprintf(base, sizeof base, "sim -t topologies/cluster-h100.yaml --set nodes=64 --set pxn=%s -c allreduce -a ring "
                  "-s 1GiB --channels 1 --json", pxn ? "true" : "false");
         snprintf(args, sizeof args, "%s --no-symmetric", base);
-        cJSON *full = json_of(args);
+        cJSON *full = th_cli_json(args);
         snprintf(args, sizeof args, "%s --symmetric", base);
-        cJSON *fast = json_of(args);
-        cJSON *unasked = json_of(base);           /* 512 ranks: taken where proven */
-        cr_expect(num(unasked, "time_s") == num(full, "time_s") && num(unasked, "ranks_simulated") ==
-                  num(fast, "ranks_simulated"), "unasked: %.17g s with %g ranks", num(unasked, "time_s"),
-                  num(unasked, "ranks_simulated"));
+        cJSON *fast = th_cli_json(args);
+        cJSON *unasked = th_cli_json(base);           /* 512 ranks: taken where proven */
+        cr_expect(th_jnum(unasked, "time_s") == th_jnum(full, "time_s") && th_jnum(unasked, "ranks_simulated") ==
+                  th_jnum(fast, "ranks_simulated"), "unasked: %.17g s with %g ranks", th_jnum(unasked, "time_s"),
+                  th_jnum(unasked, "ranks_simulated"));
         cJSON_Delete(unasked);
-        cr_expect(num(fast, "time_s") == num(full, "time_s"), "fast %.17g, full %.17g", num(fast, "time_s"),
-                  num(full, "time_s"));
-        cr_expect_eq(num(fast, "messages"), num(full, "messages"));
-        cr_expect_eq(num(full, "ranks_simulated"), 512);
-        cr_expect_eq(num(fast, "ranks_simulated"), pxn ? 256 : 8, "pxn=%d: a representative of %g GPUs", pxn,
-                     num(fast, "ranks_simulated"));
-        if (!pxn) cr_expect_lt(num(fast, "events") * 32, num(full, "events"));
+        cr_expect(th_jnum(fast, "time_s") == th_jnum(full, "time_s"), "fast %.17g, full %.17g", th_jnum(fast, "time_s"),
+                  th_jnum(full, "time_s"));
+        cr_expect_eq(th_jnum(fast, "messages"), th_jnum(full, "messages"));
+        cr_expect_eq(th_jnum(full, "ranks_simulated"), 512);
+        cr_expect_eq(th_jnum(fast, "ranks_simulated"), pxn ? 256 : 8, "pxn=%d: a representative of %g GPUs", pxn,
+                     th_jnum(fast, "ranks_simulated"));
+        if (!pxn) cr_expect_lt(th_jnum(fast, "events") * 32, th_jnum(full, "events"));
         cJSON_Delete(full);
         cJSON_Delete(fast);
     }
@@ -515,16 +500,16 @@ Test(cli, auto_nccl_picks_only_what_nccl_has) {
         char args[256];
         snprintf(args, sizeof args, "predict -t topologies/cluster-a100.yaml -c allreduce -a nccl --proto auto -s %s --json",
                  sizes[i]);
-        cJSON *j = json_of(args);
+        cJSON *j = th_cli_json(args);
         const char *name = cJSON_GetObjectItem(j, "algorithm")->valuestring;
         const algo_t *a = algo_find(COLL_ALLREDUCE, name);
         cr_assert_not_null(a, "%s", name);
         cr_expect_not_null(a->nccl, "%s: -a nccl chose %s, which NCCL does not have", sizes[i], name);
         snprintf(args, sizeof args, "predict -t topologies/cluster-a100.yaml -c allreduce -a auto --proto auto -s %s --json",
                  sizes[i]);
-        cJSON *k = json_of(args);
+        cJSON *k = th_cli_json(args);
         differs += strcmp(name, cJSON_GetObjectItem(k, "algorithm")->valuestring) != 0;
-        cr_expect_geq(num(j, "time_s"), num(k, "time_s"), "auto takes the lowest of all, a superset");
+        cr_expect_geq(th_jnum(j, "time_s"), th_jnum(k, "time_s"), "auto takes the lowest of all, a superset");
         cJSON_Delete(j);
         cJSON_Delete(k);
     }

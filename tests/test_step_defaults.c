@@ -14,21 +14,6 @@
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
 
-static cJSON *json_of(const char *args) {
-    char *out;
-    int rc = th_cli(args, &out, 1);
-    cr_assert_eq(rc, 0, "baton %s exited %d: %s", args, rc, out);
-    cJSON *j = cJSON_Parse(out);
-    cr_assert_not_null(j, "not JSON: %s", out);
-    free(out);
-    return j;
-}
-
-static double num(cJSON *j, const char *k) {
-    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
-    cr_assert(cJSON_IsNumber(v), "field %s missing", k);
-    return v->valuedouble;
-}
 
 static const char *str(cJSON *j, const char *k) {
     cJSON *v = cJSON_GetObjectItemCaseSensitive(j, k);
@@ -62,9 +47,9 @@ Test(step_defaults, tp_is_the_node_and_the_rest_data_parallel) {
     step_layout(&qw, t);
     cr_expect(qw.tp == 4 && qw.dp == 8, "qwen2.5-7b: tp %d dp %d", qw.tp, qw.dp);
     topo_free(t);
-    cJSON *j = json_of("step -t topologies/cluster-h100.yaml --set nodes=4 --model llama3-70b --phase train --json");
-    cr_expect(num(j, "tp") == 8 && num(j, "dp") == 4 && num(j, "pp") == 1, "the CLI's default layout");
-    cr_expect_eq(num(comm(j, "tp all-reduce"), "groups"), 4, "one tensor-parallel group per node");
+    cJSON *j = th_cli_json("step -t topologies/cluster-h100.yaml --set nodes=4 --model llama3-70b --phase train --json");
+    cr_expect(th_jnum(j, "tp") == 8 && th_jnum(j, "dp") == 4 && th_jnum(j, "pp") == 1, "the CLI's default layout");
+    cr_expect_eq(th_jnum(comm(j, "tp all-reduce"), "groups"), 4, "one tensor-parallel group per node");
     cJSON_Delete(j);
 }
 
@@ -84,11 +69,11 @@ Test(step_defaults, microbatches_come_from_the_batch) {
     step_req_t dec = {.m = llm_find("llama3-70b"), .phase = STEP_DECODE, .tp = 8, .dp = 4};
     step_defaults(&dec);
     cr_expect(dec.batch == 4 && dec.microbatches == 1, "decode: a sequence per replica, batch %d", dec.batch);
-    cJSON *j = json_of("step -t topologies/cluster-h100.yaml --set nodes=4 --model llama3-8b --phase train --batch 64 --seq 2048 "
+    cJSON *j = th_cli_json("step -t topologies/cluster-h100.yaml --set nodes=4 --model llama3-8b --phase train --batch 64 --seq 2048 "
                        "--pp 2 --micro-batch 2 --json");
-    cr_expect_eq(num(j, "microbatches"), 64 / 2 / 2);
+    cr_expect_eq(th_jnum(j, "microbatches"), 64 / 2 / 2);
     /* the tensor-parallel all-reduces: 4 a layer in each of microbatches + pp - 1 slots, 16 layers a stage */
-    cr_expect_eq(num(comm(j, "tp all-reduce"), "count"), (16 + 2 - 1) * 16 * 4);
+    cr_expect_eq(th_jnum(comm(j, "tp all-reduce"), "count"), (16 + 2 - 1) * 16 * 4);
     cJSON_Delete(j);
     th_says("step -t topologies/cluster-h100.yaml --set nodes=4 --model llama3-70b --phase train --batch 30", 1,
             "batch 30 is not a multiple of dp 4 x micro-batch 1", 1);
@@ -108,21 +93,21 @@ Test(step_defaults, sharded_state_is_divided_by_dp) {
     double per_gpu = llm_params(m) / 8, hbm = 80e9;
     char args[256];
     snprintf(args, sizeof args, "%s --json", base);
-    cJSON *j = json_of(args);
-    cr_expect(fabs(num(j, "optimizer_bytes") / (12 * per_gpu / 4) - 1) < 1e-3, "%.4g B of optimizer state",
-              num(j, "optimizer_bytes"));
-    double resident = num(j, "weights_bytes") + num(j, "grad_bytes") + num(j, "optimizer_bytes");
+    cJSON *j = th_cli_json(args);
+    cr_expect(fabs(th_jnum(j, "optimizer_bytes") / (12 * per_gpu / 4) - 1) < 1e-3, "%.4g B of optimizer state",
+              th_jnum(j, "optimizer_bytes"));
+    double resident = th_jnum(j, "weights_bytes") + th_jnum(j, "grad_bytes") + th_jnum(j, "optimizer_bytes");
     cr_expect(fabs(resident / (7 * per_gpu) - 1) < 1e-3, "%.4g B resident", resident);
     cr_expect(7 * per_gpu < hbm && cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")), "7 B x %.4g params fit in 80 GB", per_gpu);
     cr_expect(comm(j, "dp reduce-scatter") && comm(j, "dp all-gather") && !comm(j, "dp all-reduce"));
     cJSON_Delete(j);
     snprintf(args, sizeof args, "%s --optimizer replicated --json", base);
-    j = json_of(args);
-    cr_expect(fabs(num(j, "optimizer_bytes") / (12 * per_gpu) - 1) < 1e-3);
+    j = th_cli_json(args);
+    cr_expect(fabs(th_jnum(j, "optimizer_bytes") / (12 * per_gpu) - 1) < 1e-3);
     cr_expect(16 * per_gpu > hbm && cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")), "16 B x %.4g params", per_gpu);
     cr_expect(comm(j, "dp all-reduce") && !comm(j, "dp reduce-scatter") && !comm(j, "dp all-gather"));
-    double grads = num(comm(j, "dp all-reduce"), "bytes");
-    cr_expect(fabs(grads / num(j, "weights_bytes") - 1) < 1e-8, "the gradients, in the weights' dtype: %.6g B", grads);
+    double grads = th_jnum(comm(j, "dp all-reduce"), "bytes");
+    cr_expect(fabs(grads / th_jnum(j, "weights_bytes") - 1) < 1e-8, "the gradients, in the weights' dtype: %.6g B", grads);
     cJSON_Delete(j);
     th_says(base, 0, "DOES NOT FIT", 0);
     snprintf(args, sizeof args, "%s --optimizer replicated", base);
@@ -140,21 +125,21 @@ Test(step_defaults, tp_and_step_make_one_choice) {
         char a[256], b[256];
         snprintf(a, sizeof a, "tp -t topologies/hgx-h100.yaml --preset 70b --tokens 1%s --json", opts[i]);
         snprintf(b, sizeof b, "step -t topologies/hgx-h100.yaml --model llama3-70b --phase decode --batch 1%s --json", opts[i]);
-        cJSON *tp = json_of(a), *st = json_of(b), *ar = comm(st, "tp all-reduce");
+        cJSON *tp = th_cli_json(a), *st = th_cli_json(b), *ar = comm(st, "tp all-reduce");
         cr_assert_not_null(ar);
-        cr_expect_eq(num(ar, "bytes"), num(tp, "bytes"), "%s", opts[i]);
+        cr_expect_eq(th_jnum(ar, "bytes"), th_jnum(tp, "bytes"), "%s", opts[i]);
         cr_expect_str_eq(str(ar, "algorithm"), str(tp, "algorithm"), "%s", opts[i]);
         cr_expect_str_eq(str(ar, "protocol"), str(tp, "protocol"), "%s", opts[i]);
-        cr_expect_float_eq(num(ar, "each_s"), num(tp, "allreduce_time_s"), 1e-8 * num(tp, "allreduce_time_s"), "%s", opts[i]);
+        cr_expect_float_eq(th_jnum(ar, "each_s"), th_jnum(tp, "allreduce_time_s"), 1e-8 * th_jnum(tp, "allreduce_time_s"), "%s", opts[i]);
         if (i == 0) cr_expect(strcmp(str(tp, "algorithm"), "oneshot") != 0, "the default is NCCL's, not oneshot");
         if (i == 1 || i == 2) cr_expect_str_eq(str(tp, "algorithm"), opts[i] + 4, "-a is obeyed");
         cJSON_Delete(tp);
         cJSON_Delete(st);
     }
-    cJSON *sim = json_of("sim -t topologies/hgx-h100.yaml -c allreduce -a nccl -s 16KiB --json");
-    cJSON *tp = json_of("tp -t topologies/hgx-h100.yaml --preset 70b --tokens 1 --json");
+    cJSON *sim = th_cli_json("sim -t topologies/hgx-h100.yaml -c allreduce -a nccl -s 16KiB --json");
+    cJSON *tp = th_cli_json("tp -t topologies/hgx-h100.yaml --preset 70b --tokens 1 --json");
     cr_expect_str_eq(str(tp, "algorithm"), str(sim, "algorithm"), "tp's default is what -a nccl means in sim");
-    cr_expect_float_eq(num(tp, "allreduce_time_s"), num(sim, "time_s"), 1e-8 * num(sim, "time_s"));
+    cr_expect_float_eq(th_jnum(tp, "allreduce_time_s"), th_jnum(sim, "time_s"), 1e-8 * th_jnum(sim, "time_s"));
     cJSON_Delete(sim);
     cJSON_Delete(tp);
     th_says("step -t topologies/hgx-h100.yaml --model llama3-70b -a rign", 2, "did you mean 'ring'", 1);
@@ -186,9 +171,21 @@ Test(step_defaults, step_is_near_published_measurements, .timeout = 300) {
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         char args[512];
         snprintf(args, sizeof args, "step %s --json", c[i].args);
-        cJSON *j = json_of(args);
-        double t = num(j, c[i].train ? "overlap_step_s" : "step_s"), err = (t - c[i].published) / c[i].published;
+        cJSON *j = th_cli_json(args);
+        double t = th_jnum(j, c[i].train ? "overlap_step_s" : "step_s"), err = (t - c[i].published) / c[i].published;
         cr_expect(fabs(err) <= c[i].bound, "case %zu: baton %.4g s, published %.4g s: %+.1f %%", i, t, c[i].published, 100 * err);
         cJSON_Delete(j);
     }
+}
+
+/* --batch with --microbatches: the micro-batch is what they leave (64 over
+ * dp 4 and 4 microbatches is 4 sequences each, not the default 1), and a
+ * batch the three do not multiply to is refused. */
+Test(step_defaults, micro_batch_is_what_batch_and_microbatches_leave) {
+    cJSON *j = th_cli_json("step -t topologies/cluster-h100.yaml --set nodes=4 --model llama3-70b --phase train "
+                           "--batch 64 --microbatches 4 --json");
+    cr_expect_eq(th_jnum(j, "micro_batch"), 64 / (4 * 4));
+    cJSON_Delete(j);
+    th_says("step -t topologies/cluster-h100.yaml --set nodes=4 --model llama3-70b --phase train --batch 64 "
+            "--microbatches 5", 1, "is not dp 4 x micro-batch 1 x microbatches 5", 1);
 }

@@ -950,15 +950,17 @@ static int overlay_knobs(ctx_t *c, yaml_node_t *root) {
 
 static int read_nccl_env(ctx_t *c, yaml_node_t *root);
 
-/* `extends: hgx-h100` names a machine, found as `-t hgx-h100` is (find.h),
- * so a calibrated machine of a shipped one can be kept anywhere; a value
+/* `extends: hgx-h100` names a shipped machine (topo_find_shipped: the
+ * search path without the current folder, so a user's own hgx-h100.yaml
+ * lying in the folder never stands in for the base silently), so a
+ * calibrated machine of a shipped one can be kept anywhere; a value
  * with a '/' or ending in .yaml is a file, relative to this one's folder. */
 static int extends_path(ctx_t *c, yaml_node_t *fv, const char *file, char *path, size_t len) {
     size_t n = strlen(file);
     if (strchr(file, '/') || (n > 5 && strcmp(file + n - 5, ".yaml") == 0)) return include_path(c, fv, file, path, len);
-    if (topo_find(file, path, len)) return 0;
+    if (topo_find_shipped(file, path, len)) return 0;
     char share[1024];
-    return fail(c, fv, "extends '%s': no machine of that name in ., topologies/, $BATON_PATH or %s (a file: give its "
+    return fail(c, fv, "extends '%s': no machine of that name in topologies/, $BATON_PATH or %s (a file: give its "
                 "path)", file, topo_find_share(share, sizeof share));
 }
 
