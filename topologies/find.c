@@ -68,9 +68,9 @@ static int try_dir(const char *dir, size_t len, const char *name, char *path, si
     return 0;
 }
 
-int topo_find_shipped(const char *name, char *path, size_t n) {
-    if (strchr(name, '/')) return 0;                     /* a path, not a name */
-    if (try_dir("topologies", 10, name, path, n)) return 1;
+/* Where the machines are kept apart from the current folder: $BATON_PATH,
+ * the installed share, the clone beside the binary. */
+static int find_kept(const char *name, char *path, size_t n) {
     for (const char *p = getenv("BATON_PATH"); p && *p;) {
         size_t len = strcspn(p, ":");
         if (len && try_dir(p, len, name, path, n)) return 1;
@@ -79,6 +79,11 @@ int topo_find_shipped(const char *name, char *path, size_t n) {
     char share[4096], repo[4096];
     if (try_dir(share, strlen(topo_find_share(share, sizeof share)), name, path, n)) return 1;
     return topo_find_repo(repo, sizeof repo)[0] && try_dir(repo, strlen(repo), name, path, n);
+}
+
+int topo_find_shipped(const char *name, char *path, size_t n) {
+    if (strchr(name, '/')) return 0;                     /* a path, not a name */
+    return try_dir("topologies", 10, name, path, n) || find_kept(name, path, n);
 }
 
 int topo_find(const char *name, char *path, size_t n) {
@@ -91,7 +96,7 @@ int topo_find_ref(const char *path, char *ref, size_t n) {
     snprintf(stem, sizeof stem, "%s", slash ? slash + 1 : path);
     size_t len = strlen(stem);
     if (len > 5 && strcmp(stem + len - 5, ".yaml") == 0) stem[len - 5] = '\0';
-    char *mine = realpath(path, NULL), *found = topo_find_shipped(stem, shipped, sizeof shipped) ? realpath(shipped, NULL) : NULL;
+    char *mine = realpath(path, NULL), *found = !strchr(stem, '/') && find_kept(stem, shipped, sizeof shipped) ? realpath(shipped, NULL) : NULL;
     int rc = mine ? 0 : -1;
     if (mine) snprintf(ref, n, "%s", found && strcmp(found, mine) == 0 ? stem : mine);
     free(mine);
