@@ -28,8 +28,9 @@ const char *topo_find_repo(char *buf, size_t n);
 
 /* How a file kept anywhere refers to the machine at path (a calibrated
  * machine's `extends:`): its name where $BATON_PATH, the installed share
- * or the clone beside the binary holds this very file under that name (a file in the current folder's topologies/ is the
- * user's own unless one of those holds it too), else its absolute path,
+ * or the clone beside the binary holds this very file under that name (a
+ * file in the current folder's topologies/ is the user's own unless one of
+ * those holds it too), else its absolute path,
  * which survives moving the file that refers to it. 0, or -1 if path does
  * not resolve. */
 int topo_find_ref(const char *path, char *ref, size_t n);
