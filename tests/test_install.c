@@ -13,9 +13,11 @@ Test(install, example_links_both_ways_from_an_installed_prefix, .timeout = 300) 
     char *out;
     int rc = th_sh("sh tests/install.sh 2>&1", &out);
     if (rc == 77) {
+        /* the reason, then return: criterion's cr_skip_test leaks 48 bytes
+         * in its runner, which LeakSanitizer fails the sanitizer run on */
         cr_log_warn("%s", out);
         free(out);
-        cr_skip_test("tests/install.sh skipped (see the line above)");
+        return;
     }
     cr_assert_eq(rc, 0, "tests/install.sh exited %d: %s", rc, out);
     cr_expect(strstr(out, "ok: installed") != NULL, "%s", out);
