@@ -37,7 +37,7 @@ static void same_as_cli(const char *args, const baton_result *r) {
     free(out);
 }
 
-Test(api, predict_is_baton_predict, .timeout = 60) {
+Test(api, predict_is_baton_predict) {
     const char *sets[] = {"nodes=4"};
     baton_machine *h = load("hgx-h100", NULL, 0), *c = load("cluster-h100", sets, 1);
     cr_expect_str_eq(baton_machine_name(h), "hgx-h100");
@@ -71,7 +71,7 @@ Test(api, predict_is_baton_predict, .timeout = 60) {
     baton_machine_free(c);
 }
 
-Test(api, simulate_is_baton_sim, .timeout = 60) {
+Test(api, simulate_is_baton_sim) {
     baton_machine *h = load("topologies/hgx-h100.yaml", NULL, 0);
     baton_call call = {.coll = "allreduce", .algo = "ring", .bytes = 64 << 20};
     baton_result r;
@@ -86,7 +86,7 @@ Test(api, simulate_is_baton_sim, .timeout = 60) {
 }
 
 /* select's CSV row marked winner, against the library's winner. */
-Test(api, select_is_baton_select, .timeout = 120) {
+Test(api, select_is_baton_select) {
     baton_machine *h = load("hgx-h100", NULL, 0);
     const char *sizes[] = {"8KiB", "1MiB", "256MiB"};
     uint64_t bytes[] = {8192, 1 << 20, 256 << 20};
@@ -147,7 +147,7 @@ Test(api, log_read_as_written) {
 
 /* The library's fit is `baton calibrate`'s: the calibrated file the command
  * line writes answers -a nccl as the library's fitted machine does. */
-Test(api, calibrate_is_baton_calibrate, .timeout = 120) {
+Test(api, calibrate_is_baton_calibrate) {
     char dir[] = "/tmp/baton-api-XXXXXX", cmd[512], *out;
     cr_assert_not_null(mkdtemp(dir));
     snprintf(cmd, sizeof cmd, "calibrate -t hgx-a100 --nccl-tests " A100_LOG " --cv 0 -o %s/cal.yaml", dir);

@@ -9,7 +9,7 @@
 
 #include "helpers.h"
 
-Test(install, example_links_both_ways_from_an_installed_prefix, .timeout = 300) {
+Test(install, example_links_both_ways_from_an_installed_prefix) {
     char *out;
     int rc = th_sh("sh tests/install.sh 2>&1", &out);
     if (rc == 77) {
