@@ -99,7 +99,7 @@ static char *run(const char *env, const char *args, char **err, int *rc) {
 /* A run of 390,144 events: the engine reports five times. */
 #define LONG_SIM "sim -t cluster-h100 --set nodes=16 -c allreduce -a ring -s 1GiB --no-symmetric --proto Simple"
 
-Test(long, forced_progress_goes_to_stderr_and_leaves_stdout_as_it_was, .timeout = 120) {
+Test(long, forced_progress_goes_to_stderr_and_leaves_stdout_as_it_was) {
     char *err0, *err1, *err2, *err3;
     int rc;
     char *plain = run("", LONG_SIM, &err0, &rc);
@@ -126,7 +126,7 @@ Test(long, forced_progress_goes_to_stderr_and_leaves_stdout_as_it_was, .timeout 
 
 /* select says which row it is on; sweep which point (over worker processes
  * too); neither changes what they print. */
-Test(long, select_and_sweep_say_their_row_and_point, .timeout = 120) {
+Test(long, select_and_sweep_say_their_row_and_point) {
     static const char *const cases[][2] = {
         {"select -t hgx-h100 -c allreduce --sizes 1KiB,1MiB,1GiB", "\rbaton: row 1/3"},
         {"sweep -t hgx-h100 -c allreduce --set nvlink_gbps=300,450 --sizes 1MiB,1GiB --model des", "\rbaton: point 1/4"},
@@ -246,7 +246,7 @@ Test(long, a_run_over_the_memory_limit_is_refused_before_it_starts) {
     topo_free(t);
 }
 
-Test(long, the_cli_refuses_with_the_estimate_and_exits_non_zero, .timeout = 60) {
+Test(long, the_cli_refuses_with_the_estimate_and_exits_non_zero) {
     char *err, *out;
     int rc;
     const char *args = "sim -t cluster-h100 --set nodes=16 -c allreduce -a rd -s 1GiB --no-symmetric";

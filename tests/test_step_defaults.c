@@ -158,7 +158,7 @@ static double megatron_s(double B, double s, double l, double h, double V, doubl
     return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)) / (n * tflops * 1e12);
 }
 
-Test(step_defaults, step_is_near_published_measurements, .timeout = 300) {
+Test(step_defaults, step_is_near_published_measurements) {
     struct { const char *args; double published; int train; double bound; } c[] = {
         {"-t topologies/cluster-a100.yaml --set nodes=32 --model validate/step/gpt-18.4b.yaml --phase train --seq 2048 "
          "--batch 1024 --tp 8 --pp 1 --recompute", megatron_s(1024, 2048, 40, 6144, 51200, 256, 135), 1, 0.10},
