@@ -4,6 +4,7 @@
  * against `baton predict`, the installed headers and exported symbols, and
  * that `make uninstall` removes everything. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,9 +14,10 @@ Test(install, example_links_both_ways_from_an_installed_prefix) {
     char *out;
     int rc = th_sh("sh tests/install.sh 2>&1", &out);
     if (rc == 77) {
-        /* the reason, then return: criterion's cr_skip_test leaks 48 bytes
-         * in its runner, which LeakSanitizer fails the sanitizer run on */
-        cr_log_warn("%s", out);
+        /* the reason on stderr, then return: criterion's cr_skip_test leaks
+         * 48 bytes in its runner (LeakSanitizer fails the run on it), and a
+         * cr_log_warn makes the runner exit 1 though every test passed */
+        fprintf(stderr, "%s", out);
         free(out);
         return;
     }
