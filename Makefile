@@ -138,13 +138,13 @@ test-san: build/.deps
 valgrind: $(B)/baton
 	sh scripts/valgrind.sh $(B)/baton
 
-# Engine cases ALGO:RANKS:MACHINE[:symmetric], one process each; the table lands in README.
+# Engine cases ALGO:RANKS:MACHINE[:symmetric], one process each; the table lands in docs/guide/scaling-out.md.
 BENCH_CASES = ring:1024:ring ring:4096:ring ring:8192:ring tree:65536:switch rd:65536:switch \
               rabenseifner:65536:switch ring:4096:switch ring:4096:switch:symmetric \
               ring:1048576:switch:symmetric
 bench: $(B)/bench_engine $(B)/bench_models $(B)/bench_evq $(B)/baton
 	$(B)/bench_evq
-	sh bench/engine_table.sh $(B)/bench_engine README.md $(BENCH_CASES)
+	sh bench/engine_table.sh $(B)/bench_engine docs/guide/scaling-out.md $(BENCH_CASES)
 	$(B)/bench_models
 	sh bench/bench_select.sh $(B)/baton
 	sh bench/bench_host.sh $(B)/baton
@@ -202,7 +202,7 @@ clean:
 
 -include $(shell find $(B) $(SAN) -name '*.d' 2>/dev/null)
 
-# The fidelity table (README): every public log with a shipped machine
+# The fidelity table (docs/guide/nccl-plan.md): every public log with a shipped machine
 # (validate/logs/MANIFEST), uncalibrated error of -a nccl, and the median;
 # then `baton step` against published step times (scripts/fidelity-step.sh).
 fidelity: $(B)/baton

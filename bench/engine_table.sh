@@ -1,7 +1,7 @@
 #!/bin/sh
-# engine_table.sh BENCH_ENGINE README CASE... - run each engine case
+# engine_table.sh BENCH_ENGINE PAGE CASE... - run each engine case
 # (ALGO:RANKS:MACHINE[:symmetric]) in its own process, print the Markdown table, and put
-# it in README between the lines <!-- bench-engine:begin --> and
+# it in PAGE (docs/guide/scaling-out.md) between the lines <!-- bench-engine:begin --> and
 # <!-- bench-engine:end --> (written to a temporary file and renamed).
 set -eu
 bin=$1 readme=$2
