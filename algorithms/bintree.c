@@ -440,7 +440,7 @@ static double chain_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
  * a switch (a flat node) the sum stays: it was FIFO's time before FIFO
  * backfilled (2 x 8 A100, 256 MiB LL128: sum 2.98 ms, FIFO 3.22 then, 2.29
  * now, the longer 2.02), and with the longer -a nccl plans trees where
- * NCCL ran rings (the 2 x 8 A100 log 10.5 -> 16.5 %); docs/NOTES.md. */
+ * NCCL ran rings (the 2 x 8 A100 log 10.5 -> 16.5 %); docs/decisions/nccl-tree.md. */
 static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     if (!m->stepwise || p < 2) return split_cost(m, p, n, o, SHAPE_NODES);
     uint64_t k = algo_pipeline_chunks(n, o);
@@ -497,7 +497,7 @@ const algo_t algo_allreduce_bintree = {
     .coll = COLL_ALLREDUCE, .name = "bintree", .build = bintree_build, .cost = bintree_cost,
     .cost_text = "approximately (2h - 1 + kL)(a + (n/k) b): h tallest path, L busiest rank's sends per step (3 for p >= 4)",
     .requires = "any p >= 1, any n; --pipeline K",
-    .port_model = "approximation; the engine measures 0.67x-1.63x of it (docs/NOTES.md)",
+    .port_model = "approximation; the engine measures 0.67x-1.63x of it (docs/decisions/closed-forms.md)",
     .idea = "NCCL's tree: reduce up and broadcast down one binary tree at once, k chunks pipelined",
     .approx = 1, .nccl = "tree", .peer = split_peer, .peer_slots = split_slots,
 };
@@ -506,7 +506,7 @@ const algo_t algo_allreduce_dbtree = {
     .coll = COLL_ALLREDUCE, .name = "dbtree", .build = dbtree_build, .cost = dbtree_cost,
     .cost_text = "approximately (2h - 1 + kL)(a + (n/2k) b): h tallest path, L busiest rank's sends per step (4 for p >= 4)",
     .requires = "any p >= 1, any n; --pipeline K",
-    .port_model = "approximation; the engine measures 0.57x-3.1x of it with fifo contention, ~1x with fair (docs/NOTES.md)",
+    .port_model = "approximation; the engine measures 0.57x-3.1x of it with fifo contention, ~1x with fair (docs/decisions/closed-forms.md)",
     .idea = "NCCL's double binary tree: two split trees on half the data, each rank interior in at most one",
     .approx = 1, .nccl = "tree", .peer = split_peer, .peer_slots = split_slots,
 };

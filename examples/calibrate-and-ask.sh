@@ -4,7 +4,8 @@
 # shared 2 x 8 A100 log (OCI, RoCE 200 Gb/s a GPU) stands in for yours here.
 # With your own, run nccl-tests with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING
 # so the log also says which algorithm NCCL ran at each size, which baton
-# then follows instead of guessing (README, "NCCL's word on its plan").
+# then follows instead of guessing (docs/guide/calibrating.md, "NCCL's word
+# on its plan: TUNING lines").
 # Expected output: calibrate-and-ask.expected (tests/test_cli.c checks that
 # this script still prints it).
 set -eu

@@ -1,6 +1,6 @@
 /* baton.h - libbaton's public interface: the one header a program that
  * links the library includes (installed as PREFIX/include/baton.h;
- * `pkg-config --cflags --libs baton`, README "Install").
+ * `pkg-config --cflags --libs baton`, README "Setup").
  *
  * What it answers, as the command line does: load a machine (a shipped
  * name or a YAML file, with `--set`-style parameters), then time one

@@ -12,7 +12,7 @@
  * Cost of a refill: O(flows x path x log links) of the part touched. The
  * first version scanned every flow for every bottleneck level after every
  * single change: a 64-GPU cluster's all-reduce under fair sharing took 405 s
- * (docs/NOTES.md, "Fair sharing's cost"). */
+ * (docs/decisions/fifo-default.md, "Fair sharing's cost"). */
 #include "share.h"
 
 #include <stdlib.h>

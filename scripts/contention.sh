@@ -1,5 +1,5 @@
 #!/bin/sh
-# The evidence for the default contention model (docs/NOTES.md): every public
+# The evidence for the default contention model (docs/decisions/fifo-default.md): every public
 # log of validate/logs/MANIFEST with a shipped machine, scored by the closed
 # forms and by the simulator under FIFO and under max-min fair sharing
 # (`validate -a nccl --model des --contention ...`), with the medians over the

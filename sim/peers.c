@@ -2,7 +2,7 @@
  * (see peers.h): direct-mapped by the key's hash, the ring orders compared
  * in full (a copy after the table), not only by hash. Recomputing a 2 x 8
  * cluster's tree peers at every trial of a fit was 40 % of a calibration
- * (docs/NOTES.md). */
+ * (docs/decisions/speed.md). */
 #include "peers.h"
 
 #include <stdlib.h>

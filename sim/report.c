@@ -296,7 +296,7 @@ static void crossovers(FILE *f, const select_table_t *tab, int first, int last) 
 
 /* Under FIFO the simulation can put an approximate row far above its
  * formula where its flows meet on links, which FIFO's serial booking can
- * overcount (docs/NOTES.md, "The default contention model"); where that
+ * overcount (docs/decisions/fifo-default.md); where that
  * formula would have beaten the winner, say so, once a size, with the way
  * to check. */
 #define FIFO_DOUBT 1.25

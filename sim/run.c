@@ -519,7 +519,7 @@ static int nccl_nvlstree_loops(int p, int g, int heads, uint64_t n) {
  * of two trees are NCCL's 2C: k = n / (2C x 32 KiB), where its own steps
  * of 1 MiB left a 1 MiB call unpipelined (MI355X 512 KiB-4 MiB 12-37 %
  * slow, now -a nccl 12.8 -> 10.0 %; LL128's and Simple's tree chunks did
- * not help: docs/NOTES.md). */
+ * not help: docs/decisions/nccl-sizing.md). */
 #define NCCL_LL_CHUNK 32768
 static int nccl_tree_ll_steps(int C, uint64_t n) {
     uint64_t per = 2 * (uint64_t)(C > 0 ? C : 1) * NCCL_LL_CHUNK, k = (n + per - 1) / per;
@@ -533,7 +533,7 @@ static int nccl_tree_ll_steps(int C, uint64_t n) {
  * proxy sends whole steps (proxy_scan). Measured with the proxy's scan:
  * MI355X's middle third held out 16.8 -> 5.1 %, -a nccl 9.8 -> 6.2 %; 2 x 8
  * A100 middle 10.4 -> 8.3 %; the H200s' middle 8.5 -> 9.6 and 10.6 -> 11.4 %
- * (docs/NOTES.md). */
+ * (docs/decisions/protocols.md). */
 #define NCCL_LL_LOOP 4096
 static uint64_t nccl_size_fill(const algo_t *a, proto_t pr) {
     return a == &algo_allreduce_nccltree && pr == PROTO_LL ? NCCL_LL_LOOP : 0;

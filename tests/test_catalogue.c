@@ -103,7 +103,7 @@ Test(catalogue, chains_per_channel_verify) {
 /* ---- closed forms -------------------------------------------------- */
 
 /* How the formula relates to the simulation. APPROX: within the measured
- * band [0.5, 1.75] x the formula (see docs/NOTES.md; 2.5 before FIFO
+ * band [0.5, 1.75] x the formula (see docs/decisions/closed-forms.md; 2.5 before FIFO
  * backfilled its links and ports, sim/book.h). */
 enum { EXACT, UPPER, LOWER, APPROX };
 

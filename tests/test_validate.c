@@ -434,7 +434,7 @@ Test(calibrate, joint_fit_over_node_counts_recovers_both_sides) {
 /* The same from the command line with the two real OCI A100 logs: each log
  * runs on the cluster at its own node count (the note says which), the fit
  * uses both, and it predicts both better than a fit on the one-node log
- * alone predicts the two-node log (13.5 %, README). */
+ * alone predicts the two-node log (13.5 %: docs/decisions/calibration-bounds.md). */
 Test(calibrate, joint_fit_of_real_logs_at_two_node_counts) {
     char *out;
     cr_assert_eq(th_cli("calibrate -t topologies/cluster-a100.yaml --cv 0 --json -o build/cal-joint.yaml --nccl-tests "
@@ -452,7 +452,7 @@ Test(calibrate, joint_fit_of_real_logs_at_two_node_counts) {
 /* On the real 8 x A100 log, fitted under NCCL's rule (the default): the fit
  * is good in sample, cross-validation and a fit without the middle third of
  * the sizes say how far off unseen sizes are (bounds: the figures measured
- * in docs/NOTES.md, 5.9 / 6.8 / 15.6 %, with a margin), a log of 3 sizes
+ * in docs/decisions/calibration-bounds.md, 5.9 / 6.8 / 15.6 %, with a margin), a log of 3 sizes
  * gets a leave-one-out figure, and the calibrated file runs like any other. */
 
 Test(calibrate, real_a100_log_fits_and_predicts_held_out_sizes) {

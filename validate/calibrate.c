@@ -109,7 +109,7 @@ double cal_mape_of(const cal_sample_t *s, const cal_pred_t *p, int n, int which,
  * only its slowest link; adding and moving take turns) the fit keeps the
  * file's split instead of any split. 0.05 costs as much as a 5 % error per
  * factor e, so what the data do pin still moves. Chosen by held-out error
- * (`make fidelity`, medians over 16 logs; docs/NOTES.md): 0.02 left the
+ * (`make fidelity`, medians over 16 logs; docs/decisions/calibration-bounds.md): 0.02 left the
  * middle third of the sizes 13.5 % off when fitted without them, 0.05 10.2 %
  * with cross-validation (5.5 %) and the top sizes (5.9 %) as good; 0.07 and
  * 0.1 held the top sizes worse (7.3 %, 7.4 %). */
@@ -165,7 +165,7 @@ static void add(cal_fit_t *f, cal_kind_t kind, int which, const char *cls, const
  * latency factor beside them could only trade places with them), each
  * protocol's latency (those the rule can use), and, if asked,
  * LL's and LL128's efficiency (better in sample, worse on held-out sizes of
- * the shared logs: docs/NOTES.md). */
+ * the shared logs: docs/decisions/calibration-bounds.md). */
 /* A class efficiency for each class of link any machine has (a one-node
  * log's machine has no fabric; the two-node one's does). */
 static void layout_classes(fit_ctx_t *c, int *fabric, int *spine) {
@@ -322,7 +322,7 @@ static int resid_log(const double *lx, double *r, void *ctx) {
  * latencies and higher in the rates, and from one the other way (the model
  * is piecewise: the fastest algorithm and protocol change with the
  * parameters; the p4d log on a 50 Gb/s cluster-a100 needs the third,
- * docs/NOTES.md); or, given `from` (coordinates), from there only; the
+ * docs/decisions/calibration-bounds.md); or, given `from` (coordinates), from there only; the
  * lowest MAPE (on the plan the values give, as predictions will be made)
  * wins, into *mape. */
 static int fit_starts(fit_ctx_t *c, int starts, const double *from, double *best, double *mape) {
@@ -366,7 +366,7 @@ static int plan_samples(fit_ctx_t *c) {
  * links keep the file's efficiencies and LL's and LL128's are fitted
  * instead. Fitted on its sizes up to 64 MiB, 8 x A100's links went to 0.70
  * and its largest quarter came out 26 % slow; 5.0 % so (`make fidelity`,
- * top: the DGX-1 24.5 -> 9.4 %, p4d 81.5 -> 4.5 %; docs/NOTES.md). */
+ * top: the DGX-1 24.5 -> 9.4 %, p4d 81.5 -> 4.5 %; docs/decisions/calibration-bounds.md). */
 static int links_unpinned(const fit_ctx_t *c) {
     if (c->q->nccl_model || c->q->proto != RUN_PROTO_AUTO || topo_params_c(c->m[0])->no_protocols || !c->plan_proto)
         return 0;
@@ -384,7 +384,7 @@ static int links_unpinned(const fit_ctx_t *c) {
  * better in sample by more than NOISE_FLOOR (a point of MAPE) or by half
  * (the plan on the file's values is then not the log's: EFA's ring where
  * the file plans a tree; a synthetic log made on other values, whose plan
- * the fit must find to give them back): docs/NOTES.md. */
+ * the fit must find to give them back): docs/decisions/log-plan.md. */
 static int des_fit(fit_ctx_t *c, double *th);
 static int fit_plans(fit_ctx_t *c, double *th) {
     double pin_th[CAL_MAX_PARAMS], pin_mape = -1, free_mape = -1;
@@ -426,7 +426,7 @@ static int closed_start(fit_ctx_t *c, double *th) {
  * the closed fit's values simulate 12.3 % off, the file's 9.8 %). In
  * sample as the full search on the RTX 2080 Ti logs, 8.3 % on the H200's
  * as it after 828 s; 2 x RTX 2080 Ti 18.8 -> 0.24 s, 8 x A100 4.4 s, H200
- * 72 s (bench/bench_calibrate.sh; docs/NOTES.md). */
+ * 72 s (bench/bench_calibrate.sh; docs/decisions/calibration-simulator.md). */
 static int des_fit(fit_ctx_t *c, double *th) {
     double start[CAL_MAX_PARAMS], from[CAL_MAX_PARAMS], file[CAL_MAX_PARAMS], at_start, at_file, fitted = -1;
     for (int i = 0; i < c->f->k; i++) file[i] = logit_of(&c->f->p[i], log(c->f->p[i].given), 1e-12);   /* as given */

@@ -61,7 +61,8 @@ static const char help_calibrate[] =
     "                        the fit predicts them; `middle`: the middle third of\n"
     "                        the sizes, `top`: the largest quarter\n"
     "      --fit-efficiency  also fit LL's and LL128's efficiency (better in sample,\n"
-    "                        worse on held-out sizes of the shared logs; docs/NOTES.md).\n"
+    "                        worse on held-out sizes of the shared logs: docs/decisions/\n"
+    "                        calibration-bounds.md).\n"
     "                        With fewer than two sizes of 1 MiB or more on Simple the\n"
     "                        fit does so anyway and keeps the links at the file's values\n";
 
