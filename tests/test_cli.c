@@ -635,7 +635,7 @@ Test(cli, every_help_has_an_example_that_runs, .timeout = 300) {
 /* Sweeps beyond one machine: the GNU parallel example and the Slurm array
  * script (run here task by task, as Slurm would) give the unsharded run's
  * bytes exactly. */
-Test(cli, sharded_sweeps_equal_the_whole_run, .timeout = 300) {
+Test(cli, sharded_sweeps_equal_the_whole_run) {
     const char *bin = getenv("BATON_BIN") ? getenv("BATON_BIN") : "build/baton";
     char cmd[2048], *whole, *out;
     snprintf(cmd, sizeof cmd, "%s sweep -t topologies/cluster-h100.yaml -c allreduce --set nodes=2,4,8,16 "
