@@ -7,22 +7,28 @@
 
 #include "nccltests.h"
 
-/* The fidelity table's kinds (README, `make fidelity`, 2026-12-02; -a nccl,
- * uncalibrated, unmarked logs): the largest MAPE of the kind's logs at >= 64
- * MiB and over all sizes.
- *   one node on NVLink/xGMI: 8 x A100 1.7 / 8.3, DGX-1 2.2 / 13.0, 8 x MI300X 2.5 / 6.0
- *   a cluster over RDMA: 2 x 8 A100 11.0 / 9.3, p4d 5.0 / 14.0, 2 x 8 H200 1.4 / 8.9,
- *     one-NIC H200 1.2 / 19.3, 2 x 2 L40S 0.1 / 14.1, MI355X 6.4 / 6.2
- *   GPUs staged through host memory (no P2P): RTX 2080 Ti 9.4 / 11.8 (4 logs),
- *     RTX 4090 25.8 / 26.3 (3 logs) */
+/* Per kind of machine, from the shipped logs that ran at their hardware
+ * (validate/logs/MANIFEST, not marked "below:"), -a nccl uncalibrated:
+ *   large: the largest |error| of the mean busbw over a log's top quarter of
+ *     sizes (what doctor's verdict measures; sh scripts/doctor-logs.sh, 2026-12-04),
+ *     rounded up to a whole percent:
+ *     one node: 8 x A100 0.7, DGX-1 7.1, 8 x MI300X 2.5, GB200 2 trays 6.2 -> 8
+ *     cluster: 2 x 8 A100 3.7, p4d 3.6, 2 x 8 H200 0.5 and 1.3, 2 x 2 L40S 0.1, MI355X 5.5 -> 6
+ *     host-staged: RTX 2080 Ti 2.6, 11.8, 5.0, 0.9; RTX 4090 26.5, 25.0, 14.0 -> 27
+ *   all: the largest MAPE over all sizes in the fidelity table (README, `make
+ *     fidelity`, 2026-12-02): one node 13.0 (DGX-1), cluster 19.3 (one-NIC
+ *     H200), host-staged 26.3 (RTX 4090).
+ * Several machines' link efficiencies were read off these logs' top sizes,
+ * so `large` is partly in sample: a band no narrower than baton's own error
+ * where it was measured, not a promise elsewhere. */
 static const struct {
     const char *kind;
     double large, all;
     const char *logs;
 } kinds[] = {
-    {"one node on NVLink or xGMI", 2.5, 13.0, "3 logs: 8 x A100, DGX-1 V100, 8 x MI300X"},
-    {"a cluster over RDMA", 11.0, 19.3, "6 logs: 2 x 8 A100, p4d, 2 x 8 H200 (two), 2 x 2 L40S, 2 x 8 MI355X"},
-    {"GPUs staged through host memory (no P2P)", 25.8, 26.3, "7 logs: RTX 2080 Ti (4), RTX 4090 (3)"},
+    {"one node on NVLink or xGMI", 8, 13.0, "4 logs: 8 x A100, DGX-1 V100, 8 x MI300X, GB200 2 trays"},
+    {"a cluster over RDMA", 6, 19.3, "6 logs: 2 x 8 A100, p4d, 2 x 8 H200 (two), 2 x 2 L40S, 2 x 8 MI355X"},
+    {"GPUs staged through host memory (no P2P)", 27, 26.3, "7 logs: RTX 2080 Ti (4), RTX 4090 (3)"},
 };
 
 static int kind_of(const topo_t *t) {
@@ -50,8 +56,8 @@ void ex_band(const topo_t *t, int other_rule, ex_band_t *b) {
     double large = at_least(kinds[i].large), all = at_least(kinds[i].all);
     *b = (ex_band_t){.lo_pct = -all, .hi_pct = all, .large_lo_pct = -large, .large_hi_pct = large};
     snprintf(b->kind, sizeof b->kind, "%s", kinds[i].kind);
-    snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on %s (fidelity table, %s): "
-             "+-%.1f %% at >= 64 MiB, +-%.1f %% over all sizes", kinds[i].kind, kinds[i].logs, large, all);
+    snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on %s (shipped logs at their "
+             "hardware, %s): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes", kinds[i].kind, kinds[i].logs, large, all);
 }
 
 void ex_band_at(const ex_band_t *b, uint64_t bytes, double *lo, double *hi) {

@@ -107,18 +107,27 @@ static void warn(doc_said_t *w, const char *fmt, ...) {
 static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample_t **s, int *n, ni_info_t *info,
                     doc_said_t *w, baton_err_t *e) {
     nt_log_t log;
-    int rc = nt_parse(path, 0, &log, e);
+    int rc = nt_parse(path, topo_whole_ranks(t), &log, e);     /* the machine's rank count where the log says none */
     if (rc < 0) return rc;
+    if (log.stated_ranks == 0)
+        warn(w, "%s does not say how many ranks ran (no Rank lines, no nThread x nGpus): taken as %s's %d", path,
+             topo_name(t), topo_whole_ranks(t));
+    else log.ranks = log.stated_ranks;
     if (a->coll && log.coll_guessed) {
         int c = coll_parse(a->coll);
         if (c < 0) { nt_free(&log); return err_set(e, BATON_EINVAL, "-c %s: not a collective", a->coll); }
         log.coll = (coll_t)c;
     }
     if (log.ranks != topo_whole_ranks(t)) {
-        int r = log.ranks, g = topo_params_c(t)->group_size;
+        int r = log.ranks, has_nodes = 0;
+        for (int i = 0; i < topo_nparams(t); i++) {
+            const char *k, *v;
+            topo_param_at(t, i, &k, &v);
+            has_nodes |= !strcmp(k, "nodes");
+        }
         nt_free(&log);
         return err_set(e, BATON_EINVAL, "%s ran on %d ranks; %s has %d: not a log of this machine%s", path, r, topo_name(t),
-                       topo_whole_ranks(t), g > 0 && r % g == 0 && r > g ? " (a cluster file: --set nodes=ranks/GPUs a node)" : "");
+                       topo_whole_ranks(t), has_nodes ? " (a cluster file: --set nodes=ranks/GPUs a node)" : "");
     }
     const topo_params_t *tp = topo_params_c(t);
     const char *fam = log.device[0] ? gpu_family_of_device(log.device) : NULL;
