@@ -420,7 +420,10 @@ int doc_examine(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, cons
         int rc = try_cause(load, ctx, t, q, s, n, out->large_from, causes[i].id, &c, &out->tried, e);
         if (rc < 0) { free(s); return rc; }
         if (rc == 0 || c.mape_pct >= out->healthy_mape) continue;     /* no better than the healthy machine */
-        snprintf(c.name, sizeof c.name, "%s", causes[i].name);
+        int links;
+        int xgmi = !strcmp(causes[i].id, "nvlink") && link_param(t, &links) && !strcmp(link_param(t, &links), "xgmi_gbps");
+        snprintf(c.name, sizeof c.name, "%s", xgmi ? "xGMI links down" : causes[i].name);
+        if (xgmi) c.check = "amd-smi xgmi (link status and rate between every pair); rocm-smi --showtopo; amd-smi metric (xGMI errors)";
         doc_change_value(t, &c.change, c.value, sizeof c.value);
         weigh(t, info, &c);
         out->cause[out->ncauses++] = c;

@@ -160,14 +160,29 @@ static void print_rows(const doc_report_t *r) {
     }
 }
 
-static void print_report(const char *path, const topo_t *t, const doc_report_t *r, const ni_info_t *info) {
-    char from[32];
+/* The log's INFO facts, each with the cause it bears on. */
+static void print_facts(const ni_info_t *info) {
+    if (info->n == 0) return;
+    printf("the log's NCCL_DEBUG=INFO lines say:\n");
+    for (int i = 0; i < info->n; i++) {
+        const ni_fact_t *f = &info->fact[i];
+        printf("  line %d: %s  [%s: %s]\n", f->line, f->text, doc_cause_name(f->cause),
+               f->supports > 0 ? "happened" : f->supports < 0 ? "did not happen" : "a count");
+    }
+}
+
+static void print_report(const doc_args_t *a, const char *path, const topo_t *t, const doc_report_t *r,
+                         const ni_info_t *info) {
+    char from[32], sets[512] = "";
+    for (int i = 0; i < a->sets.n; i++)
+        snprintf(sets + strlen(sets), sizeof sets - strlen(sets), " --set %s", a->sets.v[i]);
     units_fmt_size(r->large_from, from, sizeof from);
     printf("%s against %s (%d ranks)\nband: %s\n", path, topo_name(t), topo_whole_ranks(t), r->band.source);
     print_rows(r);
     printf("verdict: %s: busbw at >= %s is %.1f %% %s the machine's (measured / expected %.3f; the band's low edge %+.1f %%)\n",
            doc_verdict_name(r->verdict), from, r->shortfall_pct >= 0 ? r->shortfall_pct : -r->shortfall_pct,
            r->shortfall_pct >= 0 ? "below" : "above", r->ratio, r->band_lo_pct);
+    print_facts(info);
     if (r->verdict == DOC_ABOVE)
         printf("faster than baton's machine: the file understates it (baton calibrate fits it to this log)\n");
     if (r->verdict != DOC_BELOW) return;
@@ -179,8 +194,8 @@ static void print_report(const char *path, const topo_t *t, const doc_report_t *
                c->mape_pct, from, c->mape_large_pct);
         if (c->evidence[0])
             printf("    the log %s: %s\n", c->said > 0 ? "says so" : c->said < 0 ? "says not" : "says", c->evidence);
-        printf("    check: %s\n    reproduce: baton expect -t %s --cause %s%s%s\n", c->check, topo_name(t), c->change.id,
-               c->change.arg[0] ? "=" : "", c->change.arg);
+        printf("    check: %s\n    reproduce: baton expect -t %s%s --cause %s%s%s --format nccl-tests\n", c->check, a->topo,
+               sets, c->change.id, c->change.arg[0] ? "=" : "", c->change.arg);
     }
     if (r->ncauses == 0 || !r->explained)
         printf("no cause explains it: %s; baton's model lacks what happened (a congested or shared fabric, "
@@ -221,6 +236,11 @@ static void print_json(const char *path, const topo_t *t, const doc_report_t *r,
                x->meas_s * 1e6, x->exp.time_s * 1e6, x->exp.fast_s * 1e6, x->exp.slow_s * 1e6, x->meas_busbw,
                x->exp.busbw_GBps, x->exp.busbw_lo, x->exp.busbw_hi, x->exp.algo, proto_name(x->exp.proto));
     }
+    printf("],\"evidence\":[");
+    for (int i = 0; i < info->n; i++)
+        printf("%s{\"cause\":\"%s\",\"line\":%d,\"says\":%d,\"value\":%d,\"text\":\"%s\"}", i ? "," : "",
+               info->fact[i].cause, info->fact[i].line, info->fact[i].supports, info->fact[i].value,
+               report_json_escape(info->fact[i].text, esc, sizeof esc));
     printf("],\"warnings\":[");
     for (int i = 0; i < w->n; i++) printf("%s\"%s\"", i ? "," : "", report_json_escape(w->text[i], esc, sizeof esc));
     printf("]}");
@@ -238,7 +258,7 @@ static int one_log(const doc_args_t *a, cmd_doc_loader_t *ld, topo_t *t, const c
     int rc = read_log(a, path, t, &s, &n, &info, &w, e);
     if (rc == 0) rc = doc_examine(cmd_doc_load, ld, t, &q, s, n, &info, &r, e);
     if (rc == 0 && a->json) print_json(path, t, &r, &info, &w, first);
-    else if (rc == 0) print_report(path, t, &r, &info);
+    else if (rc == 0) print_report(a, path, t, &r, &info);
     if (rc == 0 && a->fail_below >= 0 && r.ratio < (1 + r.band_lo_pct / 100) * (1 - a->fail_below / 100)) {
         *tripped = 1;
         fprintf(stderr, "baton doctor: %s: busbw at the largest sizes %.1f %% below the machine's, more than %g %% below "
