@@ -170,8 +170,11 @@ static int build(topo_t *t, const char *id, const char *arg, doc_change_t *c, ba
         if (i <= PROTO_NONE || i >= PROTO_COUNT) return fail(e, id, "LL, LL128 or Simple");
         c->protos = 1u << i;
     } else if (!strcmp(id, "channels")) {
-        int k = arg && *arg ? atoi(arg) : 2;
-        if (k < 1 || k > TOPO_MAX_CHANNELS) return fail(e, id, "1..64 channels");
+        /* baton's channels are rings side by side over the machine's links: a cluster's
+           one per NIC (the file's `channels`); a flat node's one ring already has its links */
+        int have = p->channels, k = arg && *arg ? atoi(arg) : have / 2;
+        if (have < 2) return fail(e, id, "the machine runs one channel (a flat node's ring has every link)");
+        if (k < 1 || k >= have) return fail(e, id, "give fewer channels than the machine's");
         c->channels = k;
         snprintf(c->arg, sizeof c->arg, "%d", k);
     } else if (!strcmp(id, "nvls")) {
@@ -292,7 +295,7 @@ static int grid(const topo_t *t, const char *id, char args[][32], int max) {
         static const char *v[] = {"LL", "LL128", "Simple"};
         for (int d = 0; d < 3 && k < max; d++) snprintf(args[k++], 32, "%s", v[d]);
     } else if (!strcmp(id, "channels")) {
-        for (int d = 1; d <= 16 && k < max; d *= 2) snprintf(args[k++], 32, "%d", d);
+        for (int d = 1; d < topo_params_c(t)->channels && k < max; d *= 2) snprintf(args[k++], 32, "%d", d);
     } else if (k < max) args[k++][0] = '\0';      /* gdr, pxn, nvls: one change */
     return k;
 }
@@ -355,7 +358,7 @@ static int by_mape(const void *a, const void *b) {
 }
 
 /* Rank: by MAPE; among those tied with the first, what the log says happened
- * first and what it says did not last. */
+ * first; what it says did not happen goes last, whatever its MAPE. */
 static void rank_causes(doc_report_t *r) {
     qsort(r->cause, (size_t)r->ncauses, sizeof r->cause[0], by_mape);
     if (r->ncauses == 0) return;
@@ -363,12 +366,17 @@ static void rank_causes(doc_report_t *r) {
     int k = 0;
     while (k < r->ncauses && r->cause[k].mape_pct <= best + tie) k++;
     doc_cause_t tmp[DOC_MAX_CAUSES];
-    int m = 0;
-    for (int want = 1; want >= -1; want--)
+    int m = 0, tied = 0;
+    for (int want = 1; want >= 0; want--)                 /* the tie: what the log says happened first */
         for (int i = 0; i < k; i++)
             if (r->cause[i].said == want) tmp[m++] = r->cause[i];
-    memcpy(r->cause, tmp, (size_t)k * sizeof tmp[0]);
-    for (int i = 0; i < r->ncauses; i++) r->cause[i].tie = i > 0 && i < k;
+    tied = m;
+    for (int i = k; i < r->ncauses; i++)
+        if (r->cause[i].said >= 0) tmp[m++] = r->cause[i];
+    for (int i = 0; i < r->ncauses; i++)                  /* what it says did not happen: last */
+        if (r->cause[i].said < 0) tmp[m++] = r->cause[i];
+    memcpy(r->cause, tmp, (size_t)m * sizeof tmp[0]);
+    for (int i = 0; i < r->ncauses; i++) r->cause[i].tie = i > 0 && i < tied;
 }
 
 /* The verdict at the largest sizes: the top quarter of the log's sizes (as

@@ -118,7 +118,7 @@ int cmd_expect(int argc, char **argv) {
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     int c = coll_parse(a.coll);
-    if (c < 0 || c == COLL_ALLTOALL) return cmd_usage("expect", "-c %s: allreduce, allgather, reducescatter, broadcast or reduce", a.coll);
+    if (c < 0) return cmd_usage("expect", "-c %s: allreduce, allgather, reducescatter, broadcast, reduce or alltoall", a.coll);
     uint64_t *sizes;
     int n;
     const char *why;
