@@ -149,6 +149,7 @@ bench: $(B)/bench_engine $(B)/bench_models $(B)/bench_evq $(B)/baton
 	sh bench/bench_select.sh $(B)/baton
 	sh bench/bench_host.sh $(B)/baton
 	sh bench/bench_plan.sh $(B)/baton
+	sh bench/bench_doctor.sh $(B)/baton
 	sh bench/bench_calibrate.sh $(B)/baton
 	sh bench/bench_cluster.sh $(B)/baton
 	sh bench/bench_fair.sh $(B)/baton

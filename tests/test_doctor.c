@@ -288,3 +288,16 @@ Test(expect, the_band_names_its_source) {
     th_says("expect -t hgx-h100 --cause nics=2", 1, "no `nics` parameter", 1);
     th_says("expect -t hgx-h100 --cause bogus", 1, "no such cause", 1);
 }
+
+/* examples/node-health-check.sh (the Slurm prolog's use) prints what it says it does. */
+Test(doctor, node_health_check_example_prints_its_expected_output) {
+    const char *bin = getenv("BATON_BIN");
+    char cmd[512], *out = NULL;
+    snprintf(cmd, sizeof cmd, "sh examples/node-health-check.sh %s", bin ? bin : "build/baton");
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    char *want = th_slurp("examples/node-health-check.expected");
+    cr_assert_not_null(want);
+    cr_expect_str_eq(out, want);
+    free(out);
+    free(want);
+}
