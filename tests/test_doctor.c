@@ -157,6 +157,8 @@ Test(doctor, a_healthy_log_is_healthy) {
         cr_expect_str_eq(str(j, "verdict"), "healthy", "%s", m[i]);
         cr_expect(fabs(th_jnum(j, "shortfall_pct")) < 0.01, "%s: its own rows", m[i]);
         cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "causes")), 0);
+        cr_expect(!strncmp(str(cJSON_GetObjectItemCaseSensitive(j, "band"), "source"), "uncalibrated: ", 14),
+                  "%s: the band says where it is from", m[i]);
         cJSON_Delete(j);
         unlink(log);
         free(log);

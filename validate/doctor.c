@@ -362,7 +362,8 @@ static int by_mape(const void *a, const void *b) {
 static void rank_causes(doc_report_t *r) {
     qsort(r->cause, (size_t)r->ncauses, sizeof r->cause[0], by_mape);
     if (r->ncauses == 0) return;
-    double best = r->cause[0].mape_pct, tie = fmax(DOC_TIE_PTS, DOC_TIE_REL * best);
+    double best = r->cause[0].mape_pct, tie = DOC_TIE_PTS;     /* points, not a share: a log's unexplained
+                                                                  error at small sizes adds to every cause alike */
     int k = 0;
     while (k < r->ncauses && r->cause[k].mape_pct <= best + tie) k++;
     doc_cause_t tmp[DOC_MAX_CAUSES];

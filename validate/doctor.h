@@ -22,8 +22,7 @@
 #include "ncclinfo.h"
 
 #define DOC_MAX_CAUSES 16
-#define DOC_TIE_PTS 1.0        /* a cause within this many points of MAPE of the best ... */
-#define DOC_TIE_REL 0.10       /* ... or this share of the best's is a tie with it */
+#define DOC_TIE_PTS 1.0        /* a cause within this many points of MAPE of the best is a tie with it */
 
 /* A structural change to the machine. */
 typedef struct doc_change {

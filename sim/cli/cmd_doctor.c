@@ -24,13 +24,13 @@ static const char help[] =
     "NVLink links down, NVLS off, PXN off, fewer channels, an algorithm or protocol\n"
     "forced, one slow GPU or node), each re-predicted over its values and ranked by\n"
     "its MAPE on the log, with the value the log implies, what to check, and what the\n"
-    "log's NCCL_DEBUG=INFO lines say of it. Causes within 1 point (or a tenth) of the\n"
+    "log's NCCL_DEBUG=INFO lines say of it. Causes within 1 point of MAPE of the\n"
     "first are a tie: the times cannot tell them apart.\n"
     "  -t MACHINE          the healthy machine the log ran on (its --set values too)\n"
     "      --nccl-tests LOG  one or more logs (each judged alone)\n"
     "      --json          verdict, shortfall_pct, causes [{cause, mape_pct, value, check}], rows\n"
     "      --fail-below PCT  exit 3 when a log's busbw at the largest sizes is more than\n"
-    "                      PCT %% below the band's low edge (health checks; examples/)\n"
+    "                      PCT % below the band's low edge (health checks; examples/)\n"
     "  -c, --coll C        what a log ran where it names no test\n"
     "exit: 0 judged, 1 bad input, 2 bad usage, 3 --fail-below tripped\n"
     "example:\n"
@@ -209,14 +209,14 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
 
 static void print_json(const char *path, const topo_t *t, const doc_report_t *r, const ni_info_t *info,
                        const doc_said_t *w, int first) {
-    char esc[2048], esc2[1024];
+    char esc[2048], esc2[1024], esc3[1024];
     printf("%s{\"log\":\"%s\",\"machine\":\"%s\",\"ranks\":%d,\"verdict\":\"%s\",\"shortfall_pct\":%.4f,\"ratio\":%.6f,"
            "\"largest_from_bytes\":%llu,\"band\":{\"kind\":\"%s\",\"source\":\"%s\",\"low_pct\":%.4f,\"high_pct\":%.4f,"
            "\"large_low_pct\":%.4f,\"large_high_pct\":%.4f},\"healthy_mape_pct\":%.4f,\"explained\":%s,\"info_lines\":%d,"
            "\"causes\":[", first ? "" : ",", report_json_escape(path, esc, sizeof esc),
            report_json_escape(topo_name(t), esc2, sizeof esc2), topo_whole_ranks(t), doc_verdict_name(r->verdict),
            r->shortfall_pct, r->ratio, (unsigned long long)r->large_from, r->band.kind,
-           report_json_escape(r->band.source, esc, sizeof esc), r->band.lo_pct, r->band.hi_pct, r->band.large_lo_pct,
+           report_json_escape(r->band.source, esc3, sizeof esc3), r->band.lo_pct, r->band.hi_pct, r->band.large_lo_pct,
            r->band.large_hi_pct, r->healthy_mape, r->verdict == DOC_BELOW && r->explained ? "true" : "false", info->info_lines);
     for (int i = 0; i < r->ncauses; i++) {
         const doc_cause_t *c = &r->cause[i];
