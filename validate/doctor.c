@@ -1,0 +1,449 @@
+/* doctor.c - a log against its machine, and the structural changes that
+ * explain a shortfall (doctor.h). */
+#include "doctor.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../topologies/units.h"
+
+/* The causes in the order they are tried (and listed on a tie with no
+ * evidence either way): the hardware first, then what NCCL was told. */
+static const struct {
+    const char *id, *name, *check;
+} causes[] = {
+    {"nics", "fewer NICs in use",
+     "ibstat (every port Active, LinkUp, at its rate); ibdev2netdev; NCCL_IB_HCA unset or listing every NIC; "
+     "NCCL_DEBUG=INFO's \"NET/IB : Using [0]mlx5_0:1/IB [1]...\" lists the NICs NCCL found"},
+    {"netcap", "network below its rate (per-NIC or per-connection cap)",
+     "ibstat (Rate: 400 for NDR, 200 for HDR); ib_write_bw between two nodes; switch port counters and errors; "
+     "RoCE: PFC/ECN, NCCL_IB_TC, NCCL_IB_GID_INDEX; a cloud's per-flow cap: NCCL_IB_QPS_PER_CONNECTION, "
+     "NCCL_NCHANNELS_PER_NET_PEER"},
+    {"socket", "NCCL's socket transport instead of IB/RoCE",
+     "NCCL_DEBUG=INFO says \"Using network IB\", not \"Using network Socket\"; NCCL_IB_DISABLE unset; ibstat; the "
+     "container sees /dev/infiniband (--device, rdma shared device plugin)"},
+    {"gdr", "GPUDirect RDMA off: network traffic staged through host memory",
+     "lsmod | grep -e nvidia_peermem -e nv_peer_mem (or a DMA-BUF capable kernel and driver); NCCL_DEBUG=INFO "
+     "connections \"via NET/IB/0/GDRDMA\" (without /GDRDMA: staged); NCCL_NET_GDR_LEVEL unset; nvidia-smi topo -m "
+     "(GPU and NIC under one PCIe switch: PIX/PXB)"},
+    {"pcie", "PCIe at a lower generation or width",
+     "nvidia-smi -q | grep -A2 -e 'Link Generation' -e 'Link Width' (current against max, under load); "
+     "lspci -vv (LnkSta against LnkCap) for the GPUs and NICs; nvidia-smi topo -m"},
+    {"nvlink", "NVLink links down",
+     "nvidia-smi nvlink -s (every link up at its rate); nvidia-smi nvlink -e (errors); nvidia-smi topo -m (NV18 "
+     "between every pair on H100); nvidia-fabricmanager running"},
+    {"nvls", "NVLS (NVLink SHARP) off",
+     "NCCL_NVLS_ENABLE unset; NCCL_DEBUG=INFO \"NVLS multicast support is available\"; nvidia-fabricmanager "
+     "running; nvidia-smi -q | grep -i -A2 fabric (State: Completed)"},
+    {"pxn", "PXN off (sends through the GPU's own NIC, across rails)",
+     "NCCL_PXN_DISABLE unset (NCCL_DEBUG=INFO \"NCCL_PXN_DISABLE set by environment\"); NCCL_P2P_PXN_LEVEL; "
+     "nvidia-smi topo -m (each GPU's NIC: PIX)"},
+    {"channels", "fewer channels",
+     "NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS unset; NCCL_DEBUG=INFO \"N coll channels\"; "
+     "NCCL_DEBUG_SUBSYS=TUNING's channel{Lo..Hi} on every call"},
+    {"algo", "an algorithm forced",
+     "NCCL_ALGO unset (NCCL_DEBUG=INFO \"NCCL_ALGO set by environment to ...\"); NCCL_DEBUG_SUBSYS=TUNING names "
+     "the algorithm of every call; a tuner plugin (NCCL_TUNER_PLUGIN)"},
+    {"proto", "a protocol forced",
+     "NCCL_PROTO unset (NCCL_DEBUG=INFO \"NCCL_PROTO set by environment to ...\"); NCCL_DEBUG_SUBSYS=TUNING names "
+     "the protocol of every call"},
+    {"slowgpu", "one slow GPU",
+     "nvidia-smi -q -d CLOCK,PERFORMANCE on every GPU (throttled: thermal, power, HW slowdown); nvidia-smi nvlink -s "
+     "on each; nccl-tests on subsets of the GPUs to find the one"},
+    {"slownode", "one slow node's network",
+     "nccl-tests between pairs of nodes to find the slow one; ibstat and the NICs' error counters there; its NICs' "
+     "firmware and PCIe (lspci -vv)"},
+};
+#define NCAUSES ((int)(sizeof causes / sizeof causes[0]))
+
+static int cause_index(const char *id) {
+    for (int i = 0; i < NCAUSES; i++)
+        if (!strcmp(causes[i].id, id)) return i;
+    return -1;
+}
+
+const char *doc_cause_name(const char *id) { int i = cause_index(id); return i < 0 ? "?" : causes[i].name; }
+const char *doc_cause_check(const char *id) { int i = cause_index(id); return i < 0 ? "" : causes[i].check; }
+
+const char *doc_verdict_name(doc_verdict_t v) {
+    return v == DOC_BELOW ? "below" : v == DOC_ABOVE ? "above" : "healthy";
+}
+
+/* The file's parameter `name`, or NULL. */
+static const char *param(const topo_t *t, const char *name) {
+    for (int i = 0; i < topo_nparams(t); i++) {
+        const char *n, *v;
+        topo_param_at(t, i, &n, &v);
+        if (!strcmp(n, name)) return v;
+    }
+    return NULL;
+}
+
+/* NVLink's (or xGMI's) parameter in GB/s, and its links a GPU. */
+static const char *link_param(const topo_t *t, int *links) {
+    const char *fam = topo_params_c(t)->gpu.family;
+    *links = !strcmp(fam, "hopper") || !strcmp(fam, "blackwell") ? 18 : !strcmp(fam, "ampere") ? 12
+           : !strcmp(fam, "volta") ? 6 : !strncmp(fam, "cdna", 4) ? 7 : 8;
+    return param(t, "nvlink_gbps") ? "nvlink_gbps" : param(t, "xgmi_gbps") ? "xgmi_gbps" : NULL;
+}
+
+/* Are there links of this kind on t? */
+static int link_is(const topo_t *t, int l, int which);
+static int has_links(const topo_t *t, int which) {
+    for (int l = 0; l < topo_nlinks(t); l += 2)
+        if (link_is(t, l, which)) return 1;
+    return 0;
+}
+
+static int is_cluster(const topo_t *t) {
+    int g = topo_params_c(t)->group_size;
+    return g > 0 && topo_whole_ranks(t) > g;
+}
+
+static int fail(baton_err_t *e, const char *id, const char *why) {
+    return err_set(e, BATON_EINVAL, "--cause %s: %s", id, why);
+}
+
+static void add_set(doc_change_t *c, const char *fmt, double x) {
+    if (c->nsets < 2) snprintf(c->sets[c->nsets++], sizeof c->sets[0], fmt, x);
+}
+
+/* Build cause id at value arg (NULL: its default) on t into c. */
+static int build(topo_t *t, const char *id, const char *arg, doc_change_t *c, baton_err_t *e) {
+    const topo_params_t *p = topo_params_c(t);
+    double x = arg && *arg ? atof(arg) : 0;
+    *c = (doc_change_t){0};
+    snprintf(c->id, sizeof c->id, "%s", id);
+    snprintf(c->arg, sizeof c->arg, "%s", arg ? arg : "");
+    if (!strcmp(id, "nics")) {
+        const char *v = param(t, "nics");
+        int have = v ? atoi(v) : 0, k = arg && *arg ? atoi(arg) : have / 2;
+        if (!v) return fail(e, id, "the machine has no `nics` parameter");
+        if (k < 1 || k >= have) return fail(e, id, "give fewer NICs than the machine's");
+        add_set(c, "nics=%.0f", k);
+        snprintf(c->arg, sizeof c->arg, "%d", k);
+    } else if (!strcmp(id, "nvlink")) {
+        int links;
+        const char *name = link_param(t, &links);
+        int k = arg && *arg ? atoi(arg) : links / 2;
+        if (!name) return fail(e, id, "the machine has no nvlink_gbps or xgmi_gbps parameter");
+        if (k < 1 || k >= links) return fail(e, id, "give the links up, fewer than all");
+        char fmt[64];
+        snprintf(fmt, sizeof fmt, "%s=%%g", name);
+        add_set(c, fmt, atof(param(t, name)) * k / links);
+        snprintf(c->arg, sizeof c->arg, "%d", k);
+    } else if (!strcmp(id, "pcie") || !strcmp(id, "netcap") || !strcmp(id, "slowgpu") || !strcmp(id, "slownode")) {
+        if (x <= 0) x = 0.5;
+        if (x >= 1) return fail(e, id, "give a share of the rate, in (0, 1)");
+        c->factor = x;
+        if (!strcmp(id, "pcie")) c->links = DOC_L_PCIE;
+        else if (!strcmp(id, "slowgpu")) c->links = DOC_L_RANK0;
+        else if (!strcmp(id, "slownode")) c->links = DOC_L_NODE0;
+        else if (param(t, "nic_bw")) {
+            double bw;
+            const char *why;
+            if (units_bandwidth(param(t, "nic_bw"), &bw, &why) < 0) return fail(e, id, "nic_bw does not read");
+            add_set(c, "nic_bw=%gGb/s", bw * 8 / 1e9 * x);
+        } else c->links = DOC_L_NET;
+        if (c->links == DOC_L_NODE0 && !is_cluster(t)) return fail(e, id, "the machine is one node");
+        if (c->links && !has_links(t, c->links)) return fail(e, id, "the machine has no such links");
+        snprintf(c->arg, sizeof c->arg, "%g", x);
+    } else if (!strcmp(id, "gdr")) {
+        c->links = DOC_L_GPU_NIC, c->factor = 0.5;
+        if (!has_links(t, c->links)) return fail(e, id, "the machine has no GPU-NIC links");
+    } else if (!strcmp(id, "socket")) {
+        if (x <= 0) x = 4;
+        c->links = DOC_L_NET, c->rate = x * 1e9;
+        if (!is_cluster(t) || !has_links(t, c->links)) return fail(e, id, "the machine has no network");
+        snprintf(c->arg, sizeof c->arg, "%g", x);
+    } else if (!strcmp(id, "pxn")) {
+        if (!p->pxn) return fail(e, id, "the machine runs without PXN already");
+        snprintf(c->sets[c->nsets++], sizeof c->sets[0], "pxn=false");
+    } else if (!strcmp(id, "algo")) {
+        int i = algo_nccl_index_of_name(arg && *arg ? arg : "Ring");
+        if (i < 0) return fail(e, id, "not one of NCCL's algorithms (Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT)");
+        c->algos = 1u << i;
+    } else if (!strcmp(id, "proto")) {
+        int i = proto_parse(arg && *arg ? arg : "Simple");
+        if (i <= PROTO_NONE || i >= PROTO_COUNT) return fail(e, id, "LL, LL128 or Simple");
+        c->protos = 1u << i;
+    } else if (!strcmp(id, "channels")) {
+        /* baton's channels are rings side by side over the machine's links: a cluster's
+           one per NIC (the file's `channels`); a flat node's one ring already has its links */
+        int have = p->channels, k = arg && *arg ? atoi(arg) : have / 2;
+        if (have < 2) return fail(e, id, "the machine runs one channel (a flat node's ring has every link)");
+        if (k < 1 || k >= have) return fail(e, id, "give fewer channels than the machine's");
+        c->channels = k;
+        snprintf(c->arg, sizeof c->arg, "%d", k);
+    } else if (!strcmp(id, "nvls")) {
+        if (topo_nvls_reducers(t) == 0) return fail(e, id, "the machine has no NVLS (no reducing NVSwitch)");
+        c->algos = ((1u << ALGO_NCCL_COUNT) - 1) & ~(1u << algo_nccl_index("nvls")) & ~(1u << algo_nccl_index("nvls_tree"));
+    } else return fail(e, id, "no such cause (nics, netcap, socket, gdr, pcie, nvlink, nvls, pxn, channels, algo, proto, "
+                          "slowgpu, slownode)");
+    return 0;
+}
+
+int doc_change_parse(topo_t *t, const char *spec, doc_change_t *c, baton_err_t *e) {
+    char id[16];
+    const char *eq = strchr(spec, '=');
+    size_t n = eq ? (size_t)(eq - spec) : strlen(spec);
+    if (n == 0 || n >= sizeof id) return fail(e, spec, "ID or ID=VALUE");
+    memcpy(id, spec, n);
+    id[n] = '\0';
+    return build(t, id, eq ? eq + 1 : NULL, c, e);
+}
+
+/* Link l's ends' kinds (a <= b by enum order) and whether it is of `which`. */
+static int link_is(const topo_t *t, int l, int which) {
+    const topo_dlink_t *d = topo_dlink(t, l);
+    const topo_node_t *x = topo_node(t, d->src), *y = topo_node(t, d->dst);
+    node_kind_t a = x->kind < y->kind ? x->kind : y->kind, b = x->kind < y->kind ? y->kind : x->kind;
+    int g = topo_params_c(t)->group_size;
+    int nic_sw = (x->kind == NODE_NIC && y->kind == NODE_SWITCH) || (x->kind == NODE_SWITCH && y->kind == NODE_NIC);
+    switch (which) {
+    case DOC_L_GPU_NIC: return a == NODE_GPU && b == NODE_NIC;
+    case DOC_L_PCIE: return (a == NODE_GPU && (b == NODE_NIC || b == NODE_CPU)) || (a == NODE_NIC && b == NODE_CPU);
+    case DOC_L_NET:     /* the fabric: NICs to switches, and switches to switches that do not reduce in a node */
+        return nic_sw || (is_cluster(t) && x->kind == NODE_SWITCH && y->kind == NODE_SWITCH && !x->reduces && !y->reduces);
+    case DOC_L_RANK0: return x->rank == 0 || y->rank == 0;
+    case DOC_L_NODE0: {
+        /* a link of a NIC that one of node 0's GPUs (ranks 0..g-1) reaches directly, to the fabric */
+        if (!nic_sw) return 0;
+        int nic = x->kind == NODE_NIC ? d->src : d->dst;
+        for (int k = 0; k < topo_nlinks(t); k += 2) {
+            const topo_dlink_t *o = topo_dlink(t, k);
+            int other = o->src == nic ? o->dst : o->dst == nic ? o->src : -1;
+            if (other >= 0 && topo_node(t, other)->rank >= 0 && topo_node(t, other)->rank < (g > 0 ? g : 1)) return 1;
+        }
+        return 0;
+    }
+    }
+    return 0;
+}
+
+static int scale_links(topo_t *t, const doc_change_t *c, baton_err_t *e) {
+    for (int l = 0; l < topo_nlinks(t); l += 2) {
+        if (!link_is(t, l, c->links)) continue;
+        double bw = c->rate > 0 ? c->rate : topo_dlink(t, l)->bw * c->factor;
+        if (topo_set_link_bw(t, l, bw, e) < 0) return e->code ? e->code : BATON_EINVAL;
+    }
+    return 0;
+}
+
+int doc_change_apply(doc_load_fn load, void *ctx, const doc_change_t *c, topo_t **out, cal_req_t *q,
+                     cal_sample_t *s, int n, baton_err_t *e) {
+    const char *sets[2] = {c->sets[0], c->sets[1]};
+    *out = load(ctx, sets, c->nsets, e);
+    if (*out == NULL) return e->code ? e->code : BATON_EINVAL;
+    if (c->links && scale_links(*out, c, e) < 0) { topo_free(*out); *out = NULL; return e->code; }
+    if (c->channels) q->opts.channels = c->channels;
+    for (int i = 0; i < n; i++) s[i].nccl_algos = c->algos, s[i].protos = c->protos;
+    return 0;
+}
+
+void doc_change_value(const topo_t *t, const doc_change_t *c, char *buf, size_t n) {
+    const char *id = c->id;
+    int links;
+    const char *lp = link_param(t, &links);
+    if (!strcmp(id, "nics")) snprintf(buf, n, "%s NICs a node in use, of %s (--set %s)", c->arg, param(t, "nics"), c->sets[0]);
+    else if (!strcmp(id, "nvlink")) snprintf(buf, n, "%s of %d links up a GPU (--set %s; the file's %s=%s)", c->arg, links,
+                                             c->sets[0], lp ? lp : "?", lp ? param(t, lp) : "?");
+    else if (!strcmp(id, "netcap") && c->nsets) snprintf(buf, n, "%s a NIC (the file's %s; x %s)", c->sets[0] + 7, param(t, "nic_bw"), c->arg);
+    else if (!strcmp(id, "netcap")) snprintf(buf, n, "the network at x %s of its rate", c->arg);
+    else if (!strcmp(id, "pcie")) snprintf(buf, n, "the GPUs' and NICs' PCIe at x %s of its rate (x 0.5: one generation "
+                                           "lower, or x8 for x16)", c->arg);
+    else if (!strcmp(id, "gdr")) snprintf(buf, n, "off (the GPU-NIC path at x 0.5: each byte crosses it twice, through host memory)");
+    else if (!strcmp(id, "socket")) snprintf(buf, n, "%s GB/s a NIC", c->arg);
+    else if (!strcmp(id, "pxn")) snprintf(buf, n, "off (--set pxn=false; NCCL_PXN_DISABLE=1)");
+    else if (!strcmp(id, "algo")) snprintf(buf, n, "NCCL_ALGO=%s", c->arg[0] ? c->arg : "Ring");
+    else if (!strcmp(id, "proto")) snprintf(buf, n, "NCCL_PROTO=%s", c->arg[0] ? c->arg : "Simple");
+    else if (!strcmp(id, "channels")) snprintf(buf, n, "NCCL_MAX_NCHANNELS=%s", c->arg);
+    else if (!strcmp(id, "nvls")) snprintf(buf, n, "NCCL_NVLS_ENABLE=0 (NVLS and NVLSTree not run)");
+    else if (!strcmp(id, "slowgpu")) snprintf(buf, n, "rank 0's GPU at x %s of its links' rate", c->arg);
+    else if (!strcmp(id, "slownode")) snprintf(buf, n, "node 0's NICs at x %s of their rate", c->arg);
+    else snprintf(buf, n, "%s", c->arg);
+}
+
+/* The values tried for a cause on t: args[0..k). */
+static int grid(const topo_t *t, const char *id, char args[][32], int max) {
+    int k = 0;
+    if (!strcmp(id, "nics")) {
+        const char *v = param(t, "nics");
+        for (int d = 1, have = v ? atoi(v) : 0; d < have && k < max; d++)
+            if (have % d == 0) snprintf(args[k++], 32, "%d", d);
+    } else if (!strcmp(id, "nvlink")) {
+        int links;
+        link_param(t, &links);
+        for (int d = links - 1; d >= 1 && k < max; d--) snprintf(args[k++], 32, "%d", d);
+    } else if (!strcmp(id, "netcap")) {
+        for (int d = 19; d >= 1 && k < max; d--) snprintf(args[k++], 32, "%g", d * 0.05);
+    } else if (!strcmp(id, "pcie")) {
+        static const char *v[] = {"0.5", "0.25", "0.125"};
+        for (int d = 0; d < 3 && k < max; d++) snprintf(args[k++], 32, "%s", v[d]);
+    } else if (!strcmp(id, "socket")) {
+        static const int v[] = {1, 2, 3, 4, 5, 6, 8, 10, 12};
+        for (int d = 0; d < 9 && k < max; d++) snprintf(args[k++], 32, "%d", v[d]);
+    } else if (!strcmp(id, "slowgpu") || !strcmp(id, "slownode")) {
+        static const char *v[] = {"0.9", "0.75", "0.5", "0.33", "0.25", "0.1"};
+        for (int d = 0; d < 6 && k < max; d++) snprintf(args[k++], 32, "%s", v[d]);
+    } else if (!strcmp(id, "algo")) {
+        static const char *v[] = {"Tree", "Ring", "NVLS", "NVLSTree", "CollNetDirect", "CollNetChain", "PAT"};
+        for (int d = 0; d < 7 && k < max; d++) snprintf(args[k++], 32, "%s", v[d]);
+    } else if (!strcmp(id, "proto")) {
+        static const char *v[] = {"LL", "LL128", "Simple"};
+        for (int d = 0; d < 3 && k < max; d++) snprintf(args[k++], 32, "%s", v[d]);
+    } else if (!strcmp(id, "channels")) {
+        for (int d = 1; d < topo_params_c(t)->channels && k < max; d *= 2) snprintf(args[k++], 32, "%d", d);
+    } else if (k < max) args[k++][0] = '\0';      /* gdr, pxn, nvls: one change */
+    return k;
+}
+
+/* The MAPE of machine m under q on samples s (all, and the largest sizes:
+ * from `from` bytes up); -1 where it cannot run them. */
+static int score(topo_t *m, const cal_req_t *q, const cal_sample_t *s, int n, uint64_t from, cal_pred_t *p, double *all,
+                 double *large) {
+    baton_err_t ignored = {0};
+    if (cal_predict_all(m, q, s, n, -1, p, &ignored) < 0) return -1;
+    *all = cal_mape_of(s, p, n, -1, 0);
+    *large = cal_mape_of(s, p, n, -1, from);
+    return *all < 0 ? -1 : 0;
+}
+
+/* Cause id tried over its values: the best into *best; 1, 0 where none runs, or an error. */
+static int try_cause(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, const cal_sample_t *s0, int n,
+                     uint64_t from, const char *id, doc_cause_t *best, int *tried, baton_err_t *e) {
+    char args[32][32];
+    int k = grid(t, id, args, 32), found = 0;
+    cal_sample_t *s = malloc(((size_t)n + 1) * sizeof *s);
+    cal_pred_t *p = malloc(((size_t)n + 1) * sizeof *p);
+    if (!s || !p) { free(s); free(p); return err_set(e, BATON_ENOMEM, "out of memory"); }
+    for (int i = 0; i < k; i++) {
+        doc_change_t c;
+        baton_err_t ignored = {0};
+        topo_t *m = NULL;
+        cal_req_t qc = *q;
+        double all, large;
+        memcpy(s, s0, (size_t)n * sizeof *s);
+        if (build(t, id, args[i], &c, &ignored) < 0) continue;
+        if (doc_change_apply(load, ctx, &c, &m, &qc, s, n, &ignored) < 0) continue;
+        (*tried)++;
+        int rc = score(m, &qc, s, n, from, p, &all, &large);
+        topo_free(m);
+        if (rc < 0 || (found && all >= best->mape_pct)) continue;
+        *best = (doc_cause_t){.change = c, .mape_pct = all, .mape_large_pct = large, .check = doc_cause_check(id)};
+        found = 1;
+    }
+    free(s);
+    free(p);
+    return found;
+}
+
+/* What the log's INFO lines say of cause c (c->said, c->evidence). */
+static void weigh(const topo_t *t, const ni_info_t *info, doc_cause_t *c) {
+    const ni_fact_t *f = info ? ni_find(info, c->change.id) : NULL;
+    if (f == NULL) return;
+    int said = f->supports;
+    if (!strcmp(f->cause, "nics") && f->value > 0 && param(t, "nics"))
+        said = f->value < atoi(param(t, "nics")) ? 1 : -1;
+    c->said = said;
+    snprintf(c->evidence, sizeof c->evidence, "line %d: %s", f->line, f->text);
+}
+
+static int by_mape(const void *a, const void *b) {
+    const doc_cause_t *x = a, *y = b;
+    if (x->mape_pct != y->mape_pct) return x->mape_pct < y->mape_pct ? -1 : 1;
+    return cause_index(x->change.id) - cause_index(y->change.id);     /* the catalogue's order: deterministic */
+}
+
+/* Rank: by MAPE; among those tied with the first, what the log says happened
+ * first; what it says did not happen goes last, whatever its MAPE. */
+static void rank_causes(doc_report_t *r) {
+    qsort(r->cause, (size_t)r->ncauses, sizeof r->cause[0], by_mape);
+    if (r->ncauses == 0) return;
+    double best = r->cause[0].mape_pct, tie = DOC_TIE_PTS;     /* points, not a share: a log's unexplained
+                                                                  error at small sizes adds to every cause alike */
+    int k = 0;
+    while (k < r->ncauses && r->cause[k].mape_pct <= best + tie) k++;
+    doc_cause_t tmp[DOC_MAX_CAUSES];
+    int m = 0, tied = 0;
+    for (int want = 1; want >= 0; want--)                 /* the tie: what the log says happened first */
+        for (int i = 0; i < k; i++)
+            if (r->cause[i].said == want) tmp[m++] = r->cause[i];
+    tied = m;
+    for (int i = k; i < r->ncauses; i++)
+        if (r->cause[i].said >= 0) tmp[m++] = r->cause[i];
+    for (int i = 0; i < r->ncauses; i++)                  /* what it says did not happen: last */
+        if (r->cause[i].said < 0) tmp[m++] = r->cause[i];
+    memcpy(r->cause, tmp, (size_t)m * sizeof tmp[0]);
+    for (int i = 0; i < r->ncauses; i++) r->cause[i].tie = i > 0 && i < tied;
+}
+
+/* The verdict at the largest sizes: the top quarter of the log's sizes (as
+ * the fidelity table's `top` hold-out; at least one), where a healthy run has
+ * reached its rate: an 8 GiB run's 64 MiB-1 GiB still climb on GB200 (0.72-0.98
+ * of the 32 GiB rate) and would make a mean from 64 MiB read 8 % short. */
+static void judge(doc_report_t *r) {
+    int from = r->nrows - (r->nrows + 3) / 4;
+    double sum = 0, lo, hi;
+    for (int i = from; i < r->nrows; i++) sum += r->rows[i].meas_busbw / r->rows[i].exp.busbw_GBps;
+    r->nlarge = r->nrows - from;
+    r->large_from = r->rows[from].bytes;
+    r->ratio = sum / r->nlarge;
+    r->shortfall_pct = 100 * (1 - r->ratio);
+    lo = r->band.large_lo_pct, hi = r->band.large_hi_pct;        /* the band at a log's largest sizes */
+    r->band_lo_pct = lo;
+    r->verdict = r->ratio < 1 + lo / 100 ? DOC_BELOW : r->ratio > 1 + hi / 100 ? DOC_ABOVE : DOC_HEALTHY;
+}
+
+int doc_examine(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, const cal_sample_t *s0, int n,
+                const ni_info_t *info, doc_report_t *out, baton_err_t *e) {
+    *out = (doc_report_t){0};
+    if (n == 0) return err_set(e, BATON_EINVAL, "the log has no rows to judge");
+    cal_sample_t *s = malloc(((size_t)n + 1) * sizeof *s);
+    out->rows = calloc((size_t)n + 1, sizeof *out->rows);
+    if (!s || !out->rows) { free(s); return err_set(e, BATON_ENOMEM, "out of memory"); }
+    ex_band(t, 0, &out->band);
+    for (int i = 0; i < n; i++) {           /* the healthy machine: as NCCL runs unforced */
+        s[i] = s0[i];
+        s[i].nccl_algos = 0, s[i].protos = 0;
+        int ranks = topo_whole_ranks(s[i].machine ? s[i].machine : t);
+        doc_row_t *w = &out->rows[out->nrows++];
+        *w = (doc_row_t){.bytes = s[i].bytes, .line = s[i].line, .meas_s = s[i].meas_s,
+                         .meas_busbw = run_busbw_factor(s[i].coll, ranks) * (double)s[i].bytes / s[i].meas_s / 1e9};
+        if (ex_row(t, q, &s[i], &out->band, &w->exp, e) < 0) { free(s); return e->code ? e->code : BATON_EINVAL; }
+    }
+    judge(out);
+    double sum = 0, sum_large = 0;
+    int nl = 0;
+    for (int i = 0; i < n; i++) {
+        double err = fabs(out->rows[i].exp.time_s - s[i].meas_s) / s[i].meas_s;
+        sum += err;
+        if (s[i].bytes >= out->large_from) sum_large += err, nl++;
+    }
+    out->healthy_mape = 100 * sum / n;
+    out->healthy_mape_large = nl ? 100 * sum_large / nl : out->healthy_mape;
+    for (int i = 0; out->verdict == DOC_BELOW && i < NCAUSES && out->ncauses < DOC_MAX_CAUSES; i++) {
+        doc_cause_t c;
+        int rc = try_cause(load, ctx, t, q, s, n, out->large_from, causes[i].id, &c, &out->tried, e);
+        if (rc < 0) { free(s); return rc; }
+        if (rc == 0 || c.mape_pct >= out->healthy_mape) continue;     /* no better than the healthy machine */
+        int links;
+        int xgmi = !strcmp(causes[i].id, "nvlink") && link_param(t, &links) && !strcmp(link_param(t, &links), "xgmi_gbps");
+        snprintf(c.name, sizeof c.name, "%s", xgmi ? "xGMI links down" : causes[i].name);
+        if (xgmi) c.check = "amd-smi xgmi (link status and rate between every pair); rocm-smi --showtopo; amd-smi metric (xGMI errors)";
+        doc_change_value(t, &c.change, c.value, sizeof c.value);
+        weigh(t, info, &c);
+        out->cause[out->ncauses++] = c;
+    }
+    rank_causes(out);
+    if (out->ncauses) out->explained = out->cause[0].mape_large_pct <= fabs(out->band_lo_pct);
+    free(s);
+    return 0;
+}
+
+void doc_free(doc_report_t *r) {
+    free(r->rows);
+    r->rows = NULL;
+}
