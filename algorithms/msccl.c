@@ -31,7 +31,7 @@
 
 #include "../models/proto.h"
 
-#define MSCCL_MAX_LOADED 32
+#define MSCCL_MAX_LOADED 256
 #define MSCCL_MAX_TB 1024
 
 typedef struct mprog {
@@ -427,8 +427,11 @@ static int load_file(const char *path, loaded_t *l, baton_err_t *e) {
         l->row.coll = c.coll;
         l->per = c.per;                  /* all-gather, reduce-scatter: a block per rank */
         l->nblocks = (uint32_t)c.p;
-        if (c.coll == COLL_ALLREDUCE)    /* p blocks where the chunks divide (as ring's layout), else one */
-            l->nblocks = c.per % c.p ? 1 : (uint32_t)c.p, l->per = c.per % c.p ? c.per : c.per / c.p;
+        if (c.coll == COLL_ALLREDUCE) {  /* the file's baton_blocks, else p blocks where the chunks divide
+                                            (as ring's layout), else one */
+            int b = a.blocks > 0 && c.per % a.blocks == 0 ? a.blocks : c.per % c.p ? 1 : c.p;
+            l->nblocks = (uint32_t)b, l->per = c.per / b;
+        }
     }
     cctx_free(&c);
     msccl_algo_free(&a);

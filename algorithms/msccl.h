@@ -50,6 +50,9 @@ typedef struct msccl_algo {
     char path[256];
     char name[128], proto[16], coll[32];
     int nchunksperloop, nchannels, ngpus, inplace, line;
+    int blocks;                /* baton_blocks: all-reduce's buffer is that many blocks of
+                                  equal chunk counts (baton's layout, sched.h; MSCCL ignores
+                                  it), 0: not said */
     int ngpu;
     msccl_gpu_t *gpu;          /* in file order */
 } msccl_algo_t;

@@ -87,6 +87,7 @@ static void on_algo(rd_t *r, const char **at) {
         int_attr(r, "algo", at, "ngpus", REQ, &a->ngpus) < 0 ||
         int_attr(r, "algo", at, "nchunksperloop", 0, &a->nchunksperloop) < 0 ||
         int_attr(r, "algo", at, "nchannels", 0, &a->nchannels) < 0 ||
+        int_attr(r, "algo", at, "baton_blocks", 0, &a->blocks) < 0 ||
         str_attr(r, "algo", at, "inplace", "1", inplace, sizeof inplace) < 0)
         return;
     a->inplace = strcmp(inplace, "0") != 0;

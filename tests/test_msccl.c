@@ -4,6 +4,7 @@
  * broken one is caught at its first wrong chunk; bad files give FILE:LINE. */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers.h"
 #include "../algorithms/msccl.h"
@@ -147,4 +148,80 @@ Test(msccl, cli_sim_predict_select) {
             "rank 3 holds a wrong result in byte 2000 (chunk 2)", 1);
     th_says("sim -t hgx-h100 -c allreduce -a msccl:" DIR "bad/badtype.xml -s 1MiB", 1, "badtype.xml:4:", 1);
     th_says("sim -t hgx-h100 -c allgather -a msccl:" DIR "ring_allreduce_8.xml -s 1MiB", 1, "is an MSCCL allreduce, not allgather", 1);
+}
+
+/* ---- out: export, read back, verify, the same simulated time ---------------- */
+
+/* Row a exported for p ranks (options o) and read back: 1 (and the read row
+ * in *back), or 0 with the reason MSCCL cannot say it in why. */
+static int round_trip(const algo_t *a, int p, const algo_opts_t *o, const algo_t **back, char *why, size_t n) {
+    sched_t s;
+    baton_err_t e = {0};
+    if (algo_build(a, p, 1 << 20, o, &s, &e) < 0) { snprintf(why, n, "build: %s", e.msg); return 0; }
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/baton-msccl-%d-%s-%s-%d-%d.xml", (int)getpid(), coll_name(a->coll), a->name, p,
+             o ? o->channels : 0);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    int rc = msccl_export(&s, "Simple", f, &e);
+    fclose(f);
+    if (rc < 0) {
+        remove(path);
+        cr_assert_eq(rc, BATON_EUNSUP, "%s %s p=%d: %s", coll_name(a->coll), a->name, p, e.msg);
+        snprintf(why, n, "%s", e.msg);
+        return 0;
+    }
+    char spec[160];
+    snprintf(spec, sizeof spec, "msccl:%s", path);
+    *back = msccl_load(spec, &e);
+    remove(path);
+    cr_assert_not_null(*back, "%s %s p=%d: read back: %s", coll_name(a->coll), a->name, p, e.msg);
+    cr_assert_eq((*back)->coll, a->coll);
+    return 1;
+}
+
+Test(msccl, export_round_trip_every_row) {
+    const algo_t *const *rows = algo_all();
+    const int ps[] = {2, 3, 5, 8};
+    int said = 0, refused = 0;
+    char names[1024] = "";
+    for (int i = 0; rows[i]; i++)
+        for (int k = 0; k < 4; k++) {
+            const algo_t *a = rows[i], *b = NULL;
+            int p = ps[k];
+            algo_opts_t o = {.channels = a == &algo_allreduce_ring ? 2 : 0, .group = p == 8 ? 4 : 0};
+            char why[600];
+            if (!round_trip(a, p, &o, &b, why, sizeof why)) {
+                cr_assert(strncmp(why, "build: ", 7) == 0 || strstr(why, "MSCCL"), "%s %s: %s", coll_name(a->coll), a->name, why);
+                refused += strncmp(why, "build: ", 7) != 0;
+                continue;
+            }
+            said++;
+            if (k == 3) snprintf(names + strlen(names), sizeof names - strlen(names), " %s/%s", coll_name(a->coll), a->name);
+            topo_t *t = th_star(p, 25e9, 2e-6, 0, 0);
+            const uint64_t ns[] = {(uint64_t)p * 240, 6u << 20};
+            for (int j = 0; j < 2; j++) {
+                engine_result_t x, y;
+                baton_err_t e = {0};
+                verify_mode_t v = j == 0 ? VERIFY_DATA : VERIFY_SIGNATURE;
+                cr_assert_eq(th_run(t, a, ns[j], &o, VERIFY_NONE, &x, &e), 0, "%s", e.msg);
+                cr_assert_eq(th_run(t, b, ns[j], &o, v, &y, &e), 0, "%s %s p=%d read back: %s", coll_name(a->coll), a->name, p, e.msg);
+                cr_assert_eq(y.verified, 1);
+                cr_assert(x.time_s == y.time_s, "%s %s p=%d, %llu bytes: %.9g s, read back %.9g s", coll_name(a->coll), a->name,
+                          p, (unsigned long long)ns[j], x.time_s, y.time_s);
+                engine_result_free(&x), engine_result_free(&y);
+            }
+            topo_free(t);
+        }
+    /* the rows the format says at 8 ranks (hier in groups of 4 changes peers) */
+    cr_assert_str_eq(names, " allreduce/ring allreduce/oneshot allreduce/direct reducescatter/ring reducescatter/direct"
+                            " allgather/ring allgather/direct", "%s", names);
+    cr_assert(said >= 30 && refused > 100, "said %d, refused %d", said, refused);
+}
+
+Test(msccl, cli_export) {
+    th_says("export --msccl -c allreduce -a ring -p 4", 0, "<algo name=\"baton allreduce ring\" proto=\"Simple\"", 1);
+    th_says("export --msccl -c allreduce -a rd -p 4", 1, "a stream sends to more than one peer", 1);
+    th_says("export --msccl -c broadcast -a chain -p 4", 1, "the file has no root", 1);
+    th_says("export -c allreduce -a ring -p 4", 2, "--msccl", 1);
 }

@@ -35,6 +35,7 @@ static const char usage[] =
     "  sweep     one collective over a grid of topology parameters and sizes\n"
     "  validate  the model against nccl-tests logs: error per size, MAPE\n"
     "  calibrate fit the topology to nccl-tests logs; write the calibrated file\n"
+    "  export    a catalogue algorithm as MSCCL XML (--msccl)\n"
     "\n"
     "Every command that reads a topology takes --set name=value (repeatable) to\n"
     "override the file's parameters or its values (ports, reduce_bw, channels,\n"
@@ -52,7 +53,7 @@ static int run_calibrate(int argc, char **argv) { return cmd_validate(argc, argv
 static const struct { const char *name; int (*fn)(int, char **); } commands[] = {
     {"sim", run_sim}, {"predict", run_predict}, {"kids", cmd_kids}, {"topo", cmd_topo}, {"plan", cmd_plan},
     {"algos", cmd_algos}, {"select", cmd_select}, {"tp", cmd_tp}, {"concurrent", cmd_concurrent}, {"step", cmd_step}, {"gpus", cmd_gpus}, {"sweep", cmd_sweep},
-    {"validate", run_validate}, {"calibrate", run_calibrate},
+    {"validate", run_validate}, {"calibrate", run_calibrate}, {"export", cmd_export},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
