@@ -47,7 +47,7 @@ CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
 
-.PHONY: install uninstall fidelity all demo test test-plain test-san test-browser test-slurm test-fuzz valgrind bench clean deps cuda fuzz FORCE
+.PHONY: tuner-plugin install uninstall fidelity all demo test test-plain test-san test-browser test-slurm test-fuzz valgrind bench clean deps cuda fuzz FORCE
 all: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so
 
 deps: build/.deps
@@ -93,6 +93,18 @@ $(B)/obj/sim/api.o $(B)/pic/sim/api.o: CFLAGS_ALL += -DBATON_VERSION='"$(VERSION
 $(B)/libbaton.so: $(PIC_OBJ)
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libbaton.so.$(SOMAJOR) -Wl,--no-undefined -o $@ $^ $(LIBS)
 
+# The NCCL tuner plugin (tuner/): NCCL's tuner interface over libbaton's
+# position-independent objects, one self-contained library exporting only
+# ncclTunerPlugin_v6 .. _v2 (tuner/exports.map).
+TUNER_SRC = tuner/baton_tuner.c tuner/tuner_csv.c
+TUNER_OBJ = $(TUNER_SRC:%.c=$(B)/pic/%.o)
+tuner-plugin: $(B)/libnccl-tuner-baton.so
+$(B)/libnccl-tuner-baton.so: $(TUNER_OBJ) $(PIC_OBJ) tuner/exports.map
+	$(CC) $(CFLAGS_ALL) -shared -Wl,--version-script=tuner/exports.map -Wl,--no-undefined -o $@ $(TUNER_OBJ) $(PIC_OBJ) $(LIBS)
+
+$(B)/tuner_harness: tests/tuner/harness.c
+	$(CC) $(CSTD) $(WARN) -O1 -g -o $@ $< -ldl
+
 $(B)/baton: $(CLI_OBJ) $(B)/libbaton.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(B)/libbaton.a $(LIBS)
 
@@ -117,7 +129,7 @@ test: test-plain test-san test-browser test-slurm test-fuzz
 test-fuzz: build/.deps
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE)
 
-test-plain: $(B)/baton $(B)/tests $(B)/libbaton.so
+test-plain: $(B)/baton $(B)/tests $(B)/libbaton.so $(B)/libnccl-tuner-baton.so $(B)/tuner_harness
 	BATON_BIN=$(B)/baton $(B)/tests $(TEST_ARGS)
 
 # The teaching pages in headless Chromium, step by step against the
@@ -218,12 +230,13 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 LIBDIR   = $(DESTDIR)$(PREFIX)/lib
 PC_HEAD  = prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\n
-install: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so
+install: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so $(B)/libnccl-tuner-baton.so
 	install -d $(DESTDIR)$(PREFIX)/bin $(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/baton/topologies/nodes $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(B)/baton $(DESTDIR)$(PREFIX)/bin/baton
 	install -m 644 $(B)/libbaton.a $(LIBDIR)/libbaton.a
 	install -m 755 $(B)/libbaton.so $(LIBDIR)/libbaton.so.$(VERSION)
+	install -m 755 $(B)/libnccl-tuner-baton.so $(LIBDIR)/libnccl-tuner-baton.so
 	ln -sf libbaton.so.$(VERSION) $(LIBDIR)/libbaton.so.$(SOMAJOR)
 	ln -sf libbaton.so.$(SOMAJOR) $(LIBDIR)/libbaton.so
 	install -m 644 topologies/*.yaml $(DESTDIR)$(PREFIX)/share/baton/topologies/
@@ -236,7 +249,7 @@ install: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so
 	  '$(PREFIX)' > $(LIBDIR)/pkgconfig/baton-static.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/baton $(LIBDIR)/libbaton.a $(LIBDIR)/libbaton.so $(LIBDIR)/libbaton.so.$(SOMAJOR) \
+	rm -f $(DESTDIR)$(PREFIX)/bin/baton $(LIBDIR)/libnccl-tuner-baton.so $(LIBDIR)/libbaton.a $(LIBDIR)/libbaton.so $(LIBDIR)/libbaton.so.$(SOMAJOR) \
 	  $(LIBDIR)/libbaton.so.$(VERSION) $(LIBDIR)/pkgconfig/baton.pc $(LIBDIR)/pkgconfig/baton-static.pc \
 	  $(DESTDIR)$(PREFIX)/share/man/man1/baton.1 $(DESTDIR)$(PREFIX)/include/baton.h
 	rm -rf $(DESTDIR)$(PREFIX)/share/baton $(DESTDIR)$(PREFIX)/include/baton
