@@ -353,14 +353,14 @@ static int compile(cctx_t *c, mprog_t *m) {
     m->p = p, m->C = c->C;
     m->start = calloc((size_t)p * c->C + 1, sizeof *m->start);
     if (sent == NULL || m->start == NULL) { free(sent); return err_set(c->e, BATON_ENOMEM, "out of memory"); }
+    rc = 0;
     for (int r = 0; r < p; r++)
         if ((sent[r] = calloc((size_t)c->a->gpu[gpu_index(c, r)].ntb + 1, sizeof **sent)) == NULL) rc = BATON_ENOMEM;
-    rc = 0;
     for (int r = 0; r < p && rc == 0; r++) {
         const msccl_gpu_t *G = &c->a->gpu[gpu_index(c, r)];
         for (int ch = 0; ch < c->C && rc == 0; ch++) {
             m->start[(size_t)r * c->C + ch] = m->nops;
-            if (c->tbx[r][ch] >= 0 && sent[r]) rc = compile_tb(c, r, G, c->tbx[r][ch], sent[r], m);
+            if (c->tbx[r][ch] >= 0) rc = compile_tb(c, r, G, c->tbx[r][ch], sent[r], m);
         }
     }
     m->start[(size_t)p * c->C] = m->nops;
