@@ -33,6 +33,7 @@
 
 #define MSCCL_MAX_LOADED 256
 #define MSCCL_MAX_TB 1024
+#define MSCCL_MAX_CHUNKS (1 << 24)
 
 typedef struct mprog {
     int p, C;
@@ -82,8 +83,7 @@ static int coll_of(const char *name) {
 /* Baton's chunk for chunk off (of cnt) of buffer buf on rank r, or -1 (e set). */
 static int64_t chunk_of(const cctx_t *c, const msccl_step_t *st, char buf, int off, int r) {
     char msg[200];
-    int p = c->p, per = c->per, limit;
-    int64_t base = 0;
+    int64_t p = c->p, per = c->per, limit, base = 0;
     if (buf == 's')
         return at(c, st->line, BATON_EUNSUP, "a scratch buffer (s): baton's schedules have one buffer per rank, "
                   "so algorithms with scratch chunks are not read yet", NULL), -1;
@@ -91,8 +91,8 @@ static int64_t chunk_of(const cctx_t *c, const msccl_step_t *st, char buf, int o
     else if (c->coll == COLL_ALLGATHER) limit = buf == 'o' ? p * per : per, base = buf == 'o' ? 0 : (int64_t)r * per;
     else limit = buf == 'i' ? p * per : per, base = buf == 'i' ? 0 : (int64_t)r * per;
     if (off < 0 || st->cnt < 1 || off + st->cnt > limit) {
-        snprintf(msg, sizeof msg, "chunks %d..%d of buffer %c: it has %d chunks on GPU %d", off, off + st->cnt - 1, buf,
-                 limit, r);
+        snprintf(msg, sizeof msg, "chunks %d..%d of buffer %c: it has %lld chunks on GPU %d", off, off + st->cnt - 1, buf,
+                 (long long)limit, r);
         return at(c, st->line, BATON_EPARSE, msg, NULL), -1;
     }
     return base + off;
@@ -179,6 +179,10 @@ static int check_shape(cctx_t *c) {
                 : c->coll == COLL_ALLGATHER ? G->i_chunks : G->o_chunks;
         if (c->coll == COLL_ALLREDUCE && per == 0) per = a->nchunksperloop;
         if (g == 0) c->per = per;
+        if ((int64_t)per * c->p > MSCCL_MAX_CHUNKS) {
+            snprintf(msg, sizeof msg, "GPU %d's buffers: more than %d chunks in all", G->id, MSCCL_MAX_CHUNKS);
+            return at(c, G->line, BATON_EUNSUP, msg, NULL);
+        }
         if (per < 1 || per != c->per) {
             snprintf(msg, sizeof msg, "GPU %d's buffers (i_chunks %d, o_chunks %d) differ from GPU 0's or are empty",
                      G->id, G->i_chunks, G->o_chunks);
@@ -190,6 +194,7 @@ static int check_shape(cctx_t *c) {
                 return at(c, G->tb[t].line, BATON_EPARSE, msg, NULL);
             } else if (G->tb[t].id >= c->C) c->C = G->tb[t].id + 1;
     }
+    if (c->C == 0) return at(c, a->line, BATON_EPARSE, "no <tb> in any <gpu>: nothing to run", NULL);
     return 0;
 }
 
@@ -205,7 +210,7 @@ static int resolve(cctx_t *c) {
     if (!c->tbx || !c->send_tb || !c->recv_tb || !c->rchunk || !c->nrecv) return err_set(c->e, BATON_ENOMEM, "out of memory");
     for (int r = 0; r < p; r++) {
         const msccl_gpu_t *G = &a->gpu[gpu_index(c, r)];
-        c->tbx[r] = malloc((size_t)c->C * sizeof **c->tbx);
+        c->tbx[r] = malloc((size_t)(c->C + 1) * sizeof **c->tbx);
         c->send_tb[r] = calloc((size_t)G->ntb + 1, sizeof **c->send_tb);
         c->recv_tb[r] = calloc((size_t)G->ntb + 1, sizeof **c->recv_tb);
         c->rchunk[r] = calloc((size_t)G->ntb + 1, sizeof **c->rchunk);
@@ -436,6 +441,14 @@ static int load_file(const char *path, loaded_t *l, baton_err_t *e) {
     cctx_free(&c);
     msccl_algo_free(&a);
     return rc < 0 ? (e && e->code ? e->code : rc) : 0;
+}
+
+int msccl_check_file(const char *path, baton_err_t *e) {
+    loaded_t l;
+    memset(&l, 0, sizeof l);
+    int rc = load_file(path, &l, e);
+    free(l.prog.start), free(l.prog.ops);
+    return rc;
 }
 
 const algo_t *msccl_find(coll_t coll, const char *name) {

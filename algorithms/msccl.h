@@ -67,6 +67,8 @@ void msccl_algo_free(msccl_algo_t *a);
 /* A registry row for "msccl:FILE": read, checked and compiled once per
  * process (kept until exit); NULL and e set (FILE:LINE) if it cannot be. */
 const algo_t *msccl_load(const char *spec, baton_err_t *e);
+/* Read, check and compile FILE without keeping it (the fuzzer's entry). */
+int msccl_check_file(const char *path, baton_err_t *e);
 /* The row already loaded for name ("msccl:FILE") and coll, or NULL. */
 const algo_t *msccl_find(coll_t coll, const char *name);
 /* Is name an MSCCL reference ("msccl:...")? */
