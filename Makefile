@@ -15,7 +15,7 @@
 # build/.deps has made sure the packages are there.
 
 CC      ?= cc
-PKGS     = yaml-0.1 libcjson gsl
+PKGS     = yaml-0.1 libcjson gsl expat
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT     ?= -O2 -g -flto=auto -ffat-lto-objects
@@ -30,14 +30,14 @@ SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LIB_SRC  = algorithms/group.c util/err.c util/par.c util/progress.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_yaml.c topologies/find.c topologies/knobs.c \
            topologies/expand.c topologies/generate.c topologies/fold.c topologies/flow.c topologies/linkload.c topologies/graph.c topologies/import.c topologies/topo_write.c \
            validate/nccltests.c validate/tuninglines.c validate/calibrate.c validate/logplan.c validate/tuningplan.c validate/host.c validate/ncclinfo.c validate/expect.c validate/doctor.c \
-           algorithms/sched.c algorithms/algo.c algorithms/ring.c algorithms/tree.c \
+           algorithms/sched.c algorithms/algo.c algorithms/msccl.c algorithms/msccl_xml.c algorithms/msccl_export.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
            algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/footprint.c sim/symmetry.c \
            sim/report.c \
            sim/run.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/choice.c sim/trace.c \
            sim/tape.c sim/page.c sim/lesson.c sim/api.c
-CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c sim/cli/cmd_expect.c sim/cli/cmd_doctor.c
+CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c sim/cli/cmd_expect.c sim/cli/cmd_doctor.c sim/cli/cmd_export.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 
@@ -47,7 +47,7 @@ CLI_OBJ   = $(CLI_SRC:%.c=$(B)/obj/%.o)
 TEST_OBJ  = $(TEST_SRC:%.c=$(B)/obj/%.o)
 BENCH_OBJ = $(BENCH_SRC:%.c=$(B)/obj/%.o)
 
-.PHONY: install uninstall fidelity all demo test test-plain test-san test-browser test-slurm test-fuzz valgrind bench clean deps cuda fuzz FORCE
+.PHONY: tuner-plugin install uninstall fidelity all demo test test-plain test-san test-browser test-slurm test-fuzz valgrind bench clean deps cuda fuzz FORCE
 all: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so
 
 deps: build/.deps
@@ -93,6 +93,18 @@ $(B)/obj/sim/api.o $(B)/pic/sim/api.o: CFLAGS_ALL += -DBATON_VERSION='"$(VERSION
 $(B)/libbaton.so: $(PIC_OBJ)
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libbaton.so.$(SOMAJOR) -Wl,--no-undefined -o $@ $^ $(LIBS)
 
+# The NCCL tuner plugin (tuner/): NCCL's tuner interface over libbaton's
+# position-independent objects, one self-contained library exporting only
+# ncclTunerPlugin_v6 .. _v2 (tuner/exports.map).
+TUNER_SRC = tuner/baton_tuner.c tuner/tuner_csv.c
+TUNER_OBJ = $(TUNER_SRC:%.c=$(B)/pic/%.o)
+tuner-plugin: $(B)/libnccl-tuner-baton.so
+$(B)/libnccl-tuner-baton.so: $(TUNER_OBJ) $(PIC_OBJ) tuner/exports.map
+	$(CC) $(CFLAGS_ALL) -shared -Wl,--version-script=tuner/exports.map -Wl,--no-undefined -o $@ $(TUNER_OBJ) $(PIC_OBJ) $(LIBS)
+
+$(B)/tuner_harness: tests/tuner/harness.c
+	$(CC) $(CSTD) $(WARN) -O1 -g -o $@ $< -ldl
+
 $(B)/baton: $(CLI_OBJ) $(B)/libbaton.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(B)/libbaton.a $(LIBS)
 
@@ -117,7 +129,7 @@ test: test-plain test-san test-browser test-slurm test-fuzz
 test-fuzz: build/.deps
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE)
 
-test-plain: $(B)/baton $(B)/tests $(B)/libbaton.so
+test-plain: $(B)/baton $(B)/tests $(B)/libbaton.so $(B)/libnccl-tuner-baton.so $(B)/tuner_harness
 	BATON_BIN=$(B)/baton $(B)/tests $(TEST_ARGS)
 
 # The teaching pages in headless Chromium, step by step against the
@@ -169,11 +181,12 @@ cuda: $(B)/libbaton.a
 # tests/fuzz/regressions/<harness>/ (the suite replays them).
 FZ           = build-fuzz
 FUZZ_SECONDS ?= 30
-FUZZERS      = topo nccltests units import
+FUZZERS      = topo nccltests units import msccl
 FUZZ_SEEDS_topo      = topologies tests/data/bad tests/data/machines tests/fuzz/regressions/topo
 FUZZ_SEEDS_nccltests = tests/data/nccl tests/fuzz/regressions/nccltests
 FUZZ_SEEDS_units     = tests/fuzz/seeds/units tests/fuzz/regressions/units
 FUZZ_SEEDS_import    = tests/fuzz/seeds/import tests/fuzz/regressions/import
+FUZZ_SEEDS_msccl     = tests/data/msccl tests/data/msccl/bad tests/fuzz/regressions/msccl
 FUZZ_FLAGS   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # Smaller limits than a real run's (4 M nodes): the fuzzer looks for parsing
 # mistakes, and inputs naming a million nodes would slow it 100-fold.
@@ -188,7 +201,7 @@ $(FZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.c build/.deps FORCE
 fuzz: $(FUZZERS:%=$(FZ)/fuzz_%)
 	@for f in $(FUZZERS); do \
 	  mkdir -p $(FZ)/corpus/$$f tests/fuzz/regressions/$$f; \
-	  case $$f in topo) seeds="$(FUZZ_SEEDS_topo)";; nccltests) seeds="$(FUZZ_SEEDS_nccltests)";; import) seeds="$(FUZZ_SEEDS_import)";; *) seeds="$(FUZZ_SEEDS_units)";; esac; \
+	  case $$f in topo) seeds="$(FUZZ_SEEDS_topo)";; nccltests) seeds="$(FUZZ_SEEDS_nccltests)";; import) seeds="$(FUZZ_SEEDS_import)";; msccl) seeds="$(FUZZ_SEEDS_msccl)";; *) seeds="$(FUZZ_SEEDS_units)";; esac; \
 	  echo "fuzz $$f: $(FUZZ_SECONDS) s"; \
 	  $(FZ)/fuzz_$$f $(FZ)/corpus/$$f $$seeds -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	    -max_len=8192 -print_final_stats=1 -artifact_prefix=$(FZ)/$$f- 2>$(FZ)/$$f.log \
@@ -219,12 +232,13 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 LIBDIR   = $(DESTDIR)$(PREFIX)/lib
 PC_HEAD  = prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\n
-install: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so
+install: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so $(B)/libnccl-tuner-baton.so
 	install -d $(DESTDIR)$(PREFIX)/bin $(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/baton/topologies/nodes $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(B)/baton $(DESTDIR)$(PREFIX)/bin/baton
 	install -m 644 $(B)/libbaton.a $(LIBDIR)/libbaton.a
 	install -m 755 $(B)/libbaton.so $(LIBDIR)/libbaton.so.$(VERSION)
+	install -m 755 $(B)/libnccl-tuner-baton.so $(LIBDIR)/libnccl-tuner-baton.so
 	ln -sf libbaton.so.$(VERSION) $(LIBDIR)/libbaton.so.$(SOMAJOR)
 	ln -sf libbaton.so.$(SOMAJOR) $(LIBDIR)/libbaton.so
 	install -m 644 topologies/*.yaml $(DESTDIR)$(PREFIX)/share/baton/topologies/
@@ -237,7 +251,7 @@ install: $(B)/baton $(B)/libbaton.a $(B)/libbaton.so
 	  '$(PREFIX)' > $(LIBDIR)/pkgconfig/baton-static.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/baton $(LIBDIR)/libbaton.a $(LIBDIR)/libbaton.so $(LIBDIR)/libbaton.so.$(SOMAJOR) \
+	rm -f $(DESTDIR)$(PREFIX)/bin/baton $(LIBDIR)/libnccl-tuner-baton.so $(LIBDIR)/libbaton.a $(LIBDIR)/libbaton.so $(LIBDIR)/libbaton.so.$(SOMAJOR) \
 	  $(LIBDIR)/libbaton.so.$(VERSION) $(LIBDIR)/pkgconfig/baton.pc $(LIBDIR)/pkgconfig/baton-static.pc \
 	  $(DESTDIR)$(PREFIX)/share/man/man1/baton.1 $(DESTDIR)$(PREFIX)/include/baton.h
 	rm -rf $(DESTDIR)$(PREFIX)/share/baton $(DESTDIR)$(PREFIX)/include/baton

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "../models/proto.h"
+#include "msccl.h"
 #include "../util/suggest.h"
 
 #define ALGO_REF(name) &algo_##name,
@@ -87,6 +88,7 @@ int algo_nccl_env_mask(const char *list, coll_t coll, int algos, unsigned *mask)
  * bintree, dbtree and nccltree, so the registry spells it out. */
 const algo_t *algo_find(coll_t coll, const char *name) {
     if (strcmp(name, "tree") == 0) name = "binomial";
+    if (msccl_is(name)) return msccl_find(coll, name);     /* a file loaded by msccl_load */
     for (int i = 0; rows[i]; i++)
         if (rows[i]->coll == coll && strcmp(rows[i]->name, name) == 0) return rows[i];
     return NULL;

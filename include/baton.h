@@ -111,6 +111,16 @@ BATON_API int baton_simulate(baton_machine *m, const baton_call *call, baton_res
  * simulator where the run is small); out is the winner's row. */
 BATON_API int baton_select(baton_machine *m, const char *coll, uint64_t bytes, baton_result *out, baton_error *err);
 
+/* NCCL's tuner table for the machine, as `baton select --format nccl-tuner
+ * -c COLLS --sizes SIZES` writes it (NCCL's example tuner plugin's CSV:
+ * collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,
+ * numPipeOps,regBuff; only NCCL's algorithms, each with a protocol NCCL runs
+ * it with). colls: a comma-separated list, NULL: allreduce, allgather,
+ * reducescatter, broadcast, reduce; sizes: as --sizes, NULL: 8B:1GiB. The
+ * text is malloc'd (free() it); NULL on error. build/libnccl-tuner-baton.so
+ * (`make tuner-plugin`) answers NCCL from it. */
+BATON_API char *baton_tuner_table(baton_machine *m, const char *colls, const char *sizes, baton_error *err);
+
 /* ---- nccl-tests logs ------------------------------------------------------- */
 
 typedef struct baton_log baton_log;

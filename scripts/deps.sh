@@ -4,7 +4,7 @@
 set -eu
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-for p in build-essential pkg-config libyaml-dev libcjson-dev libgsl-dev libcriterion-dev clang libclang-rt-dev valgrind parallel; do
+for p in build-essential pkg-config libyaml-dev libcjson-dev libgsl-dev libexpat1-dev libcriterion-dev clang libclang-rt-dev valgrind parallel; do
     have_pkg "$p" || need="$need $p"
 done
 command -v gnuplot >/dev/null 2>&1 || need="$need gnuplot-nox"

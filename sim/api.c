@@ -16,6 +16,7 @@
 #include "../validate/nccltests.h"
 #include "../validate/tuningplan.h"
 #include "run.h"
+#include "report.h"
 #include "select.h"
 
 #ifndef BATON_VERSION
@@ -197,6 +198,49 @@ BATON_API int baton_select(baton_machine *m, const char *coll, uint64_t bytes, b
     }
     select_free(&tab);
     return rc;
+}
+
+/* Parse colls into q's list; 0 or -1 (e set). */
+static int tuner_colls(const char *colls, select_req_t *q, baton_err_t *e) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", colls ? colls : "allreduce,allgather,reducescatter,broadcast,reduce");
+    for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int c = coll_parse(w);
+        if (c < 0 || c == COLL_ALLTOALL || q->ncolls == COLL_COUNT)
+            return err_set(e, BATON_EINVAL, "'%s': NCCL's tuner picks for allreduce, allgather, reducescatter, broadcast "
+                           "and reduce%s", w, c < 0 ? coll_hint(w) : "");
+        q->colls[q->ncolls++] = (coll_t)c;
+    }
+    return 0;
+}
+
+BATON_API char *baton_tuner_table(baton_machine *m, const char *colls, const char *sizes, baton_error *err) {
+    baton_err_t e = {0};
+    const char *why;
+    uint64_t *sz = NULL;
+    if (m == NULL) { fail_now(err, BATON_EINVAL, "no machine"); return NULL; }
+    select_req_t q = {.proto = RUN_PROTO_AUTO, .model = SELECT_AUTO, .nccl_only = 1};
+    if (tuner_colls(colls, &q, &e) < 0) { fail(err, &e); return NULL; }
+    if (select_parse_sizes(sizes ? sizes : "8B:1GiB", &sz, &q.nsizes, &why) < 0) {
+        err_set(&e, BATON_EINVAL, "sizes '%s': %s", sizes, why);
+        fail(err, &e);
+        return NULL;
+    }
+    q.sizes = sz;
+    select_table_t tab = {0};
+    char *text = NULL;
+    if (select_run(m->t, &q, &tab, &e) == 0) {          /* as cmd_select.c: nodes by group, the machine's channels */
+        int g = topo_params_c(m->t)->group_size, nnodes = g > 0 ? topo_whole_ranks(m->t) / g : 1;
+        algo_opts_t used = {0};
+        run_opts_from_topo(m->t, &used);
+        if ((text = report_select_tuner(&tab, nnodes, used.channels > 0 ? used.channels : 1, 0)) == NULL)
+            err_set(&e, BATON_ENOMEM, "out of memory");
+    }
+    select_free(&tab);
+    free(sz);
+    if (text == NULL) fail(err, &e);
+    else ok(err);
+    return text;
 }
 
 /* ---- nccl-tests logs ------------------------------------------------------- */

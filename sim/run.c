@@ -1,6 +1,8 @@
 /* run.c - simulate or predict one collective and derive algbw/busbw. */
 #include "run.h"
 
+#include "../algorithms/msccl.h"
+
 #include "../topologies/graph.h"
 #include "../topologies/linkload.h"
 #include "../topologies/topo.h"
@@ -627,8 +629,22 @@ static void running(const algo_t *a, proto_t pr, int k, int n) {
     progress_run(label, k, n);
 }
 
+/* -a msccl:FILE: load it (FILE:LINE errors); it has no closed form, so it is
+ * simulated, and with --proto auto on the protocol its file names. */
+static int msccl_request(run_req_t *q, baton_err_t *e) {
+    const algo_t *a = msccl_load(q->algo, e);
+    if (a == NULL) return e && e->code ? e->code : BATON_EINVAL;
+    if (a->coll != q->coll)
+        return err_set(e, BATON_EINVAL, "%s is an MSCCL %s, not %s", q->algo + 6, coll_name(a->coll), coll_name(q->coll));
+    q->predict = 0;
+    if (q->proto == RUN_PROTO_AUTO) q->proto = msccl_proto(a);
+    return 0;
+}
+
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
+    int rc0 = msccl_is(q->algo) ? msccl_request(q, e) : 0;
+    if (rc0 < 0) return rc0;
     run_nccl_env(t, q);
     if (topo_fold_ranks(t) && !q->predict)
         return err_set(e, BATON_EWHOLE, "%s is folded: the simulator needs every rank", topo_name(t));

@@ -1,6 +1,8 @@
 /* select.c - selection tables: one run per (collective, size, algorithm). */
 #include "select.h"
 
+#include "../algorithms/msccl.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +194,13 @@ int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_
             for (int i = 0; all[i] && row->ncells < 64; i++) {
                 if (all[i]->coll != q->colls[c] || !wanted(q, all[i])) continue;
                 int rc = cell(t, q, &m, q->colls[c], q->sizes[k], all[i], &row->cells[row->ncells++], e);
+                if (rc < 0) return rc;
+            }
+            for (int i = 0; i < q->nalgos && row->ncells < 64; i++) {    /* msccl:FILE, simulated */
+                const algo_t *a = msccl_is(q->algos[i]) ? msccl_load(q->algos[i], e) : NULL;
+                if (msccl_is(q->algos[i]) && a == NULL) return e && e->code ? e->code : BATON_EINVAL;
+                if (a == NULL || a->coll != q->colls[c] || q->nccl_only) continue;
+                int rc = cell(t, q, &m, q->colls[c], q->sizes[k], a, &row->cells[row->ncells++], e);
                 if (rc < 0) return rc;
             }
             rank_cells(row);

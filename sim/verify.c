@@ -16,6 +16,7 @@
 
 #include "../algorithms/group.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,19 @@ static uint64_t want(const verify_t *v, int r, uint64_t i, int *any) {
     }
 }
 
+/* Data mode: " (chunk c)", the schedule's chunk holding byte i, so that a
+ * wrong result names the chunk as signature mode does; else "". */
+static const char *chunk_note(const verify_t *v, uint64_t i) {
+    static _Thread_local char note[48];
+    uint64_t off, len;
+    note[0] = '\0';
+    for (uint32_t c = 0; v->mode == VERIFY_DATA && c < v->s->nchunks; c++) {
+        sched_chunk_at(v->s, c, &off, &len);
+        if (i >= off && i < off + len) { snprintf(note, sizeof note, " (chunk %u)", c); break; }
+    }
+    return note;
+}
+
 int verify_check(const verify_t *v, baton_err_t *e) {
     for (int k = 0; v->sub && k < v->s->group->n; k++)
         if (verify_check(v->sub[k], e) < 0) return BATON_EVERIFY;
@@ -229,9 +243,9 @@ int verify_check(const verify_t *v, baton_err_t *e) {
             uint64_t w = want(v, r, i, &any), got = v->state[(uint64_t)r * v->width + i];
             if (!any && got != w)
                 return err_set(e, BATON_EVERIFY,
-                               "%s %s: rank %d holds a wrong result in %s %llu (got %llu, want %llu)",
+                               "%s %s: rank %d holds a wrong result in %s %llu%s (got %llu, want %llu)",
                                coll_name(v->s->coll), v->s->algo, r, what, (unsigned long long)i,
-                               (unsigned long long)got, (unsigned long long)w);
+                               chunk_note(v, i), (unsigned long long)got, (unsigned long long)w);
         }
     return 0;
 }

@@ -78,6 +78,22 @@ for x in shared static archive; do
               if (w[i] <= 0 || d > 1e-8 * w[i]) {print "line " FNR ": " $0 " vs baton predict " e[FNR]; bad = 1}}}
          END {exit bad}' expected "$x.got" >"$x.diff" || fail "the $x build disagrees with baton predict: $(cat "$x.diff")"
 done
+
+# The NCCL tuner plugin: only NCCL's entry points exported; loaded from
+# elsewhere by the harness as NCCL loads it, it finds the installed machine
+# by name and answers as the installed `baton select --format nccl-tuner`.
+plugin=$prefix/lib/libnccl-tuner-baton.so
+[ -f "$plugin" ] || fail "no $plugin"
+[ "$(nm -D --defined-only "$plugin" | awk '{print $3}' | sort | tr '\n' ' ')" = \
+  "ncclTunerPlugin_v2 ncclTunerPlugin_v3 ncclTunerPlugin_v4 ncclTunerPlugin_v5 ncclTunerPlugin_v6 " ] ||
+    fail "the tuner plugin exports more than ncclTunerPlugin_v2..v6: $(nm -D --defined-only "$plugin" | head -5 | tr '\n' ' ')"
+harness=$repo/$B/tuner_harness
+if [ -x "$harness" ]; then
+    echo "allreduce 67108864" | BATON_TUNER_MACHINE=hgx-h100 "$harness" "$plugin" 6 8 1 >tuner.out 2>&1 ||
+        { cat tuner.out; fail "the installed tuner plugin did not load hgx-h100"; }
+    want=$("$prefix/bin/baton" select -t hgx-h100 -c allreduce --format nccl-tuner | awk -F, '!/^#/ && $2 <= 67108864 && 67108864 <= $3 {print $4, $5}')
+    [ "$(awk '/^allreduce/ {print $3, $4}' tuner.out)" = "$want" ] || fail "tuner plugin: $(cat tuner.out), select: $want"
+fi
 cd "$repo" || fail "cd $repo"
 
 make --no-print-directory B="$B" PREFIX="$prefix" uninstall >"$tmp/make.log" 2>&1 ||

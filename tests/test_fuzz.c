@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../algorithms/msccl.h"
 #include "../topologies/import.h"
 #include "../topologies/topo_yaml.h"
 #include "../topologies/units.h"
@@ -80,11 +81,19 @@ static void units_case(const char *path) {
     cr_expect_neq(units_bandwidth(s, &d, &why), 0, "%s: '%s' accepted as %g B/s", path, s, d);
 }
 
+/* An MSCCL file reads and compiles, or says what is wrong. */
+static void msccl_case(const char *path) {
+    baton_err_t e = {0};
+    if (msccl_check_file(path, &e) < 0) cr_expect(e.msg[0] != 0, "%s: an error must say what", path);
+}
+
 Test(fuzz, regressions_replay) {
     int n = each_file("tests/fuzz/regressions/topo", topo_case);
     n += each_file("tests/fuzz/regressions/nccltests", nccltests_case);
     n += each_file("tests/fuzz/regressions/units", units_case);
     n += each_file("tests/fuzz/regressions/import", import_case);
+    n += each_file("tests/fuzz/regressions/msccl", msccl_case);
+    cr_expect_geq(each_file("tests/data/msccl/bad", msccl_case), 7, "the MSCCL bad files");
     cr_expect_geq(each_file("tests/fuzz/seeds/import", import_case), 5, "the import seeds");
     cr_expect_geq(n, 2, "the regression corpus is not empty");
 }

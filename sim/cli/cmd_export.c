@@ -1,0 +1,124 @@
+/* cmd_export.c - `baton export --msccl`: a catalogue algorithm as MSCCL XML. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../algorithms/msccl.h"
+#include "../../models/proto.h"
+#include "../../topologies/topo.h"
+#include "../../topologies/units.h"
+#include "../run.h"
+#include "cmd.h"
+
+static const char help[] =
+    "usage: baton export --msccl -c COLLECTIVE -a ALGORITHM (-p RANKS | -t TOPOLOGY) [options]\n"
+    "\n"
+    "Write a catalogue algorithm's schedule as MSCCL XML (msccl-executor-nccl's\n"
+    "<algo>/<gpu>/<tb>/<step> format, as RCCL loads it): a thread block per rank\n"
+    "and channel, a step per op. What MSCCL cannot say (a thread block that changes\n"
+    "peers, switches that reduce, rooted collectives) is refused with the reason.\n"
+    "`baton sim -a msccl:FILE.xml` reads it back.\n"
+    "\n"
+    "options:\n"
+    "  -p, --ranks N          GPUs (without -t)\n"
+    "  -t, --topology FILE    take the ranks, rings and groups from this machine\n"
+    "  -s, --size SIZE        the size the schedule is cut for (pipelined rows' chunks; default 1MiB)\n"
+    "      --channels C       rings side by side\n"
+    "      --pipeline K       chunks of a pipelined row\n"
+    "      --group G          ranks per group (hierarchical rows)\n"
+    "      --proto P          the protocol the file names: simple (default), ll, ll128\n"
+    "  -o, --output FILE      write there (default: stdout)\n"
+    "\n"
+    "example:\n"
+    "  baton export --msccl -c allreduce -a ring -p 8 -o ring8.xml\n";
+
+typedef struct ex_args {
+    int msccl, ranks, proto;
+    const char *coll, *algo, *topo, *out;
+    uint64_t bytes;
+    algo_opts_t opts;
+} ex_args_t;
+
+static int int_arg(const char *opt, const char *v, int lo, int hi, int *out) {
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi) return cmd_usage("export", "%s needs an integer %d..%d, not '%s'", opt, lo, hi, v);
+    *out = (int)x;
+    return 0;
+}
+
+static int parse(int argc, char **argv, ex_args_t *a) {
+    static const struct option opts[] = {
+        {"msccl", no_argument, 0, 'm'}, {"coll", required_argument, 0, 'c'}, {"algo", required_argument, 0, 'a'},
+        {"ranks", required_argument, 0, 'p'}, {"topology", required_argument, 0, 't'}, {"size", required_argument, 0, 's'},
+        {"channels", required_argument, 0, 'C'}, {"pipeline", required_argument, 0, 'K'}, {"group", required_argument, 0, 'G'},
+        {"proto", required_argument, 0, 'P'}, {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int ch, rc = 0;
+    const char *why;
+    opterr = 0;
+    while (rc == 0 && (ch = getopt_long(argc, argv, ":c:a:p:t:s:o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'm': a->msccl = 1; break;
+        case 'c': a->coll = optarg; break;
+        case 'a': a->algo = optarg; break;
+        case 't': a->topo = optarg; break;
+        case 'o': a->out = optarg; break;
+        case 'p': rc = int_arg("-p", optarg, 1, 4096, &a->ranks); break;
+        case 'C': rc = int_arg("--channels", optarg, 1, 64, &a->opts.channels); break;
+        case 'K': rc = int_arg("--pipeline", optarg, 1, 1 << 20, &a->opts.pipeline); break;
+        case 'G': rc = int_arg("--group", optarg, 1, 1 << 20, &a->opts.group); break;
+        case 's':
+            if (units_size(optarg, &a->bytes, &why) < 0) return cmd_usage("export", "-s '%s': %s", optarg, why);
+            break;
+        case 'P':
+            if ((a->proto = proto_parse(optarg)) <= PROTO_NONE)
+                return cmd_usage("export", "--proto '%s': MSCCL's protocols are simple, ll and ll128", optarg);
+            break;
+        case 'h': fputs(help, stdout); return -1;
+        case ':': return cmd_usage("export", "option %s needs a value", argv[optind - 1]);
+        default: return cmd_usage("export", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc) return rc;
+    if (optind < argc) return cmd_usage("export", "unexpected argument '%s'", argv[optind]);
+    if (!a->msccl) return cmd_usage("export", "say the format: --msccl (the only one so far)");
+    if (!a->coll || !a->algo) return cmd_usage("export", "-c COLLECTIVE and -a ALGORITHM are needed");
+    if (!a->ranks && !a->topo) return cmd_usage("export", "-p RANKS or -t TOPOLOGY is needed");
+    return 0;
+}
+
+int cmd_export(int argc, char **argv) {
+    ex_args_t a = {.proto = PROTO_SIMPLE, .bytes = 1 << 20};
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc < 0 ? EXIT_OK : rc;
+    int coll = coll_parse(a.coll);
+    if (coll < 0) return cmd_usage("export", "unknown collective '%s'%s", a.coll, coll_hint(a.coll));
+    const algo_t *row = algo_find((coll_t)coll, a.algo);
+    if (row == NULL) return cmd_usage("export", "no algorithm '%s' for %s%s", a.algo, a.coll, algo_hint((coll_t)coll, a.algo));
+    baton_err_t e = {0};
+    topo_t *t = NULL;
+    if (a.topo) {
+        if ((t = cmd_load_topo(a.topo, NULL, 0, &e)) == NULL) return cmd_fail("export", &e);
+        run_opts_from_topo(t, &a.opts);
+        if (a.ranks && a.ranks != topo_whole_ranks(t)) {
+            topo_free(t);
+            return cmd_usage("export", "-p %d, but the machine has %d ranks", a.ranks, topo_whole_ranks(t));
+        }
+        a.ranks = topo_whole_ranks(t);
+    }
+    sched_t s;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL) rc = err_set(&e, BATON_ENOMEM, "out of memory");
+    else if ((rc = algo_build(row, a.ranks, a.bytes, &a.opts, &s, &e)) == 0)
+        rc = msccl_export(&s, proto_name((proto_t)a.proto), mem, &e);
+    if (mem) fclose(mem);
+    if (rc == 0 && a.out) rc = cmd_write_file(a.out, text, len, &e);
+    else if (rc == 0) fwrite(text, 1, len, stdout);
+    free(text);
+    topo_free(t);
+    return rc < 0 ? cmd_fail("export", &e) : EXIT_OK;
+}
