@@ -65,6 +65,7 @@ typedef struct slot {
     uint64_t bytes;
     double t_start;
     double lat;              /* the route's latency (fair sharing adds it at the end) */
+    double bw;               /* the route's bottleneck (FIFO's tie: which arrivals are alike) */
     int32_t dst;             /* receiving rank */
     int32_t dst_si;          /* receiving stream */
     int32_t src_si;          /* sending stream */
@@ -462,6 +463,7 @@ static int departs(engine_t *g, uint32_t id) {
     sl->started = 1;
     sl->t_start = g->now;
     sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src_si, src, dst);
+    sl->bw = dst == src ? 0 : ss->rt.bw;
     return 0;
 }
 
@@ -818,18 +820,27 @@ static int setup_ports(engine_t *g) {
     return g->send_busy && g->recv_busy && g->waiting ? 0 : -1;
 }
 
-/* FIFO's tie: TIE_BYTES on the slowest link. Ranks that act alike drift
- * apart by the bytes their blocks differ in (one a block when p does not
- * divide n), a few to a few tens over a phase; a link moves whole packets
- * (NVLink's flits, PCIe's 64-256 B payloads), so arrivals closer than this
- * are not an order the machine keeps. */
+/* FIFO's tie: TIE_BYTES on the slowest link, at most an eighth of the
+ * shortest link latency (none on a machine without latency: its times are
+ * the bytes' alone, the candy kids' whole seconds). Ranks that act alike
+ * drift apart by the bytes their blocks differ in (one a block when p does
+ * not divide n), a few to a few tens over a phase (33 ranks under a
+ * quarter-speed uplink needed more than 64); a link moves whole packets
+ * (NVLink's flits, PCIe's 64-256 B payloads), so arrivals this close are
+ * not an order the machine keeps. */
 #define TIE_BYTES 128.0
 static void setup_tie(engine_t *g) {
-    double bw = 0;
-    for (int l = 0; l < topo_nlinks(g->t); l++)
-        if (bw == 0 || topo_dlink(g->t, l)->bw < bw) bw = topo_dlink(g->t, l)->bw;
-    bw *= topo_params_c(g->t)->bw_scale;
-    g->tie = g->o->contention == CONTENTION_FIFO && bw > 0 ? TIE_BYTES / bw : 0;
+    const topo_params_t *tp = topo_params_c(g->t);
+    double bw = 0, lat = 0;
+    for (int l = 0; l < topo_nlinks(g->t); l++) {
+        const topo_dlink_t *d = topo_dlink(g->t, l);
+        if (bw == 0 || d->bw < bw) bw = d->bw;
+        if (d->lat > 0 && (lat == 0 || d->lat < lat)) lat = d->lat;
+    }
+    bw *= tp->bw_scale, lat *= tp->lat_scale;
+    g->tie = 0;
+    if (g->o->contention == CONTENTION_FIFO && bw > 0 && lat > 0)
+        g->tie = TIE_BYTES / bw < lat / 8 ? TIE_BYTES / bw : lat / 8;
 }
 
 static int setup(engine_t *g) {
@@ -969,16 +980,34 @@ static int win_add(engine_t *g, const evq_item_t *ev) {
 }
 
 /* FIFO: a new instant begins with event `first`. The events due within
- * g->tie of it, all pushed before it began, are that instant: handled at its
- * time, in the order they were pushed, as if they had tied exactly. Blocks
- * that differ by a byte make ranks that act alike finish a sub-nanosecond
- * apart; taken one by one, in time order, the first-come bookings of FIFO
- * then lay a rank's sends out whole before its neighbour's, an interleaving
- * that can cost a third more (issue 53: 12 GPUs on a switch, direct
- * all-reduce, 64 MiB against 64 MiB - 16 B). Taken as one instant they book
- * in the order the ranks' equal-sized run takes, and the time changes by the
- * bytes. Events pushed during the instant are not drawn in (a chain of short
- * transfers keeps its own times), so the shift is below g->tie an instant. */
+ * g->tie of it, all pushed before it began, are that instant: handled at the
+ * latest of their times, in the order they were pushed, as if they had tied
+ * exactly. Blocks that differ by a byte make ranks that act alike finish a
+ * sub-nanosecond apart; taken one by one, in time order, the first-come
+ * bookings of FIFO then lay a rank's sends out whole before its neighbour's,
+ * an interleaving that can cost a third more (issue 53: 12 GPUs on a switch,
+ * direct all-reduce, 64 MiB against 64 MiB - 16 B). Taken as one instant
+ * they book in the order the ranks' equal-sized run takes, and the time
+ * changes by the bytes. Nothing is handled before its time (a lower bound
+ * stays one); events pushed during the instant are not drawn in (a chain of
+ * short transfers keeps its own times), so each instant waits below g->tie.
+ * Where unlike events fall in the tie (alike()), none moves: a link off the
+ * critical path stays out of the answer. */
+/* Events alike enough to have tied but for a few bytes: of one kind and,
+ * for messages, over routes of one bottleneck bandwidth (an NVLink arrival
+ * and a network one a nanosecond apart are two times, not one). */
+static int alike(const engine_t *g, const evq_item_t *a, const evq_item_t *b) {
+    if (a->kind != b->kind) return 0;
+    if (a->kind != EV_XFER_DONE && a->kind != EV_HOP) return 1;
+    return g->slots[a->id].bw == g->slots[b->id].bw;
+}
+
+static int alike_all(const engine_t *g) {
+    for (uint32_t i = 1; i < g->nwin; i++)
+        if (!alike(g, &g->win[0], &g->win[i])) return 0;
+    return 1;
+}
+
 static int instant(engine_t *g, const evq_item_t *first) {
     evq_item_t nx;
     g->now = first->t;
@@ -989,11 +1018,20 @@ static int instant(engine_t *g, const evq_item_t *first) {
     if (win_add(g, first) < 0) return g->err;
     while (rc == 1 && nx.t <= first->t + g->tie) {
         evq_pop(&g->q, &nx);
+        g->now = nx.t;                         /* the latest so far */
         sorted &= nx.seq > g->win[g->nwin - 1].seq;
         if (win_add(g, &nx) < 0) return g->err;
         rc = evq_peek(&g->q, &nx);
     }
     if (rc < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+    if (!alike_all(g)) {                       /* unlike arrivals: their times stand */
+        for (uint32_t i = 1; i < g->nwin; i++)
+            if (evq_push_at(&g->q, g->win[i].t, g->win[i].seq, g->win[i].kind, g->win[i].id) < 0)
+                return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+        g->now = first->t;
+        handle(g, first);
+        return g->err;
+    }
     if (!sorted) qsort(g->win, g->nwin, sizeof *g->win, by_seq);
     for (uint32_t i = 0; i < g->nwin && g->err == 0; i++) handle(g, &g->win[i]);
     return g->err;
