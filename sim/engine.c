@@ -123,6 +123,7 @@ typedef struct engine {
     int ndone;
     uint64_t reccap;         /* records allocated */
     double tie;              /* FIFO: events this close to an instant's first are part of it (setup_tie) */
+    double unlike_to;        /* FIFO: unlike events fell in a tie up to here: none is drawn in before it */
     evq_item_t *win;         /* FIFO: an instant's events, in the order pushed */
     uint32_t nwin, capwin;
     evq_t q;
@@ -821,6 +822,8 @@ static int setup_ports(engine_t *g) {
 }
 
 /* FIFO's tie: TIE_BYTES on the slowest link, at most an eighth of the
+ * smallest chunk's bytes there (messages queued behind each other on a link
+ * are a chunk apart at least: those times stand) and an eighth of the
  * shortest link latency (none on a machine without latency: its times are
  * the bytes' alone, the candy kids' whole seconds). Ranks that act alike
  * drift apart by the bytes their blocks differ in (one a block when p does
@@ -838,9 +841,13 @@ static void setup_tie(engine_t *g) {
         if (d->lat > 0 && (lat == 0 || d->lat < lat)) lat = d->lat;
     }
     bw *= tp->bw_scale, lat *= tp->lat_scale;
+    uint32_t nc = g->s->nchunks;
+    uint64_t a = nc ? sched_range_bytes(g->s, 0, 1) : 0, b = nc ? sched_range_bytes(g->s, nc - 1, 1) : 0;
+    double bytes = (double)(a < b ? a : b) / 8;
+    if (bytes > TIE_BYTES) bytes = TIE_BYTES;
     g->tie = 0;
     if (g->o->contention == CONTENTION_FIFO && bw > 0 && lat > 0)
-        g->tie = TIE_BYTES / bw < lat / 8 ? TIE_BYTES / bw : lat / 8;
+        g->tie = bytes / bw < lat / 8 ? bytes / bw : lat / 8;
 }
 
 static int setup(engine_t *g) {
@@ -1024,7 +1031,8 @@ static int instant(engine_t *g, const evq_item_t *first) {
         rc = evq_peek(&g->q, &nx);
     }
     if (rc < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
-    if (!alike_all(g)) {                       /* unlike arrivals: their times stand */
+    if (!alike_all(g)) {                       /* unlike arrivals: their times stand, each its own instant */
+        g->unlike_to = first->t + g->tie;
         for (uint32_t i = 1; i < g->nwin; i++)
             if (evq_push_at(&g->q, g->win[i].t, g->win[i].seq, g->win[i].kind, g->win[i].id) < 0)
                 return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
@@ -1064,7 +1072,7 @@ static int loop(engine_t *g) {
             continue;
         }
         if (popped == 0) break;
-        if (ev.t > g->now && g->tie > 0) instant(g, &ev);
+        if (ev.t > g->now && g->tie > 0 && ev.t > g->unlike_to) instant(g, &ev);
         else g->now = ev.t, handle(g, &ev);
     }
     if (g->err == 0 && g->ndone < g->nr * g->C) deadlock(g);
