@@ -73,6 +73,27 @@ static int tree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     return 0;
 }
 
+/* Reduce's rounds as the closed form's link view takes them (algo.h,
+ * step_send): in round k, v with lowest bit 2^k sends its whole buffer up to
+ * v - 2^k, and a parent takes its children in that order, so the rounds are
+ * lockstep and a round costs its busiest link's share of the messages that
+ * cross it (an uplink four senders cross, the spine's), not one route's time:
+ * equal to max-min sharing on the 4 x 4 trees, block and cyclic, uplinks at
+ * a GPU's rate and a quarter of it, 4 KiB-64 MiB (tests/test_closed.c).
+ * Broadcast has no such view: a parent's sends leave together, and they
+ * queue on its link under FIFO (child j after j nb) but share it under
+ * max-min (every child after c nb), so no round split is right for both;
+ * it and the all-reduce built on it stay blind (cost_model_t.blind), and
+ * predict quotes the simulator beside them (docs/decisions/one-answer.md). */
+static int reduce_nsteps(const sched_t *s) { return cost_ceil_log2(s->nranks); }
+
+static int reduce_send(const sched_t *s, int k, int r, sched_op_t *op) {
+    int v = sched_vrank(s, r);
+    if (v == 0 || algo_lowbit(v) != 1 << k) return 0;
+    *op = op_send(sched_real(s, v - (1 << k)), 0, 1);
+    return 1;
+}
+
 /* Latest arrival in v's subtree, after v's own, on a multi-port star. */
 static double star_bcast(int v, int p, double a, double nb) {
     int nc = algo_binom_children(v, p);
@@ -117,6 +138,7 @@ const algo_t algo_reduce_binomial = {
     .cost_text = "ceil(lg p)(a + nb + ng)",
     .requires = "any p >= 1, any n, any root", .port_model = TREE_PORTS,
     .idea = "pair up, then pair up again, adding; the root ends with the sum",
+    .nsteps = reduce_nsteps, .step_send = reduce_send,
 };
 
 const algo_t algo_broadcast_binomial = {

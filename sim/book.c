@@ -55,7 +55,7 @@ static double link_fit(book_t *b, int32_t l, double own, double t, double now) {
         book_hole_t *h = &b->pool[*at];
         if (h->b <= now) { hole_drop(b, at); continue; }
         double s = t > h->a ? t : h->a;
-        if (s + own <= h->b) return s;
+        if (s + own <= h->b + b->slack) return s;
         at = &h->next;
     }
     return t > b->l[l].free_at ? t : b->l[l].free_at;
@@ -77,8 +77,9 @@ double book_fit_holes(book_t *b, const int32_t *link, const double *own, int n, 
 static int take_hole(book_t *b, int32_t l, double t, double own) {
     for (uint32_t *at = &b->l[l].head; *at != BOOK_NONE; at = &b->pool[*at].next) {
         book_hole_t *h = &b->pool[*at];
-        if (t < h->a || t + own > h->b) continue;
+        if (t < h->a || t + own > h->b + b->slack) continue;
         double lo = h->a, hi = h->b;
+        if (t + own > hi) own = hi - t;        /* past the end, within the slack: to its end */
         if (t > lo && t + own < hi) {          /* split in two */
             uint32_t self = *at;                /* by index: a new hole may move the pool (and at) */
             uint32_t r = hole_new(b, t + own, hi, h->next);

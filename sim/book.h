@@ -10,7 +10,9 @@
  *
  * A later message that needs only link b, and fits in the hole, goes in it
  * (backfilling), as a real link would carry whatever reaches it while it
- * is idle. Without holes a link is one "free at" time (the common case:
+ * is idle. One that runs past the hole's end by no more than `slack` fits
+ * too: a hole left by a message a byte shorter is not a reason to wait a
+ * whole message more (the overlap is below the engine's tie, engine.c). Without holes a link is one "free at" time (the common case:
  * no list is kept); holes are kept per link in time order and dropped once
  * they end before the present.
  *
@@ -32,6 +34,7 @@ typedef struct book {
     book_hole_t *pool;       /* holes, and the free list */
     uint32_t npool, cappool, free_hole;
     int nlinks;
+    double slack;            /* a booking may run this far past its hole's end (0: none) */
 } book_t;
 
 #define BOOK_NONE UINT32_MAX

@@ -204,20 +204,33 @@ static int sort_small(evq_t *q, int i) {
     return 1;
 }
 
-int evq_pop(evq_t *q, evq_item_t *out) {
-    if (q->nlate) {
-        *out = q->late[--q->nlate];
-        q->n--;
-        return 1;
-    }
+/* The bucket whose front is the earliest event (after sorting or dealing
+ * it out): its index, -2 for `late`, -1 if the queue is empty, -3 when
+ * memory runs out. */
+static int earliest(evq_t *q) {
+    if (q->nlate) return -2;
     int i = lowest_used(q);
-    if (i < 0) return 0;
+    if (i < 0) return -1;
     if (!q->b[i].sorted && !sort_small(q, i)) {
-        if (redistribute(q, i) < 0) return -1;
+        if (redistribute(q, i) < 0) return -3;
         i = 0;                                 /* the minimum is now the base */
     }
-    *out = take_front(q, i);
+    return i;
+}
+
+int evq_pop(evq_t *q, evq_item_t *out) {
+    int i = earliest(q);
+    if (i == -1 || i == -3) return i == -1 ? 0 : -1;
+    *out = i == -2 ? q->late[--q->nlate] : take_front(q, i);
     q->n--;
+    return 1;
+}
+
+int evq_peek(evq_t *q, evq_item_t *out) {
+    int i = earliest(q);
+    if (i == -1 || i == -3) return i == -1 ? 0 : -1;
+    const evq_block_t *k = i == -2 ? NULL : q->b[i].front;
+    *out = k ? k->a[k->head] : q->late[q->nlate - 1];
     return 1;
 }
 

@@ -53,6 +53,9 @@ int evq_push_at(evq_t *q, double t, uint64_t seq, uint32_t kind, uint32_t id);
 /* Remove the earliest event into *out: 1, or 0 if the queue was empty, or
  * -1 when memory runs out (the queue is then only fit for evq_free). */
 int evq_pop(evq_t *q, evq_item_t *out);
+/* The earliest event, left in the queue (the next pop takes it at no cost
+ * more): as evq_pop. */
+int evq_peek(evq_t *q, evq_item_t *out);
 
 static inline uint32_t evq_size(const evq_t *q) { return q->n; }
 

@@ -322,6 +322,7 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
 void run_opts_from_topo(topo_t *t, algo_opts_t *o) {
     if (o->group == 0) o->group = topo_params_c(t)->group_size;
     if (o->rings == NULL && !o->rank_order) o->rings = graph_rings(t, NULL);   /* NULL: flat, rank order */
+    if (o->channels == 0 && topo_params_c(t)->plain) o->channels = topo_params_c(t)->channels;   /* 1 or the file's */
     if (o->channels == 0) o->channels = o->rings ? o->rings->count : topo_params_c(t)->channels;
     if (o->stride == 0 && o->rings == NULL) o->stride = graph_ring_stride(t);
     const topo_sharp_t *sh = &topo_params_c(t)->sharp;

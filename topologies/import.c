@@ -305,7 +305,8 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
             path, m->ngpu, m->n - m->ngpu, sockets);
     emit_assumptions(m, nv_switched(m), sockets, f);
     int gen = m->known >= 0 ? known_gpus[m->known].pcie_gen : 3;     /* unnamed GPUs: Gen3, the least */
-    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: %gGB/s   # Gen%d%s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n",
+    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: %gGB/s   # Gen%d%s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
+               "protocols: {}   # NCCL's (an NVIDIA machine; a file without protocols: is plain alpha-beta)\n",
             name, 15.75 * (1 << (gen - 3)), gen, m->known >= 0 ? ", the GPU's" : "", m->ngpu);
     if (m->known >= 0 && known_gpus[m->known].geforce)
         fprintf(f, "# GeForce cards have no peer-to-peer access: NCCL stages through host memory, at\n"
@@ -592,7 +593,8 @@ static void xml_emit(const xml_t *x, const char *name, FILE *f) {
         fprintf(f, IMPORT_NO_NVLINK ": NCCL adds NVLinks from the driver to a NCCL_TOPO_FILE, so files\n"
                    "# written for one leave them out, and this machine is PCIe only. If its GPUs have NVLink,\n"
                    "# import NCCL's own dump (NCCL_TOPO_DUMP_FILE) or `nvidia-smi topo -m` instead.\n");
-    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n", name,
+    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
+               "protocols: {}   # NCCL's (an NVIDIA machine; a file without protocols: is plain alpha-beta)\n", name,
             x->ngpu);
     int sm = x->sm_lo;
     if (sm > 0 && sm == x->sm_hi)             /* NCCL's tables by generation: below sm80 Volta's, and so on */

@@ -160,6 +160,10 @@ typedef struct topo_params {
     proto_cost_t proto[PROTO_COUNT];   /* the protocols on this machine */
     int no_protocols;    /* `protocols: none`: a textbook machine (the candy kids); --proto
                             auto then means none, the plain alpha-beta model */
+    int plain;           /* the file says nothing of NCCL (no protocols:, arch:, gpu:, library:
+                            or nccl_env:): no_protocols, and one channel unless it says
+                            channels: -- the alpha-beta simulators' own terms (issue 53) */
+    int said_protocols;  /* a protocols: key was read (the file's or an included one's) */
     double bw_scale;     /* every link's bandwidth x this (achieved / datasheet; default 1) */
     double lat_scale;    /* every link's latency x this (default 1) */
     double nvls_lat;     /* seconds a collective that reduces in switches pays once (their

@@ -504,6 +504,7 @@ static int read_protocols(ctx_t *c, yaml_node_t *root) {
     static const char *const keys[] = {"latency", "efficiency", "base", "max_busbw", NULL};
     yaml_node_t *pm = get(c, root, "protocols");
     if (pm == NULL) return 0;
+    topo_params(c->t)->said_protocols = 1;
     if (scalar(pm) && strcmp(scalar(pm), "none") == 0) { topo_params(c->t)->no_protocols = 1; return 0; }
     if (pm->type != YAML_MAPPING_NODE) return fail(c, pm, "'protocols' maps LL, LL128 and Simple to their costs (or is 'none')", NULL, NULL);
     for (yaml_node_pair_t *p = pm->data.mapping.pairs.start; p < pm->data.mapping.pairs.top; p++) {
@@ -1149,6 +1150,22 @@ static int read_require(ctx_t *c, yaml_node_t *root) {
     return 0;
 }
 
+/* A file that says nothing of NCCL -- no protocols:, arch:, gpu:, library:
+ * or nccl_env: -- describes links, not a library: it gets the plain
+ * alpha-beta model by default (--proto auto means none) and one channel
+ * unless it says channels:, the terms ASTRA-sim's and SMPI's platforms are
+ * read in (issue 53: with NCCL's protocols and several rings baton read
+ * 1.3-9.6x off on them). --proto and --channels still choose. */
+static void plain_default(ctx_t *c, yaml_node_t *root) {
+    static const char *const nccl[] = {"arch", "gpu", "library", "nccl_env", NULL};
+    topo_params_t *p = topo_params(c->t);
+    if (p->said_protocols) return;
+    for (int i = 0; nccl[i]; i++)
+        if (get(c, root, nccl[i])) return;
+    p->plain = p->no_protocols = 1;
+    if (p->channels == 0) p->channels = 1;
+}
+
 static int walk(ctx_t *c, const char *const *sets, int nsets) {
     static const char *const fixed[] = {"name", "description", "params", "arch", "gpu", "protocols", "library", "include",
                                         "nodes", "links", "generate", "link_efficiency", "calibration", "sharp_fabric",
@@ -1167,6 +1184,7 @@ static int walk(ctx_t *c, const char *const *sets, int nsets) {
     if ((rc = read_efficiency(c, root)) < 0 || (rc = read_calibration(c, root)) < 0 || (rc = read_library(c, root)) < 0 ||
         (rc = read_sharp(c, root)) < 0 || (rc = read_nccl_env(c, root)) < 0)
         return rc;
+    plain_default(c, root);
     for (int i = 0; i < c->params.n; i++)
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)
             return err_set(c->e, BATON_ENOMEM, "out of memory");

@@ -629,6 +629,12 @@ int cmd_sim(int argc, char **argv, int predict) {
     int fold = predict ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
     topo_t *t = cmd_load_topo_folded(a.topo, a.sets.v, a.sets.n, fold, &e);
     if (t == NULL) return cmd_fail(cmd, &e);
+    if (topo_params_c(t)->plain && a.proto_given && a.proto == RUN_PROTO_AUTO)
+        topo_params(t)->no_protocols = 0;                    /* asked for by name: NCCL's protocols */
+    if (topo_params_c(t)->plain && !a.proto_given)
+        fprintf(stderr, "baton %s: note: %s says no protocols:, arch: or gpu:, so plain alpha-beta "
+                "(--proto none, %d channel%s unless --channels); --proto auto asks for NCCL's protocols\n",
+                cmd, topo_name(t), topo_params_c(t)->channels, topo_params_c(t)->channels == 1 ? "" : "s");
     cmd_rule_t rule = {.algo = &a.algo, .algo_given = a.algo_given, .proto = &a.proto, .proto_given = a.proto_given,
                        .model = predict ? "closed" : "des", .contention = predict ? NULL : &a.contention,
                        .contention_given = a.contention_given,
