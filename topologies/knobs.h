@@ -35,4 +35,10 @@ void knobs_format(const topo_params_t *p, int i, char *buf, size_t len);
  * least 1") written into why[len]. */
 int knobs_set(topo_params_t *p, const char *name, const char *s, char *why, size_t len);
 
+/* An NCCL version as a machine says it ("2.26.6", "2.27"): 22606 into
+ * *out, or -1 with why where baton does not know its rules (before 2.18 or
+ * after its tables' 2.30.7). The text of one: "2.26.6". */
+int knobs_version(const char *s, int *out, char *why, size_t len);
+void knobs_version_text(int v, char *buf, size_t len);
+
 #endif
