@@ -7,11 +7,12 @@
 
 enum { HW_NVLINK, HW_PCI, HW_NET };
 
-static const double base_lat[TUNING_ALGO_COUNT][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+static const double base_lat[TUNING_ALGO_COUNT][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0},
+                                                       {8.0, 8.0, 8.0}};
 static const double hw_lat[3][TUNING_ALGO_COUNT][3] = {
-    {{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}, {0, 0, 25}},      /* NVLink */
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}, {0, 0, 0}},       /* PCI */
-    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}, {0, 0, 20.9}},    /* NET */
+    {{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},      /* NVLink */
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},       /* PCI */
+    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}},     /* NET */
 };
 /* Columns: 1 node, 2 nodes, 4 or more. */
 static const double ring_ll128_max[TUNING_ARCH_COUNT][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
@@ -32,7 +33,7 @@ static const double tree_correction[3][23] = {
 };
 
 const char *tuning_algo_name(tuning_algo_t a) {
-    static const char *const names[TUNING_ALGO_COUNT] = {"Tree", "Ring", "CollNetDirect", "NVLS", "NVLSTree"};
+    static const char *const names[TUNING_ALGO_COUNT] = {"Tree", "Ring", "CollNetDirect", "NVLS", "NVLSTree", "PAT"};
     return a < TUNING_ALGO_COUNT ? names[a] : "?";
 }
 
@@ -68,6 +69,9 @@ static int applies(const tuning_machine_t *m, coll_t c, tuning_algo_t a, int p) 
                                   c != COLL_ALLREDUCE))
         return 0;                                       /* NVLS in each node, a tree between them */
     if (a == TUNING_COLLNET_DIRECT && (p != 2 || !m->collnet || !m->nvlink || c != COLL_ALLREDUCE)) return 0;
+    if (a == TUNING_PAT && ((c != COLL_ALLGATHER && c != COLL_REDUCE_SCATTER) || p != 2 || m->nnodes != m->nranks ||
+                            (m->version ? m->version : 23007) < TUNING_PAT_SINCE))
+        return 0;                                       /* ncclPatEnable: one GPU per node, Simple, 2.23+ */
     if (p == 1 && !m->ll128) return 0;
     return 1;
 }
@@ -90,6 +94,7 @@ double tuning_latency_us(const tuning_machine_t *m, coll_t c, tuning_algo_t a, p
     if (a == TUNING_TREE) return lat + 2 * ((ppn - 1) * intra + log2i(nn) * inter);
     if (a == TUNING_COLLNET_DIRECT) return lat + 2 * ((ppn > 1 ? 1 : 0) * intra + (ppn - 1) * 0.4) + inter;
     if (a == TUNING_NVLS_TREE) return lat + intra + 2 * log2i(nn) * inter;
+    if (a == TUNING_PAT) return lat + log2i(nn) * (inter / 3.5) + n * 2.8;   /* "still a linear part" */
     return intra + (nn > 1 ? inter : 0);                    /* NVLS: the base is dropped */
 }
 
@@ -123,6 +128,7 @@ static double algo_bw(const tuning_machine_t *m, coll_t c, tuning_algo_t a, int 
         bus /= factor;
         if (m->arch >= TUNING_HOPPER) bus *= 0.85;
     }
+    if (a == TUNING_PAT) bus *= (m->version ? m->version : 23007) < TUNING_PAT_075_SINCE ? 0.85 : 0.75;
     if (a == TUNING_TREE || a == TUNING_COLLNET_DIRECT) return bus * 0.5;
     if (a != TUNING_RING && (c == COLL_ALLGATHER || c == COLL_REDUCE_SCATTER)) return bus;
     return bus * n / nsteps(c, n);

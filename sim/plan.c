@@ -102,7 +102,7 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     double bus = 0;
     tuning_arch_t arch = tp->arch >= 0 ? (tuning_arch_t)tp->arch : TUNING_AMPERE;
     *m = (tuning_machine_t){.nranks = p, .nnodes = p / group, .arch = arch, .nvlink = graph_nvlink(g),
-                            .nchannels = o.channels > 0 ? o.channels : 1};
+                            .nchannels = o.channels > 0 ? o.channels : 1, .version = tp->lib.nccl_version};
     int searched = g->nrings > 0;                       /* read now: ring_bus_bw's link changes free g */
     int rc = ring_bus_bw(t, &o, arch, &bus, e);
     if (rc < 0) return rc;
@@ -124,7 +124,7 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
 /* Our registry row for NCCL's algorithm a (NVLS across nodes: collnet). */
 static const char *row_of(tuning_algo_t a, int nnodes) {
     return a == TUNING_TREE ? "nccltree" : a == TUNING_RING ? "ring" : a == TUNING_COLLNET_DIRECT ? "collnet_ring"
-         : a == TUNING_NVLS_TREE ? "nvlstree" : nnodes > 1 ? "collnet" : "nvls";
+         : a == TUNING_NVLS_TREE ? "nvlstree" : a == TUNING_PAT ? "pat" : nnodes > 1 ? "collnet" : "nvls";
 }
 
 static int algo_of(const char *name, int nnodes, tuning_algo_t *a) {
@@ -166,7 +166,7 @@ int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
         }
     } else if (algo_of(q->algo, m.nnodes, &a) < 0) {
         return err_set(e, BATON_EINVAL, "--model nccl times NCCL's algorithms only (ring, nccltree, nvls; nvlstree, collnet, "
-                       "collnet_ring across nodes), not '%s'", q->algo);
+                       "collnet_ring across nodes; pat at one GPU per node), not '%s'", q->algo);
     } else {
         time = time_for(&m, q, a, &pr);
     }

@@ -6,6 +6,7 @@
 #include "../topologies/topo.h"
 #include "../util/progress.h"
 #include "peers.h"
+#include "plan.h"
 #include "symmetry.h"
 
 #include <math.h>
@@ -265,8 +266,62 @@ void run_error_bars(const topo_t *t, const run_req_t *q, int other_rule, run_out
 
 #define RUN_MAX_ROWS 128       /* rows of one collective in the registry, with room */
 
+int run_nccl_version(const topo_t *t) {
+    int v = t ? topo_params_c(t)->lib.nccl_version : 0;
+    return v ? v : TOPO_NCCL_TABLES;
+}
+
+/* NCCL's nodes for p ranks on t: its NVLink domains (group_size), one if
+ * none is set or it does not divide p (plan_machine's reading). */
+static int nccl_nodes(const topo_t *t, int p) {
+    int g = topo_params_c(t)->group_size;
+    return g > 0 && p % g == 0 ? p / g : 1;
+}
+
+/* PAT where NCCL has it: one GPU per node, 2.23+, NCCL itself. */
+static int pat_here(const topo_t *t, int p) {
+    return t && !topo_params_c(t)->lib.name[0] && run_nccl_version(t) >= TUNING_PAT_SINCE && nccl_nodes(t, p) == p && p > 1;
+}
+
+/* The family NCCL runs a call of coll (n bytes, p ranks) with (see run.h):
+ * PAT where its tuner picks it; with registered buffers whatever its tuner
+ * says, the copy-engine all-gather first (taskAppend tries it before the
+ * kernels), then the symmetric kernels; NULL: baton's closed forms choose
+ * among NCCL's rows. */
+const char *run_nccl_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
+    const topo_params_t *tp = t ? topo_params_c(t) : NULL;
+    tuning_machine_t m;
+    tuning_algo_t a = TUNING_RING;
+    proto_t pr = PROTO_SIMPLE;
+    double x = 0;
+    if ((coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && pat_here(t, p) &&
+        plan_machine(t, &(algo_opts_t){0}, &m, NULL) == 0 && tuning_pick(&m, coll, n, &a, &pr, &x) == 0 && a == TUNING_PAT)
+        return "pat";                                      /* NCCL's tuner picks it (its 0.75 and 2.8 us a rank) */
+    if (tp == NULL || !tp->registered || tp->lib.name[0] || p < 2 || nccl_nodes(t, p) != 1) return NULL;
+    int v = run_nccl_version(t);
+    if (coll == COLL_ALLGATHER && v >= RUN_NCCL_CE_AG_SINCE && tp->arch >= TUNING_BLACKWELL &&
+        n / (uint64_t)p / 4 > RUN_NCCL_CE_AG_COUNT)
+        return "ce";
+    if ((coll == COLL_ALLREDUCE || coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && v >= RUN_NCCL_SYM_SINCE &&
+        tp->arch >= TUNING_HOPPER)
+        return "symmetric";
+    return NULL;
+}
+
+/* Whether NCCL of t's version has row a's family for p ranks at all: PAT at
+ * one GPU per node from 2.23; the symmetric kernels and the copy engines only
+ * where run_nccl_forced says (never by the tuner). */
+static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n) {
+    if (strcmp(a->nccl, "pat") == 0) return pat_here(t, p);
+    if (strcmp(a->nccl, "symmetric") == 0 || strcmp(a->nccl, "ce") == 0) {
+        const char *f = run_nccl_forced(t, a->coll, p, n);
+        return f && strcmp(f, a->nccl) == 0;
+    }
+    return 1;
+}
+
 int run_nccl_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n) {
-    if (!run_nccl_runs(t, a, pr)) return 0;
+    if (!run_nccl_runs(t, a, pr) || !nccl_has(t, a, p, n)) return 0;
     if (strcmp(a->nccl, "p2p") != 0 || p < 1) return 1;
     return (pr == PROTO_LL) == (n / (uint64_t)p <= NCCL_P2P_LL_THRESHOLD);
 }
@@ -287,12 +342,14 @@ static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const pro
                         uint64_t n, const algo_opts_t *o, int nccl_only, const char *family, unsigned allowed,
                         const algo_t **out, double *times, int max) {
     const algo_t *const *rows = algo_all();
+    const char *forced = nccl_only ? run_nccl_forced(t, coll, p, n) : NULL;
     int k = 0;
     for (int i = 0; rows[i] && k < max; i++) {
         sched_t s;
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
         if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], pr, p, n)))) continue;
+        if (nccl_only && forced && strcmp(rows[i]->nccl, forced)) continue;   /* NCCL runs that family, no tuner */
         if (family && (rows[i]->nccl == NULL || strcmp(rows[i]->nccl, family))) continue;
         int ni = nccl_only && allowed ? algo_nccl_index(rows[i]->nccl) : -1;
         if (ni >= 0 && !(allowed >> ni & 1)) continue;  /* NCCL_ALGO leaves it out */
