@@ -92,6 +92,52 @@ static int node_reducers(const topo_t *t) {
     return built > 0 && k % built == 0 ? k / built * topo_fold_nodes(t) : k;
 }
 
+/* The slowest NIC's speed in GB/s as NCCL counts it (minNetBw), 0 if none. */
+static double nic_speed(const topo_t *t, tuning_arch_t arch) {
+    double least = 0;
+    for (int l = 0; l < topo_nlinks(t); l += 2) {
+        const topo_dlink_t *d = topo_dlink(t, l);
+        if (topo_node(t, d->src)->kind != NODE_NIC && topo_node(t, d->dst)->kind != NODE_NIC) continue;
+        double bw = nccl_bw(t, l, arch) / 1e9;
+        if (least == 0 || bw < least) least = bw;
+    }
+    return least;
+}
+
+/* NVLS's CTAs (plan.h): by version, architecture, domains and NICs, and
+ * where in nvls.cc the number comes from. */
+static int nvls_channels(int v, tuning_arch_t arch, int domains, int ppn, double nic, int *tree_chunk, const char **why) {
+    *tree_chunk = domains >= 4 ? 65536 : 131072;
+    if (arch < TUNING_BLACKWELL || v < 22500) return *why = "NVLS_NCHANNELS_SM90 (Blackwell's own from 2.25)", 16;
+    if (v < 22700) return *why = "Blackwell: NVLS_NCHANNELS_SM100, 2.25-2.26", 32;
+    if (domains == 1) return *why = "Blackwell on one domain: NVLS_NCHANNELS_SM100_NVL, 2.27+", 24;
+    if (v < 23003) return *why = "Blackwell across domains: NVLS_NCHANNELS_SM100, 2.27+", 32;
+    *why = "Blackwell across domains, 2.30.3+ ncclNvlsTreeSm100Tuning by the NICs' speed";
+    if (domains == 2 && nic >= 48) { *tree_chunk = ppn <= 4 ? 262144 : ppn >= 16 ? 65536 : 131072; return 32; }
+    if (nic >= 96) { *tree_chunk = ppn <= 8 ? 262144 : ppn < 32 ? 131072 : 65536; return ppn <= 8 ? 24 : 32; }
+    if (nic >= 48) { *tree_chunk = 131072; return 24; }
+    return 32;
+}
+
+/* NICs in t (a folded cluster's witnesses' only). */
+static int nic_count(const topo_t *t) {
+    int k = 0;
+    for (int i = 0; i < topo_nnodes(t); i++) k += topo_node(t, i)->kind == NODE_NIC;
+    return k;
+}
+
+void plan_nvls(topo_t *t, const tuning_machine_t *m, plan_nvls_t *x) {
+    int ppn = m->nranks / (m->nnodes > 0 ? m->nnodes : 1), built = topo_fold_witnesses(t);
+    int domains_built = built > 0 ? built : m->nnodes, nics = nic_count(t) / (domains_built > 0 ? domains_built : 1);
+    int v = topo_params_c(t)->lib.nccl_version ? topo_params_c(t)->lib.nccl_version : TOPO_NCCL_TABLES;
+    *x = (plan_nvls_t){.domains = m->nnodes, .per_domain = ppn, .chunk = 131072, .nic_GBps = nic_speed(t, m->arch),
+                       .why = ""};
+    if (node_reducers(t) == 0 || m->arch < TUNING_HOPPER) return;       /* NVLS needs sm90 and a switch that reduces */
+    x->candidates = m->nnodes > 1 && nics > 0 ? nics : ppn;
+    x->heads = x->candidates < 32 ? x->candidates : 32;
+    x->channels = nvls_channels(v, m->arch, m->nnodes, ppn, x->nic_GBps, &x->tree_chunk, &x->why);
+}
+
 int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_err_t *e) {
     algo_opts_t o = *o_in;
     run_opts_from_topo(t, &o);
@@ -114,9 +160,12 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     m->collnet = tp->sharp.rails > 0 && m->nnodes > 1;                 /* a CollNet plugin: SHARP */
     if (node_switches > 0 && (m->nnodes == 1 || node_switches == m->nnodes) &&
         topo_route(t, 0, topo_nranks(t), &r, NULL) == 0) {   /* rank 0 to the first reducing switch */
-        m->nvls_channels = NVLS_CHANNELS;
-        m->nvls_bw = nccl_bw(t, r.links[0], arch) / 1e9 / NVLS_CHANNELS;
-        m->nvls_inter = m->bw * m->nchannels / NVLS_CHANNELS;   /* the rings' network share, over NVLS's channels */
+        plan_nvls_t x;
+        plan_nvls(t, m, &x);
+        int nch = x.channels > 0 ? x.channels : NVLS_CHANNELS;
+        m->nvls_channels = nch;
+        m->nvls_bw = nccl_bw(t, r.links[0], arch) / 1e9 / nch;
+        m->nvls_inter = m->bw * m->nchannels / nch;   /* the rings' network share, over NVLS's channels */
     }
     return 0;
 }

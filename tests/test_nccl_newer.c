@@ -174,3 +174,21 @@ Test(nccl_newer, unknown_versions_are_refused) {
             "test_nccl_newer_bad_version.yaml:3:17: 'nccl' must be an NCCL version", 1);
     remove(path);
 }
+
+/* plan on a GB200 NVL72 shows the rack as NCCL's node (one NVLink domain,
+ * the clique) and NVLS as NCCL sets it up on Blackwell: 32 heads
+ * (search.cc, NCCL_MAX_NVLS_ARITY), 24 channels on one domain from 2.27
+ * (nvls.cc NVLS_NCHANNELS_SM100_NVL), 32 in 2.26.6 (NVLS_NCHANNELS_SM100),
+ * 32 on two racks with 400 Gb/s NICs and 24 on four (2.30.3's
+ * ncclNvlsTreeSm100Tuning); an H100 box 8 heads and 16 channels. */
+Test(nccl_newer, plan_shows_the_clique_nvls_heads_and_channels) {
+    th_says("plan -t gb200-nvl72", 0, "NVLink domains: 1 domains, min ranks per domain: 72", 1);
+    th_says("plan -t gb200-nvl72", 0, "multi-node NVLink clique (MNNVL)", 1);
+    th_says("plan -t gb200-nvl72", 0, "NVLS comm headRank 0 nHeads 32 nvlsRanks 72", 1);
+    th_says("plan -t gb200-nvl72", 0, "NVLS tuning: nChannels 24 chunkSize 131072", 1);
+    th_says("plan -t gb200-nvl72 --set nccl_version=2.26.6", 0, "NVLS tuning: nChannels 32 ", 1);
+    th_says("plan -t gb200-nvl72 --set racks=2", 0, "NVLS tuning: nChannels 32 chunkSize 131072 treeMaxChunkSize 65536", 1);
+    th_says("plan -t gb200-nvl72 --set racks=4", 0, "NVLS tuning: nChannels 24 chunkSize 131072 treeMaxChunkSize 131072", 1);
+    th_says("plan -t hgx-h100", 0, "NVLS comm headRank 0 nHeads 8 nvlsRanks 8", 1);
+    th_says("plan -t hgx-h100", 0, "NVLS tuning: nChannels 16 ", 1);
+}
