@@ -525,7 +525,8 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
  * RUN_NCCL_SLACK of the lowest (what an nccl-tests log measured is NCCL's
  * fastest, and a closed form can misjudge a tree across nodes: the
  * simulator decides between the close ones). Their count. */
-static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr, const algo_t **out) {
+static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr, const algo_t **out, double *closed) {
+    closed[0] = 0;                                 /* a named row: no closed form looked at */
     if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     int nccl = strcmp(q->algo, "nccl") == 0;
@@ -534,8 +535,8 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
                          q->nccl_algos, out, times, RUN_MAX_ROWS);
     int best = lowest(times, k), m = 0;
     if (k < 0 || best < 0) return k < 0 ? k : 0;    /* BATON_EWHOLE, or nothing */
-    if (!nccl) return out[0] = out[best], 1;       /* auto: the lowest; nccl: every row near it */
-    for (int i = 0; i < k; i++) if (times[i] <= times[best] * RUN_NCCL_SLACK) out[m++] = out[i];
+    if (!nccl) return closed[0] = times[best], out[0] = out[best], 1;       /* auto: the lowest; nccl: every row near it */
+    for (int i = 0; i < k; i++) if (times[i] <= times[best] * RUN_NCCL_SLACK) closed[m] = times[i], out[m++] = out[i];
     return m;
 }
 
@@ -684,6 +685,49 @@ static void running(const algo_t *a, proto_t pr, int k, int n) {
     progress_run(label, k, n);
 }
 
+/* Time row a under protocol pr as -a nccl sizes it (NCCL's channels and
+ * steps for the call), keeping it in *best if faster. */
+static int try_candidate(topo_t *t, const run_req_t *q, const run_req_t *q_in, const run_out_t *o, const algo_t *a,
+                         proto_t pr, const topo_lib_rule_t *rule, int kth, int of, run_out_t *best, baton_err_t *e) {
+    run_req_t qc = *q;
+    int sized = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
+    if (q_in->opts.channels == 0 && sized)
+        qc.opts.channels = nccl_size_channels(a, pr, o->ranks, q->bytes, q->opts.channels, rule ? rule->channels : 0);
+    int steps = q_in->opts.pipeline == 0 && sized
+              ? nccl_size_pipeline(a, pr, o->ranks, q->opts.group, graph_node_nics(t), qc.opts.channels, q->bytes) : 0;
+    if (steps) qc.opts.pipeline = steps;
+    if (sized) qc.opts.fill = nccl_size_fill(a, pr);
+    if (!q->predict) running(a, pr, kth, of);
+    return try_row(t, &qc, o, a, pr, steps, best, e);
+}
+
+/* -a nccl: simulate first the candidate with the lowest closed form under
+ * any protocol (into *first; nothing if none): the others then need not run
+ * where half their formula is above its time, as no row simulates below half
+ * its formula (test_catalogue.c's band for approximate rows: [0.5, 1.75]).
+ * The answer is the one every candidate's run gives; on 16 GB200 racks LL's
+ * and LL128's trees took 13 of 14.6 s to lose by 20x and 8x. */
+static int simulate_lowest(topo_t *t, const run_req_t *q, const run_req_t *q_in, const run_out_t *o,
+                           const topo_lib_rule_t *rule, int proto, int first_pr, int last, run_out_t *first, int *first_proto,
+                           baton_err_t *e) {
+    const algo_t *pick = NULL;
+    int pick_pr = 0;
+    double low = 0;
+    for (int pr = first_pr; pr <= last; pr++) {
+        const algo_t *rows[RUN_MAX_ROWS];
+        double closed[RUN_MAX_ROWS];
+        if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;
+        int k = choose(t, q, o, (proto_t)pr, rows, closed);
+        for (int i = 0; i < k; i++) {
+            if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], (proto_t)pr, o->ranks, q->bytes)) continue;
+            if (pick == NULL || closed[i] < low) pick = rows[i], pick_pr = pr, low = closed[i];
+        }
+    }
+    if (pick == NULL || low <= 0) return 0;
+    *first_proto = pick_pr;
+    return try_candidate(t, q, q_in, o, pick, (proto_t)pick_pr, rule, 1, 1, first, e);
+}
+
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
     run_nccl_env(t, q);
@@ -698,13 +742,20 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     if (rc < 0) return rc;
     o->model.reducers = reducers_of(t);
     int proto = q->proto == RUN_PROTO_AUTO && topo_params_c(t)->no_protocols ? PROTO_NONE : q->proto;
-    int first = proto == RUN_PROTO_AUTO ? PROTO_LL : proto;
+    int first_pr = proto == RUN_PROTO_AUTO ? PROTO_LL : proto;
     int last = proto == RUN_PROTO_AUTO ? PROTO_SIMPLE : proto;
-    run_out_t best = {0};
-    for (int pr = first; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
+    run_out_t best = {0}, first = {0};
+    double first_s = 0;
+    int first_proto = -1;
+    if (strcmp(q->algo, "nccl") == 0 && !q->predict &&
+        (rc = simulate_lowest(t, q, q_in, o, rule, proto, first_pr, last, &first, &first_proto, e)) < 0)
+        return rc;
+    if (first.algo) first_s = first.time_s;
+    for (int pr = first_pr; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
         const algo_t *rows[RUN_MAX_ROWS];
+        double closed[RUN_MAX_ROWS];
         if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;   /* NCCL_PROTO */
-        int k = choose(t, q, o, (proto_t)pr, rows);
+        int k = choose(t, q, o, (proto_t)pr, rows, closed);
         if (k < 0) return err_set(e, k, "%s is folded: %s's closed forms need every rank", topo_name(t), q->algo);
         if (k == 0 && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
         if (k == 0 && run_is_auto(q->algo)) return none_applies(q, o->ranks, e);
@@ -713,23 +764,21 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
         for (int i = 0; i < k; i++) {
             if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], (proto_t)pr, o->ranks, q->bytes)) continue;
-            run_req_t qc = *q;
-            int sized = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
-            if (q_in->opts.channels == 0 && sized)
-                qc.opts.channels = nccl_size_channels(rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels,
-                                                      rule ? rule->channels : 0);
-            int steps = q_in->opts.pipeline == 0 && sized
-                      ? nccl_size_pipeline(rows[i], (proto_t)pr, o->ranks, q->opts.group, graph_node_nics(t),
-                                           qc.opts.channels, q->bytes) : 0;
-            if (steps) qc.opts.pipeline = steps;
-            if (sized) qc.opts.fill = nccl_size_fill(rows[i], (proto_t)pr);
-            if (!q->predict) running(rows[i], (proto_t)pr, pr - first + 1, last - first + 1);
-            if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, steps, &best, e)) < 0) {
+            if (first_s > 0 && 0.5 * closed[i] > first_s) continue;   /* cannot beat the lowest formula's simulation */
+            if (first.algo && rows[i] == first.algo && pr == first_proto) {     /* simulated already */
+                if (best.algo == NULL || first.time_s < best.time_s) { engine_result_free(&best.eng); best = first; }
+                else engine_result_free(&first.eng);
+                first = (run_out_t){0};
+                continue;
+            }
+            if ((rc = try_candidate(t, q, q_in, o, rows[i], (proto_t)pr, rule, pr - first_pr + 1, last - first_pr + 1, &best, e)) < 0) {
                 engine_result_free(&best.eng);
+                engine_result_free(&first.eng);
                 return rc;
             }
         }
     }
+    if (first.algo) engine_result_free(&first.eng);
     if (best.algo == NULL)
         return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls, p2p) does %s%s%s "
                        "on %d ranks (see `baton algos -c %s`)", coll_name(q->coll), proto == RUN_PROTO_AUTO ? "" : " with ",

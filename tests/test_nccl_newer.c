@@ -192,3 +192,35 @@ Test(nccl_newer, plan_shows_the_clique_nvls_heads_and_channels) {
     th_says("plan -t hgx-h100", 0, "NVLS comm headRank 0 nHeads 8 nvlsRanks 8", 1);
     th_says("plan -t hgx-h100", 0, "NVLS tuning: nChannels 16 ", 1);
 }
+
+/* -a nccl in the simulator runs first the candidate with the lowest closed
+ * form and then skips those whose formula's half is above its time (sim/
+ * run.c, simulate_lowest): the answer stays the fastest of every protocol's
+ * own run, here on 2 and 3 GB200 racks, small (LL wins) and large (NVLSTree
+ * on Simple wins). */
+static double sim_time(const char *args) {
+    char *out, cmd[256];
+    snprintf(cmd, sizeof cmd, "sim %s --json", args);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s: %s", cmd, out);
+    double x = th_json_num(out, "time_s");
+    free(out);
+    return x;
+}
+
+Test(nccl_newer, sim_skips_only_what_cannot_win) {
+    const char *cases[] = {"-t gb200-nvl72 --set racks=2 -c allreduce -a nccl -s 64KiB",
+                           "-t gb200-nvl72 --set racks=3 -c allreduce -a nccl -s 64MiB",
+                           "-t cluster-h100 -c allreduce -a nccl -s 1MiB"};
+    for (int i = 0; i < 3; i++) {
+        char args[256];
+        double each = INFINITY;
+        const char *protos[] = {"ll", "ll128", "simple"};
+        for (int k = 0; k < 3; k++) {
+            snprintf(args, sizeof args, "%s --proto %s", cases[i], protos[k]);
+            double x = sim_time(args);
+            if (x < each) each = x;
+        }
+        cr_expect_eq(sim_time(cases[i]), each, "%s: auto %.17g, the fastest protocol's own run %.17g", cases[i],
+                     sim_time(cases[i]), each);
+    }
+}
