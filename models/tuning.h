@@ -61,6 +61,21 @@ int tuning_pick(const tuning_machine_t *m, coll_t coll, uint64_t n, tuning_algo_
 /* NCCL's latency in microseconds (section 1.5), for tests and --explain. */
 double tuning_latency_us(const tuning_machine_t *m, coll_t coll, tuning_algo_t a, proto_t p);
 
+/* NCCL's symmetric kernels' own model (src/sym_kernels.cc, 2.30.7:
+ * queryModel_lsa and ncclSymkPickKernel), for a call on one NVLink domain of
+ * nranks GPUs with registered buffers: coll's kernels (AllReduce AGxLL_R,
+ * AGxLLMC_R, RSxLD_AGxST, RSxLDMC_AGxSTMC; AllGather LL, LLMC, ST, STMC;
+ * ReduceScatter LL, LD, LDMC; the multimem "MC" ones where multimem is 1:
+ * NVLS and more than 2 ranks; LL below 2 GiB of bus bytes; no TMA, NCCL's
+ * default), each time = base + softplus(busBytes / bw - 1) with bw a soft
+ * minimum of blocks x per-SM rate and the kernel's peak, on the fewest blocks
+ * within 2.5 % of its best, then the lowest time x (1 + 0.025 blocks).
+ * bytes: nccl-tests' size (all-reduce's buffer, all-gather's output,
+ * reduce-scatter's input), float32. Seconds, the kernel's name into *kernel
+ * and its blocks into *blocks; < 0 where none applies. */
+double tuning_sym_time(tuning_arch_t arch, int nranks, coll_t c, uint64_t bytes, int multimem, const char **kernel,
+                       int *blocks);
+
 const char *tuning_algo_name(tuning_algo_t a);
 /* "volta", "ampere", "hopper", "blackwell"; -1 if unknown. */
 int tuning_arch_parse(const char *s);

@@ -194,6 +194,27 @@ static double time_for(const tuning_machine_t *m, const run_req_t *q, tuning_alg
     return best;
 }
 
+/* Registered buffers on one domain, NCCL 2.27+: its symmetric kernels, timed
+ * by their own model (tuning_sym_time; multimem where NVLS is and more than
+ * two ranks: sym_kernels.cc hasLsaMultimem). */
+static int sym_run(topo_t *t, const run_req_t *q, const tuning_machine_t *m, run_out_t *o, baton_err_t *e) {
+    const char *kernel = NULL;
+    int blocks = 0;
+    double time = tuning_sym_time(m->arch, m->nranks, q->coll, q->bytes, m->nvls_channels > 0 && m->nranks > 2, &kernel, &blocks);
+    if (time < 0) return err_set(e, BATON_EUNSUP, "--model nccl: no symmetric kernel for %s on %s", coll_name(q->coll), topo_name(t));
+    o->algo = algo_find(q->coll, "symmetric");
+    o->auto_picked = 2;
+    o->ranks = m->nranks;
+    o->bytes = q->bytes;
+    o->proto = PROTO_SIMPLE;
+    o->proto_auto = q->proto == RUN_PROTO_AUTO;
+    o->channels = blocks;
+    o->time_s = time;
+    o->algbw_GBps = time > 0 ? (double)q->bytes / time / 1e9 : 0;
+    o->busbw_GBps = o->algbw_GBps * run_busbw_factor(q->coll, m->nranks);
+    return 0;
+}
+
 int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
     run_nccl_env(t, q);
@@ -205,6 +226,9 @@ int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     int rc = plan_machine(t, &q->opts, &m, e);
     if (rc < 0) return rc;
     if (q->proto == PROTO_NONE) return err_set(e, BATON_EINVAL, "--model nccl: NCCL has no --proto none (LL, LL128, Simple or auto)");
+    const char *forced = run_is_auto(q->algo) ? run_nccl_forced(t, q->coll, m.nranks, q->bytes) : NULL;
+    if (forced && strcmp(forced, "symmetric") == 0 && (q->proto == RUN_PROTO_AUTO || q->proto == PROTO_SIMPLE))
+        return sym_run(t, q, &m, o, e);
     if (run_is_auto(q->algo)) {             /* tuning_pick's loop, within a log's NCCL_ALGO and NCCL_PROTO */
         for (int i = 0; i < TUNING_ALGO_COUNT; i++) {
             int k = algo_nccl_index_of_name(tuning_algo_name((tuning_algo_t)i));

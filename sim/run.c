@@ -704,27 +704,26 @@ static int try_candidate(topo_t *t, const run_req_t *q, const run_req_t *q_in, c
 /* -a nccl: simulate first the candidate with the lowest closed form under
  * any protocol (into *first; nothing if none): the others then need not run
  * where half their formula is above its time, as no row simulates below half
- * its formula (test_catalogue.c's band for approximate rows: [0.5, 1.75]).
+ * its formula (test_catalogue.c's band for approximate rows: [0.5, 1.75]),
+ * used only where the first itself keeps to it (a machine where it runs below
+ * half its formula skips nothing).
  * The answer is the one every candidate's run gives; on 16 GB200 racks LL's
  * and LL128's trees took 13 of 14.6 s to lose by 20x and 8x. */
 static int simulate_lowest(topo_t *t, const run_req_t *q, const run_req_t *q_in, const run_out_t *o,
-                           const topo_lib_rule_t *rule, int proto, int first_pr, int last, run_out_t *first, int *first_proto,
-                           baton_err_t *e) {
+                           const topo_lib_rule_t *rule, int first_pr, int last, const int *k_by,
+                           const algo_t *const (*rows_by)[RUN_MAX_ROWS], const double (*closed_by)[RUN_MAX_ROWS],
+                           run_out_t *first, int *first_proto, double *first_closed, baton_err_t *e) {
     const algo_t *pick = NULL;
     int pick_pr = 0;
     double low = 0;
-    for (int pr = first_pr; pr <= last; pr++) {
-        const algo_t *rows[RUN_MAX_ROWS];
-        double closed[RUN_MAX_ROWS];
-        if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;
-        int k = choose(t, q, o, (proto_t)pr, rows, closed);
-        for (int i = 0; i < k; i++) {
-            if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], (proto_t)pr, o->ranks, q->bytes)) continue;
-            if (pick == NULL || closed[i] < low) pick = rows[i], pick_pr = pr, low = closed[i];
+    for (int pr = first_pr; pr <= last; pr++)
+        for (int i = 0; i < k_by[pr]; i++) {
+            if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs_at(t, rows_by[pr][i], (proto_t)pr, o->ranks, q->bytes)) continue;
+            if (pick == NULL || closed_by[pr][i] < low) pick = rows_by[pr][i], pick_pr = pr, low = closed_by[pr][i];
         }
-    }
     if (pick == NULL || low <= 0) return 0;
     *first_proto = pick_pr;
+    *first_closed = low;
     return try_candidate(t, q, q_in, o, pick, (proto_t)pick_pr, rule, 1, 1, first, e);
 }
 
@@ -746,16 +745,24 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     int last = proto == RUN_PROTO_AUTO ? PROTO_SIMPLE : proto;
     run_out_t best = {0}, first = {0};
     double first_s = 0;
-    int first_proto = -1;
-    if (strcmp(q->algo, "nccl") == 0 && !q->predict &&
-        (rc = simulate_lowest(t, q, q_in, o, rule, proto, first_pr, last, &first, &first_proto, e)) < 0)
-        return rc;
-    if (first.algo) first_s = first.time_s;
-    for (int pr = first_pr; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
-        const algo_t *rows[RUN_MAX_ROWS];
-        double closed[RUN_MAX_ROWS];
+    int first_proto = -1, k_by[PROTO_COUNT] = {0};
+    double first_closed = 0;
+    const algo_t *rows_by[PROTO_COUNT][RUN_MAX_ROWS];
+    double closed_by[PROTO_COUNT][RUN_MAX_ROWS];
+    for (int pr = first_pr; pr <= last; pr++) {      /* each protocol's candidates, once */
         if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;   /* NCCL_PROTO */
-        int k = choose(t, q, o, (proto_t)pr, rows, closed);
+        k_by[pr] = choose(t, q, o, (proto_t)pr, rows_by[pr], closed_by[pr]);
+    }
+    if (strcmp(q->algo, "nccl") == 0 && !q->predict &&
+        (rc = simulate_lowest(t, q, q_in, o, rule, first_pr, last, k_by, (const algo_t *const (*)[RUN_MAX_ROWS])rows_by,
+                              (const double (*)[RUN_MAX_ROWS])closed_by, &first, &first_proto, &first_closed, e)) < 0)
+        return rc;
+    if (first.algo && first.time_s >= 0.5 * first_closed) first_s = first.time_s;   /* the band holds here: skip by it */
+    for (int pr = first_pr; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
+        const algo_t **rows = rows_by[pr];
+        const double *closed = closed_by[pr];
+        if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;   /* NCCL_PROTO */
+        int k = k_by[pr];
         if (k < 0) return err_set(e, k, "%s is folded: %s's closed forms need every rank", topo_name(t), q->algo);
         if (k == 0 && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
         if (k == 0 && run_is_auto(q->algo)) return none_applies(q, o->ranks, e);
@@ -764,13 +771,13 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
         for (int i = 0; i < k; i++) {
             if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], (proto_t)pr, o->ranks, q->bytes)) continue;
-            if (first_s > 0 && 0.5 * closed[i] > first_s) continue;   /* cannot beat the lowest formula's simulation */
             if (first.algo && rows[i] == first.algo && pr == first_proto) {     /* simulated already */
                 if (best.algo == NULL || first.time_s < best.time_s) { engine_result_free(&best.eng); best = first; }
                 else engine_result_free(&first.eng);
                 first = (run_out_t){0};
                 continue;
             }
+            if (first_s > 0 && 0.5 * closed[i] > first_s) continue;   /* cannot beat the lowest formula's simulation */
             if ((rc = try_candidate(t, q, q_in, o, rows[i], (proto_t)pr, rule, pr - first_pr + 1, last - first_pr + 1, &best, e)) < 0) {
                 engine_result_free(&best.eng);
                 engine_result_free(&first.eng);
@@ -779,6 +786,9 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         }
     }
     if (first.algo) engine_result_free(&first.eng);
+    if (best.algo == NULL && q->nccl_rules && !run_is_auto(q->algo))     /* select's NCCL-only cells: not here */
+        return err_set(e, BATON_EUNSUP, "NCCL does not run %s %s on %s (its version, buffers or nodes; see `baton plan`)",
+                       coll_name(q->coll), q->algo, topo_name(t));
     if (best.algo == NULL)
         return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls, p2p) does %s%s%s "
                        "on %d ranks (see `baton algos -c %s`)", coll_name(q->coll), proto == RUN_PROTO_AUTO ? "" : " with ",

@@ -224,3 +224,27 @@ Test(nccl_newer, sim_skips_only_what_cannot_win) {
                      sim_time(cases[i]), each);
     }
 }
+
+/* NCCL's own model of its symmetric kernels (src/sym_kernels.cc, 2.30.7),
+ * worked by hand for 8 Blackwell GPUs with multimem: 1 GiB all-reduce runs
+ * AllReduce_RSxLDMC_AGxSTMC on 3 blocks (the fewest within 2.5 % of its 4),
+ * 19.5 + 1.125 GiB / 1000 "GB/s" (2^30 B / 1e6 us) - 1 = 1143.7 us; 1 KiB
+ * the multimem LL one-shot (busMultiplier 1.1 "to beat non-MC LL") on 2
+ * blocks, 11.5 us; without multimem the plain LL; none before Hopper. And
+ * --model nccl answers with it where the buffers are registered. */
+Test(nccl_newer, symmetric_kernels_own_model) {
+    const char *k = NULL;
+    int blocks = 0;
+    double t = tuning_sym_time(TUNING_BLACKWELL, 8, COLL_ALLREDUCE, 1ull << 30, 1, &k, &blocks);
+    cr_expect_str_eq(k, "AllReduce_RSxLDMC_AGxSTMC");
+    cr_expect_eq(blocks, 3);
+    cr_expect(fabs(t - 1143.7e-6) < 0.5e-6, "%.9g", t);
+    t = tuning_sym_time(TUNING_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 1, &k, &blocks);
+    cr_expect_str_eq(k, "AllReduce_AGxLLMC_R");
+    cr_expect_eq(blocks, 2);
+    cr_expect(t > 11.4e-6 && t < 11.6e-6, "%.9g", t);
+    tuning_sym_time(TUNING_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks);
+    cr_expect_str_eq(k, "AllReduce_AGxLL_R");
+    cr_expect_lt(tuning_sym_time(TUNING_AMPERE, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks), 0);
+    th_says("plan -t hgx-b200 --set registered=true --sizes 1KiB,1GiB", 0, "symmetric/Simple 1.14368 ms", 1);
+}

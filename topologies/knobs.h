@@ -20,7 +20,8 @@ int knobs_is(const char *name);
 /* 1 if a calibrated overlay may set it: the knob changes a value the fit may
  * move, not what the machine is built from (group_size, p2p and pxn decide
  * groups, staging hops and routes, so they stay the base file's, and a user's
- * --set). */
+ * --set; nccl_version and registered say which NCCL and buffers a run has,
+ * not what a fit moves). */
 int knobs_overlay(const char *name);
 
 /* The i-th knob's name (i from 0), NULL past the last: for key lists. */
