@@ -33,7 +33,7 @@ LIB_SRC  = algorithms/group.c util/err.c util/par.c util/progress.c util/suggest
            algorithms/sched.c algorithms/algo.c algorithms/msccl.c algorithms/msccl_xml.c algorithms/msccl_export.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
-           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/footprint.c sim/symmetry.c \
+           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c algorithms/pat.c algorithms/symmetric.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/footprint.c sim/symmetry.c \
            sim/report.c \
            sim/run.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/choice.c sim/trace.c \
            sim/tape.c sim/page.c sim/lesson.c sim/api.c

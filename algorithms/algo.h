@@ -123,6 +123,12 @@ int algo_dtree_height(int p);
  * block's arrival, then the spread to the last (direct.c's costs). */
 double algo_direct_spread_time(const cost_model_t *m, int p, double mb);
 
+/* direct.c's program (every peer at once, channel c to the peer c + 1 on;
+ * all-reduce: the reduce-scatter, a token round, the all-gather), which the
+ * symmetric kernels' rows run between their barriers (symmetric.c). */
+int algo_direct_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op);
+uint32_t algo_direct_len(const sched_t *s, int c);   /* its ops on channel c */
+
 /* a mod p in [0, p) for any sign of a. */
 static inline uint32_t algo_mod(int64_t a, int p) {
     int64_t r = a % p;                         /* one division; a branch here mispredicts */
@@ -192,7 +198,9 @@ int algo_ring_orders(sched_t *s, const algo_opts_t *o, int channels);
     X(alltoall_naive) X(alltoall_pairwise) X(alltoall_direct)                 \
     X(broadcast_bintree) X(reduce_bintree) X(allreduce_bintree) X(allreduce_dbtree) \
     X(allreduce_hier) X(allreduce_hier_leader) X(allreduce_chain) X(allreduce_nvls)   \
-    X(allreduce_nccltree) X(allreduce_nvlstree) X(allreduce_collnet) X(allreduce_collnet_ring)
+    X(allreduce_nccltree) X(allreduce_nvlstree) X(allreduce_collnet) X(allreduce_collnet_ring)  \
+    X(allgather_pat) X(reducescatter_pat) X(allreduce_symmetric) X(allgather_symmetric)       \
+    X(reducescatter_symmetric) X(allgather_ce) X(alltoall_ce)
 #define ALGO_DECLARE(name) extern const algo_t algo_##name;
 ALGO_ROWS(ALGO_DECLARE)
 #undef ALGO_DECLARE

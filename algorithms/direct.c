@@ -173,7 +173,12 @@ static int direct_sync_op(const sched_t *s, int r, int c, uint32_t pc, sched_op_
     return 1;
 }
 
-static int direct_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+uint32_t algo_direct_len(const sched_t *s, int c) {
+    if (s->nranks < 2) return 0;
+    return s->coll == COLL_ALLREDUCE ? 4 + direct_sync_len(s, c) : 2;
+}
+
+int algo_direct_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     if (s->nranks < 2) return 0;
     if (s->coll != COLL_ALLREDUCE) return direct_chan_op(s, r, c, pc, s->coll == COLL_REDUCE_SCATTER, op);
     if (pc < 2) return direct_chan_op(s, r, c, pc, 1, op);
@@ -196,7 +201,7 @@ static int direct_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
         return err_set(e, BATON_EUNSUP, "direct uses one channel per peer; %d ranks is more than 512", s->nranks);
     sched_layout(s, (uint32_t)s->nranks, 1);
     s->nchannels = s->nranks > 1 ? s->nranks - 1 : 1;
-    s->prog = direct_prog;
+    s->prog = algo_direct_prog;
     return 0;
 }
 

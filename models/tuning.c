@@ -3,15 +3,17 @@
  * architecture rows Volta, Ampere, Hopper, Blackwell. */
 #include "tuning.h"
 
+#include <math.h>
 #include <string.h>
 
 enum { HW_NVLINK, HW_PCI, HW_NET };
 
-static const double base_lat[TUNING_ALGO_COUNT][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+static const double base_lat[TUNING_ALGO_COUNT][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0},
+                                                       {8.0, 8.0, 8.0}};
 static const double hw_lat[3][TUNING_ALGO_COUNT][3] = {
-    {{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}, {0, 0, 25}},      /* NVLink */
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}, {0, 0, 0}},       /* PCI */
-    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}, {0, 0, 20.9}},    /* NET */
+    {{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},      /* NVLink */
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},       /* PCI */
+    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}},     /* NET */
 };
 /* Columns: 1 node, 2 nodes, 4 or more. */
 static const double ring_ll128_max[TUNING_ARCH_COUNT][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
@@ -32,7 +34,7 @@ static const double tree_correction[3][23] = {
 };
 
 const char *tuning_algo_name(tuning_algo_t a) {
-    static const char *const names[TUNING_ALGO_COUNT] = {"Tree", "Ring", "CollNetDirect", "NVLS", "NVLSTree"};
+    static const char *const names[TUNING_ALGO_COUNT] = {"Tree", "Ring", "CollNetDirect", "NVLS", "NVLSTree", "PAT"};
     return a < TUNING_ALGO_COUNT ? names[a] : "?";
 }
 
@@ -68,6 +70,9 @@ static int applies(const tuning_machine_t *m, coll_t c, tuning_algo_t a, int p) 
                                   c != COLL_ALLREDUCE))
         return 0;                                       /* NVLS in each node, a tree between them */
     if (a == TUNING_COLLNET_DIRECT && (p != 2 || !m->collnet || !m->nvlink || c != COLL_ALLREDUCE)) return 0;
+    if (a == TUNING_PAT && ((c != COLL_ALLGATHER && c != COLL_REDUCE_SCATTER) || p != 2 || m->nnodes != m->nranks ||
+                            (m->version ? m->version : 23007) < TUNING_PAT_SINCE))
+        return 0;                                       /* ncclPatEnable: one GPU per node, Simple, 2.23+ */
     if (p == 1 && !m->ll128) return 0;
     return 1;
 }
@@ -90,6 +95,7 @@ double tuning_latency_us(const tuning_machine_t *m, coll_t c, tuning_algo_t a, p
     if (a == TUNING_TREE) return lat + 2 * ((ppn - 1) * intra + log2i(nn) * inter);
     if (a == TUNING_COLLNET_DIRECT) return lat + 2 * ((ppn > 1 ? 1 : 0) * intra + (ppn - 1) * 0.4) + inter;
     if (a == TUNING_NVLS_TREE) return lat + intra + 2 * log2i(nn) * inter;
+    if (a == TUNING_PAT) return lat + log2i(nn) * (inter / 3.5) + n * 2.8;   /* "still a linear part" */
     return intra + (nn > 1 ? inter : 0);                    /* NVLS: the base is dropped */
 }
 
@@ -123,6 +129,7 @@ static double algo_bw(const tuning_machine_t *m, coll_t c, tuning_algo_t a, int 
         bus /= factor;
         if (m->arch >= TUNING_HOPPER) bus *= 0.85;
     }
+    if (a == TUNING_PAT) bus *= (m->version ? m->version : 23007) < TUNING_PAT_075_SINCE ? 0.85 : 0.75;
     if (a == TUNING_TREE || a == TUNING_COLLNET_DIRECT) return bus * 0.5;
     if (a != TUNING_RING && (c == COLL_ALLGATHER || c == COLL_REDUCE_SCATTER)) return bus;
     return bus * n / nsteps(c, n);
@@ -153,4 +160,78 @@ int tuning_pick(const tuning_machine_t *m, coll_t c, uint64_t n, tuning_algo_t *
             found = 0;
         }
     return found;
+}
+
+/* ---- the symmetric kernels' model (sym_kernels.cc, see tuning.h) ---- */
+
+typedef struct {
+    const char *name;
+    coll_t coll;
+    int ll, mc, nvls_blocks;   /* an LL kernel; needs multimem; on NVLS's block count */
+} symk_t;
+
+static const symk_t symk[] = {
+    {"AllReduce_AGxLL_R", COLL_ALLREDUCE, 1, 0, 0},      {"AllReduce_AGxLLMC_R", COLL_ALLREDUCE, 1, 1, 0},
+    {"AllReduce_RSxLD_AGxST", COLL_ALLREDUCE, 0, 0, 0},  {"AllReduce_RSxLDMC_AGxSTMC", COLL_ALLREDUCE, 0, 1, 1},
+    {"AllGather_LL", COLL_ALLGATHER, 1, 0, 0},           {"AllGather_LLMC", COLL_ALLGATHER, 1, 1, 0},
+    {"AllGather_ST", COLL_ALLGATHER, 0, 0, 0},           {"AllGather_STMC", COLL_ALLGATHER, 0, 1, 1},
+    {"ReduceScatter_LL", COLL_REDUCE_SCATTER, 1, 0, 0},  {"ReduceScatter_LD", COLL_REDUCE_SCATTER, 0, 0, 0},
+    {"ReduceScatter_LDMC", COLL_REDUCE_SCATTER, 0, 1, 1},
+};
+#define SYMK_MAX_BLOCKS 64                               /* ncclSymkMaxBlocks, MAXCHANNELS */
+#define SYMK_GBPS ((double)(1 << 30) / 1e6)              /* bytes a microsecond per GB/s */
+
+static double softmin(double x, double ceiling, double softness) {
+    return ceiling - softness * log1p((exp(ceiling / softness) - 1) * exp(-x / softness));
+}
+
+static double softplus(double x, double softness) {
+    double z = x / softness;
+    return 100.0 <= z ? x : softness * log1p(exp(z));
+}
+
+static double symk_model(double bus, double base, int blocks, double sm_bw, double mul, double peak) {
+    return base + softplus(bus / softmin(blocks * sm_bw * mul, peak, sm_bw) - 1, 1);
+}
+
+/* One kernel's time (us) on its fewest good blocks (queryModel_lsa). */
+static double symk_time(const symk_t *k, tuning_arch_t arch, int p, uint64_t nbytes, int *blocks) {
+    const double ll_bus = 9;                             /* "2X the bytes, plus some processing" */
+    int ar = k->coll == COLL_ALLREDUCE, ag = k->coll == COLL_ALLGATHER, bw = arch >= TUNING_BLACKWELL;
+    int most = k->nvls_blocks ? ((bw ? 32 : 16) + p - 1) / p : SYMK_MAX_BLOCKS;
+    double bus, mul = 1;
+    if (k->ll) bus = (double)p * nbytes * ll_bus, mul = k->mc ? 1.1 : 1;
+    else if (ar && !k->mc) bus = (double)(2 * nbytes * (uint64_t)(p - 1) / (uint64_t)p);
+    else if (ar) bus = (double)(nbytes / (uint64_t)p + nbytes), mul = p;
+    else bus = (double)(p - 1) * nbytes, mul = k->mc ? 0.55 * p : 1;
+    double base = bw ? (k->ll ? (ag ? 8.5 : 11) : (ar ? 19.5 : 13.0)) : (k->ll ? 4.5 : 7.8);
+    double sm = (bw ? 55 : ar ? 65 : 44) * SYMK_GBPS;
+    double peak = (k->mc && ar && !k->ll ? (bw ? 1000 : 480) : bw ? 600 : 320) * SYMK_GBPS;
+    double best = symk_model(bus, base, most, sm, mul, peak);
+    *blocks = most;
+    for (int b = 1; b < most; b++) {
+        double t = symk_model(bus, base, b, sm, mul, peak);
+        if (t <= 1.025 * best) { *blocks = b; return t; }
+    }
+    return best;
+}
+
+double tuning_sym_time(tuning_arch_t arch, int p, coll_t c, uint64_t bytes, int multimem, const char **kernel, int *blocks) {
+    double best = -1;
+    int best_blocks = 999;
+    if (p < 2 || arch < TUNING_HOPPER) return -1;
+    uint64_t nbytes = c == COLL_ALLREDUCE ? bytes : bytes / (uint64_t)p;   /* NCCL's count: a rank's share */
+    uint64_t busbytes = (c == COLL_ALLREDUCE ? 1 : (uint64_t)p) * nbytes;
+    for (size_t i = 0; i < sizeof symk / sizeof *symk; i++) {
+        const symk_t *k = &symk[i];
+        int b;
+        if (k->coll != c || (k->mc && !multimem) || (k->ll && busbytes >= (2ull << 30))) continue;
+        double t = symk_time(k, arch, p, nbytes, &b);
+        if (best < 0 || t * (1 + 0.025 * b) < best * (1 + 0.025 * best_blocks)) {
+            best = t, best_blocks = b;
+            if (kernel) *kernel = k->name;
+            if (blocks) *blocks = b;
+        }
+    }
+    return best < 0 ? -1 : best * 1e-6;
 }

@@ -9,9 +9,11 @@
  * beside the closed forms and the simulator. It has no launch overhead and
  * no contention, as NCCL's has none.
  *
- * Not modelled: CollNet (SHARP), PAT, NVLSTree across nodes (the shipped
- * clusters have no reducing switch per node), numPipeOps > 1 (one call at
- * a time, as nccl-tests runs them). */
+ * PAT (all-gather and reduce-scatter at one GPU per node) follows the
+ * machine's NCCL version: none before 2.23, its bandwidth 0.85 of the
+ * tree's in 2.23 and 0.75 from 2.24 (tuning.cc of each). Not modelled:
+ * CollNetChain, numPipeOps > 1 (one call at a time, as nccl-tests runs
+ * them). */
 #ifndef BATON_TUNING_H
 #define BATON_TUNING_H
 
@@ -22,8 +24,9 @@
 
 typedef enum { TUNING_VOLTA = 0, TUNING_AMPERE, TUNING_HOPPER, TUNING_BLACKWELL, TUNING_ARCH_COUNT } tuning_arch_t;
 /* In NCCL's loop order (its ties go to the first): Tree, Ring, CollNetDirect,
- * NVLS, NVLSTree (CollNetChain and PAT, which NCCL has too, are not modelled). */
-typedef enum { TUNING_TREE = 0, TUNING_RING, TUNING_COLLNET_DIRECT, TUNING_NVLS, TUNING_NVLS_TREE, TUNING_ALGO_COUNT } tuning_algo_t;
+ * NVLS, NVLSTree, PAT (CollNetChain, which NCCL has too, is not modelled). */
+typedef enum { TUNING_TREE = 0, TUNING_RING, TUNING_COLLNET_DIRECT, TUNING_NVLS, TUNING_NVLS_TREE, TUNING_PAT,
+               TUNING_ALGO_COUNT } tuning_algo_t;
 
 /* What NCCL's model reads from the communicator and its graphs. */
 typedef struct tuning_machine {
@@ -39,7 +42,12 @@ typedef struct tuning_machine {
     int collnet;               /* 1: a CollNet plugin (the fabric reduces: SHARP, several nodes):
                                   CollNetDirect, and NVLS across nodes; 0: NVLS on one node only */
     double nvls_inter;         /* GB/s per NVLS channel through the network (bwInter) */
+    int version;               /* the NCCL, 2.26.6 as 22606; 0: the tables' 2.30.7 */
 } tuning_machine_t;
+
+/* The first NCCL of each rule this model follows by version. */
+#define TUNING_PAT_SINCE 22300         /* PAT: 2.23.4's tuning.cc (ncclPatEnable) */
+#define TUNING_PAT_075_SINCE 22400     /* PAT's busBw *= .75 (2.23: .85) */
 
 /* NCCL's time in seconds for one call of coll over n bytes (nccl-tests'
  * size: the whole buffer) with algorithm a and protocol p; < 0 when NCCL
@@ -52,6 +60,21 @@ int tuning_pick(const tuning_machine_t *m, coll_t coll, uint64_t n, tuning_algo_
 
 /* NCCL's latency in microseconds (section 1.5), for tests and --explain. */
 double tuning_latency_us(const tuning_machine_t *m, coll_t coll, tuning_algo_t a, proto_t p);
+
+/* NCCL's symmetric kernels' own model (src/sym_kernels.cc, 2.30.7:
+ * queryModel_lsa and ncclSymkPickKernel), for a call on one NVLink domain of
+ * nranks GPUs with registered buffers: coll's kernels (AllReduce AGxLL_R,
+ * AGxLLMC_R, RSxLD_AGxST, RSxLDMC_AGxSTMC; AllGather LL, LLMC, ST, STMC;
+ * ReduceScatter LL, LD, LDMC; the multimem "MC" ones where multimem is 1:
+ * NVLS and more than 2 ranks; LL below 2 GiB of bus bytes; no TMA, NCCL's
+ * default), each time = base + softplus(busBytes / bw - 1) with bw a soft
+ * minimum of blocks x per-SM rate and the kernel's peak, on the fewest blocks
+ * within 2.5 % of its best, then the lowest time x (1 + 0.025 blocks).
+ * bytes: nccl-tests' size (all-reduce's buffer, all-gather's output,
+ * reduce-scatter's input), float32. Seconds, the kernel's name into *kernel
+ * and its blocks into *blocks; < 0 where none applies. */
+double tuning_sym_time(tuning_arch_t arch, int nranks, coll_t c, uint64_t bytes, int multimem, const char **kernel,
+                       int *blocks);
 
 const char *tuning_algo_name(tuning_algo_t a);
 /* "volta", "ampere", "hopper", "blackwell"; -1 if unknown. */

@@ -92,6 +92,52 @@ static int node_reducers(const topo_t *t) {
     return built > 0 && k % built == 0 ? k / built * topo_fold_nodes(t) : k;
 }
 
+/* The slowest NIC's speed in GB/s as NCCL counts it (minNetBw), 0 if none. */
+static double nic_speed(const topo_t *t, tuning_arch_t arch) {
+    double least = 0;
+    for (int l = 0; l < topo_nlinks(t); l += 2) {
+        const topo_dlink_t *d = topo_dlink(t, l);
+        if (topo_node(t, d->src)->kind != NODE_NIC && topo_node(t, d->dst)->kind != NODE_NIC) continue;
+        double bw = nccl_bw(t, l, arch) / 1e9;
+        if (least == 0 || bw < least) least = bw;
+    }
+    return least;
+}
+
+/* NVLS's CTAs (plan.h): by version, architecture, domains and NICs, and
+ * where in nvls.cc the number comes from. */
+static int nvls_channels(int v, tuning_arch_t arch, int domains, int ppn, double nic, int *tree_chunk, const char **why) {
+    *tree_chunk = domains >= 4 ? 65536 : 131072;
+    if (arch < TUNING_BLACKWELL || v < 22500) return *why = "NVLS_NCHANNELS_SM90 (Blackwell's own from 2.25)", 16;
+    if (v < 22700) return *why = "Blackwell: NVLS_NCHANNELS_SM100, 2.25-2.26", 32;
+    if (domains == 1) return *why = "Blackwell on one domain: NVLS_NCHANNELS_SM100_NVL, 2.27+", 24;
+    if (v < 23003) return *why = "Blackwell across domains: NVLS_NCHANNELS_SM100, 2.27+", 32;
+    *why = "Blackwell across domains, 2.30.3+ ncclNvlsTreeSm100Tuning by the NICs' speed";
+    if (domains == 2 && nic >= 48) { *tree_chunk = ppn <= 4 ? 262144 : ppn >= 16 ? 65536 : 131072; return 32; }
+    if (nic >= 96) { *tree_chunk = ppn <= 8 ? 262144 : ppn < 32 ? 131072 : 65536; return ppn <= 8 ? 24 : 32; }
+    if (nic >= 48) { *tree_chunk = 131072; return 24; }
+    return 32;
+}
+
+/* NICs in t (a folded cluster's witnesses' only). */
+static int nic_count(const topo_t *t) {
+    int k = 0;
+    for (int i = 0; i < topo_nnodes(t); i++) k += topo_node(t, i)->kind == NODE_NIC;
+    return k;
+}
+
+void plan_nvls(topo_t *t, const tuning_machine_t *m, plan_nvls_t *x) {
+    int ppn = m->nranks / (m->nnodes > 0 ? m->nnodes : 1), built = topo_fold_witnesses(t);
+    int domains_built = built > 0 ? built : m->nnodes, nics = nic_count(t) / (domains_built > 0 ? domains_built : 1);
+    int v = topo_params_c(t)->lib.nccl_version ? topo_params_c(t)->lib.nccl_version : TOPO_NCCL_TABLES;
+    *x = (plan_nvls_t){.domains = m->nnodes, .per_domain = ppn, .chunk = 131072, .nic_GBps = nic_speed(t, m->arch),
+                       .why = ""};
+    if (node_reducers(t) == 0 || m->arch < TUNING_HOPPER) return;       /* NVLS needs sm90 and a switch that reduces */
+    x->candidates = m->nnodes > 1 && nics > 0 ? nics : ppn;
+    x->heads = x->candidates < 32 ? x->candidates : 32;
+    x->channels = nvls_channels(v, m->arch, m->nnodes, ppn, x->nic_GBps, &x->tree_chunk, &x->why);
+}
+
 int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_err_t *e) {
     algo_opts_t o = *o_in;
     run_opts_from_topo(t, &o);
@@ -102,7 +148,7 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     double bus = 0;
     tuning_arch_t arch = tp->arch >= 0 ? (tuning_arch_t)tp->arch : TUNING_AMPERE;
     *m = (tuning_machine_t){.nranks = p, .nnodes = p / group, .arch = arch, .nvlink = graph_nvlink(g),
-                            .nchannels = o.channels > 0 ? o.channels : 1};
+                            .nchannels = o.channels > 0 ? o.channels : 1, .version = tp->lib.nccl_version};
     int searched = g->nrings > 0;                       /* read now: ring_bus_bw's link changes free g */
     int rc = ring_bus_bw(t, &o, arch, &bus, e);
     if (rc < 0) return rc;
@@ -114,9 +160,12 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     m->collnet = tp->sharp.rails > 0 && m->nnodes > 1;                 /* a CollNet plugin: SHARP */
     if (node_switches > 0 && (m->nnodes == 1 || node_switches == m->nnodes) &&
         topo_route(t, 0, topo_nranks(t), &r, NULL) == 0) {   /* rank 0 to the first reducing switch */
-        m->nvls_channels = NVLS_CHANNELS;
-        m->nvls_bw = nccl_bw(t, r.links[0], arch) / 1e9 / NVLS_CHANNELS;
-        m->nvls_inter = m->bw * m->nchannels / NVLS_CHANNELS;   /* the rings' network share, over NVLS's channels */
+        plan_nvls_t x;
+        plan_nvls(t, m, &x);
+        int nch = x.channels > 0 ? x.channels : NVLS_CHANNELS;
+        m->nvls_channels = nch;
+        m->nvls_bw = nccl_bw(t, r.links[0], arch) / 1e9 / nch;
+        m->nvls_inter = m->bw * m->nchannels / nch;   /* the rings' network share, over NVLS's channels */
     }
     return 0;
 }
@@ -124,7 +173,7 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
 /* Our registry row for NCCL's algorithm a (NVLS across nodes: collnet). */
 static const char *row_of(tuning_algo_t a, int nnodes) {
     return a == TUNING_TREE ? "nccltree" : a == TUNING_RING ? "ring" : a == TUNING_COLLNET_DIRECT ? "collnet_ring"
-         : a == TUNING_NVLS_TREE ? "nvlstree" : nnodes > 1 ? "collnet" : "nvls";
+         : a == TUNING_NVLS_TREE ? "nvlstree" : a == TUNING_PAT ? "pat" : nnodes > 1 ? "collnet" : "nvls";
 }
 
 static int algo_of(const char *name, int nnodes, tuning_algo_t *a) {
@@ -145,6 +194,27 @@ static double time_for(const tuning_machine_t *m, const run_req_t *q, tuning_alg
     return best;
 }
 
+/* Registered buffers on one domain, NCCL 2.27+: its symmetric kernels, timed
+ * by their own model (tuning_sym_time; multimem where NVLS is and more than
+ * two ranks: sym_kernels.cc hasLsaMultimem). */
+static int sym_run(topo_t *t, const run_req_t *q, const tuning_machine_t *m, run_out_t *o, baton_err_t *e) {
+    const char *kernel = NULL;
+    int blocks = 0;
+    double time = tuning_sym_time(m->arch, m->nranks, q->coll, q->bytes, m->nvls_channels > 0 && m->nranks > 2, &kernel, &blocks);
+    if (time < 0) return err_set(e, BATON_EUNSUP, "--model nccl: no symmetric kernel for %s on %s", coll_name(q->coll), topo_name(t));
+    o->algo = algo_find(q->coll, "symmetric");
+    o->auto_picked = 2;
+    o->ranks = m->nranks;
+    o->bytes = q->bytes;
+    o->proto = PROTO_SIMPLE;
+    o->proto_auto = q->proto == RUN_PROTO_AUTO;
+    o->channels = blocks;
+    o->time_s = time;
+    o->algbw_GBps = time > 0 ? (double)q->bytes / time / 1e9 : 0;
+    o->busbw_GBps = o->algbw_GBps * run_busbw_factor(q->coll, m->nranks);
+    return 0;
+}
+
 int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
     run_nccl_env(t, q);
@@ -156,6 +226,9 @@ int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     int rc = plan_machine(t, &q->opts, &m, e);
     if (rc < 0) return rc;
     if (q->proto == PROTO_NONE) return err_set(e, BATON_EINVAL, "--model nccl: NCCL has no --proto none (LL, LL128, Simple or auto)");
+    const char *forced = run_is_auto(q->algo) ? run_nccl_forced(t, q->coll, m.nranks, q->bytes) : NULL;
+    if (forced && strcmp(forced, "symmetric") == 0 && (q->proto == RUN_PROTO_AUTO || q->proto == PROTO_SIMPLE))
+        return sym_run(t, q, &m, o, e);
     if (run_is_auto(q->algo)) {             /* tuning_pick's loop, within a log's NCCL_ALGO and NCCL_PROTO */
         for (int i = 0; i < TUNING_ALGO_COUNT; i++) {
             int k = algo_nccl_index_of_name(tuning_algo_name((tuning_algo_t)i));
@@ -166,7 +239,7 @@ int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
         }
     } else if (algo_of(q->algo, m.nnodes, &a) < 0) {
         return err_set(e, BATON_EINVAL, "--model nccl times NCCL's algorithms only (ring, nccltree, nvls; nvlstree, collnet, "
-                       "collnet_ring across nodes), not '%s'", q->algo);
+                       "collnet_ring across nodes; pat at one GPU per node), not '%s'", q->algo);
     } else {
         time = time_for(&m, q, a, &pr);
     }

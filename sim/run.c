@@ -8,6 +8,7 @@
 #include "../topologies/topo.h"
 #include "../util/progress.h"
 #include "peers.h"
+#include "plan.h"
 #include "symmetry.h"
 
 #include <math.h>
@@ -267,8 +268,62 @@ void run_error_bars(const topo_t *t, const run_req_t *q, int other_rule, run_out
 
 #define RUN_MAX_ROWS 128       /* rows of one collective in the registry, with room */
 
+int run_nccl_version(const topo_t *t) {
+    int v = t ? topo_params_c(t)->lib.nccl_version : 0;
+    return v ? v : TOPO_NCCL_TABLES;
+}
+
+/* NCCL's nodes for p ranks on t: its NVLink domains (group_size), one if
+ * none is set or it does not divide p (plan_machine's reading). */
+static int nccl_nodes(const topo_t *t, int p) {
+    int g = topo_params_c(t)->group_size;
+    return g > 0 && p % g == 0 ? p / g : 1;
+}
+
+/* PAT where NCCL has it: one GPU per node, 2.23+, NCCL itself. */
+static int pat_here(const topo_t *t, int p) {
+    return t && !topo_params_c(t)->lib.name[0] && run_nccl_version(t) >= TUNING_PAT_SINCE && nccl_nodes(t, p) == p && p > 1;
+}
+
+/* The family NCCL runs a call of coll (n bytes, p ranks) with (see run.h):
+ * PAT where its tuner picks it; with registered buffers whatever its tuner
+ * says, the copy-engine all-gather first (taskAppend tries it before the
+ * kernels), then the symmetric kernels; NULL: baton's closed forms choose
+ * among NCCL's rows. */
+const char *run_nccl_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
+    const topo_params_t *tp = t ? topo_params_c(t) : NULL;
+    tuning_machine_t m;
+    tuning_algo_t a = TUNING_RING;
+    proto_t pr = PROTO_SIMPLE;
+    double x = 0;
+    if ((coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && pat_here(t, p) &&
+        plan_machine(t, &(algo_opts_t){0}, &m, NULL) == 0 && tuning_pick(&m, coll, n, &a, &pr, &x) == 0 && a == TUNING_PAT)
+        return "pat";                                      /* NCCL's tuner picks it (its 0.75 and 2.8 us a rank) */
+    if (tp == NULL || !tp->registered || tp->lib.name[0] || p < 2 || nccl_nodes(t, p) != 1) return NULL;
+    int v = run_nccl_version(t);
+    if (coll == COLL_ALLGATHER && v >= RUN_NCCL_CE_AG_SINCE && tp->arch >= TUNING_BLACKWELL &&
+        n / (uint64_t)p / 4 > RUN_NCCL_CE_AG_COUNT)
+        return "ce";
+    if ((coll == COLL_ALLREDUCE || coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && v >= RUN_NCCL_SYM_SINCE &&
+        tp->arch >= TUNING_HOPPER)
+        return "symmetric";
+    return NULL;
+}
+
+/* Whether NCCL of t's version has row a's family for p ranks at all: PAT at
+ * one GPU per node from 2.23; the symmetric kernels and the copy engines only
+ * where run_nccl_forced says (never by the tuner). */
+static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n) {
+    if (strcmp(a->nccl, "pat") == 0) return pat_here(t, p);
+    if (strcmp(a->nccl, "symmetric") == 0 || strcmp(a->nccl, "ce") == 0) {
+        const char *f = run_nccl_forced(t, a->coll, p, n);
+        return f && strcmp(f, a->nccl) == 0;
+    }
+    return 1;
+}
+
 int run_nccl_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n) {
-    if (!run_nccl_runs(t, a, pr)) return 0;
+    if (!run_nccl_runs(t, a, pr) || !nccl_has(t, a, p, n)) return 0;
     if (strcmp(a->nccl, "p2p") != 0 || p < 1) return 1;
     return (pr == PROTO_LL) == (n / (uint64_t)p <= NCCL_P2P_LL_THRESHOLD);
 }
@@ -289,12 +344,14 @@ static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const pro
                         uint64_t n, const algo_opts_t *o, int nccl_only, const char *family, unsigned allowed,
                         const algo_t **out, double *times, int max) {
     const algo_t *const *rows = algo_all();
+    const char *forced = nccl_only ? run_nccl_forced(t, coll, p, n) : NULL;
     int k = 0;
     for (int i = 0; rows[i] && k < max; i++) {
         sched_t s;
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
         if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], pr, p, n)))) continue;
+        if (nccl_only && forced && strcmp(rows[i]->nccl, forced)) continue;   /* NCCL runs that family, no tuner */
         if (family && (rows[i]->nccl == NULL || strcmp(rows[i]->nccl, family))) continue;
         int ni = nccl_only && allowed ? algo_nccl_index(rows[i]->nccl) : -1;
         if (ni >= 0 && !(allowed >> ni & 1)) continue;  /* NCCL_ALGO leaves it out */
@@ -471,7 +528,8 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
  * RUN_NCCL_SLACK of the lowest (what an nccl-tests log measured is NCCL's
  * fastest, and a closed form can misjudge a tree across nodes: the
  * simulator decides between the close ones). Their count. */
-static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr, const algo_t **out) {
+static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr, const algo_t **out, double *closed) {
+    closed[0] = 0;                                 /* a named row: no closed form looked at */
     if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     int nccl = strcmp(q->algo, "nccl") == 0;
@@ -480,8 +538,8 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
                          q->nccl_algos, out, times, RUN_MAX_ROWS);
     int best = lowest(times, k), m = 0;
     if (k < 0 || best < 0) return k < 0 ? k : 0;    /* BATON_EWHOLE, or nothing */
-    if (!nccl) return out[0] = out[best], 1;       /* auto: the lowest; nccl: every row near it */
-    for (int i = 0; i < k; i++) if (times[i] <= times[best] * RUN_NCCL_SLACK) out[m++] = out[i];
+    if (!nccl) return closed[0] = times[best], out[0] = out[best], 1;       /* auto: the lowest; nccl: every row near it */
+    for (int i = 0; i < k; i++) if (times[i] <= times[best] * RUN_NCCL_SLACK) closed[m] = times[i], out[m++] = out[i];
     return m;
 }
 
@@ -642,6 +700,48 @@ static int msccl_request(run_req_t *q, baton_err_t *e) {
     return 0;
 }
 
+/* Time row a under protocol pr as -a nccl sizes it (NCCL's channels and
+ * steps for the call), keeping it in *best if faster. */
+static int try_candidate(topo_t *t, const run_req_t *q, const run_req_t *q_in, const run_out_t *o, const algo_t *a,
+                         proto_t pr, const topo_lib_rule_t *rule, int kth, int of, run_out_t *best, baton_err_t *e) {
+    run_req_t qc = *q;
+    int sized = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
+    if (q_in->opts.channels == 0 && sized)
+        qc.opts.channels = nccl_size_channels(a, pr, o->ranks, q->bytes, q->opts.channels, rule ? rule->channels : 0);
+    int steps = q_in->opts.pipeline == 0 && sized
+              ? nccl_size_pipeline(a, pr, o->ranks, q->opts.group, graph_node_nics(t), qc.opts.channels, q->bytes) : 0;
+    if (steps) qc.opts.pipeline = steps;
+    if (sized) qc.opts.fill = nccl_size_fill(a, pr);
+    if (!q->predict) running(a, pr, kth, of);
+    return try_row(t, &qc, o, a, pr, steps, best, e);
+}
+
+/* -a nccl: simulate first the candidate with the lowest closed form under
+ * any protocol (into *first; nothing if none): the others then need not run
+ * where half their formula is above its time, as no row simulates below half
+ * its formula (test_catalogue.c's band for approximate rows: [0.5, 1.75]),
+ * used only where the first itself keeps to it (a machine where it runs below
+ * half its formula skips nothing).
+ * The answer is the one every candidate's run gives; on 16 GB200 racks LL's
+ * and LL128's trees took 13 of 14.6 s to lose by 20x and 8x. */
+static int simulate_lowest(topo_t *t, const run_req_t *q, const run_req_t *q_in, const run_out_t *o,
+                           const topo_lib_rule_t *rule, int first_pr, int last, const int *k_by,
+                           const algo_t *const (*rows_by)[RUN_MAX_ROWS], const double (*closed_by)[RUN_MAX_ROWS],
+                           run_out_t *first, int *first_proto, double *first_closed, baton_err_t *e) {
+    const algo_t *pick = NULL;
+    int pick_pr = 0;
+    double low = 0;
+    for (int pr = first_pr; pr <= last; pr++)
+        for (int i = 0; i < k_by[pr]; i++) {
+            if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs_at(t, rows_by[pr][i], (proto_t)pr, o->ranks, q->bytes)) continue;
+            if (pick == NULL || closed_by[pr][i] < low) pick = rows_by[pr][i], pick_pr = pr, low = closed_by[pr][i];
+        }
+    if (pick == NULL || low <= 0) return 0;
+    *first_proto = pick_pr;
+    *first_closed = low;
+    return try_candidate(t, q, q_in, o, pick, (proto_t)pick_pr, rule, 1, 1, first, e);
+}
+
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
     int rc0 = msccl_is(q->algo) ? msccl_request(q, e) : 0;
@@ -658,13 +758,28 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     if (rc < 0) return rc;
     o->model.reducers = reducers_of(t);
     int proto = q->proto == RUN_PROTO_AUTO && topo_params_c(t)->no_protocols ? PROTO_NONE : q->proto;
-    int first = proto == RUN_PROTO_AUTO ? PROTO_LL : proto;
+    int first_pr = proto == RUN_PROTO_AUTO ? PROTO_LL : proto;
     int last = proto == RUN_PROTO_AUTO ? PROTO_SIMPLE : proto;
-    run_out_t best = {0};
-    for (int pr = first; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
-        const algo_t *rows[RUN_MAX_ROWS];
+    run_out_t best = {0}, first = {0};
+    double first_s = 0;
+    int first_proto = -1, k_by[PROTO_COUNT] = {0};
+    double first_closed = 0;
+    const algo_t *rows_by[PROTO_COUNT][RUN_MAX_ROWS];
+    double closed_by[PROTO_COUNT][RUN_MAX_ROWS];
+    for (int pr = first_pr; pr <= last; pr++) {      /* each protocol's candidates, once */
         if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;   /* NCCL_PROTO */
-        int k = choose(t, q, o, (proto_t)pr, rows);
+        k_by[pr] = choose(t, q, o, (proto_t)pr, rows_by[pr], closed_by[pr]);
+    }
+    if (strcmp(q->algo, "nccl") == 0 && !q->predict &&
+        (rc = simulate_lowest(t, q, q_in, o, rule, first_pr, last, k_by, (const algo_t *const (*)[RUN_MAX_ROWS])rows_by,
+                              (const double (*)[RUN_MAX_ROWS])closed_by, &first, &first_proto, &first_closed, e)) < 0)
+        return rc;
+    if (first.algo && first.time_s >= 0.5 * first_closed) first_s = first.time_s;   /* the band holds here: skip by it */
+    for (int pr = first_pr; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
+        const algo_t **rows = rows_by[pr];
+        const double *closed = closed_by[pr];
+        if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;   /* NCCL_PROTO */
+        int k = k_by[pr];
         if (k < 0) return err_set(e, k, "%s is folded: %s's closed forms need every rank", topo_name(t), q->algo);
         if (k == 0 && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
         if (k == 0 && run_is_auto(q->algo)) return none_applies(q, o->ranks, e);
@@ -673,23 +788,24 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
         for (int i = 0; i < k; i++) {
             if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], (proto_t)pr, o->ranks, q->bytes)) continue;
-            run_req_t qc = *q;
-            int sized = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
-            if (q_in->opts.channels == 0 && sized)
-                qc.opts.channels = nccl_size_channels(rows[i], (proto_t)pr, o->ranks, q->bytes, q->opts.channels,
-                                                      rule ? rule->channels : 0);
-            int steps = q_in->opts.pipeline == 0 && sized
-                      ? nccl_size_pipeline(rows[i], (proto_t)pr, o->ranks, q->opts.group, graph_node_nics(t),
-                                           qc.opts.channels, q->bytes) : 0;
-            if (steps) qc.opts.pipeline = steps;
-            if (sized) qc.opts.fill = nccl_size_fill(rows[i], (proto_t)pr);
-            if (!q->predict) running(rows[i], (proto_t)pr, pr - first + 1, last - first + 1);
-            if ((rc = try_row(t, &qc, o, rows[i], (proto_t)pr, steps, &best, e)) < 0) {
+            if (first.algo && rows[i] == first.algo && pr == first_proto) {     /* simulated already */
+                if (best.algo == NULL || first.time_s < best.time_s) { engine_result_free(&best.eng); best = first; }
+                else engine_result_free(&first.eng);
+                first = (run_out_t){0};
+                continue;
+            }
+            if (first_s > 0 && 0.5 * closed[i] > first_s) continue;   /* cannot beat the lowest formula's simulation */
+            if ((rc = try_candidate(t, q, q_in, o, rows[i], (proto_t)pr, rule, pr - first_pr + 1, last - first_pr + 1, &best, e)) < 0) {
                 engine_result_free(&best.eng);
+                engine_result_free(&first.eng);
                 return rc;
             }
         }
     }
+    if (first.algo) engine_result_free(&first.eng);
+    if (best.algo == NULL && q->nccl_rules && !run_is_auto(q->algo))     /* select's NCCL-only cells: not here */
+        return err_set(e, BATON_EUNSUP, "NCCL does not run %s %s on %s (its version, buffers or nodes; see `baton plan`)",
+                       coll_name(q->coll), q->algo, topo_name(t));
     if (best.algo == NULL)
         return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls, p2p) does %s%s%s "
                        "on %d ranks (see `baton algos -c %s`)", coll_name(q->coll), proto == RUN_PROTO_AUTO ? "" : " with ",

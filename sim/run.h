@@ -132,6 +132,29 @@ int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr);
 #define NCCL_P2P_LL_THRESHOLD 16384
 int run_nccl_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n);
 
+/* NCCL's version on t (`library: {nccl: 2.26.6}`, --set nccl_version=):
+ * 22606; its tables' TOPO_NCCL_TABLES where the machine does not say. The
+ * version rules -a nccl follows (each tested, tests/test_nccl_newer.c):
+ *  - PAT for all-gather and reduce-scatter at one GPU per node, from 2.23
+ *    (tuning.cc ncclPatEnable; TUNING_PAT_SINCE), where NCCL's tuner picks
+ *    it (its latency grows 2.8 us a rank, so small calls on many nodes);
+ *  - with registered buffers (`registered: true`) on one NVLink domain of
+ *    Hopper or later, the symmetric kernels for all-reduce, all-gather and
+ *    reduce-scatter from 2.27 (2.27.3 enqueue.cc: "always use symmetric if
+ *    available"; 2.28+ scheduler/symmetric_sched.cc: no fallback when both
+ *    buffers are registered), whatever the tuner says;
+ *  - and from 2.29 on Blackwell the copy-engine all-gather above
+ *    NCCL_SYM_CE_THRESHOLD's 8 Mi elements a rank (2.29.2 enqueue.cc
+ *    taskAppend; float, nccl-tests' default: 32 MiB a rank). */
+int run_nccl_version(const topo_t *t);
+#define RUN_NCCL_SYM_SINCE 22700
+#define RUN_NCCL_CE_AG_SINCE 22900
+#define RUN_NCCL_CE_AG_COUNT (8u << 20)
+/* The family ("pat", "symmetric", "ce") NCCL runs coll on p ranks of n
+ * bytes by those rules (PAT: where NCCL's own model, models/tuning.c, picks
+ * it), NULL where baton's closed forms choose among NCCL's rows. */
+const char *run_nccl_forced(topo_t *t, coll_t coll, int p, uint64_t n);
+
 /* "auto" or "nccl": a choice the run makes, not a registry row. */
 int run_is_auto(const char *algo);
 

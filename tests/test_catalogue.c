@@ -140,6 +140,10 @@ static const claim_t claims[] = {
     {&algo_alltoall_naive, EXACT, EXACT, NULL},      {&algo_alltoall_pairwise, EXACT, EXACT, NULL},
     {&algo_alltoall_direct, EXACT, EXACT, NULL},
     {&algo_allreduce_hier, EXACT, -1, NULL},         {&algo_allreduce_hier_leader, EXACT, -1, NULL},
+    {&algo_allgather_pat, EXACT, EXACT, NULL},       {&algo_reducescatter_pat, EXACT, EXACT, NULL},
+    {&algo_allreduce_symmetric, EXACT, EXACT, NULL}, {&algo_allgather_symmetric, EXACT, EXACT, NULL},
+    {&algo_reducescatter_symmetric, UPPER, EXACT, NULL}, {&algo_allgather_ce, EXACT, EXACT, NULL},
+    {&algo_alltoall_ce, EXACT, EXACT, NULL},
 };
 #define NCLAIMS (int)(sizeof claims / sizeof claims[0])
 

@@ -122,3 +122,24 @@ Test(machines_2026, gpus_and_step_know_blackwell) {
     th_says("step -t gb200-nvl72 --model llama3-70b", 0, "on gb200-nvl72 (72 x gb200)", 1);
     th_says("step -t gb300-nvl72 --model llama3-70b", 0, "on gb300-nvl72 (72 x gb300)", 1);
 }
+
+/* AWS p5, p5en and p6-b200 (item 1's clouds): found by name, answering,
+ * and each node's EFA cards adding up to AWS's 3,200 Gbps: a 2-node ring
+ * all-gather's eight rails then carry 8 x 50 GB/s, busbw 396 GB/s (the
+ * rings' (p-1)/p of it, measured here); an EFA card count the instance
+ * does not have is refused at its line. */
+Test(machines_2026, aws_instances_by_name_with_3200_gbps_of_efa) {
+    const char *names[] = {"p5", "p5en", "p6-b200"};
+    for (int i = 0; i < 3; i++) {
+        char args[160];
+        expect_answers(names[i], "", 16);
+        snprintf(args, sizeof args, "predict -t %s -c allgather -a ring -s 4GiB --json", names[i]);
+        cJSON *j = th_cli_json(args);
+        double busbw = cJSON_GetObjectItemCaseSensitive(j, "busbw_GBps")->valuedouble;
+        cr_expect(busbw > 390 && busbw <= 400, "%s: busbw %.1f GB/s, want 8 rails x 50 GB/s", names[i], busbw);
+        cJSON_Delete(j);
+    }
+    th_says("predict -t p5 --set efa_per_gpu=8 -c allreduce -s 1MiB", 1,
+            "p5.yaml:31:5: efa_per_gpu=8: efa_per_gpu must be a whole number in 4..4: p5.48xlarge has 32 EFA cards", 1);
+    th_says("predict -t p6-b200 --set gpus=9 -c allreduce -s 1MiB", 1, "a p6-b200.48xlarge instance has 8 GPUs", 1);
+}

@@ -15,7 +15,8 @@ typedef enum {
     KNOB_BW,        /* a bandwidth: 3GB/s, 400Gb/s */
     KNOB_TIME,      /* a time: 0.6us */
     KNOB_SCALE,     /* a positive factor */
-    KNOB_SHARE      /* a share of something: (0, 1] */
+    KNOB_SHARE,     /* a share of something: (0, 1] */
+    KNOB_VERSION    /* an NCCL version baton knows: 2.26.6 (kept as 22606) */
 } knob_kind_t;
 
 typedef struct {
@@ -48,6 +49,8 @@ static const knob_t knobs[] = {
     {"stage_bw", KNOB_BW, AT(stage_bw), 0, 0, 1},
     {"stage_latency", KNOB_TIME, AT(stage_lat), 0, 0, 1},
     {"ll_scan", KNOB_TIME, AT(ll_scan), 0, 0, 1},
+    {"nccl_version", KNOB_VERSION, AT(lib.nccl_version), 0, 0, 0},
+    {"registered", KNOB_BOOL, AT(registered), 0, 0, 0},
 };
 
 #define NKNOBS ((int)(sizeof knobs / sizeof knobs[0]))
@@ -71,10 +74,12 @@ void knobs_format(const topo_params_t *p, int i, char *buf, size_t len) {
     if (i < 0 || i >= NKNOBS) { snprintf(buf, len, "?"); return; }
     const knob_t *k = &knobs[i];
     const char *at = (const char *)p + k->at;
-    double x = k->kind == KNOB_COUNT || k->kind == KNOB_BOOL ? *(const int *)(const void *)at : *(const double *)(const void *)at;
+    int whole = k->kind == KNOB_COUNT || k->kind == KNOB_BOOL || k->kind == KNOB_VERSION;
+    double x = whole ? *(const int *)(const void *)at : *(const double *)(const void *)at;
     switch (k->kind) {
     case KNOB_COUNT: snprintf(buf, len, "%d", (int)x); break;
     case KNOB_BOOL: snprintf(buf, len, "%s", x ? "true" : "false"); break;
+    case KNOB_VERSION: knobs_version_text(x > 0 ? (int)x : TOPO_NCCL_TABLES, buf, len); break;
     case KNOB_BW: snprintf(buf, len, x > 0 ? "%gGB/s" : "0", x / 1e9); break;
     case KNOB_TIME:
         if (x <= 0) snprintf(buf, len, "0");
@@ -105,6 +110,26 @@ static int number(const knob_t *k, const char *s, double *out, char *why, size_t
     return -1;
 }
 
+void knobs_version_text(int v, char *buf, size_t len) {
+    snprintf(buf, len, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+}
+
+int knobs_version(const char *s, int *out, char *why, size_t len) {
+    int major, minor, patch = 0, n = 0;
+    char lo[16], hi[16];
+    if ((sscanf(s, "%d.%d.%d%n", &major, &minor, &patch, &n) == 3 && s[n] == '\0') ||
+        (sscanf(s, "%d.%d%n", &major, &minor, &n) == 2 && s[n] == '\0' && (patch = 0, 1))) {
+        int v = major * 10000 + minor * 100 + patch;
+        if (major >= 0 && minor >= 0 && minor < 100 && patch >= 0 && patch < 100 && v >= TOPO_NCCL_OLDEST &&
+            v <= TOPO_NCCL_TABLES) { *out = v; return 0; }
+    }
+    knobs_version_text(TOPO_NCCL_OLDEST, lo, sizeof lo);
+    knobs_version_text(TOPO_NCCL_TABLES, hi, sizeof hi);
+    snprintf(why, len, "must be an NCCL version baton knows the rules of, %s to %s (NCCL's source, "
+             "docs/decisions/machines-2026.md), not '%s'", lo, hi, s);
+    return -1;
+}
+
 int knobs_set(topo_params_t *p, const char *name, const char *s, char *why, size_t len) {
     const knob_t *k = find(name);
     char *at = (char *)p + (k ? k->at : 0);
@@ -128,6 +153,7 @@ int knobs_set(topo_params_t *p, const char *name, const char *s, char *why, size
         return 0;
     case KNOB_SCALE:
     case KNOB_SHARE: return number(k, s, (double *)(void *)at, why, len);
+    case KNOB_VERSION: return knobs_version(s, (int *)(void *)at, why, len);
     }
     return -1;
 }

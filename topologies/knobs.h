@@ -20,7 +20,8 @@ int knobs_is(const char *name);
 /* 1 if a calibrated overlay may set it: the knob changes a value the fit may
  * move, not what the machine is built from (group_size, p2p and pxn decide
  * groups, staging hops and routes, so they stay the base file's, and a user's
- * --set). */
+ * --set; nccl_version and registered say which NCCL and buffers a run has,
+ * not what a fit moves). */
 int knobs_overlay(const char *name);
 
 /* The i-th knob's name (i from 0), NULL past the last: for key lists. */
@@ -34,5 +35,11 @@ void knobs_format(const topo_params_t *p, int i, char *buf, size_t len);
  * follow "'name' " or "--set name=s: ", e.g. "must be a whole number, at
  * least 1") written into why[len]. */
 int knobs_set(topo_params_t *p, const char *name, const char *s, char *why, size_t len);
+
+/* An NCCL version as a machine says it ("2.26.6", "2.27"): 22606 into
+ * *out, or -1 with why where baton does not know its rules (before 2.18 or
+ * after its tables' 2.30.7). The text of one: "2.26.6". */
+int knobs_version(const char *s, int *out, char *why, size_t len);
+void knobs_version_text(int v, char *buf, size_t len);
 
 #endif

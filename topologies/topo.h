@@ -111,9 +111,15 @@ typedef struct topo_lib_rule {
                             most (MSCCL's thread blocks, not the links); 0: none */
 } topo_lib_rule_t;
 
+#define TOPO_NCCL_TABLES 23007   /* models/tuning.c's tables: NCCL 2.30.7 */
+#define TOPO_NCCL_OLDEST 21800   /* the oldest NCCL whose rules baton knows: 2.18.1 */
 typedef struct topo_library {
     char name[48];       /* e.g. "RCCL 2.22 on gfx942"; empty: NCCL */
     int ll128;           /* -1: NCCL's rule (on NVLink paths); 0: never (RCCL off gfx90a/gfx950) */
+    int nccl_version;    /* the NCCL the machine runs, 2.26.6 as 22606 (`library: {nccl: 2.26.6}`,
+                            --set nccl_version=): its version rules (PAT from 2.23, symmetric
+                            kernels from 2.27, the CE all-gather from 2.29); 0: baton's tables'
+                            own, TOPO_NCCL_TABLES */
     int nrules;
     topo_lib_rule_t rule[TOPO_MAX_LIB_RULES];
 } topo_library_t;
@@ -184,6 +190,10 @@ typedef struct topo_params {
     char nccl_env[2][64];   /* NCCL_ALGO, NCCL_PROTO as the machine's NCCL runs (`nccl_env:`; NCCL's list
                                syntax, algo_nccl_env_mask): -a nccl and --proto auto pick within them; "" unset */
     topo_library_t lib;  /* the collective library when not NCCL (`library:`) */
+    int registered;      /* 1: the buffers are registered as symmetric windows
+                            (ncclCommWindowRegister, `registered: true` or --set
+                            registered=true): NCCL 2.27+ runs its symmetric kernels, 2.29+
+                            its copy-engine all-gather on Blackwell */
     topo_sharp_t sharp;  /* reducing fabric switches (`sharp: true` on a fat_tree) */
     int neff;            /* link classes with an efficiency (`link_efficiency:`) */
     struct { char name[24]; double eff; } class_eff[16];   /* the share of the file's rate they carry */

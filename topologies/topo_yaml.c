@@ -740,9 +740,10 @@ static int read_rule(ctx_t *c, yaml_node_t *v, topo_lib_rule_t *r) {
 }
 
 /* library: {name: "RCCL 2.22 (gfx942)", ll128: false, rules: [...]}: the
- * collective library when it is not NCCL, for -a nccl. */
+ * collective library when it is not NCCL, for -a nccl; {nccl: 2.26.6}: the
+ * NCCL it runs, whose version rules -a nccl follows (knobs_version). */
 static int read_library(ctx_t *c, yaml_node_t *root) {
-    static const char *const keys[] = {"name", "ll128", "rules", NULL};
+    static const char *const keys[] = {"name", "ll128", "rules", "nccl", NULL};
     yaml_node_t *m = get(c, root, "library"), *v;
     topo_library_t *l = &topo_params(c->t)->lib;
     char s[TEXT];
@@ -750,7 +751,13 @@ static int read_library(ctx_t *c, yaml_node_t *root) {
     if (m == NULL) return 0;
     if (m->type != YAML_MAPPING_NODE) return fail(c, m, "'library' is a mapping (name:, ll128:, rules:)", NULL, NULL);
     if ((rc = only_keys(c, m, keys, "a library")) < 0) return rc;
-    *l = (topo_library_t){.ll128 = -1};              /* an overlay's replaces its base's whole */
+    int version = l->nccl_version;                   /* the base's, unless this one says */
+    *l = (topo_library_t){.ll128 = -1, .nccl_version = version};   /* an overlay's replaces its base's whole */
+    if ((v = get(c, m, "nccl"))) {
+        char why[200];
+        if ((rc = text(c, v, "nccl", s)) < 0) return rc;
+        if (knobs_version(s, &l->nccl_version, why, sizeof why) < 0) return fail(c, v, "'nccl' %s", why, NULL);
+    }
     if ((v = get(c, m, "name")) && (rc = text(c, v, "name", s)) < 0) return rc;
     if (v && strlen(s) >= sizeof l->name) return fail(c, v, "a library's name is at most 47 characters", NULL, NULL);
     if (v) snprintf(l->name, sizeof l->name, "%.47s", s);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../topologies/graph.h"
+#include "../../topologies/knobs.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "cmd.h"
@@ -148,11 +149,35 @@ static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int si
     return rc < 0 ? rc : 0;
 }
 
-static void print_sizes(const tuning_machine_t *m, const uint64_t *sizes, int n, const run_out_t *ours,
+/* The NVLink domains and NVLS as NCCL sets them up (plan_nvls), in the
+ * words of its NCCL_DEBUG=INFO lines (init.cc initNvlDomainInfo, nvls.cc
+ * "NVLS comm" and "NVLS tuning"), each with where the number comes from. */
+static void nvls_lines(topo_t *t, const tuning_machine_t *m) {
+    plan_nvls_t x;
+    char v[16];
+    plan_nvls(t, m, &x);
+    knobs_version_text(topo_params_c(t)->lib.nccl_version ? topo_params_c(t)->lib.nccl_version : TOPO_NCCL_TABLES, v, sizeof v);
+    printf("  NCCL %s INFO NVLink domains: %d domains, min ranks per domain: %d, max ranks per domain: %d\n"
+           "      (a domain is NCCL's node%s: rings, trees and NVLS are planned per domain)\n", v, x.domains,
+           x.per_domain, x.per_domain, x.per_domain > 8 ? ", here a multi-node NVLink clique (MNNVL)" : "");
+    if (x.heads == 0) {
+        printf("  NCCL %s INFO NVLS multicast support is not available (%s)\n", v,
+               m->arch < TUNING_HOPPER ? "before sm90" : "no switch that reduces in a domain");
+        return;
+    }
+    printf("  NCCL %s INFO NVLS comm headRank 0 nHeads %d nvlsRanks %d\n"
+           "      (search.cc: min(NCCL_MAX_NVLS_ARITY 32, %s %d))\n", v, x.heads, x.per_domain,
+           x.domains > 1 ? "the domain's GPUs with a NIC" : "the domain's GPUs", x.candidates);
+    printf("  NCCL %s INFO NVLS tuning: nChannels %d chunkSize %d treeMaxChunkSize %d\n"
+           "      (nvls.cc: %s)\n", v, x.channels, x.chunk, x.tree_chunk, x.why);
+}
+
+static void print_sizes(topo_t *t, const tuning_machine_t *m, const uint64_t *sizes, int n, const run_out_t *ours,
                         const run_out_t *nccls) {
     printf("NCCL's model sees %d node(s), %s, %d channels at %.4g GB/s each%s\n", m->nnodes,
            m->nvlink ? "NVLink" : "PCI", m->nchannels, m->bw,
            m->nvls_channels ? " and NVLS" : "");
+    if (m->nvls_channels || topo_params_c(t)->group_size > 8) nvls_lines(t, m);
     printf("%12s  %-10s %-7s %8s %12s %10s   %s\n", "size", "algorithm", "proto", "channels", "time", "busbw",
            "NCCL's own cost model believes");
     for (int i = 0; i < n; i++) {
@@ -180,7 +205,7 @@ static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const 
     nccl_env(t);
     printf("%s: per size, %s (-a nccl; %s),\n%*s and at the right %s (--model nccl)\n", coll_name(coll),
            REPORT_PLAN_EXPECTS, sim ? "simulated" : "closed forms", (int)strlen(coll_name(coll)), "", REPORT_PLAN_BELIEVES);
-    print_sizes(m, sizes, n, ours, nccls);
+    print_sizes(t, m, sizes, n, ours, nccls);
     char line[192];
     if (cmd_folded_line(t, "folded: ", line, sizeof line)) fputs(line, stdout);
 }
