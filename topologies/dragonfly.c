@@ -3,6 +3,8 @@
 #include "dragonfly.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 int dfly_shape(const gen_dragonfly_t *f, int nh, dfly_shape_t *s, baton_err_t *e) {
     if (f->per_router < 1 || f->per_group < 1 || f->globals < 0 || f->links < 0)
@@ -71,16 +73,23 @@ static int add_local(topo_t *t, int first, const gen_dragonfly_t *f, const dfly_
 }
 
 /* Global links: `links` between every pair of groups, at the ports the
- * consecutive arrangement gives them. */
+ * consecutive arrangement gives them; copies that join the same two routers
+ * are one link of their summed bandwidth (a route takes one link between
+ * two nodes: bonded cables). */
 static int add_global(topo_t *t, int first, const gen_dragonfly_t *f, const dfly_shape_t *s, baton_err_t *e) {
-    for (int i = 0; i < s->groups; i++)
-        for (int j = i + 1; j < s->groups; j++)
-            for (int k = 0; k < s->links; k++) {
-                int a = first + dfly_global_router(f, s->groups, i, j, k), b = first + dfly_global_router(f, s->groups, j, i, k);
-                int rc = topo_add_link(t, a, b, f->global_bw, f->global_lat, e);
-                if (rc < 0) return rc;
-            }
-    return 0;
+    int a0 = f->per_group, *count = calloc((size_t)a0 * a0, sizeof *count), rc = 0;
+    if (count == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; i < s->groups && rc >= 0; i++)
+        for (int j = i + 1; j < s->groups && rc >= 0; j++) {
+            memset(count, 0, (size_t)a0 * a0 * sizeof *count);
+            for (int k = 0; k < s->links; k++)
+                count[(dfly_global_router(f, s->groups, i, j, k) - i * a0) * a0 + dfly_global_router(f, s->groups, j, i, k) - j * a0]++;
+            for (int x = 0; x < a0 * a0 && rc >= 0; x++)
+                if (count[x]) rc = topo_add_link(t, first + i * a0 + x / a0, first + j * a0 + x % a0, count[x] * f->global_bw,
+                                                 f->global_lat, e);
+        }
+    free(count);
+    return rc < 0 ? rc : 0;
 }
 
 int gen_dragonfly(topo_t *t, const int *hosts, int nh, const gen_dragonfly_t *f, baton_err_t *e) {
