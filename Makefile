@@ -151,6 +151,7 @@ bench: $(B)/bench_engine $(B)/bench_models $(B)/bench_evq $(B)/baton
 	sh bench/bench_plan.sh $(B)/baton
 	sh bench/bench_calibrate.sh $(B)/baton
 	sh bench/bench_cluster.sh $(B)/baton
+	sh bench/bench_scale.sh $(B)/baton
 	sh bench/bench_fair.sh $(B)/baton
 
 # The CUDA backend (validate/cuda/): only where nvcc is, never needed by make or make test.
