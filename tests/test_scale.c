@@ -44,7 +44,9 @@ Test(scale, an_unphysical_fit_names_the_missing_mechanism) {
     f.p[f.k++] = param(CAL_PROTO_LAT, "", "LL latency x", 2.3, 0.1, 10, 0);
     f.p[f.k++] = param(CAL_LINK_EFF, "gpu-switch", "gpu-switch efficiency", 0.7, 0.02, 1, 0);
     char why[2048];
-    cr_expect_eq(cal_unphysical(&f, why, sizeof why), 2, "%s", why);
+    int hard = -1;
+    cr_expect_eq(cal_unphysical(&f, why, sizeof why, &hard), 2, "%s", why);
+    cr_expect_eq(hard, 1, "only the link efficiency below 0.5 refuses the fit");
     cr_expect_not_null(strstr(why, "nic-switch efficiency 0.16 (below 0.5): the network moves less than half"), "%s", why);
     cr_expect_not_null(strstr(why, "TCP sockets"), "%s", why);
     cr_expect_not_null(strstr(why, "LL128 latency x 9.95 (at its upper bound): a per-message cost the model lacks"), "%s", why);
@@ -52,7 +54,8 @@ Test(scale, an_unphysical_fit_names_the_missing_mechanism) {
     cr_expect_null(strstr(why, "gpu-switch"), "%s", why);
     f.p[0].value = 0.1, f.p[0].kept = 1;        /* kept at the file's value: not the fit's */
     f.p[0].given = 0.1;
-    cr_expect_eq(cal_unphysical(&f, NULL, 0), 1);
+    cr_expect_eq(cal_unphysical(&f, NULL, 0, &hard), 1);
+    cr_expect_eq(hard, 0);
 }
 
 /* calibrate on the Polaris TCP-socket logs (setup 1) at 2 + 8 nodes: the

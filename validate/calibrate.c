@@ -797,17 +797,19 @@ static const char *mechanism(const cal_param_t *p, int low) {
     return "the model lacks something these logs show";
 }
 
-int cal_unphysical(const cal_fit_t *f, char *why, size_t n) {
+int cal_unphysical(const cal_fit_t *f, char *why, size_t n, int *hard) {
     int count = 0;
+    if (hard) *hard = 0;
     size_t w = 0;
     if (why && n) why[0] = 0;
     for (int i = 0; i < f->k; i++) {
         const cal_param_t *p = &f->p[i];
         int eff = p->kind == CAL_LINK_EFF || p->kind == CAL_PROTO_EFF;
-        int low = p->seen && !p->kept && eff && p->value < CAL_MIN_EFFICIENCY;
+        int low = p->seen && !p->kept && p->kind == CAL_LINK_EFF && p->value < CAL_MIN_EFFICIENCY;   /* LL's own is ~0.5 */
         int top = eff && p->value >= p->hi * 0.99;      /* an efficiency at 1: the line rate, physical */
         if (!low && !(p->at_bound && !top)) continue;
         count++;
+        if (hard && low) ++*hard;
         int floor = p->value <= p->lo * 1.05;
         if (why && w < n)
             w += (size_t)snprintf(why + w, n - w, "  %s %.3g%s: %s\n", p->name, p->value,

@@ -64,9 +64,10 @@ static const char help_calibrate[] =
     "                        worse on held-out sizes of the shared logs; docs/NOTES.md).\n"
     "                        With fewer than two sizes of 1 MiB or more on Simple the\n"
     "                        fit does so anyway and keeps the links at the file's values\n"
-    "      --accept-unphysical  write a fit that is not physical anyway (an efficiency\n"
-    "                        below 0.5 or a parameter at its bound: by default calibrate\n"
-    "                        says which mechanism the machine lacks and writes nothing)\n";
+    "      --accept-unphysical  write a fit that is not physical anyway (a link efficiency\n"
+    "                        below 0.5: by default calibrate says which mechanism the\n"
+    "                        machine lacks and writes nothing; a value at its bound is\n"
+    "                        named with its mechanism and written)\n";
 
 static const char help_host[] =
     "\n"
@@ -899,20 +900,22 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
 }
 
 /* A fit that is not physical (cal_unphysical): say which mechanism each
- * such value stands for; with -o, refuse to write it unless told to. */
+ * such value stands for; with -o, refuse to write one with a link
+ * efficiency below the floor unless told to. */
 static int judge_physical(const val_args_t *a, const cal_fit_t *f, baton_err_t *e) {
     char why[2048];
-    int k = cal_unphysical(f, why, sizeof why);
+    int hard, k = cal_unphysical(f, why, sizeof why, &hard);
     if (k == 0) return 0;
     fprintf(stderr, "baton %s: the fit is not physical: %d value%s stand%s in for a mechanism the machine lacks:\n%s",
             cmd_of(a), k, k > 1 ? "s" : "", k > 1 ? "" : "s", why);
-    if (!a->out || a->unphysical_ok) {
-        if (a->out) fprintf(stderr, "baton %s: written anyway (--accept-unphysical)\n", cmd_of(a));
+    if (!a->out || hard == 0 || a->unphysical_ok) {
+        if (a->out && hard) fprintf(stderr, "baton %s: written anyway (--accept-unphysical)\n", cmd_of(a));
         return 0;
     }
-    return err_set(e, BATON_EINVAL, "%s not written: a calibration that hides a missing mechanism in %d unphysical "
-                   "value%s predicts wrong elsewhere (other sizes, other node counts); model the mechanism, or "
-                   "--accept-unphysical to write it anyway", a->out, k, k > 1 ? "s" : "");
+    return err_set(e, BATON_EINVAL, "%s not written: %d link efficienc%s below %.1f hide%s a missing mechanism, and "
+                   "the fit would predict wrong elsewhere (other sizes, other node counts); model the mechanism, or "
+                   "--accept-unphysical to write it anyway", a->out, hard, hard > 1 ? "ies" : "y", CAL_MIN_EFFICIENCY,
+                   hard > 1 ? "" : "s");
 }
 
 static int run(val_args_t *a, const char *cmd) {
