@@ -27,7 +27,7 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = algorithms/group.c util/err.c util/par.c util/progress.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_yaml.c topologies/find.c topologies/knobs.c \
+LIB_SRC  = topologies/dragonfly.c algorithms/group.c util/err.c util/par.c util/progress.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_yaml.c topologies/find.c topologies/knobs.c \
            topologies/expand.c topologies/generate.c topologies/fold.c topologies/flow.c topologies/linkload.c topologies/graph.c topologies/import.c topologies/topo_write.c \
            validate/nccltests.c validate/tuninglines.c validate/calibrate.c validate/logplan.c validate/tuningplan.c validate/host.c validate/ncclinfo.c validate/expect.c validate/doctor.c \
            algorithms/sched.c algorithms/algo.c algorithms/msccl.c algorithms/msccl_xml.c algorithms/msccl_export.c algorithms/ring.c algorithms/tree.c \
@@ -164,6 +164,7 @@ bench: $(B)/bench_engine $(B)/bench_models $(B)/bench_evq $(B)/baton
 	sh bench/bench_doctor.sh $(B)/baton
 	sh bench/bench_calibrate.sh $(B)/baton
 	sh bench/bench_cluster.sh $(B)/baton
+	sh bench/bench_scale.sh $(B)/baton
 	sh bench/bench_fair.sh $(B)/baton
 
 # The CUDA backend (validate/cuda/): only where nvcc is, never needed by make or make test.

@@ -136,13 +136,26 @@ int algo_lockstep_send(const sched_t *s, int k, int r, sched_op_t *op) {
     return sched_op(s, r, 0, 2u * (uint32_t)k, op) && op->send;
 }
 
+/* The machine's rings repeat every node (graph.c: "every node repeats
+ * these orders") when rank r + g sits g places after rank r in every ring:
+ * then rank r + g's program is rank r's with every peer moved on by g, and
+ * g is the schedule's period (sim --symmetric); else 0. */
+static int rings_period(const sched_orders_t *o, int g) {
+    int n = o->nranks;
+    if (g <= 0 || g >= n || n % g) return 0;
+    for (int c = 0; c < o->count; c++)
+        for (int r = 0; r + g < n; r++)
+            if (o->pos[(size_t)c * n + r + g] != o->pos[(size_t)c * n + r] + g) return 0;
+    return g;
+}
+
 int algo_ring_orders(sched_t *s, const algo_opts_t *o, int channels) {
     s->param[0] = o->group > 0 && s->nranks % o->group == 0 ? o->group : s->nranks;   /* rotate within groups */
     s->param[1] = algo_stride(o, s->param[0]);                                        /* by this much a channel */
     s->nchannels = channels;
     if (o->rings && o->rings->nranks == s->nranks && o->rings->count > 0) {
-        s->orders = o->rings;                            /* the machine's rings: no rotation symmetry */
-        return 0;
+        s->orders = o->rings;                            /* the machine's rings */
+        return rings_period(o->rings, o->group);
     }
     return channels == 1 ? 1 : (int)s->param[0];         /* channel c > 0 rotates inside groups */
 }

@@ -846,7 +846,9 @@ Test(calibrate, the_proxys_scan_carries_p4ds_middle_sizes) {
                         "--nccl-tests " LOGS "/nccl-tests-extra/a100x16_2node_p4d_efa_awsefaeks_allreduce.txt", &out, 1), 0, "%s", out);
     cr_expect_leq(th_json_num(out, "mape_held_out_pct"), 10.0, "%.100s", strstr(out, "\"mape_held_out_pct\""));
     free(out);
-    cr_assert_eq(th_cli("calibrate -t topologies/cluster-p4d.yaml --ranks 16 --json -o build/cal-p4d2.yaml "
+    /* fitted on every size, NVLink ends at 0.33: the fit absorbing the EFA transport's own costs by size
+     * (cluster-p4d.yaml: what it does not explain), which calibrate refuses to write unless told to */
+    cr_assert_eq(th_cli("calibrate -t topologies/cluster-p4d.yaml --ranks 16 --json --accept-unphysical -o build/cal-p4d2.yaml "
                         "--nccl-tests " LOGS "/nccl-tests-extra/a100x16_2node_p4d_efa_awsefaeks_allreduce.txt", &out, 1), 0, "%s", out);
     cr_expect_leq(th_json_num(out, "cv_mape_pct"), 6.0, "%.100s", strstr(out, "\"cv_mape_pct\""));
     free(out);

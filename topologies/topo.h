@@ -136,6 +136,15 @@ typedef struct topo_sharp {
     int first;           /* reducer index of rail 0's first leaf */
 } topo_sharp_t;
 
+/* A dragonfly fabric (topologies/dragonfly.h), recorded for routing: its
+ * routers are nodes first .. first + routers - 1, per_group a group. */
+typedef struct topo_dragonfly {
+    int routers;         /* 0: no dragonfly */
+    int first, per_group, groups;
+    int globals, links;  /* global ports a router, global links a pair of groups */
+    int adaptive;        /* 1: pairs across groups spread over Valiant paths */
+} topo_dragonfly_t;
+
 /* A machine's `launch` unless its file sets one (topo_params_t.launch). */
 #define TOPO_LAUNCH_DEFAULT 2.8e-6
 
@@ -195,6 +204,7 @@ typedef struct topo_params {
                             registered=true): NCCL 2.27+ runs its symmetric kernels, 2.29+
                             its copy-engine all-gather on Blackwell */
     topo_sharp_t sharp;  /* reducing fabric switches (`sharp: true` on a fat_tree) */
+    topo_dragonfly_t dragonfly;   /* a dragonfly generator's routers (adaptive routing) */
     int neff;            /* link classes with an efficiency (`link_efficiency:`) */
     struct { char name[24]; double eff; } class_eff[16];   /* the share of the file's rate they carry */
 } topo_params_t;

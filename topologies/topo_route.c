@@ -3,6 +3,7 @@
  * GPU's switch and NIC, staged through host memory when p2p is off) and
  * their caches; the nearest node of a kind. */
 #include "topo_internal.h"
+#include "dragonfly.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -487,6 +488,44 @@ static int pxn_peer(const topo_t *t, int s, int d) {
     return (nic_p = gpu_only(t, p, NODE_NIC, &l)) >= 0 && nic_p != nic_s ? p : -1;
 }
 
+/* The link u -> v (the n-th of parallel ones, mod their count), or -1. */
+static int link_to(const topo_t *t, int u, int v, int n) {
+    int count = 0, pick;
+    for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++) count += t->dl[t->adj[k]].dst == v;
+    if (count == 0) return -1;
+    pick = n % count;
+    for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++)
+        if (t->dl[t->adj[k]].dst == v && pick-- == 0) return t->adj[k];
+    return -1;
+}
+
+/* A route on a dragonfly (dragonfly.h): the shortest route finds the
+ * routers s and d hang off; across groups the route is rebuilt as the
+ * dragonfly routes it (dfly_cross: minimal, or Valiant through another
+ * group), its pieces inside groups shortest. */
+static int route_dragonfly(topo_t *t, int s, int d, route_slot_t *slot) {
+    route_slot_t m, piece, sofar;
+    int rc = route_plain(t, s, d, &m), ra = -1, rb = -1, sport = 0, dport = 0, hop[4], pick = 0;
+    if (rc < 0) return rc;
+    for (int i = 0; i < m.nlinks; i++) {              /* the ports the route enters and leaves the fabric by */
+        const topo_dlink_t *l = &t->dl[m.links[i]];
+        if (ra < 0 && dfly_is_router(t, l->dst)) ra = l->dst, sport = t->adj_pos[m.links[i] ^ 1];
+        if (dfly_is_router(t, l->src)) rb = l->src, dport = t->adj_pos[m.links[i]];
+    }
+    int n = ra >= 0 && rb >= 0 ? dfly_cross(t, ra, rb, sport, dport, hop, &pick) : 0;
+    if (n == 0) { *slot = m; return 0; }
+    if ((rc = route_plain(t, s, hop[0], &sofar)) < 0) return rc;
+    for (int h = 0; h < n; h++) {
+        int g = link_to(t, hop[2 * h], hop[2 * h + 1], pick), next = h + 1 < n ? hop[2 * h + 2] : d;
+        if (g < 0) return -2;
+        if ((rc = route_plain(t, hop[2 * h + 1], next, &piece)) < 0) return rc;
+        if ((rc = route_join(t, &sofar, &g, 1, t->dl[g].bw, &piece, &sofar)) < 0) return rc;
+        sofar.lat += t->dl[g].lat;
+    }
+    *slot = sofar;
+    return 0;
+}
+
 static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     int via = -1, rc;
     if (!may_reach(t, s, d)) return -2;
@@ -499,6 +538,7 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
         if ((rc = route_plain(t, s, via, &a)) < 0 || (rc = route_plain(t, via, d, &b)) < 0) return rc;
         return route_join(t, &a, NULL, 0, 0, &b, slot);
     }
+    if (t->params.dragonfly.routers && s != d) return route_dragonfly(t, s, d, slot);
     return route_plain(t, s, d, slot);
 }
 

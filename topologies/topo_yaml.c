@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <limits.h>
 #include <string.h>
@@ -50,6 +51,7 @@
 #include "../algorithms/algo.h"
 #include "expand.h"
 #include "fold.h"
+#include "dragonfly.h"
 #include "generate.h"
 #include "find.h"
 #include "knobs.h"
@@ -363,20 +365,62 @@ static int *fold_places(const ctx_t *c, int n, gen_fabric_t *f) {
     return pos;
 }
 
+/* A dragonfly generator's numbers beyond its hosts' bandwidth and latency
+ * (global links default to the same). */
+static int dragonfly_of(ctx_t *c, yaml_node_t *g, gen_dragonfly_t *f, char *prefix) {
+    static const struct { const char *key; int lo; size_t off; } ints[] = {
+        {"hosts_per_router", 1, offsetof(gen_dragonfly_t, per_router)},
+        {"routers_per_group", 1, offsetof(gen_dragonfly_t, per_group)},
+        {"global_ports", 0, offsetof(gen_dragonfly_t, globals)},
+        {"global_links", 1, offsetof(gen_dragonfly_t, links)},
+    };
+    yaml_node_t *v;
+    char how[TEXT];
+    int rc = 0;
+    f->prefix = "df", f->per_router = 16, f->per_group = 32, f->globals = 17;   /* Rosetta's 16 + 31 + 17 ports */
+    f->global_bw = f->bw, f->global_lat = f->lat;
+    for (size_t i = 0; i < sizeof ints / sizeof *ints && rc == 0; i++)
+        if ((v = get(c, g, ints[i].key))) rc = get_int(c, v, ints[i].key, ints[i].lo, (int *)((char *)f + ints[i].off));
+    if (rc == 0 && get(c, g, "global_bw")) rc = get_bw(c, g, "global_bw", &f->global_bw);
+    if (rc == 0 && get(c, g, "global_latency")) rc = get_time(c, g, "global_latency", &f->global_lat);
+    if (rc == 0 && (v = get(c, g, "prefix")) && (rc = text(c, v, "prefix", prefix)) == 0) f->prefix = prefix;
+    if (rc == 0 && (v = get(c, g, "routing")) && (rc = text(c, v, "routing", how)) == 0) {
+        if (strcmp(how, "adaptive") && strcmp(how, "minimal"))
+            return fail(c, v, "routing '%s': a dragonfly routes minimal or adaptive", how, NULL);
+        f->adaptive = !strcmp(how, "adaptive");
+    }
+    if (rc == 0 && !(f->global_bw > 0)) rc = fail(c, get(c, g, "global_bw"), "global_bw must be positive", NULL, NULL);
+    return rc;
+}
+
+static int add_dragonfly(ctx_t *c, yaml_node_t *g, const int *ids, int n, double bw, double lat) {
+    gen_dragonfly_t f = {.bw = bw, .lat = lat};
+    char prefix[TEXT];
+    baton_err_t inner = {0};
+    int rc = dragonfly_of(c, g, &f, prefix);
+    if (rc == 0 && gen_dragonfly(c->t, ids, n, &f, &inner) < 0) rc = fail(c, g, "%s", inner.msg, NULL);
+    return rc;
+}
+
 static int add_generated(ctx_t *c, yaml_node_t *g) {
-    static const char *const keys[] = {"fat_tree", "torus", "ring", "radix", "oversubscription", "rails",
-                                       "prefix", "dims", "bw", "latency", "sharp", "if", "unless", NULL};
+    static const char *const keys[] = {"fat_tree", "torus", "ring", "dragonfly", "radix", "oversubscription", "rails",
+                                       "prefix", "dims", "bw", "latency", "sharp", "hosts_per_router",
+                                       "routers_per_group", "global_ports", "global_links", "global_bw",
+                                       "global_latency", "routing", "if", "unless", NULL};
     if (g->type != YAML_MAPPING_NODE) return fail(c, g, "a generator must be a mapping {fat_tree: ..., ...}", NULL, NULL);
     int rc = only_keys(c, g, keys, "a generator");
     if (rc < 0 || (rc = wanted(c, g)) <= 0) return rc;
     double bw, lat;
     if ((rc = get_bw(c, g, "bw", &bw)) < 0 || (rc = get_time(c, g, "latency", &lat)) < 0) return rc;
-    yaml_node_t *ft = get(c, g, "fat_tree"), *to = get(c, g, "torus"), *ri = get(c, g, "ring");
-    yaml_node_t *over = ft ? ft : to ? to : ri;
-    if (!over || (!!ft + !!to + !!ri) != 1) return fail(c, g, "a generator names one of fat_tree, torus or ring", NULL, NULL);
+    yaml_node_t *ft = get(c, g, "fat_tree"), *to = get(c, g, "torus"), *ri = get(c, g, "ring"), *df = get(c, g, "dragonfly");
+    yaml_node_t *over = ft ? ft : to ? to : ri ? ri : df;
+    if (!over || (!!ft + !!to + !!ri + !!df) != 1)
+        return fail(c, g, "a generator names one of fat_tree, torus, ring or dragonfly", NULL, NULL);
     int *ids, n, dims[3], nd;
     if ((rc = resolve(c, over, "nodes", &ids, &n)) < 0) return rc;
-    if (ft) {
+    if (df) {
+        rc = add_dragonfly(c, g, ids, n, bw, lat);
+    } else if (ft) {
         gen_fabric_t f = {.bw = bw, .lat = lat};
         char prefix[TEXT];
         int *pos = NULL;

@@ -5,6 +5,7 @@
 #include "logplan.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -760,4 +761,61 @@ void cal_record_seen(topo_calib_t *k, const topo_t *t, const cal_sample_t *s, in
         add_runs(k, key, v, d);
     }
     free(v);
+}
+
+/* --- a fit that stays physical ---------------------------------------- */
+
+/* What a link class carrying less than half its rate stands for. */
+static const char *link_mechanism(const cal_param_t *p) {
+    if (strstr(p->cls, "nic") || strstr(p->cls, "switch-switch") || strstr(p->cls2, "switch-switch"))
+        return "the network moves less than half its line rate: a transport the machine does not model "
+               "(NCCL's TCP sockets when no RDMA plugin is loaded, staging through host memory without "
+               "GPUDirect RDMA) or fewer or slower NICs than the file says";
+    if (strstr(p->cls, "cpu"))
+        return "PCIe carries less than half its rate: staging through host memory the machine does not "
+               "model, or a root port shared more than the file says";
+    return "links inside the node carry less than half their rate: the fit charges them with a cost "
+           "that lies elsewhere (the network's transport or host staging, whose time the node's "
+           "steps absorb) or the GPU kernel's own copy rate";
+}
+
+static const char *mechanism(const cal_param_t *p, int low) {
+    switch (p->kind) {
+    case CAL_LINK_EFF: return link_mechanism(p);
+    case CAL_PROTO_EFF: return "the protocol moves less than half of what it carries: its kernel's rate, not the links";
+    case CAL_PROTO_LAT:
+    case CAL_LINK_LAT:
+        return low ? "latencies at their floor: the machine's per-hop latencies are too high"
+                   : "a per-message cost the model lacks (the network transport's software: NCCL's proxy "
+                     "thread, TCP sockets, libfabric's rendezvous), or an algorithm NCCL did not run";
+    case CAL_REDUCE: return "the reduction rate at its bound: the GPU's reduction kernel is not what limits these sizes";
+    case CAL_STAGE:
+    case CAL_STAGE_LAT: return "host staging at its bound: the host path is not what the machine says";
+    case CAL_LIB_CAP: return "a library kernel's ceiling at its bound: another limit sets these sizes";
+    case CAL_LL_SCAN: return "NCCL's LL proxy scan at its bound: small sizes pay a cost it is not";
+    }
+    return "the model lacks something these logs show";
+}
+
+int cal_unphysical(const cal_fit_t *f, char *why, size_t n, int *hard) {
+    int count = 0;
+    if (hard) *hard = 0;
+    size_t w = 0;
+    if (why && n) why[0] = 0;
+    for (int i = 0; i < f->k; i++) {
+        const cal_param_t *p = &f->p[i];
+        int eff = p->kind == CAL_LINK_EFF || p->kind == CAL_PROTO_EFF;
+        int low = p->seen && !p->kept && p->kind == CAL_LINK_EFF && p->value < CAL_MIN_EFFICIENCY;   /* LL's own is ~0.5 */
+        int top = eff && p->value >= p->hi * 0.99;      /* an efficiency at 1: the line rate, physical */
+        if (!low && !(p->at_bound && !top)) continue;
+        count++;
+        if (hard && low) ++*hard;
+        int floor = p->value <= p->lo * 1.05;
+        if (why && w < n)
+            w += (size_t)snprintf(why + w, n - w, "  %s %.3g%s: %s\n", p->name, p->value,
+                                  p->at_bound ? (floor ? " (at its lower bound)" : " (at its upper bound)")
+                                              : " (below " "0.5" ")",
+                                  mechanism(p, floor));
+    }
+    return count;
 }

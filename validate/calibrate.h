@@ -91,6 +91,19 @@ typedef struct cal_fit {
     topo_lib_rule_t read[TOPO_MAX_LIB_RULES];
 } cal_fit_t;
 
+/* A fit that stays physical (docs/decisions/scale.md): a fitted link
+ * efficiency below CAL_MIN_EFFICIENCY is the fit absorbing a mechanism the
+ * machine lacks (a transport, host staging, another algorithm), not a
+ * measurement of the hardware; so, less surely, is any other fitted
+ * parameter at its bound (but an efficiency at 1: the line rate). Says
+ * which mechanism each such parameter stands for, one line each ("  NAME
+ * VALUE: ...\n"), into why (may be NULL); their count, and in *hard (may
+ * be NULL) how many are link efficiencies below the floor: calibrate
+ * writes no fit with one unless told to (--accept-unphysical), and names
+ * the rest beside the fit it writes. */
+#define CAL_MIN_EFFICIENCY 0.5
+int cal_unphysical(const cal_fit_t *f, char *why, size_t n, int *hard);
+
 /* The samples of a log (one per row). A row's time is the mean of its two
  * columns, or the smaller where they run the same transfers (all-reduce,
  * broadcast, reduce) and differ by more than a fifth: a disturbed run. */

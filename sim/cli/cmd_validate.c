@@ -64,7 +64,11 @@ static const char help_calibrate[] =
     "                        worse on held-out sizes of the shared logs: docs/decisions/\n"
     "                        calibration-bounds.md).\n"
     "                        With fewer than two sizes of 1 MiB or more on Simple the\n"
-    "                        fit does so anyway and keeps the links at the file's values\n";
+    "                        fit does so anyway and keeps the links at the file's values\n"
+    "      --accept-unphysical  write a fit that is not physical anyway (a link efficiency\n"
+    "                        below 0.5: by default calibrate says which mechanism the\n"
+    "                        machine lacks and writes nothing; a value at its bound is\n"
+    "                        named with its mechanism and written)\n";
 
 static const char help_host[] =
     "\n"
@@ -110,6 +114,7 @@ typedef struct {
     const char *logs[64];
     int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff, force_ranks, cv, contention;
     int standalone;          /* --self-contained: the calibration written whole, no extends: */
+    int unphysical_ok;       /* --accept-unphysical: write a fit cal_unphysical flags */
     int algo_given, proto_given, model_given, contention_given;
     cmd_sets_t sets;
     char ranks_set[64];
@@ -134,7 +139,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"reps", required_argument, 0, 'R'}, {"log", required_argument, 0, 'l'},
         {"channels", required_argument, 0, 'C'}, {"force-ranks", no_argument, 0, 'F'}, {"fit-efficiency", no_argument, 0, 'E'},
         {"cv", required_argument, 0, 'V'}, {"contention", required_argument, 0, 'M'},
-        {"self-contained", no_argument, 0, 'W'},
+        {"self-contained", no_argument, 0, 'W'}, {"accept-unphysical", no_argument, 0, 'U'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
@@ -148,6 +153,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
             break;
         case 'E': a->fit_eff = 1; break;
         case 'W': a->standalone = 1; break;
+        case 'U': a->unphysical_ok = 1; break;
         case 'V': a->cv = atoi(optarg); if (a->cv < 0 || a->cv == 1 || a->cv > 4096) return cmd_usage(cmd, "--cv K: 0 (none) or 2..4096 folds"); break;
         case 'c': a->coll = optarg; break;
         case 's': a->sizes = optarg; break;
@@ -894,6 +900,25 @@ static void print_fit(const val_args_t *a, const cal_fit_t *f, const val_extra_t
                 cmd_of(a));
 }
 
+/* A fit that is not physical (cal_unphysical): say which mechanism each
+ * such value stands for; with -o, refuse to write one with a link
+ * efficiency below the floor unless told to. */
+static int judge_physical(const val_args_t *a, const cal_fit_t *f, baton_err_t *e) {
+    char why[2048];
+    int hard, k = cal_unphysical(f, why, sizeof why, &hard);
+    if (k == 0) return 0;
+    fprintf(stderr, "baton %s: the fit is not physical: %d value%s stand%s in for a mechanism the machine lacks:\n%s",
+            cmd_of(a), k, k > 1 ? "s" : "", k > 1 ? "" : "s", why);
+    if (!a->out || hard == 0 || a->unphysical_ok) {
+        if (a->out && hard) fprintf(stderr, "baton %s: written anyway (--accept-unphysical)\n", cmd_of(a));
+        return 0;
+    }
+    return err_set(e, BATON_EINVAL, "%s not written: %d link efficienc%s below %.1f hide%s a missing mechanism, and "
+                   "the fit would predict wrong elsewhere (other sizes, other node counts); model the mechanism, or "
+                   "--accept-unphysical to write it anyway", a->out, hard, hard > 1 ? "ies" : "y", CAL_MIN_EFFICIENCY,
+                   hard > 1 ? "" : "s");
+}
+
 static int run(val_args_t *a, const char *cmd) {
     baton_err_t e = {0};
     topo_t *t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, &e);
@@ -946,6 +971,7 @@ static int run(val_args_t *a, const char *cmd) {
     if (q.progress) progress_end();                          /* the progress line, gone */
     if (rc == 0) rc = table(t, &q, s, n, file_of, a->json, &x, &in_sample, &e);
     if (rc == 0 && (a->calibrate || host) && !a->json) print_fit(a, &f, &x, s, n);
+    if (rc == 0 && a->calibrate) rc = judge_physical(a, &f, &e);
     if (rc == 0 && a->out) rc = write_calibrated(a, &q, t, &f, &x, s, n, in_sample, &e);   /* the table's */
     if (rc == 0 && a->out && !a->json) printf("-> %s\n", a->out);      /* written: only now */
     free(before);

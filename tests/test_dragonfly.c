@@ -1,0 +1,166 @@
+/* test_dragonfly.c - the dragonfly generator (topologies/dragonfly.c) and
+ * its routing. Oracles: routes and link loads worked out by hand on a
+ * small instance, and the simulator's full run against --symmetric.
+ *
+ * The instance: 12 hosts h0..h11, 2 a router (r0..r5), 2 routers a group
+ * (g0 = r0 r1, g1 = r2 r3, g2 = r4 r5), 1 global port a router. Group i's
+ * port o = (j - i - 1) mod 3 goes to group j (the consecutive arrangement,
+ * port q on router q of the group):
+ *     g0-g1: r0 (o 0) - r3 (o 1)     g1-g2: r2 - r5     g2-g0: r4 - r1
+ * Host and local links 100 GB/s, 1 us; global links 100 GB/s, 2 us. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../models/cost.h"
+#include "../topologies/dragonfly.h"
+#include "../topologies/linkload.h"
+#include "../topologies/topo_yaml.h"
+#include "helpers.h"
+
+static const char *const SMALL =
+    "name: df-small\n"
+    "params: {nodes: 12, routing: minimal, globals: 1}\n"
+    "nodes:\n  - {name: \"h[0-${nodes-1}]\"}\n"
+    "generate:\n"
+    "  - {dragonfly: \"h[0-${nodes-1}]\", hosts_per_router: 2, routers_per_group: 2, global_ports: \"${globals}\",\n"
+    "     bw: 100GB/s, latency: 1us, global_latency: 2us, routing: \"${routing}\"}\n";
+
+static char *write_small(void) {
+    static char path[] = "/tmp/baton_df_small.yaml";
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(SMALL, f);
+    fclose(f);
+    return path;
+}
+
+static topo_t *load(const char *sets) {
+    char buf[128];
+    const char *v[4];
+    snprintf(buf, sizeof buf, "%s", sets);
+    int n = th_sets(buf, v, 4);
+    baton_err_t e = {0};
+    topo_t *t = topo_yaml_load(write_small(), v, n, &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    return t;
+}
+
+/* The nodes a route passes, "h0 df.r0 df.r3 h7". */
+static void route_text(topo_t *t, int a, int b, char *out, size_t cap, double *lat) {
+    topo_route_t r;
+    baton_err_t e = {0};
+    cr_assert_eq(topo_route(t, a, b, &r, &e), 0, "%s", e.msg);
+    size_t w = (size_t)snprintf(out, cap, "%s", topo_node(t, topo_dlink(t, r.links[0])->src)->name);
+    for (int i = 0; i < r.nlinks && w < cap; i++)
+        w += (size_t)snprintf(out + w, cap - w, " %s", topo_node(t, topo_dlink(t, r.links[i])->dst)->name);
+    *lat = r.lat;
+}
+
+Test(dragonfly, minimal_routes_by_hand) {
+    topo_t *t = load("");
+    static const struct { int a, b; const char *nodes; double lat; } want[] = {
+        {0, 1, "h0 df.r0 h1", 2e-6},                               /* one router */
+        {0, 3, "h0 df.r0 df.r1 h3", 3e-6},                         /* one group: a local link */
+        {0, 7, "h0 df.r0 df.r3 h7", 4e-6},                         /* r0 holds g0's link to g1 */
+        {0, 11, "h0 df.r0 df.r1 df.r4 df.r5 h11", 6e-6},           /* local, global (r1-r4), local */
+        {11, 0, "h11 df.r5 df.r4 df.r1 df.r0 h0", 6e-6},
+        {4, 9, "h4 df.r2 df.r5 df.r4 h9", 5e-6},                   /* r2 holds g1's link to g2 */
+    };
+    cr_expect_eq(topo_nnodes(t), 18);
+    cr_expect_eq(topo_nlinks(t), 2 * (12 + 3 + 3), "12 host links, a local link a group, a global link a pair, both ways");
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char got[256];
+        double lat;
+        route_text(t, want[i].a, want[i].b, got, sizeof got, &lat);
+        cr_expect_str_eq(got, want[i].nodes, "h%d -> h%d", want[i].a, want[i].b);
+        cr_expect_float_eq(lat, want[i].lat, 1e-15, "h%d -> h%d: %g s", want[i].a, want[i].b, lat);
+    }
+    topo_free(t);
+}
+
+/* Adaptive: a pair across groups takes the minimal route or the Valiant one
+ * through the third group (h0 -> h11 via g1: r0-r3 global, r3-r2 local,
+ * r2-r5 global: 7 us), and over all pairs both occur. */
+Test(dragonfly, adaptive_spreads_over_valiant_paths) {
+    topo_t *t = load("routing=adaptive");
+    int minimal = 0, valiant = 0;
+    for (int a = 0; a < 12; a++)
+        for (int b = 0; b < 12; b++) {
+            if (a / 4 == b / 4) continue;
+            char got[256];
+            double lat;
+            route_text(t, a, b, got, sizeof got, &lat);
+            int n = 0;
+            for (const char *s = got; (s = strstr(s, "df.r")) != NULL; s++) n++;
+            if (a == 0 && b == 11)
+                cr_expect(!strcmp(got, "h0 df.r0 df.r1 df.r4 df.r5 h11") || !strcmp(got, "h0 df.r0 df.r3 df.r2 df.r5 h11"),
+                          "h0 -> h11: %s", got);
+            if (a == 0 && b == 11 && strstr(got, "df.r3")) cr_expect_float_eq(lat, 7e-6, 1e-15);
+            /* a minimal route crosses one global link (2 to 4 routers), a Valiant one two (3 to 6) */
+            int globals = 0;
+            topo_route_t r;
+            baton_err_t e = {0};
+            cr_assert_eq(topo_route(t, a, b, &r, &e), 0);
+            for (int i = 0; i < r.nlinks; i++) globals += topo_dlink(t, r.links[i])->lat > 1.5e-6;
+            cr_expect(globals == 1 || globals == 2, "h%d -> h%d: %s crosses %d global links", a, b, got, globals);
+            minimal += globals == 1, valiant += globals == 2;
+            (void)n;
+        }
+    cr_expect_gt(minimal, 0);
+    cr_expect_gt(valiant, 0, "adaptive routing never took a Valiant path");
+    topo_free(t);
+}
+
+/* Link loads: every host sends to the host 4 on (group g to group g + 1).
+ * All four messages of a group cross its one global link to the next group
+ * (r0->r3, r2->r5, r4->r1), so the busiest link carries 4 blocks: beta =
+ * 4 / 100 GB/s; every route is 5 us long (h0: r0-r3-r2, 1 + 2 + 1 + 1; h2:
+ * r1-r0-r3, the same). */
+static int shift4(const void *ctx, int c, int r) { (void)ctx, (void)c; return (r + 4) % 12; }
+
+Test(dragonfly, link_loads_by_hand) {
+    topo_t *t = load("");
+    cost_model_t m = {0};
+    baton_err_t e = {0};
+    cr_assert_eq(linkload_pattern_cost(t, shift4, NULL, 1, 1, &m, &e), 1, "%s", e.msg);
+    cr_expect_float_eq(m.beta, 4 / 100e9, 1e-22, "beta %g", m.beta);
+    cr_expect_float_eq(m.alpha, 5e-6, 1e-15, "alpha %g", m.alpha);
+    topo_free(t);
+}
+
+/* With 2 global ports a router (2 links between each pair of groups) a
+ * ring's routes repeat a group on: --symmetric simulates 4 ranks for 12 and
+ * answers what the full run does. With 1 port the wrap-around shares r1->r0
+ * with group 0's way out, and --symmetric says why it cannot stand in. */
+Test(dragonfly, symmetric_equals_full) {
+    const char *path = write_small();
+    char cmd[512], *a = NULL, *b = NULL;
+    snprintf(cmd, sizeof cmd, "sim -t %s --set globals=2 -c allreduce -a ring -s 1200000 --symmetric", path);
+    cr_assert_eq(th_cli(cmd, &a, 1), 0, "%s", a);
+    snprintf(cmd, sizeof cmd, "sim -t %s --set globals=2 -c allreduce -a ring -s 1200000 --no-symmetric", path);
+    cr_assert_eq(th_cli(cmd, &b, 1), 0, "%s", b);
+    cr_expect_not_null(strstr(a, "4 representatives simulated for 12 ranks"), "%s", a);
+    const char *ta = strstr(a, "time"), *tb = strstr(b, "time");
+    cr_assert(ta && tb);
+    cr_expect_eq(strtod(ta + 4, NULL), strtod(tb + 4, NULL), "symmetric %s vs full %s", ta, tb);
+    free(a), free(b);
+    th_says("sim -t /tmp/baton_df_small.yaml -c allreduce -a ring -s 1200000 --symmetric", 1, "--symmetric:", 1);
+}
+
+Test(dragonfly, impossible_counts_name_the_line) {
+    th_says("topo /tmp/baton_df_small.yaml --set nodes=40", 1,
+            "baton_df_small.yaml:6:5: dragonfly: 40 hosts make 10 groups, and each group needs a global link to each of the 9 others", 1);
+    write_small();
+    th_says("topo /tmp/baton_df_small.yaml --set routing=valiant", 1, "routing 'valiant': a dragonfly routes minimal or adaptive", 1);
+    gen_dragonfly_t f = {.per_router = 2, .per_group = 2, .globals = 1, .links = 3};
+    dfly_shape_t s;
+    baton_err_t e = {0};
+    cr_expect_lt(dfly_shape(&f, 12, &s, &e), 0);
+    cr_expect_not_null(strstr(e.msg, "3 global links between each pair of 3 groups need 6 ports"), "%s", e.msg);
+    f.links = 1;
+    cr_expect_eq(dfly_shape(&f, 12, &s, &e), 0);
+    cr_expect_eq(s.routers, 6);
+    cr_expect_eq(s.groups, 3);
+}

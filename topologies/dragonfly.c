@@ -1,0 +1,155 @@
+/* dragonfly.c - a dragonfly fabric: routers in groups, all-to-all inside a
+ * group, global links between groups (dragonfly.h). */
+#include "dragonfly.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int dfly_shape(const gen_dragonfly_t *f, int nh, dfly_shape_t *s, baton_err_t *e) {
+    if (f->per_router < 1 || f->per_group < 1 || f->globals < 0 || f->links < 0)
+        return err_set(e, BATON_EINVAL, "dragonfly needs hosts_per_router >= 1, routers_per_group >= 1, "
+                       "global_ports >= 0 and global_links >= 0");
+    if (nh < 1) return err_set(e, BATON_EINVAL, "dragonfly: no hosts");
+    s->routers = (nh + f->per_router - 1) / f->per_router;
+    s->groups = (s->routers + f->per_group - 1) / f->per_group;
+    s->links = 0;
+    if (s->groups == 1) return 0;
+    int last = s->routers - (s->groups - 1) * f->per_group, ports = last * f->globals;   /* the smallest group's */
+    if (ports < s->groups - 1)
+        return err_set(e, BATON_EINVAL, "dragonfly: %d hosts make %d groups, and each group needs a global link to "
+                       "each of the %d others, but %s %d router%s of %d global port%s have %d "
+                       "(more global_ports, routers_per_group or hosts_per_router)", nh, s->groups, s->groups - 1,
+                       last < f->per_group ? "the last group's" : "a group's", last, last == 1 ? "" : "s", f->globals,
+                       f->globals == 1 ? "" : "s", ports);
+    int most = ports / (s->groups - 1);
+    if (f->links > most)
+        return err_set(e, BATON_EINVAL, "dragonfly: %d global links between each pair of %d groups need %d ports a "
+                       "group; %s has %d", f->links, s->groups, f->links * (s->groups - 1),
+                       last < f->per_group ? "the last group" : "a group", ports);
+    s->links = f->links ? f->links : most;
+    return 0;
+}
+
+int dfly_group_size(const gen_dragonfly_t *f, const dfly_shape_t *s, int g) {
+    int n = s->routers - g * f->per_group;
+    return n < f->per_group ? n : f->per_group;
+}
+
+int dfly_global_router(const gen_dragonfly_t *f, int groups, int i, int j, int k) {
+    int o = ((j - i - 1) % groups + groups) % groups, q = o + k * (groups - 1);
+    return i * f->per_group + q / f->globals;
+}
+
+/* Every router, named prefix.rN, and its hosts. */
+static int add_routers(topo_t *t, const int *hosts, int nh, const gen_dragonfly_t *f, const dfly_shape_t *s,
+                       int *first, baton_err_t *e) {
+    char name[128];
+    for (int r = 0; r < s->routers; r++) {
+        snprintf(name, sizeof name, "%s.r%d", f->prefix, r);
+        int id = topo_add_node(t, name, NODE_SWITCH, 0, 0, e);
+        if (id < 0) return id;
+        if (r == 0) *first = id;
+        if (id != *first + r) return err_set(e, BATON_EINVAL, "dragonfly: router %s is not numbered in order", name);
+    }
+    for (int i = 0; i < nh; i++) {
+        int rc = topo_add_link(t, hosts[i], *first + i / f->per_router, f->bw, f->lat, e);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+/* Local links: every pair of a group's routers, once. */
+static int add_local(topo_t *t, int first, const gen_dragonfly_t *f, const dfly_shape_t *s, baton_err_t *e) {
+    for (int g = 0; g < s->groups; g++) {
+        int base = first + g * f->per_group, n = dfly_group_size(f, s, g);
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++) {
+                int rc = topo_add_link(t, base + a, base + b, f->bw, f->lat, e);
+                if (rc < 0) return rc;
+            }
+    }
+    return 0;
+}
+
+/* Global links: `links` between every pair of groups, at the ports the
+ * consecutive arrangement gives them; copies that join the same two routers
+ * are one link of their summed bandwidth (a route takes one link between
+ * two nodes: bonded cables). */
+static int add_global(topo_t *t, int first, const gen_dragonfly_t *f, const dfly_shape_t *s, baton_err_t *e) {
+    int a0 = f->per_group, *count = calloc((size_t)a0 * a0, sizeof *count), rc = 0;
+    if (count == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int i = 0; i < s->groups && rc >= 0; i++)
+        for (int j = i + 1; j < s->groups && rc >= 0; j++) {
+            memset(count, 0, (size_t)a0 * a0 * sizeof *count);
+            for (int k = 0; k < s->links; k++)
+                count[(dfly_global_router(f, s->groups, i, j, k) - i * a0) * a0 + dfly_global_router(f, s->groups, j, i, k) - j * a0]++;
+            for (int x = 0; x < a0 * a0 && rc >= 0; x++)
+                if (count[x]) rc = topo_add_link(t, first + i * a0 + x / a0, first + j * a0 + x % a0, count[x] * f->global_bw,
+                                                 f->global_lat, e);
+        }
+    free(count);
+    return rc < 0 ? rc : 0;
+}
+
+int gen_dragonfly(topo_t *t, const int *hosts, int nh, const gen_dragonfly_t *f, baton_err_t *e) {
+    dfly_shape_t s = {0};
+    topo_dragonfly_t *d = &topo_params(t)->dragonfly;
+    int first = 0, rc;
+    if (d->routers) return err_set(e, BATON_EINVAL, "dragonfly: a machine has one dragonfly fabric");
+    if ((rc = dfly_shape(f, nh, &s, e)) < 0) return rc;
+    if ((rc = add_routers(t, hosts, nh, f, &s, &first, e)) < 0 || (rc = add_local(t, first, f, &s, e)) < 0 ||
+        (rc = add_global(t, first, f, &s, e)) < 0)
+        return rc;
+    *d = (topo_dragonfly_t){.routers = s.routers, .first = first, .per_group = f->per_group, .groups = s.groups,
+                            .globals = f->globals, .links = s.links, .adaptive = f->adaptive};
+    return 0;
+}
+
+int dfly_is_router(const topo_t *t, int v) {
+    const topo_dragonfly_t *d = &topo_params((topo_t *)t)->dragonfly;
+    return d->routers && v >= d->first && v < d->first + d->routers;
+}
+
+static int group_of(const topo_dragonfly_t *d, int r) { return (r - d->first) / d->per_group; }
+
+/* The routers of copy k of the global link from group i to group j. */
+static void global_pair(const topo_dragonfly_t *d, int i, int j, int k, int *a, int *b) {
+    gen_dragonfly_t f = {.per_group = d->per_group, .globals = d->globals};
+    *a = d->first + dfly_global_router(&f, d->groups, i, j, k);
+    *b = d->first + dfly_global_router(&f, d->groups, j, i, k);
+}
+
+/* A hash of what a group rotation keeps (dfly_cross). */
+static uint32_t rotation_key(const topo_dragonfly_t *d, int ra, int rb, int sport, int dport) {
+    int ga = group_of(d, ra), gb = group_of(d, rb);
+    uint32_t k = (uint32_t)((gb - ga + d->groups) % d->groups);
+    k = k * 2654435761u ^ (uint32_t)(ra - d->first - ga * d->per_group);
+    k = k * 2654435761u ^ (uint32_t)(rb - d->first - gb * d->per_group);
+    k = k * 2654435761u ^ (uint32_t)sport;
+    k = k * 2654435761u ^ (uint32_t)dport;
+    return k ^ k >> 16;
+}
+
+int dfly_cross(const topo_t *t, int ra, int rb, int sport, int dport, int hop[4], int *pick_link) {
+    const topo_dragonfly_t *d = &topo_params((topo_t *)t)->dragonfly;
+    if (!dfly_is_router(t, ra) || !dfly_is_router(t, rb)) return 0;
+    int ga = group_of(d, ra), gb = group_of(d, rb);
+    if (ga == gb) return 0;
+    uint32_t key = rotation_key(d, ra, rb, sport, dport);
+    int k = (int)(key % (uint32_t)d->links);
+    *pick_link = (int)(key >> 20);
+    uint32_t ways = (uint32_t)d->groups - 1, pick = d->adaptive && d->groups > 2 ? key / (uint32_t)d->links % ways : 0;
+    if (pick == 0) {                              /* minimal: local, global, local */
+        global_pair(d, ga, gb, k, &hop[0], &hop[1]);
+        return 1;
+    }
+    int g = -1;                                   /* Valiant: the pick-th group other than ga and gb */
+    for (uint32_t n = 0; n < pick;) {
+        g++;
+        if (g != ga && g != gb) n++;
+    }
+    global_pair(d, ga, g, k, &hop[0], &hop[1]);
+    global_pair(d, g, gb, k, &hop[2], &hop[3]);
+    return 2;
+}
