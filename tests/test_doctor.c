@@ -175,7 +175,11 @@ Test(doctor, a_healthy_log_is_healthy) {
  * at least one ranked cause; the others are healthy, but for the three GKE
  * logs of one GPU and one NIC a node, whose notes say they reach 28-40 GB/s
  * of the NIC's 50: doctor calls them below, with the network first among
- * its causes or GPUDirect's half-rate path (docs/decisions/doctor.md). */
+ * its causes or GPUDirect's half-rate path (docs/decisions/doctor.md).
+ * Polaris's unmarked logs (libfabric, setups 4 and 5) get a verdict but no
+ * claim: its machine file is written from public descriptions and matches no
+ * log yet (uncalibrated -a nccl 27-90 % off, docs/decisions/scale.md), so a
+ * verdict there judges the file, not the cluster. */
 Test(doctor, shipped_logs_healthy_or_below_as_marked) {
     FILE *f = fopen("validate/logs/MANIFEST", "r");
     char line[2048];
@@ -191,7 +195,9 @@ Test(doctor, shipped_logs_healthy_or_below_as_marked) {
         for (char *s = strcmp(sets, "-") ? strtok(sets, ",") : NULL; s; s = strtok(NULL, ","))
             k += snprintf(args + k, sizeof args - (size_t)k, " --set %s", s);
         cJSON *j = th_cli_json(args);
-        if (marked || gke) {
+        if (!marked && !strcmp(machine, "polaris")) {
+            cr_expect(str(j, "verdict")[0] != '\0', "%s: a verdict", log);
+        } else if (marked || gke) {
             cr_expect_str_eq(str(j, "verdict"), "below", "%s", log);
             cr_expect(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "causes")) >= 1, "%s: a ranked cause", log);
             below++;
