@@ -36,8 +36,7 @@ static const char help[] =
 
 typedef struct {
     const char *topo, *coll, *sizes, *format;
-    const char *cause[1];
-    int ncause;
+    const char *cause;           /* --cause ID[=V], one at a time, or NULL */
     cmd_sets_t sets;
 } ex_args_t;
 
@@ -54,7 +53,7 @@ static int parse(int argc, char **argv, ex_args_t *a) {
         case 'c': a->coll = optarg; break;
         case 's': a->sizes = optarg; break;
         case 'f': a->format = optarg; break;
-        case 'C': if (a->ncause == 1) return cmd_usage("expect", "one --cause at a time"); a->cause[a->ncause++] = optarg; break;
+        case 'C': if (a->cause) return cmd_usage("expect", "one --cause at a time"); a->cause = optarg; break;
         case 'S': if (cmd_add_set("expect", &a->sets, optarg)) return EXIT_USAGE; break;
         case 'h': fputs(help, stdout); return 1;
         case ':': return cmd_usage("expect", "option %s needs a value", argv[optind - 1]);
@@ -70,8 +69,8 @@ static int parse(int argc, char **argv, ex_args_t *a) {
 
 static void print_table(const topo_t *t, coll_t coll, const ex_band_t *b, const ex_row_t *r, int n, const ex_args_t *a) {
     printf("%s: %s on %d ranks, as NCCL should run it (-a nccl, closed forms)%s", topo_name(t), coll_name(coll),
-           topo_whole_ranks(t), a->ncause ? "; with" : "");
-    for (int i = 0; i < a->ncause; i++) printf(" --cause %s", a->cause[i]);
+           topo_whole_ranks(t), a->cause ? "; with" : "");
+    if (a->cause) printf(" --cause %s", a->cause);
     printf("\nband: %s\n", b->source);
     printf("%10s %12s %10s %10s  %-21s %12s %12s  %s\n", "size", "time", "algbw", "busbw", "busbw band (GB/s)",
            "fastest", "slowest", "algorithm");
@@ -106,8 +105,8 @@ static void print_json(const topo_t *t, coll_t coll, const ex_band_t *b, const e
 static topo_t *sick_machine(const ex_args_t *a, cmd_doc_loader_t *ld, cal_req_t *q, cal_sample_t *s, int n, baton_err_t *e) {
     topo_t *t = cmd_doc_load(ld, NULL, 0, e), *m = NULL;
     doc_change_t c;
-    if (t == NULL || a->ncause == 0) return t;
-    int rc = doc_change_parse(t, a->cause[0], &c, e);
+    if (t == NULL || a->cause == NULL) return t;
+    int rc = doc_change_parse(t, a->cause, &c, e);
     if (rc == 0) rc = doc_change_apply(cmd_doc_load, ld, &c, &m, q, s, n, e);
     topo_free(t);
     return rc == 0 ? m : NULL;
@@ -135,7 +134,7 @@ int cmd_expect(int argc, char **argv) {
     if (rc == 0 && (t = sick_machine(&a, &ld, &q, s, n, &e)) == NULL) rc = e.code ? e.code : BATON_EINVAL;
     ex_band_t b;
     if (rc == 0) ex_band(t, 0, &b);
-    if (rc == 0 && a.ncause)            /* a sick machine's band is the healthy one's */
+    if (rc == 0 && a.cause)            /* a sick machine's band is the healthy one's */
         snprintf(b.source + strlen(b.source), sizeof b.source - strlen(b.source), "; the machine with --cause");
     for (int i = 0; rc == 0 && i < n; i++) rc = ex_row(t, &q, &s[i], &b, &r[i], &e);
     if (rc == 0 && !strcmp(a.format, "table")) print_table(t, (coll_t)c, &b, r, n, &a);
