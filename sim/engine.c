@@ -975,14 +975,14 @@ static int by_seq(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int win_add(engine_t *g, const evq_item_t *ev) {
-    if (g->nwin == g->capwin) {
-        uint32_t nc = g->capwin ? 2 * g->capwin : 256;
-        evq_item_t *a = realloc(g->win, (size_t)nc * sizeof *a);
-        if (a == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for an instant's events"));
-        g->win = a, g->capwin = nc;
-    }
-    g->win[g->nwin++] = *ev;
+/* Room in the window for at least `more` events. */
+static int win_room(engine_t *g, uint32_t more) {
+    if (g->capwin - g->nwin >= more) return 0;
+    uint32_t nc = g->capwin ? 2 * g->capwin : 256;
+    while (nc - g->nwin < more) nc *= 2;
+    evq_item_t *a = realloc(g->win, (size_t)nc * sizeof *a);
+    if (a == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for an instant's events"));
+    g->win = a, g->capwin = nc;
     return 0;
 }
 
@@ -1016,21 +1016,22 @@ static int alike_all(const engine_t *g) {
 }
 
 static int instant(engine_t *g, const evq_item_t *first) {
-    evq_item_t nx;
-    g->now = first->t;
-    int rc = evq_peek(&g->q, &nx);
-    if (rc == 0 || (rc == 1 && nx.t > first->t + g->tie)) { handle(g, first); return g->err; }   /* alone */
     g->nwin = 0;
-    int sorted = 1;
-    if (win_add(g, first) < 0) return g->err;
-    while (rc == 1 && nx.t <= first->t + g->tie) {
-        evq_pop(&g->q, &nx);
-        g->now = nx.t;                         /* the latest so far */
-        sorted &= nx.seq > g->win[g->nwin - 1].seq;
-        if (win_add(g, &nx) < 0) return g->err;
-        rc = evq_peek(&g->q, &nx);
+    if (win_room(g, 256) < 0) return g->err;
+    g->win[g->nwin++] = *first;
+    for (;;) {                                 /* the events due within the tie, in time order */
+        uint32_t room = g->capwin - g->nwin;
+        int n = evq_pop_until(&g->q, first->t + g->tie, g->win + g->nwin, room);
+        if (n < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+        g->nwin += (uint32_t)n;
+        if ((uint32_t)n < room) break;
+        if (win_room(g, g->capwin) < 0) return g->err;
     }
-    if (rc < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+    g->now = first->t;
+    if (g->nwin == 1) { handle(g, first); return g->err; }    /* alone */
+    int sorted = 1;
+    for (uint32_t i = 1; i < g->nwin; i++) sorted &= g->win[i].seq > g->win[i - 1].seq;
+    g->now = g->win[g->nwin - 1].t;            /* the latest */
     if (!alike_all(g)) {                       /* unlike arrivals: their times stand, each its own instant */
         g->unlike_to = first->t + g->tie;
         for (uint32_t i = 1; i < g->nwin; i++)

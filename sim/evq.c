@@ -226,6 +226,37 @@ int evq_pop(evq_t *q, evq_item_t *out) {
     return 1;
 }
 
+/* Move the events due at or before tmax into out, earliest first, up to
+ * max: a sorted bucket's run is copied in one pass, not peeked and popped
+ * one by one (the engine's FIFO instants take thousands of tied events at
+ * once). The count, or -1 when memory runs out. */
+int evq_pop_until(evq_t *q, double tmax, evq_item_t *out, uint32_t max) {
+    uint64_t lim = time_bits(tmax);
+    uint32_t n = 0;
+    while (n < max) {
+        int i = earliest(q);
+        if (i == -1 || i == -3) return i == -1 ? (int)n : -1;
+        if (i == -2) {
+            if (stored_bits(&q->late[q->nlate - 1]) > lim) break;
+            out[n++] = q->late[--q->nlate], q->n--;
+            continue;
+        }
+        evq_bucket_t *b = &q->b[i];
+        evq_block_t *k = b->front;
+        uint32_t j = k->head, end = k->n - k->head > max - n ? k->head + (max - n) : k->n;
+        while (j < end && stored_bits(&k->a[j]) <= lim) out[n++] = k->a[j++];
+        uint32_t took = j - k->head;
+        q->n -= took;
+        k->head = j;
+        if (k->head == k->n) {
+            b->front = k->next;
+            if (b->front == NULL) b->back = NULL, unmark(q, i);
+            block_free(q, k);
+        } else if (took == 0 || j < end) break;      /* the next is later than tmax */
+    }
+    return (int)n;
+}
+
 int evq_peek(evq_t *q, evq_item_t *out) {
     int i = earliest(q);
     if (i == -1 || i == -3) return i == -1 ? 0 : -1;

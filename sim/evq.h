@@ -57,6 +57,10 @@ int evq_pop(evq_t *q, evq_item_t *out);
  * more): as evq_pop. */
 int evq_peek(evq_t *q, evq_item_t *out);
 
+/* Remove the events due at or before tmax, earliest first, into out (at
+ * most max): how many, or -1 when memory runs out. */
+int evq_pop_until(evq_t *q, double tmax, evq_item_t *out, uint32_t max);
+
 static inline uint32_t evq_size(const evq_t *q) { return q->n; }
 
 /* Bytes the queue holds now (its arrays' capacity). */

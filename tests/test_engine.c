@@ -23,6 +23,40 @@ Test(evq, orders_by_time_then_insertion) {
     evq_free(&q);
 }
 
+/* evq_pop_until against pops one by one: two queues fed alike, one drained
+ * by windows (a bound, a room that is sometimes smaller than the run), the
+ * other by evq_pop; every window must be exactly the pops due by its bound,
+ * in order, with pushes (some before the base) in between. */
+Test(evq, pop_until_matches_single_pops) {
+    evq_t a, b;
+    evq_item_t w[300], it;
+    uint64_t x = 99;
+    double now = 0;
+    evq_init(&a), evq_init(&b);
+    for (int round = 0; round < 400; round++) {
+        for (int k = 0; k < 150; k++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            double t = x % 11 == 0 ? now * 0.9 : now + (double)(x % 8) * 1e-9 * (x % 3);
+            cr_assert_eq(evq_push(&a, t, 0, (uint32_t)k), 0);
+            cr_assert_eq(evq_push(&b, t, 0, (uint32_t)k), 0);
+        }
+        double bound = now + (double)(x % 5) * 1e-9;
+        uint32_t room = 1 + (uint32_t)(x % 300);
+        int n = evq_pop_until(&a, bound, w, room);
+        cr_assert_geq(n, 0);
+        for (int i = 0; i < n; i++) {
+            cr_assert_eq(evq_pop(&b, &it), 1);
+            cr_assert(it.t == w[i].t && it.seq == w[i].seq, "round %d, item %d differs", round, i);
+            cr_assert_leq(w[i].t, bound);
+        }
+        if ((uint32_t)n < room && evq_peek(&b, &it) == 1) cr_assert_gt(it.t, bound, "round %d stopped early", round);
+        cr_assert_eq(evq_size(&a), evq_size(&b));
+        if (n > 0) now = w[n - 1].t;
+        if (round % 50 == 49) now += 1e-6;
+    }
+    evq_free(&a), evq_free(&b);
+}
+
 Test(evq, random_times_pop_sorted) {
     evq_t q;
     evq_init(&q);
