@@ -158,7 +158,9 @@ int plan_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     topo_route_t r;
     int node_switches = node_reducers(t);
     m->collnet = tp->sharp.rails > 0 && m->nnodes > 1;                 /* a CollNet plugin: SHARP */
-    if (node_switches > 0 && (m->nnodes == 1 || node_switches == m->nnodes) &&
+    /* NVLS needs more than two GPUs on the switch (nvls.cc, ncclNvlsInit: gpuCount <= 2, or an MNNVL
+     * clique of two, returns with nvlsSupport 0; 2.19-2.30) */
+    if (node_switches > 0 && m->nranks / m->nnodes > 2 && (m->nnodes == 1 || node_switches == m->nnodes) &&
         topo_route(t, 0, topo_nranks(t), &r, NULL) == 0) {   /* rank 0 to the first reducing switch */
         plan_nvls_t x;
         plan_nvls(t, m, &x);
@@ -192,6 +194,36 @@ static double time_for(const tuning_machine_t *m, const run_req_t *q, tuning_alg
         if (x >= 0 && (best < 0 || x < best)) best = x, *pr = (proto_t)p;
     }
     return best;
+}
+
+/* tuning_pick's loop, within a log's NCCL_ALGO and NCCL_PROTO: NCCL's
+ * time for its choice, < 0 if it runs none. */
+static double pick(const tuning_machine_t *m, const run_req_t *q, tuning_algo_t *a, proto_t *pr) {
+    double time = -1;
+    for (int i = 0; i < TUNING_ALGO_COUNT; i++) {
+        int k = algo_nccl_index_of_name(tuning_algo_name((tuning_algo_t)i));
+        if (q->nccl_algos && k >= 0 && !(q->nccl_algos >> k & 1)) continue;
+        proto_t p2 = PROTO_SIMPLE;
+        double x = time_for(m, q, (tuning_algo_t)i, &p2);
+        if (x >= 0 && (time < 0 || x < time)) time = x, *a = (tuning_algo_t)i, *pr = p2;
+    }
+    return time;
+}
+
+int plan_pick(topo_t *t, const run_req_t *q, const char **row, unsigned *protos, baton_err_t *e) {
+    tuning_machine_t m;
+    tuning_algo_t a = TUNING_RING;
+    proto_t pr = PROTO_SIMPLE;
+    *row = NULL, *protos = 0;
+    if (q->proto == PROTO_NONE || q->coll == COLL_ALLTOALL || topo_params_c(t)->lib.name[0]) return 0;   /* not NCCL's */
+    if (run_nccl_forced(t, q->coll, topo_whole_ranks(t), q->bytes)) return 0;   /* a rule of its library decides */
+    int rc = plan_machine(t, &q->opts, &m, e);
+    if (rc < 0) return rc;
+    if (pick(&m, q, &a, &pr) < 0) return 0;
+    int rooted = q->coll == COLL_BROADCAST || q->coll == COLL_REDUCE;
+    *row = rooted ? "chain" : row_of(a, m.nnodes);          /* as plan_run names it */
+    *protos = 1u << pr;
+    return 1;
 }
 
 /* Registered buffers on one domain, NCCL 2.27+: its symmetric kernels, timed
@@ -229,14 +261,8 @@ int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     const char *forced = run_is_auto(q->algo) ? run_nccl_forced(t, q->coll, m.nranks, q->bytes) : NULL;
     if (forced && strcmp(forced, "symmetric") == 0 && (q->proto == RUN_PROTO_AUTO || q->proto == PROTO_SIMPLE))
         return sym_run(t, q, &m, o, e);
-    if (run_is_auto(q->algo)) {             /* tuning_pick's loop, within a log's NCCL_ALGO and NCCL_PROTO */
-        for (int i = 0; i < TUNING_ALGO_COUNT; i++) {
-            int k = algo_nccl_index_of_name(tuning_algo_name((tuning_algo_t)i));
-            if (q->nccl_algos && k >= 0 && !(q->nccl_algos >> k & 1)) continue;
-            proto_t p2;
-            double x = time_for(&m, q, (tuning_algo_t)i, &p2);
-            if (x >= 0 && (time < 0 || x < time)) time = x, a = (tuning_algo_t)i, pr = p2;
-        }
+    if (run_is_auto(q->algo)) {
+        time = pick(&m, q, &a, &pr);
     } else if (algo_of(q->algo, m.nnodes, &a) < 0) {
         return err_set(e, BATON_EINVAL, "--model nccl times NCCL's algorithms only (ring, nccltree, nvls; nvlstree, collnet, "
                        "collnet_ring across nodes; pat at one GPU per node), not '%s'", q->algo);

@@ -41,4 +41,11 @@ void plan_nvls(topo_t *t, const tuning_machine_t *m, plan_nvls_t *x);
  * o->simulated is 0; o->model is not filled. */
 int plan_run(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e);
 
+/* NCCL's own choice for the call q (tuning_pick within the call's NCCL_ALGO
+ * and NCCL_PROTO): our row for its algorithm (plan_run's name) into *row and
+ * its protocol as a mask for run_req_t.protos; 1 when set, 0 where NCCL's
+ * model does not decide (all-to-all, --proto none, not NCCL, a family NCCL
+ * runs without its tuner, nothing runs; *row NULL), < 0 on error. */
+int plan_pick(topo_t *t, const run_req_t *q, const char **row, unsigned *protos, baton_err_t *e);
+
 #endif

@@ -74,6 +74,7 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     cJSON_AddStringToObject(o, "algorithm", r->algo->name);
     if (r->auto_picked) cJSON_AddBoolToObject(o, "auto", 1);
     if (r->rule) cJSON_AddBoolToObject(o, "library_rule", 1);     /* -a nccl followed the machine's library */
+    if (r->tuner) cJSON_AddBoolToObject(o, "nccl_tuner", 1);      /* -a nccl ran NCCL's own model's pick */
     cJSON_AddStringToObject(o, "protocol", proto_name(r->proto));
     if (r->proto_auto) cJSON_AddBoolToObject(o, "protocol_auto", 1);
     cJSON_AddNumberToObject(o, "ranks", r->ranks);

@@ -536,6 +536,11 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
     double times[RUN_MAX_ROWS];
     int k = closed_forms(t, q->coll, &o->model, pc, pr, o->ranks, q->bytes, &q->opts, nccl, nccl ? q->nccl_algo : NULL,
                          q->nccl_algos, out, times, RUN_MAX_ROWS);
+    if (k > 0 && nccl && q->nccl_row) {             /* nccl_tuner: NCCL's model named the row */
+        int j = 0;
+        for (int i = 0; i < k; i++) if (strcmp(out[i]->name, q->nccl_row) == 0) out[j] = out[i], times[j++] = times[i];
+        k = j;
+    }
     int best = lowest(times, k), m = 0;
     if (k < 0 || best < 0) return k < 0 ? k : 0;    /* BATON_EWHOLE, or nothing */
     if (!nccl) return closed[0] = times[best], out[0] = out[best], 1;       /* auto: the lowest; nccl: every row near it */
@@ -742,6 +747,24 @@ static int simulate_lowest(topo_t *t, const run_req_t *q, const run_req_t *q_in,
     return try_candidate(t, q, q_in, o, pick, (proto_t)pick_pr, rule, 1, 1, first, e);
 }
 
+/* A machine whose NCCL is said to follow its own cost model (`nccl_tuner:
+ * true`): -a nccl then runs NCCL's pick (algorithm and protocol, within the
+ * call's NCCL_ALGO and NCCL_PROTO), not the fastest row by baton's closed
+ * forms; a rule of the machine's library still comes first. */
+static int tuner_pick(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule, baton_err_t *e) {
+    unsigned pm;
+    if (!topo_params_c(t)->nccl_tuner || rule || strcmp(q->algo, "nccl") != 0) return 0;
+    const char *row = NULL;
+    int rc = plan_pick(t, q, &row, &pm, e);
+    const algo_t *a = rc == 1 ? algo_find(q->coll, row) : NULL;
+    proto_t pr = (proto_t)__builtin_ctz(pm ? pm : 1);
+    if (a == NULL || !run_nccl_runs_at(t, a, q->proto == RUN_PROTO_AUTO ? pr : (proto_t)q->proto, topo_whole_ranks(t), q->bytes))
+        return rc < 0 ? rc : 0;                    /* a pick baton has no row for: its own choice, unmarked */
+    q->nccl_row = row;
+    if (q->proto == RUN_PROTO_AUTO) q->protos = pm;
+    return rc;
+}
+
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
     int rc0 = msccl_is(q->algo) ? msccl_request(q, e) : 0;
@@ -750,8 +773,11 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     if (topo_fold_ranks(t) && !q->predict)
         return err_set(e, BATON_EWHOLE, "%s is folded: the simulator needs every rank", topo_name(t));
     const topo_lib_rule_t *rule = library_rule(t, q);
+    int tuned = tuner_pick(t, q, rule, e);
+    if (tuned < 0) return tuned;
     run_opts_from_topo(t, &q->opts);
     memset(o, 0, sizeof *o);
+    o->tuner = tuned;
     o->ranks = topo_whole_ranks(t);
     o->bytes = q->bytes;
     int rc = topo_cost_model(t, &o->model, e);

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "../topologies/topo_yaml.h"
+#include "../sim/plan.h"
+#include "../sim/run.h"
 #include "../validate/calibrate.h"
 #include "helpers.h"
 
@@ -81,4 +83,65 @@ Test(scale, calibrate_refuses_an_unphysical_fit) {
     cr_expect_eq(access(out, F_OK), 0);
     free(text);
     remove(out);
+}
+
+/* `nccl_tuner: true` (polaris.yaml): -a nccl runs the algorithm and protocol
+ * NCCL's own cost model picks. The oracle is that model itself (plan_run,
+ * `--model nccl`), asked apart, at 2 and 8 nodes over 1 KiB .. 1 GiB; with
+ * the knob off, -a nccl is baton's fastest closed form again, which at 2
+ * nodes and 1 GiB is NCCL's tree where NCCL (and the log) run a ring. */
+static void pick_of(const char *sets, uint64_t n, int sim, const char **algo, proto_t *pr) {
+    topo_t *t = th_load("topologies/polaris.yaml", sets);
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO, .predict = !sim};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(sim ? run_collective(t, &q, &o, &e) : plan_run(t, &q, &o, &e), 0, "%s", e.msg);
+    *algo = o.algo->name, *pr = o.proto;
+    engine_result_free(&o.eng);
+    topo_free(t);
+}
+
+Test(scale, nccl_tuner_runs_what_nccls_model_picks) {
+    const char *const nodes[] = {"nodes=2", "nodes=8"};
+    for (int k = 0; k < 2; k++)
+        for (uint64_t n = 1024; n <= (1ull << 30); n *= 8) {
+            const char *a, *b;
+            proto_t pa, pb;
+            pick_of(nodes[k], n, 1, &a, &pa);
+            pick_of(nodes[k], n, 0, &b, &pb);
+            cr_expect_str_eq(a, b, "%s, %llu B: -a nccl ran %s, NCCL's model picks %s", nodes[k], (unsigned long long)n, a, b);
+            cr_expect_eq(pa, pb, "%s, %llu B: protocols differ", nodes[k], (unsigned long long)n);
+        }
+    const char *a;
+    proto_t pa;
+    pick_of("nodes=2,nccl_tuner=true", 1ull << 30, 1, &a, &pa);
+    cr_expect_str_eq(a, "ring");
+    pick_of("nodes=2,nccl_tuner=false", 1ull << 30, 1, &a, &pa);
+    cr_expect_str_eq(a, "nccltree", "the fastest closed form at 2 nodes, 1 GiB");
+    th_says("predict -t polaris -c allreduce -a nccl -s 1GiB", 0, "NCCL's own cost model's pick", 1);
+    th_says("predict -t polaris --set nccl_tuner=false -c allreduce -a nccl -s 1GiB", 0, "NCCL's own cost model's pick", 0);
+}
+
+/* The joint fit of Polaris's 2- and 8-node all-reduce logs (libfabric, setup
+ * 4) is physical once -a nccl follows NCCL's pick: no link below half its
+ * rate, so calibrate writes it (before: NVLink at 0.09, refused). */
+Test(scale, polaris_all_reduce_fit_is_physical_with_nccls_pick) {
+    char *out = NULL;
+    const char *L = "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n";
+    char cmd[1024], path[] = "/tmp/baton-polaris-fit-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd, "calibrate -t polaris --cv 0 --nccl-tests %s2_all_reduce_setup4.txt %s8_all_reduce_setup4.txt -o %s",
+             L, L, path);
+    int rc = th_cli(cmd, &out, 0);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect_null(strstr(out, "not physical"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "calibrate -t polaris --set nccl_tuner=false --cv 0 --nccl-tests %s2_all_reduce_setup4.txt "
+             "%s8_all_reduce_setup4.txt -o %s", L, L, path);
+    rc = th_cli(cmd, &out, 0);
+    cr_expect_neq(rc, 0, "baton's own pick needs NVLink far below its rate: %s", out);
+    free(out);
+    unlink(path);
 }

@@ -51,6 +51,7 @@ static const knob_t knobs[] = {
     {"ll_scan", KNOB_TIME, AT(ll_scan), 0, 0, 1},
     {"nccl_version", KNOB_VERSION, AT(lib.nccl_version), 0, 0, 0},
     {"registered", KNOB_BOOL, AT(registered), 0, 0, 0},
+    {"nccl_tuner", KNOB_BOOL, AT(nccl_tuner), 0, 0, 0},
 };
 
 #define NKNOBS ((int)(sizeof knobs / sizeof knobs[0]))

@@ -20,7 +20,7 @@ int knobs_is(const char *name);
 /* 1 if a calibrated overlay may set it: the knob changes a value the fit may
  * move, not what the machine is built from (group_size, p2p and pxn decide
  * groups, staging hops and routes, so they stay the base file's, and a user's
- * --set; nccl_version and registered say which NCCL and buffers a run has,
+ * --set; nccl_version, registered and nccl_tuner say which NCCL, buffers and choice a run has,
  * not what a fit moves). */
 int knobs_overlay(const char *name);
 

@@ -203,6 +203,10 @@ typedef struct topo_params {
                             (ncclCommWindowRegister, `registered: true` or --set
                             registered=true): NCCL 2.27+ runs its symmetric kernels, 2.29+
                             its copy-engine all-gather on Blackwell */
+    int nccl_tuner;      /* 1: -a nccl runs what NCCL's own cost model picks (--model nccl's
+                            algorithm and protocol; `nccl_tuner: true` or --set
+                            nccl_tuner=true), timed by baton; 0: the fastest of NCCL's rows
+                            by baton's closed forms (docs/decisions/nccl-choice.md) */
     topo_sharp_t sharp;  /* reducing fabric switches (`sharp: true` on a fat_tree) */
     topo_dragonfly_t dragonfly;   /* a dragonfly generator's routers (adaptive routing) */
     int neff;            /* link classes with an efficiency (`link_efficiency:`) */

@@ -154,6 +154,8 @@ static int write_flat(const topo_t *t, const char *comment, int declared, FILE *
     if (p->stage_lat > 0) fmt_s(a, sizeof a, p->stage_lat), fprintf(f, "stage_latency: %s\n", a);
     if (p->ll_scan > 0) fmt_s(a, sizeof a, p->ll_scan), fprintf(f, "ll_scan: %s\n", a);
     if (p->pxn) fprintf(f, "pxn: true\n");
+    if (p->registered) fprintf(f, "registered: true\n");
+    if (p->nccl_tuner) fprintf(f, "nccl_tuner: true\n");
     fmt_bw(a, sizeof a, p->reduce_bw);
     fprintf(f, "reduce_bw: %s\n", p->reduce_bw > 0 ? a : "0");
     if (p->group_size) fprintf(f, "group_size: %d\n", p->group_size);

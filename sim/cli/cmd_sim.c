@@ -260,7 +260,9 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
         units_fmt_size(r->rule->max, hi, sizeof hi);
         printf("  chosen   by -a nccl: the machine's library rule for %s-%s on %d ranks (`baton plan` lists them)\n",
                lo, hi, r->rule->ranks);
-    } else if (r->auto_picked == 2 && r->simulated)
+    } else if (r->auto_picked == 2 && r->tuner)
+        printf("  chosen   by -a nccl: NCCL's own cost model's pick (the machine's nccl_tuner: true), timed by baton\n");
+    else if (r->auto_picked == 2 && r->simulated)
         printf("  chosen   by -a nccl, what baton expects NCCL to run: the fastest simulated of the %s algorithms NCCL\n"
                "           has whose closed form is within %.3gx of the lowest\n", coll_name(coll), RUN_NCCL_SLACK);
     else if (r->auto_picked == 2)
@@ -273,7 +275,8 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
         printf("  protocol %s (NCCL's p2p rule: LL while a peer's message is at most %d KiB)\n", proto_name(r->proto),
                NCCL_P2P_LL_THRESHOLD / 1024);
     else if (r->proto != PROTO_NONE)
-        printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->proto_auto ? " (the fastest, by --proto auto)" : "");
+        printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->tuner && r->proto_auto ? " (NCCL's model's)"
+               : r->proto_auto ? " (the fastest, by --proto auto)" : "");
     char env[160];
     if (r->auto_picked == 2 && cmd_nccl_env_text(t, env, sizeof env))
         printf("  within   the machine's nccl_env:%s (what its NCCL is told)\n", env);
@@ -426,7 +429,8 @@ static void explain_advice(const run_out_t *r, const run_parts_t *x) {
     int latency = x->alpha + x->once >= x->beta + x->gamma;
     printf("           %s: half the per-message latency saves %s, twice the bandwidth %s, half the\n"
            "           per-call latency %s%s\n", latency ? "latency-bound" : "bandwidth-bound", a, b, c,
-           r->auto_picked ? " (the algorithm and protocol are already the fastest the formulas know)" : "");
+           r->tuner ? " (NCCL's model picked the algorithm and protocol; they need not be the fastest)"
+           : r->auto_picked ? " (the algorithm and protocol are already the fastest the formulas know)" : "");
     if (!r->auto_picked && latency)
         printf("           with -a auto the formulas pick the lowest-latency algorithm and protocol for this size\n");
     else if (!r->auto_picked)
