@@ -223,6 +223,7 @@ clean:
 fidelity: $(B)/baton
 	sh scripts/fidelity.sh $(B)/baton
 	sh scripts/fidelity-step.sh $(B)/baton
+	sh scripts/fidelity-scale.sh $(B)/baton
 
 # Install: the binary, the shipped machines, the man page, libbaton (shared,
 # libbaton.so.0, and static) with its one public header (PREFIX/include/baton.h)
