@@ -12,8 +12,8 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
     [ "$machine" = "-" ] && continue
     sa=""
     if [ "$sets" != "-" ]; then for s in $(printf '%s' "$sets" | tr ',' ' '); do sa="$sa --set $s"; done; fi
-    a=$("$BATON" validate -t "$machine" $sa --set nccl_tuner=false -a nccl "validate/logs/$log" 2>&1 | mape)
-    b=$("$BATON" validate -t "$machine" $sa --set nccl_tuner=true -a nccl "validate/logs/$log" 2>&1 | mape)
+    a=$("$BATON" validate -t "$machine" $sa --set nccl_tuner=false -a nccl --ranks "$ranks" "validate/logs/$log" 2>&1 | mape)
+    b=$("$BATON" validate -t "$machine" $sa --set nccl_tuner=true -a nccl --ranks "$ranks" "validate/logs/$log" 2>&1 | mape)
     m=0
     case "$note" in below:*) m=1 ;; esac
     printf '%s | %s | %s | %s | %s\n' "$(basename "$log" .txt)" "$machine" "${a:--}" "${b:--}" "$m"
