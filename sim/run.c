@@ -564,16 +564,22 @@ static int nccl_size_channels(const algo_t *a, proto_t pr, int p, uint64_t n, in
 
 /* The steps NCCL cuts an NVLSTree all-reduce into (enqueue.cc's chunk size
  * for NVLS_TREE, nvls.cc): a loop moves a chunk per channel per head, on
- * NVLS's 16 channels (Hopper's default) and the node's heads (a GPU with
- * its NIC); the chunk is 128 KiB (64 KiB from 4 nodes), 64 KiB below four
+ * NVLS's channels (plan_nvls: 16 on Hopper, 24 or 32 on Blackwell by version,
+ * domains and NICs; `plan` prints the same) and the node's heads (a GPU with
+ * its NIC); the chunk is NVLSTree's largest (plan_nvls: 128 KiB, 64 KiB from 4
+ * nodes on Hopper; Blackwell's by its NICs from 2.30.3), 64 KiB below four
  * loops of 128 KiB, 32 KiB below one loop of 64 KiB. A step of nvlstree is
  * a loop, 16 chunks a GPU: the fill of 16 channels' chunks each at a
  * sixteenth of the link. The 2 x 8 H200 log follows it (8 MiB-512 MiB
  * within 12 %, 16 MiB 21 %; nvlstree's own steps of 1 MiB / g left 4-128
  * MiB 17-47 % fast). */
-#define NCCL_NVLS_CHANNELS 16
-static int nccl_nvlstree_loops(int p, int g, int heads, uint64_t n) {
-    uint64_t ops = NCCL_NVLS_CHANNELS * (uint64_t)(heads > 0 ? heads : g), chunk = p / g >= 4 ? 65536 : 131072;
+static int nccl_nvlstree_loops(topo_t *t, int p, int g, int heads, uint64_t n) {
+    const topo_params_t *tp = topo_params_c(t);
+    tuning_machine_t m = {.nranks = p, .nnodes = p / g, .arch = tp->arch >= 0 ? (tuning_arch_t)tp->arch : TUNING_AMPERE};
+    plan_nvls_t x;
+    plan_nvls(t, &m, &x);
+    uint64_t ops = (uint64_t)(x.channels > 0 ? x.channels : 16) * (uint64_t)(heads > 0 ? heads : g);
+    uint64_t chunk = x.tree_chunk > 0 ? (uint64_t)x.tree_chunk : p / g >= 4 ? 65536 : 131072;
     if (n < 4 * ops * chunk && chunk > 65536) chunk = 65536;
     if (n < ops * chunk && chunk > 32768) chunk = 32768;
     uint64_t k = (n + ops * chunk - 1) / (ops * chunk), most = (1u << 20) / (uint64_t)g;
@@ -607,9 +613,9 @@ static uint64_t nccl_size_fill(const algo_t *a, proto_t pr) {
 
 /* The steps -a nccl cuts row a into as NCCL does, under protocol pr on C
  * channels; 0: the row's own pipeline. */
-static int nccl_size_pipeline(const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n) {
+static int nccl_size_pipeline(topo_t *t, const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n) {
     if (a == &algo_allreduce_nccltree && pr == PROTO_LL) return nccl_tree_ll_steps(C, n);
-    if (a == &algo_allreduce_nvlstree && g >= 2 && p % g == 0) return nccl_nvlstree_loops(p, g, heads, n);
+    if (a == &algo_allreduce_nvlstree && g >= 2 && p % g == 0) return nccl_nvlstree_loops(t, p, g, heads, n);
     return 0;
 }
 
@@ -714,7 +720,7 @@ static int try_candidate(topo_t *t, const run_req_t *q, const run_req_t *q_in, c
     if (q_in->opts.channels == 0 && sized)
         qc.opts.channels = nccl_size_channels(a, pr, o->ranks, q->bytes, q->opts.channels, rule ? rule->channels : 0);
     int steps = q_in->opts.pipeline == 0 && sized
-              ? nccl_size_pipeline(a, pr, o->ranks, q->opts.group, graph_node_nics(t), qc.opts.channels, q->bytes) : 0;
+              ? nccl_size_pipeline(t, a, pr, o->ranks, q->opts.group, graph_node_nics(t), qc.opts.channels, q->bytes) : 0;
     if (steps) qc.opts.pipeline = steps;
     if (sized) qc.opts.fill = nccl_size_fill(a, pr);
     if (!q->predict) running(a, pr, kth, of);

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "../models/tuning.h"
+#include "../sim/plan.h"
+#include "../sim/run.h"
+#include "../topologies/graph.h"
 #include "helpers.h"
 
 static const algo_t *const newer[] = {&algo_allgather_pat,       &algo_reducescatter_pat, &algo_allreduce_symmetric,
@@ -247,4 +250,37 @@ Test(nccl_newer, symmetric_kernels_own_model) {
     cr_expect_str_eq(k, "AllReduce_AGxLL_R");
     cr_expect_lt(tuning_sym_time(TUNING_AMPERE, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks), 0);
     th_says("plan -t hgx-b200 --set registered=true --sizes 1KiB,1GiB", 0, "symmetric/Simple 1.14368 ms", 1);
+}
+
+/* NVLSTree's loops under -a nccl are cut on the channels `plan` prints
+ * (plan_nvls: nvls.cc's NVLS_NCHANNELS_SM90 16 on Hopper, SM100's 32 across
+ * Blackwell domains in 2.25-2.30.2, 24 from 2.30.3 with 400 Gb/s NICs) and NVLSTree's largest chunk: a loop moves
+ * channels x heads chunks, so the steps are the size over that, at most
+ * 1 MiB / g. Before, Blackwell was cut on Hopper's 16. */
+Test(nccl_newer, nvlstree_loops_follow_plans_channels) {
+    static const char *const machines[][2] = {{"topologies/cluster-h100.yaml", "nodes=4"},
+                                              {"topologies/cluster-b200.yaml", "nodes=4"},
+                                              {"topologies/cluster-b200.yaml", "nodes=4,nccl_version=2.26.6"}};
+    static const int want_channels[] = {16, 24, 32};   /* 2.30.3+: 24 with 400 Gb/s NICs (ncclNvlsTreeSm100Tuning) */
+    for (int k = 0; k < 3; k++) {
+        topo_t *t = th_load(machines[k][0], machines[k][1]);
+        int p = topo_whole_ranks(t), g = topo_params_c(t)->group_size;
+        tuning_machine_t m = {.nranks = p, .nnodes = p / g, .arch = (tuning_arch_t)topo_params_c(t)->arch};
+        plan_nvls_t x;
+        plan_nvls(t, &m, &x);
+        cr_expect_eq(x.channels, want_channels[k], "%s %s: %d channels", machines[k][0], machines[k][1], x.channels);
+        uint64_t n = 1ull << 30;
+        run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nvlstree", .bytes = n, .proto = PROTO_SIMPLE, .predict = 1,
+                       .nccl_sizing = 1};
+        run_out_t o;
+        baton_err_t e = {0};
+        cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+        uint64_t ops = (uint64_t)x.channels * (uint64_t)graph_node_nics(t), loops = (n + ops * x.tree_chunk - 1) / (ops * x.tree_chunk);
+        uint64_t most = (1u << 20) / (uint64_t)g;
+        cr_expect_eq((uint64_t)o.nccl_steps, loops < most ? loops : most, "%s %s: %d steps, %llu loops of %d x %d x %d B",
+                     machines[k][0], machines[k][1], o.nccl_steps, (unsigned long long)loops, x.channels,
+                     graph_node_nics(t), x.tree_chunk);
+        engine_result_free(&o.eng);
+        topo_free(t);
+    }
 }
