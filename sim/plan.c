@@ -6,6 +6,7 @@
 
 #include "../topologies/graph.h"
 #include "../topologies/topo.h"
+#include "ncclrule.h"
 
 #define NVLS_CHANNELS 16        /* NCCL_NVLS_NCHANNELS' default on Hopper */
 
@@ -216,7 +217,7 @@ int plan_pick(topo_t *t, const run_req_t *q, const char **row, unsigned *protos,
     proto_t pr = PROTO_SIMPLE;
     *row = NULL, *protos = 0;
     if (q->proto == PROTO_NONE || q->coll == COLL_ALLTOALL || topo_params_c(t)->lib.name[0]) return 0;   /* not NCCL's */
-    if (run_nccl_forced(t, q->coll, topo_whole_ranks(t), q->bytes)) return 0;   /* a rule of its library decides */
+    if (ncclrule_forced(t, q->coll, topo_whole_ranks(t), q->bytes)) return 0;   /* a rule of its library decides */
     int rc = plan_machine(t, &q->opts, &m, e);
     if (rc < 0) return rc;
     if (pick(&m, q, &a, &pr) < 0) return 0;
@@ -249,7 +250,7 @@ static int sym_run(topo_t *t, const run_req_t *q, const tuning_machine_t *m, run
 
 int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
-    run_nccl_env(t, q);
+    ncclrule_env(t, q);
     tuning_machine_t m;
     tuning_algo_t a = TUNING_RING;
     proto_t pr = PROTO_SIMPLE;
@@ -258,7 +259,7 @@ int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     int rc = plan_machine(t, &q->opts, &m, e);
     if (rc < 0) return rc;
     if (q->proto == PROTO_NONE) return err_set(e, BATON_EINVAL, "--model nccl: NCCL has no --proto none (LL, LL128, Simple or auto)");
-    const char *forced = run_is_auto(q->algo) ? run_nccl_forced(t, q->coll, m.nranks, q->bytes) : NULL;
+    const char *forced = run_is_auto(q->algo) ? ncclrule_forced(t, q->coll, m.nranks, q->bytes) : NULL;
     if (forced && strcmp(forced, "symmetric") == 0 && (q->proto == RUN_PROTO_AUTO || q->proto == PROTO_SIMPLE))
         return sym_run(t, q, &m, o, e);
     if (run_is_auto(q->algo)) {

@@ -8,6 +8,7 @@
 #include "../topologies/topo.h"
 #include "../util/progress.h"
 #include "peers.h"
+#include "ncclrule.h"
 #include "plan.h"
 #include "symmetry.h"
 
@@ -197,13 +198,6 @@ static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_m
  * forms answer for from its witness nodes' routes. */
 static int reducers_of(const topo_t *t) { return topo_fold_ranks(t) ? topo_fold_reducers(t) : topo_nreducers(t); }
 
-int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr) {
-    if (a->nccl == NULL || (a->nccl_protos && !(a->nccl_protos & (1u << pr)))) return 0;
-    if (t && pr == PROTO_LL128 && topo_params_c(t)->lib.ll128 == 0) return 0;     /* the library has it off */
-    const graph_t *g = t && pr == PROTO_LL128 ? graph_get(t, NULL) : NULL;
-    return !(g && !graph_nvlink(g));
-}
-
 /* Can schedule s's helpers (reducing switches) be had on t? As many as it
  * asks for, and a single switch for every rank (nvls) only if the last rank
  * reaches it: a cluster's per-node switches serve their own node (nvlstree).
@@ -268,66 +262,6 @@ void run_error_bars(const topo_t *t, const run_req_t *q, int other_rule, run_out
 
 #define RUN_MAX_ROWS 128       /* rows of one collective in the registry, with room */
 
-int run_nccl_version(const topo_t *t) {
-    int v = t ? topo_params_c(t)->lib.nccl_version : 0;
-    return v ? v : TOPO_NCCL_TABLES;
-}
-
-/* NCCL's nodes for p ranks on t: its NVLink domains (group_size), one if
- * none is set or it does not divide p (plan_machine's reading). */
-static int nccl_nodes(const topo_t *t, int p) {
-    int g = topo_params_c(t)->group_size;
-    return g > 0 && p % g == 0 ? p / g : 1;
-}
-
-/* PAT where NCCL has it: one GPU per node, 2.23+, NCCL itself. */
-static int pat_here(const topo_t *t, int p) {
-    return t && !topo_params_c(t)->lib.name[0] && run_nccl_version(t) >= TUNING_PAT_SINCE && nccl_nodes(t, p) == p && p > 1;
-}
-
-/* The family NCCL runs a call of coll (n bytes, p ranks) with (see run.h):
- * PAT where its tuner picks it; with registered buffers whatever its tuner
- * says, the copy-engine all-gather first (taskAppend tries it before the
- * kernels), then the symmetric kernels; NULL: baton's closed forms choose
- * among NCCL's rows. */
-const char *run_nccl_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
-    const topo_params_t *tp = t ? topo_params_c(t) : NULL;
-    tuning_machine_t m;
-    tuning_algo_t a = TUNING_RING;
-    proto_t pr = PROTO_SIMPLE;
-    double x = 0;
-    if ((coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && pat_here(t, p) &&
-        plan_machine(t, &(algo_opts_t){0}, &m, NULL) == 0 && tuning_pick(&m, coll, n, &a, &pr, &x) == 0 && a == TUNING_PAT)
-        return "pat";                                      /* NCCL's tuner picks it (its 0.75 and 2.8 us a rank) */
-    if (tp == NULL || !tp->registered || tp->lib.name[0] || p < 2 || nccl_nodes(t, p) != 1) return NULL;
-    int v = run_nccl_version(t);
-    if (coll == COLL_ALLGATHER && v >= RUN_NCCL_CE_AG_SINCE && tp->arch >= TUNING_BLACKWELL &&
-        n / (uint64_t)p / 4 > RUN_NCCL_CE_AG_COUNT)
-        return "ce";
-    if ((coll == COLL_ALLREDUCE || coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && v >= RUN_NCCL_SYM_SINCE &&
-        tp->arch >= TUNING_HOPPER)
-        return "symmetric";
-    return NULL;
-}
-
-/* Whether NCCL of t's version has row a's family for p ranks at all: PAT at
- * one GPU per node from 2.23; the symmetric kernels and the copy engines only
- * where run_nccl_forced says (never by the tuner). */
-static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n) {
-    if (strcmp(a->nccl, "pat") == 0) return pat_here(t, p);
-    if (strcmp(a->nccl, "symmetric") == 0 || strcmp(a->nccl, "ce") == 0) {
-        const char *f = run_nccl_forced(t, a->coll, p, n);
-        return f && strcmp(f, a->nccl) == 0;
-    }
-    return 1;
-}
-
-int run_nccl_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n) {
-    if (!run_nccl_runs(t, a, pr) || !nccl_has(t, a, p, n)) return 0;
-    if (strcmp(a->nccl, "p2p") != 0 || p < 1) return 1;
-    return (pr == PROTO_LL) == (n / (uint64_t)p <= NCCL_P2P_LL_THRESHOLD);
-}
-
 int run_is_auto(const char *algo) { return strcmp(algo, "auto") == 0 || strcmp(algo, "nccl") == 0; }
 
 /* The first of the k lowest times, -1 if none (k <= 0). */
@@ -344,13 +278,13 @@ static int closed_forms(topo_t *t, coll_t coll, const cost_model_t *m, const pro
                         uint64_t n, const algo_opts_t *o, int nccl_only, const char *family, unsigned allowed,
                         const algo_t **out, double *times, int max) {
     const algo_t *const *rows = algo_all();
-    const char *forced = nccl_only ? run_nccl_forced(t, coll, p, n) : NULL;
+    const char *forced = nccl_only ? ncclrule_forced(t, coll, p, n) : NULL;
     int k = 0;
     for (int i = 0; rows[i] && k < max; i++) {
         sched_t s;
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
-        if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], pr, p, n)))) continue;
+        if (nccl_only && (rows[i]->nccl == NULL || (pr != PROTO_NONE && !ncclrule_runs_at(t, rows[i], pr, p, n)))) continue;
         if (nccl_only && forced && strcmp(rows[i]->nccl, forced)) continue;   /* NCCL runs that family, no tuner */
         if (family && (rows[i]->nccl == NULL || strcmp(rows[i]->nccl, family))) continue;
         int ni = nccl_only && allowed ? algo_nccl_index(rows[i]->nccl) : -1;
@@ -395,44 +329,6 @@ static int symmetric_failed(baton_err_t *e, int rc) {
     return rc;
 }
 
-/* Whether some GPU of the run both writes staged data to host memory and
- * reads staged data from it: p2p off, two ranks share a host, and a rank
- * both receives and sends (every collective but a two-rank broadcast or
- * reduce, whose one flow goes one way). */
-static int staged_duplex(const topo_t *t, coll_t c, int p) {
-    const topo_params_t *tp = topo_params_c(t);
-    if (tp->p2p || tp->stage_bw <= 0 || p < 2 || tp->group_size == 1) return 0;
-    return p > 2 || (c != COLL_BROADCAST && c != COLL_REDUCE);
-}
-
-/* The launches of the further GPUs one host thread drives in turn
- * (nccl-tests -g N: N launches, one after the other). */
-static double launches(const topo_t *t, const run_req_t *q) {
-    return q->gpus_per_thread > 1 ? (q->gpus_per_thread - 1) * topo_params_c(t)->launch : 0;
-}
-
-/* What the GPU and the host add to the links' time, as ceilings on bus
- * bandwidth the links do not see: the protocol's (NCCL's llMaxBws: the GPU's
- * flag polling), the library kernel's where a rule runs the call (MSCCL's
- * thread blocks) and, with P2P off, the staging's (NCCL's SHM transport: SMs
- * copying through host memory both ways at stage_bw, of which the protocol
- * carries its efficiency); then the launches of the further GPUs one thread
- * drives. */
-static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, int p, double time) {
-    double busbytes = (double)q->bytes * run_busbw_factor(q->coll, p);   /* the bytes each GPU's kernel moves */
-    const double caps[2] = {pc->max_busbw, q->lib_busbw};   /* the protocol's ceiling, the library kernel's */
-    for (int i = 0; i < 2 && p > 1; i++)
-        if (caps[i] > 0 && pc->base_latency + busbytes / caps[i] > time) time = pc->base_latency + busbytes / caps[i];
-    if (staged_duplex(t, q->coll, p)) {
-        const topo_params_t *tp = topo_params_c(t);
-        int steps = (q->coll == COLL_ALLREDUCE ? 2 : 1) * (p - 1);
-        double floor = pc->base_latency + busbytes / (tp->stage_bw * pc->efficiency);
-        if (pc->efficiency == 1 && pc->base_latency > 0) floor += steps * tp->stage_lat;   /* Simple's flag */
-        if (floor > time) time = floor;
-    }
-    return time + launches(t, q);
-}
-
 /* Representatives for the engine, in y (period 0: every rank): asked for
  * (an error where not exact), or unasked where proven on a run large enough
  * to gain and whose observers do not need every rank. */
@@ -452,40 +348,6 @@ static int find_symmetry(const run_req_t *q, const engine_opts_t *eo, const sche
     return 0;
 }
 
-/* NCCL's network proxy reads both flags of every LL line of a step before it
- * posts the step (src/transport/net.cc). A channel's first 512 lines (4 KiB
- * of data) land at once and the scan follows the last; beyond, the proxy's
- * passes keep up with the rounds. So each send across nodes on the critical
- * path waits ll_scan x min(a channel's share, 4 KiB) / 8: a tree's up and
- * down each level of the node tree, every step of a ring. */
-static double proxy_scan(const topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr) {
-    const topo_params_t *tp = topo_params_c(t);
-    int p = o->ranks, g = tp->group_size > 0 ? tp->group_size : p, G = p / g;
-    if (tp->ll_scan <= 0 || pr != PROTO_LL || G < 2 || o->algo->nccl == NULL) return 0;
-    int ring = strcmp(o->algo->nccl, "ring") == 0, tree = strcmp(o->algo->nccl, "tree") == 0, both = q->coll == COLL_ALLREDUCE;
-    if (!ring && !tree) return 0;
-    double sends = ring ? (both ? 2.0 : 1.0) * (p - 1) : (both ? 2.0 : 1.0) * ceil(log2((double)G));
-    double share = (double)q->bytes / (o->channels > 0 ? o->channels : 1) / (ring ? p : 1);
-    return sends * (share < 4096 ? share : 4096) / 8 * tp->ll_scan;
-}
-
-/* The ranks whose collective each GPU's kernel runs, for its ceilings: all
- * of them, but where the fabric reduces across nodes (SHARP: algo_t.fabric)
- * its node's only, whatever the node count. */
-static int kernel_ranks(const topo_t *t, const algo_t *a, int p) {
-    int g = topo_params_c(t)->group_size;
-    return a && a->fabric && g > 0 && g < p ? g : p;
-}
-
-/* o's time: the links' (closed form or engine) and what the GPU and host
- * add, the same for both; the launches apart too. */
-static void host_side(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, proto_t pr, double links, run_out_t *o) {
-    o->links_s = links;
-    o->proxy_s = proxy_scan(t, q, o, pr);
-    o->time_s = gpu_and_host(t, q, pc, kernel_ranks(t, o->algo, o->ranks), links) + o->proxy_s;
-    o->launch_s = launches(t, q);
-}
-
 /* One run (closed form or engine) of an already chosen algorithm under protocol pr. */
 static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, run_out_t *o, baton_err_t *e) {
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
@@ -494,7 +356,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
         cost_model_t m = proto_apply(&o->model, pc);   /* o->model: the row's own view (run_algo_model) */
         o->once_s = o->ranks > 1 ? pc->base_latency : 0;
         o->sync_s = switch_latency(t, s);
-        host_side(t, q, pc, pr, o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + o->once_s + o->sync_s, o);
+        ncclrule_host_side(t, q, pc, pr, o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + o->once_s + o->sync_s, o);
         bandwidths(o, q->coll);
         return 0;
     }
@@ -517,7 +379,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     o->contention = q->contention;
     o->once_s = pr != PROTO_NONE && o->eng.messages ? pc->base_latency : 0;      /* as engine_run adds them */
     o->sync_s = s->helpers && o->eng.messages ? topo_params_c(t)->nvls_lat : 0;
-    host_side(t, q, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, pr, o->eng.time_s, o);
+    ncclrule_host_side(t, q, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, pr, o->eng.time_s, o);
     bandwidths(o, q->coll);
     return 0;
 }
@@ -548,77 +410,6 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
     return m;
 }
 
-/* The channels NCCL runs a small call on (its enqueue; docs/reference/nccl.md,
- * runtime): a ring or tree drops channels while n < nc x threads x threshold,
- * the threshold per thread 8 B for LL (x p for a ring's) and LL128, 64 B for
- * Simple; threads 512 (LL128 640). Only when no --channels was given; where
- * NCCL said what it ran on (a rule from a log's TUNING lines: said > 0), that. */
-static int nccl_size_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc, int said) {
-    if (a->nccl == NULL || pr == PROTO_NONE || (strcmp(a->nccl, "ring") && strcmp(a->nccl, "tree"))) return nc;
-    if (said > 0) return said;
-    uint64_t nt = pr == PROTO_LL128 ? 640 : 512, thr = pr == PROTO_SIMPLE ? 64 : 8;
-    if (pr == PROTO_LL && strcmp(a->nccl, "ring") == 0) thr *= (uint64_t)p;
-    while (nc > 1 && n < (uint64_t)nc * nt * thr) nc--;
-    return nc;
-}
-
-/* The steps NCCL cuts an NVLSTree all-reduce into (enqueue.cc's chunk size
- * for NVLS_TREE, nvls.cc): a loop moves a chunk per channel per head, on
- * NVLS's channels (plan_nvls: 16 on Hopper, 24 or 32 on Blackwell by version,
- * domains and NICs; `plan` prints the same) and the node's heads (a GPU with
- * its NIC); the chunk is NVLSTree's largest (plan_nvls: 128 KiB, 64 KiB from 4
- * nodes on Hopper; Blackwell's by its NICs from 2.30.3), 64 KiB below four
- * loops of 128 KiB, 32 KiB below one loop of 64 KiB. A step of nvlstree is
- * a loop, 16 chunks a GPU: the fill of 16 channels' chunks each at a
- * sixteenth of the link. The 2 x 8 H200 log follows it (8 MiB-512 MiB
- * within 12 %, 16 MiB 21 %; nvlstree's own steps of 1 MiB / g left 4-128
- * MiB 17-47 % fast). */
-static int nccl_nvlstree_loops(topo_t *t, int p, int g, int heads, uint64_t n) {
-    const topo_params_t *tp = topo_params_c(t);
-    tuning_machine_t m = {.nranks = p, .nnodes = p / g, .arch = tp->arch >= 0 ? (tuning_arch_t)tp->arch : TUNING_AMPERE};
-    plan_nvls_t x;
-    plan_nvls(t, &m, &x);
-    uint64_t ops = (uint64_t)(x.channels > 0 ? x.channels : 16) * (uint64_t)(heads > 0 ? heads : g);
-    uint64_t chunk = x.tree_chunk > 0 ? (uint64_t)x.tree_chunk : p / g >= 4 ? 65536 : 131072;
-    if (n < 4 * ops * chunk && chunk > 65536) chunk = 65536;
-    if (n < ops * chunk && chunk > 32768) chunk = 32768;
-    uint64_t k = (n + ops * chunk - 1) / (ops * chunk), most = (1u << 20) / (uint64_t)g;
-    return (int)(k < 1 ? 1 : k > most ? most : k);
-}
-
-/* NCCL's tree on LL moves a step's buffer, 32 KiB of data, per channel
- * (enqueue.cc: LL's chunk is half its 64 KiB step); nccltree's C channels
- * of two trees are NCCL's 2C: k = n / (2C x 32 KiB), where its own steps
- * of 1 MiB left a 1 MiB call unpipelined (MI355X 512 KiB-4 MiB 12-37 %
- * slow, now -a nccl 12.8 -> 10.0 %; LL128's and Simple's tree chunks did
- * not help: docs/decisions/nccl-sizing.md). */
-#define NCCL_LL_CHUNK 32768
-static int nccl_tree_ll_steps(int C, uint64_t n) {
-    uint64_t per = 2 * (uint64_t)(C > 0 ? C : 1) * NCCL_LL_CHUNK, k = (n + per - 1) / per;
-    return (int)(k < 1 ? 1 : k > 4096 ? 4096 : k);
-}
-
-/* What a hop inside a node passes on before the next hop may start, as
- * NCCL runs row a under protocol pr (algo_opts_t.fill). LL's lines carry
- * their own flags, so its tree forwards each loop of its 512 threads (8 B of
- * data each: 4 KiB) as it comes, not the 32 KiB step; across nodes the
- * proxy sends whole steps (proxy_scan). Measured with the proxy's scan:
- * MI355X's middle third held out 16.8 -> 5.1 %, -a nccl 9.8 -> 6.2 %; 2 x 8
- * A100 middle 10.4 -> 8.3 %; the H200s' middle 8.5 -> 9.6 and 10.6 -> 11.4 %
- * (docs/decisions/protocols.md). */
-#define NCCL_LL_LOOP 4096
-static uint64_t nccl_size_fill(const algo_t *a, proto_t pr) {
-    return a == &algo_allreduce_nccltree && pr == PROTO_LL ? NCCL_LL_LOOP : 0;
-}
-
-/* The steps -a nccl cuts row a into as NCCL does, under protocol pr on C
- * channels; 0: the row's own pipeline. */
-static int nccl_size_pipeline(topo_t *t, const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n) {
-    if (a == &algo_allreduce_nccltree && pr == PROTO_LL) return nccl_tree_ll_steps(C, n);
-    if (a == &algo_allreduce_nvlstree && g >= 2 && p % g == 0) return nccl_nvlstree_loops(t, p, g, heads, n);
-    return 0;
-}
-
 /* Build and time row a under protocol pr (cut into nccl_steps as NCCL
  * does, 0: its own); keep it in *best if faster. */
 static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo_t *a, proto_t pr, int nccl_steps,
@@ -644,31 +435,6 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
     return 0;
 }
 
-/* -a nccl where the machine's library has a rule for this call (RCCL's
- * MSCCL files): that algorithm and protocol, as the library runs it. A row
- * sized as NCCL runs it (a calibration's pinned plan) that is the rule's
- * algorithm and protocol runs on the library's kernel too: its ceiling
- * holds (not the rule returned: nothing else changes). A rule in NCCL's
- * names (a log's TUNING lines) keeps -a nccl's choice among baton's rows of
- * that algorithm (NCCL's tree: whichever of nccltree, dbtree and bintree
- * -a nccl would pick), on the protocol it names. */
-static const topo_lib_rule_t *library_rule(const topo_t *t, run_req_t *q) {
-    int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto, nccl = strcmp(q->algo, "nccl") == 0;
-    const topo_lib_rule_t *r = nccl || q->nccl_sizing ? topo_library_rule(t, q->coll, topo_whole_ranks(t), q->bytes, proto, !q->unsaid) : NULL;
-    if (r == NULL) return NULL;
-    if (!nccl) {
-        if (!r->nccl && strcmp(r->algo, q->algo) == 0 && r->proto == proto) q->lib_busbw = r->max_busbw;
-        return NULL;
-    }
-    const algo_t *a = r->nccl ? NULL : algo_find(q->coll, r->algo);
-    if (r->nccl) q->nccl_algo = r->algo;
-    else q->algo = r->algo, q->nccl_rules = 0;
-    q->proto = r->proto;
-    q->lib_busbw = r->max_busbw;
-    if (a && a->nccl) q->nccl_sizing = 1;       /* a row NCCL runs (a plan read off a log): sized as NCCL runs it */
-    return r;
-}
-
 /* -a auto found no row: say why, from the first row of the collective
  * (alltoall's need the size to be a multiple of the rank count). */
 static int none_applies(const run_req_t *q, int p, baton_err_t *e) {
@@ -680,14 +446,6 @@ static int none_applies(const run_req_t *q, int p, baton_err_t *e) {
     }
     return err_set(e, BATON_EINVAL, "-a auto: no %s algorithm runs %llu bytes on %d ranks%s%s", coll_name(q->coll),
                    (unsigned long long)q->bytes, p, why.msg[0] ? ": " : "", why.msg);
-}
-
-void run_nccl_env(const topo_t *t, run_req_t *q) {
-    const topo_params_t *tp = topo_params_c(t);
-    unsigned m;
-    if (strcmp(q->algo, "nccl") != 0) return;            /* -a auto and a named row are baton's, not NCCL's */
-    if (!q->nccl_algos && tp->nccl_env[0][0] && algo_nccl_env_mask(tp->nccl_env[0], q->coll, 1, &m) == 0) q->nccl_algos = m;
-    if (!q->protos && tp->nccl_env[1][0] && algo_nccl_env_mask(tp->nccl_env[1], q->coll, 0, &m) == 0) q->protos = m;
 }
 
 /* The progress line's note: which row and protocol the engine runs, the
@@ -718,11 +476,11 @@ static int try_candidate(topo_t *t, const run_req_t *q, const run_req_t *q_in, c
     run_req_t qc = *q;
     int sized = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
     if (q_in->opts.channels == 0 && sized)
-        qc.opts.channels = nccl_size_channels(a, pr, o->ranks, q->bytes, q->opts.channels, rule ? rule->channels : 0);
+        qc.opts.channels = ncclrule_channels(a, pr, o->ranks, q->bytes, q->opts.channels, rule ? rule->channels : 0);
     int steps = q_in->opts.pipeline == 0 && sized
-              ? nccl_size_pipeline(t, a, pr, o->ranks, q->opts.group, graph_node_nics(t), qc.opts.channels, q->bytes) : 0;
+              ? ncclrule_pipeline(t, a, pr, o->ranks, q->opts.group, graph_node_nics(t), qc.opts.channels, q->bytes) : 0;
     if (steps) qc.opts.pipeline = steps;
-    if (sized) qc.opts.fill = nccl_size_fill(a, pr);
+    if (sized) qc.opts.fill = ncclrule_fill(a, pr);
     if (!q->predict) running(a, pr, kth, of);
     return try_row(t, &qc, o, a, pr, steps, best, e);
 }
@@ -744,7 +502,7 @@ static int simulate_lowest(topo_t *t, const run_req_t *q, const run_req_t *q_in,
     double low = 0;
     for (int pr = first_pr; pr <= last; pr++)
         for (int i = 0; i < k_by[pr]; i++) {
-            if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs_at(t, rows_by[pr][i], (proto_t)pr, o->ranks, q->bytes)) continue;
+            if (q->nccl_rules && pr != PROTO_NONE && !ncclrule_runs_at(t, rows_by[pr][i], (proto_t)pr, o->ranks, q->bytes)) continue;
             if (pick == NULL || closed_by[pr][i] < low) pick = rows_by[pr][i], pick_pr = pr, low = closed_by[pr][i];
         }
     if (pick == NULL || low <= 0) return 0;
@@ -753,33 +511,15 @@ static int simulate_lowest(topo_t *t, const run_req_t *q, const run_req_t *q_in,
     return try_candidate(t, q, q_in, o, pick, (proto_t)pick_pr, rule, 1, 1, first, e);
 }
 
-/* A machine whose NCCL is said to follow its own cost model (`nccl_tuner:
- * true`): -a nccl then runs NCCL's pick (algorithm and protocol, within the
- * call's NCCL_ALGO and NCCL_PROTO), not the fastest row by baton's closed
- * forms; a rule of the machine's library still comes first. */
-static int tuner_pick(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule, baton_err_t *e) {
-    unsigned pm;
-    if (!topo_params_c(t)->nccl_tuner || rule || strcmp(q->algo, "nccl") != 0) return 0;
-    const char *row = NULL;
-    int rc = plan_pick(t, q, &row, &pm, e);
-    const algo_t *a = rc == 1 ? algo_find(q->coll, row) : NULL;
-    proto_t pr = (proto_t)__builtin_ctz(pm ? pm : 1);
-    if (a == NULL || !run_nccl_runs_at(t, a, q->proto == RUN_PROTO_AUTO ? pr : (proto_t)q->proto, topo_whole_ranks(t), q->bytes))
-        return rc < 0 ? rc : 0;                    /* a pick baton has no row for: its own choice, unmarked */
-    q->nccl_row = row;
-    if (q->proto == RUN_PROTO_AUTO) q->protos = pm;
-    return rc;
-}
-
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
     int rc0 = msccl_is(q->algo) ? msccl_request(q, e) : 0;
     if (rc0 < 0) return rc0;
-    run_nccl_env(t, q);
+    ncclrule_env(t, q);
     if (topo_fold_ranks(t) && !q->predict)
         return err_set(e, BATON_EWHOLE, "%s is folded: the simulator needs every rank", topo_name(t));
-    const topo_lib_rule_t *rule = library_rule(t, q);
-    int tuned = tuner_pick(t, q, rule, e);
+    const topo_lib_rule_t *rule = ncclrule_library(t, q);
+    int tuned = ncclrule_tuner(t, q, rule, e);
     if (tuned < 0) return tuned;
     run_opts_from_topo(t, &q->opts);
     memset(o, 0, sizeof *o);
@@ -819,7 +559,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
         for (int i = 0; i < k; i++) {
-            if (q->nccl_rules && pr != PROTO_NONE && !run_nccl_runs_at(t, rows[i], (proto_t)pr, o->ranks, q->bytes)) continue;
+            if (q->nccl_rules && pr != PROTO_NONE && !ncclrule_runs_at(t, rows[i], (proto_t)pr, o->ranks, q->bytes)) continue;
             if (first.algo && rows[i] == first.algo && pr == first_proto) {     /* simulated already */
                 if (best.algo == NULL || first.time_s < best.time_s) { engine_result_free(&best.eng); best = first; }
                 else engine_result_free(&first.eng);

@@ -28,7 +28,7 @@ typedef struct run_req {
     const engine_opts_t *engine;   /* optional observers; its verify mode, contention, store
                                       and forward and protocol come from this request */
     int nccl_rules;          /* a named algorithm only with the protocols NCCL runs it with
-                                (run_nccl_runs; -a nccl always follows them) */
+                                (ncclrule_runs; -a nccl always follows them) */
     double lib_busbw;        /* the library rule's ceiling on bus bandwidth (bytes/s; 0: none),
                                 set by run_collective where a rule runs the call */
     int nccl_sizing;         /* a named algorithm on the channels and pipeline NCCL gives
@@ -92,10 +92,6 @@ typedef struct run_out {
  * taken unasked from here on (the answer is the same either way). */
 #define RUN_AUTO_SYMMETRY 64
 
-/* Under -a nccl, the machine's own NCCL_ALGO and NCCL_PROTO (`nccl_env:`)
- * into q's masks where q brings none (a log's say what that run was told). */
-void run_nccl_env(const topo_t *t, run_req_t *q);
-
 /* Data mode is used for verification up to this many elements (ranks x bytes). */
 #define RUN_DATA_VERIFY_MAX (1ULL << 20)
 
@@ -116,7 +112,7 @@ int run_algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_mode
 /* The applicable algorithm of coll with the lowest closed-form time, each row
  * on its own view of t (t may be NULL: m for all) under protocol pc (NULL:
  * m as given), among NCCL's rows only if nccl_only (and those NCCL runs with
- * protocol pr, run_nccl_runs; PROTO_NONE: any); ties: registry order.
+ * protocol pr, ncclrule_runs; PROTO_NONE: any); ties: registry order.
  * NULL if none can run this case. */
 const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
                        uint64_t n, const algo_opts_t *o, int nccl_only);
@@ -124,39 +120,6 @@ const algo_t *run_pick(topo_t *t, coll_t coll, const cost_model_t *m, const prot
 /* -a nccl in the simulator times every row NCCL has whose closed form is
  * within this factor of the lowest, and keeps the fastest. */
 #define RUN_NCCL_SLACK 1.5
-
-/* Would NCCL run row a with protocol pr on t? Only rows NCCL has, with the
- * protocols it runs them with (NVLS: Simple), and LL128 only where the
- * node's GPUs talk over NVLink (docs/reference/nccl.md 1.1). */
-int run_nccl_runs(topo_t *t, const algo_t *a, proto_t pr);
-/* The same for a call of n bytes on p ranks: a point-to-point row (all-to-
- * all's grouped sends) runs LL while a peer's message, n / p, is at most
- * NCCL_P2P_LL_THRESHOLD's default 16 KiB, else Simple (enqueue.cc). */
-#define NCCL_P2P_LL_THRESHOLD 16384
-int run_nccl_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n);
-
-/* NCCL's version on t (`library: {nccl: 2.26.6}`, --set nccl_version=):
- * 22606; its tables' TOPO_NCCL_TABLES where the machine does not say. The
- * version rules -a nccl follows (each tested, tests/test_nccl_newer.c):
- *  - PAT for all-gather and reduce-scatter at one GPU per node, from 2.23
- *    (tuning.cc ncclPatEnable; TUNING_PAT_SINCE), where NCCL's tuner picks
- *    it (its latency grows 2.8 us a rank, so small calls on many nodes);
- *  - with registered buffers (`registered: true`) on one NVLink domain of
- *    Hopper or later, the symmetric kernels for all-reduce, all-gather and
- *    reduce-scatter from 2.27 (2.27.3 enqueue.cc: "always use symmetric if
- *    available"; 2.28+ scheduler/symmetric_sched.cc: no fallback when both
- *    buffers are registered), whatever the tuner says;
- *  - and from 2.29 on Blackwell the copy-engine all-gather above
- *    NCCL_SYM_CE_THRESHOLD's 8 Mi elements a rank (2.29.2 enqueue.cc
- *    taskAppend; float, nccl-tests' default: 32 MiB a rank). */
-int run_nccl_version(const topo_t *t);
-#define RUN_NCCL_SYM_SINCE 22700
-#define RUN_NCCL_CE_AG_SINCE 22900
-#define RUN_NCCL_CE_AG_COUNT (8u << 20)
-/* The family ("pat", "symmetric", "ce") NCCL runs coll on p ranks of n
- * bytes by those rules (PAT: where NCCL's own model, models/tuning.c, picks
- * it), NULL where baton's closed forms choose among NCCL's rows. */
-const char *run_nccl_forced(topo_t *t, coll_t coll, int p, uint64_t n);
 
 /* "auto" or "nccl": a choice the run makes, not a registry row. */
 int run_is_auto(const char *algo);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sim/ncclrule.h"
 #include "../topologies/units.h"
 
 #define MAX_ROWS 64          /* NCCL's rows of every collective x protocols */
@@ -30,7 +31,7 @@ static int rows_of(topo_t *t, row_t *out) {
     int k = 0;
     for (const algo_t *const *a = algo_all(); *a; a++)
         for (int p = PROTO_LL; p <= PROTO_SIMPLE && (*a)->nccl; p++)
-            if (k < MAX_ROWS && run_nccl_runs(t, *a, (proto_t)p)) out[k++] = (row_t){*a, (proto_t)p};
+            if (k < MAX_ROWS && ncclrule_runs(t, *a, (proto_t)p)) out[k++] = (row_t){*a, (proto_t)p};
     return k;
 }
 
