@@ -110,79 +110,131 @@ static void add_set(doc_change_t *c, const char *fmt, double x) {
     if (c->nsets < 2) snprintf(c->sets[c->nsets++], sizeof c->sets[0], fmt, x);
 }
 
+/* One builder a cause: cause id at value arg (NULL or "": its default, x its
+ * number) on t into c, which build() has zeroed and named. */
+typedef int (*cause_fn)(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e);
+
+static int build_nics(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
+    (void)x;
+    const char *v = param(t, "nics");
+    int have = v ? atoi(v) : 0, k = arg && *arg ? atoi(arg) : have / 2;
+    if (!v) return fail(e, id, "the machine has no `nics` parameter");
+    if (k < 1 || k >= have) return fail(e, id, "give fewer NICs than the machine's");
+    add_set(c, "nics=%.0f", k);
+    snprintf(c->arg, sizeof c->arg, "%d", k);
+    return 0;
+}
+
+static int build_nvlink(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
+    (void)x;
+    int links;
+    const char *name = link_param(t, &links);
+    int k = arg && *arg ? atoi(arg) : links / 2;
+    if (!name) return fail(e, id, "the machine has no nvlink_gbps or xgmi_gbps parameter");
+    if (k < 1 || k >= links) return fail(e, id, "give the links up, fewer than all");
+    char fmt[64];
+    snprintf(fmt, sizeof fmt, "%s=%%g", name);
+    add_set(c, fmt, atof(param(t, name)) * k / links);
+    snprintf(c->arg, sizeof c->arg, "%d", k);
+    return 0;
+}
+
+/* A share of a rate: PCIe's, one GPU's, one node's, or the network's (its
+ * nic_bw where the file has one, else its links). */
+static int build_share(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
+    (void)arg;
+    if (x <= 0) x = 0.5;
+    if (x >= 1) return fail(e, id, "give a share of the rate, in (0, 1)");
+    c->factor = x;
+    if (!strcmp(id, "pcie")) c->links = DOC_L_PCIE;
+    else if (!strcmp(id, "slowgpu")) c->links = DOC_L_RANK0;
+    else if (!strcmp(id, "slownode")) c->links = DOC_L_NODE0;
+    else if (param(t, "nic_bw")) {
+        double bw;
+        const char *why;
+        if (units_bandwidth(param(t, "nic_bw"), &bw, &why) < 0) return fail(e, id, "nic_bw does not read");
+        add_set(c, "nic_bw=%gGb/s", bw * 8 / 1e9 * x);
+    } else c->links = DOC_L_NET;
+    if (c->links == DOC_L_NODE0 && !is_cluster(t)) return fail(e, id, "the machine is one node");
+    if (c->links && !has_links(t, c->links)) return fail(e, id, "the machine has no such links");
+    snprintf(c->arg, sizeof c->arg, "%g", x);
+    return 0;
+}
+
+static int build_gdr(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
+    (void)arg, (void)x;
+    c->links = DOC_L_GPU_NIC, c->factor = 0.5;
+    return has_links(t, c->links) ? 0 : fail(e, id, "the machine has no GPU-NIC links");
+}
+
+static int build_socket(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
+    (void)arg;
+    if (x <= 0) x = 4;
+    c->links = DOC_L_NET, c->rate = x * 1e9;
+    if (!is_cluster(t) || !has_links(t, c->links)) return fail(e, id, "the machine has no network");
+    snprintf(c->arg, sizeof c->arg, "%g", x);
+    return 0;
+}
+
+static int build_pxn(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
+    (void)arg, (void)x;
+    if (!topo_params_c(t)->pxn) return fail(e, id, "the machine runs without PXN already");
+    snprintf(c->sets[c->nsets++], sizeof c->sets[0], "pxn=false");
+    return 0;
+}
+
+static int build_algo(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
+    (void)t, (void)x;
+    int i = algo_nccl_index_of_name(arg && *arg ? arg : "Ring");
+    if (i < 0) return fail(e, id, "not one of NCCL's algorithms (Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT)");
+    c->algos = 1u << i;
+    return 0;
+}
+
+static int build_proto(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
+    (void)t, (void)x;
+    int i = proto_parse(arg && *arg ? arg : "Simple");
+    if (i <= PROTO_NONE || i >= PROTO_COUNT) return fail(e, id, "LL, LL128 or Simple");
+    c->protos = 1u << i;
+    return 0;
+}
+
+/* baton's channels are rings side by side over the machine's links: a
+ * cluster's one per NIC (the file's `channels`); a flat node's one ring
+ * already has its links. */
+static int build_channels(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
+    (void)x;
+    int have = topo_params_c(t)->channels, k = arg && *arg ? atoi(arg) : have / 2;
+    if (have < 2) return fail(e, id, "the machine runs one channel (a flat node's ring has every link)");
+    if (k < 1 || k >= have) return fail(e, id, "give fewer channels than the machine's");
+    c->channels = k;
+    snprintf(c->arg, sizeof c->arg, "%d", k);
+    return 0;
+}
+
+static int build_nvls(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
+    (void)arg, (void)x;
+    if (topo_nvls_reducers(t) == 0) return fail(e, id, "the machine has no NVLS (no reducing NVSwitch)");
+    c->algos = ((1u << ALGO_NCCL_COUNT) - 1) & ~(1u << algo_nccl_index("nvls")) & ~(1u << algo_nccl_index("nvls_tree"));
+    return 0;
+}
+
+static const struct { const char *id; cause_fn fn; } builders[] = {
+    {"nics", build_nics},       {"nvlink", build_nvlink},     {"pcie", build_share},   {"netcap", build_share},
+    {"slowgpu", build_share},   {"slownode", build_share},    {"gdr", build_gdr},      {"socket", build_socket},
+    {"pxn", build_pxn},         {"algo", build_algo},         {"proto", build_proto},  {"channels", build_channels},
+    {"nvls", build_nvls},
+};
+
 /* Build cause id at value arg (NULL: its default) on t into c. */
 static int build(topo_t *t, const char *id, const char *arg, doc_change_t *c, baton_err_t *e) {
-    const topo_params_t *p = topo_params_c(t);
-    double x = arg && *arg ? atof(arg) : 0;
     *c = (doc_change_t){0};
     snprintf(c->id, sizeof c->id, "%s", id);
     snprintf(c->arg, sizeof c->arg, "%s", arg ? arg : "");
-    if (!strcmp(id, "nics")) {
-        const char *v = param(t, "nics");
-        int have = v ? atoi(v) : 0, k = arg && *arg ? atoi(arg) : have / 2;
-        if (!v) return fail(e, id, "the machine has no `nics` parameter");
-        if (k < 1 || k >= have) return fail(e, id, "give fewer NICs than the machine's");
-        add_set(c, "nics=%.0f", k);
-        snprintf(c->arg, sizeof c->arg, "%d", k);
-    } else if (!strcmp(id, "nvlink")) {
-        int links;
-        const char *name = link_param(t, &links);
-        int k = arg && *arg ? atoi(arg) : links / 2;
-        if (!name) return fail(e, id, "the machine has no nvlink_gbps or xgmi_gbps parameter");
-        if (k < 1 || k >= links) return fail(e, id, "give the links up, fewer than all");
-        char fmt[64];
-        snprintf(fmt, sizeof fmt, "%s=%%g", name);
-        add_set(c, fmt, atof(param(t, name)) * k / links);
-        snprintf(c->arg, sizeof c->arg, "%d", k);
-    } else if (!strcmp(id, "pcie") || !strcmp(id, "netcap") || !strcmp(id, "slowgpu") || !strcmp(id, "slownode")) {
-        if (x <= 0) x = 0.5;
-        if (x >= 1) return fail(e, id, "give a share of the rate, in (0, 1)");
-        c->factor = x;
-        if (!strcmp(id, "pcie")) c->links = DOC_L_PCIE;
-        else if (!strcmp(id, "slowgpu")) c->links = DOC_L_RANK0;
-        else if (!strcmp(id, "slownode")) c->links = DOC_L_NODE0;
-        else if (param(t, "nic_bw")) {
-            double bw;
-            const char *why;
-            if (units_bandwidth(param(t, "nic_bw"), &bw, &why) < 0) return fail(e, id, "nic_bw does not read");
-            add_set(c, "nic_bw=%gGb/s", bw * 8 / 1e9 * x);
-        } else c->links = DOC_L_NET;
-        if (c->links == DOC_L_NODE0 && !is_cluster(t)) return fail(e, id, "the machine is one node");
-        if (c->links && !has_links(t, c->links)) return fail(e, id, "the machine has no such links");
-        snprintf(c->arg, sizeof c->arg, "%g", x);
-    } else if (!strcmp(id, "gdr")) {
-        c->links = DOC_L_GPU_NIC, c->factor = 0.5;
-        if (!has_links(t, c->links)) return fail(e, id, "the machine has no GPU-NIC links");
-    } else if (!strcmp(id, "socket")) {
-        if (x <= 0) x = 4;
-        c->links = DOC_L_NET, c->rate = x * 1e9;
-        if (!is_cluster(t) || !has_links(t, c->links)) return fail(e, id, "the machine has no network");
-        snprintf(c->arg, sizeof c->arg, "%g", x);
-    } else if (!strcmp(id, "pxn")) {
-        if (!p->pxn) return fail(e, id, "the machine runs without PXN already");
-        snprintf(c->sets[c->nsets++], sizeof c->sets[0], "pxn=false");
-    } else if (!strcmp(id, "algo")) {
-        int i = algo_nccl_index_of_name(arg && *arg ? arg : "Ring");
-        if (i < 0) return fail(e, id, "not one of NCCL's algorithms (Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT)");
-        c->algos = 1u << i;
-    } else if (!strcmp(id, "proto")) {
-        int i = proto_parse(arg && *arg ? arg : "Simple");
-        if (i <= PROTO_NONE || i >= PROTO_COUNT) return fail(e, id, "LL, LL128 or Simple");
-        c->protos = 1u << i;
-    } else if (!strcmp(id, "channels")) {
-        /* baton's channels are rings side by side over the machine's links: a cluster's
-           one per NIC (the file's `channels`); a flat node's one ring already has its links */
-        int have = p->channels, k = arg && *arg ? atoi(arg) : have / 2;
-        if (have < 2) return fail(e, id, "the machine runs one channel (a flat node's ring has every link)");
-        if (k < 1 || k >= have) return fail(e, id, "give fewer channels than the machine's");
-        c->channels = k;
-        snprintf(c->arg, sizeof c->arg, "%d", k);
-    } else if (!strcmp(id, "nvls")) {
-        if (topo_nvls_reducers(t) == 0) return fail(e, id, "the machine has no NVLS (no reducing NVSwitch)");
-        c->algos = ((1u << ALGO_NCCL_COUNT) - 1) & ~(1u << algo_nccl_index("nvls")) & ~(1u << algo_nccl_index("nvls_tree"));
-    } else return fail(e, id, "no such cause (nics, netcap, socket, gdr, pcie, nvlink, nvls, pxn, channels, algo, proto, "
-                          "slowgpu, slownode)");
-    return 0;
+    for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++)
+        if (!strcmp(id, builders[i].id)) return builders[i].fn(t, id, arg, arg && *arg ? atof(arg) : 0, c, e);
+    return fail(e, id, "no such cause (nics, netcap, socket, gdr, pcie, nvlink, nvls, pxn, channels, algo, proto, "
+                "slowgpu, slownode)");
 }
 
 int doc_change_parse(topo_t *t, const char *spec, doc_change_t *c, baton_err_t *e) {
