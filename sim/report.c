@@ -511,3 +511,34 @@ char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, i
     fclose(f);
     return buf;
 }
+
+/* Reading: the tree is cJSON's own, behind report_jv_t. */
+report_jv_t *report_jv_parse(const char *text, long *at) {
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithOpts(text, &end, 1);      /* 1: nothing but white space after it */
+    if (doc == NULL) *at = end ? (long)(end - text) : -1;
+    return (report_jv_t *)doc;
+}
+
+void report_jv_free(report_jv_t *doc) { cJSON_Delete((cJSON *)doc); }
+
+const report_jv_t *report_jv_get(const report_jv_t *v, const char *key) {
+    return cJSON_IsObject((const cJSON *)v) ? (const report_jv_t *)cJSON_GetObjectItemCaseSensitive((const cJSON *)v, key)
+                                            : NULL;
+}
+
+int report_jv_len(const report_jv_t *v) { return cJSON_IsArray((const cJSON *)v) ? cJSON_GetArraySize((const cJSON *)v) : -1; }
+
+const report_jv_t *report_jv_at(const report_jv_t *v, int i) {
+    return cJSON_IsArray((const cJSON *)v) ? (const report_jv_t *)cJSON_GetArrayItem((const cJSON *)v, i) : NULL;
+}
+
+int report_jv_num(const report_jv_t *v, double *x) {
+    if (!cJSON_IsNumber((const cJSON *)v)) return -1;
+    *x = cJSON_GetNumberValue((const cJSON *)v);
+    return 0;
+}
+
+const char *report_jv_str(const report_jv_t *v) { return cJSON_GetStringValue((const cJSON *)v); }
+
+int report_jv_null(const report_jv_t *v) { return v == NULL || cJSON_IsNull((const cJSON *)v); }

@@ -134,6 +134,8 @@ static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample
     if (fam && tp->has_gpu && tp->gpu.family[0] && strcmp(fam, tp->gpu.family))
         warn(w, "%s ran on %s (%s); %s's GPU is %s (%s): the expectation is another GPU's", path, log.device, fam,
              topo_name(t), tp->gpu.name, tp->gpu.family);
+    char noise[400];
+    if (nt_noise_text(&log, path, noise, sizeof noise)) warn(w, "%s", noise);
     if ((rc = ni_read(path, info, e)) < 0) { nt_free(&log); return rc; }
     if (log.nrows && ni_truncated(info, log.rows[log.nrows - 1].bytes))
         warn(w, "%s: cut short? its header says maxBytes %llu, the last row is %llu bytes, and no \"# Avg bus bandwidth\" "

@@ -420,6 +420,8 @@ static void note_env(val_args_t *a, const nt_log_t *log, const char *path) {
  * launches are not added: cal_samples); -w 0 times the first calls, which
  * set up NCCL's connections. */
 static void note_timing(val_args_t *a, const nt_log_t *log, const char *path) {
+    char noise[512];
+    if (nt_noise_text(log, path, noise, sizeof noise)) say(a, "note", "%s", noise);
     if (log->agg_iters > 1)
         say(a, "warning", "%s:%d: agg iters %d (nccl-tests -m %d): each time is a group of %d calls divided among them, "
             "which NCCL runs together; baton times one call, so sizes where a call's latency dominates read slower "
