@@ -18,6 +18,7 @@
 #include "../../validate/calibrate.h"
 #include "../../validate/logplan.h"
 #include "../../validate/tuningplan.h"
+#include "../../validate/tunerfile.h"
 #include "../../validate/host.h"
 #include "../../util/par.h"
 #include "../../util/progress.h"
@@ -126,6 +127,9 @@ typedef struct {
     int env_logs, env_mixed; /* logs read; 1: they differ (then nothing is recorded) */
     char *said[VAL_MAX_SAID];          /* what say() printed about the logs, for --json's "messages" */
     int nsaid;
+    const char *tuner;       /* --tuner FILE (or $NCCL_TUNER_CONFIG_FILE): -a nccl follows its rows */
+    int tuner_env;           /* 1: named by the environment, not the command line */
+    tuner_table_t tuner_tab;
 } val_args_t;
 
 static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
@@ -140,11 +144,12 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"channels", required_argument, 0, 'C'}, {"force-ranks", no_argument, 0, 'F'}, {"fit-efficiency", no_argument, 0, 'E'},
         {"cv", required_argument, 0, 'V'}, {"contention", required_argument, 0, 'M'},
         {"self-contained", no_argument, 0, 'W'}, {"accept-unphysical", no_argument, 0, 'U'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"tuner", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:a:o:c:h", opts, NULL)) != -1) {
         switch (ch) {
+        case 'T': a->tuner = optarg; break;
         case 'B': a->backend = optarg; break;
         case 'M':
             if ((a->contention = cmd_parse_contention(optarg)) < 0)
@@ -205,6 +210,11 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         }
         return 0;
     }
+    if (a->tuner && a->calibrate) return cmd_usage(cmd, "--tuner is validate's: a calibration fits NCCL's own choices");
+    if (a->tuner && (a->nccl_model || strcmp(a->algo, "nccl")))
+        return cmd_usage(cmd, "--tuner overrides NCCL's choice: it goes with -a nccl on baton's costs (not --model nccl)");
+    if (!a->tuner && !a->calibrate && getenv("NCCL_TUNER_CONFIG_FILE") && *getenv("NCCL_TUNER_CONFIG_FILE"))
+        a->tuner = getenv("NCCL_TUNER_CONFIG_FILE"), a->tuner_env = 1;
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (a->nlogs == 0) return cmd_usage(cmd, "missing --nccl-tests LOG");
     if (a->calibrate && !a->out) return cmd_usage(cmd, "missing -o OUT.yaml");
@@ -309,6 +319,32 @@ static void read_logged_plan(val_args_t *a, const nt_log_t *log, const char *pat
 static int logged_samples(const topo_t *t, const cal_sample_t *s, int n) {
     int k = 0;
     for (int i = 0; i < n; i++) k += tuningplan_rule(t, &s[i]) != NULL;
+    return k;
+}
+
+/* The tuner file's rows that fit machine t put first among its rules
+ * (tunerfile.h), where -a nccl follows NCCL's choice; their count (0: no
+ * file, or not followed), the rows t cannot run in why; < 0 on error. */
+static int apply_tuner(const val_args_t *a, topo_t *t, char *why, size_t n, baton_err_t *e) {
+    why[0] = '\0';
+    return a->tuner && follows_logs(a) ? tunerfile_apply(t, &a->tuner_tab, a->tuner, why, n, e) : 0;
+}
+
+/* apply_tuner on t, saying what it did. */
+static int tune(val_args_t *a, topo_t *t, baton_err_t *e) {
+    char why[512];
+    int k = apply_tuner(a, t, why, sizeof why, e);
+    if (k < 0) return k;
+    if (a->tuner && !follows_logs(a))
+        say(a, "note", "%s (NCCL_TUNER_CONFIG_FILE) is not followed: -a %s%s is not NCCL's choice", a->tuner, a->algo,
+            a->nccl_model ? " --model nccl" : "");
+    else if (a->tuner)
+        say(a, "note", "%s%s: %d of its %d row%s fit%s %s: -a nccl takes the first that fits a size (NCCL's own choice where "
+            "none does), as NCCL with NCCL's example tuner plugin", a->tuner, a->tuner_env ? " (NCCL_TUNER_CONFIG_FILE)" : "",
+            k, a->tuner_tab.n, a->tuner_tab.n > 1 ? "s" : "", k == 1 ? "s" : "", topo_name(t));
+    if (why[0])
+        say(a, "warning", "%s: rows %s cannot run (NCCL's cost table marks them IGNORE), passed over: %s", a->tuner,
+            topo_name(t), why);
     return k;
 }
 
@@ -505,6 +541,8 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
         *n += m;
         free(s);
     }
+    if (tune(a, t, e) < 0) return -1;
+    for (int i = 0; i < ms->nother; i++) if (tune(a, ms->other[i], e) < 0) return -1;
     apply_logged_plan(a, t, 0);
     for (int i = 0; i < ms->nother; i++) apply_logged_plan(a, ms->other[i], 0);
     return 0;
@@ -782,6 +820,8 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
 static topo_t *fresh_machine(void *ctx, baton_err_t *e) {
     const val_args_t *a = ctx;
     topo_t *t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, e);
+    char why[512];
+    if (t && apply_tuner(a, t, why, sizeof why, e) < 0) { topo_free(t); return NULL; }
     if (t) apply_logged_plan(a, t, 1);
     return t;
 }
@@ -991,5 +1031,9 @@ int cmd_validate(int argc, char **argv, int calibrate) {
     val_args_t a = {.algo = "nccl", .proto = RUN_PROTO_AUTO, .calibrate = calibrate, .cv = -1};
     int rc = parse(argc, argv, &a, cmd);
     if (rc) return rc == 1 ? EXIT_OK : rc;
-    return run(&a, cmd);
+    baton_err_t e = {0};
+    if (a.tuner && tunerfile_read(a.tuner, &a.tuner_tab, &e) < 0) return cmd_fail(cmd, &e);
+    rc = run(&a, cmd);
+    tuner_csv_free(&a.tuner_tab);
+    return rc;
 }
