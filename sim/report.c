@@ -74,6 +74,7 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     cJSON_AddStringToObject(o, "algorithm", r->algo->name);
     if (r->auto_picked) cJSON_AddBoolToObject(o, "auto", 1);
     if (r->rule) cJSON_AddBoolToObject(o, "library_rule", 1);     /* -a nccl followed the machine's library */
+    if (r->rule && r->rule->tuner) cJSON_AddBoolToObject(o, "tuner", 1);   /* ... a tuner file's row (--tuner) */
     cJSON_AddStringToObject(o, "protocol", proto_name(r->proto));
     if (r->proto_auto) cJSON_AddBoolToObject(o, "protocol_auto", 1);
     cJSON_AddNumberToObject(o, "ranks", r->ranks);
@@ -125,6 +126,7 @@ static cJSON *plan_size(const run_out_t *r, int channels) {
     cJSON_AddStringToObject(o, "protocol", proto_name(r->proto));
     if (channels) cJSON_AddNumberToObject(o, "channels", r->channels);
     if (r->rule) cJSON_AddBoolToObject(o, "library_rule", 1);
+    if (r->rule && r->rule->tuner) cJSON_AddBoolToObject(o, "tuner", 1);
     cJSON_AddNumberToObject(o, "time_s", r->time_s);
     cJSON_AddNumberToObject(o, "busbw_GBps", r->busbw_GBps);
     return o;
