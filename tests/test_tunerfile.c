@@ -76,7 +76,8 @@ Test(tunerfile, plan_takes_the_row_in_its_range_and_nccls_choice_outside, .fini 
     cr_expect_gt(changed, 0, "the row changes something: NCCL alone does not pick ring/LL128 there");
     cJSON_Delete(with);
     cJSON_Delete(without);
-    snprintf(args, sizeof args, "plan -t hgx-h100 " SIZES " --tuner %s", file("ring.csv", RING_LL128));
+    snprintf(args, sizeof args, "plan -t hgx-h100 " SIZES " --tuner %s",     /* a spreadsheet's header row: skipped */
+             file("ring.csv", "collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks\n" RING_LL128));
     th_says(args, 0, "tuner: /tmp/baton-tunerfile-", 1);
     th_says(args, 0, "1 of its 1 row fits this machine (nNodes 1, nRanks 8", 1);
 }

@@ -27,7 +27,7 @@ static const char help[] =
     "log's NCCL_DEBUG=INFO lines say of it. Causes within 1 point of MAPE of the\n"
     "first are a tie: the times cannot tell them apart.\n"
     "  -t MACHINE          the healthy machine the log ran on (its --set values too)\n"
-    "      --nccl-tests LOG  one or more logs (each judged alone)\n"
+    "      --nccl-tests LOG  one or more logs (each judged alone), text or nccl-tests' JSON (-J)\n"
     "      --json          verdict, shortfall_pct, causes [{cause, mape_pct, value, check}], rows\n"
     "      --fail-below PCT  exit 3 when a log's busbw at the largest sizes is more than\n"
     "                      PCT % below the band's low edge (health checks; examples/)\n"

@@ -37,6 +37,14 @@ static const char help_validate[] =
     "the algorithm and protocol; then the mean absolute percentage error (MAPE) over\n"
     "all sizes and over sizes >= 64 MiB. No fitting (see baton calibrate).\n";
 
+static const char help_tuner[] =
+    "      --tuner FILE       NCCL's example tuner CSV (baton select --format\n"
+    "                         nccl-tuner): -a nccl takes its first row that fits a\n"
+    "                         size and that NCCL can run there (algorithm, protocol,\n"
+    "                         channels), NCCL's own choice where none does, as NCCL\n"
+    "                         with the file loaded by its example tuner plugin;\n"
+    "                         default $NCCL_TUNER_CONFIG_FILE\n";
+
 static const char help_calibrate[] =
     "usage: baton calibrate -t TOPO.yaml --nccl-tests LOG [LOG...] -o OUT.yaml [options]\n"
     "\n"
@@ -84,7 +92,9 @@ static const char help_host[] =
 static const char help_common[] =
     "\n"
     "  -t, --topo FILE        the machine the logs came from (its ranks = the logs')\n"
-    "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...);\n"
+    "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...),\n"
+    "                         as text or as nccl-tests' JSON (-J FILE.json), told\n"
+    "                         apart by their content;\n"
     "                         on a cluster file a log of other ranks runs at its own\n"
     "                         node count (--set nodes=ranks/group_size): one joint fit.\n"
     "                         Run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING, a log\n"
@@ -189,6 +199,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         case 'h':
             fputs(a->calibrate ? help_calibrate : help_validate, stdout);
             fputs(help_common, stdout);
+            if (!a->calibrate) fputs(help_tuner, stdout);
             if (!a->calibrate) fputs(help_host, stdout);
             printf("\nexample:\n  baton %s -t dgx1-v100 -a nccl --nccl-tests "
                    "validate/logs/nccl-tests-extra/v100x8_dgx1_cubemesh_konnase_allreduce.txt%s\n",
