@@ -19,6 +19,9 @@
 #include <string.h>
 
 #include "../sim/report.h"
+#include "nccltests.h"
+
+#define NTL_MAX_RANKS 4194304         /* = nccltests.c's NT_MAX_RANKS, TOPO_MAX_NODES */
 
 typedef struct {
     const char *path;
@@ -102,6 +105,9 @@ static int header(jctx_t *c) {
 static int devices(jctx_t *c) {
     const report_jv_t *d = report_jv_get(report_jv_get(c->doc, "config"), "devices");
     int n = report_jv_len(d), rc = 0, each = c->per_group > 0 ? c->per_group : 1;
+    if ((double)n * each > NTL_MAX_RANKS)                 /* nccltests.c's bound: no machine we load has more */
+        return err_set(c->e, BATON_EPARSE, "%s:1: %d devices of %d ranks each: more than %d ranks", c->path, n, each,
+                       NTL_MAX_RANKS);
     for (int i = 0; i < n && rc == 0; i++) {
         const report_jv_t *x = report_jv_at(d, i);
         const char *host = report_jv_str(report_jv_get(x, "hostname")), *hex = report_jv_str(report_jv_get(x, "device_hex"));
@@ -179,6 +185,9 @@ static int row(jctx_t *c, const report_jv_t *r, int line, int i, int iter) {
     if (type == NULL || op == NULL)
         return err_set(c->e, BATON_EPARSE, "%s:%d: results[%d]: no type or redop (strings: \"float\", \"sum\")", c->path,
                        line, i);
+    if (nt_type_size(type) == 0 || !*op || op[strcspn(op, " \t\r\n")])
+        return err_set(c->e, BATON_EPARSE, "%s:%d: results[%d]: type \"%.24s\" and redop \"%.24s\": a type nccl-tests "
+                       "runs (float, half, bfloat16, int32, ...) and one word", c->path, line, i, type, op);
     double rootn = num_or(r, "root", -1);
     char rootbuf[24];
     if (root == NULL) snprintf(rootbuf, sizeof rootbuf, "%d", (int)rootn), root = rootbuf;
