@@ -75,6 +75,7 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     if (r->auto_picked) cJSON_AddBoolToObject(o, "auto", 1);
     if (r->rule) cJSON_AddBoolToObject(o, "library_rule", 1);     /* -a nccl followed the machine's library */
     if (r->tuner) cJSON_AddBoolToObject(o, "nccl_tuner", 1);      /* -a nccl ran NCCL's own model's pick */
+    if (r->rule && r->rule->tuner) cJSON_AddBoolToObject(o, "tuner", 1);   /* ... a tuner file's row (--tuner) */
     cJSON_AddStringToObject(o, "protocol", proto_name(r->proto));
     if (r->proto_auto) cJSON_AddBoolToObject(o, "protocol_auto", 1);
     cJSON_AddNumberToObject(o, "ranks", r->ranks);
@@ -126,6 +127,7 @@ static cJSON *plan_size(const run_out_t *r, int channels) {
     cJSON_AddStringToObject(o, "protocol", proto_name(r->proto));
     if (channels) cJSON_AddNumberToObject(o, "channels", r->channels);
     if (r->rule) cJSON_AddBoolToObject(o, "library_rule", 1);
+    if (r->rule && r->rule->tuner) cJSON_AddBoolToObject(o, "tuner", 1);
     cJSON_AddNumberToObject(o, "time_s", r->time_s);
     cJSON_AddNumberToObject(o, "busbw_GBps", r->busbw_GBps);
     return o;
@@ -512,3 +514,34 @@ char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, i
     fclose(f);
     return buf;
 }
+
+/* Reading: the tree is cJSON's own, behind report_jv_t. */
+report_jv_t *report_jv_parse(const char *text, long *at) {
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithOpts(text, &end, 1);      /* 1: nothing but white space after it */
+    if (doc == NULL) *at = end ? (long)(end - text) : -1;
+    return (report_jv_t *)doc;
+}
+
+void report_jv_free(report_jv_t *doc) { cJSON_Delete((cJSON *)doc); }
+
+const report_jv_t *report_jv_get(const report_jv_t *v, const char *key) {
+    return cJSON_IsObject((const cJSON *)v) ? (const report_jv_t *)cJSON_GetObjectItemCaseSensitive((const cJSON *)v, key)
+                                            : NULL;
+}
+
+int report_jv_len(const report_jv_t *v) { return cJSON_IsArray((const cJSON *)v) ? cJSON_GetArraySize((const cJSON *)v) : -1; }
+
+const report_jv_t *report_jv_at(const report_jv_t *v, int i) {
+    return cJSON_IsArray((const cJSON *)v) ? (const report_jv_t *)cJSON_GetArrayItem((const cJSON *)v, i) : NULL;
+}
+
+int report_jv_num(const report_jv_t *v, double *x) {
+    if (!cJSON_IsNumber((const cJSON *)v)) return -1;
+    *x = cJSON_GetNumberValue((const cJSON *)v);
+    return 0;
+}
+
+const char *report_jv_str(const report_jv_t *v) { return cJSON_GetStringValue((const cJSON *)v); }
+
+int report_jv_null(const report_jv_t *v) { return v == NULL || cJSON_IsNull((const cJSON *)v); }

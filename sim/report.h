@@ -51,4 +51,23 @@ char *report_select_json(const select_table_t *tab);
  * NCCL to it; the header names the count the times assumed. */
 char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, int wildcards);
 
+/* Reading JSON, for the formats baton reads (nccl-tests' -J output): a
+ * parsed document as an opaque tree, walked with the accessors below. */
+typedef struct report_jv report_jv_t;
+/* text parsed whole (malloc'd tree; report_jv_free), or NULL with the byte
+ * offset where it stopped reading in *at (-1: out of memory). */
+report_jv_t *report_jv_parse(const char *text, long *at);
+void report_jv_free(report_jv_t *doc);
+/* An object's member by name, or NULL (also where v is not an object). */
+const report_jv_t *report_jv_get(const report_jv_t *v, const char *key);
+/* An array's length (-1: v is not an array) and its i-th element. */
+int report_jv_len(const report_jv_t *v);
+const report_jv_t *report_jv_at(const report_jv_t *v, int i);
+/* A number into *x: 0, or -1 where v is not one. */
+int report_jv_num(const report_jv_t *v, double *x);
+/* A string's text, or NULL where v is not a string. */
+const char *report_jv_str(const report_jv_t *v);
+/* 1 where v is JSON's null or missing (NULL). */
+int report_jv_null(const report_jv_t *v);
+
 #endif

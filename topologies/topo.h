@@ -109,6 +109,8 @@ typedef struct topo_lib_rule {
     int proto;           /* proto_t */
     double max_busbw;    /* bytes/s of bus bandwidth the library's kernel for it reaches at
                             most (MSCCL's thread blocks, not the links); 0: none */
+    int tuner;           /* 1: a tuner file's row (plan/validate --tuner: validate/tunerfile.h),
+                            not NCCL's word on what a log ran */
 } topo_lib_rule_t;
 
 #define TOPO_NCCL_TABLES 23007   /* models/tuning.c's tables: NCCL 2.30.7 */

@@ -78,6 +78,9 @@ int tuner_csv_parse(const char *name, const char *text, tuner_table_t *t, char *
         p = eol ? eol + 1 : p + len;
         const char *s = buf + strspn(buf, " \t\r");
         if (*s == '\0' || *s == '#') continue;
+        if (strncasecmp(s, "collective", 10) == 0) continue;   /* a spreadsheet's header row (the example's README
+                                                                   suggests one); NCCL's plugin reads it as a row
+                                                                   of 0..0 bytes, which no call has */
         tuner_rule_t r;
         const char *bad = parse_line(buf, &r);
         if (bad) { snprintf(why, n, "%s:%d: %s", name, line, bad); return -1; }

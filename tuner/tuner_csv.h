@@ -2,8 +2,8 @@
  *
  *   collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff]]
  *
- * what `baton select --format nccl-tuner` writes; `#` comments and blank
- * lines are skipped. Rows are tried in order; -1 matches any node count,
+ * what `baton select --format nccl-tuner` writes; `#` comments, blank
+ * lines and a header row (collective_type,min_bytes,...) are skipped. Rows are tried in order; -1 matches any node count,
  * rank count, pipeline op count or buffer registration. */
 #ifndef BATON_TUNER_CSV_H
 #define BATON_TUNER_CSV_H

@@ -6,6 +6,8 @@
  * environment to %s"). */
 #include "ncclinfo.h"
 
+#include "ntlines.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,22 +93,23 @@ static void header(ni_info_t *x, const char *s) {
     }
 }
 
-int ni_read(const char *path, ni_info_t *out, baton_err_t *e) {
-    FILE *f = fopen(path, "r");
-    char buf[4096];
-    *out = (ni_info_t){0};
-    if (f == NULL) return err_set(e, BATON_EIO, "%s: cannot open", path);
-    for (int line = 1; fgets(buf, sizeof buf, f); line++) {
-        if (strstr(buf, "# nThread")) header(out, buf);
-        if (strstr(buf, "Avg bus bandwidth")) out->footer = 1;
-        if (!strstr(buf, "NCCL INFO")) continue;
-        out->info_lines++;
-        environment(out, buf, line);
-        network(out, buf, line);
-        channels(out, buf, line);
-    }
-    fclose(f);
+static int each_line(void *ctx, char *buf, int line, baton_err_t *e) {
+    ni_info_t *out = ctx;
+    (void)e;
+    if (strstr(buf, "# nThread")) header(out, buf);
+    if (strstr(buf, "Avg bus bandwidth")) out->footer = 1;
+    if (!strstr(buf, "NCCL INFO")) return 0;
+    out->info_lines++;
+    environment(out, buf, line);
+    network(out, buf, line);
+    channels(out, buf, line);
     return 0;
+}
+
+/* The text log's lines, or those nccl-tests' JSON stands for (ntlines.h). */
+int ni_read(const char *path, ni_info_t *out, baton_err_t *e) {
+    *out = (ni_info_t){0};
+    return ntl_each(path, each_line, out, NULL, e);
 }
 
 const ni_fact_t *ni_find(const ni_info_t *x, const char *cause) {

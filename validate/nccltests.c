@@ -3,7 +3,9 @@
  * refuse rows that look like rows but do not read. */
 #include "nccltests.h"
 
+#include "ntlines.h"
 #include "tuninglines.h"
+#include "../topologies/units.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -26,6 +28,9 @@ typedef struct {
     int have_coll, has_root_col, rank_lines, nthread, ngpus;
     int counts_wrong;        /* the header's check column is `#wrong` (a count), not the old `error` (a
                                 float's relative error, small and nonzero on a good run) */
+    int group;               /* columns a group (out-of-place, in-place) has: 4, 8 with -I 1's
+                                i_min i_max i_p99 i_cv% */
+    const char *path;
     nt_log_t *log;
     int cap, plan_cap;
     char pend[512];          /* a row NCCL's INFO lines cut apart: its columns so far */
@@ -162,6 +167,8 @@ static int learn_comment(state_t *st, const char *s, int line, const char *path,
     if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) {
         st->has_root_col = strstr(s, "root") != NULL;
         st->counts_wrong = strstr(s, "#wrong") != NULL;
+        st->group = strstr(s, "i_min") ? 8 : 4;
+        st->log->per_iter = st->group == 8;
     }
     if (header && nt > 0 && ng > 0 && nt * ng <= NT_MAX_RANKS) {
         st->nthread = (int)nt;
@@ -198,15 +205,34 @@ static int number(const char *tok, double *v) {
     return end == tok || *end || errno ? -1 : 0;
 }
 
-/* A row: size count type redop [root] time algbw busbw wrong [time algbw busbw wrong]. */
+/* -S 1's "2026-07-09 16:03:21" closing a row: its two columns, or 0. */
+static int timestamp(char **tok, int n) {
+    int y, mo, d, h, mi, sec;
+    char c;
+    return n >= 2 && sscanf(tok[n - 2], "%4d-%2d-%2d%c", &y, &mo, &d, &c) == 3 &&
+           sscanf(tok[n - 1], "%2d:%2d:%2d%c", &h, &mi, &sec, &c) == 3 ? 2 : 0;
+}
+
+/* A group's -I 1 columns i_min i_max i_p99 i_cv% (at tok), or absent. */
+static nt_iter_t iter_of(state_t *st, char **tok, int have) {
+    nt_iter_t x = {.min_us = -1};
+    if (st->group == 8 && have)
+        x = (nt_iter_t){atof(tok[0]), atof(tok[1]), atof(tok[2]), atof(tok[3])};
+    return x;
+}
+
+/* A row: size count type redop [root] time algbw busbw wrong [i_min i_max i_p99 i_cv%] and again
+ * for in-place [timestamp]. */
 static int read_row(state_t *st, char **tok, int n, int line, const char *path, baton_err_t *e) {
-    int root = st->has_root_col >= 0 ? st->has_root_col : (n == 13 || n == 9);
+    n -= timestamp(tok, n);
+    int g = st->group ? st->group : 4;
+    int root = st->has_root_col >= 0 ? st->has_root_col : (n == 5 + 2 * g || n == 5 + g);
     int at = 4 + root;
     double oop, ip = -1, x;
-    if (n != at + 4 && n != at + 8)
+    if (n != at + g && n != at + 2 * g)
         return err_set(e, BATON_EPARSE, "%s:%d: cannot read this row: %d columns, expected %d or %d%s", path, line, n,
-                       at + 4, at + 8, n < at + 4 ? " (is the log cut off?)" : "");
-    if (number(tok[at], &oop) < 0 || oop < 0 || (n == at + 8 && (number(tok[at + 4], &ip) < 0)))
+                       at + g, at + 2 * g, n < at + g ? " (is the log cut off?)" : "");
+    if (number(tok[at], &oop) < 0 || oop < 0 || (n == at + 2 * g && (number(tok[at + g], &ip) < 0)))
         return err_set(e, BATON_EPARSE, "%s:%d: cannot read the time in this row", path, line);
     if (same_series(st, tok, line, path, e) < 0) return -1;
     for (int i = at + 1; i < n; i++)
@@ -217,12 +243,12 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
         if (r == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
         st->log->rows = r;
     }
-    if (st->counts_wrong && (atof(tok[at + 3]) > 0 || (n == at + 8 && atof(tok[at + 7]) > 0))) {
+    if (st->counts_wrong && (atof(tok[at + 3]) > 0 || (n == at + 2 * g && atof(tok[at + g + 3]) > 0))) {
         if (st->log->wrong_rows++ == 0) st->log->wrong_line = line;
     }
     nt_row_t *r = &st->log->rows[st->log->nrows++];
     *r = (nt_row_t){.bytes = strtoull(tok[0], NULL, 10), .count = strtoull(tok[1], NULL, 10), .oop_us = oop,
-                    .ip_us = ip, .line = line};
+                    .ip_us = ip, .line = line, .iter = {iter_of(st, tok + at + 4, 1), iter_of(st, tok + at + g + 4, n == at + 2 * g)}};
     snprintf(st->log->type, sizeof st->log->type, "%s", tok[2]);
     if (!st->have_coll && root) {                      /* infer from the columns */
         int rooted = atoi(tok[4]) >= 0, none = strcmp(tok[3], "none") == 0;
@@ -266,9 +292,10 @@ static int numeric(char **tok, int n) {
     return n > 0;
 }
 
-/* The columns a whole row has: 4 + root + 8 (two groups). */
+/* The columns a whole row has: 4 + root + two groups. */
 static int whole_row(const state_t *st, int n) {
-    return st->has_root_col >= 0 ? 4 + st->has_root_col + 8 : n >= 13 ? 13 : 12;
+    int g = st->group ? st->group : 4;
+    return st->has_root_col >= 0 ? 4 + st->has_root_col + 2 * g : n >= 5 + 2 * g ? 5 + 2 * g : 4 + 2 * g;
 }
 
 /* The row NCCL's lines cut apart, read from its columns so far. */
@@ -351,18 +378,16 @@ static int parse_line(state_t *st, char *s, int line, const char *path, baton_er
     return row_text(st, s, line, 1, path, e);
 }
 
+static int each_line(void *ctx, char *s, int line, baton_err_t *e) {
+    state_t *st = ctx;
+    return parse_line(st, s, line, st->path, e);
+}
+
 int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return err_set(e, BATON_EIO, "%s: cannot open: %s", path, strerror(errno));
-    state_t st = {.has_root_col = -1, .log = out};
-    char buf[4096];
-    int line = 0, rc = 0;
-    errno = 0;
-    while (rc == 0 && fgets(buf, sizeof buf, f)) rc = parse_line(&st, buf, ++line, path, e);
-    if (rc == 0 && ferror(f)) rc = err_set(e, BATON_EIO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+    state_t st = {.has_root_col = -1, .log = out, .path = path};
+    int rc = ntl_each(path, each_line, &st, &out->json, e);
     if (rc == 0) rc = finish_pending(&st, path, e);
-    fclose(f);
     if (rc == 0 && st.other && !st.have_coll)
         rc = err_set(e, BATON_EPARSE, "%s:%d: a %s log: baton models all_reduce, all_gather, reduce_scatter, broadcast, "
                      "reduce and alltoall logs, not point-to-point or scatter/gather tests", path, st.other_line, st.other);
@@ -385,6 +410,27 @@ void nt_free(nt_log_t *log) {
     free(log->plan);
     log->rows = NULL, log->plan = NULL;
     log->nrows = log->nplan = 0;
+}
+
+int nt_noisiest(const nt_log_t *log, double *cv) {
+    int best = -1;
+    for (int i = 0; i < log->nrows; i++)
+        for (int k = 0; k < 2; k++)
+            if (log->rows[i].iter[k].min_us >= 0 && (best < 0 || log->rows[i].iter[k].cv_pct > *cv))
+                best = i, *cv = log->rows[i].iter[k].cv_pct;
+    return best;
+}
+
+int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n) {
+    double cv = 0;
+    int i = nt_noisiest(log, &cv);
+    char size[32];
+    if (i < 0) return 0;
+    units_fmt_size(log->rows[i].bytes, size, sizeof size);
+    snprintf(buf, n, "%s:%d: per-iteration times (nccl-tests -I 1): one size's iterations vary by up to %.3g %% (i_cv%%, "
+             "at %s); a row's time is their mean, so an error within that is the run's own noise", path, log->rows[i].line,
+             cv, size);
+    return 1;
 }
 
 const nt_plan_t *nt_row_plan(const nt_log_t *log, int i) {

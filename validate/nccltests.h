@@ -17,10 +17,19 @@
 
 #include "../algorithms/sched.h"
 
+/* A row's per-iteration summary (nccl-tests -I 1, 2.19.2 on: CUDA events
+ * around each timed iteration, the slowest GPU's; src/util.cu
+ * writePerIterReport): i_min i_max i_p99 i_cv%. */
+typedef struct nt_iter {
+    double min_us, max_us, p99_us;
+    double cv_pct;           /* standard deviation / mean of the iterations, % */
+} nt_iter_t;
+
 typedef struct nt_row {
     uint64_t bytes;          /* the size column (nccl-tests' S: the whole buffer) */
     uint64_t count;
     double oop_us, ip_us;    /* out-of-place and in-place time; < 0 if absent */
+    nt_iter_t iter[2];       /* per-iteration: out-of-place, in-place; min_us < 0 where absent */
     int line;
 } nt_row_t;
 
@@ -65,6 +74,8 @@ typedef struct nt_log {
     int warmup_none;         /* the header's "warmup iters: 0" (-w 0): the timed calls include the
                                 first ones, which pay NCCL's connection setup */
     int header_line;         /* the "# nThread" line; 0 where none */
+    int per_iter;            /* the rows carry per-iteration times (-I 1: i_min i_max i_p99 i_cv%) */
+    int json;                /* read from nccl-tests' JSON (-J FILE.json), not its text */
     char type[24];
     char device[64];         /* the first Rank line's GPU ("NVIDIA H200"); "" where none says */
     int hosts;               /* the hosts the Rank lines name ("on HOST device"); 0: unknown */
@@ -90,8 +101,9 @@ typedef struct nt_log {
  * which NCCL runs as sends and receives). */
 const nt_plan_t *nt_row_plan(const nt_log_t *log, int i);
 
-/* Parse path; ranks > 0 overrides the log's rank count. 0 or an error
- * naming file:line and what could not be read. */
+/* Parse path (the text log or nccl-tests' JSON, -J: validate/ntlines.h);
+ * ranks > 0 overrides the log's rank count. 0 or an error naming
+ * file:line and what could not be read. */
 int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e);
 void nt_free(nt_log_t *log);
 
@@ -100,6 +112,13 @@ void nt_free(nt_log_t *log);
  * the header's nThread x nGpus is ranks / gpus_per_thread x gpus_per_thread
  * (one GPU a thread when 0). */
 int nt_write(const nt_log_t *log, FILE *out);
+
+/* The row whose iterations spread most (the larger i_cv% of its two
+ * groups), or -1 where the log has no per-iteration times; its i_cv% in *cv. */
+int nt_noisiest(const nt_log_t *log, double *cv);
+/* The sentence validate and doctor say of it ("PATH:LINE: per-iteration
+ * times (nccl-tests -I 1): ..."), 1; or 0 where the log has none. */
+int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n);
 
 /* Bytes per element of an nccl-tests type name; 0 if unknown. */
 int nt_type_size(const char *type);

@@ -28,10 +28,7 @@ void tuningplan_rules(const nt_log_t *log, int ranks, topo_lib_rule_t *out, int 
     }
 }
 
-/* Does -a nccl find a row for the rule's smallest size on t when it is t's
- * only rule for it? (nvls without a reducing switch, or an algorithm baton
- * has no row of, does not.) */
-static int runs_on(topo_t *t, const topo_lib_rule_t *r) {
+int tuningplan_runs(topo_t *t, const topo_lib_rule_t *r) {
     topo_library_t *l = &topo_params(t)->lib;
     topo_lib_rule_t saved = l->rule[0];
     int nrules = l->nrules;
@@ -51,7 +48,7 @@ int tuningplan_apply(topo_t *t, const topo_lib_rule_t *r, int n, char *why, size
     why[0] = '\0';
     for (int i = 0; i < n; i++) {
         if (r[i].ranks != topo_whole_ranks(t)) continue;
-        if (l->nrules < TOPO_MAX_LIB_RULES && runs_on(t, &r[i])) {
+        if (l->nrules < TOPO_MAX_LIB_RULES && tuningplan_runs(t, &r[i])) {
             l->rule[l->nrules++] = r[i], added++;
             continue;
         }
@@ -65,7 +62,7 @@ int tuningplan_apply(topo_t *t, const topo_lib_rule_t *r, int n, char *why, size
 const topo_lib_rule_t *tuningplan_rule(const topo_t *t, const cal_sample_t *x) {
     const topo_t *on = x->machine ? x->machine : t;
     const topo_lib_rule_t *r = topo_library_rule(on, x->coll, topo_whole_ranks(on), x->bytes, -1, 1);
-    return r && r->nccl ? r : NULL;
+    return r && r->nccl && !r->tuner ? r : NULL;
 }
 
 int tuningplan_guess(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const char **algo, proto_t *proto,

@@ -30,6 +30,11 @@ void tuningplan_rules(const nt_log_t *log, int ranks, topo_lib_rule_t *out, int 
  * ..."; empty if none). The count added. */
 int tuningplan_apply(topo_t *t, const topo_lib_rule_t *r, int n, char *why, size_t whyn);
 
+/* Does -a nccl find a row for r's smallest size on t when r is t's only
+ * rule for it? (nvls without a reducing switch, or an algorithm baton has
+ * no row of, does not: where NCCL's cost table says -1, IGNORE.) */
+int tuningplan_runs(topo_t *t, const topo_lib_rule_t *r);
+
 /* The rule from NCCL's lines that plans sample x on t (or its own machine), or NULL. */
 const topo_lib_rule_t *tuningplan_rule(const topo_t *t, const cal_sample_t *x);
 

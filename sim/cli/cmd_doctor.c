@@ -27,7 +27,7 @@ static const char help[] =
     "log's NCCL_DEBUG=INFO lines say of it. Causes within 1 point of MAPE of the\n"
     "first are a tie: the times cannot tell them apart.\n"
     "  -t MACHINE          the healthy machine the log ran on (its --set values too)\n"
-    "      --nccl-tests LOG  one or more logs (each judged alone)\n"
+    "      --nccl-tests LOG  one or more logs (each judged alone), text or nccl-tests' JSON (-J)\n"
     "      --json          verdict, shortfall_pct, causes [{cause, mape_pct, value, check}], rows\n"
     "      --fail-below PCT  exit 3 when a log's busbw at the largest sizes is more than\n"
     "                      PCT % below the band's low edge (health checks; examples/)\n"
@@ -134,6 +134,8 @@ static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample
     if (fam && tp->has_gpu && tp->gpu.family[0] && strcmp(fam, tp->gpu.family))
         warn(w, "%s ran on %s (%s); %s's GPU is %s (%s): the expectation is another GPU's", path, log.device, fam,
              topo_name(t), tp->gpu.name, tp->gpu.family);
+    char noise[400];
+    if (nt_noise_text(&log, path, noise, sizeof noise)) warn(w, "%s", noise);
     if ((rc = ni_read(path, info, e)) < 0) { nt_free(&log); return rc; }
     if (log.nrows && ni_truncated(info, log.rows[log.nrows - 1].bytes))
         warn(w, "%s: cut short? its header says maxBytes %llu, the last row is %llu bytes, and no \"# Avg bus bandwidth\" "

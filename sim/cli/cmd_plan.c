@@ -12,13 +12,15 @@
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "cmd.h"
+#include "../ncclrule.h"
 #include "../plan.h"
 #include "../report.h"
 #include "../run.h"
 #include "../select.h"
+#include "../../validate/tunerfile.h"
 
 static const char help[] =
-    "usage: baton plan -t TOPO.yaml [-c COLL] [--sizes SPEC] [--sim] [--fold N] [--json] [--set K=V ...]\n"
+    "usage: baton plan -t TOPO.yaml [-c COLL] [--sizes SPEC] [--sim] [--fold N] [--json] [--tuner FILE] [--set K=V ...]\n"
     "\n"
     "NCCL's plan on the machine: the path between every two GPUs of a node (NV\n"
     "a direct link, SW switches only, PHB one CPU, SYS two CPUs, NET a NIC), the\n"
@@ -36,6 +38,11 @@ static const char help[] =
     "                    expects NCCL to run (its fields) beside what NCCL's own\n"
     "                    cost model believes (nccl_model; null where it has no\n"
     "                    such collective)\n"
+    "      --tuner FILE  NCCL's example tuner CSV (baton select --format nccl-tuner):\n"
+    "                    both columns take its first row that fits a size and that\n"
+    "                    NCCL can run there (algorithm, protocol, channels), NCCL's\n"
+    "                    own choice where none does, as NCCL with the file loaded\n"
+    "                    by its example tuner plugin; default $NCCL_TUNER_CONFIG_FILE\n"
     "example:\n"
     "  baton plan -t topologies/dgx1-v100.yaml --sizes 8B:128MiB:x16\n";
 
@@ -107,17 +114,27 @@ static void nccl_env(const topo_t *t) {
     if (cmd_nccl_env_text(t, env, sizeof env)) printf("NCCL is told (nccl_env):%s; both columns pick within it\n", env);
 }
 
-/* The library when it is not NCCL (`library:`): its switches and rules. */
-static void library(const topo_t *t) {
+/* The tuner file the plan follows, if any: its rows and how many apply
+ * (put ahead of the machine's rules: tuned). */
+typedef struct {
+    const char *path;
+    tuner_table_t tab;
+    int tuned;               /* rows put as the machine's first rules */
+    char ignored[512];       /* rows NCCL cannot run there (logplan_rule_text's, "; " between) */
+} plan_tuner_t;
+
+/* The library when it is not NCCL (`library:`): its switches and rules
+ * (the first `skip` the tuner's, said apart). */
+static void library(const topo_t *t, int skip) {
     const topo_library_t *l = &topo_params_c(t)->lib;
     char lo[32], hi[32], al[32];
-    if (l->name[0] == 0 && l->ll128 < 0 && l->nrules == 0) return;
+    if (l->name[0] == 0 && l->ll128 < 0 && l->nrules == skip) return;
     int said = 0;
-    for (int i = 0; i < l->nrules; i++) said |= l->rule[i].nccl;
+    for (int i = skip; i < l->nrules; i++) said |= l->rule[i].nccl;
     printf("library: %s%s%s%s\n", l->name[0] ? l->name : "NCCL", !l->name[0] && l->nrules ? ", with rules a calibration read "
            "off its logs" : "", said ? " (in NCCL's names: what its TUNING lines said it ran)" : "",
            l->ll128 == 0 ? ", LL128 off" : "");
-    for (int i = 0; i < l->nrules; i++) {
+    for (int i = skip; i < l->nrules; i++) {
         const topo_lib_rule_t *r = &l->rule[i];
         units_fmt_size(r->min, lo, sizeof lo);
         units_fmt_size(r->max, hi, sizeof hi);
@@ -130,23 +147,51 @@ static void library(const topo_t *t) {
     }
 }
 
+/* NCCL's own model with the tuner file: its first row for the size whose
+ * pair the model times (NCCL_ALGO/NCCL_PROTO of the machine's nccl_env
+ * allowing it) gets cost 0, so that pair; none: the model's own pick. */
+static int model_tuned(topo_t *t, const plan_tuner_t *tu, const tuning_machine_t *m, const run_req_t *q, run_out_t *o,
+                       baton_err_t *e) {
+    const tuner_rule_t *r;
+    for (int k = 0; tu && (r = tunerfile_nth(&tu->tab, q->coll, q->bytes, m->nnodes, m->nranks, k)); k++) {
+        run_req_t env = *q, x = *q;
+        unsigned am = 1u << algo_nccl_index_of_name(tunerfile_nccl_algo(r)), pm = 1u << tunerfile_proto(r);
+        ncclrule_env(t, &env);
+        if ((env.nccl_algos && !(env.nccl_algos & am)) || (env.protos && !(env.protos & pm))) continue;
+        x.nccl_algos = am, x.protos = pm;
+        baton_err_t quiet = {0};
+        if (plan_run(t, &x, o, &quiet) == 0) return 0;             /* else IGNORE: the next row's turn */
+    }
+    return plan_run(t, q, o, e);
+}
+
 /* Every size's answers, -a nccl's into ours[] and NCCL's own model's into
  * nccls[] (and NCCL's view of the machine into *m); BATON_EWHOLE where a
- * folded cluster cannot answer one. */
+ * folded cluster cannot answer one. The tuner's rows go first on t. */
 static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, tuning_machine_t *m, run_out_t *ours,
-                    run_out_t *nccls, baton_err_t *e) {
+                    run_out_t *nccls, plan_tuner_t *tu, baton_err_t *e) {
     algo_opts_t none = {0};
     int rc = plan_machine(t, &none, m, e);
+    if (rc == 0 && tu) rc = tu->tuned = tunerfile_apply(t, &tu->tab, tu->path, tu->ignored, sizeof tu->ignored, e);
     for (int i = 0; i < n && rc >= 0; i++) {
         run_req_t q = {.coll = coll, .algo = "nccl", .bytes = sizes[i], .predict = !sim, .proto = RUN_PROTO_AUTO};
         if ((rc = run_collective(t, &q, &ours[i], e)) < 0) break;
         engine_result_free(&ours[i].eng);
         q.predict = 1;
         baton_err_t why = {0};                    /* NCCL's model has no all-to-all (p2p): its column says so */
-        if ((rc = plan_run(t, &q, &nccls[i], &why)) == BATON_EUNSUP) nccls[i].algo = NULL, rc = 0;
+        if ((rc = model_tuned(t, tu, m, &q, &nccls[i], &why)) == BATON_EUNSUP) nccls[i].algo = NULL, rc = 0;
         else if (rc < 0) *e = why;
     }
     return rc < 0 ? rc : 0;
+}
+
+/* What the tuner file does here, above the sizes. */
+static void tuner_lines(const tuning_machine_t *m, const plan_tuner_t *tu) {
+    if (tu == NULL) return;
+    printf("tuner: %s (NCCL's example tuner CSV): %d of its %d row%s fit%s this machine (nNodes %d, nRanks %d, one call, "
+           "unregistered buffers); both columns take the first that fits a size, NCCL's own choice where none does\n",
+           tu->path, tu->tuned, tu->tab.n, tu->tab.n > 1 ? "s" : "", tu->tuned == 1 ? "s" : "", m->nnodes, m->nranks);
+    if (tu->ignored[0]) printf("  rows NCCL cannot run here (its cost table's IGNORE), passed over: %s\n", tu->ignored);
 }
 
 /* The NVLink domains and NVLS as NCCL sets them up (plan_nvls), in the
@@ -195,14 +240,15 @@ static void print_sizes(topo_t *t, const tuning_machine_t *m, const uint64_t *si
 
 /* The machine as NCCL plans on it, then the sizes' rows: text. */
 static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const tuning_machine_t *m, const uint64_t *sizes,
-                       int n, const run_out_t *ours, const run_out_t *nccls) {
+                       int n, const run_out_t *ours, const run_out_t *nccls, const plan_tuner_t *tu) {
     printf("plan for %s: %d ranks, %d per node\n", topo_name(t), topo_whole_ranks(t), g->group);
     if (g->path) paths(t, g);
     rings(t, g);
     pxn(t);
     sharp(t);
-    library(t);
+    library(t, tu ? tu->tuned : 0);
     nccl_env(t);
+    tuner_lines(m, tu);
     printf("%s: per size, %s (-a nccl; %s),\n%*s and at the right %s (--model nccl)\n", coll_name(coll),
            REPORT_PLAN_EXPECTS, sim ? "simulated" : "closed forms", (int)strlen(coll_name(coll)), "", REPORT_PLAN_BELIEVES);
     print_sizes(t, m, sizes, n, ours, nccls);
@@ -214,19 +260,19 @@ static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const 
  * whole loaded instead when a size needs every rank (the simulator, a step
  * pattern); printed (or as JSON) once every size has its answer. */
 static int plan(const char *file, const cmd_sets_t *sets, coll_t coll, const uint64_t *sizes, int n, int sim, int fold,
-                int json, baton_err_t *e) {
+                int json, plan_tuner_t *tu, baton_err_t *e) {
     run_out_t *ours = calloc((size_t)n + 1, sizeof *ours), *nccls = calloc((size_t)n + 1, sizeof *nccls);
     tuning_machine_t m;
     topo_t *t = ours && nccls ? cmd_load_topo_folded(file, sets->v, sets->n, fold, e) : NULL;
     if (ours == NULL || nccls == NULL) err_set(e, BATON_ENOMEM, "out of memory");
-    int rc = t ? per_size(t, coll, sizes, n, sim, &m, ours, nccls, e) : -1;
+    int rc = t ? per_size(t, coll, sizes, n, sim, &m, ours, nccls, tu, e) : -1;
     int whole = cmd_unfold(rc, &t, file, sets->v, sets->n, e);        /* a size needs every rank */
-    if (whole) rc = whole > 0 ? per_size(t, coll, sizes, n, sim, &m, ours, nccls, e) : -1;
+    if (whole) rc = whole > 0 ? per_size(t, coll, sizes, n, sim, &m, ours, nccls, tu, e) : -1;
     const graph_t *g = rc == 0 ? graph_get(t, e) : NULL;
     char *text = g && json ? report_plan_json(topo_name(t), topo_whole_ranks(t), g->group, coll, &m, n, ours, nccls) : NULL;
     if (g && json && text == NULL) g = NULL, err_set(e, BATON_ENOMEM, "out of memory");
     if (text) puts(text);
-    else if (g) print_plan(t, g, coll, sim, &m, sizes, n, ours, nccls);
+    else if (g) print_plan(t, g, coll, sim, &m, sizes, n, ours, nccls, tu);
     free(text);
     free(ours);
     free(nccls);
@@ -239,8 +285,8 @@ int cmd_plan(int argc, char **argv) {
                                          {"sizes", required_argument, 0, 's'}, {"sim", no_argument, 0, 'm'},
                                          {"set", required_argument, 0, 'S'}, {"fold", required_argument, 0, 'f'},
                                          {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *file = NULL, *coll_s = "allreduce", *sizes_s = "1KiB:1GiB:x32", *why;
+                                         {"tuner", required_argument, 0, 'T'}, {0, 0, 0, 0}};
+    const char *file = NULL, *coll_s = "allreduce", *sizes_s = "1KiB:1GiB:x32", *why, *tuner = NULL;
     int ch, sim = 0, fold = CMD_FOLD_NODES, json = 0;
     cmd_sets_t sets = {0};
     opterr = 0;
@@ -250,6 +296,7 @@ int cmd_plan(int argc, char **argv) {
         else if (ch == 's') sizes_s = optarg;
         else if (ch == 'm') sim = 1;
         else if (ch == 'j') json = 1;
+        else if (ch == 'T') tuner = optarg;
         else if (ch == 'f') { if (cmd_fold_arg("plan", optarg, &fold)) return EXIT_USAGE; }
         else if (ch == 'S') { if (cmd_add_set("plan", &sets, optarg)) return EXIT_USAGE; }
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
@@ -264,7 +311,13 @@ int cmd_plan(int argc, char **argv) {
     if (select_parse_sizes(sizes_s, &sizes, &nsizes, &why) < 0) return cmd_usage("plan", "--sizes %s: %s", sizes_s, why);
     cmd_sizes_note("plan", sizes_s, sizes, nsizes);
     baton_err_t e = {0};
-    int rc = plan(file, &sets, (coll_t)coll, sizes, nsizes, sim, fold, json, &e);
+    plan_tuner_t tu = {.path = tuner ? tuner : getenv("NCCL_TUNER_CONFIG_FILE")};
+    if (tu.path && !*tu.path) tu.path = NULL;
+    if (tu.path && !tuner) fprintf(stderr, "baton plan: NCCL_TUNER_CONFIG_FILE=%s: the plan follows it, as NCCL's example "
+                                   "tuner plugin would (--tuner FILE to name another)\n", tu.path);
+    int rc = tu.path ? tunerfile_read(tu.path, &tu.tab, &e) : 0;
+    if (rc == 0) rc = plan(file, &sets, (coll_t)coll, sizes, nsizes, sim, fold, json, tu.path ? &tu : NULL, &e);
     free(sizes);
+    tuner_csv_free(&tu.tab);
     return rc < 0 ? cmd_fail("plan", &e) : EXIT_OK;
 }

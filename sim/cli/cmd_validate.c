@@ -18,6 +18,7 @@
 #include "../../validate/calibrate.h"
 #include "../../validate/logplan.h"
 #include "../../validate/tuningplan.h"
+#include "../../validate/tunerfile.h"
 #include "../../validate/host.h"
 #include "../../util/par.h"
 #include "../../util/progress.h"
@@ -35,6 +36,14 @@ static const char help_validate[] =
     "(+: the model is slower), the bus bandwidth of both times (nccl-tests' busbw),\n"
     "the algorithm and protocol; then the mean absolute percentage error (MAPE) over\n"
     "all sizes and over sizes >= 64 MiB. No fitting (see baton calibrate).\n";
+
+static const char help_tuner[] =
+    "      --tuner FILE       NCCL's example tuner CSV (baton select --format\n"
+    "                         nccl-tuner): -a nccl takes its first row that fits a\n"
+    "                         size and that NCCL can run there (algorithm, protocol,\n"
+    "                         channels), NCCL's own choice where none does, as NCCL\n"
+    "                         with the file loaded by its example tuner plugin;\n"
+    "                         default $NCCL_TUNER_CONFIG_FILE\n";
 
 static const char help_calibrate[] =
     "usage: baton calibrate -t TOPO.yaml --nccl-tests LOG [LOG...] -o OUT.yaml [options]\n"
@@ -83,7 +92,9 @@ static const char help_host[] =
 static const char help_common[] =
     "\n"
     "  -t, --topo FILE        the machine the logs came from (its ranks = the logs')\n"
-    "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...);\n"
+    "      --nccl-tests LOG   one or more logs (all_reduce_perf, all_gather_perf, ...),\n"
+    "                         as text or as nccl-tests' JSON (-J FILE.json), told\n"
+    "                         apart by their content;\n"
     "                         on a cluster file a log of other ranks runs at its own\n"
     "                         node count (--set nodes=ranks/group_size): one joint fit.\n"
     "                         Run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING, a log\n"
@@ -126,6 +137,9 @@ typedef struct {
     int env_logs, env_mixed; /* logs read; 1: they differ (then nothing is recorded) */
     char *said[VAL_MAX_SAID];          /* what say() printed about the logs, for --json's "messages" */
     int nsaid;
+    const char *tuner;       /* --tuner FILE (or $NCCL_TUNER_CONFIG_FILE): -a nccl follows its rows */
+    int tuner_env;           /* 1: named by the environment, not the command line */
+    tuner_table_t tuner_tab;
 } val_args_t;
 
 static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
@@ -140,11 +154,12 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         {"channels", required_argument, 0, 'C'}, {"force-ranks", no_argument, 0, 'F'}, {"fit-efficiency", no_argument, 0, 'E'},
         {"cv", required_argument, 0, 'V'}, {"contention", required_argument, 0, 'M'},
         {"self-contained", no_argument, 0, 'W'}, {"accept-unphysical", no_argument, 0, 'U'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"tuner", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:a:o:c:h", opts, NULL)) != -1) {
         switch (ch) {
+        case 'T': a->tuner = optarg; break;
         case 'B': a->backend = optarg; break;
         case 'M':
             if ((a->contention = cmd_parse_contention(optarg)) < 0)
@@ -184,6 +199,7 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         case 'h':
             fputs(a->calibrate ? help_calibrate : help_validate, stdout);
             fputs(help_common, stdout);
+            if (!a->calibrate) fputs(help_tuner, stdout);
             if (!a->calibrate) fputs(help_host, stdout);
             printf("\nexample:\n  baton %s -t dgx1-v100 -a nccl --nccl-tests "
                    "validate/logs/nccl-tests-extra/v100x8_dgx1_cubemesh_konnase_allreduce.txt%s\n",
@@ -205,6 +221,11 @@ static int parse(int argc, char **argv, val_args_t *a, const char *cmd) {
         }
         return 0;
     }
+    if (a->tuner && a->calibrate) return cmd_usage(cmd, "--tuner is validate's: a calibration fits NCCL's own choices");
+    if (a->tuner && (a->nccl_model || strcmp(a->algo, "nccl")))
+        return cmd_usage(cmd, "--tuner overrides NCCL's choice: it goes with -a nccl on baton's costs (not --model nccl)");
+    if (!a->tuner && !a->calibrate && getenv("NCCL_TUNER_CONFIG_FILE") && *getenv("NCCL_TUNER_CONFIG_FILE"))
+        a->tuner = getenv("NCCL_TUNER_CONFIG_FILE"), a->tuner_env = 1;
     if (!a->topo) return cmd_usage(cmd, "missing -t TOPO.yaml");
     if (a->nlogs == 0) return cmd_usage(cmd, "missing --nccl-tests LOG");
     if (a->calibrate && !a->out) return cmd_usage(cmd, "missing -o OUT.yaml");
@@ -309,6 +330,32 @@ static void read_logged_plan(val_args_t *a, const nt_log_t *log, const char *pat
 static int logged_samples(const topo_t *t, const cal_sample_t *s, int n) {
     int k = 0;
     for (int i = 0; i < n; i++) k += tuningplan_rule(t, &s[i]) != NULL;
+    return k;
+}
+
+/* The tuner file's rows that fit machine t put first among its rules
+ * (tunerfile.h), where -a nccl follows NCCL's choice; their count (0: no
+ * file, or not followed), the rows t cannot run in why; < 0 on error. */
+static int apply_tuner(const val_args_t *a, topo_t *t, char *why, size_t n, baton_err_t *e) {
+    why[0] = '\0';
+    return a->tuner && follows_logs(a) ? tunerfile_apply(t, &a->tuner_tab, a->tuner, why, n, e) : 0;
+}
+
+/* apply_tuner on t, saying what it did. */
+static int tune(val_args_t *a, topo_t *t, baton_err_t *e) {
+    char why[512];
+    int k = apply_tuner(a, t, why, sizeof why, e);
+    if (k < 0) return k;
+    if (a->tuner && !follows_logs(a))
+        say(a, "note", "%s (NCCL_TUNER_CONFIG_FILE) is not followed: -a %s%s is not NCCL's choice", a->tuner, a->algo,
+            a->nccl_model ? " --model nccl" : "");
+    else if (a->tuner)
+        say(a, "note", "%s%s: %d of its %d row%s fit%s %s: -a nccl takes the first that fits a size (NCCL's own choice where "
+            "none does), as NCCL with NCCL's example tuner plugin", a->tuner, a->tuner_env ? " (NCCL_TUNER_CONFIG_FILE)" : "",
+            k, a->tuner_tab.n, a->tuner_tab.n > 1 ? "s" : "", k == 1 ? "s" : "", topo_name(t));
+    if (why[0])
+        say(a, "warning", "%s: rows %s cannot run (NCCL's cost table marks them IGNORE), passed over: %s", a->tuner,
+            topo_name(t), why);
     return k;
 }
 
@@ -420,6 +467,8 @@ static void note_env(val_args_t *a, const nt_log_t *log, const char *path) {
  * launches are not added: cal_samples); -w 0 times the first calls, which
  * set up NCCL's connections. */
 static void note_timing(val_args_t *a, const nt_log_t *log, const char *path) {
+    char noise[512];
+    if (nt_noise_text(log, path, noise, sizeof noise)) say(a, "note", "%s", noise);
     if (log->agg_iters > 1)
         say(a, "warning", "%s:%d: agg iters %d (nccl-tests -m %d): each time is a group of %d calls divided among them, "
             "which NCCL runs together; baton times one call, so sizes where a call's latency dominates read slower "
@@ -503,6 +552,8 @@ static int load(val_args_t *a, machines_t *ms, cal_sample_t **all, int *n, const
         *n += m;
         free(s);
     }
+    if (tune(a, t, e) < 0) return -1;
+    for (int i = 0; i < ms->nother; i++) if (tune(a, ms->other[i], e) < 0) return -1;
     apply_logged_plan(a, t, 0);
     for (int i = 0; i < ms->nother; i++) apply_logged_plan(a, ms->other[i], 0);
     return 0;
@@ -780,6 +831,8 @@ static int table(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, co
 static topo_t *fresh_machine(void *ctx, baton_err_t *e) {
     const val_args_t *a = ctx;
     topo_t *t = cmd_load_topo(a->topo, a->sets.v, a->sets.n, e);
+    char why[512];
+    if (t && apply_tuner(a, t, why, sizeof why, e) < 0) { topo_free(t); return NULL; }
     if (t) apply_logged_plan(a, t, 1);
     return t;
 }
@@ -989,5 +1042,9 @@ int cmd_validate(int argc, char **argv, int calibrate) {
     val_args_t a = {.algo = "nccl", .proto = RUN_PROTO_AUTO, .calibrate = calibrate, .cv = -1};
     int rc = parse(argc, argv, &a, cmd);
     if (rc) return rc == 1 ? EXIT_OK : rc;
-    return run(&a, cmd);
+    baton_err_t e = {0};
+    if (a.tuner && tunerfile_read(a.tuner, &a.tuner_tab, &e) < 0) return cmd_fail(cmd, &e);
+    rc = run(&a, cmd);
+    tuner_csv_free(&a.tuner_tab);
+    return rc;
 }
