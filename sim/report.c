@@ -491,7 +491,8 @@ char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, i
     if (f == NULL) return NULL;
     fprintf(f, "# NCCL tuner configuration from baton select on %s (%d ranks, %d nodes)%s\n", tab->topo, tab->ranks, nnodes,
             wildcards ? "; any node and rank count (-1)" : "");
-    fprintf(f, "# channels -1: NCCL keeps its own count (baton's times assumed %d; a count here would bind NCCL to it)\n",
+    fprintf(f, "# channels -1: NCCL keeps its own count (baton's times assumed %d; a count here would bind NCCL to it);\n"
+               "# NCCL's example plugin starts each call at one channel and keeps it for -1: give it counts instead\n",
             channels);
     fprintf(f, "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
     for (int i = 0; i < tab->nrows;) {
