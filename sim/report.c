@@ -83,6 +83,7 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     cJSON_AddStringToObject(o, "model", r->simulated ? "des" : "closed");
     cJSON_AddNumberToObject(o, "time_s", r->time_s);
     if (r->band_outside) cJSON_AddBoolToObject(o, "outside_calibration", 1);   /* no interval there */
+    if (r->band_widen > 1) cJSON_AddNumberToObject(o, "band_widened", r->band_widen);   /* at another scale */
     if (r->time_hi_s > 0) {                          /* a calibrated machine's 90 % interval */
         cJSON_AddNumberToObject(o, "time_low_s", r->time_lo_s);
         cJSON_AddNumberToObject(o, "time_high_s", r->time_hi_s);

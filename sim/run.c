@@ -239,25 +239,42 @@ static int calibration_covers(const topo_calib_t *k, coll_t coll, int p, uint64_
     return k->nseen == 0 ? g : found;
 }
 
+/* The fewest doublings between p and a rank count the calibration ran coll
+ * at over n bytes (-1: none), for a band carried to another scale. */
+static double doublings_to_seen(const topo_calib_t *k, coll_t coll, int p, uint64_t n) {
+    double d = -1;
+    for (int i = 0; i < k->nseen; i++) {
+        if (k->seen[i].coll != (int)coll || n < k->seen[i].min || n > k->seen[i].max || k->seen[i].ranks < 1) continue;
+        double x = fabs(log2((double)p / k->seen[i].ranks));
+        if (d < 0 || x < d) d = x;
+    }
+    return d;
+}
+
 void run_error_bars(const topo_t *t, const run_req_t *q, int other_rule, run_out_t *o) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     int g = q->gpus_per_thread > 1 ? q->gpus_per_thread : 1, seen_g;
     o->time_lo_s = o->time_hi_s = 0;
     o->band_outside = 0;
+    o->band_widen = 1;
     if (!k->present || !(k->band_lo_pct < k->band_hi_pct) || k->band_lo_pct <= -100) return;
     if (other_rule) {                              /* its errors were another rule's */
         o->band_outside = RUN_BAND_OTHER_RULE;
         return;
     }
-    if (k->what_if[0] || !(seen_g = calibration_covers(k, q->coll, o->ranks, o->bytes, g))) {   /* it says nothing there */
+    double d = k->what_if[0] || (seen_g = calibration_covers(k, q->coll, o->ranks, o->bytes, g)) ? 0
+             : doublings_to_seen(k, q->coll, o->ranks, o->bytes);
+    if (k->what_if[0] || d < 0) {                  /* it says nothing there */
         o->band_outside = 1;
         return;
     }
+    if (d > 0) seen_g = g, o->band_widen = 1 + RUN_BAND_PER_DOUBLING * d;   /* the same call at another scale */
     /* The errors were measured with the logs' launches in the time; they are
      * known, so the band keeps its width in seconds with another -g. */
     double shift = (seen_g - g) * topo_params_c(t)->launch, was = o->time_s + shift;
-    o->time_lo_s = fmax(was / (1 + k->band_hi_pct / 100) - shift, 0);
-    o->time_hi_s = was / (1 + k->band_lo_pct / 100) - shift;
+    double lo = fmax(k->band_lo_pct * o->band_widen, -99), hi = k->band_hi_pct * o->band_widen;   /* at most 100x */
+    o->time_lo_s = fmax(was / (1 + hi / 100) - shift, 0);
+    o->time_hi_s = was / (1 + lo / 100) - shift;
 }
 
 #define RUN_MAX_ROWS 128       /* rows of one collective in the registry, with room */

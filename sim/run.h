@@ -56,6 +56,8 @@ typedef struct run_out {
     double time_s;
     double time_lo_s, time_hi_s;   /* a calibrated machine's error bars (90 %), set by
                                       run_error_bars; both 0 when it has none */
+    double band_widen;       /* > 1: the band carried to a rank count the calibration's logs did not
+                                run, widened by RUN_BAND_PER_DOUBLING a doubling away from them */
     int band_outside;        /* the machine has a band, but not for this call: 1 outside what its
                                 logs ran (run_error_bars), RUN_BAND_OTHER_RULE another -a, --proto
                                 or --model than its fit's (set by the command) */
@@ -87,6 +89,11 @@ typedef struct run_out {
 
 #define RUN_PROTO_AUTO PROTO_COUNT
 #define RUN_BAND_OTHER_RULE 2
+/* A calibrated band carried to a rank count its logs did not run widens by
+ * this much a doubling away from the nearest they did (docs/decisions/
+ * scale.md: Polaris's six 2-node fits predicting 8 nodes erred 1.0-2.5x,
+ * median 1.8x, their cross-validated errors over two doublings). */
+#define RUN_BAND_PER_DOUBLING 0.4
 
 /* Below this many ranks the full simulation is instant: symmetry is only
  * taken unasked from here on (the answer is the same either way). */

@@ -224,7 +224,7 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
     cr_expect(has_interval("-s 16GiB -g 8 --set nodes=2"), "the value it was fitted with");
     cr_expect(!has_interval("-s 512 -g 8"), "below the smallest size fitted");
     cr_expect(!has_interval("-s 32GiB -g 8"), "above the largest");
-    cr_expect(!has_interval("-s 1GiB -g 8 --set nodes=4"));
+    cr_expect(has_interval("-s 1GiB -g 8 --set nodes=4"), "another scale: the band, widened");
     cr_expect(!has_interval("-s 1GiB -g 8 --set nic_bw=800Gb/s"));
     cr_expect(!has_interval("-s 1GiB -g 8 -c reducescatter"));
     cr_expect(has_interval("-s 1KiB"), "a process per GPU");
@@ -240,8 +240,23 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
     free(g8);
     free(g1);
     cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1GiB -g 8 --set nodes=4", &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, "no interval: --set nodes=4 is not what the calibration's logs ran") != NULL, "%s", out);
+    cr_expect(strstr(out, "widened 1.40x: 1 doublings from the rank counts its logs ran") != NULL, "%s", out);
     free(out);
+    /* the band's ends, widened 1 + 0.4 a doubling: 32 ranks are one from 16, 512 five */
+    const char *scales[] = {"nodes=2", "nodes=4", "nodes=64"};
+    const double widen[] = {1, 1.4, 3.0};
+    for (int i = 0; i < 3; i++) {
+        char cmd[160];
+        snprintf(cmd, sizeof cmd, "predict -t build/h200-band.yaml -c allreduce -s 1GiB -g 8 --json --set %s", scales[i]);
+        cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+        double t = th_json_num(out, "time_s"), lo = th_json_num(out, "time_low_s"), hi = th_json_num(out, "time_high_s");
+        topo_t *b = th_load("build/h200-band.yaml", NULL);
+        const topo_calib_t *k = &topo_params_c(b)->calib;
+        cr_expect_float_eq(lo, t / (1 + k->band_hi_pct * widen[i] / 100), 1e-9 * t, "%s: %s", scales[i], out);
+        cr_expect_float_eq(hi, t / (1 + k->band_lo_pct * widen[i] / 100), 1e-9 * t, "%s: %s", scales[i], out);
+        topo_free(b);
+        free(out);
+    }
     cr_assert_eq(th_cli("sim -t build/h200-band.yaml -c allreduce -s 1KiB -g 8", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "no interval: the calibration's errors are those of -a nccl --proto auto --model closed") != NULL,
               "%s", out);

@@ -161,6 +161,22 @@ Test(nccltests, format_variants) {
  * and alltoall_perf print the same (redop none, root -1, a rank's count):
  * read as an all-gather, with a note; -c says which it was, and a log that
  * names its test keeps it (-c against it is an error). */
+/* ...unless its file is named for alltoall_perf (Polaris's logs are): then
+ * an all-to-all, with a note, and -c allgather still says otherwise. */
+Test(nccltests, a_log_named_alltoall_is_one) {
+    char *out;
+    cr_assert_eq(th_sh("cp tests/data/nccl/unnamed-gather.txt build/run_alltoall_8gpu.txt", &out), 0, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --json --nccl-tests build/run_alltoall_8gpu.txt", &out, 0), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "read as an alltoall from its file name") && strstr(out, "\"collective\":\"alltoall\""), "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --json -c allgather --nccl-tests build/run_alltoall_8gpu.txt",
+                        &out, 0), 0, "%s", out);
+    cr_expect(!strstr(out, "note:") && strstr(out, "\"collective\":\"allgather\""), "%s", out);
+    free(out);
+}
+
 Test(nccltests, a_log_naming_no_test_takes_c) {
     char *out;
     cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --json --nccl-tests tests/data/nccl/unnamed-gather.txt", &out, 0),

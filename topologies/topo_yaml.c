@@ -967,12 +967,17 @@ static int overlay_sets(ctx_t *c, yaml_node_t *root, const char *const *sets, in
 
 /* The first --set that moves a calibrated machine from what its logs ran
  * (a parameter this file does not record, or records with another value)
- * goes into its record as `what_if`: its band does not hold there. */
+ * goes into its record as `what_if`: its band does not hold there. The
+ * machine's scale (nodes, racks, trays) is not one: the same machine at
+ * another rank count carries the band, widened by its distance from the
+ * rank counts the logs ran (run_error_bars). */
 static void note_what_if(ctx_t *c, yaml_node_t *root, const char *const *sets, int nsets) {
     yaml_node_t *pm = get(c, root, "params");
     topo_calib_t *k = &topo_params(c->t)->calib;
     for (int i = 0; k->present && !k->what_if[0] && i < nsets; i++) {
         const char *eq = strchr(sets[i], '='), *v = NULL;
+        if (eq && (!strncmp(sets[i], "nodes=", 6) || !strncmp(sets[i], "racks=", 6) || !strncmp(sets[i], "trays=", 6)))
+            continue;
         for (yaml_node_pair_t *p = pm ? pm->data.mapping.pairs.start : NULL; eq && p && p < pm->data.mapping.pairs.top; p++) {
             const char *key = scalar(node(c, p->key));
             if (key && strlen(key) == (size_t)(eq - sets[i]) && !strncmp(key, sets[i], (size_t)(eq - sets[i])))

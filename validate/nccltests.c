@@ -383,6 +383,14 @@ static int each_line(void *ctx, char *s, int line, baton_err_t *e) {
     return parse_line(st, s, line, st->path, e);
 }
 
+/* Is the file named for alltoall_perf? A log that names no test has
+ * all_gather_perf's columns whichever of the two ran; its name may say. */
+static int alltoall_named(const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strstr(base, "alltoall") || strstr(base, "all_to_all") || strstr(base, "AllToAll");
+}
+
 int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     memset(out, 0, sizeof *out);
     state_t st = {.has_root_col = -1, .log = out, .path = path};
@@ -399,6 +407,8 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     out->ranks = ranks > 0 ? ranks : out->stated_ranks;
     out->gpus_per_thread = st.ngpus > 0 ? st.ngpus : 1;
     if (out->agg_iters < 1) out->agg_iters = 1;
+    if (out->coll_guessed && out->coll == COLL_ALLGATHER && alltoall_named(path))
+        out->coll = COLL_ALLTOALL, out->coll_named = 1;
     if (rc == 0 && out->ranks < 1)
         rc = err_set(e, BATON_EPARSE, "%s: the log does not say how many ranks ran; give --ranks", path);
     if (rc < 0) nt_free(out);

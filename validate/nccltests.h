@@ -64,6 +64,8 @@ typedef struct nt_log {
     int coll_guessed;        /* the log names no test (all_reduce_perf, ...): coll is read off its
                                 columns (redop, root, count per size), where all_gather_perf and
                                 alltoall_perf look alike */
+    int coll_named;          /* ...and alltoall is read off its file name (alltoall_perf's columns
+                                are all_gather_perf's) */
     int ranks;
     int stated_ranks;        /* what the log itself says (Rank lines, nThread x nGpus); 0: nothing */
     int gpus_per_thread;     /* the header's nGpus (-g): GPUs one thread launches on in turn */

@@ -231,8 +231,12 @@ static void time_line(const run_out_t *r, const topo_t *t, const char *tm) {
     if (r->time_hi_s > 0) {                          /* both ends in the time's own unit */
         double u = r->time_s >= 1 ? 1 : r->time_s >= 1e-3 ? 1e-3 : r->time_s >= 1e-6 ? 1e-6 : 1e-9;
         const char *un = u == 1 ? "s" : u == 1e-3 ? "ms" : u == 1e-6 ? "us" : "ns";
-        printf("  time     %s (%s; %.3g-%.3g %s with 90 %% confidence, by the calibration's held-out errors)\n", tm,
+        printf("  time     %s (%s; %.3g-%.3g %s with 90 %% confidence, by the calibration's held-out errors", tm,
                how, r->time_lo_s / u, r->time_hi_s / u, un);
+        if (r->band_widen > 1)
+            printf(",\n           widened %.2fx: %.3g doublings from the rank counts its logs ran", r->band_widen,
+                   (r->band_widen - 1) / RUN_BAND_PER_DOUBLING);
+        printf(")\n");
     } else if (k->present && !(k->band_lo_pct < k->band_hi_pct))
         printf("  time     %s (%s; no interval: the calibration was not cross-validated, `calibrate --cv 0`)\n", tm, how);
     else if (r->band_outside == RUN_BAND_OTHER_RULE) {

@@ -407,6 +407,9 @@ static int logged_collective(val_args_t *a, nt_log_t *log, const char *path, bat
         return err_set(e, BATON_EINVAL, "%s is a log of %s (it names its test); -c says %s", path, coll_name(log->coll),
                        coll_name((coll_t)c));
     if (c >= 0) log->coll = (coll_t)c;
+    else if (log->coll_named)
+        say(a, "note", "%s names no test: read as an alltoall from its file name (alltoall_perf's columns are "
+            "all_gather_perf's); -c allgather if it was that", path);
     else if (log->coll_guessed && log->coll == COLL_ALLGATHER)
         say(a, "note", "%s names no test (all_gather_perf, ...): read as an allgather from its columns, which "
             "alltoall_perf prints too; -c alltoall if it was that", path);
