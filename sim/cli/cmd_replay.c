@@ -129,6 +129,20 @@ static const char *comm_what(const replay_comm_t *c, char *b, size_t n) {
     return b;
 }
 
+/* Sends alike but for their ranks are one line: the first of them says
+ * how many (0 for the others, which are not printed). */
+static int alike_sends(const replay_out_t *o, int i) {
+    const replay_comm_t *c = &o->comm[i];
+    int n = 0;
+    for (int j = 0; j < o->ncomm; j++) {
+        const replay_comm_t *d = &o->comm[j];
+        if (!d->p2p || d->bytes != c->bytes || d->each_s != c->each_s || d->proto != c->proto || strcmp(d->algo, c->algo)) continue;
+        if (j < i) return 0;
+        n += d->count;
+    }
+    return n;
+}
+
 static void text(const rp_args_t *a, const topo_t *t, const replay_out_t *o) {
     const replay_rank_t *k = &o->rank[o->critical];
     double v[5] = {k->compute_s, k->transport_s, k->overhead_s, k->idle_s, k->wait_s}, s = o->step_s > 0 ? o->step_s : 1;
@@ -145,13 +159,17 @@ static void text(const rp_args_t *a, const topo_t *t, const replay_out_t *o) {
            b[4]);
     printf("  overhead    %-12s %5.1f %%  host nodes (is_cpu_op) nothing else hides\n", b[2], 100 * v[2] / s);
     if (k->idle_s > 0) printf("  idle        %-12s %5.1f %%  nothing running\n", b[3], 100 * v[3] / s);
-    for (int i = 0; i < o->ncomm; i++) {
+    for (int i = 0, line = 0; i < o->ncomm; i++) {
         const replay_comm_t *c = &o->comm[i];
+        int count = c->p2p ? alike_sends(o, i) : c->count;
         char each[32];
+        if (count == 0) continue;
         units_fmt_size(c->bytes, sz, sizeof sz);
         units_fmt_time(c->each_s, each, sizeof each);
-        printf("  %-11s %d x %s of %s on %d ranks (%s/%s, %s each)\n", i ? "" : "comm", c->count, comm_what(c, what, sizeof what),
-               sz, c->nranks, c->algo, proto_name((proto_t)c->proto), each);
+        char on[32] = "";
+        if (!c->p2p) snprintf(on, sizeof on, " on %d ranks", c->nranks);
+        printf("  %-11s %d x %s of %s%s (%s/%s, %s each)\n", line++ ? "" : "comm", count,
+               c->p2p ? "send/recv pairs" : comm_what(c, what, sizeof what), sz, on, c->algo, proto_name((proto_t)c->proto), each);
     }
     if (o->untimed) printf("  untimed     %llu nodes of kinds without a time (memory, metadata): instant\n",
                            (unsigned long long)o->untimed);
