@@ -52,7 +52,7 @@ static int rd_sub(rd_t *r, rd_t *sub, why_t *w) {
     uint64_t len;
     if (rd_varint(r, &len, w) < 0) return -1;
     if (len > (uint64_t)(r->end - r->p)) {
-        snprintf(w->s, sizeof w->s, "truncated (a field's length says %llu bytes, %lld are left)", (unsigned long long)len,
+        snprintf(w->s, sizeof w->s, "truncated (a length says %llu bytes, %lld are left)", (unsigned long long)len,
                  (long long)(r->end - r->p));
         return -1;
     }

@@ -157,6 +157,28 @@ static int graph(ctx_t *c) {
     return rc;
 }
 
+/* No cycles: Kahn's order over every rank (dependencies stay in a file).
+ * The first node left out is named. */
+static int acyclic(ctx_t *c) {
+    uint32_t *left = malloc(((size_t)c->total + 1) * sizeof *left), *todo = malloc(((size_t)c->total + 1) * sizeof *todo);
+    if (left == NULL || todo == NULL) { free(left); free(todo); return err_set(c->e, BATON_ENOMEM, "out of memory"); }
+    uint32_t n = 0, done = 0;
+    memcpy(left, c->left, (size_t)c->total * sizeof *left);
+    for (uint32_t g = 0; g < c->total; g++)
+        if (left[g] == 0) todo[n++] = g;
+    while (done < n) {
+        uint32_t g = todo[done++];
+        for (uint32_t k = c->kid_at[g]; k < c->kid_at[g + 1]; k++)
+            if (--left[c->kids[k]] == 0) todo[n++] = c->kids[k];
+    }
+    int rc = 0;
+    for (uint32_t g = 0; g < c->total && rc == 0 && n < c->total; g++)
+        if (left[g]) rc = node_err(c, g, BATON_EPARSE, "its dependencies form a cycle, or wait on one");
+    free(left);
+    free(todo);
+    return rc;
+}
+
 /* ---- communication: what each node is, checked before anything runs ---- */
 
 static int check_p2p(ctx_t *c, uint32_t g, const chakra_node_t *nd) {
@@ -266,7 +288,7 @@ static int agree(ctx_t *c) {
                 const chakra_node_t *b = node_at(c, (uint32_t)v[s]);
                 if (a->comm_type == b->comm_type && a->comm_size == b->comm_size) continue;
                 return node_err(c, (uint32_t)v[s], BATON_EPARSE,
-                                "its group's collective %u is a %s of %llu bytes here, a %s of %llu bytes in %s", k,
+                                "collective %u of its process group: %s of %llu bytes here, %s of %llu bytes in %s", k,
                                 chakra_coll_name(b->comm_type), (unsigned long long)b->comm_size,
                                 chakra_coll_name(a->comm_type), (unsigned long long)a->comm_size, c->names[pg->members[0]]);
             }
@@ -572,6 +594,7 @@ int replay_run(topo_t *t, const chakra_et_t *et, const char *const *names, int n
     o->nodes = total;
     int rc = alloc_all(&c);
     if (rc == 0) rc = graph(&c);
+    if (rc == 0) rc = acyclic(&c);
     if (rc == 0) rc = groups(&c);
     if (rc == 0) rc = agree(&c);
     if (rc == 0) rc = channels(&c);

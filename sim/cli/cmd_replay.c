@@ -115,8 +115,8 @@ static int order(const rp_args_t *a, const char **names) {
         if (!by_name) { names[i] = a->files[i]; continue; }
         long r = name_rank(a->files[i]);
         if (r >= a->nfiles)
-            return cmd_usage("replay", "%s says rank %ld, but %d files are given (ranks 0..%d)", a->files[i], r, a->nfiles,
-                             a->nfiles - 1);
+            return cmd_usage("replay", "%s says rank %ld, but there %s only %d file%s (ranks 0..%d)", a->files[i], r,
+                             a->nfiles == 1 ? "is" : "are", a->nfiles, a->nfiles == 1 ? "" : "s", a->nfiles - 1);
         if (names[r]) return cmd_usage("replay", "%s and %s both say rank %ld", names[r], a->files[i], r);
         names[r] = a->files[i];
     }
