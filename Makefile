@@ -182,12 +182,13 @@ cuda: $(B)/libbaton.a
 # tests/fuzz/regressions/<harness>/ (the suite replays them).
 FZ           = build-fuzz
 FUZZ_SECONDS ?= 30
-FUZZERS      = topo nccltests units import msccl
+FUZZERS      = topo nccltests units import msccl chakra
 FUZZ_SEEDS_topo      = topologies tests/data/bad tests/data/machines tests/fuzz/regressions/topo
 FUZZ_SEEDS_nccltests = tests/data/nccl tests/fuzz/regressions/nccltests
 FUZZ_SEEDS_units     = tests/fuzz/seeds/units tests/fuzz/regressions/units
 FUZZ_SEEDS_import    = tests/fuzz/seeds/import tests/fuzz/regressions/import
 FUZZ_SEEDS_msccl     = tests/data/msccl tests/data/msccl/bad tests/fuzz/regressions/msccl
+FUZZ_SEEDS_chakra    = tests/data/chakra tests/data/chakra/protoc tests/fuzz/regressions/chakra
 FUZZ_FLAGS   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # Smaller limits than a real run's (4 M nodes): the fuzzer looks for parsing
 # mistakes, and inputs naming a million nodes would slow it 100-fold.
@@ -202,7 +203,7 @@ $(FZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.c build/.deps FORCE
 fuzz: $(FUZZERS:%=$(FZ)/fuzz_%)
 	@for f in $(FUZZERS); do \
 	  mkdir -p $(FZ)/corpus/$$f tests/fuzz/regressions/$$f; \
-	  case $$f in topo) seeds="$(FUZZ_SEEDS_topo)";; nccltests) seeds="$(FUZZ_SEEDS_nccltests)";; import) seeds="$(FUZZ_SEEDS_import)";; msccl) seeds="$(FUZZ_SEEDS_msccl)";; *) seeds="$(FUZZ_SEEDS_units)";; esac; \
+	  case $$f in topo) seeds="$(FUZZ_SEEDS_topo)";; nccltests) seeds="$(FUZZ_SEEDS_nccltests)";; import) seeds="$(FUZZ_SEEDS_import)";; msccl) seeds="$(FUZZ_SEEDS_msccl)";; chakra) seeds="$(FUZZ_SEEDS_chakra)";; *) seeds="$(FUZZ_SEEDS_units)";; esac; \
 	  echo "fuzz $$f: $(FUZZ_SECONDS) s"; \
 	  $(FZ)/fuzz_$$f $(FZ)/corpus/$$f $$seeds -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	    -max_len=8192 -print_final_stats=1 -artifact_prefix=$(FZ)/$$f- 2>$(FZ)/$$f.log \
