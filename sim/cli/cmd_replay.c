@@ -169,10 +169,10 @@ static void text(const rp_args_t *a, const topo_t *t, const replay_out_t *o) {
         char on[32] = "";
         if (!c->p2p) snprintf(on, sizeof on, " on %d ranks", c->nranks);
         printf("  %-11s %d x %s of %s%s (%s/%s, %s each)\n", line++ ? "" : "comm", count,
-               c->p2p ? "send/recv pairs" : comm_what(c, what, sizeof what), sz, on, c->algo, proto_name((proto_t)c->proto), each);
+               c->p2p ? (count == 1 ? "send/recv pair" : "send/recv pairs") : comm_what(c, what, sizeof what), sz, on, c->algo, proto_name((proto_t)c->proto), each);
     }
-    if (o->untimed) printf("  untimed     %llu nodes of kinds without a time (memory, metadata): instant\n",
-                           (unsigned long long)o->untimed);
+    if (o->untimed) printf("  untimed     %llu node%s of kinds without a time (memory, metadata): instant\n",
+                           (unsigned long long)o->untimed, o->untimed == 1 ? "" : "s");
     if (a->trace) printf("  timeline    %s (open in ui.perfetto.dev)\n", a->trace);
 }
 
