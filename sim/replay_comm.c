@@ -66,7 +66,8 @@ static int time_group(topo_t *t, const replay_req_t *q, replay_comm_t *c, baton_
 
 static int time_whole(topo_t *t, const replay_req_t *q, replay_comm_t *c, baton_err_t *e) {
     run_out_t ro;
-    int rc = choice_run(t, c->coll, c->bytes, q->algo, q->proto, q->contention, &ro, e);
+    const char *algo = choice_covers(q->algo, c->coll) ? q->algo : CHOICE_DEFAULT;   /* -a ring and an all-to-all */
+    int rc = choice_run(t, c->coll, c->bytes, algo, q->proto, q->contention, &ro, e);
     if (rc < 0) return rc;
     snprintf(c->algo, sizeof c->algo, "%s", ro.algo->name);
     c->proto = ro.proto;

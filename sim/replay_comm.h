@@ -16,7 +16,8 @@ int replay_comm_coll(int64_t comm_type);
  * machine ranks ranks[0 .. n)) or a send/recv pair (p2p 1: bytes from
  * ranks[0] to ranks[1]), timed on t the first time it is asked:
  *  - over every rank of t: choice_run (choice.h), as `baton tp` and `baton
- *    step` time theirs (-a nccl by default: NCCL's plan);
+ *    step` time theirs (-a nccl by default: NCCL's plan; a row that cannot
+ *    run this collective, -a ring for an all-to-all, leaves it to nccl);
  *  - over fewer: the group alone in one engine run (conc_run) with -a's row
  *    where it names one for the collective, else ring (all-reduce,
  *    all-gather, reduce-scatter), chain (broadcast, reduce), pairwise
