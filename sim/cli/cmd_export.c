@@ -162,8 +162,9 @@ static int export_chakra(const ex_args_t *a) {
     }
     if (rc < 0) return cmd_fail("export", &e);
     const char *name = a->name ? a->name : "baton", *coll_name = chakra_coll_name(g.comm_type);
-    printf("wrote %s/%s.{0..%d}.et: %s %s of %llu bytes on %d ranks (baton replay -t MACHINE %s/%s.*.et)\n", a->out, name,
-           a->ranks - 1, coll_name[0] == 'a' ? "an" : "a", coll_name, (unsigned long long)g.bytes, a->ranks, a->out, name);
+    printf("wrote %s/%s.{0..%d}.et: %s %s of %llu bytes on %d rank%s (baton replay -t MACHINE %s/%s.*.et)\n", a->out, name,
+           a->ranks - 1, coll_name[0] == 'a' ? "an" : "a", coll_name, (unsigned long long)g.bytes, a->ranks,
+           a->ranks == 1 ? "" : "s", a->out, name);
     return EXIT_OK;
 }
 

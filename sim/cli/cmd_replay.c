@@ -167,7 +167,7 @@ static void text(const rp_args_t *a, const topo_t *t, const replay_out_t *o) {
         units_fmt_size(c->bytes, sz, sizeof sz);
         units_fmt_time(c->each_s, each, sizeof each);
         char on[32] = "";
-        if (!c->p2p) snprintf(on, sizeof on, " on %d ranks", c->nranks);
+        if (!c->p2p) snprintf(on, sizeof on, " on %d rank%s", c->nranks, c->nranks == 1 ? "" : "s");
         printf("  %-11s %d x %s of %s%s (%s/%s, %s each)\n", line++ ? "" : "comm", count,
                c->p2p ? (count == 1 ? "send/recv pair" : "send/recv pairs") : comm_what(c, what, sizeof what), sz, on, c->algo, proto_name((proto_t)c->proto), each);
     }
