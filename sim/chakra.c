@@ -348,7 +348,7 @@ typedef struct wbuf {
 } wbuf_t;
 
 static void put(wbuf_t *b, const void *src, size_t n) {
-    if (b->oom) return;
+    if (b->oom || n == 0) return;            /* an empty message has no bytes, maybe no buffer */
     if (b->n + n > b->cap) {
         size_t cap = b->cap ? 2 * b->cap : 256;
         while (cap < b->n + n) cap *= 2;
