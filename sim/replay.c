@@ -392,6 +392,7 @@ static int coll_ready(ctx_t *c, uint32_t g, double t) {
     const int32_t *v = &c->inst_nodes[pg->nodes_at + (uint32_t)(inst - (int32_t)pg->inst_at) * (uint32_t)pg->nmembers];
     for (int s = 0; s < pg->nmembers; s++) {
         c->o->node[v[s]].comm = k;
+        c->o->node[v[s]].inst = inst;
         int rc = begin(c, (uint32_t)v[s], t, c->o->comm[k].each_s);
         if (rc < 0) return rc;
     }
@@ -410,6 +411,7 @@ static int p2p_ready(ctx_t *c, uint32_t g, double t) {
     int k = replay_comm_time(c->t, c->q, c->o, 1, 0, sn->comm_size, pair, 2, c->e);
     if (k < 0) return node_prefix(c, s, k);
     c->o->node[g].comm = c->o->node[other].comm = k;
+    c->o->node[g].inst = c->o->node[other].inst = (int64_t)c->total + s;   /* after the collectives' numbers */
     int rc = begin(c, g, t, c->o->comm[k].each_s);
     return rc < 0 ? rc : begin(c, (uint32_t)other, t, c->o->comm[k].each_s);
 }
@@ -535,6 +537,51 @@ static int buckets(ctx_t *c) {
     return 0;
 }
 
+/* ---- communications at the same time ---- */
+
+typedef struct span {
+    double a, b;
+    int64_t inst;
+} span_t;
+
+static int span_cmp(const void *x, const void *y) {
+    const span_t *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return (p->inst > q->inst) - (p->inst < q->inst);
+}
+
+/* How many communications ran while another did (each was timed as if it
+ * had the machine alone): spans sorted by start, chained while they
+ * overlap; a chain of two or more communications counts them all. A
+ * communication's id is below 2 x total (replay_node_t.inst). */
+static int overlaps(ctx_t *c) {
+    span_t *v = malloc(((size_t)c->total + 1) * sizeof *v);
+    int64_t *mark = malloc(((size_t)c->total * 2 + 1) * sizeof *mark);
+    if (v == NULL || mark == NULL) { free(v); free(mark); return err_set(c->e, BATON_ENOMEM, "out of memory"); }
+    uint32_t n = 0;
+    for (size_t i = 0; i < (size_t)c->total * 2 + 1; i++) mark[i] = -1;
+    for (uint32_t g = 0; g < c->total; g++) {
+        const replay_node_t *x = &c->o->node[g];
+        if (x->inst < 0) continue;
+        if (mark[x->inst] == -1) c->o->insts++, mark[x->inst] = -2;
+        if (x->end_s > x->start_s) v[n++] = (span_t){x->start_s, x->end_s, x->inst};
+    }
+    qsort(v, n, sizeof *v, span_cmp);
+    for (uint32_t i = 0, j; i < n; i = j) {
+        double end = v[i].b;
+        uint64_t distinct = 1;
+        mark[v[i].inst] = i;                   /* the chain that starts at i */
+        for (j = i + 1; j < n && v[j].a < end; j++) {
+            if (v[j].b > end) end = v[j].b;
+            if (mark[v[j].inst] != (int64_t)i) distinct++, mark[v[j].inst] = i;
+        }
+        if (distinct > 1) c->o->overlapped += distinct;
+    }
+    free(v);
+    free(mark);
+    return 0;
+}
+
 /* ---- setup ---- */
 
 static int alloc_all(ctx_t *c) {
@@ -561,7 +608,7 @@ static int alloc_all(ctx_t *c) {
         for (uint32_t g = o->offset[r]; g < o->offset[r + 1]; g++) c->rank_of[g] = r;
     }
     for (uint32_t g = 0; g < c->total; g++) {
-        o->node[g] = (replay_node_t){.ready_s = -1, .start_s = -1, .end_s = -1, .comm = -1, .lane = 0};
+        o->node[g] = (replay_node_t){.ready_s = -1, .start_s = -1, .end_s = -1, .comm = -1, .lane = 0, .inst = -1};
         c->inst_of[g] = c->slot_of[g] = c->chan_of[g] = -1;
     }
     return 0;
@@ -600,6 +647,7 @@ int replay_run(topo_t *t, const chakra_et_t *et, const char *const *names, int n
     if (rc == 0) rc = channels(&c);
     if (rc == 0) rc = walk(&c);
     if (rc == 0) rc = buckets(&c);
+    if (rc == 0) rc = overlaps(&c);
     ctx_free(&c);
     if (rc < 0) replay_free(o);
     return rc;

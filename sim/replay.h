@@ -52,6 +52,7 @@ typedef struct replay_node {
     double start_s, end_s;
     int32_t comm;              /* its replay_comm_t, -1 for none */
     int32_t lane;              /* the timeline's track among the rank's communication */
+    int64_t inst;              /* which communication it took part in (its nodes share it); -1 */
 } replay_node_t;
 
 /* Where a rank's time went: every instant of [0, end] in one bucket (the
@@ -72,6 +73,8 @@ typedef struct replay_out {
     replay_comm_t *comm;
     int ncomm, capcomm;
     uint64_t nodes, untimed;   /* untimed: nodes of kinds without a time (memory, metadata) */
+    uint64_t insts;            /* communications run (a collective, or a send with its receive) */
+    uint64_t overlapped;       /* of them, those that ran while another did: each was timed alone */
     const chakra_et_t *et;     /* the trace replayed (borrowed) */
 } replay_out_t;
 

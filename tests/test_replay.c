@@ -66,6 +66,8 @@ Test(replay, shipped_trace_is_the_hand_sum_on_a_uniform_machine) {
     near(k->compute_s + k->transport_s + k->overhead_s + k->idle_s, o.step_s, "the buckets' sum");
     near(o.rank[3].wait_s, 0, "the last to arrive waits for no one");
     cr_expect_eq(o.untimed, 0);
+    cr_expect_eq(o.insts, 5, "the all-reduce and four send/recv pairs");
+    cr_expect_eq(o.overlapped, 4, "the four pairs run at once; the all-reduce alone");
     replay_free(&o);
     for (int r = 0; r < 4; r++) chakra_free(&et[r]);
     topo_free(t);
@@ -98,6 +100,8 @@ Test(replay, protoc_written_trace_reads_and_sums) {
     near(o.step_s, 20e-6 + send + 7e-6 + ring2, "step");
     near(o.rank[0].wait_s, 7e-6, "rank 0 waits for rank 1's kernel");
     cr_expect_eq(o.untimed, 1);
+    cr_expect(o.insts == 2 && o.overlapped == 0, "one send, then one all-reduce: %llu, %llu overlapped",
+              (unsigned long long)o.insts, (unsigned long long)o.overlapped);
     replay_free(&o);
     for (int r = 0; r < 2; r++) chakra_free(&et[r]);
     topo_free(t);

@@ -171,6 +171,9 @@ static void text(const rp_args_t *a, const topo_t *t, const replay_out_t *o) {
         printf("  %-11s %d x %s of %s%s (%s/%s, %s each)\n", line++ ? "" : "comm", count,
                c->p2p ? (count == 1 ? "send/recv pair" : "send/recv pairs") : comm_what(c, what, sizeof what), sz, on, c->algo, proto_name((proto_t)c->proto), each);
     }
+    if (o->overlapped)
+        printf("  note        %llu of the %llu communications ran while another did: each is timed as if it had\n"
+               "              the machine to itself\n", (unsigned long long)o->overlapped, (unsigned long long)o->insts);
     if (o->untimed) printf("  untimed     %llu node%s of kinds without a time (memory, metadata): instant\n",
                            (unsigned long long)o->untimed, o->untimed == 1 ? "" : "s");
     if (a->trace) printf("  timeline    %s (open in ui.perfetto.dev)\n", a->trace);
@@ -180,10 +183,11 @@ static void json(const topo_t *t, const replay_out_t *o) {
     char esc[512], what[64];
     const replay_rank_t *k = &o->rank[o->critical];
     printf("{\"machine\":\"%s\",\"ranks\":%d,\"nodes\":%llu,\"untimed\":%llu,\"step_s\":%.9g,\"critical_rank\":%d,"
-           "\"compute_s\":%.9g,\"memory_s\":null,\"transport_s\":%.9g,\"wait_s\":%.9g,\"overhead_s\":%.9g,\"idle_s\":%.9g,"
+           "\"communications\":%llu,\"overlapped\":%llu,\"compute_s\":%.9g,\"memory_s\":null,\"transport_s\":%.9g,\"wait_s\":%.9g,\"overhead_s\":%.9g,\"idle_s\":%.9g,"
            "\"comm\":[",
            report_json_escape(topo_name(t), esc, sizeof esc), o->nranks, (unsigned long long)o->nodes,
-           (unsigned long long)o->untimed, o->step_s, o->critical, k->compute_s, k->transport_s, k->wait_s, k->overhead_s,
+           (unsigned long long)o->untimed, o->step_s, o->critical, (unsigned long long)o->insts,
+           (unsigned long long)o->overlapped, k->compute_s, k->transport_s, k->wait_s, k->overhead_s,
            k->idle_s);
     for (int i = 0; i < o->ncomm; i++) {
         const replay_comm_t *c = &o->comm[i];
