@@ -218,43 +218,69 @@ static int find_pg(ctx_t *c, const char *name) {
     return c->npg++;
 }
 
-/* Process groups: who is in each, and its k-th collective's nodes. */
-static int groups(ctx_t *c) {
-    uint32_t *count = NULL;        /* [pg][rank], grown with the groups */
+/* Each collective's group and place among the group's on its rank (in
+ * inst_of, slot_of for now), and how many each rank has of each group:
+ * count[pg x n + rank] (malloc'd). */
+static int count_groups(ctx_t *c, uint32_t **out) {
+    uint32_t *count = NULL;
     int rc = 0, cap = 0;
     for (uint32_t g = 0; g < c->total && rc == 0; g++) {
         const chakra_node_t *nd = node_at(c, g);
         if (nd->type != CHAKRA_COLL) continue;
         if ((rc = check_coll(c, g, nd)) < 0) break;
         int p = find_pg(c, nd->pg);
+        if (p < 0) { rc = err_set(c->e, BATON_ENOMEM, "out of memory"); break; }
         if (p >= cap) {
             uint32_t *v = realloc(count, (size_t)(p + 8) * c->n * sizeof *v);
-            if (v == NULL) { rc = -1; break; }
+            if (v == NULL) { rc = err_set(c->e, BATON_ENOMEM, "out of memory"); break; }
             memset(v + (size_t)cap * c->n, 0, (size_t)(p + 8 - cap) * c->n * sizeof *v);
             count = v, cap = p + 8;
         }
-        if (p < 0) { rc = -1; break; }
-        c->inst_of[g] = (int32_t)count[(size_t)p * c->n + c->rank_of[g]]++;   /* k, for now */
-        c->slot_of[g] = p;                                                   /* its group, for now */
+        c->inst_of[g] = (int32_t)count[(size_t)p * c->n + c->rank_of[g]]++;   /* k */
+        c->slot_of[g] = p;                                                   /* its group */
     }
-    if (rc == -1) rc = err_set(c->e, BATON_ENOMEM, "out of memory");
-    uint32_t nodes = 0, insts = 0;
-    for (int p = 0; p < c->npg && rc == 0; p++) {
+    *out = count;
+    return rc;
+}
+
+/* A group's members (the ranks with its collectives, in rank order), each
+ * with as many; where its collectives' nodes and instances are numbered. */
+static int members(ctx_t *c, const uint32_t *count, uint32_t *nodes, uint32_t *insts) {
+    for (int p = 0; p < c->npg; p++) {
         pg_t *pg = &c->pg[p];
-        if ((pg->members = malloc((size_t)c->n * sizeof *pg->members)) == NULL) { rc = err_set(c->e, BATON_ENOMEM, "out of memory"); break; }
-        for (int r = 0; r < c->n && rc == 0; r++) {
+        if ((pg->members = malloc((size_t)c->n * sizeof *pg->members)) == NULL) return err_set(c->e, BATON_ENOMEM, "out of memory");
+        for (int r = 0; r < c->n; r++) {
             uint32_t k = count[(size_t)p * c->n + r];
             if (k == 0) continue;
             if (pg->nmembers && k != pg->ncoll)
-                rc = err_set(c->e, BATON_EPARSE, "%s: process group '%s': %u collectives, but %s has %u: the ranks disagree",
-                             c->names[r], pg->name, k, c->names[pg->members[0]], pg->ncoll);
+                return err_set(c->e, BATON_EPARSE, "%s: process group '%s': %u collectives, but %s has %u: the ranks disagree",
+                               c->names[r], pg->name, k, c->names[pg->members[0]], pg->ncoll);
             pg->ncoll = k;
             pg->members[pg->nmembers++] = r;
         }
-        pg->nodes_at = nodes, pg->inst_at = insts;
-        nodes += pg->ncoll * (uint32_t)pg->nmembers;
-        insts += pg->ncoll;
+        pg->nodes_at = *nodes, pg->inst_at = *insts;
+        *nodes += pg->ncoll * (uint32_t)pg->nmembers;
+        *insts += pg->ncoll;
     }
+    return 0;
+}
+
+/* Rank r's place among the (sorted) members of pg. */
+static int slot_of(const pg_t *pg, int r) {
+    int lo = 0, hi = pg->nmembers - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (pg->members[mid] < r) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Process groups: who is in each, and its k-th collective's nodes. */
+static int groups(ctx_t *c) {
+    uint32_t *count = NULL, nodes = 0, insts = 0;
+    int rc = count_groups(c, &count);
+    if (rc == 0) rc = members(c, count, &nodes, &insts);
     free(count);
     if (rc < 0) return rc;
     c->arrived = calloc((size_t)insts + 1, sizeof *c->arrived);
@@ -267,8 +293,7 @@ static int groups(ctx_t *c) {
         if (node_at(c, g)->type != CHAKRA_COLL) continue;
         pg_t *pg = &c->pg[c->slot_of[g]];
         uint32_t k = (uint32_t)c->inst_of[g];
-        int slot = 0;
-        while (pg->members[slot] != c->rank_of[g]) slot++;
+        int slot = slot_of(pg, c->rank_of[g]);
         c->inst_of[g] = (int32_t)(pg->inst_at + k);
         c->slot_of[g] = slot;
         c->inst_nodes[pg->nodes_at + k * (uint32_t)pg->nmembers + (uint32_t)slot] = (int32_t)g;
