@@ -633,7 +633,7 @@ static int alloc_all(ctx_t *c) {
         for (uint32_t g = o->offset[r]; g < o->offset[r + 1]; g++) c->rank_of[g] = r;
     }
     for (uint32_t g = 0; g < c->total; g++) {
-        o->node[g] = (replay_node_t){.ready_s = -1, .start_s = -1, .end_s = -1, .comm = -1, .lane = 0, .inst = -1};
+        o->node[g] = (replay_node_t){.ready_s = -1, .start_s = -1, .end_s = -1, .comm = -1, .inst = -1};
         c->inst_of[g] = c->slot_of[g] = c->chan_of[g] = -1;
     }
     return 0;

@@ -51,7 +51,6 @@ typedef struct replay_node {
     double ready_s;            /* its dependencies ended (communication: it arrived) */
     double start_s, end_s;
     int32_t comm;              /* its replay_comm_t, -1 for none */
-    int32_t lane;              /* the timeline's track among the rank's communication */
     int64_t inst;              /* which communication it took part in (its nodes share it); -1 */
 } replay_node_t;
 
