@@ -35,9 +35,9 @@ LIB_SRC  = topologies/dragonfly.c algorithms/group.c util/err.c util/par.c util/
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
            algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c algorithms/pat.c algorithms/symmetric.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/footprint.c sim/symmetry.c \
            sim/report.c \
-           sim/run.c sim/ncclrule.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/choice.c sim/trace.c \
+           sim/run.c sim/ncclrule.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/choice.c sim/trace.c sim/chakra.c sim/chakra_gen.c sim/replay.c sim/replay_comm.c sim/replay_trace.c \
            sim/tape.c sim/page.c sim/lesson.c sim/api.c
-CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c sim/cli/cmd_expect.c sim/cli/cmd_doctor.c sim/cli/cmd_export.c
+CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c sim/cli/cmd_expect.c sim/cli/cmd_doctor.c sim/cli/cmd_export.c sim/cli/cmd_replay.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 
@@ -183,12 +183,13 @@ cuda: $(B)/libbaton.a
 # tests/fuzz/regressions/<harness>/ (the suite replays them).
 FZ           = build-fuzz
 FUZZ_SECONDS ?= 30
-FUZZERS      = topo nccltests units import msccl
+FUZZERS      = topo nccltests units import msccl chakra
 FUZZ_SEEDS_topo      = topologies tests/data/bad tests/data/machines tests/fuzz/regressions/topo
 FUZZ_SEEDS_nccltests = tests/data/nccl tests/fuzz/regressions/nccltests
 FUZZ_SEEDS_units     = tests/fuzz/seeds/units tests/fuzz/regressions/units
 FUZZ_SEEDS_import    = tests/fuzz/seeds/import tests/fuzz/regressions/import
 FUZZ_SEEDS_msccl     = tests/data/msccl tests/data/msccl/bad tests/fuzz/regressions/msccl
+FUZZ_SEEDS_chakra    = tests/data/chakra tests/data/chakra/protoc tests/fuzz/regressions/chakra
 FUZZ_FLAGS   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # Smaller limits than a real run's (4 M nodes): the fuzzer looks for parsing
 # mistakes, and inputs naming a million nodes would slow it 100-fold.
@@ -203,7 +204,7 @@ $(FZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.c build/.deps FORCE
 fuzz: $(FUZZERS:%=$(FZ)/fuzz_%)
 	@for f in $(FUZZERS); do \
 	  mkdir -p $(FZ)/corpus/$$f tests/fuzz/regressions/$$f; \
-	  case $$f in topo) seeds="$(FUZZ_SEEDS_topo)";; nccltests) seeds="$(FUZZ_SEEDS_nccltests)";; import) seeds="$(FUZZ_SEEDS_import)";; msccl) seeds="$(FUZZ_SEEDS_msccl)";; *) seeds="$(FUZZ_SEEDS_units)";; esac; \
+	  case $$f in topo) seeds="$(FUZZ_SEEDS_topo)";; nccltests) seeds="$(FUZZ_SEEDS_nccltests)";; import) seeds="$(FUZZ_SEEDS_import)";; msccl) seeds="$(FUZZ_SEEDS_msccl)";; chakra) seeds="$(FUZZ_SEEDS_chakra)";; *) seeds="$(FUZZ_SEEDS_units)";; esac; \
 	  echo "fuzz $$f: $(FUZZ_SECONDS) s"; \
 	  $(FZ)/fuzz_$$f $(FZ)/corpus/$$f $$seeds -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	    -max_len=8192 -print_final_stats=1 -artifact_prefix=$(FZ)/$$f- 2>$(FZ)/$$f.log \

@@ -38,6 +38,8 @@ run 0 topo import nccl-xml tests/data/import/ndv4-topo.xml -o "$out/ndv4.yaml"
 run 1 topo import nccl-xml tests/fuzz/regressions/import/xml-pcie-rate
 run 0 select -t topologies/hgx-h100.yaml -c allreduce --sizes 8B:1GiB:x64 --vs-nccl
 run 0 kids --kids 20 --method naive
+run 0 replay -t topologies/hgx-h100.yaml tests/data/chakra/example.*.et --trace "$out/replay.json"
+run 1 replay -t tests/data/chakra/uniform4.yaml tests/data/chakra/example.0.et
 run 0 predict -t topologies/hgx-h100.yaml -c allreduce -a binomial -s 1GiB
 run 0 predict -t topologies/cluster-h100.yaml --set nodes=64 --set radix=16 -c allreduce -a twoshot -s 1MiB --fold 1
 run 0 predict -t topologies/cluster-h100.yaml --set nodes=64 --set radix=16 -c allreduce -a ring -s 1MiB --fold 1

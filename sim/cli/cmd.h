@@ -23,6 +23,7 @@ int cmd_gpus(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_validate(int argc, char **argv, int calibrate);
 int cmd_export(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 /* --sizes SPEC: where a range's HI is not on its grid, a note on stderr
  * ("baton CMD: note: --sizes SPEC: ..."; select_sizes_note). */

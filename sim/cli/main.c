@@ -38,7 +38,10 @@ static const char usage[] =
     "  calibrate fit the topology to nccl-tests logs; write the calibrated file\n"
     "  expect    the nccl-tests table a machine should give, with its band\n"
     "  doctor    is this nccl-tests log healthy? if not, its likely causes, ranked\n"
-    "  export    a catalogue algorithm as MSCCL XML (--msccl)\n"
+    "  export    a catalogue algorithm as MSCCL XML (--msccl); a small Chakra\n"
+    "            trace (--chakra)\n"
+    "  replay    a Chakra execution trace on a machine: the step's time, where it\n"
+    "            went, a timeline\n"
     "\n"
     "Every command that reads a topology takes --set name=value (repeatable) to\n"
     "override the file's parameters or its values (ports, reduce_bw, channels,\n"
@@ -57,6 +60,7 @@ static const struct { const char *name; int (*fn)(int, char **); } commands[] = 
     {"sim", run_sim}, {"predict", run_predict}, {"kids", cmd_kids}, {"topo", cmd_topo}, {"plan", cmd_plan},
     {"algos", cmd_algos}, {"select", cmd_select}, {"tp", cmd_tp}, {"concurrent", cmd_concurrent}, {"step", cmd_step}, {"gpus", cmd_gpus}, {"sweep", cmd_sweep},
     {"validate", run_validate}, {"calibrate", run_calibrate}, {"expect", cmd_expect}, {"doctor", cmd_doctor}, {"export", cmd_export},
+    {"replay", cmd_replay},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
