@@ -21,5 +21,5 @@ echo
 echo "== a size the log ran: the time with the band cross-validation measured"
 "$BATON" predict -t "$cal" -c allreduce -s 96MiB | grep -E '^allreduce|time'
 echo
-echo "== a what-if the log never ran: 16 nodes (the time, no band, and why)"
-"$BATON" predict -t "$cal" --set nodes=16 -c allreduce -s 96MiB | grep -E '^allreduce|time'
+echo "== another node count the log never ran: 16 nodes (the band, widened by the distance)"
+"$BATON" predict -t "$cal" --set nodes=16 -c allreduce -s 96MiB | grep -E '^allreduce|time|widened'
