@@ -105,6 +105,15 @@ typedef struct attr {
     rd_t s;
 } attr_t;
 
+/* A length-delimited string s into buf, cut to cap - 1 bytes (longer names
+ * and versions are none replay reads). The length it had. */
+static size_t rd_str(const rd_t *s, char *buf, size_t cap) {
+    size_t len = (size_t)(s->end - s->p), n = len < cap ? len : cap - 1;
+    memcpy(buf, s->p, n);
+    buf[n] = 0;
+    return len;
+}
+
 static int attr_read(rd_t *r, attr_t *a, why_t *w) {
     memset(a, 0, sizeof *a);
     while (r->p < r->end) {
@@ -114,10 +123,7 @@ static int attr_read(rd_t *r, attr_t *a, why_t *w) {
         rd_t s = {0};
         if (rd_key(r, &f, &wt, w) < 0 || rd_value(r, wt, &v, &s, w) < 0) return -1;
         if (f == 1 && wt == 2) {
-            size_t n = (size_t)(s.end - s.p);
-            if (n >= sizeof a->name) n = sizeof a->name - 1;   /* longer names are none replay reads */
-            memcpy(a->name, s.p, n);
-            a->name[n] = 0;
+            rd_str(&s, a->name, sizeof a->name);
         } else if (f >= 3 && f <= 32) {
             a->field = f, a->wt = wt, a->v = v, a->s = s;
         }
@@ -154,11 +160,7 @@ static int attr_apply(chakra_node_t *n, const attr_t *a, why_t *w) {
         {"comm_dst", CHAKRA_HAS_DST}, {"comm_tag", CHAKRA_HAS_TAG}, {"is_cpu_op", 0}};
     if (!strcmp(a->name, "pg_name")) {
         if (a->field != 29 || a->wt != 2) return fail(w, "attr pg_name: not a string");
-        size_t len = (size_t)(a->s.end - a->s.p);
-        if (len >= CHAKRA_PG_LEN) return fail(w, "attr pg_name: longer than 63 bytes");
-        memcpy(n->pg, a->s.p, len);
-        n->pg[len] = 0;
-        return 0;
+        return rd_str(&a->s, n->pg, CHAKRA_PG_LEN) >= CHAKRA_PG_LEN ? fail(w, "attr pg_name: longer than 63 bytes") : 0;
     }
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         if (strcmp(a->name, ints[i].name)) continue;
@@ -270,12 +272,7 @@ static int metadata_read(rd_t *r, chakra_et_t *et, why_t *w) {
         uint64_t v = 0;
         rd_t s = {0};
         if (rd_key(r, &f, &wt, w) < 0 || rd_value(r, wt, &v, &s, w) < 0) return -1;
-        if (f == 1 && wt == 2) {
-            size_t len = (size_t)(s.end - s.p);
-            if (len >= sizeof et->version) len = sizeof et->version - 1;
-            memcpy(et->version, s.p, len);
-            et->version[len] = 0;
-        }
+        if (f == 1 && wt == 2) rd_str(&s, et->version, sizeof et->version);
     }
     return 0;
 }
