@@ -27,16 +27,16 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = topologies/dragonfly.c algorithms/group.c util/err.c util/par.c util/progress.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c models/tuning.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_yaml.c topologies/find.c topologies/knobs.c \
+LIB_SRC  = topologies/dragonfly.c algorithms/group.c util/err.c util/par.c util/progress.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c sim/nccl/tuning.c models/arch.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_yaml.c topologies/find.c topologies/knobs.c \
            topologies/expand.c topologies/generate.c topologies/fold.c topologies/flow.c topologies/linkload.c topologies/graph.c topologies/import.c topologies/topo_write.c \
            validate/nccltests.c validate/ntlines.c validate/tuninglines.c validate/calibrate.c validate/logplan.c validate/tuningplan.c validate/tunerfile.c tuner/tuner_csv.c validate/host.c validate/ncclinfo.c validate/expect.c validate/doctor.c \
            algorithms/sched.c algorithms/algo.c algorithms/msccl.c algorithms/msccl_xml.c algorithms/msccl_export.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
-           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c algorithms/pat.c algorithms/symmetric.c sim/evq.c sim/book.c sim/verify.c sim/engine.c sim/footprint.c sim/symmetry.c \
-           sim/report.c \
-           sim/run.c sim/ncclrule.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/choice.c sim/trace.c sim/chakra.c sim/chakra_gen.c sim/replay.c sim/replay_comm.c sim/replay_trace.c \
-           sim/tape.c sim/page.c sim/lesson.c sim/api.c
+           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c algorithms/pat.c algorithms/symmetric.c sim/engine/evq.c sim/engine/book.c sim/engine/verify.c sim/engine/engine.c sim/engine/footprint.c sim/engine/symmetry.c \
+           sim/answer/report.c \
+           sim/run/run.c sim/nccl/ncclrule.c sim/run/peers.c sim/answer/concurrent.c sim/answer/step.c sim/nccl/plan.c sim/answer/plot.c sim/teach/kids.c sim/answer/select.c sim/answer/tp.c sim/answer/choice.c sim/engine/trace.c sim/replay/chakra.c sim/replay/chakra_gen.c sim/replay/replay.c sim/replay/replay_comm.c sim/replay/replay_trace.c \
+           sim/teach/tape.c sim/teach/page.c sim/teach/lesson.c sim/lib/api.c
 CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c sim/cli/cmd_expect.c sim/cli/cmd_doctor.c sim/cli/cmd_export.c sim/cli/cmd_replay.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
@@ -60,11 +60,11 @@ $(B)/obj/%.o: %.c | build/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-# The teaching page's CSS and script (sim/page/) become C strings.
-PAGE_ASSETS = sim/page/teach.css sim/page/teach.js
+# The teaching page's CSS and script (sim/teach/page/) become C strings.
+PAGE_ASSETS = sim/teach/page/teach.css sim/teach/page/teach.js
 $(B)/gen/page_assets.c: $(PAGE_ASSETS) scripts/cstring.sh
 	@mkdir -p $(dir $@)
-	@{ sh scripts/cstring.sh page_css sim/page/teach.css && sh scripts/cstring.sh page_js sim/page/teach.js; } > $@.tmp
+	@{ sh scripts/cstring.sh page_css sim/teach/page/teach.css && sh scripts/cstring.sh page_js sim/teach/page/teach.js; } > $@.tmp
 	@mv $@.tmp $@
 
 $(B)/obj/gen/page_assets.o: $(B)/gen/page_assets.c | build/.deps
@@ -88,7 +88,7 @@ $(B)/pic/gen/page_assets.o: $(B)/gen/page_assets.c | build/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(PIC_FLAGS) -c $< -o $@
 
-$(B)/obj/sim/api.o $(B)/pic/sim/api.o: CFLAGS_ALL += -DBATON_VERSION='"$(VERSION)"'
+$(B)/obj/sim/lib/api.o $(B)/pic/sim/lib/api.o: CFLAGS_ALL += -DBATON_VERSION='"$(VERSION)"'
 
 $(B)/libbaton.so: $(PIC_OBJ)
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libbaton.so.$(SOMAJOR) -Wl,--no-undefined -o $@ $^ $(LIBS)

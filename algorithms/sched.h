@@ -96,7 +96,7 @@ struct sched {
     const struct sched_group *group; /* several collectives at once (group.h); NULL: one */
     int period;            /* 0, or k: rank r + k's program is rank r's with every
                               peer moved k ranks on (mod nranks), so ranks k apart are
-                              interchangeable (sim/symmetry.h); tested for every row
+                              interchangeable (sim/engine/symmetry.h); tested for every row
                               that sets it */
 };
 

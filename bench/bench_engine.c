@@ -5,7 +5,7 @@
  * physical ring of 450 GB/s, 0.6 us links, each rank forwarding) or `switch`
  * (every rank on one switch port of 450 GB/s, 0.3 us); one port per rank,
  * 1.1 TB/s reductions, 1 GiB per rank; `symmetric` runs the fast path
- * (sim/symmetry.h: one representative per class, its check included in the
+ * (sim/engine/symmetry.h: one representative per class, its check included in the
  * wall time). Prints one Markdown table row: the
  * case, messages, events, wall time, events/s, peak RSS, RSS per rank
  * (topology and route cache included) and the engine's own state per rank;
@@ -18,8 +18,8 @@
 #include <sys/utsname.h>
 
 #include "../algorithms/algo.h"
-#include "../sim/engine.h"
-#include "../sim/symmetry.h"
+#include "../sim/engine/engine.h"
+#include "../sim/engine/symmetry.h"
 #include "../topologies/topo.h"
 #include "bench_clock.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include "../sim/evq.h"
+#include "../sim/engine/evq.h"
 #include "bench_clock.h"
 
 typedef struct { double t; uint32_t id; } ref_item_t;

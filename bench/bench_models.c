@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "../algorithms/algo.h"
-#include "../sim/engine.h"
+#include "../sim/engine/engine.h"
 #include "../topologies/topo.h"
 #include "bench_clock.h"
 

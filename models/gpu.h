@@ -1,6 +1,6 @@
 /* gpu.h - what one GPU can do on its own: peak math, memory, launch cost.
  *
- * The other three buckets of a model's step besides transport (sim/step.h):
+ * The other three buckets of a model's step besides transport (sim/answer/step.h):
  * compute is FLOPs over peak dense tensor FLOP/s at some efficiency, memory
  * is bytes over HBM bandwidth, overhead is kernels x launch cost. A machine
  * file names its GPU (`gpu: h100-sxm`) or describes one (`gpu: {like:

@@ -1,6 +1,6 @@
 /* llm.h - a transformer's shape, by its published name, and what it costs.
  *
- * The numbers a step's buckets need (sim/step.h): parameters per layer,
+ * The numbers a step's buckets need (sim/answer/step.h): parameters per layer,
  * FLOPs per token, the KV cache per token. Decoder-only, pre-norm, gated MLP
  * (SwiGLU: three matrices), grouped-query attention; a mixture of experts
  * replaces the MLP by `experts` MLPs of which each token uses `top_k`. */

@@ -7,7 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "../algorithms/algo.h"
-#include "../sim/engine.h"
+#include "../sim/engine/engine.h"
 #include "../topologies/topo.h"
 
 /* Add p GPU nodes PREFIX0.. PREFIX(p-1) as ranks 0..p-1 (node ids 0..p-1 on a new topology). */

@@ -1,11 +1,11 @@
-/* test_book.c - FIFO link bookings with backfilling (sim/book.c): a worked
+/* test_book.c - FIFO link bookings with backfilling (sim/engine/book.c): a worked
  * case, and random bookings against the definition (the earliest start at
  * which no link's earlier bookings overlap, found over every booking kept). */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
 
-#include "../sim/book.h"
+#include "../sim/engine/book.h"
 
 /* Link a carries message 1 over [0, 10). Message 2 needs a and b: it starts
  * at 10, and b keeps the hole [0, 10). Message 3 (b alone, 4 s) fits in the

@@ -104,7 +104,7 @@ Test(catalogue, chains_per_channel_verify) {
 
 /* How the formula relates to the simulation. APPROX: within the measured
  * band [0.5, 1.75] x the formula (see docs/decisions/closed-forms.md; 2.5 before FIFO
- * backfilled its links and ports, sim/book.h). */
+ * backfilled its links and ports, sim/engine/book.h). */
 enum { EXACT, UPPER, LOWER, APPROX };
 
 static int complete_tree(int p) { return algo_pof2(p + 1); }

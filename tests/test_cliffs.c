@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "../algorithms/algo.h"
-#include "../sim/engine.h"
+#include "../sim/engine/engine.h"
 #include "helpers.h"
 
 #define GIB 1073741824.0

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/evq.h"
+#include "../sim/engine/evq.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
 

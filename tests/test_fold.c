@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "../models/cost.h"
-#include "../sim/run.h"
+#include "../sim/run/run.h"
 #include "../topologies/fold.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "../sim/kids.h"
+#include "../sim/teach/kids.h"
 #include "../topologies/topo_yaml.h"
 
 static topo_t *kids_topo(void) {

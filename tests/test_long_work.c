@@ -1,5 +1,5 @@
 /* test_long_work.c - long runs: the progress line (util/progress.h) and the
- * memory estimate that refuses a run which cannot fit (sim/footprint.h).
+ * memory estimate that refuses a run which cannot fit (sim/engine/footprint.h).
  * No test here depends on how fast the machine is: the line is forced
  * (BATON_PROGRESS=1, drawn from the first report), and the estimates are
  * compared with what the engine counts, not with a clock. */
@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "../algorithms/algo.h"
-#include "../sim/engine.h"
-#include "../sim/footprint.h"
+#include "../sim/engine/engine.h"
+#include "../sim/engine/footprint.h"
 #include "../util/progress.h"
 #include "helpers.h"
 

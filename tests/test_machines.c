@@ -8,7 +8,7 @@
 #include "../topologies/flow.h"
 #include "../topologies/topo_write.h"
 #include "../topologies/topo_yaml.h"
-#include "../sim/run.h"
+#include "../sim/run/run.h"
 #include "helpers.h"
 
 static topo_t *load(const char *path, const char *set) {
@@ -447,7 +447,7 @@ Test(machines, nccls_proxy_reads_ll_lines_before_a_network_send) {
  * it had first said 3.3 GB/s at 4 MiB where the simulator says 23.7). The
  * top of the band moved from 1.04 to 1.08 (2 x 8 A100, 256 MiB) when FIFO
  * began to serve a rank's channels that claim a link together in channel
- * order rather than in event order (sim/engine.c, claim): either is a
+ * order rather than in event order (sim/engine/engine.c, claim): either is a
  * convention, and fair sharing gives 0.82 there. */
 Test(machines, nccltree_closed_form_sees_nodes_and_network) {
     const char *files[] = {"topologies/hgx-h100.yaml", "topologies/cluster-a100.yaml", "topologies/cluster-h100.yaml"};
@@ -734,7 +734,7 @@ Test(machines, nvlstree_shares_a_node_nic) {
 }
 
 /* A single-port machine books its ports as it books links, keeping the
- * hole a later booking leaves (sim/book.h): on uniform-8 (one port each way)
+ * hole a later booking leaves (sim/engine/book.h): on uniform-8 (one port each way)
  * the double binary tree at 100 MB under FIFO is within 15 % of max-min fair
  * sharing (21.07 against 23.90 ms); with ports booked first come it took
  * 31.03 ms, 30 % above. */
@@ -773,7 +773,7 @@ Test(machines, nvlstree_closed_form_follows_its_simulation) {
      * the channel groups): within 15 % of max-min fair sharing, and of FIFO
      * (7.82 ms at 1 GiB on 4 nodes, the formula 5.44, until a link kept the
      * hole a later-starting message left on it for the groups' sends that
-     * meet on a NIC: sim/book.h). */
+     * meet on a NIC: sim/engine/book.h). */
     for (int nodes = 4; nodes <= 5; nodes++) {
         char set[32];
         snprintf(set, sizeof set, "nodes=%d", nodes);

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../models/tuning.h"
-#include "../sim/plan.h"
-#include "../sim/run.h"
+#include "../sim/nccl/tuning.h"
+#include "../sim/nccl/plan.h"
+#include "../sim/run/run.h"
 #include "../topologies/graph.h"
 #include "helpers.h"
 
@@ -121,7 +121,7 @@ Test(nccl_newer, pat_from_2_23_at_one_gpu_per_node) {
 /* PAT's bandwidth in NCCL's own model: busBw x .85 in 2.23.4's tuning.cc,
  * x .75 from 2.24.3; latency 8 + log2(nodes) x 14/3.5 + 2.8 a rank. */
 Test(nccl_newer, pat_model_follows_the_version) {
-    tuning_machine_t m = {.nranks = 16, .nnodes = 16, .arch = TUNING_BLACKWELL, .nvlink = 1, .nchannels = 8, .bw = 6.25,
+    tuning_machine_t m = {.nranks = 16, .nnodes = 16, .arch = ARCH_BLACKWELL, .nvlink = 1, .nchannels = 8, .bw = 6.25,
                           .version = 22304};
     uint64_t n = 1 << 30;
     double bw = 8 * 6.25;
@@ -238,17 +238,17 @@ Test(nccl_newer, sim_skips_only_what_cannot_win) {
 Test(nccl_newer, symmetric_kernels_own_model) {
     const char *k = NULL;
     int blocks = 0;
-    double t = tuning_sym_time(TUNING_BLACKWELL, 8, COLL_ALLREDUCE, 1ull << 30, 1, &k, &blocks);
+    double t = tuning_sym_time(ARCH_BLACKWELL, 8, COLL_ALLREDUCE, 1ull << 30, 1, &k, &blocks);
     cr_expect_str_eq(k, "AllReduce_RSxLDMC_AGxSTMC");
     cr_expect_eq(blocks, 3);
     cr_expect(fabs(t - 1143.7e-6) < 0.5e-6, "%.9g", t);
-    t = tuning_sym_time(TUNING_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 1, &k, &blocks);
+    t = tuning_sym_time(ARCH_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 1, &k, &blocks);
     cr_expect_str_eq(k, "AllReduce_AGxLLMC_R");
     cr_expect_eq(blocks, 2);
     cr_expect(t > 11.4e-6 && t < 11.6e-6, "%.9g", t);
-    tuning_sym_time(TUNING_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks);
+    tuning_sym_time(ARCH_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks);
     cr_expect_str_eq(k, "AllReduce_AGxLL_R");
-    cr_expect_lt(tuning_sym_time(TUNING_AMPERE, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks), 0);
+    cr_expect_lt(tuning_sym_time(ARCH_AMPERE, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks), 0);
     th_says("plan -t hgx-b200 --set registered=true --sizes 1KiB,1GiB", 0, "symmetric/Simple 1.14368 ms", 1);
 }
 
@@ -265,7 +265,7 @@ Test(nccl_newer, nvlstree_loops_follow_plans_channels) {
     for (int k = 0; k < 3; k++) {
         topo_t *t = th_load(machines[k][0], machines[k][1]);
         int p = topo_whole_ranks(t), g = topo_params_c(t)->group_size;
-        tuning_machine_t m = {.nranks = p, .nnodes = p / g, .arch = (tuning_arch_t)topo_params_c(t)->arch};
+        tuning_machine_t m = {.nranks = p, .nnodes = p / g, .arch = (arch_t)topo_params_c(t)->arch};
         plan_nvls_t x;
         plan_nvls(t, &m, &x);
         cr_expect_eq(x.channels, want_channels[k], "%s %s: %d channels", machines[k][0], machines[k][1], x.channels);

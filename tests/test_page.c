@@ -1,4 +1,4 @@
-/* test_page.c - the teaching pages: recorded runs (sim/tape.h) replay to the
+/* test_page.c - the teaching pages: recorded runs (sim/teach/tape.h) replay to the
  * simulator's own buffers, the kids' page tells the story's numbers, pages
  * are self-contained and small, and runs too big to draw are refused. The
  * page in a real browser: tests/browser/ (make test-browser). */
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/kids.h"
-#include "../sim/lesson.h"
-#include "../sim/tape.h"
+#include "../sim/teach/kids.h"
+#include "../sim/teach/lesson.h"
+#include "../sim/teach/tape.h"
 #include "helpers.h"
 
 /* Replaying the moves over the start gives every snapshot, and the last one

@@ -1,4 +1,4 @@
-/* test_replay.c - Chakra traces in (sim/chakra.c, sim/replay.c): the
+/* test_replay.c - Chakra traces in (sim/replay/chakra.c, sim/replay/replay.c): the
  * shipped trace's time is the sum it implies on a uniform machine, worked
  * by hand from the closed forms; traces Google's encoder wrote read alike;
  * nodes never start before their dependencies end; a collective starts at
@@ -13,9 +13,9 @@
 #include <cjson/cJSON.h>
 
 #include "helpers.h"
-#include "../sim/chakra_gen.h"
-#include "../sim/replay.h"
-#include "../sim/run.h"
+#include "../sim/replay/chakra_gen.h"
+#include "../sim/replay/replay.h"
+#include "../sim/run/run.h"
 
 #define DIR "tests/data/chakra/"
 

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "../topologies/topo_yaml.h"
-#include "../sim/plan.h"
-#include "../sim/run.h"
+#include "../sim/nccl/plan.h"
+#include "../sim/run/run.h"
 #include "../validate/calibrate.h"
 #include "helpers.h"
 

@@ -77,7 +77,7 @@ Test(sched, ring_p4_goal_dump_matches_golden) {
 }
 
 /* Rank r + k's op pc is rank r's with every peer moved k on (mod p), the
- * same bytes: what a schedule's `period` k promises (sim/symmetry.c relies
+ * same bytes: what a schedule's `period` k promises (sim/engine/symmetry.c relies
  * on it). 0 if so, else the first op that breaks it. */
 static int shifted_program_differs(const sched_t *s, int r, int c) {
     int p = s->nranks, k = s->period, q = (r + k) % p;

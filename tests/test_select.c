@@ -8,9 +8,9 @@
 #include "../algorithms/algo.h"
 #include "../topologies/topo_yaml.h"
 
-#include "../sim/plot.h"
-#include "../sim/report.h"
-#include "../sim/select.h"
+#include "../sim/answer/plot.h"
+#include "../sim/answer/report.h"
+#include "../sim/answer/select.h"
 #include <cjson/cJSON.h>
 #include "helpers.h"
 
@@ -385,7 +385,7 @@ Test(select, winner_is_confirmed_by_the_simulator) {
  * that formula would have won, the table says so and how to check. A table
  * made by hand: nvlstree's formula 5.44 ms beats ring's simulated 5.99 ms,
  * but its FIFO simulation says 7.82 ms (what FIFO said on 4 x 8 H100 at
- * 1 GiB before links kept their holes for later messages, sim/book.h).
+ * 1 GiB before links kept their holes for later messages, sim/engine/book.h).
  * Under fair sharing, or with the simulation near the formula, no caution. */
 Test(select, a_fifo_demotion_is_flagged) {
     select_cell_t cells[2] = {

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sim/plot.h"
-#include "../sim/select.h"
+#include "../sim/answer/plot.h"
+#include "../sim/answer/select.h"
 #include "../topologies/units.h"
 #include "helpers.h"
 

@@ -1,15 +1,15 @@
-/* test_step.c - the four buckets (sim/step.c), model shapes (models/llm.c),
+/* test_step.c - the four buckets (sim/answer/step.c), model shapes (models/llm.c),
  * GPU specs in machine files, and collectives at the same time
- * (algorithms/group.c, sim/concurrent.c). */
+ * (algorithms/group.c, sim/answer/concurrent.c). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/concurrent.h"
-#include "../sim/run.h"
-#include "../sim/step.h"
+#include "../sim/answer/concurrent.h"
+#include "../sim/run/run.h"
+#include "../sim/answer/step.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/step.h"
+#include "../sim/answer/step.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
 

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim/run.h"
-#include "../sim/symmetry.h"
+#include "../sim/run/run.h"
+#include "../sim/engine/symmetry.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
 

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/run.h"
+#include "../sim/run/run.h"
 #include "../topologies/graph.h"
-#include "../models/tuning.h"
+#include "../sim/nccl/tuning.h"
 #include "../topologies/knobs.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
@@ -419,7 +419,7 @@ Test(topo, import_nvsmi_matrix_from_the_dgx1_log) {
     /* the log's device lines name the GPUs: V100, Volta's tables, a third of HBM2's 900 GB/s */
     const topo_params_t *tp = topo_params_c(t);
     cr_expect(tp->has_gpu && !strcmp(tp->gpu.name, "v100-sxm2"), "gpu %s", tp->gpu.name);
-    cr_expect_eq(tp->arch, TUNING_VOLTA);
+    cr_expect_eq(tp->arch, ARCH_VOLTA);
     cr_expect_float_eq(tp->reduce_bw, 300e9, 1e6);
     const graph_t *g = graph_get(t, &e);
     cr_assert_not_null(g);
@@ -634,7 +634,7 @@ Test(topo, import_nccl_xml_public_files) {
     cr_expect(rt.nlinks == 1 && rt.bw == 12 * 25e9, "NV12 between GPUs 0 and 1");
     cr_assert_eq(topo_route(t, 0, 2, &rt, NULL), 0);
     cr_expect_gt(rt.nlinks, 1, "no NVLink between GPUs 0 and 2");
-    cr_expect_eq(topo_params_c(t)->arch, TUNING_AMPERE, "<gpu sm=\"80\">: Ampere's tables");
+    cr_expect_eq(topo_params_c(t)->arch, ARCH_AMPERE, "<gpu sm=\"80\">: Ampere's tables");
     topo_free(t);
     FILE *f = fopen("build/bad.xml", "w");
     fputs("<system version=\"1\">\n  <cpu numaid=\"0\">\n    <pci busid=\"1\" class=\"0x030200\">\n  </cpu>\n</system>\n", f);

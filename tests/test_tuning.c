@@ -1,16 +1,16 @@
-/* test_tuning.c - NCCL's own cost model (models/tuning.h, sim/plan.h)
+/* test_tuning.c - NCCL's own cost model (sim/nccl/tuning.h, sim/nccl/plan.h)
  * against the numbers worked by hand from NCCL 2.30.7's tables
  * (docs/reference/nccl.md section 1.8), and on the machines. */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "../models/tuning.h"
-#include "../sim/plan.h"
+#include "../sim/nccl/tuning.h"
+#include "../sim/nccl/plan.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
 
 static tuning_machine_t machine(int ranks, int nodes, int nvlink) {
-    return (tuning_machine_t){.nranks = ranks, .nnodes = nodes, .arch = TUNING_AMPERE, .nvlink = nvlink, .ll128 = 1,
+    return (tuning_machine_t){.nranks = ranks, .nnodes = nodes, .arch = ARCH_AMPERE, .nvlink = nvlink, .ll128 = 1,
                               .nchannels = 12, .bw = 20};
 }
 
@@ -74,7 +74,7 @@ Test(tuning, dgx1_graph_as_nccl_sees_it) {
     cr_assert_eq(plan_machine(t, &o, &m, &e), 0, "%s", e.msg);
     cr_expect_eq(m.nchannels, 6);
     cr_expect_float_eq(m.bw, 20.0, 1e-9, "%g GB/s a channel", m.bw);
-    cr_expect_eq(m.arch, TUNING_VOLTA);
+    cr_expect_eq(m.arch, ARCH_VOLTA);
     cr_expect_eq(m.nvlink, 1);
     cr_expect_eq(m.nnodes, 1);
     run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = 8, .proto = RUN_PROTO_AUTO};
@@ -165,7 +165,7 @@ Test(tuning, nccl_model_ignores_class_efficiency) {
  * Without CollNet NCCL's loop skips it (NVLSTree is its way across); on
  * cluster-h100 with `sharp=true` plan_machine says CollNet, without it not. */
 Test(tuning, nvls_across_nodes_with_collnet) {
-    tuning_machine_t m = {.nranks = 32, .nnodes = 4, .arch = TUNING_HOPPER, .nvlink = 1, .ll128 = 1, .nchannels = 8,
+    tuning_machine_t m = {.nranks = 32, .nnodes = 4, .arch = ARCH_HOPPER, .nvlink = 1, .ll128 = 1, .nchannels = 8,
                           .bw = 40, .nvls_channels = 16, .nvls_bw = 25, .collnet = 1, .nvls_inter = 20};
     uint64_t n = 1ull << 30;
     double bw = 320.0 * 32 / 62, want = (25 + 18 + (double)n / (1000 * bw)) * 1e-6;
@@ -206,7 +206,7 @@ Test(tuning, nvls_across_nodes_with_collnet) {
  * logs' top sizes (busbw up to 485 GB/s, above what their rings carry) are
  * NVLSTree's: --model nccl on cluster-h100 picks it from 64 MiB. */
 Test(tuning, nvls_tree_across_nodes) {
-    tuning_machine_t m = {.nranks = 16, .nnodes = 2, .arch = TUNING_HOPPER, .nvlink = 1, .ll128 = 1, .nchannels = 8,
+    tuning_machine_t m = {.nranks = 16, .nnodes = 2, .arch = ARCH_HOPPER, .nvlink = 1, .ll128 = 1, .nchannels = 8,
                           .bw = 50, .nvls_channels = 16, .nvls_bw = 23.2, .nvls_inter = 25};
     uint64_t n = 1ull << 30;
     double bw2 = 23.2 * 0.85 * 15 / 16 * 2 * 16 * 16.0 / 30;
@@ -242,7 +242,7 @@ Test(tuning, nvls_tree_across_nodes) {
  * factor 2 -> 1.5. On cluster-a100 with SHARP (no NVLS) NCCL's model names
  * collnet_ring at 1 GiB. */
 Test(tuning, collnet_direct_worked_by_hand) {
-    tuning_machine_t m = {.nranks = 32, .nnodes = 4, .arch = TUNING_AMPERE, .nvlink = 1, .ll128 = 1, .nchannels = 8,
+    tuning_machine_t m = {.nranks = 32, .nnodes = 4, .arch = ARCH_AMPERE, .nvlink = 1, .ll128 = 1, .nchannels = 8,
                           .bw = 25, .collnet = 1};
     uint64_t n = 1ull << 30;
     double want = (44 + (double)n / (1000 * 100.0)) * 1e-6;
@@ -251,7 +251,7 @@ Test(tuning, collnet_direct_worked_by_hand) {
     m.nchannels = 4;
     want = (44 + (double)n / (1000 * (4 * 25 / 1.5 * 0.5))) * 1e-6;
     cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_COLLNET_DIRECT, PROTO_SIMPLE, n), want, want * 1e-12);
-    m.arch = TUNING_HOPPER;
+    m.arch = ARCH_HOPPER;
     want = (44 + (double)n / (1000 * (4 * 25 / 1.5 * 0.85 * 0.5))) * 1e-6;
     cr_expect_float_eq(tuning_time(&m, COLL_ALLREDUCE, TUNING_COLLNET_DIRECT, PROTO_SIMPLE, n), want, want * 1e-12);
     cr_expect_lt(tuning_time(&m, COLL_ALLREDUCE, TUNING_COLLNET_DIRECT, PROTO_LL, n), 0, "Simple only");

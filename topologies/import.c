@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../models/gpu.h"
-#include "../models/tuning.h"
+#include "../models/arch.h"
 
 #define IMPORT_MAX 64              /* devices in a matrix (GPUs and NICs) */
 
@@ -33,13 +33,13 @@ typedef struct {
  * cards, which the driver gives no peer-to-peer access (pcie-box.yaml). */
 static const struct {
     const char *word, *gpu;
-    tuning_arch_t arch;
+    arch_t arch;
     int pcie_gen, geforce;
 } known_gpus[] = {
-    {"V100", "v100-sxm2", TUNING_VOLTA, 3, 0},    {"A100", "a100-sxm", TUNING_AMPERE, 4, 0},
-    {"H100", "h100-sxm", TUNING_HOPPER, 5, 0},    {"H200", "h200-sxm", TUNING_HOPPER, 5, 0},
-    {"B200", "b200", TUNING_BLACKWELL, 5, 0},     {"L40S", "l40s", TUNING_AMPERE, 4, 0},
-    {"RTX 4090", "rtx4090", TUNING_AMPERE, 4, 1}, {"RTX 5090", "rtx5090", TUNING_BLACKWELL, 5, 1}};
+    {"V100", "v100-sxm2", ARCH_VOLTA, 3, 0},    {"A100", "a100-sxm", ARCH_AMPERE, 4, 0},
+    {"H100", "h100-sxm", ARCH_HOPPER, 5, 0},    {"H200", "h200-sxm", ARCH_HOPPER, 5, 0},
+    {"B200", "b200", ARCH_BLACKWELL, 5, 0},     {"L40S", "l40s", ARCH_AMPERE, 4, 0},
+    {"RTX 4090", "rtx4090", ARCH_AMPERE, 4, 1}, {"RTX 5090", "rtx5090", ARCH_BLACKWELL, 5, 1}};
 
 /* The product name a device line gives, or NULL: nccl-tests' "... device 0
  * [0x4f] NAME", nvidia-smi -L's "GPU 0: NAME (UUID: ...)", nvidia-smi -q's
@@ -248,7 +248,7 @@ static int nv_links(const matrix_t *m, int i) {
 
 /* Hopper's and Blackwell's NVSwitches add (NVLink SHARP: NCCL's NVLS). */
 static int nv_reduces(const matrix_t *m) {
-    return m->known >= 0 && known_gpus[m->known].arch >= TUNING_HOPPER;
+    return m->known >= 0 && known_gpus[m->known].arch >= ARCH_HOPPER;
 }
 
 /* What adding in the switch costs: hgx-h100.yaml's values, measured there. */
@@ -317,8 +317,8 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
         fprintf(f, "# The file names its GPUs \"%s\": baton's %s, NCCL's %s tables; a reduction\n"
                    "# reads two buffers and writes one, so about a third of HBM's %.0f GB/s (an estimate).\n"
                    "gpu: %s\narch: %s\nreduce_bw: %.0fGB/s\n",
-                m->product, g->name, tuning_arch_name(known_gpus[m->known].arch), g->hbm_bw / 1e9, g->name,
-                tuning_arch_name(known_gpus[m->known].arch),
+                m->product, g->name, arch_name(known_gpus[m->known].arch), g->hbm_bw / 1e9, g->name,
+                arch_name(known_gpus[m->known].arch),
                 g->hbm_bw / 3e9);
     int switched = nv_switched(m);
     if (switched && nv_reduces(m)) emit_nvls(f);
@@ -599,7 +599,7 @@ static void xml_emit(const xml_t *x, const char *name, FILE *f) {
     int sm = x->sm_lo;
     if (sm > 0 && sm == x->sm_hi)             /* NCCL's tables by generation: below sm80 Volta's, and so on */
         fprintf(f, "arch: %s   # the file's GPUs are sm%d (NCCL's tables)\n",
-                tuning_arch_name(tuning_arch_of_sm(sm)), sm);
+                arch_name(arch_of_sm(sm)), sm);
     int nvls = x->sm_lo >= 90 && xml_has_nvswitch(x);   /* Hopper's NVSwitches add (NVLink SHARP: NCCL's NVLS) */
     if (nvls) emit_nvls(f);
     fprintf(f, "nodes:\n");

@@ -113,7 +113,7 @@ typedef struct topo_lib_rule {
                             not NCCL's word on what a log ran */
 } topo_lib_rule_t;
 
-#define TOPO_NCCL_TABLES 23007   /* models/tuning.c's tables: NCCL 2.30.7 */
+#define TOPO_NCCL_TABLES 23007   /* sim/nccl/tuning.c's tables: NCCL 2.30.7 */
 #define TOPO_NCCL_OLDEST 21800   /* the oldest NCCL whose rules baton knows: 2.18.1 */
 typedef struct topo_library {
     char name[48];       /* e.g. "RCCL 2.22 on gfx942"; empty: NCCL */
@@ -189,7 +189,7 @@ typedef struct topo_params {
     double nvls_eff;     /* the share of link bandwidth a transfer to or from a reducing
                             switch gets (multimem operations; NCCL's nvlsEfficiency is
                             0.85 on Hopper against its own 370 GB/s); default 1 */
-    int arch;            /* the GPUs' generation for NCCL's tables (tuning_arch_t), -1
+    int arch;            /* the GPUs' generation for NCCL's tables (arch_t), -1
                             unknown (then Ampere's, and `plan` says so) */
     double launch;       /* seconds a host thread spends launching on each further GPU
                             it drives (nccl-tests -g N: N launches in turn); default
@@ -267,13 +267,13 @@ int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e);
  * is forgotten). */
 void *topo_derived(const topo_t *t);
 void topo_set_derived(topo_t *t, void *p, void (*free_fn)(void *));
-/* A second slot with the same lifetime, for a layer above (sim/run.c keeps
+/* A second slot with the same lifetime, for a layer above (sim/run/run.c keeps
  * the link loads of the patterns it has costed there). */
 void *topo_memo(const topo_t *t);
 void topo_set_memo(topo_t *t, void *p, void (*free_fn)(void *));
 /* A third, kept when a link's bandwidth changes (freed at topo_free and at
  * the next set): for what does not depend on the machine's rates
- * (sim/peers.c keeps the patterns' destinations there). */
+ * (sim/run/peers.c keeps the patterns' destinations there). */
 void *topo_patterns(const topo_t *t);
 void topo_set_patterns(topo_t *t, void *p, void (*free_fn)(void *));
 /* Give node `node` rank number `rank` (before topo_finalize). */

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../models/tuning.h"
+#include "../models/arch.h"
 #include "../algorithms/sched.h"
 
 static void comment_lines(FILE *f, const char *c) {
@@ -164,7 +164,7 @@ static int write_flat(const topo_t *t, const char *comment, int declared, FILE *
     fprintf(f, "launch: %s\n", p->launch > 0 ? a : "0");
     if (p->nvls_eff != 1) fprintf(f, "nvls_efficiency: %.17g\n", p->nvls_eff);
     if (p->nvls_lat > 0) fmt_s(a, sizeof a, p->nvls_lat), fprintf(f, "nvls_latency: %s\n", a);
-    if (p->arch >= 0) fprintf(f, "arch: %s\n", tuning_arch_name((tuning_arch_t)p->arch));
+    if (p->arch >= 0) fprintf(f, "arch: %s\n", arch_name((arch_t)p->arch));
     write_gpu(f, p);
     write_protocols(f, p);
     write_library(f, &p->lib);

@@ -47,7 +47,7 @@
 #include <yaml.h>
 
 #include "../util/suggest.h"
-#include "../models/tuning.h"
+#include "../models/arch.h"
 #include "../algorithms/algo.h"
 #include "expand.h"
 #include "fold.h"
@@ -488,7 +488,7 @@ static int read_engine(ctx_t *c, yaml_node_t *root) {
     }
     if ((v = get(c, root, "arch"))) {
         if ((rc = text(c, v, "arch", s)) < 0) return rc;
-        if ((p->arch = tuning_arch_parse(s)) < 0) return fail(c, v, "unknown arch '%s' (volta, ampere, hopper, blackwell)", s, NULL);
+        if ((p->arch = arch_parse(s)) < 0) return fail(c, v, "unknown arch '%s' (volta, ampere, hopper, blackwell)", s, NULL);
     }
     for (int i = 0; knobs_name(i); i++) {
         const char *k = knobs_name(i), *set = expand_get(&c->params, k);
@@ -697,7 +697,7 @@ static int read_calibration(ctx_t *c, yaml_node_t *root) {
     snprintf(k->algo, sizeof k->algo, "%s", a ? a : "");
     snprintf(k->proto, sizeof k->proto, "%s", pr ? pr : "");
     snprintf(k->model, sizeof k->model, "%s", mo ? mo : "");
-    const char *co = (v = get(c, m, "contention")) ? scalar(v) : NULL;   /* the engine's names (sim/engine.c
+    const char *co = (v = get(c, m, "contention")) ? scalar(v) : NULL;   /* the engine's names (sim/engine/engine.c
                                                      engine_contention_name): a machine is read below the engine */
     if (v && (co == NULL || strcmp(k->model, "des") || (strcmp(co, "fifo") && strcmp(co, "fair") && strcmp(co, "none"))))
         return fail(c, v, "'contention' is the simulator's (model: des): fifo, fair or none", NULL, NULL);

@@ -1,7 +1,7 @@
 /* calibrate.c - predictions, the fit's residuals, MAPE, and what a fit covered (seen:). */
 #include "calibrate.h"
 
-#include "../sim/plan.h"
+#include "../sim/nccl/plan.h"
 #include "logplan.h"
 
 #include <math.h>

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/report.h"
+#include "../sim/answer/report.h"
 #include "nccltests.h"
 
 #define NTL_MAX_RANKS 4194304         /* = nccltests.c's NT_MAX_RANKS, TOPO_MAX_NODES */

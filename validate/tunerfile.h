@@ -16,7 +16,7 @@
 #ifndef BATON_TUNERFILE_H
 #define BATON_TUNERFILE_H
 
-#include "../sim/run.h"
+#include "../sim/run/run.h"
 #include "../tuner/tuner_csv.h"
 
 /* Read path into t (empty first); 0 or "path:line: what". */

@@ -16,10 +16,10 @@
 #include "../../topologies/find.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
-#include "../run.h"
-#include "../select.h"
+#include "../run/run.h"
+#include "../answer/select.h"
 #include "cmd.h"
-#include "../lesson.h"
+#include "../teach/lesson.h"
 
 int cmd_usage(const char *cmd, const char *fmt, ...) {
     va_list ap;

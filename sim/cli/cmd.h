@@ -108,7 +108,7 @@ int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);
  * beside it, then rename); 0, or -1 with e saying "PATH: cannot write: why". */
 int cmd_write_file(const char *path, const char *text, size_t len, baton_err_t *e);
 
-/* A teaching page (sim/lesson.h) to html_path and, if states_path, the
+/* A teaching page (sim/teach/lesson.h) to html_path and, if states_path, the
  * states a browser test checks it against; a line saying what was written.
  * Frees the lesson. EXIT_OK or EXIT_INPUT. */
 struct lesson_out;

@@ -5,7 +5,7 @@
 
 #include "../../algorithms/algo.h"
 #include "cmd.h"
-#include "../report.h"
+#include "../answer/report.h"
 
 static const char help[] =
     "usage: baton algos [-c COLLECTIVE] [--json]\n"

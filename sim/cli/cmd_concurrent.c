@@ -6,8 +6,8 @@
 
 #include "../../topologies/topo.h"
 #include "../../topologies/units.h"
-#include "../concurrent.h"
-#include "../run.h"
+#include "../answer/concurrent.h"
+#include "../run/run.h"
 #include "cmd.h"
 
 static const char help[] =

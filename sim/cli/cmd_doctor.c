@@ -8,7 +8,7 @@
 
 #include "../../models/gpu.h"
 #include "../../topologies/units.h"
-#include "../report.h"
+#include "../answer/report.h"
 #include "cmd_doctor.h"
 
 enum { EXIT_FAIL_BELOW = 3 };

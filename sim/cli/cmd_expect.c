@@ -8,8 +8,8 @@
 
 #include "../../topologies/units.h"
 #include "../../validate/doctor.h"
-#include "../report.h"
-#include "../select.h"
+#include "../answer/report.h"
+#include "../answer/select.h"
 #include "cmd.h"
 #include "cmd_doctor.h"
 

@@ -1,5 +1,5 @@
 /* cmd_export.c - `baton export --msccl`: a catalogue algorithm as MSCCL XML;
- * `baton export --chakra`: baton's small Chakra trace (sim/chakra_gen.h). */
+ * `baton export --chakra`: baton's small Chakra trace (sim/replay/chakra_gen.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -12,8 +12,8 @@
 #include "../../models/proto.h"
 #include "../../topologies/topo.h"
 #include "../../topologies/units.h"
-#include "../chakra_gen.h"
-#include "../run.h"
+#include "../replay/chakra_gen.h"
+#include "../run/run.h"
 #include "cmd.h"
 
 static const char help[] =

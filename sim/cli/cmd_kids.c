@@ -6,8 +6,8 @@
 
 #include "../../topologies/topo_yaml.h"
 #include "cmd.h"
-#include "../kids.h"
-#include "../lesson.h"
+#include "../teach/kids.h"
+#include "../teach/lesson.h"
 
 static const char help[] =
     "usage: baton kids [--method naive|tree|ring|all] [--kids N | -t TOPO.yaml]\n"

@@ -12,11 +12,11 @@
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "cmd.h"
-#include "../ncclrule.h"
-#include "../plan.h"
-#include "../report.h"
-#include "../run.h"
-#include "../select.h"
+#include "../nccl/ncclrule.h"
+#include "../nccl/plan.h"
+#include "../answer/report.h"
+#include "../run/run.h"
+#include "../answer/select.h"
 #include "../../validate/tunerfile.h"
 
 static const char help[] =
@@ -207,7 +207,7 @@ static void nvls_lines(topo_t *t, const tuning_machine_t *m) {
            x.per_domain, x.per_domain, x.per_domain > 8 ? ", here a multi-node NVLink clique (MNNVL)" : "");
     if (x.heads == 0) {
         printf("  NCCL %s INFO NVLS multicast support is not available (%s)\n", v,
-               m->arch < TUNING_HOPPER ? "before sm90" : "no switch that reduces in a domain");
+               m->arch < ARCH_HOPPER ? "before sm90" : "no switch that reduces in a domain");
         return;
     }
     printf("  NCCL %s INFO NVLS comm headRank 0 nHeads %d nvlsRanks %d\n"

@@ -1,5 +1,5 @@
 /* cmd_replay.c - `baton replay`: a Chakra execution trace run on a machine
- * (sim/replay.h). */
+ * (sim/replay/replay.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,10 +7,10 @@
 
 #include "../../models/proto.h"
 #include "../../topologies/units.h"
-#include "../choice.h"
-#include "../replay.h"
-#include "../report.h"
-#include "../run.h"
+#include "../answer/choice.h"
+#include "../replay/replay.h"
+#include "../answer/report.h"
+#include "../run/run.h"
 #include "cmd.h"
 
 static const char help[] =

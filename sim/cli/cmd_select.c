@@ -9,9 +9,9 @@
 
 #include "../../topologies/topo_yaml.h"
 #include "cmd.h"
-#include "../plot.h"
-#include "../report.h"
-#include "../select.h"
+#include "../answer/plot.h"
+#include "../answer/report.h"
+#include "../answer/select.h"
 
 static const char help[] =
     "usage: baton select -t TOPO.yaml -c COLL[,COLL...] [--sizes 8B:1GiB[:x2]] [options]\n"

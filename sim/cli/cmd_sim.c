@@ -11,12 +11,12 @@
 #include "../../topologies/units.h"
 #include "../../validate/nccltests.h"
 #include "cmd.h"
-#include "../lesson.h"
-#include "../select.h"
-#include "../report.h"
-#include "../ncclrule.h"
-#include "../run.h"
-#include "../trace.h"
+#include "../teach/lesson.h"
+#include "../answer/select.h"
+#include "../answer/report.h"
+#include "../nccl/ncclrule.h"
+#include "../run/run.h"
+#include "../engine/trace.h"
 
 /* Help: what both commands take, what only the simulator does, and the end. */
 static const char help_common[] =

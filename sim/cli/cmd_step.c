@@ -7,11 +7,11 @@
 #include "../../topologies/topo.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
-#include "../run.h"
-#include "../report.h"
+#include "../run/run.h"
+#include "../answer/report.h"
 #include "../../util/suggest.h"
-#include "../choice.h"
-#include "../step.h"
+#include "../answer/choice.h"
+#include "../answer/step.h"
 #include "cmd.h"
 
 static const char help[] =

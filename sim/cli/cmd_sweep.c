@@ -10,8 +10,8 @@
 #include "../../util/par.h"
 #include "../../util/progress.h"
 #include "cmd.h"
-#include "../report.h"
-#include "../select.h"
+#include "../answer/report.h"
+#include "../answer/select.h"
 
 static const char help[] =
     "usage: baton sweep -t TOPO.yaml -c COLL [-a ALGO|auto] --sizes SPEC --set K=V1,V2,... [options]\n"

@@ -9,8 +9,8 @@
 #include "../../topologies/units.h"
 #include "cmd.h"
 #include "../../models/llm.h"
-#include "../choice.h"
-#include "../tp.h"
+#include "../answer/choice.h"
+#include "../answer/tp.h"
 
 static const char help[] =
     "usage: baton tp -t TOPO.yaml (--preset NAME | --layers L --hidden H) [options]\n"

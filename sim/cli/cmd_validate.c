@@ -22,8 +22,8 @@
 #include "../../validate/host.h"
 #include "../../util/par.h"
 #include "../../util/progress.h"
-#include "../report.h"
-#include "../select.h"
+#include "../answer/report.h"
+#include "../answer/select.h"
 #include "cmd.h"
 
 static const char help_validate[] =

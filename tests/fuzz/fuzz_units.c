@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sim/select.h"
+#include "../../sim/answer/select.h"
 #include "../../topologies/expand.h"
 #include "../../topologies/units.h"
 

@@ -1,0 +1,225 @@
+/* select.c - selection tables: one run per (collective, size, algorithm). */
+#include "select.h"
+
+#include "../../algorithms/msccl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../topologies/units.h"
+#include "../../util/progress.h"
+
+int select_parse_sizes(const char *spec, uint64_t **sizes, int *n, const char **why) {
+    char buf[256];
+    *sizes = NULL;
+    *n = 0;
+    if (strlen(spec) >= sizeof buf) { *why = "size list too long"; return -1; }
+    strcpy(buf, spec);
+    uint64_t *v = malloc(4096 * sizeof *v);
+    if (v == NULL) { *why = "out of memory"; return -1; }
+    char *colon = strchr(buf, ':');
+    if (colon == NULL) {                                   /* a list: 1KiB,1MiB */
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            if (*n == 4096 || units_size(tok, &v[*n], why) < 0) { if (*n == 4096) *why = "too many sizes"; free(v); return -1; }
+            (*n)++;
+        }
+    } else {                                               /* a range: lo:hi[:xF] */
+        *colon = '\0';
+        char *hi_s = colon + 1, *f_s = strchr(hi_s, ':');
+        uint64_t lo, hi, f = 2;
+        if (f_s) { *f_s++ = '\0'; if (*f_s != 'x' || (f = strtoull(f_s + 1, NULL, 10)) < 2) { *why = "the step is written x2, x4, ..."; free(v); return -1; } }
+        if (units_size(buf, &lo, why) < 0 || units_size(hi_s, &hi, why) < 0) { free(v); return -1; }
+        if (lo == 0 || hi < lo) { *why = "a range goes from a positive size up: 8B:16GiB"; free(v); return -1; }
+        for (uint64_t s = lo; s <= hi && *n < 4096; s = s > UINT64_MAX / f ? hi + 1 : s * f) v[(*n)++] = s;
+    }
+    if (*n == 0) { *why = "no sizes"; free(v); return -1; }
+    *sizes = v;
+    return 0;
+}
+
+int select_sizes_note(const char *spec, const uint64_t *sizes, int n, char *buf, size_t len) {
+    char hi_s[64], lo_b[32], hi_b[32], last_b[32], next_b[32];
+    const char *colon = strchr(spec, ':'), *why;
+    buf[0] = '\0';
+    if (colon == NULL || n < 1) return 0;
+    size_t k = strcspn(colon + 1, ":");
+    const char *f_s = colon[1 + k] == ':' ? colon + 2 + k : "x2";
+    uint64_t hi, f = strtoull(f_s + 1, NULL, 10), last = sizes[n - 1];
+    snprintf(hi_s, sizeof hi_s, "%.*s", (int)k, colon + 1);
+    if (units_size(hi_s, &hi, &why) < 0 || last == hi || f < 2) return 0;
+    units_fmt_size(sizes[0], lo_b, sizeof lo_b);
+    units_fmt_size(hi, hi_b, sizeof hi_b);
+    units_fmt_size(last, last_b, sizeof last_b);
+    if (last > UINT64_MAX / f) snprintf(next_b, sizeof next_b, "past 2^64 B");
+    else units_fmt_size(last * f, next_b, sizeof next_b);
+    snprintf(buf, len, "%s is not on the x%llu grid from %s: the sizes end at %s (the next point would be %s; "
+             "list the sizes, or pick HI on the grid, to run it)", hi_b, (unsigned long long)f, lo_b, last_b, next_b);
+    return 1;
+}
+
+static int wanted(const select_req_t *q, const algo_t *a) {
+    if (q->nccl_only && a->nccl == NULL) return 0;
+    if (q->algos == NULL) return 1;
+    for (int i = 0; i < q->nalgos; i++)
+        if (strcmp(q->algos[i], a->name) == 0) return 1;
+    return 0;
+}
+
+/* Simulate where no formula is exact here (an approximate row, or a machine
+ * whose rank pairs differ) while the run stays small: about p * max(p, k)
+ * messages, at most a few million. */
+static int simulate(const select_req_t *q, const algo_t *a, const cost_model_t *m, int p, uint64_t n) {
+    if (q->model != SELECT_AUTO) return q->model == SELECT_DES;
+    double k = (double)algo_pipeline_chunks(n, &q->opts), work = (double)p * (k > p ? k : p) * 8;
+    return (a->approx || !m->uniform) && work <= 2e6;
+}
+
+/* A row whose formula does not see the links it shares (cost_model_t.blind)
+ * is simulated too where the run stays small. */
+static int blind_simulate(const select_req_t *q, int p, uint64_t n) {
+    double k = (double)algo_pipeline_chunks(n, &q->opts), work = (double)p * (k > p ? k : p) * 8;
+    return q->model == SELECT_AUTO && work <= 2e6;
+}
+
+static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t c, uint64_t n, const algo_t *a,
+                select_cell_t *out, baton_err_t *e) {
+    run_req_t r = {.coll = c, .algo = a->name, .bytes = n, .opts = q->opts, .proto = q->proto,
+                   .contention = q->contention, .nccl_rules = q->nccl_only};
+    run_out_t o;
+    baton_err_t ce = {0};
+    r.predict = !simulate(q, a, m, topo_whole_ranks(t), n);
+    *out = (select_cell_t){.algo = a};
+    int rc = run_collective(t, &r, &o, &ce);
+    if (rc == 0 && r.predict && o.model.blind && blind_simulate(q, topo_whole_ranks(t), n)) {
+        r.predict = 0;                                  /* the formula cannot see the links it shares */
+        rc = run_collective(t, &r, &o, &ce);
+    }
+    if (rc == BATON_EUNSUP) return 0;                   /* this case is not for it */
+    if (rc < 0) { *e = ce; return rc; }
+    *out = (select_cell_t){.algo = a, .proto = o.proto, .ok = 1, .simulated = o.simulated,
+                           .approx = !o.simulated && (a->approx || !m->uniform || o.model.blind), .time_s = o.time_s,
+                           .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
+    engine_result_free(&o.eng);
+    if (o.simulated) {                                  /* what predict says, for report.c's notes */
+        r.predict = 1, r.proto = (int)o.proto;
+        if (run_collective(t, &r, &o, NULL) == 0) out->formula_s = o.time_s;
+    }
+    return 0;
+}
+
+/* What -a nccl runs for this row (NCCL's pick by closed form), timed as the
+ * row's cell of that algorithm is (the simulator where that cell was); the
+ * cell stays empty where it cannot run, BATON_EWHOLE where a folded
+ * cluster cannot answer (the whole would). */
+static int nccl_cell(topo_t *t, const select_req_t *q, const cost_model_t *m, select_row_t *row, baton_err_t *e) {
+    run_req_t r = {.coll = row->coll, .algo = "nccl", .bytes = row->bytes, .opts = q->opts, .proto = RUN_PROTO_AUTO,
+                   .contention = q->contention, .predict = 1};
+    run_out_t o;
+    int rc;
+    row->nccl = (select_cell_t){0};
+    if ((rc = run_collective(t, &r, &o, e)) < 0) return rc == BATON_EWHOLE ? rc : 0;
+    double formula = o.time_s;
+    if (simulate(q, o.algo, m, topo_whole_ranks(t), row->bytes)) {
+        run_same_row(&r, &o, 0, &r);                    /* sized as -a nccl sized it: predict's check */
+        if ((rc = run_collective(t, &r, &o, e)) < 0) return rc == BATON_EWHOLE ? rc : 0;
+    }
+    row->nccl = (select_cell_t){.algo = o.algo, .proto = o.proto, .ok = 1, .simulated = o.simulated,
+                                .approx = !o.simulated && (o.algo->approx || !m->uniform || o.model.blind),
+                                .time_s = o.time_s, .formula_s = o.simulated ? formula : 0,
+                                .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
+    engine_result_free(&o.eng);
+    return 0;
+}
+
+static void rank_cells(select_row_t *row) {
+    row->winner = row->runner_up = -1;
+    for (int i = 0; i < row->ncells; i++) {
+        if (!row->cells[i].ok) continue;
+        if (row->winner < 0 || row->cells[i].time_s < row->cells[row->winner].time_s) {
+            row->runner_up = row->winner;
+            row->winner = i;
+        } else if (row->runner_up < 0 || row->cells[i].time_s < row->cells[row->runner_up].time_s) {
+            row->runner_up = i;
+        }
+    }
+}
+
+/* A row's winner by an approximate formula is simulated before it wins (and
+ * then the next, until the winner's time is the simulator's), where the run
+ * is not huge: a formula may pick what our own simulator contradicts (nvlstree
+ * on 32 x 8 H100 at 1 GiB: 6.1 ms by formula, 11.2 ms simulated, where
+ * ring/LL128 takes 8.8). At most 4 cells a row. */
+#define CONFIRM_WORK 5e7
+static int confirm_winner(topo_t *t, const select_req_t *q, select_row_t *row, baton_err_t *e) {
+    int p = topo_whole_ranks(t);
+    double k = (double)algo_pipeline_chunks(row->bytes, &q->opts), work = (double)p * (k > p ? k : p) * 8;
+    for (int tries = 0; tries < 4 && row->winner >= 0; tries++) {
+        select_cell_t *w = &row->cells[row->winner];
+        if (q->model != SELECT_AUTO || w->simulated || !w->approx || work > CONFIRM_WORK) return 0;
+        run_req_t r = {.coll = row->coll, .algo = w->algo->name, .bytes = row->bytes, .opts = q->opts, .proto = w->proto,
+                       .contention = q->contention, .nccl_rules = q->nccl_only};
+        run_out_t o;
+        baton_err_t ce = {0};
+        int rc = run_collective(t, &r, &o, &ce);
+        if (rc == BATON_ENOMEM || rc == BATON_EWHOLE) { *e = ce; return rc; }   /* EWHOLE: the whole would simulate */
+        if (rc < 0) return 0;                           /* keep the formula's answer, marked approximate */
+        *w = (select_cell_t){.algo = w->algo, .proto = o.proto, .ok = 1, .simulated = 1, .time_s = o.time_s,
+                             .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps, .formula_s = w->time_s};
+        engine_result_free(&o.eng);
+        rank_cells(row);
+    }
+    return 0;
+}
+
+int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_t *e) {
+    const algo_t *const *all = algo_all();
+    cost_model_t m;
+    memset(out, 0, sizeof *out);
+    int rc0 = topo_cost_model(t, &m, e);
+    if (rc0 < 0) return rc0;
+    snprintf(out->topo, sizeof out->topo, "%s", topo_name(t));
+    out->ranks = topo_whole_ranks(t);
+    out->contention = q->contention;
+    out->rows = calloc((size_t)q->ncolls * q->nsizes + 1, sizeof *out->rows);
+    if (out->rows == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int c = 0; c < q->ncolls; c++)
+        for (int k = 0; k < q->nsizes; k++) {
+            progress_stage("row", out->nrows, (long)q->ncolls * q->nsizes);
+            select_row_t *row = &out->rows[out->nrows++];
+            row->coll = q->colls[c];
+            row->bytes = q->sizes[k];
+            row->cells = calloc(64, sizeof *row->cells);
+            if (row->cells == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+            for (int i = 0; all[i] && row->ncells < 64; i++) {
+                if (all[i]->coll != q->colls[c] || !wanted(q, all[i])) continue;
+                int rc = cell(t, q, &m, q->colls[c], q->sizes[k], all[i], &row->cells[row->ncells++], e);
+                if (rc < 0) return rc;
+            }
+            for (int i = 0; i < q->nalgos && row->ncells < 64; i++) {    /* msccl:FILE, simulated */
+                const algo_t *a = msccl_is(q->algos[i]) ? msccl_load(q->algos[i], e) : NULL;
+                if (msccl_is(q->algos[i]) && a == NULL) return e && e->code ? e->code : BATON_EINVAL;
+                if (a == NULL || a->coll != q->colls[c] || q->nccl_only) continue;
+                int rc = cell(t, q, &m, q->colls[c], q->sizes[k], a, &row->cells[row->ncells++], e);
+                if (rc < 0) return rc;
+            }
+            rank_cells(row);
+            int rc = confirm_winner(t, q, row, e);
+            if (rc < 0) return rc;
+            if (q->vs_nccl && (rc = nccl_cell(t, q, &m, row, e)) < 0) return rc;
+        }
+    return 0;
+}
+
+void select_free(select_table_t *tab) {
+    for (int i = 0; tab->rows && i < tab->nrows; i++) free(tab->rows[i].cells);
+    free(tab->rows);
+    tab->rows = NULL;
+}
+
+int select_is_crossover(const select_table_t *tab, int i) {
+    if (i == 0) return 0;
+    const select_row_t *a = &tab->rows[i - 1], *b = &tab->rows[i];
+    if (a->coll != b->coll || a->winner < 0 || b->winner < 0) return 0;
+    return a->cells[a->winner].algo != b->cells[b->winner].algo || a->cells[a->winner].proto != b->cells[b->winner].proto;
+}

@@ -1,0 +1,277 @@
+/* ncclrule.c - what NCCL would run for a call, by NCCL's rules: which rows
+ * and protocols it has (and from which version), the families it runs
+ * without its tuner (PAT, the symmetric kernels, the copy engines), the
+ * channels, steps and fill it cuts a row into, the machine's library rules
+ * and NCCL_ALGO/NCCL_PROTO, NCCL's own pick where the machine says so
+ * (nccl_tuner), and what the GPU and host add to the links' time (ceilings,
+ * staging, the proxy's LL scan, launches). run_collective asks; it builds
+ * and times what these say. Sources are cited at each rule. */
+#include "ncclrule.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../../topologies/graph.h"
+#include "../../topologies/topo.h"
+#include "plan.h"
+
+int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr) {
+    if (a->nccl == NULL || (a->nccl_protos && !(a->nccl_protos & (1u << pr)))) return 0;
+    if (t && pr == PROTO_LL128 && topo_params_c(t)->lib.ll128 == 0) return 0;     /* the library has it off */
+    const graph_t *g = t && pr == PROTO_LL128 ? graph_get(t, NULL) : NULL;
+    return !(g && !graph_nvlink(g));
+}
+
+int ncclrule_version(const topo_t *t) {
+    int v = t ? topo_params_c(t)->lib.nccl_version : 0;
+    return v ? v : TOPO_NCCL_TABLES;
+}
+
+/* NCCL's nodes for p ranks on t: its NVLink domains (group_size), one if
+ * none is set or it does not divide p (plan_machine's reading). */
+static int nccl_nodes(const topo_t *t, int p) {
+    int g = topo_params_c(t)->group_size;
+    return g > 0 && p % g == 0 ? p / g : 1;
+}
+
+/* PAT where NCCL has it: one GPU per node, 2.23+, NCCL itself. */
+static int pat_here(const topo_t *t, int p) {
+    return t && !topo_params_c(t)->lib.name[0] && ncclrule_version(t) >= TUNING_PAT_SINCE && nccl_nodes(t, p) == p && p > 1;
+}
+
+/* The family NCCL runs a call of coll (n bytes, p ranks) with (see run.h):
+ * PAT where its tuner picks it; with registered buffers whatever its tuner
+ * says, the copy-engine all-gather first (taskAppend tries it before the
+ * kernels), then the symmetric kernels; NULL: baton's closed forms choose
+ * among NCCL's rows. */
+const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
+    const topo_params_t *tp = t ? topo_params_c(t) : NULL;
+    tuning_machine_t m;
+    tuning_algo_t a = TUNING_RING;
+    proto_t pr = PROTO_SIMPLE;
+    double x = 0;
+    if ((coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && pat_here(t, p) &&
+        plan_machine(t, &(algo_opts_t){0}, &m, NULL) == 0 && tuning_pick(&m, coll, n, &a, &pr, &x) == 0 && a == TUNING_PAT)
+        return "pat";                                      /* NCCL's tuner picks it (its 0.75 and 2.8 us a rank) */
+    if (tp == NULL || !tp->registered || tp->lib.name[0] || p < 2 || nccl_nodes(t, p) != 1) return NULL;
+    int v = ncclrule_version(t);
+    if (coll == COLL_ALLGATHER && v >= RUN_NCCL_CE_AG_SINCE && tp->arch >= ARCH_BLACKWELL &&
+        n / (uint64_t)p / 4 > RUN_NCCL_CE_AG_COUNT)
+        return "ce";
+    if ((coll == COLL_ALLREDUCE || coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && v >= RUN_NCCL_SYM_SINCE &&
+        tp->arch >= ARCH_HOPPER)
+        return "symmetric";
+    return NULL;
+}
+
+/* Whether NCCL of t's version has row a's family for p ranks at all: PAT at
+ * one GPU per node from 2.23; the symmetric kernels and the copy engines only
+ * where ncclrule_forced says (never by the tuner). */
+static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n) {
+    if (strcmp(a->nccl, "pat") == 0) return pat_here(t, p);
+    if (strcmp(a->nccl, "symmetric") == 0 || strcmp(a->nccl, "ce") == 0) {
+        const char *f = ncclrule_forced(t, a->coll, p, n);
+        return f && strcmp(f, a->nccl) == 0;
+    }
+    return 1;
+}
+
+int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n) {
+    if (!ncclrule_runs(t, a, pr) || !nccl_has(t, a, p, n)) return 0;
+    if (strcmp(a->nccl, "p2p") != 0 || p < 1) return 1;
+    return (pr == PROTO_LL) == (n / (uint64_t)p <= NCCL_P2P_LL_THRESHOLD);
+}
+
+/* Whether some GPU of the run both writes staged data to host memory and
+ * reads staged data from it: p2p off, two ranks share a host, and a rank
+ * both receives and sends (every collective but a two-rank broadcast or
+ * reduce, whose one flow goes one way). */
+static int staged_duplex(const topo_t *t, coll_t c, int p) {
+    const topo_params_t *tp = topo_params_c(t);
+    if (tp->p2p || tp->stage_bw <= 0 || p < 2 || tp->group_size == 1) return 0;
+    return p > 2 || (c != COLL_BROADCAST && c != COLL_REDUCE);
+}
+
+/* The launches of the further GPUs one host thread drives in turn
+ * (nccl-tests -g N: N launches, one after the other). */
+static double launches(const topo_t *t, const run_req_t *q) {
+    return q->gpus_per_thread > 1 ? (q->gpus_per_thread - 1) * topo_params_c(t)->launch : 0;
+}
+
+/* What the GPU and the host add to the links' time, as ceilings on bus
+ * bandwidth the links do not see: the protocol's (NCCL's llMaxBws: the GPU's
+ * flag polling), the library kernel's where a rule runs the call (MSCCL's
+ * thread blocks) and, with P2P off, the staging's (NCCL's SHM transport: SMs
+ * copying through host memory both ways at stage_bw, of which the protocol
+ * carries its efficiency); then the launches of the further GPUs one thread
+ * drives. */
+static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, int p, double time) {
+    double busbytes = (double)q->bytes * run_busbw_factor(q->coll, p);   /* the bytes each GPU's kernel moves */
+    const double caps[2] = {pc->max_busbw, q->lib_busbw};   /* the protocol's ceiling, the library kernel's */
+    for (int i = 0; i < 2 && p > 1; i++)
+        if (caps[i] > 0 && pc->base_latency + busbytes / caps[i] > time) time = pc->base_latency + busbytes / caps[i];
+    if (staged_duplex(t, q->coll, p)) {
+        const topo_params_t *tp = topo_params_c(t);
+        int steps = (q->coll == COLL_ALLREDUCE ? 2 : 1) * (p - 1);
+        double floor = pc->base_latency + busbytes / (tp->stage_bw * pc->efficiency);
+        if (pc->efficiency == 1 && pc->base_latency > 0) floor += steps * tp->stage_lat;   /* Simple's flag */
+        if (floor > time) time = floor;
+    }
+    return time + launches(t, q);
+}
+
+/* NCCL's network proxy reads both flags of every LL line of a step before it
+ * posts the step (src/transport/net.cc). A channel's first 512 lines (4 KiB
+ * of data) land at once and the scan follows the last; beyond, the proxy's
+ * passes keep up with the rounds. So each send across nodes on the critical
+ * path waits ll_scan x min(a channel's share, 4 KiB) / 8: a tree's up and
+ * down each level of the node tree, every step of a ring. */
+static double proxy_scan(const topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr) {
+    const topo_params_t *tp = topo_params_c(t);
+    int p = o->ranks, g = tp->group_size > 0 ? tp->group_size : p, G = p / g;
+    if (tp->ll_scan <= 0 || pr != PROTO_LL || G < 2 || o->algo->nccl == NULL) return 0;
+    int ring = strcmp(o->algo->nccl, "ring") == 0, tree = strcmp(o->algo->nccl, "tree") == 0, both = q->coll == COLL_ALLREDUCE;
+    if (!ring && !tree) return 0;
+    double sends = ring ? (both ? 2.0 : 1.0) * (p - 1) : (both ? 2.0 : 1.0) * ceil(log2((double)G));
+    double share = (double)q->bytes / (o->channels > 0 ? o->channels : 1) / (ring ? p : 1);
+    return sends * (share < 4096 ? share : 4096) / 8 * tp->ll_scan;
+}
+
+/* The ranks whose collective each GPU's kernel runs, for its ceilings: all
+ * of them, but where the fabric reduces across nodes (SHARP: algo_t.fabric)
+ * its node's only, whatever the node count. */
+static int kernel_ranks(const topo_t *t, const algo_t *a, int p) {
+    int g = topo_params_c(t)->group_size;
+    return a && a->fabric && g > 0 && g < p ? g : p;
+}
+
+/* o's time: the links' (closed form or engine) and what the GPU and host
+ * add, the same for both; the launches apart too. */
+void ncclrule_host_side(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, proto_t pr, double links, run_out_t *o) {
+    o->links_s = links;
+    o->proxy_s = proxy_scan(t, q, o, pr);
+    o->time_s = gpu_and_host(t, q, pc, kernel_ranks(t, o->algo, o->ranks), links) + o->proxy_s;
+    o->launch_s = launches(t, q);
+}
+
+/* The channels NCCL runs a small call on (its enqueue; docs/reference/nccl.md,
+ * runtime): a ring or tree drops channels while n < nc x threads x threshold,
+ * the threshold per thread 8 B for LL (x p for a ring's) and LL128, 64 B for
+ * Simple; threads 512 (LL128 640). Only when no --channels was given; where
+ * NCCL said what it ran on (a rule from a log's TUNING lines: said > 0), that. */
+int ncclrule_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc, int said) {
+    if (a->nccl == NULL || pr == PROTO_NONE || (strcmp(a->nccl, "ring") && strcmp(a->nccl, "tree"))) return nc;
+    if (said > 0) return said;
+    uint64_t nt = pr == PROTO_LL128 ? 640 : 512, thr = pr == PROTO_SIMPLE ? 64 : 8;
+    if (pr == PROTO_LL && strcmp(a->nccl, "ring") == 0) thr *= (uint64_t)p;
+    while (nc > 1 && n < (uint64_t)nc * nt * thr) nc--;
+    return nc;
+}
+
+/* The steps NCCL cuts an NVLSTree all-reduce into (enqueue.cc's chunk size
+ * for NVLS_TREE, nvls.cc): a loop moves a chunk per channel per head, on
+ * NVLS's channels (plan_nvls: 16 on Hopper, 24 or 32 on Blackwell by version,
+ * domains and NICs; `plan` prints the same) and the node's heads (a GPU with
+ * its NIC); the chunk is NVLSTree's largest (plan_nvls: 128 KiB, 64 KiB from 4
+ * nodes on Hopper; Blackwell's by its NICs from 2.30.3), 64 KiB below four
+ * loops of 128 KiB, 32 KiB below one loop of 64 KiB. A step of nvlstree is
+ * a loop, 16 chunks a GPU: the fill of 16 channels' chunks each at a
+ * sixteenth of the link. The 2 x 8 H200 log follows it (8 MiB-512 MiB
+ * within 12 %, 16 MiB 21 %; nvlstree's own steps of 1 MiB / g left 4-128
+ * MiB 17-47 % fast). */
+static int nccl_nvlstree_loops(topo_t *t, int p, int g, int heads, uint64_t n) {
+    const topo_params_t *tp = topo_params_c(t);
+    tuning_machine_t m = {.nranks = p, .nnodes = p / g, .arch = tp->arch >= 0 ? (arch_t)tp->arch : ARCH_AMPERE};
+    plan_nvls_t x;
+    plan_nvls(t, &m, &x);
+    uint64_t ops = (uint64_t)(x.channels > 0 ? x.channels : 16) * (uint64_t)(heads > 0 ? heads : g);
+    uint64_t chunk = x.tree_chunk > 0 ? (uint64_t)x.tree_chunk : p / g >= 4 ? 65536 : 131072;
+    if (n < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+    if (n < ops * chunk && chunk > 32768) chunk = 32768;
+    uint64_t k = (n + ops * chunk - 1) / (ops * chunk), most = (1u << 20) / (uint64_t)g;
+    return (int)(k < 1 ? 1 : k > most ? most : k);
+}
+
+/* NCCL's tree on LL moves a step's buffer, 32 KiB of data, per channel
+ * (enqueue.cc: LL's chunk is half its 64 KiB step); nccltree's C channels
+ * of two trees are NCCL's 2C: k = n / (2C x 32 KiB), where its own steps
+ * of 1 MiB left a 1 MiB call unpipelined (MI355X 512 KiB-4 MiB 12-37 %
+ * slow, now -a nccl 12.8 -> 10.0 %; LL128's and Simple's tree chunks did
+ * not help: docs/decisions/nccl-sizing.md). */
+#define NCCL_LL_CHUNK 32768
+static int nccl_tree_ll_steps(int C, uint64_t n) {
+    uint64_t per = 2 * (uint64_t)(C > 0 ? C : 1) * NCCL_LL_CHUNK, k = (n + per - 1) / per;
+    return (int)(k < 1 ? 1 : k > 4096 ? 4096 : k);
+}
+
+/* What a hop inside a node passes on before the next hop may start, as
+ * NCCL runs row a under protocol pr (algo_opts_t.fill). LL's lines carry
+ * their own flags, so its tree forwards each loop of its 512 threads (8 B of
+ * data each: 4 KiB) as it comes, not the 32 KiB step; across nodes the
+ * proxy sends whole steps (proxy_scan). Measured with the proxy's scan:
+ * MI355X's middle third held out 16.8 -> 5.1 %, -a nccl 9.8 -> 6.2 %; 2 x 8
+ * A100 middle 10.4 -> 8.3 %; the H200s' middle 8.5 -> 9.6 and 10.6 -> 11.4 %
+ * (docs/decisions/protocols.md). */
+#define NCCL_LL_LOOP 4096
+uint64_t ncclrule_fill(const algo_t *a, proto_t pr) {
+    return a == &algo_allreduce_nccltree && pr == PROTO_LL ? NCCL_LL_LOOP : 0;
+}
+
+/* The steps -a nccl cuts row a into as NCCL does, under protocol pr on C
+ * channels; 0: the row's own pipeline. */
+int ncclrule_pipeline(topo_t *t, const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n) {
+    if (a == &algo_allreduce_nccltree && pr == PROTO_LL) return nccl_tree_ll_steps(C, n);
+    if (a == &algo_allreduce_nvlstree && g >= 2 && p % g == 0) return nccl_nvlstree_loops(t, p, g, heads, n);
+    return 0;
+}
+
+/* -a nccl where the machine's library has a rule for this call (RCCL's
+ * MSCCL files): that algorithm and protocol, as the library runs it. A row
+ * sized as NCCL runs it (a calibration's pinned plan) that is the rule's
+ * algorithm and protocol runs on the library's kernel too: its ceiling
+ * holds (not the rule returned: nothing else changes). A rule in NCCL's
+ * names (a log's TUNING lines) keeps -a nccl's choice among baton's rows of
+ * that algorithm (NCCL's tree: whichever of nccltree, dbtree and bintree
+ * -a nccl would pick), on the protocol it names. */
+const topo_lib_rule_t *ncclrule_library(const topo_t *t, run_req_t *q) {
+    int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto, nccl = strcmp(q->algo, "nccl") == 0;
+    const topo_lib_rule_t *r = nccl || q->nccl_sizing ? topo_library_rule(t, q->coll, topo_whole_ranks(t), q->bytes, proto, !q->unsaid) : NULL;
+    if (r == NULL) return NULL;
+    if (!nccl) {
+        if (!r->nccl && strcmp(r->algo, q->algo) == 0 && r->proto == proto) q->lib_busbw = r->max_busbw;
+        return NULL;
+    }
+    const algo_t *a = r->nccl ? NULL : algo_find(q->coll, r->algo);
+    if (r->nccl) q->nccl_algo = r->algo;
+    else q->algo = r->algo, q->nccl_rules = 0;
+    q->proto = r->proto;
+    q->lib_busbw = r->max_busbw;
+    if (a && a->nccl) q->nccl_sizing = 1;       /* a row NCCL runs (a plan read off a log): sized as NCCL runs it */
+    return r;
+}
+
+void ncclrule_env(const topo_t *t, run_req_t *q) {
+    const topo_params_t *tp = topo_params_c(t);
+    unsigned m;
+    if (strcmp(q->algo, "nccl") != 0) return;            /* -a auto and a named row are baton's, not NCCL's */
+    if (!q->nccl_algos && tp->nccl_env[0][0] && algo_nccl_env_mask(tp->nccl_env[0], q->coll, 1, &m) == 0) q->nccl_algos = m;
+    if (!q->protos && tp->nccl_env[1][0] && algo_nccl_env_mask(tp->nccl_env[1], q->coll, 0, &m) == 0) q->protos = m;
+}
+
+/* A machine whose NCCL is said to follow its own cost model (`nccl_tuner:
+ * true`): -a nccl then runs NCCL's pick (algorithm and protocol, within the
+ * call's NCCL_ALGO and NCCL_PROTO), not the fastest row by baton's closed
+ * forms; a rule of the machine's library still comes first. */
+int ncclrule_tuner(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule, baton_err_t *e) {
+    unsigned pm;
+    if (!topo_params_c(t)->nccl_tuner || rule || strcmp(q->algo, "nccl") != 0) return 0;
+    const char *row = NULL;
+    int rc = plan_pick(t, q, &row, &pm, e);
+    const algo_t *a = rc == 1 ? algo_find(q->coll, row) : NULL;
+    proto_t pr = (proto_t)__builtin_ctz(pm ? pm : 1);
+    if (a == NULL || !ncclrule_runs_at(t, a, q->proto == RUN_PROTO_AUTO ? pr : (proto_t)q->proto, topo_whole_ranks(t), q->bytes))
+        return rc < 0 ? rc : 0;                    /* a pick baton has no row for: its own choice, unmarked */
+    q->nccl_row = row;
+    if (q->proto == RUN_PROTO_AUTO) q->protos = pm;
+    return rc;
+}

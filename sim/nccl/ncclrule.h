@@ -1,0 +1,72 @@
+/* ncclrule.h - what NCCL would run for a call on a machine, by NCCL's own
+ * rules (ncclrule.c): run_collective asks these and builds and times what
+ * they say; plan, select, validate and step ask the same. */
+#ifndef BATON_NCCLRULE_H
+#define BATON_NCCLRULE_H
+
+#include "../../topologies/topo.h"
+#include "../run/run.h"
+
+/* Would NCCL run row a with protocol pr on t? Only rows NCCL has, with the
+ * protocols it runs them with (NVLS: Simple), and LL128 only where the
+ * node's GPUs talk over NVLink (docs/reference/nccl.md 1.1). */
+int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr);
+/* The same for a call of n bytes on p ranks: a point-to-point row (all-to-
+ * all's grouped sends) runs LL while a peer's message, n / p, is at most
+ * NCCL_P2P_LL_THRESHOLD's default 16 KiB, else Simple (enqueue.cc). */
+#define NCCL_P2P_LL_THRESHOLD 16384
+int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n);
+
+/* NCCL's version on t (`library: {nccl: 2.26.6}`, --set nccl_version=):
+ * 22606; its tables' TOPO_NCCL_TABLES where the machine does not say. The
+ * version rules -a nccl follows (each tested, tests/test_nccl_newer.c):
+ *  - PAT for all-gather and reduce-scatter at one GPU per node, from 2.23
+ *    (tuning.cc ncclPatEnable; TUNING_PAT_SINCE), where NCCL's tuner picks
+ *    it (its latency grows 2.8 us a rank, so small calls on many nodes);
+ *  - with registered buffers (`registered: true`) on one NVLink domain of
+ *    Hopper or later, the symmetric kernels for all-reduce, all-gather and
+ *    reduce-scatter from 2.27 (2.27.3 enqueue.cc: "always use symmetric if
+ *    available"; 2.28+ scheduler/symmetric_sched.cc: no fallback when both
+ *    buffers are registered), whatever the tuner says;
+ *  - and from 2.29 on Blackwell the copy-engine all-gather above
+ *    NCCL_SYM_CE_THRESHOLD's 8 Mi elements a rank (2.29.2 enqueue.cc
+ *    taskAppend; float, nccl-tests' default: 32 MiB a rank). */
+int ncclrule_version(const topo_t *t);
+#define RUN_NCCL_SYM_SINCE 22700
+#define RUN_NCCL_CE_AG_SINCE 22900
+#define RUN_NCCL_CE_AG_COUNT (8u << 20)
+/* The family ("pat", "symmetric", "ce") NCCL runs coll on p ranks of n
+ * bytes by those rules (PAT: where NCCL's own model, sim/nccl/tuning.c, picks
+ * it), NULL where baton's closed forms choose among NCCL's rows. */
+const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n);
+
+/* Under -a nccl, the machine's own NCCL_ALGO and NCCL_PROTO (`nccl_env:`)
+ * into q's masks where q brings none (a log's say what that run was told). */
+void ncclrule_env(const topo_t *t, run_req_t *q);
+
+/* The machine's library rule for call q under -a nccl (or a row sized as
+ * NCCL runs it): NULL where none; may set q->lib_busbw and q->nccl_algo. */
+const topo_lib_rule_t *ncclrule_library(const topo_t *t, run_req_t *q);
+
+/* nccl_tuner (the machine's): -a nccl runs the row and protocol NCCL's own
+ * model picks (q->nccl_row, q->protos); 1 when it does, 0 where not (a rule
+ * came first, no pick, a pick baton has no row for), < 0 on error. */
+int ncclrule_tuner(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule, baton_err_t *e);
+
+/* How NCCL cuts row a under protocol pr for a call of n bytes on p ranks:
+ * its channels (nc the machine's; said > 0: what a log's rule said NCCL ran
+ * on), its steps on C channels (g ranks a node, `heads` NICs a node; 0: the
+ * row's own pipeline) and what a hop passes on before the next may start
+ * (algo_opts_t.fill; 0: whole steps). */
+int ncclrule_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc, int said);
+int ncclrule_pipeline(topo_t *t, const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n);
+uint64_t ncclrule_fill(const algo_t *a, proto_t pr);
+
+/* o's time from the links' time `links`: what the GPU and host add (the
+ * protocol's and the library kernel's ceilings, staging through host memory,
+ * NCCL's proxy scanning LL lines, the launches of -g), into o's time_s,
+ * links_s, proxy_s and launch_s. */
+void ncclrule_host_side(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, proto_t pr, double links,
+                        run_out_t *o);
+
+#endif

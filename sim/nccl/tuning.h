@@ -1,0 +1,81 @@
+/* tuning.h - NCCL's own cost model (src/graph/tuning.cc, NCCL 2.30.7).
+ *
+ * NCCL times every (algorithm, protocol) of a call as
+ *     time = latency + bytes / algorithm bandwidth
+ * from per-architecture tables and the bandwidth its graph search found,
+ * and runs the fastest. This file is that model, table for table
+ * (docs/reference/nccl.md section 1), so baton can say what NCCL will pick
+ * and how long NCCL itself thinks it takes: `--model nccl`, a third model
+ * beside the closed forms and the simulator. It has no launch overhead and
+ * no contention, as NCCL's has none.
+ *
+ * PAT (all-gather and reduce-scatter at one GPU per node) follows the
+ * machine's NCCL version: none before 2.23, its bandwidth 0.85 of the
+ * tree's in 2.23 and 0.75 from 2.24 (tuning.cc of each). Not modelled:
+ * CollNetChain, numPipeOps > 1 (one call at a time, as nccl-tests runs
+ * them). */
+#ifndef BATON_TUNING_H
+#define BATON_TUNING_H
+
+#include <stdint.h>
+
+#include "../../algorithms/sched.h"
+#include "../../models/arch.h"
+#include "../../models/proto.h"
+
+/* In NCCL's loop order (its ties go to the first): Tree, Ring, CollNetDirect,
+ * NVLS, NVLSTree, PAT (CollNetChain, which NCCL has too, is not modelled). */
+typedef enum { TUNING_TREE = 0, TUNING_RING, TUNING_COLLNET_DIRECT, TUNING_NVLS, TUNING_NVLS_TREE, TUNING_PAT,
+               TUNING_ALGO_COUNT } tuning_algo_t;
+
+/* What NCCL's model reads from the communicator and its graphs. */
+typedef struct tuning_machine {
+    int nranks, nnodes;        /* ranks per node = nranks / nnodes */
+    arch_t arch;        /* the compute capability's row */
+    int nvlink;                /* 1: the intra-node graph's type is NVLink, else PCI */
+    int cpu_amd;               /* the host CPU (net overhead, multi-node LL caps) */
+    int ll128;                 /* 1: LL128 enabled (NVLink inside nodes, sm >= 70) */
+    int nchannels;             /* ring and tree channels */
+    double bw;                 /* GB/s per ring/tree channel (graph bwIntra = bwInter) */
+    int nvls_channels;         /* 0: no NVLS (no reducing switch per node); NVLS and NVLSTree's */
+    double nvls_bw;            /* GB/s per NVLS channel (a GPU's link to its switch) */
+    int collnet;               /* 1: a CollNet plugin (the fabric reduces: SHARP, several nodes):
+                                  CollNetDirect, and NVLS across nodes; 0: NVLS on one node only */
+    double nvls_inter;         /* GB/s per NVLS channel through the network (bwInter) */
+    int version;               /* the NCCL, 2.26.6 as 22606; 0: the tables' 2.30.7 */
+} tuning_machine_t;
+
+/* The first NCCL of each rule this model follows by version. */
+#define TUNING_PAT_SINCE 22300         /* PAT: 2.23.4's tuning.cc (ncclPatEnable) */
+#define TUNING_PAT_075_SINCE 22400     /* PAT's busBw *= .75 (2.23: .85) */
+
+/* NCCL's time in seconds for one call of coll over n bytes (nccl-tests'
+ * size: the whole buffer) with algorithm a and protocol p; < 0 when NCCL
+ * would not run that combination (bandwidth 0). */
+double tuning_time(const tuning_machine_t *m, coll_t coll, tuning_algo_t a, proto_t p, uint64_t n);
+
+/* NCCL's choice: the (algorithm, protocol) with the lowest time (ties: the
+ * first in NCCL's loop order, algorithms then protocols); -1 if none runs. */
+int tuning_pick(const tuning_machine_t *m, coll_t coll, uint64_t n, tuning_algo_t *a, proto_t *p, double *time_s);
+
+/* NCCL's latency in microseconds (section 1.5), for tests and --explain. */
+double tuning_latency_us(const tuning_machine_t *m, coll_t coll, tuning_algo_t a, proto_t p);
+
+/* NCCL's symmetric kernels' own model (src/sym_kernels.cc, 2.30.7:
+ * queryModel_lsa and ncclSymkPickKernel), for a call on one NVLink domain of
+ * nranks GPUs with registered buffers: coll's kernels (AllReduce AGxLL_R,
+ * AGxLLMC_R, RSxLD_AGxST, RSxLDMC_AGxSTMC; AllGather LL, LLMC, ST, STMC;
+ * ReduceScatter LL, LD, LDMC; the multimem "MC" ones where multimem is 1:
+ * NVLS and more than 2 ranks; LL below 2 GiB of bus bytes; no TMA, NCCL's
+ * default), each time = base + softplus(busBytes / bw - 1) with bw a soft
+ * minimum of blocks x per-SM rate and the kernel's peak, on the fewest blocks
+ * within 2.5 % of its best, then the lowest time x (1 + 0.025 blocks).
+ * bytes: nccl-tests' size (all-reduce's buffer, all-gather's output,
+ * reduce-scatter's input), float32. Seconds, the kernel's name into *kernel
+ * and its blocks into *blocks; < 0 where none applies. */
+double tuning_sym_time(arch_t arch, int nranks, coll_t c, uint64_t bytes, int multimem, const char **kernel,
+                       int *blocks);
+
+const char *tuning_algo_name(tuning_algo_t a);
+
+#endif

@@ -1,0 +1,91 @@
+/* replay.h - a Chakra execution trace run on a machine (`baton replay`).
+ *
+ * Each rank's nodes form a graph: a node is ready when its control and data
+ * dependencies have ended. Then:
+ *   COMP_NODE       takes its duration_micros; a rank runs one GPU kernel
+ *                   and one host (is_cpu_op) node at a time, in the order
+ *                   they became ready (ASTRA-sim's HardwareResource rule)
+ *   COMM_COLL_NODE  the k-th collective of a process group (pg_name) on each
+ *                   of its ranks is one collective: it starts when the last
+ *                   of them is ready and ends for all after the time the
+ *                   machine takes for it (choice.h's answer over the whole
+ *                   machine, else the group's ranks simulated alone)
+ *   COMM_SEND_NODE  pairs with the next COMM_RECV_NODE of the same (source,
+ *   COMM_RECV_NODE  destination, tag), in the order they become ready; both
+ *                   start when both are ready and take the machine's time
+ *                   for comm_size bytes between the two ranks
+ *   others          instant (counted as untimed)
+ * Communication does not hold the GPU: a collective runs beside kernels.
+ * Each collective and message is timed alone on the machine: two that
+ * overlap in time do not slow each other (docs/decisions/chakra.md). */
+#ifndef BATON_REPLAY_H
+#define BATON_REPLAY_H
+
+#include "../../algorithms/algo.h"
+#include "../../topologies/topo.h"
+#include "chakra.h"
+#include "../engine/engine.h"
+
+typedef struct replay_req {
+    const char *algo;          /* every collective's (choice.h): NULL = nccl */
+    int proto;                 /* RUN_PROTO_AUTO or a protocol */
+    contention_t contention;
+} replay_req_t;
+
+/* One kind of communication the trace ran, as the machine timed it. */
+typedef struct replay_comm {
+    int p2p;                   /* 1: a send/recv pair (ranks: source, destination) */
+    coll_t coll;
+    int64_t comm_type;         /* Chakra's (CHAKRA_BARRIER: an all-reduce of 4 bytes) */
+    uint64_t bytes;
+    int nranks;
+    int32_t *ranks;            /* machine ranks, in the group's order */
+    char algo[32];
+    int proto;
+    double each_s;
+    int count;                 /* how many times it ran */
+} replay_comm_t;
+
+/* A node as replayed (seconds from the step's start). */
+typedef struct replay_node {
+    double ready_s;            /* its dependencies ended (communication: it arrived) */
+    double start_s, end_s;
+    int32_t comm;              /* its replay_comm_t, -1 for none */
+    int64_t inst;              /* which communication it took part in (its nodes share it); -1 */
+} replay_node_t;
+
+/* Where a rank's time went: every instant of [0, end] in one bucket (the
+ * first that applies: a kernel running, communication running, waiting for
+ * a peer, a host node running, nothing). */
+typedef struct replay_rank {
+    double end_s;
+    double compute_s, transport_s, wait_s, overhead_s, idle_s;   /* wait_s is inside transport_s */
+} replay_rank_t;
+
+typedef struct replay_out {
+    int nranks;
+    double step_s;             /* the last rank's end */
+    int critical;              /* that rank (the lowest of a tie) */
+    replay_rank_t *rank;
+    uint32_t *offset;          /* rank r's nodes are node[offset[r] .. offset[r + 1]) */
+    replay_node_t *node;
+    replay_comm_t *comm;
+    int ncomm, capcomm;
+    uint64_t nodes, untimed;   /* untimed: nodes of kinds without a time (memory, metadata) */
+    uint64_t insts;            /* communications run (a collective, or a send with its receive) */
+    uint64_t overlapped;       /* of them, those that ran while another did: each was timed alone */
+    const chakra_et_t *et;     /* the trace replayed (borrowed) */
+} replay_out_t;
+
+/* Replay et[0 .. n) (rank r's file named names[r], for errors) on t's
+ * ranks 0 .. n-1. Errors name the file and node ("FILE: node 3: ..."). */
+int replay_run(topo_t *t, const chakra_et_t *et, const char *const *names, int n, const replay_req_t *q, replay_out_t *o,
+               baton_err_t *e);
+/* The replay as a Perfetto / Chrome trace (JSON, malloc'd; NULL: out of
+ * memory): a process per rank, with tracks for GPU kernels, host nodes and
+ * communication (a slice per node, from when it was ready; a nested
+ * "waiting for peers" slice until it started). Times in microseconds. */
+char *replay_trace_json(const replay_out_t *o);
+void replay_free(replay_out_t *o);
+
+#endif
