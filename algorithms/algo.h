@@ -17,7 +17,7 @@ typedef struct algo_opts {
     int group;       /* ranks per group (node) for hierarchical algorithms; 0 = all */
     const sched_orders_t *rings;   /* channel orders for ring-shaped rows (the machine's
                                       graph, topologies/graph.h); NULL: their own */
-    int rank_order;  /* 1: do not take the machine's rings (run_opts_from_topo) */
+    int rank_order;  /* 1: do not take the machine's rings (form_opts) */
     int stride;      /* without the machine's rings: GPUs in a row that share a NIC,
                         so channel c's ring (and nccltree's chains) go in and out
                         by NIC c (algo_rotation; graph_ring_stride); 0 = 1 */

@@ -16,7 +16,7 @@ root=${1:-.}
 cd "$root"
 
 # Bottom first. A folder not named here is a mistake in this list: it fails.
-ROOMS="util models algorithms topologies sim/engine sim/run sim/nccl sim/answer sim/replay sim/teach validate include sim/lib tuner sim/cli"
+ROOMS="util models algorithms topologies sim/engine sim/form sim/nccl sim/answer sim/replay sim/teach validate include sim/lib tuner sim/cli"
 
 files=$(find util models algorithms topologies sim validate include tuner -name '*.[ch]' 2>/dev/null | LC_ALL=C sort)
 [ -n "$files" ] || { echo "layers: no sources under $root" >&2; exit 2; }

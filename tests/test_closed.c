@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "helpers.h"
 
 static const char *algos[] = {"ring", "tree", "naive"};

@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "../models/cost.h"
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "../topologies/fold.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
@@ -286,15 +286,15 @@ static int rows_as_the_whole(const char *path, const char *sets, const char *con
     for (int r = 0; r < nrows; r++) {
         const algo_t *a = algo_find(COLL_ALLREDUCE, rows[r]);
         algo_opts_t ow = {0}, of = {0};
-        run_opts_from_topo(w, &ow);
-        run_opts_from_topo(f, &of);
+        form_opts(w, &ow);
+        form_opts(f, &of);
         sched_t sw, sf;
         cr_assert_eq(algo_build(a, topo_nranks(w), 1 << 26, &ow, &sw, NULL), 0);
         cr_assert_eq(algo_build(a, topo_nranks(w), 1 << 26, &of, &sf, NULL), 0);
         cost_model_t vw, vf;
         baton_err_t e = {0};
-        cr_assert_eq(run_algo_model(w, a, &sw, &mw, &vw, NULL), 0);
-        int rc = run_algo_model(f, a, &sf, &mf, &vf, &e);
+        cr_assert_eq(form_model(w, a, &sw, &mw, &vw, NULL), 0);
+        int rc = form_model(f, a, &sf, &mf, &vf, &e);
         if (rc != 0) {                                /* no witness pair as far apart: the whole answers */
             cr_expect_eq(rc, BATON_EWHOLE, "%s %s: %s", sets, rows[r], e.msg);
             cr_expect(strstr(e.msg, "its links' loads need every rank"), "%s %s: %s", sets, rows[r], e.msg);

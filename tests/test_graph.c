@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../sim/nccl/ncclrule.h"
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "../topologies/graph.h"
 #include "../topologies/topo_write.h"
 #include "../topologies/topo_yaml.h"
@@ -585,7 +585,7 @@ Test(graph, nccl_drops_channels_for_small_calls) {
     topo_free(t);
 }
 
-/* A pattern's peers are kept across a bandwidth change (sim/run/run.c,
+/* A pattern's peers are kept across a bandwidth change (sim/answer/run.c,
  * topo_patterns), but the rings are searched again on the new rates: on
  * 8 x MI300X the xGMI link from GPU 0 to GPU 1 slowed to a twentieth moves
  * them (six rings still), and every NCCL row on the machine that costed

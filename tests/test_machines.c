@@ -8,7 +8,7 @@
 #include "../topologies/flow.h"
 #include "../topologies/topo_write.h"
 #include "../topologies/topo_yaml.h"
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "helpers.h"
 
 static topo_t *load(const char *path, const char *set) {

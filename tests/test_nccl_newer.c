@@ -12,7 +12,7 @@
 
 #include "../sim/nccl/tuning.h"
 #include "../sim/nccl/plan.h"
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "../topologies/graph.h"
 #include "helpers.h"
 
@@ -253,7 +253,7 @@ Test(nccl_newer, symmetric_kernels_own_model) {
 }
 
 /* NVLSTree's loops under -a nccl are cut on the channels `plan` prints
- * (plan_nvls: nvls.cc's NVLS_NCHANNELS_SM90 16 on Hopper, SM100's 32 across
+ * (view_nvls: nvls.cc's NVLS_NCHANNELS_SM90 16 on Hopper, SM100's 32 across
  * Blackwell domains in 2.25-2.30.2, 24 from 2.30.3 with 400 Gb/s NICs) and NVLSTree's largest chunk: a loop moves
  * channels x heads chunks, so the steps are the size over that, at most
  * 1 MiB / g. Before, Blackwell was cut on Hopper's 16. */
@@ -266,8 +266,8 @@ Test(nccl_newer, nvlstree_loops_follow_plans_channels) {
         topo_t *t = th_load(machines[k][0], machines[k][1]);
         int p = topo_whole_ranks(t), g = topo_params_c(t)->group_size;
         tuning_machine_t m = {.nranks = p, .nnodes = p / g, .arch = (arch_t)topo_params_c(t)->arch};
-        plan_nvls_t x;
-        plan_nvls(t, &m, &x);
+        view_nvls_t x;
+        view_nvls(t, &m, &x);
         cr_expect_eq(x.channels, want_channels[k], "%s %s: %d channels", machines[k][0], machines[k][1], x.channels);
         uint64_t n = 1ull << 30;
         run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nvlstree", .bytes = n, .proto = PROTO_SIMPLE, .predict = 1,

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "helpers.h"
 
 static cJSON *json_of(const char *args) {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "../topologies/topo_write.h"
 #include "../topologies/topo_yaml.h"
 #include "../validate/calibrate.h"

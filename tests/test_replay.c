@@ -15,7 +15,7 @@
 #include "helpers.h"
 #include "../sim/replay/chakra_gen.h"
 #include "../sim/replay/replay.h"
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 
 #define DIR "tests/data/chakra/"
 

@@ -8,7 +8,7 @@
 
 #include "../topologies/topo_yaml.h"
 #include "../sim/nccl/plan.h"
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "../validate/calibrate.h"
 #include "helpers.h"
 

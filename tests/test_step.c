@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../sim/answer/concurrent.h"
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "../sim/answer/step.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"

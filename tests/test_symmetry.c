@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "../sim/engine/symmetry.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"

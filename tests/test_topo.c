@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "../topologies/graph.h"
 #include "../sim/nccl/tuning.h"
 #include "../topologies/knobs.h"

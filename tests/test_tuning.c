@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../sim/nccl/tuning.h"
+#include "../sim/answer/run.h"
 #include "../sim/nccl/plan.h"
 #include "../topologies/topo_yaml.h"
 #include "helpers.h"
@@ -71,7 +72,7 @@ Test(tuning, dgx1_graph_as_nccl_sees_it) {
     topo_t *t = th_load("topologies/dgx1-v100.yaml", NULL);
     tuning_machine_t m;
     algo_opts_t o = {0};
-    cr_assert_eq(plan_machine(t, &o, &m, &e), 0, "%s", e.msg);
+    cr_assert_eq(view_machine(t, &o, &m, &e), 0, "%s", e.msg);
     cr_expect_eq(m.nchannels, 6);
     cr_expect_float_eq(m.bw, 20.0, 1e-9, "%g GB/s a channel", m.bw);
     cr_expect_eq(m.arch, ARCH_VOLTA);
@@ -131,7 +132,7 @@ Test(tuning, flat_node_channels_as_nccl) {
     topo_t *t = th_load("topologies/hgx-a100.yaml", NULL);
     tuning_machine_t m;
     algo_opts_t o = {0};
-    cr_assert_eq(plan_machine(t, &o, &m, &e), 0, "%s", e.msg);
+    cr_assert_eq(view_machine(t, &o, &m, &e), 0, "%s", e.msg);
     cr_expect_eq(m.nchannels, 12);
     cr_expect_float_eq(m.bw, 20.0, 1e-9);
     topo_free(t);
@@ -147,10 +148,10 @@ Test(tuning, nccl_model_ignores_class_efficiency) {
     cr_expect_float_eq(topo_class_efficiency(t, "gpu-gpu"), 0.82, 1e-12);
     tuning_machine_t m, m2;
     algo_opts_t o = {0};
-    cr_assert_eq(plan_machine(t, &o, &m, &e), 0, "%s", e.msg);
+    cr_assert_eq(view_machine(t, &o, &m, &e), 0, "%s", e.msg);
     cr_expect_float_eq(m.bw, 64.0 * 20.6 / 25, 1e-9, "%g GB/s a channel", m.bw);
     cr_assert_eq(topo_set_class_efficiency(t, "gpu-gpu", 0.5, &e), 0, "%s", e.msg);
-    cr_assert_eq(plan_machine(t, &o, &m2, &e), 0, "%s", e.msg);
+    cr_assert_eq(view_machine(t, &o, &m2, &e), 0, "%s", e.msg);
     cr_expect_float_eq(m2.bw, m.bw, 1e-9);
     cr_expect_eq(m2.nchannels, m.nchannels);
     topo_free(t);
@@ -163,7 +164,7 @@ Test(tuning, nccl_model_ignores_class_efficiency) {
  * switch, 20 through the network: intraBw 25 x 0.85 x 15/16 x 2 = 39.84,
  * busBw 16 x min(39.84, 20) = 320, algBw 320 x 32 / 62; latency 25 + 18 us.
  * Without CollNet NCCL's loop skips it (NVLSTree is its way across); on
- * cluster-h100 with `sharp=true` plan_machine says CollNet, without it not. */
+ * cluster-h100 with `sharp=true` view_machine says CollNet, without it not. */
 Test(tuning, nvls_across_nodes_with_collnet) {
     tuning_machine_t m = {.nranks = 32, .nnodes = 4, .arch = ARCH_HOPPER, .nvlink = 1, .ll128 = 1, .nchannels = 8,
                           .bw = 40, .nvls_channels = 16, .nvls_bw = 25, .collnet = 1, .nvls_inter = 20};
@@ -182,7 +183,7 @@ Test(tuning, nvls_across_nodes_with_collnet) {
         topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 2, NULL);
         cr_assert_not_null(t);
         algo_opts_t o = {0};
-        cr_assert_eq(plan_machine(t, &o, &m, NULL), 0);
+        cr_assert_eq(view_machine(t, &o, &m, NULL), 0);
         cr_expect_eq(m.collnet, sharp);
         cr_expect_eq(m.nvls_channels, 16, "NVLS in each node (NVLSTree's too)");
         run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO};

@@ -70,7 +70,7 @@ const sched_orders_t *graph_rings(topo_t *t, baton_err_t *e);
  * ring in and out (4 NICs for 8 GPUs: 2); 1 where that is not the pattern. */
 int graph_ring_stride(topo_t *t);
 /* The NICs a node's GPUs leave by (each GPU's nearest), 0 on one node or
- * without NICs: NCCL's NVLS heads across nodes (sim/run/run.c). */
+ * without NICs: NCCL's NVLS heads across nodes (sim/answer/run.c). */
 int graph_node_nics(topo_t *t);
 
 /* Do the node's GPUs reach each other over NVLink (NCCL's LINK_NVL), not

@@ -267,13 +267,13 @@ int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e);
  * is forgotten). */
 void *topo_derived(const topo_t *t);
 void topo_set_derived(topo_t *t, void *p, void (*free_fn)(void *));
-/* A second slot with the same lifetime, for a layer above (sim/run/run.c keeps
+/* A second slot with the same lifetime, for a layer above (sim/answer/run.c keeps
  * the link loads of the patterns it has costed there). */
 void *topo_memo(const topo_t *t);
 void topo_set_memo(topo_t *t, void *p, void (*free_fn)(void *));
 /* A third, kept when a link's bandwidth changes (freed at topo_free and at
  * the next set): for what does not depend on the machine's rates
- * (sim/run/peers.c keeps the patterns' destinations there). */
+ * (sim/form/peers.c keeps the patterns' destinations there). */
 void *topo_patterns(const topo_t *t);
 void topo_set_patterns(topo_t *t, void *p, void (*free_fn)(void *));
 /* Give node `node` rank number `rank` (before topo_finalize). */

@@ -1,6 +1,6 @@
 /* hash.h - FNV-1a over bytes, for the hash tables of node names and fold
  * signatures. Continue a hash by passing the last value as h; start from
- * HASH_SEED. (sim/run/peers.c hashes long keys eight bytes at a time instead.) */
+ * HASH_SEED. (sim/form/peers.c hashes long keys eight bytes at a time instead.) */
 #ifndef BATON_HASH_H
 #define BATON_HASH_H
 

@@ -417,7 +417,7 @@ static int closed_start(fit_ctx_t *c, double *th) {
 }
 
 /* The simulator's fit: a log's evaluation simulates every size, every row
- * NCCL has within RUN_NCCL_SLACK of the fastest (8 x A100: 1.5 s, the
+ * NCCL has within NCCL_SLACK of the fastest (8 x A100: 1.5 s, the
  * 16-rank H200 log: 15 s), so it does not search as the closed forms' does
  * (three starts, on the plan and free: 8 x A100 over 10 minutes). It starts
  * from the closed forms' fit or the file's values, whichever the simulator

@@ -19,7 +19,7 @@
 #ifndef BATON_CALIBRATE_H
 #define BATON_CALIBRATE_H
 
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "nccltests.h"
 
 typedef struct cal_sample {

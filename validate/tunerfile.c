@@ -69,7 +69,7 @@ static int applies(const tuner_rule_t *r, int nnodes, int nranks) {
 int tunerfile_apply(topo_t *t, const tuner_table_t *tab, const char *path, char *why, size_t whyn, baton_err_t *e) {
     tuning_machine_t m;
     algo_opts_t none = {0};
-    if (plan_machine(t, &none, &m, e) < 0) return -1;
+    if (view_machine(t, &none, &m, e) < 0) return -1;
     topo_library_t *l = &topo_params(t)->lib;
     topo_lib_rule_t put[TOPO_MAX_LIB_RULES];
     int n = 0;

@@ -11,12 +11,12 @@
  * NCCL's own choice. The call as baton plans it: nBytes the size (NCCL's
  * element size x the larger of send and receive counts, enqueue.cc, which
  * is nccl-tests' size column), nNodes and nRanks as NCCL's model counts
- * them (plan_machine), numPipeOps 1 (one call, not a group) and regBuff 0
+ * them (view_machine), numPipeOps 1 (one call, not a group) and regBuff 0
  * (buffers not registered: nccl-tests without -R). */
 #ifndef BATON_TUNERFILE_H
 #define BATON_TUNERFILE_H
 
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "../tuner/tuner_csv.h"
 
 /* Read path into t (empty first); 0 or "path:line: what". */

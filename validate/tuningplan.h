@@ -16,7 +16,7 @@
 #ifndef BATON_TUNINGPLAN_H
 #define BATON_TUNINGPLAN_H
 
-#include "../sim/run/run.h"
+#include "../sim/answer/run.h"
 #include "calibrate.h"
 #include "nccltests.h"
 

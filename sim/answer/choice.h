@@ -5,13 +5,13 @@
  * and how long it takes, so the same all-reduce gets the same answer from
  * either (issue 52). The default is what -a nccl means in every command:
  * NCCL's algorithms under NCCL's protocol rules, the fastest simulated
- * (sim/run/run.h). Oneshot and the other rows NCCL does not have are not the
+ * (sim/answer/run.h). Oneshot and the other rows NCCL does not have are not the
  * default: a user who wants them says -a oneshot (or -a auto, baton's
  * lowest closed form of any row). */
 #ifndef BATON_CHOICE_H
 #define BATON_CHOICE_H
 
-#include "../run/run.h"
+#include "run.h"
 
 #define CHOICE_DEFAULT "nccl"
 

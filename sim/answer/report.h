@@ -2,7 +2,7 @@
 #ifndef BATON_REPORT_H
 #define BATON_REPORT_H
 
-#include "../run/run.h"
+#include "run.h"
 
 /* One JSON object for a run (malloc'd string; the caller frees it), or NULL
  * when memory runs out. `verify_asked` adds the `verified` field; parts

@@ -8,7 +8,7 @@
 #ifndef BATON_SELECT_H
 #define BATON_SELECT_H
 
-#include "../run/run.h"
+#include "run.h"
 
 enum { SELECT_AUTO = 0, SELECT_CLOSED, SELECT_DES };
 

@@ -9,7 +9,7 @@
 #include "choice.h"
 #include "concurrent.h"
 #include "../nccl/ncclrule.h"
-#include "../run/run.h"
+#include "run.h"
 
 const char *step_phase_name(step_phase_t p) {
     return p == STEP_DECODE ? "decode" : p == STEP_PREFILL ? "prefill" : "train";

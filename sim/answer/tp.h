@@ -7,7 +7,7 @@
 #ifndef BATON_TP_H
 #define BATON_TP_H
 
-#include "../run/run.h"
+#include "run.h"
 
 /* Bytes per element of "bf16", "fp16", "fp32", "fp8"; 0 if unknown. */
 int tp_dtype_bytes(const char *dtype);

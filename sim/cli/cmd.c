@@ -16,7 +16,7 @@
 #include "../../topologies/find.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
-#include "../run/run.h"
+#include "../answer/run.h"
 #include "../answer/select.h"
 #include "cmd.h"
 #include "../teach/lesson.h"

@@ -7,7 +7,7 @@
 #include "../../topologies/topo.h"
 #include "../../topologies/units.h"
 #include "../answer/concurrent.h"
-#include "../run/run.h"
+#include "../answer/run.h"
 #include "cmd.h"
 
 static const char help[] =

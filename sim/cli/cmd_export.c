@@ -13,7 +13,7 @@
 #include "../../topologies/topo.h"
 #include "../../topologies/units.h"
 #include "../replay/chakra_gen.h"
-#include "../run/run.h"
+#include "../answer/run.h"
 #include "cmd.h"
 
 static const char help[] =
@@ -181,7 +181,7 @@ int cmd_export(int argc, char **argv) {
     topo_t *t = NULL;
     if (a.topo) {
         if ((t = cmd_load_topo(a.topo, NULL, 0, &e)) == NULL) return cmd_fail("export", &e);
-        run_opts_from_topo(t, &a.opts);
+        form_opts(t, &a.opts);
         if (a.ranks && a.ranks != topo_whole_ranks(t)) {
             topo_free(t);
             return cmd_usage("export", "-p %d, but the machine has %d ranks", a.ranks, topo_whole_ranks(t));

@@ -15,7 +15,7 @@
 #include "../nccl/ncclrule.h"
 #include "../nccl/plan.h"
 #include "../answer/report.h"
-#include "../run/run.h"
+#include "../answer/run.h"
 #include "../answer/select.h"
 #include "../../validate/tunerfile.h"
 
@@ -171,7 +171,7 @@ static int model_tuned(topo_t *t, const plan_tuner_t *tu, const tuning_machine_t
 static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, tuning_machine_t *m, run_out_t *ours,
                     run_out_t *nccls, plan_tuner_t *tu, baton_err_t *e) {
     algo_opts_t none = {0};
-    int rc = plan_machine(t, &none, m, e);
+    int rc = view_machine(t, &none, m, e);
     if (rc == 0 && tu) rc = tu->tuned = tunerfile_apply(t, &tu->tab, tu->path, tu->ignored, sizeof tu->ignored, e);
     for (int i = 0; i < n && rc >= 0; i++) {
         run_req_t q = {.coll = coll, .algo = "nccl", .bytes = sizes[i], .predict = !sim, .proto = RUN_PROTO_AUTO};
@@ -194,13 +194,13 @@ static void tuner_lines(const tuning_machine_t *m, const plan_tuner_t *tu) {
     if (tu->ignored[0]) printf("  rows NCCL cannot run here (its cost table's IGNORE), passed over: %s\n", tu->ignored);
 }
 
-/* The NVLink domains and NVLS as NCCL sets them up (plan_nvls), in the
+/* The NVLink domains and NVLS as NCCL sets them up (view_nvls), in the
  * words of its NCCL_DEBUG=INFO lines (init.cc initNvlDomainInfo, nvls.cc
  * "NVLS comm" and "NVLS tuning"), each with where the number comes from. */
 static void nvls_lines(topo_t *t, const tuning_machine_t *m) {
-    plan_nvls_t x;
+    view_nvls_t x;
     char v[16];
-    plan_nvls(t, m, &x);
+    view_nvls(t, m, &x);
     knobs_version_text(topo_params_c(t)->lib.nccl_version ? topo_params_c(t)->lib.nccl_version : TOPO_NCCL_TABLES, v, sizeof v);
     printf("  NCCL %s INFO NVLink domains: %d domains, min ranks per domain: %d, max ranks per domain: %d\n"
            "      (a domain is NCCL's node%s: rings, trees and NVLS are planned per domain)\n", v, x.domains,

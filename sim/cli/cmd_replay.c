@@ -10,7 +10,7 @@
 #include "../answer/choice.h"
 #include "../replay/replay.h"
 #include "../answer/report.h"
-#include "../run/run.h"
+#include "../answer/run.h"
 #include "cmd.h"
 
 static const char help[] =

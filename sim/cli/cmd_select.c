@@ -194,7 +194,7 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     if (whole) select_free(&tab), rc = whole > 0 ? select_run(t, q, &tab, &e) : -1;
     int g = t ? topo_params_c(t)->group_size : 0, nnodes = g > 0 && t ? topo_whole_ranks(t) / g : 1;
     algo_opts_t used = q->opts;
-    if (t) run_opts_from_topo(t, &used);                  /* the channels the times assumed */
+    if (t) form_opts(t, &used);                  /* the channels the times assumed */
     if (rc == 0 && !(text = render(&tab, a, t, nnodes, used.channels > 0 ? used.channels : 1))) rc = err_set(&e, BATON_ENOMEM, "out of memory");
     if (rc == 0) rc = emit(text, a->output, &e);
     if (rc == 0 && a->plot) rc = plot_select(&tab, a->plot, &e);

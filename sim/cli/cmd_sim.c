@@ -14,8 +14,8 @@
 #include "../teach/lesson.h"
 #include "../answer/select.h"
 #include "../answer/report.h"
-#include "../nccl/ncclrule.h"
-#include "../run/run.h"
+#include "../nccl/nccl.h"
+#include "../answer/run.h"
 #include "../engine/trace.h"
 
 /* Help: what both commands take, what only the simulator does, and the end. */
@@ -269,7 +269,7 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
         printf("  chosen   by -a nccl: NCCL's own cost model's pick (the machine's nccl_tuner: true), timed by baton\n");
     else if (r->auto_picked == 2 && r->simulated)
         printf("  chosen   by -a nccl, what baton expects NCCL to run: the fastest simulated of the %s algorithms NCCL\n"
-               "           has whose closed form is within %.3gx of the lowest\n", coll_name(coll), RUN_NCCL_SLACK);
+               "           has whose closed form is within %.3gx of the lowest\n", coll_name(coll), NCCL_SLACK);
     else if (r->auto_picked == 2)
         printf("  chosen   by -a nccl, what baton expects NCCL to run: the lowest closed-form time of the %s algorithms "
                "NCCL has\n", coll_name(coll));
@@ -318,11 +318,12 @@ static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint6
     baton_err_t e = {0};
     cost_model_t m;
     algo_opts_t opts = *o;
-    run_opts_from_topo(t, &opts);
+    form_opts(t, &opts);
     o = &opts;
     if (topo_cost_model(t, &m, &e) < 0) return cmd_fail(cmd, &e);
-    const algo_t *a = !run_is_auto(algo) ? algo_find(coll, algo)
-                                         : run_pick(t, coll, &m, NULL, PROTO_NONE, topo_nranks(t), bytes, o, strcmp(algo, "nccl") == 0);
+    const algo_t *a = !run_is_auto(algo)            ? algo_find(coll, algo)
+                      : strcmp(algo, "nccl") == 0 ? nccl_pick(t, coll, &m, NULL, PROTO_NONE, topo_nranks(t), bytes, o)
+                                                  : form_pick(t, coll, &m, NULL, topo_nranks(t), bytes, o, NULL);
     if (a == NULL) {
         err_set(&e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)", algo, coll_name(coll),
                 algo_hint(coll, algo), coll_name(coll));

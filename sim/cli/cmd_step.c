@@ -7,7 +7,7 @@
 #include "../../topologies/topo.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
-#include "../run/run.h"
+#include "../answer/run.h"
 #include "../answer/report.h"
 #include "../../util/suggest.h"
 #include "../answer/choice.h"

@@ -15,7 +15,7 @@
 #include "../../validate/calibrate.h"
 #include "../../validate/nccltests.h"
 #include "../../validate/tuningplan.h"
-#include "../run/run.h"
+#include "../answer/run.h"
 #include "../answer/report.h"
 #include "../answer/select.h"
 
@@ -232,7 +232,7 @@ BATON_API char *baton_tuner_table(baton_machine *m, const char *colls, const cha
     if (select_run(m->t, &q, &tab, &e) == 0) {          /* as cmd_select.c: nodes by group, the machine's channels */
         int g = topo_params_c(m->t)->group_size, nnodes = g > 0 ? topo_whole_ranks(m->t) / g : 1;
         algo_opts_t used = {0};
-        run_opts_from_topo(m->t, &used);
+        form_opts(m->t, &used);
         if ((text = report_select_tuner(&tab, nnodes, used.channels > 0 ? used.channels : 1, 0)) == NULL)
             err_set(&e, BATON_ENOMEM, "out of memory");
     }

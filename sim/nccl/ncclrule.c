@@ -2,10 +2,9 @@
  * and protocols it has (and from which version), the families it runs
  * without its tuner (PAT, the symmetric kernels, the copy engines), the
  * channels, steps and fill it cuts a row into, the machine's library rules
- * and NCCL_ALGO/NCCL_PROTO, NCCL's own pick where the machine says so
- * (nccl_tuner), and what the GPU and host add to the links' time (ceilings,
- * staging, the proxy's LL scan, launches). run_collective asks; it builds
- * and times what these say. Sources are cited at each rule. */
+ * and NCCL_ALGO/NCCL_PROTO, and what the GPU and host add to the links' time (ceilings,
+ * staging, the proxy's LL scan, launches). nccl.c puts them in
+ * order for a call (nccl.h), and run_collective builds and times its plan. Sources are cited at each rule. */
 #include "ncclrule.h"
 
 #include <math.h>
@@ -13,7 +12,7 @@
 
 #include "../../topologies/graph.h"
 #include "../../topologies/topo.h"
-#include "plan.h"
+#include "view.h"
 
 int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr) {
     if (a->nccl == NULL || (a->nccl_protos && !(a->nccl_protos & (1u << pr)))) return 0;
@@ -28,7 +27,7 @@ int ncclrule_version(const topo_t *t) {
 }
 
 /* NCCL's nodes for p ranks on t: its NVLink domains (group_size), one if
- * none is set or it does not divide p (plan_machine's reading). */
+ * none is set or it does not divide p (view_machine's reading). */
 static int nccl_nodes(const topo_t *t, int p) {
     int g = topo_params_c(t)->group_size;
     return g > 0 && p % g == 0 ? p / g : 1;
@@ -51,7 +50,7 @@ const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
     proto_t pr = PROTO_SIMPLE;
     double x = 0;
     if ((coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && pat_here(t, p) &&
-        plan_machine(t, &(algo_opts_t){0}, &m, NULL) == 0 && tuning_pick(&m, coll, n, &a, &pr, &x) == 0 && a == TUNING_PAT)
+        view_machine(t, &(algo_opts_t){0}, &m, NULL) == 0 && tuning_pick(&m, coll, n, &a, &pr, &x) == 0 && a == TUNING_PAT)
         return "pat";                                      /* NCCL's tuner picks it (its 0.75 and 2.8 us a rank) */
     if (tp == NULL || !tp->registered || tp->lib.name[0] || p < 2 || nccl_nodes(t, p) != 1) return NULL;
     int v = ncclrule_version(t);
@@ -170,9 +169,9 @@ int ncclrule_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc, in
 
 /* The steps NCCL cuts an NVLSTree all-reduce into (enqueue.cc's chunk size
  * for NVLS_TREE, nvls.cc): a loop moves a chunk per channel per head, on
- * NVLS's channels (plan_nvls: 16 on Hopper, 24 or 32 on Blackwell by version,
+ * NVLS's channels (view_nvls: 16 on Hopper, 24 or 32 on Blackwell by version,
  * domains and NICs; `plan` prints the same) and the node's heads (a GPU with
- * its NIC); the chunk is NVLSTree's largest (plan_nvls: 128 KiB, 64 KiB from 4
+ * its NIC); the chunk is NVLSTree's largest (view_nvls: 128 KiB, 64 KiB from 4
  * nodes on Hopper; Blackwell's by its NICs from 2.30.3), 64 KiB below four
  * loops of 128 KiB, 32 KiB below one loop of 64 KiB. A step of nvlstree is
  * a loop, 16 chunks a GPU: the fill of 16 channels' chunks each at a
@@ -182,8 +181,8 @@ int ncclrule_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc, in
 static int nccl_nvlstree_loops(topo_t *t, int p, int g, int heads, uint64_t n) {
     const topo_params_t *tp = topo_params_c(t);
     tuning_machine_t m = {.nranks = p, .nnodes = p / g, .arch = tp->arch >= 0 ? (arch_t)tp->arch : ARCH_AMPERE};
-    plan_nvls_t x;
-    plan_nvls(t, &m, &x);
+    view_nvls_t x;
+    view_nvls(t, &m, &x);
     uint64_t ops = (uint64_t)(x.channels > 0 ? x.channels : 16) * (uint64_t)(heads > 0 ? heads : g);
     uint64_t chunk = x.tree_chunk > 0 ? (uint64_t)x.tree_chunk : p / g >= 4 ? 65536 : 131072;
     if (n < 4 * ops * chunk && chunk > 65536) chunk = 65536;
@@ -256,22 +255,4 @@ void ncclrule_env(const topo_t *t, run_req_t *q) {
     if (strcmp(q->algo, "nccl") != 0) return;            /* -a auto and a named row are baton's, not NCCL's */
     if (!q->nccl_algos && tp->nccl_env[0][0] && algo_nccl_env_mask(tp->nccl_env[0], q->coll, 1, &m) == 0) q->nccl_algos = m;
     if (!q->protos && tp->nccl_env[1][0] && algo_nccl_env_mask(tp->nccl_env[1], q->coll, 0, &m) == 0) q->protos = m;
-}
-
-/* A machine whose NCCL is said to follow its own cost model (`nccl_tuner:
- * true`): -a nccl then runs NCCL's pick (algorithm and protocol, within the
- * call's NCCL_ALGO and NCCL_PROTO), not the fastest row by baton's closed
- * forms; a rule of the machine's library still comes first. */
-int ncclrule_tuner(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule, baton_err_t *e) {
-    unsigned pm;
-    if (!topo_params_c(t)->nccl_tuner || rule || strcmp(q->algo, "nccl") != 0) return 0;
-    const char *row = NULL;
-    int rc = plan_pick(t, q, &row, &pm, e);
-    const algo_t *a = rc == 1 ? algo_find(q->coll, row) : NULL;
-    proto_t pr = (proto_t)__builtin_ctz(pm ? pm : 1);
-    if (a == NULL || !ncclrule_runs_at(t, a, q->proto == RUN_PROTO_AUTO ? pr : (proto_t)q->proto, topo_whole_ranks(t), q->bytes))
-        return rc < 0 ? rc : 0;                    /* a pick baton has no row for: its own choice, unmarked */
-    q->nccl_row = row;
-    if (q->proto == RUN_PROTO_AUTO) q->protos = pm;
-    return rc;
 }

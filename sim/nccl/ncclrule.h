@@ -5,7 +5,7 @@
 #define BATON_NCCLRULE_H
 
 #include "../../topologies/topo.h"
-#include "../run/run.h"
+#include "view.h"
 
 /* Would NCCL run row a with protocol pr on t? Only rows NCCL has, with the
  * protocols it runs them with (NVLS: Simple), and LL128 only where the
@@ -47,11 +47,6 @@ void ncclrule_env(const topo_t *t, run_req_t *q);
 /* The machine's library rule for call q under -a nccl (or a row sized as
  * NCCL runs it): NULL where none; may set q->lib_busbw and q->nccl_algo. */
 const topo_lib_rule_t *ncclrule_library(const topo_t *t, run_req_t *q);
-
-/* nccl_tuner (the machine's): -a nccl runs the row and protocol NCCL's own
- * model picks (q->nccl_row, q->protos); 1 when it does, 0 where not (a rule
- * came first, no pick, a pick baton has no row for), < 0 on error. */
-int ncclrule_tuner(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule, baton_err_t *e);
 
 /* How NCCL cuts row a under protocol pr for a call of n bytes on p ranks:
  * its channels (nc the machine's; said > 0: what a log's rule said NCCL ran

@@ -9,7 +9,7 @@
 #include "../answer/choice.h"
 #include "../answer/concurrent.h"
 #include "../nccl/ncclrule.h"
-#include "../run/run.h"
+#include "../answer/run.h"
 
 int replay_comm_coll(int64_t comm_type) {
     switch (comm_type) {

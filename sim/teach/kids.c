@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../run/run.h"
+#include "../answer/run.h"
 
 static const char *colours[KIDS_COLOURS] = {"RED", "BLUE", "GREEN", "YELLOW"};
 static const char *names[] = {"Anna", "Ben", "Cara", "Dan", "Eve", "Finn", "Gus", "Hana", "Ivan"};

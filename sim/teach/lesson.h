@@ -12,7 +12,7 @@
 #ifndef BATON_LESSON_H
 #define BATON_LESSON_H
 
-#include "../run/run.h"
+#include "../answer/run.h"
 
 typedef struct lesson_out {
     char *html;

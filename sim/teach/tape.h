@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "../run/run.h"
+#include "../answer/run.h"
 
 #define TAPE_MAX_RANKS 16     /* rows that fit on a screen */
 #define TAPE_MAX_PLACES 64    /* places (bytes) per rank that fit on a screen */

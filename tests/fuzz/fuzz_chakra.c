@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../../sim/replay/replay.h"
-#include "../../sim/run/run.h"
+#include "../../sim/answer/run.h"
 #include "../../topologies/topo_yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

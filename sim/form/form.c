@@ -1,0 +1,241 @@
+/* form.c - a row's closed form on a machine (form.h): the links its
+ * messages share, memoised per pattern, and every applicable row's time. */
+#include "form.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../topologies/graph.h"
+#include "../../topologies/linkload.h"
+#include "../../topologies/topo.h"
+#include "peers.h"
+
+typedef struct { int (*peer)(const sched_t *, int, int); sched_t s; } peer_ctx_t;
+
+typedef struct { const algo_t *a; const sched_t *s; } step_ctx_t;
+
+static int load_step(const void *ctx, int k, int r, double *bytes) {
+    const step_ctx_t *x = ctx;
+    sched_op_t op;
+    if (!x->a->step_send(x->s, k, r, &op)) return -1;
+    *bytes = (double)sched_range_bytes(x->s, op.chunk, op.nchunk);
+    return op.send_peer;
+}
+
+/* Does any link join two nodes routes pass through (switches, NICs, CPUs,
+ * forwarding GPUs)? Only such a link can carry several ranks' messages to
+ * several others: a link from a rank carries only that rank's. */
+static int has_fabric(const topo_t *t) {
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        const topo_dlink_t *d = topo_dlink(t, l);
+        if (topo_node(t, d->src)->transit && topo_node(t, d->dst)->transit) return 1;
+    }
+    return 0;
+}
+
+static int load_peer(const void *ctx, int c, int r) {
+    const peer_ctx_t *x = ctx;
+    return x->peer(&x->s, c, r);
+}
+
+/* The link loads of the patterns already costed on a machine: calibration
+ * asks for the same pattern at every size and every trial of its parameters
+ * (a 2 x 8 cluster's trees were 85 % of a fit's time). A pattern is its
+ * algorithm, its shape (ranks, channels, private parameters, ring orders)
+ * and the model it refines; the machine's own changes drop the memo
+ * (topo_set_memo, with the rings), and the scales are in the key. */
+typedef struct {
+    const algo_t *a;
+    int nranks, nchannels, root, helpers, period;
+    int64_t param[4];
+    const sched_orders_t *orders;
+    cost_model_t in;
+    double bw_scale, lat_scale;
+} memo_key_t;
+
+#define MEMO_SIZE 64
+typedef struct { memo_key_t key[MEMO_SIZE]; cost_model_t out[MEMO_SIZE]; int n, next; } memo_t;
+
+static void memo_key(memo_key_t *k, const topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m) {
+    memset(k, 0, sizeof *k);                  /* padding too: keys compare with memcmp */
+    k->a = a;
+    k->nranks = s->nranks, k->nchannels = s->nchannels, k->root = s->root, k->helpers = s->helpers, k->period = s->period;
+    memcpy(k->param, s->param, sizeof k->param);
+    k->orders = s->orders;
+    k->in = *m;
+    k->bw_scale = topo_params_c(t)->bw_scale, k->lat_scale = topo_params_c(t)->lat_scale;
+}
+
+static const cost_model_t *memo_find(const topo_t *t, const memo_key_t *k) {
+    const memo_t *mm = topo_memo(t);
+    for (int i = 0; mm && i < mm->n; i++)
+        if (memcmp(&mm->key[i], k, sizeof *k) == 0) return &mm->out[i];
+    return NULL;
+}
+
+static void memo_put(topo_t *t, const memo_key_t *k, const cost_model_t *out) {
+    memo_t *mm = topo_memo(t);
+    if (mm == NULL && (mm = calloc(1, sizeof *mm)) != NULL) topo_set_memo(t, mm, free);
+    if (mm == NULL) return;                   /* out of memory: no memo, same answers */
+    int i = mm->n < MEMO_SIZE ? mm->n++ : mm->next++ % MEMO_SIZE;
+    mm->key[i] = *k;
+    mm->out[i] = *out;
+}
+
+static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
+                      baton_err_t *e);
+
+/* Row a's view on folded t needs every rank's link loads. */
+static int needs_every_rank(const topo_t *t, const algo_t *a, baton_err_t *e) {
+    return err_set(e, BATON_EWHOLE, "%s on %s: its links' loads need every rank", a->name, topo_name(t));
+}
+
+int form_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out, baton_err_t *e) {
+    memo_key_t k;
+    const cost_model_t *hit;
+    if (t == NULL) return algo_model(t, a, s, m, out, e);
+    memo_key(&k, t, a, s, m);
+    if ((hit = memo_find(t, &k)) != NULL) { *out = *hit; return 0; }
+    int rc = algo_model(t, a, s, m, out, e);
+    if (rc == 0) memo_put(t, &k, out);
+    return rc;
+}
+
+typedef int (*pattern_fn)(topo_t *, linkload_peer_fn, const void *, int, int, cost_model_t *, baton_err_t *);
+
+/* x's pattern costed by `pattern`; on the whole machine from its cached
+ * destinations (peers.h) where it has them. */
+static int one_pattern(topo_t *t, const algo_t *a, const peer_ctx_t *x, int slots, int C, pattern_fn pattern,
+                       cost_model_t *out, baton_err_t *e) {
+    peers_table_t y = {pattern == linkload_pattern_cost ? peers_table(t, a, x->peer, &x->s, slots) : NULL, topo_nranks(t)};
+    return y.dst ? pattern(t, peers_at, &y, slots, C, out, e) : pattern(t, load_peer, x, slots, C, out, e);
+}
+
+/* Row a's view from its pattern of peers (and its pattern across groups)
+ * as `pattern` costs one (linkload.h): the whole machine's busiest link,
+ * counted on the whole or on a folded cluster's witnesses. */
+static int peer_view(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, pattern_fn pattern,
+                     cost_model_t *out, baton_err_t *e) {
+    peer_ctx_t x = {.peer = a->peer, .s = *s};
+    int C = x.s.nchannels, slots = a->peer_slots ? a->peer_slots(&x.s, &C) : C;
+    int rc = a->peer ? one_pattern(t, a, &x, slots, C, pattern, out, e) : 0;
+    if (rc > 0 && a->peer_slots) out->stepwise = 1;
+    if (rc == 0 && a->peer) out->blind = has_fabric(t);          /* too large to look at */
+    if (rc >= 0 && a->peer_across) {
+        cost_model_t across = *m;
+        x.peer = a->peer_across;
+        rc = one_pattern(t, a, &x, slots, C, pattern, &across, e);
+        if (rc > 0) {                                  /* nothing crosses groups: no such view */
+            out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels};
+            out->has_across = 1;
+        }
+    }
+    return rc < 0 ? rc : 0;
+}
+
+/* A folded cluster routes a pattern of peers as the whole machine would
+ * (linkload_folded_cost), where the whole machine would (not too many
+ * messages: linkload.h); else the row is blind to shared links on both.
+ * Step patterns need every rank (BATON_EWHOLE), as does a pattern whose
+ * fabric loads the witnesses cannot tell. */
+static int folded_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
+                        baton_err_t *e) {
+    double p = s->nranks;
+    int C = s->nchannels, slots = a->peer_slots ? a->peer_slots(s, &C) : C, steps = a->step_send && s->nchannels <= 1;
+    int whole = steps ? p * a->nsteps(s) <= LOAD_MAX_STEP_MESSAGES
+              : (a->peer || a->peer_across) && C >= 1 && slots >= 1 && p * slots <= LOAD_MAX_MESSAGES;
+    if (!whole) {
+        if (steps || a->peer || !a->peer_across) out->blind = has_fabric(t);   /* as algo_model */
+        return 0;
+    }
+    baton_err_t why = {0};
+    if (!steps && peer_view(t, a, s, m, linkload_folded_cost, out, &why) == 0) return 0;
+    *out = *m;
+    return why.code && why.code != BATON_EWHOLE ? err_set(e, why.code, "%s", why.msg) : needs_every_rank(t, a, e);
+}
+
+static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
+                      baton_err_t *e) {
+    *out = *m;
+    if (t == NULL || s->nranks < 2) return 0;
+    if (topo_fold_ranks(t)) return folded_model(t, a, s, m, out, e);
+    if (a->step_send && s->nchannels <= 1) {
+        step_ctx_t y = {a, s};
+        int rc = linkload_steps_cost(t, load_step, &y, a->nsteps(s), out, e);
+        out->blind = rc == 0 && has_fabric(t);
+        return rc < 0 ? rc : 0;
+    }
+    if (!a->peer && !a->peer_across) { out->blind = has_fabric(t); return 0; }
+    return peer_view(t, a, s, m, linkload_pattern_cost, out, e);
+}
+
+int form_reducers(const topo_t *t) { return topo_fold_ranks(t) ? topo_fold_reducers(t) : topo_nreducers(t); }
+
+int form_helpers_fit(topo_t *t, const algo_t *a, const sched_t *s, baton_err_t *e) {
+    topo_route_t r;
+    int p = topo_nranks(t);                  /* a folded cluster's last witness rank and switch stand for its last */
+    if (!a->fabric && topo_params_c(t)->sharp.rails && s->helpers > topo_nvls_reducers(t))
+        return err_set(e, BATON_EUNSUP, "%s reduces in the nodes' switches; %s has %d (its other reducing switches are "
+                       "the fabric's: -a collnet)", s->algo, topo_name(t), topo_nvls_reducers(t));
+    if (s->helpers > form_reducers(t))
+        return err_set(e, BATON_EUNSUP, "%s needs %d switch%s that reduce%s in the network (`reduce: true`), %s has %d",
+                       s->algo, s->helpers, s->helpers > 1 ? "es" : "", s->helpers > 1 ? "" : "s", topo_name(t),
+                       form_reducers(t));
+    if (s->helpers == 1 && form_reducers(t) > 1 && topo_route(t, p - 1, p, &r, NULL) < 0)
+        return err_set(e, BATON_EUNSUP, "%s needs one reducing switch every rank reaches; %s has one per node "
+                       "(nvlstree uses those)", s->algo, topo_name(t));
+    return 0;
+}
+
+double form_switch_latency(const topo_t *t, const sched_t *s) {
+    return t && s->helpers && s->nranks > 1 ? topo_params_c(t)->nvls_lat : 0;
+}
+
+int form_lowest(const double *times, int k) {
+    int best = -1;
+    for (int i = 0; i < k; i++) if (best < 0 || times[i] < times[best]) best = i;
+    return best;
+}
+
+int form_list(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
+              const algo_opts_t *o, const form_filter_t *f, const algo_t **out, double *times, int max) {
+    const algo_t *const *rows = algo_all();
+    int k = 0;
+    for (int i = 0; rows[i] && k < max; i++) {
+        sched_t s;
+        cost_model_t am;
+        if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
+        if (f && !f->keep(f, rows[i])) continue;
+        if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && form_helpers_fit(t, rows[i], &s, NULL) < 0)) continue;
+        baton_err_t why = {0};
+        if (form_model(t, rows[i], &s, m, &am, &why) < 0) {
+            if (why.code == BATON_EWHOLE) return BATON_EWHOLE;
+            continue;
+        }
+        if (pc) am = proto_apply(&am, pc);
+        out[k] = rows[i];
+        times[k++] = rows[i]->cost(&am, p, n, o) + form_switch_latency(t, &s);
+    }
+    return k;
+}
+
+const algo_t *form_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
+                        const algo_opts_t *o, const form_filter_t *f) {
+    const algo_t *rows[FORM_MAX_ROWS];
+    double times[FORM_MAX_ROWS];
+    int best = form_lowest(times, form_list(t, coll, m, pc, p, n, o, f, rows, times, FORM_MAX_ROWS));
+    return best < 0 ? NULL : rows[best];
+}
+
+void form_opts(topo_t *t, algo_opts_t *o) {
+    if (o->group == 0) o->group = topo_params_c(t)->group_size;
+    if (o->rings == NULL && !o->rank_order) o->rings = graph_rings(t, NULL);   /* NULL: flat, rank order */
+    if (o->channels == 0 && topo_params_c(t)->plain) o->channels = topo_params_c(t)->channels;   /* 1 or the file's */
+    if (o->channels == 0) o->channels = o->rings ? o->rings->count : topo_params_c(t)->channels;
+    if (o->stride == 0 && o->rings == NULL) o->stride = graph_ring_stride(t);
+    const topo_sharp_t *sh = &topo_params_c(t)->sharp;
+    if (o->sharp.rails == 0 && sh->rails) {
+        o->sharp.rails = sh->rails, o->sharp.per_leaf = sh->per_leaf;
+        o->sharp.leaves = sh->leaves, o->sharp.first = sh->first;
+    }
+}

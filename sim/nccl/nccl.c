@@ -1,0 +1,95 @@
+/* nccl.c - the plan for a call, in NCCL's order (nccl.h): the rules of
+ * ncclrule.c and the model of plan.c asked in turn. */
+#include "nccl.h"
+
+#include <string.h>
+
+#include "../../topologies/graph.h"
+#include "../../topologies/topo.h"
+
+/* A machine whose NCCL is said to follow its own cost model (`nccl_tuner:
+ * true`): -a nccl then runs NCCL's pick (algorithm and protocol, within the
+ * call's NCCL_ALGO and NCCL_PROTO), not the fastest row by baton's closed
+ * forms; a rule of the machine's library still comes first. */
+static int tuner(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule, baton_err_t *e) {
+    unsigned pm;
+    if (!topo_params_c(t)->nccl_tuner || rule || strcmp(q->algo, "nccl") != 0) return 0;
+    const char *row = NULL;
+    int rc = plan_pick(t, q, &row, &pm, e);
+    const algo_t *a = rc == 1 ? algo_find(q->coll, row) : NULL;
+    proto_t pr = (proto_t)__builtin_ctz(pm ? pm : 1);
+    if (a == NULL || !ncclrule_runs_at(t, a, q->proto == RUN_PROTO_AUTO ? pr : (proto_t)q->proto, topo_whole_ranks(t), q->bytes))
+        return rc < 0 ? rc : 0;                    /* a pick baton has no row for: its own choice, unmarked */
+    q->nccl_row = row;
+    if (q->proto == RUN_PROTO_AUTO) q->protos = pm;
+    return rc;
+}
+
+int nccl_call(topo_t *t, run_req_t *q, nccl_plan_t *x, baton_err_t *e) {
+    ncclrule_env(t, q);
+    x->rule = ncclrule_library(t, q);
+    x->tuned = tuner(t, q, x->rule, e);
+    return x->tuned < 0 ? x->tuned : 0;
+}
+
+/* The rows NCCL may run: its own, with protocol pr where one is named, of
+ * the family it runs without its tuner, of the algorithm a library rule
+ * names, within the call's NCCL_ALGO. */
+typedef struct {
+    form_filter_t f;
+    topo_t *t;
+    proto_t pr;
+    int p;
+    uint64_t n;
+    const char *forced, *family;
+    unsigned allowed;
+} rows_filter_t;
+
+static int keep(const form_filter_t *f, const algo_t *a) {
+    const rows_filter_t *x = (const rows_filter_t *)f;
+    if (a->nccl == NULL || (x->pr != PROTO_NONE && !ncclrule_runs_at(x->t, a, x->pr, x->p, x->n))) return 0;
+    if (x->forced && strcmp(a->nccl, x->forced)) return 0;            /* NCCL runs that family, no tuner */
+    if (x->family && strcmp(a->nccl, x->family)) return 0;
+    int ni = x->allowed ? algo_nccl_index(a->nccl) : -1;
+    return !(ni >= 0 && !(x->allowed >> ni & 1));                     /* NCCL_ALGO leaves it out */
+}
+
+static rows_filter_t filter(topo_t *t, coll_t coll, proto_t pr, int p, uint64_t n, const char *family, unsigned allowed) {
+    return (rows_filter_t){{keep}, t, pr, p, n, ncclrule_forced(t, coll, p, n), family, allowed};
+}
+
+int nccl_rows(topo_t *t, const run_req_t *q, const cost_model_t *m, proto_t pr, int p, const algo_t **rows,
+              double *closed) {
+    const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
+    double times[FORM_MAX_ROWS];
+    rows_filter_t f = filter(t, q->coll, pr, p, q->bytes, q->nccl_algo, q->nccl_algos);
+    int k = form_list(t, q->coll, m, pc, p, q->bytes, &q->opts, &f.f, rows, times, FORM_MAX_ROWS);
+    if (k > 0 && q->nccl_row) {                     /* nccl_tuner: NCCL's model named the row */
+        int j = 0;
+        for (int i = 0; i < k; i++) if (strcmp(rows[i]->name, q->nccl_row) == 0) rows[j] = rows[i], times[j++] = times[i];
+        k = j;
+    }
+    int best = form_lowest(times, k), kept = 0;
+    if (k < 0 || best < 0) return k < 0 ? k : 0;
+    for (int i = 0; i < k; i++) if (times[i] <= times[best] * NCCL_SLACK) closed[kept] = times[i], rows[kept++] = rows[i];
+    return kept;
+}
+
+const algo_t *nccl_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
+                        uint64_t n, const algo_opts_t *o) {
+    rows_filter_t f = filter(t, coll, pr, p, n, NULL, 0);
+    return form_pick(t, coll, m, pc, p, n, o, &f.f);
+}
+
+int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const algo_t *a, proto_t pr,
+              int p, run_req_t *qc) {
+    *qc = *q;
+    if (!q->nccl_sizing && strcmp(q->algo, "nccl") != 0) return 0;
+    if (q_in->opts.channels == 0)
+        qc->opts.channels = ncclrule_channels(a, pr, p, q->bytes, q->opts.channels, x->rule ? x->rule->channels : 0);
+    int steps = q_in->opts.pipeline == 0
+              ? ncclrule_pipeline(t, a, pr, p, q->opts.group, graph_node_nics(t), qc->opts.channels, q->bytes) : 0;
+    if (steps) qc->opts.pipeline = steps;
+    qc->opts.fill = ncclrule_fill(a, pr);
+    return steps;
+}

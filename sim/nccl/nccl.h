@@ -1,0 +1,59 @@
+/* nccl.h - the plan for a call: what NCCL would run for one collective on
+ * one machine, decided in NCCL's order.
+ *
+ * The one interface the answer (sim/answer/run.c: run_collective) asks
+ * before it builds and times anything:
+ *  1. the call as NCCL is told it (nccl_call): the machine's NCCL_ALGO and
+ *     NCCL_PROTO, a rule of its library (RCCL's MSCCL files, a log's TUNING
+ *     lines), NCCL's own model's pick where the machine says NCCL follows it
+ *     (nccl_tuner);
+ *  2. the rows NCCL could run under a protocol (nccl_rows): NCCL's rows only,
+ *     with the protocols and from the versions it runs them, the family it
+ *     runs without its tuner (PAT, symmetric kernels, copy engines), within
+ *     the call's masks, every one whose closed form is near the lowest;
+ *  3. how NCCL cuts a row it runs (nccl_size): channels, steps, fill;
+ *  4. what the GPU and host add to the links' time (ncclrule_host_side).
+ * The rules themselves, each with its source, are ncclrule.h; NCCL's own
+ * cost model, plan.h; what that model sees on the machine, view.h. */
+#ifndef BATON_NCCL_H
+#define BATON_NCCL_H
+
+#include "ncclrule.h"
+#include "plan.h"
+
+/* -a nccl in the simulator times every row NCCL has whose closed form is
+ * within this factor of the lowest, and keeps the fastest. */
+#define NCCL_SLACK 1.5
+
+typedef struct nccl_plan {
+    const topo_lib_rule_t *rule;   /* the machine's library rule the call follows; NULL: none */
+    int tuned;                     /* 1: NCCL's own model picked the row (q->nccl_row, q->protos) */
+} nccl_plan_t;
+
+/* Step 1: q as NCCL is told it, for -a nccl (and a named row sized as NCCL
+ * runs it: its library's ceiling); q is changed in place (its masks, row,
+ * protocol, ceiling). 0, or < 0 on error (NCCL's model could not read t). */
+int nccl_call(topo_t *t, run_req_t *q, nccl_plan_t *x, baton_err_t *e);
+
+/* Step 2: under protocol pr, the rows -a nccl may run for q on t's model m
+ * (p ranks) into rows[], their closed forms into closed[] (at most
+ * FORM_MAX_ROWS): those within NCCL_SLACK of the lowest (NCCL's pick alone
+ * where the machine follows NCCL's model); their count, 0 if none, or
+ * BATON_EWHOLE where a folded cluster cannot answer for a row. */
+int nccl_rows(topo_t *t, const run_req_t *q, const cost_model_t *m, proto_t pr, int p, const algo_t **rows,
+              double *closed);
+
+/* The lowest closed form among the rows NCCL runs with protocol pr
+ * (PROTO_NONE: any) for coll on t; NULL if none. */
+const algo_t *nccl_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
+                        uint64_t n, const algo_opts_t *o);
+
+/* Step 3: row a under protocol pr for q (q_in: what was asked, before the
+ * machine filled it) as NCCL cuts it, into *qc (a copy of q): its channels
+ * where none was asked, its steps where no pipeline was, its fill; the steps
+ * (0: the row's own). Only for -a nccl or a request sized as NCCL
+ * (run_req_t.nccl_sizing); else *qc = *q and 0. */
+int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const algo_t *a, proto_t pr,
+              int p, run_req_t *qc);
+
+#endif
