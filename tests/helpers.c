@@ -114,6 +114,14 @@ topo_t *th_load(const char *path, const char *sets) {
     return t;
 }
 
+topo_t *th_load_text(const char *path, const char *yaml) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(yaml, f);
+    fclose(f);
+    return th_load(path, NULL);
+}
+
 void th_says(const char *args, int rc, const char *text, int present) {
     char *out;
     cr_expect_eq(th_cli(args, &out, 0), rc, "baton %s: %s", args, out);

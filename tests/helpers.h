@@ -45,6 +45,9 @@ int th_sets(char *buf, const char **v, int max);
  * does not load. */
 topo_t *th_load(const char *path, const char *sets);
 
+/* Write a machine file's text to path and load it (th_load, no --set). */
+topo_t *th_load_text(const char *path, const char *yaml);
+
 /* Run a shell command; returns its exit status, *out is its stdout. */
 int th_sh(const char *cmd, char **out);
 

@@ -19,8 +19,9 @@ topo_t *topo_yaml_load(const char *path, const char *const *sets, int nsets, bat
  * (a schedule, the simulator, link loads) needs the whole machine. */
 topo_t *topo_yaml_load_folded(const char *path, const char *const *sets, int nsets, int min_nodes, baton_err_t *e);
 
-/* The one other reader of YAML (this file is the only one that includes
- * <yaml.h>): a file that is one mapping of scalars (a model file). Calls
+/* The one other reader of YAML (topo_yaml.c, over ydoc.h: ydoc.c is the
+ * only file that includes <yaml.h>): a file that is one mapping of scalars
+ * (a model file). Calls
  * fn for each key in order; fn returns NULL or why the value is wrong, and
  * the error then names the file, line and column. */
 typedef const char *(*yaml_scalar_fn)(void *ctx, const char *key, const char *value);

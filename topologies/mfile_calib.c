@@ -1,0 +1,83 @@
+/* mfile_calib.c - a calibrated machine's record (calibration:): how it was
+ * fitted, how far off it was, and the collectives, rank counts and sizes
+ * its logs covered (seen:), which bound where its error band holds. */
+#include "mfile_calib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../algorithms/sched.h"
+
+/* seen: [{coll: allreduce, ranks: 16, min: 8, max: 8GiB, gpus_per_thread: 8}, ...]:
+ * what the fitted sizes of a calibration covered (gpus_per_thread 1 if left out). */
+static int read_seen(mfile_t *c, ynode_t *v, topo_calib_t *k) {
+    static const char *const keys[] = {"coll", "ranks", "min", "max", "gpus_per_thread", NULL};
+    if (!ydoc_is_seq(v)) return mf_fail(c, v, "'seen' is a list of {coll:, ranks:, min:, max:}", NULL, NULL);
+    for (int it = 0; it < ydoc_len(v); it++) {
+        ynode_t *e = ydoc_item(c->doc, v, it), *at = NULL;
+        char s[MF_TEXT];
+        if (k->nseen == TOPO_MAX_SEEN) return mf_fail(c, e, "more than 16 entries in 'seen'", NULL, NULL);
+        int rc = ydoc_is_map(e) ? mf_only_keys(c, e, keys, "a 'seen' entry")
+               : mf_fail(c, e, "a 'seen' entry is {coll:, ranks:, min:, max:}", NULL, NULL);
+        int *coll = &k->seen[k->nseen].coll;
+        if (rc == 0 && (rc = mf_need(c, e, "coll", s, &at)) == 0 && (*coll = coll_parse(s)) < 0)
+            rc = mf_fail(c, at, "unknown collective '%s'", s, NULL);
+        if (rc == 0 && (rc = mf_need(c, e, "ranks", s, &at)) == 0) rc = mf_get_int(c, at, "ranks", 1, &k->seen[k->nseen].ranks);
+        if (rc == 0) rc = mf_get_size(c, e, "min", &k->seen[k->nseen].min);
+        if (rc == 0) rc = mf_get_size(c, e, "max", &k->seen[k->nseen].max);
+        if (rc == 0 && k->seen[k->nseen].min > k->seen[k->nseen].max) rc = mf_fail(c, e, "'min' is above 'max'", NULL, NULL);
+        k->seen[k->nseen].gpus_per_thread = 1;
+        if (rc == 0 && (at = mf_get(c, e, "gpus_per_thread")))
+            rc = mf_get_int(c, at, "gpus_per_thread", 1, &k->seen[k->nseen].gpus_per_thread);
+        if (rc < 0) return rc;
+        k->nseen++;
+    }
+    return 0;
+}
+
+/* calibration: {algo: nccl, proto: auto, model: closed, mape_pct: 3.2,
+ * cv_mape_pct: 5.1, band_pct: [-6.1, 5.3], seen: [...], logs: [...], date: ...}. */
+int mf_read_calibration(mfile_t *c, ynode_t *root) {
+    static const char *const keys[] = {"algo", "proto", "model", "contention", "mape_pct", "cv_mape_pct", "band_pct", "seen",
+                                       "logs", "date", "nccl", NULL};
+    ynode_t *m = mf_get(c, root, "calibration"), *v;
+    topo_calib_t *k = &topo_params(c->t)->calib;
+    int rc;
+    if (m == NULL) return 0;
+    if (!ydoc_is_map(m)) return mf_fail(c, m, "'calibration' is a mapping (algo:, proto:, model:, mape_pct:, ...)", NULL, NULL);
+    if ((rc = mf_only_keys(c, m, keys, "a calibration record")) < 0) return rc;
+    k->present = 1;
+    const char *a = ydoc_scalar(mf_get(c, m, "algo")), *pr = ydoc_scalar(mf_get(c, m, "proto")), *mo = ydoc_scalar(mf_get(c, m, "model"));
+    snprintf(k->algo, sizeof k->algo, "%s", a ? a : "");
+    snprintf(k->proto, sizeof k->proto, "%s", pr ? pr : "");
+    snprintf(k->model, sizeof k->model, "%s", mo ? mo : "");
+    const char *co = (v = mf_get(c, m, "contention")) ? ydoc_scalar(v) : NULL;   /* the engine's names (sim/engine.c
+                                                     engine_contention_name): a machine is read below the engine */
+    if (v && (co == NULL || strcmp(k->model, "des") || (strcmp(co, "fifo") && strcmp(co, "fair") && strcmp(co, "none"))))
+        return mf_fail(c, v, "'contention' is the simulator's (model: des): fifo, fair or none", NULL, NULL);
+    snprintf(k->contention, sizeof k->contention, "%s", co ? co : !strcmp(k->model, "des") ? "fifo" : "");
+    const char *num[2] = {"mape_pct", "cv_mape_pct"};
+    double *dst[2] = {&k->mape_pct, &k->cv_mape_pct};
+    for (int i = 0; i < 2; i++) {
+        const char *s = (v = mf_get(c, m, num[i])) ? ydoc_scalar(v) : NULL;
+        char *end;
+        if (v == NULL) continue;
+        *dst[i] = s ? strtod(s, &end) : -1;
+        if (s == NULL || end == s || *end || *dst[i] < 0) return mf_fail(c, v, "'%s' is a percentage", num[i], NULL);
+    }
+    if ((v = mf_get(c, m, "band_pct"))) {
+        const char *lo = ydoc_is_seq(v) && ydoc_len(v) == 2 ? ydoc_scalar(ydoc_item(c->doc, v, 0)) : NULL;
+        const char *hi = lo ? ydoc_scalar(ydoc_item(c->doc, v, 1)) : NULL;
+        char *e1 = NULL, *e2 = NULL;
+        if (lo && hi) k->band_lo_pct = strtod(lo, &e1), k->band_hi_pct = strtod(hi, &e2);
+        if (!lo || !hi || e1 == lo || *e1 || e2 == hi || *e2 || k->band_lo_pct > k->band_hi_pct)
+            return mf_fail(c, v, "'band_pct' is [low, high]: the errors (%%) held-out sizes fell within", NULL, NULL);
+    }
+    const char *nv = (v = mf_get(c, m, "nccl")) ? ydoc_scalar(v) : NULL;
+    if (v && (nv == NULL || strlen(nv) >= sizeof k->nccl))
+        return mf_fail(c, v, "'nccl' is the logs' NCCL versions, at most 63 characters", NULL, NULL);
+    snprintf(k->nccl, sizeof k->nccl, "%s", nv ? nv : "");
+    k->nseen = 0, k->what_if[0] = '\0';            /* an overlay's record replaces its base's */
+    return (v = mf_get(c, m, "seen")) ? read_seen(c, v, k) : 0;
+}

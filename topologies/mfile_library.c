@@ -1,0 +1,134 @@
+/* mfile_library.c - the collective library a machine runs (library:): its
+ * name, its NCCL version (whose rules -a nccl follows), and its rules -- for
+ * a call's collective, rank count and size, the algorithm and protocol it
+ * runs -- in baton's names (algo:) or NCCL's (nccl_algo:); and what that
+ * NCCL is told (nccl_env:). */
+#include "mfile_library.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../algorithms/algo.h"
+#include "knobs.h"
+
+/* Does baton have a row of coll that NCCL calls name (algo_t.nccl)? */
+static int nccl_has(coll_t coll, const char *name) {
+    for (const algo_t *const *a = algo_all(); *a; a++)
+        if ((*a)->coll == coll && (*a)->nccl && strcmp((*a)->nccl, name) == 0) return 1;
+    return 0;
+}
+
+/* The rule's algorithm: `algo:` a row of the registry, or `nccl_algo:`
+ * NCCL's name for one (a log's TUNING lines), whose rows -a nccl picks among. */
+static int read_rule_algo(mfile_t *c, ynode_t *v, topo_lib_rule_t *r) {
+    char s[MF_TEXT];
+    ynode_t *at = mf_get(c, v, "nccl_algo");
+    int rc;
+    r->nccl = at != NULL;
+    if (r->nccl && mf_get(c, v, "algo")) return mf_fail(c, v, "a rule has 'algo' or 'nccl_algo', not both", NULL, NULL);
+    if (!r->nccl && (rc = mf_need(c, v, "algo", s, &at)) < 0) return rc;
+    if (r->nccl && (rc = mf_text(c, at, "nccl_algo", s)) < 0) return rc;
+    if (!r->nccl && algo_find((coll_t)r->coll, s) == NULL)
+        return mf_fail(c, at, "no algorithm '%s' for this collective (see `baton algos`)", s, NULL);
+    if (r->nccl && !nccl_has((coll_t)r->coll, s))
+        return mf_fail(c, at, "no row of NCCL's algorithm '%s' for this collective (tree, ring, nvls, nvls_tree, collnet_direct)",
+                    s, NULL);
+    snprintf(r->algo, sizeof r->algo, "%.23s", s);        /* the names are shorter */
+    return 0;
+}
+
+/* {coll: allreduce, ranks: 8, min: 1KiB, max: 64KiB, align: 1KiB, algo: direct, proto: LL,
+ * max_busbw: 210GB/s}; max_busbw may be left out (no ceiling); nccl_algo: tree in place of
+ * algo, and channels: 16, for a plan a log's TUNING lines gave */
+static int read_rule(mfile_t *c, ynode_t *v, topo_lib_rule_t *r) {
+    static const char *const keys[] = {"coll", "ranks", "min", "max", "align", "algo", "nccl_algo", "proto", "channels",
+                                       "max_busbw", NULL};
+    char s[MF_TEXT];
+    ynode_t *at = NULL;
+    int rc = ydoc_is_map(v) ? mf_only_keys(c, v, keys, "a library rule")
+           : mf_fail(c, v, "a rule is {coll:, ranks:, min:, max:, align:, algo:, proto:}", NULL, NULL);
+    if (rc == 0 && (rc = mf_need(c, v, "coll", s, &at)) == 0 && (r->coll = coll_parse(s)) < 0)
+        rc = mf_fail(c, at, "unknown collective '%s'", s, NULL);
+    if (rc == 0 && (rc = mf_need(c, v, "ranks", s, &at)) == 0) rc = mf_get_int(c, at, "ranks", 1, &r->ranks);
+    if (rc == 0) rc = mf_get_size(c, v, "min", &r->min);
+    if (rc == 0) rc = mf_get_size(c, v, "max", &r->max);
+    r->align = 1;
+    if (rc == 0 && mf_get(c, v, "align") && (rc = mf_get_size(c, v, "align", &r->align)) == 0 && r->align == 0)
+        rc = mf_fail(c, mf_get(c, v, "align"), "'align' must be at least 1 byte", NULL, NULL);
+    if (rc == 0 && r->min > r->max) rc = mf_fail(c, v, "'min' is above 'max'", NULL, NULL);
+    if (rc == 0) rc = read_rule_algo(c, v, r);
+    if (rc == 0 && (rc = mf_need(c, v, "proto", s, &at)) == 0 && (r->proto = proto_parse(s)) <= PROTO_NONE)
+        rc = mf_fail(c, at, "unknown protocol '%s' (LL, LL128 or Simple)", s, NULL);
+    if (rc == 0 && (at = mf_get(c, v, "channels")) && (rc = mf_get_int(c, at, "channels", 1, &r->channels)) == 0 &&
+        r->channels > TOPO_MAX_CHANNELS)
+        rc = mf_fail(c, at, "'channels' must be at most 64", NULL, NULL);
+    if (rc == 0 && mf_get(c, v, "max_busbw")) rc = mf_get_bw(c, v, "max_busbw", &r->max_busbw);
+    return rc;
+}
+
+/* library: {name: "RCCL 2.22 (gfx942)", ll128: false, rules: [...]}: the
+ * collective library when it is not NCCL, for -a nccl; {nccl: 2.26.6}: the
+ * NCCL it runs, whose version rules -a nccl follows (knobs_version). */
+int mf_read_library(mfile_t *c, ynode_t *root) {
+    static const char *const keys[] = {"name", "ll128", "rules", "nccl", NULL};
+    ynode_t *m = mf_get(c, root, "library"), *v;
+    topo_library_t *l = &topo_params(c->t)->lib;
+    char s[MF_TEXT];
+    int rc;
+    if (m == NULL) return 0;
+    if (!ydoc_is_map(m)) return mf_fail(c, m, "'library' is a mapping (name:, ll128:, rules:)", NULL, NULL);
+    if ((rc = mf_only_keys(c, m, keys, "a library")) < 0) return rc;
+    int version = l->nccl_version;                   /* the base's, unless this one says */
+    *l = (topo_library_t){.ll128 = -1, .nccl_version = version};   /* an overlay's replaces its base's whole */
+    if ((v = mf_get(c, m, "nccl"))) {
+        char why[200];
+        if ((rc = mf_text(c, v, "nccl", s)) < 0) return rc;
+        if (knobs_version(s, &l->nccl_version, why, sizeof why) < 0) return mf_fail(c, v, "'nccl' %s", why, NULL);
+    }
+    if ((v = mf_get(c, m, "name")) && (rc = mf_text(c, v, "name", s)) < 0) return rc;
+    if (v && strlen(s) >= sizeof l->name) return mf_fail(c, v, "a library's name is at most 47 characters", NULL, NULL);
+    if (v) snprintf(l->name, sizeof l->name, "%.47s", s);
+    if ((v = mf_get(c, m, "ll128"))) {
+        if ((rc = mf_text(c, v, "ll128", s)) < 0) return rc;
+        if (strcmp(s, "true") && strcmp(s, "false")) return mf_fail(c, v, "'ll128' is true or false, not '%s'", s, NULL);
+        l->ll128 = strcmp(s, "true") == 0;
+    }
+    if ((v = mf_get(c, m, "rules")) == NULL) return 0;
+    if (!ydoc_is_seq(v))
+        return mf_fail(c, v, "'rules' is a list of {coll:, ranks:, min:, max:, algo: (or nccl_algo:), proto:}", NULL, NULL);
+    for (int it = 0; it < ydoc_len(v); it++) {
+        if (l->nrules == TOPO_MAX_LIB_RULES) return mf_fail(c, ydoc_item(c->doc, v, it), "more than 64 library rules", NULL, NULL);
+        if ((rc = read_rule(c, ydoc_item(c->doc, v, it), &l->rule[l->nrules++])) < 0) return rc;
+    }
+    return 0;
+}
+
+/* nccl_env: {NCCL_ALGO: "Ring", NCCL_PROTO: "^LL128"}: what the machine's
+ * NCCL is told (its environment, /etc/nccl.conf), in NCCL's own list syntax;
+ * every name is checked here, for every collective. */
+int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
+    static const char *const keys[] = {"NCCL_ALGO", "NCCL_PROTO", NULL};
+    ynode_t *m = mf_get(c, root, "nccl_env"), *v;
+    topo_params_t *p = topo_params(c->t);
+    char s[MF_TEXT];
+    int rc = 0;
+    if (m == NULL) return 0;
+    if (!ydoc_is_map(m) || (rc = mf_only_keys(c, m, keys, "nccl_env")) < 0)
+        return rc < 0 ? rc : mf_fail(c, m, "'nccl_env' must be a mapping {NCCL_ALGO: ..., NCCL_PROTO: ...}", NULL, NULL);
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        if ((v = mf_get(c, m, keys[i])) == NULL) continue;
+        if ((rc = mf_text(c, v, keys[i], s)) < 0) return rc;
+        if (strlen(s) >= sizeof p->nccl_env[i]) return mf_fail(c, v, "%s: a list of at most 63 characters", keys[i], NULL);
+        for (int coll = 0; coll < COLL_COUNT; coll++) {
+            unsigned mask;
+            if (algo_nccl_env_mask(s, (coll_t)coll, i == 0, &mask) < 0)
+                return mf_fail(c, v, i == 0 ? "NCCL_ALGO '%s': a name NCCL does not have (Tree, Ring, CollNetDirect, "
+                                           "CollNetChain, NVLS, NVLSTree, PAT; a list, ^ for all but)"
+                                         : "NCCL_PROTO '%s': a name NCCL does not have (LL, LL128, Simple; a list, ^ "
+                                           "for all but)", s, NULL);
+        }
+        memcpy(p->nccl_env[i], s, strlen(s) + 1);           /* it fits: checked above */
+    }
+    return rc;
+}
