@@ -37,7 +37,7 @@ LIB_SRC  = topologies/dragonfly.c algorithms/group.c util/err.c util/par.c util/
            sim/report.c \
            sim/run.c sim/ncclrule.c sim/peers.c sim/concurrent.c sim/step.c sim/plan.c sim/plot.c sim/kids.c sim/select.c sim/tp.c sim/choice.c sim/trace.c sim/chakra.c sim/chakra_gen.c sim/replay.c sim/replay_comm.c sim/replay_trace.c \
            sim/tape.c sim/page.c sim/lesson.c sim/api.c
-CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c sim/cli/cmd_validate_logs.c sim/cli/cmd_validate_table.c sim/cli/cmd_validate_fit.c sim/cli/cmd_expect.c sim/cli/cmd_doctor.c sim/cli/cmd_export.c sim/cli/cmd_replay.c
+CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_sim_explain.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c sim/cli/cmd_validate_logs.c sim/cli/cmd_validate_table.c sim/cli/cmd_validate_fit.c sim/cli/cmd_expect.c sim/cli/cmd_doctor.c sim/cli/cmd_export.c sim/cli/cmd_replay.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 
