@@ -38,7 +38,7 @@ LIB_SRC  = topologies/dragonfly.c algorithms/group.c util/err.c util/par.c util/
            sim/answer/report.c \
            sim/answer/run.c sim/form/form.c sim/nccl/view.c sim/nccl/ncclrule.c sim/nccl/nccl.c sim/form/peers.c sim/answer/concurrent.c sim/answer/step.c sim/nccl/plan.c sim/answer/plot.c sim/teach/kids.c sim/answer/select.c sim/answer/tp.c sim/answer/choice.c sim/engine/trace.c sim/replay/chakra.c sim/replay/chakra_gen.c sim/replay/replay.c sim/replay/replay_comm.c sim/replay/replay_trace.c \
            sim/teach/tape.c sim/teach/page.c sim/teach/lesson.c sim/lib/api.c
-CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c sim/cli/cmd_expect.c sim/cli/cmd_doctor.c sim/cli/cmd_export.c sim/cli/cmd_replay.c
+CLI_SRC  = sim/cli/main.c sim/cli/cmd.c sim/cli/cmd_sim.c sim/cli/cmd_sim_explain.c sim/cli/cmd_kids.c sim/cli/cmd_topo.c sim/cli/cmd_plan.c sim/cli/cmd_algos.c sim/cli/cmd_select.c sim/cli/cmd_tp.c sim/cli/cmd_concurrent.c sim/cli/cmd_step.c sim/cli/cmd_sweep.c sim/cli/cmd_validate.c sim/cli/cmd_validate_logs.c sim/cli/cmd_validate_table.c sim/cli/cmd_validate_fit.c sim/cli/cmd_expect.c sim/cli/cmd_doctor.c sim/cli/cmd_export.c sim/cli/cmd_replay.c
 TEST_SRC = $(wildcard tests/test_*.c) tests/helpers.c
 BENCH_SRC = bench/bench_engine.c bench/bench_models.c bench/bench_evq.c
 

@@ -7,7 +7,6 @@
 #include <strings.h>
 
 #include "../models/proto.h"
-#include "msccl.h"
 #include "../util/suggest.h"
 
 #define ALGO_REF(name) &algo_##name,
@@ -86,9 +85,14 @@ int algo_nccl_env_mask(const char *list, coll_t coll, int algos, unsigned *mask)
 
 /* "tree" is the candy kids' word for the binomial tree; NCCL's trees are
  * bintree, dbtree and nccltree, so the registry spells it out. */
+static algo_find_fn find_made;     /* algo_find_made's; NULL: no row made yet */
+
+void algo_find_made(algo_find_fn find) { find_made = find; }
+
 const algo_t *algo_find(coll_t coll, const char *name) {
+    const algo_t *made;
     if (strcmp(name, "tree") == 0) name = "binomial";
-    if (msccl_is(name)) return msccl_find(coll, name);     /* a file loaded by msccl_load */
+    if (find_made && (made = find_made(coll, name))) return made;   /* e.g. a file msccl_load read */
     for (int i = 0; rows[i]; i++)
         if (rows[i]->coll == coll && strcmp(rows[i]->name, name) == 0) return rows[i];
     return NULL;

@@ -81,6 +81,12 @@ const algo_t *const *algo_all(void);
 
 /* Find a row; NULL if there is none. */
 const algo_t *algo_find(coll_t coll, const char *name);   /* "tree" = "binomial" */
+/* Rows made at run time (msccl.c's "msccl:FILE") live with their maker,
+ * which hands algo_find its own lookup when it makes the first: asked
+ * before the table (NULL: not one of its rows). The registry names no
+ * maker, so they build on it and not it on them. */
+typedef const algo_t *(*algo_find_fn)(coll_t coll, const char *name);
+void algo_find_made(algo_find_fn find);
 /* NCCL's algorithms in its own order (ncclAlgoStr: Tree, Ring, CollNetDirect,
  * CollNetChain, NVLS, NVLSTree, PAT), by algo_t.nccl's names ("tree",
  * "collnet_direct"): the index, or -1 (p2p: not one of NCCL's collective

@@ -35,6 +35,16 @@ int sched_group_member(const struct sched_group *g, uint32_t c) {
     return lo;
 }
 
+/* sched_t.part: the member that owns chunk c, where its chunks and bytes
+ * start in the group's numbering. */
+static const sched_t *group_part(const sched_t *s, uint32_t c, uint32_t *chunk0, uint64_t *byte0) {
+    const struct sched_group *g = s->group;
+    int k = sched_group_member(g, c);
+    *chunk0 = g->chunk0[k];
+    *byte0 = g->byte0[k];
+    return &g->m[k].s;
+}
+
 /* Channels: each member takes the lowest channel above every channel its
  * ranks already use, so members on disjoint ranks share numbers. */
 static int place_channels(struct sched_group *g, int *used) {
@@ -111,7 +121,7 @@ int sched_group_init(struct sched_group *g, const sched_member_t *m, int n, int 
     if (rc < 0) { sched_group_free(g); return rc; }
     *out = (sched_t){.coll = m[0].s.coll, .algo = "group", .nranks = P, .nchannels = C, .helpers = g->H,
                      .bytes = g->byte0[n], .nblocks = 1, .per_block = g->chunk0[n], .nchunks = g->chunk0[n],
-                     .prog = group_prog, .group = g};
+                     .prog = group_prog, .group = g, .part = group_part};
     return 0;
 }
 

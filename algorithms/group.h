@@ -15,9 +15,10 @@
  * streams go side by side and meet only where the machine makes them meet
  * (ports, links, the rank's reduce engine). Chunks and bytes are numbered
  * member after member, so every consumer sees one layout: sched_chunk_at and
- * sched_range_bytes ask the member that owns a chunk. A member may start at
- * a time, or a time after another member has finished (the engine keeps
- * both, and each member's end). Members share the run's protocol. */
+ * sched_range_bytes ask the member that owns a chunk (sched_t.part). A
+ * member may start at a time, or a time after another member has finished
+ * (the engine keeps both, and each member's end). Members share the run's
+ * protocol. */
 #ifndef BATON_GROUP_H
 #define BATON_GROUP_H
 

@@ -480,6 +480,7 @@ const algo_t *msccl_load(const char *spec, baton_err_t *e) {
     l->row.idea = "an MSCCL XML algorithm";
     l->row.approx = 1;
     loaded[nloaded++] = l;
+    algo_find_made(msccl_find);          /* algo_find finds it from now on */
     return &l->row;
 }
 

@@ -69,7 +69,8 @@ void msccl_algo_free(msccl_algo_t *a);
 const algo_t *msccl_load(const char *spec, baton_err_t *e);
 /* Read, check and compile FILE without keeping it (the fuzzer's entry). */
 int msccl_check_file(const char *path, baton_err_t *e);
-/* The row already loaded for name ("msccl:FILE") and coll, or NULL. */
+/* The row already loaded for name ("msccl:FILE") and coll, or NULL (what
+ * algo_find asks once msccl_load has made a row: algo_find_made). */
 const algo_t *msccl_find(coll_t coll, const char *name);
 /* Is name an MSCCL reference ("msccl:...")? */
 int msccl_is(const char *name);

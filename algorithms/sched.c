@@ -1,6 +1,5 @@
 /* sched.c - chunk layout, names and the GOAL text dump. */
 #include "sched.h"
-#include "group.h"
 
 #include "../util/suggest.h"
 
@@ -45,10 +44,12 @@ void sched_layout(sched_t *s, uint32_t nblocks, uint32_t per_block) {
 
 void sched_chunk_at(const sched_t *s, uint32_t c, uint64_t *off, uint64_t *len) {
     uint64_t boff, blen, o;
-    if (s->group) {                       /* the member that owns it, moved to its place */
-        int k = sched_group_member(s->group, c);
-        sched_chunk_at(&s->group->m[k].s, c - s->group->chunk0[k], off, len);
-        *off += s->group->byte0[k];
+    if (s->part) {                        /* the part that owns it, moved to its place */
+        uint32_t c0;
+        uint64_t b0;
+        const sched_t *m = s->part(s, c, &c0, &b0);
+        sched_chunk_at(m, c - c0, off, len);
+        *off += b0;
         return;
     }
     if (s->per_block == 1) { sched_chunk(s->bytes, s->nblocks, c, off, len); return; }
@@ -67,9 +68,11 @@ static uint64_t chunk_start(const sched_t *s, uint32_t c) {
 
 uint64_t sched_range_bytes(const sched_t *s, uint32_t first, uint32_t count) {
     uint64_t end = (uint64_t)first + count, off, len;
-    if (s->group) {                       /* a range wraps within its member */
-        int k = sched_group_member(s->group, first);
-        return sched_range_bytes(&s->group->m[k].s, first - s->group->chunk0[k], count);
+    if (s->part) {                        /* a range wraps within its part */
+        uint32_t c0;
+        uint64_t b0;
+        const sched_t *m = s->part(s, first, &c0, &b0);
+        return sched_range_bytes(m, first - c0, count);
     }
     if (count == 1) { sched_chunk_at(s, first, &off, &len); return len; }
     if (end <= s->nchunks) return chunk_start(s, (uint32_t)end) - chunk_start(s, first);

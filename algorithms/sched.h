@@ -76,6 +76,13 @@ typedef struct sched_orders {
 typedef int (*sched_prog_fn)(const sched_t *s, int rank, int chan, uint32_t pc,
                              sched_op_t *op);
 
+/* A schedule made of parts (group.h) answers for its layout by the part
+ * that owns chunk c: returns it, with the part's first chunk and byte in
+ * this schedule's numbering. Set by whoever builds the whole, so this file
+ * needs to know no kind of part. */
+typedef const sched_t *(*sched_part_fn)(const sched_t *s, uint32_t c, uint32_t *chunk0,
+                                        uint64_t *byte0);
+
 struct sched {
     coll_t coll;
     const char *algo;      /* registry name, static storage */
@@ -94,6 +101,8 @@ struct sched {
     int64_t param[4];      /* algorithm-private parameters */
     const sched_orders_t *orders;   /* rings' channel orders, NULL: the algorithm's own */
     const struct sched_group *group; /* several collectives at once (group.h); NULL: one */
+    sched_part_fn part;    /* whose layout a chunk is (the group's members); NULL:
+                              nblocks x per_block */
     int period;            /* 0, or k: rank r + k's program is rank r's with every
                               peer moved k ranks on (mod nranks), so ranks k apart are
                               interchangeable (sim/engine/symmetry.h); tested for every row
