@@ -386,7 +386,7 @@ Test(machines, include_error_names_the_fragment) {
 }
 
 /* A single-port machine books its ports as it books links, keeping the
- * hole a later booking leaves (sim/book.h): on uniform-8 (one port each way)
+ * hole a later booking leaves (sim/engine/book.h): on uniform-8 (one port each way)
  * the double binary tree at 100 MB under FIFO is within 15 % of max-min fair
  * sharing (21.07 against 23.90 ms); with ports booked first come it took
  * 31.03 ms, 30 % above. */

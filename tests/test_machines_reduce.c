@@ -206,7 +206,7 @@ Test(machines, nvlstree_closed_form_follows_its_simulation) {
      * the channel groups): within 15 % of max-min fair sharing, and of FIFO
      * (7.82 ms at 1 GiB on 4 nodes, the formula 5.44, until a link kept the
      * hole a later-starting message left on it for the groups' sends that
-     * meet on a NIC: sim/book.h). */
+     * meet on a NIC: sim/engine/book.h). */
     for (int nodes = 4; nodes <= 5; nodes++) {
         char set[32];
         snprintf(set, sizeof set, "nodes=%d", nodes);

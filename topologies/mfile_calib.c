@@ -52,7 +52,7 @@ int mf_read_calibration(mfile_t *c, ynode_t *root) {
     snprintf(k->algo, sizeof k->algo, "%s", a ? a : "");
     snprintf(k->proto, sizeof k->proto, "%s", pr ? pr : "");
     snprintf(k->model, sizeof k->model, "%s", mo ? mo : "");
-    const char *co = (v = mf_get(c, m, "contention")) ? ydoc_scalar(v) : NULL;   /* the engine's names (sim/engine.c
+    const char *co = (v = mf_get(c, m, "contention")) ? ydoc_scalar(v) : NULL;   /* the engine's names (sim/engine/engine.c
                                                      engine_contention_name): a machine is read below the engine */
     if (v && (co == NULL || strcmp(k->model, "des") || (strcmp(co, "fifo") && strcmp(co, "fair") && strcmp(co, "none"))))
         return mf_fail(c, v, "'contention' is the simulator's (model: des): fifo, fair or none", NULL, NULL);
