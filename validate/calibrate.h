@@ -19,7 +19,6 @@
 #ifndef BATON_CALIBRATE_H
 #define BATON_CALIBRATE_H
 
-#include "../sim/run.h"
 #include "calsample.h"
 
 #define CAL_MAX_PARAMS 16
