@@ -30,7 +30,7 @@ SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LIB_SRC  = topologies/dragonfly.c algorithms/group.c util/err.c util/par.c util/progress.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c sim/nccl/tuning.c models/arch.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_yaml.c topologies/ydoc.c topologies/mfile.c topologies/mfile_params.c topologies/mfile_graph.c topologies/mfile_include.c \
            topologies/mfile_machine.c topologies/mfile_library.c topologies/mfile_calib.c topologies/mfile_fold.c topologies/find.c topologies/knobs.c \
            topologies/expand.c topologies/generate.c topologies/fold.c topologies/flow.c topologies/linkload.c topologies/graph.c topologies/import.c topologies/topo_write.c \
-           validate/nccltests.c validate/ntlines.c validate/tuninglines.c validate/calibrate.c validate/logplan.c validate/tuningplan.c validate/tunerfile.c tuner/tuner_csv.c validate/host.c validate/ncclinfo.c validate/expect.c validate/doctor.c \
+           validate/nccltests.c validate/ntlines.c validate/tuninglines.c validate/calsample.c validate/calibrate.c validate/logplan.c validate/tuningplan.c validate/tunerfile.c validate/tuner_csv.c validate/host.c validate/ncclinfo.c validate/expect.c validate/doctor.c \
            algorithms/sched.c algorithms/algo.c algorithms/msccl.c algorithms/msccl_xml.c algorithms/msccl_export.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
@@ -97,7 +97,7 @@ $(B)/libbaton.so: $(PIC_OBJ)
 # The NCCL tuner plugin (tuner/): NCCL's tuner interface over libbaton's
 # position-independent objects, one self-contained library exporting only
 # ncclTunerPlugin_v6 .. _v2 (tuner/exports.map).
-# tuner/tuner_csv.c is in LIB_SRC: plan and validate read the tuner file too.
+# validate/tuner_csv.c (the table it reads) is in LIB_SRC: plan and validate read the tuner file too.
 TUNER_SRC = tuner/baton_tuner.c
 TUNER_OBJ = $(TUNER_SRC:%.c=$(B)/pic/%.o)
 tuner-plugin: $(B)/libnccl-tuner-baton.so

@@ -154,3 +154,10 @@ double th_jnum(cJSON *j, const char *k) {
     cr_assert(cJSON_IsNumber(v), "field %s missing", k);
     return v->valuedouble;
 }
+
+nt_log_t th_parse_log(const char *path, int ranks) {
+    nt_log_t log;
+    baton_err_t e = {0};
+    cr_assert_eq(nt_parse(path, ranks, &log, &e), 0, "%s", e.msg);
+    return log;
+}

@@ -9,6 +9,7 @@
 #include "../algorithms/algo.h"
 #include "../sim/engine/engine.h"
 #include "../topologies/topo.h"
+#include "../validate/nccltests.h"
 
 /* Add p GPU nodes PREFIX0.. PREFIX(p-1) as ranks 0..p-1 (node ids 0..p-1 on a new topology). */
 void th_add_ranks(topo_t *t, int p, const char *prefix);
@@ -63,5 +64,9 @@ cJSON *th_cli_json(const char *args);
 
 /* Number field k of object j (asserts it is there and a number). */
 double th_jnum(cJSON *j, const char *k);
+
+/* An nccl-tests log read with nt_parse (ranks as its --ranks; 0: the
+ * log's); fails the test with the reader's message if it does not read. */
+nt_log_t th_parse_log(const char *path, int ranks);
 
 #endif

@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "../include/baton.h"
+#include "../validate/tuner_csv.h"
 #include "nccl_tuner.h"
-#include "tuner_csv.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

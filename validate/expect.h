@@ -12,7 +12,7 @@
 #ifndef BATON_EXPECT_H
 #define BATON_EXPECT_H
 
-#include "calibrate.h"
+#include "calsample.h"
 
 #define EX_LARGE (64ull << 20)      /* "the largest sizes": the fidelity table's >= 64 MiB column */
 #define EX_BAND_FLOOR 5.0           /* % : no band narrower (a healthy run's run-to-run spread) */

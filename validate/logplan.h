@@ -25,7 +25,7 @@
 #ifndef BATON_LOGPLAN_H
 #define BATON_LOGPLAN_H
 
-#include "calibrate.h"
+#include "calsample.h"
 
 #define LOGPLAN_OFF 0.15
 #define LOGPLAN_NEAR 0.10

@@ -13,17 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int nt_type_size(const char *t) {
-    static const struct { const char *name; int size; } types[] = {
-        {"int8", 1}, {"uint8", 1}, {"char", 1}, {"fp8", 1}, {"f8e4m3", 1}, {"f8e5m2", 1},
-        {"half", 2}, {"float16", 2}, {"bfloat16", 2}, {"bf16", 2},
-        {"int32", 4}, {"uint32", 4}, {"int", 4}, {"float", 4}, {"float32", 4},
-        {"int64", 8}, {"uint64", 8}, {"double", 8}, {"float64", 8}, {NULL, 0}};
-    for (int i = 0; types[i].name; i++)
-        if (strcmp(t, types[i].name) == 0) return types[i].size;
-    return 0;
-}
-
 typedef struct {
     int have_coll, has_root_col, rank_lines, nthread, ngpus;
     int counts_wrong;        /* the header's check column is `#wrong` (a count), not the old `error` (a
@@ -252,7 +241,7 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
     snprintf(st->log->type, sizeof st->log->type, "%s", tok[2]);
     if (!st->have_coll && root) {                      /* infer from the columns */
         int rooted = atoi(tok[4]) >= 0, none = strcmp(tok[3], "none") == 0;
-        int ts = nt_type_size(tok[2]);
+        int ts = ntl_type_size(tok[2]);
         uint64_t ratio = ts && r->count ? r->bytes / (r->count * (uint64_t)ts) : 1;
         st->log->coll = rooted ? (none ? COLL_BROADCAST : COLL_REDUCE)
                                : none ? COLL_ALLGATHER : ratio > 1 ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE;
@@ -264,7 +253,7 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
 /* Does the line look like a row: a number, a number, a type name? (Then a
  * short one is a row cut off, an error, not a line to skip.) */
 static int row_like(char **tok, int n) {
-    return n >= 3 && isdigit((unsigned char)tok[0][0]) && isdigit((unsigned char)tok[1][0]) && nt_type_size(tok[2]);
+    return n >= 3 && isdigit((unsigned char)tok[0][0]) && isdigit((unsigned char)tok[1][0]) && ntl_type_size(tok[2]);
 }
 
 /* Where the NCCL INFO line whose "NCCL INFO" is at p starts in s: before
@@ -444,7 +433,7 @@ int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n) {
 }
 
 const nt_plan_t *nt_row_plan(const nt_log_t *log, int i) {
-    uint64_t bytes = log->rows[i].count * (uint64_t)nt_type_size(log->type);
+    uint64_t bytes = log->rows[i].count * (uint64_t)ntl_type_size(log->type);
     if (log->coll == COLL_ALLTOALL) return NULL;        /* sends and receives: no collective's plan */
     for (int j = 0; j < log->nplan && bytes; j++)
         if ((log->plan[j].coll == (int)log->coll || log->plan[j].coll == NT_PLAN_THE_LOGS) && log->plan[j].bytes == bytes)

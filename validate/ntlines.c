@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "../sim/answer/report.h"
-#include "nccltests.h"
 
 #define NTL_MAX_RANKS 4194304         /* = nccltests.c's NT_MAX_RANKS, TOPO_MAX_NODES */
 
@@ -185,7 +184,7 @@ static int row(jctx_t *c, const report_jv_t *r, int line, int i, int iter) {
     if (type == NULL || op == NULL)
         return err_set(c->e, BATON_EPARSE, "%s:%d: results[%d]: no type or redop (strings: \"float\", \"sum\")", c->path,
                        line, i);
-    if (nt_type_size(type) == 0 || !*op || op[strcspn(op, " \t\r\n")])
+    if (ntl_type_size(type) == 0 || !*op || op[strcspn(op, " \t\r\n")])
         return err_set(c->e, BATON_EPARSE, "%s:%d: results[%d]: type \"%.24s\" and redop \"%.24s\": a type nccl-tests "
                        "runs (float, half, bfloat16, int32, ...) and one word", c->path, line, i, type, op);
     double rootn = num_or(r, "root", -1);
@@ -276,4 +275,15 @@ int ntl_each(const char *path, ntl_fn fn, void *ctx, int *json, baton_err_t *e) 
     if (rc == 0 && ferror(f)) rc = err_set(e, BATON_EIO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
     fclose(f);
     return rc;
+}
+
+int ntl_type_size(const char *t) {
+    static const struct { const char *name; int size; } types[] = {
+        {"int8", 1}, {"uint8", 1}, {"char", 1}, {"fp8", 1}, {"f8e4m3", 1}, {"f8e5m2", 1},
+        {"half", 2}, {"float16", 2}, {"bfloat16", 2}, {"bf16", 2},
+        {"int32", 4}, {"uint32", 4}, {"int", 4}, {"float", 4}, {"float32", 4},
+        {"int64", 8}, {"uint64", 8}, {"double", 8}, {"float64", 8}, {NULL, 0}};
+    for (int i = 0; types[i].name; i++)
+        if (strcmp(t, types[i].name) == 0) return types[i].size;
+    return 0;
 }

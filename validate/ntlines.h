@@ -24,4 +24,8 @@ typedef int (*ntl_fn)(void *ctx, char *line, int lineno, baton_err_t *e);
  * (where not NULL): 1 for a JSON file. */
 int ntl_each(const char *path, ntl_fn fn, void *ctx, int *json, baton_err_t *e);
 
+/* Bytes per element of an nccl-tests type name ("float", "bf16", ...), as
+ * both forms write it; 0 if unknown. */
+int ntl_type_size(const char *type);
+
 #endif

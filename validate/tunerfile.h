@@ -1,5 +1,5 @@
 /* tunerfile.h - a tuner CSV (NCCL's example tuner plugin's file, what
- * `baton select --format nccl-tuner` writes: tuner/tuner_csv.h) honoured by
+ * `baton select --format nccl-tuner` writes: validate/tuner_csv.h) honoured by
  * `plan` and `validate -a nccl` as NCCL would with it loaded.
  *
  * NCCL's example plugin (NVIDIA/nccl plugins/tuner/example/plugin.c, master
@@ -17,7 +17,7 @@
 #define BATON_TUNERFILE_H
 
 #include "../sim/answer/run.h"
-#include "../tuner/tuner_csv.h"
+#include "tuner_csv.h"
 
 /* Read path into t (empty first); 0 or "path:line: what". */
 int tunerfile_read(const char *path, tuner_table_t *t, baton_err_t *e);

@@ -9,7 +9,7 @@
 #ifndef BATON_TUNINGLINES_H
 #define BATON_TUNINGLINES_H
 
-#include "nccltests.h"
+#include "ntlog.h"
 
 /* The TUNING line at s ("NCCL INFO ..."), if it is one, into log's plan (one
  * entry per call; *cap its room): 1 if it was one (kept, or counted in

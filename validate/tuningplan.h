@@ -17,7 +17,7 @@
 #define BATON_TUNINGPLAN_H
 
 #include "../sim/answer/run.h"
-#include "calibrate.h"
+#include "calsample.h"
 #include "nccltests.h"
 
 /* The rules for the rows of log NCCL's lines name, for a machine of `ranks`

@@ -12,8 +12,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "nccl_tuner.h"
-
 static int lookup(const char *w, const char *const *names, int n) {
     for (int i = 0; i < n; i++)
         if (strcasecmp(w, names[i]) == 0) return i;

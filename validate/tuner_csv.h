@@ -4,7 +4,13 @@
  *
  * what `baton select --format nccl-tuner` writes; `#` comments, blank
  * lines and a header row (collective_type,min_bytes,...) are skipped. Rows are tried in order; -1 matches any node count,
- * rank count, pipeline op count or buffer registration. */
+ * rank count, pipeline op count or buffer registration.
+ *
+ * Here in validate/, not in tuner/: `plan` and `validate` read the file
+ * too (tunerfile.h), and the plugin (tuner/baton_tuner.c, a room above)
+ * takes it from libbaton like everything else it calls. The numbers kept
+ * are NCCL's own (tuner/nccl_tuner.h), so the plugin hands them on as
+ * they are. */
 #ifndef BATON_TUNER_CSV_H
 #define BATON_TUNER_CSV_H
 
