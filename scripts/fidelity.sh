@@ -93,14 +93,17 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
     theirs=$("$BATON" validate -t "topologies/$machine.yaml" $setargs --model nccl --ranks "$ranks" --json \
              --nccl-tests "validate/logs/$log")
     # shellcheck disable=SC2086
+    # A fit calibrate refuses to write (not physical: it names the mechanism a
+    # value stands in for) still prints its numbers; its cell says so.
+    unphys=""
     fit=$("$BATON" calibrate -t "topologies/$machine.yaml" $setargs --ranks "$ranks" --json -o "$cal/c.yaml" \
-          --nccl-tests "validate/logs/$log" 2>/dev/null)
+          --nccl-tests "validate/logs/$log" 2>/dev/null) || unphys=" (not physical)"
     # shellcheck disable=SC2086
     mid=$("$BATON" calibrate -t "topologies/$machine.yaml" $setargs --ranks "$ranks" --json --cv 0 --hold-out middle \
-          -o "$cal/m.yaml" --nccl-tests "validate/logs/$log" 2>/dev/null)
+          -o "$cal/m.yaml" --nccl-tests "validate/logs/$log" 2>/dev/null) || true
     # shellcheck disable=SC2086
     top=$("$BATON" calibrate -t "topologies/$machine.yaml" $setargs --ranks "$ranks" --json --cv 0 --hold-out top \
-          -o "$cal/t.yaml" --nccl-tests "validate/logs/$log" 2>/dev/null)
+          -o "$cal/t.yaml" --nccl-tests "validate/logs/$log" 2>/dev/null) || true
     read_plan=$(plan_read "$fit")
     [ -z "$read_plan" ] || printf '%s: %s\n' "$name" "$read_plan" >> "$plans"
     rec "$(field "$fit" cv_mape_pct)" "$marked" "$tmpc"
@@ -115,7 +118,7 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
     printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$shown" "$ranks" \
         "$(pct "$(field "$ours" mape_pct)")" "$(pct "$(field "$ours" mape_large_pct)")" "$(pct "$(field "$sim" mape_pct)")" \
         "$(pct "$(field "$theirs" mape_pct)")" "$(pct "$(field "$theirs" mape_large_pct)")" \
-        "$(pct "$(field "$fit" mape_pct)")" "$(pct "$(field "$fit" cv_mape_pct)")" \
+        "$(pct "$(field "$fit" mape_pct)")$unphys" "$(pct "$(field "$fit" cv_mape_pct)")" \
         "$(pct "$(field "$mid" mape_held_out_pct)")" "$(pct "$(field "$top" mape_held_out_pct)")" "$note"
 done
 if [ -s "$plans" ]; then
@@ -137,8 +140,11 @@ printf '%.1f %%, what a new machine should expect; over all %d unmarked logs %.1
 # Composed: intra-node values from the one-node log, the network at its
 # datasheet rate: ONE-NODE LOG, CLUSTER FILE, TWO-NODE LOG, its NOTE.
 composed() {
-    "$BATON" calibrate -t "topologies/$2.yaml" --set nodes=1 --ranks 8 --cv 0 -o "$cal/one.yaml" \
-        --nccl-tests "validate/logs/$1" </dev/null >/dev/null 2>&1
+    if ! "$BATON" calibrate -t "topologies/$2.yaml" --set nodes=1 --ranks 8 --cv 0 -o "$cal/one.yaml" \
+        --nccl-tests "validate/logs/$1" </dev/null >/dev/null 2>&1; then
+        printf 'composed (%s): the one-node fit is not physical (calibrate did not write it)\n' "$4"
+        return 0
+    fi
     cold=$("$BATON" validate -t "topologies/$2.yaml" --set nodes=2 --ranks 16 --json --nccl-tests "validate/logs/$3")
     comp=$("$BATON" validate -t "$cal/one.yaml" --set nodes=2 --ranks 16 --json --nccl-tests "validate/logs/$3")
     printf 'composed (%s): calibrated on the 8-GPU log, predicting the 2 x 8 log with --set nodes=2: %s (uncalibrated %s)\n' \
@@ -147,9 +153,10 @@ composed() {
 # Joint: one fit over both logs, each on the cluster at its own node count.
 joint() {
     j=$("$BATON" calibrate -t "topologies/$2.yaml" --json -o "$cal/joint.yaml" \
-        --nccl-tests "validate/logs/$1" "validate/logs/$3" </dev/null 2>/dev/null)
-    printf 'joint (%s): one fit on both logs: %s in sample, %s cross-validated\n' "$4" \
-        "$(pct "$(field "$j" mape_pct)")" "$(pct "$(field "$j" cv_mape_pct)")"
+        --nccl-tests "validate/logs/$1" "validate/logs/$3" </dev/null 2>/dev/null) || j_bad=" (not physical: not written)"
+    printf 'joint (%s): one fit on both logs: %s in sample, %s cross-validated%s\n' "$4" \
+        "$(pct "$(field "$j" mape_pct)")" "$(pct "$(field "$j" cv_mape_pct)")" "${j_bad:-}"
+    j_bad=""
 }
 composed nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt "OCI A100"
 joint nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt "OCI A100"

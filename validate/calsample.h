@@ -33,7 +33,7 @@ typedef struct cal_req {
     int proto;                /* PROTO_* or RUN_PROTO_AUTO */
     int des;                  /* 1: predict with the simulator (fits then scale each link class) */
     int contention;           /* the simulator's contention_t (CONTENTION_FIFO by default) */
-    int nccl_model;           /* 1: predict with NCCL's own cost model (sim/plan.h) */
+    int nccl_model;           /* 1: predict with NCCL's own cost model (sim/nccl/plan.h) */
     algo_opts_t opts;         /* channels etc. */
     int fit_efficiency;       /* 1: fit LL's and LL128's efficiency too */
     int nccl_sizing;          /* a named algorithm sized as NCCL runs it (run_req_t) */
