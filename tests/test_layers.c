@@ -29,8 +29,10 @@ static void put(const char *dir, const char *path, const char *text) {
 }
 
 /* The checker itself: a tree with a circle (a -> b -> a, a private header
- * folded into its module) and an arrow up (models/ including sim/cli/) is
- * refused, naming both; the same tree without them passes. */
+ * folded into its module), an arrow up (models/ including sim/cli/) and a
+ * room entered by another door than its own (sim/answer/ including a part
+ * of sim/nccl/, not nccl.h) is refused, naming each; the same tree without
+ * them passes. */
 Test(layers, a_circle_and_an_arrow_up_are_named) {
     char dir[] = "build/layers.XXXXXX", cmd[256];
     cr_assert_not_null(mkdtemp(dir));
@@ -42,6 +44,9 @@ Test(layers, a_circle_and_an_arrow_up_are_named) {
     put(dir, "models/m.c", "#include \"../util/b.h\"\n");
     put(dir, "sim/cli/main.c", "#include \"../../models/m.h\"\n");
     put(dir, "models/m.h", "int m;\n");
+    put(dir, "sim/nccl/rule.h", "int r;\n");
+    put(dir, "sim/nccl/nccl.h", "#include \"rule.h\"\n");
+    put(dir, "sim/answer/x.c", "#include \"../nccl/nccl.h\"\n");
     char *out = NULL;
     snprintf(cmd, sizeof cmd, "sh scripts/layers.sh %s 2>&1", dir);
     cr_assert_eq(th_sh(cmd, &out), 0, "one way: %s", out ? out : "");   /* nothing wrong yet */
@@ -49,10 +54,12 @@ Test(layers, a_circle_and_an_arrow_up_are_named) {
     put(dir, "util/b.c", "#include \"b.h\"\n#include \"a.h\"\n");               /* b -> a -> b */
     put(dir, "models/m.h", "#include \"../sim/cli/cmd.h\"\n");                  /* up */
     put(dir, "sim/cli/cmd.h", "int c;\n");
+    put(dir, "sim/answer/x.c", "#include \"../nccl/rule.h\"\n");               /* not by its door */
     out = NULL;
     cr_assert_neq(th_sh(cmd, &out), 0);
     cr_assert(out && strstr(out, "models/m.h includes sim/cli/cmd.h: sim/cli/ is above models/"), "%s", out);
     cr_assert(strstr(out, "util/a\n") && strstr(out, "util/b\n"), "the circle's members: %s", out);
+    cr_assert(strstr(out, "sim/answer/x.c includes sim/nccl/rule.h: outside sim/nccl/ only its door nccl.h"), "%s", out);
     cr_assert(!strstr(out, "a_internal"), "a private header is its module's: %s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -2,7 +2,7 @@
  * and how far off (calsample.h). */
 #include "calsample.h"
 
-#include "../sim/nccl/plan.h"
+#include "../sim/nccl/nccl.h"
 
 #include <math.h>
 #include <stdlib.h>

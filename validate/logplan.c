@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/nccl/ncclrule.h"
+#include "../sim/nccl/nccl.h"
 #include "../topologies/units.h"
 
 #define MAX_ROWS 64          /* NCCL's rows of every collective x protocols */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/nccl/plan.h"
+#include "../sim/nccl/nccl.h"
 #include "logplan.h"
 #include "tuningplan.h"
 

@@ -11,7 +11,7 @@
 char *report_run_json(const run_out_t *o, const char *topo_name, coll_t coll, int verify_asked, const run_parts_t *parts,
                       const run_check_t *check);
 
-#include "../nccl/tuning.h"
+#include "../nccl/nccl.h"
 
 /* plan's two answers per size, by the same names in its text and JSON. */
 #define REPORT_PLAN_EXPECTS "what baton expects NCCL to run, and its time"

@@ -8,7 +8,7 @@
 
 #include "choice.h"
 #include "concurrent.h"
-#include "../nccl/ncclrule.h"
+#include "../nccl/nccl.h"
 #include "run.h"
 
 const char *step_phase_name(step_phase_t p) {

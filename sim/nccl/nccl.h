@@ -14,7 +14,9 @@
  *  3. how NCCL cuts a row it runs (nccl_size): channels, steps, fill;
  *  4. what the GPU and host add to the links' time (ncclrule_host_side).
  * The rules themselves, each with its source, are ncclrule.h; NCCL's own
- * cost model, plan.h; what that model sees on the machine, view.h. */
+ * cost model, plan.h; what that model sees on the machine, view.h; its
+ * tables, tuning.h. This header is the room's door: code outside sim/nccl/
+ * includes it, never those parts (scripts/layers.sh checks). */
 #ifndef BATON_NCCL_H
 #define BATON_NCCL_H
 

@@ -8,7 +8,7 @@
 
 #include "../answer/choice.h"
 #include "../answer/concurrent.h"
-#include "../nccl/ncclrule.h"
+#include "../nccl/nccl.h"
 #include "../answer/run.h"
 
 int replay_comm_coll(int64_t comm_type) {
