@@ -447,7 +447,7 @@ Test(machines, nccls_proxy_reads_ll_lines_before_a_network_send) {
  * it had first said 3.3 GB/s at 4 MiB where the simulator says 23.7). The
  * top of the band moved from 1.04 to 1.08 (2 x 8 A100, 256 MiB) when FIFO
  * began to serve a rank's channels that claim a link together in channel
- * order rather than in event order (sim/engine/engine.c, claim): either is a
+ * order rather than in event order (sim/engine/engine.c, engine_claim): either is a
  * convention, and fair sharing gives 0.82 there. */
 Test(machines, nccltree_closed_form_sees_nodes_and_network) {
     const char *files[] = {"topologies/hgx-h100.yaml", "topologies/cluster-a100.yaml", "topologies/cluster-h100.yaml"};

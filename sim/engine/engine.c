@@ -144,7 +144,8 @@ static int setup(engine_t *g) {
     if (g->o->record) {
         g->sh = malloc(ns * sizeof *g->sh);
         g->slh = malloc((size_t)g->capslots * sizeof *g->slh);
-        if (g->sh == NULL || g->slh == NULL) return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for records"));
+        if (g->sh == NULL || g->slh == NULL)
+            return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for records"));
         for (size_t i = 0; i < ns; i++) g->sh[i] = (stream_hist_t){.last_msg = -1, .recv_cause = -1, .pending_rec = -1};
     }
     g->port0 = topo_nlinks(g->t) + 1;
@@ -337,7 +338,8 @@ static int loop(engine_t *g) {
     evq_item_t ev = {0};
     int popped;
     while (g->err == 0) {
-        if ((popped = evq_pop(&g->q, &ev)) < 0) return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+        if ((popped = evq_pop(&g->q, &ev)) < 0)
+            return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
         if (g->nrq && (popped == 0 || ev.t > g->now)) {     /* the instant is over: serve its claims */
             if (serve_instant(g) < 0) return g->err;
             if (popped && (g->first_t < ev.t || (g->first_t == ev.t && g->first_seq < ev.seq))) {

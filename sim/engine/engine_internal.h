@@ -125,14 +125,16 @@ typedef struct engine {
     int err;
 } engine_t;
 
+/* The run's first error is the one it reports; returns code. */
 static inline int engine_fail(engine_t *g, int code) { if (g->err == 0) g->err = code; return code; }
 
-/* (One channel is the common case: no division on the hot path.) */
+/* Stream si's rank and channel. (One channel is the common case: no
+ * division on the hot path.) */
 static inline int stream_rank(const engine_t *g, int si) { return g->C == 1 ? si : si / g->C; }
+static inline int stream_chan(const engine_t *g, int si) { return g->C == 1 ? 0 : si % g->C; }
 
 /* The simulated rank standing for rank x (itself, or its representative). */
 static inline int engine_rep(const engine_t *g, int x) { return g->lmap && x < g->s->nranks ? x % g->G : x; }
-static inline int stream_chan(const engine_t *g, int si) { return g->C == 1 ? 0 : si % g->C; }
 
 static inline double engine_max2(double a, double b) { return a > b ? a : b; }
 

@@ -26,7 +26,7 @@ static int pump(engine_t *g, int src_si) {
     for (uint32_t id = g->st[src_si].head; id != NO_SLOT; id = g->slots[id].next) {
         if (g->slots[id].started) continue;
         if (!g->slots[id].matched) return 0;
-        if (xfer_counts_ports(g)) {                        /* fair sharing, store and forward: now */
+        if (xfer_counts_ports(g)) {                   /* fair sharing, store and forward: now */
             if (xfer_start(g, id) < 0) return g->err;
             continue;
         }

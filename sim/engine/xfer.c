@@ -215,7 +215,7 @@ int xfer_hop(engine_t *g, uint32_t id) {
     int32_t l = rt.links[sl->hop];
     const topo_params_t *tp = topo_params_c(g->t);
     int fifo = g->o->contention == CONTENTION_FIFO;
-    double begin = fifo ? engine_max2(g->now, g->book.l[lk(g, l)].free_at) : g->now;   /* no holes: every hop books at its end */
+    double begin = fifo ? engine_max2(g->now, g->book.l[lk(g, l)].free_at) : g->now;   /* no holes: each hop books at its end */
     double wire = link_time(g->t, l, sl->bytes, xfer_eff(g, sl->src_si, src, dst));
     if (fifo) g->book.l[lk(g, l)].free_at = begin + wire;
     if (sl->hop == 0) sl->t_start = begin;
