@@ -407,6 +407,7 @@ static int kernel_ready(ctx_t *c, uint32_t g, double t) {
     return begin(c, g, t, (double)nd->duration_us * 1e-6);
 }
 
+/* Room in o->comm for one more kind. */
 static int comm_grow(replay_out_t *o, baton_err_t *e) {
     if (o->ncomm < o->capcomm) return 0;
     int cap = o->capcomm ? 2 * o->capcomm : 16;
