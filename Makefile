@@ -34,7 +34,7 @@ LIB_SRC  = topologies/dragonfly.c algorithms/group.c util/err.c util/par.c util/
            algorithms/sched.c algorithms/algo.c algorithms/msccl.c algorithms/msccl_xml.c algorithms/msccl_export.c algorithms/ring.c algorithms/tree.c \
            algorithms/naive.c algorithms/halving_doubling.c algorithms/bruck.c \
            algorithms/pipeline.c algorithms/scatter_allgather.c algorithms/direct.c algorithms/alltoall.c \
-           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c algorithms/pat.c algorithms/symmetric.c sim/engine/evq.c sim/engine/book.c sim/engine/verify.c sim/engine/engine.c sim/engine/footprint.c sim/engine/symmetry.c \
+           algorithms/bintree.c algorithms/hierarchical.c algorithms/nvls.c algorithms/nvls_node.c algorithms/nvlstree.c algorithms/collnet.c algorithms/pat.c algorithms/symmetric.c sim/engine/evq.c sim/engine/book.c sim/engine/verify.c sim/engine/engine.c sim/engine/stream.c sim/engine/xfer.c sim/engine/footprint.c sim/engine/symmetry.c \
            sim/answer/report.c \
            sim/answer/run.c sim/form/form.c sim/nccl/view.c sim/nccl/ncclrule.c sim/nccl/nccl.c sim/form/peers.c sim/answer/concurrent.c sim/answer/step.c sim/nccl/plan.c sim/answer/plot.c sim/teach/kids.c sim/answer/select.c sim/answer/tp.c sim/answer/choice.c sim/engine/trace.c sim/replay/chakra.c sim/replay/chakra_gen.c sim/replay/replay.c sim/replay/replay_comm.c sim/replay/replay_trace.c \
            sim/teach/tape.c sim/teach/page.c sim/teach/lesson.c sim/lib/api.c

@@ -1,373 +1,29 @@
-/* engine.c - the discrete-event simulator.
+/* engine.c - the discrete-event simulator: its event loop.
  *
  * Streams advance until they block (a receive not yet matched, or no free
  * send slot). Matching a posted send with a posted receive reserves ports and
  * links and schedules the transfer's end; every completion goes through the
- * event queue, so advancing one stream never recurses into another. */
-#include "engine.h"
-
-#include "../../algorithms/group.h"
+ * event queue, so advancing one stream never recurses into another.
+ *
+ * This file is the loop: setup and teardown, the queue's instants (FIFO's
+ * tie) and the claims served when an instant is over, engine_run and the
+ * critical path. The stream side is stream.c, the link side xfer.c; what
+ * they share is engine_internal.h. */
+#include "engine_internal.h"
 
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../models/share.h"
+#include "../../algorithms/group.h"
 #include "../../util/progress.h"
-#include "book.h"
-#include "evq.h"
 #include "footprint.h"
 #include "symmetry.h"
 
-enum { S_READY, S_RECV, S_XFER, S_RECVD, S_SLOT, S_DONE };
-enum { EV_XFER_DONE, EV_REDUCE_DONE, EV_SHARE, EV_HOP, EV_START };
-
-/* How long the links of a route carry `bytes`: the bottleneck sets the pace. */
-static double wire_time(const topo_route_t *rt, uint64_t bytes, double eff) {
-    return rt->nlinks ? (double)bytes / (rt->bw * eff) : 0;
-}
-
-/* How long link l alone takes to carry `bytes`. */
-static double link_time(const topo_t *t, int32_t l, uint64_t bytes, double eff) {
-    return (double)bytes / (topo_dlink(t, l)->bw * topo_params_c(t)->bw_scale * eff);
-}
-
-#define NO_SLOT UINT32_MAX
-
-typedef struct stream {
-    sched_op_t op;
-    uint32_t head, tail;     /* its posted, unfinished sends, oldest first (slot ids) */
-    uint32_t pc;
-    uint8_t state;
-    uint8_t nout;            /* posted, unfinished sends */
-    int32_t rt_peer;         /* the last receiver this stream sent to, -1 none */
-    topo_route_t rt;         /* its route: streams mostly talk to one peer */
-} stream_t;
-
-/* What opts.record adds per stream and per send (kept apart, so the hot
- * records stay small when no one asks for the critical path). */
-typedef struct stream_hist {
-    int64_t last_msg;        /* the record of its last completed receive, -1 none */
-    double recv_post;        /* when its current receive was posted */
-    int64_t recv_cause;      /* last_msg then */
-    int64_t pending_rec;     /* the record of the receive in progress */
-} stream_hist_t;
-
-typedef struct slot_hist {
-    double post_time;        /* when the send was posted */
-    int64_t send_cause;      /* the sender's last completed receive then */
-} slot_hist_t;
-
-/* A posted send. Slots come from one pool, sized by the sends in flight at
- * once rather than by ranks x max_inflight; a slot's id names its transfer
- * in the event queue. */
-typedef struct slot {
-    uint64_t bytes;
-    double t_start;
-    double lat;              /* the route's latency (fair sharing adds it at the end) */
-    double bw;               /* the route's bottleneck (FIFO's tie: which arrivals are alike) */
-    int32_t dst;             /* receiving rank */
-    int32_t dst_si;          /* receiving stream */
-    int32_t src_si;          /* sending stream */
-    int32_t delta;           /* dst - src (mod ranks): which shifted copy receives it */
-    uint32_t next;           /* the sending stream's next younger send, or the free list */
-    uint32_t chunk, nchunk, to_chunk;
-    uint16_t hop;            /* store and forward: the link it queues for next */
-    uint8_t used, matched, started;
-    verify_payload_t payload;
-} slot_t;
-
-typedef struct engine {
-    const sched_t *s;
-    topo_t *t;
-    const engine_opts_t *o;
-    engine_result_t *r;
-    baton_err_t *e;
-    int p, C, S;             /* ranks, channels, sends in flight per stream */
-    int nr;                  /* ranks simulated: p, or the representatives 0..G-1 */
-    int G;                   /* symmetric fast path: ranks r and r + G act alike; else p */
-    const int32_t *lmap;     /* symmetric fast path: link -> the representative's link */
-    stream_t *st;            /* [rank * C + chan] */
-    slot_t *slots;           /* the pool */
-    stream_hist_t *sh;       /* opts.record: per stream */
-    slot_hist_t *slh;        /* opts.record: per slot of the pool */
-    uint32_t nslots, capslots, free_slot;
-    book_t book;             /* per directed link (FIFO), then per port: bookings and holes (sim/engine/book.h) */
-    int32_t port0;           /* the first port's place in the book: past the links */
-    int32_t *bl;             /* FIFO: scratch, a route's links (as lk() maps them) */
-    double *bown;            /* FIFO: scratch, the time each of them is held */
-    int capb;
-    double *reduce_free;     /* per rank: its one reduce engine, shared by channels */
-    struct rq { uint32_t si, next, reduce; uint64_t x, seq; } *rq;   /* this instant's claims, in the
-                                order made: a send's start (x: its slot) or a reduce (x: its
-                                bytes); seq: its event's place in the queue, taken then */
-    uint32_t *rq_perm;       /* the order they are served in, then scratch (2 x caprq) */
-    uint32_t nrq, caprq;
-    uint32_t *rq_head;       /* per rank: its claims by channel (NO_SLOT: none) */
-    int32_t *rq_rank;        /* the ranks with claims */
-    int nrq_rank;
-    double first_t;          /* the earliest event serving them pushed (its place: first_seq) */
-    uint64_t first_seq;
-    uint64_t *rank_msgs;
-    share_t *share;          /* FAIR contention */
-    int share_dirty;         /* flows started or ended this instant: refill when it is over */
-    int *send_busy, *recv_busy;      /* FAIR, store and forward: ports in use per rank */
-    uint32_t *waiting;       /* FAIR, store and forward: matched transfers waiting for ports, FIFO (capslots) */
-    int nwaiting;
-    int ports;
-    double nvls_eff;         /* transfers to and from a reducing switch: this share more */
-    int nvls_end;            /* helper ranks below this are NVLS switches (multimem: nvls_eff);
-                                the fabric's (SHARP) move at the link's rate */
-    double gamma;
-    double now;
-    int ndone;
-    uint64_t reccap;         /* records allocated */
-    double tie;              /* FIFO: events this close to an instant's first are part of it (setup_tie) */
-    double unlike_to;        /* FIFO: unlike events fell in a tie up to here: none is drawn in before it */
-    evq_item_t *win;         /* FIFO: an instant's events, in the order pushed */
-    uint32_t nwin, capwin;
-    evq_t q;
-    verify_t *v;
-    int *left;               /* a group: streams of each member not yet done */
-    double wall0;            /* progress line: when the run began (progress_clock) */
-    double msgs_total;       /* progress line: the messages the run will deliver (about); 0: not yet known */
-    int err;
-} engine_t;
-
-static int fail(engine_t *g, int code) { if (g->err == 0) g->err = code; return code; }
-
-/* (One channel is the common case: no division on the hot path.) */
-static int stream_rank(const engine_t *g, int si) { return g->C == 1 ? si : si / g->C; }
-
-/* The simulated rank standing for rank x (itself, or its representative). */
-static int rep_of(const engine_t *g, int x) { return g->lmap && x < g->s->nranks ? x % g->G : x; }
-
-/* Where link l's state lives: itself, or the representative's link. */
-static int32_t lk(const engine_t *g, int32_t l) { return g->lmap ? g->lmap[l] : l; }
-
-/* How far a message moves: to - from, mod the ranks. */
-static int32_t offset(const engine_t *g, int from, int to) {
-    int32_t d = to - from;                     /* both in [0, p): one lap at most, no division */
-    return d + (g->p & -(d < 0));
-}
-static int stream_chan(const engine_t *g, int si) { return g->C == 1 ? 0 : si % g->C; }
-
-static double max2(double a, double b) { return a > b ? a : b; }
-
-/* The share of a link's bandwidth a message gets: the protocol's, less to
- * and from a reducing switch. */
-static int nvls_rank(const engine_t *g, int r) { return r >= g->s->nranks && r < g->nvls_end; }
-
-/* The protocol stream si's messages use: the run's, or its member's. */
-static const proto_cost_t *stream_proto(const engine_t *g, int si) {
-    if (g->o->member_proto == NULL) return g->o->proto;
-    int k = g->s->group->own[si];
-    return k >= 0 ? g->o->member_proto[k] : NULL;
-}
-
-static double msg_eff(const engine_t *g, int si, int src, int dst) {
-    const proto_cost_t *pc = stream_proto(g, si);
-    return (pc ? pc->efficiency : 1) * (nvls_rank(g, src) || nvls_rank(g, dst) ? g->nvls_eff : 1);
-}
-
-/* The latency a message pays beyond its route's: the protocol's, between
- * ranks only (a reducing switch's own cost is paid once per call,
- * topo_params_t.nvls_lat). */
-static double msg_extra(const engine_t *g, int si, int src, int dst) {
-    if (src == dst || src >= g->s->nranks || dst >= g->s->nranks) return 0;
-    const proto_cost_t *pc = stream_proto(g, si);
-    return pc ? pc->msg_latency : 0;
-}
-
-/* Room for n resources in the booking scratch. */
-static int book_room(engine_t *g, int n) {
-    if (n <= g->capb) return 0;
-    int cap = n < 64 ? 64 : n;
-    int32_t *l = realloc(g->bl, (size_t)cap * sizeof *l);
-    if (l) g->bl = l;
-    double *o = realloc(g->bown, (size_t)cap * sizeof *o);
-    if (o) g->bown = o;
-    if (l == NULL || o == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
-    g->capb = cap;
-    return 0;
-}
-
-/* FIFO: the route's links (where their state lives) and how long each is
- * held, into the scratch: its own share, a fast one beside the bottleneck
- * is not held the whole time. */
-static void book_route(engine_t *g, const topo_route_t *rt, uint64_t bytes, double eff, double wire) {
-    for (int i = 0; i < rt->nlinks; i++) {
-        double own = link_time(g->t, rt->links[i], bytes, eff);
-        g->bl[i] = lk(g, rt->links[i]);
-        g->bown[i] = own < wire ? own : wire;
-    }
-}
-
-/* Ports are booked as links are, after them: rank r's send port k, then
- * its receive ports. */
-static int32_t send_port(const engine_t *g, int r, int k) { return g->port0 + r * g->ports + k; }
-static int32_t recv_port(const engine_t *g, int r, int k) { return g->port0 + (g->nr + r) * g->ports + k; }
-
-/* The port (of k) with which the n resources in the scratch plus it fit
- * earliest (ties: the lowest); it is left in slot n of the scratch. */
-static double pick_port(engine_t *g, int n, int32_t (*port)(const engine_t *, int, int), int r, double t0) {
-    double best = -1;
-    int32_t at = 0;
-    for (int k = 0; k < g->ports; k++) {
-        g->bl[n] = port(g, r, k);
-        double t = book_fit(&g->book, g->bl, g->bown, n + 1, t0, g->now);
-        if (best < 0 || t < best) best = t, at = g->bl[n];
-    }
-    g->bl[n] = at;
-    return best;
-}
-
-/* reserve() where no resource of the transfer has a hole and at most one
- * port each way (the common case): the last end, in one pass and without
- * the scratch; 1 if it does not apply. */
-static int reserve_plain(engine_t *g, int src, int dst, const topo_route_t *rt, uint64_t bytes, double eff, double wire,
-                         double hold, int n, int ports, double *start) {
-    int32_t sp = ports ? send_port(g, src, 0) : 0, rp = ports ? recv_port(g, rep_of(g, dst), 0) : 0;
-    double t = g->now;
-    int plain = !ports || (book_plain(&g->book, sp, &t) & book_plain(&g->book, rp, &t));
-    for (int i = 0; i < n; i++) plain &= book_plain(&g->book, lk(g, rt->links[i]), &t);
-    if (!plain) return 1;
-    for (int i = 0; i < n; i++) {
-        double own = link_time(g->t, rt->links[i], bytes, eff);
-        if (book_take1(&g->book, lk(g, rt->links[i]), own < wire ? own : wire, t, g->now) < 0) return -1;
-    }
-    if (ports && (book_take1(&g->book, sp, hold, t, g->now) < 0 || book_take1(&g->book, rp, hold, t, g->now) < 0))
-        return -1;
-    *start = t;
-    return 0;
-}
-
-/* Cut-through under FIFO and NONE: reserve ports (and links, FIFO) and
- * return the end time: all links at once, latency plus the bottleneck's time;
- * ports for the whole transfer. Every resource booked from a later start
- * keeps the hole before it for a transfer that fits (sim/engine/book.h). A send
- * port is chosen first, then a receive port, each the one that fits
- * earliest with what is chosen so far. */
-static double reserve(engine_t *g, int si, int src, int dst, const topo_route_t *rt, uint64_t bytes, double *began) {
-    int fifo = g->o->contention == CONTENTION_FIFO;
-    int local = src == dst || src >= g->s->nranks || dst >= g->s->nranks;   /* switches have no port limit */
-    int ports = local ? 0 : g->ports, n = fifo ? rt->nlinks : 0;
-    double eff = msg_eff(g, si, src, dst), wire = wire_time(rt, bytes, eff);
-    double hold = rt->lat + wire + msg_extra(g, si, src, dst), start = g->now;
-    if (ports <= 1) {
-        int rc = reserve_plain(g, src, dst, rt, bytes, eff, wire, hold, n, ports, &start);
-        if (rc < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
-        if (rc == 0) return *began = start, start + hold;
-    }
-    if (book_room(g, n + 2) < 0) return -1;
-    if (fifo) book_route(g, rt, bytes, eff, wire);
-    if (ports == 1) {                          /* one port each: nothing to choose */
-        g->bl[n] = send_port(g, src, 0), g->bl[n + 1] = recv_port(g, rep_of(g, dst), 0);
-        g->bown[n] = g->bown[n + 1] = hold;
-        n += 2;
-        start = book_fit(&g->book, g->bl, g->bown, n, start, g->now);
-    } else if (ports) {
-        g->bown[n] = g->bown[n + 1] = hold;
-        pick_port(g, n, send_port, src, g->now);
-        start = pick_port(g, n + 1, recv_port, rep_of(g, dst), g->now);
-        n += 2;
-    } else if (n)
-        start = book_fit(&g->book, g->bl, g->bown, n, start, g->now);
-    if (n && book_take(&g->book, g->bl, g->bown, n, start, g->now) < 0)
-        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
-    *began = start;
-    return start + hold;
-}
-
-static int push(engine_t *g, double t, uint32_t kind, uint32_t id) {
+int engine_push(engine_t *g, double t, uint32_t kind, uint32_t id) {
     if (evq_push(&g->q, t, kind, id) < 0)
-        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+        return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
     return 0;
-}
-
-/* FAIR, when an instant that started or ended flows is over: a check at the
- * earliest finishing flow, tagged with the fresh rates' version. */
-static int share_check(engine_t *g) {
-    double when;
-    uint32_t tag;
-    int rc = share_next(g->share, &when, &tag);
-    g->share_dirty = 0;
-    if (rc < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows"));
-    return rc == 0 ? 0 : push(g, when, EV_SHARE, (uint32_t)share_version(g->share));
-}
-
-/* FAIR and store and forward count the ports in use and queue what finds
- * them full, rather than book them ahead: a port is held only while its
- * message is on the way. */
-static int counts_ports(const engine_t *g) { return g->waiting != NULL; }
-
-/* Take a send port of src and a receive port of dst; 1 if either is full. */
-static int take_ports(engine_t *g, int src, int dst) {
-    if (src == dst || src >= g->s->nranks || dst >= g->s->nranks) return 0;   /* switches have no port limit */
-    int rdst = rep_of(g, dst);
-    if (g->ports > 0 && (g->send_busy[src] >= g->ports || g->recv_busy[rdst] >= g->ports)) return 1;
-    g->send_busy[src]++;
-    g->recv_busy[rdst]++;
-    return 0;
-}
-
-static void give_ports(engine_t *g, int src, int dst) {
-    if (src == dst || src >= g->s->nranks || dst >= g->s->nranks) return;
-    g->send_busy[src]--;
-    g->recv_busy[rep_of(g, dst)]--;
-}
-
-/* FAIR: take ports and join the fair shares; 1 if it has to wait. */
-static int start_fair(engine_t *g, int src, int dst, uint32_t id, const topo_route_t *rt, uint64_t bytes) {
-    if (take_ports(g, src, dst)) return 1;
-    if (share_add(g->share, g->now, rt->links, src == dst ? 0 : rt->nlinks, (double)bytes / msg_eff(g, g->slots[id].src_si, src, dst),
-                  id) < 0)
-        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows"));
-    g->share_dirty = 1;
-    return 0;
-}
-
-/* Store and forward: take ports and queue for the first link now; 1 if it
- * has to wait. Each later hop is booked when the message reaches it
- * (EV_HOP), so every link serves messages in the order they arrive at it
- * and is busy only while it carries one: nothing is booked ahead. */
-static int start_hops(engine_t *g, int src, int dst, uint32_t id) {
-    if (take_ports(g, src, dst)) return 1;
-    g->slots[id].hop = 0;
-    return push(g, g->now, EV_HOP, id);
-}
-
-/* Store and forward: message id has reached the start of its next link; it
- * goes when what reached that link before it has gone (FIFO). */
-static int hop_event(engine_t *g, uint32_t id) {
-    slot_t *sl = &g->slots[id];
-    int src = stream_rank(g, sl->src_si), dst = sl->dst;
-    topo_route_t rt;                      /* its own route: its stream may have moved on to another peer */
-    int rc = topo_route(g->t, src, dst, &rt, g->e);
-    if (rc < 0) return fail(g, rc);
-    if (rt.nlinks == 0) return push(g, g->now, EV_XFER_DONE, id);
-    int32_t l = rt.links[sl->hop];
-    const topo_params_t *tp = topo_params_c(g->t);
-    int fifo = g->o->contention == CONTENTION_FIFO;
-    double begin = fifo ? max2(g->now, g->book.l[lk(g, l)].free_at) : g->now;   /* no holes: every hop books at its end */
-    double wire = link_time(g->t, l, sl->bytes, msg_eff(g, sl->src_si, src, dst));
-    if (fifo) g->book.l[lk(g, l)].free_at = begin + wire;
-    if (sl->hop == 0) sl->t_start = begin;
-    double arrive = begin + wire + topo_dlink(g->t, l)->lat * tp->lat_scale;
-    if (++sl->hop < rt.nlinks) return push(g, arrive, EV_HOP, id);
-    return push(g, arrive + msg_extra(g, sl->src_si, src, dst), EV_XFER_DONE, id);
-}
-
-/* Start a matched transfer under FAIR or store and forward; 1 if its ports
- * are full (it waits). */
-static int start_counted(engine_t *g, uint32_t id) {
-    slot_t *sl = &g->slots[id];
-    int src = stream_rank(g, sl->src_si);
-    if (g->o->store_forward) return start_hops(g, src, sl->dst, id);
-    topo_route_t rt;                      /* its own route: its stream may have moved on to another peer */
-    int rc = topo_route(g->t, src, sl->dst, &rt, g->e);
-    if (rc < 0) return fail(g, rc);
-    return start_fair(g, src, sl->dst, id, &rt, sl->bytes);
 }
 
 /* Claims on a rank's resources made at one instant (its sends' links and
@@ -382,17 +38,17 @@ static int start_counted(engine_t *g, uint32_t id) {
  * claim at once gave. */
 static int serve_one(engine_t *g, int si, int reduce, uint64_t x, uint64_t seq);
 
-static int claim(engine_t *g, int si, int reduce, uint64_t x) {
+int engine_claim(engine_t *g, int si, int reduce, uint64_t x) {
     if (g->C == 1) return serve_one(g, si, reduce, x, evq_take_seq(&g->q));   /* one stream a rank: at once */
     if (g->nrq == g->caprq) {
         uint32_t nc = g->caprq ? 2 * g->caprq : 256;
         struct rq *a = realloc(g->rq, (size_t)nc * sizeof *a);
         uint32_t *pm = a ? realloc(g->rq_perm, 3 * (size_t)nc * sizeof *pm) : NULL;
         if (a) g->rq = a;
-        if (pm == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for this instant's claims"));
+        if (pm == NULL) return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for this instant's claims"));
         g->rq_perm = pm, g->caprq = nc;
     }
-    int rank = rep_of(g, stream_rank(g, si));
+    int rank = engine_rep(g, stream_rank(g, si));
     uint32_t k = g->nrq++, *at = &g->rq_head[rank];
     if (*at == NO_SLOT) g->rq_rank[g->nrq_rank++] = rank;
     while (*at != NO_SLOT && g->rq[*at].si <= (uint32_t)si) at = &g->rq[*at].next;   /* by channel, stable */
@@ -402,14 +58,12 @@ static int claim(engine_t *g, int si, int reduce, uint64_t x) {
     return 0;
 }
 
-static int push_at(engine_t *g, double t, uint64_t seq, uint32_t kind, uint32_t id) {
+int engine_push_at(engine_t *g, double t, uint64_t seq, uint32_t kind, uint32_t id) {
     if (evq_push_at(&g->q, t, seq, kind, id) < 0)
-        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+        return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
     if (g->nrq && (t < g->first_t || (t == g->first_t && seq < g->first_seq))) g->first_t = t, g->first_seq = seq;
     return 0;
 }
-
-static int start_cut_through(engine_t *g, uint32_t id, uint64_t seq);
 
 /* Rank r's claims, by channel, into the places they took (perm[place] =
  * claim; places are claim numbers, so ascending is the order made). */
@@ -444,382 +98,12 @@ static int serve_instant(engine_t *g) {
 /* A claim served: the send starts (x: its slot) or the reduce engine takes
  * x bytes; its event goes to place seq. */
 static int serve_one(engine_t *g, int si, int reduce, uint64_t x, uint64_t seq) {
-    if (!reduce) return start_cut_through(g, (uint32_t)x, seq);
-    double *rf = &g->reduce_free[rep_of(g, stream_rank(g, si))];
-    *rf = max2(g->now, *rf) + (double)x * g->gamma;
-    return push_at(g, *rf, seq, EV_REDUCE_DONE, (uint32_t)si);
+    if (!reduce) return xfer_cut_through(g, (uint32_t)x, seq);
+    double *rf = &g->reduce_free[engine_rep(g, stream_rank(g, si))];
+    *rf = engine_max2(g->now, *rf) + (double)x * g->gamma;
+    return engine_push_at(g, *rf, seq, EV_REDUCE_DONE, (uint32_t)si);
 }
 
-/* A send leaves now: its stream's route (cached while the peer stays), its
- * start and its latency beyond the links. */
-static int departs(engine_t *g, uint32_t id) {
-    slot_t *sl = &g->slots[id];
-    int src_si = sl->src_si, src = stream_rank(g, src_si), dst = sl->dst;
-    stream_t *ss = &g->st[src_si];
-    if (ss->rt_peer != dst) {
-        int rc = topo_route(g->t, src, dst, &ss->rt, g->e);
-        if (rc < 0) return fail(g, rc);
-        ss->rt_peer = dst;
-    }
-    sl->started = 1;
-    sl->t_start = g->now;
-    sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src_si, src, dst);
-    sl->bw = dst == src ? 0 : ss->rt.bw;
-    return 0;
-}
-
-/* Start the matched message in slot (src_si, k) under fair sharing or store
- * and forward: the receiver's stream waits in S_XFER until it has arrived. */
-static int start_transfer(engine_t *g, uint32_t id) {
-    if (departs(g, id) < 0) return g->err;
-    int rc = start_counted(g, id);
-    if (rc == 1) g->waiting[g->nwaiting++] = id;           /* ports full: queue, in order */
-    return rc < 0 ? rc : 0;
-}
-
-/* Cut-through under FIFO and NONE, served at the end of the instant: book
- * its links and ports; it arrives at the end time (an event at place seq). */
-static int start_cut_through(engine_t *g, uint32_t id, uint64_t seq) {
-    if (departs(g, id) < 0) return g->err;
-    slot_t *sl = &g->slots[id];
-    int src_si = sl->src_si;
-    stream_t *ss = &g->st[src_si];
-    double end = reserve(g, src_si, stream_rank(g, src_si), sl->dst, &ss->rt, sl->bytes, &sl->t_start);
-    return g->err ? g->err : push_at(g, end, seq, EV_XFER_DONE, id);
-}
-
-/* Ports were freed; start waiting transfers that now fit, in order. */
-static int unblock(engine_t *g) {
-    int kept = 0;
-    for (int i = 0; i < g->nwaiting && g->err == 0; i++) {
-        uint32_t id = g->waiting[i];
-        if (start_counted(g, id) == 1) g->waiting[kept++] = id;
-    }
-    g->nwaiting = kept;
-    return g->err;
-}
-
-/* FAIR: flows whose bytes are all sent now; each arrives one latency later.
- * The rates are refilled once the instant is over (engine_loop). */
-static int share_event(engine_t *g, uint32_t version) {
-    uint32_t tag;
-    int rc;
-    if (version != (uint32_t)share_version(g->share)) return 0;      /* stale rates */
-    while ((rc = share_done(g->share, g->now, &tag)) == 1) {
-        g->share_dirty = 1;
-        if (push(g, g->now + g->slots[tag].lat, EV_XFER_DONE, tag) < 0) return g->err;
-    }
-    return rc < 0 ? fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for flows")) : 0;
-}
-
-/* A stream's sends leave in program order: start its unstarted sends, oldest
- * first, while they are matched (an unmatched older send holds back younger
- * ones). */
-static int pump(engine_t *g, int src_si) {
-    for (uint32_t id = g->st[src_si].head; id != NO_SLOT; id = g->slots[id].next) {
-        if (g->slots[id].started) continue;
-        if (!g->slots[id].matched) return 0;
-        if (counts_ports(g)) {                        /* fair sharing, store and forward: now */
-            if (start_transfer(g, id) < 0) return g->err;
-            continue;
-        }
-        g->slots[id].started = 1;                     /* at the end of the instant */
-        if (claim(g, src_si, 0, id) < 0) return g->err;
-    }
-    return 0;
-}
-
-/* Pair send slot id with the receive its receiver has posted. */
-static int match(engine_t *g, uint32_t id, int dst_si) {
-    slot_t *sl = &g->slots[id];
-    int src_si = sl->src_si;
-    stream_t *rs = &g->st[dst_si];
-    int bad = rs->op.nchunk != sl->nchunk;
-    if (g->lmap)        /* from a shifted copy of the sender: other chunk numbers, the same sizes */
-        bad |= sched_range_bytes(g->s, rs->op.chunk, rs->op.nchunk) != sl->bytes;
-    else
-        bad |= rs->op.chunk != sl->to_chunk ||
-               (sl->to_chunk != sl->chunk && sched_range_bytes(g->s, rs->op.chunk, rs->op.nchunk) != sl->bytes);
-    if (bad)
-        return fail(g, err_set(g->e, BATON_ESCHED,
-            "%s: rank %d expects chunks %u+%u from rank %d, which sent chunks %u+%u",
-            g->s->algo, stream_rank(g, dst_si), rs->op.chunk, rs->op.nchunk,
-            stream_rank(g, src_si), sl->to_chunk, sl->nchunk));
-    sl->matched = 1;
-    rs->state = S_XFER;
-    return pump(g, src_si);
-}
-
-/* The peer's stream an op talks to: the peer on my channel, or the named one. */
-static int peer_stream(const engine_t *g, int si, int peer, int chan) {
-    return peer * g->C + (chan >= 0 ? chan : stream_chan(g, si));
-}
-
-/* The oldest unmatched send of stream src_si to stream dst_si over `delta`
- * ranks, or NO_SLOT. */
-static uint32_t find_send(const engine_t *g, int src_si, int dst_si, int32_t delta) {
-    uint32_t id = g->st[src_si].head;
-    while (id != NO_SLOT && (g->slots[id].matched || g->slots[id].dst_si != dst_si || g->slots[id].delta != delta))
-        id = g->slots[id].next;
-    return id;
-}
-
-/* A free slot at the young end of stream si's list; NO_SLOT when memory runs out. */
-static uint32_t slot_new(engine_t *g, int si) {
-    if (g->free_slot == NO_SLOT) {
-        if (g->nslots == g->capslots) {
-            uint32_t nc = g->capslots * 2;
-            slot_t *a = nc > g->capslots ? realloc(g->slots, (size_t)nc * sizeof *a) : NULL;
-            if (a) g->slots = a;
-            uint32_t *w = a && g->waiting ? realloc(g->waiting, (size_t)nc * sizeof *w) : NULL;
-            if (w) g->waiting = w;
-            slot_hist_t *h = a && g->slh ? realloc(g->slh, (size_t)nc * sizeof *h) : NULL;
-            if (h) g->slh = h;
-            if (a == NULL || (g->waiting && w == NULL) || (g->slh && h == NULL)) return NO_SLOT;
-            g->capslots = nc;
-        }
-        g->slots[g->nslots].next = g->free_slot;
-        g->free_slot = g->nslots++;
-    }
-    uint32_t id = g->free_slot;
-    g->free_slot = g->slots[id].next;
-    stream_t *s = &g->st[si];
-    if (s->tail == NO_SLOT) s->head = id;
-    else g->slots[s->tail].next = id;
-    s->tail = id;
-    return id;
-}
-
-/* Take finished send id off stream si's list and back to the pool. */
-static void slot_release(engine_t *g, int si, uint32_t id) {
-    stream_t *s = &g->st[si];
-    uint32_t prev = NO_SLOT, cur = s->head;
-    while (cur != id) prev = cur, cur = g->slots[cur].next;
-    uint32_t next = g->slots[id].next;
-    if (prev == NO_SLOT) s->head = next;
-    else g->slots[prev].next = next;
-    if (s->tail == id) s->tail = prev;
-    g->slots[id].used = 0;
-    g->slots[id].next = g->free_slot;
-    g->free_slot = id;
-}
-
-static int post_recv(engine_t *g, int si) {
-    stream_t *s = &g->st[si];
-    int peer = s->op.recv_peer;
-    if (peer < 0 || peer >= g->p)
-        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d receives from invalid rank %d",
-                               g->s->algo, stream_rank(g, si), peer));
-    if (s->op.recv_chan >= g->C)
-        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d receives on channel %d of %d",
-                               g->s->algo, stream_rank(g, si), s->op.recv_chan, g->C));
-    uint32_t id = find_send(g, peer_stream(g, si, rep_of(g, peer), s->op.recv_chan), si,
-                            offset(g, peer, stream_rank(g, si)));
-    s->state = S_RECV;
-    if (g->sh) g->sh[si].recv_post = g->now, g->sh[si].recv_cause = g->sh[si].last_msg;
-    return id == NO_SLOT ? 0 : match(g, id, si);
-}
-
-static int post_send(engine_t *g, int si) {
-    stream_t *s = &g->st[si];
-    int src = stream_rank(g, si), dst = s->op.send_peer;
-    if (dst < 0 || dst >= g->p || s->op.send_chan >= g->C)
-        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends to invalid rank %d (channel %d)",
-                               g->s->algo, src, dst, s->op.send_chan));
-    if (s->op.chunk >= g->s->nchunks || s->op.to_chunk >= g->s->nchunks || s->op.nchunk > g->s->nchunks)
-        return fail(g, err_set(g->e, BATON_ESCHED, "%s: rank %d sends chunks %u+%u of %u",
-                               g->s->algo, src, s->op.chunk, s->op.nchunk, g->s->nchunks));
-    uint32_t id = slot_new(g, si);
-    if (id == NO_SLOT) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for sends in flight"));
-    slot_t *sl = &g->slots[id];
-    int dst_si = peer_stream(g, si, rep_of(g, dst), s->op.send_chan);
-    *sl = (slot_t){.next = NO_SLOT, .src_si = si, .delta = offset(g, src, dst), .dst = dst, .dst_si = dst_si,
-                   .chunk = s->op.chunk,
-                   .nchunk = s->op.nchunk, .to_chunk = s->op.to_chunk, .used = 1,
-
-                   .bytes = sched_range_bytes(g->s, s->op.chunk, s->op.nchunk)};
-    if (g->slh) g->slh[id] = (slot_hist_t){.post_time = g->now, .send_cause = g->sh[si].last_msg};
-    if (g->v && verify_snapshot(g->v, src, sl->chunk, sl->nchunk, &sl->payload) < 0)
-        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for a payload"));
-    s->nout++;
-    g->rank_msgs[src]++;
-    stream_t *d = &g->st[dst_si];
-    int from = d->op.recv_peer;       /* the receiver's peer: me, or a shifted copy of me */
-    if (d->state == S_RECV && rep_of(g, from) == src && offset(g, from, stream_rank(g, dst_si)) == sl->delta &&
-        peer_stream(g, dst_si, src, d->op.recv_chan) == si && find_send(g, si, dst_si, sl->delta) == id)
-        return match(g, id, dst_si);
-    return 0;
-}
-
-/* Run stream si's program until it blocks or ends. */
-static int advance(engine_t *g, int si);
-
-/* A group's member k has ended (its last stream is done): it ends once its
- * protocol's and switches' fixed costs are paid, and the members waiting
- * for it start their start_s after that. */
-static int member_done(engine_t *g, int k) {
-    const struct sched_group *gr = g->s->group;
-    const proto_cost_t *pc = g->o->member_proto ? g->o->member_proto[k] : g->o->proto;
-    double end = g->now + (pc ? pc->base_latency : 0) + (gr->m[k].s.helpers ? topo_params_c(g->t)->nvls_lat : 0);
-    g->r->member_end[k] = end;
-    for (int j = k + 1; j < gr->n; j++) {
-        if (gr->m[j].after != k) continue;
-        for (size_t si = 0; si < (size_t)g->nr * g->C; si++)
-            if (gr->own[si] == j && push(g, end + gr->m[j].start_s, EV_START, (uint32_t)si) < 0) return g->err;
-    }
-    return 0;
-}
-
-static int stream_done(engine_t *g, int si) {
-    g->st[si].state = S_DONE;
-    g->ndone++;
-    int k = g->left ? g->s->group->own[si] : -1;
-    return k >= 0 && --g->left[k] == 0 ? member_done(g, k) : 0;
-}
-
-/* Start every stream: at once, or (a group's member that starts later or
- * waits for another) by an event at its time. */
-static void start_streams(engine_t *g) {
-    const struct sched_group *gr = g->left ? g->s->group : NULL;
-    for (int c = 0; c < g->C; c++)
-        for (int r = 0; r < g->nr && g->err == 0; r++) {
-            int si = r * g->C + c, k = gr ? gr->own[si] : -1;
-            if (k >= 0 && gr->m[k].after >= 0) continue;          /* started by member_done */
-            if (k >= 0 && gr->m[k].start_s > 0) push(g, gr->m[k].start_s, EV_START, (uint32_t)si);
-            else advance(g, si);
-        }
-}
-
-static int setup_group(engine_t *g) {
-    const struct sched_group *gr = g->s->group;
-    g->left = calloc((size_t)gr->n, sizeof *g->left);
-    g->r->member_end = calloc((size_t)gr->n, sizeof *g->r->member_end);
-    if (!g->left || !g->r->member_end) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory"));
-    g->r->nmembers = gr->n;
-    for (size_t si = 0; si < (size_t)g->nr * g->C; si++)
-        if (gr->own[si] >= 0) g->left[gr->own[si]]++;
-    return 0;
-}
-
-static int advance(engine_t *g, int si) {
-    stream_t *s = &g->st[si];
-    int rank = stream_rank(g, si), chan = stream_chan(g, si);
-    while (g->err == 0) {
-        if (s->state == S_READY) {
-            if (!sched_op(g->s, rank, chan, s->pc, &s->op)) return stream_done(g, si);
-            if (s->op.recv != RECV_NONE) return post_recv(g, si);
-            s->state = S_RECVD;          /* nothing to receive: go straight to the send */
-        }
-        if (s->state != S_RECVD && s->state != S_SLOT) return 0;
-        if (s->op.send) {
-            if (s->nout >= g->S) { s->state = S_SLOT; return 0; }
-            if (post_send(g, si) < 0) return g->err;
-        }
-        s->pc++;
-        s->state = S_READY;
-    }
-    return g->err;
-}
-
-/* Keep the message's history (opts.record); returns its index or -1. */
-static int64_t record(engine_t *g, uint32_t id, int src_si, int dst_si) {
-    engine_result_t *r = g->r;
-    if (g->sh == NULL || r->recs == NULL) return -1;
-    if (r->nrecs == g->reccap) {
-        uint64_t nc = g->reccap ? g->reccap * 2 : 4096;
-        engine_rec_t *q = nc <= (1u << 24) ? realloc(r->recs, nc * sizeof *q) : NULL;
-        if (q == NULL) { free(r->recs); r->recs = NULL; r->nrecs = 0; return -1; }   /* too many: no path */
-        r->recs = q;
-        g->reccap = nc;
-    }
-    const stream_hist_t *d = &g->sh[dst_si];
-    const slot_hist_t *h = &g->slh[id];
-    const slot_t *sl = &g->slots[id];
-    r->recs[r->nrecs] = (engine_rec_t){.src = stream_rank(g, src_si), .dst = stream_rank(g, dst_si), .bytes = sl->bytes,
-                                       .send_post = h->post_time, .recv_post = d->recv_post, .start = sl->t_start,
-                                       .end = g->now, .done = g->now, .send_cause = h->send_cause, .recv_cause = d->recv_cause};
-    return (int64_t)r->nrecs++;
-}
-
-/* Per-link accounting and observers, once a message has arrived. */
-static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int reduce) {
-    if (g->r->link_bytes == NULL && g->o->on_msg == NULL) return;
-    topo_route_t route = {0}, *rt = &route;        /* the cache's: computed when the transfer started */
-    if (topo_route(g->t, stream_rank(g, src_si), sl->dst, rt, NULL) < 0) return;
-    int local = stream_rank(g, src_si) == stream_rank(g, dst_si);
-    double wire = local ? 0 : wire_time(rt, sl->bytes, msg_eff(g, src_si, stream_rank(g, src_si), stream_rank(g, dst_si)));
-    for (int i = 0; g->r->link_bytes && !local && i < rt->nlinks; i++) {
-        g->r->link_bytes[rt->links[i]] += sl->bytes;
-        g->r->link_busy[rt->links[i]] += wire;
-    }
-    if (g->o->on_msg == NULL) return;
-    engine_msg_t m = {.t_start = sl->t_start, .t_end = g->now, .src = stream_rank(g, src_si),
-                      .dst = stream_rank(g, dst_si), .chan = stream_chan(g, src_si),
-                      .chunk = sl->to_chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce,
-                      .links = local ? NULL : rt->links, .nlinks = local ? 0 : rt->nlinks, .wire = wire,
-                      .sched = g->s, .verify = g->v};
-    uint64_t len;
-    sched_chunk_at(g->s, sl->to_chunk, &m.offset, &len);
-    const uint64_t *row = g->v ? verify_data(g->v, m.dst) : NULL;
-    if (row) {                       /* the first chunk of the range */
-        uint64_t off;
-        sched_chunk_at(g->s, sl->to_chunk, &off, &m.nvalues);
-        m.values = row + off;
-    }
-    g->o->on_msg(g->o->msg_ctx, &m);
-}
-
-/* A receive is complete: note it as the stream's latest, then run on. */
-static void receive_done(engine_t *g, int si) {
-    stream_hist_t *h = g->sh ? &g->sh[si] : NULL;
-    if (h && h->pending_rec >= 0 && g->r->recs) g->r->recs[h->pending_rec].done = g->now;
-    if (h) h->last_msg = g->r->recs ? h->pending_rec : -1;
-    g->st[si].state = S_RECVD;
-}
-
-static int xfer_done(engine_t *g, uint32_t id) {
-    slot_t *sl = &g->slots[id];
-    int src_si = sl->src_si;
-    int dst_si = sl->dst_si;
-    stream_t *d = &g->st[dst_si], *s = &g->st[src_si];
-    int reduce = d->op.recv == RECV_REDUCE;
-    if (g->v) verify_deliver(g->v, sl->dst, sl->to_chunk, sl->nchunk, reduce, &sl->payload);
-    notify(g, sl, src_si, dst_si, reduce);
-    if (g->sh) g->sh[dst_si].pending_rec = record(g, id, src_si, dst_si);
-    g->r->messages++;
-    g->r->bytes_moved += sl->bytes;
-    uint64_t bytes = sl->bytes;
-    int sl_dst = sl->dst;
-    slot_release(g, src_si, id);         /* sl is free from here on */
-    s->nout--;
-    if (counts_ports(g)) {
-        give_ports(g, stream_rank(g, src_si), sl_dst);
-        if (unblock(g) < 0) return g->err;
-    }
-    if (s->state == S_SLOT && advance(g, src_si) < 0) return g->err;
-    if (reduce && g->gamma > 0 && sl_dst < g->s->nranks)     /* a switch adds at line rate */
-        return claim(g, dst_si, 1, bytes);
-    receive_done(g, dst_si);
-    return advance(g, dst_si);
-}
-
-static int setup_fair(engine_t *g) {
-    int nl = topo_nlinks(g->t);
-    double *cap = malloc(((size_t)nl + 1) * sizeof *cap);
-    if (cap == NULL) return -1;
-    for (int l = 0; l < nl; l++) cap[l] = topo_dlink(g->t, l)->bw * topo_params_c(g->t)->bw_scale;
-    g->share = share_create(nl, cap);
-    free(cap);
-    return g->share ? 0 : -1;
-}
-
-/* FAIR and store and forward: ports counted, a queue for those that wait. */
-static int setup_ports(engine_t *g) {
-    g->send_busy = calloc((size_t)g->p, sizeof *g->send_busy);
-    g->recv_busy = calloc((size_t)g->p, sizeof *g->recv_busy);
-    g->waiting = malloc((size_t)g->capslots * sizeof *g->waiting);
-    return g->send_busy && g->recv_busy && g->waiting ? 0 : -1;
-}
 
 /* FIFO's tie: TIE_BYTES on the slowest link, at most an eighth of the
  * smallest chunk's bytes there (messages queued behind each other on a link
@@ -860,12 +144,13 @@ static int setup(engine_t *g) {
     if (g->o->record) {
         g->sh = malloc(ns * sizeof *g->sh);
         g->slh = malloc((size_t)g->capslots * sizeof *g->slh);
-        if (g->sh == NULL || g->slh == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for records"));
+        if (g->sh == NULL || g->slh == NULL)
+            return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for records"));
         for (size_t i = 0; i < ns; i++) g->sh[i] = (stream_hist_t){.last_msg = -1, .recv_cause = -1, .pending_rec = -1};
     }
     g->port0 = topo_nlinks(g->t) + 1;
     if ((int64_t)g->port0 + 2 * (int64_t)g->nr * g->ports > INT32_MAX)
-        return fail(g, err_set(g->e, BATON_EINVAL, "%d ranks x %d ports: too many to book", g->nr, g->ports));
+        return engine_fail(g, err_set(g->e, BATON_EINVAL, "%d ranks x %d ports: too many to book", g->nr, g->ports));
     int nobook = book_init(&g->book, g->port0 + 2 * g->nr * g->ports);
     g->book.slack = g->tie;
     g->reduce_free = calloc((size_t)g->nr, sizeof(double));
@@ -874,17 +159,14 @@ static int setup(engine_t *g) {
     for (int i = 0; g->rq_head && i < g->nr; i++) g->rq_head[i] = NO_SLOT;
     g->rank_msgs = calloc((size_t)g->nr, sizeof *g->rank_msgs);
     evq_init(&g->q);
-    if (g->o->contention == CONTENTION_FAIR && setup_fair(g) < 0)
-        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for fair sharing"));
-    if ((g->o->contention == CONTENTION_FAIR || g->o->store_forward) && setup_ports(g) < 0)
-        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for ports"));
+    if (xfer_setup(g) < 0) return g->err;
     for (size_t i = 0; g->st && i < ns; i++) {
         g->st[i].rt_peer = -1;
         g->st[i].head = g->st[i].tail = NO_SLOT;
     }
     if (!g->st || !g->slots || nobook || !g->rank_msgs ||
         !g->reduce_free || !g->rq_head || !g->rq_rank)
-        return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->nr));
+        return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->nr));
     return 0;
 }
 
@@ -940,7 +222,7 @@ static int deadlock(engine_t *g) {
     for (int si = 0; si < g->nr * g->C; si++) {
         stream_t *s = &g->st[si];
         if (s->state == S_DONE) continue;
-        return fail(g, err_set(g->e, BATON_ESCHED,
+        return engine_fail(g, err_set(g->e, BATON_ESCHED,
             "%s: deadlock: rank %d (channel %d) is stuck at op %u (%s, peer %d) at t=%g s",
             g->s->algo, stream_rank(g, si), stream_chan(g, si), s->pc,
             sched_op_name(&s->op), s->op.recv ? s->op.recv_peer : s->op.send_peer, g->now));
@@ -963,11 +245,11 @@ static void __attribute__((noinline, cold)) tick(engine_t *g) {
 
 static void handle(engine_t *g, const evq_item_t *ev) {
     if ((++g->r->events & (ENGINE_TICK - 1)) == 0) tick(g);
-    if (ev->kind == EV_XFER_DONE) xfer_done(g, ev->id);
-    else if (ev->kind == EV_SHARE) share_event(g, ev->id);
-    else if (ev->kind == EV_HOP) hop_event(g, ev->id);
-    else if (ev->kind == EV_START) advance(g, (int)ev->id);
-    else { receive_done(g, (int)ev->id); advance(g, (int)ev->id); }
+    if (ev->kind == EV_XFER_DONE) stream_xfer_done(g, ev->id);
+    else if (ev->kind == EV_SHARE) xfer_share_event(g, ev->id);
+    else if (ev->kind == EV_HOP) xfer_hop(g, ev->id);
+    else if (ev->kind == EV_START) stream_advance(g, (int)ev->id);
+    else { stream_receive_done(g, (int)ev->id); stream_advance(g, (int)ev->id); }
 }
 
 static int by_seq(const void *a, const void *b) {
@@ -981,7 +263,7 @@ static int win_room(engine_t *g, uint32_t more) {
     uint32_t nc = g->capwin ? 2 * g->capwin : 256;
     while (nc - g->nwin < more) nc *= 2;
     evq_item_t *a = realloc(g->win, (size_t)nc * sizeof *a);
-    if (a == NULL) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for an instant's events"));
+    if (a == NULL) return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for an instant's events"));
     g->win = a, g->capwin = nc;
     return 0;
 }
@@ -1022,7 +304,7 @@ static int instant(engine_t *g, const evq_item_t *first) {
     for (;;) {                                 /* the events due within the tie, in time order */
         uint32_t room = g->capwin - g->nwin;
         int n = evq_pop_until(&g->q, first->t + g->tie, g->win + g->nwin, room);
-        if (n < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+        if (n < 0) return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
         g->nwin += (uint32_t)n;
         if ((uint32_t)n < room) break;
         if (win_room(g, g->capwin) < 0) return g->err;
@@ -1036,7 +318,7 @@ static int instant(engine_t *g, const evq_item_t *first) {
         g->unlike_to = first->t + g->tie;
         for (uint32_t i = 1; i < g->nwin; i++)
             if (evq_push_at(&g->q, g->win[i].t, g->win[i].seq, g->win[i].kind, g->win[i].id) < 0)
-                return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+                return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
         g->now = first->t;
         handle(g, first);
         return g->err;
@@ -1050,26 +332,27 @@ static int instant(engine_t *g, const evq_item_t *first) {
  * transfers then reserve ports and links together, before the next
  * channel's, which is the round order a direct algorithm intends. */
 static int loop(engine_t *g) {
-    if (g->s->group && g->lmap == NULL && setup_group(g) < 0) return g->err;
+    if (g->s->group && g->lmap == NULL && stream_setup_group(g) < 0) return g->err;
     if (progress_on()) g->wall0 = progress_clock();
-    start_streams(g);
+    stream_start_all(g);
     evq_item_t ev = {0};
     int popped;
     while (g->err == 0) {
-        if ((popped = evq_pop(&g->q, &ev)) < 0) return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+        if ((popped = evq_pop(&g->q, &ev)) < 0)
+            return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
         if (g->nrq && (popped == 0 || ev.t > g->now)) {     /* the instant is over: serve its claims */
             if (serve_instant(g) < 0) return g->err;
             if (popped && (g->first_t < ev.t || (g->first_t == ev.t && g->first_seq < ev.seq))) {
                 if (evq_push_at(&g->q, ev.t, ev.seq, ev.kind, ev.id) < 0)   /* what they start comes first */
-                    return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+                    return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
                 continue;
             }
             if (popped == 0) continue;
         }
         if (g->share_dirty && (popped == 0 || ev.t > g->now)) {   /* the instant is over: refill the rates */
-            if (share_check(g) < 0) return g->err;
+            if (xfer_share_check(g) < 0) return g->err;
             if (popped && evq_push_at(&g->q, ev.t, ev.seq, ev.kind, ev.id) < 0)   /* the check may come first */
-                return fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
+                return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory in the event queue"));
             continue;
         }
         if (popped == 0) break;
@@ -1118,7 +401,9 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
         return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                        s->algo, topo_name(t));
     if (g.S < 1 || g.S > 255) return err_set(e, BATON_EINVAL, "max_inflight must be 1..255");
-    int rc = footprint_check(s, t, g.nr, g.o, e);      /* refuse what cannot fit, before allocating it */
+    footprint_need_t need = {.state = engine_state_estimate(s, t, g.nr, g.o), .verify = g.o->verify,
+                             .rec_bytes = g.o->record ? sizeof(engine_rec_t) : 0};
+    int rc = footprint_check(s, t, g.nr, &need, e);      /* refuse what cannot fit, before allocating it */
     if (rc < 0) return rc;
     if (g.o->link_stats) {
         r->link_bytes = calloc((size_t)topo_nlinks(t) + 1, sizeof *r->link_bytes);
@@ -1143,7 +428,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
         }
         r->reps = g.nr;
         r->state_bytes = state_bytes(&g);
-        if (g.v && verify_check(g.v, e) < 0) fail(&g, BATON_EVERIFY);
+        if (g.v && verify_check(g.v, e) < 0) engine_fail(&g, BATON_EVERIFY);
         r->verified = g.v != NULL && g.err == 0;
     }
     teardown(&g);

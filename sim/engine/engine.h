@@ -1,6 +1,6 @@
 /* engine.h - run a schedule on a topology: the discrete-event simulator.
  *
- * Model (each rule is one place in engine.c):
+ * Model (each rule is one place in engine.c, stream.c or xfer.c):
  *  - every (rank, channel) stream runs its program in order (sched.h);
  *  - a message can move once its send is posted and its receive is posted
  *    (rendezvous: a receive is posted when its stream reaches it);

@@ -6,9 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine.h"
-#include "verify.h"
-
 /* A cached route: its slot (40 B) in a table kept at most half full and
  * doubled when it fills (3 slots a route on average) and its links (4 B a
  * hop, 8 hops allowed: a fat-tree's longest route is 6). Measured: see
@@ -52,22 +49,22 @@ void footprint_sample(const sched_t *s, int nr, footprint_t *f) {
 }
 
 /* What does not depend on the sample: engine state, distance maps, verifier. */
-static double fixed_bytes(const sched_t *s, const topo_t *t, int nr, const engine_opts_t *o) {
-    double b = (double)engine_state_estimate(s, t, nr, o);
+static double fixed_bytes(const sched_t *s, const topo_t *t, int nr, const footprint_need_t *n) {
+    double b = (double)n->state;
     double maps = (double)(topo_nnodes(t) + 1) * (nr < 4096 ? nr : 4096);
     b += maps < DMAP_MAX ? maps : DMAP_MAX;
-    if (o && o->verify != VERIFY_NONE) {       /* a state and an original per cell (verify.c), */
-        double width = o->verify == VERIFY_DATA ? (double)s->bytes : (double)s->nchunks;
+    if (n->verify != VERIFY_NONE) {            /* a state and an original per cell (verify.c), */
+        double width = n->verify == VERIFY_DATA ? (double)s->bytes : (double)s->nchunks;
         double cells = width * (s->nranks + s->helpers), most = (double)VERIFY_SIG_MAX;
         b += 2 * 8 * (cells < most ? cells : most);    /* whose own limit says more beyond (too_big) */
     }
     return b;
 }
 
-void footprint_of(const sched_t *s, const topo_t *t, int nr, const engine_opts_t *o, footprint_t *f) {
+void footprint_of(const sched_t *s, const topo_t *t, int nr, const footprint_need_t *n, footprint_t *f) {
     footprint_sample(s, nr, f);
-    f->bytes = fixed_bytes(s, t, nr, o) + f->pairs * ROUTE_BYTES +
-               (o && o->record ? f->messages * sizeof(engine_rec_t) : 0);
+    f->bytes = fixed_bytes(s, t, nr, n) + f->pairs * ROUTE_BYTES +
+               (n->rec_bytes ? f->messages * (double)n->rec_bytes : 0);
 }
 
 /* MemAvailable from /proc/meminfo in bytes, 0 if unreadable. */
@@ -103,13 +100,13 @@ static void human(double b, char *buf, size_t n) {
     else snprintf(buf, n, "%.1f KiB", b / 1024.0);
 }
 
-int footprint_check(const sched_t *s, topo_t *t, int nr, const engine_opts_t *o, baton_err_t *e) {
+int footprint_check(const sched_t *s, topo_t *t, int nr, const footprint_need_t *n, baton_err_t *e) {
     uint64_t avail = footprint_available();
     if (avail == 0) return 0;
     double all = (double)nr * (s->nranks + s->helpers - 1);   /* every rank to every other */
-    if (!(o && o->record) && fixed_bytes(s, t, nr, o) + all * ROUTE_BYTES <= (double)avail) return 0;
+    if (!n->rec_bytes && fixed_bytes(s, t, nr, n) + all * ROUTE_BYTES <= (double)avail) return 0;
     footprint_t f;
-    footprint_of(s, t, nr, o, &f);
+    footprint_of(s, t, nr, n, &f);
     if (f.bytes <= (double)avail) return 0;
     char need[32], have[32];
     human(f.bytes, need, sizeof need);

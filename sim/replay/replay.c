@@ -407,12 +407,34 @@ static int kernel_ready(ctx_t *c, uint32_t g, double t) {
     return begin(c, g, t, (double)nd->duration_us * 1e-6);
 }
 
+/* Room in o->comm for one more kind. */
+static int comm_grow(replay_out_t *o, baton_err_t *e) {
+    if (o->ncomm < o->capcomm) return 0;
+    int cap = o->capcomm ? 2 * o->capcomm : 16;
+    replay_comm_t *v = realloc(o->comm, (size_t)cap * sizeof *v);
+    if (v == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    o->comm = v, o->capcomm = cap;
+    return 0;
+}
+
+/* The index in o->comm of a collective or a send/recv pair
+ * (replay_comm_find's arguments), timed on the machine the first time it is
+ * asked (replay_comm_time) and counted each time; a negative error code. */
+static int comm_index(ctx_t *c, int p2p, int64_t comm_type, uint64_t bytes, const int32_t *ranks, int n) {
+    replay_out_t *o = c->o;
+    int k = replay_comm_find(o->comm, o->ncomm, p2p, comm_type, bytes, ranks, n);
+    if (k >= 0) return o->comm[k].count++, k;
+    if (comm_grow(o, c->e) < 0) return BATON_ENOMEM;
+    int rc = replay_comm_time(c->t, c->q, p2p, comm_type, bytes, ranks, n, &o->comm[o->ncomm], c->e);
+    return rc < 0 ? rc : o->ncomm++;
+}
+
 static int coll_ready(ctx_t *c, uint32_t g, double t) {
     int32_t inst = c->inst_of[g];
     const pg_t *pg = &c->pg[c->inst_pg[inst]];
     if (++c->arrived[inst] < (uint32_t)pg->nmembers) return 0;
     const chakra_node_t *nd = node_at(c, g);           /* the last to arrive: all start now */
-    int k = replay_comm_time(c->t, c->q, c->o, 0, nd->comm_type, nd->comm_size, pg->members, pg->nmembers, c->e);
+    int k = comm_index(c, 0, nd->comm_type, nd->comm_size, pg->members, pg->nmembers);
     if (k < 0) return node_prefix(c, g, k);
     const int32_t *v = &c->inst_nodes[pg->nodes_at + (uint32_t)(inst - (int32_t)pg->inst_at) * (uint32_t)pg->nmembers];
     for (int s = 0; s < pg->nmembers; s++) {
@@ -433,7 +455,7 @@ static int p2p_ready(ctx_t *c, uint32_t g, double t) {
     uint32_t s = send ? g : (uint32_t)other;
     const chakra_node_t *sn = node_at(c, s);
     int32_t pair[2] = {c->rank_of[s], (int32_t)sn->comm_dst};
-    int k = replay_comm_time(c->t, c->q, c->o, 1, 0, sn->comm_size, pair, 2, c->e);
+    int k = comm_index(c, 1, 0, sn->comm_size, pair, 2);
     if (k < 0) return node_prefix(c, s, k);
     c->o->node[g].comm = c->o->node[other].comm = k;
     c->o->node[g].inst = c->o->node[other].inst = (int64_t)c->total + s;   /* after the collectives' numbers */

@@ -21,30 +21,9 @@
 #ifndef BATON_REPLAY_H
 #define BATON_REPLAY_H
 
-#include "../../algorithms/algo.h"
 #include "../../topologies/topo.h"
 #include "chakra.h"
-#include "../engine/engine.h"
-
-typedef struct replay_req {
-    const char *algo;          /* every collective's (choice.h): NULL = nccl */
-    int proto;                 /* RUN_PROTO_AUTO or a protocol */
-    contention_t contention;
-} replay_req_t;
-
-/* One kind of communication the trace ran, as the machine timed it. */
-typedef struct replay_comm {
-    int p2p;                   /* 1: a send/recv pair (ranks: source, destination) */
-    coll_t coll;
-    int64_t comm_type;         /* Chakra's (CHAKRA_BARRIER: an all-reduce of 4 bytes) */
-    uint64_t bytes;
-    int nranks;
-    int32_t *ranks;            /* machine ranks, in the group's order */
-    char algo[32];
-    int proto;
-    double each_s;
-    int count;                 /* how many times it ran */
-} replay_comm_t;
+#include "replay_comm.h"   /* replay_req_t, replay_comm_t */
 
 /* A node as replayed (seconds from the step's start). */
 typedef struct replay_node {

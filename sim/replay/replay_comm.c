@@ -10,6 +10,7 @@
 #include "../answer/concurrent.h"
 #include "../nccl/nccl.h"
 #include "../answer/run.h"
+#include "chakra.h"
 
 int replay_comm_coll(int64_t comm_type) {
     switch (comm_type) {
@@ -23,9 +24,18 @@ int replay_comm_coll(int64_t comm_type) {
     }
 }
 
-static int same(const replay_comm_t *c, int p2p, coll_t coll, int64_t type, uint64_t bytes, const int32_t *ranks, int n) {
-    return c->p2p == p2p && c->coll == coll && c->comm_type == type && c->bytes == bytes && c->nranks == n &&
-           !memcmp(c->ranks, ranks, (size_t)n * sizeof *ranks);
+/* The kind asked (ranks aside): a send/recv pair is a broadcast of no
+ * comm_type, a barrier an all-reduce of REPLAY_BARRIER_BYTES. */
+static replay_comm_t kind(int p2p, int64_t comm_type, uint64_t bytes, int n) {
+    coll_t coll = p2p ? COLL_BROADCAST : (coll_t)replay_comm_coll(comm_type);
+    if (!p2p && comm_type == CHAKRA_BARRIER) bytes = REPLAY_BARRIER_BYTES;
+    return (replay_comm_t){.p2p = p2p, .coll = coll, .comm_type = p2p ? -1 : comm_type, .bytes = bytes, .nranks = n,
+                           .count = 1};
+}
+
+static int same(const replay_comm_t *c, const replay_comm_t *k, const int32_t *ranks) {
+    return c->p2p == k->p2p && c->coll == k->coll && c->comm_type == k->comm_type && c->bytes == k->bytes &&
+           c->nranks == k->nranks && !memcmp(c->ranks, ranks, (size_t)k->nranks * sizeof *ranks);
 }
 
 static int whole(const topo_t *t, const int32_t *ranks, int n) {
@@ -77,24 +87,18 @@ static int time_whole(topo_t *t, const replay_req_t *q, replay_comm_t *c, baton_
     return 0;
 }
 
-static int grow(replay_out_t *o, baton_err_t *e) {
-    if (o->ncomm < o->capcomm) return 0;
-    int cap = o->capcomm ? 2 * o->capcomm : 16;
-    replay_comm_t *v = realloc(o->comm, (size_t)cap * sizeof *v);
-    if (v == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
-    o->comm = v, o->capcomm = cap;
-    return 0;
+int replay_comm_find(const replay_comm_t *v, int nv, int p2p, int64_t comm_type, uint64_t bytes,
+                     const int32_t *ranks, int n) {
+    replay_comm_t k = kind(p2p, comm_type, bytes, n);
+    for (int i = 0; i < nv; i++)
+        if (same(&v[i], &k, ranks)) return i;
+    return -1;
 }
 
-int replay_comm_time(topo_t *t, const replay_req_t *q, replay_out_t *o, int p2p, int64_t comm_type, uint64_t bytes,
-                     const int32_t *ranks, int n, baton_err_t *e) {
-    coll_t coll = p2p ? COLL_BROADCAST : (coll_t)replay_comm_coll(comm_type);
-    if (!p2p && comm_type == CHAKRA_BARRIER) bytes = REPLAY_BARRIER_BYTES;
-    for (int i = 0; i < o->ncomm; i++)
-        if (same(&o->comm[i], p2p, coll, p2p ? -1 : comm_type, bytes, ranks, n)) return o->comm[i].count++, i;
-    if (grow(o, e) < 0) return BATON_ENOMEM;
-    replay_comm_t *c = &o->comm[o->ncomm];
-    *c = (replay_comm_t){.p2p = p2p, .coll = coll, .comm_type = p2p ? -1 : comm_type, .bytes = bytes, .nranks = n, .count = 1};
+int replay_comm_time(topo_t *t, const replay_req_t *q, int p2p, int64_t comm_type, uint64_t bytes,
+                     const int32_t *ranks, int n, replay_comm_t *c, baton_err_t *e) {
+    *c = kind(p2p, comm_type, bytes, n);
+    bytes = c->bytes;                                          /* a barrier's */
     if ((c->ranks = malloc((size_t)n * sizeof *c->ranks)) == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     memcpy(c->ranks, ranks, (size_t)n * sizeof *ranks);
     int rc = 0;
@@ -107,5 +111,5 @@ int replay_comm_time(topo_t *t, const replay_req_t *q, replay_out_t *o, int p2p,
         free(c->ranks);
         return rc;
     }
-    return o->ncomm++;
+    return 0;
 }
