@@ -302,11 +302,10 @@ static int candidates(const char *algo, coll_t coll, const algo_t **out, int max
     return n;
 }
 
-/* A pipeline stage's send is NCCL's send/recv, which runs LL up to
- * NCCL_P2P_LL_THRESHOLD (16 KiB) and Simple above, never LL128 (its
- * enqueue.cc); the chain that times it would take any. */
+/* A pipeline stage's send is NCCL's send/recv, on the protocol NCCL's p2p
+ * rule gives it (ncclrule_p2p_proto); the chain that times it would take any. */
 static int p2p_protocol(const step_comm_t *c, int pr) {
-    return c->kind != STEP_PP || pr == (c->bytes <= NCCL_P2P_LL_THRESHOLD ? PROTO_LL : PROTO_SIMPLE);
+    return c->kind != STEP_PP || pr == (int)ncclrule_p2p_proto(c->bytes);
 }
 
 /* The fastest row and protocol for comm c (among q->algo's candidates), all

@@ -81,6 +81,8 @@ int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n) 
     return (pr == PROTO_LL) == (n / (uint64_t)p <= NCCL_P2P_LL_THRESHOLD);
 }
 
+proto_t ncclrule_p2p_proto(uint64_t n) { return n <= NCCL_P2P_LL_THRESHOLD ? PROTO_LL : PROTO_SIMPLE; }
+
 /* Whether some GPU of the run both writes staged data to host memory and
  * reads staged data from it: p2p off, two ranks share a host, and a rank
  * both receives and sends (every collective but a two-rank broadcast or

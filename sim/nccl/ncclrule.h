@@ -15,6 +15,9 @@ int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr);
  * all's grouped sends) runs LL while a peer's message, n / p, is at most
  * NCCL_P2P_LL_THRESHOLD's default 16 KiB, else Simple (enqueue.cc). */
 #define NCCL_P2P_LL_THRESHOLD 16384
+/* The protocol NCCL's send/recv runs a peer's message of n bytes with: LL
+ * up to NCCL_P2P_LL_THRESHOLD, else Simple, never LL128 (enqueue.cc). */
+proto_t ncclrule_p2p_proto(uint64_t n);
 int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n);
 
 /* NCCL's version on t (`library: {nccl: 2.26.6}`, --set nccl_version=):

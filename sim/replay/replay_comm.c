@@ -58,7 +58,7 @@ static const char *group_row(const replay_req_t *q, coll_t coll) {
 static proto_t group_proto(const topo_t *t, const replay_req_t *q, int p2p, uint64_t bytes) {
     if (q->proto != RUN_PROTO_AUTO) return (proto_t)q->proto;
     if (topo_params_c(t)->no_protocols) return PROTO_NONE;
-    return p2p && bytes <= NCCL_P2P_LL_THRESHOLD ? PROTO_LL : PROTO_SIMPLE;
+    return p2p ? ncclrule_p2p_proto(bytes) : PROTO_SIMPLE;
 }
 
 /* A group (or a send/recv pair) alone in one engine run. */
