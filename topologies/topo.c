@@ -77,6 +77,49 @@ int topo_rename(topo_t *t, const char *name) {
     return 0;
 }
 
+/* NCCL's socket transport (topo_params_t.socket; net_socket.cc): the data
+ * a NIC carries is copied through the kernel's TCP stack by one thread per
+ * stream, the proxy's own (NCCL_SOCKET_NTHREADS 0, its default off AWS and
+ * GCP) or its helpers, so each link of a NIC carries at most socket_bw x
+ * streams; and a message pays socket_lat in the two hosts' stacks, a
+ * quarter on each NIC link it crosses (in and out of the sending NIC, in and
+ * out of the receiving one). Applied to the links, the engine, the closed
+ * forms and `plan` all see it; a written machine carries the links as they
+ * are then, without the knob, so reading it back applies nothing twice. */
+static double socket_cap(const topo_params_t *p) { return p->socket_bw * (p->socket_threads > 1 ? p->socket_threads : 1); }
+
+static int apply_socket(topo_t *t, baton_err_t *e) {
+    t->line_bw = calloc((size_t)t->ndl + 1, sizeof *t->line_bw);
+    if (t->line_bw == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int l = 0; l < t->ndl; l++) {
+        topo_dlink_t *d = &t->dl[l];
+        if (t->nodes[d->src].kind != NODE_NIC && t->nodes[d->dst].kind != NODE_NIC) continue;
+        t->line_bw[l] = d->bw;
+        if (d->bw > socket_cap(&t->params)) d->bw = socket_cap(&t->params);
+        d->lat += t->params.socket_lat / 4;
+    }
+    return 0;
+}
+
+double topo_line_bw(const topo_t *t, int l) { return t->line_bw && t->line_bw[l] > 0 ? t->line_bw[l] : t->dl[l].bw; }
+
+/* A NIC link's rate under the socket transport: its line rate (x f, a new
+ * class efficiency) up to the streams' cap. */
+static double socket_rate(topo_t *t, int l, double f) {
+    t->line_bw[l] *= f, t->line_bw[l ^ 1] *= f;
+    double cap = socket_cap(&t->params);
+    return t->line_bw[l] < cap ? t->line_bw[l] : cap;
+}
+
+int topo_set_socket_bw(topo_t *t, double bw, baton_err_t *e) {
+    if (t->line_bw == NULL) return err_set(e, BATON_EINVAL, "the machine does not run NCCL's socket transport (socket: true)");
+    if (!(bw > 0)) return err_set(e, BATON_EINVAL, "socket_bw must be positive, not %g", bw);
+    t->params.socket_bw = bw;
+    for (int l = 0; l < t->ndl; l += 2)
+        if (t->line_bw[l] > 0 && topo_set_link_bw(t, l, socket_rate(t, l, 1), e) < 0) return -1;
+    return 0;
+}
+
 double topo_class_efficiency(const topo_t *t, const char *cls) {
     for (int i = 0; i < t->params.neff; i++)
         if (strcmp(t->params.class_eff[i].name, cls) == 0) return t->params.class_eff[i].eff;
@@ -98,7 +141,9 @@ int topo_set_class_efficiency(topo_t *t, const char *cls, double eff, baton_err_
     p->class_eff[i].eff = eff;
     for (int l = 0; l < t->ndl && f != 1; l += 2) {      /* by kinds: a fit sets this at every trial */
         link_kinds(t, l, &a, &b);
-        if (a == ka && b == kb && topo_set_link_bw(t, l, t->dl[l].bw * f, e) < 0) return -1;
+        if (a != ka || b != kb) continue;
+        double bw = t->line_bw && t->line_bw[l] > 0 ? socket_rate(t, l, f) : t->dl[l].bw * f;
+        if (topo_set_link_bw(t, l, bw, e) < 0) return -1;
     }
     return 0;
 }
@@ -124,6 +169,8 @@ topo_t *topo_create(const char *name) {
     t->params.lib.ll128 = -1;
     t->params.calib.mape_pct = t->params.calib.cv_mape_pct = -1;
     t->params.nvls_eff = 1;
+    t->params.socket_bw = TOPO_SOCKET_BW;
+    t->params.socket_lat = TOPO_SOCKET_LAT;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
 }
@@ -151,6 +198,7 @@ void topo_free(topo_t *t) {
     for (int i = 0; i < t->nnodes; i++) free(t->nodes[i].name);
     free(t->nodes);
     free(t->dl);
+    free(t->line_bw);
     free(t->link_at);
     free(t->rank_node);
     free(t->adj_off);
@@ -510,6 +558,7 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     int rc = map_ranks(t, file, e);
     if (rc < 0) return rc;
     if (!t->params.p2p && t->params.host_bw > 0 && (rc = add_host_memory(t, e)) < 0) return rc;
+    if (t->params.socket && (rc = apply_socket(t, e)) < 0) return rc;
     t->reducer = malloc(((size_t)t->nnodes + 1) * sizeof *t->reducer);
     if (t->reducer == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     for (int i = 0; i < t->nnodes; i++)

@@ -147,6 +147,17 @@ typedef struct topo_dragonfly {
     int adaptive;        /* 1: pairs across groups spread over Valiant paths */
 } topo_dragonfly_t;
 
+/* NCCL's socket transport where the file says nothing of its host:
+ * TOPO_SOCKET_BW one TCP stream each way (a server core's copies through
+ * the kernel: single-stream iperf3 on 100-400 Gb/s hosts reaches 25-40
+ * Gb/s, ESnet fasterdata's 100G host tuning; an estimate, 32 Gb/s) and
+ * TOPO_SOCKET_LAT what a message costs each side's thread in its TCP stack,
+ * and adds one way (NCCL's proxy polls its sockets, so no wakeup is paid:
+ * a polled TCP round trip on such hosts is ~10 us; an estimate, 5 us).
+ * docs/decisions/network-software.md. */
+#define TOPO_SOCKET_BW 4e9
+#define TOPO_SOCKET_LAT 5e-6
+
 /* A machine's `launch` unless its file sets one (topo_params_t.launch). */
 #define TOPO_LAUNCH_DEFAULT 2.8e-6
 
@@ -171,6 +182,18 @@ typedef struct topo_params {
                             SMs copy, not the links, so a ceiling like max_busbw; 0: none */
     double ll_scan;      /* seconds NCCL's network proxy spends reading one LL line's flags
                             before it posts a step (net.cc): the host's; 0: none */
+    int socket;          /* 1: NCCL's socket transport carries the network (NCCL_NET=Socket:
+                            no IB/RoCE verbs and no network plugin, NCCL falls back to
+                            TCP; net_socket.cc): each NIC's links carry at most
+                            socket_bw x streams and each crossing pays socket_lat
+                            (topo_finalize); 0: RDMA, the links' own rates */
+    double socket_bw;    /* bytes/s one TCP stream moves each way (what one thread's
+                            send()/recv() copies through the kernel reach) */
+    double socket_lat;   /* seconds a message across the network pays in the two hosts'
+                            TCP stacks beyond the links */
+    int socket_threads;  /* NCCL_SOCKET_NTHREADS: helper threads a connection's data is
+                            split over; 0 (NCCL's default off AWS and GCP): the proxy
+                            thread sends it on one socket itself */
     double stage_lat;    /* seconds each ring step of a staged Simple transfer pays beyond
                             the links (its flag, then the data, read back from host memory:
                             a pipeline's fill the ceiling adds); 0: none */
@@ -261,6 +284,15 @@ uint64_t topo_nsearches(const topo_t *t);
  * topo_finalize (calibration); cached routes are forgotten, so route
  * pointers taken before are invalid. */
 int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e);
+
+/* Directed link l's rate without NCCL's socket transport (what NCCL reads
+ * as a NIC's speed): its own rate on a machine that runs none. */
+double topo_line_bw(const topo_t *t, int l);
+
+/* A socket-transport machine's per-stream rate (topo_params_t.socket_bw),
+ * its NIC links set again from their line rates (calibration fits it);
+ * -1 with e set on a machine that runs RDMA. */
+int topo_set_socket_bw(topo_t *t, double bw, baton_err_t *e);
 /* One result a higher layer derives from the machine and caches on it (the
  * ring search, topologies/graph.c): NULL until set; free_fn(p) runs at
  * topo_free, at the next set, and when a link's bandwidth changes (then it

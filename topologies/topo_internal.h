@@ -27,6 +27,8 @@ struct topo {
     int32_t (*link_at)[2];   /* per full-duplex link (dl id / 2): line, column where the file declared
                                 it, for errors about it; NULL until a link with a position is added */
     int cap_link_at;
+    double *line_bw;     /* per directed link of a NIC under NCCL's socket transport: its rate
+                            without it (what NCCL reads as the NIC's speed); NULL otherwise */
     int *rank_node;      /* rank -> node */
     int nranks;
     topo_params_t params;

@@ -75,7 +75,9 @@ static void add(cal_fit_t *f, cal_kind_t kind, int which, const char *cls, const
  * LL's and LL128's efficiency (better in sample, worse on held-out sizes of
  * the shared logs: docs/decisions/calibration-bounds.md). */
 /* A class efficiency for each class of link any machine has (a one-node
- * log's machine has no fabric; the two-node one's does). */
+ * log's machine has no fabric; the two-node one's does); under NCCL's
+ * socket transport not a NIC's links, whose rate is the TCP streams' (the
+ * socket stream rate is fitted instead: layout). */
 static void layout_classes(fit_ctx_t *c, int *fabric, int *spine) {
     char cls[24], name[48];
     for (int j = 0; j < c->nm; j++) {
@@ -85,7 +87,8 @@ static void layout_classes(fit_ctx_t *c, int *fabric, int *spine) {
             int known = 0;
             *spine |= !strcmp(cls, "switch-switch");
             for (int i = 0; i < c->f->k; i++) known |= c->f->p[i].kind == CAL_LINK_EFF && !strcmp(c->f->p[i].cls, cls);
-            if (known || !strcmp(cls, "switch-switch") || topo_node(t, topo_dlink(t, l)->src)->hidden ||
+            if (known || !strcmp(cls, "switch-switch") || (topo_params_c(t)->socket && strstr(cls, "nic")) ||
+                topo_node(t, topo_dlink(t, l)->src)->hidden ||
                 topo_node(t, topo_dlink(t, l)->dst)->hidden) continue;
             if (!strcmp(cls, "nic-switch")) *fabric = c->f->k;
             snprintf(name, sizeof name, "%s efficiency", cls);
@@ -112,6 +115,8 @@ static void layout(fit_ctx_t *c) {
         add(c->f, CAL_STAGE, 0, NULL, "staging rate", tp->stage_bw, 0.05 * tp->stage_bw, 63e9);
     if (!tp->p2p && tp->stage_bw > 0 && tp->stage_lat > 0)   /* a host round trip or ten */
         add(c->f, CAL_STAGE_LAT, 0, NULL, "staging step latency", tp->stage_lat, 0.5e-6, 50e-6);
+    if (tp->socket)                         /* one TCP stream: a slow host's .. a 200 Gb/s NIC's */
+        add(c->f, CAL_SOCKET, 0, NULL, "socket stream rate", tp->socket_bw, 0.25e9, 25e9);
     if (tp->ll_scan > 0 && !tp->no_protocols && (c->q->proto == RUN_PROTO_AUTO || c->q->proto == PROTO_LL))
         add(c->f, CAL_LL_SCAN, 0, NULL, "LL proxy scan", tp->ll_scan, 0.2e-9, 500e-9);   /* a cached read .. a remote miss */
     for (int j = PROTO_LL; j < PROTO_COUNT && !tp->no_protocols; j++) {
@@ -150,6 +155,9 @@ static int apply_one(fit_ctx_t *c, int j, const double *x) {
         case CAL_STAGE: tp->stage_bw = x[i]; break;
         case CAL_STAGE_LAT: tp->stage_lat = x[i]; break;
         case CAL_LL_SCAN: tp->ll_scan = x[i]; break;
+        case CAL_SOCKET:
+            if (topo_set_socket_bw(t, x[i], c->e) < 0) return -1;
+            break;
         case CAL_PROTO_LAT:
             tp->proto[p->which].msg_latency = base[p->which].msg_latency * x[i];
             tp->proto[p->which].base_latency = base[p->which].base_latency * x[i];
@@ -419,7 +427,7 @@ static int keep_the_files(cal_fit_t *f) {
     int any = 0;
     for (int i = 0; i < f->k; i++) {
         cal_param_t *p = &f->p[i];
-        int hardware = p->kind == CAL_LINK_EFF || p->kind == CAL_LL_SCAN;   /* the links' and the host's */
+        int hardware = p->kind == CAL_LINK_EFF || p->kind == CAL_LL_SCAN || p->kind == CAL_SOCKET;   /* the links' and the host's */
         if (p->seen && !p->at_bound && hardware && fabs(log(p->value / p->given)) < KEEP_SE * p->rel_se)
             p->kept = 1, any = 1;
     }
@@ -570,7 +578,8 @@ int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sa
 
 /* The value in its unit: a share, a factor, or a rate. */
 static int fmt_value(const cal_param_t *p, double v, char *b, size_t n) {
-    if (p->kind == CAL_REDUCE || p->kind == CAL_STAGE || p->kind == CAL_LIB_CAP) return snprintf(b, n, "%.4g GB/s", v / 1e9);
+    if (p->kind == CAL_REDUCE || p->kind == CAL_STAGE || p->kind == CAL_LIB_CAP || p->kind == CAL_SOCKET)
+        return snprintf(b, n, "%.4g GB/s", v / 1e9);
     if (p->kind == CAL_STAGE_LAT) return snprintf(b, n, "%.4g us", v * 1e6);
     if (p->kind == CAL_LL_SCAN) return snprintf(b, n, "%.4g ns", v * 1e9);
     return snprintf(b, n, "%.4g", v);
@@ -691,6 +700,7 @@ static const char *mechanism(const cal_param_t *p, int low) {
     case CAL_STAGE_LAT: return "host staging at its bound: the host path is not what the machine says";
     case CAL_LIB_CAP: return "a library kernel's ceiling at its bound: another limit sets these sizes";
     case CAL_LL_SCAN: return "NCCL's LL proxy scan at its bound: small sizes pay a cost it is not";
+    case CAL_SOCKET: return "a TCP stream's rate at its bound: the socket transport is not what limits these sizes";
     }
     return "the model lacks something these logs show";
 }

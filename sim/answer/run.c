@@ -103,7 +103,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
         cost_model_t m = proto_apply(&o->model, pc);   /* o->model: the row's own view (form_model) */
         o->once_s = o->ranks > 1 ? pc->base_latency : 0;
         o->sync_s = form_switch_latency(t, s);
-        ncclrule_host_side(t, q, pc, pr, o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + o->once_s + o->sync_s, o);
+        ncclrule_host_side(t, q, s, pc, pr, o->algo->cost(&m, o->ranks, q->bytes, &q->opts) + o->once_s + o->sync_s, o);
         bandwidths(o, q->coll);
         return 0;
     }
@@ -126,7 +126,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     o->contention = q->contention;
     o->once_s = pr != PROTO_NONE && o->eng.messages ? pc->base_latency : 0;      /* as engine_run adds them */
     o->sync_s = s->helpers && o->eng.messages ? topo_params_c(t)->nvls_lat : 0;
-    ncclrule_host_side(t, q, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, pr, o->eng.time_s, o);
+    ncclrule_host_side(t, q, s, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, pr, o->eng.time_s, o);
     bandwidths(o, q->coll);
     return 0;
 }

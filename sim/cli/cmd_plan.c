@@ -89,6 +89,21 @@ static void pxn(const topo_t *t) {
                "NIC's GPU first (`--set pxn=false`: through its own NIC)\n");
 }
 
+/* NCCL's socket transport, as NCCL_DEBUG=INFO says it (net_socket.cc) and
+ * what baton makes of it (topo_params_t.socket). */
+static void socket_lines(const topo_t *t) {
+    const topo_params_t *p = topo_params_c(t);
+    if (!p->socket) return;
+    int th = p->socket_threads, streams = th > 1 ? th : 1;
+    printf("network: NCCL's socket transport (`socket: true`; NCCL_DEBUG=INFO \"Using network Socket\"), no GPUDirect\n");
+    if (th > 0) printf("  NET/Socket: Using %d threads and 1 sockets per thread (NCCL_SOCKET_NTHREADS)\n", th);
+    else printf("  no helper threads (NCCL_SOCKET_NTHREADS 0, NCCL's default off AWS and GCP): the proxy thread sends\n");
+    printf("  each NIC carries at most %.4g GB/s each way (%d TCP stream%s at socket_bw %.4g GB/s), a message pays\n"
+           "  %.4g us in each host's TCP stack%s; NCCL's own model still sees the NICs' speed\n",
+           p->socket_bw * streams / 1e9, streams, streams > 1 ? "s" : "", p->socket_bw / 1e9, p->socket_lat * 1e6,
+           th > 0 ? "" : ", one after another on its rank's thread");
+}
+
 /* CollNet: the fabric's reducing switches, as NCCL_DEBUG=INFO names the
  * SHARP trees (one per rail here). */
 static void sharp(const topo_t *t) {
@@ -244,6 +259,7 @@ static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const 
     if (g->path) paths(t, g);
     rings(t, g);
     pxn(t);
+    socket_lines(t);
     sharp(t);
     library(t, tu ? tu->tuned : 0);
     nccl_env(t);

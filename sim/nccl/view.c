@@ -21,7 +21,8 @@ static double nccl_bw(const topo_t *t, int l, arch_t arch) {
     node_kind_t a = topo_node(t, d->src)->kind, b = topo_node(t, d->dst)->kind;
     char cls[24];
     topo_link_class(t, l, cls, sizeof cls);
-    double bw = d->bw / topo_class_efficiency(t, cls);    /* the file's rate: NCCL knows no efficiency */
+    double bw = topo_line_bw(t, l) / topo_class_efficiency(t, cls);   /* the file's rate: NCCL knows no
+                                                                           efficiency, nor the sockets' cap */
     if (a == NODE_NIC || b == NODE_NIC) return bw;
     if ((a == NODE_GPU && b == NODE_GPU) || bw >= 100e9) return bw * nvlink[arch];
     double line = 15.75e9, nccl = 12e9;                   /* Gen3 x16; each generation doubles both */
