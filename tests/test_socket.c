@@ -1,0 +1,177 @@
+/* test_socket.c - NCCL's socket transport (topo_params_t.socket; topo.c
+ * apply_socket, sim/nccl/ncclrule.c socket_floor): the NIC links at the TCP
+ * streams' rate, a message's cost in the hosts' stacks, the proxy thread's
+ * messages one after another, NCCL's own model seeing the NICs' speed, and a
+ * fit of the stream rate (docs/decisions/network-software.md). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/answer/run.h"
+#include "../topologies/topo.h"
+#include "helpers.h"
+
+#define SETUP1 "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n2_all_reduce_setup1.txt"
+#define SETUP1_N8 "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n8_all_reduce_setup1.txt"
+
+static int nic_link(const topo_t *t, int l) {
+    const topo_dlink_t *d = topo_dlink(t, l);
+    return topo_node(t, d->src)->kind == NODE_NIC || topo_node(t, d->dst)->kind == NODE_NIC;
+}
+
+/* Every link of a NIC carries min(its rate, socket_bw x streams) and a
+ * quarter of socket_lat more (four NIC links a crossing); no other link
+ * changes; the line rate stays readable for NCCL's model. */
+static void expect_socket_links(const char *sets, double cap) {
+    topo_t *rdma = th_load("topologies/polaris.yaml", "nodes=2");
+    topo_t *sock = th_load("topologies/polaris.yaml", sets);
+    cr_assert_eq(topo_nlinks(rdma), topo_nlinks(sock));
+    int nics = 0;
+    for (int l = 0; l < topo_nlinks(rdma); l++) {
+        const topo_dlink_t *a = topo_dlink(rdma, l), *b = topo_dlink(sock, l);
+        if (!nic_link(rdma, l)) {
+            cr_expect_eq(b->bw, a->bw, "link %d", l);
+            cr_expect_eq(b->lat, a->lat, "link %d", l);
+            continue;
+        }
+        nics++;
+        cr_expect_float_eq(b->bw, fmin(a->bw, cap), 1e-9 * cap, "link %d: %g", l, b->bw);
+        cr_expect_float_eq(b->lat, a->lat + 5e-6 / 4, 1e-15, "link %d", l);
+        cr_expect_eq(topo_line_bw(sock, l), a->bw, "link %d", l);
+    }
+    cr_expect_eq(nics, 16, "2 nodes x 2 NICs, each to its CPU and its switch, both ways");
+    topo_free(rdma);
+    topo_free(sock);
+}
+
+Test(socket, nic_links_carry_the_streams_rate) {
+    expect_socket_links("nodes=2 socket=true", 4e9);
+    expect_socket_links("nodes=2 socket=true socket_threads=4", 16e9);   /* NCCL_SOCKET_NTHREADS=4 */
+}
+
+/* An all-to-all's messages: each rank sends to and receives from every rank
+ * of the other nodes, 2 (p - g) network messages, one after another on its
+ * proxy thread. Without protocols (no per-call base) and at 8 bytes the
+ * call takes exactly that: 2 (p - g) x socket_lat, closed form and engine
+ * alike; without the socket transport it takes a fraction. */
+static double alltoall_time(const char *sets, int predict) {
+    topo_t *t = th_load("topologies/polaris.yaml", sets);
+    run_req_t q = {.coll = COLL_ALLTOALL, .algo = "direct", .bytes = 64, .predict = predict, .proto = PROTO_NONE};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    engine_result_free(&o.eng);
+    topo_free(t);
+    return o.time_s;
+}
+
+Test(socket, the_proxy_thread_pays_each_network_message) {
+    for (int predict = 0; predict < 2; predict++) {
+        cr_expect_float_eq(alltoall_time("nodes=2 socket=true", predict), 2 * 4 * 5e-6, 1e-12);
+        cr_expect_float_eq(alltoall_time("nodes=4 socket=true", predict), 2 * 12 * 5e-6, 1e-12);
+        cr_expect_float_eq(alltoall_time("nodes=2 socket=true socket_latency=7us", predict), 2 * 4 * 7e-6, 1e-12);
+        cr_expect_lt(alltoall_time("nodes=2", predict), 2 * 4 * 5e-6 / 2);
+    }
+}
+
+/* NCCL reads a socket NIC's speed from /sys/class/net (net_socket.cc,
+ * ncclNetSocketGetSpeed): its model, its choices and its channels are the
+ * RDMA machine's; baton's times are not. */
+Test(socket, nccls_own_model_sees_the_nics_speed) {
+    char *rdma = NULL, *sock = NULL;
+    cr_assert_eq(th_cli("plan -t polaris --set nodes=2", &rdma, 1), 0, "%s", rdma);
+    cr_assert_eq(th_cli("plan -t polaris --set nodes=2 --set socket=true", &sock, 1), 0, "%s", sock);
+    const char *a = strstr(rdma, "NCCL's model sees"), *b = strstr(sock, "NCCL's model sees");
+    cr_assert(a && b);
+    cr_expect_eq(strncmp(a, b, strcspn(a, "\n")), 0, "%.80s | %.80s", a, b);
+    cr_expect_null(strstr(rdma, "socket transport"));
+    cr_expect_not_null(strstr(sock, "network: NCCL's socket transport"), "%s", sock);
+    cr_expect_not_null(strstr(sock, "each NIC carries at most 4 GB/s each way"), "%s", sock);
+    cr_expect_not_null(strstr(sock, "1 GiB  ring       Simple         2    235.75 ms"), "%s", sock);
+    cr_expect_not_null(strstr(rdma, "ring/Simple 39.2549 ms"), "%s", rdma);
+    cr_expect_not_null(strstr(sock, "ring/Simple 39.2549 ms"), "NCCL's own belief unchanged: %s", sock);
+    free(rdma);
+    free(sock);
+}
+
+/* The Polaris setup-1 log (nothing set: NCCL falls back to TCP sockets):
+ * read as an RDMA machine it is 5x slower at its top sizes; with the socket
+ * transport the shipped estimate (4 GB/s a stream) is within 15 %. */
+Test(socket, the_setup1_log_reads_as_sockets) {
+    char *rdma = NULL, *sock = NULL;
+    th_cli("validate -t polaris --set nodes=2 --nccl-tests " SETUP1, &rdma, 1);
+    th_cli("validate -t polaris --set nodes=2 --set socket=true --nccl-tests " SETUP1, &sock, 1);
+    double top_rdma = -1, top_sock = -1;
+    const char *a = strstr(rdma, "% for sizes >= 64 MiB"), *b = strstr(sock, "% for sizes >= 64 MiB");
+    cr_assert(a && b, "%s\n%s", rdma, sock);
+    while (a > rdma && a[-1] != ',') a--;
+    while (b > sock && b[-1] != ',') b--;
+    top_rdma = atof(a), top_sock = atof(b);
+    cr_expect_gt(top_rdma, 80, "%s", rdma);
+    cr_expect_lt(top_sock, 15, "%s", sock);
+    free(rdma);
+    free(sock);
+}
+
+/* Calibrating on it and its 8-node log (the scale table's joint fit) fits
+ * the stream rate, not a network at a fraction of its line rate
+ * (scale::calibrate_refuses_an_unphysical_fit: 0.155 without the socket
+ * transport): the fit is physical and written. */
+Test(socket, calibrate_fits_the_stream_rate) {
+    const char *out = "/tmp/baton_socket_fit.yaml";
+    char *text = NULL, cmd[512];
+    remove(out);
+    snprintf(cmd, sizeof cmd, "calibrate -t polaris --set socket=true --cv 0 -c allreduce --nccl-tests " SETUP1 " " SETUP1_N8 " -o %s", out);
+    cr_expect_eq(th_cli(cmd, &text, 0), 0, "%s", text);
+    cr_expect_not_null(strstr(text, "socket stream rate"), "%s", text);
+    cr_expect_null(strstr(text, "not physical"), "%s", text);
+    cr_expect_null(strstr(text, "nic-switch"), "the NICs' rate is the streams': %s", text);
+    free(text);
+    char *y = th_slurp(out);
+    cr_assert_not_null(y);
+    cr_expect_not_null(strstr(y, "socket_bw:"), "%s", y);
+    free(y);
+    remove(out);
+}
+
+/* The stream rate set again (a fit's trial) and a NIC class's efficiency:
+ * each NIC link is its line rate x the efficiency, up to the cap. */
+Test(socket, a_new_stream_rate_resets_the_nic_links) {
+    topo_t *t = th_load("topologies/polaris.yaml", "nodes=2 socket=true");
+    baton_err_t e = {0};
+    cr_assert_eq(topo_set_socket_bw(t, 20e9, &e), 0, "%s", e.msg);
+    cr_assert_eq(topo_set_class_efficiency(t, "nic-switch", 0.5, &e), 0, "%s", e.msg);
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        if (!nic_link(t, l)) continue;
+        char cls[24];
+        topo_link_class(t, l, cls, sizeof cls);
+        double want = strcmp(cls, "nic-switch") == 0 ? 12.5e9 : 20e9;     /* 25 x 0.5; PCIe's 31.5 capped */
+        cr_expect_float_eq(topo_dlink(t, l)->bw, want, 1e-3, "%s: %g", cls, topo_dlink(t, l)->bw);
+    }
+    cr_assert_eq(topo_set_socket_bw(t, 2e9, &e), 0, "%s", e.msg);
+    for (int l = 0; l < topo_nlinks(t); l++)
+        if (nic_link(t, l)) cr_expect_float_eq(topo_dlink(t, l)->bw, 2e9, 1e-3);
+    topo_free(t);
+    t = th_load("topologies/polaris.yaml", "nodes=2");
+    cr_expect_lt(topo_set_socket_bw(t, 2e9, &e), 0, "an RDMA machine has no stream rate");
+    cr_expect_not_null(strstr(e.msg, "socket: true"), "%s", e.msg);
+    topo_free(t);
+}
+
+Test(socket, bad_values_are_named) {
+    th_says("predict -t polaris --set socket_threads=17 -c allreduce -s 1MiB", 1, "socket_threads=17: must be a whole number from 0 to 16", 1);
+    th_says("predict -t polaris --set socket=maybe -c allreduce -s 1MiB", 1, "socket=maybe: must be true or false", 1);
+    th_says("predict -t polaris --set socket_bw=-1GB/s -c allreduce -s 1MiB", 1, "socket_bw=-1GB/s: must be a bandwidth", 1);
+    char *text = NULL;
+    FILE *f = fopen("/tmp/baton_socket_bad.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: bad\nsocket: perhaps\nnodes:\n  - {name: a}\n  - {name: b}\nlinks:\n  - {a: a, b: b, bw: 1GB/s}\n", f);
+    fclose(f);
+    cr_expect_eq(th_cli("topo /tmp/baton_socket_bad.yaml", &text, 0), 1, "%s", text);
+    cr_expect_not_null(strstr(text, "/tmp/baton_socket_bad.yaml:2:"), "file:line: %s", text);
+    cr_expect_not_null(strstr(text, "socket"), "%s", text);
+    free(text);
+    remove("/tmp/baton_socket_bad.yaml");
+}
