@@ -175,3 +175,37 @@ Test(socket, bad_values_are_named) {
     free(text);
     remove("/tmp/baton_socket_bad.yaml");
 }
+
+/* What the machine's NCCL is told (nccl_env:) names the transport: NCCL_NET
+ * Socket, or NCCL_IB_DISABLE=1 with no plugin named, is the socket
+ * transport; a plugin's name is RDMA; a `socket` --set still wins. */
+static int socket_of(const char *env, const char *sets) {
+    char yaml[256];
+    snprintf(yaml, sizeof yaml, "name: p-env\nextends: polaris\nnccl_env: {%s}\n", env);
+    FILE *f = fopen("/tmp/baton_socket_env.yaml", "w");
+    cr_assert_not_null(f);
+    fputs(yaml, f);
+    fclose(f);
+    topo_t *t = th_load("/tmp/baton_socket_env.yaml", sets);
+    int s = topo_params_c(t)->socket * 100 + topo_params_c(t)->socket_threads;
+    topo_free(t);
+    remove("/tmp/baton_socket_env.yaml");
+    return s;
+}
+
+Test(socket, nccl_env_names_the_transport) {
+    cr_expect_eq(socket_of("NCCL_NET: Socket", NULL), 100);
+    cr_expect_eq(socket_of("NCCL_IB_DISABLE: 1", NULL), 100);
+    cr_expect_eq(socket_of("NCCL_IB_DISABLE: 0", NULL), 0);
+    cr_expect_eq(socket_of("NCCL_NET: \"AWS Libfabric\", NCCL_IB_DISABLE: 1", NULL), 0);
+    cr_expect_eq(socket_of("NCCL_NET: Socket, NCCL_SOCKET_NTHREADS: 4", NULL), 104);
+    cr_expect_eq(socket_of("NCCL_NET: Socket", "socket=false"), 0);
+    th_says("plan -t /tmp/baton_socket_env_bad.yaml", 1, "", 1);   /* no such file: an error, not a crash */
+    FILE *f = fopen("/tmp/baton_socket_env_bad.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: p-env\nextends: polaris\nnccl_env: {NCCL_IB_DISABLE: 1, NCCL_SOCKET_NTHREADS: 40}\n", f);
+    fclose(f);
+    th_says("plan -t /tmp/baton_socket_env_bad.yaml", 1, "baton_socket_env_bad.yaml:3:", 1);
+    th_says("plan -t /tmp/baton_socket_env_bad.yaml", 1, "NCCL_SOCKET_NTHREADS must be a whole number from 0 to 16", 1);
+    remove("/tmp/baton_socket_env_bad.yaml");
+}

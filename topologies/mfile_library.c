@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../algorithms/algo.h"
+#include "expand.h"
 #include "knobs.h"
 
 /* Does baton have a row of coll that NCCL calls name (algo_t.nccl)? */
@@ -104,11 +105,38 @@ int mf_read_library(mfile_t *c, ynode_t *root) {
     return 0;
 }
 
-/* nccl_env: {NCCL_ALGO: "Ring", NCCL_PROTO: "^LL128"}: what the machine's
- * NCCL is told (its environment, /etc/nccl.conf), in NCCL's own list syntax;
- * every name is checked here, for every collective. */
+/* nccl_env's network: NCCL_NET "Socket" (or NCCL_IB_DISABLE 1 without a
+ * plugin named) is NCCL's socket transport, "IB" or a plugin's name RDMA;
+ * NCCL_SOCKET_NTHREADS its helper threads (0-16, net_socket.cc's
+ * MAX_THREADS). A `socket` knob the file or --set gives explicitly wins. */
+static int read_net_env(mfile_t *c, ynode_t *root, ynode_t *m) {
+    topo_params_t *p = topo_params(c->t);
+    ynode_t *net = mf_get(c, m, "NCCL_NET"), *off = mf_get(c, m, "NCCL_IB_DISABLE"), *th = mf_get(c, m, "NCCL_SOCKET_NTHREADS");
+    char s[MF_TEXT], why[160];
+    int rc, sock = -1;
+    if (net) {
+        if ((rc = mf_text(c, net, "NCCL_NET", s)) < 0) return rc;
+        sock = strcmp(s, "Socket") == 0;
+    }
+    if (off) {
+        if ((rc = mf_text(c, off, "NCCL_IB_DISABLE", s)) < 0) return rc;
+        if (strcmp(s, "0") && strcmp(s, "1")) return mf_fail(c, off, "NCCL_IB_DISABLE must be 0 or 1, not '%s'", s, NULL);
+        if (sock < 0 && s[0] == '1') sock = 1;
+    }
+    if (sock >= 0 && !expand_get(&c->params, "socket") && !mf_get(c, root, "socket")) p->socket = sock;
+    if (th) {
+        if ((rc = mf_text(c, th, "NCCL_SOCKET_NTHREADS", s)) < 0) return rc;
+        if (knobs_set(p, "socket_threads", s, why, sizeof why) < 0) return mf_fail(c, th, "NCCL_SOCKET_NTHREADS %s", why, NULL);
+    }
+    return 0;
+}
+
+/* nccl_env: {NCCL_ALGO: "Ring", NCCL_PROTO: "^LL128", NCCL_NET: Socket}:
+ * what the machine's NCCL is told (its environment, /etc/nccl.conf), in
+ * NCCL's own list syntax; every name is checked here, for every
+ * collective. */
 int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
-    static const char *const keys[] = {"NCCL_ALGO", "NCCL_PROTO", NULL};
+    static const char *const keys[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NET", "NCCL_IB_DISABLE", "NCCL_SOCKET_NTHREADS", NULL};
     ynode_t *m = mf_get(c, root, "nccl_env"), *v;
     topo_params_t *p = topo_params(c->t);
     char s[MF_TEXT];
@@ -130,5 +158,5 @@ int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
         }
         memcpy(p->nccl_env[i], s, strlen(s) + 1);           /* it fits: checked above */
     }
-    return rc;
+    return rc < 0 ? rc : read_net_env(c, root, m);
 }
