@@ -407,3 +407,28 @@ Test(fold, a_pattern_loads_the_whole_racks_links) {
     }
     cr_expect_geq(folded, 4 * 6, "rows answered folded, as the whole: %d", folded);
 }
+
+/* A dragonfly (polaris) as large as --fold asks loads whole and says why,
+ * on the line a folded cluster uses; the rest is the whole's answer. */
+Test(fold, a_dragonfly_says_why_it_loads_whole) {
+    static const char *const cmds[][2] = {{"predict -t polaris --set nodes=64 -c allreduce -a ring -s 1GiB", "  folded   no: "},
+                                         {"predict -t polaris --set nodes=64 -c allreduce -a nccl -s 1MiB", "  folded   no: "},
+                                         {"plan -t polaris --set nodes=64 --sizes 1GiB", "folded: no: "}};
+    for (int i = 0; i < 3; i++) {
+        char args[256], *w, *f;
+        snprintf(args, sizeof args, "%s --fold 0", cmds[i][0]);
+        cr_assert_eq(th_cli(args, &w, 0), 0, "%s", args);
+        snprintf(args, sizeof args, "%s --fold 16", cmds[i][0]);
+        cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
+        char *note = strstr(f, cmds[i][1]);
+        cr_assert(note && strstr(note, "a dragonfly loads whole"), "%s: %s", args, f);
+        *note = '\0';
+        cr_expect_str_eq(f, w, "%s: otherwise the whole's", args);
+        free(w);
+        free(f);
+        snprintf(args, sizeof args, "%s --fold 65", cmds[i][0]);    /* smaller than asked: nothing to say */
+        cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
+        cr_expect(strstr(f, "folded") == NULL, "%s: %s", args, f);
+        free(f);
+    }
+}

@@ -40,6 +40,7 @@ typedef struct mfile {
     int fold_w[MF_FOLD_MAX];    /* the witnesses, ascending */
     char fold_text[MF_FOLD_MAX * 10 + 2];  /* "[0,1,...]": what the node bracket becomes (nodes < 2^24) */
     char fold_count[64];     /* folded: the parameter that counts its copies (nodes, racks) */
+    const char *fold_why;    /* a cluster of enough copies that still loads whole: why (static text) */
     char fold_bracket[80];   /* folded: the bracket that numbers its copies, "[0-${nodes-1}]" or "[0-${racks-1}]" */
     fold_map_t *fold_map;    /* folded: which witnesses stand for two nodes (the topology's once loaded) */
     int fabric_first;        /* folded: the first node the fat_tree made */

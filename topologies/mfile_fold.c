@@ -33,6 +33,7 @@ static int all_items(mfile_t *c, ynode_t *root, const char *key, const char *P,
 static int node_ok(mfile_t *c, ynode_t *n, const char *P) { return per_node(c, n, "name", P) && !mf_get(c, n, "rank"); }
 static int link_ok(mfile_t *c, ynode_t *l, const char *P) { return per_node(c, l, "a", P) && per_node(c, l, "b", P); }
 static int tree_ok(mfile_t *c, ynode_t *g, const char *P) { return per_node(c, g, "fat_tree", P) && mf_get_bool(c, g, "sharp", 0) == 0; }
+static int dragonfly_of(mfile_t *c, ynode_t *g, const char *P) { return per_node(c, g, "dragonfly", P); }
 
 /* The copies' count parameter of a name's first bracket, "[0-${X-1}]" (X a
  * parameter's name: nodes, racks), into c->fold_count and the bracket into
@@ -61,8 +62,11 @@ static int fold_prefix(mfile_t *c, ynode_t *root, char *P) {
     const char *first = ydoc_is_map(n0) ? ydoc_scalar(mf_get(c, n0, "name")) : NULL, *at;
     if (!first || (at = count_bracket(c, first)) == NULL) return 0;
     snprintf(P, MF_TEXT, "%.*s%s", (int)(at - first), first, c->fold_bracket);
-    return all_items(c, root, "nodes", P, node_ok) && all_items(c, root, "links", P, link_ok) &&
-           tree_ok(c, ydoc_item(c->doc, gen, 0), P);
+    if (!all_items(c, root, "nodes", P, node_ok) || !all_items(c, root, "links", P, link_ok)) return 0;
+    if (dragonfly_of(c, ydoc_item(c->doc, gen, 0), P))
+        c->fold_why = "a dragonfly loads whole (global links of several rates, routes by group: "
+                      "docs/decisions/symmetry-and-folding.md)";
+    return tree_ok(c, ydoc_item(c->doc, gen, 0), P);
 }
 
 /* A cluster of at least c->fold_min copies of one node, as the cluster files
@@ -73,10 +77,13 @@ static int fold_prefix(mfile_t *c, ynode_t *root, char *P) {
 void mf_fold_plan(mfile_t *c, ynode_t *root) {
     const char *nv, *why;
     char *end, P[MF_TEXT], pat[MF_TEXT], one[MF_TEXT], prefix[MF_TEXT], **names = NULL;
-    if (c->fold_min <= 0 || c->depth > 0 || !fold_prefix(c, root, P) || (nv = expand_get(&c->params, c->fold_count)) == NULL)
-        return;
+    int copies = c->fold_min > 0 && c->depth == 0 && fold_prefix(c, root, P);
+    const char *whole = c->fold_why;               /* copies, but on a fabric that does not fold */
+    c->fold_why = NULL;
+    if ((!copies && !whole) || (nv = expand_get(&c->params, c->fold_count)) == NULL) return;
     long N = strtol(nv, &end, 10);
     if (*end || N < c->fold_min || N > 1 << 24) return;
+    if ((c->fold_why = whole) != NULL) return;     /* large enough to fold: say why it does not */
     ynode_t *g = ydoc_item(c->doc, mf_get(c, root, "generate"), 0);
     const char *hosts = ydoc_scalar(mf_get(c, g, "fat_tree"));
     gen_fabric_t f = {0};
