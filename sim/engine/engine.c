@@ -357,7 +357,7 @@ static int loop(engine_t *g) {
             continue;
         }
         if (popped == 0) break;
-        if (g->o->give_up_after > 0 && ev.t > g->o->give_up_after) { g->r->gave_up = 1; return 0; }   /* cannot win */
+        if (ev.t > g->give_up) { g->r->gave_up = 1; return 0; }   /* it would end later: cannot win */
         if (ev.t > g->now && g->tie > 0 && ev.t > g->unlike_to) instant(g, &ev);
         else g->now = ev.t, handle(g, &ev);
     }
@@ -417,6 +417,10 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     if (g.o->verify != VERIFY_NONE &&
         !(g.v = verify_create(s, g.o->verify, g.o->fill, g.o->fill_ctx, e)))
         return e && e->code ? e->code : BATON_ENOMEM;
+    /* Give up only where the clock never runs back (fair sharing's rounding
+     * can schedule just before now) and the time is the clock's (a group's
+     * is its members' ends): then the end is at least every event's time. */
+    g.give_up = g.o->give_up_after > 0 && g.o->contention != CONTENTION_FAIR && !g.o->member_proto ? g.o->give_up_after : INFINITY;
     int ran = setup(&g) == 0 && loop(&g) == 0;
     if (ran && r->gave_up) r->time_s = INFINITY;       /* stopped: later than a rival, the rest partial */
     else if (ran) {
