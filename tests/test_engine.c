@@ -1,5 +1,6 @@
 /* test_engine.c - the event queue and the engine's resource rules. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -360,5 +361,29 @@ Test(engine, store_and_forward_verifies_on_a_ring) {
         cr_expect_eq(engine_run(&s, t, &o, &r, &e), 0, "%s: %s", names[i], e.msg);
         cr_expect(r.verified, "%s", names[i]);
     }
+    topo_free(t);
+}
+
+/* A run told to give up past a rival's time (engine_opts_t.give_up_after,
+ * run_collective's other protocols) stops there and says so, its time
+ * infinite; told a time at or after its own end, it is the whole run, event
+ * for event. A ring all-reduce on a 16-GPU star: 2(p-1) steps. */
+Test(engine, a_run_gives_up_only_past_the_rivals_time) {
+    topo_t *t = th_star(16, 10e9, 1e-6, 0, 20e9);
+    sched_t s;
+    cr_assert_eq(algo_build(algo_find(COLL_ALLREDUCE, "ring"), 16, 1 << 24, NULL, &s, NULL), 0);
+    engine_result_t whole, at, past;
+    cr_assert_eq(engine_run(&s, t, NULL, &whole, NULL), 0);
+    engine_opts_t o = {.give_up_after = whole.time_s};
+    cr_assert_eq(engine_run(&s, t, &o, &at, NULL), 0);
+    cr_expect(!at.gave_up && at.time_s == whole.time_s && at.events == whole.events, "%.17g %.17g", at.time_s, whole.time_s);
+    o.give_up_after = whole.time_s / 2;
+    cr_assert_eq(engine_run(&s, t, &o, &past, NULL), 0);
+    cr_expect(past.gave_up && isinf(past.time_s), "gave up: %d, %g", past.gave_up, past.time_s);
+    cr_expect_lt(past.events, whole.events * 3 / 4, "stopped about halfway: %llu of %llu events",
+                 (unsigned long long)past.events, (unsigned long long)whole.events);
+    engine_result_free(&whole);
+    engine_result_free(&at);
+    engine_result_free(&past);
     topo_free(t);
 }

@@ -361,3 +361,74 @@ Test(fold, every_fat_tree_shape_loads_as_the_whole) {
     cr_expect_geq(shapes, 70, "shapes that load: %d", shapes);
     cr_expect_geq(folded, shapes * 5 / 2, "rows answered folded over %d shapes: %d", shapes, folded);
 }
+
+/* Racks fold as nodes do (issue 48): a GB200/GB300 NVL72 cluster is `racks`
+ * copies of one rack ("r[0-${racks-1}]..."), joined by a fat-tree over the
+ * trays' NICs, so the witnesses are racks. predict on 2-4 racks (and 16)
+ * prints what the whole prints; where racks share leaves alike (2 or 4
+ * trays: a rail's NICs of several racks on one leaf) the witnesses answer,
+ * and a full rack's 18 NICs a rail straddle 32-port leaves differently rack
+ * by rack, so a ring's neighbours have no witness pair as far apart and the
+ * whole answers (the output is the whole's either way). */
+Test(fold, racks_answer_as_the_whole_cluster) {
+    static const char *const machines[] = {"gb200-nvl72", "gb300-nvl72"};
+    static const char *const sets[] = {"--set racks=2 --set trays=2", "--set racks=3 --set trays=2", "--set racks=4 --set trays=2",
+                                       "--set racks=4 --set trays=4", "--set racks=4", "--set racks=16 --set trays=2"};
+    static const char *const rows[] = {"ring", "nccl", "nccltree", "bintree"};
+    int folded = 0;
+    for (int m = 0; m < 2; m++)
+        for (int s = 0; s < 6; s++)
+            for (int r = 0; r < 4; r++) {
+                char more[160];
+                snprintf(more, sizeof more, "-c allreduce -a %s -s 1MiB", rows[r]);
+                char cmd[256];
+                snprintf(cmd, sizeof cmd, "predict -t %s %s", machines[m], sets[s]);
+                int f = s == 2 || s == 3 || s == 5;        /* 3 of 4 racks, 3 of 16 built */
+                folds_as_the_whole(cmd, more, "  folded ", f);
+                folded += f;
+            }
+    cr_expect_eq(folded, 2 * 3 * 4);
+}
+
+/* A pattern of peers on folded racks loads the whole cluster's links: the
+ * racks' own links (GPUs, the NVLink switch trays, PXN through a peer GPU
+ * to its NIC) counted rack by rack, the rail fabric's by its arithmetic;
+ * bit for bit against the whole machine's view. */
+Test(fold, a_pattern_loads_the_whole_racks_links) {
+    static const char *const cases[][2] = {{"gb200-nvl72", "racks=4 trays=2"}, {"gb200-nvl72", "racks=16 trays=2"},
+                                          {"gb200-nvl72", "racks=8 trays=4"}, {"gb300-nvl72", "racks=16 trays=2"}};
+    int folded = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[128];
+        snprintf(path, sizeof path, "topologies/%s.yaml", cases[c][0]);
+        int k = rows_as_the_whole(path, cases[c][1], pattern_rows, 6);
+        cr_assert_geq(k, 0, "%s %s loads", cases[c][0], cases[c][1]);
+        folded += k;
+    }
+    cr_expect_geq(folded, 4 * 6, "rows answered folded, as the whole: %d", folded);
+}
+
+/* A dragonfly (polaris) as large as --fold asks loads whole and says why,
+ * on the line a folded cluster uses; the rest is the whole's answer. */
+Test(fold, a_dragonfly_says_why_it_loads_whole) {
+    static const char *const cmds[][2] = {{"predict -t polaris --set nodes=64 -c allreduce -a ring -s 1GiB", "  folded   no: "},
+                                         {"predict -t polaris --set nodes=64 -c allreduce -a nccl -s 1MiB", "  folded   no: "},
+                                         {"plan -t polaris --set nodes=64 --sizes 1GiB", "folded: no: "}};
+    for (int i = 0; i < 3; i++) {
+        char args[256], *w, *f;
+        snprintf(args, sizeof args, "%s --fold 0", cmds[i][0]);
+        cr_assert_eq(th_cli(args, &w, 0), 0, "%s", args);
+        snprintf(args, sizeof args, "%s --fold 16", cmds[i][0]);
+        cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
+        char *note = strstr(f, cmds[i][1]);
+        cr_assert(note && strstr(note, "a dragonfly loads whole"), "%s: %s", args, f);
+        *note = '\0';
+        cr_expect_str_eq(f, w, "%s: otherwise the whole's", args);
+        free(w);
+        free(f);
+        snprintf(args, sizeof args, "%s --fold 65", cmds[i][0]);    /* smaller than asked: nothing to say */
+        cr_assert_eq(th_cli(args, &f, 0), 0, "%s", args);
+        cr_expect(strstr(f, "folded") == NULL, "%s: %s", args, f);
+        free(f);
+    }
+}

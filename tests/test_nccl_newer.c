@@ -228,6 +228,31 @@ Test(nccl_newer, sim_skips_only_what_cannot_win) {
     }
 }
 
+/* A named row under --proto auto runs the protocol with the lowest formula
+ * first and the others give up once their clock passes its time (sim/
+ * answer/run.c, give_up_at): the answer and its run are the fastest
+ * protocol's own, here where Simple wins (a 1 GiB ring on 8 Polaris nodes:
+ * LL, at twice its time, stops halfway), where LL wins (8 B) and with
+ * -a auto. */
+Test(nccl_newer, a_named_row_gives_up_only_what_cannot_win) {
+    const char *cases[] = {"-t polaris --set nodes=8 -c allreduce -a ring -s 1GiB",
+                           "-t polaris --set nodes=8 -c allreduce -a ring -s 8",
+                           "-t cluster-h100 --set nodes=2 -c allgather -a ring -s 4MiB",
+                           "-t hgx-h100 -c allreduce -a auto -s 64KiB"};
+    for (int i = 0; i < 4; i++) {
+        char args[256];
+        double each = INFINITY;
+        const char *protos[] = {"ll", "ll128", "simple"};
+        for (int k = 0; k < 3; k++) {
+            snprintf(args, sizeof args, "%s --proto %s", cases[i], protos[k]);
+            double x = sim_time(args);
+            if (x < each) each = x;
+        }
+        cr_expect_eq(sim_time(cases[i]), each, "%s: auto %.17g, the fastest protocol's own run %.17g", cases[i],
+                     sim_time(cases[i]), each);
+    }
+}
+
 /* NCCL's own model of its symmetric kernels (src/sym_kernels.cc, 2.30.7),
  * worked by hand for 8 Blackwell GPUs with multimem: 1 GiB all-reduce runs
  * AllReduce_RSxLDMC_AGxSTMC on 3 blocks (the fewest within 2.5 % of its 4),

@@ -36,7 +36,7 @@ static int same_leaves(const gen_shape_t *s, int hpn, int k, int x) {
 /* Node k's distance matrix to node x, hpn x hpn bytes, into sig
  * (gen_shape_hops of each pair of their hosts; the leaves found once). */
 static void signature(const gen_shape_t *s, int hpn, int k, int x, unsigned char *sig) {
-    int lk[64], lx[64];
+    int lk[FOLD_HPN_MAX], lx[FOLD_HPN_MAX];
     for (int a = 0; a < hpn; a++) lk[a] = gen_shape_leaf(s, k * hpn + a), lx[a] = gen_shape_leaf(s, x * hpn + a);
     for (int a = 0; a < hpn; a++)
         for (int b = 0; b < hpn; b++)
@@ -71,7 +71,7 @@ static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(c
 
 int fold_witnesses(const gen_fabric_t *f, int nodes, int hpn, int *w, int max) {
     gen_shape_t s;
-    if (nodes < 1 || hpn < 1 || hpn > 64 || max < 2 || gen_shape_init(&s, f, nodes * hpn, NULL) < 0) return -1;
+    if (nodes < 1 || hpn < 1 || hpn > FOLD_HPN_MAX || max < 2 || gen_shape_init(&s, f, nodes * hpn, NULL) < 0) return -1;
     int n = 0;
     w[n++] = 0;
     if (nodes > 1) w[n++] = nodes - 1;
@@ -130,7 +130,7 @@ static int number_hosts(fold_map_t *m, const int *hosts) {
 
 fold_map_t *fold_map_new(const gen_fabric_t *f, int nodes, int hpn, const int *w, int nw, const int *hosts) {
     fold_map_t *m = calloc(1, sizeof *m);
-    if (m == NULL || hpn < 1 || hpn > 64 || nw < 1 || gen_shape_init(&m->s, f, nodes * hpn, NULL) < 0) { free(m); return NULL; }
+    if (m == NULL || hpn < 1 || hpn > FOLD_HPN_MAX || nw < 1 || gen_shape_init(&m->s, f, nodes * hpn, NULL) < 0) { free(m); return NULL; }
     m->nodes = nodes, m->hpn = hpn, m->nw = nw, m->len = hpn * hpn;
     for (m->cap = 4; m->cap < 2 * nw * nw; m->cap *= 2) {}
     m->sig = malloc((size_t)nw * nw * m->len), m->scratch = malloc((size_t)m->len), m->slot = calloc((size_t)m->cap, sizeof *m->slot);

@@ -5,6 +5,9 @@
 
 #include "generate.h"
 
+/* Fabric hosts a copy may have (a GB200 NVL72 rack: 72 NICs). */
+#define FOLD_HPN_MAX 256
+
 /* The witness nodes of `nodes` copies of a node with hpn fabric hosts each
  * (NICs, node-major: host k hpn + a is node k's NIC a) on the fat-tree f:
  * ascending into w (at most max), their count returned; -1 if the fabric is

@@ -46,8 +46,8 @@ int mf_text(mfile_t *c, ynode_t *v, const char *key, char *buf) {
     const char *s = ydoc_scalar(v), *why, *at;
     char folded[MF_TEXT];
     if (s == NULL) return mf_fail(c, v, "'%s' must be a single value", key, NULL);
-    if (c->fold_nw && (at = strstr(s, MF_FOLD_BRACKET)) != NULL) {   /* a folded cluster: its witnesses only */
-        snprintf(folded, sizeof folded, "%.*s%s%s", (int)(at - s), s, c->fold_text, at + strlen(MF_FOLD_BRACKET));
+    if (c->fold_nw && (at = strstr(s, c->fold_bracket)) != NULL) {   /* a folded cluster: its witnesses only */
+        snprintf(folded, sizeof folded, "%.*s%s%s", (int)(at - s), s, c->fold_text, at + strlen(c->fold_bracket));
         s = folded;
     }
     if (expand_subst(&c->params, s, buf, MF_TEXT, &why) < 0) return mf_fail(c, v, "in '%s': %s", s, why);

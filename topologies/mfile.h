@@ -20,7 +20,6 @@
 
 #define MF_TEXT 1024                        /* a value, substituted, at most */
 #define MF_FOLD_MAX 64                      /* witnesses of a folded cluster, at most */
-#define MF_FOLD_BRACKET "[0-${nodes-1}]"     /* the bracket that numbers a cluster's nodes */
 #define MF_INCLUDE_MAX_COPIES 1048576L     /* copies of included files, all includes together */
 #define MF_INCLUDE_MAX_COPIES_S "1048576"
 
@@ -40,6 +39,9 @@ typedef struct mfile {
     int fold_nodes, fold_nw; /* folded: the nodes it stands for, the witnesses built */
     int fold_w[MF_FOLD_MAX];    /* the witnesses, ascending */
     char fold_text[MF_FOLD_MAX * 10 + 2];  /* "[0,1,...]": what the node bracket becomes (nodes < 2^24) */
+    char fold_count[64];     /* folded: the parameter that counts its copies (nodes, racks) */
+    const char *fold_why;    /* a cluster of enough copies that still loads whole: why (static text) */
+    char fold_bracket[80];   /* folded: the bracket that numbers its copies, "[0-${nodes-1}]" or "[0-${racks-1}]" */
     fold_map_t *fold_map;    /* folded: which witnesses stand for two nodes (the topology's once loaded) */
     int fabric_first;        /* folded: the first node the fat_tree made */
 } mfile_t;

@@ -15,7 +15,9 @@
  * no other node number? */
 static int per_node(mfile_t *c, ynode_t *m, const char *key, const char *P) {
     const char *v = m && ydoc_is_map(m) ? ydoc_scalar(mf_get(c, m, key)) : NULL;
-    return v && strncmp(v, P, strlen(P)) == 0 && strstr(v + strlen(P), "${nodes") == NULL;
+    char count[96];
+    snprintf(count, sizeof count, "${%s", c->fold_count);
+    return v && strncmp(v, P, strlen(P)) == 0 && strstr(v + strlen(P), count) == NULL;
 }
 
 /* Every item of list `key` of root passes ok(item). */
@@ -31,10 +33,25 @@ static int all_items(mfile_t *c, ynode_t *root, const char *key, const char *P,
 static int node_ok(mfile_t *c, ynode_t *n, const char *P) { return per_node(c, n, "name", P) && !mf_get(c, n, "rank"); }
 static int link_ok(mfile_t *c, ynode_t *l, const char *P) { return per_node(c, l, "a", P) && per_node(c, l, "b", P); }
 static int tree_ok(mfile_t *c, ynode_t *g, const char *P) { return per_node(c, g, "fat_tree", P) && mf_get_bool(c, g, "sharp", 0) == 0; }
+static int dragonfly_of(mfile_t *c, ynode_t *g, const char *P) { return per_node(c, g, "dragonfly", P); }
 
-/* The prefix every name of a cluster of copies starts with ("n[0-${nodes-1}]":
- * the first node's, up to and including its first bracket, if that bracket
- * is the node bracket) into P; 0 if the file is not written that way. */
+/* The copies' count parameter of a name's first bracket, "[0-${X-1}]" (X a
+ * parameter's name: nodes, racks), into c->fold_count and the bracket into
+ * c->fold_bracket; where it starts, or NULL if the bracket is not one. */
+static const char *count_bracket(mfile_t *c, const char *name) {
+    const char *at = strchr(name, '['), *x;
+    if (at == NULL || strncmp(at, "[0-${", 5) != 0) return NULL;
+    size_t n = strspn(x = at + 5, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+    if (n == 0 || n >= sizeof c->fold_count || strncmp(x + n, "-1}]", 4) != 0) return NULL;
+    snprintf(c->fold_count, sizeof c->fold_count, "%.*s", (int)n, x);
+    snprintf(c->fold_bracket, sizeof c->fold_bracket, "%.*s", (int)(x + n + 4 - at), at);
+    return at;
+}
+
+/* The prefix every name of a cluster of copies starts with ("n[0-${nodes-1}]",
+ * "r[0-${racks-1}]": the first node's, up to and including its first
+ * bracket, if that bracket counts copies) into P; 0 if the file is not
+ * written that way. */
 static int fold_prefix(mfile_t *c, ynode_t *root, char *P) {
     ynode_t *nodes = mf_get(c, root, "nodes"), *gen = mf_get(c, root, "generate"), *n0;
     if (!nodes || !ydoc_is_seq(nodes) || ydoc_len(nodes) == 0 ||
@@ -43,10 +60,13 @@ static int fold_prefix(mfile_t *c, ynode_t *root, char *P) {
         return 0;
     n0 = ydoc_item(c->doc, nodes, 0);
     const char *first = ydoc_is_map(n0) ? ydoc_scalar(mf_get(c, n0, "name")) : NULL, *at;
-    if (!first || (at = strstr(first, MF_FOLD_BRACKET)) == NULL || strchr(first, '[') != at) return 0;
-    snprintf(P, MF_TEXT, "%.*s%s", (int)(at - first), first, MF_FOLD_BRACKET);
-    return all_items(c, root, "nodes", P, node_ok) && all_items(c, root, "links", P, link_ok) &&
-           tree_ok(c, ydoc_item(c->doc, gen, 0), P);
+    if (!first || (at = count_bracket(c, first)) == NULL) return 0;
+    snprintf(P, MF_TEXT, "%.*s%s", (int)(at - first), first, c->fold_bracket);
+    if (!all_items(c, root, "nodes", P, node_ok) || !all_items(c, root, "links", P, link_ok)) return 0;
+    if (dragonfly_of(c, ydoc_item(c->doc, gen, 0), P))
+        c->fold_why = "a dragonfly loads whole (global links of several rates, routes by group: "
+                      "docs/decisions/symmetry-and-folding.md)";
+    return tree_ok(c, ydoc_item(c->doc, gen, 0), P);
 }
 
 /* A cluster of at least c->fold_min copies of one node, as the cluster files
@@ -55,16 +75,20 @@ static int fold_prefix(mfile_t *c, ynode_t *root, char *P) {
  * (topologies/fold.c), where the whole would have them. Anything else loads
  * whole; so does anything wrong here, and the whole load says what. */
 void mf_fold_plan(mfile_t *c, ynode_t *root) {
-    const char *nv = expand_get(&c->params, "nodes"), *why;
+    const char *nv, *why;
     char *end, P[MF_TEXT], pat[MF_TEXT], one[MF_TEXT], prefix[MF_TEXT], **names = NULL;
-    long N = nv ? strtol(nv, &end, 10) : 0;
-    if (c->fold_min <= 0 || c->depth > 0 || !nv || *end || N < c->fold_min || N > 1 << 24 || !fold_prefix(c, root, P))
-        return;
+    int copies = c->fold_min > 0 && c->depth == 0 && fold_prefix(c, root, P);
+    const char *whole = c->fold_why;               /* copies, but on a fabric that does not fold */
+    c->fold_why = NULL;
+    if ((!copies && !whole) || (nv = expand_get(&c->params, c->fold_count)) == NULL) return;
+    long N = strtol(nv, &end, 10);
+    if (*end || N < c->fold_min || N > 1 << 24) return;
+    if ((c->fold_why = whole) != NULL) return;     /* large enough to fold: say why it does not */
     ynode_t *g = ydoc_item(c->doc, mf_get(c, root, "generate"), 0);
     const char *hosts = ydoc_scalar(mf_get(c, g, "fat_tree"));
     gen_fabric_t f = {0};
     int hpn = 0;                                    /* NICs a node: the hosts pattern for node 0 alone */
-    snprintf(pat, sizeof pat, "%.*s[0]%s", (int)(strlen(P) - strlen(MF_FOLD_BRACKET)), hosts, hosts + strlen(P));
+    snprintf(pat, sizeof pat, "%.*s[0]%s", (int)(strlen(P) - strlen(c->fold_bracket)), hosts, hosts + strlen(P));
     if (mf_fabric_of(c, g, &f, prefix) < 0 || expand_subst(&c->params, pat, one, MF_TEXT, &why) < 0 ||
         expand_range(one, &names, &hpn, &why) < 0)
         return;

@@ -322,6 +322,10 @@ int topo_fold_nodes(const topo_t *t);
 int topo_fold_witnesses(const topo_t *t);   /* the nodes built */
 int topo_fold_ranks(const topo_t *t);
 int topo_fold_reducers(const topo_t *t);
+/* A cluster of copies as large as --fold asks that still loaded whole (a
+ * dragonfly): why, as static text; NULL otherwise. */
+const char *topo_fold_whole_why(const topo_t *t);
+void topo_set_fold_whole_why(topo_t *t, const char *why);
 /* The ranks t stands for: a folded cluster's whole count, else its own. */
 int topo_whole_ranks(const topo_t *t);
 /* Mark t as `witnesses` of a cluster of `nodes` copies (each copy holds the

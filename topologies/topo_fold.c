@@ -16,6 +16,8 @@ int topo_fold_ranks(const topo_t *t) { return t->fold.ranks; }
 int topo_fold_reducers(const topo_t *t) { return t->fold.reducers; }
 int topo_whole_ranks(const topo_t *t) { return t->fold.ranks ? t->fold.ranks : t->nranks; }
 int topo_fold_copies(const topo_t *t) { return t->fold.ncopies; }
+const char *topo_fold_whole_why(const topo_t *t) { return t->fold.whole_why; }
+void topo_set_fold_whole_why(topo_t *t, const char *why) { t->fold.whole_why = why; }
 int topo_fold_copy_link(const topo_t *t, int i) { return t->fold.copy_link[i]; }
 
 int topo_fold_copy(const topo_t *t, int l, int *owner) {

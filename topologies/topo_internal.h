@@ -60,6 +60,7 @@ struct topo {
         int *copy, *copy_owner;   /* per built link: its copy's number (-1: the fabric's), its witness */
         int *copy_link;  /* per number: a built link of it */
         int fabric_first;   /* the first node of the fabric (its switches) */
+        const char *whole_why;   /* large enough to fold but loaded whole: why (static text), or NULL */
     } fold;
     struct { unsigned long long dev, ino; } source[TOPO_MAX_SOURCES];   /* the files it was read from */
     int nsources;

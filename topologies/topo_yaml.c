@@ -215,7 +215,7 @@ static int walk(mfile_t *c, const char *const *sets, int nsets) {
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)
             return err_set(c->e, BATON_ENOMEM, "out of memory");
     if ((rc = topo_finalize(c->t, c->file, c->e)) < 0) return rc;
-    if (!c->fold_nw) return 0;
+    if (!c->fold_nw) return topo_set_fold_whole_why(c->t, c->fold_why), 0;
     fold_map_t *map = c->fold_map;
     c->fold_map = NULL;                           /* the topology's now */
     return topo_set_fold(c->t, c->fold_nodes, c->fold_nw, map, c->fabric_first, c->e);

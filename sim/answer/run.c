@@ -112,6 +112,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     eo.contention = q->contention;
     eo.store_forward = q->store_forward;
     eo.proto = pr == PROTO_NONE ? NULL : pc;
+    eo.give_up_after = q->give_up_s;
     if (q->verify)
         eo.verify = (uint64_t)o->ranks * q->bytes <= RUN_DATA_VERIFY_MAX ? VERIFY_DATA : VERIFY_SIGNATURE;
     o->verify_mode = eo.verify;
@@ -169,6 +170,7 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
     if ((rc = form_helpers_fit(t, a, &s, e)) < 0 ||
         (rc = form_model(t, a, &s, &o->model, &cand.model, e)) < 0 || (rc = run_one(t, q, &s, pr, &cand, e)) < 0)
         return rc;
+    if (cand.eng.gave_up) { engine_result_free(&cand.eng); return 0; }   /* later than a rival: not the fastest */
     if (best->algo == NULL || cand.time_s < best->time_s) { engine_result_free(&best->eng); *best = cand; }
     else engine_result_free(&cand.eng);
     return 0;
@@ -244,6 +246,39 @@ static int simulate_lowest(topo_t *t, const run_req_t *q, const run_req_t *q_in,
     return try_candidate(t, q, q_in, o, pick, (proto_t)pick_pr, x, 1, 1, first, e);
 }
 
+/* A named row under --proto auto: each protocol's closed form, as predict
+ * gives it for the run the simulator would make (the same sizing), into
+ * closed_by[pr][0], so the lowest is simulated first (simulate_lowest) and
+ * the others give up once their clock passes its time (below); 0 where a
+ * protocol's formula cannot be had. */
+static void named_closed(topo_t *t, const run_req_t *q, const run_req_t *q_in, const run_out_t *o, const nccl_plan_t *x,
+                         int first_pr, int last, const int *k_by, const algo_t *const (*rows_by)[FORM_MAX_ROWS],
+                         double (*closed_by)[FORM_MAX_ROWS]) {
+    for (int pr = first_pr; pr <= last; pr++) {
+        if (k_by[pr] != 1) continue;
+        run_req_t qc;
+        int steps = nccl_size(t, q, q_in, x, rows_by[pr][0], (proto_t)pr, o->ranks, &qc);
+        qc.predict = 1;
+        run_out_t cand = {0};
+        baton_err_t why = {0};
+        if (try_row(t, &qc, o, rows_by[pr][0], (proto_t)pr, steps, &cand, &why) == 0 && cand.algo) closed_by[pr][0] = cand.time_s;
+        engine_result_free(&cand.eng);
+    }
+}
+
+/* The time a further candidate must beat (the fastest run so far, the
+ * lowest formula's included): it gives up once its clock passes it, since
+ * every run's time is at least its clock's last event (the protocol's base
+ * latency, the switches' synchronisation, host-side floors and launches
+ * only add), so it would end strictly later and not be kept. 0: run whole
+ * (verification, observers and traces see every run). */
+static double give_up_at(const run_req_t *q, const run_out_t *first, const run_out_t *best) {
+    if (q->predict || q->verify || q->engine) return 0;
+    double t = first->algo ? first->time_s : 0;
+    if (best->algo && (t == 0 || best->time_s < t)) t = best->time_s;
+    return t > 0 && isfinite(t) ? t : 0;
+}
+
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     run_req_t qq = *q_in, *q = &qq;
     int rc0 = msccl_is(q->algo) ? msccl_request(q, e) : 0;
@@ -275,11 +310,16 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;   /* NCCL_PROTO */
         k_by[pr] = choose(t, q, o, (proto_t)pr, rows_by[pr], closed_by[pr]);
     }
-    if (strcmp(q->algo, "nccl") == 0 && !q->predict &&
+    int nccl = strcmp(q->algo, "nccl") == 0, named = !run_is_auto(q->algo);
+    int lowest = (named || strcmp(q->algo, "auto") == 0) && proto == RUN_PROTO_AUTO && !rule &&
+                 !q->predict && !q->verify && !q->engine;  /* the lowest formula first: the others may give up on its time */
+    if (lowest && named)
+        named_closed(t, q, q_in, o, &plan, first_pr, last, k_by, (const algo_t *const (*)[FORM_MAX_ROWS])rows_by, closed_by);
+    if ((lowest || nccl) && !q->predict &&
         (rc = simulate_lowest(t, q, q_in, o, &plan, first_pr, last, k_by, (const algo_t *const (*)[FORM_MAX_ROWS])rows_by,
                               (const double (*)[FORM_MAX_ROWS])closed_by, &first, &first_proto, &first_closed, e)) < 0)
         return rc;
-    if (first.algo && first.time_s >= 0.5 * first_closed) first_s = first.time_s;   /* the band holds here: skip by it */
+    if (nccl && first.algo && first.time_s >= 0.5 * first_closed) first_s = first.time_s;   /* the band holds here: skip by it */
     for (int pr = first_pr; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
         const algo_t **rows = rows_by[pr];
         const double *closed = closed_by[pr];
@@ -300,7 +340,9 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                 continue;
             }
             if (first_s > 0 && 0.5 * closed[i] > first_s) continue;   /* cannot beat the lowest formula's simulation */
-            if ((rc = try_candidate(t, q, q_in, o, rows[i], (proto_t)pr, &plan, pr - first_pr + 1, last - first_pr + 1, &best, e)) < 0) {
+            run_req_t qg = *q;
+            qg.give_up_s = give_up_at(q, &first, &best);
+            if ((rc = try_candidate(t, &qg, q_in, o, rows[i], (proto_t)pr, &plan, pr - first_pr + 1, last - first_pr + 1, &best, e)) < 0) {
                 engine_result_free(&best.eng);
                 engine_result_free(&first.eng);
                 return rc;

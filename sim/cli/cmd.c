@@ -107,6 +107,10 @@ int cmd_unfold(int rc, topo_t **t, const char *name, const char *const *sets, in
 
 int cmd_folded_line(const topo_t *t, const char *prefix, char *buf, size_t n) {
     buf[0] = '\0';
+    if (!topo_fold_ranks(t) && topo_fold_whole_why(t)) {
+        int k = snprintf(buf, n, "%sno: %s\n", prefix, topo_fold_whole_why(t));
+        return k < 0 ? 0 : k >= (int)n ? (int)n - 1 : k;
+    }
     if (!topo_fold_ranks(t)) return 0;
     int k = snprintf(buf, n, "%s%d of its %d nodes built, one for each way routes differ (--fold 0: all)\n", prefix,
                      topo_fold_witnesses(t), topo_fold_nodes(t));

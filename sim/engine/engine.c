@@ -12,6 +12,7 @@
 #include "engine_internal.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -356,6 +357,7 @@ static int loop(engine_t *g) {
             continue;
         }
         if (popped == 0) break;
+        if (ev.t > g->give_up) { g->r->gave_up = 1; return 0; }   /* it would end later: cannot win */
         if (ev.t > g->now && g->tie > 0 && ev.t > g->unlike_to) instant(g, &ev);
         else g->now = ev.t, handle(g, &ev);
     }
@@ -415,7 +417,13 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     if (g.o->verify != VERIFY_NONE &&
         !(g.v = verify_create(s, g.o->verify, g.o->fill, g.o->fill_ctx, e)))
         return e && e->code ? e->code : BATON_ENOMEM;
-    if (setup(&g) == 0 && loop(&g) == 0) {
+    /* Give up only where the clock never runs back (fair sharing's rounding
+     * can schedule just before now) and the time is the clock's (a group's
+     * is its members' ends): then the end is at least every event's time. */
+    g.give_up = g.o->give_up_after > 0 && g.o->contention != CONTENTION_FAIR && !g.o->member_proto ? g.o->give_up_after : INFINITY;
+    int ran = setup(&g) == 0 && loop(&g) == 0;
+    if (ran && r->gave_up) r->time_s = INFINITY;       /* stopped: later than a rival, the rest partial */
+    else if (ran) {
         r->time_s = g.now + (g.o->proto && r->messages ? g.o->proto->base_latency : 0) +
                     (s->helpers && r->messages ? topo_params_c(t)->nvls_lat : 0);   /* the switches' synchronisation */
         for (int k = 0; g.o->member_proto && k < s->group->n; k++)     /* each member paid its own */

@@ -78,6 +78,9 @@ typedef struct engine_opts {
     int link_stats;           /* fill engine_result_t's per-link arrays */
     int record;               /* keep a record per message (for the critical path) */
     const struct sym *sym;    /* the symmetric fast path (sim/engine/symmetry.h); NULL: every rank */
+    double give_up_after;     /* > 0: stop once the clock passes this (the run then ends later
+                                 than a rival's time, so it cannot be the fastest): gave_up, time_s
+                                 infinite; 0: run to the end */
 } engine_opts_t;
 
 /* One message's history, for critical-path analysis. */
@@ -106,6 +109,7 @@ typedef struct engine_result {
     int nmembers;
     engine_rec_t *recs;       /* with opts.record: one per message, in arrival order (malloc'd) */
     uint64_t nrecs;
+    int gave_up;              /* 1: stopped past opts.give_up_after (time_s infinite, the rest partial) */
 } engine_result_t;
 
 /* The chain of messages that set the total time, walked back from the last

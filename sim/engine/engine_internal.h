@@ -115,6 +115,7 @@ typedef struct engine {
     uint64_t reccap;         /* records allocated */
     double tie;              /* FIFO: events this close to an instant's first are part of it (setup_tie) */
     double unlike_to;        /* FIFO: unlike events fell in a tie up to here: none is drawn in before it */
+    double give_up;          /* stop at an event later than this (opts.give_up_after; infinite: never) */
     evq_item_t *win;         /* FIFO: an instant's events, in the order pushed */
     uint32_t nwin, capwin;
     evq_t q;

@@ -49,6 +49,8 @@ typedef struct run_req {
                                 NCCL_PROTO); 0: all */
     int gpus_per_thread;     /* GPUs one host thread launches on in turn (nccl-tests -g);
                                 each beyond the first adds the topology's `launch` */
+    double give_up_s;        /* the simulator stops a run whose clock passes this: it would end
+                                later than a rival run_collective already has (0: never) */
 } run_req_t;
 
 typedef struct run_out {
