@@ -117,6 +117,7 @@ topo_t *topo_create(const char *name) {
     t->params.ports = 0;
     t->params.max_inflight = 8;
     t->params.p2p = 1;
+    t->params.gdr = 1;
     t->dist_to = -1;
     t->params.bw_scale = t->params.lat_scale = 1;
     t->params.launch = TOPO_LAUNCH_DEFAULT;
@@ -499,6 +500,35 @@ static int add_host_memory(topo_t *t, baton_err_t *e) {
     return 0;
 }
 
+/* GDR off (gdr: false) where a GPU has a NIC beside it and no CPU: the
+ * file's GPU-NIC link stands for the PCIe switch both sit under, and the
+ * traffic NCCL diverts through the CPU (src/graph/paths.cc, NCCL 2.30.7:
+ * "divert all traffic through the CPU local to the GPU") crosses that
+ * switch's uplink, the same generation and width: a hidden host a GPU,
+ * joined by one link at the GPU-NIC rate, never a relay (not transit). A
+ * GPU with a CPU beside it in the file goes through that CPU. */
+static int add_gdr_hosts(topo_t *t, baton_err_t *e) {
+    int n = t->nnodes;
+    for (int g = 0; g < n; g++) {
+        if (t->nodes[g].kind != NODE_GPU) continue;
+        int nic_link = -1, cpu = 0;
+        for (int l = 0; l < t->ndl; l++) {
+            if (t->dl[l].src != g) continue;
+            if (t->nodes[t->dl[l].dst].kind == NODE_CPU) cpu = 1;
+            if (t->nodes[t->dl[l].dst].kind == NODE_NIC && nic_link < 0) nic_link = l;
+        }
+        if (cpu || nic_link < 0) continue;
+        char name[512];
+        snprintf(name, sizeof name, "%s.host", t->nodes[g].name);
+        int h = topo_add_node(t, name, NODE_CPU, t->nodes[g].line, t->nodes[g].col, e);
+        if (h < 0) return h;
+        t->nodes[h].hidden = 1, t->nodes[h].transit = 0;
+        int rc = topo_add_link(t, g, h, t->dl[nic_link].bw, t->dl[nic_link].lat, e);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
 /* The directed link from CPU node c into its host memory, -1 if none. */
 int topo_host_memory_link(const topo_t *t, int c) {
     for (int k = t->adj_off[c]; k < t->adj_off[c + 1]; k++)
@@ -509,7 +539,8 @@ int topo_host_memory_link(const topo_t *t, int c) {
 int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     int rc = map_ranks(t, file, e);
     if (rc < 0) return rc;
-    if (!t->params.p2p && t->params.host_bw > 0 && (rc = add_host_memory(t, e)) < 0) return rc;
+    if ((!t->params.p2p || !t->params.gdr) && t->params.host_bw > 0 && (rc = add_host_memory(t, e)) < 0) return rc;
+    if (!t->params.gdr && (rc = add_gdr_hosts(t, e)) < 0) return rc;
     t->reducer = malloc(((size_t)t->nnodes + 1) * sizeof *t->reducer);
     if (t->reducer == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     for (int i = 0; i < t->nnodes; i++)

@@ -173,6 +173,14 @@ static void print_facts(const ni_info_t *info) {
     }
 }
 
+/* PXN off, where the machine has it and the log's largest sizes do not show it. */
+static void print_unseen(const doc_report_t *r) {
+    if (r->pxn_unseen == 1)
+        printf("PXN off cannot be seen in this log: it gives its largest sizes the healthy machine's times (rings "
+               "and trees leave a node through the sending GPU's own NIC; the fabric carries cross-rail sends at "
+               "full rate); what shows it: %s\n", doc_cause_tell("pxn"));
+}
+
 static void print_report(const doc_args_t *a, const char *path, const topo_t *t, const doc_report_t *r,
                          const ni_info_t *info) {
     char from[32], sets[512] = "";
@@ -187,6 +195,7 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
     print_facts(info);
     if (r->verdict == DOC_ABOVE)
         printf("faster than baton's machine: the file understates it (baton calibrate fits it to this log)\n");
+    print_unseen(r);
     if (r->verdict != DOC_BELOW) return;
     printf("causes, ranked by their error on this log (MAPE over all sizes; the healthy machine's %.1f %%, %d machines "
            "tried)%s:\n", r->healthy_mape, r->tried, info->info_lines ? "; the log's NCCL_DEBUG=INFO lines weighed" : "");
@@ -204,10 +213,14 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
                "a library other than the machine's, host interference)\n",
                r->ncauses == 0 ? "none of the changes brings the prediction closer to the log"
                                : "the best still misses the largest sizes by more than the band");
-    else if (r->ncauses > 1 && r->cause[1].tie)
-        printf("the first %s fit the times alike; the checks tell them apart%s\n", "causes",
-               info->info_lines ? "" : " (or a log run with NCCL_DEBUG=INFO)");
+    else if (r->ntied > 1) {
+        printf("a tie: ");
+        for (int i = 0; i < r->ntied; i++) printf("%s%s", i ? (i + 1 < r->ntied ? ", " : " and ") : "", r->cause[i].change.id);
+        printf(" fit the times alike (within %.0f point of MAPE): this log cannot tell them apart; what does:\n", DOC_TIE_PTS);
+        for (int i = 0; i < r->ntied; i++) printf("    %s: %s\n", r->cause[i].change.id, doc_cause_tell(r->cause[i].change.id));
+    }
 }
+
 
 static void print_json(const char *path, const topo_t *t, const doc_report_t *r, const ni_info_t *info,
                        const doc_said_t *w, int first) {
@@ -229,7 +242,12 @@ static void print_json(const char *path, const topo_t *t, const doc_report_t *r,
         printf("\"evidence\":\"%s\",\"expect\":\"--cause %s%s%s\"}", report_json_escape(c->evidence, esc, sizeof esc),
                c->change.id, c->change.arg[0] ? "=" : "", c->change.arg);
     }
-    printf("],\"rows\":[");
+    printf("],\"tie_group\":[");
+    for (int i = 0; r->ntied > 1 && i < r->ntied; i++)
+        printf("%s{\"id\":\"%s\",\"tell\":\"%s\"}", i ? "," : "", r->cause[i].change.id,
+               report_json_escape(doc_cause_tell(r->cause[i].change.id), esc, sizeof esc));
+    printf("],\"pxn_unseen\":%s,", r->pxn_unseen == 1 ? "true" : r->pxn_unseen == 0 ? "false" : "null");
+    printf("\"rows\":[");
     for (int i = 0; i < r->nrows; i++) {
         const doc_row_t *x = &r->rows[i];
         printf("%s{\"bytes\":%llu,\"line\":%d,\"measured_us\":%.6g,\"expected_us\":%.6g,\"fast_us\":%.6g,\"slow_us\":%.6g,"
