@@ -507,8 +507,15 @@ static int add_host_memory(topo_t *t, baton_err_t *e) {
  * switch's uplink, the same generation and width: a hidden host a GPU,
  * joined by one link at the GPU-NIC rate, never a relay (not transit). A
  * GPU with a CPU beside it in the file goes through that CPU. */
-static int add_gdr_hosts(topo_t *t, baton_err_t *e) {
-    int n = t->nnodes;
+static int add_gdr_hosts(topo_t *t, const char *file, baton_err_t *e) {
+    int n = t->nnodes, nics = 0, beside = 0;
+    for (int l = 0; l < t->ndl; l++) {
+        nics += t->nodes[t->dl[l].src].kind == NODE_NIC;
+        beside += t->nodes[t->dl[l].src].kind == NODE_GPU && t->nodes[t->dl[l].dst].kind == NODE_NIC;
+    }
+    if (nics && !beside)           /* e.g. GPUs and NICs under PCIe switch nodes: no way modelled around GDR */
+        return err_set(e, BATON_EPARSE, "%s: gdr: false needs a GPU with a NIC beside it (a GPU-NIC link), whose traffic "
+                       "baton then routes through the GPU's host; no GPU here has one", file);
     for (int g = 0; g < n; g++) {
         if (t->nodes[g].kind != NODE_GPU) continue;
         int nic_link = -1, cpu = 0;
@@ -540,7 +547,7 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     int rc = map_ranks(t, file, e);
     if (rc < 0) return rc;
     if ((!t->params.p2p || !t->params.gdr) && t->params.host_bw > 0 && (rc = add_host_memory(t, e)) < 0) return rc;
-    if (!t->params.gdr && (rc = add_gdr_hosts(t, e)) < 0) return rc;
+    if (!t->params.gdr && (rc = add_gdr_hosts(t, file, e)) < 0) return rc;
     t->reducer = malloc(((size_t)t->nnodes + 1) * sizeof *t->reducer);
     if (t->reducer == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     for (int i = 0; i < t->nnodes; i++)

@@ -97,8 +97,9 @@ typedef struct doc_report {
     int explained;             /* 1: the first cause brings the largest sizes within the band */
     int tried;                 /* machines tried */
     int ntied;                 /* the first cause and those tied with it: cause[0..ntied) (0: no causes) */
-    int pxn_unseen;            /* 1: PXN off gives the log's largest sizes the healthy times (it cannot be
+    int pxn_unseen;            /* 1: PXN off moves the log's largest sizes less than the band (it cannot be
                                   seen in this log); 0: it changes them; -1: the machine has no PXN */
+    double pxn_change_pct;     /* PXN off's shortfall at the largest sizes against the healthy machine */
 } doc_report_t;
 
 /* Examine samples s[0..n) (one log; their masks are what the log's

@@ -176,9 +176,9 @@ static void print_facts(const ni_info_t *info) {
 /* PXN off, where the machine has it and the log's largest sizes do not show it. */
 static void print_unseen(const doc_report_t *r) {
     if (r->pxn_unseen == 1)
-        printf("PXN off cannot be seen in this log: it gives its largest sizes the healthy machine's times (rings "
+        printf("PXN off cannot be seen in this log: it moves its largest sizes by %.1f %%, inside the band (rings "
                "and trees leave a node through the sending GPU's own NIC; the fabric carries cross-rail sends at "
-               "full rate); what shows it: %s\n", doc_cause_tell("pxn"));
+               "full rate); what shows it: %s\n", r->pxn_change_pct, doc_cause_tell("pxn"));
 }
 
 static void print_report(const doc_args_t *a, const char *path, const topo_t *t, const doc_report_t *r,
@@ -246,7 +246,8 @@ static void print_json(const char *path, const topo_t *t, const doc_report_t *r,
     for (int i = 0; r->ntied > 1 && i < r->ntied; i++)
         printf("%s{\"id\":\"%s\",\"tell\":\"%s\"}", i ? "," : "", r->cause[i].change.id,
                report_json_escape(doc_cause_tell(r->cause[i].change.id), esc, sizeof esc));
-    printf("],\"pxn_unseen\":%s,", r->pxn_unseen == 1 ? "true" : r->pxn_unseen == 0 ? "false" : "null");
+    printf("],\"pxn_unseen\":%s,\"pxn_change_pct\":%.4f,", r->pxn_unseen == 1 ? "true" : r->pxn_unseen == 0 ? "false" : "null",
+           r->pxn_change_pct);
     printf("\"rows\":[");
     for (int i = 0; i < r->nrows; i++) {
         const doc_row_t *x = &r->rows[i];
