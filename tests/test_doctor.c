@@ -396,3 +396,22 @@ Test(doctor, node_health_check_example_prints_its_expected_output) {
     free(out);
     free(want);
 }
+
+/* GDR off on cluster-a100 (one GPU and one NIC under a PCIe switch, Gen4
+ * x16 = 31.5 GB/s): each ring's bytes cross the switch's uplink twice a
+ * direction (the GPU's write and the NIC's read of a send, the NIC's write
+ * and the GPU's read of a receive), so 8 rings move at most 8 x 31.5 / 2 =
+ * 126 GB/s of bus bandwidth, against 8 x 25 over HDR with GDR. Under a NIC
+ * slower than half the uplink (100 Gb/s = 12.5 GB/s) GDR off costs nothing. */
+Test(expect, gdr_off_shares_the_switch_uplink) {
+    cJSON *j = th_cli_json("sim -t cluster-a100 --set gdr=false -c allreduce -a ring -s 1GiB --json");
+    double bus = th_jnum(j, "busbw_GBps");
+    cr_expect(bus <= 126.0 && bus > 0.98 * 126.0, "ring busbw %.2f GB/s, the uplink's bound 126", bus);
+    cJSON_Delete(j);
+    j = th_cli_json("sim -t cluster-a100 --set gdr=false --set nic_bw=100Gb/s -c allreduce -a ring -s 1GiB --json");
+    cJSON *k = th_cli_json("sim -t cluster-a100 --set nic_bw=100Gb/s -c allreduce -a ring -s 1GiB --json");
+    cr_expect_float_eq(th_jnum(j, "busbw_GBps"), th_jnum(k, "busbw_GBps"), 0.01 * th_jnum(k, "busbw_GBps"),
+                       "the NIC binds: %.2f against %.2f", th_jnum(j, "busbw_GBps"), th_jnum(k, "busbw_GBps"));
+    cJSON_Delete(j);
+    cJSON_Delete(k);
+}
