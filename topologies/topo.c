@@ -509,13 +509,14 @@ static int add_host_memory(topo_t *t, baton_err_t *e) {
  * GPU with a CPU beside it in the file goes through that CPU. */
 static int add_gdr_hosts(topo_t *t, const char *file, baton_err_t *e) {
     int n = t->nnodes, nics = 0, beside = 0;
-    for (int l = 0; l < t->ndl; l++) {
+    for (int l = 0; l < t->ndl; l++) {     /* a GPU with a NIC or a CPU beside it */
         nics += t->nodes[t->dl[l].src].kind == NODE_NIC;
-        beside += t->nodes[t->dl[l].src].kind == NODE_GPU && t->nodes[t->dl[l].dst].kind == NODE_NIC;
+        beside += t->nodes[t->dl[l].src].kind == NODE_GPU &&
+                  (t->nodes[t->dl[l].dst].kind == NODE_NIC || t->nodes[t->dl[l].dst].kind == NODE_CPU);
     }
     if (nics && !beside)           /* e.g. GPUs and NICs under PCIe switch nodes: no way modelled around GDR */
-        return err_set(e, BATON_EPARSE, "%s: gdr: false needs a GPU with a NIC beside it (a GPU-NIC link), whose traffic "
-                       "baton then routes through the GPU's host; no GPU here has one", file);
+        return err_set(e, BATON_EPARSE, "%s: gdr: false needs a GPU with a NIC or a CPU beside it, through whose host "
+                       "baton routes its network traffic; no GPU here has one", file);
     for (int g = 0; g < n; g++) {
         if (t->nodes[g].kind != NODE_GPU) continue;
         int nic_link = -1, cpu = 0;

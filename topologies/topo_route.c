@@ -548,16 +548,23 @@ static int gdr_host(const topo_t *t, int g, int *up) {
  * the GPU's write and the NIC's read of every byte, and a ring's send and
  * receive share it). Steps of the dropped GDR flush and of the host's
  * memory are not timed: a latency the logs do not pin. */
+/* Is directed link l a GPU <-> NIC hop (1 send, 2 receive), 0 if not. */
+static int gpu_nic_hop(const topo_t *t, int l) {
+    node_kind_t a = t->nodes[t->dl[l].src].kind, b = t->nodes[t->dl[l].dst].kind;
+    return a == NODE_GPU && b == NODE_NIC ? 1 : a == NODE_NIC && b == NODE_GPU ? 2 : 0;
+}
+
 static int route_no_gdr(topo_t *t, route_slot_t *r) {
-    int32_t *links = route_alloc(t, 4 * r->nlinks + 1);
-    int n = 0;
+    int n = 0, hops = 0;
     double bw = 1e300, lat = r->lat;
+    for (int i = 0; i < r->nlinks; i++) hops += gpu_nic_hop(t, r->links[i]) != 0;
+    if (hops == 0) return 0;
+    int32_t *links = route_alloc(t, r->nlinks + 3 * hops);      /* a hop: at most 4 links */
     if (links == NULL) return -1;
     for (int i = 0; i < r->nlinks; i++) {
         const topo_dlink_t *l = &t->dl[r->links[i]];
-        int send = t->nodes[l->src].kind == NODE_GPU && t->nodes[l->dst].kind == NODE_NIC;
-        int recv = t->nodes[l->src].kind == NODE_NIC && t->nodes[l->dst].kind == NODE_GPU;
-        int up = -1, h = send || recv ? gdr_host(t, send ? l->src : l->dst, &up) : -1;
+        int hop = gpu_nic_hop(t, r->links[i]), send = hop == 1;       /* else 2: receiving */
+        int up = -1, h = hop ? gdr_host(t, send ? l->src : l->dst, &up) : -1;
         if (h < 0) { links[n++] = r->links[i]; continue; }
         int mem = topo_host_memory_link(t, h), own = !t->nodes[h].hidden;   /* a CPU of the file's */
         links[n++] = send || !own ? up : r->links[i];                       /* into host memory */
@@ -566,7 +573,7 @@ static int route_no_gdr(topo_t *t, route_slot_t *r) {
         lat += own ? t->dl[up].lat : 2 * t->dl[up].lat - l->lat;
     }
     for (int i = 0; i < n; i++) bw = t->dl[links[i]].bw < bw ? t->dl[links[i]].bw : bw;
-    if (n > r->nlinks) *r = (route_slot_t){.links = links, .nlinks = n, .lat = lat, .bw = bw};
+    *r = (route_slot_t){.links = links, .nlinks = n, .lat = lat, .bw = bw};
     return 0;
 }
 

@@ -325,8 +325,7 @@ void doc_change_value(const topo_t *t, const doc_change_t *c, char *buf, size_t 
     else if (!strcmp(id, "netcap")) snprintf(buf, n, "the network at x %s of its rate", c->arg);
     else if (!strcmp(id, "pcie")) snprintf(buf, n, "the GPUs' and NICs' PCIe at x %s of its rate (x 0.5: one generation "
                                            "lower, or x8 for x16)", c->arg);
-    else if (!strcmp(id, "gdr")) snprintf(buf, n, "off (--set gdr=false: network traffic through each GPU's host memory, "
-                                          "no PXN; NCCL_NET_GDR_LEVEL=LOC)");
+    else if (!strcmp(id, "gdr")) snprintf(buf, n, "off (--set gdr=false: through each GPU's host, no PXN; NCCL_NET_GDR_LEVEL=LOC)");
     else if (!strcmp(id, "socket")) snprintf(buf, n, "%s GB/s a NIC", c->arg);
     else if (!strcmp(id, "pxn")) snprintf(buf, n, "off (--set pxn=false; NCCL_PXN_DISABLE=1)");
     else if (!strcmp(id, "algo")) snprintf(buf, n, "NCCL_ALGO=%s", c->arg[0] ? c->arg : "Ring");
