@@ -415,3 +415,22 @@ Test(expect, gdr_off_shares_the_switch_uplink) {
     cJSON_Delete(j);
     cJSON_Delete(k);
 }
+
+/* With host_bw, a node's staged bytes share its host memory: each of 8 GPU
+ * sends and 8 NIC receives is written into it and read out, 16 flows a
+ * direction, so at 200 GB/s the 8 rings move at most 8 x 200 / 16 = 100 GB/s
+ * of busbw (below the uplink's 126); at 400 GB/s the uplink binds again.
+ * Max-min fair sharing: FIFO reservations hold a fast link for a transfer's
+ * bottleneck time (topologies/topo.c add_host_memory). */
+Test(expect, gdr_off_shares_host_memory) {
+    cJSON *j = th_cli_json("sim -t cluster-a100 --set gdr=false --set host_bw=200GB/s -c allreduce -a ring -s 1GiB "
+                           "--contention fair --json");
+    double bus = th_jnum(j, "busbw_GBps");
+    cr_expect(bus <= 100.0 && bus > 0.95 * 100.0, "ring busbw %.2f GB/s, host memory's bound 100", bus);
+    cJSON_Delete(j);
+    j = th_cli_json("sim -t cluster-a100 --set gdr=false --set host_bw=400GB/s -c allreduce -a ring -s 1GiB "
+                    "--contention fair --json");
+    bus = th_jnum(j, "busbw_GBps");
+    cr_expect(bus <= 126.0 && bus > 0.95 * 126.0, "ring busbw %.2f GB/s, the uplink's bound 126", bus);
+    cJSON_Delete(j);
+}
