@@ -3,7 +3,8 @@
 # table; tests/test_doctor.c each_cause_is_named_first_blind_at_its_value):
 # `expect --cause C --format nccl-tests` on a shipped machine, then doctor
 # given the healthy machine. Per row: verdict, shortfall, the first three
-# causes with their MAPE (tie: within 1 point of the first), and the tie group.
+# causes with their MAPE (tie: within 1 point of the first; on a healthy log
+# whether PXN off can be seen), and the tie group.
 # Markdown table on stdout.
 set -eu
 BATON=${1:-build/baton}
@@ -29,6 +30,7 @@ while IFS='|' read -r machine cause; do
         }
         g = substr($0, index($0, "\"tie_group\":[") + 13); g = substr(g, 1, index(g, "]") - 1); group = ""
         while ((i = index(g, "\"id\":\""))) { g = substr(g, i + 6); group = group (group ? ", " : "") substr(g, 1, index(g, "\"") - 1) }
+        if (firsts == "" && field($0, "pxn_unseen") == "true") firsts = sprintf("- (PXN unseen, %.1f %%)", field($0, "pxn_change_pct"))
         printf "| %s | %s | %s | %.1f %% | %s | %s |\n", m, c, v, s, firsts == "" ? "-" : firsts, group == "" ? "-" : group
     }'
 done <<'ROWS'
