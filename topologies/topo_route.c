@@ -535,6 +535,12 @@ static int gdr_host(const topo_t *t, int g, int *up) {
     return -1;
 }
 
+/* Is directed link l a GPU <-> NIC hop (1 send, 2 receive), 0 if not. */
+static int gpu_nic_hop(const topo_t *t, int l) {
+    node_kind_t a = t->nodes[t->dl[l].src].kind, b = t->nodes[t->dl[l].dst].kind;
+    return a == NODE_GPU && b == NODE_NIC ? 1 : a == NODE_NIC && b == NODE_GPU ? 2 : 0;
+}
+
 /* GPUDirect RDMA off (gdr: false): NCCL keeps the network's buffers in host
  * memory (src/transport/net.cc, NCCL 2.30.7: the send side's LL128 and
  * Simple buffers and the receive side's are device memory only with
@@ -548,12 +554,6 @@ static int gdr_host(const topo_t *t, int g, int *up) {
  * the GPU's write and the NIC's read of every byte, and a ring's send and
  * receive share it). Steps of the dropped GDR flush and of the host's
  * memory are not timed: a latency the logs do not pin. */
-/* Is directed link l a GPU <-> NIC hop (1 send, 2 receive), 0 if not. */
-static int gpu_nic_hop(const topo_t *t, int l) {
-    node_kind_t a = t->nodes[t->dl[l].src].kind, b = t->nodes[t->dl[l].dst].kind;
-    return a == NODE_GPU && b == NODE_NIC ? 1 : a == NODE_NIC && b == NODE_GPU ? 2 : 0;
-}
-
 static int route_no_gdr(topo_t *t, route_slot_t *r) {
     int n = 0, hops = 0;
     double bw = 1e300, lat = r->lat;
