@@ -46,6 +46,7 @@ static const knob_t knobs[] = {
     {"nvls_latency", KNOB_TIME, AT(nvls_lat), 0, 0, 1},
     {"host_bw", KNOB_BW, AT(host_bw), 0, 0, 1},
     {"pxn", KNOB_BOOL, AT(pxn), 0, 0, 0},
+    {"gdr", KNOB_BOOL, AT(gdr), 0, 0, 0},
     {"stage_bw", KNOB_BW, AT(stage_bw), 0, 0, 1},
     {"stage_latency", KNOB_TIME, AT(stage_lat), 0, 0, 1},
     {"ll_scan", KNOB_TIME, AT(ll_scan), 0, 0, 1},

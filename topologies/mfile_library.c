@@ -131,12 +131,36 @@ static int read_net_env(mfile_t *c, ynode_t *root, ynode_t *m) {
     return 0;
 }
 
-/* nccl_env: {NCCL_ALGO: "Ring", NCCL_PROTO: "^LL128", NCCL_NET: Socket}:
- * what the machine's NCCL is told (its environment, /etc/nccl.conf), in
- * NCCL's own list syntax; every name is checked here, for every
- * collective. */
+/* NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path NCCL uses GPUDirect RDMA
+ * over (src/graph/paths.cc ncclTopoCheckGdr and ncclGetLevel, NCCL 2.30.7:
+ * a path type's name, LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS, or the old
+ * numbers 0-5 for LOC PIX PXB PHB SYS SYS). A file's GPU and NIC share a
+ * PCIe switch (PIX): a level nearer than PIX (LOC, NVL, NVB, C2C, 0) turns
+ * GDR off (gdr: false); the others keep it. There is no NCCL_NET_GDR_DISABLE. */
+static int gdr_level(mfile_t *c, ynode_t *v) {
+    static const char *const off[] = {"LOC", "NVL", "NVB", "C2C", NULL};
+    static const char *const on[] = {"PIX", "PXB", "P2C", "PXN", "PHB", "SYS", NULL};
+    char s[MF_TEXT], *end;
+    int rc, gdr = -1;
+    if (v == NULL) return 0;
+    if ((rc = mf_text(c, v, "NCCL_NET_GDR_LEVEL", s)) < 0) return rc;
+    for (int i = 0; off[i]; i++) gdr = !strcmp(s, off[i]) ? 0 : gdr;
+    for (int i = 0; on[i]; i++) gdr = !strcmp(s, on[i]) ? 1 : gdr;
+    long x = strtol(s, &end, 10);
+    if (gdr < 0 && end != s && *end == '\0' && x >= 0) gdr = x > 0;
+    if (gdr < 0) return mf_fail(c, v, "NCCL_NET_GDR_LEVEL '%s': a path type (LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, "
+                                "SYS) or a number, as NCCL reads it", s, NULL);
+    if (gdr == 0) topo_params(c->t)->gdr = 0;
+    return 0;
+}
+
+/* nccl_env: {NCCL_ALGO: "Ring", NCCL_PROTO: "^LL128", NCCL_NET: Socket,
+ * NCCL_NET_GDR_LEVEL: LOC}: what the machine's NCCL is told (its
+ * environment, /etc/nccl.conf), in NCCL's own list syntax; every name is
+ * checked here, for every collective. */
 int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
-    static const char *const keys[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NET", "NCCL_IB_DISABLE", "NCCL_SOCKET_NTHREADS", NULL};
+    static const char *const keys[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NET_GDR_LEVEL", "NCCL_NET", "NCCL_IB_DISABLE",
+                                       "NCCL_SOCKET_NTHREADS", NULL};
     ynode_t *m = mf_get(c, root, "nccl_env"), *v;
     topo_params_t *p = topo_params(c->t);
     char s[MF_TEXT];
@@ -158,5 +182,6 @@ int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
         }
         memcpy(p->nccl_env[i], s, strlen(s) + 1);           /* it fits: checked above */
     }
+    if (rc == 0) rc = gdr_level(c, mf_get(c, m, keys[2]));
     return rc < 0 ? rc : read_net_env(c, root, m);
 }

@@ -162,6 +162,7 @@ topo_t *topo_create(const char *name) {
     t->params.ports = 0;
     t->params.max_inflight = 8;
     t->params.p2p = 1;
+    t->params.gdr = 1;
     t->dist_to = -1;
     t->params.bw_scale = t->params.lat_scale = 1;
     t->params.launch = TOPO_LAUNCH_DEFAULT;
@@ -547,6 +548,50 @@ static int add_host_memory(topo_t *t, baton_err_t *e) {
     return 0;
 }
 
+/* GDR off (gdr: false) where a GPU has a NIC beside it and no CPU: the
+ * file's GPU-NIC link stands for the PCIe switch both sit under, and the
+ * traffic NCCL diverts through the CPU (src/graph/paths.cc, NCCL 2.30.7:
+ * "divert all traffic through the CPU local to the GPU") crosses that
+ * switch's uplink, the same generation and width: a hidden host a node (the
+ * GPUs of one group_size group), joined to each such GPU by its own uplink
+ * at the GPU-NIC rate, never a relay (not transit); with host_bw its memory
+ * (add_host_memory), which the node's GPUs share. A GPU with a CPU beside
+ * it in the file goes through that CPU. */
+static int add_gdr_hosts(topo_t *t, const char *file, baton_err_t *e) {
+    int n = t->nnodes, nics = 0, beside = 0, g0 = t->params.group_size > 0 ? t->params.group_size : 1;
+    for (int l = 0; l < t->ndl; l++) {     /* a GPU with a NIC or a CPU beside it */
+        nics += t->nodes[t->dl[l].src].kind == NODE_NIC;
+        beside += t->nodes[t->dl[l].src].kind == NODE_GPU &&
+                  (t->nodes[t->dl[l].dst].kind == NODE_NIC || t->nodes[t->dl[l].dst].kind == NODE_CPU);
+    }
+    if (nics && !beside)           /* e.g. GPUs and NICs under PCIe switch nodes: no way modelled around GDR */
+        return err_set(e, BATON_EPARSE, "%s: gdr: false needs a GPU with a NIC or a CPU beside it, through whose host "
+                       "baton routes its network traffic; no GPU here has one", file);
+    int *host = malloc(((size_t)t->nranks / (size_t)g0 + 1) * sizeof *host);      /* a node's hidden host */
+    if (host == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    for (int k = 0; k <= t->nranks / g0; k++) host[k] = -1;
+    int rc = 0;
+    for (int g = 0; g < n && rc >= 0; g++) {
+        if (t->nodes[g].kind != NODE_GPU || t->nodes[g].rank < 0) continue;
+        int nic_link = -1, cpu = 0, k = t->nodes[g].rank / g0;
+        for (int l = 0; l < t->ndl; l++) {
+            if (t->dl[l].src != g) continue;
+            if (t->nodes[t->dl[l].dst].kind == NODE_CPU) cpu = 1;
+            if (t->nodes[t->dl[l].dst].kind == NODE_NIC && nic_link < 0) nic_link = l;
+        }
+        if (cpu || nic_link < 0) continue;
+        if (host[k] < 0) {
+            char name[512];
+            snprintf(name, sizeof name, "%s.host", t->nodes[g].name);
+            if ((rc = host[k] = topo_add_node(t, name, NODE_CPU, t->nodes[g].line, t->nodes[g].col, e)) < 0) break;
+            t->nodes[host[k]].hidden = 1, t->nodes[host[k]].transit = 0;
+        }
+        rc = topo_add_link(t, g, host[k], t->dl[nic_link].bw, t->dl[nic_link].lat, e);
+    }
+    free(host);
+    return rc < 0 ? rc : 0;
+}
+
 /* The directed link from CPU node c into its host memory, -1 if none. */
 int topo_host_memory_link(const topo_t *t, int c) {
     for (int k = t->adj_off[c]; k < t->adj_off[c + 1]; k++)
@@ -557,7 +602,8 @@ int topo_host_memory_link(const topo_t *t, int c) {
 int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     int rc = map_ranks(t, file, e);
     if (rc < 0) return rc;
-    if (!t->params.p2p && t->params.host_bw > 0 && (rc = add_host_memory(t, e)) < 0) return rc;
+    if (!t->params.gdr && (rc = add_gdr_hosts(t, file, e)) < 0) return rc;
+    if ((!t->params.p2p || !t->params.gdr) && t->params.host_bw > 0 && (rc = add_host_memory(t, e)) < 0) return rc;
     if (t->params.socket && (rc = apply_socket(t, e)) < 0) return rc;
     t->reducer = malloc(((size_t)t->nnodes + 1) * sizeof *t->reducer);
     if (t->reducer == NULL) return err_set(e, BATON_ENOMEM, "out of memory");

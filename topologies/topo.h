@@ -174,6 +174,9 @@ typedef struct topo_params {
     int pxn;             /* 1: a GPU sends across nodes through the NIC of the peer on
                             the destination's rail, over NVLink (NCCL's PXN); 0: through
                             its own NIC (default) */
+    int gdr;             /* 1: NICs read and write GPU memory (GPUDirect RDMA, default);
+                            0: network traffic goes through the GPU's host, as NCCL
+                            diverts it when GDR is off (topo_route.c route_no_gdr) */
     double host_bw;      /* bytes/s each way between a CPU and its memory for staged
                             traffic (p2p off); 0: no such hop */
     double stage_bw;     /* bytes/s each way a GPU moves through host memory when it

@@ -526,6 +526,57 @@ static int route_dragonfly(topo_t *t, int s, int d, route_slot_t *slot) {
     return 0;
 }
 
+/* GPU g's host when GDR is off: the CPU beside it (the file's, or the
+ * hidden one topo_finalize adds where the GPU has none); the link g -> host
+ * into *up, -1 if none. */
+static int gdr_host(const topo_t *t, int g, int *up) {
+    for (int i = t->adj_off[g]; i < t->adj_off[g + 1]; i++)
+        if (t->nodes[t->dl[t->adj[i]].dst].kind == NODE_CPU) return *up = t->adj[i], t->dl[*up].dst;
+    return -1;
+}
+
+/* Is directed link l a GPU <-> NIC hop (1 send, 2 receive), 0 if not. */
+static int gpu_nic_hop(const topo_t *t, int l) {
+    node_kind_t a = t->nodes[t->dl[l].src].kind, b = t->nodes[t->dl[l].dst].kind;
+    return a == NODE_GPU && b == NODE_NIC ? 1 : a == NODE_NIC && b == NODE_GPU ? 2 : 0;
+}
+
+/* GPUDirect RDMA off (gdr: false): NCCL keeps the network's buffers in host
+ * memory (src/transport/net.cc, NCCL 2.30.7: the send side's LL128 and
+ * Simple buffers and the receive side's are device memory only with
+ * useGdr), and its paths divert the GPU <-> NIC traffic through the CPU
+ * local to the GPU (src/graph/paths.cc). So each GPU <-> NIC link of route
+ * r becomes: the GPU's way to its host memory (g -> host when sending, host
+ * -> g when receiving), host memory in and out where the machine has
+ * host_bw, and the NIC's way: its own link to the GPU where the GPU has a
+ * CPU beside it in the file (a root port each), else the same uplink the
+ * other way (the file's GPU-NIC link is a PCIe switch: its uplink carries
+ * the GPU's write and the NIC's read of every byte, and a ring's send and
+ * receive share it). Steps of the dropped GDR flush and of the host's
+ * memory are not timed: a latency the logs do not pin. */
+static int route_no_gdr(topo_t *t, route_slot_t *r) {
+    int n = 0, hops = 0;
+    double bw = 1e300, lat = r->lat;
+    for (int i = 0; i < r->nlinks; i++) hops += gpu_nic_hop(t, r->links[i]) != 0;
+    if (hops == 0) return 0;
+    int32_t *links = route_alloc(t, r->nlinks + 3 * hops);      /* a hop: at most 4 links */
+    if (links == NULL) return -1;
+    for (int i = 0; i < r->nlinks; i++) {
+        const topo_dlink_t *l = &t->dl[r->links[i]];
+        int hop = gpu_nic_hop(t, r->links[i]), send = hop == 1;       /* else 2: receiving */
+        int up = -1, h = hop ? gdr_host(t, send ? l->src : l->dst, &up) : -1;
+        if (h < 0) { links[n++] = r->links[i]; continue; }
+        int mem = topo_host_memory_link(t, h), own = !t->nodes[h].hidden;   /* a CPU of the file's */
+        links[n++] = send || !own ? up : r->links[i];                       /* into host memory */
+        if (mem >= 0) links[n++] = mem, links[n++] = mem ^ 1;
+        links[n++] = send && own ? r->links[i] : up ^ 1;                    /* out of it */
+        lat += own ? t->dl[up].lat : 2 * t->dl[up].lat - l->lat;
+    }
+    for (int i = 0; i < n; i++) bw = t->dl[links[i]].bw < bw ? t->dl[links[i]].bw : bw;
+    *r = (route_slot_t){.links = links, .nlinks = n, .lat = lat, .bw = bw};
+    return 0;
+}
+
 static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
     int via = -1, rc;
     if (!may_reach(t, s, d)) return -2;
@@ -533,6 +584,11 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
         via = nearest_cpu(t, s);
     if (via >= 0 && !may_reach(t, via, d)) via = -1;   /* another host: the network, as NCCL's NET transport */
     if (via >= 0) return route_staged(t, s, via, d, slot);
+    if (!t->params.gdr) {             /* no PXN either: NCCL relays through a peer only with GDR on it */
+        if ((rc = t->params.dragonfly.routers && s != d ? route_dragonfly(t, s, d, slot) : route_plain(t, s, d, slot)) < 0)
+            return rc;
+        return route_no_gdr(t, slot) < 0 ? -1 : 0;
+    }
     if (t->params.pxn && (via = pxn_peer(t, s, d)) >= 0) {   /* s -> peer over NVLink, peer -> d on its rail */
         route_slot_t a, b;
         if ((rc = route_plain(t, s, via, &a)) < 0 || (rc = route_plain(t, via, d, &b)) < 0) return rc;

@@ -12,6 +12,7 @@
  *   p2p: true             # false: GPU-to-GPU traffic is staged in host memory
  *   pxn: false            # true: sends across nodes go over NVLink to the peer on the
  *                         #   destination's rail and out through its NIC (NCCL's PXN)
+ *   gdr: true             # false: GPUDirect RDMA off, GPU-NIC hops through the GPU's host
  *   bw_scale: 1           # every link's bandwidth x this (calibration writes it)
  *   lat_scale: 1          # every link's latency x this
  *   protocols: {LL: {latency: 0.6us, efficiency: 0.5, base: 6.6us}}   # NCCL's by default

@@ -12,49 +12,62 @@
 /* The causes in the order they are tried (and listed on a tie with no
  * evidence either way): the hardware first, then what NCCL was told. */
 static const struct {
-    const char *id, *name, *check;
+    const char *id, *name, *check, *tell;
 } causes[] = {
     {"nics", "fewer NICs in use",
      "ibstat (every port Active, LinkUp, at its rate); ibdev2netdev; NCCL_IB_HCA unset or listing every NIC; "
-     "NCCL_DEBUG=INFO's \"NET/IB : Using [0]mlx5_0:1/IB [1]...\" lists the NICs NCCL found"},
+     "NCCL_DEBUG=INFO's \"NET/IB : Using [0]mlx5_0:1/IB [1]...\" lists the NICs NCCL found",
+     "NCCL_DEBUG=INFO \"NET/IB : Using [0]...\" lists fewer NICs than the node has; ibstat shows ports Down"},
     {"netcap", "network below its rate (per-NIC or per-connection cap)",
      "ibstat (Rate: 400 for NDR, 200 for HDR); ib_write_bw between two nodes; switch port counters and errors; "
      "RoCE: PFC/ECN, NCCL_IB_TC, NCCL_IB_GID_INDEX; a cloud's per-flow cap: NCCL_IB_QPS_PER_CONNECTION, "
-     "NCCL_NCHANNELS_PER_NET_PEER"},
+     "NCCL_NCHANNELS_PER_NET_PEER",
+     "ib_write_bw between any two nodes below the line rate (every pair alike); ibstat Rate below the NIC's"},
     {"socket", "NCCL's socket transport instead of IB/RoCE",
      "NCCL_DEBUG=INFO says \"Using network IB\", not \"Using network Socket\"; NCCL_IB_DISABLE unset; ibstat; the "
-     "container sees /dev/infiniband (--device, rdma shared device plugin)"},
+     "container sees /dev/infiniband (--device, rdma shared device plugin)",
+     "NCCL_DEBUG=INFO \"Using network Socket\" (not \"Using network IB\")"},
     {"gdr", "GPUDirect RDMA off: network traffic staged through host memory",
      "lsmod | grep -e nvidia_peermem -e nv_peer_mem (or a DMA-BUF capable kernel and driver); NCCL_DEBUG=INFO "
      "connections \"via NET/IB/0/GDRDMA\" (without /GDRDMA: staged); NCCL_NET_GDR_LEVEL unset; nvidia-smi topo -m "
-     "(GPU and NIC under one PCIe switch: PIX/PXB)"},
+     "(GPU and NIC under one PCIe switch: PIX/PXB)",
+     "NCCL_DEBUG=INFO connections \"via NET/IB/0\" without /GDRDMA; lsmod without nvidia_peermem"},
     {"pcie", "PCIe at a lower generation or width",
      "nvidia-smi -q | grep -A2 -e 'Link Generation' -e 'Link Width' (current against max, under load); "
-     "lspci -vv (LnkSta against LnkCap) for the GPUs and NICs; nvidia-smi topo -m"},
+     "lspci -vv (LnkSta against LnkCap) for the GPUs and NICs; nvidia-smi topo -m",
+     "nvidia-smi -q / lspci -vv: a GPU's or NIC's link generation or width below its maximum (LnkSta < LnkCap)"},
     {"nvlink", "NVLink links down",
      "nvidia-smi nvlink -s (every link up at its rate); nvidia-smi nvlink -e (errors); nvidia-smi topo -m (NV18 "
-     "between every pair on H100); nvidia-fabricmanager running"},
+     "between every pair on H100); nvidia-fabricmanager running",
+     "nvidia-smi nvlink -s: links inactive or below their rate"},
     {"nvls", "NVLS (NVLink SHARP) off",
      "NCCL_NVLS_ENABLE unset; NCCL_DEBUG=INFO \"NVLS multicast support is available\"; nvidia-fabricmanager "
-     "running; nvidia-smi -q | grep -i -A2 fabric (State: Completed)"},
+     "running; nvidia-smi -q | grep -i -A2 fabric (State: Completed)",
+     "NCCL_DEBUG=INFO \"NVLS multicast support is not available\", or NCCL_NVLS_ENABLE=0 set by environment"},
     {"pxn", "PXN off (sends through the GPU's own NIC, across rails)",
      "NCCL_PXN_DISABLE unset (NCCL_DEBUG=INFO \"NCCL_PXN_DISABLE set by environment\"); NCCL_P2P_PXN_LEVEL; "
-     "nvidia-smi topo -m (each GPU's NIC: PIX)"},
+     "nvidia-smi topo -m (each GPU's NIC: PIX)",
+     "NCCL_DEBUG=INFO \"NCCL_PXN_DISABLE set by environment\""},
     {"channels", "fewer channels",
      "NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS unset; NCCL_DEBUG=INFO \"N coll channels\"; "
-     "NCCL_DEBUG_SUBSYS=TUNING's channel{Lo..Hi} on every call"},
+     "NCCL_DEBUG_SUBSYS=TUNING's channel{Lo..Hi} on every call",
+     "NCCL_DEBUG=INFO \"N coll channels\" below the machine's"},
     {"algo", "an algorithm forced",
      "NCCL_ALGO unset (NCCL_DEBUG=INFO \"NCCL_ALGO set by environment to ...\"); NCCL_DEBUG_SUBSYS=TUNING names "
-     "the algorithm of every call; a tuner plugin (NCCL_TUNER_PLUGIN)"},
+     "the algorithm of every call; a tuner plugin (NCCL_TUNER_PLUGIN)",
+     "NCCL_DEBUG=INFO \"NCCL_ALGO set by environment\"; NCCL_DEBUG_SUBSYS=TUNING names every call's algorithm"},
     {"proto", "a protocol forced",
      "NCCL_PROTO unset (NCCL_DEBUG=INFO \"NCCL_PROTO set by environment to ...\"); NCCL_DEBUG_SUBSYS=TUNING names "
-     "the protocol of every call"},
+     "the protocol of every call",
+     "NCCL_DEBUG=INFO \"NCCL_PROTO set by environment\"; NCCL_DEBUG_SUBSYS=TUNING names every call's protocol"},
     {"slowgpu", "one slow GPU",
      "nvidia-smi -q -d CLOCK,PERFORMANCE on every GPU (throttled: thermal, power, HW slowdown); nvidia-smi nvlink -s "
-     "on each; nccl-tests on subsets of the GPUs to find the one"},
+     "on each; nccl-tests on subsets of the GPUs to find the one",
+     "nccl-tests on subsets of the node's GPUs: slow only with the one GPU; nvidia-smi -q -d PERFORMANCE throttle reasons"},
     {"slownode", "one slow node's network",
      "nccl-tests between pairs of nodes to find the slow one; ibstat and the NICs' error counters there; its NICs' "
-     "firmware and PCIe (lspci -vv)"},
+     "firmware and PCIe (lspci -vv)",
+     "nccl-tests between pairs of nodes: slow only on the pairs with the one node (a network cap: on every pair)"},
 };
 #define NCAUSES ((int)(sizeof causes / sizeof causes[0]))
 
@@ -66,6 +79,7 @@ static int cause_index(const char *id) {
 
 const char *doc_cause_name(const char *id) { int i = cause_index(id); return i < 0 ? "?" : causes[i].name; }
 const char *doc_cause_check(const char *id) { int i = cause_index(id); return i < 0 ? "" : causes[i].check; }
+const char *doc_cause_tell(const char *id) { int i = cause_index(id); return i < 0 ? "" : causes[i].tell; }
 
 const char *doc_verdict_name(doc_verdict_t v) {
     return v == DOC_BELOW ? "below" : v == DOC_ABOVE ? "above" : "healthy";
@@ -107,7 +121,7 @@ static int fail(baton_err_t *e, const char *id, const char *why) {
 }
 
 static void add_set(doc_change_t *c, const char *fmt, double x) {
-    if (c->nsets < 2) snprintf(c->sets[c->nsets++], sizeof c->sets[0], fmt, x);
+    if (c->nsets < 3) snprintf(c->sets[c->nsets++], sizeof c->sets[0], fmt, x);
 }
 
 /* One builder a cause: cause id at value arg (NULL or "": its default, x its
@@ -161,18 +175,34 @@ static int build_share(topo_t *t, const char *id, const char *arg, double x, doc
     return 0;
 }
 
+/* GDR off is the machine's own knob (gdr: false, topologies/topo_route.c
+ * route_no_gdr): the network's traffic goes through each GPU's host, as NCCL
+ * diverts it, and PXN goes with it. A user sets the same in a file. */
 static int build_gdr(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
     (void)arg, (void)x;
-    c->links = DOC_L_GPU_NIC, c->factor = 0.5;
-    return has_links(t, c->links) ? 0 : fail(e, id, "the machine has no GPU-NIC links");
+    if (!is_cluster(t) || !has_links(t, DOC_L_GPU_NIC)) return fail(e, id, "the machine has no GPU-NIC links (gdr: false routes around those)");
+    if (!topo_params_c(t)->gdr) return fail(e, id, "the machine runs without GPUDirect RDMA already");
+    add_set(c, "gdr=false", 0);
+    return 0;
 }
 
+/* NCCL's socket transport (topo_params_t.socket, docs/decisions/
+ * network-software.md) at "BW/LAT": BW GB/s a TCP stream, LAT us a
+ * message in each host's stack (default the knobs'): the machine's own
+ * knobs, so the NIC links' cap, the stacks' latency and the proxy thread's
+ * messages all come with it. Both are a host's: a fast host's stream moves
+ * 8 GB/s at 2.5 us a message (the L40S pair), Polaris's about 4 at 5. */
 static int build_socket(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
-    (void)arg;
-    if (x <= 0) x = 4;
-    c->links = DOC_L_NET, c->rate = x * 1e9;
-    if (!is_cluster(t) || !has_links(t, c->links)) return fail(e, id, "the machine has no network");
-    snprintf(c->arg, sizeof c->arg, "%g", x);
+    const char *slash = arg ? strchr(arg, '/') : NULL;
+    double lat = slash ? atof(slash + 1) : TOPO_SOCKET_LAT * 1e6;
+    if (x <= 0) x = TOPO_SOCKET_BW / 1e9;
+    if (!(lat > 0)) return fail(e, id, "BW/LAT: GB/s a TCP stream, us a message (socket=8/2.5)");
+    if (!is_cluster(t) || !has_links(t, DOC_L_NET)) return fail(e, id, "the machine has no network");
+    if (topo_params_c(t)->socket) return fail(e, id, "the machine runs NCCL's socket transport already");
+    add_set(c, "socket=true", 0);
+    add_set(c, "socket_bw=%gGB/s", x);
+    add_set(c, "socket_latency=%gus", lat);
+    snprintf(c->arg, sizeof c->arg, "%g/%g", x, lat);
     return 0;
 }
 
@@ -286,7 +316,7 @@ static int scale_links(topo_t *t, const doc_change_t *c, baton_err_t *e) {
 
 int doc_change_apply(doc_load_fn load, void *ctx, const doc_change_t *c, topo_t **out, cal_req_t *q,
                      cal_sample_t *s, int n, baton_err_t *e) {
-    const char *sets[2] = {c->sets[0], c->sets[1]};
+    const char *sets[3] = {c->sets[0], c->sets[1], c->sets[2]};
     *out = load(ctx, sets, c->nsets, e);
     if (*out == NULL) return e->code ? e->code : BATON_EINVAL;
     if (c->links && scale_links(*out, c, e) < 0) { topo_free(*out); *out = NULL; return e->code; }
@@ -297,6 +327,7 @@ int doc_change_apply(doc_load_fn load, void *ctx, const doc_change_t *c, topo_t 
 
 void doc_change_value(const topo_t *t, const doc_change_t *c, char *buf, size_t n) {
     const char *id = c->id;
+    char bw[16], us[16];
     int links;
     const char *lp = link_param(t, &links);
     if (!strcmp(id, "nics")) snprintf(buf, n, "%s NICs a node in use, of %s (--set %s)", c->arg, param(t, "nics"), c->sets[0]);
@@ -306,8 +337,10 @@ void doc_change_value(const topo_t *t, const doc_change_t *c, char *buf, size_t 
     else if (!strcmp(id, "netcap")) snprintf(buf, n, "the network at x %s of its rate", c->arg);
     else if (!strcmp(id, "pcie")) snprintf(buf, n, "the GPUs' and NICs' PCIe at x %s of its rate (x 0.5: one generation "
                                            "lower, or x8 for x16)", c->arg);
-    else if (!strcmp(id, "gdr")) snprintf(buf, n, "off (the GPU-NIC path at x 0.5: each byte crosses it twice, through host memory)");
-    else if (!strcmp(id, "socket")) snprintf(buf, n, "%s GB/s a NIC", c->arg);
+    else if (!strcmp(id, "gdr")) snprintf(buf, n, "off (--set gdr=false: through each GPU's host, no PXN; NCCL_NET_GDR_LEVEL=LOC)");
+    else if (!strcmp(id, "socket") && sscanf(c->arg, "%15[^/]/%15s", bw, us) == 2)
+        snprintf(buf, n, "%s GB/s a TCP stream, %s us a message (--set socket=true --set %s --set %s; NCCL_NET=Socket)",
+                 bw, us, c->sets[1], c->sets[2]);
     else if (!strcmp(id, "pxn")) snprintf(buf, n, "off (--set pxn=false; NCCL_PXN_DISABLE=1)");
     else if (!strcmp(id, "algo")) snprintf(buf, n, "NCCL_ALGO=%s", c->arg[0] ? c->arg : "Ring");
     else if (!strcmp(id, "proto")) snprintf(buf, n, "NCCL_PROTO=%s", c->arg[0] ? c->arg : "Simple");
@@ -334,9 +367,10 @@ static int grid(const topo_t *t, const char *id, char args[][32], int max) {
     } else if (!strcmp(id, "pcie")) {
         static const char *v[] = {"0.5", "0.25", "0.125"};
         for (int d = 0; d < 3 && k < max; d++) snprintf(args[k++], 32, "%s", v[d]);
-    } else if (!strcmp(id, "socket")) {
+    } else if (!strcmp(id, "socket")) {                /* a slow host's stream .. a fast one's, at three costs */
         static const int v[] = {1, 2, 3, 4, 5, 6, 8, 10, 12};
-        for (int d = 0; d < 9 && k < max; d++) snprintf(args[k++], 32, "%d", v[d]);
+        static const double us[] = {5, 2.5, 1};
+        for (int d = 0; d < 27 && k < max; d++) snprintf(args[k++], 32, "%d/%g", v[d / 3], us[d % 3]);
     } else if (!strcmp(id, "slowgpu") || !strcmp(id, "slownode")) {
         static const char *v[] = {"0.9", "0.75", "0.5", "0.33", "0.25", "0.1"};
         for (int d = 0; d < 6 && k < max; d++) snprintf(args[k++], 32, "%s", v[d]);
@@ -409,6 +443,25 @@ static int by_mape(const void *a, const void *b) {
     return cause_index(x->change.id) - cause_index(y->change.id);     /* the catalogue's order: deterministic */
 }
 
+/* A cause the log says happened (its command line, its INFO lines) goes
+ * first where the times cannot tell it from the best: its error over all
+ * sizes within baton's own on this kind of machine (the band) of the
+ * best's, and its largest sizes within the band. A socket run on a fast
+ * host fits a capped network nearly as well (the L40S pair: 8.5 against
+ * 6.6 %); the log's NCCL_IB_DISABLE=1 says which it was. */
+static void promote_said(doc_report_t *r) {
+    double best = r->ncauses ? r->cause[0].mape_pct : 0, large = fmax(fabs(r->band.large_lo_pct), r->band.large_hi_pct);
+    for (int i = r->ntied; i < r->ncauses; i++) {
+        doc_cause_t c = r->cause[i];
+        if (c.said != 1 || c.mape_pct > best + r->band.hi_pct || c.mape_large_pct > large) continue;
+        memmove(&r->cause[1], &r->cause[0], (size_t)i * sizeof c);
+        r->cause[0] = c;
+        for (int k = 0; k < r->ncauses; k++) r->cause[k].tie = 0;
+        r->ntied = 1;
+        return;
+    }
+}
+
 /* Rank: by MAPE; among those tied with the first, what the log says happened
  * first; what it says did not happen goes last, whatever its MAPE. */
 static void rank_causes(doc_report_t *r) {
@@ -430,6 +483,8 @@ static void rank_causes(doc_report_t *r) {
         if (r->cause[i].said < 0) tmp[m++] = r->cause[i];
     memcpy(r->cause, tmp, (size_t)m * sizeof tmp[0]);
     for (int i = 0; i < r->ncauses; i++) r->cause[i].tie = i > 0 && i < tied;
+    r->ntied = tied;
+    promote_said(r);
 }
 
 /* The verdict at the largest sizes: the top quarter of the log's sizes (as
@@ -447,6 +502,43 @@ static void judge(doc_report_t *r) {
     lo = r->band.large_lo_pct, hi = r->band.large_hi_pct;        /* the band at a log's largest sizes */
     r->band_lo_pct = lo;
     r->verdict = r->ratio < 1 + lo / 100 ? DOC_BELOW : r->ratio > 1 + hi / 100 ? DOC_ABOVE : DOC_HEALTHY;
+}
+
+/* Can PXN off be seen in this log? NCCL relays a send to another node
+ * through the peer GPU on the destination's rail (src/graph/paths.cc, NCCL
+ * 2.30.7: addInterStep GPU -> GPU -> NET, when the peer's NIC is closer);
+ * rings and trees already leave each node through the sending GPU's own NIC,
+ * and a fabric of full bisection carries the cross-rail sends PXN off makes
+ * at the same rate: on baton's rail-optimized clusters it changes no time at
+ * a log's largest sizes beyond the band (the closed forms' one alpha, the
+ * longest route, moves its small sizes and, on cluster-a100's LL128 tree,
+ * 64 MiB by 4 %). 1 unseen (the verdict would stay healthy), 0 seen, -1 no
+ * PXN to turn off; *change_pct: its shortfall at the largest sizes. */
+static int pxn_unseen(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, const cal_sample_t *s0, int n,
+                      uint64_t from, double band_lo_pct, double *change_pct) {
+    doc_change_t c;
+    baton_err_t ignored = {0};
+    topo_t *m = NULL;
+    cal_req_t qc = *q;
+    if (build(t, "pxn", NULL, &c, &ignored) < 0) return -1;
+    cal_sample_t *s = malloc(((size_t)n + 1) * sizeof *s);
+    cal_pred_t *p0 = malloc(((size_t)n + 1) * sizeof *p0), *p1 = malloc(((size_t)n + 1) * sizeof *p1);
+    int rc = -1;
+    if (s && p0 && p1) {
+        memcpy(s, s0, (size_t)n * sizeof *s);
+        if (cal_predict_all(t, q, s, n, -1, p0, &ignored) == 0 &&
+            doc_change_apply(load, ctx, &c, &m, &qc, s, n, &ignored) == 0 && cal_predict_all(m, &qc, s, n, -1, p1, &ignored) == 0) {
+            double sum = 0;
+            int k = 0;
+            for (int i = 0; i < n; i++)
+                if (s[i].bytes >= from) sum += p0[i].time_s / p1[i].time_s, k++;
+            *change_pct = k ? 100 * (1 - sum / k) : 0;        /* the verdict's statistic, as judge() takes it */
+            rc = *change_pct < fabs(band_lo_pct);
+        }
+    }
+    topo_free(m);
+    free(s), free(p0), free(p1);
+    return rc;
 }
 
 int doc_examine(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, const cal_sample_t *s0, int n,
@@ -475,6 +567,7 @@ int doc_examine(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, cons
         if (s[i].bytes >= out->large_from) sum_large += err, nl++;
     }
     out->healthy_mape = 100 * sum / n;
+    out->pxn_unseen = pxn_unseen(load, ctx, t, q, s, n, out->large_from, out->band_lo_pct, &out->pxn_change_pct);
     out->healthy_mape_large = nl ? 100 * sum_large / nl : out->healthy_mape;
     for (int i = 0; out->verdict == DOC_BELOW && i < NCAUSES && out->ncauses < DOC_MAX_CAUSES; i++) {
         doc_cause_t c;

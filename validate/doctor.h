@@ -29,7 +29,7 @@ typedef struct doc_change {
     char id[16];               /* the cause: nics, nvlink, pcie, gdr, socket, netcap, pxn, algo, proto,
                                   channels, nvls, slowgpu, slownode */
     char arg[32];              /* its value as --cause takes it ("4", "Ring", "0.5"; "" none) */
-    char sets[2][48];          /* --set values it takes */
+    char sets[3][48];          /* --set values it takes */
     int nsets;
     int links;                 /* which links it scales: 0 none, DOC_L_* */
     double factor;             /* their rate x this (or, with rate > 0, set to rate) */
@@ -57,6 +57,9 @@ int doc_change_apply(doc_load_fn load, void *ctx, const doc_change_t *c, topo_t 
 /* The cause's name, what to check, and the value as a person reads it. */
 const char *doc_cause_name(const char *id);
 const char *doc_cause_check(const char *id);
+/* What shows cause id and none of the others (a check's one decisive line):
+ * printed for a tie, whose causes the times cannot tell apart. */
+const char *doc_cause_tell(const char *id);
 void doc_change_value(const topo_t *t, const doc_change_t *c, char *buf, size_t n);
 
 typedef struct doc_cause {
@@ -93,6 +96,10 @@ typedef struct doc_report {
     int ncauses;
     int explained;             /* 1: the first cause brings the largest sizes within the band */
     int tried;                 /* machines tried */
+    int ntied;                 /* the first cause and those tied with it: cause[0..ntied) (0: no causes) */
+    int pxn_unseen;            /* 1: PXN off moves the log's largest sizes less than the band (it cannot be
+                                  seen in this log); 0: it changes them; -1: the machine has no PXN */
+    double pxn_change_pct;     /* PXN off's shortfall at the largest sizes against the healthy machine */
 } doc_report_t;
 
 /* Examine samples s[0..n) (one log; their masks are what the log's

@@ -93,9 +93,17 @@ static void header(ni_info_t *x, const char *s) {
     }
 }
 
+/* The run's own command line or environment, as a log's header often
+ * carries it (`mpirun -x NCCL_IB_DISABLE=1 ...`, `export NCCL_NET=Socket`):
+ * what NCCL was told, before it says so itself. */
+static void command(ni_info_t *x, const char *s, int line) {
+    if (strstr(s, "NCCL_IB_DISABLE=1") || strstr(s, "NCCL_NET=Socket")) once(x, "socket", line, 1, 0, s);
+}
+
 static int each_line(void *ctx, char *buf, int line, baton_err_t *e) {
     ni_info_t *out = ctx;
     (void)e;
+    command(out, buf, line);
     if (strstr(buf, "# nThread")) header(out, buf);
     if (strstr(buf, "Avg bus bandwidth")) out->footer = 1;
     if (!strstr(buf, "NCCL INFO")) return 0;

@@ -24,11 +24,15 @@ static const char help[] =
     "NVLink links down, NVLS off, PXN off, fewer channels, an algorithm or protocol\n"
     "forced, one slow GPU or node), each re-predicted over its values and ranked by\n"
     "its MAPE on the log, with the value the log implies, what to check, and what the\n"
-    "log's NCCL_DEBUG=INFO lines say of it. Causes within 1 point of MAPE of the\n"
-    "first are a tie: the times cannot tell them apart.\n"
+    "log's NCCL_DEBUG=INFO lines and its command line say of it. Causes within 1\n"
+    "point of MAPE of the first are a tie: the times cannot tell them apart, and\n"
+    "doctor prints the group with what tells each apart; a cause the log says\n"
+    "happened goes first where its error is within the band of the best's. PXN off,\n"
+    "where it moves the largest sizes less than the band, is said to be unseen.\n"
     "  -t MACHINE          the healthy machine the log ran on (its --set values too)\n"
     "      --nccl-tests LOG  one or more logs (each judged alone), text or nccl-tests' JSON (-J)\n"
-    "      --json          verdict, shortfall_pct, causes [{cause, mape_pct, value, check}], rows\n"
+    "      --json          verdict, shortfall_pct, causes [{cause, mape_pct, value, check}],\n"
+    "                      tie_group [{id, tell}], pxn_unseen, rows\n"
     "      --fail-below PCT  exit 3 when a log's busbw at the largest sizes is more than\n"
     "                      PCT % below the band's low edge (health checks; examples/)\n"
     "  -c, --coll C        what a log ran where it names no test\n"
@@ -165,12 +169,20 @@ static void print_rows(const doc_report_t *r) {
 /* The log's INFO facts, each with the cause it bears on. */
 static void print_facts(const ni_info_t *info) {
     if (info->n == 0) return;
-    printf("the log's NCCL_DEBUG=INFO lines say:\n");
+    printf("the log's own lines (NCCL_DEBUG=INFO, its command) say:\n");
     for (int i = 0; i < info->n; i++) {
         const ni_fact_t *f = &info->fact[i];
         printf("  line %d: %s  [%s: %s]\n", f->line, f->text, doc_cause_name(f->cause),
                f->supports > 0 ? "happened" : f->supports < 0 ? "did not happen" : "a count");
     }
+}
+
+/* PXN off, where the machine has it and the log's largest sizes do not show it. */
+static void print_unseen(const doc_report_t *r) {
+    if (r->pxn_unseen == 1)
+        printf("PXN off cannot be seen in this log: it moves its largest sizes by %.1f %%, inside the band (rings "
+               "and trees leave a node through the sending GPU's own NIC; the fabric carries cross-rail sends at "
+               "full rate); what shows it: %s\n", r->pxn_change_pct, doc_cause_tell("pxn"));
 }
 
 static void print_report(const doc_args_t *a, const char *path, const topo_t *t, const doc_report_t *r,
@@ -187,6 +199,7 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
     print_facts(info);
     if (r->verdict == DOC_ABOVE)
         printf("faster than baton's machine: the file understates it (baton calibrate fits it to this log)\n");
+    print_unseen(r);
     if (r->verdict != DOC_BELOW) return;
     printf("causes, ranked by their error on this log (MAPE over all sizes; the healthy machine's %.1f %%, %d machines "
            "tried)%s:\n", r->healthy_mape, r->tried, info->info_lines ? "; the log's NCCL_DEBUG=INFO lines weighed" : "");
@@ -204,10 +217,14 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
                "a library other than the machine's, host interference)\n",
                r->ncauses == 0 ? "none of the changes brings the prediction closer to the log"
                                : "the best still misses the largest sizes by more than the band");
-    else if (r->ncauses > 1 && r->cause[1].tie)
-        printf("the first %s fit the times alike; the checks tell them apart%s\n", "causes",
-               info->info_lines ? "" : " (or a log run with NCCL_DEBUG=INFO)");
+    else if (r->ntied > 1) {
+        printf("a tie: ");
+        for (int i = 0; i < r->ntied; i++) printf("%s%s", i ? (i + 1 < r->ntied ? ", " : " and ") : "", r->cause[i].change.id);
+        printf(" fit the times alike (within %.0f point of MAPE): this log cannot tell them apart; what does:\n", DOC_TIE_PTS);
+        for (int i = 0; i < r->ntied; i++) printf("    %s: %s\n", r->cause[i].change.id, doc_cause_tell(r->cause[i].change.id));
+    }
 }
+
 
 static void print_json(const char *path, const topo_t *t, const doc_report_t *r, const ni_info_t *info,
                        const doc_said_t *w, int first) {
@@ -229,7 +246,13 @@ static void print_json(const char *path, const topo_t *t, const doc_report_t *r,
         printf("\"evidence\":\"%s\",\"expect\":\"--cause %s%s%s\"}", report_json_escape(c->evidence, esc, sizeof esc),
                c->change.id, c->change.arg[0] ? "=" : "", c->change.arg);
     }
-    printf("],\"rows\":[");
+    printf("],\"tie_group\":[");
+    for (int i = 0; r->ntied > 1 && i < r->ntied; i++)
+        printf("%s{\"id\":\"%s\",\"tell\":\"%s\"}", i ? "," : "", r->cause[i].change.id,
+               report_json_escape(doc_cause_tell(r->cause[i].change.id), esc, sizeof esc));
+    printf("],\"pxn_unseen\":%s,\"pxn_change_pct\":%.4f,", r->pxn_unseen == 1 ? "true" : r->pxn_unseen == 0 ? "false" : "null",
+           r->pxn_change_pct);
+    printf("\"rows\":[");
     for (int i = 0; i < r->nrows; i++) {
         const doc_row_t *x = &r->rows[i];
         printf("%s{\"bytes\":%llu,\"line\":%d,\"measured_us\":%.6g,\"expected_us\":%.6g,\"fast_us\":%.6g,\"slow_us\":%.6g,"
