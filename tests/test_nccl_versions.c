@@ -228,3 +228,10 @@ Test(nccl_versions, polaris_pick_switches_at_2_23) {
     picks("-t polaris --set nodes=2 --set nccl_version=2.22.3 -c allreduce -s 32KiB", "allreduce nccltree");
     picks("-t polaris --set nodes=2 --set nccl_version=2.23.4 -c allreduce -s 32KiB", "allreduce ring");
 }
+
+/* `plan` names whose tables its right-hand column is, where the machine names its NCCL. */
+Test(nccl_versions, plan_names_the_tables) {
+    th_says("plan -t polaris --set nodes=2 --set nccl_version=2.18 --sizes 32KiB", 0,
+            "NCCL's model (NCCL 2.18.0's tables) sees 2 node(s)", 1);
+    th_says("plan -t polaris --set nodes=2 --sizes 32KiB", 0, "NCCL's model sees 2 node(s)", 1);
+}
