@@ -233,7 +233,13 @@ static void nvls_lines(topo_t *t, const tuning_machine_t *m) {
 
 static void print_sizes(topo_t *t, const tuning_machine_t *m, const uint64_t *sizes, int n, const run_out_t *ours,
                         const run_out_t *nccls) {
-    printf("NCCL's model sees %d node(s), %s, %d channels at %.4g GB/s each%s\n", m->nnodes,
+    char v[48] = "";
+    if (m->version) {                                  /* the machine names its NCCL: whose tables these are */
+        char t_[16];
+        knobs_version_text(m->version, t_, sizeof t_);
+        snprintf(v, sizeof v, " (NCCL %s's tables)", t_);
+    }
+    printf("NCCL's model%s sees %d node(s), %s, %d channels at %.4g GB/s each%s\n", v, m->nnodes,
            m->nvlink ? "NVLink" : "PCI", m->nchannels, m->bw,
            m->nvls_channels ? " and NVLS" : "");
     if (m->nvls_channels || topo_params_c(t)->group_size > 8) nvls_lines(t, m);

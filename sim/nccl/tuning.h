@@ -9,9 +9,11 @@
  * beside the closed forms and the simulator. It has no launch overhead and
  * no contention, as NCCL's has none.
  *
- * PAT (all-gather and reduce-scatter at one GPU per node) follows the
- * machine's NCCL version: none before 2.23, its bandwidth 0.85 of the
- * tree's in 2.23 and 0.75 from 2.24 (tuning.cc of each). Not modelled:
+ * The tables and formulas follow the machine's NCCL version (`version`,
+ * 2.18.1-2.30.7) where NCCL's tuning.cc changed them: the TUNING_*_SINCE
+ * rules below (PAT none before 2.23, Tree/Simple's latency, Ring/LL's share,
+ * ring all-reduce's network steps, the per-channel caps, NVLS's model, the
+ * Blackwell rows; docs/decisions/nccl-versions.md). Not modelled:
  * CollNetChain, numPipeOps > 1 (one call at a time, as nccl-tests runs
  * them). */
 #ifndef BATON_TUNING_H
@@ -45,9 +47,31 @@ typedef struct tuning_machine {
     int version;               /* the NCCL, 2.26.6 as 22606; 0: the tables' 2.30.7 */
 } tuning_machine_t;
 
-/* The first NCCL of each rule this model follows by version. */
+/* The first NCCL of each rule this model follows by version: the release
+ * whose src/graph/tuning.cc first has it (NCCL's git tags v2.18.1-1 ..
+ * v2.30.7-1; tuning.c says what came before), counted from the minor
+ * release (2.21.0) where the change came with its first tag. */
 #define TUNING_PAT_SINCE 22300         /* PAT: 2.23.4's tuning.cc (ncclPatEnable) */
 #define TUNING_PAT_075_SINCE 22400     /* PAT's busBw *= .75 (2.23: .85) */
+#define TUNING_TREE_LAT_2_18_3 21803   /* 2.18.3: Tree/Simple hwLat 4/6/14 (2.18.1: 28), per-node-count
+                                          LL128 caps (perChMaxRing/TreeLL128Bws), Hopper tree 36.0, NVLS 5/6 */
+#define TUNING_TREE_LAT_2_19 21900     /* 2.19.1: Tree/Simple hwLat back to 28 (the 2.19 branch) */
+#define TUNING_NVLS_2_19_SINCE 21900   /* 2.19.1: NVLS/NVLSTree latency and bandwidth rewritten, NVLS
+                                          all-gather/reduce-scatter, CollNetDirect 3.7/31 us */
+#define TUNING_RING_LL_HALF_SINCE 22100 /* 2.21.5: Ring/LL busBw x .5 (before x 1/4 across nodes) */
+#define TUNING_NVLS_LAT25_SINCE 22100  /* 2.21.5: NVLS/NVLSTree NVLink hwLat 25 (23) */
+#define TUNING_HOPPER_LL_SINCE 22100   /* 2.21.5: llMaxBws Hopper 141/45/35 (87.7/22.5/19) */
+#define TUNING_TREE_LAT_SINCE 22300    /* 2.23.4: Tree/Simple baseLat 8.4, hwLat 4/4/14 */
+#define TUNING_INTER_STEPS_SINCE 22300 /* 2.23.4: ring all-reduce's nInterSteps 2(nNodes-1) (2 nNodes) */
+#define TUNING_PPN1_NET_SINCE 22300    /* 2.23.4: ppn 1: the tree's network latency for all; Ring/LL128
+                                          x .92 (before x .7 at ppn < 2) */
+#define TUNING_BLACKWELL_SINCE 22500   /* 2.25.1: Blackwell's own rows (before Hopper's) */
+#define TUNING_NVLS_AGRS_SINCE 22700   /* 2.27.3: NVLS AG/RS min(bwIntra (ppn-1)/ppn, .9 bwInter) */
+#define TUNING_NVLS_EFF_SINCE 22800    /* 2.28.3: nvlsEfficiency, NVLS ratio nRanks/nsteps, NVLSTree caps */
+#define TUNING_BLACKWELL_2_28_SINCE 22800 /* 2.28.3: Blackwell tree 70/42.8/24, tree LL128 55.6/31.67/20 */
+#define TUNING_NVLS_TREE_NET_SINCE 22900  /* 2.29.2: NVLSTree network hwLat 20.9 (14) */
+#define TUNING_BLACKWELL_2_29_SINCE 22900 /* 2.29.2: Blackwell ring LL128 34.5, NVLSTree 4+ nodes 43.8 */
+#define TUNING_BLACKWELL_2_30_SINCE 23000 /* 2.30.3: Blackwell ring LL128 40, NVLSTree 4+ nodes 80 */
 
 /* NCCL's time in seconds for one call of coll over n bytes (nccl-tests'
  * size: the whole buffer) with algorithm a and protocol p; < 0 when NCCL
