@@ -9,7 +9,8 @@
 # (docs/decisions/scale.md). A fit calibrate calls not physical is written
 # with --accept-unphysical and the row names what it needed. Setup 1 (nothing
 # set) is NCCL's TCP socket transport: --set socket=true
-# (docs/decisions/network-software.md). Markdown.
+# (docs/decisions/network-software.md). NCCL 2.18's rules and tables
+# (--set nccl_version=2.18, docs/decisions/nccl-versions.md). Markdown.
 set -eu
 BATON=${1:-build/baton}
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ L=validate/logs/nccl-tests-scale
 cal=$(mktemp -d)
 trap 'rm -rf "$cal"' EXIT
 mape() {   # MACHINE NODES LOG: "all / >= 64 MiB"
-    "$BATON" validate -t "$1" --set nodes="$2" $net -c "$coll" --nccl-tests "$3" 2>&1 |
+    "$BATON" validate -t "$1" --set nodes="$2" --set nccl_version=2.18 $net -c "$coll" --nccl-tests "$3" 2>&1 |
         sed -n 's/^MAPE \([0-9.]*\) % over [0-9]* sizes, \([0-9.]*\) %.*/\1 \/ \2 %/p'
 }
 printf '| collective, setup | fit on 2 + 8 nodes (in sample) | what the fit needed | 2 nodes | 8 nodes | 128 nodes (held out) |\n'
@@ -28,7 +29,7 @@ for cs in all_reduce:1 all_gather:5 alltoall:1; do
     net=""                                     # setup 1: nothing set, NCCL's TCP sockets
     [ "$s" = 1 ] && net="--set socket=true"
     f="$cal/$c.yaml"
-    out=$("$BATON" calibrate -t polaris $net --cv 0 --accept-unphysical -c "$coll" -o "$f" \
+    out=$("$BATON" calibrate -t polaris --set nccl_version=2.18 $net --cv 0 --accept-unphysical -c "$coll" -o "$f" \
           --nccl-tests "$L/polaris_nccl_2_18_n2_${c}_setup$s.txt" "$L/polaris_nccl_2_18_n8_${c}_setup$s.txt" 2>&1)
     ins=$(printf '%s\n' "$out" | sed -n 's/^MAPE \([0-9.]*\) % over [0-9]* sizes.*/\1 %/p' | tail -n 1)
     need=$(printf '%s\n' "$out" | sed -n 's/^  \([a-zA-Z0-9 -]*\) \([0-9.]*\) (\(below 0.5\|at its [a-z]* bound\)).*/\1 \2 (\3)/p' | paste -sd ';' - | sed 's/;/; /g')
