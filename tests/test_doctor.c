@@ -147,13 +147,21 @@ static void with_info(const char *log, const char *line) {
     free(out);
 }
 
+/* doctor's report on machine's log made sick by cause, with one INFO line added. */
+static cJSON *doctor_told(const char *machine, const char *cause, const char *info) {
+    char *log = sick_log(machine, cause);
+    with_info(log, info);
+    cJSON *j = doctor(machine, log);
+    unlink(log);
+    free(log);
+    return j;
+}
+
 Test(doctor, info_lines_break_a_tie_and_are_named) {
     const char *gdr = "host:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA";
     const char *staged = "host:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0";
     /* pcie at 1/8; "Using network IB" says the socket transport did not run: last */
-    char *log = sick_log(A100, "pcie=0.125");
-    with_info(log, "host:1:2 [0] NCCL INFO Using network IB");
-    cJSON *j = doctor(A100, log);
+    cJSON *j = doctor_told(A100, "pcie=0.125", "host:1:2 [0] NCCL INFO Using network IB");
     cr_expect_str_eq(str(cause_at(j, 0), "id"), "pcie");
     int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "causes"));
     cJSON *last = cause_at(j, n - 1);                  /* what the log says did not happen: last */
@@ -161,38 +169,24 @@ Test(doctor, info_lines_break_a_tie_and_are_named) {
     cr_expect_eq(th_jnum(last, "said"), -1, "the log says IB ran");
     cr_expect(strstr(str(last, "evidence"), "Using network IB") != NULL);
     cJSON_Delete(j);
-    unlink(log);
-    free(log);
     /* a GDRDMA connection: GPUDirect ran; gdr, if tried at all, last */
-    log = sick_log(A100, "pcie=0.5");
-    with_info(log, gdr);
-    j = doctor(A100, log);
+    j = doctor_told(A100, "pcie=0.5", gdr);
     cr_expect_str_eq(str(cause_at(j, 0), "id"), "pcie");
     n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "causes"));
     for (int i = 0; i < n; i++)
         if (!strcmp(str(cause_at(j, i), "id"), "gdr")) cr_expect(i == n - 1 && th_jnum(cause_at(j, i), "said") == -1);
     cJSON_Delete(j);
-    unlink(log);
-    free(log);
-    log = sick_log(A100, "gdr");
-    with_info(log, staged);
-    j = doctor(A100, log);
+    j = doctor_told(A100, "gdr", staged);
     cr_expect_str_eq(str(cause_at(j, 0), "id"), "gdr");
     cr_expect_eq(th_jnum(cause_at(j, 0), "said"), 1);
     cJSON_Delete(j);
-    unlink(log);
-    free(log);
 }
 
 Test(doctor, socket_transport_said_by_the_log) {
-    char *log = sick_log(A100, "socket=4");
-    with_info(log, "host:1:2 [0] NCCL INFO Using network Socket");
-    cJSON *j = doctor(A100, log);
+    cJSON *j = doctor_told(A100, "socket=4", "host:1:2 [0] NCCL INFO Using network Socket");
     cr_expect_str_eq(str(cause_at(j, 0), "id"), "socket");
     cr_expect_eq(th_jnum(cause_at(j, 0), "said"), 1);
     cJSON_Delete(j);
-    unlink(log);
-    free(log);
 }
 
 /* A healthy machine's own rows are healthy, with nothing to blame; so are

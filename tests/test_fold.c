@@ -314,6 +314,20 @@ static int rows_as_the_whole(const char *path, const char *sets, const char *con
 
 static const char *const pattern_rows[] = {"bintree", "chain", "hier", "hier_leader", "dbtree", "nccltree"};
 
+
+/* pattern_rows on each (machine, --set) case, each answered as the whole
+ * (rows_as_the_whole); the rows answered folded, in all. */
+static int pattern_rows_on(const char *const (*cases)[2], size_t n) {
+    int folded = 0;
+    for (size_t c = 0; c < n; c++) {
+        char path[128];
+        snprintf(path, sizeof path, "topologies/%s.yaml", cases[c][0]);
+        int k = rows_as_the_whole(path, cases[c][1], pattern_rows, 6);
+        cr_assert_geq(k, 0, "%s %s loads", cases[c][0], cases[c][1]);
+        folded += k;
+    }
+    return folded;
+}
 /* A pattern of peers on a folded cluster loads the whole cluster's links:
  * its nodes' links counted node by node, the fabric's own by the
  * generator's arithmetic from how each stand-in crosses (fold.h). Each row
@@ -329,14 +343,7 @@ Test(fold, a_pattern_loads_the_whole_clusters_links) {
                                           {"cluster-h100", "nodes=64 radix=16 pxn=false"},
                                           {"cluster-h100", "nodes=16 radix=4 nics=1 oversubscription=2"},
                                           {"cluster-a100", "nodes=40 radix=16"}};
-    int folded = 0;
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        char path[128];
-        snprintf(path, sizeof path, "topologies/%s.yaml", cases[c][0]);
-        int k = rows_as_the_whole(path, cases[c][1], pattern_rows, 6);
-        cr_assert_geq(k, 0, "%s %s loads", cases[c][0], cases[c][1]);
-        folded += k;
-    }
+    int folded = pattern_rows_on(cases, sizeof cases / sizeof cases[0]);
     cr_expect_geq(folded, 7 * 6, "rows answered folded, as the whole: %d", folded);
 }
 
@@ -397,14 +404,7 @@ Test(fold, racks_answer_as_the_whole_cluster) {
 Test(fold, a_pattern_loads_the_whole_racks_links) {
     static const char *const cases[][2] = {{"gb200-nvl72", "racks=4 trays=2"}, {"gb200-nvl72", "racks=16 trays=2"},
                                           {"gb200-nvl72", "racks=8 trays=4"}, {"gb300-nvl72", "racks=16 trays=2"}};
-    int folded = 0;
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        char path[128];
-        snprintf(path, sizeof path, "topologies/%s.yaml", cases[c][0]);
-        int k = rows_as_the_whole(path, cases[c][1], pattern_rows, 6);
-        cr_assert_geq(k, 0, "%s %s loads", cases[c][0], cases[c][1]);
-        folded += k;
-    }
+    int folded = pattern_rows_on(cases, sizeof cases / sizeof cases[0]);
     cr_expect_geq(folded, 4 * 6, "rows answered folded, as the whole: %d", folded);
 }
 
