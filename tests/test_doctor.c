@@ -223,32 +223,38 @@ Test(doctor, a_healthy_log_is_healthy) {
     cJSON_Delete(j);
 }
 
+/* Logs a and b hold the same rows (their # lines aside). */
+static void expect_same_rows(const char *a, const char *b, const char *what) {
+    char cmd[1024], *out = NULL;
+    snprintf(cmd, sizeof cmd, "diff %s %s | grep -v '^[<>] #' | grep '^[<>]' && exit 1; exit 0", a, b);
+    cr_expect_eq(th_sh(cmd, &out), 0, "%s: %s", what, out);
+    free(out);
+}
+
+/* Run a shell command that must succeed. */
+static void sh_ok(const char *cmd) {
+    char *out = NULL;
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", cmd);
+    free(out);
+}
+
 /* GDR off is one mechanism wherever it is said: --cause gdr, --set
  * gdr=false, a file's nccl_env NCCL_NET_GDR_LEVEL=LOC give the same times;
  * PIX keeps GDR; a file whose GPUs have no NIC beside them says so. */
 Test(expect, gdr_off_is_one_knob) {
-    char *a = sick_log(A100, "gdr"), *b = sick_log(A100 " --set gdr=false", NULL), *out = NULL, cmd[1024];
-    snprintf(cmd, sizeof cmd, "diff %s %s | grep -v '^[<>] #' | grep '^[<>]' && exit 1; exit 0", a, b);
-    cr_expect_eq(th_sh(cmd, &out), 0, "%s", out);
-    free(out);
+    char *a = sick_log(A100, "gdr"), *b = sick_log(A100 " --set gdr=false", NULL), cmd[1024];
+    expect_same_rows(a, b, "--cause gdr against --set gdr=false");
     const char *yaml = "/tmp/baton_doctor_gdr.yaml";
     snprintf(cmd, sizeof cmd, "cp topologies/cluster-a100.yaml %s && echo 'nccl_env: {NCCL_NET_GDR_LEVEL: LOC}' >> %s", yaml, yaml);
-    cr_assert_eq(th_sh(cmd, &out), 0);
-    free(out);
+    sh_ok(cmd);
     char *c = sick_log("-t /tmp/baton_doctor_gdr.yaml --set nodes=2", NULL);
-    snprintf(cmd, sizeof cmd, "diff %s %s | grep -v '^[<>] #' | grep '^[<>]' && exit 1; exit 0", b, c);
-    cr_expect_eq(th_sh(cmd, &out), 0, "LOC: %s", out);
-    free(out);
+    expect_same_rows(b, c, "LOC");
     snprintf(cmd, sizeof cmd, "sed -i 's/LOC}/PIX}/' %s", yaml);
-    cr_assert_eq(th_sh(cmd, &out), 0);
-    free(out);
+    sh_ok(cmd);
     char *d = sick_log("-t /tmp/baton_doctor_gdr.yaml --set nodes=2", NULL), *h = sick_log(A100, NULL);
-    snprintf(cmd, sizeof cmd, "diff %s %s | grep -v '^[<>] #' | grep '^[<>]' && exit 1; exit 0", d, h);
-    cr_expect_eq(th_sh(cmd, &out), 0, "PIX: %s", out);
-    free(out);
+    expect_same_rows(d, h, "PIX");
     snprintf(cmd, sizeof cmd, "sed -i 's/PIX}/BAD}/' %s", yaml);
-    cr_assert_eq(th_sh(cmd, &out), 0);
-    free(out);
+    sh_ok(cmd);
     th_says("topo /tmp/baton_doctor_gdr.yaml", 1, "NCCL_NET_GDR_LEVEL 'BAD'", 1);
     th_says("topo cluster-p4d --set gdr=false", 1, "gdr: false needs a GPU with a NIC or a CPU beside it", 1);
     char *logs[] = {a, b, c, d, h};
