@@ -273,6 +273,7 @@ static int split_build(sched_t *s, const algo_opts_t *o, baton_err_t *e, int sha
     s->nchannels = 3 * trees * C;
     sched_layout(s, (uint32_t)(trees * C), (uint32_t)k);
     s->prog = split_prog;
+    s->reps = (uint32_t)k;         /* stream op pc: step pc % per of chunk pc / per */
     return 0;
 }
 

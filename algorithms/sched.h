@@ -107,6 +107,11 @@ struct sched {
                               peer moved k ranks on (mod nranks), so ranks k apart are
                               interchangeable (sim/engine/symmetry.h); tested for every row
                               that sets it */
+    uint32_t reps;         /* 0, or k: each (rank, channel)'s program is k repetitions of
+                              one stretch of ops, the same peers, kinds and channels in
+                              each (only the chunks move on), so what is counted per op
+                              (a rank's network messages: sim/nccl/sockmsgs.c) is one
+                              stretch's x k; tested for every row that sets it */
 };
 
 /* Exact chunk layout: n bytes cut into k parts, the first n % k of them one

@@ -168,7 +168,7 @@ Test(one_answer, help_and_output_say_the_same_of_nccl) {
 static void parts_add_up(const char *args) {
     cJSON *j = json_of(args), *x = cJSON_GetObjectItem(j, "explain");
     static const char *const keys[] = {"alpha_s", "beta_s", "gamma_s", "overlap_s", "transfer_s", "wait_s", "reduce_s",
-                                       "idle_s", "once_s", "sync_s", "ceiling_s", "proxy_s", "launches_s"};
+                                       "idle_s", "once_s", "sync_s", "ceiling_s", "socket_s", "proxy_s", "launches_s"};
     cr_assert_not_null(x, "baton %s: no explain object", args);
     double sum = 0, total = num(x, "total_s", args), time = num(j, "time_s", args);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) sum += num(x, keys[i], args);
@@ -202,6 +202,24 @@ Test(one_answer, explain_parts_add_up_in_predict) {
     parts_add_up("predict -t topologies/hgx-h100.yaml -c allreduce -a nvls -s 64KiB --explain --json");
     parts_add_up("predict -t topologies/cluster-h100.yaml --set nodes=4 -c allreduce -a nvlstree -s 1GiB --explain --json");
     parts_add_up("predict -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1MiB -g 2 --explain --json");
+}
+
+/* The socket transport's proxy thread is a part of its own, not the GPU's
+ * ceiling: a small all-to-all on 8 nodes of sockets is its messages, 2 (p -
+ * g) x socket_latency = 2 x 28 x 5 us a rank, beyond everything else. */
+Test(one_answer, explain_names_the_socket_proxy_thread) {
+    const char *args = "predict -t polaris --set nodes=8 --set socket=true -c alltoall -a nccl -s 4KiB --explain --json";
+    parts_add_up(args);
+    cJSON *j = json_of(args), *x = cJSON_GetObjectItem(j, "explain");
+    double total = num(x, "total_s", args), sock = num(x, "socket_s", args);
+    cr_expect(fabs(num(x, "ceiling_s", args)) < 1e-12 * total, "the socket floor is not a ceiling");
+    cr_expect(fabs(total - (2.0 * 28 * 5e-6 + 6.6e-6)) < 1e-12, "the floor: LL's base latency + 280 us, not %.9g", total);
+    cr_expect_gt(sock, 0.5 * total, "%g of %g", sock, total);
+    cJSON_Delete(j);
+    char *out = NULL;
+    cr_assert_eq(th_cli("predict -t polaris --set nodes=8 --set socket=true -c alltoall -a nccl -s 4KiB --explain", &out, 1), 0);
+    cr_expect(strstr(out, "socket proxy thread's messages") != NULL && strstr(out, "GPU/host ceiling") == NULL, "%s", out);
+    free(out);
 }
 
 Test(one_answer, explain_parts_add_up_in_sim) {

@@ -121,3 +121,46 @@ Test(sched, periodic_schedules_are_shift_invariant) {
     for (int r = 0; r < 8; r++) differs |= shifted_program_differs(&rd, r, 0);
     cr_expect(differs, "recursive doubling is not shift-invariant and the check must say so");
 }
+
+/* (r, c)'s op pc and op pc + len / reps: the same peers, kinds, channels and
+ * chunk count, what a schedule's `reps` promises (sim/nccl/sockmsgs.c counts
+ * one stretch). 0 if so, else 1. */
+static int repeats_differ(const sched_t *s, int r, int c) {
+    uint32_t len = 0;
+    sched_op_t a, b;
+    while (sched_op(s, r, c, len, &a)) len++;
+    if (len % s->reps) return 1;
+    for (uint32_t pc = 0, st = len / s->reps; pc + st < len; pc++) {
+        sched_op(s, r, c, pc, &a), sched_op(s, r, c, pc + st, &b);
+        if (a.send != b.send || a.recv != b.recv || a.nchunk != b.nchunk || a.send_chan != b.send_chan ||
+            a.recv_chan != b.recv_chan || (a.send && a.send_peer != b.send_peer) || (a.recv && a.recv_peer != b.recv_peer))
+            return 1;
+    }
+    return 0;
+}
+
+Test(sched, repeating_schedules_repeat) {
+    int ps[] = {1, 2, 3, 5, 7, 8, 16, 24}, checked = 0;
+    for (const algo_t *const *a = algo_all(); *a; a++)
+        for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
+            for (int ch = 1; ch <= 2; ch++) {
+                int p = ps[i];
+                algo_opts_t o = {.channels = ch, .group = p % 4 == 0 ? 4 : 0, .pipeline = 5};
+                sched_t s;
+                baton_err_t e = {0};
+                if (algo_build(*a, p, (uint64_t)p * 4 * 96, &o, &s, &e) < 0 || s.reps == 0) continue;
+                for (int r = 0; r < p; r++)
+                    for (int c = 0; c < s.nchannels; c++)
+                        cr_assert(!repeats_differ(&s, r, c), "%s (%s) p=%d ch=%d: rank %d channel %d",
+                                  (*a)->name, coll_name((*a)->coll), p, ch, r, c);
+                checked++;
+            }
+    cr_expect_geq(checked, 4 * 8, "NCCL's trees at least declare their repetitions");
+    /* the check itself catches a program that does not repeat: a ring's steps change peers' roles */
+    sched_t ring;
+    cr_assert_eq(algo_build(&algo_allreduce_ring, 8, 8 * 96, NULL, &ring, NULL), 0);
+    ring.reps = 2;
+    int differs = 0;
+    for (int r = 0; r < 8; r++) differs |= repeats_differ(&ring, r, 0);
+    cr_expect(differs, "a ring all-reduce is not one stretch repeated and the check must say so");
+}

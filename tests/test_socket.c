@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../algorithms/algo.h"
 #include "../sim/answer/run.h"
+#include "../sim/nccl/sockmsgs.h"
 #include "../topologies/topo.h"
 #include "helpers.h"
 
@@ -208,4 +210,55 @@ Test(socket, nccl_env_names_the_transport) {
     th_says("plan -t /tmp/baton_socket_env_bad.yaml", 1, "baton_socket_env_bad.yaml:3:", 1);
     th_says("plan -t /tmp/baton_socket_env_bad.yaml", 1, "NCCL_SOCKET_NTHREADS must be a whole number from 0 to 16", 1);
     remove("/tmp/baton_socket_env_bad.yaml");
+}
+
+/* The busiest rank's network messages op by op, every rank: the oracle. */
+static uint64_t messages_walked(const sched_t *s, int g) {
+    uint64_t most = 0;
+    for (int r = 0; r < s->nranks; r++) {
+        uint64_t m = 0;
+        sched_op_t op;
+        for (int c = 0; c < s->nchannels; c++)
+            for (uint32_t pc = 0; sched_op(s, r, c, pc, &op); pc++)
+                m += (op.send && op.send_peer / g != r / g) + (op.recv != RECV_NONE && op.recv_peer / g != r / g);
+        if (m > most) most = m;
+    }
+    return most;
+}
+
+/* Odd ranks send one chunk two ranks on (to the other node of two ranks);
+ * even ranks do nothing: period 2, its busiest rank not rank 0. */
+static int odd_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
+    (void)c;
+    if (r % 2 == 0 || pc > 0) return 0;
+    *op = op_send((r + 2) % s->nranks, (uint32_t)r, 1);
+    return 1;
+}
+
+/* sockmsgs counts a period's ranks and a repeating program's one stretch,
+ * and remembers: each must give the walk's count, for every row. */
+Test(socket, the_message_count_equals_the_walk) {
+    int ps[] = {2, 3, 5, 8, 12, 16, 24}, gs[] = {1, 2, 3, 4, 6}, checked = 0, shortcut = 0;
+    for (const algo_t *const *a = algo_all(); *a; a++)
+        for (size_t i = 0; i < sizeof ps / sizeof *ps; i++)
+            for (size_t j = 0; j < sizeof gs / sizeof *gs; j++) {
+                int p = ps[i], g = gs[j];
+                algo_opts_t o = {.channels = 2, .group = p % g == 0 ? g : 0, .pipeline = 3};
+                sched_t s;
+                baton_err_t e = {0};
+                if (g >= p || algo_build(*a, p, (uint64_t)p * 7 * 96 + 5, &o, &s, &e) < 0) continue;
+                uint64_t want = messages_walked(&s, g);
+                for (int twice = 0; twice < 2; twice++)   /* found, then remembered */
+                    cr_assert_eq(sockmsgs_busiest(&s, g), want, "%s (%s) p=%d g=%d", (*a)->name, coll_name((*a)->coll), p, g);
+                checked++;
+                shortcut += s.reps > 1 || (s.period > 0 && p % g == 0 && s.period < p);
+            }
+    cr_expect_geq(checked, 100);
+    cr_expect_geq(shortcut, 20, "the shortcuts are exercised");
+    sched_t odd = {.coll = COLL_ALLGATHER, .algo = "odd", .nranks = 4, .nchannels = 1, .bytes = 4, .prog = odd_prog, .period = 2};
+    sched_layout(&odd, 4, 1);
+    cr_expect_eq(sockmsgs_busiest(&odd, 2), 1, "a period's every rank is counted, not its first");
+    sched_t one;
+    cr_assert_eq(algo_build(&algo_allreduce_ring, 4, 4 * 96, NULL, &one, NULL), 0);
+    cr_expect_eq(sockmsgs_busiest(&one, 4), 0, "one node: no network messages");
 }

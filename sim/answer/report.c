@@ -46,10 +46,11 @@ static char *finish(cJSON *o) {
 static cJSON *parts_object(const run_parts_t *x) {
     cJSON *o = cJSON_CreateObject();
     static const char *const keys[] = {"alpha_s", "beta_s", "gamma_s", "overlap_s", "transfer_s", "wait_s", "reduce_s",
-                                       "idle_s", "once_s", "sync_s", "ceiling_s", "proxy_s", "launches_s", "total_s"};
+                                       "idle_s", "once_s", "sync_s", "ceiling_s", "socket_s", "proxy_s", "launches_s",
+                                       "total_s"};
     const double v[] = {x->alpha, x->beta, x->gamma, x->overlap, x->transfer, x->wait, x->reduce, x->idle, x->once,
-                        x->sync, x->ceiling, x->proxy, x->launches, x->total};
-    for (int i = 0; o && i < 14; i++) cJSON_AddNumberToObject(o, keys[i], v[i]);
+                        x->sync, x->ceiling, x->socket, x->proxy, x->launches, x->total};
+    for (int i = 0; o && i < (int)(sizeof v / sizeof *v); i++) cJSON_AddNumberToObject(o, keys[i], v[i]);
     return o;
 }
 

@@ -395,8 +395,9 @@ void run_parts(topo_t *t, const run_out_t *o, run_parts_t *x) {
     x->once = o->once_s;
     x->sync = o->sync_s;
     x->proxy = o->proxy_s;
+    x->socket = o->socket_s;
     x->launches = o->launch_s;
-    x->ceiling = o->time_s - o->launch_s - o->proxy_s - o->links_s;   /* gpu_and_host's ceilings */
+    x->ceiling = o->time_s - o->launch_s - o->proxy_s - o->socket_s - o->links_s;   /* gpu_and_host's ceilings */
     x->total = o->time_s;
     if (!o->simulated)                         /* the last bits of rounding: the parts sum to links_s */
         x->overlap += o->links_s - o->once_s - o->sync_s - (x->alpha + x->beta + x->gamma + x->overlap);

@@ -12,6 +12,7 @@
 
 #include "../../topologies/graph.h"
 #include "../../topologies/topo.h"
+#include "sockmsgs.h"
 #include "view.h"
 
 int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr) {
@@ -93,24 +94,6 @@ static int staged_duplex(const topo_t *t, coll_t c, int p) {
     return p > 2 || (c != COLL_BROADCAST && c != COLL_REDUCE);
 }
 
-/* The network messages the busiest rank's proxy thread handles under NCCL's
- * socket transport: every send to and receive from another node (NCCL's
- * node: group_size ranks) of its schedule, walked op by op. */
-static uint64_t socket_messages(const topo_t *t, const sched_t *s) {
-    int g = topo_params_c(t)->group_size;
-    uint64_t most = 0;
-    if (s == NULL || g <= 0 || g >= s->nranks) return 0;
-    for (int r = 0; r < s->nranks; r++) {
-        uint64_t m = 0;
-        sched_op_t op;
-        for (int c = 0; c < s->nchannels; c++)
-            for (uint32_t pc = 0; sched_op(s, r, c, pc, &op); pc++)
-                m += (op.send && op.send_peer / g != r / g) + (op.recv != RECV_NONE && op.recv_peer / g != r / g);
-        if (m > most) most = m;
-    }
-    return most;
-}
-
 /* NCCL's socket transport (topo_params_t.socket; src/transport/net_socket.cc):
  * a rank's proxy thread moves each of its network messages itself, send()
  * or recv() through the kernel's TCP stack (NCCL_SOCKET_NTHREADS 0: no
@@ -121,7 +104,7 @@ static uint64_t socket_messages(const topo_t *t, const sched_t *s) {
 static double socket_floor(const topo_t *t, const sched_t *s, const proto_cost_t *pc) {
     const topo_params_t *tp = topo_params_c(t);
     if (!tp->socket || tp->socket_threads > 0) return 0;
-    uint64_t m = socket_messages(t, s);
+    uint64_t m = sockmsgs_busiest(s, tp->group_size);
     return m ? pc->base_latency + (double)m * tp->socket_lat : 0;
 }
 
@@ -136,10 +119,8 @@ static double launches(const topo_t *t, const run_req_t *q) {
  * flag polling), the library kernel's where a rule runs the call (MSCCL's
  * thread blocks) and, with P2P off, the staging's (NCCL's SHM transport: SMs
  * copying through host memory both ways at stage_bw, of which the protocol
- * carries its efficiency); then the launches of the further GPUs one thread
- * drives. */
-static double gpu_and_host(const topo_t *t, const run_req_t *q, const sched_t *s, const proto_cost_t *pc, int p,
-                           double time) {
+ * carries its efficiency). */
+static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, int p, double time) {
     double busbytes = (double)q->bytes * run_busbw_factor(q->coll, p);   /* the bytes each GPU's kernel moves */
     const double caps[2] = {pc->max_busbw, q->lib_busbw};   /* the protocol's ceiling, the library kernel's */
     for (int i = 0; i < 2 && p > 1; i++)
@@ -151,8 +132,7 @@ static double gpu_and_host(const topo_t *t, const run_req_t *q, const sched_t *s
         if (pc->efficiency == 1 && pc->base_latency > 0) floor += steps * tp->stage_lat;   /* Simple's flag */
         if (floor > time) time = floor;
     }
-    double sock = socket_floor(t, s, pc);
-    return (sock > time ? sock : time) + launches(t, q);
+    return time;
 }
 
 /* NCCL's network proxy reads both flags of every LL line of a step before it
@@ -181,13 +161,17 @@ static int kernel_ranks(const topo_t *t, const algo_t *a, int p) {
 }
 
 /* o's time: the links' (closed form or engine) and what the GPU and host
- * add, the same for both; the launches apart too. */
+ * add, the same for both: the ceilings, the socket transport's proxy thread
+ * where it is slower still, the proxy's LL scan, the launches of the further
+ * GPUs one thread drives. */
 void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, const proto_cost_t *pc, proto_t pr,
                         double links, run_out_t *o) {
+    double capped = gpu_and_host(t, q, pc, kernel_ranks(t, o->algo, o->ranks), links), sock = socket_floor(t, s, pc);
     o->links_s = links;
+    o->socket_s = sock > capped ? sock - capped : 0;
     o->proxy_s = proxy_scan(t, q, o, pr);
-    o->time_s = gpu_and_host(t, q, s, pc, kernel_ranks(t, o->algo, o->ranks), links) + o->proxy_s;
     o->launch_s = launches(t, q);
+    o->time_s = (sock > capped ? sock : capped) + o->launch_s + o->proxy_s;
 }
 
 /* The channels NCCL runs a small call on (its enqueue; docs/reference/nccl.md,

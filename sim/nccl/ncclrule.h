@@ -63,7 +63,7 @@ uint64_t ncclrule_fill(const algo_t *a, proto_t pr);
 /* o's time from the links' time `links` of schedule s: what the GPU and
  * host add (the protocol's and the library kernel's ceilings, staging
  * through host memory, the socket transport's proxy threads, NCCL's proxy
- * scanning LL lines, the launches of -g), into o's time_s, links_s, proxy_s
+ * scanning LL lines, the launches of -g), into o's time_s, links_s, socket_s, proxy_s
  * and launch_s. */
 void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, const proto_cost_t *pc, proto_t pr,
                         double links, run_out_t *o);

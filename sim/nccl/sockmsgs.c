@@ -1,0 +1,116 @@
+/* sockmsgs.c - the network messages of a schedule's busiest rank, for NCCL's
+ * socket transport (ncclrule.c's proxy-thread floor): every send to and
+ * receive from another node, counted op by op.
+ *
+ * A tree's programs grow with the size (one op a chunk), so the count walks
+ * millions of ops at the top sizes; doctor asks it again for each machine of
+ * a cause's grid, whose schedules are the same. Three exact savings:
+ * - ranks a period apart (sched_t.period) that is also a whole number of
+ *   nodes run the same program moved on, so they count alike: one of each;
+ * - a program that repeats one stretch of ops (sched_t.reps: a tree's
+ *   chunks) counts one stretch;
+ * - the count is a pure function of the schedule and the node size, so it
+ *   is remembered (baton is single-threaded; the table is bounded). */
+#include "sockmsgs.h"
+
+#include <string.h>
+
+static long gcd(long a, long b) {
+    while (b) { long r = a % b; a = b; b = r; }
+    return a;
+}
+
+/* The ranks to walk: with period k and nodes of g ranks, rank r + L runs
+ * rank r's program with every peer moved L on, for L = lcm(k, g), and moving
+ * by whole nodes keeps each peer on or off r's node; so the residues mod
+ * gcd(L, p) stand for all. Every rank where the ranks do not fill whole
+ * nodes or no period is known. */
+static int walk_span(const sched_t *s, int g) {
+    int p = s->nranks;
+    if (s->period <= 0 || p % g) return p;
+    long l = (long)s->period / gcd(s->period, g) * g;
+    return (int)gcd(l, p);
+}
+
+/* The length of (r, c)'s program: programs are pure functions of pc, so
+ * doubling then halving finds the end in O(log length) ops. */
+static uint32_t prog_len(const sched_t *s, int r, int c) {
+    sched_op_t op;
+    uint32_t lo = 0, hi = 1;                       /* op lo - 1 exists (or lo = 0); is op hi - 1? */
+    while (hi < (1u << 31) && sched_op(s, r, c, hi - 1, &op)) lo = hi, hi *= 2;
+    while (hi - lo > 1) {                          /* ops [0, lo) exist, op hi - 1 does not */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sched_op(s, r, c, mid - 1, &op)) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* (r, c)'s messages to other nodes: one stretch's x reps where the
+ * program repeats (sched_t.reps), else op by op. */
+static uint64_t chan_messages(const sched_t *s, int g, int r, int c) {
+    uint32_t len = s->reps > 1 ? prog_len(s, r, c) : UINT32_MAX, stretch = s->reps > 1 ? len / s->reps : len;
+    uint64_t m = 0;
+    sched_op_t op;
+    for (uint32_t pc = 0; pc < stretch && sched_op(s, r, c, pc, &op); pc++)
+        m += (op.send && op.send_peer / g != r / g) + (op.recv != RECV_NONE && op.recv_peer / g != r / g);
+    return s->reps > 1 ? m * s->reps : m;
+}
+
+static uint64_t walk(const sched_t *s, int g) {
+    uint64_t most = 0;
+    for (int r = 0, span = walk_span(s, g); r < span; r++) {
+        uint64_t m = 0;
+        for (int c = 0; c < s->nchannels; c++) m += chan_messages(s, g, r, c);
+        if (m > most) most = m;
+    }
+    return most;
+}
+
+/* What decides a schedule's ops: its program and everything the program
+ * reads. Rings' orders are compared by content (they belong to a machine,
+ * and each machine is loaded afresh); a group of collectives is not kept. */
+typedef struct {
+    sched_prog_fn prog;
+    const char *algo;
+    int coll, nranks, nchannels, root, helpers, g, orders_n;
+    uint64_t bytes, messages;
+    uint32_t nblocks, per_block;
+    int64_t param[4];
+    int32_t orders[64];
+} msgkey_t;
+
+#define SOCKMSGS_KEPT 1024
+
+static msgkey_t kept[SOCKMSGS_KEPT];
+static int nkept, next_out;
+
+static int make_key(const sched_t *s, int g, msgkey_t *k) {
+    int n = s->orders ? s->orders->count * s->orders->nranks : 0;
+    if (s->group || s->part || n > 64) return 0;
+    *k = (msgkey_t){.prog = s->prog, .algo = s->algo, .coll = (int)s->coll, .nranks = s->nranks, .nchannels = s->nchannels,
+                 .root = s->root, .helpers = s->helpers, .g = g, .orders_n = n, .bytes = s->bytes,
+                 .nblocks = s->nblocks, .per_block = s->per_block};
+    memcpy(k->param, s->param, sizeof k->param);
+    if (n) memcpy(k->orders, s->orders->rank, (size_t)n * sizeof *k->orders);
+    return 1;
+}
+
+static int same(const msgkey_t *a, const msgkey_t *b) {
+    return a->prog == b->prog && a->algo == b->algo && a->coll == b->coll && a->nranks == b->nranks &&
+           a->nchannels == b->nchannels && a->root == b->root && a->helpers == b->helpers && a->g == b->g &&
+           a->bytes == b->bytes && a->nblocks == b->nblocks && a->per_block == b->per_block &&
+           !memcmp(a->param, b->param, sizeof a->param) && a->orders_n == b->orders_n &&
+           !memcmp(a->orders, b->orders, (size_t)a->orders_n * sizeof *a->orders);
+}
+
+uint64_t sockmsgs_busiest(const sched_t *s, int g) {
+    if (s == NULL || g <= 0 || g >= s->nranks) return 0;
+    msgkey_t k;
+    if (!make_key(s, g, &k)) return walk(s, g);
+    for (int i = 0; i < nkept; i++)
+        if (same(&kept[i], &k)) return kept[i].messages;
+    k.messages = walk(s, g);
+    kept[nkept < SOCKMSGS_KEPT ? nkept++ : next_out++ % SOCKMSGS_KEPT] = k;   /* full: the oldest goes */
+    return k.messages;
+}
