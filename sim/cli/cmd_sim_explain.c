@@ -98,6 +98,12 @@ static void explain_advice(const run_out_t *r, const run_parts_t *x) {
            "           per-call latency %s%s\n", latency ? "latency-bound" : "bandwidth-bound", a, b, c,
            r->tuner ? " (NCCL's model picked the algorithm and protocol; they need not be the fastest)"
            : r->auto_picked ? " (the algorithm and protocol are already the fastest the formulas know)" : "");
+    if (x->socket > 0) {
+        units_fmt_time(x->socket, a, sizeof a);
+        printf("           socket-bound beyond these: NCCL's socket transport's proxy thread handles the busiest\n"
+               "           rank's network messages one after another, %s more than the links and ceilings take;\n"
+               "           helper threads (NCCL_SOCKET_NTHREADS, --set socket_threads=N) or an RDMA transport remove it\n", a);
+    }
     if (!r->auto_picked && latency)
         printf("           with -a auto the formulas pick the lowest-latency algorithm and protocol for this size\n");
     else if (!r->auto_picked)
