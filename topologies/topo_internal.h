@@ -85,11 +85,11 @@ struct topo {
     const uint8_t *dmap;   /* while set, distances come from this map (255: unreached), not the stamps */
     /* Walks towards one place share their next hops (topo_route.c, walk_keyed):
      * per node, for the distances of `key` (the map, or the search's stamp)
-     * towards `to`, its next hops' links at hops[off .. off + ways); entries of
-     * another generation of `hops` are void. */
+     * towards `to`, its next hops' links at hops[off .. off + ways), off its
+     * first link's place in adj; entries of another generation are void. */
     struct hop_memo { uint64_t key; int32_t to; uint32_t gen, off, ways; } *hop_memo;
     int32_t *hops;
-    uint32_t nhops, caphops, hop_gen;
+    uint32_t caphops, hop_gen;
     struct name_slot { int node; uint32_t hash; } *name_slot;   /* open-addressing index of node
                             names: node + 1 (0 = empty) and its name's hash, compared first */
     uint32_t name_cap;   /* a power of two, more than twice nnodes */

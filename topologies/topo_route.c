@@ -160,27 +160,26 @@ static void route_add(const topo_t *t, route_slot_t *r, int32_t *links, int k) {
 /* Node u's next hops towards d (links, in adjacency order) for the
  * distances in force (key: which distances), from the memo or found
  * now; NULL if memory runs out. A million routes into one leaf walk the same
- * switches: each switch's 256 ports are scanned once, not per route. */
+ * switches: each switch's 256 ports are scanned once, not per route. Each
+ * node's hops have a fixed place, its links' places in adj (no more than
+ * its degree): a memo found anew overwrites the node's last, where an
+ * appended one grew the array to 2^26 entries and faulted its pages in (a
+ * fifth of doctor's time on a 512-rank dragonfly all-to-all). */
 static const int32_t *next_hops(topo_t *t, int u, int d, uint64_t key) {
+    uint32_t nadj = (uint32_t)t->adj_off[t->nnodes];
     if (t->hop_memo == NULL && (t->hop_memo = calloc((size_t)t->nnodes + 1, sizeof *t->hop_memo)) == NULL) return NULL;
+    if (t->caphops < nadj) {
+        int32_t *h = realloc(t->hops, (size_t)nadj * sizeof *h);
+        if (h == NULL) return NULL;
+        t->hops = h, t->caphops = nadj, t->hop_gen++;       /* the memo's old places are void */
+    }
     struct hop_memo *m = &t->hop_memo[u];
     if (m->key == key && m->to == d && m->gen == t->hop_gen && m->ways) return t->hops + m->off;
-    int deg = t->adj_off[u + 1] - t->adj_off[u], du = topo_dist(t, u);
-    if (t->nhops + (uint32_t)deg > t->caphops) {
-        if (t->nhops + (uint32_t)deg > (1u << 26) || t->caphops >= (1u << 26)) t->nhops = 0, t->hop_gen++;  /* start over */
-        uint32_t nc = t->caphops ? 2 * t->caphops : 4096;
-        while (nc < t->nhops + (uint32_t)deg) nc *= 2;
-        if (nc > t->caphops) {
-            int32_t *h = realloc(t->hops, (size_t)nc * sizeof *h);
-            if (h == NULL) return NULL;
-            t->hops = h, t->caphops = nc;
-        }
-    }
-    *m = (struct hop_memo){.key = key, .to = d, .gen = t->hop_gen, .off = t->nhops, .ways = 0};
+    int du = topo_dist(t, u);
+    *m = (struct hop_memo){.key = key, .to = d, .gen = t->hop_gen, .off = (uint32_t)t->adj_off[u], .ways = 0};
     double w = widest(t, u, du, d);
     for (int k = t->adj_off[u]; k < t->adj_off[u + 1]; k++)
-        if (wide_hop(t, du, d, k, w)) t->hops[t->nhops + m->ways++] = t->adj[k];
-    t->nhops += m->ways;
+        if (wide_hop(t, du, d, k, w)) t->hops[m->off + m->ways++] = t->adj[k];
     return m->ways ? t->hops + m->off : NULL;
 }
 
