@@ -103,10 +103,9 @@ static int apply_socket(topo_t *t, baton_err_t *e) {
 
 double topo_line_bw(const topo_t *t, int l) { return t->line_bw && t->line_bw[l] > 0 ? t->line_bw[l] : t->dl[l].bw; }
 
-/* A NIC link's rate under the socket transport: its line rate (x f, a new
- * class efficiency) up to the streams' cap. */
-static double socket_rate(topo_t *t, int l, double f) {
-    t->line_bw[l] *= f, t->line_bw[l ^ 1] *= f;
+/* A NIC link's rate under the socket transport: its line rate up to the
+ * streams' cap. */
+static double socket_rate(const topo_t *t, int l) {
     double cap = socket_cap(&t->params);
     return t->line_bw[l] < cap ? t->line_bw[l] : cap;
 }
@@ -116,7 +115,7 @@ int topo_set_socket_bw(topo_t *t, double bw, baton_err_t *e) {
     if (!(bw > 0)) return err_set(e, BATON_EINVAL, "socket_bw must be positive, not %g", bw);
     t->params.socket_bw = bw;
     for (int l = 0; l < t->ndl; l += 2)
-        if (t->line_bw[l] > 0 && topo_set_link_bw(t, l, socket_rate(t, l, 1), e) < 0) return -1;
+        if (t->line_bw[l] > 0 && topo_set_link_bw(t, l, socket_rate(t, l), e) < 0) return -1;
     return 0;
 }
 
@@ -142,7 +141,11 @@ int topo_set_class_efficiency(topo_t *t, const char *cls, double eff, baton_err_
     for (int l = 0; l < t->ndl && f != 1; l += 2) {      /* by kinds: a fit sets this at every trial */
         link_kinds(t, l, &a, &b);
         if (a != ka || b != kb) continue;
-        double bw = t->line_bw && t->line_bw[l] > 0 ? socket_rate(t, l, f) : t->dl[l].bw * f;
+        double bw = t->dl[l].bw * f;
+        if (t->line_bw && t->line_bw[l] > 0) {   /* sockets: the line rate takes the efficiency, the cap stays */
+            t->line_bw[l] *= f, t->line_bw[l ^ 1] *= f;
+            bw = socket_rate(t, l);
+        }
         if (topo_set_link_bw(t, l, bw, e) < 0) return -1;
     }
     return 0;
