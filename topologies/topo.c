@@ -562,36 +562,39 @@ static int add_host_memory(topo_t *t, baton_err_t *e) {
  * it in the file goes through that CPU. */
 static int add_gdr_hosts(topo_t *t, const char *file, baton_err_t *e) {
     int n = t->nnodes, nics = 0, beside = 0, g0 = t->params.group_size > 0 ? t->params.group_size : 1;
-    for (int l = 0; l < t->ndl; l++) {     /* a GPU with a NIC or a CPU beside it */
-        nics += t->nodes[t->dl[l].src].kind == NODE_NIC;
-        beside += t->nodes[t->dl[l].src].kind == NODE_GPU &&
-                  (t->nodes[t->dl[l].dst].kind == NODE_NIC || t->nodes[t->dl[l].dst].kind == NODE_CPU);
+    int *nic_link = malloc(((size_t)n + 1) * sizeof *nic_link), *host = malloc(((size_t)t->nranks / (size_t)g0 + 1) * sizeof *host);
+    unsigned char *cpu = calloc((size_t)n + 1, 1);
+    if (nic_link == NULL || host == NULL || cpu == NULL) {
+        free(nic_link), free(host), free(cpu);
+        return err_set(e, BATON_ENOMEM, "out of memory");
     }
-    if (nics && !beside)           /* e.g. GPUs and NICs under PCIe switch nodes: no way modelled around GDR */
-        return err_set(e, BATON_EPARSE, "%s: gdr: false needs a GPU with a NIC or a CPU beside it, through whose host "
-                       "baton routes its network traffic; no GPU here has one", file);
-    int *host = malloc(((size_t)t->nranks / (size_t)g0 + 1) * sizeof *host);      /* a node's hidden host */
-    if (host == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
-    for (int k = 0; k <= t->nranks / g0; k++) host[k] = -1;
+    for (int v = 0; v < n; v++) nic_link[v] = -1;
+    for (int l = 0; l < t->ndl; l++) {     /* each GPU's first NIC link, a CPU beside it; one pass */
+        int a = t->dl[l].src;
+        node_kind_t kb = t->nodes[t->dl[l].dst].kind;
+        nics += t->nodes[a].kind == NODE_NIC;
+        if (t->nodes[a].kind != NODE_GPU) continue;
+        beside += kb == NODE_NIC || kb == NODE_CPU;
+        cpu[a] |= kb == NODE_CPU;
+        if (kb == NODE_NIC && nic_link[a] < 0) nic_link[a] = l;
+    }
     int rc = 0;
+    if (nics && !beside)           /* e.g. GPUs and NICs under PCIe switch nodes: no way modelled around GDR */
+        rc = err_set(e, BATON_EPARSE, "%s: gdr: false needs a GPU with a NIC or a CPU beside it, through whose host "
+                     "baton routes its network traffic; no GPU here has one", file);
+    for (int k = 0; k <= t->nranks / g0; k++) host[k] = -1;
     for (int g = 0; g < n && rc >= 0; g++) {
-        if (t->nodes[g].kind != NODE_GPU || t->nodes[g].rank < 0) continue;
-        int nic_link = -1, cpu = 0, k = t->nodes[g].rank / g0;
-        for (int l = 0; l < t->ndl; l++) {
-            if (t->dl[l].src != g) continue;
-            if (t->nodes[t->dl[l].dst].kind == NODE_CPU) cpu = 1;
-            if (t->nodes[t->dl[l].dst].kind == NODE_NIC && nic_link < 0) nic_link = l;
-        }
-        if (cpu || nic_link < 0) continue;
+        if (t->nodes[g].kind != NODE_GPU || t->nodes[g].rank < 0 || cpu[g] || nic_link[g] < 0) continue;
+        int k = t->nodes[g].rank / g0;
         if (host[k] < 0) {
             char name[512];
             snprintf(name, sizeof name, "%s.host", t->nodes[g].name);
             if ((rc = host[k] = topo_add_node(t, name, NODE_CPU, t->nodes[g].line, t->nodes[g].col, e)) < 0) break;
             t->nodes[host[k]].hidden = 1, t->nodes[host[k]].transit = 0;
         }
-        rc = topo_add_link(t, g, host[k], t->dl[nic_link].bw, t->dl[nic_link].lat, e);
+        rc = topo_add_link(t, g, host[k], t->dl[nic_link[g]].bw, t->dl[nic_link[g]].lat, e);
     }
-    free(host);
+    free(nic_link), free(host), free(cpu);
     return rc < 0 ? rc : 0;
 }
 
