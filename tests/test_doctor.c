@@ -16,18 +16,20 @@
 #include "helpers.h"
 
 /* `baton expect MACHINE --cause CAUSE --format nccl-tests` into a new temporary file (its path, malloc'd). */
-static char *sick_log(const char *machine, const char *cause) {
+static char *sick_log_of(const char *machine, const char *cause, const char *coll) {
     char path[] = "/tmp/baton_doctor_XXXXXX", cmd[1024], *out = NULL;
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
     close(fd);
     const char *bin = getenv("BATON_BIN");
-    snprintf(cmd, sizeof cmd, "%s expect %s %s%s --format nccl-tests > %s", bin ? bin : "build/baton", machine,
-             cause ? "--cause " : "", cause ? cause : "", path);
+    snprintf(cmd, sizeof cmd, "%s expect %s %s%s %s%s --format nccl-tests > %s", bin ? bin : "build/baton", machine,
+             cause ? "--cause " : "", cause ? cause : "", coll ? "-c " : "", coll ? coll : "", path);
     cr_assert_eq(th_sh(cmd, &out), 0, "%s", cmd);
     free(out);
     return strdup(path);
 }
+
+static char *sick_log(const char *machine, const char *cause) { return sick_log_of(machine, cause, NULL); }
 
 static cJSON *doctor(const char *machine, const char *log) {
     char args[1024];
@@ -49,46 +51,51 @@ static cJSON *cause_at(cJSON *j, int i) {
 
 typedef struct {
     const char *machine, *cause, *id, *tied;   /* tied: the cause whose times are alike (NULL: none) */
+    const char *coll;                          /* the log's collective (NULL: all-reduce) */
 } sick_t;
 
 #define H100 "-t cluster-h100 --set nodes=2"
 #define A100 "-t cluster-a100 --set nodes=2"
-/* Every cause of doctor's table on a shipped machine where it applies (pxn:
- * a_healthy_log_is_healthy, it cannot be seen). Where two causes give the
+/* Every cause of doctor's table on a shipped machine where it applies.
+ * Where two causes give the
  * same times (or within DOC_TIE_PTS), the tie is the physics of a log of
  * times, printed as a group with what tells them apart: */
 static const sick_t sick[] = {
-    {H100, "nics=4", "nics", NULL},
-    {H100, "nics=1", "nics", NULL},
-    {H100, "nvlink=9", "nvlink", NULL},
-    {H100, "nvls", "nvls", NULL},
-    {H100, "algo=Ring", "algo", NULL},
-    {H100, "proto=LL", "proto", NULL},
-    {H100, "slowgpu=0.5", "slowgpu", NULL},
-    {A100, "channels=2", "channels", NULL},
-    {A100, "channels=4", "channels", NULL},
-    {"-t hgx-h100", "nvlink=12", "nvlink", NULL},
-    {"-t hgx-h100", "algo=Ring", "algo", NULL},
+    {H100, "nics=4", "nics", NULL, NULL},
+    {H100, "nics=1", "nics", NULL, NULL},
+    {H100, "nvlink=9", "nvlink", NULL, NULL},
+    {H100, "nvls", "nvls", NULL, NULL},
+    {H100, "algo=Ring", "algo", NULL, NULL},
+    {H100, "proto=LL", "proto", NULL, NULL},
+    {H100, "slowgpu=0.5", "slowgpu", NULL, NULL},
+    {A100, "channels=2", "channels", NULL, NULL},
+    {A100, "channels=4", "channels", NULL, NULL},
+    {"-t hgx-h100", "nvlink=12", "nvlink", NULL, NULL},
+    {"-t hgx-h100", "algo=Ring", "algo", NULL, NULL},
     /* GDR off goes through each GPU's host (gdr: false): its switch's uplink
      * carries a byte's GPU write and NIC read, and PXN goes: not PCIe at half */
-    {A100, "gdr", "gdr", NULL},
-    {"-t cluster-b200 --set nodes=2", "gdr", "gdr", NULL},
+    {A100, "gdr", "gdr", NULL, NULL},
+    {"-t cluster-b200 --set nodes=2", "gdr", "gdr", NULL, NULL},
     /* on four nodes NCCL's tree tells one slow node from a capped network */
-    {"-t cluster-a100 --set nodes=4", "slownode=0.5", "slownode", NULL},
+    {"-t cluster-a100 --set nodes=4", "slownode=0.5", "slownode", NULL, NULL},
     /* two nodes: every byte that crosses the network crosses node 0's NICs */
-    {H100, "netcap=0.5", "netcap", "slownode"},
-    {H100, "slownode=0.5", "slownode", "netcap"},
-    {A100, "netcap=0.5", "netcap", "slownode"},
-    {A100, "slownode=0.5", "slownode", "netcap"},
+    {H100, "netcap=0.5", "netcap", "slownode", NULL},
+    {H100, "slownode=0.5", "slownode", "netcap", NULL},
+    {A100, "netcap=0.5", "netcap", "slownode", NULL},
+    {A100, "slownode=0.5", "slownode", "netcap", NULL},
     /* a slow network and a slow GPU-NIC path: the network's rate at 0.65 of
      * HDR's 25 is one GPU-NIC path at 15.75 GB/s */
-    {A100, "pcie=0.5", "pcie", "netcap"},
+    {A100, "pcie=0.5", "pcie", "netcap", NULL},
     /* NCCL's socket transport (a TCP stream's cap, its stacks' latency, the
      * proxy thread's messages in turn) is no longer a slow link: apart */
-    {A100, "pcie=0.25", "pcie", NULL},
-    {A100, "pcie=0.125", "pcie", NULL},
-    {A100, "socket=4/5", "socket", NULL},
-    {A100, "socket=8/2.5", "socket", NULL},
+    {A100, "pcie=0.25", "pcie", NULL, NULL},
+    {A100, "pcie=0.125", "pcie", NULL, NULL},
+    {A100, "socket=4/5", "socket", NULL, NULL},
+    {A100, "socket=8/2.5", "socket", NULL, NULL},
+    /* PXN off sends across rails through the spines: seen where they are
+     * oversubscribed and the traffic crosses rails (an all-to-all); an
+     * all-reduce's rings stay on their rails (a_healthy_log_is_healthy) */
+    {"-t cluster-h100 --set nodes=16 --set oversubscription=4", "pxn", "pxn", NULL, "alltoall"},
 };
 
 /* Cause id in the log's tie group (its entry in causes[], NULL if not there). */
@@ -105,7 +112,7 @@ static cJSON *in_tie(cJSON *j, const char *id) {
 Test(doctor, each_cause_is_named_first_blind_at_its_value) {
     for (size_t i = 0; i < sizeof sick / sizeof sick[0]; i++) {
         const sick_t *x = &sick[i];
-        char *log = sick_log(x->machine, x->cause), want[64];
+        char *log = sick_log_of(x->machine, x->cause, x->coll), want[64];
         cJSON *j = doctor(x->machine, log);
         cr_expect_str_eq(str(j, "verdict"), "below", "%s --cause %s", x->machine, x->cause);
         snprintf(want, sizeof want, "--cause %s", x->cause);
@@ -359,6 +366,26 @@ Test(expect, its_nccl_tests_log_reads_back) {
         unlink(log);
         free(log);
     }
+}
+
+/* nccl-tests' all-to-all runs a multiple of p floats: expect's default
+ * sizes on 128 ranks (8 B up) leave out what rounds to nothing, say so, and
+ * the log reads back; predict says why a size is not one. */
+Test(expect, an_alltoall_runs_what_nccl_tests_runs) {
+    char *out = NULL;
+    cr_assert_eq(th_sh("${BATON_BIN:-build/baton} expect -t cluster-h100 --set nodes=16 -c alltoall --sizes 8B:4KiB:x2,1000B "
+                       "--format nccl-tests 2>&1", &out), 0, "%s", out);
+    cr_expect(strstr(out, "runs nothing below 512 bytes") != NULL && strstr(out, "6 sizes left out") != NULL, "%s", out);
+    free(out);
+    char *log = sick_log_of("-t cluster-h100 --set nodes=16 --sizes 8B:4KiB:x2,1000B", NULL, "alltoall");
+    nt_log_t l = th_parse_log(log, 128);
+    cr_expect_eq(l.nrows, 4, "512 B to 4 KiB, and 1000 B as 512 B once: %d rows", l.nrows);
+    for (int i = 0; i < l.nrows; i++) cr_expect_eq(l.rows[i].bytes % 512, 0, "%llu B", (unsigned long long)l.rows[i].bytes);
+    nt_free(&l);
+    unlink(log);
+    free(log);
+    th_says("predict -t cluster-h100 --set nodes=16 -c alltoall -s 8B -a nccl", 1,
+            "an alltoall of 8 bytes on 128 ranks: NCCL sends each peer the same share", 1);
 }
 
 Test(expect, the_band_names_its_source) {

@@ -219,7 +219,8 @@ Test(one_answer, explain_names_the_socket_proxy_thread) {
     char *out = NULL;
     cr_assert_eq(th_cli("predict -t polaris --set nodes=8 --set socket=true -c alltoall -a nccl -s 4KiB --explain", &out, 1), 0);
     cr_expect(strstr(out, "socket proxy thread's messages") != NULL && strstr(out, "GPU/host ceiling") == NULL, "%s", out);
-    cr_expect(strstr(out, "socket-bound beyond these") != NULL && strstr(out, "socket_threads=N") != NULL, "what removes it: %s", out);
+    cr_expect(strstr(out, "socket-bound: ") != NULL && strstr(out, "socket_threads=N") != NULL && strstr(out, "latency-bound") == NULL,
+              "what removes it, and no what-if that saves nothing: %s", out);
     free(out);
 }
 

@@ -258,6 +258,25 @@ Test(socket, the_message_count_equals_the_walk) {
     sched_t odd = {.coll = COLL_ALLGATHER, .algo = "odd", .nranks = 4, .nchannels = 1, .bytes = 4, .prog = odd_prog, .period = 2};
     sched_layout(&odd, 4, 1);
     cr_expect_eq(sockmsgs_busiest(&odd, 2), 1, "a period's every rank is counted, not its first");
+    /* the same ring over the machine's orders: node by node (one send a
+     * step leaves a node) and alternating (every send does); asked one after
+     * the other, each must be counted, not the other's remembered */
+    static const int32_t by_node[8] = {0, 1, 2, 3, 4, 5, 6, 7}, mixed[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+    int32_t pos_a[8], pos_b[8];
+    for (int i = 0; i < 8; i++) pos_a[by_node[i]] = i, pos_b[mixed[i]] = i;
+    const sched_orders_t oa = {.nranks = 8, .count = 1, .rank = by_node, .pos = pos_a},
+                         ob = {.nranks = 8, .count = 1, .rank = mixed, .pos = pos_b};
+    uint64_t seen[2];
+    for (int i = 0; i < 2; i++) {
+        algo_opts_t o = {.channels = 1, .group = 4, .rings = i ? &ob : &oa};
+        sched_t r;
+        cr_assert_eq(algo_build(&algo_allreduce_ring, 8, 8 * 96, &o, &r, NULL), 0);
+        cr_assert(r.orders != NULL, "the ring takes the orders");
+        seen[i] = sockmsgs_busiest(&r, 4);
+        cr_expect_eq(seen[i], messages_walked(&r, 4), "orders %d", i);
+    }
+    cr_expect_lt(seen[0], seen[1], "alternating nodes cross more: %llu, %llu", (unsigned long long)seen[0],
+                 (unsigned long long)seen[1]);
     sched_t one;
     cr_assert_eq(algo_build(&algo_allreduce_ring, 4, 4 * 96, NULL, &one, NULL), 0);
     cr_expect_eq(sockmsgs_busiest(&one, 4), 0, "one node: no network messages");

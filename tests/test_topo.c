@@ -649,3 +649,36 @@ Test(topo, import_nccl_xml_public_files) {
     cr_expect(strstr(out, "bad.xml:4:") && strstr(out, "</cpu>"), "%s", out);
     free(out);
 }
+
+/* A route follows a bandwidth change on a machine that has routed before:
+ * g0 reaches c over a (100 GB/s) or b (50 GB/s), the same hops; with g0 -> a
+ * at 10 GB/s the route takes b, on the warm machine as on a fresh one (the
+ * next hops chosen at the old rates were kept once: the widest's memo). */
+Test(topo, a_route_follows_a_bandwidth_change) {
+    const char *yaml = "name: two-ways\nnodes:\n  - {name: \"g[0-1]\"}\n  - {name: sa, kind: switch}\n  - {name: sb, kind: switch}\n"
+                       "  - {name: sc, kind: switch}\n"
+                       "links:\n  - {a: g0, b: sa, bw: 100GB/s, latency: 1us}\n  - {a: g0, b: sb, bw: 50GB/s, latency: 1us}\n"
+                       "  - {a: sa, b: sc, bw: 100GB/s, latency: 1us}\n  - {a: sb, b: sc, bw: 100GB/s, latency: 1us}\n"
+                       "  - {a: sc, b: g1, bw: 100GB/s, latency: 1us}\n";
+    topo_t *warm = th_load_text("build/two-ways.yaml", yaml), *fresh = th_load_text("build/two-ways-2.yaml", yaml);
+    topo_route_t r;
+    cr_assert_eq(topo_route(warm, 0, 1, &r, NULL), 0);
+    cr_expect_eq(r.bw, 100e9, "the wide way first: %g", r.bw);
+    int a = topo_find_node(warm, "g0"), sa = topo_find_node(warm, "sa"), l = 0;
+    while (l < topo_nlinks(warm) && !(topo_dlink(warm, l)->src == a && topo_dlink(warm, l)->dst == sa)) l++;
+    cr_assert_lt(l, topo_nlinks(warm));
+    cr_assert_eq(topo_set_link_bw(warm, l, 10e9, NULL), 0);
+    cr_assert_eq(topo_set_link_bw(fresh, l, 10e9, NULL), 0);
+    topo_route_t w, f, peek;
+    cr_assert_eq(topo_route(warm, 0, 1, &w, NULL), 0);
+    cr_assert_eq(topo_route(fresh, 0, 1, &f, NULL), 0);
+    cr_expect_eq(f.bw, 50e9, "a fresh machine goes by b: %g", f.bw);
+    cr_expect_eq(w.bw, f.bw, "the warm machine as the fresh: %g against %g", w.bw, f.bw);
+    cr_expect_eq(w.nlinks, f.nlinks);
+    for (int i = 0; i < w.nlinks && i < f.nlinks; i++) cr_expect_eq(w.links[i], f.links[i], "link %d", i);
+    cr_assert_eq(topo_set_link_bw(warm, l, 100e9, NULL), 0);   /* and back, asked by peek first */
+    cr_assert_eq(topo_route_peek(warm, 0, 1, &peek, NULL), 0);
+    cr_expect_eq(peek.bw, 100e9, "peek follows the change back: %g", peek.bw);
+    topo_free(warm);
+    topo_free(fresh);
+}

@@ -325,7 +325,11 @@ static int funnel_dist(topo_t *t, int f, int from, const uint8_t **out) {
         t->dmaps = calloc((size_t)t->maxdmaps, sizeof *t->dmaps);
         t->dmap_slot = calloc((size_t)t->nnodes + 1, sizeof *t->dmap_slot);
         t->dmap_spent = calloc((size_t)t->nnodes + 1, sizeof *t->dmap_spent);
-        if (!t->dmaps || !t->dmap_slot || !t->dmap_spent) return -1;
+        if (!t->dmaps || !t->dmap_slot || !t->dmap_spent) {       /* all or none, so a next call tries again */
+            free(t->dmaps), free(t->dmap_slot), free(t->dmap_spent);
+            t->dmaps = NULL, t->dmap_slot = NULL, t->dmap_spent = NULL, t->maxdmaps = 0;
+            return -1;
+        }
     }
     t->dmap_spent[f] += (uint32_t)topo_bfs(t, f, from);
     if (t->dmap_spent[f] < (uint32_t)t->nnodes / 2) return 0;
@@ -464,6 +468,20 @@ static int gpu_only(const topo_t *t, int g, node_kind_t k, int *link) {
 
 #define PXN_NVLINK_BW 100e9       /* a GPU-switch link this fast is NVLink (NVSwitch), not PCIe */
 
+/* Is GPU link l into switch sw NVLink? Fast enough that it can be nothing
+ * else, or sw joins GPUs only, where a PCIe switch has a NIC or a CPU under
+ * it too: NCCL relays through a peer whenever the path to it is NVLink
+ * (PATH_NVL, src/graph/paths.cc), however many of its links are up, so a
+ * GPU with 3 of 18 NVLinks (75 GB/s) still relays. */
+static int nvlink_to(const topo_t *t, int l, int sw) {
+    if (t->dl[l].bw >= PXN_NVLINK_BW) return 1;
+    for (int k = t->adj_off[sw]; k < t->adj_off[sw + 1]; k++) {
+        node_kind_t kind = t->nodes[t->dl[t->adj[k]].dst].kind;
+        if (kind == NODE_NIC || kind == NODE_CPU) return 0;
+    }
+    return 1;
+}
+
 /* The place of GPU g among the GPUs on switch sw, in the order of sw's links
  * (k < 0: find g's), or with k >= 0 the GPU at place k; -1 if none. */
 static int gpu_place(const topo_t *t, int sw, int g, int k) {
@@ -488,7 +506,7 @@ static int pxn_peer(const topo_t *t, int s, int d) {
     int l, ls, nic_s, nic_p, sw, p;
     if (t->nodes[s].kind != NODE_GPU || t->nodes[d].kind != NODE_GPU) return -1;
     if ((nic_s = gpu_only(t, s, NODE_NIC, &l)) < 0 || gpu_only(t, d, NODE_NIC, &l) < 0) return -1;
-    if ((sw = gpu_only(t, s, NODE_SWITCH, &ls)) < 0 || t->dl[ls].bw < PXN_NVLINK_BW) return -1;
+    if ((sw = gpu_only(t, s, NODE_SWITCH, &ls)) < 0 || !nvlink_to(t, ls, sw)) return -1;
     int swd = gpu_only(t, d, NODE_SWITCH, &l);
     if (swd < 0 || swd == sw) return -1;                   /* same node, or not an NVSwitch node */
     if ((p = gpu_place(t, sw, -1, gpu_place(t, swd, d, -1))) < 0 || p == s) return -1;
@@ -614,6 +632,7 @@ void topo_forget_routes(topo_t *t) {
     t->cur_used = 0;
     if (t->routes) memset(t->routes, 0, (size_t)t->route_cap * sizeof *t->routes);
     t->route_count = 0;
+    t->hop_gen++;          /* next hops were chosen by the old rates (widest); kept distances are hops, still good */
 }
 
 int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e) {
@@ -641,6 +660,7 @@ int topo_route_peek(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, ba
     int all = t->nranks + t->nreducers;
     if (src_rank < 0 || src_rank >= all || dst_rank < 0 || dst_rank >= all)
         return err_set(e, BATON_EINVAL, "route between ranks %d and %d: no such rank", src_rank, dst_rank);
+    if (t->routes_stale) topo_forget_routes(t), t->routes_stale = 0;   /* next hops chosen at the old rates */
     if (t->scratch == NULL && (t->scratch = malloc(4 * ((size_t)t->nnodes + 1) * sizeof *t->scratch)) == NULL)
         return err_set(e, BATON_ENOMEM, "out of memory");
     int s = node_of(t, src_rank), d = node_of(t, dst_rank);

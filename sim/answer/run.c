@@ -353,6 +353,9 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     if (best.algo == NULL && q->nccl_rules && !run_is_auto(q->algo))     /* select's NCCL-only cells: not here */
         return err_set(e, BATON_EUNSUP, "NCCL does not run %s %s on %s (its version, buffers or nodes; see `baton plan`)",
                        coll_name(q->coll), q->algo, topo_name(t));
+    if (best.algo == NULL && q->coll == COLL_ALLTOALL && o->ranks > 0 && q->bytes % (uint64_t)o->ranks)
+        return err_set(e, BATON_EINVAL, "-a nccl: an alltoall of %llu bytes on %d ranks: NCCL sends each peer the same "
+                       "share, so the size must be a multiple of the rank count", (unsigned long long)q->bytes, o->ranks);
     if (best.algo == NULL)
         return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls, p2p) does %s%s%s "
                        "on %d ranks (see `baton algos -c %s`)", coll_name(q->coll), proto == RUN_PROTO_AUTO ? "" : " with ",

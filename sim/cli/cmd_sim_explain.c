@@ -87,23 +87,27 @@ static void explain_run(topo_t *t, const run_out_t *r, const run_out_t *c) {
     if (c) printf("           the simulation took %.3g x the closed form's time:\n", c->time_s > 0 ? r->time_s / c->time_s : 0);
 }
 
-/* What would move this run, in numbers: halving each part of the formula. */
+/* What would move this run, in numbers: halving each part of the formula;
+ * where the socket transport's proxy thread is slower still, none of them
+ * does until it goes. */
 static void explain_advice(const run_out_t *r, const run_parts_t *x) {
     char a[64], b[64], c[64];
     units_fmt_time(x->alpha / 2, a, sizeof a);
     units_fmt_time(x->beta / 2, b, sizeof b);
     units_fmt_time(x->once / 2, c, sizeof c);
     int latency = x->alpha + x->once >= x->beta + x->gamma;
+    if (x->socket > 0) {
+        units_fmt_time(x->socket, a, sizeof a);
+        printf("           socket-bound: NCCL's socket transport's proxy thread handles the busiest rank's network\n"
+               "           messages one after another, %s more than the links and ceilings take, so faster or\n"
+               "           lower-latency links save nothing until it goes: a cheaper message (socket_latency) lowers\n"
+               "           it, helper threads (NCCL_SOCKET_NTHREADS, --set socket_threads=N) or RDMA remove it\n", a);
+        return;
+    }
     printf("           %s: half the per-message latency saves %s, twice the bandwidth %s, half the\n"
            "           per-call latency %s%s\n", latency ? "latency-bound" : "bandwidth-bound", a, b, c,
            r->tuner ? " (NCCL's model picked the algorithm and protocol; they need not be the fastest)"
            : r->auto_picked ? " (the algorithm and protocol are already the fastest the formulas know)" : "");
-    if (x->socket > 0) {
-        units_fmt_time(x->socket, a, sizeof a);
-        printf("           socket-bound beyond these: NCCL's socket transport's proxy thread handles the busiest\n"
-               "           rank's network messages one after another, %s more than the links and ceilings take;\n"
-               "           helper threads (NCCL_SOCKET_NTHREADS, --set socket_threads=N) or an RDMA transport remove it\n", a);
-    }
     if (!r->auto_picked && latency)
         printf("           with -a auto the formulas pick the lowest-latency algorithm and protocol for this size\n");
     else if (!r->auto_picked)

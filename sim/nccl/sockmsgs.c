@@ -13,6 +13,7 @@
  *   is remembered (baton is single-threaded; the table is bounded). */
 #include "sockmsgs.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static long gcd(long a, long b) {
@@ -49,7 +50,7 @@ static uint32_t prog_len(const sched_t *s, int r, int c) {
 /* (r, c)'s messages to other nodes: one stretch's x reps where the
  * program repeats (sched_t.reps), else op by op. */
 static uint64_t chan_messages(const sched_t *s, int g, int r, int c) {
-    uint32_t len = s->reps > 1 ? prog_len(s, r, c) : UINT32_MAX, stretch = s->reps > 1 ? len / s->reps : len;
+    uint32_t stretch = s->reps > 1 ? prog_len(s, r, c) / s->reps : UINT32_MAX;
     uint64_t m = 0;
     sched_op_t op;
     for (uint32_t pc = 0; pc < stretch && sched_op(s, r, c, pc, &op); pc++)
@@ -69,30 +70,34 @@ static uint64_t walk(const sched_t *s, int g) {
 
 /* What decides a schedule's ops: its program and everything the program
  * reads. Rings' orders are compared by content (they belong to a machine,
- * and each machine is loaded afresh); a group of collectives is not kept. */
+ * and each machine is loaded afresh; a kept key holds its own copy); a group
+ * of collectives is not kept. period and reps are not in it: they only say
+ * how to count, exactly, so a remembered count cannot check them (the tests
+ * do, against the walk). */
 typedef struct {
     sched_prog_fn prog;
     const char *algo;
-    int coll, nranks, nchannels, root, helpers, g, orders_n;
+    int coll, nranks, nchannels, root, helpers, g;
     uint64_t bytes, messages;
     uint32_t nblocks, per_block;
     int64_t param[4];
-    int32_t orders[64];
+    size_t orders_n;
+    const int32_t *orders;
 } msgkey_t;
 
 #define SOCKMSGS_KEPT 1024
 
 static msgkey_t kept[SOCKMSGS_KEPT];
-static int nkept, next_out;
+static unsigned nkept, next_out;
 
 static int make_key(const sched_t *s, int g, msgkey_t *k) {
-    int n = s->orders ? s->orders->count * s->orders->nranks : 0;
-    if (s->group || s->part || n > 64) return 0;
+    if (s->group || s->part) return 0;
     *k = (msgkey_t){.prog = s->prog, .algo = s->algo, .coll = (int)s->coll, .nranks = s->nranks, .nchannels = s->nchannels,
-                 .root = s->root, .helpers = s->helpers, .g = g, .orders_n = n, .bytes = s->bytes,
-                 .nblocks = s->nblocks, .per_block = s->per_block};
+                    .root = s->root, .helpers = s->helpers, .g = g, .bytes = s->bytes, .nblocks = s->nblocks,
+                    .per_block = s->per_block,
+                    .orders_n = s->orders ? (size_t)s->orders->count * (size_t)s->orders->nranks : 0,
+                    .orders = s->orders ? s->orders->rank : NULL};
     memcpy(k->param, s->param, sizeof k->param);
-    if (n) memcpy(k->orders, s->orders->rank, (size_t)n * sizeof *k->orders);
     return 1;
 }
 
@@ -101,16 +106,28 @@ static int same(const msgkey_t *a, const msgkey_t *b) {
            a->nchannels == b->nchannels && a->root == b->root && a->helpers == b->helpers && a->g == b->g &&
            a->bytes == b->bytes && a->nblocks == b->nblocks && a->per_block == b->per_block &&
            !memcmp(a->param, b->param, sizeof a->param) && a->orders_n == b->orders_n &&
-           !memcmp(a->orders, b->orders, (size_t)a->orders_n * sizeof *a->orders);
+           (a->orders_n == 0 || !memcmp(a->orders, b->orders, a->orders_n * sizeof *a->orders));
+}
+
+/* Keep k with its own copy of the orders (the oldest goes when full); not
+ * kept if there is no memory for the copy. */
+static void keep(msgkey_t k) {
+    int32_t *own = NULL;
+    if (k.orders_n && (own = malloc(k.orders_n * sizeof *own)) == NULL) return;
+    if (own) memcpy(own, k.orders, k.orders_n * sizeof *own);
+    k.orders = own;
+    msgkey_t *slot = &kept[nkept < SOCKMSGS_KEPT ? nkept++ : next_out++ % SOCKMSGS_KEPT];
+    if (slot->orders) free((void *)slot->orders);
+    *slot = k;
 }
 
 uint64_t sockmsgs_busiest(const sched_t *s, int g) {
     if (s == NULL || g <= 0 || g >= s->nranks) return 0;
     msgkey_t k;
     if (!make_key(s, g, &k)) return walk(s, g);
-    for (int i = 0; i < nkept; i++)
+    for (unsigned i = 0; i < nkept; i++)
         if (same(&kept[i], &k)) return kept[i].messages;
     k.messages = walk(s, g);
-    kept[nkept < SOCKMSGS_KEPT ? nkept++ : next_out++ % SOCKMSGS_KEPT] = k;   /* full: the oldest goes */
+    keep(k);
     return k.messages;
 }
