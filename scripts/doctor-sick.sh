@@ -1,7 +1,7 @@
 #!/bin/sh
 # baton doctor, blind, on sick logs baton makes itself (docs/decisions/doctor.md's
 # table; tests/test_doctor.c each_cause_is_named_first_blind_at_its_value):
-# `expect --cause C --format nccl-tests` on a shipped machine, then doctor
+# `expect --cause C [-c COLL] --format nccl-tests` on a shipped machine, then doctor
 # given the healthy machine. Per row: verdict, shortfall, the first three
 # causes with their MAPE (tie: within 1 point of the first; on a healthy log
 # whether PXN off can be seen), and the tie group.
@@ -13,9 +13,10 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 echo "| machine | cause | verdict | shortfall | doctor's first causes (MAPE) | tie group |"
 echo "|---|---|---|---|---|---|"
-while IFS='|' read -r machine cause; do
+while IFS='|' read -r machine cause coll; do
     # shellcheck disable=SC2086
-    "$BATON" expect $machine --cause "$cause" --format nccl-tests > "$tmp"
+    "$BATON" expect $machine --cause "$cause" ${coll:+-c "$coll"} --format nccl-tests > "$tmp" 2>/dev/null
+    [ -n "$coll" ] && cause="$cause ($coll)"
     # shellcheck disable=SC2086
     "$BATON" doctor $machine --json --nccl-tests "$tmp" | tr -d '\n' | awk -v m="$machine" -v c="$cause" '
     function field(s, k,   i, r) { i = index(s, "\"" k "\":"); if (!i) return ""; r = substr(s, i + length(k) + 3)
@@ -61,4 +62,5 @@ done <<'ROWS'
 -t cluster-b200 --set nodes=2|pxn
 -t hgx-h100|nvlink=12
 -t hgx-h100|algo=Ring
+-t cluster-h100 --set nodes=16 --set oversubscription=4|pxn|alltoall
 ROWS
