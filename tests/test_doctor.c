@@ -22,9 +22,10 @@ static char *sick_log_of(const char *machine, const char *cause, const char *col
     cr_assert(fd >= 0);
     close(fd);
     const char *bin = getenv("BATON_BIN");
-    snprintf(cmd, sizeof cmd, "%s expect %s %s%s %s%s --format nccl-tests > %s", bin ? bin : "build/baton", machine,
-             cause ? "--cause " : "", cause ? cause : "", coll ? "-c " : "", coll ? coll : "", path);
-    cr_assert_eq(th_sh(cmd, &out), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "%s expect %s %s%s %s%s --format nccl-tests 2>&1 > %s",   /* notes into out, not the tests' output */
+             bin ? bin : "build/baton", machine, cause ? "--cause " : "", cause ? cause : "", coll ? "-c " : "",
+             coll ? coll : "", path);
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s: %s", cmd, out ? out : "");
     free(out);
     return strdup(path);
 }
