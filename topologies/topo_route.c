@@ -415,12 +415,9 @@ static int route_plain(topo_t *t, int s, int d, route_slot_t *slot) {
         int rc = route_gated(t, s, d, slot);
         if (rc != 0) return rc < 0 ? rc : 0;
     }
-    if (s == d || t->no_shortcut) {                 /* the reference: a search per pair */
-        if (s != d && t->dist_to != d) topo_bfs(t, d, s);   /* distances to d; links are full duplex */
-        return route_walk(t, -1, s, d, (int[2]){-1, -1}, slot);
-    }
-    const uint8_t *map;                             /* distances to d, kept once d is asked often */
-    if (funnel_dist(t, d, s, &map) < 0) return -1;
+    const uint8_t *map = NULL;      /* distances to d (links are full duplex): kept once d is asked often, */
+    if (s != d && t->no_shortcut && t->dist_to != d) topo_bfs(t, d, s);   /* or the reference's search per pair */
+    else if (s != d && !t->no_shortcut && funnel_dist(t, d, s, &map) < 0) return -1;
     t->dmap = map;
     int rc = route_walk(t, -1, s, d, (int[2]){-1, -1}, slot);
     t->dmap = NULL;
