@@ -32,30 +32,15 @@ static int charge(topo_t *t, int r, int dst, double share, loads_t *x, longest_t
         x->load[l] += share;
     }
     if (rt.lat > w->lat) w->lat = rt.lat;
-    if (1 / rt.bw > w->path) w->path = 1 / rt.bw;
     return 0;
 }
 
-/* The busiest directed link's seconds (its load over its bandwidth), and
- * the loads back to 0 for the next pattern. */
-static double busiest_link(const topo_t *t, loads_t *x) {
-    double scale = topo_params_c(t)->bw_scale, worst = 0;
-    for (int i = 0; i < x->nused; i++) {
-        int32_t l = x->used[i];
-        double s = x->load[l] / (topo_dlink(t, l)->bw * scale);
-        if (s > worst) worst = s;
-        x->load[l] = 0;
-    }
-    x->nused = 0;
-    return worst;
-}
-
-int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
-                      baton_err_t *e) {
+int linkload_pattern_record(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels,
+                            linkload_rec_t *rec, baton_err_t *e) {
     int p = topo_nranks(t);
+    *rec = (linkload_rec_t){0};
     if (nchannels < 1 || nslots < 1 || (double)p * nslots > LOAD_MAX_MESSAGES) return 0;
     loads_t x;
-    double worst = 0;
     longest_t w = {0, 0};
     if (loads_init(&x, topo_nlinks(t)) < 0) { loads_free(&x); return err_set(e, BATON_ENOMEM, "out of memory"); }
     for (int c = 0; c < nslots; c++)
@@ -64,20 +49,51 @@ int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int
             if (dst < 0 || dst == r) continue;
             if ((rc = charge(t, r, dst, 1.0 / nchannels, &x, &w, e)) < 0) { loads_free(&x); return rc; }
         }
-    worst = busiest_link(t, &x);                      /* seconds per byte of a block */
-    loads_free(&x);
-    if (worst == 0) return 0;                         /* nobody sends: nothing learnt */
-    m->alpha = w.lat;
-    m->beta = worst;
-    m->channels = nchannels;
-    m->beta_path = w.path;
+    rec->nused = x.nused, rec->used = x.used, rec->lat = w.lat;
+    rec->load = malloc(((size_t)x.nused + 1) * sizeof *rec->load);
+    for (int i = 0; rec->load && i < x.nused; i++) rec->load[i] = x.load[x.used[i]];
+    free(x.load);
+    if (rec->load == NULL) { linkload_rec_free(rec); return err_set(e, BATON_ENOMEM, "out of memory"); }
     return 1;
 }
 
-/* One step: charge every message's bytes to its links; the busiest link's
- * seconds, the largest message, the longest latency. */
-static int one_step(topo_t *t, linkload_step_fn send, const void *ctx, int k, loads_t *x, double *busiest,
-                    double *largest, double *lat, int *sends, baton_err_t *e) {
+/* The busiest directed link's seconds (its load over its bandwidth) and the
+ * slowest route's s/B: every route's rate is its narrowest link's, so the
+ * slowest route's is the narrowest loaded link's. */
+int linkload_rec_cost(const topo_t *t, const linkload_rec_t *rec, int nchannels, cost_model_t *m) {
+    double scale = topo_params_c(t)->bw_scale, worst = 0, narrow = 1e300;
+    for (int i = 0; i < rec->nused; i++) {
+        double bw = topo_dlink(t, rec->used[i])->bw, s = rec->load[i] / (bw * scale);
+        if (s > worst) worst = s;
+        if (bw < narrow) narrow = bw;
+    }
+    if (worst == 0) return 0;                         /* nobody sends: nothing learnt */
+    m->alpha = rec->lat;
+    m->beta = worst;
+    m->channels = nchannels;
+    m->beta_path = 1 / (narrow * scale);
+    return 1;
+}
+
+void linkload_rec_free(linkload_rec_t *rec) {
+    free(rec->used), free(rec->load);
+    *rec = (linkload_rec_t){0};
+}
+
+int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
+                      baton_err_t *e) {
+    linkload_rec_t rec;
+    int rc = linkload_pattern_record(t, peer, ctx, nslots, nchannels, &rec, e);
+    if (rc <= 0) return rc;
+    rc = linkload_rec_cost(t, &rec, nchannels, m);
+    linkload_rec_free(&rec);
+    return rc;
+}
+
+/* One step: charge every message's bytes to its links; the largest message,
+ * the longest latency, whether anyone sends; the loads stay in x. */
+static int one_step(topo_t *t, linkload_step_fn send, const void *ctx, int k, loads_t *x, double *largest, double *lat,
+                    int *sends, baton_err_t *e) {
     int p = topo_nranks(t);
     longest_t w = {0, 0};
     for (int r = 0; r < p; r++) {
@@ -88,31 +104,82 @@ static int one_step(topo_t *t, linkload_step_fn send, const void *ctx, int k, lo
         if (bytes > *largest) *largest = bytes;
         *sends = 1;
     }
-    *busiest = busiest_link(t, x);
     *lat = w.lat;
     return 0;
 }
 
-int linkload_steps_cost(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, cost_model_t *m,
-                        baton_err_t *e) {
-    int p = topo_nranks(t), moving = 0;
+/* Step k's loads appended to rec (and cleared from x), with its largest
+ * message and latency. */
+static int keep_step(linkload_steps_rec_t *rec, loads_t *x, double largest, double lat) {
+    int n = rec->nentries + x->nused, steps = rec->nsteps + 1;
+    int32_t *link = realloc(rec->link, ((size_t)n + 1) * sizeof *link);
+    if (link) rec->link = link;
+    double *load = realloc(rec->load, ((size_t)n + 1) * sizeof *load);
+    if (load) rec->load = load;
+    double *step = realloc(rec->step, (size_t)steps * 3 * sizeof *step);
+    if (step) rec->step = step;
+    if (!link || !load || !step) return -1;
+    for (int i = 0; i < x->nused; i++) {
+        rec->link[rec->nentries + i] = x->used[i];
+        rec->load[rec->nentries + i] = x->load[x->used[i]];
+        x->load[x->used[i]] = 0;
+    }
+    double *at = &rec->step[(size_t)rec->nsteps * 3];
+    at[0] = x->nused, at[1] = largest, at[2] = lat;
+    rec->nentries = n, rec->nsteps = steps, x->nused = 0;
+    return 0;
+}
+
+int linkload_steps_record(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, linkload_steps_rec_t *rec,
+                          baton_err_t *e) {
+    int p = topo_nranks(t);
+    *rec = (linkload_steps_rec_t){0};
     if (nsteps < 1 || (double)p * nsteps > LOAD_MAX_STEP_MESSAGES) return 0;
     loads_t x;
-    double seconds = 0, bytes = 0, lat = 0;
     if (loads_init(&x, topo_nlinks(t)) < 0) { loads_free(&x); return err_set(e, BATON_ENOMEM, "out of memory"); }
     for (int k = 0; k < nsteps; k++) {
-        double busiest = 0, largest = 0, l = 0;
-        int sends = 0, rc = one_step(t, send, ctx, k, &x, &busiest, &largest, &l, &sends, e);
-        if (rc < 0) { loads_free(&x); return rc; }
-        if (!sends) continue;                         /* nobody sends in this step */
-        seconds += busiest, bytes += largest, lat += l, moving++;
+        double largest = 0, l = 0;
+        int sends = 0, rc = one_step(t, send, ctx, k, &x, &largest, &l, &sends, e);
+        if (rc == 0 && !sends) continue;              /* nobody sends in this step */
+        if (rc == 0 && keep_step(rec, &x, largest, l) < 0) rc = err_set(e, BATON_ENOMEM, "out of memory");
+        if (rc < 0) { loads_free(&x); linkload_steps_rec_free(rec); return rc; }
     }
     loads_free(&x);
-    if (moving == 0 || bytes == 0) return 0;
-    m->alpha = lat / moving;
+    return 1;
+}
+
+/* Each step's busiest link at t's rates, summed as the steps ran. */
+int linkload_steps_rec_cost(const topo_t *t, const linkload_steps_rec_t *rec, cost_model_t *m) {
+    double scale = topo_params_c(t)->bw_scale, seconds = 0, bytes = 0, lat = 0;
+    for (int k = 0, i = 0; k < rec->nsteps; k++) {
+        const double *at = &rec->step[(size_t)k * 3];
+        double busiest = 0;
+        for (int end = i + (int)at[0]; i < end; i++) {
+            double sec = rec->load[i] / (topo_dlink(t, rec->link[i])->bw * scale);
+            if (sec > busiest) busiest = sec;
+        }
+        seconds += busiest, bytes += at[1], lat += at[2];
+    }
+    if (rec->nsteps == 0 || bytes == 0) return 0;
+    m->alpha = lat / rec->nsteps;
     m->beta = m->beta_path = seconds / bytes;
     m->channels = 1;
     return 1;
+}
+
+void linkload_steps_rec_free(linkload_steps_rec_t *rec) {
+    free(rec->link), free(rec->load), free(rec->step);
+    *rec = (linkload_steps_rec_t){0};
+}
+
+int linkload_steps_cost(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, cost_model_t *m,
+                        baton_err_t *e) {
+    linkload_steps_rec_t rec;
+    int rc = linkload_steps_record(t, send, ctx, nsteps, &rec, e);
+    if (rc <= 0) return rc;
+    rc = linkload_steps_rec_cost(t, &rec, m);
+    linkload_steps_rec_free(&rec);
+    return rc;
 }
 
 /* A stand-in route's latency, slowest s/B, the node links it loads (link

@@ -31,6 +31,23 @@ typedef int (*linkload_peer_fn)(const void *ctx, int c, int r);
 int linkload_pattern_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
                       baton_err_t *e);
 
+/* The same in two halves, for machines that share routes (topo_share_routes):
+ * what the routes alone decide, recorded once (each loaded link and its
+ * charged shares, in the order first loaded; the longest route's latency),
+ * then costed at each machine's own rates, bit for bit what
+ * linkload_pattern_cost gives there. record: 1 if recorded, 0 if the pattern
+ * is too large (nothing to free), < 0 on error. cost: as linkload_pattern_cost. */
+typedef struct {
+    int nused;
+    int32_t *used;       /* the loaded directed links */
+    double *load;        /* each one's charged shares */
+    double lat;          /* the longest route's latency (at the machine's lat_scale) */
+} linkload_rec_t;
+int linkload_pattern_record(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels,
+                            linkload_rec_t *rec, baton_err_t *e);
+int linkload_rec_cost(const topo_t *t, const linkload_rec_t *rec, int nchannels, cost_model_t *m);
+void linkload_rec_free(linkload_rec_t *rec);
+
 /* Rows whose steps differ (recursive doubling and halving, pairwise shifts,
  * Bruck): in step k rank r sends *bytes to the rank send(ctx, k, r, &bytes)
  * returns (-1: nothing). Every step is charged its own busiest directed link
@@ -59,5 +76,20 @@ typedef int (*linkload_step_fn)(const void *ctx, int k, int r, double *bytes);
 #define LOAD_MAX_STEP_MESSAGES (1 << 18)
 int linkload_steps_cost(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, cost_model_t *m,
                         baton_err_t *e);
+
+/* The same in two halves, as linkload_pattern_record: each moving step's
+ * loaded links and loads (nentries in all; step[3k..3k+2]: how many of them
+ * are step k's, its largest message, its longest latency), then costed at
+ * a machine's rates. */
+typedef struct {
+    int nsteps, nentries;
+    int32_t *link;
+    double *load;
+    double *step;
+} linkload_steps_rec_t;
+int linkload_steps_record(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, linkload_steps_rec_t *rec,
+                          baton_err_t *e);
+int linkload_steps_rec_cost(const topo_t *t, const linkload_steps_rec_t *rec, cost_model_t *m);
+void linkload_steps_rec_free(linkload_steps_rec_t *rec);
 
 #endif

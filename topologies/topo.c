@@ -208,6 +208,7 @@ void topo_free(topo_t *t) {
     free(t->adj_off);
     free(t->adj);
     free(t->adj_pos);
+    topo_routes_back(t);                 /* frees what was put aside */
     free(t->routes);
     for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
     free(t->blocks);

@@ -283,6 +283,7 @@ void topo_set_transit(topo_t *t, int node, int transit);
 void topo_set_route_shortcut(topo_t *t, int on);
 /* How many graph searches routing has run since topo_finalize. */
 uint64_t topo_nsearches(const topo_t *t);
+uint32_t topo_nroutes(const topo_t *t);   /* routes in t's own cache */
 /* Set full-duplex link l (and its reverse, l ^ 1) to bandwidth bw, after
  * topo_finalize (calibration); cached routes are forgotten, so route
  * pointers taken before are invalid. */
@@ -411,6 +412,26 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
 /* The same route without keeping it: out->links are valid only until the
  * next call on t (a summary over every rank: latencies, bottlenecks). */
 int topo_route_peek(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e);
+
+/* Machines that route alike (topo_twin.c): the same shape, latencies and
+ * routing knobs, and each node's rates in the same order where routes
+ * compare them; their routes are the same links, only the rates differ.
+ * topo_share_routes(t, twin): t looks its routes up in twin's cache (1), or
+ * keeps its own (0: not alike). twin must outlive t; the share ends when
+ * either's rates change. topo_route_owner: whose cache t's routes are in;
+ * topo_route_epoch: that cache's age (another once its routes are
+ * forgotten), for what is computed from the routes alone. */
+int topo_routes_alike(const topo_t *a, const topo_t *b);
+int topo_share_routes(topo_t *t, topo_t *twin);
+topo_t *topo_route_owner(topo_t *t);
+uint64_t topo_route_epoch(topo_t *t);
+/* A passing change of rates (sim/nccl/view.c: NCCL's count of every link,
+ * then the file's again): topo_routes_aside puts t's routes aside (0; -1
+ * without memory: nothing changes), topo_routes_back brings them back if
+ * every rate is again the one they were found at, bit for bit, else drops
+ * them. One at a time. */
+int topo_routes_aside(topo_t *t);
+void topo_routes_back(topo_t *t);
 
 /* The uniform machine a closed form sees: alpha = worst path latency and
  * beta = 1 / worst bottleneck bandwidth over the pairs (0, r) and (r, r+1),

@@ -66,6 +66,11 @@ struct topo {
     int nsources;
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
     int routes_stale;    /* a link changed since the routes were cached */
+    uint64_t route_epoch;   /* the routes' age: a new one (++epochs) each time they are forgotten or put aside */
+    uint64_t epochs;
+    struct routes_aside *aside;   /* topo_routes_aside: the routes of the rates before a passing change */
+    struct topo *route_root;   /* topo_share_routes: routes are this twin's (NULL: its own) */
+    uint64_t root_epoch;    /* route_root's route_epoch when shared: another, and the share ends */
     struct cm_memo {     /* topo_cost_model's route summary, kept until the routes are forgotten */
         int valid;
         double lat_scale, bw_scale;   /* the scales it was taken under: another recomputes it */
@@ -100,6 +105,10 @@ struct topo {
     void *patterns;      /* topo_set_patterns */
     void (*patterns_free)(void *);
 };
+
+/* A GPU-switch link this fast is NVLink (NVSwitch), not PCIe: PXN's test
+ * (topo_route.c, nvlink_to), which topo_twin.c compares too. */
+#define PXN_NVLINK_BW 100e9
 
 /* Grow *p (elements of elem bytes, capacity *cap) to hold need; 0 or -1. */
 int topo_grow(void **p, int *cap, int need, size_t elem);

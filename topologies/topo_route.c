@@ -17,6 +17,7 @@ void topo_set_route_shortcut(topo_t *t, int on) {
 }
 
 uint64_t topo_nsearches(const topo_t *t) { return t->searches; }
+uint32_t topo_nroutes(const topo_t *t) { return t->route_count; }
 
 /* Node v's distance in the last search, -1 if it did not reach v. */
 int topo_dist(const topo_t *t, int v) {
@@ -463,8 +464,6 @@ static int gpu_only(const topo_t *t, int g, node_kind_t k, int *link) {
     return n;
 }
 
-#define PXN_NVLINK_BW 100e9       /* a GPU-switch link this fast is NVLink (NVSwitch), not PCIe */
-
 /* Is GPU link l into switch sw NVLink? Fast enough that it can be nothing
  * else, or sw joins GPUs only, where a PCIe switch has a NIC or a CPU under
  * it too: NCCL relays through a peer whenever the path to it is NVLink
@@ -630,6 +629,8 @@ void topo_forget_routes(topo_t *t) {
     if (t->routes) memset(t->routes, 0, (size_t)t->route_cap * sizeof *t->routes);
     t->route_count = 0;
     t->hop_gen++;          /* next hops were chosen by the old rates (widest); kept distances are hops, still good */
+    t->route_epoch = ++t->epochs;
+    t->route_root = NULL;  /* a twin's routes were for the old rates */
 }
 
 int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e) {
@@ -673,26 +674,116 @@ int topo_route_peek(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, ba
     return 0;
 }
 
+/* t's routes' owner: t, or the twin it shares them with while that twin's
+ * routes are the ones t's own would be (neither's rates changed since). */
+topo_t *topo_route_owner(topo_t *t) {
+    if (t->routes_stale) topo_forget_routes(t), t->routes_stale = 0;
+    topo_t *r = t->route_root;             /* a twin whose routes are aside or changed: t's own for now */
+    return r && !r->routes_stale && r->route_epoch == t->root_epoch ? r : t;
+}
+
+/* The route cache, and what was read off it, as it stood. */
+struct routes_aside {
+    route_slot_t *routes;
+    uint32_t route_cap, route_count;
+    int32_t **blocks;
+    int nblocks, capblocks;
+    int32_t *cur;
+    int32_t cur_used;
+    uint64_t route_epoch, root_epoch;
+    topo_t *route_root;
+    struct cm_memo cm;
+    double *bw;            /* every directed link's rate then */
+};
+
+int topo_routes_aside(topo_t *t) {
+    topo_route_owner(t);
+    struct routes_aside *a = t->aside ? NULL : malloc(sizeof *a);
+    double *bw = a ? malloc(((size_t)t->ndl + 1) * sizeof *bw) : NULL;
+    if (bw == NULL) { free(a); return -1; }
+    for (int l = 0; l < t->ndl; l++) bw[l] = t->dl[l].bw;
+    *a = (struct routes_aside){t->routes, t->route_cap, t->route_count, t->blocks, t->nblocks, t->capblocks, t->cur,
+                               t->cur_used, t->route_epoch, t->root_epoch, t->route_root, t->cm, bw};
+    t->routes = NULL, t->route_cap = t->route_count = 0;
+    t->blocks = NULL, t->nblocks = t->capblocks = 0, t->cur = NULL, t->cur_used = 0;
+    t->route_epoch = ++t->epochs, t->route_root = NULL, t->cm.valid = 0;
+    t->hop_gen++;
+    t->aside = a;
+    return 0;
+}
+
+/* Free t's route cache (its table and blocks). */
+static void routes_free(topo_t *t) {
+    free(t->routes);
+    for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
+    free(t->blocks);
+}
+
+void topo_routes_back(topo_t *t) {
+    struct routes_aside *a = t->aside;
+    if (a == NULL) return;
+    t->aside = NULL;
+    int same = 1;
+    for (int l = 0; same && l < t->ndl; l++) same = memcmp(&a->bw[l], &t->dl[l].bw, sizeof a->bw[l]) == 0;
+    if (same) {                            /* the rates they were found at: they stand */
+        routes_free(t);
+        t->routes = a->routes, t->route_cap = a->route_cap, t->route_count = a->route_count;
+        t->blocks = a->blocks, t->nblocks = a->nblocks, t->capblocks = a->capblocks;
+        t->cur = a->cur, t->cur_used = a->cur_used;
+        t->route_epoch = a->route_epoch, t->root_epoch = a->root_epoch, t->route_root = a->route_root, t->cm = a->cm;
+        t->routes_stale = 0;
+        t->hop_gen++;
+    } else {
+        free(a->routes);
+        for (int i = 0; i < a->nblocks; i++) free(a->blocks[i]);
+        free(a->blocks);
+    }
+    free(a->bw);
+    free(a);
+}
+
+uint64_t topo_route_epoch(topo_t *t) {
+    topo_t *o = topo_route_owner(t);
+    return o->route_epoch;
+}
+
+/* Rank src's route to rank dst in o's cache, found now if not there. */
+static int route_get(topo_t *o, int src_rank, int dst_rank, const route_slot_t **out, baton_err_t *e) {
+    if ((o->route_count + 1) * 2 > o->route_cap && route_rehash(o) < 0)
+        return err_set(e, BATON_ENOMEM, "out of memory in the route cache");
+    uint64_t key = (((uint64_t)src_rank << 32) | (uint32_t)dst_rank) + 1;
+    route_slot_t *slot = route_slot(o, key);
+    if (slot->key == 0) {
+        int s = node_of(o, src_rank), d = node_of(o, dst_rank);
+        int rc = route_compute(o, s, d, slot);
+        if (rc < 0) return no_route(o, rc, src_rank, dst_rank, s, d, e);
+        slot->key = key;
+        o->route_count++;
+    }
+    *out = slot;
+    return 0;
+}
+
+/* A twin's route at t's own rates: the narrowest of its links (route
+ * bandwidths are nothing else: route_add, route_join, route_no_gdr). */
+static double rate_on(const topo_t *t, const route_slot_t *r) {
+    double bw = 1e300;
+    for (int i = 0; i < r->nlinks; i++)
+        if (t->dl[r->links[i]].bw < bw) bw = t->dl[r->links[i]].bw;
+    return bw;
+}
+
 int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e) {
     int all = t->nranks + t->nreducers;
     if (src_rank < 0 || src_rank >= all || dst_rank < 0 || dst_rank >= all)
         return err_set(e, BATON_EINVAL, "route between ranks %d and %d: no such rank", src_rank, dst_rank);
-    if (t->routes_stale) topo_forget_routes(t), t->routes_stale = 0;
-    if ((t->route_count + 1) * 2 > t->route_cap && route_rehash(t) < 0)
-        return err_set(e, BATON_ENOMEM, "out of memory in the route cache");
-    uint64_t key = (((uint64_t)src_rank << 32) | (uint32_t)dst_rank) + 1;
-    route_slot_t *slot = route_slot(t, key);
-    if (slot->key == 0) {
-        int s = node_of(t, src_rank), d = node_of(t, dst_rank);
-        int rc = route_compute(t, s, d, slot);
-        if (rc < 0) return no_route(t, rc, src_rank, dst_rank, s, d, e);
-        slot->key = key;
-        t->route_count++;
-    }
+    topo_t *o = topo_route_owner(t);
+    const route_slot_t *slot = NULL;
+    int rc = route_get(o, src_rank, dst_rank, &slot, e);
+    if (rc < 0) return rc;
     out->links = slot->links;
     out->nlinks = slot->nlinks;
     out->lat = slot->lat * t->params.lat_scale;
-    out->bw = slot->nlinks ? slot->bw * t->params.bw_scale : 1e300;
+    out->bw = slot->nlinks ? (o == t ? slot->bw : rate_on(t, slot)) * t->params.bw_scale : 1e300;
     return 0;
 }
-

@@ -397,10 +397,54 @@ static int score(topo_t *m, const cal_req_t *q, const cal_sample_t *s, int n, ui
     return *all < 0 ? -1 : 0;
 }
 
+/* The machines doctor builds, one per cause and value, share routes where
+ * they route alike (topo_share_routes): most causes scale rates and move
+ * no route, and a 512-rank dragonfly routes 262,144 pairs a machine. The
+ * healthy machine is the first to share with; a machine that routes unlike
+ * every kept one is kept too (up to DOC_TWINS, and DOC_TWIN_ROUTES routes
+ * in all: their caches' memory), so the causes' values after it share
+ * with it (docs/decisions/speed.md, "doctor's machines"). */
+#define DOC_TWINS 8
+#define DOC_TWIN_ROUTES (1u << 22)
+
+typedef struct {
+    doc_load_fn load;
+    void *ctx;
+    topo_t *twin[DOC_TWINS];     /* [0]: the healthy machine (the caller's); the rest ours */
+    int ntwins;
+    uint64_t routes;             /* the kept machines' cached routes */
+} machines_t;
+
+/* Cause c's machine into *m (doc_change_apply), sharing a kept one's routes where it can. */
+static int machine_for(machines_t *ms, const doc_change_t *c, topo_t **m, cal_req_t *q, cal_sample_t *s, int n,
+                       baton_err_t *e) {
+    int rc = doc_change_apply(ms->load, ms->ctx, c, m, q, s, n, e);
+    for (int i = 0; rc == 0 && i < ms->ntwins && !topo_share_routes(*m, ms->twin[i]); i++) {}
+    return rc;
+}
+
+/* Done with m: kept if it routes alike none of the kept and there is room, else freed. */
+static void machine_done(machines_t *ms, topo_t *m) {
+    if (m == NULL) return;
+    uint64_t routes = topo_nroutes(m);
+    if (topo_route_owner(m) == m && ms->ntwins < DOC_TWINS && ms->routes + routes <= DOC_TWIN_ROUTES) {
+        ms->twin[ms->ntwins++] = m;
+        ms->routes += routes;
+        return;
+    }
+    topo_free(m);
+}
+
+static void machines_free(machines_t *ms) {
+    for (int i = 1; i < ms->ntwins; i++) topo_free(ms->twin[i]);
+    ms->ntwins = 1;
+}
+
 /* Cause id tried over its values: the best into *best; 1, 0 where none runs, or an error. */
-static int try_cause(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, const cal_sample_t *s0, int n,
-                     uint64_t from, const char *id, doc_cause_t *best, int *tried, baton_err_t *e) {
+static int try_cause(machines_t *ms, const cal_req_t *q, const cal_sample_t *s0, int n, uint64_t from, const char *id,
+                     doc_cause_t *best, int *tried, baton_err_t *e) {
     char args[32][32];
+    topo_t *t = ms->twin[0];
     int k = grid(t, id, args, 32), found = 0;
     cal_sample_t *s = malloc(((size_t)n + 1) * sizeof *s);
     cal_pred_t *p = malloc(((size_t)n + 1) * sizeof *p);
@@ -413,10 +457,10 @@ static int try_cause(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q,
         double all, large;
         memcpy(s, s0, (size_t)n * sizeof *s);
         if (build(t, id, args[i], &c, &ignored) < 0) continue;
-        if (doc_change_apply(load, ctx, &c, &m, &qc, s, n, &ignored) < 0) continue;
+        if (machine_for(ms, &c, &m, &qc, s, n, &ignored) < 0) continue;
         (*tried)++;
         int rc = score(m, &qc, s, n, from, p, &all, &large);
-        topo_free(m);
+        machine_done(ms, m);
         if (rc < 0 || (found && all >= best->mape_pct)) continue;
         *best = (doc_cause_t){.change = c, .mape_pct = all, .mape_large_pct = large, .check = doc_cause_check(id)};
         found = 1;
@@ -514,8 +558,9 @@ static void judge(doc_report_t *r) {
  * longest route, moves its small sizes and, on cluster-a100's LL128 tree,
  * 64 MiB by 4 %). 1 unseen (the verdict would stay healthy), 0 seen, -1 no
  * PXN to turn off; *change_pct: its shortfall at the largest sizes. */
-static int pxn_unseen(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, const cal_sample_t *s0, int n,
-                      uint64_t from, double band_lo_pct, double *change_pct) {
+static int pxn_unseen(machines_t *ms, const cal_req_t *q, const cal_sample_t *s0, int n, uint64_t from,
+                      double band_lo_pct, double *change_pct) {
+    topo_t *t = ms->twin[0];
     doc_change_t c;
     baton_err_t ignored = {0};
     topo_t *m = NULL;
@@ -527,7 +572,7 @@ static int pxn_unseen(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q
     if (s && p0 && p1) {
         memcpy(s, s0, (size_t)n * sizeof *s);
         if (cal_predict_all(t, q, s, n, -1, p0, &ignored) == 0 &&
-            doc_change_apply(load, ctx, &c, &m, &qc, s, n, &ignored) == 0 && cal_predict_all(m, &qc, s, n, -1, p1, &ignored) == 0) {
+            machine_for(ms, &c, &m, &qc, s, n, &ignored) == 0 && cal_predict_all(m, &qc, s, n, -1, p1, &ignored) == 0) {
             double sum = 0;
             int k = 0;
             for (int i = 0; i < n; i++)
@@ -536,7 +581,7 @@ static int pxn_unseen(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q
             rc = *change_pct < fabs(band_lo_pct);
         }
     }
-    topo_free(m);
+    machine_done(ms, m);
     free(s), free(p0), free(p1);
     return rc;
 }
@@ -567,12 +612,13 @@ int doc_examine(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, cons
         if (s[i].bytes >= out->large_from) sum_large += err, nl++;
     }
     out->healthy_mape = 100 * sum / n;
-    out->pxn_unseen = pxn_unseen(load, ctx, t, q, s, n, out->large_from, out->band_lo_pct, &out->pxn_change_pct);
+    machines_t ms = {.load = load, .ctx = ctx, .twin = {t}, .ntwins = 1};
+    out->pxn_unseen = pxn_unseen(&ms, q, s, n, out->large_from, out->band_lo_pct, &out->pxn_change_pct);
     out->healthy_mape_large = nl ? 100 * sum_large / nl : out->healthy_mape;
     for (int i = 0; out->verdict == DOC_BELOW && i < NCAUSES && out->ncauses < DOC_MAX_CAUSES; i++) {
         doc_cause_t c;
-        int rc = try_cause(load, ctx, t, q, s, n, out->large_from, causes[i].id, &c, &out->tried, e);
-        if (rc < 0) { free(s); return rc; }
+        int rc = try_cause(&ms, q, s, n, out->large_from, causes[i].id, &c, &out->tried, e);
+        if (rc < 0) { machines_free(&ms); free(s); return rc; }
         if (rc == 0 || c.mape_pct >= out->healthy_mape) continue;     /* no better than the healthy machine */
         int links;
         int xgmi = !strcmp(causes[i].id, "nvlink") && link_param(t, &links) && !strcmp(link_param(t, &links), "xgmi_gbps");
@@ -582,6 +628,7 @@ int doc_examine(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, cons
         weigh(t, info, &c);
         out->cause[out->ncauses++] = c;
     }
+    machines_free(&ms);
     rank_causes(out);
     if (out->ncauses) out->explained = out->cause[0].mape_large_pct <= fabs(out->band_lo_pct);
     free(s);

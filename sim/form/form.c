@@ -107,8 +107,10 @@ typedef int (*pattern_fn)(topo_t *, linkload_peer_fn, const void *, int, int, co
  * destinations (peers.h) where it has them. */
 static int one_pattern(topo_t *t, const algo_t *a, const peer_ctx_t *x, int slots, int C, pattern_fn pattern,
                        cost_model_t *out, baton_err_t *e) {
-    peers_table_t y = {pattern == linkload_pattern_cost ? peers_table(t, a, x->peer, &x->s, slots) : NULL, topo_nranks(t)};
-    return y.dst ? pattern(t, peers_at, &y, slots, C, out, e) : pattern(t, load_peer, x, slots, C, out, e);
+    if (pattern != linkload_pattern_cost) return pattern(t, load_peer, x, slots, C, out, e);
+    peers_table_t y = {peers_table(t, a, x->peer, &x->s, slots), topo_nranks(t)};
+    return y.dst ? peers_loads_cost(t, a, x->peer, &x->s, slots, C, peers_at, &y, out, e)
+                 : peers_loads_cost(t, a, x->peer, &x->s, slots, C, load_peer, x, out, e);
 }
 
 /* Row a's view from its pattern of peers (and its pattern across groups)
@@ -161,7 +163,7 @@ static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_m
     if (topo_fold_ranks(t)) return folded_model(t, a, s, m, out, e);
     if (a->step_send && s->nchannels <= 1) {
         step_ctx_t y = {a, s};
-        int rc = linkload_steps_cost(t, load_step, &y, a->nsteps(s), out, e);
+        int rc = peers_steps_cost(t, a, s, a->nsteps(s), load_step, &y, out, e);
         out->blind = rc == 0 && has_fabric(t);
         return rc < 0 ? rc : 0;
     }

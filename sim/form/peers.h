@@ -11,6 +11,7 @@
 #define BATON_PEERS_H
 
 #include "../../algorithms/algo.h"
+#include "../../topologies/linkload.h"
 #include "../../topologies/topo.h"
 
 #include <stdint.h>
@@ -29,5 +30,16 @@ static inline int peers_at(const void *ctx, int c, int r) {
     const peers_table_t *x = ctx;
     return x->dst[(size_t)c * (size_t)x->p + (size_t)r];
 }
+
+/* peer's pattern for s (its messages at[ctx]) costed on t as
+ * linkload_pattern_cost does, C channels: the link loads its routes decide
+ * are kept in the cache of whoever owns t's routes (topo_route_owner), so
+ * machines that share routes (topo_share_routes) count them once and each
+ * costs them at its own rates. */
+int peers_loads_cost(topo_t *t, const algo_t *a, peers_fn peer, const sched_t *s, int slots, int C,
+                     linkload_peer_fn at, const void *ctx, cost_model_t *out, baton_err_t *e);
+/* The same for row a's steps (linkload_steps_cost; send(ctx, k, r)). */
+int peers_steps_cost(topo_t *t, const algo_t *a, const sched_t *s, int nsteps, linkload_step_fn send,
+                     const void *ctx, cost_model_t *out, baton_err_t *e);
 
 #endif

@@ -49,6 +49,7 @@ static int ring_bus_bw(topo_t *t, const algo_opts_t *o_in, arch_t arch, double *
         rings.pos = order + cells;
         o.rings = &rings;
     }
+    int aside = topo_routes_aside(t) == 0;   /* the file's routes come back with its rates */
     for (int l = 0; l < n; l += 2) {
         saved[l] = topo_dlink(t, l)->bw;
         topo_set_link_bw(t, l, nccl_bw(t, l, arch), NULL);
@@ -58,6 +59,7 @@ static int ring_bus_bw(topo_t *t, const algo_opts_t *o_in, arch_t arch, double *
     if ((rc = topo_cost_model(t, &m, e)) >= 0 && (rc = algo_build(&algo_allreduce_ring, p, (uint64_t)p << 20, &o, &s, e)) >= 0)
         rc = form_model(t, &algo_allreduce_ring, &s, &m, &v, e);
     for (int l = 0; l < n; l += 2) topo_set_link_bw(t, l, saved[l], NULL);
+    if (aside) topo_routes_back(t);
     free(saved);
     free(order);
     if (rc < 0) return rc;
