@@ -516,7 +516,7 @@ Test(cli, auto_nccl_picks_only_what_nccl_has) {
     cr_expect_gt(differs, 0, "on a cluster auto finds algorithms NCCL lacks at some size");
     /* all-to-all: NCCL's p2p schedule (pairwise), on Simple at 1 MiB; none where the size does not split */
     expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 1MiB", 0, "alltoall direct on hgx-h100");
-    expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 12", 1, "NCCL sends each peer the same share, so the size must be a multiple of the rank count");
+    expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 12", 1, "does alltoall on 8 ranks: alltoall pairwise needs the size to be a multiple of the rank count (12 bytes over 8 ranks)");
     expect_exit("plan -t topologies/hgx-h100.yaml -c alltoall --sizes 1GiB", 0, "direct     Simple");   /* its model: none */
     expect_exit("plan -t topologies/hgx-h100.yaml -c alltoall --sizes 1GiB", 0, "- (its model has no alltoall)");
 }

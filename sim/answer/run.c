@@ -176,15 +176,22 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
     return 0;
 }
 
-/* -a auto found no row: say why, from the first row of the collective
- * (alltoall's need the size to be a multiple of the rank count). */
-static int none_applies(const run_req_t *q, int p, baton_err_t *e) {
+/* No row runs: why, from the first row of the collective (of NCCL's rows
+ * when nccl) that refuses to build it (an alltoall's rows need the size
+ * to be a multiple of the rank count); why->msg stays "" if every row builds. */
+static void why_none(const run_req_t *q, int p, int nccl, baton_err_t *why) {
     const algo_t *const *rows = algo_all();
-    baton_err_t why = {0};
     for (int i = 0; rows[i]; i++) {
         sched_t s;
-        if (rows[i]->coll == q->coll && algo_build(rows[i], p, q->bytes, &q->opts, &s, &why) < 0) break;
+        if (rows[i]->coll != q->coll || (nccl && rows[i]->nccl == NULL)) continue;
+        if (algo_build(rows[i], p, q->bytes, &q->opts, &s, why) < 0) return;
     }
+}
+
+/* -a auto found no row: say why. */
+static int none_applies(const run_req_t *q, int p, baton_err_t *e) {
+    baton_err_t why = {0};
+    why_none(q, p, 0, &why);
     return err_set(e, BATON_EINVAL, "-a auto: no %s algorithm runs %llu bytes on %d ranks%s%s", coll_name(q->coll),
                    (unsigned long long)q->bytes, p, why.msg[0] ? ": " : "", why.msg);
 }
@@ -353,13 +360,14 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     if (best.algo == NULL && q->nccl_rules && !run_is_auto(q->algo))     /* select's NCCL-only cells: not here */
         return err_set(e, BATON_EUNSUP, "NCCL does not run %s %s on %s (its version, buffers or nodes; see `baton plan`)",
                        coll_name(q->coll), q->algo, topo_name(t));
-    if (best.algo == NULL && q->coll == COLL_ALLTOALL && o->ranks > 0 && q->bytes % (uint64_t)o->ranks)
-        return err_set(e, BATON_EINVAL, "-a nccl: an alltoall of %llu bytes on %d ranks: NCCL sends each peer the same "
-                       "share, so the size must be a multiple of the rank count", (unsigned long long)q->bytes, o->ranks);
-    if (best.algo == NULL)
+    if (best.algo == NULL) {
+        baton_err_t why = {0};
+        why_none(q, o->ranks, 1, &why);
         return err_set(e, BATON_EINVAL, "-a nccl: none of NCCL's algorithms (ring, tree, chain, nvls, p2p) does %s%s%s "
-                       "on %d ranks (see `baton algos -c %s`)", coll_name(q->coll), proto == RUN_PROTO_AUTO ? "" : " with ",
-                       proto == RUN_PROTO_AUTO ? "" : proto_name((proto_t)proto), o->ranks, coll_name(q->coll));
+                       "on %d ranks%s%s (see `baton algos -c %s`)", coll_name(q->coll), proto == RUN_PROTO_AUTO ? "" : " with ",
+                       proto == RUN_PROTO_AUTO ? "" : proto_name((proto_t)proto), o->ranks, why.msg[0] ? ": " : "",
+                       why.msg, coll_name(q->coll));
+    }
     *o = best;
     o->proto_auto = proto == RUN_PROTO_AUTO || rule;
     o->rule = rule;
