@@ -517,6 +517,9 @@ Test(cli, auto_nccl_picks_only_what_nccl_has) {
     /* all-to-all: NCCL's p2p schedule (pairwise), on Simple at 1 MiB; none where the size does not split */
     expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 1MiB", 0, "alltoall direct on hgx-h100");
     expect_exit("predict -t topologies/hgx-h100.yaml -c alltoall -a nccl -s 12", 1, "does alltoall on 8 ranks: alltoall pairwise needs the size to be a multiple of the rank count (12 bytes over 8 ranks)");
+    /* NCCL's rows build there; the protocol left them out: no row's build refusal is the reason */
+    expect_exit("predict -t topologies/pcie-8gpu.yaml -c allreduce -a nccl -s 1MiB --proto LL128", 1,
+                "does allreduce with LL128 on 8 ranks (see `baton algos -c allreduce`)");
     expect_exit("plan -t topologies/hgx-h100.yaml -c alltoall --sizes 1GiB", 0, "direct     Simple");   /* its model: none */
     expect_exit("plan -t topologies/hgx-h100.yaml -c alltoall --sizes 1GiB", 0, "- (its model has no alltoall)");
 }

@@ -195,6 +195,7 @@ void topo_set_patterns(topo_t *t, void *p, void (*free_fn)(void *)) { slot_set(&
 
 void topo_free(topo_t *t) {
     if (t == NULL) return;
+    topo_routes_back(t);                 /* frees what was put aside (it reads the rates: first) */
     topo_set_derived(t, NULL, NULL);
     topo_set_memo(t, NULL, NULL);
     topo_set_patterns(t, NULL, NULL);
@@ -208,7 +209,6 @@ void topo_free(topo_t *t) {
     free(t->adj_off);
     free(t->adj);
     free(t->adj_pos);
-    topo_routes_back(t);                 /* frees what was put aside */
     free(t->routes);
     for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
     free(t->blocks);

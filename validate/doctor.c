@@ -412,7 +412,6 @@ typedef struct {
     void *ctx;
     topo_t *twin[DOC_TWINS];     /* [0]: the healthy machine (the caller's); the rest ours */
     int ntwins;
-    uint64_t routes;             /* the kept machines' cached routes */
 } machines_t;
 
 /* Cause c's machine into *m (doc_change_apply), sharing a kept one's routes where it can. */
@@ -423,13 +422,15 @@ static int machine_for(machines_t *ms, const doc_change_t *c, topo_t **m, cal_re
     return rc;
 }
 
-/* Done with m: kept if it routes alike none of the kept and there is room, else freed. */
+/* Done with m: kept if it routes alike none of the kept and there is room
+ * (the kept ones' caches as they are now: machines that shared them grew
+ * them), else freed. A folded machine shares with none: not kept. */
 static void machine_done(machines_t *ms, topo_t *m) {
     if (m == NULL) return;
     uint64_t routes = topo_nroutes(m);
-    if (topo_route_owner(m) == m && ms->ntwins < DOC_TWINS && ms->routes + routes <= DOC_TWIN_ROUTES) {
+    for (int i = 1; i < ms->ntwins; i++) routes += topo_nroutes(ms->twin[i]);
+    if (topo_route_owner(m) == m && !topo_fold_ranks(m) && ms->ntwins < DOC_TWINS && routes <= DOC_TWIN_ROUTES) {
         ms->twin[ms->ntwins++] = m;
-        ms->routes += routes;
         return;
     }
     topo_free(m);

@@ -176,16 +176,21 @@ static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo
     return 0;
 }
 
-/* No row runs: why, from the first row of the collective (of NCCL's rows
- * when nccl) that refuses to build it (an alltoall's rows need the size
- * to be a multiple of the rank count); why->msg stays "" if every row builds. */
+/* No row runs: why, where no row of the collective (of NCCL's rows when
+ * nccl) builds it: the first one's refusal (an alltoall's rows need the
+ * size to be a multiple of the rank count). Where one builds, something
+ * else left it out (a protocol, NCCL's rules) and why->msg stays "". */
 static void why_none(const run_req_t *q, int p, int nccl, baton_err_t *why) {
     const algo_t *const *rows = algo_all();
+    baton_err_t first = {0};
     for (int i = 0; rows[i]; i++) {
         sched_t s;
+        baton_err_t e = {0};
         if (rows[i]->coll != q->coll || (nccl && rows[i]->nccl == NULL)) continue;
-        if (algo_build(rows[i], p, q->bytes, &q->opts, &s, why) < 0) return;
+        if (algo_build(rows[i], p, q->bytes, &q->opts, &s, &e) == 0) return;   /* one builds: not the size */
+        if (first.msg[0] == '\0') first = e;
     }
+    *why = first;
 }
 
 /* -a auto found no row: say why. */
