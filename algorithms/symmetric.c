@@ -134,4 +134,4 @@ SYM_ROW(COLL_REDUCE_SCATTER, reducescatter, symmetric, rs_cost, "2B + direct red
 SYM_ROW(COLL_ALLGATHER, allgather, ce, ag_cost, "2B + a + mb + d (direct all-gather)",
         "NCCL's copy-engine all-gather: ready flags, batched copies to every peer, complete flags", "ce");
 SYM_ROW(COLL_ALLTOALL, alltoall, ce, a2a_cost, "2B + a + (n/p) b + d, p divides n",
-        "NCCL's copy-engine all-to-all: ready flags, one copy per peer, complete flags", NULL);
+        "NCCL's copy-engine all-to-all: ready flags, one copy per peer, complete flags", "ce");

@@ -160,7 +160,23 @@ Test(nccl_newer, ce_allgather_from_2_29_on_blackwell_above_8mi_elements) {
     picks("-t hgx-b200 -c allgather -s 256MiB --set registered=true", "allgather symmetric", 1);   /* 32 MiB a rank: not above */
     picks("-t hgx-b200 -c allgather -s 257MiB --set registered=true", "allgather ce", 1);
     picks("-t hgx-h100 -c allgather -s 1GiB --set registered=true", "ce", 0);                  /* Hopper */
-    picks("-t hgx-b200 -c alltoall -s 1GiB --set registered=true", "ce", 0);   /* CE all-to-all: only with NCCL_CTA_POLICY_ZERO */
+    picks("-t hgx-b200 -c alltoall -s 1GiB --set registered=true", "ce", 0);   /* CE all-to-all: only with NCCL_CTA_POLICY=2 */
+}
+
+/* NCCL_CTA_POLICY=2 (ZERO) asks for no kernel: all-gather and all-to-all go
+ * on the copy engines from 2.28 (2.28.3 src/enqueue.cc taskAppend: nNodes
+ * == 1, both buffers symmetric windows, CTAPolicy == ZERO; 2.30.7
+ * src/ce_coll.cc ncclCeAvailable: every rank in the NVLink team), at any
+ * size and on Hopper too; what has no CE kernel keeps its own. */
+Test(nccl_newer, cta_policy_zero_runs_the_copy_engines_from_2_28) {
+    picks("-t hgx-b200 -c alltoall -s 1GiB --set registered=true --set cta_policy=2 --set nccl_version=2.28.3", "alltoall ce", 1);
+    picks("-t hgx-h100 -c allgather -s 1MiB --set registered=true --set cta_policy=2", "allgather ce", 1);
+    picks("-t hgx-b200 -c alltoall -s 1GiB --set registered=true --set cta_policy=2 --set nccl_version=2.27.7", "ce", 0);
+    picks("-t hgx-b200 -c alltoall -s 1GiB --set cta_policy=2", "ce", 0);                     /* not registered */
+    picks("-t hgx-b200 -c alltoall -s 1GiB --set registered=true --set cta_policy=1", "ce", 0);   /* EFFICIENCY */
+    picks("-t cluster-b200 -c alltoall -s 1GiB --set registered=true --set cta_policy=2", "ce", 0);   /* two domains */
+    picks("-t hgx-b200 -c allreduce -s 1GiB --set registered=true --set cta_policy=2", "allreduce symmetric", 1);
+    th_says("predict -t hgx-b200 -c alltoall -s 1GiB --set cta_policy=3", 1, "cta_policy", 1);
 }
 
 /* A version baton does not know: the option and the file say so, the file

@@ -57,6 +57,7 @@ static const knob_t knobs[] = {
     {"nccl_version", KNOB_VERSION, AT(lib.nccl_version), 0, 0, 0},
     {"registered", KNOB_BOOL, AT(registered), 0, 0, 0},
     {"nccl_tuner", KNOB_BOOL, AT(nccl_tuner), 0, 0, 0},
+    {"cta_policy", KNOB_COUNT, AT(cta_policy), 0, 2, 0},
 };
 
 #define NKNOBS ((int)(sizeof knobs / sizeof knobs[0]))

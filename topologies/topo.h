@@ -231,6 +231,10 @@ typedef struct topo_params {
                             (ncclCommWindowRegister, `registered: true` or --set
                             registered=true): NCCL 2.27+ runs its symmetric kernels, 2.29+
                             its copy-engine all-gather on Blackwell */
+    int cta_policy;      /* NCCL_CTA_POLICY (`cta_policy:`, --set cta_policy=N): 0 default, 1
+                            efficiency, 2 zero (no kernel: NCCL 2.28+ runs all-gather and
+                            all-to-all on the copy engines where the buffers are registered
+                            in one NVLink domain) */
     int nccl_tuner;      /* 1: -a nccl runs what NCCL's own cost model picks (--model nccl's
                             algorithm and protocol; `nccl_tuner: true` or --set
                             nccl_tuner=true), timed by baton; 0: the fastest of NCCL's rows

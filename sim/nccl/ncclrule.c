@@ -41,9 +41,9 @@ static int pat_here(const topo_t *t, int p) {
 
 /* The family NCCL runs a call of coll (n bytes, p ranks) with (see run.h):
  * PAT where its tuner picks it; with registered buffers whatever its tuner
- * says, the copy-engine all-gather first (taskAppend tries it before the
- * kernels), then the symmetric kernels; NULL: baton's closed forms choose
- * among NCCL's rows. */
+ * says: the copy engines where NCCL_CTA_POLICY asks for no kernel, the
+ * copy-engine all-gather (taskAppend tries it before the kernels), then the
+ * symmetric kernels; NULL: baton's closed forms choose among NCCL's rows. */
 const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
     const topo_params_t *tp = t ? topo_params_c(t) : NULL;
     tuning_machine_t m;
@@ -55,6 +55,9 @@ const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
         return "pat";                                      /* NCCL's tuner picks it (its 0.75 and 2.8 us a rank) */
     if (tp == NULL || !tp->registered || tp->lib.name[0] || p < 2 || nccl_nodes(t, p) != 1) return NULL;
     int v = ncclrule_version(t);
+    if ((coll == COLL_ALLGATHER || coll == COLL_ALLTOALL) && tp->cta_policy == RUN_NCCL_CTA_ZERO &&
+        v >= RUN_NCCL_CE_ZERO_SINCE)
+        return "ce";                                       /* asked for no kernel at all */
     if (coll == COLL_ALLGATHER && v >= RUN_NCCL_CE_AG_SINCE && tp->arch >= ARCH_BLACKWELL &&
         n / (uint64_t)p / 4 > RUN_NCCL_CE_AG_COUNT)
         return "ce";

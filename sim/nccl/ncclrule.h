@@ -38,6 +38,13 @@ int ncclrule_version(const topo_t *t);
 #define RUN_NCCL_SYM_SINCE 22700
 #define RUN_NCCL_CE_AG_SINCE 22900
 #define RUN_NCCL_CE_AG_COUNT (8u << 20)
+/* NCCL_CTA_POLICY=2 (ZERO): from 2.28 NCCL runs all-gather and all-to-all
+ * on the copy engines, no kernel, where every rank is in one NVLink domain
+ * and the buffers are registered windows (2.28.3 enqueue.cc taskAppend:
+ * nNodes == 1, both windows symmetric, CTAPolicy == ZERO; 2.30.7
+ * ce_coll.cc ncclCeAvailable: the LSA team holds every rank). */
+#define RUN_NCCL_CE_ZERO_SINCE 22800
+#define RUN_NCCL_CTA_ZERO 2
 /* The family ("pat", "symmetric", "ce") NCCL runs coll on p ranks of n
  * bytes by those rules (PAT: where NCCL's own model, sim/nccl/tuning.c, picks
  * it), NULL where baton's closed forms choose among NCCL's rows. */
