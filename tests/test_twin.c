@@ -144,6 +144,44 @@ Test(twin, a_dragonfly_twin_routes_every_pair_as_a_fresh_machine) {
     topo_free(root);
 }
 
+/* Shipped machines, each loaded twice with every rate scaled (x 0.5, x 0.1):
+ * where topo_routes_alike says the scaled one routes as the file's, every
+ * pair's route on it, looked up in the file's cache, is a fresh scaled
+ * machine's (PXN's NVLink test is a threshold: x 0.1 takes cluster-h100's
+ * NVLink below it, and that machine must route alone). */
+Test(twin, shipped_machines_scaled_route_as_fresh_ones_where_alike) {
+    static const char *const m[][2] = {
+        {"topologies/cluster-h100.yaml", "nodes=4"},     {"topologies/cluster-h100.yaml", "nodes=4,gdr=false"},
+        {"topologies/cluster-h100.yaml", "nodes=2,p2p=false"}, {"topologies/gb200-nvl72.yaml", "trays=4"},
+        {"topologies/dgx1-v100.yaml", "-"},              {"topologies/pcie-8gpu.yaml", "-"},
+        {"topologies/cluster-mi300x.yaml", "nodes=2"},   {"topologies/p5.yaml", "nodes=2"},
+    };
+    int shared = 0, alone = 0;
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        for (double scale = 0.5; scale > 0.05; scale -= 0.4) {
+            topo_t *root = th_load(m[i][0], m[i][1]), *t = th_load(m[i][0], m[i][1]), *fresh = th_load(m[i][0], m[i][1]);
+            for (int l = 0; l < topo_nlinks(t); l += 2) {
+                cr_assert_eq(topo_set_link_bw(t, l, topo_dlink(t, l)->bw * scale, NULL), 0);
+                cr_assert_eq(topo_set_link_bw(fresh, l, topo_dlink(fresh, l)->bw * scale, NULL), 0);
+            }
+            topo_route_t r;
+            cr_assert_eq(topo_route(root, 0, topo_nranks(root) - 1, &r, NULL), 0);
+            char what[160];
+            snprintf(what, sizeof what, "%s %s x %g", m[i][0], m[i][1], scale);
+            if (topo_share_routes(t, root)) {
+                shared++;
+                routes_as(t, fresh, what);
+            } else alone++;
+            int pxn_below = strstr(m[i][0], "cluster-h100") && scale < 0.2 && topo_params_c(root)->pxn;
+            cr_expect(!pxn_below || topo_route_owner(t) == t, "%s: NVLink below PXN's test routes alone", what);
+            topo_free(fresh);
+            topo_free(t);
+            topo_free(root);
+        }
+    cr_expect_geq(shared, 10, "%d of %d shared: the test would show nothing", shared, shared + alone);
+    cr_expect_geq(alone, 1, "PXN's threshold crossed somewhere");
+}
+
 /* A row's closed-form view on a twin (its link loads counted on the root,
  * costed at the twin's rates) is a fresh machine's, bit for bit: a pattern
  * of peers (the ring) and a pattern of steps (pairwise all-to-all). */
