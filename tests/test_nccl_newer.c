@@ -170,13 +170,13 @@ Test(nccl_newer, ce_allgather_from_2_29_on_blackwell_above_8mi_elements) {
  * size and on Hopper too; what has no CE kernel keeps its own. */
 Test(nccl_newer, cta_policy_zero_runs_the_copy_engines_from_2_28) {
     picks("-t hgx-b200 -c alltoall -s 1GiB --set registered=true --set cta_policy=2 --set nccl_version=2.28.3", "alltoall ce", 1);
-    picks("-t hgx-h100 -c allgather -s 1MiB --set registered=true --set cta_policy=2", "allgather ce", 1);
+    picks("-t hgx-h100 -c allgather -s 1MiB --set registered=true --set cta_policy=ZERO", "allgather ce", 1);   /* NCCL's name */
     picks("-t hgx-b200 -c alltoall -s 1GiB --set registered=true --set cta_policy=2 --set nccl_version=2.27.7", "ce", 0);
     picks("-t hgx-b200 -c alltoall -s 1GiB --set cta_policy=2", "ce", 0);                     /* not registered */
     picks("-t hgx-b200 -c alltoall -s 1GiB --set registered=true --set cta_policy=1", "ce", 0);   /* EFFICIENCY */
     picks("-t cluster-b200 -c alltoall -s 1GiB --set registered=true --set cta_policy=2", "ce", 0);   /* two domains */
     picks("-t hgx-b200 -c allreduce -s 1GiB --set registered=true --set cta_policy=2", "allreduce symmetric", 1);
-    th_says("predict -t hgx-b200 -c alltoall -s 1GiB --set cta_policy=3", 1, "cta_policy", 1);
+    th_says("predict -t hgx-b200 -c alltoall -s 1GiB --set cta_policy=3", 1, "default, efficiency or zero (0, 1 or 2), not '3'", 1);
 }
 
 /* A version baton does not know: the option and the file say so, the file

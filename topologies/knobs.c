@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "expand.h"
 #include "units.h"
@@ -16,7 +17,8 @@ typedef enum {
     KNOB_TIME,      /* a time: 0.6us */
     KNOB_SCALE,     /* a positive factor */
     KNOB_SHARE,     /* a share of something: (0, 1] */
-    KNOB_VERSION    /* an NCCL version baton knows: 2.26.6 (kept as 22606) */
+    KNOB_VERSION,   /* an NCCL version baton knows: 2.26.6 (kept as 22606) */
+    KNOB_CTA        /* NCCL_CTA_POLICY: 0 default, 1 efficiency, 2 zero, by number or name */
 } knob_kind_t;
 
 typedef struct {
@@ -57,7 +59,7 @@ static const knob_t knobs[] = {
     {"nccl_version", KNOB_VERSION, AT(lib.nccl_version), 0, 0, 0},
     {"registered", KNOB_BOOL, AT(registered), 0, 0, 0},
     {"nccl_tuner", KNOB_BOOL, AT(nccl_tuner), 0, 0, 0},
-    {"cta_policy", KNOB_COUNT, AT(cta_policy), 0, 2, 0},
+    {"cta_policy", KNOB_CTA, AT(cta_policy), 0, 0, 0},
 };
 
 #define NKNOBS ((int)(sizeof knobs / sizeof knobs[0]))
@@ -77,16 +79,29 @@ int knobs_overlay(const char *name) {
 
 const char *knobs_name(int i) { return i >= 0 && i < NKNOBS ? knobs[i].name : NULL; }
 
+/* NCCL_CTA_POLICY's values as NCCL's init.cc reads them: the legacy digit or
+ * the name (NCCL also takes names joined by '|'; EFFICIENCY|ZERO it warns
+ * of and keeps ZERO, which `zero` says alone). */
+static const char *const cta_names[] = {"default", "efficiency", "zero"};
+
+static int cta(const char *s, int *out, char *why, size_t len) {
+    for (int i = 0; i < 3; i++)
+        if ((s[0] == '0' + i && s[1] == '\0') || strcasecmp(s, cta_names[i]) == 0) { *out = i; return 0; }
+    snprintf(why, len, "must be NCCL_CTA_POLICY's default, efficiency or zero (0, 1 or 2), not '%s'", s);
+    return -1;
+}
+
 void knobs_format(const topo_params_t *p, int i, char *buf, size_t len) {
     if (i < 0 || i >= NKNOBS) { snprintf(buf, len, "?"); return; }
     const knob_t *k = &knobs[i];
     const char *at = (const char *)p + k->at;
-    int whole = k->kind == KNOB_COUNT || k->kind == KNOB_BOOL || k->kind == KNOB_VERSION;
+    int whole = k->kind == KNOB_COUNT || k->kind == KNOB_BOOL || k->kind == KNOB_VERSION || k->kind == KNOB_CTA;
     double x = whole ? *(const int *)(const void *)at : *(const double *)(const void *)at;
     switch (k->kind) {
     case KNOB_COUNT: snprintf(buf, len, "%d", (int)x); break;
     case KNOB_BOOL: snprintf(buf, len, "%s", x ? "true" : "false"); break;
     case KNOB_VERSION: knobs_version_text(x > 0 ? (int)x : TOPO_NCCL_TABLES, buf, len); break;
+    case KNOB_CTA: snprintf(buf, len, "%s", cta_names[(int)x >= 0 && (int)x < 3 ? (int)x : 0]); break;
     case KNOB_BW: snprintf(buf, len, x > 0 ? "%gGB/s" : "0", x / 1e9); break;
     case KNOB_TIME:
         if (x <= 0) snprintf(buf, len, "0");
@@ -161,6 +176,7 @@ int knobs_set(topo_params_t *p, const char *name, const char *s, char *why, size
     case KNOB_SCALE:
     case KNOB_SHARE: return number(k, s, (double *)(void *)at, why, len);
     case KNOB_VERSION: return knobs_version(s, (int *)(void *)at, why, len);
+    case KNOB_CTA: return cta(s, (int *)(void *)at, why, len);
     }
     return -1;
 }

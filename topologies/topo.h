@@ -231,8 +231,8 @@ typedef struct topo_params {
                             (ncclCommWindowRegister, `registered: true` or --set
                             registered=true): NCCL 2.27+ runs its symmetric kernels, 2.29+
                             its copy-engine all-gather on Blackwell */
-    int cta_policy;      /* NCCL_CTA_POLICY (`cta_policy:`, --set cta_policy=N): 0 default, 1
-                            efficiency, 2 zero (no kernel: NCCL 2.28+ runs all-gather and
+    int cta_policy;      /* NCCL_CTA_POLICY (`cta_policy:`, --set cta_policy=zero or 2): 0
+                            default, 1 efficiency, 2 zero (no kernel: NCCL 2.28+ runs all-gather and
                             all-to-all on the copy engines where the buffers are registered
                             in one NVLink domain) */
     int nccl_tuner;      /* 1: -a nccl runs what NCCL's own cost model picks (--model nccl's
