@@ -209,9 +209,7 @@ void topo_free(topo_t *t) {
     free(t->adj_off);
     free(t->adj);
     free(t->adj_pos);
-    free(t->routes);
-    for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
-    free(t->blocks);
+    topo_route_cache_free(t->routes, t->blocks, t->nblocks);
     free(t->bfs_dist);
     free(t->bfs_stamp);
     free(t->bfs_queue);

@@ -110,6 +110,9 @@ struct topo {
  * (topo_route.c, nvlink_to), which topo_twin.c compares too. */
 #define PXN_NVLINK_BW 100e9
 
+/* Free a route cache: its table and its blocks of links (topo_route.c). */
+void topo_route_cache_free(route_slot_t *routes, int32_t **blocks, int nblocks);
+
 /* Grow *p (elements of elem bytes, capacity *cap) to hold need; 0 or -1. */
 int topo_grow(void **p, int *cap, int need, size_t elem);
 /* Breadth-first search from node s through transit nodes, stopping at

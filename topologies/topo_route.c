@@ -712,11 +712,10 @@ int topo_routes_aside(topo_t *t) {
     return 0;
 }
 
-/* Free t's route cache (its table and blocks). */
-static void routes_free(topo_t *t) {
-    free(t->routes);
-    for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
-    free(t->blocks);
+void topo_route_cache_free(route_slot_t *routes, int32_t **blocks, int nblocks) {
+    free(routes);
+    for (int i = 0; i < nblocks; i++) free(blocks[i]);
+    free(blocks);
 }
 
 void topo_routes_back(topo_t *t) {
@@ -726,18 +725,15 @@ void topo_routes_back(topo_t *t) {
     int same = 1;
     for (int l = 0; same && l < t->ndl; l++) same = memcmp(&a->bw[l], &t->dl[l].bw, sizeof a->bw[l]) == 0;
     if (same) {                            /* the rates they were found at: they stand */
-        routes_free(t);
+        topo_route_cache_free(t->routes, t->blocks, t->nblocks);
         t->routes = a->routes, t->route_cap = a->route_cap, t->route_count = a->route_count;
         t->blocks = a->blocks, t->nblocks = a->nblocks, t->capblocks = a->capblocks;
         t->cur = a->cur, t->cur_used = a->cur_used;
         t->route_epoch = a->route_epoch, t->root_epoch = a->root_epoch, t->route_root = a->route_root, t->cm = a->cm;
         t->routes_stale = 0;
         t->hop_gen++;
-    } else {
-        free(a->routes);
-        for (int i = 0; i < a->nblocks; i++) free(a->blocks[i]);
-        free(a->blocks);
-    }
+    } else
+        topo_route_cache_free(a->routes, a->blocks, a->nblocks);
     free(a->bw);
     free(a);
 }
