@@ -640,6 +640,14 @@ Test(calibrate, validate_reports_mape_and_refuses_rank_mismatch) {
     cr_assert_eq(th_cli("validate -t topologies/hgx-h100.yaml --ranks 8 --force-ranks --nccl-tests "
                         SHARED "/a100x16_2node_oci_roce_allreduce.txt", &out, 1), 0, "%s", out);
     free(out);
+    /* a log that names no rank count runs at the machine's, -t and --set as given, and says so */
+    cr_assert_eq(th_cli("validate -t gb200-nvl72 --set trays=2 --nccl-tests "
+                        "validate/logs/nccl-tests-2026/GB200x8_2trays-MNNVL-IMEX_oci-hpc-oke-README_all_reduce.txt",
+                        &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "does not say how many ranks ran (no Rank lines, no nThread x nGpus): taken as gb200-nvl72's 8") != NULL,
+              "%s", out);
+    cr_expect(strstr(out, "(allreduce on 8 ranks)") != NULL, "%s", out);
+    free(out);
 }
 
 /* With the simulator, calibrate fits each link class apart, as far as the

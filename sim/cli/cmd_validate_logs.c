@@ -258,8 +258,12 @@ int cmd_val_load(cmd_val_args_t *a, cmd_val_machines_t *ms, cal_sample_t **all, 
     for (int i = 0; i < a->nlogs; i++) {
         nt_log_t log;
         cal_sample_t *s;
-        int m, rc = nt_parse(a->logs[i], a->ranks, &log, e);
+        int m, rc = nt_parse(a->logs[i], a->ranks > 0 ? a->ranks : topo_whole_ranks(t), &log, e);
         if (rc < 0) return rc;
+        if (a->ranks == 0 && log.stated_ranks > 0) log.ranks = log.stated_ranks;
+        else if (a->ranks == 0)     /* the machine, as -t and --set give it, speaks for a log that says nothing */
+            say(a, "warning", "%s does not say how many ranks ran (no Rank lines, no nThread x nGpus): taken as %s's %d "
+                "(--ranks N to say otherwise)", a->logs[i], topo_name(t), topo_whole_ranks(t));
         if ((rc = logged_collective(a, &log, a->logs[i], e)) < 0) { nt_free(&log); return rc; }
         if (a->ranks > 0 && log.stated_ranks > 0 && log.stated_ranks != a->ranks && !a->force_ranks) {
             int said = log.stated_ranks;
