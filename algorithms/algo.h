@@ -65,7 +65,7 @@ typedef struct algo {
      * doubling and halving, pairwise shifts, Bruck): how many steps, and rank
      * r's send in step k (1 and *op, or 0 if r sends nothing then). The
      * closed form then charges every step its own busiest link
-     * (topologies/linkload.h, linkload_steps_cost): right where the steps do
+     * (topologies/linkload.h, linkload_steps_record): right where the steps do
      * not overlap, as these rows' formulas assume. algo_lockstep_* serve rows
      * whose op 2k is step k's send and op 2k+1 its receive. */
     int (*nsteps)(const sched_t *s);

@@ -172,16 +172,6 @@ void linkload_steps_rec_free(linkload_steps_rec_t *rec) {
     *rec = (linkload_steps_rec_t){0};
 }
 
-int linkload_steps_cost(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, cost_model_t *m,
-                        baton_err_t *e) {
-    linkload_steps_rec_t rec;
-    int rc = linkload_steps_record(t, send, ctx, nsteps, &rec, e);
-    if (rc <= 0) return rc;
-    rc = linkload_steps_rec_cost(t, &rec, m);
-    linkload_steps_rec_free(&rec);
-    return rc;
-}
-
 /* A stand-in route's latency, slowest s/B, the node links it loads (link
  * number x 2 + 1 where it is the destination node's, x 2 where the
  * source's: a route between two nodes crosses no third node's parts) and

@@ -48,16 +48,6 @@ int linkload_pattern_record(topo_t *t, linkload_peer_fn peer, const void *ctx, i
 int linkload_rec_cost(const topo_t *t, const linkload_rec_t *rec, int nchannels, cost_model_t *m);
 void linkload_rec_free(linkload_rec_t *rec);
 
-/* Rows whose steps differ (recursive doubling and halving, pairwise shifts,
- * Bruck): in step k rank r sends *bytes to the rank send(ctx, k, r, &bytes)
- * returns (-1: nothing). Every step is charged its own busiest directed link
- * (its bytes over its bandwidth) and its longest route's latency; the view
- * is alpha = their mean (a formula counts one alpha a step) and beta = the
- * steps' busiest-link seconds over the sum of each step's largest message
- * (what a uniform formula multiplies by beta), so a formula summing
- * alpha + m_k beta over its steps gives the sum of the steps' times.
- * LOAD_MAX_STEP_MESSAGES bounds ranks x steps. 1 if done, 0 if too large or
- * nothing moves (m untouched), < 0 on error. */
 /* The same pattern on a folded cluster (topo_fold_ranks ranks, of which t
  * built a few nodes): every message's route is a stand-in's between
  * witnesses the same distances apart (topo_fold_stand_in), so alpha and
@@ -72,15 +62,23 @@ void linkload_rec_free(linkload_rec_t *rec);
 int linkload_folded_cost(topo_t *t, linkload_peer_fn peer, const void *ctx, int nslots, int nchannels, cost_model_t *m,
                          baton_err_t *e);
 
+/* Rows whose steps differ (recursive doubling and halving, pairwise shifts,
+ * Bruck): in step k rank r sends *bytes to the rank send(ctx, k, r, &bytes)
+ * returns (-1: nothing). Every step is charged its own busiest directed link
+ * (its bytes over its bandwidth) and its longest route's latency; the view
+ * is alpha = their mean (a formula counts one alpha a step) and beta = the
+ * steps' busiest-link seconds over the sum of each step's largest message
+ * (what a uniform formula multiplies by beta), so a formula summing
+ * alpha + m_k beta over its steps gives the sum of the steps' times.
+ * LOAD_MAX_STEP_MESSAGES bounds ranks x steps.
+ *
+ * In two halves, as linkload_pattern_record: the record, each moving step's
+ * loaded links and loads (nentries in all; step[3k..3k+2]: how many of them
+ * are step k's, its largest message, its longest latency), then its cost at
+ * a machine's rates: 1 if done, 0 if too large or nothing moves (m
+ * untouched), < 0 on error. */
 typedef int (*linkload_step_fn)(const void *ctx, int k, int r, double *bytes);
 #define LOAD_MAX_STEP_MESSAGES (1 << 18)
-int linkload_steps_cost(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, cost_model_t *m,
-                        baton_err_t *e);
-
-/* The same in two halves, as linkload_pattern_record: each moving step's
- * loaded links and loads (nentries in all; step[3k..3k+2]: how many of them
- * are step k's, its largest message, its longest latency), then costed at
- * a machine's rates. */
 typedef struct {
     int nsteps, nentries;
     int32_t *link;

@@ -209,7 +209,7 @@ void topo_free(topo_t *t) {
     free(t->adj_off);
     free(t->adj);
     free(t->adj_pos);
-    topo_route_cache_free(t->routes, t->blocks, t->nblocks);
+    topo_route_cache_free(&t->rc);
     free(t->bfs_dist);
     free(t->bfs_stamp);
     free(t->bfs_queue);
@@ -652,7 +652,7 @@ const topo_params_t *topo_params_c(const topo_t *t) { return &t->params; }
  * a link changes, under the scales it was taken with: select and sweep ask
  * it once a cell, and 2 p routes are most of a closed form's time. */
 static int cost_routes(topo_t *t, baton_err_t *e) {
-    struct cm_memo *c = &t->cm;
+    struct cm_memo *c = &t->rc.cm;
     if (t->routes_stale) topo_forget_routes(t), t->routes_stale = 0;
     if (c->valid && c->lat_scale == t->params.lat_scale && c->bw_scale == t->params.bw_scale) return 0;
     double lat = 0, bw = 1e300, lat_lo = 1e300, bw_hi = 0;
@@ -683,7 +683,7 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     *m = (cost_model_t){0};
     int rc = cost_routes(t, e), p = t->nranks;
     if (rc < 0) return rc;
-    const struct cm_memo *c = &t->cm;
+    const struct cm_memo *c = &t->rc.cm;
     m->alpha = c->lat;
     m->beta = m->beta_path = (p > 1) ? 1.0 / c->bw : 0;
     m->channels = 1;

@@ -18,6 +18,29 @@ typedef struct route_slot {
  * pointer stays valid for the topology's lifetime and callers may keep it. */
 #define ROUTE_BLOCK 65536
 
+/* The routes found so far and what was read off them, at one set of link
+ * rates: a hash table of (src, dst) rank pairs whose link lists live in
+ * blocks. One struct, so topo_routes_aside keeps a whole cache aside and
+ * topo_routes_back puts it back by a copy. */
+typedef struct route_cache {
+    route_slot_t *slots;
+    uint32_t cap, count;
+    int32_t **blocks;    /* every route block, for topo_route_cache_free */
+    int nblocks, capblocks;
+    int32_t *cur;        /* the block being filled */
+    int32_t cur_used;
+    uint64_t epoch;      /* the routes' age: a new one (++epochs) each time they are forgotten or put aside */
+    struct topo *root;   /* topo_share_routes: routes are this twin's (NULL: its own) */
+    uint64_t root_epoch; /* root's epoch when shared: another, and the share ends */
+    struct cm_memo {     /* topo_cost_model's route summary, kept until the routes are forgotten */
+        int valid;
+        double lat_scale, bw_scale;   /* the scales it was taken under: another recomputes it */
+        double lat, bw, lat_lo, bw_hi;
+        int helper;                   /* 1: a helper route, of hlat and hbw */
+        double hlat, hbw;
+    } cm;
+} route_cache_t;
+
 struct topo {
     char *name;
     topo_node_t *nodes;
@@ -34,12 +57,7 @@ struct topo {
     topo_params_t params;
     int *adj_off, *adj;  /* CSR: directed links leaving each node, in declaration order */
     int *adj_pos;        /* per directed link: its place among its source's links */
-    route_slot_t *routes;
-    uint32_t route_cap, route_count;
-    int32_t **blocks;    /* every route block, for topo_free */
-    int nblocks, capblocks;
-    int32_t *cur;        /* the block being filled */
-    int32_t cur_used;
+    route_cache_t rc;    /* the routes found at the links' present rates */
     int *bfs_dist, *bfs_queue;     /* scratch for route search: distances, the queue */
     uint32_t *bfs_stamp;           /* a distance counts only if its stamp is the search's */
     uint32_t stamp;
@@ -66,18 +84,8 @@ struct topo {
     int nsources;
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
     int routes_stale;    /* a link changed since the routes were cached */
-    uint64_t route_epoch;   /* the routes' age: a new one (++epochs) each time they are forgotten or put aside */
-    uint64_t epochs;
+    uint64_t epochs;     /* route caches' ages handed out so far */
     struct routes_aside *aside;   /* topo_routes_aside: the routes of the rates before a passing change */
-    struct topo *route_root;   /* topo_share_routes: routes are this twin's (NULL: its own) */
-    uint64_t root_epoch;    /* route_root's route_epoch when shared: another, and the share ends */
-    struct cm_memo {     /* topo_cost_model's route summary, kept until the routes are forgotten */
-        int valid;
-        double lat_scale, bw_scale;   /* the scales it was taken under: another recomputes it */
-        double lat, bw, lat_lo, bw_hi;
-        int helper;                   /* 1: a helper route, of hlat and hbw */
-        double hlat, hbw;
-    } cm;
     uint64_t searches;   /* bfs runs after topo_finalize */
     int dist_to;         /* bfs_dist holds every node's distance to this node; -1: partial */
     int *comp;           /* per node: its set of transit nodes joined by transit links (-1: not transit) */
@@ -111,7 +119,7 @@ struct topo {
 #define PXN_NVLINK_BW 100e9
 
 /* Free a route cache: its table and its blocks of links (topo_route.c). */
-void topo_route_cache_free(route_slot_t *routes, int32_t **blocks, int nblocks);
+void topo_route_cache_free(route_cache_t *c);
 
 /* Grow *p (elements of elem bytes, capacity *cap) to hold need; 0 or -1. */
 int topo_grow(void **p, int *cap, int need, size_t elem);

@@ -17,7 +17,7 @@ void topo_set_route_shortcut(topo_t *t, int on) {
 }
 
 uint64_t topo_nsearches(const topo_t *t) { return t->searches; }
-uint32_t topo_nroutes(const topo_t *t) { return t->route_count; }
+uint32_t topo_nroutes(const topo_t *t) { return t->rc.count; }
 
 /* Node v's distance in the last search, -1 if it did not reach v. */
 int topo_dist(const topo_t *t, int v) {
@@ -84,17 +84,17 @@ static uint32_t hash_key(uint64_t k) {
 }
 
 static route_slot_t *route_slot(topo_t *t, uint64_t key) {
-    uint32_t mask = t->route_cap - 1, i = hash_key(key) & mask;
-    while (t->routes[i].key != 0 && t->routes[i].key != key) i = (i + 1) & mask;
-    return &t->routes[i];
+    uint32_t mask = t->rc.cap - 1, i = hash_key(key) & mask;
+    while (t->rc.slots[i].key != 0 && t->rc.slots[i].key != key) i = (i + 1) & mask;
+    return &t->rc.slots[i];
 }
 
 static int route_rehash(topo_t *t) {
-    uint32_t oldcap = t->route_cap;
-    route_slot_t *old = t->routes;
-    t->route_cap = oldcap ? oldcap * 2 : 1024;
-    t->routes = calloc(t->route_cap, sizeof *t->routes);
-    if (t->routes == NULL) { t->routes = old; t->route_cap = oldcap; return -1; }
+    uint32_t oldcap = t->rc.cap;
+    route_slot_t *old = t->rc.slots;
+    t->rc.cap = oldcap ? oldcap * 2 : 1024;
+    t->rc.slots = calloc(t->rc.cap, sizeof *t->rc.slots);
+    if (t->rc.slots == NULL) { t->rc.slots = old; t->rc.cap = oldcap; return -1; }
     for (uint32_t i = 0; i < oldcap; i++)
         if (old[i].key) *route_slot(t, old[i].key) = old[i];
     free(old);
@@ -110,19 +110,19 @@ static int32_t *route_alloc(topo_t *t, int n) {
         return t->scratch_used <= 4 * ((uint32_t)t->nnodes + 1) ? r : NULL;
     }
     int own = n > ROUTE_BLOCK;
-    if (own || t->cur == NULL || t->cur_used + n > ROUTE_BLOCK) {
+    if (own || t->rc.cur == NULL || t->rc.cur_used + n > ROUTE_BLOCK) {
         int32_t *b = malloc((size_t)(own ? n : ROUTE_BLOCK) * sizeof *b);
-        if (b == NULL || topo_grow((void **)&t->blocks, &t->capblocks, t->nblocks + 1, sizeof *t->blocks) < 0) {
+        if (b == NULL || topo_grow((void **)&t->rc.blocks, &t->rc.capblocks, t->rc.nblocks + 1, sizeof *t->rc.blocks) < 0) {
             free(b);
             return NULL;
         }
-        t->blocks[t->nblocks++] = b;
+        t->rc.blocks[t->rc.nblocks++] = b;
         if (own) return b;
-        t->cur = b;
-        t->cur_used = 0;
+        t->rc.cur = b;
+        t->rc.cur_used = 0;
     }
-    int32_t *r = t->cur + t->cur_used;
-    t->cur_used += n;
+    int32_t *r = t->rc.cur + t->rc.cur_used;
+    t->rc.cur_used += n;
     return r;
 }
 
@@ -621,16 +621,16 @@ static int route_compute(topo_t *t, int s, int d, route_slot_t *slot) {
 
 /* Drop every cached route (link numbers changed). */
 void topo_forget_routes(topo_t *t) {
-    t->cm.valid = 0;
-    for (int i = 0; i < t->nblocks; i++) free(t->blocks[i]);
-    t->nblocks = 0;
-    t->cur = NULL;
-    t->cur_used = 0;
-    if (t->routes) memset(t->routes, 0, (size_t)t->route_cap * sizeof *t->routes);
-    t->route_count = 0;
+    t->rc.cm.valid = 0;
+    for (int i = 0; i < t->rc.nblocks; i++) free(t->rc.blocks[i]);
+    t->rc.nblocks = 0;
+    t->rc.cur = NULL;
+    t->rc.cur_used = 0;
+    if (t->rc.slots) memset(t->rc.slots, 0, (size_t)t->rc.cap * sizeof *t->rc.slots);
+    t->rc.count = 0;
     t->hop_gen++;          /* next hops were chosen by the old rates (widest); kept distances are hops, still good */
-    t->route_epoch = ++t->epochs;
-    t->route_root = NULL;  /* a twin's routes were for the old rates */
+    t->rc.epoch = ++t->epochs;
+    t->rc.root = NULL;  /* a twin's routes were for the old rates */
 }
 
 int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e) {
@@ -678,21 +678,13 @@ int topo_route_peek(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, ba
  * routes are the ones t's own would be (neither's rates changed since). */
 topo_t *topo_route_owner(topo_t *t) {
     if (t->routes_stale) topo_forget_routes(t), t->routes_stale = 0;
-    topo_t *r = t->route_root;             /* a twin whose routes are aside or changed: t's own for now */
-    return r && !r->routes_stale && r->route_epoch == t->root_epoch ? r : t;
+    topo_t *r = t->rc.root;             /* a twin whose routes are aside or changed: t's own for now */
+    return r && !r->routes_stale && r->rc.epoch == t->rc.root_epoch ? r : t;
 }
 
 /* The route cache, and what was read off it, as it stood. */
 struct routes_aside {
-    route_slot_t *routes;
-    uint32_t route_cap, route_count;
-    int32_t **blocks;
-    int nblocks, capblocks;
-    int32_t *cur;
-    int32_t cur_used;
-    uint64_t route_epoch, root_epoch;
-    topo_t *route_root;
-    struct cm_memo cm;
+    route_cache_t rc;
     double *bw;            /* every directed link's rate then */
 };
 
@@ -702,20 +694,17 @@ int topo_routes_aside(topo_t *t) {
     double *bw = a ? malloc(((size_t)t->ndl + 1) * sizeof *bw) : NULL;
     if (bw == NULL) { free(a); return -1; }
     for (int l = 0; l < t->ndl; l++) bw[l] = t->dl[l].bw;
-    *a = (struct routes_aside){t->routes, t->route_cap, t->route_count, t->blocks, t->nblocks, t->capblocks, t->cur,
-                               t->cur_used, t->route_epoch, t->root_epoch, t->route_root, t->cm, bw};
-    t->routes = NULL, t->route_cap = t->route_count = 0;
-    t->blocks = NULL, t->nblocks = t->capblocks = 0, t->cur = NULL, t->cur_used = 0;
-    t->route_epoch = ++t->epochs, t->route_root = NULL, t->cm.valid = 0;
+    *a = (struct routes_aside){t->rc, bw};
+    t->rc = (route_cache_t){.epoch = ++t->epochs};
     t->hop_gen++;
     t->aside = a;
     return 0;
 }
 
-void topo_route_cache_free(route_slot_t *routes, int32_t **blocks, int nblocks) {
-    free(routes);
-    for (int i = 0; i < nblocks; i++) free(blocks[i]);
-    free(blocks);
+void topo_route_cache_free(route_cache_t *c) {
+    free(c->slots);
+    for (int i = 0; i < c->nblocks; i++) free(c->blocks[i]);
+    free(c->blocks);
 }
 
 void topo_routes_back(topo_t *t) {
@@ -725,27 +714,24 @@ void topo_routes_back(topo_t *t) {
     int same = 1;
     for (int l = 0; same && l < t->ndl; l++) same = memcmp(&a->bw[l], &t->dl[l].bw, sizeof a->bw[l]) == 0;
     if (same) {                            /* the rates they were found at: they stand */
-        topo_route_cache_free(t->routes, t->blocks, t->nblocks);
-        t->routes = a->routes, t->route_cap = a->route_cap, t->route_count = a->route_count;
-        t->blocks = a->blocks, t->nblocks = a->nblocks, t->capblocks = a->capblocks;
-        t->cur = a->cur, t->cur_used = a->cur_used;
-        t->route_epoch = a->route_epoch, t->root_epoch = a->root_epoch, t->route_root = a->route_root, t->cm = a->cm;
+        topo_route_cache_free(&t->rc);
+        t->rc = a->rc;
         t->routes_stale = 0;
         t->hop_gen++;
     } else
-        topo_route_cache_free(a->routes, a->blocks, a->nblocks);
+        topo_route_cache_free(&a->rc);
     free(a->bw);
     free(a);
 }
 
 uint64_t topo_route_epoch(topo_t *t) {
     topo_t *o = topo_route_owner(t);
-    return o->route_epoch;
+    return o->rc.epoch;
 }
 
 /* Rank src's route to rank dst in o's cache, found now if not there. */
 static int route_get(topo_t *o, int src_rank, int dst_rank, const route_slot_t **out, baton_err_t *e) {
-    if ((o->route_count + 1) * 2 > o->route_cap && route_rehash(o) < 0)
+    if ((o->rc.count + 1) * 2 > o->rc.cap && route_rehash(o) < 0)
         return err_set(e, BATON_ENOMEM, "out of memory in the route cache");
     uint64_t key = (((uint64_t)src_rank << 32) | (uint32_t)dst_rank) + 1;
     route_slot_t *slot = route_slot(o, key);
@@ -754,7 +740,7 @@ static int route_get(topo_t *o, int src_rank, int dst_rank, const route_slot_t *
         int rc = route_compute(o, s, d, slot);
         if (rc < 0) return no_route(o, rc, src_rank, dst_rank, s, d, e);
         slot->key = key;
-        o->route_count++;
+        o->rc.count++;
     }
     *out = slot;
     return 0;

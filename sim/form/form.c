@@ -101,32 +101,31 @@ int form_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t 
     return rc;
 }
 
-typedef int (*pattern_fn)(topo_t *, linkload_peer_fn, const void *, int, int, cost_model_t *, baton_err_t *);
-
-/* x's pattern costed by `pattern`; on the whole machine from its cached
+/* x's pattern's link loads: on a folded cluster by its witnesses
+ * (linkload_folded_cost), else on the whole machine, from its cached
  * destinations (peers.h) where it has them. */
-static int one_pattern(topo_t *t, const algo_t *a, const peer_ctx_t *x, int slots, int C, pattern_fn pattern,
-                       cost_model_t *out, baton_err_t *e) {
-    if (pattern != linkload_pattern_cost) return pattern(t, load_peer, x, slots, C, out, e);
+static int one_pattern(topo_t *t, const algo_t *a, const peer_ctx_t *x, int slots, int C, int folded, cost_model_t *out,
+                       baton_err_t *e) {
+    if (folded) return linkload_folded_cost(t, load_peer, x, slots, C, out, e);
     peers_table_t y = {peers_table(t, a, x->peer, &x->s, slots), topo_nranks(t)};
     return y.dst ? peers_loads_cost(t, a, x->peer, &x->s, slots, C, peers_at, &y, out, e)
                  : peers_loads_cost(t, a, x->peer, &x->s, slots, C, load_peer, x, out, e);
 }
 
-/* Row a's view from its pattern of peers (and its pattern across groups)
- * as `pattern` costs one (linkload.h): the whole machine's busiest link,
- * counted on the whole or on a folded cluster's witnesses. */
-static int peer_view(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, pattern_fn pattern,
-                     cost_model_t *out, baton_err_t *e) {
+/* Row a's view from its pattern of peers (and its pattern across groups):
+ * the whole machine's busiest link, counted on the whole or (folded) on a
+ * folded cluster's witnesses. */
+static int peer_view(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, int folded, cost_model_t *out,
+                     baton_err_t *e) {
     peer_ctx_t x = {.peer = a->peer, .s = *s};
     int C = x.s.nchannels, slots = a->peer_slots ? a->peer_slots(&x.s, &C) : C;
-    int rc = a->peer ? one_pattern(t, a, &x, slots, C, pattern, out, e) : 0;
+    int rc = a->peer ? one_pattern(t, a, &x, slots, C, folded, out, e) : 0;
     if (rc > 0 && a->peer_slots) out->stepwise = 1;
     if (rc == 0 && a->peer) out->blind = has_fabric(t);          /* too large to look at */
     if (rc >= 0 && a->peer_across) {
         cost_model_t across = *m;
         x.peer = a->peer_across;
-        rc = one_pattern(t, a, &x, slots, C, pattern, &across, e);
+        rc = one_pattern(t, a, &x, slots, C, folded, &across, e);
         if (rc > 0) {                                  /* nothing crosses groups: no such view */
             out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels};
             out->has_across = 1;
@@ -151,7 +150,7 @@ static int folded_model(topo_t *t, const algo_t *a, const sched_t *s, const cost
         return 0;
     }
     baton_err_t why = {0};
-    if (!steps && peer_view(t, a, s, m, linkload_folded_cost, out, &why) == 0) return 0;
+    if (!steps && peer_view(t, a, s, m, 1, out, &why) == 0) return 0;
     *out = *m;
     return why.code && why.code != BATON_EWHOLE ? err_set(e, why.code, "%s", why.msg) : needs_every_rank(t, a, e);
 }
@@ -168,7 +167,7 @@ static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_m
         return rc < 0 ? rc : 0;
     }
     if (!a->peer && !a->peer_across) { out->blind = has_fabric(t); return 0; }
-    return peer_view(t, a, s, m, linkload_pattern_cost, out, e);
+    return peer_view(t, a, s, m, 0, out, e);
 }
 
 int form_reducers(const topo_t *t) { return topo_fold_ranks(t) ? topo_fold_reducers(t) : topo_nreducers(t); }

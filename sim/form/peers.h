@@ -38,7 +38,7 @@ static inline int peers_at(const void *ctx, int c, int r) {
  * costs them at its own rates. */
 int peers_loads_cost(topo_t *t, const algo_t *a, peers_fn peer, const sched_t *s, int slots, int C,
                      linkload_peer_fn at, const void *ctx, cost_model_t *out, baton_err_t *e);
-/* The same for row a's steps (linkload_steps_cost; send(ctx, k, r)). */
+/* The same for row a's steps (linkload_steps_record; send(ctx, k, r)). */
 int peers_steps_cost(topo_t *t, const algo_t *a, const sched_t *s, int nsteps, linkload_step_fn send,
                      const void *ctx, cost_model_t *out, baton_err_t *e);
 
