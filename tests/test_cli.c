@@ -125,6 +125,21 @@ Test(cli, ring_busbw_on_h100_approaches_link_rate) {
     cJSON_Delete(j);
 }
 
+/* A reducing switch's sends are counted apart: an NVLS all-reduce on 8
+ * GPUs is one send a GPU (its slice to the switch) and the switch's
+ * multicasts; the most one rank sent is 1, not the switch's count. */
+Test(cli, switch_messages_are_not_a_ranks) {
+    cJSON *j = th_cli_json("sim -t hgx-h100 -c allreduce -a nvls -s 1MiB --json");
+    double all = th_jnum(j, "messages"), sw = th_jnum(j, "switch_messages");
+    cr_expect_eq(th_jnum(j, "max_rank_messages"), 1);
+    cr_expect(sw > 0 && all - sw == 8, "%g messages, %g the switch's", all, sw);
+    cJSON_Delete(j);
+    j = th_cli_json("sim -t hgx-h100 -c allreduce -a ring -s 1MiB --json");
+    cr_expect_eq(th_jnum(j, "switch_messages"), 0);
+    cr_expect_eq(th_jnum(j, "max_rank_messages"), 14);      /* 2 (p - 1) steps, one channel */
+    cJSON_Delete(j);
+}
+
 static void expect_exit(const char *args, int code, const char *says) {
     char *out;
     int rc = th_cli(args, &out, 0);

@@ -349,6 +349,36 @@ Test(doctor, bad_input_is_named) {
     free(log);
     th_says("doctor -t hgx-h100 --nccl-tests /nonexistent.txt", 1, "/nonexistent.txt", 1);
     th_says("doctor -t hgx-h100 --fail-below x --nccl-tests a", 2, "--fail-below PCT", 1);
+    /* a rack's log of 8 ranks (said by NCCL's "nranks 8" lines) against the whole rack: which knob sizes it */
+    th_says("doctor -t gb200-nvl72 --nccl-tests validate/logs/nccl-tests-2026/GB200x8_2trays-MNNVL-IMEX_oci-hpc-oke-README_"
+            "all_reduce.txt", 1, "ran on 8 ranks; gb200-nvl72 has 72: not a log of this machine (size it to the log's: "
+            "--set racks=N or --set trays=N)", 1);
+}
+
+/* Warnings reach stdout too, where a health-check script reads: another
+ * GPU's log, and grouped calls or no warm-up (as validate says them). */
+Test(doctor, warnings_are_in_the_report) {
+    char *out = NULL;
+    cr_assert_eq(th_cli("doctor -t hgx-h100 --nccl-tests validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt",
+                        &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "warning: validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt ran on NVIDIA "
+                          "A100-SXM4-40GB") != NULL, "%s", out);
+    free(out);
+    char *log = sick_log(H100, NULL), cmd[512];
+    snprintf(cmd, sizeof cmd, "sed -i 's/warmup iters: 5/warmup iters: 0/; s/agg iters: 1/agg iters: 4/' %s", log);
+    cr_assert_eq(th_sh(cmd, &out), 0);
+    free(out);
+    snprintf(cmd, sizeof cmd, "doctor " H100 " --nccl-tests %s", log);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, ":2: agg iters 4 (nccl-tests -m 4)") != NULL, "%s", out);
+    cr_expect(strstr(out, ":2: warmup iters 0 (nccl-tests -w 0)") != NULL, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "doctor " H100 " --json --nccl-tests %s", log);
+    cJSON *j = th_cli_json(cmd);
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "warnings")), 2);
+    cJSON_Delete(j);
+    unlink(log);
+    free(log);
 }
 
 /* expect's nccl-tests output is a log baton's reader takes back at the

@@ -87,6 +87,14 @@ Test(machines_2026, impossible_racks_and_trays_are_refused_at_their_line) {
     th_says("predict -t gb200-nvl72 --set trays=19 -c allreduce -s 1GiB", 1, "a GB200 NVL72 rack has 18 compute trays", 1);
     th_says("predict -t gb200-nvl72 --set racks=two -c allreduce -s 1GiB", 1, "racks=two: racks must be", 1);
     th_says("predict -t cluster-b200 --set gpus=16 -c allreduce -s 1GiB", 1, "an HGX B200 node has 8 GPUs", 1);
+    /* every shipped cluster: no nodes is the rule's error, not a name pattern's */
+    const char *clusters[] = {"cluster-a100", "cluster-h100", "cluster-mi300x", "cluster-p4d", "cluster-pcie", "polaris",
+                              "cluster-b200", "p5"};
+    for (size_t i = 0; i < sizeof clusters / sizeof *clusters; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "predict -t %s --set nodes=0 -c allreduce -s 1GiB", clusters[i]);
+        th_says(args, 1, "nodes=0: nodes must be a whole number in 1..", 1);
+    }
 }
 
 /* The simulator's NVLS on a whole rack: the switch multicasts each sum to

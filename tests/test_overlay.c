@@ -226,6 +226,9 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
     cr_expect(!has_interval("-s 32GiB -g 8"), "above the largest");
     cr_expect(has_interval("-s 1GiB -g 8 --set nodes=4"), "another scale: the band, widened");
     cr_expect(!has_interval("-s 1GiB -g 8 --set nic_bw=800Gb/s"));
+    cr_expect(has_interval("-s 1GiB -g 8 --set nic_bw=400Gb/s"), "the base file's own value: what the logs ran");
+    cr_expect(has_interval("-s 1GiB -g 8 --set nvlink_gbps=450 --set nic_bw=400Gb/s"));
+    cr_expect(!has_interval("-s 1GiB -g 8 --set nvlink_gbps=450 --set nic_bw=200Gb/s"));
     cr_expect(!has_interval("-s 1GiB -g 8 -c reducescatter"));
     cr_expect(has_interval("-s 1KiB"), "a process per GPU");
     cr_expect(!has_interval("-s 1KiB -g 8 -a ring"), "the band is the fitted rule's errors, not the ring's");

@@ -77,4 +77,8 @@ Test(units, sizes_print_exactly) {
     cr_expect_str_eq(b, "1000003 B");
     units_fmt_size(0, b, sizeof b);
     cr_expect_str_eq(b, "0 B");
+    units_fmt_size(1ull << 60, b, sizeof b);        /* every unit the reader takes, printed back */
+    cr_expect_str_eq(b, "1 EiB");
+    units_fmt_size(2000000000000000000ull, b, sizeof b);
+    cr_expect_str_eq(b, "2 EB");
 }

@@ -18,7 +18,8 @@ int expand_set(expand_params_t *ps, const char *name, const char *value) {
         if (strcmp(ps->v[i].name, name) == 0) {
             char *v = strdup(value);
             if (v == NULL) return -1;
-            free(ps->v[i].value);
+            if (ps->v[i].from_file && ps->v[i].file_value == NULL) ps->v[i].file_value = ps->v[i].value;
+            else free(ps->v[i].value);
             ps->v[i].value = v;
             return 0;
         }
@@ -30,7 +31,7 @@ int expand_set(expand_params_t *ps, const char *name, const char *value) {
         ps->cap = nc;
     }
     expand_param_t *p = &ps->v[ps->n];
-    *p = (expand_param_t){strdup(name), strdup(value), 0};
+    *p = (expand_param_t){strdup(name), strdup(value), 0, 0, NULL};
     if (!p->name || !p->value) { free(p->name); free(p->value); return -1; }
     ps->n++;
     return 0;
@@ -42,8 +43,12 @@ const char *expand_get(const expand_params_t *ps, const char *name) {
     return NULL;
 }
 
+void expand_mark_file(expand_params_t *ps) {
+    for (int i = 0; i < ps->n; i++) ps->v[i].from_file = 1;
+}
+
 void expand_free(expand_params_t *ps) {
-    for (int i = 0; i < ps->n; i++) { free(ps->v[i].name); free(ps->v[i].value); }
+    for (int i = 0; i < ps->n; i++) { free(ps->v[i].name); free(ps->v[i].value); free(ps->v[i].file_value); }
     free(ps->v);
     *ps = (expand_params_t){0};
 }

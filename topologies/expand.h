@@ -18,6 +18,8 @@ typedef struct expand_param {
     char *name;
     char *value;
     int used_by_set;     /* overridden from the command line */
+    int from_file;       /* declared in the file's params: (expand_mark_file) */
+    char *file_value;    /* its value there, once something replaced it; NULL otherwise */
 } expand_param_t;
 
 typedef struct expand_params {
@@ -27,6 +29,9 @@ typedef struct expand_params {
 
 /* Set (or add) a parameter; 0 or -1 when memory runs out. */
 int expand_set(expand_params_t *ps, const char *name, const char *value);
+/* Mark every parameter so far as the file's: a later expand_set keeps the
+ * value it replaces as file_value. */
+void expand_mark_file(expand_params_t *ps);
 /* The value of a parameter, NULL if none. */
 const char *expand_get(const expand_params_t *ps, const char *name);
 void expand_free(expand_params_t *ps);

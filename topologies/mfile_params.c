@@ -70,6 +70,7 @@ int mf_read_params(mfile_t *c, ynode_t *root, const char *const *sets, int nsets
         if (!k || !v) return mf_fail(c, ydoc_key(c->doc, pm, p), "a parameter is 'name: default'", NULL, NULL);
         if (expand_set(&c->params, k, v) < 0) return err_set(c->e, BATON_ENOMEM, "out of memory");
     }
+    expand_mark_file(&c->params);
     for (int i = 0; i < nsets; i++) {
         const char *eq = strchr(sets[i], '=');
         char name[128];

@@ -222,8 +222,9 @@ void topo_free(topo_t *t) {
     free(t->dmaps);
     free(t->dmap_slot);
     free(t->dmap_spent);
-    for (int i = 0; i < t->nparams; i++) { free(t->param_name[i]); free(t->param_value[i]); }
+    for (int i = 0; i < t->nparams; i++) { free(t->param_name[i]); free(t->param_value[i]); free(t->param_file[i]); }
     free(t->param_name);
+    free(t->param_file);
     free(t->param_value);
     free(t->reducer);
     free(t->name_slot);
@@ -231,18 +232,31 @@ void topo_free(topo_t *t) {
     free(t);
 }
 
-int topo_add_param(topo_t *t, const char *name, const char *value) {
+int topo_add_param(topo_t *t, const char *name, const char *value, const char *file_value) {
     char **n = realloc(t->param_name, (size_t)(t->nparams + 1) * sizeof *n);
     if (n == NULL) return -1;
     t->param_name = n;
     char **v = realloc(t->param_value, (size_t)(t->nparams + 1) * sizeof *v);
     if (v == NULL) return -1;
     t->param_value = v;
+    char **f = realloc(t->param_file, (size_t)(t->nparams + 1) * sizeof *f);
+    if (f == NULL) return -1;
+    t->param_file = f;
     n[t->nparams] = strdup(name);
     v[t->nparams] = strdup(value);
-    if (!n[t->nparams] || !v[t->nparams]) { free(n[t->nparams]); free(v[t->nparams]); return -1; }
+    f[t->nparams] = file_value ? strdup(file_value) : NULL;
+    if (!n[t->nparams] || !v[t->nparams] || (file_value && !f[t->nparams])) {
+        free(n[t->nparams]), free(v[t->nparams]), free(f[t->nparams]);
+        return -1;
+    }
     t->nparams++;
     return 0;
+}
+
+const char *topo_param_file_value(const topo_t *t, const char *name) {
+    for (int i = 0; i < t->nparams; i++)
+        if (strcmp(t->param_name[i], name) == 0) return t->param_file[i] ? t->param_file[i] : t->param_value[i];
+    return NULL;
 }
 
 int topo_nparams(const topo_t *t) { return t->nparams; }

@@ -256,10 +256,15 @@ void topo_add_source(topo_t *t, unsigned long long dev, unsigned long long ino);
 int topo_read_from(const topo_t *t, unsigned long long dev, unsigned long long ino);
 void topo_free(topo_t *t);
 
-/* Record a parameter the topology was built with (for summaries). */
-int topo_add_param(topo_t *t, const char *name, const char *value);
+/* Record a parameter the topology was built with (for summaries), and
+ * file_value, its file's value where the command line replaced it (NULL
+ * otherwise). */
+int topo_add_param(topo_t *t, const char *name, const char *value, const char *file_value);
 int topo_nparams(const topo_t *t);
 void topo_param_at(const topo_t *t, int i, const char **name, const char **value);
+/* The value the file gave parameter `name` before any --set; NULL where the
+ * machine has no such parameter. */
+const char *topo_param_file_value(const topo_t *t, const char *name);
 
 /* Add a node; returns its index or a negative error (duplicate name). */
 int topo_add_node(topo_t *t, const char *name, node_kind_t kind, int line, int col,

@@ -66,6 +66,7 @@ struct topo {
     uint32_t scratch_used;
     int scratch_on;      /* route_alloc takes from `scratch`, not the cache's blocks */
     char **param_name, **param_value;   /* what the file's parameters were */
+    char **param_file;   /* per parameter: its file's value where --set replaced it, else NULL */
     int nparams;
     int *reducer;        /* reducing switches (helper ranks), in declaration order */
     int nreducers;

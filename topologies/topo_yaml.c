@@ -116,6 +116,11 @@ static void note_what_if(mfile_t *c, ynode_t *root, const char *const *sets, int
             if (key && strlen(key) == (size_t)(eq - sets[i]) && !strncmp(key, sets[i], (size_t)(eq - sets[i])))
                 v = ydoc_scalar(ydoc_value(c->doc, pm, p));
         }
+        if (!v && eq && eq - sets[i] < 128) {     /* the base's parameter: the value its file gives it */
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i]), sets[i]);
+            v = topo_param_file_value(c->t, key);
+        }
         if (!v || strcmp(v, eq + 1)) snprintf(k->what_if, sizeof k->what_if, "%s", sets[i]);
     }
 }
@@ -213,7 +218,7 @@ static int walk(mfile_t *c, const char *const *sets, int nsets) {
         return rc;
     mf_plain_default(c, root);
     for (int i = 0; i < c->params.n; i++)
-        if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value) < 0)
+        if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value, c->params.v[i].file_value) < 0)
             return err_set(c->e, BATON_ENOMEM, "out of memory");
     if ((rc = topo_finalize(c->t, c->file, c->e)) < 0) return rc;
     if (!c->fold_nw) return topo_set_fold_whole_why(c->t, c->fold_why), 0;

@@ -124,12 +124,12 @@ int units_size(const char *s, uint64_t *out, const char **why) {
 
 /* The largest unit that divides the size exactly, binary first (1 GiB, 3 MB, 10 B). */
 void units_fmt_size(uint64_t b, char *buf, int len) {
-    static const char *bin[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    static const char *dec[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+    static const char *bin[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};   /* as far as size_units reads */
+    static const char *dec[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
     int i = 0, j = 0;
     uint64_t v = b, w = b;
-    while (i < 5 && v >= 1024 && v % 1024 == 0) { v /= 1024; i++; }
-    while (j < 5 && w >= 1000 && w % 1000 == 0) { w /= 1000; j++; }
+    while (i < 6 && v >= 1024 && v % 1024 == 0) { v /= 1024; i++; }
+    while (j < 6 && w >= 1000 && w % 1000 == 0) { w /= 1000; j++; }
     if (j > i) snprintf(buf, len, "%llu %s", (unsigned long long)w, dec[j]);
     else snprintf(buf, len, "%llu %s", (unsigned long long)v, bin[i]);
 }

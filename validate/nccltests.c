@@ -15,6 +15,7 @@
 
 typedef struct {
     int have_coll, has_root_col, rank_lines, nthread, ngpus;
+    int info_nranks;         /* the most an NCCL INFO "comm ... rank R nranks N" line names */
     int counts_wrong;        /* the header's check column is `#wrong` (a count), not the old `error` (a
                                 float's relative error, small and nonzero on a good run) */
     int group;               /* columns a group (out-of-place, in-place) has: 4, 8 with -I 1's
@@ -362,6 +363,9 @@ static int parse_line(state_t *st, char *s, int line, const char *path, baton_er
     if (nr && !st->log->nccl_nodes && sscanf(nr, " nRanks %d nNodes %d localRanks %d", &ranks, &nodes, &local) == 3 &&
         nodes > 0 && nodes <= ranks)
         st->log->nccl_nodes = nodes;
+    const char *cr = strstr(info, " comm ") ? strstr(info, " nranks ") : NULL;   /* "comm 0x.. rank R nranks N" */
+    long k = cr ? strtol(cr + 8, NULL, 10) : 0;
+    if (k > st->info_nranks && k <= NT_MAX_RANKS) st->info_nranks = (int)k;
     char *at = info_start(s, info);
     *at = '\0';
     return row_text(st, s, line, 1, path, e);
@@ -392,7 +396,7 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     count_hosts(&st);
     tuninglines_env(out);
     free(st.host);
-    out->stated_ranks = st.rank_lines > 0 ? st.rank_lines : st.nthread * st.ngpus;
+    out->stated_ranks = st.rank_lines > 0 ? st.rank_lines : st.info_nranks > 0 ? st.info_nranks : st.nthread * st.ngpus;
     out->ranks = ranks > 0 ? ranks : out->stated_ranks;
     out->gpus_per_thread = st.ngpus > 0 ? st.ngpus : 1;
     if (out->agg_iters < 1) out->agg_iters = 1;
@@ -432,6 +436,23 @@ int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n) {
     return 1;
 }
 
+int nt_timing_text(const nt_log_t *log, const char *path, int k, char *buf, size_t n) {
+    if (log->agg_iters > 1 && k-- == 0) {
+        snprintf(buf, n, "%s:%d: agg iters %d (nccl-tests -m %d): each time is a group of %d calls divided among them, "
+                 "which NCCL runs together; baton times one call, so sizes where a call's latency dominates read slower "
+                 "than the log (and a fit's latencies take the grouping in)", path, log->header_line, log->agg_iters,
+                 log->agg_iters, log->agg_iters);
+        return 1;
+    }
+    if (log->warmup_none && k-- == 0) {
+        snprintf(buf, n, "%s:%d: warmup iters 0 (nccl-tests -w 0): no untimed call comes first, so the first sizes "
+                 "timed on each algorithm include NCCL's setup (it connects at first use) and read high", path,
+                 log->header_line);
+        return 1;
+    }
+    return 0;
+}
+
 const nt_plan_t *nt_row_plan(const nt_log_t *log, int i) {
     uint64_t bytes = log->rows[i].count * (uint64_t)ntl_type_size(log->type);
     if (log->coll == COLL_ALLTOALL) return NULL;        /* sends and receives: no collective's plan */
@@ -466,6 +487,7 @@ int nt_write(const nt_log_t *log, FILE *f) {
     fprintf(f, "#                                                              out-of-place                       in-place\n"
                "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
                "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n");
+    double busbw_sum = 0;
     for (int i = 0; i < log->nrows; i++) {
         const nt_row_t *r = &log->rows[i];
         double t[2] = {r->oop_us, r->ip_us >= 0 ? r->ip_us : r->oop_us};
@@ -474,9 +496,12 @@ int nt_write(const nt_log_t *log, FILE *f) {
         for (int k = 0; k < 2; k++) {
             double algbw = t[k] > 0 ? (double)r->bytes / 1e3 / t[k] : 0;
             fprintf(f, "  %7.4f  %6.2f  %6.2f  %6d", t[k], algbw, algbw * factor(log->coll, log->ranks), 0);
+            busbw_sum += algbw * factor(log->coll, log->ranks);
         }
         fprintf(f, "\n");
     }
-    fprintf(f, "# Out of bounds values : 0 OK\n#\n");
+    /* nccl-tests' footer: the mean busbw of every row's two columns; a log
+     * without it reads as cut short (doctor) */
+    fprintf(f, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n#\n", log->nrows ? busbw_sum / (2.0 * log->nrows) : 0);
     return ferror(f) ? BATON_EIO : 0;
 }

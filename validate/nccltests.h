@@ -38,5 +38,9 @@ int nt_noisiest(const nt_log_t *log, double *cv);
 /* The sentence validate and doctor say of it ("PATH:LINE: per-iteration
  * times (nccl-tests -I 1): ..."), 1; or 0 where the log has none. */
 int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n);
+/* The log's timing caveats validate and doctor warn of, one a call (k = 0,
+ * 1, ...): agg iters > 1 (grouped calls), warmup iters 0. 1 with the
+ * sentence in buf, 0 when there is no k-th. */
+int nt_timing_text(const nt_log_t *log, const char *path, int k, char *buf, size_t n);
 
 #endif

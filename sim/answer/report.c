@@ -95,6 +95,7 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
         cJSON_AddStringToObject(o, "contention", engine_contention_name(r->contention));
         cJSON_AddNumberToObject(o, "messages", (double)r->eng.messages);
         cJSON_AddNumberToObject(o, "max_rank_messages", (double)r->eng.max_rank_msgs);
+        cJSON_AddNumberToObject(o, "switch_messages", (double)r->eng.switch_msgs);
         cJSON_AddNumberToObject(o, "events", (double)r->eng.events);
         cJSON_AddNumberToObject(o, "ranks_simulated", (double)r->eng.reps);   /* < ranks: --symmetric */
     } else {
@@ -493,8 +494,9 @@ char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, i
     if (f == NULL) return NULL;
     fprintf(f, "# NCCL tuner configuration from baton select on %s (%d ranks, %d nodes)%s\n", tab->topo, tab->ranks, nnodes,
             wildcards ? "; any node and rank count (-1)" : "");
-    fprintf(f, "# channels -1: NCCL keeps its own count (baton's times assumed %d; a count here would bind NCCL to it);\n"
-               "# NCCL's example plugin starts each call at one channel and keeps it for -1: give it counts instead\n",
+    fprintf(f, "# channels -1: NCCL keeps its own count under baton's plugin (libnccl-tuner-baton.so: it sets a count only\n"
+               "# where a row names one; baton's times assumed %d); NCCL's example plugin sets one channel where the\n"
+               "# row says -1 (plugin.c: *nChannels = 1), so with it write counts instead\n",
             channels);
     fprintf(f, "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
     for (int i = 0; i < tab->nrows;) {

@@ -62,7 +62,7 @@ static int wanted(const select_req_t *q, const algo_t *a) {
     if (q->nccl_only && a->nccl == NULL) return 0;
     if (q->algos == NULL) return 1;
     for (int i = 0; i < q->nalgos; i++)
-        if (strcmp(q->algos[i], a->name) == 0) return 1;
+        if (algo_find(a->coll, q->algos[i]) == a) return 1;   /* its name or an alias ("tree") */
     return 0;
 }
 

@@ -94,11 +94,11 @@ static int parse(int argc, char **argv, doc_args_t *a) {
 }
 
 /* Warnings about one log, kept for --json. */
-typedef struct { char text[8][400]; int n; } doc_said_t;
+typedef struct { char text[8][800]; int n; } doc_said_t;
 
 __attribute__((format(printf, 2, 3)))
 static void warn(doc_said_t *w, const char *fmt, ...) {
-    char msg[400];
+    char msg[800];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -123,23 +123,27 @@ static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample
         log.coll = (coll_t)c;
     }
     if (log.ranks != topo_whole_ranks(t)) {
-        int r = log.ranks, has_nodes = 0;
+        char scale[96] = "";          /* the parameters that size the machine, to match the log's ranks */
         for (int i = 0; i < topo_nparams(t); i++) {
             const char *k, *v;
             topo_param_at(t, i, &k, &v);
-            has_nodes |= !strcmp(k, "nodes");
+            if (!strcmp(k, "nodes") || !strcmp(k, "racks") || !strcmp(k, "trays"))
+                snprintf(scale + strlen(scale), sizeof scale - strlen(scale), "%s--set %s=N", scale[0] ? " or " : "", k);
         }
+        int r = log.ranks;
         nt_free(&log);
-        return err_set(e, BATON_EINVAL, "%s ran on %d ranks; %s has %d: not a log of this machine%s", path, r, topo_name(t),
-                       topo_whole_ranks(t), has_nodes ? " (a cluster file: --set nodes=ranks/GPUs a node)" : "");
+        return err_set(e, BATON_EINVAL, "%s ran on %d ranks; %s has %d: not a log of this machine%s%s%s", path, r,
+                       topo_name(t), topo_whole_ranks(t), scale[0] ? " (size it to the log's: " : "", scale,
+                       scale[0] ? ")" : "");
     }
     const topo_params_t *tp = topo_params_c(t);
     const char *fam = log.device[0] ? gpu_family_of_device(log.device) : NULL;
     if (fam && tp->has_gpu && tp->gpu.family[0] && strcmp(fam, tp->gpu.family))
         warn(w, "%s ran on %s (%s); %s's GPU is %s (%s): the expectation is another GPU's", path, log.device, fam,
              topo_name(t), tp->gpu.name, tp->gpu.family);
-    char noise[400];
+    char noise[768];
     if (nt_noise_text(&log, path, noise, sizeof noise)) warn(w, "%s", noise);
+    for (int k = 0; nt_timing_text(&log, path, k, noise, sizeof noise); k++) warn(w, "%s", noise);
     if ((rc = ni_read(path, info, e)) < 0) { nt_free(&log); return rc; }
     if (log.nrows && ni_truncated(info, log.rows[log.nrows - 1].bytes))
         warn(w, "%s: cut short? its header says maxBytes %llu, the last row is %llu bytes, and no \"# Avg bus bandwidth\" "
@@ -186,12 +190,14 @@ static void print_unseen(const doc_report_t *r) {
 }
 
 static void print_report(const doc_args_t *a, const char *path, const topo_t *t, const doc_report_t *r,
-                         const ni_info_t *info) {
+                         const ni_info_t *info, const doc_said_t *w) {
     char from[32], sets[512] = "";
     for (int i = 0; i < a->sets.n; i++)
         snprintf(sets + strlen(sets), sizeof sets - strlen(sets), " --set %s", a->sets.v[i]);
     units_fmt_size(r->large_from, from, sizeof from);
-    printf("%s against %s (%d ranks)\nband: %s\n", path, topo_name(t), topo_whole_ranks(t), r->band.source);
+    printf("%s against %s (%d ranks)\n", path, topo_name(t), topo_whole_ranks(t));
+    for (int i = 0; i < w->n; i++) printf("warning: %s\n", w->text[i]);   /* here too: a script reads stdout */
+    printf("band: %s\n", r->band.source);
     print_rows(r);
     printf("verdict: %s: busbw at >= %s is %.1f %% %s the machine's (measured / expected %.3f; the band's low edge %+.1f %%)\n",
            doc_verdict_name(r->verdict), from, r->shortfall_pct >= 0 ? r->shortfall_pct : -r->shortfall_pct,
@@ -283,7 +289,7 @@ static int one_log(const doc_args_t *a, cmd_doc_loader_t *ld, topo_t *t, const c
     int rc = read_log(a, path, t, &s, &n, &info, &w, e);
     if (rc == 0) rc = doc_examine(cmd_doc_load, ld, t, &q, s, n, &info, &r, e);
     if (rc == 0 && a->json) print_json(path, t, &r, &info, &w, first);
-    else if (rc == 0) print_report(a, path, t, &r, &info);
+    else if (rc == 0) print_report(a, path, t, &r, &info, &w);
     if (rc == 0 && a->fail_below >= 0 && r.ratio < (1 + r.band_lo_pct / 100) * (1 - a->fail_below / 100)) {
         *tripped = 1;
         fprintf(stderr, "baton doctor: %s: busbw at the largest sizes %.1f %% below the machine's, more than %g %% below "

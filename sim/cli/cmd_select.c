@@ -7,6 +7,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "../../algorithms/algo.h"
+#include "../../algorithms/msccl.h"
 #include "../../topologies/topo_yaml.h"
 #include "cmd.h"
 #include "../answer/plot.h"
@@ -88,7 +90,15 @@ static int parse(int argc, char **argv, select_args_t *a) {
         case 'f': a->format = optarg; break;
         case 'p': a->plot = optarg; break;
         case 'o': a->output = optarg; break;
-        case 'R': a->opts.root = atoi(optarg); break;
+        case 'R': {
+            char *end;
+            long r = strtol(optarg, &end, 10);
+            if (end == optarg || *end || r < 0 || r > 1 << 30)
+                return cmd_usage("select", "--root must be a rank: a whole number from 0 to the machine's ranks - 1, not '%s'",
+                                 optarg);
+            a->opts.root = (int)r;
+            break;
+        }
         case 'G': a->opts.group = atoi(optarg); break;
         case 'K': a->opts.pipeline = atoi(optarg); break;
         case 'S': if (cmd_add_set("select", &a->sets, optarg)) return EXIT_USAGE; break;
@@ -181,6 +191,13 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
         q->colls[q->ncolls++] = (coll_t)c;
     }
     if (algos) { q->algos = aw; q->nalgos = words(algos, aw, 64); }
+    for (int i = 0; i < q->nalgos; i++) {          /* a name no asked collective has is a typo, not an empty row */
+        int found = msccl_is(aw[i]);
+        for (int c = 0; c < q->ncolls && !found; c++) found = algo_find(q->colls[c], aw[i]) != NULL;
+        if (!found)
+            return cmd_usage("select", "--algos: no algorithm '%s' for %s%s (see `baton algos -c %s`)", aw[i], a->colls,
+                             algo_hint(q->colls[0], aw[i]), coll_name(q->colls[0]));
+    }
     uint64_t *sizes;
     if (select_parse_sizes(a->sizes, &sizes, &q->nsizes, &why) < 0) return cmd_usage("select", "--sizes %s: %s", a->sizes, why);
     cmd_sizes_note("select", a->sizes, sizes, q->nsizes);

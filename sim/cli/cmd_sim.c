@@ -119,7 +119,10 @@ static int int_arg(const char *cmd, const char *name, const char *v, int lo, int
     char *end;
     long x = strtol(v, &end, 10);
     if (end == v || *end || x < lo || x > hi) {
-        cmd_usage(cmd, "%s must be a whole number from %d to %d, not '%s'", name, lo, hi, v);
+        if (!strcmp(name, "--root"))
+            cmd_usage(cmd, "--root must be a rank: a whole number from 0 to the machine's ranks - 1, not '%s'", v);
+        else
+            cmd_usage(cmd, "%s must be a whole number from %d to %d, not '%s'", name, lo, hi, v);
         return -1;
     }
     *out = (int)x;
@@ -155,7 +158,9 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'V': a->verify = 1; break;
         case 'j': a->json = 1; break;
         case 'D': a->dump = 1; break;
-        case 'R': if (int_arg(cmd, "--root", optarg, 0, 1 << 30, &a->opts.root) < 0) return EXIT_USAGE; break;
+        case 'R':                    /* its upper end is the machine's, checked once it is loaded */
+            if (int_arg(cmd, "--root", optarg, 0, 1 << 30, &a->opts.root) < 0) return EXIT_USAGE;
+            break;
         case 'C': if (int_arg(cmd, "--channels", optarg, 1, 64, &a->opts.channels) < 0) return EXIT_USAGE; break;
         case 'P': if (int_arg(cmd, "--pipeline", optarg, 1, 1 << 20, &a->opts.pipeline) < 0) return EXIT_USAGE; break;
         case 'G': if (int_arg(cmd, "--group", optarg, 1, 1 << 30, &a->opts.group) < 0) return EXIT_USAGE; break;
@@ -295,10 +300,12 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
     if (r->nccl_steps > 0)
         printf("  pipeline %d step%s, as NCCL cuts %s at this size (its chunk per channel)\n", r->nccl_steps,
                r->nccl_steps == 1 ? "" : "s", r->algo->name);
+    char switches[64];
+    snprintf(switches, sizeof switches, " (%llu of them the reducing switches')", (unsigned long long)r->eng.switch_msgs);
     if (r->simulated)
-        printf("  steps    %llu messages in all, at most %llu sent by one rank (%llu events)\n",
-               (unsigned long long)r->eng.messages, (unsigned long long)r->eng.max_rank_msgs,
-               (unsigned long long)r->eng.events);
+        printf("  steps    %llu messages in all%s, at most %llu sent by one rank (%llu events)\n",
+               (unsigned long long)r->eng.messages, r->eng.switch_msgs ? switches : "",
+               (unsigned long long)r->eng.max_rank_msgs, (unsigned long long)r->eng.events);
     else
         printf("  formula  %s\n           alpha %.4g s, beta %.4g s/B, gamma %.4g s/B, %s\n",
                r->algo->cost_text, r->model.alpha, r->model.beta, r->model.gamma,

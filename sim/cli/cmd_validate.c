@@ -89,6 +89,7 @@ static const char help_common[] =
     "      --ranks N          the logs' rank count, when a log does not say (default:\n"
     "                         the machine's, with a warning; an error where a log\n"
     "                         says otherwise, unless --force-ranks)\n"
+    "      --force-ranks      take --ranks N over what a log says\n"
     "  -a, --algo A           algorithm (default nccl: what baton expects NCCL to run\n"
     "                         of ring, its trees, nvls, nvlstree, as the logs ran; all-to-all:\n"
     "                         its p2p schedule, pairwise; a calibrated\n"

@@ -224,14 +224,8 @@ static void note_env(cmd_val_args_t *a, const nt_log_t *log, const char *path) {
 static void note_timing(cmd_val_args_t *a, const nt_log_t *log, const char *path) {
     char noise[512];
     if (nt_noise_text(log, path, noise, sizeof noise)) say(a, "note", "%s", noise);
-    if (log->agg_iters > 1)
-        say(a, "warning", "%s:%d: agg iters %d (nccl-tests -m %d): each time is a group of %d calls divided among them, "
-            "which NCCL runs together; baton times one call, so sizes where a call's latency dominates read slower "
-            "than the log (and a fit's latencies take the grouping in)", path, log->header_line, log->agg_iters,
-            log->agg_iters, log->agg_iters);
-    if (log->warmup_none)
-        say(a, "warning", "%s:%d: warmup iters 0 (nccl-tests -w 0): no untimed call comes first, so the first sizes "
-            "timed on each algorithm include NCCL's setup (it connects at first use) and read high", path, log->header_line);
+    char caveat[768];
+    for (int k = 0; nt_timing_text(log, path, k, caveat, sizeof caveat); k++) say(a, "warning", "%s", caveat);
     if (log->graph && log->gpus_per_thread > 1)
         say(a, "note", "%s:%d: graph %d (nccl-tests -G): the calls were replayed as CUDA graphs, so the %d GPUs one "
             "thread drives are not launched in turn each call", path, log->header_line, log->graph, log->gpus_per_thread);

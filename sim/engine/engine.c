@@ -428,8 +428,9 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
                     (s->helpers && r->messages ? topo_params_c(t)->nvls_lat : 0);   /* the switches' synchronisation */
         for (int k = 0; g.o->member_proto && k < s->group->n; k++)     /* each member paid its own */
             r->time_s = k == 0 || r->member_end[k] > r->time_s ? r->member_end[k] : r->time_s;
-        for (int i = 0; i < g.nr; i++)
-            if (g.rank_msgs[i] > r->max_rank_msgs) r->max_rank_msgs = g.rank_msgs[i];
+        for (int i = 0; i < g.nr; i++)       /* a reducing switch's sends are counted apart from the ranks' */
+            if (i >= s->nranks) r->switch_msgs += g.rank_msgs[i];
+            else if (g.rank_msgs[i] > r->max_rank_msgs) r->max_rank_msgs = g.rank_msgs[i];
         if (g.lmap) {                            /* every representative stands for p / G ranks */
             r->messages *= (uint64_t)(s->nranks / g.G);
             r->bytes_moved *= (uint64_t)(s->nranks / g.G);

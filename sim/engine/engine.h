@@ -97,7 +97,8 @@ typedef struct engine_result {
     uint64_t events;          /* events popped from the queue */
     uint64_t messages;
     uint64_t bytes_moved;     /* sum of message sizes */
-    uint64_t max_rank_msgs;   /* most messages sent by one rank */
+    uint64_t max_rank_msgs;   /* most messages sent by one rank (not by a reducing switch) */
+    uint64_t switch_msgs;     /* of `messages`, those the reducing switches sent */
     int reps;                 /* ranks simulated: all, or one per class of interchangeable ranks */
     uint64_t state_bytes;     /* memory the engine held (streams, sends in flight, queue, per-rank
                                  and per-link times), not the topology's or the route cache's */
