@@ -502,6 +502,25 @@ static double imported_time(const char *machine, coll_t coll, uint64_t bytes) {
  * mesh of 450 GB/s pairs it predicted a 1 GiB all-reduce at 759 us (busbw
  * 2476 GB/s, over five times what a GPU's NVLinks carry); as one switch it
  * is the shipped hgx-h100 (its NVLS where the file names Hopper GPUs). */
+/* cpu0 is GPU0's socket, as nvidia-smi numbers NUMA nodes, whichever
+ * class of the matrix is found first (here the NIC's switch is GPU0's). */
+Test(topo, import_nvsmi_puts_gpu0_on_cpu0) {
+    FILE *f = fopen("build/numa-matrix.txt", "w");
+    cr_assert_not_null(f);
+    fputs("\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tCPU Affinity\tNUMA Affinity\n"
+          "GPU0\t X \tNV12\tNV12\tNV12\tPXB\t0-63\t0\n"
+          "GPU1\tNV12\t X \tNV12\tNV12\tPXB\t0-63\t0\n"
+          "GPU2\tNV12\tNV12\t X \tNV12\tSYS\t64-127\t1\n"
+          "GPU3\tNV12\tNV12\tNV12\t X \tSYS\t64-127\t1\n"
+          "NIC0\tPXB\tPXB\tSYS\tSYS\t X \n", f);
+    fclose(f);
+    char *out;
+    cr_assert_eq(th_cli("topo import nvsmi build/numa-matrix.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "{a: pcie4, b: cpu0,") != NULL, "%s", out);
+    cr_expect(strstr(out, "{a: gpu2, b: cpu1,") != NULL && strstr(out, "{a: gpu3, b: cpu1,") != NULL, "%s", out);
+    free(out);
+}
+
 Test(topo, import_nvsmi_nvswitch_box_is_a_switch_not_a_mesh) {
     char *out;
     nvswitch_matrix("build/nvswitch-h100.txt", 18, "H100 80GB HBM3");

@@ -183,8 +183,9 @@ static int group(matrix_t *m, const char *path, baton_err_t *e) {
                 }
         }
     }
+    int flip = m->n > 0 && color[find(sock, 0)] > 0;   /* cpu0 is GPU0's socket: nvidia-smi numbers NUMA nodes so */
     for (int i = 0; i < m->n; i++) {
-        m->socket[i] = color[find(sock, i)] > 0;
+        m->socket[i] = (color[find(sock, i)] > 0) != flip;
         m->sw[i] = size[find(sw, i)] >= 2 ? find(sw, i) : -1;
     }
     return 0;
