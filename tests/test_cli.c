@@ -167,8 +167,15 @@ Test(cli, exit_codes) {
     expect_exit("topo topologies/cluster-h100.yaml --set nodez=4", 1, "has no parameter 'nodez'");
     expect_exit("topo topologies/cluster-h100.yaml --set nodes=4 --check", 0, "ok (32 ranks)");
     expect_exit("topo topologies/cluster-h100.yaml --set nodes", 2, "write --set name=value");
-    expect_exit("topo topologies/cluster-h100.yaml --set nodes=0", 1, "a range must go up: [first-last] with 0 <= first <= "
-                "last (with --set nodes=0)");                      /* the file is fine: the value is not */
+    expect_exit("topo topologies/cluster-h100.yaml --set nodes=0", 1, "cluster-h100.yaml:25:5: nodes=0: nodes must be a "
+                "whole number in 1..1048576: a cluster has at least one node (with --set nodes=0)");   /* its require: rule */
+    FILE *f = fopen("build/no-require.yaml", "w");                 /* a file without one: the pattern's own error */
+    cr_assert_not_null(f);
+    fputs("params: {n: 2}\nnodes:\n  - {name: \"g[0-${n-1}]\"}\n  - {name: sw, kind: switch}\n"
+          "links:\n  - {a: \"g[0-${n-1}]\", b: sw, bw: 10GB/s, latency: 1us}\n", f);
+    fclose(f);
+    expect_exit("topo build/no-require.yaml --set n=0", 1, "a range must go up: [first-last] with 0 <= first <= "
+                "last (with --set n=0)");                          /* the file is fine: the value is not */
     expect_exit("sim -t topologies/hgx-h100.yaml -c allreduce -a ring -s 1MB --contention fast", 2, "fifo, fair or none");
     expect_exit("topo topologies/hgx-h100.yaml --check", 0, "ok (8 ranks)");
     expect_exit("topo topologies/cluster-a100.yaml --set sharp=true", 0, "8 fabric switches reduce: 8 rails x 1 leaf (collnet_ring)");

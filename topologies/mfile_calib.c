@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../algorithms/sched.h"
+#include "expand.h"
 
 /* seen: [{coll: allreduce, ranks: 16, min: 8, max: 8GiB, gpus_per_thread: 8}, ...]:
  * what the fitted sizes of a calibration covered (gpus_per_thread 1 if left out). */
@@ -80,4 +81,47 @@ int mf_read_calibration(mfile_t *c, ynode_t *root) {
     snprintf(k->nccl, sizeof k->nccl, "%s", nv ? nv : "");
     k->nseen = 0, k->what_if[0] = '\0';            /* an overlay's record replaces its base's */
     return (v = mf_get(c, m, "seen")) ? read_seen(c, v, k) : 0;
+}
+
+/* A percentage in (0, 1000] at key k of map e. */
+static int read_pct(mfile_t *c, ynode_t *e, const char *k, double *out) {
+    ynode_t *v = mf_get(c, e, k);
+    const char *s = v ? ydoc_scalar(v) : NULL;
+    char *end = NULL;
+    if (v == NULL) return mf_fail(c, e, "a fidelity band needs '%s' (a percentage)", k, NULL);
+    *out = s ? strtod(s, &end) : 0;
+    if (s == NULL || end == s || *end || !(*out > 0 && *out <= 1000))
+        return mf_fail(c, v, "'%s' is a percentage above 0 (baton's error on the machine's logs)", k, NULL);
+    return 0;
+}
+
+int mf_read_fidelity(mfile_t *c, ynode_t *root) {
+    static const char *const keys[] = {"logs", "bands", NULL}, *const bkeys[] = {"coll", "socket", "large", "all", NULL};
+    ynode_t *m = mf_get(c, root, "fidelity"), *l, *at = NULL;
+    topo_fidelity_t *f = &topo_params(c->t)->fidelity;
+    int rc;
+    if (m == NULL) return 0;
+    if (!ydoc_is_map(m)) return mf_fail(c, m, "'fidelity' is {logs: TEXT, bands: [{coll:, large:, all:}]}", NULL, NULL);
+    if ((rc = mf_only_keys(c, m, keys, "a fidelity record")) < 0) return rc;
+    char logs[MF_TEXT];
+    if ((rc = mf_need(c, m, "logs", logs, &at)) < 0) return rc;
+    if (strlen(logs) >= sizeof f->logs) return mf_fail(c, at, "'logs' names the logs in at most 159 characters", NULL, NULL);
+    snprintf(f->logs, sizeof f->logs, "%s", logs);
+    if (!(l = mf_get(c, m, "bands")) || !ydoc_is_seq(l) || ydoc_len(l) < 1 || ydoc_len(l) > TOPO_MAX_FIDELITY)
+        return mf_fail(c, l ? l : m, "'bands' is a list of 1 to 6 {coll:, large:, all:}", NULL, NULL);
+    for (int i = 0; i < ydoc_len(l); i++) {
+        ynode_t *e = ydoc_item(c->doc, l, i);
+        char s[MF_TEXT];
+        if (!ydoc_is_map(e)) return mf_fail(c, e, "a fidelity band is {coll:, large:, all:}", NULL, NULL);
+        if ((rc = mf_only_keys(c, e, bkeys, "a fidelity band")) < 0 || (rc = mf_need(c, e, "coll", s, &at)) < 0) return rc;
+        if ((f->band[i].coll = coll_parse(s)) < 0) return mf_fail(c, at, "unknown collective '%s'", s, NULL);
+        if ((rc = read_pct(c, e, "large", &f->band[i].large_pct)) < 0 || (rc = read_pct(c, e, "all", &f->band[i].all_pct)) < 0)
+            return rc;
+        ynode_t *sv = mf_get(c, e, "socket");
+        const char *so = sv ? ydoc_scalar(sv) : NULL;
+        f->band[i].socket = so ? expand_bool(so) : -1;
+        if (sv && f->band[i].socket < 0) return mf_fail(c, sv, "'socket' is true or false (the band's transport)", NULL, NULL);
+    }
+    f->n = ydoc_len(l);
+    return 0;
 }

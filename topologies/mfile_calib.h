@@ -9,4 +9,10 @@
  * replaces a base's record. 0 when absent. */
 int mf_read_calibration(mfile_t *c, ynode_t *root);
 
+/* fidelity: {logs: TEXT, bands: [{coll:, socket:, large:, all:}, ...]}:
+ * baton's measured error (%) on the machine's own logs, per collective (and
+ * transport, where `socket:` says), at a log's largest sizes and over all
+ * sizes. 0 when absent. */
+int mf_read_fidelity(mfile_t *c, ynode_t *root);
+
 #endif

@@ -90,6 +90,20 @@ typedef struct topo_calib {
     char nccl[64];       /* the NCCL versions the logs state ("2.19.3, 2.27.3+cuda12.9"); "" unknown */
 } topo_calib_t;
 
+/* A shipped machine's measured error on its own public logs at their
+ * hardware, uncalibrated (`fidelity:`): the band doctor and expect give it
+ * where its kind's would call those very logs below the machine. */
+#define TOPO_MAX_FIDELITY 6
+typedef struct topo_fidelity {
+    int n;
+    struct {
+        int coll;        /* coll_t */
+        int socket;      /* -1 any transport; 0 or 1: only where the machine's `socket` knob is that */
+        double large_pct, all_pct;
+    } band[TOPO_MAX_FIDELITY];
+    char logs[160];      /* which logs measured it */
+} topo_fidelity_t;
+
 /* The collective library on the machine where it is not NCCL's own rules
  * (`library:`): what `-a nccl` then follows. A rule is an algorithm the
  * library runs in place of its tuner's pick (RCCL's MSCCL files: coll, rank
@@ -224,6 +238,7 @@ typedef struct topo_params {
     int has_gpu;         /* 1: the file names or describes its GPUs (`gpu:`) */
     gpu_spec_t gpu;      /* their peak math, memory and launch cost (models/gpu.h) */
     topo_calib_t calib;  /* from a calibrated machine's `calibration:` record */
+    topo_fidelity_t fidelity;   /* `fidelity:`, n 0 where the file has none */
     char nccl_env[2][64];   /* NCCL_ALGO, NCCL_PROTO as the machine's NCCL runs (`nccl_env:`; NCCL's list
                                syntax, algo_nccl_env_mask): -a nccl and --proto auto pick within them; "" unset */
     topo_library_t lib;  /* the collective library when not NCCL (`library:`) */

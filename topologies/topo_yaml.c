@@ -201,7 +201,7 @@ static int overlay(mfile_t *c, ynode_t *root, const char *const *sets, int nsets
 static int walk(mfile_t *c, const char *const *sets, int nsets) {
     static const char *const fixed[] = {"name", "description", "params", "arch", "gpu", "protocols", "library", "include",
                                         "nodes", "links", "generate", "link_efficiency", "calibration", "sharp_fabric",
-                                        "nccl_env", "require", NULL};
+                                        "nccl_env", "require", "fidelity", NULL};
     const char *keys[64];
     with_knobs(fixed, 0, keys, 64);
     ynode_t *root = ydoc_root(c->doc);
@@ -213,7 +213,8 @@ static int walk(mfile_t *c, const char *const *sets, int nsets) {
         return rc;
     mf_fold_plan(c, root);
     if ((rc = mf_read_gpu(c, root)) < 0 || (rc = mf_walk_body(c, root)) < 0 || (rc = mf_read_protocols(c, root)) < 0) return rc;
-    if ((rc = mf_read_efficiency(c, root)) < 0 || (rc = mf_read_calibration(c, root)) < 0 || (rc = mf_read_library(c, root)) < 0 ||
+    if ((rc = mf_read_efficiency(c, root)) < 0 || (rc = mf_read_calibration(c, root)) < 0 || (rc = mf_read_fidelity(c, root)) < 0 ||
+        (rc = mf_read_library(c, root)) < 0 ||
         (rc = mf_read_sharp(c, root)) < 0 || (rc = mf_read_nccl_env(c, root)) < 0)
         return rc;
     mf_plain_default(c, root);

@@ -594,7 +594,7 @@ int doc_examine(doc_load_fn load, void *ctx, topo_t *t, const cal_req_t *q, cons
     cal_sample_t *s = malloc(((size_t)n + 1) * sizeof *s);
     out->rows = calloc((size_t)n + 1, sizeof *out->rows);
     if (!s || !out->rows) { free(s); return err_set(e, BATON_ENOMEM, "out of memory"); }
-    ex_band(t, 0, &out->band);
+    ex_band(t, s0[0].coll, 0, &out->band);
     for (int i = 0; i < n; i++) {           /* the healthy machine: as NCCL runs unforced */
         s[i] = s0[i];
         s[i].nccl_algos = 0, s[i].protos = 0;

@@ -40,7 +40,7 @@ static int kind_of(const topo_t *t) {
 
 static double at_least(double x) { return x < EX_BAND_FLOOR ? EX_BAND_FLOOR : x; }
 
-void ex_band(const topo_t *t, int other_rule, ex_band_t *b) {
+void ex_band(const topo_t *t, coll_t coll, int other_rule, ex_band_t *b) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     *b = (ex_band_t){0};
     if (k->present && !other_rule && (k->band_lo_pct != 0 || k->band_hi_pct != 0) && !k->what_if[0]) {
@@ -52,12 +52,25 @@ void ex_band(const topo_t *t, int other_rule, ex_band_t *b) {
                  "[%+.1f %%, %+.1f %%] (at least +-%.0f %%)", topo_name(t), k->band_lo_pct, k->band_hi_pct, EX_BAND_FLOOR);
         return;
     }
+    const topo_fidelity_t *f = &topo_params_c(t)->fidelity;
+    for (int j = 0; j < f->n; j++) {
+        if (f->band[j].coll != (int)coll || (f->band[j].socket >= 0 && f->band[j].socket != topo_params_c(t)->socket)) continue;
+        double large = at_least(f->band[j].large_pct), all = at_least(f->band[j].all_pct);
+        *b = (ex_band_t){.lo_pct = -all, .hi_pct = all, .large_lo_pct = -large, .large_hi_pct = large};
+        snprintf(b->kind, sizeof b->kind, "this machine's own logs");
+        snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on %s's own logs "
+                 "(%s; its file's fidelity:): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes; a shortfall "
+                 "within it may be baton's, not the machine's", topo_name(t), f->logs, large, all);
+        return;
+    }
     int i = kind_of(t);
     double large = at_least(kinds[i].large), all = at_least(kinds[i].all);
     *b = (ex_band_t){.lo_pct = -all, .hi_pct = all, .large_lo_pct = -large, .large_hi_pct = large};
     snprintf(b->kind, sizeof b->kind, "%s", kinds[i].kind);
     snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on %s (shipped logs at their "
-             "hardware, %s): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes", kinds[i].kind, kinds[i].logs, large, all);
+             "hardware, %s): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes; partly in sample (machine "
+             "values were read off some of these logs), so on a machine baton has no logs of it can be further off",
+             kinds[i].kind, kinds[i].logs, large, all);
 }
 
 void ex_band_at(const ex_band_t *b, uint64_t bytes, double *lo, double *hi) {

@@ -21,7 +21,7 @@ typedef struct ex_band {
     double lo_pct, hi_pct;          /* error = (predicted - measured) / measured lies in [lo, hi] % */
     double large_lo_pct, large_hi_pct;   /* the same at sizes >= EX_LARGE */
     char kind[64];                  /* "calibrated", or the kind of machine */
-    char source[320];               /* where the band comes from, for a person */
+    char source[640];               /* where the band comes from, for a person */
 } ex_band_t;
 
 typedef struct ex_row {
@@ -34,9 +34,10 @@ typedef struct ex_row {
     proto_t proto;
 } ex_row_t;
 
-/* t's band: its calibration record's where it has one (and the caller's
- * rule is the record's: other_rule 0), else its kind's. */
-void ex_band(const topo_t *t, int other_rule, ex_band_t *b);
+/* t's band for coll: its calibration record's where it has one (and the
+ * caller's rule is the record's: other_rule 0), else its file's measured
+ * error on its own logs (`fidelity:`) where that names coll, else its kind's. */
+void ex_band(const topo_t *t, coll_t coll, int other_rule, ex_band_t *b);
 
 /* The band at one size, in % ([lo, hi] of the error). */
 void ex_band_at(const ex_band_t *b, uint64_t bytes, double *lo, double *hi);

@@ -64,6 +64,12 @@ static void check_fields(cJSON *o, const run_out_t *r, const run_check_t *c) {
     cJSON_AddNumberToObject(o, "simulated_time_s", c->sim_s);
     cJSON_AddNumberToObject(o, "simulated_vs_formula", r->time_s > 0 ? c->sim_s / r->time_s : 0);
     cJSON_AddBoolToObject(o, "beyond_band", c->beyond);
+    if (c->pick == NULL) return;                 /* sim's answer is another row: the one to quote */
+    cJSON *p = cJSON_AddObjectToObject(o, "simulator_pick");
+    if (p == NULL) return;
+    cJSON_AddStringToObject(p, "algorithm", c->pick->name);
+    cJSON_AddStringToObject(p, "protocol", proto_name((proto_t)c->pick_proto));
+    cJSON_AddNumberToObject(p, "time_s", c->pick_s);
 }
 
 char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, int verify_asked, const run_parts_t *parts,

@@ -133,11 +133,12 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
 }
 
 /* The rows to simulate under protocol pr into out[]: the named one; with
- * -a auto the lowest closed form on the machine as that protocol sees it;
- * with -a nccl what NCCL's plan offers (nccl_rows: every row NCCL has whose
- * closed form is within NCCL_SLACK of the lowest; what an nccl-tests log
- * measured is NCCL's fastest, and a closed form can misjudge a tree across
- * nodes: the simulator decides between the close ones). Their count. */
+ * -a auto the rows whose closed form on the machine, as that protocol sees
+ * it, is within NCCL_SLACK of the lowest (predict: the lowest alone); with
+ * -a nccl what NCCL's plan offers (nccl_rows: every row NCCL has within
+ * NCCL_SLACK of the lowest; what an nccl-tests log measured is NCCL's
+ * fastest). A closed form can misjudge a tree across nodes or a rack's
+ * multicast: the simulator decides between the close ones. Their count. */
 static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr, const algo_t **out, double *closed) {
     closed[0] = 0;                                 /* a named row: no closed form looked at */
     if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
@@ -145,9 +146,11 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
     double times[FORM_MAX_ROWS];
     int k = form_list(t, q->coll, &o->model, &topo_params_c(t)->proto[pr], o->ranks, q->bytes, &q->opts, NULL, out,
                       times, FORM_MAX_ROWS);
-    int best = form_lowest(times, k);
-    if (k < 0 || best < 0) return k < 0 ? k : 0;    /* BATON_EWHOLE, or nothing */
-    return closed[0] = times[best], out[0] = out[best], 1;
+    int best = form_lowest(times, k), kept = 0;
+    if (k < 0 || best < 0) return k < 0 ? k : 0;
+    if (q->predict) return closed[0] = times[best], out[0] = out[best], 1;
+    for (int i = 0; i < k; i++) if (times[i] <= times[best] * NCCL_SLACK) closed[kept] = times[i], out[kept++] = out[i];
+    return kept;
 }
 
 /* Build and time row a under protocol pr (cut into nccl_steps as NCCL
@@ -331,7 +334,8 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         (rc = simulate_lowest(t, q, q_in, o, &plan, first_pr, last, k_by, (const algo_t *const (*)[FORM_MAX_ROWS])rows_by,
                               (const double (*)[FORM_MAX_ROWS])closed_by, &first, &first_proto, &first_closed, e)) < 0)
         return rc;
-    if (nccl && first.algo && first.time_s >= 0.5 * first_closed) first_s = first.time_s;   /* the band holds here: skip by it */
+    if ((nccl || (lowest && !named)) && first.algo && first.time_s >= 0.5 * first_closed)
+        first_s = first.time_s;                    /* the band holds here: skip by it */
     for (int pr = first_pr; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
         const algo_t **rows = rows_by[pr];
         const double *closed = closed_by[pr];
@@ -459,5 +463,12 @@ int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c)
     c->sim_s = so.time_s;
     c->beyond = fabs(so.time_s - o->time_s) > RUN_FORMULA_BAND * so.time_s;
     engine_result_free(&so.eng);
+    if (c->beyond && run_is_auto(q->algo)) {      /* the formula misjudged its pick: what sim picks among the close rows */
+        run_req_t aq = *q;
+        aq.predict = 0, aq.verify = 0, aq.engine = NULL;
+        if ((rc = run_collective(t, &aq, &so, &e)) == BATON_ENOMEM) return rc;
+        if (rc == 0 && so.algo != o->algo) c->pick = so.algo, c->pick_proto = so.proto, c->pick_s = so.time_s;
+        if (rc == 0) engine_result_free(&so.eng);
+    }
     return 0;
 }

@@ -72,6 +72,10 @@ typedef struct run_check {
     int state;
     double sim_s;             /* the simulator's time for the same row (RUN_CHECK_DONE) */
     int beyond;               /* |sim_s - the formula's| > RUN_FORMULA_BAND x sim_s */
+    const algo_t *pick;       /* beyond, -a auto or nccl: the row `sim` answers with where it is
+                                 another (it simulates the rows whose formulas are close); else NULL */
+    int pick_proto;
+    double pick_s;
     char why[512];            /* RUN_CHECK_FAILED: the simulator's error */
 } run_check_t;
 /* Check closed-form answer o to request q with the simulator where the

@@ -234,7 +234,7 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
 
 static void print_json(const char *path, const topo_t *t, const doc_report_t *r, const ni_info_t *info,
                        const doc_said_t *w, int first) {
-    char esc[2048], esc2[1024], esc3[1024];
+    char esc[2048], esc2[1024], esc3[2048];
     printf("%s{\"log\":\"%s\",\"machine\":\"%s\",\"ranks\":%d,\"verdict\":\"%s\",\"shortfall_pct\":%.4f,\"ratio\":%.6f,"
            "\"largest_from_bytes\":%llu,\"band\":{\"kind\":\"%s\",\"source\":\"%s\",\"low_pct\":%.4f,\"high_pct\":%.4f,"
            "\"large_low_pct\":%.4f,\"large_high_pct\":%.4f},\"healthy_mape_pct\":%.4f,\"explained\":%s,\"info_lines\":%d,"

@@ -88,7 +88,7 @@ static void print_table(const topo_t *t, coll_t coll, const ex_band_t *b, const 
 }
 
 static void print_json(const topo_t *t, coll_t coll, const ex_band_t *b, const ex_row_t *r, int n) {
-    char esc[512];
+    char esc[1536];
     printf("{\"machine\":\"%s\",\"collective\":\"%s\",\"ranks\":%d,", report_json_escape(topo_name(t), esc, sizeof esc),
            coll_name(coll), topo_whole_ranks(t));
     printf("\"band\":{\"kind\":\"%s\",\"source\":\"%s\",\"low_pct\":%.4f,\"high_pct\":%.4f,\"large_low_pct\":%.4f,"
@@ -157,7 +157,7 @@ int cmd_expect(int argc, char **argv) {
         rc = err_set(&e, BATON_EINVAL, "--sizes %s: every size is below one float a peer on %d ranks", a.sizes,
                      topo_whole_ranks(t));
     ex_band_t b;
-    if (rc == 0) ex_band(t, 0, &b);
+    if (rc == 0) ex_band(t, (coll_t)c, 0, &b);
     if (rc == 0 && a.cause)            /* a sick machine's band is the healthy one's */
         snprintf(b.source + strlen(b.source), sizeof b.source - strlen(b.source), "; the machine with --cause");
     for (int i = 0; rc == 0 && i < n; i++) rc = ex_row(t, &q, &s[i], &b, &r[i], &e);

@@ -279,6 +279,9 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
     else if (r->auto_picked == 2)
         printf("  chosen   by -a nccl, what baton expects NCCL to run: the lowest closed-form time of the %s algorithms "
                "NCCL has\n", coll_name(coll));
+    else if (r->auto_picked && r->simulated)
+        printf("  chosen   by -a auto: the fastest simulated of the %s algorithms whose closed form is within\n"
+               "           %.3gx of the lowest\n", coll_name(coll), NCCL_SLACK);
     else if (r->auto_picked)
         printf("  chosen   by -a auto: the lowest closed-form time of the %s algorithms\n", coll_name(coll));
     int p2p = r->auto_picked == 2 && r->algo->nccl && strcmp(r->algo->nccl, "p2p") == 0;    /* ncclrule_runs_at */
@@ -392,10 +395,15 @@ static void check_line(const run_out_t *r, const run_check_t *c) {
     char tm[64];
     if (c->state == RUN_CHECK_DONE && c->beyond) {
         units_fmt_time(c->sim_s, tm, sizeof tm);
-        printf("  simulated %s, %.0f %% %s the formula: beyond its %.0f %% band, so quote this (as `sim` and `select` do);\n"
+        printf("  simulated %s, %.0f %% %s the formula: beyond its %.0f %% band%s;\n"
                "           %s's formula is approximate here, the simulator ran its schedule (same row, protocol, sizing)\n",
                tm, 100 * fabs(c->sim_s - r->time_s) / r->time_s, c->sim_s > r->time_s ? "above" : "below",
-               100 * RUN_FORMULA_BAND, r->algo->name);
+               100 * RUN_FORMULA_BAND, c->pick ? "" : ", so quote this (as `sim` and `select` do)", r->algo->name);
+        if (c->pick) {            /* another row simulates faster: that is sim's answer, and the one to quote */
+            units_fmt_time(c->pick_s, tm, sizeof tm);
+            printf("           `sim`, which simulates every row whose formula is within %.3gx of the lowest, answers\n"
+                   "           %s/%s in %s: quote that\n", NCCL_SLACK, c->pick->name, proto_name((proto_t)c->pick_proto), tm);
+        }
     } else if (c->state == RUN_CHECK_LARGE)
         printf("  unchecked %s's formula is approximate here and %d ranks are too many to simulate unasked: "
                "`baton sim` gives the simulator's time\n", r->algo->name, r->ranks);
