@@ -63,6 +63,27 @@ Test(one_answer, predict_says_where_the_simulator_disagrees) {
     cJSON_Delete(p);
 }
 
+/* -a auto: sim simulates the rows whose formulas are close and keeps the
+ * fastest; on a GB200 rack at 1 GiB the lowest formula (nvls) simulates
+ * slower than direct, so sim answers direct, equal to `sim -a direct`, and
+ * predict, which answers by its formula, names sim's pick and its time. */
+Test(one_answer, predict_names_sims_pick_where_its_formula_misjudged) {
+    cJSON *s = json_of("sim -t gb200-nvl72 -c allreduce -s 1GiB --json");
+    cJSON *d = json_of("sim -t gb200-nvl72 -c allreduce -a direct -s 1GiB --json");
+    cJSON *n = json_of("sim -t gb200-nvl72 -c allreduce -a nvls -s 1GiB --json");
+    cJSON *p = json_of("predict -t gb200-nvl72 -c allreduce -s 1GiB --json");
+    cr_expect_str_eq(str(p, "algorithm", "predict"), "nvls");
+    cr_expect_str_eq(str(s, "algorithm", "sim"), "direct");
+    cr_expect_eq(num(s, "time_s", "sim"), num(d, "time_s", "sim -a direct"));
+    cr_expect_lt(num(d, "time_s", "direct"), num(n, "time_s", "nvls"));
+    cJSON *pick = cJSON_GetObjectItem(p, "simulator_pick");
+    cr_assert_not_null(pick);
+    cr_expect_str_eq(str(pick, "algorithm", "pick"), "direct");
+    cr_expect_eq(num(pick, "time_s", "pick"), num(s, "time_s", "sim"));
+    cr_expect_eq(num(p, "simulated_time_s", "predict"), num(n, "time_s", "sim -a nvls"));
+    cJSON_Delete(s), cJSON_Delete(d), cJSON_Delete(n), cJSON_Delete(p);
+}
+
 /* An exact formula is not checked (nothing to say): a ring on one node. */
 Test(one_answer, an_exact_formula_needs_no_check) {
     const char *args = "predict -t topologies/uniform-8.yaml -c allreduce -a ring -s 1MiB --json";
