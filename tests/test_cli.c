@@ -277,6 +277,18 @@ Test(cli, calibrate_and_ask_example_prints_its_expected_output) { example_prints
 
 /* step, concurrent and gpus: bad input names what is wrong (and a model
  * file's line), exits 1 or 2, never a crash. */
+/* Numbers and lists that are not what they say: refused, not read in part
+ * (a sign wrapping to 2^64, trailing junk, a parameter set twice, an empty
+ * value in a list). */
+Test(cli, partial_numbers_are_refused) {
+    expect_exit("tp -t hgx-h100 --preset 70b --tokens -1", 2, "--tokens must be a whole number from 1 to 1073741824, not '-1'");
+    expect_exit("tp -t hgx-h100 --preset 70b --compute-ms -5", 2, "--compute-ms must be milliseconds from 0 to 1e9");
+    expect_exit("kids --kids 3x", 2, "--kids must be 2..64, not '3x'");
+    expect_exit("sweep -t hgx-h100 -c allreduce --sizes 1MiB --shard 1/2/3", 2, "--shard I/N with 1 <= I <= N, not '1/2/3'");
+    expect_exit("sweep -t cluster-h100 -c allreduce --sizes 1MiB --set nodes=2 --set nodes=4", 2, "--set nodes given twice");
+    expect_exit("sweep -t cluster-h100 -c allreduce --sizes 1MiB --set nodes=2,,4", 2, "--set nodes: an empty value in its list");
+}
+
 Test(cli, step_and_concurrent_reject_bad_input) {
     FILE *f = fopen("build/bad-model.yaml", "w");
     cr_assert_not_null(f);

@@ -175,6 +175,26 @@ Test(concurrent, disjoint_groups_take_the_time_of_one) {
     topo_free(t);
 }
 
+/* A one-rank member sends nothing: it costs nothing, as a one-rank sim
+ * does, and the run ends with its last member, whatever the protocol;
+ * --json says each member's start, end, time and busbw as the table does. */
+Test(concurrent, a_one_rank_member_costs_nothing) {
+    cJSON *j = th_cli_json("concurrent -t hgx-h100 --json 's=1MiB ranks=0' 's=1KiB ranks=1 start=3us'");
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "collectives");
+    cr_expect_eq(th_jnum(cJSON_GetArrayItem(c, 0), "end_s"), 0);
+    cr_expect_float_eq(th_jnum(cJSON_GetArrayItem(c, 1), "end_s"), 3e-6, 1e-15);
+    cr_expect_float_eq(th_jnum(j, "time_s"), 3e-6, 1e-15, "all done with its last member");
+    cJSON_Delete(j);
+    j = th_cli_json("concurrent -t hgx-h100 --json 's=1MiB ranks=0-3' 's=1MiB ranks=4-7 start=3us'");
+    c = cJSON_GetObjectItemCaseSensitive(j, "collectives");
+    cJSON *second = cJSON_GetArrayItem(c, 1);
+    cr_expect_float_eq(th_jnum(second, "start_s"), 3e-6, 1e-15);
+    cr_expect_float_eq(th_jnum(second, "time_s"), th_jnum(second, "end_s") - 3e-6, 1e-15);
+    cr_expect_float_eq(th_jnum(second, "busbw_GBps"), 1048576 * 1.5 / th_jnum(second, "time_s") / 1e9, 1e-3);
+    cr_expect_float_eq(th_jnum(j, "time_s"), th_jnum(second, "end_s"), 1e-15);
+    cJSON_Delete(j);
+}
+
 /* Each collective may run its own protocol (a TP all-reduce in LL128 while a
  * DP reduce-scatter runs Simple): on disjoint GPUs each ends exactly when it
  * ends alone under its protocol, which differ; the run ends with the later,
@@ -331,7 +351,8 @@ Test(concurrent, every_member_verifies) {
     baton_err_t e = {0};
     cr_assert_eq(conc_run(t, c, n, &o, &r, &e), 0, "%s", e.msg);
     cr_expect_eq(r.verified, 1);
-    for (int k = 0; k < n; k++) cr_expect(c[k].end_s > 0 && c[k].end_s <= r.time_s, "collective %d ended", k);
+    cr_expect_eq(c[0].end_s, 0, "one rank sends nothing and costs nothing");
+    for (int k = 1; k < n; k++) cr_expect(c[k].end_s > 0 && c[k].end_s <= r.time_s, "collective %d ended", k);
     cr_expect(c[3].end_s > c[1].end_s && c[6].end_s > c[2].end_s, "the waiting ones end after what they wait for");
     engine_result_free(&r);
     int32_t twice[2] = {3, 3};

@@ -75,13 +75,24 @@ static int parse(int argc, char **argv, conc_args_t *a) {
     return 0;
 }
 
+/* Member k's start (after the one it waits for, where it does), its time
+ * and its bus bandwidth: what the table and the JSON both say. */
+static double begin_of(const conc_coll_t *c, int k) {
+    return c[k].after >= 0 ? c[c[k].after].end_s + c[k].start_s : c[k].start_s;
+}
+
+static double busbw_of(const conc_coll_t *c, int k) {
+    double dt = c[k].end_s - begin_of(c, k);
+    return dt > 0 ? c[k].bytes * run_busbw_factor(c[k].coll, c[k].nranks) / dt / 1e9 : 0;
+}
+
 static void text(const char *topo, const conc_coll_t *c, int n, const engine_result_t *r) {
     char sz[32], t0[32], t1[32], d[32];
     printf("%d collectives together on %s: %s%s\n", n, topo, r->verified ? "verified, " : "",
            "times from the start of the run");
     printf("  #  collective      algorithm   size        ranks  start       end         time        busbw GB/s\n");
     for (int k = 0; k < n; k++) {
-        double begin = c[k].after >= 0 ? c[c[k].after].end_s + c[k].start_s : c[k].start_s, dt = c[k].end_s - begin;
+        double begin = begin_of(c, k), dt = c[k].end_s - begin;
         units_fmt_size(c[k].bytes, sz, sizeof sz);
         units_fmt_time(begin, t0, sizeof t0);
         units_fmt_time(c[k].end_s, t1, sizeof t1);
@@ -89,7 +100,7 @@ static void text(const char *topo, const conc_coll_t *c, int n, const engine_res
         char al[48];                              /* its own protocol, where it names one */
         snprintf(al, sizeof al, "%s%s%s", c[k].algo, c[k].own_proto ? "/" : "", c[k].own_proto ? proto_name(c[k].proto) : "");
         printf("  %-2d %-15s %-11s %-11s %-6d %-11s %-11s %-11s %.4g\n", k, coll_name(c[k].coll), al, sz,
-               c[k].nranks, t0, t1, d, dt > 0 ? c[k].bytes * run_busbw_factor(c[k].coll, c[k].nranks) / dt / 1e9 : 0);
+               c[k].nranks, t0, t1, d, busbw_of(c, k));
     }
     units_fmt_time(r->time_s, t1, sizeof t1);
     printf("  all done at %s\n", t1);
@@ -99,8 +110,9 @@ static void json(const conc_coll_t *c, int n, const engine_result_t *r) {
     printf("{\"time_s\":%.9g,\"verified\":%s,\"collectives\":[", r->time_s, r->verified ? "true" : "false");
     for (int k = 0; k < n; k++)
         printf("%s{\"collective\":\"%s\",\"algorithm\":\"%s\",\"protocol\":\"%s\",\"bytes\":%llu,\"ranks\":%d,"
-               "\"end_s\":%.9g}", k ? "," : "", coll_name(c[k].coll), c[k].algo, proto_name(c[k].proto),
-               (unsigned long long)c[k].bytes, c[k].nranks, c[k].end_s);
+               "\"start_s\":%.9g,\"end_s\":%.9g,\"time_s\":%.9g,\"busbw_GBps\":%.6g}", k ? "," : "", coll_name(c[k].coll),
+               c[k].algo, proto_name(c[k].proto), (unsigned long long)c[k].bytes, c[k].nranks, begin_of(c, k), c[k].end_s,
+               c[k].end_s - begin_of(c, k), busbw_of(c, k));
     printf("]}\n");
 }
 

@@ -77,7 +77,12 @@ int cmd_kids(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, ":m:t:h", opts, NULL)) != -1) {
         if (ch == 'm') method = optarg;
         else if (ch == 't') path = optarg;
-        else if (ch == 'k') { nkids = atoi(optarg); if (nkids < 2 || nkids > KIDS_MAX) return cmd_usage("kids", "--kids must be 2..%d", KIDS_MAX); }
+        else if (ch == 'k') {
+            char *end;
+            long k = strtol(optarg, &end, 10);
+            if (end == optarg || *end || k < 2 || k > KIDS_MAX) return cmd_usage("kids", "--kids must be 2..%d, not '%s'", KIDS_MAX, optarg);
+            nkids = (int)k;
+        }
         else if (ch == 'S') { if (cmd_add_set("kids", &sets, optarg)) return EXIT_USAGE; }
         else if (ch == 'H') html = optarg;
         else if (ch == 'O') ops = 1;

@@ -62,12 +62,21 @@ static int add_axis(sweep_args_t *a, char *arg) {
     char *eq = strchr(arg, '=');
     if (eq == NULL || eq == arg) return cmd_usage("sweep", "--set %s: write --set name=value[,value...]", arg);
     if (a->naxes == 8) return cmd_usage("sweep", "at most 8 --set parameters");
-    axis_t *x = &a->axes[a->naxes++];
     *eq = '\0';
+    for (int i = 0; i < a->naxes; i++)           /* one column a parameter: its values in one --set */
+        if (strcmp(a->axes[i].name, arg) == 0)
+            return cmd_usage("sweep", "--set %s given twice: list its values in one (--set %s=A,B,...)", arg, arg);
+    axis_t *x = &a->axes[a->naxes++];
     x->name = arg;
-    for (char *v = strtok(eq + 1, ","); v && x->n < 64; v = strtok(NULL, ",")) x->values[x->n++] = v;
-    if (x->n == 0) return cmd_usage("sweep", "--set %s: no values", arg);
-    return 0;
+    for (char *v = eq + 1;; v++) {               /* split at commas; an empty value is a typo, not a skip */
+        char *c = strchr(v, ',');
+        if (c) *c = '\0';
+        if (*v == '\0') return cmd_usage("sweep", "--set %s: an empty value in its list", arg);
+        if (x->n == 64) return cmd_usage("sweep", "--set %s: at most 64 values", arg);
+        x->values[x->n++] = v;
+        if (c == NULL) return 0;
+        v = c;
+    }
 }
 
 static int parse(int argc, char **argv, sweep_args_t *a) {
@@ -103,10 +112,13 @@ static int parse(int argc, char **argv, sweep_args_t *a) {
                 return cmd_usage("sweep", "--contention must be fifo, fair or none, not '%s'", optarg);
             a->contention_given = 1;
             break;
-        case 'x':
-            if (sscanf(optarg, "%d/%d", &a->shard, &a->nshards) != 2 || a->nshards < 1 || a->shard < 1 || a->shard > a->nshards)
+        case 'x': {
+            int used = 0;          /* %n: nothing may follow N ("1/2/3" is not a shard) */
+            if (sscanf(optarg, "%d/%d%n", &a->shard, &a->nshards, &used) != 2 || optarg[used] || a->nshards < 1 ||
+                a->shard < 1 || a->shard > a->nshards)
                 return cmd_usage("sweep", "--shard I/N with 1 <= I <= N, not '%s'", optarg);
             break;
+        }
         case 'h': fputs(help, stdout); return 1;
         case ':': return cmd_usage("sweep", "option %s needs a value", argv[optind - 1]);
         default: return cmd_usage("sweep", "unknown option '%s'", argv[optind - 1]);

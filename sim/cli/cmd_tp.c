@@ -70,10 +70,18 @@ static int parse(int argc, char **argv, tp_args_t *a) {
         case 'p': a->preset = optarg; break;
         case 'l': a->layers = (int)strtol(optarg, &end, 10); if (*end || a->layers < 1) return cmd_usage("tp", "--layers must be a positive number"); break;
         case 'H': a->hidden = (int)strtol(optarg, &end, 10); if (*end || a->hidden < 1) return cmd_usage("tp", "--hidden must be a positive number"); break;
-        case 'k': a->tokens = strtoull(optarg, &end, 10); if (*end || a->tokens < 1) return cmd_usage("tp", "--tokens must be a positive number"); break;
+        case 'k':                   /* strtoull takes "-1" as 2^64 - 1: a sign is refused first */
+            a->tokens = strchr(optarg, '-') ? 0 : strtoull(optarg, &end, 10);
+            if (a->tokens < 1 || *end || a->tokens > (1ull << 30))
+                return cmd_usage("tp", "--tokens must be a whole number from 1 to %llu, not '%s'", 1ull << 30, optarg);
+            break;
         case 'f': a->phase = optarg; break;
         case 'd': a->dtype = optarg; break;
-        case 'c': a->compute_ms = strtod(optarg, &end); if (*end || a->compute_ms < 0) return cmd_usage("tp", "--compute-ms must be a number of milliseconds"); break;
+        case 'c':
+            a->compute_ms = strtod(optarg, &end);
+            if (end == optarg || *end || !(a->compute_ms >= 0 && a->compute_ms <= 1e9))
+                return cmd_usage("tp", "--compute-ms must be milliseconds from 0 to 1e9, not '%s'", optarg);
+            break;
         case 'a': a->algo = optarg, a->algo_given = 1; break;
         case 'P':
             a->proto = cmd_parse_proto(optarg), a->proto_given = 1;

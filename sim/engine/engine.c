@@ -426,7 +426,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     else if (ran) {
         r->time_s = g.now + (g.o->proto && r->messages ? g.o->proto->base_latency : 0) +
                     (s->helpers && r->messages ? topo_params_c(t)->nvls_lat : 0);   /* the switches' synchronisation */
-        for (int k = 0; g.o->member_proto && k < s->group->n; k++)     /* each member paid its own */
+        for (int k = 0; s->group && k < s->group->n; k++)     /* a group ends with its last member, each paid its own */
             r->time_s = k == 0 || r->member_end[k] > r->time_s ? r->member_end[k] : r->time_s;
         for (int i = 0; i < g.nr; i++)       /* a reducing switch's sends are counted apart from the ranks' */
             if (i >= s->nranks) r->switch_msgs += g.rank_msgs[i];
