@@ -98,6 +98,10 @@ const algo_t *algo_find(coll_t coll, const char *name) {
     return NULL;
 }
 
+int algo_inexact(const algo_t *a, int p, uint64_t n, const algo_opts_t *o) {
+    return a->approx || (a->exact_at && !a->exact_at(p, n, o));
+}
+
 const char *algo_hint(coll_t coll, const char *name) {
     const char *cands[64];
     int n = 0;

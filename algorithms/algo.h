@@ -41,6 +41,8 @@ typedef struct algo {
     const char *port_model;  /* which port model(s) the formula is exact for */
     const char *idea;        /* one line for `baton algos` */
     int approx;              /* the formula is an approximation or a bound, not exact */
+    int (*exact_at)(int p, uint64_t n, const algo_opts_t *o);   /* where set (approx 0): exact only
+                                where it returns 1, a bound elsewhere (algo_inexact) */
     int helpers;             /* reducing switches it needs (NVLS) */
     int fabric;              /* 1: they include the fabric's (SHARP, topo_sharp_t); 0: the
                                 nodes' own switches only, never a fabric's */
@@ -81,6 +83,9 @@ const algo_t *const *algo_all(void);
 
 /* Find a row; NULL if there is none. */
 const algo_t *algo_find(coll_t coll, const char *name);   /* "tree" = "binomial" */
+/* Is a's formula only an approximation or a bound for p ranks and n bytes
+ * (approx, or outside its exact_at)? The machine's part is cost_model_t's. */
+int algo_inexact(const algo_t *a, int p, uint64_t n, const algo_opts_t *o);
 /* Rows made at run time (msccl.c's "msccl:FILE") live with their maker,
  * which hands algo_find its own lookup when it makes the first: asked
  * before the table (NULL: not one of its rows). The registry names no

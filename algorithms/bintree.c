@@ -91,6 +91,14 @@ static double heap_cost(const cost_model_t *m, int p, uint64_t n, const algo_opt
     return p < 2 ? 0 : 2.0 * (floor_lg(p) + (double)k - 1) * (m->alpha + chunk * per_byte);
 }
 
+/* The heap's formula is exact for a complete tree (every inner rank feeds
+ * two children) and whole chunks; elsewhere a rank with one child or none
+ * idles where the formula charges it, and it is an upper bound. */
+static int heap_exact(int p, uint64_t n, const algo_opts_t *o) {
+    uint64_t k = algo_pipeline_chunks(n, o);
+    return p < 2 || ((p & (p + 1)) == 0 && n % k == 0);
+}
+
 static double bcast_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     return heap_cost(m, p, n, o, m->beta);
 }
@@ -483,6 +491,7 @@ const algo_t algo_broadcast_bintree = {
     .cost_text = "2(floor(lg p) + k - 1)(a + (n/k) b), k = ceil(n / 1 MiB) by default",
     .requires = "any p >= 1, any n, any root; --pipeline K",
     .port_model = "single-port; exact for complete trees (p = 2^(h+1) - 1) when k divides n, else an upper bound",
+    .exact_at = heap_exact,
     .idea = "pipeline k chunks down a binary tree, each rank feeding two children",
 };
 
@@ -491,6 +500,7 @@ const algo_t algo_reduce_bintree = {
     .cost_text = "2(floor(lg p) + k - 1)(a + (n/k)(b + g)), k = ceil(n / 1 MiB) by default",
     .requires = "any p >= 1, any n, any root; --pipeline K",
     .port_model = "single-port; exact for complete trees (p = 2^(h+1) - 1) when k divides n, else an upper bound",
+    .exact_at = heap_exact,
     .idea = "pipeline k chunks up a binary tree, each rank adding two children's",
 };
 

@@ -205,15 +205,20 @@ static int direct_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     return 0;
 }
 
+/* A machine's view (stepwise) charges beta as every message of the step on
+ * its links at once; a single port sends them one after another, each alone
+ * on its route: beta_path. */
+static double one_beta(const cost_model_t *m) { return m->stepwise ? m->beta_path : m->beta; }
+
 /* From the first arrival to the last (see the costs above). */
 static double direct_spread(const cost_model_t *m, int p, double mb) {
-    if (m->ports == 1) return (p - 2) * (m->alpha + mb * m->beta);
+    if (m->ports == 1) return (p - 2) * (m->alpha + mb * one_beta(m));
     if (m->stepwise) return mb * (m->beta - m->beta_path);
     return (p - 2) * mb * m->beta;
 }
 
 static double direct_first(const cost_model_t *m, double mb) {
-    return m->alpha + mb * (m->stepwise && m->ports != 1 ? m->beta_path : m->beta);
+    return m->alpha + mb * one_beta(m);
 }
 
 static double direct_rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {

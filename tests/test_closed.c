@@ -263,3 +263,47 @@ Test(closed_form, nccltree_on_searched_rings_overlaps_latency) {
         topo_free(t);
     }
 }
+
+/* predict's claim, through the command line: where it says "exact", the
+ * simulator agrees to rounding. direct on a single-port star sends its p - 1
+ * messages one after another, each alone on its route (the machine's view
+ * charged them all at once on the GPU's link: 35x at p = 100); bintree's
+ * broadcast and reduce are exact for complete trees only and say "simulated"
+ * elsewhere, where the formula is an upper bound. */
+static void claim(const char *args, int p, double *formula, double *sim, const char **check) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "predict -t tests/data/star-1port.yaml --set gpus=%d -s 1MiB --json %s", p, args);
+    cJSON *j = th_cli_json(cmd);
+    *formula = th_jnum(j, "time_s");
+    static char state[32];
+    snprintf(state, sizeof state, "%s", cJSON_GetObjectItem(j, "check")->valuestring);
+    *check = state;
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof cmd, "sim -t tests/data/star-1port.yaml --set gpus=%d -s 1MiB --json %s", p, args);
+    j = th_cli_json(cmd);
+    *sim = th_jnum(j, "time_s");
+    cJSON_Delete(j);
+}
+
+Test(closed_form, what_predict_calls_exact_is) {
+    const char *direct[] = {"-c allreduce -a direct", "-c reducescatter -a direct", "-c allgather -a direct"};
+    int ps[] = {2, 3, 5, 7, 16, 100};
+    double f, s;
+    const char *check;
+    for (size_t i = 0; i < sizeof direct / sizeof *direct; i++)
+        for (size_t k = 0; k < sizeof ps / sizeof *ps; k++) {
+            claim(direct[i], ps[k], &f, &s, &check);
+            cr_expect_str_eq(check, "exact", "%s p=%d", direct[i], ps[k]);
+            expect_close(s, f, direct[i], ps[k], 1 << 20);
+        }
+    const char *heap[] = {"-c broadcast -a bintree", "-c reduce -a bintree"};
+    int hp[] = {2, 3, 5, 7, 8, 15};
+    for (size_t i = 0; i < 2; i++)
+        for (size_t k = 0; k < sizeof hp / sizeof *hp; k++) {
+            claim(heap[i], hp[k], &f, &s, &check);
+            int complete = (hp[k] & (hp[k] + 1)) == 0;
+            cr_expect_str_eq(check, complete ? "exact" : "simulated", "%s p=%d", heap[i], hp[k]);
+            if (complete) expect_close(s, f, heap[i], hp[k], 1 << 20);
+            else cr_expect_geq(f, s, "%s p=%d: an upper bound", heap[i], hp[k]);
+        }
+}

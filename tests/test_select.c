@@ -124,6 +124,37 @@ Test(select, plot_is_a_png) {
     cr_expect(memcmp(magic, png, 8) == 0);
 }
 
+/* A link is busy at its own rate: no link's busy time passes the run's
+ * (a fast GPU link under a slow NIC is not busy for the NIC's time), under
+ * FIFO and fair sharing, one channel or eight, and NCCL's NVLSTree; a
+ * ring's busiest link is a NIC's. */
+Test(trace, no_link_is_busy_longer_than_the_run) {
+    const char *runs[] = {"-a ring --channels 8", "-a ring --channels 8 --contention fair", "-a ring --channels 1",
+                          "-a nccl"};
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        char args[256], *out;
+        snprintf(args, sizeof args, "sim -t cluster-h100 --set nodes=2 -c allreduce -s 64MiB %s --link-stats "
+                 "build/busy-test.csv", runs[i]);
+        cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
+        free(out);
+        char *csv = th_slurp("build/busy-test.csv"), *save = NULL;
+        cr_assert_not_null(csv);
+        double most = 0;
+        char top[64] = "";
+        for (char *line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            int l;
+            char from[64], to[64];
+            double bw, b, u;
+            unsigned long long bytes;
+            if (sscanf(line, "%d,%63[^,],%63[^,],%lf,%llu,%lf,%lf", &l, from, to, &bw, &bytes, &b, &u) != 7) continue;
+            cr_expect_leq(u, 1 + 1e-9, "%s: %s -> %s busy %.3f of the run", runs[i], from, to, u);
+            if (u > most) most = u, snprintf(top, sizeof top, "%s", from);
+        }
+        if (strstr(runs[i], "ring")) cr_expect(strstr(top, "nic") != NULL, "%s: the busiest link leaves %s", runs[i], top);
+        free(csv);
+    }
+}
+
 /* The trace is JSON a viewer opens, and for every link its slices add up to
  * the busy time the engine accounted for that link (two separate paths). */
 Test(trace, valid_and_slices_sum_to_link_busy) {

@@ -424,7 +424,7 @@ void run_parts(topo_t *t, const run_out_t *o, run_parts_t *x) {
 }
 
 int run_formula_approx(const run_out_t *o) {
-    return o->algo->approx || !o->model.uniform || o->model.blind;
+    return algo_inexact(o->algo, o->ranks, o->bytes, &o->opts) || !o->model.uniform || o->model.blind;
 }
 
 int run_check_cheap(const run_out_t *o) {

@@ -72,7 +72,7 @@ static int wanted(const select_req_t *q, const algo_t *a) {
 static int simulate(const select_req_t *q, const algo_t *a, const cost_model_t *m, int p, uint64_t n) {
     if (q->model != SELECT_AUTO) return q->model == SELECT_DES;
     double k = (double)algo_pipeline_chunks(n, &q->opts), work = (double)p * (k > p ? k : p) * 8;
-    return (a->approx || !m->uniform) && work <= 2e6;
+    return (algo_inexact(a, p, n, &q->opts) || !m->uniform) && work <= 2e6;
 }
 
 /* A row whose formula does not see the links it shares (cost_model_t.blind)
@@ -98,7 +98,8 @@ static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t 
     if (rc == BATON_EUNSUP) return 0;                   /* this case is not for it */
     if (rc < 0) { *e = ce; return rc; }
     *out = (select_cell_t){.algo = a, .proto = o.proto, .ok = 1, .simulated = o.simulated,
-                           .approx = !o.simulated && (a->approx || !m->uniform || o.model.blind), .time_s = o.time_s,
+                           .approx = !o.simulated && (algo_inexact(a, o.ranks, n, &o.opts) || !m->uniform || o.model.blind),
+                           .time_s = o.time_s,
                            .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
     engine_result_free(&o.eng);
     if (o.simulated) {                                  /* what predict says, for report.c's notes */
@@ -125,7 +126,8 @@ static int nccl_cell(topo_t *t, const select_req_t *q, const cost_model_t *m, se
         if ((rc = run_collective(t, &r, &o, e)) < 0) return rc == BATON_EWHOLE ? rc : 0;
     }
     row->nccl = (select_cell_t){.algo = o.algo, .proto = o.proto, .ok = 1, .simulated = o.simulated,
-                                .approx = !o.simulated && (o.algo->approx || !m->uniform || o.model.blind),
+                                .approx = !o.simulated && (algo_inexact(o.algo, o.ranks, row->bytes, &o.opts) ||
+                                                           !m->uniform || o.model.blind),
                                 .time_s = o.time_s, .formula_s = o.simulated ? formula : 0,
                                 .algbw_GBps = o.algbw_GBps, .busbw_GBps = o.busbw_GBps};
     engine_result_free(&o.eng);

@@ -48,7 +48,8 @@ typedef struct engine_msg {
     uint64_t nvalues;
     const int32_t *links;     /* the route's directed links (none for a local copy) */
     int nlinks;
-    double wire;              /* how long each link carried it: bytes / (bottleneck x efficiency) */
+    double wire;              /* how long it took on its route: bytes / (bottleneck x efficiency) */
+    double eff;               /* that efficiency: link l itself is busy bytes / (its rate x eff) of it */
     const sched_t *sched;     /* the run's schedule (its chunk layout) */
     const verify_t *verify;   /* the verifier after this receive, NULL when not verifying */
 } engine_msg_t;
@@ -104,7 +105,8 @@ typedef struct engine_result {
                                  and per-link times), not the topology's or the route cache's */
     int verified;             /* 1 if verification ran and passed */
     uint64_t *link_bytes;     /* with opts.link_stats: bytes per directed link (malloc'd; */
-    double *link_busy;        /* the caller frees both): seconds each link carried data */
+    double *link_busy;        /* the caller frees both): seconds each link carried data at its own
+                                 rate (bytes / (rate x efficiency)), so at most the run's time */
     double *member_end;       /* a group (algorithms/group.h): when each member ended, with its
                                  protocol's base latency (malloc'd; engine_result_free frees it) */
     int nmembers;

@@ -151,6 +151,9 @@ int engine_claim(engine_t *g, int si, int reduce, uint64_t x);
 /* --- xfer.c: the link side ---------------------------------------------- */
 /* How long the links of a route carry `bytes` at efficiency eff. */
 double xfer_wire(const topo_route_t *rt, uint64_t bytes, double eff);
+/* How long link l alone takes to carry `bytes` at efficiency eff (its own
+ * rate, not the route's bottleneck). */
+double xfer_link_time(const topo_t *t, int32_t l, uint64_t bytes, double eff);
 /* The share of a link's bandwidth stream si's message from src to dst gets. */
 double xfer_eff(const engine_t *g, int si, int src, int dst);
 /* FAIR and store and forward only: ports are counted, not booked. */

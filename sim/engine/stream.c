@@ -253,16 +253,17 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
     topo_route_t route = {0}, *rt = &route;        /* the cache's: computed when the transfer started */
     if (topo_route(g->t, stream_rank(g, src_si), sl->dst, rt, NULL) < 0) return;
     int local = stream_rank(g, src_si) == stream_rank(g, dst_si);
-    double wire = local ? 0 : xfer_wire(rt, sl->bytes, xfer_eff(g, src_si, stream_rank(g, src_si), stream_rank(g, dst_si)));
-    for (int i = 0; g->r->link_bytes && !local && i < rt->nlinks; i++) {
-        g->r->link_bytes[rt->links[i]] += sl->bytes;
-        g->r->link_busy[rt->links[i]] += wire;
+    double eff = xfer_eff(g, src_si, stream_rank(g, src_si), stream_rank(g, dst_si));
+    double wire = local ? 0 : xfer_wire(rt, sl->bytes, eff);
+    for (int i = 0; g->r->link_bytes && !local && i < rt->nlinks; i++) {   /* each link at its own rate: a fast link */
+        g->r->link_bytes[rt->links[i]] += sl->bytes;                      /* under a slow one is not busy all along */
+        g->r->link_busy[rt->links[i]] += xfer_link_time(g->t, rt->links[i], sl->bytes, eff);
     }
     if (g->o->on_msg == NULL) return;
     engine_msg_t m = {.t_start = sl->t_start, .t_end = g->now, .src = stream_rank(g, src_si),
                       .dst = stream_rank(g, dst_si), .chan = stream_chan(g, src_si),
                       .chunk = sl->to_chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce,
-                      .links = local ? NULL : rt->links, .nlinks = local ? 0 : rt->nlinks, .wire = wire,
+                      .links = local ? NULL : rt->links, .nlinks = local ? 0 : rt->nlinks, .wire = wire, .eff = eff,
                       .sched = g->s, .verify = g->v};
     uint64_t len;
     sched_chunk_at(g->s, sl->to_chunk, &m.offset, &len);

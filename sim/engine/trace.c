@@ -32,11 +32,12 @@ void trace_on_msg(void *ctx, const engine_msg_t *m) {
                    "\"args\":{\"bytes\":%llu,\"chunk\":%u,\"channel\":%d,\"reduce\":%d}}",
             m->src, m->dst, m->src, m->t_start * 1e6, (m->t_end - m->t_start) * 1e6, (unsigned long long)m->bytes,
             m->chunk, m->chan, m->reduce);
-    for (int i = 0; i < m->nlinks; i++) {
+    for (int i = 0; i < m->nlinks; i++) {      /* each link busy at its own rate (engine.h, link_busy) */
+        double busy = (double)m->bytes / (topo_dlink(tr->t, m->links[i])->bw * topo_params_c(tr->t)->bw_scale * m->eff);
         tr->link_used[m->links[i]] = 1;
         fprintf(tr->f, ",\n{\"name\":\"%d->%d\",\"cat\":\"link\",\"ph\":\"X\",\"pid\":2,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,"
                        "\"args\":{\"bytes\":%llu}}",
-                m->src, m->dst, m->links[i], m->t_start * 1e6, m->wire * 1e6, (unsigned long long)m->bytes);
+                m->src, m->dst, m->links[i], m->t_start * 1e6, busy * 1e6, (unsigned long long)m->bytes);
     }
 }
 

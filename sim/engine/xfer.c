@@ -18,8 +18,7 @@ double xfer_wire(const topo_route_t *rt, uint64_t bytes, double eff) {
     return rt->nlinks ? (double)bytes / (rt->bw * eff) : 0;
 }
 
-/* How long link l alone takes to carry `bytes`. */
-static double link_time(const topo_t *t, int32_t l, uint64_t bytes, double eff) {
+double xfer_link_time(const topo_t *t, int32_t l, uint64_t bytes, double eff) {
     return (double)bytes / (topo_dlink(t, l)->bw * topo_params_c(t)->bw_scale * eff);
 }
 
@@ -69,7 +68,7 @@ static int book_room(engine_t *g, int n) {
  * is not held the whole time. */
 static void book_route(engine_t *g, const topo_route_t *rt, uint64_t bytes, double eff, double wire) {
     for (int i = 0; i < rt->nlinks; i++) {
-        double own = link_time(g->t, rt->links[i], bytes, eff);
+        double own = xfer_link_time(g->t, rt->links[i], bytes, eff);
         g->bl[i] = lk(g, rt->links[i]);
         g->bown[i] = own < wire ? own : wire;
     }
@@ -105,7 +104,7 @@ static int reserve_plain(engine_t *g, int src, int dst, const topo_route_t *rt, 
     for (int i = 0; i < n; i++) plain &= book_plain(&g->book, lk(g, rt->links[i]), &t);
     if (!plain) return 1;
     for (int i = 0; i < n; i++) {
-        double own = link_time(g->t, rt->links[i], bytes, eff);
+        double own = xfer_link_time(g->t, rt->links[i], bytes, eff);
         if (book_take1(&g->book, lk(g, rt->links[i]), own < wire ? own : wire, t, g->now) < 0) return -1;
     }
     if (ports && (book_take1(&g->book, sp, hold, t, g->now) < 0 || book_take1(&g->book, rp, hold, t, g->now) < 0))
@@ -216,7 +215,7 @@ int xfer_hop(engine_t *g, uint32_t id) {
     const topo_params_t *tp = topo_params_c(g->t);
     int fifo = g->o->contention == CONTENTION_FIFO;
     double begin = fifo ? engine_max2(g->now, g->book.l[lk(g, l)].free_at) : g->now;   /* no holes: each hop books at its end */
-    double wire = link_time(g->t, l, sl->bytes, xfer_eff(g, sl->src_si, src, dst));
+    double wire = xfer_link_time(g->t, l, sl->bytes, xfer_eff(g, sl->src_si, src, dst));
     if (fifo) g->book.l[lk(g, l)].free_at = begin + wire;
     if (sl->hop == 0) sl->t_start = begin;
     double arrive = begin + wire + topo_dlink(g->t, l)->lat * tp->lat_scale;
