@@ -314,6 +314,12 @@ Test(cli, step_and_concurrent_reject_bad_input) {
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB ranks=0-8'", 1, "ranks=0-8");
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB ranks=0,0'", 1, "twice");
     expect_exit("concurrent -t topologies/hgx-h100.yaml 'ranks=0-3'", 1, "needs a size");
+    expect_exit("concurrent -t topologies/hgx-h100.yaml 'c=broadcast s=1MiB'", 1,
+                "the default a=ring does not run broadcast: name one with a=");
+    expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB s=2MiB'", 1, "s= given twice");
+    expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB channels=0'", 1, "channels=0: want 1 to 64");
+    expect_exit("step -t topologies/hgx-h100.yaml --model llama3-70b --pp 3", 0, "tp 2 x dp 1 x pp 3 (6 of the 8 GPUs; the rest "
+                "idle)\n  stages      80 layers in 3 stages of up to 27");
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB a=rign'", 1, "did you mean");
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB after=0'", 1, "only wait for an earlier one");
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB colour=red'", 1, "unknown key 'colour'");

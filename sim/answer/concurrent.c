@@ -13,6 +13,9 @@
 
 static int build(topo_t *t, const conc_coll_t *c, int k, sched_member_t *m, baton_err_t *e) {
     const algo_t *a = algo_find(c->coll, c->algo);
+    if (a == NULL && !c->own_algo)       /* the default, not the user's word */
+        return err_set(e, BATON_EINVAL, "collective %d: the default a=ring does not run %s: name one with a= (see `baton "
+                       "algos -c %s`)", k, coll_name(c->coll), coll_name(c->coll));
     if (a == NULL) return err_set(e, BATON_EINVAL, "collective %d: no %s algorithm '%s'%s", k, coll_name(c->coll),
                                   c->algo, algo_hint(c->coll, c->algo));
     if (c->nranks < 1) return err_set(e, BATON_EINVAL, "collective %d runs on no ranks", k);
@@ -108,6 +111,7 @@ static int set_key(conc_coll_t *c, const char *k, const char *v, int p, int32_t 
     if (!strcmp(k, "a")) {
         if (strlen(v) >= sizeof c->algo) return err_set(e, BATON_EINVAL, "a=%s: no such algorithm", v);
         snprintf(c->algo, sizeof c->algo, "%s", v);
+        c->own_algo = 1;
         return 0;
     }
     if (!strcmp(k, "s")) return units_size(v, &c->bytes, &why) < 0 ? err_set(e, BATON_EINVAL, "s=%s: %s", v, why) : 0;
@@ -129,6 +133,7 @@ static int set_key(conc_coll_t *c, const char *k, const char *v, int p, int32_t 
     int bad = end == v || *end || x < 0 || x > 1 << 20;
     if (!strcmp(k, "after") || !strcmp(k, "channels") || !strcmp(k, "root")) {
         if (bad) return err_set(e, BATON_EINVAL, "%s=%s: want a whole number", k, v);
+        if (!strcmp(k, "channels") && (x < 1 || x > 64)) return err_set(e, BATON_EINVAL, "channels=%s: want 1 to 64", v);
         if (!strcmp(k, "after")) c->after = (int)x;
         else if (!strcmp(k, "channels")) c->channels = (int)x;
         else c->root = (int)x;
@@ -150,10 +155,16 @@ int conc_parse(const char *spec, int p, conc_coll_t *c, int32_t **ranks, baton_e
     char *buf = strdup(spec), *save = NULL;
     if (buf == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     int rc = 0, have_size = 0;
+    const char *seen[16];
+    int nseen = 0;
     for (char *kv = strtok_r(buf, " \t", &save); kv && rc == 0; kv = strtok_r(NULL, " \t", &save)) {
         char *eq = strchr(kv, '=');
         if (eq == NULL) { rc = err_set(e, BATON_EINVAL, "'%s': want key=value", kv); break; }
         *eq = 0;
+        for (int i = 0; i < nseen && rc == 0; i++)        /* a key twice is a typo, not a last-one-wins */
+            if (!strcmp(seen[i], kv)) rc = err_set(e, BATON_EINVAL, "'%s': %s= given twice", spec, kv);
+        if (rc < 0) break;
+        if (nseen < 16) seen[nseen++] = kv;
         have_size |= !strcmp(kv, "s");
         rc = set_key(c, kv, eq + 1, p, ranks, e);
     }

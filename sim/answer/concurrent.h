@@ -23,6 +23,7 @@ typedef struct conc_coll {
     double start_s;          /* at this time, or this long after `after` ended */
     int after;               /* an earlier collective it waits for, -1: none */
     int own_proto;           /* 1: it runs under `proto`, not the run's (conc_opts_t) */
+    int own_algo;            /* 1: `algo` was named (a=), not the default ring */
     proto_t proto;           /* out, where own_proto is 0: the run's */
     double end_s;            /* out: when it ended (with its protocol's base latency) */
 } conc_coll_t;

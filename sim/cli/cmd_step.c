@@ -1,5 +1,6 @@
 /* cmd_step.c - `baton step`: where a model's step spends its time. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,7 +232,12 @@ static void text(const step_args_t *a, const topo_t *t, const step_out_t *o) {
     if (q->ep > 1) printf(", ep %d", q->ep);
     if (q->phase == STEP_TRAIN) printf(", %d microbatch%s of %d per replica", q->microbatches, q->microbatches > 1 ? "es" : "",
                                        q->micro_batch);
+    int used = q->tp * q->dp * q->pp;              /* ep splits the tp x dp ranks, adds none */
+    if (used < topo_nranks(t)) printf(" (%d of the %d GPUs; the rest idle)", used, topo_nranks(t));
     printf("\n");
+    if (q->pp > 1 && q->m->layers % q->pp)         /* the step's slots each take the largest stage's layers */
+        printf("  stages      %d layers in %d stages of up to %d: each pipeline slot takes the largest stage's time\n",
+               q->m->layers, q->pp, (q->m->layers + q->pp - 1) / q->pp);
     printf("  per GPU     %.3g GB of weights", o->weights_bytes / 1e9);
     if (o->kv_bytes > 0) printf(", %.3g GB of KV cache", o->kv_bytes / 1e9);
     if (o->grad_bytes > 0) printf(", %.3g GB of gradients", o->grad_bytes / 1e9);
@@ -261,7 +267,8 @@ static void text(const step_args_t *a, const topo_t *t, const step_out_t *o) {
         units_fmt_time(o->overlap_step_s, st, sizeof st);
         units_fmt_time(o->hidden_s, b[0], sizeof b[0]);
         units_fmt_time(o->dp_shared_s, b[1], sizeof b[1]);
-        units_fmt_time(o->tp_slowdown_s, b[2], sizeof b[2]);
+        double slow = fabs(o->tp_slowdown_s) < 1e-9 * o->step_s ? 0 : o->tp_slowdown_s;   /* a difference's rounding, not time */
+        units_fmt_time(slow, b[2], sizeof b[2]);
         printf("  overlapped  %s with the data-parallel collectives behind the backward pass (hides %s);\n"
                "              sharing the machine with its all-reduces they take %s and slow them by %s\n", st, b[0], b[1], b[2]);
     }
