@@ -287,6 +287,8 @@ Test(cli, partial_numbers_are_refused) {
     expect_exit("sweep -t hgx-h100 -c allreduce --sizes 1MiB --shard 1/2/3", 2, "--shard I/N with 1 <= I <= N, not '1/2/3'");
     expect_exit("sweep -t cluster-h100 -c allreduce --sizes 1MiB --set nodes=2 --set nodes=4", 2, "--set nodes given twice");
     expect_exit("sweep -t cluster-h100 -c allreduce --sizes 1MiB --set nodes=2,,4", 2, "--set nodes: an empty value in its list");
+    expect_exit("sweep -t hgx-h100 -c foo --sizes 1MiB", 2, "unknown collective 'foo'");     /* usage, as every command */
+    expect_exit("sweep -t hgx-h100 -c allreduce --sizes abc", 2, "--sizes abc: not a size");
 }
 
 Test(cli, step_and_concurrent_reject_bad_input) {
@@ -318,6 +320,7 @@ Test(cli, step_and_concurrent_reject_bad_input) {
                 "the default a=ring does not run broadcast: name one with a=");
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB s=2MiB'", 1, "s= given twice");
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB channels=0'", 1, "channels=0: want 1 to 64");
+    expect_exit("step -t topologies/hgx-h100.yaml --model llama3-70b --optimizer replicated", 2, "--optimizer is for train");
     expect_exit("step -t topologies/hgx-h100.yaml --model llama3-70b --pp 3", 0, "tp 2 x dp 1 x pp 3 (6 of the 8 GPUs; the rest "
                 "idle)\n  stages      80 layers in 3 stages of up to 27");
     expect_exit("concurrent -t topologies/hgx-h100.yaml 's=1MiB a=rign'", 1, "did you mean");

@@ -52,7 +52,7 @@ static const char help[] =
     "                       as `baton tp`), auto (baton's lowest closed form of any\n"
     "                       row) or a row (`baton algos`) for the collectives it\n"
     "                       does (the rest, and pipeline sends, stay NCCL's)\n"
-    "      --dtype D        bf16 (default) or fp8\n"
+    "      --dtype D        bf16 (default; fp16 is read as bf16: same bytes and peak) or fp8\n"
     "      --gpu NAME       another GPU than the machine's (`baton gpus`)\n"
     "      --compute-eff X  achieved share of peak FLOP/s (default 0.6)\n"
     "      --mem-eff X      achieved share of HBM bandwidth (default 0.8)\n"
@@ -71,7 +71,7 @@ static const char help[] =
 
 typedef struct {
     const char *topo, *model, *gpu, *trace, *algo;
-    int json, proto_given, algo_given;
+    int json, proto_given, algo_given, optimizer_given;
     char fitted_algo[CMD_RULE_LEN];   /* a calibrated machine's rule (cmd_calibrated_rule) */
     step_req_t q;
     cmd_sets_t sets;
@@ -110,12 +110,13 @@ static int option(step_args_t *a, int ch, const char *v) {
     case '5': return number("--microbatches", v, &q->microbatches);
     case '6': return number("--micro-batch", v, &q->micro_batch);
     case 'o':
+        a->optimizer_given = 1;
         q->optimizer = !strcmp(v, "sharded") ? STEP_OPT_SHARDED : !strcmp(v, "replicated") ? STEP_OPT_REPLICATED : 9;
         return (int)q->optimizer == 9 ? cmd_usage("step", "--optimizer is sharded or replicated, not '%s'", v) : 0;
     case 'a': a->algo = v, a->algo_given = 1; return 0;
     case 'd': {
         int d = gpu_dtype_parse(v);
-        if (d < 0) return cmd_usage("step", "--dtype is bf16 or fp8, not '%s'", v);
+        if (d < 0) return cmd_usage("step", "--dtype is bf16 (or fp16) or fp8, not '%s'", v);
         q->dtype = (gpu_dtype_t)d;
         return 0;
     }
@@ -178,6 +179,7 @@ static int parse(int argc, char **argv, step_args_t *a) {
     if (!a->q.seq) a->q.seq = a->q.phase == STEP_DECODE ? 4096 : 8192;
     if (a->algo_given && !known_algo(a->algo)) return EXIT_USAGE;
     if (a->q.recompute && a->q.phase != STEP_TRAIN) return cmd_usage("step", "--recompute is for train");
+    if (a->optimizer_given && a->q.phase != STEP_TRAIN) return cmd_usage("step", "--optimizer is for train (inference keeps no optimizer state)");
     if (a->q.microbatches && a->q.micro_batch)
         return cmd_usage("step", "give --microbatches or --micro-batch, not both (batch = dp x micro-batch x microbatches)");
     return 0;

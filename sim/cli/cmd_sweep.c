@@ -289,6 +289,12 @@ int cmd_sweep(int argc, char **argv) {
     int rc = parse(argc, argv, &a);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     calibrated_rule(&a);
+    uint64_t *sizes = NULL;
+    int nsizes;
+    const char *why;
+    if (coll_parse(a.coll) < 0) return cmd_usage("sweep", "unknown collective '%s'%s", a.coll, coll_hint(a.coll));
+    if (select_parse_sizes(a.sizes, &sizes, &nsizes, &why) < 0) return cmd_usage("sweep", "--sizes %s: %s", a.sizes, why);
+    free(sizes);                                 /* usage errors (2) before anything runs; sweep reads them again */
     if (a.contention_given && a.model == SELECT_CLOSED)
         return cmd_usage("sweep", "--contention is the simulator's: use it with --model des or auto");
     char *buf = NULL;
