@@ -124,6 +124,14 @@ Test(select, plot_is_a_png) {
     cr_expect(memcmp(magic, png, 8) == 0);
 }
 
+/* One row of --link-stats' CSV: link, its ends, rate, bytes, busy seconds,
+ * busy share of the run; 0 for the header or a line that is not a row. */
+typedef struct { int l; char from[64], to[64]; double bw, busy, use; unsigned long long bytes; } link_row_t;
+static int link_row(const char *line, link_row_t *r) {
+    return sscanf(line, "%d,%63[^,],%63[^,],%lf,%llu,%lf,%lf", &r->l, r->from, r->to, &r->bw, &r->bytes, &r->busy,
+                  &r->use) == 7;
+}
+
 /* A link is busy at its own rate: no link's busy time passes the run's
  * (a fast GPU link under a slow NIC is not busy for the NIC's time), under
  * FIFO and fair sharing, one channel or eight, and NCCL's NVLSTree; a
@@ -141,14 +149,11 @@ Test(trace, no_link_is_busy_longer_than_the_run) {
         cr_assert_not_null(csv);
         double most = 0;
         char top[64] = "";
+        link_row_t x;
         for (char *line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-            int l;
-            char from[64], to[64];
-            double bw, b, u;
-            unsigned long long bytes;
-            if (sscanf(line, "%d,%63[^,],%63[^,],%lf,%llu,%lf,%lf", &l, from, to, &bw, &bytes, &b, &u) != 7) continue;
-            cr_expect_leq(u, 1 + 1e-9, "%s: %s -> %s busy %.3f of the run", runs[i], from, to, u);
-            if (u > most) most = u, snprintf(top, sizeof top, "%s", from);
+            if (!link_row(line, &x)) continue;
+            cr_expect_leq(x.use, 1 + 1e-9, "%s: %s -> %s busy %.3f of the run", runs[i], x.from, x.to, x.use);
+            if (x.use > most) most = x.use, snprintf(top, sizeof top, "%s", x.from);
         }
         if (strstr(runs[i], "ring")) cr_expect(strstr(top, "nic") != NULL, "%s: the busiest link leaves %s", runs[i], top);
         free(csv);
@@ -179,13 +184,10 @@ Test(trace, valid_and_slices_sum_to_link_busy) {
     cr_expect_gt(slices, 0);
     int rows = 0;
     char *save = NULL;
+    link_row_t x;
     for (char *line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        int l;
-        char from[64], to[64];
-        double bw, b, u;
-        unsigned long long bytes;
-        if (sscanf(line, "%d,%63[^,],%63[^,],%lf,%llu,%lf,%lf", &l, from, to, &bw, &bytes, &b, &u) != 7) continue;
-        cr_expect_float_eq(busy[l], b, 1e-9 + 1e-6 * b, "link %d %s -> %s", l, from, to);
+        if (!link_row(line, &x)) continue;
+        cr_expect_float_eq(busy[x.l], x.busy, 1e-9 + 1e-6 * x.busy, "link %d %s -> %s", x.l, x.from, x.to);
         rows++;
     }
     cr_expect_gt(rows, 100);
