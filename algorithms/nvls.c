@@ -24,51 +24,69 @@
 
 #include "../models/proto.h"
 
-/* Rank r: send chunk 0, then (send i, recv i-1) pairs, then recv k-1. */
-static int rank_op(const sched_t *s, int r, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks, sw = p;
-    uint32_t k = s->nchunks;
-    if (pc >= 2 * k) return 0;
-    int is_send = pc == 0 || (pc % 2 == 1 && pc < 2 * k - 1);
-    uint32_t i = is_send ? (pc + 1) / 2 : (pc == 2 * k - 1 ? k - 1 : pc / 2 - 1);
-    *op = is_send ? op_chan(op_send(sw, i, 1), -1, r) : op_chan(op_recv(sw, i, 1, RECV_COPY), p - 1, -1);
+/* Chunks in flight a rank: NCCL's NCCL_STEPS (8) slots a channel, fewer
+ * where p x w switch channels would pass 1,024 (the engine keeps a stream
+ * for every rank and channel), never more than the chunks. */
+static uint32_t nvls_window(int p, uint64_t k) {
+    uint64_t w = 1024 / (uint64_t)(p > 0 ? p : 1);
+    if (w > 8) w = 8;
+    if (w > k) w = k;
+    return w ? (uint32_t)w : 1;
+}
+
+/* Rank r's channel j takes chunks j, j + w, ...: send one up to switch
+ * channel (r, j), take its sum back from channel (p - 1, j). A stream
+ * receives in program order, so the w channels are what keep w chunks in
+ * flight each way. */
+static int rank_op(const sched_t *s, int r, int j, uint32_t pc, sched_op_t *op) {
+    int p = s->nranks, sw = p, w = (int)nvls_window(p, s->nchunks);
+    uint32_t i = pc / 2 * (uint32_t)w + (uint32_t)j;
+    if (j >= w || i >= s->nchunks) return 0;
+    *op = pc % 2 == 0 ? op_chan(op_send(sw, i, 1), -1, r * w + j)
+                      : op_chan(op_recv(sw, i, 1, RECV_COPY), (p - 1) * w + j, -1);
     return 1;
 }
 
-/* Switch channel c, chunk by chunk: add rank c's, wait for channel c-1,
- * tell channel c+1 (or, last, multicast the sum). */
-static int switch_op(const sched_t *s, int c, uint32_t pc, sched_op_t *op) {
-    int p = s->nranks, sw = p, first = c == 0, last = c == p - 1;
-    uint32_t per = 1 + !first + (last ? (uint32_t)p : 1), i = pc / per, j = pc % per;
+/* Switch channel (c, j) takes chunks j, j + w, ...: add rank c's, wait for
+ * channel (c-1, j), tell channel (c+1, j) (or, last, multicast the sum). */
+static int switch_op(const sched_t *s, int ch, uint32_t pc, sched_op_t *op) {
+    int p = s->nranks, sw = p, w = (int)nvls_window(p, s->nchunks), c = ch / w, slot = ch % w;
+    int first = c == 0, last = c == p - 1;
+    uint32_t per = 1 + !first + (last ? (uint32_t)p : 1), i = pc / per * (uint32_t)w + (uint32_t)slot, j = pc % per;
     if (i >= s->nchunks) return 0;
-    if (j == 0) { *op = op_chan(op_recv(c, i, 1, RECV_REDUCE), 0, -1); return 1; }
-    if (!first && j == 1) { *op = op_chan(op_recv(sw, i, 0, RECV_COPY), c - 1, -1); return 1; }
+    if (j == 0) { *op = op_chan(op_recv(c, i, 1, RECV_REDUCE), slot, -1); return 1; }
+    if (!first && j == 1) { *op = op_chan(op_recv(sw, i, 0, RECV_COPY), ch - w, -1); return 1; }
     j -= 1 + !first;
-    *op = last ? op_chan(op_send((int)j, i, 1), -1, 0) : op_chan(op_send(sw, i, 0), -1, c + 1);
+    *op = last ? op_chan(op_send((int)j, i, 1), -1, slot) : op_chan(op_send(sw, i, 0), -1, ch + w);
     return 1;
 }
 
 static int nvls_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op) {
     if (r == s->nranks) return switch_op(s, c, pc, op);
-    return c == 0 ? rank_op(s, r, pc, op) : 0;
+    return rank_op(s, r, c, pc, op);
 }
 
 static int nvls_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     uint64_t k = algo_pipeline_chunks(s->bytes, o);
     if (k > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 1048576 chunks", (unsigned long long)k);
     s->helpers = 1;
-    s->nchannels = s->nranks;
+    s->nchannels = s->nranks * (int)nvls_window(s->nranks, k);
     sched_layout(s, 1, (uint32_t)k);
     s->prog = nvls_prog;
     return 0;
 }
 
+/* The first chunk up and down, then one period a chunk: the link's time for
+ * it, or, where more chunks than the w in flight wait, a round trip (both
+ * latencies) over w. */
 static double nvls_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     uint64_t k = algo_pipeline_chunks(n, o);
+    uint32_t w = nvls_window(p, k);
     double beta = m->helper_beta > 0 ? m->helper_beta : m->beta;   /* the switch's links at its efficiency */
     double alpha = m->helper_beta > 0 ? m->helper_alpha : m->alpha;
-    (void)p;
-    return 2 * alpha + (double)(k + 1) * cost_block((int)k, n) * beta;
+    double chunk = cost_block((int)k, n) * beta, trip = 2 * (alpha + chunk) / w;
+    double period = k > w && trip > chunk ? trip : chunk;
+    return 2 * (alpha + chunk) + (double)(k - 1) * period;
 }
 
 const algo_t algo_allreduce_nvls = {

@@ -97,6 +97,30 @@ Test(machines, nvls_sends_each_byte_up_once) {
     }
 }
 
+/* NVLS on a uniform star whose switch adds: the result is right for p =
+ * 1..17, 31, 64, 72 and 100 (remainders in the chunks, one chunk to more
+ * chunks than the 8 in flight), and the simulated time equals the closed
+ * form where each chunk's transfer outlasts a round trip over the chunks in
+ * flight (1 GiB in 1 MiB chunks at 10 GB/s, 1 us a hop; p >= 2: one rank
+ * is an all-reduce of nothing). */
+Test(machines, nvls_verifies_and_equals_its_closed_form_on_a_star) {
+    const int ps[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 64, 72, 100};
+    for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
+        int p = ps[i];
+        FILE *fp = fopen("build/nvls-star.yaml", "w");
+        cr_assert_not_null(fp);
+        fprintf(fp, "name: star\nprotocols: none\nnodes:\n  - {name: \"g[0-%d]\"}\n  - {name: sw, kind: switch, reduce: true}\n"
+                    "links:\n  - {a: \"g[0-%d]\", b: sw, bw: 10GB/s, latency: 1us}\n", p - 1, p - 1);
+        fclose(fp);
+        topo_t *t = th_load("build/nvls-star.yaml", NULL);
+        for (int pipeline = 1; pipeline <= 20; pipeline += 19)
+            expect_allreduce_verifies(t, "nvls", 4099 * (uint64_t)p + 3, 1, pipeline);
+        double sim_s = 0, r = p > 1 ? closed_over_sim(t, "nvls", 1ull << 30, CONTENTION_FIFO, &sim_s) : 1;
+        cr_expect(fabs(r - 1) < 1e-9, "p=%d: closed form / simulated %.12g (simulated %g s)", p, r, sim_s);
+        topo_free(t);
+    }
+}
+
 /* NVLSTree (nvlstree) on clusters with a reducing switch per node: the
  * result is right for 2-7 nodes of 2-3 GPUs (the double binary tree of the
  * nodes with one child, two children and three levels; one channel group,

@@ -64,23 +64,24 @@ Test(one_answer, predict_says_where_the_simulator_disagrees) {
 }
 
 /* -a auto: sim simulates the rows whose formulas are close and keeps the
- * fastest; on a GB200 rack at 1 GiB the lowest formula (nvls) simulates
- * slower than direct, so sim answers direct, equal to `sim -a direct`, and
- * predict, which answers by its formula, names sim's pick and its time. */
+ * fastest; on two GB200 racks at 4 MiB the lowest formula (nvlstree)
+ * simulates slower than direct, so sim answers direct, equal to `sim -a
+ * direct`, and predict, which answers by its formula, names sim's pick and
+ * its time. */
+#define RACKS2 "-t gb200-nvl72 --set racks=2 -c allreduce -s 4MiB --json"
 Test(one_answer, predict_names_sims_pick_where_its_formula_misjudged) {
-    cJSON *s = json_of("sim -t gb200-nvl72 -c allreduce -s 1GiB --json");
-    cJSON *d = json_of("sim -t gb200-nvl72 -c allreduce -a direct -s 1GiB --json");
-    cJSON *n = json_of("sim -t gb200-nvl72 -c allreduce -a nvls -s 1GiB --json");
-    cJSON *p = json_of("predict -t gb200-nvl72 -c allreduce -s 1GiB --json");
-    cr_expect_str_eq(str(p, "algorithm", "predict"), "nvls");
+    cJSON *s = json_of("sim " RACKS2);
+    cJSON *d = json_of("sim -a direct " RACKS2);
+    cJSON *n = json_of("sim -a nvlstree " RACKS2);
+    cJSON *p = json_of("predict " RACKS2);
+    cr_expect_str_eq(str(p, "algorithm", "predict"), "nvlstree");
     cr_expect_str_eq(str(s, "algorithm", "sim"), "direct");
     cr_expect_eq(num(s, "time_s", "sim"), num(d, "time_s", "sim -a direct"));
-    cr_expect_lt(num(d, "time_s", "direct"), num(n, "time_s", "nvls"));
+    cr_expect_lt(num(d, "time_s", "direct"), num(n, "time_s", "nvlstree"));
     cJSON *pick = cJSON_GetObjectItem(p, "simulator_pick");
     cr_assert_not_null(pick);
     cr_expect_str_eq(str(pick, "algorithm", "pick"), "direct");
     cr_expect_eq(num(pick, "time_s", "pick"), num(s, "time_s", "sim"));
-    cr_expect_eq(num(p, "simulated_time_s", "predict"), num(n, "time_s", "sim -a nvls"));
     cJSON_Delete(s), cJSON_Delete(d), cJSON_Delete(n), cJSON_Delete(p);
 }
 
@@ -135,11 +136,12 @@ Test(one_answer, predict_and_select_agree_on_the_same_row) {
 /* The table says what [s] is and, where the formula is beyond the band,
  * the formula's time predict quotes. */
 Test(one_answer, select_says_why_simulated_cells_differ_from_predict) {
-    const char *pre = "predict -t topologies/hgx-h100.yaml -c allreduce -a nvls -s 1GiB --json";
+    const char *pre = "predict -t topologies/hgx-h100.yaml -c allreduce -a dbtree --proto Simple -s 1GiB --json";
     cJSON *p = json_of(pre);
     char *out, want[128];
-    snprintf(want, sizeof want, "predict's formula: nvls/Simple at 1 GiB %.3g ms", num(p, "time_s", pre) * 1e3);
-    cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --sizes 1GiB --algos nvls,ring", &out, 1), 0, "%s", out);
+    snprintf(want, sizeof want, "predict's formula: dbtree/Simple at 1 GiB %.3g ms", num(p, "time_s", pre) * 1e3);
+    cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --sizes 1GiB --algos dbtree,bintree", &out, 1), 0,
+                 "%s", out);
     cr_expect(strstr(out, "[s]: the formula is only approximate on this machine") != NULL, "%s", out);
     cr_expect(strstr(out, want) != NULL, "no '%s' in %s", want, out);
     free(out);
@@ -277,15 +279,15 @@ Test(one_answer, explain_does_not_change_the_answer) {
 
 /* predict's table (--sizes) says the same as predict at each size: the
  * simulator's time on the row whose formula is beyond the band (hgx-h100's
- * nvls at 256 MiB), nothing on rows within it. */
+ * double binary tree at 1 GiB), nothing on rows within it. */
 Test(one_answer, predict_sizes_table_says_what_predict_says) {
-    const char *one = "predict -t topologies/hgx-h100.yaml -c allreduce -a nccl -s 256MiB --json";
+    const char *one = "predict -t topologies/hgx-h100.yaml -c allreduce -a dbtree -s 1GiB --json";
     cJSON *p = json_of(one);
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(p, "beyond_band")), "%s", one);
     char *out, want[64];
     snprintf(want, sizeof want, "simulated %.6g ms", num(p, "simulated_time_s", one) * 1e3);
-    cr_assert_eq(th_cli("predict -t topologies/hgx-h100.yaml -c allreduce -a nccl --sizes 8,256MiB", &out, 1), 0, "%s", out);
-    char *big = strstr(out, "256 MiB"), *small = strstr(out, "8 B");
+    cr_assert_eq(th_cli("predict -t topologies/hgx-h100.yaml -c allreduce -a dbtree --sizes 8,1GiB", &out, 1), 0, "%s", out);
+    char *big = strstr(out, "1 GiB"), *small = strstr(out, "8 B");
     cr_assert(big && small, "%s", out);
     cr_expect(strstr(big, want) != NULL, "no '%s' in %s", want, out);
     cr_expect(strstr(small, "simulated") == NULL || strstr(small, "simulated") > big, "8 B is within the band: %s", out);

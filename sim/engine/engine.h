@@ -19,7 +19,9 @@
  *    (models/share.c) and the latency follows the last byte;
  *  - a reducing receive then costs bytes / reduce_bw on the rank's one reduce
  *    engine (FIFO: channels of one rank share it), and its stream waits;
- *  - at most max_inflight sends per stream are posted and unfinished;
+ *  - at most max_inflight sends per rank's stream are posted and unfinished
+ *    (a reducing switch's streams: up to 65,535, as its multicast is one
+ *    operation the hardware fans out, not a GPU's NCCL_STEPS slots);
  *  - a message from a rank to itself is a local copy: no ports, links or time;
  *  - a protocol adds its latency to every message, divides link bandwidth by
  *    its efficiency, and adds its base latency once to the collective.

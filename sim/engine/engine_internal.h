@@ -30,7 +30,7 @@ typedef struct stream {
     uint32_t head, tail;     /* its posted, unfinished sends, oldest first (slot ids) */
     uint32_t pc;
     uint8_t state;
-    uint8_t nout;            /* posted, unfinished sends */
+    uint16_t nout;           /* posted, unfinished sends */
     int32_t rt_peer;         /* the last receiver this stream sent to, -1 none */
     topo_route_t rt;         /* its route: streams mostly talk to one peer */
 } stream_t;

@@ -218,7 +218,7 @@ int stream_advance(engine_t *g, int si) {
         }
         if (s->state != S_RECVD && s->state != S_SLOT) return 0;
         if (s->op.send) {
-            if (s->nout >= g->S) { s->state = S_SLOT; return 0; }
+            if (s->nout >= (rank < g->s->nranks ? g->S : UINT16_MAX)) { s->state = S_SLOT; return 0; }
             if (post_send(g, si) < 0) return g->err;
         }
         s->pc++;
