@@ -3,23 +3,30 @@
  * sum once, so each rank moves n bytes each way instead of the ring's
  * 2(p-1)/p n, whatever p is.
  *
- * The reducing switch takes part as a helper rank (id p) with p channels:
- * channel j adds rank j's chunks into the switch's buffer (which starts at
- * zero); a zero-byte message handed from channel to channel says "my part
- * of chunk i is in", and the last channel multicasts the finished chunk to
- * every rank. Ranks pipeline k chunks: send chunk i, then take back the sum
- * of chunk i-1.
+ * The reducing switch takes part as a helper rank (id p) with p x w
+ * channels: channel (j, c) adds rank j's chunks c, c + w, ... into the
+ * switch's buffer (which starts at zero); a zero-byte message handed from
+ * (j, c) to (j + 1, c) says "my part of chunk i is in", and (p - 1, c)
+ * multicasts the finished chunk to every rank. Rank j's channel c sends
+ * chunk i = c, c + w, ... up and takes its sum back, so w chunks are in
+ * flight each way: a stream receives one message at a time, and with one
+ * channel each chunk waited out both latencies (1.45x on a GB200 rack).
  *
- * Step diagram, p = 3, chunks x y:
+ * Step diagram, p = 3, chunks x y, w = 2 (x on channel 0, y on 1):
  *
- *   rank j:      send x -> sw.j, send y -> sw.j, recv x <- sw.2, recv y <- sw.2
- *   sw.0:        +x <- 0, sync -> sw.1;   +y <- 0, sync -> sw.1
- *   sw.1:        +x <- 1, sync <- sw.0, sync -> sw.2;   (y alike)
- *   sw.2:        +x <- 2, sync <- sw.1, send x -> 0, 1, 2;   (y alike)
+ *   rank j.0:    send x -> sw.(j,0), recv x <- sw.(2,0)
+ *   rank j.1:    send y -> sw.(j,1), recv y <- sw.(2,1)
+ *   sw.(0,c):    +x <- 0, sync -> sw.(1,c)                  (y on c = 1)
+ *   sw.(1,c):    +x <- 1, sync <- sw.(0,c), sync -> sw.(2,c)
+ *   sw.(2,c):    +x <- 2, sync <- sw.(1,c), send x -> 0, 1, 2
  *
- * Cost (approximate: pipelined up and down links, the switch adds at line
- * rate): 2a + (k + 1)(n/k) b. Requires: a switch marked `reduce: true` that
- * every rank reaches; any p >= 1, any n; --pipeline K (default 1 per MiB). */
+ * Cost (approximate: the switch adds at line rate): the first chunk up and
+ * down, 2(a + (n/k) b), then (k - 1) periods of the larger of (n/k) b and,
+ * where more chunks than w wait, 2(a + (n/k) b)/w. Equal to the simulator
+ * on a uniform star and on NVLink machines where chunks pipeline
+ * (test_machines_reduce.c, test_machines_2026.c). Requires: a switch marked
+ * `reduce: true` that every rank reaches; any p >= 1, any n; --pipeline K
+ * (default 1 per MiB). */
 #include "algo.h"
 
 #include "../models/proto.h"
@@ -91,7 +98,7 @@ static double nvls_cost(const cost_model_t *m, int p, uint64_t n, const algo_opt
 
 const algo_t algo_allreduce_nvls = {
     .coll = COLL_ALLREDUCE, .name = "nvls", .build = nvls_build, .cost = nvls_cost,
-    .cost_text = "approximately 2a + (k + 1)(n/k) b, with a the rank-to-rank path latency",
+    .cost_text = "approximately 2(a + u b) + (k - 1) max(u b, 2(a + u b)/w), u = n/k, w = 8 chunks in flight",
     .requires = "a switch with `reduce: true` reaching every rank; any p >= 1, any n; --pipeline K",
     .port_model = "approximation (multi-port star)",
     .idea = "in-switch reduction (NVLS/SHARP): each byte up once, the sum down once",
