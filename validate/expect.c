@@ -40,6 +40,13 @@ static int kind_of(const topo_t *t) {
 
 static double at_least(double x) { return x < EX_BAND_FLOOR ? EX_BAND_FLOOR : x; }
 
+/* A band of +-all % over all sizes and +-large % at the largest, each at
+ * least the floor. */
+static void band_even(ex_band_t *b, double large_pct, double all_pct) {
+    double large = at_least(large_pct), all = at_least(all_pct);
+    *b = (ex_band_t){.lo_pct = -all, .hi_pct = all, .large_lo_pct = -large, .large_hi_pct = large};
+}
+
 void ex_band(const topo_t *t, coll_t coll, int other_rule, ex_band_t *b) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     *b = (ex_band_t){0};
@@ -55,22 +62,20 @@ void ex_band(const topo_t *t, coll_t coll, int other_rule, ex_band_t *b) {
     const topo_fidelity_t *f = &topo_params_c(t)->fidelity;
     for (int j = 0; j < f->n; j++) {
         if (f->band[j].coll != (int)coll || (f->band[j].socket >= 0 && f->band[j].socket != topo_params_c(t)->socket)) continue;
-        double large = at_least(f->band[j].large_pct), all = at_least(f->band[j].all_pct);
-        *b = (ex_band_t){.lo_pct = -all, .hi_pct = all, .large_lo_pct = -large, .large_hi_pct = large};
+        band_even(b, f->band[j].large_pct, f->band[j].all_pct);
         snprintf(b->kind, sizeof b->kind, "this machine's own logs");
         snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on %s's own logs "
                  "(%s; its file's fidelity:): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes; a shortfall "
-                 "within it may be baton's, not the machine's", topo_name(t), f->logs, large, all);
+                 "within it may be baton's, not the machine's", topo_name(t), f->logs, b->large_hi_pct, b->hi_pct);
         return;
     }
     int i = kind_of(t);
-    double large = at_least(kinds[i].large), all = at_least(kinds[i].all);
-    *b = (ex_band_t){.lo_pct = -all, .hi_pct = all, .large_lo_pct = -large, .large_hi_pct = large};
+    band_even(b, kinds[i].large, kinds[i].all);
     snprintf(b->kind, sizeof b->kind, "%s", kinds[i].kind);
     snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on %s (shipped logs at their "
              "hardware, %s): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes; partly in sample (machine "
              "values were read off some of these logs), so on a machine baton has no logs of it can be further off",
-             kinds[i].kind, kinds[i].logs, large, all);
+             kinds[i].kind, kinds[i].logs, b->large_hi_pct, b->hi_pct);
 }
 
 void ex_band_at(const ex_band_t *b, uint64_t bytes, double *lo, double *hi) {

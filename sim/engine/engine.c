@@ -329,6 +329,11 @@ static int instant(engine_t *g, const evq_item_t *first) {
     return g->err;
 }
 
+double engine_call_cost(const engine_t *g, const proto_cost_t *pc, int helpers, int sends) {
+    if (!sends) return 0;
+    return (pc ? pc->base_latency : 0) + (helpers ? topo_params_c(g->t)->nvls_lat : 0);
+}
+
 /* Start channel by channel (all ranks' channel 0 first): a channel's first
  * transfers then reserve ports and links together, before the next
  * channel's, which is the round order a direct algorithm intends. */
@@ -424,8 +429,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     int ran = setup(&g) == 0 && loop(&g) == 0;
     if (ran && r->gave_up) r->time_s = INFINITY;       /* stopped: later than a rival, the rest partial */
     else if (ran) {
-        r->time_s = g.now + (g.o->proto && r->messages ? g.o->proto->base_latency : 0) +
-                    (s->helpers && r->messages ? topo_params_c(t)->nvls_lat : 0);   /* the switches' synchronisation */
+        r->time_s = g.now + engine_call_cost(&g, g.o->proto, s->helpers, r->messages > 0);
         for (int k = 0; s->group && k < s->group->n; k++)     /* a group ends with its last member, each paid its own */
             r->time_s = k == 0 || r->member_end[k] > r->time_s ? r->member_end[k] : r->time_s;
         for (int i = 0; i < g.nr; i++)       /* a reducing switch's sends are counted apart from the ranks' */

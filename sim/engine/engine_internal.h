@@ -147,6 +147,10 @@ int engine_push_at(engine_t *g, double t, uint64_t seq, uint32_t kind, uint32_t 
 /* Claim stream si's rank's resources at this instant: a send's start
  * (reduce 0, x: its slot) or the reduce engine (reduce 1, x: bytes). */
 int engine_claim(engine_t *g, int si, int reduce, uint64_t x);
+/* What a call costs once beyond its messages: the protocol's base latency
+ * and, with reducing switches, their synchronisation; nothing for a call
+ * that sends nothing (one rank), as NCCL returns at once there. */
+double engine_call_cost(const engine_t *g, const proto_cost_t *pc, int helpers, int sends);
 
 /* --- xfer.c: the link side ---------------------------------------------- */
 /* How long the links of a route carry `bytes` at efficiency eff. */

@@ -164,8 +164,7 @@ static int post_send(engine_t *g, int si) {
 static int member_done(engine_t *g, int k) {
     const struct sched_group *gr = g->s->group;
     const proto_cost_t *pc = g->o->member_proto ? g->o->member_proto[k] : g->o->proto;
-    int sends = gr->m[k].s.nranks > 1;          /* one rank sends nothing: no call's cost, as a lone run (engine_run) */
-    double end = g->now + (pc && sends ? pc->base_latency : 0) + (gr->m[k].s.helpers && sends ? topo_params_c(g->t)->nvls_lat : 0);
+    double end = g->now + engine_call_cost(g, pc, gr->m[k].s.helpers, gr->m[k].s.nranks > 1);
     g->r->member_end[k] = end;
     for (int j = k + 1; j < gr->n; j++) {
         if (gr->m[j].after != k) continue;
