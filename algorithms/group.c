@@ -5,10 +5,10 @@
 #include <string.h>
 
 /* Member k's rank i on the machine: its ranks, then its helpers (reducing
- * switches), which every member numbers from the machine's P on. */
+ * switches: machine rank P + j is switch j), from its helper0 on. */
 static int32_t to_machine(const struct sched_group *g, int k, int32_t i) {
     const sched_member_t *m = &g->m[k];
-    return i < m->s.nranks ? m->ranks[i] : g->P + (i - m->s.nranks);
+    return i < m->s.nranks ? m->ranks[i] : g->P + m->helper0 + (i - m->s.nranks);
 }
 
 static int group_prog(const sched_t *s, int rank, int chan, uint32_t pc, sched_op_t *op) {
@@ -67,6 +67,7 @@ static int check(const sched_member_t *m, int n, int P, baton_err_t *e) {
             return err_set(e, BATON_EINVAL, "collective %d waits for %d: it may only wait for an earlier one", k, m[k].after);
         if (!(m[k].start_s >= 0)) return err_set(e, BATON_EINVAL, "collective %d starts at a negative time", k);
         if (m[k].s.group) return err_set(e, BATON_EINVAL, "a group does not nest");
+        if (m[k].helper0 < 0) return err_set(e, BATON_EINVAL, "collective %d: helper0 %d", k, m[k].helper0);
         for (int i = 0; i < m[k].s.nranks; i++)
             if (m[k].ranks[i] < 0 || m[k].ranks[i] >= P)
                 return err_set(e, BATON_EINVAL, "collective %d names rank %d of a machine with %d", k, m[k].ranks[i], P);
@@ -100,7 +101,7 @@ int sched_group_init(struct sched_group *g, const sched_member_t *m, int n, int 
     int rc = check(m, n, P, e);
     if (rc < 0) return rc;
     g->n = n, g->m = m, g->P = P;
-    for (int k = 0; k < n; k++) g->H = m[k].s.helpers > g->H ? m[k].s.helpers : g->H;
+    for (int k = 0; k < n; k++) g->H = m[k].helper0 + m[k].s.helpers > g->H ? m[k].helper0 + m[k].s.helpers : g->H;
     int W = P + g->H, *used = calloc((size_t)W, sizeof *used);
     g->chunk0 = calloc((size_t)n + 1, sizeof *g->chunk0);
     g->byte0 = calloc((size_t)n + 1, sizeof *g->byte0);

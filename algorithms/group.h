@@ -29,6 +29,8 @@ typedef struct sched_member {
     const int32_t *ranks;    /* member rank i runs on machine rank ranks[i], distinct */
     double start_s;          /* starts this long after 0, or after `after` has ended */
     int after;               /* the member it waits for (a lower index), -1: none */
+    int helper0;             /* its helpers run on the machine's reducing switches helper0,
+                                helper0 + 1, ...: those its ranks reach (0: the first) */
 } sched_member_t;
 
 struct sched_group {

@@ -175,6 +175,22 @@ Test(concurrent, disjoint_groups_take_the_time_of_one) {
     topo_free(t);
 }
 
+/* An in-switch all-reduce on node 1 reduces in node 1's NVSwitch: it takes
+ * what node 0's takes (it named node 0's switch, which node 1 cannot reach),
+ * and step's tensor-parallel groups on two nodes run NVLS as on one. */
+Test(concurrent, nvls_reduces_in_its_own_nodes_switch) {
+    cJSON *a = th_cli_json("concurrent -t cluster-b200 --json 'a=nvls s=128MiB ranks=0-7'");
+    cJSON *b = th_cli_json("concurrent -t cluster-b200 --json 'a=nvls s=128MiB ranks=8-15'");
+    cJSON *both = th_cli_json("concurrent -t cluster-b200 --json 'a=nvls s=128MiB ranks=8-15' 'a=nvls s=128MiB ranks=0-7'");
+    double t0 = th_jnum(a, "time_s");
+    cr_expect(t0 > 0);
+    cr_expect_eq(th_jnum(b, "time_s"), t0);
+    cr_expect_eq(th_jnum(both, "time_s"), t0, "two nodes' switches side by side");
+    cJSON_Delete(a), cJSON_Delete(b), cJSON_Delete(both);
+    th_says("step -t cluster-b200 --model llama3-70b --phase prefill --batch 2 --tp 8 --dp 2", 0,
+            "(8 ranks, 2 groups at once, nvls/Simple", 1);
+}
+
 /* A one-rank member sends nothing: it costs nothing, as a one-rank sim
  * does, and the run ends with its last member, whatever the protocol;
  * --json says each member's start, end, time and busbw as the table does. */

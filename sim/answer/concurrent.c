@@ -11,6 +11,23 @@
 #include "../../topologies/topo.h"
 #include "../../topologies/units.h"
 
+/* The first of the reducing switches a member's helpers run on: the one
+ * nearest its first rank (fewest links; its node's NVSwitch), so a
+ * tensor-parallel group on node 1 reduces in node 1's switch. Its helpers
+ * take the switches from there on (nvlstree: one a node, in node order). */
+static int first_helper(topo_t *t, const conc_coll_t *c, int k, int helpers, baton_err_t *e) {
+    int P = topo_nranks(t), nr = topo_nreducers(t), best = -1, links = 0;
+    for (int i = 0; i < nr; i++) {
+        topo_route_t r;
+        if (topo_route(t, c->ranks[0], P + i, &r, NULL) == 0 && (best < 0 || r.nlinks < links)) best = i, links = r.nlinks;
+    }
+    if (best < 0) return err_set(e, BATON_EINVAL, "collective %d: its rank %d reaches no reducing switch", k, c->ranks[0]);
+    if (best + helpers > nr)
+        return err_set(e, BATON_EINVAL, "collective %d needs %d reducing switches from %s on; the machine has %d in all", k,
+                       helpers, topo_reducer_name(t, best), nr);
+    return best;
+}
+
 static int build(topo_t *t, const conc_coll_t *c, int k, sched_member_t *m, baton_err_t *e) {
     const algo_t *a = algo_find(c->coll, c->algo);
     if (a == NULL && !c->own_algo)       /* the default, not the user's word */
@@ -28,7 +45,8 @@ static int build(topo_t *t, const conc_coll_t *c, int k, sched_member_t *m, bato
     m->ranks = c->ranks;
     m->start_s = c->start_s;
     m->after = c->after;
-    return 0;
+    m->helper0 = m->s.helpers ? first_helper(t, c, k, m->s.helpers, e) : 0;
+    return m->helper0 < 0 ? m->helper0 : 0;
 }
 
 int conc_run(topo_t *t, conc_coll_t *c, int n, const conc_opts_t *o, engine_result_t *r, baton_err_t *e) {
