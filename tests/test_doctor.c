@@ -439,6 +439,27 @@ Test(expect, its_nccl_tests_log_reads_back) {
     }
 }
 
+/* On 72 ranks (not a power of two) the all-gather's and reduce-scatter's
+ * sizes are what nccl-tests runs, a multiple of 16 bytes a rank (its log
+ * had no rows at all: 1 GiB is not a multiple of 72 floats), and the log
+ * reads back at the machine's own times. */
+Test(expect, a_rack_all_gathers_what_nccl_tests_runs) {
+    const char *colls[] = {"allgather", "reducescatter"};
+    for (size_t i = 0; i < 2; i++) {
+        char m[128], args[512];
+        snprintf(m, sizeof m, "-t gb200-nvl72 -c %s --sizes 1KiB:1GiB:x32", colls[i]);
+        char *log = sick_log(m, NULL);
+        snprintf(args, sizeof args, "validate -t gb200-nvl72 --json --nccl-tests %s", log);
+        cJSON *j = th_cli_json(args), *rows = cJSON_GetObjectItemCaseSensitive(j, "rows");
+        cr_expect_eq(cJSON_GetArraySize(rows), 4, "%s: 32 KiB to 1 GiB, each rounded down (1 KiB runs nothing)", colls[i]);
+        cr_expect_eq(th_jnum(cJSON_GetArrayItem(rows, 3), "bytes"), 1073741824 / 1152 * 1152, "%s", colls[i]);
+        cr_expect(th_jnum(j, "mape_pct") < 0.01, "%s", colls[i]);
+        cJSON_Delete(j);
+        unlink(log);
+        free(log);
+    }
+}
+
 /* nccl-tests' all-to-all runs a multiple of p floats: expect's default
  * sizes on 128 ranks (8 B up) leave out what rounds to nothing, say so, and
  * the log reads back; predict says why a size is not one. */

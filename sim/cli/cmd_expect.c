@@ -113,13 +113,18 @@ static topo_t *sick_machine(const ex_args_t *a, cmd_doc_loader_t *ld, cal_req_t 
     return rc == 0 ? m : NULL;
 }
 
-/* nccl-tests' all-to-all sends each peer count / p of a rank's elements
- * (alltoall.cu, AlltoAllGetCollByteCount): the size it runs is rounded down
- * to a multiple of p floats, and below p floats it runs nothing (a row of
- * 0 bytes). The samples as nccl-tests runs them; those of 0 bytes left out,
- * with a note. Returns the samples kept. */
-static int alltoall_sizes(cal_sample_t *s, int n, int p) {
-    uint64_t unit = (uint64_t)p * 4;
+/* The sizes nccl-tests runs where each rank has its own part: its
+ * all-to-all sends each peer count / p of a rank's elements (alltoall.cu,
+ * AlltoAllGetCollByteCount), its all-gather and reduce-scatter give each rank
+ * count / p elements rounded down to 16 bytes (all_gather.cu,
+ * AllGatherGetCollByteCount: (count/nranks) & -(16/eltSize); the same in
+ * reduce_scatter.cu), and the size printed is the whole. So a size is
+ * rounded down to a multiple of p floats (all-to-all) or 16 p bytes, and
+ * below that it runs nothing (a row of 0 bytes). The samples as nccl-tests
+ * runs them; those of 0 bytes left out, with a note. Returns the samples
+ * kept (0 leaves every size out: none was a whole part a rank). */
+static int per_rank_sizes(cal_sample_t *s, int n, coll_t c, int p) {
+    uint64_t unit = (uint64_t)p * (c == COLL_ALLTOALL ? 4 : 16);
     int k = 0, dropped = 0;
     for (int i = 0; i < n; i++) {
         uint64_t b = s[i].bytes / unit * unit;
@@ -128,8 +133,10 @@ static int alltoall_sizes(cal_sample_t *s, int n, int p) {
         if (k == 0 || s[k - 1].bytes != b) s[k++] = s[i];
     }
     if (dropped)
-        fprintf(stderr, "baton expect: note: an all-to-all on %d ranks runs nothing below %llu bytes (nccl-tests sends "
-                "each peer a whole float): %d size%s left out\n", p, (unsigned long long)unit, dropped, dropped == 1 ? "" : "s");
+        fprintf(stderr, "baton expect: note: %s on %d ranks runs nothing below %llu bytes (nccl-tests gives each rank %s): "
+                "%d size%s left out\n", c == COLL_ALLTOALL ? "an all-to-all" : c == COLL_ALLGATHER ? "an all-gather" :
+                "a reduce-scatter", p, (unsigned long long)unit, c == COLL_ALLTOALL ? "a whole float a peer" :
+                "a multiple of 16 bytes", dropped, dropped == 1 ? "" : "s");
     return k;
 }
 
@@ -153,9 +160,10 @@ int cmd_expect(int argc, char **argv) {
     rc = s && r ? 0 : err_set(&e, BATON_ENOMEM, "out of memory");
     for (int i = 0; rc == 0 && i < n; i++) s[i] = (cal_sample_t){.coll = (coll_t)c, .bytes = sizes[i], .gpus_per_thread = 1};
     if (rc == 0 && (t = sick_machine(&a, &ld, &q, s, n, &e)) == NULL) rc = e.code ? e.code : BATON_EINVAL;
-    if (rc == 0 && c == COLL_ALLTOALL && (n = alltoall_sizes(s, n, topo_whole_ranks(t))) == 0)
-        rc = err_set(&e, BATON_EINVAL, "--sizes %s: every size is below one float a peer on %d ranks", a.sizes,
-                     topo_whole_ranks(t));
+    int parts = c == COLL_ALLTOALL || c == COLL_ALLGATHER || c == COLL_REDUCE_SCATTER;
+    if (rc == 0 && parts && (n = per_rank_sizes(s, n, (coll_t)c, topo_whole_ranks(t))) == 0)
+        rc = err_set(&e, BATON_EINVAL, "--sizes %s: every size is below %s on %d ranks", a.sizes,
+                     c == COLL_ALLTOALL ? "one float a peer" : "16 bytes a rank", topo_whole_ranks(t));
     ex_band_t b;
     if (rc == 0) ex_band(t, (coll_t)c, 0, &b);
     if (rc == 0 && a.cause)            /* a sick machine's band is the healthy one's */
