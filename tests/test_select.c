@@ -457,3 +457,13 @@ Test(select, fifo_with_backfilling_agrees_with_the_formula_at_four_nodes) {
     cr_expect(strstr(out, "caution:") == NULL, "%s", out);
     free(out);
 }
+
+/* A size no algorithm runs says why, and the crossovers line does not claim
+ * a winner at every size (an all-to-all of 1 GiB on 72 ranks: not a whole
+ * part a peer). */
+Test(select, a_size_none_runs_says_why) {
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB", 0,
+            "(none applies: alltoall naive needs the size to be a multiple of the rank count", 1);
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB", 0, "crossovers: none (no algorithm applies at any", 1);
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB,72MiB", 0, "crossovers: none (one winner wherever one applies)", 1);
+}

@@ -278,7 +278,7 @@ static void table_row(FILE *f, const select_row_t *r) {
         fmt_time(t, sizeof t, c->time_s);
         fprintf(f, " %9s%-3s", t, c->simulated ? "[s]" : c->approx ? "[~]" : "");
     }
-    if (r->winner < 0) { fprintf(f, "   (none applies)\n"); return; }
+    if (r->winner < 0) { fprintf(f, "   (none applies%s%s)\n", r->why[0] ? ": " : "", r->why); return; }
     const select_cell_t *w = &r->cells[r->winner];
     char name[64];
     pick_name(w, name, sizeof name);
@@ -290,7 +290,8 @@ static void table_row(FILE *f, const select_row_t *r) {
 
 /* "crossovers: a -> b at 1 MiB, ..." wrapped under 100 columns. */
 static void crossovers(FILE *f, const select_table_t *tab, int first, int last) {
-    int any = 0, col = 0;
+    int any = 0, col = 0, none = 0;
+    for (int i = first; i <= last; i++) none += tab->rows[i].winner < 0;
     for (int i = first + 1; i <= last; i++) {
         if (!select_is_crossover(tab, i)) continue;
         const select_row_t *a = &tab->rows[i - 1], *b = &tab->rows[i];
@@ -303,7 +304,9 @@ static void crossovers(FILE *f, const select_table_t *tab, int first, int last) 
         else col += fprintf(f, ", %s", item);
         any = 1;
     }
-    fprintf(f, any ? "\n" : "crossovers: none (one winner at every size)\n");
+    if (any) fputc('\n', f);
+    else if (none > last - first) fprintf(f, "crossovers: none (no algorithm applies at any of these sizes)\n");
+    else fprintf(f, none ? "crossovers: none (one winner wherever one applies)\n" : "crossovers: none (one winner at every size)\n");
 }
 
 /* Under FIFO the simulation can put an approximate row far above its
@@ -394,7 +397,7 @@ static void compact_row(FILE *f, const select_row_t *r, int vs_nccl) {
     char sz[32], t[32], a[48], b[48];
     units_fmt_size(r->bytes, sz, sizeof sz);
     fprintf(f, "%9s  ", sz);
-    if (r->winner < 0) { fprintf(f, "(none applies)\n"); return; }
+    if (r->winner < 0) { fprintf(f, "(none applies%s%s)\n", r->why[0] ? ": " : "", r->why); return; }
     const select_cell_t *w = &r->cells[r->winner];
     fmt_time(t, sizeof t, w->time_s);
     fprintf(f, "%-19s %9s%-3s %8.3g GB/s  ", pick_name(w, a, sizeof a), t, w->simulated ? "[s]" : w->approx ? "[~]" : "",

@@ -83,7 +83,7 @@ static int blind_simulate(const select_req_t *q, int p, uint64_t n) {
 }
 
 static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t c, uint64_t n, const algo_t *a,
-                select_cell_t *out, baton_err_t *e) {
+                select_cell_t *out, char *why, size_t whylen, baton_err_t *e) {
     run_req_t r = {.coll = c, .algo = a->name, .bytes = n, .opts = q->opts, .proto = q->proto,
                    .contention = q->contention, .nccl_rules = q->nccl_only};
     run_out_t o;
@@ -95,6 +95,7 @@ static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t 
         r.predict = 0;                                  /* the formula cannot see the links it shares */
         rc = run_collective(t, &r, &o, &ce);
     }
+    if (rc == BATON_EUNSUP && why[0] == '\0') snprintf(why, whylen, "%s", ce.msg);
     if (rc == BATON_EUNSUP) return 0;                   /* this case is not for it */
     if (rc < 0) { *e = ce; return rc; }
     *out = (select_cell_t){.algo = a, .proto = o.proto, .ok = 1, .simulated = o.simulated,
@@ -195,14 +196,15 @@ int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_
             if (row->cells == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
             for (int i = 0; all[i] && row->ncells < 64; i++) {
                 if (all[i]->coll != q->colls[c] || !wanted(q, all[i])) continue;
-                int rc = cell(t, q, &m, q->colls[c], q->sizes[k], all[i], &row->cells[row->ncells++], e);
+                int rc = cell(t, q, &m, q->colls[c], q->sizes[k], all[i], &row->cells[row->ncells++], row->why,
+                              sizeof row->why, e);
                 if (rc < 0) return rc;
             }
             for (int i = 0; i < q->nalgos && row->ncells < 64; i++) {    /* msccl:FILE, simulated */
                 const algo_t *a = msccl_is(q->algos[i]) ? msccl_load(q->algos[i], e) : NULL;
                 if (msccl_is(q->algos[i]) && a == NULL) return e && e->code ? e->code : BATON_EINVAL;
                 if (a == NULL || a->coll != q->colls[c] || q->nccl_only) continue;
-                int rc = cell(t, q, &m, q->colls[c], q->sizes[k], a, &row->cells[row->ncells++], e);
+                int rc = cell(t, q, &m, q->colls[c], q->sizes[k], a, &row->cells[row->ncells++], row->why, sizeof row->why, e);
                 if (rc < 0) return rc;
             }
             rank_cells(row);

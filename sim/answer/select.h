@@ -43,6 +43,7 @@ typedef struct select_row {
     int ncells;
     select_cell_t *cells;
     int winner, runner_up;     /* cell indices, -1 if none */
+    char why[512];             /* the first refusal of the row, said where none applies */
     select_cell_t nccl;        /* with vs_nccl: what -a nccl runs (ok 0: NCCL has nothing here) */
 } select_row_t;
 
