@@ -556,3 +556,19 @@ Test(expect, gdr_off_shares_host_memory) {
     cr_expect(bus <= 126.0 && bus > 0.95 * 126.0, "ring busbw %.2f GB/s, the uplink's bound 126", bus);
     cJSON_Delete(j);
 }
+
+/* --cause's values are checked: a share in (0, 1), a whole count, no value
+ * for a switch; each refusal names the cause and what it takes. */
+Test(expect, a_cause_value_it_cannot_take_is_refused) {
+    const char *bad[][2] = {{"slowgpu=0", "slowgpu: give a share of the rate, in (0, 1)"},
+                            {"slownode=-1", "slownode: give a share of the rate, in (0, 1)"},
+                            {"netcap=abc", "netcap: give a share of the rate, a number in (0, 1)"},
+                            {"channels=abc", "channels: give a whole number"},
+                            {"nics=2.5", "nics: give a whole number of at least 1"},
+                            {"gdr=1", "gdr: takes no value"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "expect -t cluster-h100 --set nodes=2 --sizes 1GiB --cause %s", bad[i][0]);
+        th_says(args, 1, bad[i][1], 1);
+    }
+}

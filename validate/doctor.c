@@ -249,20 +249,42 @@ static int build_nvls(topo_t *t, const char *id, const char *arg, double x, doc_
     return 0;
 }
 
-static const struct { const char *id; cause_fn fn; } builders[] = {
-    {"nics", build_nics},       {"nvlink", build_nvlink},     {"pcie", build_share},   {"netcap", build_share},
-    {"slowgpu", build_share},   {"slownode", build_share},    {"gdr", build_gdr},      {"socket", build_socket},
-    {"pxn", build_pxn},         {"algo", build_algo},         {"proto", build_proto},  {"channels", build_channels},
-    {"nvls", build_nvls},
+/* What a cause's value is: a count (nics, nvlink, channels), a share of a
+ * rate in (0, 1), none (a switch off), or its own text (socket's RATE/US,
+ * an algorithm's or protocol's name). */
+enum { ARG_COUNT, ARG_SHARE, ARG_NONE, ARG_TEXT };
+
+static const struct { const char *id; cause_fn fn; int arg; } builders[] = {
+    {"nics", build_nics, ARG_COUNT},        {"nvlink", build_nvlink, ARG_COUNT},   {"pcie", build_share, ARG_SHARE},
+    {"netcap", build_share, ARG_SHARE},     {"slowgpu", build_share, ARG_SHARE},   {"slownode", build_share, ARG_SHARE},
+    {"gdr", build_gdr, ARG_NONE},           {"socket", build_socket, ARG_TEXT},    {"pxn", build_pxn, ARG_NONE},
+    {"algo", build_algo, ARG_TEXT},         {"proto", build_proto, ARG_TEXT},      {"channels", build_channels, ARG_COUNT},
+    {"nvls", build_nvls, ARG_NONE},
 };
+
+/* A value the cause can take, or why not (arg: NULL or "" is its default). */
+static int check_arg(const char *id, const char *arg, int kind, baton_err_t *e) {
+    if (arg == NULL || *arg == '\0' || kind == ARG_TEXT) return 0;
+    if (kind == ARG_NONE) return fail(e, id, "takes no value (write it alone)");
+    char *end;
+    double x = strtod(arg, &end);
+    if (end == arg || *end != '\0' || !isfinite(x))
+        return fail(e, id, kind == ARG_SHARE ? "give a share of the rate, a number in (0, 1)" : "give a whole number");
+    if (kind == ARG_SHARE && !(x > 0 && x < 1)) return fail(e, id, "give a share of the rate, in (0, 1)");
+    if (kind == ARG_COUNT && (x < 1 || x != (double)(int)x)) return fail(e, id, "give a whole number of at least 1");
+    return 0;
+}
 
 /* Build cause id at value arg (NULL: its default) on t into c. */
 static int build(topo_t *t, const char *id, const char *arg, doc_change_t *c, baton_err_t *e) {
     *c = (doc_change_t){0};
     snprintf(c->id, sizeof c->id, "%s", id);
     snprintf(c->arg, sizeof c->arg, "%s", arg ? arg : "");
-    for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++)
-        if (!strcmp(id, builders[i].id)) return builders[i].fn(t, id, arg, arg && *arg ? atof(arg) : 0, c, e);
+    for (size_t i = 0; i < sizeof builders / sizeof builders[0]; i++) {
+        if (strcmp(id, builders[i].id)) continue;
+        int rc = check_arg(id, arg, builders[i].arg, e);
+        return rc < 0 ? rc : builders[i].fn(t, id, arg, arg && *arg ? atof(arg) : 0, c, e);
+    }
     return fail(e, id, "no such cause (nics, netcap, socket, gdr, pcie, nvlink, nvls, pxn, channels, algo, proto, "
                 "slowgpu, slownode)");
 }
