@@ -84,7 +84,7 @@ Test(machines_2026, impossible_racks_and_trays_are_refused_at_their_line) {
     cr_expect(at && sscanf(at, "gb200-nvl72.yaml:%d:%d:", &line, &col) == 2 && line > 1, "no line in %s", out);
     free(out);
     th_says("predict -t gb200-nvl72 --set racks=29 -c allreduce -s 1GiB", 1, "racks must be a whole number in 1..28", 1);
-    th_says("predict -t gb200-nvl72 --set trays=19 -c allreduce -s 1GiB", 1, "a GB200 NVL72 rack has 18 compute trays", 1);
+    th_says("predict -t gb200-nvl72 --set trays=19 -c allreduce -s 1GiB", 1, "an NVL72 rack (GB200 or GB300) has 18 compute trays", 1);
     th_says("predict -t gb200-nvl72 --set racks=two -c allreduce -s 1GiB", 1, "racks=two: racks must be", 1);
     th_says("predict -t cluster-b200 --set gpus=16 -c allreduce -s 1GiB", 1, "an HGX B200 node has 8 GPUs", 1);
     /* every shipped cluster: no nodes is the rule's error, not a name pattern's */

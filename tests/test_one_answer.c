@@ -294,3 +294,27 @@ Test(one_answer, predict_sizes_table_says_what_predict_says) {
     free(out);
     cJSON_Delete(p);
 }
+
+/* --explain's advice is what halving a part saves, not half the part: on
+ * hgx-b200 NVLS at 1 GiB the formula's per-message latency is hidden behind
+ * the bytes (its alpha term and overlap cancel), so halving it saves under a
+ * microsecond, where it once said 515 us; the ring at 1 KiB is latency-bound. */
+static double advice_us(const char *args, const char *what) {
+    char *out, *at;
+    double v = -1;
+    cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
+    cr_assert((at = strstr(out, what)) != NULL, "no '%s' in %s", what, out);
+    char unit[8] = "";
+    cr_assert(sscanf(at + strlen(what), "%lf %7s", &v, unit) == 2, "%s", at);
+    double scale = !strncmp(unit, "ns", 2) ? 1e-3 : !strncmp(unit, "us", 2) ? 1 : !strncmp(unit, "ms", 2) ? 1e3 : 1e6;
+    free(out);
+    return v * scale;
+}
+
+Test(one_answer, explain_advice_is_what_halving_saves) {
+    const char *bw = "predict -t hgx-b200 -c allreduce -a nvls -s 1GiB --explain";
+    cr_expect(advice_us(bw, "half the per-message latency saves ") < 10, "%s", bw);
+    cr_expect(advice_us(bw, "twice the bandwidth ") > 1000, "%s", bw);
+    th_says(bw, 0, "bandwidth-bound: half the per-message latency", 1);
+    th_says("predict -t hgx-h100 -c allreduce -a ring -s 1KiB --explain", 0, "latency-bound: half the per-message", 1);
+}

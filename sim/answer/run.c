@@ -396,7 +396,14 @@ static void formula_parts(topo_t *t, const run_out_t *o, run_parts_t *x) {
         if (i != 2) y.gamma = 0;
         *term[i] = o->algo->cost(&y, o->ranks, o->bytes, &o->opts);
     }
-    x->overlap = o->algo->cost(&m, o->ranks, o->bytes, &o->opts) - x->alpha - x->beta - x->gamma;
+    double whole = o->algo->cost(&m, o->ranks, o->bytes, &o->opts);
+    x->overlap = whole - x->alpha - x->beta - x->gamma;
+    y = m;                                     /* the savings, not half of a term the others may hide */
+    y.alpha /= 2, y.across.alpha /= 2, y.helper_alpha /= 2;
+    x->half_alpha = whole - o->algo->cost(&y, o->ranks, o->bytes, &o->opts);
+    y = m;
+    y.beta /= 2, y.beta_path /= 2, y.across.beta /= 2, y.across.beta_path /= 2, y.helper_beta /= 2;
+    x->half_beta = whole - o->algo->cost(&y, o->ranks, o->bytes, &o->opts);
 }
 
 /* The engine's links time along its critical path; without records, all of

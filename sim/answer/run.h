@@ -43,6 +43,7 @@ int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e);
  * launches of -g. */
 typedef struct run_parts {
     double alpha, beta, gamma, overlap;        /* closed form */
+    double half_alpha, half_beta;              /* what the formula saves with its latency, its per-byte time halved */
     double transfer, wait, reduce, idle;       /* simulated: the critical path */
     double once, sync, ceiling, socket, proxy, launches;
     double total;

@@ -18,15 +18,15 @@ static const char help[] =
     "\n"
     "Is this nccl-tests log what the machine should give? Per size the measured time\n"
     "and busbw against the expected (baton expect) with its band; a verdict at the\n"
-    "largest sizes (>= 64 MiB, else the top quarter): healthy, below or above, and the\n"
-    "shortfall of busbw. Below, the causes: structural changes to the machine (fewer\n"
-    "NICs, a network rate cap, the socket transport, GPUDirect RDMA off, slower PCIe,\n"
-    "NVLink links down, NVLS off, PXN off, fewer channels, an algorithm or protocol\n"
-    "forced, one slow GPU or node), each re-predicted over its values and ranked by\n"
-    "its MAPE on the log, with the value the log implies, what to check, and what the\n"
-    "log's NCCL_DEBUG=INFO lines and its command line say of it. Causes within 1\n"
-    "point of MAPE of the first are a tie: the times cannot tell them apart, and\n"
-    "doctor prints the group with what tells each apart; a cause the log says\n"
+    "largest sizes (the top quarter of the log's sizes): healthy, below or above, and\n"
+    "the shortfall of busbw. Below, the causes: structural changes to the machine\n"
+    "(fewer NICs, a network rate cap, the socket transport, GPUDirect RDMA off, slower\n"
+    "PCIe, NVLink links down, NVLS off, PXN off, fewer channels, an algorithm or\n"
+    "protocol forced, one slow GPU or node), each re-predicted over its values and\n"
+    "ranked by its MAPE on the log, with the value the log implies, what to check,\n"
+    "and what the log's NCCL_DEBUG=INFO lines and its command line say of it. Causes\n"
+    "within 1 point of MAPE of the first are a tie: the times cannot tell them apart,\n"
+    "and doctor prints the group with what tells each apart; a cause the log says\n"
     "happened goes first where its error is within the band of the best's. PXN off,\n"
     "where it moves the largest sizes less than the band, is said to be unseen.\n"
     "  -t MACHINE          the healthy machine the log ran on (its --set values too)\n"
@@ -79,7 +79,8 @@ static int parse(int argc, char **argv, doc_args_t *a) {
         case 'F':
             a->fail_below = strtod(optarg, &end);
             if (end == optarg || *end || a->fail_below < 0 || a->fail_below >= 100)
-                return cmd_usage("doctor", "--fail-below PCT: a percentage from 0 to 100, not '%s'", optarg);
+                return cmd_usage("doctor", "--fail-below PCT: a percentage from 0 up to (not including) 100, not '%s'",
+                                 optarg);
             break;
         case 'S': if (cmd_add_set("doctor", &a->sets, optarg)) return EXIT_USAGE; break;
         case 'h': fputs(help, stdout); return 1;

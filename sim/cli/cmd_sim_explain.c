@@ -100,10 +100,10 @@ static void explain_advice(const run_out_t *r, const run_parts_t *x) {
                "           it, helper threads (NCCL_SOCKET_NTHREADS, --set socket_threads=N) or RDMA remove it\n", a);
         return;
     }
-    units_fmt_time(x->alpha / 2, a, sizeof a);
-    units_fmt_time(x->beta / 2, b, sizeof b);
+    units_fmt_time(x->half_alpha, a, sizeof a);
+    units_fmt_time(x->half_beta, b, sizeof b);
     units_fmt_time(x->once / 2, c, sizeof c);
-    int latency = x->alpha + x->once >= x->beta + x->gamma;
+    int latency = x->half_alpha + x->once / 2 >= x->half_beta;
     printf("           %s: half the per-message latency saves %s, twice the bandwidth %s, half the\n"
            "           per-call latency %s%s\n", latency ? "latency-bound" : "bandwidth-bound", a, b, c,
            r->tuner ? " (NCCL's model picked the algorithm and protocol; they need not be the fastest)"

@@ -439,7 +439,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
             r->messages *= (uint64_t)(s->nranks / g.G);
             r->bytes_moved *= (uint64_t)(s->nranks / g.G);
         }
-        r->reps = g.nr;
+        r->reps = g.nr - s->helpers;             /* the ranks simulated: reducing switches are not ranks */
         r->state_bytes = state_bytes(&g);
         if (g.v && verify_check(g.v, e) < 0) engine_fail(&g, BATON_EVERIFY);
         r->verified = g.v != NULL && g.err == 0;
