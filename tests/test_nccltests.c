@@ -387,3 +387,11 @@ Test(nccltests, environment_lists) {
     cr_expect_eq(env_mask_of("Ring,Hypercube", NULL, 1, &unread), 0u);
     cr_expect_eq(unread, 1, "a name baton does not know: unread, nothing restricted");
 }
+
+/* An excerpt that keeps only the last Rank line ("Rank 71 ...") ran on at
+ * least 72 ranks: it reads as 72, not 1 (CoreWeave's GB200 rack table). */
+Test(nccltests, the_last_rank_line_says_the_rank_count) {
+    th_says("validate -t gb200-nvl72 --nccl-tests "
+            "validate/logs/nccl-tests-2026/GB200x72_1rack-MNNVL_coreweave-nccl-tests-README_all_reduce.txt", 0,
+            "(allreduce on 72 ranks)", 1);
+}

@@ -95,8 +95,23 @@ static int read_pct(mfile_t *c, ynode_t *e, const char *k, double *out) {
     return 0;
 }
 
+/* A band's rank bound k (a whole number >= 1), 0 where the band has none. */
+static int read_ranks(mfile_t *c, ynode_t *band, const char *k, int *out) {
+    ynode_t *v = mf_get(c, band, k);
+    const char *s = v ? ydoc_scalar(v) : NULL;
+    char *end;
+    *out = 0;
+    if (v == NULL) return 0;
+    long x = s ? strtol(s, &end, 10) : 0;
+    if (s == NULL || end == s || *end || x < 1 || x > TOPO_MAX_NODES)
+        return mf_fail(c, v, "'%s' is a whole number of ranks, at least 1", k, NULL);
+    *out = (int)x;
+    return 0;
+}
+
 int mf_read_fidelity(mfile_t *c, ynode_t *root) {
-    static const char *const keys[] = {"logs", "bands", NULL}, *const bkeys[] = {"coll", "socket", "large", "all", NULL};
+    static const char *const keys[] = {"logs", "bands", NULL},
+                             *const bkeys[] = {"coll", "socket", "min_ranks", "max_ranks", "large", "all", NULL};
     ynode_t *m = mf_get(c, root, "fidelity"), *l, *at = NULL;
     topo_fidelity_t *f = &topo_params(c->t)->fidelity;
     int rc;
@@ -121,6 +136,11 @@ int mf_read_fidelity(mfile_t *c, ynode_t *root) {
         const char *so = sv ? ydoc_scalar(sv) : NULL;
         f->band[i].socket = so ? expand_bool(so) : -1;
         if (sv && f->band[i].socket < 0) return mf_fail(c, sv, "'socket' is true or false (the band's transport)", NULL, NULL);
+        if ((rc = read_ranks(c, e, "min_ranks", &f->band[i].min_ranks)) < 0 ||
+            (rc = read_ranks(c, e, "max_ranks", &f->band[i].max_ranks)) < 0)
+            return rc;
+        if (f->band[i].max_ranks && f->band[i].max_ranks < f->band[i].min_ranks)
+            return mf_fail(c, e, "a fidelity band's max_ranks is below its min_ranks", NULL, NULL);
     }
     f->n = ydoc_len(l);
     return 0;

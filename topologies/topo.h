@@ -99,6 +99,7 @@ typedef struct topo_fidelity {
     struct {
         int coll;        /* coll_t */
         int socket;      /* -1 any transport; 0 or 1: only where the machine's `socket` knob is that */
+        int min_ranks, max_ranks;   /* only where the machine's ranks are within (0: no bound) */
         double large_pct, all_pct;
     } band[TOPO_MAX_FIDELITY];
     char logs[160];      /* which logs measured it */

@@ -61,11 +61,14 @@ void ex_band(const topo_t *t, coll_t coll, int other_rule, ex_band_t *b) {
     }
     const topo_fidelity_t *f = &topo_params_c(t)->fidelity;
     for (int j = 0; j < f->n; j++) {
-        if (f->band[j].coll != (int)coll || (f->band[j].socket >= 0 && f->band[j].socket != topo_params_c(t)->socket)) continue;
+        int p = topo_whole_ranks(t);
+        if (f->band[j].coll != (int)coll || (f->band[j].socket >= 0 && f->band[j].socket != topo_params_c(t)->socket) ||
+            p < f->band[j].min_ranks || (f->band[j].max_ranks && p > f->band[j].max_ranks))
+            continue;
         band_even(b, f->band[j].large_pct, f->band[j].all_pct);
         snprintf(b->kind, sizeof b->kind, "this machine's own logs");
-        snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on %s's own logs "
-                 "(%s; its file's fidelity:): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes; a shortfall "
+        snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on the logs %s's file names "
+                 "(%s; its fidelity:): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes; a shortfall "
                  "within it may be baton's, not the machine's", topo_name(t), f->logs, b->large_hi_pct, b->hi_pct);
         return;
     }

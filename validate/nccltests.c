@@ -15,6 +15,7 @@
 
 typedef struct {
     int have_coll, has_root_col, rank_lines, nthread, ngpus;
+    int top_rank;              /* the highest "Rank N" seen, -1 none: an excerpt may keep only the last line */
     int info_nranks;         /* the most an NCCL INFO "comm ... rank R nranks N" line names */
     int counts_wrong;        /* the header's check column is `#wrong` (a count), not the old `error` (a
                                 float's relative error, small and nonzero on a good run) */
@@ -166,7 +167,9 @@ static int learn_comment(state_t *st, const char *s, int line, const char *path,
     }
     if (header) learn_timing(st->log, p, line);
     if (strstr(s, " Rank ") && strstr(s, "device") && st->rank_lines < NT_MAX_RANKS) {
+        int r;
         if (st->rank_lines++ == 0) learn_device(st->log, strstr(s, "device"));
+        if (sscanf(strstr(s, " Rank "), " Rank %d", &r) == 1 && r > st->top_rank && r < NT_MAX_RANKS) st->top_rank = r;
         learn_host(st, s);
     }
     return 0;
@@ -386,7 +389,7 @@ static int alltoall_named(const char *path) {
 
 int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     memset(out, 0, sizeof *out);
-    state_t st = {.has_root_col = -1, .log = out, .path = path};
+    state_t st = {.has_root_col = -1, .top_rank = -1, .log = out, .path = path};
     int rc = ntl_each(path, each_line, &st, &out->json, e);
     if (rc == 0) rc = finish_pending(&st, path, e);
     if (rc == 0 && st.other && !st.have_coll)
@@ -396,7 +399,8 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     count_hosts(&st);
     tuninglines_env(out);
     free(st.host);
-    out->stated_ranks = st.rank_lines > 0 ? st.rank_lines : st.info_nranks > 0 ? st.info_nranks : st.nthread * st.ngpus;
+    out->stated_ranks = st.rank_lines > 0 ? (st.top_rank + 1 > st.rank_lines ? st.top_rank + 1 : st.rank_lines)
+                      : st.info_nranks > 0 ? st.info_nranks : st.nthread * st.ngpus;
     out->ranks = ranks > 0 ? ranks : out->stated_ranks;
     out->gpus_per_thread = st.ngpus > 0 ? st.ngpus : 1;
     if (out->agg_iters < 1) out->agg_iters = 1;
