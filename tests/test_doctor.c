@@ -589,3 +589,14 @@ Test(expect, a_cause_value_it_cannot_take_is_refused) {
         th_says(args, 1, bad[i][1], 1);
     }
 }
+
+/* -c that the log's columns contradict (an all-reduce asked of a log whose
+ * redop is none) is read as asked, with a warning. */
+Test(doctor, a_coll_its_columns_deny_is_warned) {
+    const char *log = "validate/logs/nccl-tests-2026/B200x16_2nodes-GKE-A4-gIB-RoCE_dranet-gke-rdma-doc_all_gather.txt";
+    char args[512];
+    snprintf(args, sizeof args, "doctor -t cluster-b200 -c allreduce --nccl-tests %s", log);
+    th_says(args, 0, "-c allreduce, but its columns are allgather's (redop and root)", 1);
+    snprintf(args, sizeof args, "doctor -t cluster-b200 -c alltoall --nccl-tests %s", log);
+    th_says(args, 0, "but its columns are", 0);
+}

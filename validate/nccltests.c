@@ -509,3 +509,11 @@ int nt_write(const nt_log_t *log, FILE *f) {
     fprintf(f, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n#\n", log->nrows ? busbw_sum / (2.0 * log->nrows) : 0);
     return ferror(f) ? BATON_EIO : 0;
 }
+
+static int coll_reduces(coll_t c) { return c == COLL_ALLREDUCE || c == COLL_REDUCE_SCATTER || c == COLL_REDUCE; }
+static int coll_rooted(coll_t c) { return c == COLL_BROADCAST || c == COLL_REDUCE; }
+
+int nt_columns_allow(const nt_log_t *log, coll_t c) {
+    if (!log->coll_guessed) return 1;
+    return coll_reduces(log->coll) == coll_reduces(c) && coll_rooted(log->coll) == coll_rooted(c);
+}

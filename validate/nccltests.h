@@ -24,6 +24,12 @@ const nt_plan_t *nt_row_plan(const nt_log_t *log, int i);
  * ranks > 0 overrides the log's rank count. 0 or an error naming
  * file:line and what could not be read. */
 int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e);
+
+/* Could a log whose collective was read off its columns (coll_guessed) have
+ * run c? Its redop says whether it reduces, its root whether it is rooted:
+ * an all-gather's columns (none, -1) are an all-to-all's too, never an
+ * all-reduce's. 1 where the log names its test. */
+int nt_columns_allow(const nt_log_t *log, coll_t c);
 void nt_free(nt_log_t *log);
 
 /* Write log in the current nccl-tests format (header, rows with out-of-place

@@ -121,6 +121,9 @@ static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample
     if (a->coll && log.coll_guessed) {
         int c = coll_parse(a->coll);
         if (c < 0) { nt_free(&log); return err_set(e, BATON_EINVAL, "-c %s: not a collective", a->coll); }
+        if (!nt_columns_allow(&log, (coll_t)c))
+            warn(w, "%s: -c %s, but its columns are %s's (redop and root): read as asked", path, a->coll,
+                 coll_name(log.coll));
         log.coll = (coll_t)c;
     }
     if (log.ranks != topo_whole_ranks(t)) {

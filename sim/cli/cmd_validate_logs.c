@@ -158,6 +158,9 @@ static int logged_collective(cmd_val_args_t *a, nt_log_t *log, const char *path,
     if (c >= 0 && !log->coll_guessed && log->coll != (coll_t)c)
         return err_set(e, BATON_EINVAL, "%s is a log of %s (it names its test); -c says %s", path, coll_name(log->coll),
                        coll_name((coll_t)c));
+    if (c >= 0 && !nt_columns_allow(log, (coll_t)c))
+        say(a, "warning", "%s: -c %s, but its columns are %s's (redop and root): read as asked", path, a->coll,
+            coll_name(log->coll));
     if (c >= 0) log->coll = (coll_t)c;
     else if (log->coll_named)
         say(a, "note", "%s names no test: read as an alltoall from its file name (alltoall_perf's columns are "
