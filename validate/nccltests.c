@@ -479,9 +479,12 @@ static double factor(coll_t c, int n) {
     return 1;
 }
 
+/* What a collective's redop and root columns say: it reduces; it has a root. */
+static int coll_reduces(coll_t c) { return c == COLL_ALLREDUCE || c == COLL_REDUCE_SCATTER || c == COLL_REDUCE; }
+static int coll_rooted(coll_t c) { return c == COLL_BROADCAST || c == COLL_REDUCE; }
+
 int nt_write(const nt_log_t *log, FILE *f) {
-    int rooted = log->coll == COLL_BROADCAST || log->coll == COLL_REDUCE;
-    int reducing = log->coll == COLL_ALLREDUCE || log->coll == COLL_REDUCE_SCATTER || log->coll == COLL_REDUCE;
+    int rooted = coll_rooted(log->coll), reducing = coll_reduces(log->coll);
     fprintf(f, "# Collective test starting: %s\n", test_name(log->coll));
     int g = log->gpus_per_thread > 0 && log->ranks % log->gpus_per_thread == 0 ? log->gpus_per_thread : 1;
     fprintf(f, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: 2(factor) warmup iters: %d iters: 20 agg iters: %d "
@@ -510,8 +513,6 @@ int nt_write(const nt_log_t *log, FILE *f) {
     return ferror(f) ? BATON_EIO : 0;
 }
 
-static int coll_reduces(coll_t c) { return c == COLL_ALLREDUCE || c == COLL_REDUCE_SCATTER || c == COLL_REDUCE; }
-static int coll_rooted(coll_t c) { return c == COLL_BROADCAST || c == COLL_REDUCE; }
 
 int nt_columns_allow(const nt_log_t *log, coll_t c) {
     if (!log->coll_guessed) return 1;
