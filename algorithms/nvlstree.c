@@ -3,17 +3,22 @@
  * the nodes.
  *
  * Each node's NVSwitch adds what its g GPUs send it; the node sum of block b
- * (of g blocks) goes to the node's GPU b, which reduces it up a binary tree
- * of the nodes' GPU b and broadcasts the total back down, and hands the
- * total to its switch, which multicasts it to the node's GPUs. As NCCL's
- * connectNvls: the tree over nodes is its double binary tree (ncclGetDtree,
- * algo_dtree), channel group cc on tree cc % 2, so a node is interior in one
- * tree at most. Each GPU moves n (g + 1)/g bytes each way on its NVLink and
- * about n/g over its NIC each way: two 8-GPU nodes pass the bus bandwidth any
- * ring over their NICs can carry.
+ * (of B blocks) goes to the node's GPU b, its head, which reduces it up a
+ * binary tree of the nodes' GPU b and broadcasts the total back down, and
+ * hands the total to its switch, which multicasts it to the node's GPUs. B
+ * is NCCL's nHeads, min(g, NCCL_MAX_NVLS_ARITY 32) (search.cc: NVLS graphs
+ * have at most that many channels, a head each): on a 72-GPU NVLink domain
+ * 32 GPUs and their NICs carry the tree, and the other 40 only send up and
+ * take the multicast. As NCCL's connectNvls: the tree over nodes is its
+ * double binary tree (ncclGetDtree, algo_dtree), channel group cc on tree
+ * cc % 2, so a node is interior in one tree at most. Each GPU moves n (B +
+ * 1)/B bytes each way on its NVLink (n for one that is not a head) and a
+ * head about n/B over its NIC each way: two 8-GPU nodes pass the bus
+ * bandwidth any ring over their NICs can carry.
  *
  * Streams of GPU r (node N, local j), per pipeline step i of channel group
- * cc, in tree cc % 2 (parent P, children D0, D1 of N):
+ * cc, in tree cc % 2 (parent P, children D0, D1 of N); roles 1, 2 and 4
+ * only on heads (j < B):
  *   role 0  send (b, i) to switch N (its role j), every b
  *   role 1  recv node sum (j, i) from the switch; [two children: a token to
  *           role 4]; + recv from D0's role 1; [+ the token back from role
@@ -35,12 +40,12 @@
  *                                         \--net--> gpu b -> sw1 -> node 1
  *
  * Cost (approximate, nvlsnode_cost): the node's half at both ends of the
- * pipeline, 2(a_s + g u b_s) + 2(a_s + u b_s), up the tree and back down,
+ * pipeline, 2(a_s + B u b_s) + 2(a_s + u b_s), up the tree and back down,
  * 2h(a + u b) for the taller tree's height h (a chain of the G nodes took
  * 2(G - 1)), then k - 1 steps of the busier of the NIC (u b) and the GPU's
- * NVLink ((g + 1) u b_s: its g chunks up and its block's total up to the
- * multicast, the g totals down and its block's node sum), a step's latency
- * hidden behind the data in flight on C channels; u = n/gk, b_s a GPU's link
+ * NVLink ((B + 1) u b_s: its B blocks up and its block's total up to the
+ * multicast, the B totals down and its block's node sum), a step's latency
+ * hidden behind the data in flight on C channels; u = n/Bk, b_s a GPU's link
  * to its switch at the switch's efficiency (cost_model_t.helper_beta). On a
  * machine (peer_slots) b is the busiest link of a step of each tree, halved
  * (the channel groups alternate): 8 GPUs behind one NIC take 8 blocks' time.
@@ -58,6 +63,7 @@
  * GPU's 5, a switch's g + 1), so the groups' latencies overlap as NCCL's
  * channels' do. */
 static int gpn(const sched_t *s) { return (int)s->param[0]; }
+static int is_head(const sched_t *s, int r) { return r % gpn(s) < (int)s->nblocks; }
 static int width(const sched_t *s) { return gpn(s) + 1 > 5 ? gpn(s) + 1 : 5; }
 static uint32_t steps_in(const sched_t *s, int cc) { return nvlsnode_steps(s, cc); }
 static uint32_t chunk(const sched_t *s, int b, int cc, uint32_t t) { return nvlsnode_chunk(s, b, cc, t); }
@@ -84,6 +90,7 @@ static int is_root(const sched_t *s, int N, int cc) { return place(s, N, cc).up 
  * root turns the total around. */
 static int tree_up_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
     int g = gpn(s), N = r / g, j = r % g, sw = s->nranks + N;
+    if (!is_head(s, r)) return 0;
     place_t x = place(s, N, cc);
     int root = x.up < 0, nc = x.nkids;
     uint32_t adds = nc == 2 ? 3 : (uint32_t)nc, per = 1 + adds + (root ? (uint32_t)nc + 1 : 1);
@@ -108,6 +115,7 @@ static int tree_up_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *
  * sum has been copied in. */
 static int tree_side_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
     int g = gpn(s), N = r / g, j = r % g;
+    if (!is_head(s, r)) return 0;
     place_t x = place(s, N, cc);
     uint32_t t = pc / 3, q = pc % 3;
     if (x.nkids < 2 || t >= steps_in(s, cc)) return 0;
@@ -121,6 +129,7 @@ static int tree_side_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t
 /* role 2: the total from the parent, on to the children and the switch's multicast. */
 static int tree_down_op(const sched_t *s, int r, int cc, uint32_t pc, sched_op_t *op) {
     int g = gpn(s), N = r / g, j = r % g, sw = s->nranks + N;
+    if (!is_head(s, r)) return 0;
     place_t x = place(s, N, cc);
     if (x.up < 0) return 0;
     uint32_t per = 2 + (uint32_t)x.nkids, t = pc / per, q = pc % per;
@@ -155,14 +164,15 @@ static int nvlstree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
         return err_set(e, BATON_EUNSUP, "nvlstree needs nodes of 2 or more GPUs (group_size or --group dividing %d)", p);
     if (p / g < 2) return err_set(e, BATON_EUNSUP, "nvlstree runs across nodes; on one node use nvls");
     uint64_t k = algo_pipeline_chunks(s->bytes, o), C = o && o->channels > 0 ? (uint64_t)o->channels : 1;
-    if (k * (uint64_t)g > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 2^20 chunks in all", (unsigned long long)k);
+    int B = nvlstree_heads(g);
+    if (k * (uint64_t)B > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 2^20 chunks in all", (unsigned long long)k);
     if (C > k) C = k;
     s->param[0] = g;
     s->param[1] = (int64_t)k;
     s->param[2] = (int64_t)C;
     s->helpers = p / g;
     s->nchannels = (int)C * width(s);
-    sched_layout(s, (uint32_t)g, (uint32_t)k);
+    sched_layout(s, (uint32_t)B, (uint32_t)k);
     s->prog = nvlstree_prog;
     return 0;
 }
@@ -172,7 +182,7 @@ static double nvlstree_cost(const cost_model_t *m, int p, uint64_t n, const algo
     uint64_t k, C;
     nvlsnode_shape(p, n, o, &g, &k, &C);
     if (g < 1) return 0;
-    return nvlsnode_cost(m, g, k, C, n, 2.0 * algo_dtree_height(p / g));      /* up the tree and back down */
+    return nvlsnode_cost(m, nvlstree_heads(g), k, C, n, 2.0 * algo_dtree_height(p / g));   /* up the tree and back down */
 }
 
 /* The network part of a steady step (algo.h, peer_slots): in each tree a
@@ -183,6 +193,7 @@ static double nvlstree_cost(const cost_model_t *m, int p, uint64_t n, const algo
  * the busiest link's time for a step: eight GPUs behind one NIC share it. */
 static int tree_peer(const sched_t *s, int c, int r) {
     int g = gpn(s), N = r / g;
+    if (!is_head(s, r)) return -1;
     place_t x = place(s, N, c / 3);
     int to = c % 3 == 0 ? x.up : x.down[c % 3 - 1];
     return to < 0 ? -1 : to * g + r % g;

@@ -170,11 +170,11 @@ Test(machines_2026, aws_instances_by_name_with_3200_gbps_of_efa) {
     th_says("predict -t p6-b200 --set gpus=9 -c allreduce -s 1MiB", 1, "a p6-b200.48xlarge instance has 8 GPUs", 1);
 }
 
-/* A named nvlstree on two racks cuts 64 MiB into steps of 72 blocks of 14
- * KiB, which the simulator's switch roles take one receive at a time: sim
+/* A named nvlstree on two racks cuts 64 MiB into steps of 32 blocks (NCCL's
+ * heads) of 32 KiB, which the simulator's switch roles take one receive at a time: sim
  * says so and what cuts them as NCCL does; -a nccl (NCCL's loops) does not. */
 Test(machines_2026, small_nvlstree_blocks_are_named) {
-    th_says("sim -t gb200-nvl72 --set racks=2 -c allreduce -a nvlstree -s 64MiB", 0, "caution  64 steps of 72 blocks of", 1);
+    th_says("sim -t gb200-nvl72 --set racks=2 -c allreduce -a nvlstree -s 64MiB", 0, "caution  64 steps of 32 blocks of", 1);
     th_says("sim -t gb200-nvl72 --set racks=2 -c allreduce -a nccl -s 64MiB", 0, "blocks of", 0);
     th_says("sim -t cluster-h100 --set nodes=2 -c allreduce -a nvlstree -s 64MiB", 0, "blocks of", 0);
 }

@@ -176,6 +176,46 @@ Test(machines, nvlstree_reduces_in_each_node_and_trees_the_nodes) {
     topo_free(t);
 }
 
+/* NVLSTree on nodes of more than 32 GPUs takes NCCL's 32 heads (nHeads:
+ * NCCL_MAX_NVLS_ARITY, search.cc): on 2 and 3 nodes of 33 and 40 GPUs the
+ * result is right, remainders included, and (link statistics, exactly) a
+ * head's NIC carries n/32 each way and its switch link n + n/32, while the
+ * other GPUs' NICs carry nothing and their switch links n (they send every
+ * block up and take every total from the multicast). */
+Test(machines, nvlstree_takes_32_heads_on_larger_nodes) {
+    for (int nodes = 2; nodes <= 3; nodes++)
+        for (int gpus = 33; gpus <= 40; gpus += 7)
+            for (int ch = 1; ch <= 3; ch += 2) {
+                topo_t *t = small_cluster("nvls-cluster", nodes, gpus);
+                expect_allreduce_verifies(t, "nvlstree", 4099 * (uint64_t)gpus + 5, ch, ch == 3 ? 4 : 0);
+                topo_free(t);
+            }
+    topo_t *t = small_cluster("nvls-cluster", 2, 40);
+    uint64_t n = 32 * 4096 * 8;
+    engine_opts_t eo = {.link_stats = 1};
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nvlstree", .bytes = n, .proto = PROTO_SIMPLE, .engine = &eo,
+                   .opts = {.channels = 1}};
+    run_out_t o;
+    cr_assert_eq(run_collective(t, &q, &o, NULL), 0);
+    int heads = 0;
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        const topo_dlink_t *d = topo_dlink(t, l);
+        node_kind_t ks = topo_node(t, d->src)->kind, kd = topo_node(t, d->dst)->kind;
+        int gpu = ks == NODE_GPU ? d->src : d->dst, local = topo_node(t, gpu)->rank % 40, head = local < 32;
+        if ((ks == NODE_GPU && kd == NODE_NIC) || (ks == NODE_NIC && kd == NODE_GPU)) {
+            cr_expect_eq(o.eng.link_bytes[l], head ? n / 32 : 0, "%s -> %s: %llu B", topo_node(t, d->src)->name,
+                         topo_node(t, d->dst)->name, (unsigned long long)o.eng.link_bytes[l]);
+            heads += head && ks == NODE_GPU;
+        }
+        if ((ks == NODE_GPU && kd == NODE_SWITCH) || (ks == NODE_SWITCH && kd == NODE_GPU))
+            cr_expect_eq(o.eng.link_bytes[l], head ? n + n / 32 : n, "%s -> %s: %llu B", topo_node(t, d->src)->name,
+                         topo_node(t, d->dst)->name, (unsigned long long)o.eng.link_bytes[l]);
+    }
+    cr_expect_eq(heads, 2 * 32, "heads sending to their NICs: %d", heads);
+    engine_result_free(&o.eng);
+    topo_free(t);
+}
+
 /* NVLSTree with one NIC for a node's eight GPUs: every GPU's share of the
  * chain crosses that NIC, which then carries n each way (link statistics,
  * exactly), so the all-reduce takes at least n / 50 GB/s; the closed form

@@ -244,8 +244,18 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
     free(g1);
     cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1GiB -g 8 --set nodes=4", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "widened 1.55x: 1 doublings from the rank counts its logs ran") != NULL, "%s", out);
+    cr_expect(strstr(out, "held-out errors at sizes >= 64 MiB") != NULL, "%s", out);
     free(out);
-    /* the band's ends, widened 1 + 0.55 a doubling: 32 ranks are one from 16, 512 five */
+    cr_assert_eq(th_cli("predict -t build/h200-band.yaml -c allreduce -s 1KiB -g 8 --json", &out, 1), 0, "%s", out);
+    topo_t *b1 = th_load("build/h200-band.yaml", NULL);
+    const topo_calib_t *k1 = &topo_params_c(b1)->calib;
+    double t1 = th_json_num(out, "time_s");
+    cr_expect_float_eq(th_json_num(out, "time_high_s"), t1 / (1 + k1->band_lo_pct / 100), 1e-9 * t1, "1 KiB: %s", out);
+    topo_free(b1);
+    free(out);
+    /* the band's ends, widened 1 + 0.55 a doubling: 32 ranks are one from 16,
+     * 512 five; 1 GiB takes the large sizes' own band (band_large_pct), which
+     * the log's mid sizes do not widen */
     const char *scales[] = {"nodes=2", "nodes=4", "nodes=64"};
     const double widen[] = {1, 1.55, 3.75};
     for (int i = 0; i < 3; i++) {
@@ -255,8 +265,10 @@ Test(overlay, the_band_holds_where_the_logs_ran) {
         double t = th_json_num(out, "time_s"), lo = th_json_num(out, "time_low_s"), hi = th_json_num(out, "time_high_s");
         topo_t *b = th_load("build/h200-band.yaml", NULL);
         const topo_calib_t *k = &topo_params_c(b)->calib;
-        cr_expect_float_eq(lo, t / (1 + k->band_hi_pct * widen[i] / 100), 1e-9 * t, "%s: %s", scales[i], out);
-        cr_expect_float_eq(hi, t / (1 + k->band_lo_pct * widen[i] / 100), 1e-9 * t, "%s: %s", scales[i], out);
+        cr_assert(k->large_lo_pct < k->large_hi_pct, "the record has a large sizes' band");
+        cr_expect(k->large_hi_pct - k->large_lo_pct < k->band_hi_pct - k->band_lo_pct, "narrower than all sizes'");
+        cr_expect_float_eq(lo, t / (1 + k->large_hi_pct * widen[i] / 100), 1e-9 * t, "%s: %s", scales[i], out);
+        cr_expect_float_eq(hi, t / (1 + k->large_lo_pct * widen[i] / 100), 1e-9 * t, "%s: %s", scales[i], out);
         topo_free(b);
         free(out);
     }
@@ -438,4 +450,16 @@ Test(overlay, a_fit_on_channels_keeps_them) {
     cr_assert_not_null(text);
     cr_expect(strstr(text, "channels: \"4\"") != NULL, "%s", text);
     free(text);
+}
+
+/* A record's large sizes' band is [low, high] as band_pct is; anything else
+ * is named with its line. */
+Test(overlay, a_malformed_large_band_is_named) {
+    FILE *f = fopen("build/bad-band.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: bad-band\nextends: \"hgx-h100\"\ncalibration:\n  algo: nccl\n  proto: auto\n  model: closed\n"
+          "  band_pct: [-5, 5]\n  band_large_pct: [3, -3]\n", f);
+    fclose(f);
+    th_says("topo build/bad-band.yaml", 1, "bad-band.yaml:8", 1);
+    th_says("topo build/bad-band.yaml", 1, "'band_large_pct' is [low, high]", 1);
 }

@@ -145,3 +145,23 @@ Test(scale, polaris_all_reduce_fit_is_physical_with_nccls_pick) {
     free(out);
     unlink(path);
 }
+
+/* Polaris's 2 and 8 nodes hang off one switch, so their logs never cross a
+ * switch-switch link; the fit's network efficiency is the fabric's all the
+ * same (calibrating.md: nic-switch and switch-switch as one "network"), and
+ * the file it writes carries it to both classes, which 128 nodes cross
+ * (before, 128 nodes kept switch-switch at the file's 1 and answered what
+ * the uncalibrated file did). */
+Test(scale, a_single_switch_fit_carries_the_network_to_the_spine) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t polaris --set nccl_version=2.18 --cv 0 -c allgather -o build/polaris-net.yaml "
+                        "--nccl-tests validate/logs/nccl-tests-scale/polaris_nccl_2_18_n2_all_gather_setup5.txt "
+                        "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n8_all_gather_setup5.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "  network efficiency") != NULL, "%s", out);
+    free(out);
+    topo_t *t = th_load("build/polaris-net.yaml", "nodes=128");
+    double nic = topo_class_efficiency(t, "nic-switch"), spine = topo_class_efficiency(t, "switch-switch");
+    cr_expect(nic < 0.95, "the fit moved the network: %g", nic);
+    cr_expect_eq(spine, nic, "switch-switch %g, nic-switch %g", spine, nic);
+    topo_free(t);
+}

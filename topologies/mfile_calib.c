@@ -37,10 +37,24 @@ static int read_seen(mfile_t *c, ynode_t *v, topo_calib_t *k) {
     return 0;
 }
 
+/* A band [low, high] (%) at key, into lo and hi (left as they are where absent). */
+static int read_band(mfile_t *c, ynode_t *m, const char *key, double *lo_pct, double *hi_pct) {
+    ynode_t *v = mf_get(c, m, key);
+    if (v == NULL) return 0;
+    const char *lo = ydoc_is_seq(v) && ydoc_len(v) == 2 ? ydoc_scalar(ydoc_item(c->doc, v, 0)) : NULL;
+    const char *hi = lo ? ydoc_scalar(ydoc_item(c->doc, v, 1)) : NULL;
+    char *e1 = NULL, *e2 = NULL;
+    if (lo && hi) *lo_pct = strtod(lo, &e1), *hi_pct = strtod(hi, &e2);
+    if (!lo || !hi || e1 == lo || *e1 || e2 == hi || *e2 || *lo_pct > *hi_pct)
+        return mf_fail(c, v, "'%s' is [low, high]: the errors (%%) held-out sizes fell within", key, NULL);
+    return 0;
+}
+
 /* calibration: {algo: nccl, proto: auto, model: closed, mape_pct: 3.2,
- * cv_mape_pct: 5.1, band_pct: [-6.1, 5.3], seen: [...], logs: [...], date: ...}. */
+ * cv_mape_pct: 5.1, band_pct: [-6.1, 5.3], band_large_pct: [-4.0, 3.1],
+ * seen: [...], logs: [...], date: ...}. */
 int mf_read_calibration(mfile_t *c, ynode_t *root) {
-    static const char *const keys[] = {"algo", "proto", "model", "contention", "mape_pct", "cv_mape_pct", "band_pct", "seen",
+    static const char *const keys[] = {"algo", "proto", "model", "contention", "mape_pct", "cv_mape_pct", "band_pct", "band_large_pct", "seen",
                                        "logs", "date", "nccl", NULL};
     ynode_t *m = mf_get(c, root, "calibration"), *v;
     topo_calib_t *k = &topo_params(c->t)->calib;
@@ -67,14 +81,9 @@ int mf_read_calibration(mfile_t *c, ynode_t *root) {
         *dst[i] = s ? strtod(s, &end) : -1;
         if (s == NULL || end == s || *end || *dst[i] < 0) return mf_fail(c, v, "'%s' is a percentage", num[i], NULL);
     }
-    if ((v = mf_get(c, m, "band_pct"))) {
-        const char *lo = ydoc_is_seq(v) && ydoc_len(v) == 2 ? ydoc_scalar(ydoc_item(c->doc, v, 0)) : NULL;
-        const char *hi = lo ? ydoc_scalar(ydoc_item(c->doc, v, 1)) : NULL;
-        char *e1 = NULL, *e2 = NULL;
-        if (lo && hi) k->band_lo_pct = strtod(lo, &e1), k->band_hi_pct = strtod(hi, &e2);
-        if (!lo || !hi || e1 == lo || *e1 || e2 == hi || *e2 || k->band_lo_pct > k->band_hi_pct)
-            return mf_fail(c, v, "'band_pct' is [low, high]: the errors (%%) held-out sizes fell within", NULL, NULL);
-    }
+    if ((rc = read_band(c, m, "band_pct", &k->band_lo_pct, &k->band_hi_pct)) < 0 ||
+        (rc = read_band(c, m, "band_large_pct", &k->large_lo_pct, &k->large_hi_pct)) < 0)
+        return rc;
     const char *nv = (v = mf_get(c, m, "nccl")) ? ydoc_scalar(v) : NULL;
     if (v && (nv == NULL || strlen(nv) >= sizeof k->nccl))
         return mf_fail(c, v, "'nccl' is the logs' NCCL versions, at most 63 characters", NULL, NULL);

@@ -83,6 +83,8 @@ typedef struct topo_calib {
     double mape_pct;     /* in sample; -1 unknown */
     double cv_mape_pct;  /* held out (cross-validation); -1 unknown */
     double band_lo_pct, band_hi_pct;       /* 90 % of held-out errors lie in [lo, hi] %; both 0 if unknown */
+    double large_lo_pct, large_hi_pct;     /* the same over sizes >= 64 MiB alone (band_large_pct); both 0 if
+                                              unknown: a band for the large sizes that mid sizes' misses do not widen */
     int nseen;           /* what the fitted sizes covered (`seen:`), where the band holds; 0: not recorded */
     topo_seen_t seen[TOPO_MAX_SEEN];
     char what_if[96];    /* the first --set K=V that moved the machine from what its logs ran

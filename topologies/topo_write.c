@@ -90,6 +90,8 @@ static void write_record(FILE *f, const topo_calib_t *k, const char *const *logs
     if (k->mape_pct >= 0) fprintf(f, "  mape_pct: %.4f\n", k->mape_pct);
     if (k->cv_mape_pct >= 0) fprintf(f, "  cv_mape_pct: %.4f\n", k->cv_mape_pct);
     if (k->band_lo_pct < k->band_hi_pct) fprintf(f, "  band_pct: [%.4f, %.4f]\n", k->band_lo_pct, k->band_hi_pct);
+    if (k->large_lo_pct < k->large_hi_pct)
+        fprintf(f, "  band_large_pct: [%.4f, %.4f]\n", k->large_lo_pct, k->large_hi_pct);
     if (k->nseen) fprintf(f, "  seen:\n");
     for (int i = 0; i < k->nseen; i++)
         fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, gpus_per_thread: %d}\n", coll_name((coll_t)k->seen[i].coll),

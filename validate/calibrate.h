@@ -80,10 +80,15 @@ int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit
  * predicted by a fit of a fresh machine (from fresh) to the others; K at
  * least the samples is leave-one-out. mape_pct is the mean absolute
  * held-out error, the band where 90 % of the signed errors fell (all of them
- * with fewer than 10). At least 3 samples. */
+ * with fewer than 10); the large band the same over sizes >= 64 MiB alone
+ * (CAL_LARGE; both 0 with fewer than CAL_LARGE_MIN of them). At least 3
+ * samples. */
+#define CAL_LARGE (64ull << 20)
+#define CAL_LARGE_MIN 4
 typedef struct cal_cv {
     int folds;
     double mape_pct, band_lo_pct, band_hi_pct;
+    double large_lo_pct, large_hi_pct;
 } cal_cv_t;
 typedef topo_t *(*cal_fresh_fn)(void *ctx, baton_err_t *e);
 int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sample_t *s, int n, int k, cal_cv_t *out,

@@ -48,6 +48,7 @@ void run_error_bars(const topo_t *t, const run_req_t *q, int other_rule, run_out
     int g = q->gpus_per_thread > 1 ? q->gpus_per_thread : 1, seen_g;
     o->time_lo_s = o->time_hi_s = 0;
     o->band_outside = 0;
+    o->band_large = 0;
     o->band_widen = 1;
     if (!k->present || !(k->band_lo_pct < k->band_hi_pct) || k->band_lo_pct <= -100) return;
     if (other_rule) {                              /* its errors were another rule's */
@@ -64,7 +65,11 @@ void run_error_bars(const topo_t *t, const run_req_t *q, int other_rule, run_out
     /* The errors were measured with the logs' launches in the time; they are
      * known, so the band keeps its width in seconds with another -g. */
     double shift = (seen_g - g) * topo_params_c(t)->launch, was = o->time_s + shift;
-    double lo = fmax(k->band_lo_pct * o->band_widen, -99), hi = k->band_hi_pct * o->band_widen;   /* at most 100x */
+    /* a large call takes the large sizes' own band where the record has one:
+     * mid sizes' misses (a protocol switch, a rendezvous) no longer set it */
+    o->band_large = o->bytes >= (64ull << 20) && k->large_lo_pct < k->large_hi_pct;
+    double blo = o->band_large ? k->large_lo_pct : k->band_lo_pct, bhi = o->band_large ? k->large_hi_pct : k->band_hi_pct;
+    double lo = fmax(blo * o->band_widen, -99), hi = bhi * o->band_widen;   /* at most 100x */
     o->time_lo_s = fmax(was / (1 + hi / 100) - shift, 0);
     o->time_hi_s = was / (1 + lo / 100) - shift;
 }

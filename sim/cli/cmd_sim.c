@@ -240,8 +240,8 @@ static void time_line(const run_out_t *r, const topo_t *t, const char *tm) {
     if (r->time_hi_s > 0) {                          /* both ends in the time's own unit */
         double u = r->time_s >= 1 ? 1 : r->time_s >= 1e-3 ? 1e-3 : r->time_s >= 1e-6 ? 1e-6 : 1e-9;
         const char *un = u == 1 ? "s" : u == 1e-3 ? "ms" : u == 1e-6 ? "us" : "ns";
-        printf("  time     %s (%s; %.3g-%.3g %s with 90 %% confidence, by the calibration's held-out errors", tm,
-               how, r->time_lo_s / u, r->time_hi_s / u, un);
+        printf("  time     %s (%s; %.3g-%.3g %s with 90 %% confidence, by the calibration's held-out errors%s", tm,
+               how, r->time_lo_s / u, r->time_hi_s / u, un, r->band_large ? " at sizes >= 64 MiB" : "");
         if (r->band_widen > 1)
             printf(",\n           widened %.2fx: %.3g doublings from the rank counts its logs ran", r->band_widen,
                    (r->band_widen - 1) / RUN_BAND_PER_DOUBLING);
@@ -262,16 +262,18 @@ static void time_line(const run_out_t *r, const topo_t *t, const char *tm) {
 }
 
 /* A simulated nvlstree or collnet whose steps (its own, one a MiB) cut each
- * GPU's block below 64 KiB: the switch's roles take a step's g blocks one
- * receive at a time, each a hop's latency, so many small blocks run far
- * slower than NCCL's loops (two GB200 racks at 1 GiB: 76 ms, in NCCL's
- * loops 3.6): say so and what sizes it as NCCL does. */
+ * GPU's block below 64 KiB: the switch's roles take a step's blocks (its
+ * heads' for nvlstree, g for collnet) one receive at a time, each a hop's
+ * latency, so many small blocks run far slower than NCCL's loops (two GB200
+ * racks at 1 GiB: 35 ms, in NCCL's loops 3.5): say so and what sizes it as
+ * NCCL does. */
 static void small_blocks(const run_out_t *r) {
     if (!r->simulated || r->nccl_steps > 0 || !r->algo || (strcmp(r->algo->name, "nvlstree") && strcmp(r->algo->name, "collnet")))
         return;
     int g;
     uint64_t k, C;
     nvlsnode_shape(r->ranks, r->bytes, &r->opts, &g, &k, &C);
+    if (strcmp(r->algo->name, "nvlstree") == 0) g = nvlstree_heads(g);      /* its blocks a step: a head each */
     uint64_t block = g > 0 && k > 0 ? r->bytes / ((uint64_t)g * k) : 0;
     if (g < 2 || block >= 65536) return;
     char sz[32];

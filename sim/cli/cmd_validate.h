@@ -84,6 +84,7 @@ typedef struct {
     const cal_fit_t *fit;     /* NULL: nothing was fitted */
     double cv_mape;           /* -1: no cross-validation */
     double band_lo, band_hi;  /* % */
+    double large_lo, large_hi;    /* %, sizes >= 64 MiB alone (cal_cv_t); both 0: too few of them */
     int folds;
     int logged;               /* sizes whose plan the logs' TUNING lines gave */
     const cmd_val_args_t *args; /* its messages about the logs (a->said), for JSON; NULL: none */

@@ -64,7 +64,8 @@ int cmd_val_cross_validate(const cmd_val_args_t *a, const cal_req_t *q, cal_samp
                            baton_err_t *e) {
     cal_cv_t cv = {0};
     int rc = cal_cross_validate(fresh_machine, (void *)a, q, s, n, a->cv, &cv, e);
-    if (rc == 0) x->cv_mape = cv.mape_pct, x->band_lo = cv.band_lo_pct, x->band_hi = cv.band_hi_pct, x->folds = cv.folds;
+    if (rc == 0) x->cv_mape = cv.mape_pct, x->band_lo = cv.band_lo_pct, x->band_hi = cv.band_hi_pct, x->folds = cv.folds,
+                 x->large_lo = cv.large_lo_pct, x->large_hi = cv.large_hi_pct;
     return rc;
 }
 
@@ -85,7 +86,7 @@ int cmd_val_write_calibrated(const cmd_val_args_t *a, const cal_req_t *q, topo_t
     if (!cmd_find_topo(a->topo, base, sizeof base)) return err_set(e, BATON_EIO, "%s: cannot find it again", a->topo);
     if (topo_find_ref(base, rel, sizeof rel) < 0) return err_set(e, BATON_EIO, "%s: cannot resolve its path", base);
     *k = (topo_calib_t){.present = 1, .mape_pct = mape, .cv_mape_pct = x->cv_mape, .band_lo_pct = x->band_lo,
-                        .band_hi_pct = x->band_hi};
+                        .band_hi_pct = x->band_hi, .large_lo_pct = x->large_lo, .large_hi_pct = x->large_hi};
     snprintf(k->algo, sizeof k->algo, "%s", q->algo);
     snprintf(k->nccl, sizeof k->nccl, "%s", a->nccl);
     for (int i = 0; i < 2 && !a->env_mixed && a->env_logs; i++)       /* what the logs' NCCL was told */

@@ -63,6 +63,7 @@ static void json_extra(const cmd_val_extra_t *x) {
     printf(",\"plan_logged_sizes\":%d", x->logged);
     if (x->args) cmd_val_json_said(x->args);
     if (x->cv_mape >= 0) printf(",\"cv_folds\":%d,\"cv_mape_pct\":%.4f,\"band_pct\":[%.4f,%.4f]", x->folds, x->cv_mape, x->band_lo, x->band_hi);
+    if (x->cv_mape >= 0 && x->large_lo < x->large_hi) printf(",\"band_large_pct\":[%.4f,%.4f]", x->large_lo, x->large_hi);
     if (x->fit == NULL) return;
     printf(",\"replanned\":%s,\"links_kept\":%s,\"parameters\":[", x->fit->replanned ? "true" : "false",
            x->fit->links_kept ? "true" : "false");
@@ -221,6 +222,9 @@ void cmd_val_print_fit(const cmd_val_args_t *a, const cal_fit_t *f, const cmd_va
     if (x->cv_mape >= 0)
         printf("cross-validated (%d folds): MAPE %.2f %% on sizes each fit did not see; 90 %% of errors within "
                "[%+.1f %%, %+.1f %%]\n", x->folds, x->cv_mape, x->band_lo, x->band_hi);
+    if (x->cv_mape >= 0 && x->large_lo < x->large_hi)
+        printf("  at sizes >= 64 MiB alone within [%+.1f %%, %+.1f %%]: the band predict gives those sizes\n", x->large_lo,
+               x->large_hi);
     fflush(stdout);                               /* warnings after the table, not inside it */
     int bound = 0;
     for (int i = 0; i < f->k; i++)

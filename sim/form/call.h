@@ -61,6 +61,7 @@ typedef struct run_out {
     double time_s;
     double time_lo_s, time_hi_s;   /* a calibrated machine's error bars (90 %), set by
                                       run_error_bars; both 0 when it has none */
+    int band_large;          /* 1: the band is the large sizes' own (band_large_pct: >= 64 MiB) */
     double band_widen;       /* > 1: the band carried to a rank count the calibration's logs did not
                                 run, widened by RUN_BAND_PER_DOUBLING a doubling away from them */
     int band_outside;        /* the machine has a band, but not for this call: 1 outside what its

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../../algorithms/nvls_node.h"
 #include "../../topologies/graph.h"
 #include "../../topologies/topo.h"
 #include "sockmsgs.h"
@@ -195,7 +196,7 @@ int ncclrule_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc, in
  * for NVLS_TREE, nvls.cc): a loop moves a chunk per channel per head, on
  * NVLS's channels (view_nvls: 16 on Hopper, 24 or 32 on Blackwell by version,
  * domains and NICs; `plan` prints the same) and the node's heads (a GPU with
- * its NIC); the chunk is NVLSTree's largest (view_nvls: 128 KiB, 64 KiB from 4
+ * its NIC, at most 32: nvlstree_heads); the chunk is NVLSTree's largest (view_nvls: 128 KiB, 64 KiB from 4
  * nodes on Hopper; Blackwell's by its NICs from 2.30.3), 64 KiB below four
  * loops of 128 KiB, 32 KiB below one loop of 64 KiB. A step of nvlstree is
  * a loop, 16 chunks a GPU: the fill of 16 channels' chunks each at a
@@ -207,7 +208,7 @@ static int nccl_nvlstree_loops(topo_t *t, int p, int g, int heads, uint64_t n) {
     tuning_machine_t m = {.nranks = p, .nnodes = p / g, .arch = tp->arch >= 0 ? (arch_t)tp->arch : ARCH_AMPERE};
     view_nvls_t x;
     view_nvls(t, &m, &x);
-    uint64_t ops = (uint64_t)(x.channels > 0 ? x.channels : 16) * (uint64_t)(heads > 0 ? heads : g);
+    uint64_t ops = (uint64_t)(x.channels > 0 ? x.channels : 16) * (uint64_t)nvlstree_heads(heads > 0 ? heads : g);
     uint64_t chunk = x.tree_chunk > 0 ? (uint64_t)x.tree_chunk : p / g >= 4 ? 65536 : 131072;
     if (n < 4 * ops * chunk && chunk > 65536) chunk = 65536;
     if (n < ops * chunk && chunk > 32768) chunk = 32768;
