@@ -78,7 +78,10 @@ int msccl_is(const char *name);
 int msccl_proto(const algo_t *a);
 
 /* Write schedule s (built for some row) as MSCCL XML with protocol proto
- * ("Simple"); BATON_EUNSUP and why when the format cannot say it. */
-int msccl_export(const sched_t *s, const char *proto, FILE *out, baton_err_t *e);
+ * ("Simple"); BATON_EUNSUP and why when the format cannot say it. *most
+ * (if not NULL): the steps of its longest threadblock, which MSCCL's
+ * executor bounds (MSCCL_MAX_NUM_STEPS). */
+#define MSCCL_MAX_STEPS 256    /* msccl-executor-nccl, src/include/msccl/msccl_struct.h */
+int msccl_export(const sched_t *s, const char *proto, FILE *out, int *most, baton_err_t *e);
 
 #endif

@@ -177,12 +177,13 @@ static int check_row(const sched_t *s, baton_err_t *e) {
     return 0;
 }
 
-int msccl_export(const sched_t *s, const char *proto, FILE *out, baton_err_t *e) {
+int msccl_export(const sched_t *s, const char *proto, FILE *out, int *most, baton_err_t *e) {
     int rc = check_row(s, e), p = s->nranks, C = s->nchannels;
     if (rc < 0) return rc;
     xtb_t *tb = calloc((size_t)p * C, sizeof *tb);
     if (tb == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     uint32_t total = 0;
+    if (most) *most = 0;
     for (int r = 0; r < p && rc == 0; r++)
         for (int c = 0; c < C && rc == 0; c++) rc = walk(s, r, c, &tb[(size_t)r * C + c], &total, e);
     for (int r = 0; r < p && rc == 0; r++) rc = resolve(s, r, &tb[(size_t)r * C], C, e);
@@ -199,6 +200,7 @@ int msccl_export(const sched_t *s, const char *proto, FILE *out, baton_err_t *e)
             for (int c = 0; c < C; c++) {
                 const xtb_t *b = &tb[(size_t)r * C + c];
                 if (b->n == 0) continue;
+                if (most && b->n > *most) *most = b->n;
                 fprintf(out, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\">\n", c, b->send, b->recv, c);
                 for (int i = 0; i < b->n; i++) write_step(out, i, &b->st[i], buf);
                 fputs("    </tb>\n", out);

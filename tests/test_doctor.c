@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../validate/doctor.h"
 #include "helpers.h"
 
 /* `baton expect MACHINE --cause CAUSE --format nccl-tests` into a new temporary file (its path, malloc'd). */
@@ -271,14 +272,16 @@ Test(expect, gdr_off_is_one_knob) {
 }
 
 /* Every MANIFEST log with a machine: `below:` ones get a verdict below and
- * at least one ranked cause; the others are healthy. No log is excepted:
+ * at least one ranked cause; the others are healthy, or where the band's
+ * low edge is wider than 30 % (Polaris's libfabric logs, GB200 beyond two
+ * racks) "cannot_tell", never healthy. No log is excepted:
  * the GKE pairs of one GPU and one NIC a node are marked below by what
  * their NICs carry against a healthy one-NIC log's (MANIFEST), not by
  * baton's model; Polaris's by its own fidelity bands (doctor.md). */
 Test(doctor, shipped_logs_healthy_or_below_as_marked) {
     FILE *f = fopen("validate/logs/MANIFEST", "r");
     char line[2048];
-    int healthy = 0, below = 0;
+    int healthy = 0, below = 0, unsure = 0;
     cr_assert_not_null(f);
     while (fgets(line, sizeof line, f)) {
         char log[512], machine[64], sets[256], args[1024];
@@ -295,13 +298,16 @@ Test(doctor, shipped_logs_healthy_or_below_as_marked) {
             cr_expect(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "causes")) >= 1, "%s: a ranked cause", log);
             below++;
         } else {
-            cr_expect_str_eq(str(j, "verdict"), "healthy", "%s: shortfall %.1f %%", log, th_jnum(j, "shortfall_pct"));
-            healthy++;
+            double edge = th_jnum(cJSON_GetObjectItemCaseSensitive(j, "band"), "large_low_pct");
+            cr_expect_str_eq(str(j, "verdict"), edge < -DOC_WIDEST_BAND ? "cannot_tell" : "healthy", "%s: shortfall %.1f %%, "
+                             "band edge %.0f %%", log, th_jnum(j, "shortfall_pct"), edge);
+            healthy += edge >= -DOC_WIDEST_BAND, unsure += edge < -DOC_WIDEST_BAND;
         }
         cJSON_Delete(j);
     }
     fclose(f);
-    cr_expect(healthy >= 17 && below >= 6, "%d healthy, %d below: MANIFEST read", healthy, below);
+    cr_expect(healthy >= 17 && below >= 6 && unsure >= 10, "%d healthy, %d below, %d cannot tell: MANIFEST read", healthy,
+              below, unsure);
 }
 
 Test(doctor, the_socket_log_is_read_as_the_socket_transport) {
@@ -351,8 +357,10 @@ Test(doctor, bad_input_is_named) {
 
 /* A machine whose file measures baton's error on its own logs (polaris's
  * fidelity:) is judged by that band, not its kind's: the libfabric logs,
- * 25-34 % under baton's all-reduce at their top, are healthy (a health
- * check must not drain them), and the band says whose error it is; the
+ * 25-34 % under baton's all-reduce at their top, are not below (a health
+ * check must not drain them), but within a band of 35 % doctor cannot tell
+ * (exit 4 under --fail-below: neither pass nor drain), and the band says
+ * whose error it is; the
  * socket transport's band is its own (the 128-node socket all-reduce, a
  * third of the 2- and 8-node rate, stays below). */
 Test(doctor, a_machines_own_logs_set_its_band) {
@@ -360,8 +368,8 @@ Test(doctor, a_machines_own_logs_set_its_band) {
     const char *log = "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n2_all_reduce_setup4.txt";
     char args[512];
     snprintf(args, sizeof args, "doctor -t polaris --set nodes=2 --set nccl_version=2.18 --fail-below 10 --nccl-tests %s", log);
-    cr_expect_eq(th_cli(args, &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, "verdict: healthy: busbw at >= 8 MiB is 25.5 % below the machine's") != NULL, "%s", out);
+    cr_expect_eq(th_cli(args, &out, 1), 4, "%s", out);
+    cr_expect(strstr(out, "verdict: cannot tell: busbw at >= 8 MiB is 25.5 % below the machine's") != NULL, "%s", out);
     cr_expect(strstr(out, "band: uncalibrated: baton's measured error on the logs polaris's file names (Polaris's 23 logs") != NULL, "%s", out);
     cr_expect(strstr(out, "+-35 % at a log's largest sizes") != NULL, "%s", out);
     free(out);
@@ -402,7 +410,7 @@ Test(doctor, a_bad_fidelity_record_is_named) {
  * each rack count gets its own (its held-out CoreWeave logs, MANIFEST). */
 Test(doctor, a_band_by_rank_count) {
     const char *racks[] = {"1", "2", "20"};
-    const double large[] = {13, 14, 53};
+    const double large[] = {13, 14, 55};
     for (int i = 0; i < 3; i++) {
         char args[128];
         snprintf(args, sizeof args, "expect -t gb200-nvl72 --set racks=%s --sizes 8GiB --format json", racks[i]);
@@ -599,4 +607,23 @@ Test(doctor, a_coll_its_columns_deny_is_warned) {
     th_says(args, 0, "-c allreduce, but its columns are allgather's (redop and root)", 1);
     snprintf(args, sizeof args, "doctor -t cluster-b200 -c alltoall --nccl-tests %s", log);
     th_says(args, 0, "but its columns are", 0);
+}
+
+/* Where the band is wider than 30 % (GB200 beyond two racks: 53 %, from
+ * CoreWeave's 20-rack log), a cluster whose every NIC runs at half rate
+ * stays inside it: doctor says it cannot tell, not healthy, and under
+ * --fail-below exits 4 (neither pass nor the 3 of a run below). */
+Test(doctor, a_band_too_wide_cannot_tell) {
+    char *out = NULL;
+    cr_assert_eq(th_sh("build/baton expect -t gb200-nvl72 --set racks=16 -c allreduce --sizes 512MiB:16GiB:x2 "
+                       "--cause netcap=0.5 --format nccl-tests > build/gb200-halfnic.txt", &out), 0, "%s", out);
+    free(out);
+    cJSON *j = th_cli_json("doctor -t gb200-nvl72 --set racks=16 --json --nccl-tests build/gb200-halfnic.txt");
+    cr_expect_str_eq(str(j, "verdict"), "cannot_tell");
+    cr_expect(th_jnum(j, "shortfall_pct") > 20, "a NIC at half rate shows: %.1f %%", th_jnum(j, "shortfall_pct"));
+    cJSON_Delete(j);
+    cr_expect_eq(th_cli("doctor -t gb200-nvl72 --set racks=16 --fail-below 0 --nccl-tests build/gb200-halfnic.txt", &out, 0),
+                 4, "%s", out);
+    cr_expect(strstr(out, "too wide to judge") != NULL, "%s", out);
+    free(out);
 }

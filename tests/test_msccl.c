@@ -163,7 +163,7 @@ static int round_trip(const algo_t *a, int p, const algo_opts_t *o, const algo_t
              o ? o->channels : 0);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
-    int rc = msccl_export(&s, "Simple", f, &e);
+    int rc = msccl_export(&s, "Simple", f, NULL, &e);
     fclose(f);
     if (rc < 0) {
         remove(path);

@@ -165,3 +165,32 @@ Test(scale, a_single_switch_fit_carries_the_network_to_the_spine) {
     cr_expect_eq(spine, nic, "switch-switch %g, nic-switch %g", spine, nic);
     topo_free(t);
 }
+
+/* A joint fit of Polaris's 2- and 8-node all-gathers holds out 10 sizes of
+ * 64 MiB and more: the record keeps their own band (band_large_pct), which
+ * a 1 GiB answer takes, not the band of all sizes, whose low edge the mid
+ * sizes' rendezvous misses (-60 to -80 %) set; a 1 MiB answer keeps that. */
+Test(scale, large_calls_take_the_large_sizes_band) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t polaris --set nccl_version=2.18 -c allgather -o build/polaris-band.yaml --nccl-tests "
+                        "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n2_all_gather_setup5.txt "
+                        "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n8_all_gather_setup5.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "at sizes >= 64 MiB alone within") != NULL, "%s", out);
+    free(out);
+    topo_t *b = th_load("build/polaris-band.yaml", NULL);
+    const topo_calib_t *k = &topo_params_c(b)->calib;
+    cr_assert(k->large_lo_pct < k->large_hi_pct, "a large band");
+    cr_expect(k->large_lo_pct > k->band_lo_pct + 20, "large %g, all %g", k->large_lo_pct, k->band_lo_pct);
+    const char *sizes[] = {"1GiB", "1MiB"};
+    for (int i = 0; i < 2; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "predict -t build/polaris-band.yaml --set nodes=8 -c allgather -s %s --json", sizes[i]);
+        cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+        double t = th_json_num(out, "time_s"), hi = th_json_num(out, "time_high_s"), lo = th_json_num(out, "time_low_s");
+        double edge_lo = i == 0 ? k->large_lo_pct : k->band_lo_pct, edge_hi = i == 0 ? k->large_hi_pct : k->band_hi_pct;
+        cr_expect_float_eq(hi, t / (1 + edge_lo / 100), 1e-9 * t, "%s: %s", sizes[i], out);
+        cr_expect_float_eq(lo, t / (1 + edge_hi / 100), 1e-9 * t, "%s: %s", sizes[i], out);
+        free(out);
+    }
+    topo_free(b);
+}

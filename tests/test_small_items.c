@@ -278,3 +278,66 @@ Test(smallitems, set_unknown_parameter_same_stem) {
             "no parameter 'nvlink_bw'; did you mean 'nvlink_gbps'?", 1);
     th_says("predict -t hgx-h100 -c allreduce -s 1GB --set fabric_bw=3GB/s", 1, "did you mean", 0);
 }
+
+/* --plot draws in the format its name ends with, and any other name is a
+ * usage error before anything runs (a .pdf used to get PNG bytes). */
+Test(smallitems, plot_format_follows_the_name) {
+    th_says("select -t hgx-h100 -c allreduce --sizes 1KiB,1MiB --plot build/x.pdf", 2, "name the picture FILE.png or FILE.svg",
+            1);
+    char *out;
+    if (th_sh("gnuplot --version >/dev/null 2>&1", &out) != 0) { free(out); return; }   /* no gnuplot: no picture */
+    free(out);
+    cr_assert_eq(th_cli("select -t hgx-h100 -c allreduce --sizes 1KiB,1MiB --plot build/sel-test.svg", &out, 1), 0, "%s", out);
+    free(out);
+    char *svg = th_slurp("build/sel-test.svg");
+    cr_assert_not_null(svg);
+    cr_expect(strstr(svg, "<svg") != NULL, "an SVG document");
+    free(svg);
+}
+
+/* An MSCCL file beyond the executor's 256 steps a threadblock is written
+ * (baton reads it back) with a warning saying MSCCL would refuse it. */
+Test(smallitems, msccl_export_warns_past_256_steps) {
+    th_says("export --msccl -c allreduce -a ring -p 130 -o build/ring130.xml", 0, "a threadblock of 259 steps", 1);
+    th_says("export --msccl -c allreduce -a ring -p 8 -o build/ring8.xml", 0, "threadblock of", 0);
+}
+
+/* A log that is not whole says so: lines among its rows that are no row,
+ * and a text log ending without nccl-tests' closing lines; and one whose
+ * NCCL baton has no rules for names the version it reads it with. */
+Test(smallitems, a_log_that_is_not_whole_says_so) {
+    const char *src = "validate/logs/nccl-tests/a100x16_2node_oci_roce_allreduce.txt";
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "sed '/^ *4096 /a srun: error: node17: task 3: Exited with exit code 1' %s > build/stray.txt", src);
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    free(out);
+    th_says("validate -t cluster-a100 --set nodes=2 --nccl-tests build/stray.txt", 0,
+            "1 line among the rows is no row (\"srun: error: node17:", 1);
+    th_says("doctor -t cluster-a100 --set nodes=2 --nccl-tests build/stray.txt", 0, "1 line among the rows is no row", 1);
+    snprintf(cmd, sizeof cmd, "sed '/^ *8192 /,$d' %s > build/cut.txt", src);
+    cr_assert_eq(th_sh(cmd, &out), 0, "%s", out);
+    free(out);
+    th_says("validate -t cluster-a100 --set nodes=2 --nccl-tests build/cut.txt", 0,
+            "ends after its 4 KiB row without nccl-tests' closing lines", 1);
+    char v[512];
+    snprintf(v, sizeof v, "validate -t cluster-a100 --set nodes=2 --nccl-tests %s", src);
+    th_says(v, 0, "closing lines", 0);
+    th_says(v, 0, "no row", 0);
+    cr_assert_eq(th_sh("sed 's/NCCL version 2.26.6/NCCL version 2.12.10/' validate/logs/nccl-tests-2026/B200x16_2nodes-GKE-"
+                       "A4-gIB-RoCE_dranet-gke-rdma-doc_all_gather.txt > build/v212.txt", &out), 0, "%s", out);
+    free(out);
+    th_says("validate -t cluster-b200 --nccl-tests build/v212.txt", 0,
+            "outside the versions whose rules baton knows (2.18.0 to 2.30.7): it is read with NCCL 2.30.7's", 1);
+}
+
+/* A log of another rank count against a machine sized by racks, trays or
+ * gpus: validate names those, as doctor does; an excerpt that keeps one
+ * Rank line of 144 ranks says nothing of its hosts. */
+Test(smallitems, validate_sizes_a_machine_to_the_log) {
+    th_says("validate -t gb200-nvl72 --nccl-tests validate/logs/nccl-tests-2026/GB200x8_2trays-MNNVL-IMEX_oci-hpc-oke-README_"
+            "all_reduce.txt", 1, "size it to the log's (--set racks=N or --set trays=N)", 1);
+    th_says("validate -t cluster-b200 --nccl-tests validate/logs/nccl-tests-2026/B200x2_2nodes-1GPU-1NIC-GKE-A4-gIB_dranet-"
+            "nvidia-dranet-doc_all_gather.txt", 1, "--set gpus=N sets the GPUs a node", 1);
+    th_says("validate -t gb200-nvl72 --set racks=2 --nccl-tests validate/logs/nccl-tests-2026/GB200x144_2racks-MNNVL-IB_"
+            "coreweave-nccl-tests-README_all_reduce.txt", 0, "ran on 1 host", 0);
+}

@@ -81,10 +81,11 @@ int cal_fit(topo_t *t, const cal_req_t *q, const cal_sample_t *s, int n, cal_fit
  * least the samples is leave-one-out. mape_pct is the mean absolute
  * held-out error, the band where 90 % of the signed errors fell (all of them
  * with fewer than 10); the large band the same over sizes >= 64 MiB alone
- * (CAL_LARGE; both 0 with fewer than CAL_LARGE_MIN of them). At least 3
+ * (CAL_LARGE; both 0 with fewer than CAL_LARGE_MIN of them: fewer give no
+ * 90 % quantile, and their extremes are a wider band than all sizes'). At least 3
  * samples. */
 #define CAL_LARGE (64ull << 20)
-#define CAL_LARGE_MIN 4
+#define CAL_LARGE_MIN 10
 typedef struct cal_cv {
     int folds;
     double mape_pct, band_lo_pct, band_hi_pct;

@@ -82,7 +82,7 @@ const char *doc_cause_check(const char *id) { int i = cause_index(id); return i 
 const char *doc_cause_tell(const char *id) { int i = cause_index(id); return i < 0 ? "" : causes[i].tell; }
 
 const char *doc_verdict_name(doc_verdict_t v) {
-    return v == DOC_BELOW ? "below" : v == DOC_ABOVE ? "above" : "healthy";
+    return v == DOC_BELOW ? "below" : v == DOC_ABOVE ? "above" : v == DOC_UNSURE ? "cannot_tell" : "healthy";
 }
 
 /* The file's parameter `name`, or NULL. */
@@ -568,7 +568,8 @@ static void judge(doc_report_t *r) {
     r->shortfall_pct = 100 * (1 - r->ratio);
     lo = r->band.large_lo_pct, hi = r->band.large_hi_pct;        /* the band at a log's largest sizes */
     r->band_lo_pct = lo;
-    r->verdict = r->ratio < 1 + lo / 100 ? DOC_BELOW : r->ratio > 1 + hi / 100 ? DOC_ABOVE : DOC_HEALTHY;
+    r->verdict = r->ratio < 1 + lo / 100 ? DOC_BELOW : r->ratio > 1 + hi / 100 ? DOC_ABOVE
+               : lo < -DOC_WIDEST_BAND ? DOC_UNSURE : DOC_HEALTHY;
 }
 
 /* Can PXN off be seen in this log? NCCL relays a send to another node

@@ -78,7 +78,11 @@ typedef struct doc_row {
     ex_row_t exp;
 } doc_row_t;
 
-typedef enum { DOC_HEALTHY, DOC_BELOW, DOC_ABOVE } doc_verdict_t;
+/* DOC_UNSURE: within a band whose low edge is wider than DOC_WIDEST_BAND:
+ * baton's own error on such logs would hide a cause as large as NICs at
+ * half rate, so it does not call the run healthy. */
+typedef enum { DOC_HEALTHY, DOC_BELOW, DOC_ABOVE, DOC_UNSURE } doc_verdict_t;
+#define DOC_WIDEST_BAND 30.0
 const char *doc_verdict_name(doc_verdict_t v);
 
 typedef struct doc_report {

@@ -104,9 +104,11 @@ static void learn_host(state_t *st, const char *s) {
     st->host[i].ranks++;
 }
 
-/* The hosts counted, and the ranks each holds where all hold as many. */
+/* The hosts counted, and the ranks each holds where all hold as many;
+ * unknown (0) where the Rank lines are an excerpt (one "Rank 143" line of
+ * 144 ranks names one host of many). */
 static void count_hosts(state_t *st) {
-    if (st->nhost <= 0) return;
+    if (st->nhost <= 0 || st->top_rank + 1 > st->rank_lines) return;
     st->log->hosts = st->nhost;
     st->log->per_host = -1;
     for (int i = 0; i < 2 * NT_MAX_HOSTS; i++) {
@@ -154,6 +156,7 @@ static int learn_comment(state_t *st, const char *s, int line, const char *path,
                        "one run a log; split the file and give each part (--nccl-tests A.txt B.txt)", path, line,
                        st->header_line);
     if (header) st->header_line = line;
+    if (strstr(s, "Out of bounds values") || strstr(s, "Avg bus bandwidth")) st->log->closed = 1;
     learn_test(st, s, line);
     if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) {
         st->has_root_col = strstr(s, "root") != NULL;
@@ -329,7 +332,15 @@ static int row_text(state_t *st, char *s, int line, int cut, const char *path, b
     if (st->npend && numeric(tok, n)) return add_pending(st, tok, n, line, path, e);
     if (finish_pending(st, path, e) < 0) return -1;
     if (n > 0 && !strcmp(tok[0], "size")) return learn_comment(st, s, line, path, e);   /* an old header without '#' */
-    if (!row_like(tok, n)) return 0;                                         /* warnings, ... */
+    if (!row_like(tok, n)) {                                                 /* warnings, ... */
+        if (!cut && n > 0 && st->log->nrows > 0 && !st->log->closed && st->log->stray++ == 0) {   /* inside the table */
+            st->log->stray_line = line;
+            snprintf(st->log->stray_text, sizeof st->log->stray_text, "%s", tok[0]);
+            for (int i = 1; i < n && strlen(st->log->stray_text) + strlen(tok[i]) + 2 < sizeof st->log->stray_text; i++)
+                strcat(strcat(st->log->stray_text, " "), tok[i]);
+        }
+        return 0;
+    }
     return cut ? add_pending(st, tok, n, line, path, e) : read_row(st, tok, n, line, path, e);
 }
 
@@ -426,6 +437,20 @@ int nt_noisiest(const nt_log_t *log, double *cv) {
             if (log->rows[i].iter[k].min_us >= 0 && (best < 0 || log->rows[i].iter[k].cv_pct > *cv))
                 best = i, *cv = log->rows[i].iter[k].cv_pct;
     return best;
+}
+
+int nt_whole_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n) {
+    char size[32];
+    if (which == 0 && log->stray) {
+        snprintf(buf, n, "%s:%d: %d line%s among the rows %s no row (\"%s\"): skipped; is the run whole?", path,
+                 log->stray_line, log->stray, log->stray > 1 ? "s" : "", log->stray > 1 ? "are" : "is", log->stray_text);
+        return 1;
+    }
+    if (which != 1 || log->closed || log->json || log->nrows == 0) return 0;
+    units_fmt_size(log->rows[log->nrows - 1].bytes, size, sizeof size);
+    snprintf(buf, n, "%s ends after its %s row without nccl-tests' closing lines (# Out of bounds values, # Avg bus "
+             "bandwidth): the run may have been cut off there", path, size);
+    return 1;
 }
 
 int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n) {

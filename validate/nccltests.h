@@ -44,6 +44,11 @@ int nt_noisiest(const nt_log_t *log, double *cv);
 /* The sentence validate and doctor say of it ("PATH:LINE: per-iteration
  * times (nccl-tests -I 1): ..."), 1; or 0 where the log has none. */
 int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n);
+/* What validate and doctor say of a log that is not whole: lines among its
+ * rows that are none ("srun: error: ..."), which is which = 0, or a text log
+ * that ends without nccl-tests' closing lines (a run cut off after its last
+ * row), which = 1. 1 and the sentence, or 0 where there is nothing to say. */
+int nt_whole_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n);
 /* The log's timing caveats validate and doctor warn of, one a call (k = 0,
  * 1, ...): agg iters > 1 (grouped calls), warmup iters 0. 1 with the
  * sentence in buf, 0 when there is no k-th. */

@@ -94,6 +94,13 @@ typedef struct nt_log {
     int tuning_skipped;      /* TUNING lines baton cannot follow (an unknown algorithm or form) */
     int tuning_skipped_line; /* the first of them, and what it was */
     char tuning_skipped_why[96];
+    int closed;              /* nccl-tests' closing lines are there ("# Out of bounds values",
+                                "# Avg bus bandwidth"): the run got to its end */
+    int stray;               /* lines among the rows, before the closing lines, that are no row,
+                                comment or NCCL line ("srun: error: ..."): skipped; stray_line
+                                the first, stray_text its start */
+    int stray_line;
+    char stray_text[48];
 } nt_log_t;
 
 #endif

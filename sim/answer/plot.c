@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,14 +97,16 @@ static void panels(FILE *gp, const char *dir, const select_table_t *tab, int fir
     }
 }
 
-int plot_write_files(const char *dir, const select_table_t *tab) {
+/* The script drawing tab into dir/out.png, or with svg dir/out.svg. */
+static int write_script(const char *dir, const select_table_t *tab, int svg) {
     char path[600];
     int ncoll = 0;
     for (int i = 0; i < tab->nrows; i++) ncoll += i == 0 || tab->rows[i].coll != tab->rows[i - 1].coll;
     snprintf(path, sizeof path, "%s/plot.gp", dir);
     FILE *gp = fopen(path, "w");
     if (gp == NULL) return -1;
-    fprintf(gp, "set terminal pngcairo size 1400,%d noenhanced\nset output '%s/out.png'\n", 480 * ncoll, dir);
+    fprintf(gp, "set terminal %s size 1400,%d noenhanced\nset output '%s/out.%s'\n", svg ? "svg" : "pngcairo", 480 * ncoll,
+            dir, svg ? "svg" : "png");
     fprintf(gp, "set logscale xy\nset format y '%%g'\nset xlabel 'size (bytes)'\nset grid\n"
                 "set key left top font ',8'\nset style textbox opaque noborder\nset multiplot layout %d,2\n", ncoll);
     for (int i = 0, n = 0; i < tab->nrows; n++) {
@@ -114,6 +117,14 @@ int plot_write_files(const char *dir, const select_table_t *tab) {
     }
     fprintf(gp, "unset multiplot\n");
     return fclose(gp) == 0 ? 0 : -1;
+}
+
+int plot_write_files(const char *dir, const select_table_t *tab) { return write_script(dir, tab, 0); }
+
+int plot_format_of(const char *path) {
+    size_t n = strlen(path);
+    if (n > 4 && !strcasecmp(path + n - 4, ".svg")) return 1;
+    return n > 4 && !strcasecmp(path + n - 4, ".png") ? 0 : -1;
 }
 
 /* Copy src to dst through a temporary name in dst's directory, then rename. */
@@ -139,14 +150,16 @@ static void cleanup(const char *dir) {
 }
 
 int plot_select(const select_table_t *tab, const char *png, baton_err_t *e) {
+    int svg = plot_format_of(png);
+    if (svg < 0) return err_set(e, BATON_EINVAL, "--plot %s: name the picture FILE.png or FILE.svg (its format)", png);
     if (system("gnuplot --version >/dev/null 2>&1") != 0)
         return err_set(e, BATON_EUNSUP, "--plot needs gnuplot, which is not installed (Debian: apt-get install gnuplot-nox)");
     char dir[] = "/tmp/baton-plot-XXXXXX", cmd[700], out[600];
     if (mkdtemp(dir) == NULL) return err_set(e, BATON_EIO, "cannot make a temporary directory for the plot");
     int rc = 0;
     snprintf(cmd, sizeof cmd, "gnuplot '%s/plot.gp' 2>'%s/gnuplot.err'", dir, dir);
-    snprintf(out, sizeof out, "%s/out.png", dir);
-    if (plot_write_files(dir, tab) < 0) rc = err_set(e, BATON_EIO, "cannot write the plot's files");
+    snprintf(out, sizeof out, "%s/out.%s", dir, svg ? "svg" : "png");
+    if (write_script(dir, tab, svg) < 0) rc = err_set(e, BATON_EIO, "cannot write the plot's files");
     else if (system(cmd) != 0) rc = err_set(e, BATON_EIO, "gnuplot failed (its messages are lost with the temporary files)");
     else if (install(out, png) < 0) rc = err_set(e, BATON_EIO, "%s: cannot write the plot", png);
     cleanup(dir);

@@ -45,6 +45,18 @@ static int find_topo(const char *name, char *path, size_t n) { return topo_find(
 
 int cmd_find_topo(const char *name, char *path, size_t n) { return find_topo(name, path, n); }
 
+void cmd_scale_params(const topo_t *t, char *buf, size_t n) {
+    static const char *const scale[] = {"nodes", "racks", "trays", "gpus"};
+    buf[0] = 0;
+    for (int i = 0; i < topo_nparams(t); i++) {
+        const char *k, *v;
+        topo_param_at(t, i, &k, &v);
+        for (size_t j = 0; j < sizeof scale / sizeof *scale; j++)
+            if (!strcmp(k, scale[j]) && strlen(buf) < n)
+                snprintf(buf + strlen(buf), n - strlen(buf), "%s--set %s=N", buf[0] ? " or " : "", k);
+    }
+}
+
 int cmd_calibrated_rule(const char *cmd, const topo_t *t, cmd_rule_t *r) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     char mine[96], fitted[160];

@@ -11,7 +11,7 @@
 #include "../answer/report.h"
 #include "cmd_doctor.h"
 
-enum { EXIT_FAIL_BELOW = 3 };
+enum { EXIT_FAIL_BELOW = 3, EXIT_CANNOT_TELL = 4 };
 
 static const char help[] =
     "usage: baton doctor -t MACHINE --nccl-tests LOG [LOG...] [--json] [--fail-below PCT] [--set K=V ...]\n"
@@ -19,7 +19,8 @@ static const char help[] =
     "Is this nccl-tests log what the machine should give? Per size the measured time\n"
     "and busbw against the expected (baton expect) with its band; a verdict at the\n"
     "largest sizes (the top quarter of the log's sizes): healthy, below or above, and\n"
-    "the shortfall of busbw. Below, the causes: structural changes to the machine\n"
+    "the shortfall of busbw; \"cannot tell\" within a band wider than 30 %, where\n"
+    "baton's own error would hide a NIC at half rate. Below, the causes: structural changes to the machine\n"
     "(fewer NICs, a network rate cap, the socket transport, GPUDirect RDMA off, slower\n"
     "PCIe, NVLink links down, NVLS off, PXN off, fewer channels, an algorithm or\n"
     "protocol forced, one slow GPU or node), each re-predicted over its values and\n"
@@ -34,9 +35,10 @@ static const char help[] =
     "      --json          verdict, shortfall_pct, causes [{cause, mape_pct, value, check}],\n"
     "                      tie_group [{id, tell}], pxn_unseen, rows\n"
     "      --fail-below PCT  exit 3 when a log's busbw at the largest sizes is more than\n"
-    "                      PCT % below the band's low edge (health checks; examples/)\n"
+    "                      PCT % below the band's low edge (health checks; examples/),\n"
+    "                      4 where it cannot tell (and none is below)\n"
     "  -c, --coll C        what a log ran where it names no test\n"
-    "exit: 0 judged, 1 bad input, 2 bad usage, 3 --fail-below tripped\n"
+    "exit: 0 judged, 1 bad input, 2 bad usage, 3 --fail-below tripped, 4 --fail-below cannot judge\n"
     "example:\n"
     "  baton doctor -t cluster-h100 --nccl-tests run.txt --fail-below 10\n";
 
@@ -127,13 +129,8 @@ static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample
         log.coll = (coll_t)c;
     }
     if (log.ranks != topo_whole_ranks(t)) {
-        char scale[96] = "";          /* the parameters that size the machine, to match the log's ranks */
-        for (int i = 0; i < topo_nparams(t); i++) {
-            const char *k, *v;
-            topo_param_at(t, i, &k, &v);
-            if (!strcmp(k, "nodes") || !strcmp(k, "racks") || !strcmp(k, "trays"))
-                snprintf(scale + strlen(scale), sizeof scale - strlen(scale), "%s--set %s=N", scale[0] ? " or " : "", k);
-        }
+        char scale[128];              /* the parameters that size the machine, to match the log's ranks */
+        cmd_scale_params(t, scale, sizeof scale);
         int r = log.ranks;
         nt_free(&log);
         return err_set(e, BATON_EINVAL, "%s ran on %d ranks; %s has %d: not a log of this machine%s%s%s", path, r,
@@ -149,10 +146,13 @@ static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample
     if (nt_noise_text(&log, path, noise, sizeof noise)) warn(w, "%s", noise);
     for (int k = 0; nt_timing_text(&log, path, k, noise, sizeof noise); k++) warn(w, "%s", noise);
     if ((rc = ni_read(path, info, e)) < 0) { nt_free(&log); return rc; }
-    if (log.nrows && ni_truncated(info, log.rows[log.nrows - 1].bytes))
+    int cut = log.nrows && ni_truncated(info, log.rows[log.nrows - 1].bytes);
+    if (cut)
         warn(w, "%s: cut short? its header says maxBytes %llu, the last row is %llu bytes, and no \"# Avg bus bandwidth\" "
              "line closes it: the largest sizes are missing", path, (unsigned long long)info->max_bytes,
              (unsigned long long)log.rows[log.nrows - 1].bytes);
+    for (int k = 0; k < 2 - cut; k++)             /* lines among the rows that are none; no closing lines */
+        if (nt_whole_text(&log, path, k, noise, sizeof noise)) warn(w, "%s", noise);
     if (log.wrong_rows) warn(w, "%s:%d: #wrong is not 0 in %d rows: a broken collective's times", path, log.wrong_line, log.wrong_rows);
     rc = cal_samples(&log, s, n, e);
     nt_free(&log);
@@ -204,11 +204,16 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
     printf("band: %s\n", r->band.source);
     print_rows(r);
     printf("verdict: %s: busbw at >= %s is %.1f %% %s the machine's (measured / expected %.3f; the band's low edge %+.1f %%)\n",
-           doc_verdict_name(r->verdict), from, r->shortfall_pct >= 0 ? r->shortfall_pct : -r->shortfall_pct,
+           r->verdict == DOC_UNSURE ? "cannot tell" : doc_verdict_name(r->verdict), from,
+           r->shortfall_pct >= 0 ? r->shortfall_pct : -r->shortfall_pct,
            r->shortfall_pct >= 0 ? "below" : "above", r->ratio, r->band_lo_pct);
     print_facts(info);
     if (r->verdict == DOC_ABOVE)
         printf("faster than baton's machine: the file understates it (baton calibrate fits it to this log)\n");
+    if (r->verdict == DOC_UNSURE)
+        printf("cannot tell: the band's low edge (%+.0f %%) is baton's own error on this machine's logs at this scale, "
+               "wider than %.0f %%: a cause as large as NICs at half rate would stay inside it. A calibration on a "
+               "healthy run of this machine (baton calibrate) narrows it\n", r->band_lo_pct, DOC_WIDEST_BAND);
     print_unseen(r);
     if (r->verdict != DOC_BELOW) return;
     printf("causes, ranked by their error on this log (MAPE over all sizes; the healthy machine's %.1f %%, %d machines "
@@ -281,7 +286,8 @@ static void print_json(const char *path, const topo_t *t, const doc_report_t *r,
     printf("]}");
 }
 
-/* One log: judged, printed; *tripped where --fail-below trips. */
+/* One log: judged, printed; *tripped where --fail-below trips (1), or
+ * cannot judge (2, where none trips). */
 static int one_log(const doc_args_t *a, cmd_doc_loader_t *ld, topo_t *t, const char *path, int first, int *tripped,
                    baton_err_t *e) {
     cal_sample_t *s = NULL;
@@ -298,6 +304,10 @@ static int one_log(const doc_args_t *a, cmd_doc_loader_t *ld, topo_t *t, const c
         *tripped = 1;
         fprintf(stderr, "baton doctor: %s: busbw at the largest sizes %.1f %% below the machine's, more than %g %% below "
                 "the band (--fail-below): exit 3\n", path, r.shortfall_pct, a->fail_below);
+    } else if (rc == 0 && a->fail_below >= 0 && r.verdict == DOC_UNSURE) {
+        if (*tripped == 0) *tripped = 2;
+        fprintf(stderr, "baton doctor: %s: baton's error on this machine's logs (the band's low edge %+.0f %%) is too wide "
+                "to judge (--fail-below): exit 4 unless another log trips\n", path, r.band_lo_pct);
     }
     doc_free(&r);
     free(s);
@@ -320,5 +330,5 @@ int cmd_doctor(int argc, char **argv) {
     if (a.json && rc == 0) printf(a.nlogs > 1 ? "]\n" : "\n");
     topo_free(t);
     if (rc < 0) return cmd_fail("doctor", &e);
-    return tripped ? EXIT_FAIL_BELOW : EXIT_OK;
+    return tripped == 1 ? EXIT_FAIL_BELOW : tripped == 2 ? EXIT_CANNOT_TELL : EXIT_OK;
 }

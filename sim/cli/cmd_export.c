@@ -189,13 +189,18 @@ int cmd_export(int argc, char **argv) {
         a.ranks = topo_whole_ranks(t);
     }
     sched_t s;
+    int most = 0;
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (mem == NULL) rc = err_set(&e, BATON_ENOMEM, "out of memory");
     else if ((rc = algo_build(row, a.ranks, a.bytes, &a.opts, &s, &e)) == 0)
-        rc = msccl_export(&s, proto_name((proto_t)a.proto), mem, &e);
+        rc = msccl_export(&s, proto_name((proto_t)a.proto), mem, &most, &e);
     if (mem) fclose(mem);
+    if (rc == 0 && most > MSCCL_MAX_STEPS)          /* baton reads it back; MSCCL's executor would refuse it */
+        fprintf(stderr, "baton export: warning: a threadblock of %d steps: MSCCL's executor takes at most %d "
+                "(MSCCL_MAX_NUM_STEPS, msccl_struct.h) and would refuse this file; baton reads it back\n",
+                most, MSCCL_MAX_STEPS);
     if (rc == 0 && a.out) rc = cmd_write_file(a.out, text, len, &e);
     else if (rc == 0) fwrite(text, 1, len, stdout);
     free(text);

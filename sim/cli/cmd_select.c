@@ -45,7 +45,7 @@ static const char help[] =
     "      --vs-nccl          also what NCCL runs (-a nccl) and how much slower it is\n"
     "                         than the winner (* above 5 %): where NCCL_ALGO/NCCL_PROTO\n"
     "                         or a tuner plugin would pay\n"
-    "      --plot FILE.png    also draw time and busbw against size (needs gnuplot)\n"
+    "      --plot FILE.png    also draw time and busbw against size (needs gnuplot; FILE.svg: an SVG)\n"
     "  -o, --output FILE      write there (whole or not at all) instead of stdout\n"
     "      --fold N           a cluster of N nodes or more (default " CMD_FOLD_NODES_S ") is built\n"
     "                         only where its routes differ, as predict's --fold; 0: never\n"
@@ -88,7 +88,10 @@ static int parse(int argc, char **argv, select_args_t *a) {
         case 's': a->sizes = optarg; break;
         case 'a': a->algos = optarg; break;
         case 'f': a->format = optarg; break;
-        case 'p': a->plot = optarg; break;
+        case 'p':
+            a->plot = optarg;
+            if (plot_format_of(optarg) < 0) return cmd_usage("select", "--plot %s: name the picture FILE.png or FILE.svg", optarg);
+            break;
         case 'o': a->output = optarg; break;
         case 'R': {
             char *end;

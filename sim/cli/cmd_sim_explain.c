@@ -107,6 +107,7 @@ static void explain_advice(const run_out_t *r, const run_parts_t *x) {
     printf("           %s: half the per-message latency saves %s, twice the bandwidth %s, half the\n"
            "           per-call latency %s%s\n", latency ? "latency-bound" : "bandwidth-bound", a, b, c,
            r->tuner ? " (NCCL's model picked the algorithm and protocol; they need not be the fastest)"
+           : r->auto_picked == 2 ? " (the fastest of the algorithms NCCL has; -a auto may know a faster one)"
            : r->auto_picked ? " (the algorithm and protocol are already the fastest the formulas know)" : "");
     if (!r->auto_picked && latency)
         printf("           with -a auto the formulas pick the lowest-latency algorithm and protocol for this size\n");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../models/gpu.h"
+#include "../../topologies/knobs.h"
 #include "../../validate/host.h"
 #include "../answer/report.h"
 #include "../answer/select.h"
@@ -144,6 +145,17 @@ static void note_version(cmd_val_args_t *a, const topo_t *t, const nt_log_t *log
     if (rec[0] && !strstr(rec, mine))
         say(a, "warning", "%s ran NCCL %s; %s was calibrated on logs of NCCL %s (its plan and protocols differ by version)",
             path, v, topo_name(t), rec);
+    int major = 0, minor = 0, patch = 0, used = topo_params_c(t)->lib.nccl_version;
+    if (sscanf(v, "%d.%d.%d", &major, &minor, &patch) >= 2) {      /* one baton has no rules for: say whose it follows */
+        int lv = major * 10000 + minor * 100 + patch;
+        char lo[16], hi[16], own[16];
+        knobs_version_text(TOPO_NCCL_OLDEST, lo, sizeof lo);
+        knobs_version_text(TOPO_NCCL_TABLES, hi, sizeof hi);
+        knobs_version_text(used ? used : TOPO_NCCL_TABLES, own, sizeof own);
+        if (lv < TOPO_NCCL_OLDEST || lv > TOPO_NCCL_TABLES)
+            say(a, "note", "%s ran NCCL %s, outside the versions whose rules baton knows (%s to %s): it is read with "
+                "NCCL %s's", path, v, lo, hi, own);
+    }
     if (strstr(a->nccl, v)) return;
     size_t at = strlen(a->nccl);
     if (at + strlen(v) + 3 < sizeof a->nccl) snprintf(a->nccl + at, sizeof a->nccl - at, "%s%s", at ? ", " : "", v);
@@ -227,6 +239,8 @@ static void note_env(cmd_val_args_t *a, const nt_log_t *log, const char *path) {
 static void note_timing(cmd_val_args_t *a, const nt_log_t *log, const char *path) {
     char noise[512];
     if (nt_noise_text(log, path, noise, sizeof noise)) say(a, "note", "%s", noise);
+    for (int k = 0; k < 2; k++)
+        if (nt_whole_text(log, path, k, noise, sizeof noise)) say(a, "warning", "%s", noise);
     char caveat[768];
     for (int k = 0; nt_timing_text(log, path, k, caveat, sizeof caveat); k++) say(a, "warning", "%s", caveat);
     if (log->graph && log->gpus_per_thread > 1)
@@ -272,13 +286,19 @@ int cmd_val_load(cmd_val_args_t *a, cmd_val_machines_t *ms, cal_sample_t **all, 
         if (on == NULL) {       /* not --ranks: it speaks for a log, not for the machine */
             int g = topo_params_c(t)->group_size, ranks = log.ranks;
             nt_free(&log);
+            char scale[128];
+            cmd_scale_params(t, scale, sizeof scale);
+            if (!has_nodes(t) && scale[0])
+                return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d: size it to the log's (%s)", a->logs[i],
+                               ranks, topo_name(t), topo_nranks(t), scale);
             if (!has_nodes(t))
                 return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d and no `nodes` parameter to match it: "
                                "use a machine of %d GPUs, or a cluster file (topologies/cluster-*.yaml)", a->logs[i], ranks,
                                topo_name(t), topo_nranks(t), ranks);
             if (g < 1 || ranks % g)
-                return err_set(e, BATON_EINVAL, "%s ran on %d ranks, which is not a whole number of %s's %d-GPU nodes",
-                               a->logs[i], ranks, topo_name(t), g);
+                return err_set(e, BATON_EINVAL, "%s ran on %d ranks, which is not a whole number of %s's %d-GPU nodes%s",
+                               a->logs[i], ranks, topo_name(t), g, strstr(scale, "gpus")
+                               ? " (--set gpus=N sets the GPUs a node, --set nodes=N the nodes)" : "");
             return err_set(e, BATON_EINVAL, "%s ran on %d ranks: %s with --set nodes=%d does not load, or the logs "
                            "name more than %d node counts", a->logs[i], ranks, topo_name(t), ranks / g, CAL_MAX_MACHINES);
         }
