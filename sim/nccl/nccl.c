@@ -85,8 +85,11 @@ int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_p
               int p, run_req_t *qc) {
     *qc = *q;
     if (!q->nccl_sizing && strcmp(q->algo, "nccl") != 0) return 0;
-    if (q_in->opts.channels == 0)
-        qc->opts.channels = ncclrule_channels(a, pr, p, q->bytes, q->opts.channels, x->rule ? x->rule->channels : 0);
+    if (q_in->opts.channels == 0) {       /* rings and trees across flat domains: a ring per NIC (view_domain_rings) */
+        int across = a->nccl && (!strcmp(a->nccl, "ring") || !strcmp(a->nccl, "tree")) ? view_domain_rings(t) : 0;
+        qc->opts.channels = ncclrule_channels(a, pr, p, q->bytes, across ? across : q->opts.channels,
+                                              x->rule ? x->rule->channels : 0);
+    }
     int steps = q_in->opts.pipeline == 0
               ? ncclrule_pipeline(t, a, pr, p, q->opts.group, graph_node_nics(t), qc->opts.channels, q->bytes) : 0;
     if (steps) qc->opts.pipeline = steps;

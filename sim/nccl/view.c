@@ -129,6 +129,17 @@ static int nic_count(const topo_t *t) {
     return k;
 }
 
+#define RING_SEARCH_MAX 16       /* search.cc: MAXCHANNELS / 2 */
+int view_domain_rings(topo_t *t) {
+    const topo_params_t *tp = topo_params_c(t);
+    int p = topo_whole_ranks(t), g = tp->group_size, built = topo_fold_witnesses(t);
+    if (tp->channels > 0 || g < 2 || g >= p || p % g) return 0;
+    const graph_t *gr = graph_get(t, NULL);
+    if (gr == NULL || gr->nrings > 0) return 0;                   /* its rings are searched: their count */
+    int domains = built > 0 ? built : p / g, nics = nic_count(t) / (domains > 0 ? domains : 1);
+    return nics < 2 ? 0 : nics < RING_SEARCH_MAX ? nics : RING_SEARCH_MAX;
+}
+
 void view_nvls(topo_t *t, const tuning_machine_t *m, view_nvls_t *x) {
     int ppn = m->nranks / (m->nnodes > 0 ? m->nnodes : 1), built = topo_fold_witnesses(t);
     int domains_built = built > 0 ? built : m->nnodes, nics = nic_count(t) / (domains_built > 0 ? domains_built : 1);
@@ -153,6 +164,8 @@ int view_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     *m = (tuning_machine_t){.nranks = p, .nnodes = p / group, .arch = arch, .nvlink = graph_nvlink(g),
                             .nchannels = o.channels > 0 ? o.channels : 1, .version = tp->lib.nccl_version};
     int searched = g->nrings > 0;                       /* read now: ring_bus_bw's link changes free g */
+    int across = o_in->channels == 0 ? view_domain_rings(t) : 0;
+    if (across) o.channels = across, m->nchannels = across;   /* a ring per NIC, not one through one NIC */
     int rc = ring_bus_bw(t, &o, arch, &bus, e);
     if (rc < 0) return rc;
     m->ll128 = m->nvlink && tp->lib.ll128 != 0;
