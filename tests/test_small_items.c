@@ -341,3 +341,21 @@ Test(smallitems, validate_sizes_a_machine_to_the_log) {
     th_says("validate -t gb200-nvl72 --set racks=2 --nccl-tests validate/logs/nccl-tests-2026/GB200x144_2racks-MNNVL-IB_"
             "coreweave-nccl-tests-README_all_reduce.txt", 0, "ran on 1 host", 0);
 }
+
+/* export takes --set with -t (an MSCCL file cut from Polaris's rings at 2
+ * nodes: 8 GPUs), and refuses it without a machine to set. */
+Test(smallitems, export_takes_set_with_its_machine) {
+    th_says("export --msccl -c allreduce -a ring -t polaris --set nodes=2 -o build/ring-polaris2.xml", 0, "unknown option", 0);
+    char *xml = th_slurp("build/ring-polaris2.xml");
+    cr_assert_not_null(xml);
+    cr_expect(strstr(xml, "ngpus=\"8\"") != NULL, "%.200s", xml);
+    free(xml);
+    th_says("export --msccl -c allreduce -a ring -p 8 --set nodes=2 -o build/x.xml", 2, "--set needs -t", 1);
+}
+
+/* topo's bisection cuts between nodes: 33 Polaris nodes split 16 | 17,
+ * not through a node's NVLink (ranks 0..65 vs 66..131 read 613 GB/s). */
+Test(smallitems, bisection_cuts_between_nodes) {
+    th_says("topo polaris --set nodes=33", 0, "(ranks 0..63 vs 64..131)", 1);
+    th_says("topo polaris --set nodes=32", 0, "(ranks 0..63 vs 64..127)", 1);
+}

@@ -18,9 +18,9 @@ int dfly_shape(const gen_dragonfly_t *f, int nh, dfly_shape_t *s, baton_err_t *e
     int last = s->routers - (s->groups - 1) * f->per_group, ports = last * f->globals;   /* the smallest group's */
     if (ports < s->groups - 1)
         return err_set(e, BATON_EINVAL, "dragonfly: %d hosts make %d groups, and each group needs a global link to "
-                       "each of the %d others, but %s %d router%s of %d global port%s have %d "
+                       "each of the %d others, but %s has %d router%s of %d global port%s, %d in all "
                        "(more global_ports, routers_per_group or hosts_per_router)", nh, s->groups, s->groups - 1,
-                       last < f->per_group ? "the last group's" : "a group's", last, last == 1 ? "" : "s", f->globals,
+                       last < f->per_group ? "the last group" : "a group", last, last == 1 ? "" : "s", f->globals,
                        f->globals == 1 ? "" : "s", ports);
     int most = ports / (s->groups - 1);
     if (f->links > most)

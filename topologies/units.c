@@ -116,7 +116,7 @@ int units_size(const char *s, uint64_t *out, const char **why) {
     if (rc < 0) { *why = "not a size (write e.g. 4, 1KiB, 1GiB, 1GB)"; return -1; }
     if (lookup(size_units, word, &scale) < 0) { *why = UNITS_SIZE_LIST; return -1; }
     double bytes = v * scale;
-    if (bytes >= 18446744073709551616.0) { *why = "size does not fit in 64 bits"; return -1; }
+    if (bytes >= 18446744073709551616.0) { *why = "size must be below 2^64 bytes (16 EiB)"; return -1; }
     if (bytes != floor(bytes)) { *why = "size is not a whole number of bytes"; return -1; }
     *out = (uint64_t)bytes;
     return 0;

@@ -29,6 +29,7 @@ static const char help[] =
     "options:\n"
     "  -p, --ranks N          GPUs (without -t)\n"
     "  -t, --topology FILE    take the ranks, rings and groups from this machine\n"
+    "      --set K=V          the machine's parameters and values (repeatable; with -t)\n"
     "  -s, --size SIZE        the size the schedule is cut for (pipelined rows' chunks; default 1MiB)\n"
     "      --channels C       rings side by side\n"
     "      --pipeline K       chunks of a pipelined row\n"
@@ -56,6 +57,7 @@ typedef struct ex_args {
     double compute_s, skew_s, host_s;
     uint64_t bytes;
     algo_opts_t opts;
+    cmd_sets_t sets;
 } ex_args_t;
 
 static int int_arg(const char *opt, const char *v, int lo, int hi, int *out) {
@@ -73,7 +75,8 @@ static int parse(int argc, char **argv, ex_args_t *a) {
         {"channels", required_argument, 0, 'C'}, {"pipeline", required_argument, 0, 'K'}, {"group", required_argument, 0, 'G'},
         {"proto", required_argument, 0, 'P'}, {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
         {"chakra", no_argument, 0, 'k'}, {"compute", required_argument, 0, '1'}, {"skew", required_argument, 0, '2'},
-        {"host", required_argument, 0, '3'}, {"name", required_argument, 0, 'N'}, {0, 0, 0, 0}};
+        {"host", required_argument, 0, '3'}, {"name", required_argument, 0, 'N'}, {"set", required_argument, 0, 'S'},
+        {0, 0, 0, 0}};
     int ch, rc = 0;
     const char *why;
     opterr = 0;
@@ -92,6 +95,7 @@ static int parse(int argc, char **argv, ex_args_t *a) {
         case 'c': a->coll = optarg; break;
         case 'a': a->algo = optarg; break;
         case 't': a->topo = optarg; break;
+        case 'S': rc = cmd_add_set("export", &a->sets, optarg); break;
         case 'o': a->out = optarg; break;
         case 'p': rc = int_arg("-p", optarg, 1, 4096, &a->ranks); break;
         case 'C': rc = int_arg("--channels", optarg, 1, 64, &a->opts.channels); break;
@@ -114,11 +118,13 @@ static int parse(int argc, char **argv, ex_args_t *a) {
     if (a->msccl + a->chakra != 1) return cmd_usage("export", "say the format: --msccl or --chakra (one)");
     if (a->chakra) {
         if (!a->coll || !a->ranks || !a->out) return cmd_usage("export", "--chakra needs -c COLLECTIVE, -p RANKS and -o DIR");
-        if (a->algo || a->topo) return cmd_usage("export", "--chakra takes no -a or -t: the trace says what runs, replay chooses how");
+        if (a->algo || a->topo || a->sets.n)
+            return cmd_usage("export", "--chakra takes no -a, -t or --set: the trace says what runs, replay chooses how");
         return 0;
     }
     if (!a->coll || !a->algo) return cmd_usage("export", "-c COLLECTIVE and -a ALGORITHM are needed");
     if (!a->ranks && !a->topo) return cmd_usage("export", "-p RANKS or -t TOPOLOGY is needed");
+    if (a->sets.n && !a->topo) return cmd_usage("export", "--set needs -t: the machine whose values it sets");
     return 0;
 }
 
@@ -180,7 +186,7 @@ int cmd_export(int argc, char **argv) {
     baton_err_t e = {0};
     topo_t *t = NULL;
     if (a.topo) {
-        if ((t = cmd_load_topo(a.topo, NULL, 0, &e)) == NULL) return cmd_fail("export", &e);
+        if ((t = cmd_load_topo(a.topo, a.sets.v, a.sets.n, &e)) == NULL) return cmd_fail("export", &e);
         form_opts(t, &a.opts);
         if (a.ranks && a.ranks != topo_whole_ranks(t)) {
             topo_free(t);

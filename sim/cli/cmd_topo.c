@@ -219,10 +219,11 @@ static void summary(topo_t *t, const cost_model_t *m) {
         if (lo != hi) printf(", %.4g GB/s (most)", hi / 1e9);
         printf("\n");
     }
-    if (p > 1) {
-        double b = flow_between_halves(t, p / 2);
+    if (p > 1) {                  /* cut between nodes where there are two or more: not through a node's NVLink */
+        int g = topo_params_c(t)->group_size, h = g > 1 && g < p && p % g == 0 ? p / g / 2 * g : p / 2;
+        double b = flow_between_halves(t, h);
         printf("  bisection      %.4g GB/s per direction (ranks 0..%d vs %d..%d), %.4g GB/s per rank\n",
-               b / 1e9, p / 2 - 1, p / 2, p - 1, b / 1e9 / (p / 2));
+               b / 1e9, h - 1, h, p - 1, b / 1e9 / (h < p - h ? h : p - h));
     }
     char a[64];
     units_fmt_time(m->alpha, a, sizeof a);

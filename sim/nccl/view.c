@@ -135,7 +135,8 @@ int view_domain_rings(topo_t *t) {
     int p = topo_whole_ranks(t), g = tp->group_size, built = topo_fold_witnesses(t);
     if (tp->channels > 0 || g < 2 || g >= p || p % g) return 0;
     const graph_t *gr = graph_get(t, NULL);
-    if (gr == NULL || gr->nrings > 0) return 0;                   /* its rings are searched: their count */
+    if (gr == NULL || gr->nrings > 0 || !graph_nvlink(gr)) return 0;   /* searched rings: their count; PCIe
+                                                                          nodes: NCCL's few channels there */
     int domains = built > 0 ? built : p / g, nics = nic_count(t) / (domains > 0 ? domains : 1);
     return nics < 2 ? 0 : nics < RING_SEARCH_MAX ? nics : RING_SEARCH_MAX;
 }
