@@ -146,6 +146,17 @@ Test(scale, polaris_all_reduce_fit_is_physical_with_nccls_pick) {
     unlink(path);
 }
 
+/* calibrate polaris on the 2- and 8-node all-gather logs of setup 5 (NCCL
+ * 2.18) with ARGS into PATH: what it printed. */
+static char *calibrate_ag5(const char *args, const char *path) {
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "calibrate -t polaris --set nccl_version=2.18 -c allgather %s -o %s --nccl-tests "
+             "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n2_all_gather_setup5.txt "
+             "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n8_all_gather_setup5.txt", args, path);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    return out;
+}
+
 /* Polaris's 2 and 8 nodes hang off one switch, so their logs never cross a
  * switch-switch link; the fit's network efficiency is the fabric's all the
  * same (calibrating.md: nic-switch and switch-switch as one "network"), and
@@ -153,10 +164,7 @@ Test(scale, polaris_all_reduce_fit_is_physical_with_nccls_pick) {
  * (before, 128 nodes kept switch-switch at the file's 1 and answered what
  * the uncalibrated file did). */
 Test(scale, a_single_switch_fit_carries_the_network_to_the_spine) {
-    char *out;
-    cr_assert_eq(th_cli("calibrate -t polaris --set nccl_version=2.18 --cv 0 -c allgather -o build/polaris-net.yaml "
-                        "--nccl-tests validate/logs/nccl-tests-scale/polaris_nccl_2_18_n2_all_gather_setup5.txt "
-                        "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n8_all_gather_setup5.txt", &out, 1), 0, "%s", out);
+    char *out = calibrate_ag5("--cv 0", "build/polaris-net.yaml");
     cr_expect(strstr(out, "  network efficiency") != NULL, "%s", out);
     free(out);
     topo_t *t = th_load("build/polaris-net.yaml", "nodes=128");
@@ -171,10 +179,7 @@ Test(scale, a_single_switch_fit_carries_the_network_to_the_spine) {
  * a 1 GiB answer takes, not the band of all sizes, whose low edge the mid
  * sizes' rendezvous misses (-60 to -80 %) set; a 1 MiB answer keeps that. */
 Test(scale, large_calls_take_the_large_sizes_band) {
-    char *out;
-    cr_assert_eq(th_cli("calibrate -t polaris --set nccl_version=2.18 -c allgather -o build/polaris-band.yaml --nccl-tests "
-                        "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n2_all_gather_setup5.txt "
-                        "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n8_all_gather_setup5.txt", &out, 1), 0, "%s", out);
+    char *out = calibrate_ag5("", "build/polaris-band.yaml");
     cr_expect(strstr(out, "at sizes >= 64 MiB alone within") != NULL, "%s", out);
     free(out);
     topo_t *b = th_load("build/polaris-band.yaml", NULL);
