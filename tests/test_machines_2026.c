@@ -195,3 +195,11 @@ Test(machines_2026, racks_run_a_ring_per_nic) {
     cr_expect_lt(th_json_num(out, "mape_pct"), 35, "%s", out);
     free(out);
 }
+
+/* plan's channels column gives an NVLS row NCCL's NVLS CTAs, the count its
+ * own "NVLS tuning: nChannels" line prints (24 on one Blackwell domain from
+ * 2.27), not 1. */
+Test(machines_2026, plan_counts_nvls_rows_in_its_ctas) {
+    th_says("plan -t gb200-nvl72 --sizes 4GiB", 0, "NVLS tuning: nChannels 24", 1);
+    th_says("plan -t gb200-nvl72 --sizes 4GiB", 0, "nvls       Simple        24", 1);
+}

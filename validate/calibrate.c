@@ -606,7 +606,7 @@ void cal_fit_text(const cal_fit_t *f, char *buf, size_t n) {
         fmt_value(p, p->value, v, sizeof v);
         fmt_value(p, p->given, g, sizeof g);
         int w;
-        if (!p->seen) w = snprintf(buf + len, n - len, "  %-24s %-12s not seen by these logs: kept at the file's value\n", p->name, v);
+        if (!p->seen) w = snprintf(buf + len, n - len, "  %-24s %-12s no time in these logs depends on it: kept at the file's value\n", p->name, v);
         else if (p->kept)
             w = snprintf(buf + len, n - len, "  %-24s %-12s +- %5.1f %%   the logs do not tell it from the file's value: kept\n",
                          p->name, v, 100 * p->rel_se);

@@ -251,8 +251,10 @@ static void print_sizes(topo_t *t, const tuning_machine_t *m, const uint64_t *si
         units_fmt_size(sizes[i], sz, sizeof sz);
         units_fmt_time(o->time_s, tm, sizeof tm);
         units_fmt_time(x->time_s, tx, sizeof tx);
-        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s   ", sz, o->algo->name, proto_name(o->proto), o->channels, tm,
-               o->busbw_GBps);
+        int nvls = o->algo->nccl && !strncmp(o->algo->nccl, "nvls", 4) && m->nvls_channels > 0;   /* its CTAs, as
+                                                                    NCCL's INFO line above says, not a ring's count */
+        printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s   ", sz, o->algo->name, proto_name(o->proto),
+               nvls ? m->nvls_channels : o->channels, tm, o->busbw_GBps);
         if (x->algo) printf("%s/%s %s\n", x->algo->name, proto_name(x->proto), tx);
         else printf("- (its model has no %s)\n", coll_name(o->algo->coll));
     }

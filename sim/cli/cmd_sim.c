@@ -37,7 +37,7 @@ static const char help_common[] =
     "                      under NCCL's protocol rules and sizing, the lowest\n"
     "                      closed-form time; sim: the fastest simulated of those\n"
     "                      within 1.5x of it; all-to-all: NCCL's p2p schedule,\n"
-    "                      pairwise. NCCL's own cost model is `baton plan`'s)\n"
+    "                      pairwise or direct. NCCL's own cost model is `baton plan`'s)\n"
     "  -s, --size SIZE     bytes: 4, 1KiB, 1GiB, 1GB (GB = 1e9 B). As in nccl-tests,\n"
     "                      the whole buffer: the all-reduce/broadcast/reduce buffer,\n"
     "                      the reduce-scatter input and the all-gather output\n"
