@@ -206,8 +206,8 @@ static int tree_slots(const sched_t *s, int *nchannels) {
 
 const algo_t algo_allreduce_nvlstree = {
     .coll = COLL_ALLREDUCE, .name = "nvlstree", .build = nvlstree_build, .cost = nvlstree_cost,
-    .cost_text = "approximately 2(a_s + g u b_s) + 2(a_s + u b_s) + 2h(a + u b) + (k - 1) max(w, a/C), u = n/gk, "
-                 "w = max(u b, (g+1) u b_s): G nodes of g GPUs, h the node tree's height",
+    .cost_text = "approximately 2(a_s + B u b_s) + 2(a_s + u b_s) + 2h(a + u b) + (k - 1) max(w, a/C), u = n/Bk, "
+                 "w = max(u b, (B+1) u b_s): G nodes of g GPUs, B = min(g, 32) heads, h the node tree's height",
     .requires = "one switch with `reduce: true` per node; nodes of g >= 2 GPUs, 2 or more of them; --pipeline K",
     .port_model = "approximation (multi-port; each node's switch links assumed to carry its NICs' traffic)",
     .idea = "NCCL's NVLSTree: add in each node's switch, a double binary tree of the node sums across nodes, multicast back",

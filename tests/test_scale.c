@@ -1,6 +1,7 @@
 /* test_scale.c - machines at scale (topologies/polaris.yaml) and a fit
  * that stays physical (validate/calibrate.c, cal_unphysical). */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "../sim/nccl/plan.h"
 #include "../sim/answer/run.h"
 #include "../validate/calibrate.h"
+#include "../validate/expect.h"
 #include "helpers.h"
 
 /* Polaris by name, at its full 560 nodes: 2,240 GPUs, 1,120 NICs on 70
@@ -186,6 +188,12 @@ Test(scale, large_calls_take_the_large_sizes_band) {
     const topo_calib_t *k = &topo_params_c(b)->calib;
     cr_assert(k->large_lo_pct < k->large_hi_pct, "a large band");
     cr_expect(k->large_lo_pct > k->band_lo_pct + 20, "large %g, all %g", k->large_lo_pct, k->band_lo_pct);
+    char args[256];               /* expect and doctor judge a log's largest sizes by the same band */
+    snprintf(args, sizeof args, "expect -t build/polaris-band.yaml --set nodes=8 -c allgather --sizes 1GiB --format json");
+    cJSON *j = th_cli_json(args), *band = cJSON_GetObjectItemCaseSensitive(j, "band");
+    cr_expect_float_eq(th_jnum(band, "large_low_pct"), fmin(k->large_lo_pct, -EX_BAND_FLOOR), 1e-9, "large band");
+    cr_expect_float_eq(th_jnum(band, "low_pct"), fmin(k->band_lo_pct, -EX_BAND_FLOOR), 1e-9, "all sizes' band");
+    cJSON_Delete(j);
     const char *sizes[] = {"1GiB", "1MiB"};
     for (int i = 0; i < 2; i++) {
         char cmd[256];
@@ -198,4 +206,19 @@ Test(scale, large_calls_take_the_large_sizes_band) {
         free(out);
     }
     topo_free(b);
+}
+
+/* A kept or unseen network keeps each class its own file value: one node of
+ * p4d never crosses its network, whose nic-switch is 0.87 in the file and
+ * switch-switch 1; the calibrated file keeps both (it wrote 0.87 to both). */
+Test(scale, an_unseen_network_keeps_each_class_its_own) {
+    char *out;
+    cr_assert_eq(th_cli("calibrate -t cluster-p4d --set nodes=1 -o build/p4d-one.yaml --nccl-tests "
+                        "validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "network efficiency       0.87         no time in these logs depends on it") != NULL, "%s", out);
+    free(out);
+    topo_t *t = th_load("build/p4d-one.yaml", "nodes=2");
+    cr_expect_float_eq(topo_class_efficiency(t, "nic-switch"), 0.87, 1e-12);
+    cr_expect_float_eq(topo_class_efficiency(t, "switch-switch"), 1.0, 1e-12);
+    topo_free(t);
 }

@@ -108,6 +108,7 @@ static void layout(fit_ctx_t *c) {
                                    switch-switch links, which the fit would otherwise leave at the file's */
         strcpy(c->f->p[fabric].cls2, "switch-switch");
         strcpy(c->f->p[fabric].name, "network efficiency");
+        c->f->p[fabric].given2 = topo_class_efficiency(c->m[0], "switch-switch");
     } else if (spine)
         add(c->f, CAL_LINK_EFF, 0, "switch-switch", "switch-switch efficiency", topo_class_efficiency(c->m[0], "switch-switch"), 0.02, 1);
     if (tp->no_protocols || c->q->proto == PROTO_NONE)      /* else the protocols' latencies carry it, as in NCCL's model */
@@ -151,7 +152,8 @@ static int apply_one(fit_ctx_t *c, int j, const double *x) {
         switch (p->kind) {
         case CAL_LINK_EFF:
             if (topo_set_class_efficiency(t, p->cls, x[i], c->e) < 0) return -1;
-            if (p->cls2[0] && topo_set_class_efficiency(t, p->cls2, x[i], c->e) < 0) return -1;
+            if (p->cls2[0] && topo_set_class_efficiency(t, p->cls2, p->seen && !p->kept ? x[i] : p->given2, c->e) < 0)
+                return -1;                        /* moved: both classes; kept or unseen: each its own */
             break;
         case CAL_LINK_LAT: tp->lat_scale = x[i]; break;
         case CAL_REDUCE: tp->reduce_bw = x[i]; break;

@@ -35,6 +35,7 @@ typedef struct cal_param {
     char name[48];            /* "gpu-switch efficiency", "LL latency" */
     double value, given;      /* fitted and before (a share, a factor, or B/s for the
                                  reduction, the staging and a library kernel's ceiling) */
+    double given2;            /* cls2's own value before: it keeps it where the fit keeps `given` */
     double lo, hi;            /* the physical bounds */
     double rel_se;            /* one standard error relative to the value */
     int seen;                 /* 0: no log depends on it: kept at `given` */

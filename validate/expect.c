@@ -53,10 +53,17 @@ void ex_band(const topo_t *t, coll_t coll, int other_rule, ex_band_t *b) {
     if (k->present && !other_rule && (k->band_lo_pct != 0 || k->band_hi_pct != 0) && !k->what_if[0]) {
         double lo = k->band_lo_pct < -EX_BAND_FLOOR ? k->band_lo_pct : -EX_BAND_FLOOR;
         double hi = k->band_hi_pct > EX_BAND_FLOOR ? k->band_hi_pct : EX_BAND_FLOOR;
-        *b = (ex_band_t){.lo_pct = lo, .hi_pct = hi, .large_lo_pct = lo, .large_hi_pct = hi};
+        int large = k->large_lo_pct < k->large_hi_pct;    /* the large sizes' own band (band_large_pct), as predict */
+        double llo = !large ? lo : k->large_lo_pct < -EX_BAND_FLOOR ? k->large_lo_pct : -EX_BAND_FLOOR;
+        double lhi = !large ? hi : k->large_hi_pct > EX_BAND_FLOOR ? k->large_hi_pct : EX_BAND_FLOOR;
+        *b = (ex_band_t){.lo_pct = lo, .hi_pct = hi, .large_lo_pct = llo, .large_hi_pct = lhi};
         snprintf(b->kind, sizeof b->kind, "calibrated");
-        snprintf(b->source, sizeof b->source, "%s's calibration: 90 %% of errors on sizes its fit did not see in "
-                 "[%+.1f %%, %+.1f %%] (at least +-%.0f %%)", topo_name(t), k->band_lo_pct, k->band_hi_pct, EX_BAND_FLOOR);
+        int w = snprintf(b->source, sizeof b->source, "%s's calibration: 90 %% of errors on sizes its fit did not see in "
+                         "[%+.1f %%, %+.1f %%] (at least +-%.0f %%)", topo_name(t), k->band_lo_pct, k->band_hi_pct,
+                         EX_BAND_FLOOR);
+        if (large && w > 0 && (size_t)w < sizeof b->source)
+            snprintf(b->source + w, sizeof b->source - (size_t)w, ", at sizes >= 64 MiB [%+.1f %%, %+.1f %%]",
+                     k->large_lo_pct, k->large_hi_pct);
         return;
     }
     const topo_fidelity_t *f = &topo_params_c(t)->fidelity;

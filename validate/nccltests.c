@@ -326,6 +326,7 @@ static int row_text(state_t *st, char *s, int line, int cut, const char *path, b
         return rc < 0 ? rc : learn_comment(st, s, line, path, e);
     }
     learn_test(st, s, line);
+    int closing = strstr(s, "Out of bounds values") || strstr(s, "Avg bus bandwidth");   /* older nccl-tests: no '#' */
     char *tok[32];
     int n = 0;
     for (char *t = strtok(s, " \t\r\n"); t && n < 32; t = strtok(NULL, " \t\r\n")) tok[n++] = t;
@@ -333,7 +334,8 @@ static int row_text(state_t *st, char *s, int line, int cut, const char *path, b
     if (finish_pending(st, path, e) < 0) return -1;
     if (n > 0 && !strcmp(tok[0], "size")) return learn_comment(st, s, line, path, e);   /* an old header without '#' */
     if (!row_like(tok, n)) {                                                 /* warnings, ... */
-        if (!cut && n > 0 && st->log->nrows > 0 && !st->log->closed && st->log->stray++ == 0) {   /* inside the table */
+        if (closing) st->log->closed = 1;
+        else if (!cut && n > 0 && st->log->nrows > 0 && !st->log->closed && st->log->stray++ == 0) {   /* inside the table */
             st->log->stray_line = line;
             snprintf(st->log->stray_text, sizeof st->log->stray_text, "%s", tok[0]);
             for (int i = 1; i < n && strlen(st->log->stray_text) + strlen(tok[i]) + 2 < sizeof st->log->stray_text; i++)
