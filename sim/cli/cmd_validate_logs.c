@@ -16,16 +16,6 @@
 #include "../answer/select.h"
 #include "cmd_validate.h"
 
-/* Does t's file have a `nodes` parameter (a cluster, machine_for's way to another rank count)? */
-static int has_nodes(const topo_t *t) {
-    for (int i = 0; i < topo_nparams(t); i++) {
-        const char *n, *v;
-        topo_param_at(t, i, &n, &v);
-        if (!strcmp(n, "nodes")) return 1;
-    }
-    return 0;
-}
-
 /* A warning or note about the logs: on stderr as it happens, and kept for
  * --json ("messages"), where a script reads what a person would see. */
 __attribute__((format(printf, 3, 4)))
@@ -288,10 +278,11 @@ int cmd_val_load(cmd_val_args_t *a, cmd_val_machines_t *ms, cal_sample_t **all, 
             nt_free(&log);
             char scale[128];
             cmd_scale_params(t, scale, sizeof scale);
-            if (!has_nodes(t) && scale[0])
+            int nodes = strstr(scale, "--set nodes=") != NULL;      /* cmd_scale_params: what sizes the machine */
+            if (!nodes && scale[0])
                 return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d: size it to the log's (%s)", a->logs[i],
                                ranks, topo_name(t), topo_nranks(t), scale);
-            if (!has_nodes(t))
+            if (!nodes)
                 return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d and no `nodes` parameter to match it: "
                                "use a machine of %d GPUs, or a cluster file (topologies/cluster-*.yaml)", a->logs[i], ranks,
                                topo_name(t), topo_nranks(t), ranks);
