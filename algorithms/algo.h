@@ -134,6 +134,10 @@ int algo_dtree_height(int p);
  * block's arrival, then the spread to the last (direct.c's costs). */
 double algo_direct_spread_time(const cost_model_t *m, int p, double mb);
 
+/* An all-to-all sends each peer a whole part: 0, or BATON_EUNSUP saying
+ * so and which size nccl-tests would run instead (alltoall.c). */
+int algo_a2a_whole(const sched_t *s, baton_err_t *e);
+
 /* direct.c's program (every peer at once, channel c to the peer c + 1 on;
  * all-reduce: the reduce-scatter, a token round, the all-gather), which the
  * symmetric kernels' rows run between their barriers (symmetric.c). */

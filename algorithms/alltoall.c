@@ -71,11 +71,19 @@ static int linear_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *
     return j < s->nranks ? swap(s, r, j, pc % 2, op) : 0;
 }
 
+int algo_a2a_whole(const sched_t *s, baton_err_t *e) {
+    if (s->bytes % (uint64_t)s->nranks == 0) return 0;
+    uint64_t whole = coll_whole_bytes(COLL_ALLTOALL, s->nranks, s->bytes, NULL);
+    char hint[96] = "";
+    if (whole) snprintf(hint, sizeof hint, "; nccl-tests runs this size as %llu bytes", (unsigned long long)whole);
+    return err_set(e, BATON_EUNSUP, "alltoall %s needs the size to be a multiple of the rank count "
+                   "(%llu bytes over %d ranks)%s", s->algo, (unsigned long long)s->bytes, s->nranks, hint);
+}
+
 static int a2a_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     (void)o;
-    if (s->bytes % (uint64_t)s->nranks)
-        return err_set(e, BATON_EUNSUP, "alltoall %s needs the size to be a multiple of the rank count "
-                       "(%llu bytes over %d ranks)", s->algo, (unsigned long long)s->bytes, s->nranks);
+    int rc = algo_a2a_whole(s, e);
+    if (rc < 0) return rc;
     if (s->bytes > UINT64_MAX / 2) return err_set(e, BATON_EUNSUP, "alltoall: size too large");
     s->bytes *= 2;                                  /* send buffer + receive buffer */
     sched_layout(s, 2u * (uint32_t)s->nranks, 1);

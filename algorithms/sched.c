@@ -30,6 +30,13 @@ int coll_parse(const char *name) {
     return -1;
 }
 
+uint64_t coll_whole_bytes(coll_t c, int p, uint64_t bytes, uint64_t *unit) {
+    uint64_t u = c == COLL_ALLTOALL ? 4 : c == COLL_ALLGATHER || c == COLL_REDUCE_SCATTER ? 16 : 0;
+    u = u && p > 0 ? u * (uint64_t)p : 1;
+    if (unit) *unit = u;
+    return bytes / u * u;
+}
+
 void sched_chunk(uint64_t n, uint32_t k, uint32_t i, uint64_t *off, uint64_t *len) {
     uint64_t q = n / k, r = n % k;
     *len = q + (i < r ? 1 : 0);

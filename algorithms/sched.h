@@ -171,6 +171,15 @@ const char *coll_name(coll_t c);
 int coll_parse(const char *name);
 /* "; did you mean 'allreduce'?" for a misspelt collective, or "". */
 const char *coll_hint(const char *name);
+/* The whole a size runs as where each rank has its own part, as nccl-tests
+ * runs it: its all-to-all sends each peer count / p of a rank's floats
+ * (alltoall.cu, AlltoAllGetCollByteCount), its all-gather and
+ * reduce-scatter give each rank count / p elements rounded down to 16 bytes
+ * (all_gather.cu, reduce_scatter.cu: (count/nranks) & -(16/eltSize)), and the
+ * size it prints is the whole. So bytes rounded down to a multiple of *unit
+ * = 4p (all-to-all) or 16p: 0 below it (nccl-tests runs nothing). Other
+ * collectives: bytes, unit 1. */
+uint64_t coll_whole_bytes(coll_t c, int p, uint64_t bytes, uint64_t *unit);
 
 /* NCCL-style primitive name of an op ("recv_reduce_send"). */
 const char *sched_op_name(const sched_op_t *op);

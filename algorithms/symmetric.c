@@ -81,9 +81,8 @@ static int sym_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
                        "src/symmetric.cc / src/ce_coll.cc); these %d ranks are %d domains of %d", s->algo, who, p,
                        p / o->group, o->group);
     if (p > 512) return err_set(e, BATON_EUNSUP, "%s uses one channel per peer; %d ranks is more than 512", s->algo, p);
-    if (a2a && s->bytes % (uint64_t)p)
-        return err_set(e, BATON_EUNSUP, "alltoall %s needs the size to be a multiple of the rank count "
-                       "(%llu bytes over %d ranks)", s->algo, (unsigned long long)s->bytes, p);
+    int rc = a2a ? algo_a2a_whole(s, e) : 0;
+    if (rc < 0) return rc;
     if (a2a && s->bytes > UINT64_MAX / 2) return err_set(e, BATON_EUNSUP, "alltoall: size too large");
     if (a2a) s->bytes *= 2;                                /* send buffer + receive buffer */
     sched_layout(s, (uint32_t)(a2a ? 2 * p : p), 1);

@@ -16,7 +16,7 @@ grep -v '^#' validate/logs/MANIFEST | while read -r log machine ranks sets note;
     if [ "$sets" != "-" ]; then for s in $(printf '%s' "$sets" | tr ',' ' '); do args="$args --set $s"; done; fi
     # shellcheck disable=SC2086
     out=$("$BATON" doctor -t "$machine" $args --json --nccl-tests "validate/logs/$log" 2>/dev/null) || out=""
-    verdict=$(printf '%s' "$out" | grep -o '"verdict":"[a-z]*"' | head -n 1 | cut -d'"' -f4)
+    verdict=$(printf '%s' "$out" | grep -o '"verdict":"[a-z_]*"' | head -n 1 | cut -d'"' -f4)
     short=$(printf '%s' "$out" | grep -o '"shortfall_pct":[-0-9.]*' | head -n 1 | cut -d: -f2)
     first=$(printf '%s' "$out" | grep -o '"expect":"[^"]*"' | head -n 1 | cut -d'"' -f4)
     marked=$(case "$note" in below:*) echo below;; *) echo -;; esac)

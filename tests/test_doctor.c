@@ -391,7 +391,7 @@ Test(doctor, a_bad_fidelity_record_is_named) {
         {"  bands:\n    - {coll: allfoo, large: 5, all: 5}\n", "bad-fidelity.yaml:9:14: unknown collective 'allfoo'"},
         {"  bands:\n    - {coll: allreduce, large: -3, all: 5}\n", "'large' is a percentage above 0"},
         {"  bands:\n    - {coll: allreduce, socket: maybe, large: 3, all: 5}\n", "'socket' is true or false"},
-        {"  bands: []\n", "'bands' is a list of 1 to 6"},
+        {"  bands: []\n", "'bands' is a list of 1 to 12"},
         {"  bands:\n    - {coll: allreduce, min_ranks: 0, large: 3, all: 5}\n", "'min_ranks' is a whole number of ranks"},
         {"  bands:\n    - {coll: allreduce, min_ranks: 9, max_ranks: 8, large: 3, all: 5}\n", "max_ranks is below its min_ranks"},
     };

@@ -21,10 +21,10 @@
 
 static const char *const SMALL =
     "name: df-small\n"
-    "params: {nodes: 12, routing: minimal, globals: 1}\n"
+    "params: {nodes: 12, routing: minimal, globals: 1, hpr: 2, rpg: 2}\n"
     "nodes:\n  - {name: \"h[0-${nodes-1}]\"}\n"
     "generate:\n"
-    "  - {dragonfly: \"h[0-${nodes-1}]\", hosts_per_router: 2, routers_per_group: 2, global_ports: \"${globals}\",\n"
+    "  - {dragonfly: \"h[0-${nodes-1}]\", hosts_per_router: \"${hpr}\", routers_per_group: \"${rpg}\", global_ports: \"${globals}\",\n"
     "     bw: 100GB/s, latency: 1us, global_latency: 2us, routing: \"${routing}\"}\n";
 
 static char *write_small(void) {
@@ -80,9 +80,12 @@ Test(dragonfly, minimal_routes_by_hand) {
     topo_free(t);
 }
 
-/* Adaptive: a pair across groups takes the minimal route or the Valiant one
- * through the third group (h0 -> h11 via g1: r0-r3 global, r3-r2 local,
- * r2-r5 global: 7 us), and over all pairs both occur. */
+/* Adaptive: links are pooled (dragonfly.c add_pool), a hub a group (df.gN:
+ * each router's link to it 2 x 100 / 2 = 100 GB/s, 0.5 us) and a cable a
+ * group pair (its one global link's 100 GB/s, 2 + 1 us). A pair across
+ * groups takes the minimal route or the Valiant one through the third
+ * group (h0 -> h11: 1 + 0.5 + 3 + 0.5 + 1 = 6 us, via g1 9 us), and over
+ * all pairs both occur. */
 Test(dragonfly, adaptive_spreads_over_valiant_paths) {
     topo_t *t = load("routing=adaptive");
     int minimal = 0, valiant = 0;
@@ -95,9 +98,9 @@ Test(dragonfly, adaptive_spreads_over_valiant_paths) {
             int n = 0;
             for (const char *s = got; (s = strstr(s, "df.r")) != NULL; s++) n++;
             if (a == 0 && b == 11)
-                cr_expect(!strcmp(got, "h0 df.r0 df.r1 df.r4 df.r5 h11") || !strcmp(got, "h0 df.r0 df.r3 df.r2 df.r5 h11"),
+                cr_expect(!strcmp(got, "h0 df.r0 df.g0 df.g2 df.r5 h11") || !strcmp(got, "h0 df.r0 df.g0 df.g1 df.g2 df.r5 h11"),
                           "h0 -> h11: %s", got);
-            if (a == 0 && b == 11 && strstr(got, "df.r3")) cr_expect_float_eq(lat, 7e-6, 1e-15);
+            if (a == 0 && b == 11) cr_expect_float_eq(lat, strstr(got, "df.g1") ? 9e-6 : 6e-6, 1e-15, "%s: %g s", got, lat);
             /* a minimal route crosses one global link (2 to 4 routers), a Valiant one two (3 to 6) */
             int globals = 0;
             topo_route_t r;
@@ -118,7 +121,10 @@ Test(dragonfly, adaptive_spreads_over_valiant_paths) {
  * (r0->r3, r2->r5, r4->r1), so the busiest link carries 4 blocks: beta =
  * 4 / 100 GB/s; every route is 5 us long (h0: r0-r3-r2, 1 + 2 + 1 + 1; h2:
  * r1-r0-r3, the same). */
-static int shift4(const void *ctx, int c, int r) { (void)ctx, (void)c; return (r + 4) % 12; }
+static int shift4(const void *ctx, int c, int r) {
+    (void)c;
+    return (r + 4) % (ctx ? *(const int *)ctx : 12);
+}
 
 Test(dragonfly, link_loads_by_hand) {
     topo_t *t = load("");
@@ -128,6 +134,30 @@ Test(dragonfly, link_loads_by_hand) {
     cr_expect_float_eq(m.beta, 4 / 100e9, 1e-22, "beta %g", m.beta);
     cr_expect_float_eq(m.alpha, 5e-6, 1e-15, "alpha %g", m.alpha);
     topo_free(t);
+}
+
+/* A group's links pooled, by hand: 16 hosts, 4 a router, one group of 4
+ * routers, every host sending to the one 4 on (router r to r + 1). Minimal,
+ * the 4 messages share the local link r -> r + 1 (beta 4 / 100 GB/s); with
+ * adaptive routing they share router r's link to the hub, 4 x 100 / 2 =
+ * 200 GB/s (beta 4 / 200 GB/s: a static route a pair could not spread
+ * them). Every route is 3 us either way: 1 + 1 + 1, or 1 + 0.5 + 0.5 + 1. */
+Test(dragonfly, adaptive_pools_a_groups_links_by_hand) {
+    static const double want[2] = {4 / 100e9, 4 / 200e9};
+    for (int adaptive = 0; adaptive < 2; adaptive++) {
+        topo_t *t = load(adaptive ? "nodes=16 hpr=4 rpg=4 routing=adaptive" : "nodes=16 hpr=4 rpg=4");
+        cost_model_t m = {0};
+        baton_err_t e = {0};
+        int hosts = 16;
+        cr_assert_eq(linkload_pattern_cost(t, shift4, &hosts, 1, 1, &m, &e), 1, "%s", e.msg);
+        cr_expect_float_eq(m.beta, want[adaptive], 1e-22, "adaptive %d: beta %g", adaptive, m.beta);
+        cr_expect_float_eq(m.alpha, 3e-6, 1e-15, "adaptive %d: alpha %g", adaptive, m.alpha);
+        char got[256];
+        double lat;
+        route_text(t, 0, 4, got, sizeof got, &lat);
+        cr_expect_str_eq(got, adaptive ? "h0 df.r0 df.g0 df.r1 h4" : "h0 df.r0 df.r1 h4");
+        topo_free(t);
+    }
 }
 
 /* With 2 global ports a router (2 links between each pair of groups) a

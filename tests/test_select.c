@@ -458,12 +458,23 @@ Test(select, fifo_with_backfilling_agrees_with_the_formula_at_four_nodes) {
     free(out);
 }
 
-/* A size no algorithm runs says why, and the crossovers line does not claim
- * a winner at every size (an all-to-all of 1 GiB on 72 ranks: not a whole
- * part a peer). */
+/* An all-to-all runs each size as nccl-tests does, rounded down to a whole
+ * float a peer (1 GiB on 72 ranks: 1073741760 bytes, where every power of
+ * two had said "none applies"), labelled as asked with a note; a size
+ * below one float a peer says why none applies, and the crossovers line
+ * does not claim a winner at every size. */
 Test(select, a_size_none_runs_says_why) {
-    th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB", 0,
-            "(none applies: alltoall naive needs the size to be a multiple of the rank count", 1);
-    th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB", 0, "crossovers: none (no algorithm applies at any", 1);
-    th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB,72MiB", 0, "crossovers: none (one winner wherever one applies)", 1);
+    unsigned long long whole = (1ULL << 30) / (4 * 72) * (4 * 72);
+    char want[160];
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB", 0, "    1 GiB  ce/Simple", 1);
+    snprintf(want, sizeof want, "rounded down to a whole float a peer (1 GiB: %llu", whole);
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB", 0, want, 1);
+    snprintf(want, sizeof want, "alltoall,%llu,ce,", whole);
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB --format csv", 0, want, 1);
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 72MiB", 0, "rounded down", 0);
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 8B", 0,
+            "(none applies: an all-to-all on 72 ranks runs nothing below 288 bytes, a float a peer", 1);
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 8B", 0, "crossovers: none (no algorithm applies at any", 1);
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 8B,72MiB", 0, "crossovers: none (one winner wherever one applies)", 1);
+    th_says("predict -t gb200-nvl72 -c alltoall -a direct -s 1GiB", 1, "nccl-tests runs this size as 1073741760 bytes", 1);
 }

@@ -59,16 +59,71 @@ static int add_routers(topo_t *t, const int *hosts, int nh, const gen_dragonfly_
     return 0;
 }
 
-/* Local links: every pair of a group's routers, once. */
-static int add_local(topo_t *t, int first, const gen_dragonfly_t *f, const dfly_shape_t *s, baton_err_t *e) {
+/* Adaptive routing, by what it achieves: Slingshot sends a packet over a
+ * minimal path or, when that is busy, a non-minimal one (through another
+ * router of the group; across groups, through another group: De Sensi et
+ * al., SC20, adaptive routing picks among minimal and non-minimal paths by
+ * the load it sees at every switch). Routes then avoid each other at run
+ * time, which no static route a pair can do (a ring's two channels
+ * crossing between the same two switches, an all-to-all step's ranks of
+ * one switch all sending to the next, hashed pairs piling onto one of a
+ * group pair's global cables), so the links are pooled:
+ *   - a group's local links: a hub joined to each router by one link of
+ *     the share of the group's links a router can use when every router
+ *     sends to one other. With a routers (the file's routers_per_group: a
+ *     job on part of a group still routes through the rest), direct share
+ *     2/a and the rest over the a - 2 two-hop paths, the busiest link
+ *     carries 2F/a, so F <= a bw / 2 (at least bw: a group of one or two).
+ *     Traffic spread over every router (nearly all direct) could use
+ *     about twice that; a router's endpoints inject about as much (16 at
+ *     25 GB/s against 32 x 25 / 2 on Polaris). Half the local latency a
+ *     hub link (the direct hop's).
+ *   - a group pair's global links: one cable between their hubs of the
+ *     pair's summed rate, its latency the global link's and a local hop's
+ *     (a minimal route's two local hops, with the hubs' two halves).
+ * Valiant routes across groups stay a share of the pairs (dfly_cross). */
+static int add_pool(topo_t *t, int base, int n, int g, const gen_dragonfly_t *f, int *hub0, baton_err_t *e) {
+    char name[128];
+    snprintf(name, sizeof name, "%s.g%d", f->prefix, g);
+    int hub = topo_add_node(t, name, NODE_SWITCH, 0, 0, e);
+    if (hub < 0) return hub;
+    if (g == 0) *hub0 = hub;
+    if (hub != *hub0 + g) return err_set(e, BATON_EINVAL, "dragonfly: hub %s is not numbered in order", name);
+    double bw = (f->per_group > 2 ? f->per_group : 2) * f->bw / 2;
+    for (int a = 0; a < n; a++) {
+        int rc = topo_add_link(t, base + a, hub, bw, f->lat / 2, e);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+/* Local links: every pair of a group's routers, once; pooled where
+ * routing is adaptive (add_pool). */
+static int add_local(topo_t *t, int first, const gen_dragonfly_t *f, const dfly_shape_t *s, int *hub0,
+                     baton_err_t *e) {
     for (int g = 0; g < s->groups; g++) {
         int base = first + g * f->per_group, n = dfly_group_size(f, s, g);
+        if (f->adaptive) {
+            int rc = add_pool(t, base, n, g, f, hub0, e);
+            if (rc < 0) return rc;
+            continue;
+        }
         for (int a = 0; a < n; a++)
             for (int b = a + 1; b < n; b++) {
                 int rc = topo_add_link(t, base + a, base + b, f->bw, f->lat, e);
                 if (rc < 0) return rc;
             }
     }
+    return 0;
+}
+
+/* Pooled global links: one between every pair of hubs (add_pool). */
+static int add_global_pool(topo_t *t, int hub0, const gen_dragonfly_t *f, const dfly_shape_t *s, baton_err_t *e) {
+    for (int i = 0; i < s->groups; i++)
+        for (int j = i + 1; j < s->groups; j++) {
+            int rc = topo_add_link(t, hub0 + i, hub0 + j, s->links * f->global_bw, f->global_lat + f->lat, e);
+            if (rc < 0) return rc;
+        }
     return 0;
 }
 
@@ -95,14 +150,14 @@ static int add_global(topo_t *t, int first, const gen_dragonfly_t *f, const dfly
 int gen_dragonfly(topo_t *t, const int *hosts, int nh, const gen_dragonfly_t *f, baton_err_t *e) {
     dfly_shape_t s = {0};
     topo_dragonfly_t *d = &topo_params(t)->dragonfly;
-    int first = 0, rc;
+    int first = 0, hub0 = -1, rc;
     if (d->routers) return err_set(e, BATON_EINVAL, "dragonfly: a machine has one dragonfly fabric");
     if ((rc = dfly_shape(f, nh, &s, e)) < 0) return rc;
-    if ((rc = add_routers(t, hosts, nh, f, &s, &first, e)) < 0 || (rc = add_local(t, first, f, &s, e)) < 0 ||
-        (rc = add_global(t, first, f, &s, e)) < 0)
+    if ((rc = add_routers(t, hosts, nh, f, &s, &first, e)) < 0 || (rc = add_local(t, first, f, &s, &hub0, e)) < 0 ||
+        (rc = f->adaptive ? add_global_pool(t, hub0, f, &s, e) : add_global(t, first, f, &s, e)) < 0)
         return rc;
     *d = (topo_dragonfly_t){.routers = s.routers, .first = first, .per_group = f->per_group, .groups = s.groups,
-                            .globals = f->globals, .links = s.links, .adaptive = f->adaptive};
+                            .globals = f->globals, .links = s.links, .adaptive = f->adaptive, .hub0 = hub0};
     return 0;
 }
 
@@ -140,14 +195,19 @@ int dfly_cross(const topo_t *t, int ra, int rb, int sport, int dport, int hop[4]
     int k = (int)(key % (uint32_t)d->links);
     *pick_link = (int)(key >> 20);
     uint32_t ways = (uint32_t)d->groups - 1, pick = d->adaptive && d->groups > 2 ? key / (uint32_t)d->links % ways : 0;
-    if (pick == 0) {                              /* minimal: local, global, local */
-        global_pair(d, ga, gb, k, &hop[0], &hop[1]);
-        return 1;
-    }
     int g = -1;                                   /* Valiant: the pick-th group other than ga and gb */
     for (uint32_t n = 0; n < pick;) {
         g++;
         if (g != ga && g != gb) n++;
+    }
+    if (d->adaptive) {                            /* pooled (add_pool): the hubs' cables */
+        hop[0] = d->hub0 + ga, hop[1] = hop[2] = d->hub0 + g, hop[3] = d->hub0 + gb;
+        if (pick == 0) hop[1] = d->hub0 + gb;
+        return pick == 0 ? 1 : 2;
+    }
+    if (pick == 0) {                              /* minimal: local, global, local */
+        global_pair(d, ga, gb, k, &hop[0], &hop[1]);
+        return 1;
     }
     global_pair(d, ga, g, k, &hop[0], &hop[1]);
     global_pair(d, g, gb, k, &hop[2], &hop[3]);

@@ -18,11 +18,14 @@
  * has global ports is impossible, and an error.
  *
  * Routing: shortest paths (minimal: local, global, local; destination-mod-k
- * among equal ones), or `adaptive`: every pair of endpoints in different
- * groups takes, in equal shares by a hash of the pair, the minimal path or a
- * Valiant path through a router of one of the other groups (Slingshot's
- * adaptive routing spreads a group pair's traffic over the non-minimal
- * paths; one route a pair is baton's, so the spread is over pairs). */
+ * among equal ones), or `adaptive`: the links are pooled as adaptive routing
+ * uses them (a group's local links as one hub, a group pair's global links
+ * as one cable: dragonfly.c, add_pool), and every pair of endpoints in
+ * different groups takes, in equal shares by a hash of the pair, the
+ * minimal path or a Valiant path through one of the other groups
+ * (Slingshot's adaptive routing spreads a group pair's traffic over the
+ * non-minimal paths; one route a pair is baton's, so that spread is over
+ * pairs). */
 #ifndef BATON_DRAGONFLY_H
 #define BATON_DRAGONFLY_H
 
@@ -53,11 +56,12 @@ int dfly_global_router(const gen_dragonfly_t *f, int groups, int i, int j, int k
 int gen_dragonfly(topo_t *t, const int *hosts, int nh, const gen_dragonfly_t *f, baton_err_t *e);
 
 /* The global links a route from router ra to router rb (node ids) takes,
- * as router pairs hop[2i] -> hop[2i + 1]: none (one group), one (minimal:
+ * as node pairs hop[2i] -> hop[2i + 1]: none (one group), one (minimal:
  * one of the pair's `links` global links, by a hash) or, adaptive and picked
  * by the hash, two (Valiant: through another group, whose routers the route
- * joins by a local link). Their count. topologies/topo_route.c joins the
- * pieces with shortest routes. */
+ * joins by a local link). Adaptive, the pairs are hubs: the pooled cables.
+ * Their count. topologies/topo_route.c joins the pieces with shortest
+ * routes. */
 /* The choices hash what a group rotation keeps (the routers' places in
  * their groups, the groups' distance, the host ports sport at ra and dport
  * at rb), so ranks a group apart are routed alike (sim --symmetric).

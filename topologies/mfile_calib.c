@@ -132,7 +132,7 @@ int mf_read_fidelity(mfile_t *c, ynode_t *root) {
     if (strlen(logs) >= sizeof f->logs) return mf_fail(c, at, "'logs' names the logs in at most 159 characters", NULL, NULL);
     snprintf(f->logs, sizeof f->logs, "%s", logs);
     if (!(l = mf_get(c, m, "bands")) || !ydoc_is_seq(l) || ydoc_len(l) < 1 || ydoc_len(l) > TOPO_MAX_FIDELITY)
-        return mf_fail(c, l ? l : m, "'bands' is a list of 1 to 6 {coll:, large:, all:}", NULL, NULL);
+        return mf_fail(c, l ? l : m, "'bands' is a list of 1 to 12 {coll:, large:, all:}", NULL, NULL);
     for (int i = 0; i < ydoc_len(l); i++) {
         ynode_t *e = ydoc_item(c->doc, l, i);
         char s[MF_TEXT];

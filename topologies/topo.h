@@ -95,7 +95,7 @@ typedef struct topo_calib {
 /* A shipped machine's measured error on its own public logs at their
  * hardware, uncalibrated (`fidelity:`): the band doctor and expect give it
  * where its kind's would call those very logs below the machine. */
-#define TOPO_MAX_FIDELITY 6
+#define TOPO_MAX_FIDELITY 12    /* mfile_calib.c says "1 to 12" */
 typedef struct topo_fidelity {
     int n;
     struct {
@@ -161,7 +161,9 @@ typedef struct topo_dragonfly {
     int routers;         /* 0: no dragonfly */
     int first, per_group, groups;
     int globals, links;  /* global ports a router, global links a pair of groups */
-    int adaptive;        /* 1: pairs across groups spread over Valiant paths */
+    int adaptive;        /* 1: links pooled (a hub a group, a cable a group pair) and pairs
+                            across groups spread over Valiant paths */
+    int hub0;            /* adaptive: group g's hub is node hub0 + g; -1 if not pooled */
 } topo_dragonfly_t;
 
 /* NCCL's socket transport where the file says nothing of its host:

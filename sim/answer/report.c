@@ -260,6 +260,25 @@ static void fmt_time(char *buf, int len, double t) {
 /* What the marks say; the table's notes (simulated_notes) say why. */
 #define LEGEND "[s] simulated  [~] approximate formula, not simulated"
 
+/* A row's size as asked ("1 GiB"), where an all-to-all ran it rounded
+ * (select.c, a2a_size): a2a_note says so under the table. */
+static void row_label(const select_row_t *r, char *sz, size_t n) {
+    units_fmt_size(r->asked ? r->asked : r->bytes, sz, n);
+}
+
+/* "all-to-all sizes run as nccl-tests runs them: ..." where a row ran
+ * another size than its label. */
+static void a2a_note(FILE *f, const select_table_t *tab, int first, int last) {
+    const select_row_t *x = NULL;
+    for (int i = first; i <= last; i++)
+        if (tab->rows[i].bytes && tab->rows[i].asked && tab->rows[i].bytes != tab->rows[i].asked) x = &tab->rows[i];
+    if (x == NULL) return;
+    char sz[32];
+    units_fmt_size(x->asked, sz, sizeof sz);
+    fprintf(f, "sizes: an all-to-all runs a size as nccl-tests does, rounded down to a whole float a peer (%s: %llu\n"
+               "       bytes on %d ranks)\n", sz, (unsigned long long)x->bytes, tab->ranks);
+}
+
 static void table_header(FILE *f, const select_table_t *tab, int first) {
     const select_row_t *r = &tab->rows[first];
     fprintf(f, "%s on %s (%d ranks)   %s\n", coll_name(r->coll), tab->topo, tab->ranks, LEGEND);
@@ -270,7 +289,7 @@ static void table_header(FILE *f, const select_table_t *tab, int first) {
 
 static void table_row(FILE *f, const select_row_t *r) {
     char sz[32], t[32];
-    units_fmt_size(r->bytes, sz, sizeof sz);
+    row_label(r, sz, sizeof sz);
     fprintf(f, "%10s", sz);
     for (int i = 0; i < r->ncells; i++) {
         const select_cell_t *c = &r->cells[i];
@@ -296,7 +315,7 @@ static void crossovers(FILE *f, const select_table_t *tab, int first, int last) 
         if (!select_is_crossover(tab, i)) continue;
         const select_row_t *a = &tab->rows[i - 1], *b = &tab->rows[i];
         char sz[32], x[48], y[48], item[160];
-        units_fmt_size(b->bytes, sz, sizeof sz);
+        row_label(b, sz, sizeof sz);
         int len = snprintf(item, sizeof item, "%s -> %s at %s", pick_name(&a->cells[a->winner], x, sizeof x),
                            pick_name(&b->cells[b->winner], y, sizeof y), sz);
         if (!any) col = fprintf(f, "crossovers: %s", item);
@@ -326,7 +345,7 @@ static void fifo_doubts(FILE *f, const select_table_t *tab, int first, int last)
                 x->formula_s >= r->cells[r->winner].time_s || x->time_s <= FIFO_DOUBT * x->formula_s)
                 continue;                                  /* only where the formula would have won */
             char sz[32], a[48], ft[32], st[32];
-            units_fmt_size(r->bytes, sz, sizeof sz);
+            row_label(r, sz, sizeof sz);
             fmt_time(ft, sizeof ft, x->formula_s);
             fmt_time(st, sizeof st, x->time_s);
             fprintf(f, "caution: at %s %s's formula says %s, its FIFO simulation %s: where flows meet on links FIFO\n"
@@ -342,7 +361,7 @@ static int formula_item(const select_row_t *r, const select_cell_t *c, const cha
     char sz[32], a[48], ft[32];
     if (!c->ok || !c->simulated || c->formula_s <= 0 || fabs(c->time_s - c->formula_s) <= RUN_FORMULA_BAND * c->time_s)
         return 0;
-    units_fmt_size(r->bytes, sz, sizeof sz);
+    row_label(r, sz, sizeof sz);
     fmt_time(ft, sizeof ft, c->formula_s);
     return snprintf(item, len, "%s%s at %s %s (simulated %+.0f %%)", pick_name(c, a, sizeof a), tag, sz, ft,
                     100 * (c->time_s - c->formula_s) / c->formula_s);
@@ -395,7 +414,7 @@ static void compact_header(FILE *f, const select_table_t *tab, int first, int vs
 
 static void compact_row(FILE *f, const select_row_t *r, int vs_nccl) {
     char sz[32], t[32], a[48], b[48];
-    units_fmt_size(r->bytes, sz, sizeof sz);
+    row_label(r, sz, sizeof sz);
     fprintf(f, "%9s  ", sz);
     if (r->winner < 0) { fprintf(f, "(none applies%s%s)\n", r->why[0] ? ": " : "", r->why); return; }
     const select_cell_t *w = &r->cells[r->winner];
@@ -429,6 +448,7 @@ char *report_select_table(const select_table_t *tab, int wide, int vs_nccl) {
             else compact_row(f, &tab->rows[k], vs_nccl);
         }
         crossovers(f, tab, i, j);
+        a2a_note(f, tab, i, j);
         simulated_notes(f, tab, i, j, wide, vs_nccl);
         fifo_doubts(f, tab, i, j);
         i = j + 1;

@@ -175,6 +175,21 @@ static int confirm_winner(topo_t *t, const select_req_t *q, select_row_t *row, b
     return 0;
 }
 
+/* An all-to-all's row runs the size as nccl-tests does, rounded down to a
+ * whole float a peer (coll_whole_bytes; baton's all-to-alls need a whole
+ * part a peer): 1 GiB on 1,200 ranks is 1073740800 bytes, where "none
+ * applies" at every power of two said nothing useful. 0 below one float a
+ * peer, with why. Other collectives keep their size (their schedules cut
+ * remainders). */
+static uint64_t a2a_size(select_row_t *row, uint64_t bytes, int p) {
+    uint64_t unit, b = coll_whole_bytes(row->coll, p, bytes, &unit);
+    if (row->coll != COLL_ALLTOALL) return bytes;
+    if (b == 0)
+        snprintf(row->why, sizeof row->why, "an all-to-all on %d ranks runs nothing below %llu bytes, a float a peer "
+                 "(nccl-tests)", p, (unsigned long long)unit);
+    return b;
+}
+
 int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_t *e) {
     const algo_t *const *all = algo_all();
     cost_model_t m;
@@ -191,26 +206,28 @@ int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_
             progress_stage("row", out->nrows, (long)q->ncolls * q->nsizes);
             select_row_t *row = &out->rows[out->nrows++];
             row->coll = q->colls[c];
-            row->bytes = q->sizes[k];
+            row->asked = q->sizes[k];
+            row->bytes = a2a_size(row, q->sizes[k], out->ranks);
             row->cells = calloc(64, sizeof *row->cells);
             if (row->cells == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
             for (int i = 0; all[i] && row->ncells < 64; i++) {
                 if (all[i]->coll != q->colls[c] || !wanted(q, all[i])) continue;
-                int rc = cell(t, q, &m, q->colls[c], q->sizes[k], all[i], &row->cells[row->ncells++], row->why,
+                if (row->bytes == 0) { row->cells[row->ncells++] = (select_cell_t){.algo = all[i]}; continue; }
+                int rc = cell(t, q, &m, q->colls[c], row->bytes, all[i], &row->cells[row->ncells++], row->why,
                               sizeof row->why, e);
                 if (rc < 0) return rc;
             }
             for (int i = 0; i < q->nalgos && row->ncells < 64; i++) {    /* msccl:FILE, simulated */
                 const algo_t *a = msccl_is(q->algos[i]) ? msccl_load(q->algos[i], e) : NULL;
                 if (msccl_is(q->algos[i]) && a == NULL) return e && e->code ? e->code : BATON_EINVAL;
-                if (a == NULL || a->coll != q->colls[c] || q->nccl_only) continue;
-                int rc = cell(t, q, &m, q->colls[c], q->sizes[k], a, &row->cells[row->ncells++], row->why, sizeof row->why, e);
+                if (a == NULL || a->coll != q->colls[c] || q->nccl_only || row->bytes == 0) continue;
+                int rc = cell(t, q, &m, q->colls[c], row->bytes, a, &row->cells[row->ncells++], row->why, sizeof row->why, e);
                 if (rc < 0) return rc;
             }
             rank_cells(row);
             int rc = confirm_winner(t, q, row, e);
             if (rc < 0) return rc;
-            if (q->vs_nccl && (rc = nccl_cell(t, q, &m, row, e)) < 0) return rc;
+            if (q->vs_nccl && row->bytes && (rc = nccl_cell(t, q, &m, row, e)) < 0) return rc;
         }
     return 0;
 }

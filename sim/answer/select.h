@@ -39,7 +39,8 @@ typedef struct select_cell {
 
 typedef struct select_row {
     coll_t coll;
-    uint64_t bytes;
+    uint64_t bytes;            /* what ran: an all-to-all's size rounded as nccl-tests rounds it */
+    uint64_t asked;            /* the size asked (the text table's label) */
     int ncells;
     select_cell_t *cells;
     int winner, runner_up;     /* cell indices, -1 if none */

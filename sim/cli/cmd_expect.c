@@ -113,21 +113,14 @@ static topo_t *sick_machine(const ex_args_t *a, cmd_doc_loader_t *ld, cal_req_t 
     return rc == 0 ? m : NULL;
 }
 
-/* The sizes nccl-tests runs where each rank has its own part: its
- * all-to-all sends each peer count / p of a rank's elements (alltoall.cu,
- * AlltoAllGetCollByteCount), its all-gather and reduce-scatter give each rank
- * count / p elements rounded down to 16 bytes (all_gather.cu,
- * AllGatherGetCollByteCount: (count/nranks) & -(16/eltSize); the same in
- * reduce_scatter.cu), and the size printed is the whole. So a size is
- * rounded down to a multiple of p floats (all-to-all) or 16 p bytes, and
- * below that it runs nothing (a row of 0 bytes). The samples as nccl-tests
- * runs them; those of 0 bytes left out, with a note. Returns the samples
- * kept (0 leaves every size out: none was a whole part a rank). */
+/* The samples as nccl-tests runs them where each rank has its own part
+ * (coll_whole_bytes); those of 0 bytes left out, with a note. Returns the
+ * samples kept (0 leaves every size out: none was a whole part a rank). */
 static int per_rank_sizes(cal_sample_t *s, int n, coll_t c, int p) {
-    uint64_t unit = (uint64_t)p * (c == COLL_ALLTOALL ? 4 : 16);
+    uint64_t unit = 1;
     int k = 0, dropped = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t b = s[i].bytes / unit * unit;
+        uint64_t b = coll_whole_bytes(c, p, s[i].bytes, &unit);
         if (b == 0) { dropped++; continue; }
         s[i].bytes = b;
         if (k == 0 || s[k - 1].bytes != b) s[k++] = s[i];
