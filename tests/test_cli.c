@@ -497,6 +497,15 @@ Test(cli, did_you_mean_and_limits) {
     free(out);
 }
 
+/* 0 bytes: NCCL launches nothing (enqueue.cc discards an empty collective),
+ * so no command answers a time for it (predict had said 7.8 us). */
+Test(cli, zero_bytes_have_no_time) {
+    expect_exit("predict -t hgx-b200 -c allreduce -s 0", 2, "-s 0: 0 bytes move nothing: NCCL discards an empty collective");
+    expect_exit("sim -t topologies/uniform-8.yaml -c allreduce -a ring -s 0B", 2, "0 bytes move nothing");
+    expect_exit("select -t hgx-b200 -c allreduce --sizes 1KiB,0", 2, "--sizes 1KiB,0: 0 bytes move nothing");
+    expect_exit("predict -t hgx-b200 -c allreduce -s 1", 0, "1 B");
+}
+
 /* --symmetric: the full run's JSON answer from one representative on a
  * 512-GPU cluster, and a reason (exit 1) where it would not be exact. With
  * PXN a ring's hop between nodes relays through the destination's rail, which

@@ -22,6 +22,7 @@ int select_parse_sizes(const char *spec, uint64_t **sizes, int *n, const char **
     if (colon == NULL) {                                   /* a list: 1KiB,1MiB */
         for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
             if (*n == 4096 || units_size(tok, &v[*n], why) < 0) { if (*n == 4096) *why = "too many sizes"; free(v); return -1; }
+            if (v[*n] == 0) { *why = SELECT_ZERO_WHY; free(v); return -1; }
             (*n)++;
         }
     } else {                                               /* a range: lo:hi[:xF] */

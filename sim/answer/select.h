@@ -59,6 +59,13 @@ typedef struct select_table {
 int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_t *e);
 void select_free(select_table_t *tab);
 
+/* Why no command answers for 0 bytes: NCCL discards an empty collective
+ * (src/enqueue.cc, taskAppend: "Empty collectives can be discarded"), so
+ * there is no time to predict; nccl-tests' 0-byte rows time the host call
+ * alone (0.2-0.4 us in validate/logs). */
+#define SELECT_ZERO_WHY "0 bytes move nothing: NCCL discards an empty collective without a launch " \
+                        "(src/enqueue.cc, taskAppend); give a size of at least 1 byte"
+
 /* Parse "8B:16GiB[:x2]" or "1KiB,1MiB,..." into a malloc'd array. A range
  * is LO, LO*F, LO*F^2, ... while at most HI, as nccl-tests' -b -e -f: HI
  * itself only when it is on that grid (docs/decisions/sizes-range.md). */

@@ -563,6 +563,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     uint64_t bytes = 0;
     const char *why;
     if (a.size && units_size(a.size, &bytes, &why) < 0) return cmd_usage(cmd, "bad size '%s': %s", a.size, why);
+    if (a.size && bytes == 0) return cmd_usage(cmd, "-s %s: %s", a.size, SELECT_ZERO_WHY);
     baton_err_t e = {0};
     int fold = predict ? (a.fold >= 0 ? a.fold : CMD_FOLD_NODES) : 0;
     topo_t *t = cmd_load_topo_folded(a.topo, a.sets.v, a.sets.n, fold, &e);
