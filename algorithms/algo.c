@@ -111,6 +111,14 @@ const char *algo_hint(coll_t coll, const char *name) {
     return suggest_hint(name, cands);
 }
 
+const algo_opts_t *algo_row_opts(const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
+    if (o == NULL || o->domain_rings <= 0 || a->nccl == NULL || (strcmp(a->nccl, "ring") && strcmp(a->nccl, "tree")))
+        return o;
+    *tmp = *o;
+    tmp->channels = o->domain_rings;
+    return tmp;
+}
+
 int algo_build(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, sched_t *s,
                baton_err_t *e) {
     static const algo_opts_t defaults = {0};

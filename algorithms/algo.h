@@ -26,6 +26,9 @@ typedef struct algo_opts {
     } sharp;
     uint64_t fill;   /* bytes a hop inside a node passes on before the next hop may start
                         (nccltree's closed form); 0: a channel's whole chunk */
+    int domain_rings;   /* channels of NCCL's ring and tree rows across flat NVLink domains
+                           (graph_domain_rings, set by form_opts where none were asked);
+                           0: channels. algo_row_opts applies it */
 } algo_opts_t;
 
 typedef struct algo {
@@ -73,6 +76,11 @@ typedef struct algo {
     int (*nsteps)(const sched_t *s);
     int (*step_send)(const sched_t *s, int k, int r, sched_op_t *op);
 } algo_t;
+
+/* The options row a runs with: o, or *tmp = o with channels =
+ * o->domain_rings for NCCL's ring and tree rows (a->nccl "ring", "tree")
+ * where that is set. */
+const algo_opts_t *algo_row_opts(const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp);
 
 int algo_lockstep_nsteps(const sched_t *s);
 int algo_lockstep_send(const sched_t *s, int k, int r, sched_op_t *op);

@@ -196,6 +196,32 @@ Test(machines_2026, racks_run_a_ring_per_nic) {
     free(out);
 }
 
+/* Named ring and tree rows run the same rings per NIC (algo_row_opts), so
+ * -a auto's answer on two racks is the ring NCCL runs, not a direct
+ * all-gather at 99 GB/s busbw: the named ring's time is -a nccl's, simulated
+ * and closed form alike, on 16 channels; one rack (one domain) keeps its
+ * one ring, and --channels still decides where given. */
+Test(machines_2026, named_rings_take_a_ring_per_nic_across_racks) {
+    char *a, *n, *s;
+    const char *r2 = "-t gb200-nvl72 --set racks=2 -c allgather -s 1GiB --json";
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "predict %s -a nccl", r2);
+    cr_assert_eq(th_cli(cmd, &n, 1), 0, "%s", n);
+    snprintf(cmd, sizeof cmd, "predict %s", r2);
+    cr_assert_eq(th_cli(cmd, &a, 1), 0, "%s", a);
+    cr_expect(strstr(a, "\"algorithm\":\"ring\"") != NULL, "-a auto: %s", a);
+    cr_expect_eq(th_json_num(a, "time_s"), th_json_num(n, "time_s"), "auto %s\nnccl %s", a, n);
+    snprintf(cmd, sizeof cmd, "sim %s -a ring --proto Simple", r2);
+    cr_assert_eq(th_cli(cmd, &s, 1), 0, "%s", s);
+    cr_expect_gt(th_json_num(s, "busbw_GBps"), 400, "simulated: %s", s);
+    free(a), free(n), free(s);
+    /* a ring of p ranks sends p (p - 1) messages a channel */
+    th_says("sim -t gb200-nvl72 --set racks=2 -c allgather -a ring -s 1GiB --proto Simple", 0, "329472 messages", 1);
+    th_says("sim -t gb200-nvl72 --set racks=2 -c allgather -a ring -s 1GiB --proto Simple --channels 2", 0,
+            "41184 messages", 1);
+    th_says("sim -t gb200-nvl72 -c allgather -a ring -s 1GiB --proto Simple", 0, "5112 messages", 1);
+}
+
 /* plan's channels column gives an NVLS row NCCL's NVLS CTAs, the count its
  * own "NVLS tuning: nChannels" line prints (24 on one Blackwell domain from
  * 2.27), not 1. */

@@ -411,6 +411,23 @@ int graph_node_nics(topo_t *t) {
     return g ? g->nics : 0;
 }
 
+int graph_nic_count(const topo_t *t) {
+    int k = 0;
+    for (int i = 0; i < topo_nnodes(t); i++) k += topo_node(t, i)->kind == NODE_NIC;
+    return k;
+}
+
+#define RING_SEARCH_MAX 16       /* search.cc: MAXCHANNELS / 2 */
+int graph_domain_rings(topo_t *t) {
+    const topo_params_t *tp = topo_params_c(t);
+    int p = topo_whole_ranks(t), g = tp->group_size, built = topo_fold_witnesses(t);
+    if (tp->channels > 0 || g < 2 || g >= p || p % g) return 0;
+    const graph_t *gr = graph_get(t, NULL);
+    if (gr == NULL || gr->nrings > 0 || !graph_nvlink(gr)) return 0;
+    int domains = built > 0 ? built : p / g, nics = graph_nic_count(t) / (domains > 0 ? domains : 1);
+    return nics < 2 ? 0 : nics < RING_SEARCH_MAX ? nics : RING_SEARCH_MAX;
+}
+
 int graph_ring_stride(topo_t *t) {
     const graph_t *g = graph_get(t, NULL);
     return g && g->nrings == 0 && g->stride > 1 ? g->stride : 1;

@@ -73,6 +73,17 @@ int graph_ring_stride(topo_t *t);
  * without NICs: NCCL's NVLS heads across nodes (sim/answer/run.c). */
 int graph_node_nics(topo_t *t);
 
+/* NCCL's rings across domains where baton's search had nothing to choose
+ * (a flat NVLink domain of alike GPU pairs, as a 72-GPU NVL72 rack's) and
+ * the file counts no channels: a ring per NIC of a domain, at most 16
+ * (search.cc's ring search, MAXCHANNELS/2); 0 on one domain, where one ring
+ * reaches every GPU at the switch's rate, or where it does not apply (PCIe
+ * nodes, searched rings: their own count). form_opts puts it in
+ * algo_opts_t.domain_rings for NCCL's ring and tree rows. */
+int graph_domain_rings(topo_t *t);
+/* NICs in t (a folded cluster's witnesses' only). */
+int graph_nic_count(const topo_t *t);
+
 /* Do the node's GPUs reach each other over NVLink (NCCL's LINK_NVL), not
  * PCI? A direct GPU link, or switches only at NVSwitch rates (every NVSwitch
  * generation gives a GPU >= 150 GB/s, PCIe x16 at most 63). NCCL enables

@@ -160,8 +160,11 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
 
 /* Build and time row a under protocol pr (cut into nccl_steps as NCCL
  * does, 0: its own); keep it in *best if faster. */
-static int try_row(topo_t *t, const run_req_t *q, const run_out_t *o, const algo_t *a, proto_t pr, int nccl_steps,
+static int try_row(topo_t *t, const run_req_t *q_row, const run_out_t *o, const algo_t *a, proto_t pr, int nccl_steps,
                    run_out_t *best, baton_err_t *e) {
+    run_req_t qr = *q_row, *q = &qr;
+    algo_opts_t tmp;
+    qr.opts = *algo_row_opts(a, &q_row->opts, &tmp);        /* a ring per NIC across flat domains */
     run_out_t cand = *o;
     sched_t s;
     int rc;

@@ -195,12 +195,13 @@ int cmd_export(int argc, char **argv) {
         a.ranks = topo_whole_ranks(t);
     }
     sched_t s;
+    algo_opts_t tmp;
     int most = 0;
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (mem == NULL) rc = err_set(&e, BATON_ENOMEM, "out of memory");
-    else if ((rc = algo_build(row, a.ranks, a.bytes, &a.opts, &s, &e)) == 0)
+    else if ((rc = algo_build(row, a.ranks, a.bytes, algo_row_opts(row, &a.opts, &tmp), &s, &e)) == 0)
         rc = msccl_export(&s, proto_name((proto_t)a.proto), mem, &most, &e);
     if (mem) fclose(mem);
     if (rc == 0 && most > MSCCL_MAX_STEPS)          /* baton reads it back; MSCCL's executor would refuse it */

@@ -367,7 +367,8 @@ static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint6
         return cmd_fail(cmd, &e);
     }
     sched_t s;
-    if (algo_build(a, topo_nranks(t), bytes, o, &s, &e) < 0) return cmd_fail(cmd, &e);
+    algo_opts_t tmp;
+    if (algo_build(a, topo_nranks(t), bytes, algo_row_opts(a, o, &tmp), &s, &e) < 0) return cmd_fail(cmd, &e);
     if (sched_dump_goal(&s, stdout) < 0) return cmd_fail(cmd, &(baton_err_t){BATON_EIO, "write error"});
     return EXIT_OK;
 }

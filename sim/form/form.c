@@ -207,7 +207,9 @@ int form_list(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t 
         cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
         if (f && !f->keep(f, rows[i])) continue;
-        if (algo_build(rows[i], p, n, o, &s, NULL) < 0 || (t && form_helpers_fit(t, rows[i], &s, NULL) < 0)) continue;
+        algo_opts_t tmp;
+        const algo_opts_t *ro = algo_row_opts(rows[i], o, &tmp);
+        if (algo_build(rows[i], p, n, ro, &s, NULL) < 0 || (t && form_helpers_fit(t, rows[i], &s, NULL) < 0)) continue;
         baton_err_t why = {0};
         if (form_model(t, rows[i], &s, m, &am, &why) < 0) {
             if (why.code == BATON_EWHOLE) return BATON_EWHOLE;
@@ -215,7 +217,7 @@ int form_list(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t 
         }
         if (pc) am = proto_apply(&am, pc);
         out[k] = rows[i];
-        times[k++] = rows[i]->cost(&am, p, n, o) + form_switch_latency(t, &s);
+        times[k++] = rows[i]->cost(&am, p, n, ro) + form_switch_latency(t, &s);
     }
     return k;
 }
@@ -229,6 +231,7 @@ const algo_t *form_pick(topo_t *t, coll_t coll, const cost_model_t *m, const pro
 }
 
 void form_opts(topo_t *t, algo_opts_t *o) {
+    if (o->channels == 0 && o->domain_rings == 0) o->domain_rings = graph_domain_rings(t);
     if (o->group == 0) o->group = topo_params_c(t)->group_size;
     if (o->rings == NULL && !o->rank_order) o->rings = graph_rings(t, NULL);   /* NULL: flat, rank order */
     if (o->channels == 0 && topo_params_c(t)->plain) o->channels = topo_params_c(t)->channels;   /* 1 or the file's */

@@ -63,7 +63,9 @@ int nccl_rows(topo_t *t, const run_req_t *q, const cost_model_t *m, proto_t pr, 
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     double times[FORM_MAX_ROWS];
     rows_filter_t f = filter(t, q->coll, pr, p, q->bytes, q->nccl_algo, q->nccl_algos);
-    int k = form_list(t, q->coll, m, pc, p, q->bytes, &q->opts, &f.f, rows, times, FORM_MAX_ROWS);
+    algo_opts_t o = q->opts;
+    o.domain_rings = 0;      /* the choice compares rows as before the rings per NIC (machines-2026.md) */
+    int k = form_list(t, q->coll, m, pc, p, q->bytes, &o, &f.f, rows, times, FORM_MAX_ROWS);
     if (k > 0 && q->nccl_row) {                     /* nccl_tuner: NCCL's model named the row */
         int j = 0;
         for (int i = 0; i < k; i++) if (strcmp(rows[i]->name, q->nccl_row) == 0) rows[j] = rows[i], times[j++] = times[i];
@@ -85,10 +87,11 @@ int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_p
               int p, run_req_t *qc) {
     *qc = *q;
     if (!q->nccl_sizing && strcmp(q->algo, "nccl") != 0) return 0;
-    if (q_in->opts.channels == 0) {       /* rings and trees across flat domains: a ring per NIC (view_domain_rings) */
-        int across = a->nccl && (!strcmp(a->nccl, "ring") || !strcmp(a->nccl, "tree")) ? view_domain_rings(t) : 0;
-        qc->opts.channels = ncclrule_channels(a, pr, p, q->bytes, across ? across : q->opts.channels,
+    if (q_in->opts.channels == 0) {       /* rings and trees across flat domains: a ring per NIC (graph_domain_rings) */
+        algo_opts_t tmp;
+        qc->opts.channels = ncclrule_channels(a, pr, p, q->bytes, algo_row_opts(a, &q->opts, &tmp)->channels,
                                               x->rule ? x->rule->channels : 0);
+        qc->opts.domain_rings = 0;        /* NCCL's count for this size, not the family's default */
     }
     int steps = q_in->opts.pipeline == 0
               ? ncclrule_pipeline(t, a, pr, p, q->opts.group, graph_node_nics(t), qc->opts.channels, q->bytes) : 0;

@@ -122,28 +122,9 @@ static int nvls_channels(int v, arch_t arch, int domains, int ppn, double nic, i
     return 32;
 }
 
-/* NICs in t (a folded cluster's witnesses' only). */
-static int nic_count(const topo_t *t) {
-    int k = 0;
-    for (int i = 0; i < topo_nnodes(t); i++) k += topo_node(t, i)->kind == NODE_NIC;
-    return k;
-}
-
-#define RING_SEARCH_MAX 16       /* search.cc: MAXCHANNELS / 2 */
-int view_domain_rings(topo_t *t) {
-    const topo_params_t *tp = topo_params_c(t);
-    int p = topo_whole_ranks(t), g = tp->group_size, built = topo_fold_witnesses(t);
-    if (tp->channels > 0 || g < 2 || g >= p || p % g) return 0;
-    const graph_t *gr = graph_get(t, NULL);
-    if (gr == NULL || gr->nrings > 0 || !graph_nvlink(gr)) return 0;   /* searched rings: their count; PCIe
-                                                                          nodes: NCCL's few channels there */
-    int domains = built > 0 ? built : p / g, nics = nic_count(t) / (domains > 0 ? domains : 1);
-    return nics < 2 ? 0 : nics < RING_SEARCH_MAX ? nics : RING_SEARCH_MAX;
-}
-
 void view_nvls(topo_t *t, const tuning_machine_t *m, view_nvls_t *x) {
     int ppn = m->nranks / (m->nnodes > 0 ? m->nnodes : 1), built = topo_fold_witnesses(t);
-    int domains_built = built > 0 ? built : m->nnodes, nics = nic_count(t) / (domains_built > 0 ? domains_built : 1);
+    int domains_built = built > 0 ? built : m->nnodes, nics = graph_nic_count(t) / (domains_built > 0 ? domains_built : 1);
     int v = topo_params_c(t)->lib.nccl_version ? topo_params_c(t)->lib.nccl_version : TOPO_NCCL_TABLES;
     *x = (view_nvls_t){.domains = m->nnodes, .per_domain = ppn, .chunk = 131072, .nic_GBps = nic_speed(t, m->arch),
                        .why = ""};
@@ -165,7 +146,7 @@ int view_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     *m = (tuning_machine_t){.nranks = p, .nnodes = p / group, .arch = arch, .nvlink = graph_nvlink(g),
                             .nchannels = o.channels > 0 ? o.channels : 1, .version = tp->lib.nccl_version};
     int searched = g->nrings > 0;                       /* read now: ring_bus_bw's link changes free g */
-    int across = o_in->channels == 0 ? view_domain_rings(t) : 0;
+    int across = o_in->channels == 0 ? graph_domain_rings(t) : 0;
     if (across) o.channels = across, m->nchannels = across;   /* a ring per NIC, not one through one NIC */
     int rc = ring_bus_bw(t, &o, arch, &bus, e);
     if (rc < 0) return rc;

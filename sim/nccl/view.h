@@ -15,13 +15,6 @@
 /* What NCCL's model sees on t with options o (filled from t as run does). */
 int view_machine(topo_t *t, const algo_opts_t *o, tuning_machine_t *m, baton_err_t *e);
 
-/* NCCL's rings across domains where baton's search had nothing to choose
- * (a flat NVLink domain of alike GPU pairs, as a 72-GPU NVL72 rack's) and neither
- * the file nor the command counts channels: a ring per NIC of a domain, at
- * most 16 (search.cc's ring search, MAXCHANNELS/2); 0 on one domain, where
- * one ring reaches every GPU at the switch's rate, or where it does not
- * apply. */
-int view_domain_rings(topo_t *t);
 
 /* NVLS as NCCL sets it up on t's NVLink domains (NCCL's nodes; on a
  * multi-node NVLink rack, its clique), for t's NCCL version:
