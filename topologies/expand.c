@@ -189,6 +189,21 @@ static int subst_one(const expand_params_t *ps, const char *body, char *out, siz
     return 0;
 }
 
+int expand_unknown(const expand_params_t *ps, const char *in, char *name, size_t n) {
+    for (const char *o = strstr(in, "${"); o; o = strstr(o + 2, "${")) {
+        const char *close = strchr(o, '}');
+        for (const char *s = o + 2; s < (close ? close : o + strlen(o)); s++) {
+            if (!isalpha((unsigned char)*s) && *s != '_') continue;
+            size_t k = 0;
+            while ((isalnum((unsigned char)s[k]) || s[k] == '_') && k + 1 < n) name[k] = s[k], k++;
+            name[k] = '\0';
+            if (expand_get(ps, name) == NULL) return 1;
+            s += k;
+        }
+    }
+    return 0;
+}
+
 int expand_subst(const expand_params_t *ps, const char *in, char *out, size_t outlen, const char **why) {
     size_t o = 0;
     while (*in) {

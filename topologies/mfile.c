@@ -50,8 +50,11 @@ int mf_text(mfile_t *c, ynode_t *v, const char *key, char *buf) {
         snprintf(folded, sizeof folded, "%.*s%s%s", (int)(at - s), s, c->fold_text, at + strlen(c->fold_bracket));
         s = folded;
     }
-    if (expand_subst(&c->params, s, buf, MF_TEXT, &why) < 0) return mf_fail(c, v, "in '%s': %s", s, why);
-    return 0;
+    if (expand_subst(&c->params, s, buf, MF_TEXT, &why) == 0) return 0;
+    char name[64], msg[256];
+    if (!expand_unknown(&c->params, s, name, sizeof name)) return mf_fail(c, v, "in '%s': %s", s, why);
+    snprintf(msg, sizeof msg, "unknown parameter '%s'%s", name, mf_param_hint(&c->params, name));
+    return mf_fail(c, v, "in '%s': %s", s, msg);
 }
 
 /* Required key, as substituted text. */

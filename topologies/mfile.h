@@ -56,6 +56,9 @@ ynode_t *mf_get(mfile_t *c, ynode_t *m, const char *key);
 int mf_only_keys(mfile_t *c, ynode_t *m, const char *const *keys, const char *what);
 /* The scalar v with its ${...} substituted, into buf (MF_TEXT bytes). */
 int mf_text(mfile_t *c, ynode_t *v, const char *key, char *buf);
+/* "; did you mean 'nvlink_gbps'?" among the file's parameters and the
+ * engine's keys, or "" (a static buffer: one message at a time). */
+const char *mf_param_hint(const expand_params_t *ps, const char *name);
 /* Required key, as substituted text; *vn its node, if vn. */
 int mf_need(mfile_t *c, ynode_t *m, const char *key, char *buf, ynode_t **vn);
 /* Required keys in their units: a bandwidth, a size ("64KiB", "80GB", a

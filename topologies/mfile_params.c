@@ -44,7 +44,7 @@ int mf_read_engine(mfile_t *c, ynode_t *root) {
 /* "; did you mean 'nvlink_gbps'?" among the file's parameters and the
  * engine's keys, or "". Past spelling, the one candidate that shares the
  * word before the first '_' (nvlink_bw: nvlink_gbps), when only one does. */
-static const char *param_hint(const expand_params_t *ps, const char *name) {
+const char *mf_param_hint(const expand_params_t *ps, const char *name) {
     const char *cands[256], *same = NULL;
     static char buf[128];
     int n = 0, nsame = 0;
@@ -80,7 +80,7 @@ int mf_read_params(mfile_t *c, ynode_t *root, const char *const *sets, int nsets
         name[eq - sets[i]] = '\0';
         if (!expand_get(&c->params, name) && !knobs_is(name))
             return err_set(c->e, BATON_EINVAL, "--set %s: %s has no parameter '%s'%s (see `baton topo %s`)",
-                           sets[i], c->file, name, param_hint(&c->params, name), c->file);
+                           sets[i], c->file, name, mf_param_hint(&c->params, name), c->file);
         if (expand_set(&c->params, name, eq + 1) < 0) return err_set(c->e, BATON_ENOMEM, "out of memory");
     }
     return 0;
