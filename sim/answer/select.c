@@ -123,7 +123,9 @@ static int nccl_cell(topo_t *t, const select_req_t *q, const cost_model_t *m, se
     row->nccl = (select_cell_t){0};
     if ((rc = run_collective(t, &r, &o, e)) < 0) return rc == BATON_EWHOLE ? rc : 0;
     double formula = o.time_s;
-    if (simulate(q, o.algo, m, topo_whole_ranks(t), row->bytes)) {
+    const select_cell_t *same = NULL;                  /* the row's cell of NCCL's algorithm */
+    for (int i = 0; i < row->ncells && !same; i++) if (row->cells[i].ok && row->cells[i].algo == o.algo) same = &row->cells[i];
+    if (simulate(q, o.algo, m, topo_whole_ranks(t), row->bytes) || (same && same->simulated)) {
         run_same_row(&r, &o, 0, &r);                    /* sized as -a nccl sized it: predict's check */
         if ((rc = run_collective(t, &r, &o, e)) < 0) return rc == BATON_EWHOLE ? rc : 0;
     }
