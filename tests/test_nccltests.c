@@ -282,24 +282,36 @@ static void write_text(const char *path, const char *text) {
     cr_assert_eq(fclose(f), 0, "%s", path);
 }
 
+/* `baton ARGS --format nccl-tests` written to path and read back. */
+static nt_log_t predicted_log(const char *args, const char *path) {
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "%s --format nccl-tests", args);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    write_text(path, out);
+    free(out);
+    return th_parse_log(path, 0);
+}
+
+/* `baton ARGS -s BYTES --json`'s answer (free it). */
+static char *asked_alone(const char *args, uint64_t bytes) {
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "%s -s %llu --json", args, (unsigned long long)bytes);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    return out;
+}
+
 /* sim/predict --sizes --format nccl-tests writes nccl-tests' own layout: it
  * reads back as a log with the rank count and one row per size, and each
  * row's time is what the same question asked alone answers. */
 Test(nccltests, predict_sizes_in_nccl_tests_layout) {
     char *out;
-    cr_assert_eq(th_cli("predict -t topologies/dgx1-v100.yaml -c allreduce -a nccl --sizes 8:128MiB:x16 --format nccl-tests",
-                        &out, 1), 0, "%s", out);
-    write_text("build/predicted.log", out);
-    free(out);
-    nt_log_t log = th_parse_log("build/predicted.log", 0);
+    nt_log_t log = predicted_log("predict -t topologies/dgx1-v100.yaml -c allreduce -a nccl --sizes 8:128MiB:x16",
+                                 "build/predicted.log");
     cr_expect_eq(log.ranks, 8);
     cr_expect_eq(log.coll, COLL_ALLREDUCE);
     cr_assert_eq(log.nrows, 7);
     for (int i = 0; i < log.nrows; i++) {
-        char args[256];
-        snprintf(args, sizeof args, "predict -t topologies/dgx1-v100.yaml -c allreduce -a nccl -s %llu --json",
-                 (unsigned long long)log.rows[i].bytes);
-        cr_assert_eq(th_cli(args, &out, 1), 0);
+        out = asked_alone("predict -t topologies/dgx1-v100.yaml -c allreduce -a nccl", log.rows[i].bytes);
         double t = -1;
         sscanf(strstr(out, "\"time_s\":") + 9, "%lf", &t);
         cr_expect_float_eq(log.rows[i].oop_us, t * 1e6, 1e-4 + 1e-6 * t * 1e6, "%llu B", (unsigned long long)log.rows[i].bytes);
@@ -314,17 +326,10 @@ Test(nccltests, predict_sizes_in_nccl_tests_layout) {
  * all-gather: 5.13 ms by formula, 5.85 simulated at 1 GiB). */
 Test(nccltests, predict_log_quotes_the_simulator_beyond_the_band) {
     char *out;
-    cr_assert_eq(th_cli("predict -t cluster-a100 --set nodes=2 -c allgather --sizes 64MiB,1GiB --format nccl-tests", &out, 1),
-                 0, "%s", out);
-    write_text("build/quoted.log", out);
-    free(out);
-    nt_log_t log = th_parse_log("build/quoted.log", 0);
+    nt_log_t log = predicted_log("predict -t cluster-a100 --set nodes=2 -c allgather --sizes 64MiB,1GiB", "build/quoted.log");
     cr_assert_eq(log.nrows, 2);
     for (int i = 0; i < log.nrows; i++) {
-        char args[256];
-        snprintf(args, sizeof args, "predict -t cluster-a100 --set nodes=2 -c allgather -s %llu --json",
-                 (unsigned long long)log.rows[i].bytes);
-        cr_assert_eq(th_cli(args, &out, 1), 0);
+        out = asked_alone("predict -t cluster-a100 --set nodes=2 -c allgather", log.rows[i].bytes);
         cr_assert(strstr(out, "\"beyond_band\":true") != NULL, "%s", out);
         double sim = th_json_num(out, "simulated_time_s"), formula = th_json_num(out, "time_s");
         cr_expect_float_eq(log.rows[i].oop_us, sim * 1e6, 1e-4 + 1e-6 * sim * 1e6, "%llu B: formula %g us",
