@@ -220,6 +220,10 @@ Test(machines_2026, named_rings_take_a_ring_per_nic_across_racks) {
     th_says("sim -t gb200-nvl72 --set racks=2 -c allgather -a ring -s 1GiB --proto Simple --channels 2", 0,
             "41184 messages", 1);
     th_says("sim -t gb200-nvl72 -c allgather -a ring -s 1GiB --proto Simple", 0, "5112 messages", 1);
+    /* --dump shows the schedule each runs: the named ring's 16, -a nccl's count for 64 KiB (one) */
+    th_says("sim -t gb200-nvl72 --set racks=2 -c allgather -a ring -s 64KiB --dump", 0, "16 channel(s)", 1);
+    th_says("sim -t gb200-nvl72 --set racks=2 -c allgather -a nccl -s 64KiB --dump", 0, "1 channel(s)", 1);
+    th_says("sim -t gb200-nvl72 --set racks=2 -c allgather -a nccl -s 64KiB", 0, "20592 messages", 1);
 }
 
 /* plan's channels column gives an NVLS row NCCL's NVLS CTAs, the count its

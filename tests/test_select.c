@@ -472,6 +472,11 @@ Test(select, a_size_none_runs_says_why) {
     snprintf(want, sizeof want, "alltoall,%llu,ce,", whole);
     th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB --format csv", 0, want, 1);
     th_says("select -t gb200-nvl72 -c alltoall --sizes 72MiB", 0, "rounded down", 0);
+    snprintf(want, sizeof want, "\"bytes\":%llu,\"asked_bytes\":1073741824", whole);
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 1GiB --format json", 0, want, 1);
+    th_says("select -t gb200-nvl72 -c alltoall --sizes 8B --format json", 0, "\"bytes\":0,\"asked_bytes\":8,\"why\":\"an all-to-all", 1);
+    th_says("select -t gb200-nvl72 --set racks=2 -c allgather --sizes 1GiB --format nccl-tuner", 0,
+            "ring and tree rows 16: a ring per NIC", 1);
     th_says("select -t gb200-nvl72 -c alltoall --sizes 8B", 0,
             "(none applies: an all-to-all on 72 ranks runs nothing below 288 bytes, a float a peer", 1);
     th_says("select -t gb200-nvl72 -c alltoall --sizes 8B", 0, "crossovers: none (no algorithm applies at any", 1);

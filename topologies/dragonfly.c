@@ -68,30 +68,33 @@ static int add_routers(topo_t *t, const int *hosts, int nh, const gen_dragonfly_
  * crossing between the same two switches, an all-to-all step's ranks of
  * one switch all sending to the next, hashed pairs piling onto one of a
  * group pair's global cables), so the links are pooled:
- *   - a group's local links: a hub joined to each router by one link of
- *     the share of the group's links a router can use when every router
- *     sends to one other. With a routers (the file's routers_per_group: a
- *     job on part of a group still routes through the rest), direct share
- *     2/a and the rest over the a - 2 two-hop paths, the busiest link
- *     carries 2F/a, so F <= a bw / 2 (at least bw: a group of one or two).
- *     Traffic spread over every router (nearly all direct) could use
- *     about twice that; a router's endpoints inject about as much (16 at
- *     25 GB/s against 32 x 25 / 2 on Polaris). Half the local latency a
- *     hub link (the direct hop's).
+ *   - each group gets a hub, joined to each router by one link of all that
+ *     router's links can carry: its a - 1 local links (a: the file's
+ *     routers_per_group, the group as built; a job on part of it still
+ *     routes through the rest) and, with other groups, its global ports.
+ *     So the pool is never slower than the links as built; it is faster
+ *     where static routes collide, and optimistic by up to 2x where every
+ *     router sends to one other (adversarial traffic: direct share 2/a and
+ *     the rest over the two-hop paths carry a bw / 2 a router, not
+ *     (a - 1) bw). Half the local latency a hub link (the direct hop's),
+ *     none in a group of one router (no local hop there).
  *   - a group pair's global links: one cable between their hubs of the
  *     pair's summed rate, its latency the global link's and a local hop's
- *     (a minimal route's two local hops, with the hubs' two halves).
+ *     (a minimal route's local hops, with the hubs' two halves).
  * Valiant routes across groups stay a share of the pairs (dfly_cross). */
-static int add_pool(topo_t *t, int base, int n, int g, const gen_dragonfly_t *f, int *hub0, baton_err_t *e) {
+static double pool_local_lat(const gen_dragonfly_t *f) { return f->per_group > 1 ? f->lat : 0; }
+
+static int add_pool(topo_t *t, int base, int n, int g, const gen_dragonfly_t *f, const dfly_shape_t *s, int *hub0,
+                    baton_err_t *e) {
     char name[128];
     snprintf(name, sizeof name, "%s.g%d", f->prefix, g);
     int hub = topo_add_node(t, name, NODE_SWITCH, 0, 0, e);
     if (hub < 0) return hub;
     if (g == 0) *hub0 = hub;
     if (hub != *hub0 + g) return err_set(e, BATON_EINVAL, "dragonfly: hub %s is not numbered in order", name);
-    double bw = (f->per_group > 2 ? f->per_group : 2) * f->bw / 2;
+    double bw = (f->per_group - 1) * f->bw + (s->groups > 1 ? f->globals * f->global_bw : 0);
     for (int a = 0; a < n; a++) {
-        int rc = topo_add_link(t, base + a, hub, bw, f->lat / 2, e);
+        int rc = topo_add_link(t, base + a, hub, bw, pool_local_lat(f) / 2, e);
         if (rc < 0) return rc;
     }
     return 0;
@@ -103,8 +106,8 @@ static int add_local(topo_t *t, int first, const gen_dragonfly_t *f, const dfly_
                      baton_err_t *e) {
     for (int g = 0; g < s->groups; g++) {
         int base = first + g * f->per_group, n = dfly_group_size(f, s, g);
-        if (f->adaptive) {
-            int rc = add_pool(t, base, n, g, f, hub0, e);
+        if (f->adaptive && (f->per_group > 1 || s->groups > 1)) {     /* else: one router, no links to pool */
+            int rc = add_pool(t, base, n, g, f, s, hub0, e);
             if (rc < 0) return rc;
             continue;
         }
@@ -121,7 +124,7 @@ static int add_local(topo_t *t, int first, const gen_dragonfly_t *f, const dfly_
 static int add_global_pool(topo_t *t, int hub0, const gen_dragonfly_t *f, const dfly_shape_t *s, baton_err_t *e) {
     for (int i = 0; i < s->groups; i++)
         for (int j = i + 1; j < s->groups; j++) {
-            int rc = topo_add_link(t, hub0 + i, hub0 + j, s->links * f->global_bw, f->global_lat + f->lat, e);
+            int rc = topo_add_link(t, hub0 + i, hub0 + j, s->links * f->global_bw, f->global_lat + pool_local_lat(f), e);
             if (rc < 0) return rc;
         }
     return 0;

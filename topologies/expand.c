@@ -112,7 +112,7 @@ static int64_t atom(parser_t *p) {
         name[n] = '\0';
         const char *v = expand_get(p->ps, name);
         char *end;
-        if (v == NULL) { p->why = "unknown parameter"; return 0; }
+        if (v == NULL) { p->why = EXPAND_UNKNOWN; return 0; }
         int64_t x = whole(p, v, &end);
         if (end == v || *end) { p->why = "arithmetic on a parameter that is not a whole number"; return 0; }
         return x;
@@ -192,6 +192,11 @@ static int subst_one(const expand_params_t *ps, const char *body, char *out, siz
 int expand_unknown(const expand_params_t *ps, const char *in, char *name, size_t n) {
     for (const char *o = strstr(in, "${"); o; o = strstr(o + 2, "${")) {
         const char *close = strchr(o, '}');
+        size_t len = close ? (size_t)(close - o - 2) : 0;
+        if (len && len < n) {                          /* ${nic-bw}: a parameter named whole */
+            memcpy(name, o + 2, len), name[len] = '\0';
+            if (expand_get(ps, name) != NULL) continue;
+        }
         for (const char *s = o + 2; s < (close ? close : o + strlen(o)); s++) {
             if (!isalpha((unsigned char)*s) && *s != '_') continue;
             size_t k = 0;

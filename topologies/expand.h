@@ -38,7 +38,10 @@ void expand_free(expand_params_t *ps);
 
 /* Replace every ${...} in `in`; 0, or -1 with *why set. */
 int expand_subst(const expand_params_t *ps, const char *in, char *out, size_t outlen, const char **why);
-/* The first name inside a ${...} of in that is no parameter of ps, into
+/* expand_subst's reason where a ${...} names no parameter. */
+#define EXPAND_UNKNOWN "unknown parameter"
+/* The first name inside a ${...} of in that is no parameter of ps (a whole
+ * ${name} that is one counts as known, dashes and all), into
  * name (n bytes): 1, or 0 if every one is known (the error was another). */
 int expand_unknown(const expand_params_t *ps, const char *in, char *name, size_t n);
 

@@ -52,7 +52,8 @@ int mf_text(mfile_t *c, ynode_t *v, const char *key, char *buf) {
     }
     if (expand_subst(&c->params, s, buf, MF_TEXT, &why) == 0) return 0;
     char name[64], msg[256];
-    if (!expand_unknown(&c->params, s, name, sizeof name)) return mf_fail(c, v, "in '%s': %s", s, why);
+    if (strcmp(why, EXPAND_UNKNOWN) != 0 || !expand_unknown(&c->params, s, name, sizeof name))
+        return mf_fail(c, v, "in '%s': %s", s, why);
     snprintf(msg, sizeof msg, "unknown parameter '%s'%s", name, mf_param_hint(&c->params, name));
     return mf_fail(c, v, "in '%s': %s", s, msg);
 }

@@ -485,6 +485,8 @@ char *report_select_json(const select_table_t *tab) {
         if (!o || !res) { cJSON_Delete(o); cJSON_Delete(res); break; }
         cJSON_AddStringToObject(o, "collective", coll_name(r->coll));
         cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+        if (r->asked && r->asked != r->bytes) cJSON_AddNumberToObject(o, "asked_bytes", (double)r->asked);   /* nccl-tests' rounding */
+        if (r->winner < 0 && r->why[0]) cJSON_AddStringToObject(o, "why", r->why);
         cJSON_AddNumberToObject(o, "ranks", tab->ranks);
         for (int k = 0; k < r->ncells; k++) {
             const select_cell_t *c = &r->cells[k];
@@ -523,10 +525,13 @@ char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, i
     if (f == NULL) return NULL;
     fprintf(f, "# NCCL tuner configuration from baton select on %s (%d ranks, %d nodes)%s\n", tab->topo, tab->ranks, nnodes,
             wildcards ? "; any node and rank count (-1)" : "");
+    char rings[96] = "";
+    if (tab->domain_rings > 0)
+        snprintf(rings, sizeof rings, ",\n# ring and tree rows %d: a ring per NIC across the NVLink domains", tab->domain_rings);
     fprintf(f, "# channels -1: NCCL keeps its own count under baton's plugin (libnccl-tuner-baton.so: it sets a count only\n"
-               "# where a row names one; baton's times assumed %d); NCCL's example plugin sets one channel where the\n"
+               "# where a row names one; baton's times assumed %d%s); NCCL's example plugin sets one channel where the\n"
                "# row says -1 (plugin.c: *nChannels = 1), so with it write counts instead\n",
-            channels);
+            channels, rings);
     fprintf(f, "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
     for (int i = 0; i < tab->nrows;) {
         const select_row_t *r = &tab->rows[i];

@@ -202,6 +202,9 @@ int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_
     snprintf(out->topo, sizeof out->topo, "%s", topo_name(t));
     out->ranks = topo_whole_ranks(t);
     out->contention = q->contention;
+    algo_opts_t used = q->opts;
+    form_opts(t, &used);
+    out->domain_rings = used.domain_rings;
     out->rows = calloc((size_t)q->ncolls * q->nsizes + 1, sizeof *out->rows);
     if (out->rows == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     for (int c = 0; c < q->ncolls; c++)

@@ -51,6 +51,7 @@ typedef struct select_row {
 typedef struct select_table {
     char topo[128];
     int ranks, nnodes_groups;
+    int domain_rings;          /* channels NCCL's ring and tree rows ran with (algo_row_opts); 0: the machine's */
     contention_t contention;   /* what the simulated cells ran under */
     int nrows;
     select_row_t *rows;

@@ -367,8 +367,9 @@ static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint6
         return cmd_fail(cmd, &e);
     }
     sched_t s;
-    algo_opts_t tmp;
-    if (algo_build(a, topo_nranks(t), bytes, algo_row_opts(a, o, &tmp), &s, &e) < 0) return cmd_fail(cmd, &e);
+    algo_opts_t tmp;                                   /* -a nccl: its count for the size, as nccl_size keeps */
+    const algo_opts_t *ro = strcmp(algo, "nccl") == 0 ? o : algo_row_opts(a, o, &tmp);
+    if (algo_build(a, topo_nranks(t), bytes, ro, &s, &e) < 0) return cmd_fail(cmd, &e);
     if (sched_dump_goal(&s, stdout) < 0) return cmd_fail(cmd, &(baton_err_t){BATON_EIO, "write error"});
     return EXIT_OK;
 }
