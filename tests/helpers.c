@@ -139,6 +139,14 @@ double th_json_num(const char *s, const char *key) {
     return v;
 }
 
+double th_cli_num(const char *args, const char *key) {
+    char *out;
+    cr_assert_eq(th_cli(args, &out, 1), 0, "baton %s: %s", args, out);
+    double v = th_json_num(out, key);
+    free(out);
+    return v;
+}
+
 cJSON *th_cli_json(const char *args) {
     char *out;
     int rc = th_cli(args, &out, 1);

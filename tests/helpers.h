@@ -59,6 +59,9 @@ char *th_slurp(const char *path);
  * there is none. */
 double th_json_num(const char *s, const char *key);
 
+/* The number "key" of `baton ARGS`'s JSON output (asserts exit 0). */
+double th_cli_num(const char *args, const char *key);
+
 /* `baton ARGS`'s stdout parsed as JSON (asserts exit 0 and valid JSON); the caller frees. */
 cJSON *th_cli_json(const char *args);
 
