@@ -111,9 +111,12 @@ const char *algo_hint(coll_t coll, const char *name) {
     return suggest_hint(name, cands);
 }
 
+int algo_nccl_ring_or_tree(const algo_t *a) {
+    return a->nccl && (strcmp(a->nccl, "ring") == 0 || strcmp(a->nccl, "tree") == 0);
+}
+
 const algo_opts_t *algo_row_opts(const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
-    if (o == NULL || o->domain_rings <= 0 || a->nccl == NULL || (strcmp(a->nccl, "ring") && strcmp(a->nccl, "tree")))
-        return o;
+    if (o == NULL || o->domain_rings <= 0 || !algo_nccl_ring_or_tree(a)) return o;
     *tmp = *o;
     tmp->channels = o->domain_rings;
     return tmp;

@@ -77,6 +77,10 @@ typedef struct algo {
     int (*step_send)(const sched_t *s, int k, int r, sched_op_t *op);
 } algo_t;
 
+/* Whether a is in NCCL's ring or tree family (a->nccl "ring", "tree"): the
+ * rows whose channels NCCL counts per size and per NIC. */
+int algo_nccl_ring_or_tree(const algo_t *a);
+
 /* The options row a runs with: o, or *tmp = o with channels =
  * o->domain_rings for NCCL's ring and tree rows (a->nccl "ring", "tree")
  * where that is set. */

@@ -331,32 +331,34 @@ Test(graph, no_ll128_on_two_gpu_pcie_groups) {
 }
 
 /* -a nccl in the simulator simulates every NCCL row whose closed form is
- * close to the lowest and keeps the fastest: on two DGX-1 nodes at 2 MiB
- * the closed forms pick the ring (LL128: 252.5 us), the simulator times
- * nccltree with LL128 at 242.5 us against the ring's 252.5, and that is
- * what -a nccl runs. (At 4 MiB the closed forms picked the ring too until
- * nccltree's LL steps were NCCL's; now both pick nccltree/LL.) */
+ * close to the lowest and keeps the fastest: on two DGX-1 nodes at 8 MiB
+ * the closed forms, each row priced as NCCL cuts it, pick nccltree with LL
+ * (398.8 us); the simulator times nccltree with LL128 at 360.9 us against
+ * LL's 445.2, and that is what -a nccl runs. (Until -a nccl priced LL's tree
+ * at NCCL's steps, the closed forms picked the ring at 2 MiB, which the
+ * simulator beat the same way.) */
 Test(graph, nccl_pick_in_the_simulator_is_the_fastest_close_row) {
     baton_err_t e = {0};
     topo_t *t = th_load("tests/data/machines/dgx1-cluster.yaml", "nodes=2");
-    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = 2u << 20, .proto = RUN_PROTO_AUTO};
-    run_out_t o, tree, ring, closed;
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = 8u << 20, .proto = RUN_PROTO_AUTO};
+    run_out_t o, ll128, ll, closed;
     cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
     q.predict = 1;
     cr_assert_eq(run_collective(t, &q, &closed, &e), 0, "%s", e.msg);
-    cr_expect_str_eq(closed.algo->name, "ring", "the closed forms' pick");
-    q = (run_req_t){.coll = COLL_ALLREDUCE, .algo = "nccltree", .bytes = 2u << 20, .proto = PROTO_LL128};
-    cr_assert_eq(run_collective(t, &q, &tree, &e), 0, "%s", e.msg);
-    q.algo = "ring", q.proto = closed.proto;
-    cr_assert_eq(run_collective(t, &q, &ring, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(closed.algo->name, "nccltree", "the closed forms' pick");
+    cr_expect_eq(closed.proto, PROTO_LL, "the closed forms' protocol");
+    q = (run_req_t){.coll = COLL_ALLREDUCE, .algo = "nccltree", .bytes = 8u << 20, .proto = PROTO_LL128, .nccl_sizing = 1};
+    cr_assert_eq(run_collective(t, &q, &ll128, &e), 0, "%s", e.msg);
+    q.proto = PROTO_LL;
+    cr_assert_eq(run_collective(t, &q, &ll, &e), 0, "%s", e.msg);
     cr_expect_str_eq(o.algo->name, "nccltree");
     cr_expect_eq(o.proto, PROTO_LL128);
-    cr_expect_leq(o.time_s, tree.time_s * (1 + 1e-12), "-a nccl %.6g s, nccltree/LL128 %.6g s", o.time_s, tree.time_s);
-    cr_expect_lt(o.time_s, 0.98 * ring.time_s, "simulated pick %.6g s, the closed forms' pick simulated %.6g s", o.time_s,
-                 ring.time_s);
+    cr_expect_leq(o.time_s, ll128.time_s * (1 + 1e-12), "-a nccl %.6g s, nccltree/LL128 %.6g s", o.time_s, ll128.time_s);
+    cr_expect_lt(o.time_s, 0.98 * ll.time_s, "simulated pick %.6g s, the closed forms' pick simulated %.6g s", o.time_s,
+                 ll.time_s);
     engine_result_free(&o.eng);
-    engine_result_free(&tree.eng);
-    engine_result_free(&ring.eng);
+    engine_result_free(&ll128.eng);
+    engine_result_free(&ll.eng);
     topo_free(t);
 }
 

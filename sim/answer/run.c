@@ -149,7 +149,8 @@ static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr,
     if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
     if (strcmp(q->algo, "nccl") == 0) return nccl_rows(t, q, &o->model, pr, o->ranks, out, closed);
     double times[FORM_MAX_ROWS];
-    int k = form_list(t, q->coll, &o->model, &topo_params_c(t)->proto[pr], o->ranks, q->bytes, &q->opts, NULL, out,
+    nccl_cut_t c = nccl_cut_listing(t, pr, o->ranks, q->bytes);     /* each row priced as it will run */
+    int k = form_list(t, q->coll, &o->model, &topo_params_c(t)->proto[pr], o->ranks, q->bytes, &q->opts, &c.f, out,
                       times, FORM_MAX_ROWS);
     int best = form_lowest(times, k), kept = 0;
     if (k < 0 || best < 0) return k < 0 ? k : 0;
@@ -238,7 +239,12 @@ static int msccl_request(run_req_t *q, baton_err_t *e) {
 static int try_candidate(topo_t *t, const run_req_t *q, const run_req_t *q_in, const run_out_t *o, const algo_t *a,
                          proto_t pr, const nccl_plan_t *x, int kth, int of, run_out_t *best, baton_err_t *e) {
     run_req_t qc;
+    algo_opts_t own, cut;
     int steps = nccl_size(t, q, q_in, x, a, pr, o->ranks, &qc);
+    if (strcmp(q->algo, "auto") == 0 && (steps || qc.opts.fill != q->opts.fill) &&
+        !nccl_cut_keeps(t, a, &o->model, pr, o->ranks, q->bytes, algo_row_opts(a, &q->opts, &own),
+                        algo_row_opts(a, &qc.opts, &cut)))
+        qc = *q, steps = 0;                       /* -a auto: the row's own cut prices lower (nccl_cut_listing) */
     if (!q->predict) running(a, pr, kth, of);
     return try_row(t, &qc, o, a, pr, steps, best, e);
 }
@@ -458,6 +464,8 @@ void run_same_row(const run_req_t *q, const run_out_t *o, int predict, run_req_t
     if (o->rule && !o->rule->nccl) return;        /* the library's rule names the row: -a nccl runs that one */
     out->algo = o->algo->name;
     if (o->auto_picked == 2) out->nccl_sizing = 1, out->nccl_rules = 1;   /* sized as -a nccl sized it */
+    if (o->auto_picked == 1 && o->nccl_steps) out->opts.pipeline = o->nccl_steps;   /* -a auto cut it as NCCL does */
+    if (o->auto_picked == 1) out->opts.fill = o->opts.fill;
     if (o->rule) out->lib_busbw = o->rule->max_busbw;                     /* a log's TUNING line's rule */
     if (o->rule && o->rule->channels) out->opts.channels = o->channels;
 }

@@ -185,8 +185,8 @@ static int confirm_winner(topo_t *t, const select_req_t *q, select_row_t *row, b
  * peer, with why. Other collectives keep their size (their schedules cut
  * remainders). */
 static uint64_t a2a_size(select_row_t *row, uint64_t bytes, int p) {
-    uint64_t unit, b = coll_whole_bytes(row->coll, p, bytes, &unit);
     if (row->coll != COLL_ALLTOALL) return bytes;
+    uint64_t unit, b = coll_whole_bytes(row->coll, p, bytes, &unit);
     if (b == 0)
         snprintf(row->why, sizeof row->why, "an all-to-all on %d ranks runs nothing below %llu bytes, a float a peer "
                  "(nccl-tests)", p, (unsigned long long)unit);

@@ -45,8 +45,9 @@ static int find_topo(const char *name, char *path, size_t n) { return topo_find(
 
 int cmd_find_topo(const char *name, char *path, size_t n) { return find_topo(name, path, n); }
 
-void cmd_scale_params(const topo_t *t, char *buf, size_t n) {
+int cmd_scale_params(const topo_t *t, char *buf, size_t n) {
     static const char *const scale[] = {"nodes", "racks", "trays", "gpus"};
+    int nodes = 0;
     buf[0] = 0;
     for (int i = 0; i < topo_nparams(t); i++) {
         const char *k, *v;
@@ -54,7 +55,9 @@ void cmd_scale_params(const topo_t *t, char *buf, size_t n) {
         for (size_t j = 0; j < sizeof scale / sizeof *scale; j++)
             if (!strcmp(k, scale[j]) && strlen(buf) < n)
                 snprintf(buf + strlen(buf), n - strlen(buf), "%s--set %s=N", buf[0] ? " or " : "", k);
+        nodes |= !strcmp(k, "nodes");
     }
+    return nodes;
 }
 
 int cmd_calibrated_rule(const char *cmd, const topo_t *t, cmd_rule_t *r) {

@@ -63,8 +63,9 @@ int cmd_fold_arg(const char *cmd, const char *v, int *out);
 /* Where -t NAME's file is (the search above): 1 and path, or 0. */
 int cmd_find_topo(const char *name, char *path, size_t n);
 /* The parameters that size machine t ("--set nodes=N or --set gpus=N"),
- * for a log of another rank count; "" where it has none. */
-void cmd_scale_params(const struct topo *t, char *buf, size_t n);
+ * for a log of another rank count; "" where it has none. 1 where `nodes`
+ * is one of them (validate sizes a machine to a log's ranks by it). */
+int cmd_scale_params(const struct topo *t, char *buf, size_t n);
 
 /* What a calibration's fitted sizes covered (its record's `seen:`), where
  * its band holds: "allreduce on 16 ranks, 8 B-8 GiB; ..." into b. */

@@ -326,8 +326,9 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
     }
     printf("  algbw    %.4g GB/s    busbw %.4g GB/s\n", r->algbw_GBps, r->busbw_GBps);
     if (r->nccl_steps > 0)
-        printf("  pipeline %d step%s, as NCCL cuts %s at this size (its chunk per channel)\n", r->nccl_steps,
-               r->nccl_steps == 1 ? "" : "s", r->algo->name);
+        printf("  pipeline %d step%s, as NCCL cuts %s at this size (its chunk per channel%s)\n", r->nccl_steps,
+               r->nccl_steps == 1 ? "" : "s", r->algo->name,
+               r->auto_picked == 1 ? "; -a auto: it prices below the row's own cut" : "");
     char switches[64];
     snprintf(switches, sizeof switches, " (%llu of them the reducing switches')", (unsigned long long)r->eng.switch_msgs);
     if (r->simulated)

@@ -277,8 +277,7 @@ int cmd_val_load(cmd_val_args_t *a, cmd_val_machines_t *ms, cal_sample_t **all, 
             int g = topo_params_c(t)->group_size, ranks = log.ranks;
             nt_free(&log);
             char scale[128];
-            cmd_scale_params(t, scale, sizeof scale);
-            int nodes = strstr(scale, "--set nodes=") != NULL;      /* cmd_scale_params: what sizes the machine */
+            int nodes = cmd_scale_params(t, scale, sizeof scale);
             if (!nodes && scale[0])
                 return err_set(e, BATON_EINVAL, "%s ran on %d ranks but %s has %d: size it to the log's (%s)", a->logs[i],
                                ranks, topo_name(t), topo_nranks(t), scale);

@@ -198,26 +198,35 @@ int form_lowest(const double *times, int k) {
     return best;
 }
 
+int form_time(topo_t *t, const algo_t *a, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
+              const algo_opts_t *o, double *time) {
+    sched_t s;
+    cost_model_t am;
+    baton_err_t why = {0};
+    if (algo_build(a, p, n, o, &s, NULL) < 0 || (t && form_helpers_fit(t, a, &s, NULL) < 0)) return 0;
+    if (form_model(t, a, &s, m, &am, &why) < 0) return why.code == BATON_EWHOLE ? BATON_EWHOLE : 0;
+    if (pc) am = proto_apply(&am, pc);
+    *time = a->cost(&am, p, n, o) + form_switch_latency(t, &s);
+    return 1;
+}
+
 int form_list(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
               const algo_opts_t *o, const form_filter_t *f, const algo_t **out, double *times, int max) {
     const algo_t *const *rows = algo_all();
     int k = 0;
     for (int i = 0; rows[i] && k < max; i++) {
-        sched_t s;
-        cost_model_t am;
         if (rows[i]->coll != coll || rows[i]->helpers > m->reducers) continue;
-        if (f && !f->keep(f, rows[i])) continue;
-        algo_opts_t tmp;
-        const algo_opts_t *ro = algo_row_opts(rows[i], o, &tmp);
-        if (algo_build(rows[i], p, n, ro, &s, NULL) < 0 || (t && form_helpers_fit(t, rows[i], &s, NULL) < 0)) continue;
-        baton_err_t why = {0};
-        if (form_model(t, rows[i], &s, m, &am, &why) < 0) {
-            if (why.code == BATON_EWHOLE) return BATON_EWHOLE;
-            continue;
-        }
-        if (pc) am = proto_apply(&am, pc);
+        if (f && f->keep && !f->keep(f, rows[i])) continue;
+        algo_opts_t tmp, cut;
+        const algo_opts_t *own = algo_row_opts(rows[i], o, &tmp), *ro = f && f->size ? f->size(f, rows[i], own, &cut) : own;
+        double time, alt;
+        int rc = form_time(t, rows[i], m, pc, p, n, ro, &time);
+        if (rc == BATON_EWHOLE) return rc;
+        if (f && f->or_own && ro != own && form_time(t, rows[i], m, pc, p, n, own, &alt) == 1 && (rc != 1 || alt <= time))
+            rc = 1, time = alt;                   /* the row's own cut is as fast: it runs that (nccl_cut_keeps) */
+        if (rc != 1) continue;
         out[k] = rows[i];
-        times[k++] = rows[i]->cost(&am, p, n, ro) + form_switch_latency(t, &s);
+        times[k++] = time;
     }
     return k;
 }

@@ -25,11 +25,24 @@ void form_opts(topo_t *t, algo_opts_t *o);
  * NULL (then m). */
 int form_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out, baton_err_t *e);
 
-/* Which rows a listing may look at (a caller's rule: NCCL's, sim/nccl/):
- * 1 keep, 0 pass over; asked before a row is built. */
+/* Which rows a listing may look at and how each is cut (a caller's rule:
+ * NCCL's, sim/nccl/). keep: 1 keep, 0 pass over, asked before a row is
+ * built (NULL: every row). size: the options row a is priced with, o or
+ * *tmp = o changed (NULL: o), so a row is priced as it will run; or_own:
+ * size's cut is only an alternative, the row priced at the lower of it and
+ * its own (o). */
 typedef struct form_filter {
     int (*keep)(const struct form_filter *f, const algo_t *a);
+    const algo_opts_t *(*size)(const struct form_filter *f, const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp);
+    int or_own;
 } form_filter_t;
+
+/* Row a's closed form for n bytes on p ranks with options o, on its own
+ * view of t (NULL: m) under protocol pc (NULL: m as given), into *time: 1,
+ * 0 where a cannot run this case, or BATON_EWHOLE where a folded cluster
+ * cannot answer for it. */
+int form_time(topo_t *t, const algo_t *a, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
+              const algo_opts_t *o, double *time);
 
 /* The closed form of every row that may run coll here (those f keeps; NULL:
  * all) into rows[]/times[] (at most max), each on its own view of t (t may

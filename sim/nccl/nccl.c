@@ -32,22 +32,47 @@ int nccl_call(topo_t *t, run_req_t *q, nccl_plan_t *x, baton_err_t *e) {
     return x->tuned < 0 ? x->tuned : 0;
 }
 
+/* Row a's options o as NCCL cuts it under protocol pr, n bytes on p ranks
+ * (its C channels): the steps where none was asked (pipelined, the row's
+ * own 0), LL's fill; the steps (0: the row's own). */
+static int cut(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, int C, int asked, algo_opts_t *o) {
+    int steps = asked ? 0 : ncclrule_pipeline(t, a, pr, p, o->group, graph_node_nics(t), C, n);
+    if (steps) o->pipeline = steps;
+    o->fill = ncclrule_fill(a, pr);
+    return steps;
+}
+
+static const algo_opts_t *cut_size(const form_filter_t *f, const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
+    const nccl_cut_t *x = (const nccl_cut_t *)f;
+    *tmp = *o;
+    int steps = cut(x->t, a, x->pr, x->p, x->n, o->channels, o->pipeline != 0, tmp);
+    return steps || tmp->fill != o->fill ? tmp : o;
+}
+
+nccl_cut_t nccl_cut_listing(topo_t *t, proto_t pr, int p, uint64_t n) {
+    return (nccl_cut_t){{NULL, cut_size, 1}, t, pr, p, n};
+}
+
+int nccl_cut_keeps(topo_t *t, const algo_t *a, const cost_model_t *m, proto_t pr, int p, uint64_t n,
+                   const algo_opts_t *own, const algo_opts_t *cut) {
+    const proto_cost_t *pc = &topo_params_c(t)->proto[pr];    /* as run.c's choose lists them */
+    double tc, to;
+    int rc = form_time(t, a, m, pc, p, n, cut, &tc);
+    return !(form_time(t, a, m, pc, p, n, own, &to) == 1 && (rc != 1 || to <= tc));
+}
+
 /* The rows NCCL may run: its own, with protocol pr where one is named, of
  * the family it runs without its tuner, of the algorithm a library rule
- * names, within the call's NCCL_ALGO. */
+ * names, within the call's NCCL_ALGO; each priced as NCCL cuts it. */
 typedef struct {
-    form_filter_t f;
-    topo_t *t;
-    proto_t pr;
-    int p;
-    uint64_t n;
+    nccl_cut_t c;
     const char *forced, *family;
     unsigned allowed;
 } rows_filter_t;
 
 static int keep(const form_filter_t *f, const algo_t *a) {
     const rows_filter_t *x = (const rows_filter_t *)f;
-    if (a->nccl == NULL || (x->pr != PROTO_NONE && !ncclrule_runs_at(x->t, a, x->pr, x->p, x->n))) return 0;
+    if (a->nccl == NULL || (x->c.pr != PROTO_NONE && !ncclrule_runs_at(x->c.t, a, x->c.pr, x->c.p, x->c.n))) return 0;
     if (x->forced && strcmp(a->nccl, x->forced)) return 0;            /* NCCL runs that family, no tuner */
     if (x->family && strcmp(a->nccl, x->family)) return 0;
     int ni = x->allowed ? algo_nccl_index(a->nccl) : -1;
@@ -55,7 +80,7 @@ static int keep(const form_filter_t *f, const algo_t *a) {
 }
 
 static rows_filter_t filter(topo_t *t, coll_t coll, proto_t pr, int p, uint64_t n, const char *family, unsigned allowed) {
-    return (rows_filter_t){{keep}, t, pr, p, n, ncclrule_forced(t, coll, p, n), family, allowed};
+    return (rows_filter_t){{{keep, cut_size, 0}, t, pr, p, n}, ncclrule_forced(t, coll, p, n), family, allowed};
 }
 
 int nccl_rows(topo_t *t, const run_req_t *q, const cost_model_t *m, proto_t pr, int p, const algo_t **rows,
@@ -65,7 +90,7 @@ int nccl_rows(topo_t *t, const run_req_t *q, const cost_model_t *m, proto_t pr, 
     rows_filter_t f = filter(t, q->coll, pr, p, q->bytes, q->nccl_algo, q->nccl_algos);
     algo_opts_t o = q->opts;
     o.domain_rings = 0;      /* the choice compares rows as before the rings per NIC (machines-2026.md) */
-    int k = form_list(t, q->coll, m, pc, p, q->bytes, &o, &f.f, rows, times, FORM_MAX_ROWS);
+    int k = form_list(t, q->coll, m, pc, p, q->bytes, &o, &f.c.f, rows, times, FORM_MAX_ROWS);
     if (k > 0 && q->nccl_row) {                     /* nccl_tuner: NCCL's model named the row */
         int j = 0;
         for (int i = 0; i < k; i++) if (strcmp(rows[i]->name, q->nccl_row) == 0) rows[j] = rows[i], times[j++] = times[i];
@@ -80,22 +105,19 @@ int nccl_rows(topo_t *t, const run_req_t *q, const cost_model_t *m, proto_t pr, 
 const algo_t *nccl_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
                         uint64_t n, const algo_opts_t *o) {
     rows_filter_t f = filter(t, coll, pr, p, n, NULL, 0);
-    return form_pick(t, coll, m, pc, p, n, o, &f.f);
+    return form_pick(t, coll, m, pc, p, n, o, &f.c.f);
 }
 
 int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const algo_t *a, proto_t pr,
               int p, run_req_t *qc) {
+    algo_opts_t tmp;
+    int C = algo_row_opts(a, &q->opts, &tmp)->channels;
+    int nccl = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
     *qc = *q;
-    if (!q->nccl_sizing && strcmp(q->algo, "nccl") != 0) return 0;
-    if (q_in->opts.channels == 0) {       /* rings and trees across flat domains: a ring per NIC (graph_domain_rings) */
-        algo_opts_t tmp;
-        qc->opts.channels = ncclrule_channels(a, pr, p, q->bytes, algo_row_opts(a, &q->opts, &tmp)->channels,
-                                              x->rule ? x->rule->channels : 0);
+    if (!nccl && strcmp(q->algo, "auto") != 0) return 0;      /* a named row: its own cut (--pipeline K for another) */
+    if (nccl && q_in->opts.channels == 0) {
+        qc->opts.channels = C = ncclrule_channels(a, pr, p, q->bytes, C, x->rule ? x->rule->channels : 0);
         qc->opts.domain_rings = 0;        /* NCCL's count for this size, not the family's default */
     }
-    int steps = q_in->opts.pipeline == 0
-              ? ncclrule_pipeline(t, a, pr, p, q->opts.group, graph_node_nics(t), qc->opts.channels, q->bytes) : 0;
-    if (steps) qc->opts.pipeline = steps;
-    qc->opts.fill = ncclrule_fill(a, pr);
-    return steps;
+    return cut(t, a, pr, p, q->bytes, C, q_in->opts.pipeline != 0, &qc->opts);
 }

@@ -37,6 +37,25 @@ typedef struct nccl_plan {
  * protocol, ceiling). 0, or < 0 on error (NCCL's model could not read t). */
 int nccl_call(topo_t *t, run_req_t *q, nccl_plan_t *x, baton_err_t *e);
 
+/* -a auto's listing under protocol pr, n bytes on p ranks: each row at
+ * the lower closed form of its own cut and NCCL's (nccl_size's steps and
+ * fill): NVLSTree on two GB200 racks at 1 GiB runs NCCL's 16 steps (2.57
+ * ms against its own 1,024's 4.27), on four H100 nodes at 64 MiB its own 64
+ * (407 us against NCCL's 8's 575). */
+typedef struct {
+    form_filter_t f;
+    topo_t *t;
+    proto_t pr;
+    int p;
+    uint64_t n;
+} nccl_cut_t;
+nccl_cut_t nccl_cut_listing(topo_t *t, proto_t pr, int p, uint64_t n);
+/* Whether -a auto runs row a at NCCL's cut (options cut) rather than its
+ * own (own): 1 where NCCL's closed form on t's model m is strictly lower,
+ * as nccl_cut_listing priced it. */
+int nccl_cut_keeps(topo_t *t, const algo_t *a, const cost_model_t *m, proto_t pr, int p, uint64_t n,
+                   const algo_opts_t *own, const algo_opts_t *cut);
+
 /* Step 2: under protocol pr, the rows -a nccl may run for q on t's model m
  * (p ranks) into rows[], their closed forms into closed[] (at most
  * FORM_MAX_ROWS): those within NCCL_SLACK of the lowest (NCCL's pick alone
@@ -51,10 +70,12 @@ const algo_t *nccl_pick(topo_t *t, coll_t coll, const cost_model_t *m, const pro
                         uint64_t n, const algo_opts_t *o);
 
 /* Step 3: row a under protocol pr for q (q_in: what was asked, before the
- * machine filled it) as NCCL cuts it, into *qc (a copy of q): its channels
- * where none was asked, its steps where no pipeline was, its fill; the steps
- * (0: the row's own). Only for -a nccl or a request sized as NCCL
- * (run_req_t.nccl_sizing); else *qc = *q and 0. */
+ * machine filled it) as NCCL cuts it, into *qc (a copy of q): its steps
+ * where no pipeline was asked and its fill, for -a auto (which prices each
+ * row as it runs: nccl_cut_listing), -a nccl and a request sized as NCCL
+ * (run_req_t.nccl_sizing); for the last two also its channels where none
+ * was asked. A named row keeps its own cut: *qc = *q. The steps (0: the
+ * row's own). */
 int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const algo_t *a, proto_t pr,
               int p, run_req_t *qc);
 

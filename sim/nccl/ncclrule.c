@@ -184,7 +184,7 @@ void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, c
  * Simple; threads 512 (LL128 640). Only when no --channels was given; where
  * NCCL said what it ran on (a rule from a log's TUNING lines: said > 0), that. */
 int ncclrule_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc, int said) {
-    if (a->nccl == NULL || pr == PROTO_NONE || (strcmp(a->nccl, "ring") && strcmp(a->nccl, "tree"))) return nc;
+    if (pr == PROTO_NONE || !algo_nccl_ring_or_tree(a)) return nc;
     if (said > 0) return said;
     uint64_t nt = pr == PROTO_LL128 ? 640 : 512, thr = pr == PROTO_SIMPLE ? 64 : 8;
     if (pr == PROTO_LL && strcmp(a->nccl, "ring") == 0) thr *= (uint64_t)p;
