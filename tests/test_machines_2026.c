@@ -233,3 +233,36 @@ Test(machines_2026, plan_counts_nvls_rows_in_its_ctas) {
     th_says("plan -t gb200-nvl72 --sizes 4GiB", 0, "NVLS tuning: nChannels 24", 1);
     th_says("plan -t gb200-nvl72 --sizes 4GiB", 0, "nvls       Simple        24", 1);
 }
+
+/* -a auto prices each row NCCL runs at the lower of its own cut and NCCL's
+ * (nccl_cut_listing) and runs that cut. On two GB200 racks at 1 GiB
+ * nvlstree's own 1,024 steps price at 4.27 ms and NCCL's 16 at 2.57 ms:
+ * auto had answered hier (3.82 ms, 1.49x -a nccl's nvlstree); now it runs
+ * NCCL's 16 steps and equals -a nccl. On four H100 nodes at 64 MiB NCCL's
+ * 8 steps price above nvlstree's own 64: auto keeps its own, as -a
+ * nvlstree runs it. */
+Test(machines_2026, auto_takes_the_lower_of_a_rows_cut_and_nccls) {
+    const char *r2 = "-t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB --json";
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "predict %s", r2);
+    double auto_s = th_cli_num(cmd, "time_s"), steps = th_cli_num(cmd, "pipeline_steps");
+    snprintf(cmd, sizeof cmd, "predict %s -a nccl", r2);
+    double nccl_s = th_cli_num(cmd, "time_s");
+    snprintf(cmd, sizeof cmd, "predict %s -a nvlstree", r2);
+    double own_s = th_cli_num(cmd, "time_s");
+    cr_expect_eq(steps, 16, "auto's steps: %g", steps);
+    cr_expect_eq(auto_s, nccl_s, "auto %g s, nccl %g s", auto_s, nccl_s);
+    cr_expect_lt(auto_s * 1.5, own_s, "NCCL's cut %g s, nvlstree's own %g s", auto_s, own_s);
+    th_says("predict -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB", 0, "-a auto: it prices below the row's own cut", 1);
+    const char *h4 = "-t cluster-h100 --set nodes=4 -c allreduce -s 64MiB";
+    th_says("predict -t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", 0, "allreduce nvlstree", 1);
+    th_says("predict -t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", 0, "pipeline", 0);
+    snprintf(cmd, sizeof cmd, "predict %s --json", h4);
+    auto_s = th_cli_num(cmd, "time_s");
+    snprintf(cmd, sizeof cmd, "predict %s -a nvlstree --proto Simple --json", h4);
+    own_s = th_cli_num(cmd, "time_s");
+    snprintf(cmd, sizeof cmd, "predict %s -a nccl --proto Simple --json", h4);
+    nccl_s = th_cli_num(cmd, "time_s");
+    cr_expect_eq(auto_s, own_s, "auto %g s, nvlstree's own cut %g s", auto_s, own_s);
+    cr_expect_lt(auto_s, nccl_s, "auto %g s, NCCL's cut %g s", auto_s, nccl_s);
+}
