@@ -130,14 +130,20 @@ static int keep_step(linkload_steps_rec_t *rec, loads_t *x, double largest, doub
     return 0;
 }
 
+int linkload_steps_charged(int p, int nsteps) {
+    int most = p > 0 ? LOAD_MAX_STEP_MESSAGES / p : 0, m = nsteps < most ? nsteps : most;
+    return nsteps < 1 || m < (nsteps < LOAD_MIN_STEPS ? nsteps : LOAD_MIN_STEPS) ? 0 : m;
+}
+
 int linkload_steps_record(topo_t *t, linkload_step_fn send, const void *ctx, int nsteps, linkload_steps_rec_t *rec,
                           baton_err_t *e) {
-    int p = topo_nranks(t);
+    int p = topo_nranks(t), m = linkload_steps_charged(p, nsteps);   /* all, or m spread evenly */
     *rec = (linkload_steps_rec_t){0};
-    if (nsteps < 1 || (double)p * nsteps > LOAD_MAX_STEP_MESSAGES) return 0;
+    if (m < 1) return 0;
     loads_t x;
     if (loads_init(&x, topo_nlinks(t)) < 0) { loads_free(&x); return err_set(e, BATON_ENOMEM, "out of memory"); }
-    for (int k = 0; k < nsteps; k++) {
+    for (int i = 0; i < m; i++) {
+        int k = (int)((int64_t)i * nsteps / m);   /* uneven gaps: no one residue of the node size */
         double largest = 0, l = 0;
         int sends = 0, rc = one_step(t, send, ctx, k, &x, &largest, &l, &sends, e);
         if (rc == 0 && !sends) continue;              /* nobody sends in this step */

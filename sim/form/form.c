@@ -143,7 +143,7 @@ static int folded_model(topo_t *t, const algo_t *a, const sched_t *s, const cost
                         baton_err_t *e) {
     double p = s->nranks;
     int C = s->nchannels, slots = a->peer_slots ? a->peer_slots(s, &C) : C, steps = a->step_send && s->nchannels <= 1;
-    int whole = steps ? p * a->nsteps(s) <= LOAD_MAX_STEP_MESSAGES
+    int whole = steps ? linkload_steps_charged((int)p, a->nsteps(s)) > 0     /* the whole charges steps (linkload.h) */
               : (a->peer || a->peer_across) && C >= 1 && slots >= 1 && p * slots <= LOAD_MAX_MESSAGES;
     if (!whole) {
         if (steps || a->peer || !a->peer_across) out->blind = has_fabric(t);   /* as algo_model */
