@@ -144,10 +144,11 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
  * NCCL_SLACK of the lowest; what an nccl-tests log measured is NCCL's
  * fastest). A closed form can misjudge a tree across nodes or a rack's
  * multicast: the simulator decides between the close ones. Their count. */
-static int choose(topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr, const algo_t **out, double *closed) {
+static int choose(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const run_out_t *o,
+                  proto_t pr, const algo_t **out, double *closed) {
     closed[0] = 0;                                 /* a named row: no closed form looked at */
     if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
-    if (strcmp(q->algo, "nccl") == 0) return nccl_rows(t, q, &o->model, pr, o->ranks, out, closed);
+    if (strcmp(q->algo, "nccl") == 0) return nccl_rows(t, q, q_in, x, &o->model, pr, o->ranks, out, closed);
     double times[FORM_MAX_ROWS];
     nccl_cut_t c = nccl_cut_listing(t, pr, o->ranks, q->bytes);     /* each row priced as it will run */
     int k = form_list(t, q->coll, &o->model, &topo_params_c(t)->proto[pr], o->ranks, q->bytes, &q->opts, &c.f, out,
@@ -337,7 +338,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     double closed_by[PROTO_COUNT][FORM_MAX_ROWS];
     for (int pr = first_pr; pr <= last; pr++) {      /* each protocol's candidates, once */
         if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;   /* NCCL_PROTO */
-        k_by[pr] = choose(t, q, o, (proto_t)pr, rows_by[pr], closed_by[pr]);
+        k_by[pr] = choose(t, q, q_in, &plan, o, (proto_t)pr, rows_by[pr], closed_by[pr]);
     }
     int nccl = strcmp(q->algo, "nccl") == 0, named = !run_is_auto(q->algo);
     int lowest = (named || strcmp(q->algo, "auto") == 0) && proto == RUN_PROTO_AUTO && !rule &&

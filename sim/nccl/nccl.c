@@ -68,6 +68,7 @@ typedef struct {
     nccl_cut_t c;
     const char *forced, *family;
     unsigned allowed;
+    int channels_asked, rule_channels;   /* --channels given; a log's TUNING rule's count */
 } rows_filter_t;
 
 static int keep(const form_filter_t *f, const algo_t *a) {
@@ -79,18 +80,32 @@ static int keep(const form_filter_t *f, const algo_t *a) {
     return !(ni >= 0 && !(x->allowed >> ni & 1));                     /* NCCL_ALGO leaves it out */
 }
 
-static rows_filter_t filter(topo_t *t, coll_t coll, proto_t pr, int p, uint64_t n, const char *family, unsigned allowed) {
-    return (rows_filter_t){{{keep, cut_size, 0}, t, pr, p, n}, ncclrule_forced(t, coll, p, n), family, allowed};
+/* Row a priced as -a nccl runs it (nccl_size): NCCL's channels for the
+ * size where none were asked, then its cut. */
+static const algo_opts_t *nccl_sized(const form_filter_t *f, const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
+    const rows_filter_t *x = (const rows_filter_t *)f;
+    int C = o->channels;
+    *tmp = *o;
+    if (!x->channels_asked) {
+        tmp->channels = C = ncclrule_channels(a, x->c.pr, x->c.p, x->c.n, C, x->rule_channels);
+        tmp->domain_rings = 0;
+    }
+    cut(x->c.t, a, x->c.pr, x->c.p, x->c.n, C, o->pipeline != 0, tmp);
+    return tmp;
 }
 
-int nccl_rows(topo_t *t, const run_req_t *q, const cost_model_t *m, proto_t pr, int p, const algo_t **rows,
-              double *closed) {
+static rows_filter_t filter(topo_t *t, coll_t coll, proto_t pr, int p, uint64_t n, const char *family, unsigned allowed) {
+    return (rows_filter_t){{{keep, nccl_sized, 0}, t, pr, p, n}, ncclrule_forced(t, coll, p, n), family, allowed, 1, 0};
+}
+
+int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const cost_model_t *m,
+              proto_t pr, int p, const algo_t **rows, double *closed) {
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     double times[FORM_MAX_ROWS];
     rows_filter_t f = filter(t, q->coll, pr, p, q->bytes, q->nccl_algo, q->nccl_algos);
-    algo_opts_t o = q->opts;
-    o.domain_rings = 0;      /* the choice compares rows as before the rings per NIC (machines-2026.md) */
-    int k = form_list(t, q->coll, m, pc, p, q->bytes, &o, &f.c.f, rows, times, FORM_MAX_ROWS);
+    f.channels_asked = q_in->opts.channels != 0;
+    f.rule_channels = x->rule ? x->rule->channels : 0;
+    int k = form_list(t, q->coll, m, pc, p, q->bytes, &q->opts, &f.c.f, rows, times, FORM_MAX_ROWS);
     if (k > 0 && q->nccl_row) {                     /* nccl_tuner: NCCL's model named the row */
         int j = 0;
         for (int i = 0; i < k; i++) if (strcmp(rows[i]->name, q->nccl_row) == 0) rows[j] = rows[i], times[j++] = times[i];

@@ -61,8 +61,8 @@ int nccl_cut_keeps(topo_t *t, const algo_t *a, const cost_model_t *m, proto_t pr
  * FORM_MAX_ROWS): those within NCCL_SLACK of the lowest (NCCL's pick alone
  * where the machine follows NCCL's model); their count, 0 if none, or
  * BATON_EWHOLE where a folded cluster cannot answer for a row. */
-int nccl_rows(topo_t *t, const run_req_t *q, const cost_model_t *m, proto_t pr, int p, const algo_t **rows,
-              double *closed);
+int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const cost_model_t *m,
+              proto_t pr, int p, const algo_t **rows, double *closed);
 
 /* The lowest closed form among the rows NCCL runs with protocol pr
  * (PROTO_NONE: any) for coll on t; NULL if none. */
