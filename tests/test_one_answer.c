@@ -318,3 +318,32 @@ Test(one_answer, explain_advice_is_what_halving_saves) {
     th_says(bw, 0, "bandwidth-bound: half the per-message latency", 1);
     th_says("predict -t hgx-h100 -c allreduce -a ring -s 1KiB --explain", 0, "latency-bound: half the per-message", 1);
 }
+
+/* Where sim answers another protocol of the same row, predict names it
+ * too: on two GB200 racks at 64 MiB the formulas pick nvlstree/LL128, which
+ * simulates slower than nvlstree/Simple, sim's answer (the pick had only
+ * been named when the algorithm differed). And predict's nccl-tests log
+ * writes sim's time where sim answers another row: at 4 MiB direct's. */
+Test(one_answer, predict_names_sims_pick_of_another_protocol) {
+    cJSON *s = json_of("sim -t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB --json");
+    cJSON *p = json_of("predict -t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB --json");
+    cr_expect_str_eq(str(p, "algorithm", "predict"), str(s, "algorithm", "sim"));
+    cr_expect_str_neq(str(p, "protocol", "predict"), str(s, "protocol", "sim"));
+    cJSON *pick = cJSON_GetObjectItem(p, "simulator_pick");
+    cr_assert_not_null(pick);
+    cr_expect_str_eq(str(pick, "protocol", "pick"), str(s, "protocol", "sim"));
+    cr_expect_eq(num(pick, "time_s", "pick"), num(s, "time_s", "sim"));
+    cJSON_Delete(s), cJSON_Delete(p);
+    char *log;
+    cr_assert_eq(th_cli("predict -t gb200-nvl72 --set racks=2 -c allreduce --sizes 1MiB,4MiB --format nccl-tests", &log, 1), 0,
+                 "%s", log);
+    cJSON *d = json_of("sim -a direct -t gb200-nvl72 --set racks=2 -c allreduce -s 4MiB --json");
+    const char *row = strstr(log, "\n     4194304");
+    cr_assert_not_null(row, "%s", log);
+    double us = 0;
+    cr_assert_eq(sscanf(row, " %*s %*s %*s %*s %*s %lf", &us), 1, "%s", row);
+    cr_expect(fabs(us - 1e6 * num(d, "time_s", "sim -a direct")) < 1e-4, "log %g us, sim -a direct %g s", us,
+              num(d, "time_s", "sim -a direct"));      /* the log's four decimals */
+    cJSON_Delete(d);
+    free(log);
+}

@@ -495,7 +495,8 @@ int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c)
         run_req_t aq = *q;
         aq.predict = 0, aq.verify = 0, aq.engine = NULL;
         if ((rc = run_collective(t, &aq, &so, &e)) == BATON_ENOMEM) return rc;
-        if (rc == 0 && so.algo != o->algo) c->pick = so.algo, c->pick_proto = so.proto, c->pick_s = so.time_s;
+        if (rc == 0 && (so.algo != o->algo || so.proto != o->proto))    /* another row, or the same on another protocol */
+            c->pick = so.algo, c->pick_proto = so.proto, c->pick_s = so.time_s;
         if (rc == 0) engine_result_free(&so.eng);
     }
     return 0;

@@ -463,7 +463,11 @@ static void folded_note(const topo_t *t) {
     if (cmd_folded_line(t, "  folded   ", line, sizeof line)) fputs(line, stdout);
 }
 
-typedef struct { const algo_t *algo; proto_t proto; double time_s, busbw, sim_s; } sweep_row_t;
+typedef struct {
+    const algo_t *algo, *pick;     /* pick: the row sim answers instead, where its formula misjudged (run_check) */
+    proto_t proto, pick_proto;
+    double time_s, busbw, sim_s, pick_s;
+} sweep_row_t;
 
 /* Every size's answer into rows[]; BATON_EWHOLE where a folded cluster
  * cannot answer one (a row needs every rank). */
@@ -473,7 +477,7 @@ static int sweep_run(topo_t *t, run_req_t *q, const uint64_t *sizes, int n, swee
         q->bytes = sizes[i];
         int rc = run_collective(t, q, &r, e);
         if (rc < 0) return rc;
-        rows[i] = (sweep_row_t){r.algo, r.proto, r.time_s, r.busbw_GBps, 0};
+        rows[i] = (sweep_row_t){.algo = r.algo, .proto = r.proto, .time_s = r.time_s, .busbw = r.busbw_GBps};
         engine_result_free(&r.eng);
     }
     return 0;
@@ -491,6 +495,8 @@ static int sweep_check(const sim_args_t *a, topo_t *t, run_req_t *q, const uint6
         int rc = predict_check(a, t, q, &r, &c);
         if (rc < 0) return rc;
         if (c.state == RUN_CHECK_DONE && c.beyond) rows[i].sim_s = c.sim_s;
+        if (c.state == RUN_CHECK_DONE && c.pick)
+            rows[i].pick = c.pick, rows[i].pick_proto = c.pick_proto, rows[i].pick_s = c.pick_s;
     }
     return 0;
 }
@@ -505,7 +511,7 @@ static int sweep_print(const topo_t *t, const run_req_t *q, int p, const uint64_
                         .rows = calloc((size_t)n + 1, sizeof *log.rows)};
         if (log.rows == NULL) return BATON_ENOMEM;
         for (int i = 0; i < n; i++) {      /* the simulator's time where predict says to quote it (sweep_check) */
-            double us = (rows[i].sim_s > 0 ? rows[i].sim_s : rows[i].time_s) * 1e6;
+            double us = (rows[i].pick ? rows[i].pick_s : rows[i].sim_s > 0 ? rows[i].sim_s : rows[i].time_s) * 1e6;
             log.rows[log.nrows++] = (nt_row_t){.bytes = sizes[i], .count = sizes[i] / 4, .oop_us = us, .ip_us = us};
         }
         int rc = nt_write(&log, stdout);
@@ -514,7 +520,7 @@ static int sweep_print(const topo_t *t, const run_req_t *q, int p, const uint64_
     }
     printf("%s on %s (%d ranks)\n%12s  %-18s %12s %12s\n", coll_name(coll), topo_name(t), p, "size", "algorithm", "time",
            "busbw");
-    int simulated = 0;
+    int simulated = 0, picked = 0;
     for (int i = 0; i < n; i++) {
         char sz[32], tm[32], name[48], st[32];
         units_fmt_size(sizes[i], sz, sizeof sz);
@@ -524,11 +530,16 @@ static int sweep_print(const topo_t *t, const run_req_t *q, int p, const uint64_
                  rows[i].proto ? proto_name(rows[i].proto) : "");
         printf("%12s  %-18s %12s %7.2f GB/s", sz, name, tm, rows[i].busbw);
         if (rows[i].sim_s > 0) printf("   simulated %s", st), simulated = 1;
+        if (rows[i].pick) {
+            picked = 1;
+            units_fmt_time(rows[i].pick_s, st, sizeof st);
+            printf("; sim answers %s/%s in %s", rows[i].pick->name, proto_name(rows[i].pick_proto), st);
+        }
         printf("\n");
     }
     if (simulated)
-        printf("simulated: the simulator's time where the formula is approximate here and more than %.0f %% off it\n",
-               100 * RUN_FORMULA_BAND);
+        printf("simulated: the simulator's time where the formula is approximate here and more than %.0f %% off it%s\n",
+               100 * RUN_FORMULA_BAND, picked ? ";\n           sim answers: another row simulates faster, the time to quote" : "");
     folded_note(t);
     return 0;
 }
