@@ -241,13 +241,16 @@ static int try_candidate(topo_t *t, const run_req_t *q, const run_req_t *q_in, c
                          proto_t pr, const nccl_plan_t *x, int kth, int of, run_out_t *best, baton_err_t *e) {
     run_req_t qc;
     algo_opts_t own, cut;
-    int steps = nccl_size(t, q, q_in, x, a, pr, o->ranks, &qc);
-    if (strcmp(q->algo, "auto") == 0 && (steps || qc.opts.fill != q->opts.fill) &&
-        !nccl_cut_keeps(t, a, &o->model, pr, o->ranks, q->bytes, algo_row_opts(a, &q->opts, &own),
-                        algo_row_opts(a, &qc.opts, &cut)))
-        qc = *q, steps = 0;                       /* -a auto: the row's own cut prices lower (nccl_cut_listing) */
+    int steps = nccl_size(t, q, q_in, x, a, pr, o->ranks, &qc), rc;
+    int two = strcmp(q->algo, "auto") == 0 && (steps || qc.opts.fill != q->opts.fill);   /* -a auto: two cuts */
+    int nccls = two && nccl_cut_keeps(t, a, &o->model, pr, o->ranks, q->bytes, algo_row_opts(a, &q->opts, &own),
+                                      algo_row_opts(a, &qc.opts, &cut));
     if (!q->predict) running(a, pr, kth, of);
-    return try_row(t, &qc, o, a, pr, steps, best, e);
+    if (!two || nccls) rc = try_row(t, &qc, o, a, pr, steps, best, e);   /* the cut it priced lower first: ties keep it */
+    else rc = try_row(t, q, o, a, pr, 0, best, e);
+    if (rc < 0 || !two || q->predict) return rc;
+    return nccls ? try_row(t, q, o, a, pr, 0, best, e)       /* sim: the other cut too, the faster kept */
+                 : try_row(t, &qc, o, a, pr, steps, best, e);
 }
 
 /* -a nccl: simulate first the candidate with the lowest closed form under
@@ -495,7 +498,7 @@ int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c)
         run_req_t aq = *q;
         aq.predict = 0, aq.verify = 0, aq.engine = NULL;
         if ((rc = run_collective(t, &aq, &so, &e)) == BATON_ENOMEM) return rc;
-        if (rc == 0 && (so.algo != o->algo || so.proto != o->proto))    /* another row, or the same on another protocol */
+        if (rc == 0 && (so.algo != o->algo || so.proto != o->proto || so.nccl_steps != o->nccl_steps))  /* or another cut */
             c->pick = so.algo, c->pick_proto = so.proto, c->pick_s = so.time_s;
         if (rc == 0) engine_result_free(&so.eng);
     }

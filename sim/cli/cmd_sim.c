@@ -328,7 +328,8 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
     if (r->nccl_steps > 0)
         printf("  pipeline %d step%s, as NCCL cuts %s at this size (its chunk per channel%s)\n", r->nccl_steps,
                r->nccl_steps == 1 ? "" : "s", r->algo->name,
-               r->auto_picked == 1 ? "; -a auto: it prices below the row's own cut" : "");
+               r->auto_picked != 1 ? "" : r->simulated ? "; -a auto: it simulates faster than the row's own cut"
+                                                         : "; -a auto: it prices below the row's own cut");
     char switches[64];
     snprintf(switches, sizeof switches, " (%llu of them the reducing switches')", (unsigned long long)r->eng.switch_msgs);
     if (r->simulated)
