@@ -284,3 +284,12 @@ Test(machines_2026, sim_auto_keeps_the_faster_cut) {
     cr_expect_eq(steps, 1, "NCCL's one loop: %g", steps);
     cr_expect_lt(auto_s * 3, own_s, "auto %g s, nvlstree's own cut %g s", auto_s, own_s);
 }
+
+/* select's cells run a row NCCL runs as -a auto does, at both cuts, so its
+ * winner is sim's answer: on two GB200 racks at 64 MiB nvlstree/Simple at
+ * NCCL's one loop, 363.5 us (it had named rabenseifner/Simple, 603 us, with
+ * nvlstree's own cut simulating in 2.25 ms). */
+Test(machines_2026, select_names_sims_answer) {
+    th_says("select -t gb200-nvl72 --set racks=2 -c allreduce --sizes 64MiB", 0, "64 MiB  nvlstree/Simple        363 us[s]", 1);
+    th_says("sim -t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB", 0, "363.473 us (simulated)", 1);
+}

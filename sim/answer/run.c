@@ -235,22 +235,39 @@ static int msccl_request(run_req_t *q, baton_err_t *e) {
     return 0;
 }
 
-/* Time row a under protocol pr as NCCL's plan sizes it (nccl_size: its
- * channels and steps for the call), keeping it in *best if faster. */
+/* Row a under protocol pr for q as it runs (nccl_size) into *qc, its steps
+ * into *steps. Under -a auto and in select's cells (run_req_t.both_cuts) a
+ * row NCCL runs has two cuts, its own and NCCL's: *qc is the one whose
+ * closed form is lower (ties: its own), *other the other, and 1; else 0. */
+static int size_row(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const run_out_t *o,
+                    const algo_t *a, proto_t pr, run_req_t *qc, int *steps, run_req_t *other, int *other_steps) {
+    algo_opts_t own, cut;
+    *steps = nccl_size(t, q, q_in, x, a, pr, o->ranks, qc);
+    if (!(strcmp(q->algo, "auto") == 0 || q->both_cuts) || q->nccl_sizing || (!*steps && qc->opts.fill == q->opts.fill))
+        return 0;
+    *other = *q, *other_steps = 0;
+    if (!nccl_cut_keeps(t, a, &o->model, pr, o->ranks, q->bytes, algo_row_opts(a, &q->opts, &own),
+                        algo_row_opts(a, &qc->opts, &cut))) {
+        run_req_t swap = *qc;
+        *other = swap, *other_steps = *steps;
+        *qc = *q, *steps = 0;
+    }
+    return 1;
+}
+
+/* Time row a under protocol pr as it runs (size_row: NCCL's plan sizes
+ * it, its channels and steps for the call), keeping it in *best if faster;
+ * where it has two cuts, the simulator runs both (the lower formula first:
+ * ties keep it), predict the lower formula's. */
 static int try_candidate(topo_t *t, const run_req_t *q, const run_req_t *q_in, const run_out_t *o, const algo_t *a,
                          proto_t pr, const nccl_plan_t *x, int kth, int of, run_out_t *best, baton_err_t *e) {
-    run_req_t qc;
-    algo_opts_t own, cut;
-    int steps = nccl_size(t, q, q_in, x, a, pr, o->ranks, &qc), rc;
-    int two = strcmp(q->algo, "auto") == 0 && (steps || qc.opts.fill != q->opts.fill);   /* -a auto: two cuts */
-    int nccls = two && nccl_cut_keeps(t, a, &o->model, pr, o->ranks, q->bytes, algo_row_opts(a, &q->opts, &own),
-                                      algo_row_opts(a, &qc.opts, &cut));
+    run_req_t qc, other;
+    int steps, other_steps;
+    int two = size_row(t, q, q_in, x, o, a, pr, &qc, &steps, &other, &other_steps);
     if (!q->predict) running(a, pr, kth, of);
-    if (!two || nccls) rc = try_row(t, &qc, o, a, pr, steps, best, e);   /* the cut it priced lower first: ties keep it */
-    else rc = try_row(t, q, o, a, pr, 0, best, e);
+    int rc = try_row(t, &qc, o, a, pr, steps, best, e);
     if (rc < 0 || !two || q->predict) return rc;
-    return nccls ? try_row(t, q, o, a, pr, 0, best, e)       /* sim: the other cut too, the faster kept */
-                 : try_row(t, &qc, o, a, pr, steps, best, e);
+    return try_row(t, &other, o, a, pr, other_steps, best, e);
 }
 
 /* -a nccl: simulate first the candidate with the lowest closed form under
@@ -289,8 +306,9 @@ static void named_closed(topo_t *t, const run_req_t *q, const run_req_t *q_in, c
                          double (*closed_by)[FORM_MAX_ROWS]) {
     for (int pr = first_pr; pr <= last; pr++) {
         if (k_by[pr] != 1) continue;
-        run_req_t qc;
-        int steps = nccl_size(t, q, q_in, x, rows_by[pr][0], (proto_t)pr, o->ranks, &qc);
+        run_req_t qc, other;
+        int steps, other_steps;
+        size_row(t, q, q_in, x, o, rows_by[pr][0], (proto_t)pr, &qc, &steps, &other, &other_steps);
         qc.predict = 1;
         run_out_t cand = {0};
         baton_err_t why = {0};

@@ -34,6 +34,9 @@ typedef struct run_req {
                                 (ncclrule_runs; -a nccl always follows them) */
     double lib_busbw;        /* the library rule's ceiling on bus bandwidth (bytes/s; 0: none),
                                 set by run_collective where a rule runs the call */
+    int both_cuts;           /* a named algorithm NCCL runs at the lower (predict) or faster (sim)
+                                of its own cut and NCCL's, as -a auto runs every row: select's
+                                cells (nccl-sizing.md) */
     int nccl_sizing;         /* a named algorithm on the channels and pipeline NCCL gives
                                 the call (nccl_size_channels, nccl_size_pipeline; -a nccl
                                 always does): a fit pinned to NCCL's plan */

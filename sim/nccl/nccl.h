@@ -72,7 +72,8 @@ const algo_t *nccl_pick(topo_t *t, coll_t coll, const cost_model_t *m, const pro
 /* Step 3: row a under protocol pr for q (q_in: what was asked, before the
  * machine filled it) as NCCL cuts it, into *qc (a copy of q): its steps
  * where no pipeline was asked and its fill, for -a auto (which prices each
- * row as it runs: nccl_cut_listing), -a nccl and a request sized as NCCL
+ * row as it runs: nccl_cut_listing) and select's cells (run_req_t.both_cuts),
+ * -a nccl and a request sized as NCCL
  * (run_req_t.nccl_sizing); for the last two also its channels where none
  * was asked. A named row keeps its own cut: *qc = *q. The steps (0: the
  * row's own). */
