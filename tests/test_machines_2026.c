@@ -234,6 +234,24 @@ Test(machines_2026, plan_counts_nvls_rows_in_its_ctas) {
     th_says("plan -t gb200-nvl72 --sizes 4GiB", 0, "nvls       Simple        24", 1);
 }
 
+/* `VERB ARGS --json` under -a auto, and with -a nccl and -a nvlstree (each
+ * with MORE): the three times and auto's pipeline steps (0: its own cut). */
+typedef struct { double auto_s, steps, nccl_s, own_s; } cuts_t;
+static cuts_t cuts_of(const char *verb, const char *args, const char *more) {
+    char cmd[256];
+    cuts_t c;
+    snprintf(cmd, sizeof cmd, "%s %s --json", verb, args);
+    cJSON *j = th_cli_json(cmd);
+    const cJSON *k = cJSON_GetObjectItem(j, "pipeline_steps");
+    c.auto_s = th_jnum(j, "time_s"), c.steps = cJSON_IsNumber(k) ? k->valuedouble : 0;
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof cmd, "%s %s --json -a nccl %s", verb, args, more);
+    c.nccl_s = th_cli_num(cmd, "time_s");
+    snprintf(cmd, sizeof cmd, "%s %s --json -a nvlstree %s", verb, args, more);
+    c.own_s = th_cli_num(cmd, "time_s");
+    return c;
+}
+
 /* -a auto prices each row NCCL runs at the lower of its own cut and NCCL's
  * (nccl_cut_listing) and runs that cut. On two GB200 racks at 1 GiB
  * nvlstree's own 1,024 steps price at 4.27 ms and NCCL's 16 at 2.57 ms:
@@ -242,29 +260,16 @@ Test(machines_2026, plan_counts_nvls_rows_in_its_ctas) {
  * 8 steps price above nvlstree's own 64: auto keeps its own, as -a
  * nvlstree runs it. */
 Test(machines_2026, auto_takes_the_lower_of_a_rows_cut_and_nccls) {
-    const char *r2 = "-t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB --json";
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "predict %s", r2);
-    double auto_s = th_cli_num(cmd, "time_s"), steps = th_cli_num(cmd, "pipeline_steps");
-    snprintf(cmd, sizeof cmd, "predict %s -a nccl", r2);
-    double nccl_s = th_cli_num(cmd, "time_s");
-    snprintf(cmd, sizeof cmd, "predict %s -a nvlstree", r2);
-    double own_s = th_cli_num(cmd, "time_s");
-    cr_expect_eq(steps, 16, "auto's steps: %g", steps);
-    cr_expect_eq(auto_s, nccl_s, "auto %g s, nccl %g s", auto_s, nccl_s);
-    cr_expect_lt(auto_s * 1.5, own_s, "NCCL's cut %g s, nvlstree's own %g s", auto_s, own_s);
+    cuts_t c = cuts_of("predict", "-t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB", "");
+    cr_expect_eq(c.steps, 16, "auto's steps: %g", c.steps);
+    cr_expect_eq(c.auto_s, c.nccl_s, "auto %g s, nccl %g s", c.auto_s, c.nccl_s);
+    cr_expect_lt(c.auto_s * 1.5, c.own_s, "NCCL's cut %g s, nvlstree's own %g s", c.auto_s, c.own_s);
     th_says("predict -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB", 0, "-a auto: it prices below the row's own cut", 1);
-    const char *h4 = "-t cluster-h100 --set nodes=4 -c allreduce -s 64MiB";
     th_says("predict -t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", 0, "allreduce nvlstree", 1);
-    th_says("predict -t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", 0, "pipeline", 0);
-    snprintf(cmd, sizeof cmd, "predict %s --json", h4);
-    auto_s = th_cli_num(cmd, "time_s");
-    snprintf(cmd, sizeof cmd, "predict %s -a nvlstree --proto Simple --json", h4);
-    own_s = th_cli_num(cmd, "time_s");
-    snprintf(cmd, sizeof cmd, "predict %s -a nccl --proto Simple --json", h4);
-    nccl_s = th_cli_num(cmd, "time_s");
-    cr_expect_eq(auto_s, own_s, "auto %g s, nvlstree's own cut %g s", auto_s, own_s);
-    cr_expect_lt(auto_s, nccl_s, "auto %g s, NCCL's cut %g s", auto_s, nccl_s);
+    c = cuts_of("predict", "-t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", "--proto Simple");
+    cr_expect_eq(c.steps, 0, "auto's steps: %g", c.steps);
+    cr_expect_eq(c.auto_s, c.own_s, "auto %g s, nvlstree's own cut %g s", c.auto_s, c.own_s);
+    cr_expect_lt(c.auto_s, c.nccl_s, "auto %g s, NCCL's cut %g s", c.auto_s, c.nccl_s);
 }
 
 /* sim under -a auto simulates both cuts of a row NCCL runs and keeps the
@@ -272,17 +277,10 @@ Test(machines_2026, auto_takes_the_lower_of_a_rows_cut_and_nccls) {
  * (LL128, 330.6 us) but simulates in 2.26 ms (its small blocks), NCCL's one
  * loop in 363.5 us, -a nccl's answer; auto had answered 2.25 ms. */
 Test(machines_2026, sim_auto_keeps_the_faster_cut) {
-    const char *r2 = "-t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB --json";
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "sim %s", r2);
-    double auto_s = th_cli_num(cmd, "time_s"), steps = th_cli_num(cmd, "pipeline_steps");
-    snprintf(cmd, sizeof cmd, "sim %s -a nccl", r2);
-    double nccl_s = th_cli_num(cmd, "time_s");
-    snprintf(cmd, sizeof cmd, "sim %s -a nvlstree --proto Simple", r2);
-    double own_s = th_cli_num(cmd, "time_s");
-    cr_expect_eq(auto_s, nccl_s, "auto %g s, nccl %g s", auto_s, nccl_s);
-    cr_expect_eq(steps, 1, "NCCL's one loop: %g", steps);
-    cr_expect_lt(auto_s * 3, own_s, "auto %g s, nvlstree's own cut %g s", auto_s, own_s);
+    cuts_t c = cuts_of("sim", "-t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB", "--proto Simple");
+    cr_expect_eq(c.auto_s, c.nccl_s, "auto %g s, nccl %g s", c.auto_s, c.nccl_s);
+    cr_expect_eq(c.steps, 1, "NCCL's one loop: %g", c.steps);
+    cr_expect_lt(c.auto_s * 3, c.own_s, "auto %g s, nvlstree's own cut %g s", c.auto_s, c.own_s);
 }
 
 /* select's cells run a row NCCL runs as -a auto does, at both cuts, so its
