@@ -2,8 +2,10 @@
 # -a auto against -a nccl by closed forms (predict): every shipped machine,
 # bare and with --set racks=2 or --set nodes=4 where it takes them, x 5
 # collectives x 64 KiB, 16 MiB and 1 GiB. auto picks the lowest formula of
-# every row, NCCL's among them, each at the cut it runs, so auto / nccl
-# should never pass 1. Prints the cells above 1.001 and the highest ratio.
+# every row, NCCL's among them, each at the cut it runs, so at these sizes
+# auto / nccl should not pass 1 (at others it can: auto keeps the machine's
+# channels where -a nccl takes NCCL's count for the size; nccl-sizing.md).
+# Prints the cells above 1.001 and the highest ratio.
 # docs/decisions/nccl-sizing.md quotes it.
 set -eu
 BATON=${1:-build/baton}

@@ -347,6 +347,10 @@ Test(graph, nccl_pick_in_the_simulator_is_the_fastest_close_row) {
     cr_assert_eq(run_collective(t, &q, &closed, &e), 0, "%s", e.msg);
     cr_expect_str_eq(closed.algo->name, "nccltree", "the closed forms' pick");
     cr_expect_eq(closed.proto, PROTO_LL, "the closed forms' protocol");
+    q.bytes = 2u << 20;                 /* priced at NCCL's steps, LL's tree wins at 2 MiB too (was ring/LL128) */
+    cr_assert_eq(run_collective(t, &q, &closed, &e), 0, "%s", e.msg);
+    cr_expect_str_eq(closed.algo->name, "nccltree", "the closed forms' pick at 2 MiB");
+    cr_expect_eq(closed.proto, PROTO_LL, "the closed forms' protocol at 2 MiB");
     q = (run_req_t){.coll = COLL_ALLREDUCE, .algo = "nccltree", .bytes = 8u << 20, .proto = PROTO_LL128, .nccl_sizing = 1};
     cr_assert_eq(run_collective(t, &q, &ll128, &e), 0, "%s", e.msg);
     q.proto = PROTO_LL;

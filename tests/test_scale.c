@@ -229,7 +229,7 @@ Test(scale, an_unseen_network_keeps_each_class_its_own) {
  * all-to-all's formula had fallen back to one rank a 25 GB/s NIC, 60 ms
  * against the simulator's 213; two ranks share each NIC, so no formula
  * that sees the links can be below (p - 1) x 2 (n/p) / 25 GB/s, 100.6 ms.
- * With 218 steps charged it reads 211 ms. */
+ * With 218 steps charged it reads 209.55 ms. */
 Test(scale, a_sampled_step_view_sees_two_ranks_share_a_nic) {
     const char *args = "predict -t polaris --set nodes=300 -c alltoall -a pairwise -s 1200MiB --json";
     cJSON *j = th_cli_json(args);

@@ -130,6 +130,20 @@ static int keep_step(linkload_steps_rec_t *rec, loads_t *x, double largest, doub
     return 0;
 }
 
+/* The i-th of m steps charged of nsteps: all where m == nsteps, else runs
+ * of LOAD_RUN consecutive steps spread evenly, so every run sees every
+ * residue of the steps modulo the GPUs a node (a ring's or pairwise's step
+ * k pairs ranks k apart; evenly spaced single steps at a power-of-two count
+ * had seen only offsets 0 and 4 of 8: twoshot on 128 H100 nodes 154 ms
+ * where the whole view says 182.5). */
+#define LOAD_RUN 8
+static int sampled_step(int i, int m, int nsteps) {
+    if (m >= nsteps) return i;
+    int runs = m / LOAD_RUN, j = i / LOAD_RUN;                  /* m >= LOAD_MIN_STEPS >= LOAD_RUN */
+    if (j >= runs) j = runs - 1;                                /* the last run takes m's remainder */
+    return (int)((int64_t)j * (nsteps - LOAD_RUN * 2) / runs) + i - j * LOAD_RUN;
+}
+
 int linkload_steps_charged(int p, int nsteps) {
     int most = p > 0 ? LOAD_MAX_STEP_MESSAGES / p : 0, m = nsteps < most ? nsteps : most;
     return nsteps < 1 || m < (nsteps < LOAD_MIN_STEPS ? nsteps : LOAD_MIN_STEPS) ? 0 : m;
@@ -143,7 +157,7 @@ int linkload_steps_record(topo_t *t, linkload_step_fn send, const void *ctx, int
     loads_t x;
     if (loads_init(&x, topo_nlinks(t)) < 0) { loads_free(&x); return err_set(e, BATON_ENOMEM, "out of memory"); }
     for (int i = 0; i < m; i++) {
-        int k = (int)((int64_t)i * nsteps / m);   /* uneven gaps: no one residue of the node size */
+        int k = sampled_step(i, m, nsteps);
         double largest = 0, l = 0;
         int sends = 0, rc = one_step(t, send, ctx, k, &x, &largest, &l, &sends, e);
         if (rc == 0 && !sends) continue;              /* nobody sends in this step */

@@ -14,9 +14,7 @@ int choice_run(topo_t *t, coll_t coll, uint64_t bytes, const char *algo, int pro
     q.predict = 1;                                          /* auto: choose by closed form ... */
     int rc = run_collective(t, &q, o, e);
     if (rc < 0) return rc;
-    q.algo = o->algo->name;
-    q.proto = o->proto;
-    q.predict = 0;
+    run_same_row(&q, o, 0, &q);                             /* the row, protocol and cut chosen */
     int picked = o->auto_picked, proto_auto = o->proto_auto;
     if ((rc = run_collective(t, &q, o, e)) < 0) return rc;   /* ... then simulate the choice */
     o->auto_picked = picked;

@@ -486,8 +486,7 @@ void run_same_row(const run_req_t *q, const run_out_t *o, int predict, run_req_t
     if (o->rule && !o->rule->nccl) return;        /* the library's rule names the row: -a nccl runs that one */
     out->algo = o->algo->name;
     if (o->auto_picked == 2) out->nccl_sizing = 1, out->nccl_rules = 1;   /* sized as -a nccl sized it */
-    if (o->auto_picked == 1 && o->nccl_steps) out->opts.pipeline = o->nccl_steps;   /* -a auto cut it as NCCL does */
-    if (o->auto_picked == 1) out->opts.fill = o->opts.fill;
+    if (o->auto_picked == 1 && (o->nccl_steps || o->opts.fill != q->opts.fill)) out->nccl_cut = 1;   /* as auto cut it */
     if (o->rule) out->lib_busbw = o->rule->max_busbw;                     /* a log's TUNING line's rule */
     if (o->rule && o->rule->channels) out->opts.channels = o->channels;
 }

@@ -353,24 +353,26 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
 }
 
 static int dump(const char *cmd, topo_t *t, coll_t coll, const char *algo, uint64_t bytes,
-                const algo_opts_t *o) {
+                const algo_opts_t *o_in) {
     baton_err_t e = {0};
-    cost_model_t m;
-    algo_opts_t opts = *o;
+    algo_opts_t opts = *o_in;
+    const algo_opts_t *o = &opts;
     form_opts(t, &opts);
-    o = &opts;
-    if (topo_cost_model(t, &m, &e) < 0) return cmd_fail(cmd, &e);
-    const algo_t *a = !run_is_auto(algo)            ? algo_find(coll, algo)
-                      : strcmp(algo, "nccl") == 0 ? nccl_pick(t, coll, &m, NULL, PROTO_NONE, topo_nranks(t), bytes, o)
-                                                  : form_pick(t, coll, &m, NULL, topo_nranks(t), bytes, o, NULL);
+    const algo_t *a = run_is_auto(algo) ? NULL : algo_find(coll, algo);
+    algo_opts_t tmp;
+    const algo_opts_t *ro = a ? algo_row_opts(a, o, &tmp) : o;
+    run_out_t r;
+    if (run_is_auto(algo)) {            /* predict's pick, as it cut it (NCCL's channels and steps where it did) */
+        run_req_t q = {.coll = coll, .algo = algo, .bytes = bytes, .opts = *o_in, .proto = RUN_PROTO_AUTO, .predict = 1};
+        if (run_collective(t, &q, &r, &e) < 0) return cmd_fail(cmd, &e);
+        a = r.algo, ro = &r.opts;
+    }
     if (a == NULL) {
         err_set(&e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)", algo, coll_name(coll),
                 algo_hint(coll, algo), coll_name(coll));
         return cmd_fail(cmd, &e);
     }
     sched_t s;
-    algo_opts_t tmp;                                   /* -a nccl: its count for the size, as nccl_size keeps */
-    const algo_opts_t *ro = strcmp(algo, "nccl") == 0 ? o : algo_row_opts(a, o, &tmp);
     if (algo_build(a, topo_nranks(t), bytes, ro, &s, &e) < 0) return cmd_fail(cmd, &e);
     if (sched_dump_goal(&s, stdout) < 0) return cmd_fail(cmd, &(baton_err_t){BATON_EIO, "write error"});
     return EXIT_OK;

@@ -37,6 +37,8 @@ typedef struct run_req {
     int both_cuts;           /* a named algorithm NCCL runs at the lower (predict) or faster (sim)
                                 of its own cut and NCCL's, as -a auto runs every row: select's
                                 cells (nccl-sizing.md) */
+    int nccl_cut;            /* a named algorithm cut as NCCL cuts it (its steps and fill, not its
+                                channels): the cut -a auto picked, run again (run_same_row) */
     int nccl_sizing;         /* a named algorithm on the channels and pipeline NCCL gives
                                 the call (nccl_size_channels, nccl_size_pipeline; -a nccl
                                 always does): a fit pinned to NCCL's plan */

@@ -129,7 +129,8 @@ int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_p
     int C = algo_row_opts(a, &q->opts, &tmp)->channels;
     int nccl = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
     *qc = *q;
-    if (!nccl && strcmp(q->algo, "auto") != 0 && !q->both_cuts) return 0;    /* a named row: its own cut (--pipeline K) */
+    if (!nccl && strcmp(q->algo, "auto") != 0 && !q->both_cuts && !q->nccl_cut)
+        return 0;                                              /* a named row: its own cut (--pipeline K) */
     if (nccl && q_in->opts.channels == 0) {
         qc->opts.channels = C = ncclrule_channels(a, pr, p, q->bytes, C, x->rule ? x->rule->channels : 0);
         qc->opts.domain_rings = 0;        /* NCCL's count for this size, not the family's default */

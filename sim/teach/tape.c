@@ -159,8 +159,7 @@ int tape_record(topo_t *t, const run_req_t *q, tape_t *out, baton_err_t *e) {
     if (rc < 0) return rc;
     engine_result_free(&r.eng);
     engine_opts_t eo = {.fill = fill, .fill_ctx = out, .on_msg = on_msg, .msg_ctx = out};
-    rq.algo = r.algo->name;
-    rq.proto = r.proto;
+    run_same_row(&rq, &r, 0, &rq);                /* the row, protocol and cut chosen */
     rq.verify = 1;
     rq.engine = &eo;
     if ((rc = run_collective(t, &rq, &r, e)) < 0) return rc;
