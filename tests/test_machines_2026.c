@@ -264,15 +264,16 @@ Test(machines_2026, auto_takes_the_lower_of_a_rows_cut_and_nccls) {
     cr_expect_eq(c.steps, 16, "auto's steps: %g", c.steps);
     cr_expect_eq(c.auto_s, c.nccl_s, "auto %g s, nccl %g s", c.auto_s, c.nccl_s);
     cr_expect_lt(c.auto_s * 1.5, c.own_s, "NCCL's cut %g s, nvlstree's own %g s", c.auto_s, c.own_s);
-    th_says("predict -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB", 0, "-a auto: it prices below the row's own cut", 1);
-    /* its check simulates the cut it priced (sim -a nccl's 3.56848 ms), not the row's own */
-    th_says("predict -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB", 0, "simulated 3.56848 ms", 1);
-    /* so do tp, --explain and --dump */
-    th_says("tp -t gb200-nvl72 --set racks=2 --tp 144 --layers 1 --hidden 8192 --tokens 65536 -a auto", 0,
-            "3.56848 ms (simulated)", 1);
-    th_says("sim -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB --explain", 0, "pipeline 16 steps", 1);
-    th_says("sim -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB --dump", 0, "1073741824 bytes, 512 chunks", 1);
-    th_says("predict -t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", 0, "allreduce nvlstree", 1);
+    /* predict says so; its check simulates the cut it priced (sim -a nccl's 3.56848 ms), not the
+     * row's own; so do tp, --explain and --dump */
+    static const struct { const char *args, *text; } says[] = {
+        {"predict -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB", "-a auto: it prices below the row's own cut"},
+        {"predict -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB", "simulated 3.56848 ms"},
+        {"tp -t gb200-nvl72 --set racks=2 --tp 144 --layers 1 --hidden 8192 --tokens 65536 -a auto", "3.56848 ms (simulated)"},
+        {"sim -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB --explain", "pipeline 16 steps"},
+        {"sim -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB --dump", "1073741824 bytes, 512 chunks"},
+        {"predict -t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", "allreduce nvlstree"}};
+    for (size_t i = 0; i < sizeof says / sizeof *says; i++) th_says(says[i].args, 0, says[i].text, 1);
     c = cuts_of("predict", "-t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", "--proto Simple");
     cr_expect_eq(c.steps, 0, "auto's steps: %g", c.steps);
     cr_expect_eq(c.auto_s, c.own_s, "auto %g s, nvlstree's own cut %g s", c.auto_s, c.own_s);
