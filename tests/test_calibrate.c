@@ -498,7 +498,7 @@ static int pinned_equals_planned(const char *logname, const char *machine, int r
         proto_t pr;
         cr_assert_eq(cal_predict(t, &q, &s[i], &planned, &pin.algo, &pr, &e), 0, "%s", e.msg);
         pin.proto = (int)pr;
-        pin.nccl_sizing = 1;
+        pin.cut = RUN_CUT_SIZED;
         cr_assert_eq(cal_predict(t, &pin, &s[i], &pinned, NULL, NULL, &e), 0, "%s", e.msg);
         cr_expect_eq(pinned, planned, "%s, %llu B on %s/%s: pinned %.9g s, planned %.9g s", logname,
                      (unsigned long long)s[i].bytes, pin.algo, proto_name(pr), pinned, planned);

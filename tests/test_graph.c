@@ -351,7 +351,7 @@ Test(graph, nccl_pick_in_the_simulator_is_the_fastest_close_row) {
     cr_assert_eq(run_collective(t, &q, &closed, &e), 0, "%s", e.msg);
     cr_expect_str_eq(closed.algo->name, "nccltree", "the closed forms' pick at 2 MiB");
     cr_expect_eq(closed.proto, PROTO_LL, "the closed forms' protocol at 2 MiB");
-    q = (run_req_t){.coll = COLL_ALLREDUCE, .algo = "nccltree", .bytes = 8u << 20, .proto = PROTO_LL128, .nccl_sizing = 1};
+    q = (run_req_t){.coll = COLL_ALLREDUCE, .algo = "nccltree", .bytes = 8u << 20, .proto = PROTO_LL128, .cut = RUN_CUT_SIZED};
     cr_assert_eq(run_collective(t, &q, &ll128, &e), 0, "%s", e.msg);
     q.proto = PROTO_LL;
     cr_assert_eq(run_collective(t, &q, &ll, &e), 0, "%s", e.msg);
@@ -505,10 +505,10 @@ Test(graph, nccl_cuts_nvlstree_into_its_loops) {
         topo_t *t = topo_yaml_load("topologies/cluster-h100.yaml", sets, 2, &e);
         cr_assert_not_null(t, "%s", e.msg);
         run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nvlstree", .bytes = want[i].n, .proto = PROTO_SIMPLE, .predict = 1,
-                       .nccl_sizing = 1};
+                       .cut = RUN_CUT_SIZED};
         run_out_t sized, own, cut;
         cr_assert_eq(run_collective(t, &q, &sized, &e), 0, "%s", e.msg);
-        q.nccl_sizing = 0;
+        q.cut = RUN_CUT_ALGO;
         cr_assert_eq(run_collective(t, &q, &own, &e), 0, "%s", e.msg);
         q.opts.pipeline = want[i].k;
         cr_assert_eq(run_collective(t, &q, &cut, &e), 0, "%s", e.msg);
@@ -533,13 +533,13 @@ Test(graph, nccl_cuts_nccltree_ll_into_its_steps) {
         {1u << 20, PROTO_LL, 2}, {4u << 20, PROTO_LL, 8}, {4u << 20, PROTO_LL128, 0}, {64u << 20, PROTO_SIMPLE, 0}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccltree", .bytes = want[i].n, .proto = want[i].proto,
-                       .predict = 1, .nccl_sizing = 1};
+                       .predict = 1, .cut = RUN_CUT_SIZED};
         run_out_t o, cut;
         cr_assert_eq(run_collective(t, &q, &o, NULL), 0);
         cr_expect_eq(o.nccl_steps, want[i].k, "%llu B %s: %d steps", (unsigned long long)want[i].n,
                      proto_name((proto_t)want[i].proto), o.nccl_steps);
         if (want[i].k == 0) continue;
-        q.nccl_sizing = 0, q.opts.pipeline = want[i].k, q.opts.fill = 4096;
+        q.cut = RUN_CUT_ALGO, q.opts.pipeline = want[i].k, q.opts.fill = 4096;
         cr_assert_eq(run_collective(t, &q, &cut, NULL), 0);
         cr_expect_eq(o.time_s, cut.time_s, "%llu B: as NCCL cuts it %g s, --pipeline %d %g s", (unsigned long long)want[i].n,
                      o.time_s, want[i].k, cut.time_s);

@@ -299,3 +299,24 @@ Test(machines_2026, select_names_sims_answer) {
     th_says("select -t gb200-nvl72 --set racks=2 -c allreduce --sizes 64MiB", 0, "64 MiB  nvlstree/Simple        363 us[s]", 1);
     th_says("sim -t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB", 0, "363.473 us (simulated)", 1);
 }
+
+/* A pinned --pipeline K is the user's cut: -a auto and select's cells
+ * price a row NCCL runs at it alone, not also at K steps with NCCL's LL
+ * fill (nccl_size, RUN_CUT_LOWER). Two A100 nodes at 4 MiB, nccltree/LL at
+ * 4 steps: the formula select shows is -a nccltree's own, 135.94 us; it had
+ * been NCCL's fill's 124.88 us, which nothing in the output named. */
+Test(machines_2026, a_pinned_pipeline_is_the_only_cut) {
+    const char *m = "-t cluster-a100 --set nodes=2 -c allreduce --pipeline 4 --proto LL";
+    char cmd[256], *out = NULL;
+    snprintf(cmd, sizeof cmd, "predict %s -s 4MiB -a nccltree --json", m);
+    double own = th_cli_num(cmd, "time_s");
+    snprintf(cmd, sizeof cmd, "select %s --sizes 4MiB --format csv", m);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    const char *row = strstr(out, "allreduce,4194304,nccltree,LL,");
+    cr_assert(row, "no nccltree/LL cell in:\n%s", out);
+    const char *last = row;
+    for (int i = 0; i < 9; i++) last = strchr(last, ',') + 1;     /* formula_time_s, the 10th column */
+    double formula = strtod(last, NULL);
+    cr_expect(fabs(formula - own) <= 1e-7 * own, "select's formula %.9g s, nccltree's own cut %.9g s", formula, own);
+    free(out);
+}

@@ -306,7 +306,7 @@ Test(nccl_newer, nvlstree_loops_follow_plans_channels) {
         cr_expect_eq(x.channels, want_channels[k], "%s %s: %d channels", machines[k][0], machines[k][1], x.channels);
         uint64_t n = 1ull << 30;
         run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nvlstree", .bytes = n, .proto = PROTO_SIMPLE, .predict = 1,
-                       .nccl_sizing = 1};
+                       .cut = RUN_CUT_SIZED};
         run_out_t o;
         baton_err_t e = {0};
         cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);

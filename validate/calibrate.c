@@ -196,7 +196,7 @@ static int fit_predict(const fit_ctx_t *c, int i, double *t, baton_err_t *e) {
     cal_req_t q = *c->q;
     q.algo = c->plan_algo[i];
     q.proto = (int)c->plan_proto[i];
-    q.nccl_sizing = strcmp(c->q->algo, "nccl") == 0;     /* sized as NCCL runs it, as the plan was */
+    q.cut = strcmp(c->q->algo, "nccl") ? RUN_CUT_ALGO : RUN_CUT_SIZED;   /* sized as NCCL runs it, as the plan was */
     return cal_predict(c->m[0], &q, &c->s[i], t, NULL, NULL, e);
 }
 

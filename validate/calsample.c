@@ -49,7 +49,7 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
                 proto_t *proto, baton_err_t *e) {
     run_req_t r = {.coll = s->coll, .algo = q->algo, .bytes = s->bytes, .proto = q->proto, .predict = !q->des,
                    .opts = q->opts, .gpus_per_thread = s->gpus_per_thread, .contention = (contention_t)q->contention,
-                   .nccl_sizing = q->nccl_sizing, .unsaid = q->unsaid,
+                   .cut = q->cut, .unsaid = q->unsaid,
                    .nccl_algos = s->nccl_algos, .protos = s->protos};      /* as the log's NCCL was told */
     run_out_t o;
     if (s->machine) t = s->machine;

@@ -36,7 +36,7 @@ typedef struct cal_req {
     int nccl_model;           /* 1: predict with NCCL's own cost model (sim/nccl/plan.h) */
     algo_opts_t opts;         /* channels etc. */
     int fit_efficiency;       /* 1: fit LL's and LL128's efficiency too */
-    int nccl_sizing;          /* a named algorithm sized as NCCL runs it (run_req_t) */
+    run_cut_t cut;            /* how a row NCCL runs is cut (run_req_t; RUN_CUT_SIZED: as NCCL runs it) */
     int unsaid;               /* 1: rules read off NCCL's TUNING lines do not count (run_req_t) */
     int jobs;                 /* the simulator's sizes over this many worker processes (util/par.h;
                                  0 or 1: one at a time); the closed forms always run in one */

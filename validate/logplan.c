@@ -42,7 +42,7 @@ static void errors(topo_t *t, const cal_req_t *q, const cal_sample_t *x, const r
                    double *err) {
     for (int j = 0; j < k; j++) {
         cal_req_t r = *q;
-        r.algo = rows[j].a->name, r.proto = rows[j].pr, r.nccl_sizing = 1;
+        r.algo = rows[j].a->name, r.proto = rows[j].pr, r.cut = RUN_CUT_SIZED;
         err[j] = rows[j].a->coll == x->coll && (mask >> rows[j].pr & 1) ? off_by(t, &r, x) : -1;
     }
 }

@@ -236,15 +236,14 @@ static int msccl_request(run_req_t *q, baton_err_t *e) {
 }
 
 /* Row a under protocol pr for q as it runs (nccl_size) into *qc, its steps
- * into *steps. Under -a auto and in select's cells (run_req_t.both_cuts) a
- * row NCCL runs has two cuts, its own and NCCL's: *qc is the one whose
- * closed form is lower (ties: its own), *other the other, and 1; else 0. */
+ * into *steps. Under RUN_CUT_LOWER (-a auto, select's cells) a row NCCL
+ * runs has two cuts, its own and NCCL's: *qc is the one whose closed form
+ * is lower (ties: its own), *other the other, and 1; else 0. */
 static int size_row(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const run_out_t *o,
                     const algo_t *a, proto_t pr, run_req_t *qc, int *steps, run_req_t *other, int *other_steps) {
     algo_opts_t own, cut;
     *steps = nccl_size(t, q, q_in, x, a, pr, o->ranks, qc);
-    if (!(strcmp(q->algo, "auto") == 0 || q->both_cuts) || q->nccl_sizing || (!*steps && qc->opts.fill == q->opts.fill))
-        return 0;
+    if (nccl_cut_of(q) != RUN_CUT_LOWER || (!*steps && qc->opts.fill == q->opts.fill)) return 0;
     *other = *q, *other_steps = 0;
     if (!nccl_cut_keeps(t, a, &o->model, pr, o->ranks, q->bytes, algo_row_opts(a, &q->opts, &own),
                         algo_row_opts(a, &qc->opts, &cut))) {
@@ -485,8 +484,9 @@ void run_same_row(const run_req_t *q, const run_out_t *o, int predict, run_req_t
     out->predict = predict;
     if (o->rule && !o->rule->nccl) return;        /* the library's rule names the row: -a nccl runs that one */
     out->algo = o->algo->name;
-    if (o->auto_picked == 2) out->nccl_sizing = 1, out->nccl_rules = 1;   /* sized as -a nccl sized it */
-    if (o->auto_picked == 1 && (o->nccl_steps || o->opts.fill != q->opts.fill)) out->nccl_cut = 1;   /* as auto cut it */
+    if (o->auto_picked == 2) out->cut = RUN_CUT_SIZED, out->nccl_rules = 1;   /* sized as -a nccl sized it */
+    if (o->auto_picked == 1)                                                  /* as -a auto cut it */
+        out->cut = o->nccl_steps || o->opts.fill != q->opts.fill ? RUN_CUT_NCCL : RUN_CUT_OWN;
     if (o->rule) out->lib_busbw = o->rule->max_busbw;                     /* a log's TUNING line's rule */
     if (o->rule && o->rule->channels) out->opts.channels = o->channels;
 }

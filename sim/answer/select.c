@@ -86,7 +86,7 @@ static int blind_simulate(const select_req_t *q, int p, uint64_t n) {
 static int cell(topo_t *t, const select_req_t *q, const cost_model_t *m, coll_t c, uint64_t n, const algo_t *a,
                 select_cell_t *out, char *why, size_t whylen, baton_err_t *e) {
     run_req_t r = {.coll = c, .algo = a->name, .bytes = n, .opts = q->opts, .proto = q->proto,
-                   .contention = q->contention, .nccl_rules = q->nccl_only, .both_cuts = 1};   /* as -a auto */
+                   .contention = q->contention, .nccl_rules = q->nccl_only, .cut = RUN_CUT_LOWER};   /* as -a auto */
     run_out_t o;
     baton_err_t ce = {0};
     r.predict = !simulate(q, a, m, topo_whole_ranks(t), n);

@@ -12,6 +12,19 @@
 #include "../../algorithms/algo.h"
 #include "../engine/engine.h"
 
+/* How a row NCCL runs is cut into steps and channels (nccl-sizing.md):
+ * one policy a call, which nccl_cut_of (sim/nccl/nccl.h) reads. */
+typedef enum {
+    RUN_CUT_ALGO = 0,   /* as the algorithm word says: -a nccl SIZED, -a auto LOWER, a named row OWN */
+    RUN_CUT_OWN,        /* the row's own steps and fill (and --pipeline K where asked) */
+    RUN_CUT_NCCL,       /* NCCL's steps and LL fill on the row's channels: the cut -a auto
+                           picked, run again (run_same_row) */
+    RUN_CUT_LOWER,      /* the lower closed form (predict) or faster run (sim) of OWN and NCCL:
+                           -a auto, select's cells; a pinned --pipeline K leaves OWN alone */
+    RUN_CUT_SIZED,      /* NCCL's channels for the size where none were asked, then NCCL's cut:
+                           -a nccl, a fit pinned to NCCL's plan, a log's TUNING row */
+} run_cut_t;
+
 typedef struct run_req {
     coll_t coll;
     const char *algo;        /* a registry name, "auto": the lowest closed form, or
@@ -34,14 +47,8 @@ typedef struct run_req {
                                 (ncclrule_runs; -a nccl always follows them) */
     double lib_busbw;        /* the library rule's ceiling on bus bandwidth (bytes/s; 0: none),
                                 set by run_collective where a rule runs the call */
-    int both_cuts;           /* a named algorithm NCCL runs at the lower (predict) or faster (sim)
-                                of its own cut and NCCL's, as -a auto runs every row: select's
-                                cells (nccl-sizing.md) */
-    int nccl_cut;            /* a named algorithm cut as NCCL cuts it (its steps and fill, not its
-                                channels): the cut -a auto picked, run again (run_same_row) */
-    int nccl_sizing;         /* a named algorithm on the channels and pipeline NCCL gives
-                                the call (nccl_size_channels, nccl_size_pipeline; -a nccl
-                                always does): a fit pinned to NCCL's plan */
+    run_cut_t cut;           /* how a row NCCL runs is cut (RUN_CUT_ALGO: as the algorithm
+                                word says; nccl_cut_of) */
     int unsaid;              /* 1: plan as if the machine's library had no rules read off
                                 NCCL's TUNING lines (validate's own guess beside NCCL's word) */
     const char *nccl_algo;   /* -a nccl among baton's rows of this NCCL algorithm only (algo_t.nccl;

@@ -210,6 +210,19 @@ int form_time(topo_t *t, const algo_t *a, const cost_model_t *m, const proto_cos
     return 1;
 }
 
+int form_lower_cut(topo_t *t, const algo_t *a, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
+                   const algo_opts_t *own, const algo_opts_t *cut, double *time, int *took_cut) {
+    double tc, to;
+    int rc = form_time(t, a, m, pc, p, n, cut, &tc);
+    if (took_cut) *took_cut = 0;
+    if (rc == BATON_EWHOLE) return rc;
+    int own_ok = form_time(t, a, m, pc, p, n, own, &to) == 1, take = !(own_ok && (rc != 1 || to <= tc));
+    if (took_cut) *took_cut = take;                /* ties run the row's own cut */
+    if (take && rc != 1) return rc;
+    *time = take ? tc : to;
+    return 1;
+}
+
 int form_list(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
               const algo_opts_t *o, const form_filter_t *f, const algo_t **out, double *times, int max) {
     const algo_t *const *rows = algo_all();
@@ -219,11 +232,10 @@ int form_list(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t 
         if (f && f->keep && !f->keep(f, rows[i])) continue;
         algo_opts_t tmp, cut;
         const algo_opts_t *own = algo_row_opts(rows[i], o, &tmp), *ro = f && f->size ? f->size(f, rows[i], own, &cut) : own;
-        double time, alt;
-        int rc = form_time(t, rows[i], m, pc, p, n, ro, &time);
+        double time;
+        int rc = f && f->or_own && ro != own ? form_lower_cut(t, rows[i], m, pc, p, n, own, ro, &time, NULL)
+                                             : form_time(t, rows[i], m, pc, p, n, ro, &time);
         if (rc == BATON_EWHOLE) return rc;
-        if (f && f->or_own && ro != own && form_time(t, rows[i], m, pc, p, n, own, &alt) == 1 && (rc != 1 || alt <= time))
-            rc = 1, time = alt;                   /* the row's own cut is as fast: it runs that (nccl_cut_keeps) */
         if (rc != 1) continue;
         out[k] = rows[i];
         times[k++] = time;

@@ -44,6 +44,13 @@ typedef struct form_filter {
 int form_time(topo_t *t, const algo_t *a, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
               const algo_opts_t *o, double *time);
 
+/* Row a priced at the lower of two cuts, its own options own and another
+ * cut (NCCL's: nccl-sizing.md), into *time, as form_time; *took_cut (if
+ * not NULL) 1 where cut's is strictly lower or own cannot run, else 0: ties
+ * run the row's own. The one rule -a auto's listing and its runs share. */
+int form_lower_cut(topo_t *t, const algo_t *a, const cost_model_t *m, const proto_cost_t *pc, int p, uint64_t n,
+                   const algo_opts_t *own, const algo_opts_t *cut, double *time, int *took_cut);
+
 /* The closed form of every row that may run coll here (those f keeps; NULL:
  * all) into rows[]/times[] (at most max), each on its own view of t (t may
  * be NULL: m for all) under protocol pc (NULL: m as given); their count, or

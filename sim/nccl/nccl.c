@@ -42,10 +42,13 @@ static int cut(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, int C,
     return steps;
 }
 
+/* -a auto's listing (RUN_CUT_LOWER): NCCL's cut beside the row's own, none
+ * where --pipeline K pinned the steps (nccl_size). */
 static const algo_opts_t *cut_size(const form_filter_t *f, const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
     const nccl_cut_t *x = (const nccl_cut_t *)f;
+    if (o->pipeline) return o;
     *tmp = *o;
-    int steps = cut(x->t, a, x->pr, x->p, x->n, o->channels, o->pipeline != 0, tmp);
+    int steps = cut(x->t, a, x->pr, x->p, x->n, o->channels, 0, tmp);
     return steps || tmp->fill != o->fill ? tmp : o;
 }
 
@@ -56,9 +59,10 @@ nccl_cut_t nccl_cut_listing(topo_t *t, proto_t pr, int p, uint64_t n) {
 int nccl_cut_keeps(topo_t *t, const algo_t *a, const cost_model_t *m, proto_t pr, int p, uint64_t n,
                    const algo_opts_t *own, const algo_opts_t *cut) {
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];    /* as run.c's choose lists them */
-    double tc, to;
-    int rc = form_time(t, a, m, pc, p, n, cut, &tc);
-    return !(form_time(t, a, m, pc, p, n, own, &to) == 1 && (rc != 1 || to <= tc));
+    double time;
+    int took = 1;
+    form_lower_cut(t, a, m, pc, p, n, own, cut, &time, &took);
+    return took;
 }
 
 /* The rows NCCL may run: its own, with protocol pr where one is named, of
@@ -123,15 +127,20 @@ const algo_t *nccl_pick(topo_t *t, coll_t coll, const cost_model_t *m, const pro
     return form_pick(t, coll, m, pc, p, n, o, &f.c.f);
 }
 
+run_cut_t nccl_cut_of(const run_req_t *q) {
+    if (q->cut != RUN_CUT_ALGO) return q->cut;
+    return !strcmp(q->algo, "nccl") ? RUN_CUT_SIZED : !strcmp(q->algo, "auto") ? RUN_CUT_LOWER : RUN_CUT_OWN;
+}
+
 int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const algo_t *a, proto_t pr,
               int p, run_req_t *qc) {
     algo_opts_t tmp;
     int C = algo_row_opts(a, &q->opts, &tmp)->channels;
-    int nccl = q->nccl_sizing || strcmp(q->algo, "nccl") == 0;
+    run_cut_t c = nccl_cut_of(q);
     *qc = *q;
-    if (!nccl && strcmp(q->algo, "auto") != 0 && !q->both_cuts && !q->nccl_cut)
-        return 0;                                              /* a named row: its own cut (--pipeline K) */
-    if (nccl && q_in->opts.channels == 0) {
+    if (c == RUN_CUT_OWN || (c == RUN_CUT_LOWER && q_in->opts.pipeline))
+        return 0;                                              /* its own cut (--pipeline K) */
+    if (c == RUN_CUT_SIZED && q_in->opts.channels == 0) {
         qc->opts.channels = C = ncclrule_channels(a, pr, p, q->bytes, C, x->rule ? x->rule->channels : 0);
         qc->opts.domain_rings = 0;        /* NCCL's count for this size, not the family's default */
     }

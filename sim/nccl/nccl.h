@@ -69,14 +69,18 @@ int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_p
 const algo_t *nccl_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
                         uint64_t n, const algo_opts_t *o);
 
+/* The cut policy of q (call.h): its own where set, else the algorithm
+ * word's (-a nccl RUN_CUT_SIZED, -a auto RUN_CUT_LOWER, a named row
+ * RUN_CUT_OWN). */
+run_cut_t nccl_cut_of(const run_req_t *q);
+
 /* Step 3: row a under protocol pr for q (q_in: what was asked, before the
- * machine filled it) as NCCL cuts it, into *qc (a copy of q): its steps
- * where no pipeline was asked and its fill, for -a auto (which prices each
- * row as it runs: nccl_cut_listing) and select's cells (run_req_t.both_cuts),
- * -a nccl and a request sized as NCCL
- * (run_req_t.nccl_sizing); for the last two also its channels where none
- * was asked. A named row keeps its own cut: *qc = *q. The steps (0: the
- * row's own). */
+ * machine filled it) as q's cut policy cuts it, into *qc (a copy of q):
+ * RUN_CUT_OWN (and RUN_CUT_LOWER under a pinned --pipeline K) leaves it;
+ * RUN_CUT_NCCL and RUN_CUT_LOWER take NCCL's steps where no pipeline was
+ * asked and its fill (RUN_CUT_LOWER's caller prices the two: run.c
+ * size_row); RUN_CUT_SIZED also NCCL's channels where none were asked.
+ * The steps (0: the row's own). */
 int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const algo_t *a, proto_t pr,
               int p, run_req_t *qc);
 

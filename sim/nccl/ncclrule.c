@@ -259,7 +259,7 @@ int ncclrule_pipeline(topo_t *t, const algo_t *a, proto_t pr, int p, int g, int 
  * -a nccl would pick), on the protocol it names. */
 const topo_lib_rule_t *ncclrule_library(const topo_t *t, run_req_t *q) {
     int proto = q->proto == RUN_PROTO_AUTO ? -1 : q->proto, nccl = strcmp(q->algo, "nccl") == 0;
-    const topo_lib_rule_t *r = nccl || q->nccl_sizing ? topo_library_rule(t, q->coll, topo_whole_ranks(t), q->bytes, proto, !q->unsaid) : NULL;
+    const topo_lib_rule_t *r = nccl || q->cut == RUN_CUT_SIZED ? topo_library_rule(t, q->coll, topo_whole_ranks(t), q->bytes, proto, !q->unsaid) : NULL;
     if (r == NULL) return NULL;
     if (!nccl) {
         if (!r->nccl && strcmp(r->algo, q->algo) == 0 && r->proto == proto) q->lib_busbw = r->max_busbw;
@@ -270,7 +270,7 @@ const topo_lib_rule_t *ncclrule_library(const topo_t *t, run_req_t *q) {
     else q->algo = r->algo, q->nccl_rules = 0;
     q->proto = r->proto;
     q->lib_busbw = r->max_busbw;
-    if (a && a->nccl) q->nccl_sizing = 1;       /* a row NCCL runs (a plan read off a log): sized as NCCL runs it */
+    if (a && a->nccl) q->cut = RUN_CUT_SIZED;     /* a row NCCL runs (a plan read off a log): sized as NCCL runs it */
     return r;
 }
 
