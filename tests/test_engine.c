@@ -387,3 +387,27 @@ Test(engine, a_run_gives_up_only_past_the_rivals_time) {
     engine_result_free(&past);
     topo_free(t);
 }
+
+/* Eager receives (`eager: true`): a send lands in its receiver's slot before
+ * the receive is posted, so a ring's chunk pays each hop's own latency once,
+ * where rendezvous paces every step at the slowest hop. A 1 KiB all-gather
+ * ring on LL over 4 H100 nodes (32 ranks, 4 network hops of the 32): one
+ * node's ring gives an NVLink hop (7 hops after LL's base), rendezvous on 4
+ * nodes the network hop (31 steps at it), and eagerly the chunk's 31 hops
+ * are the ring's 32 less one NVLink hop: base + 4 net + 27 NVLink. The data
+ * verify either way. */
+static double ring_1k(int nodes, int eager) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "sim -t cluster-h100 --set nodes=%d --set eager=%s -c allgather -s 1KiB -a ring "
+             "--proto LL --verify --json", nodes, eager ? "true" : "false");
+    return th_cli_num(cmd, "time_s");
+}
+
+Test(engine, eager_receives_pay_each_hop_once) {
+    const double base = 6.6e-6;                           /* LL's once per call (NCCL's table) */
+    double nv = (ring_1k(1, 0) - base) / 7, net = (ring_1k(4, 0) - base) / 31;
+    cr_assert(net > 2 * nv, "an NVLink hop %g s, a network one %g s", nv, net);
+    cr_expect_float_eq(ring_1k(1, 1), ring_1k(1, 0), 1e-12, "one node: every hop alike, eager changes nothing");
+    double want = base + 4 * net + 27 * nv, got = ring_1k(4, 1);
+    cr_expect(fabs(got - want) < 0.005 * want, "eager %g s, want %g s (rendezvous %g s)", got, want, ring_1k(4, 0));
+}

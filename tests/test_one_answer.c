@@ -64,18 +64,19 @@ Test(one_answer, predict_says_where_the_simulator_disagrees) {
 }
 
 /* -a auto: sim simulates the rows whose formulas are close and keeps the
- * fastest; on two GB300 racks at 8 MiB the lowest formula (nvlstree)
- * simulates slower than direct, so sim answers direct, equal to `sim -a
- * direct`, and predict, which answers by its formula, names sim's pick and
- * its time. (Two GB200 racks at 4 MiB did, until sim ran NVLSTree at NCCL's
- * cut as well: 109.8 us, below direct's 114.0.) */
-#define RACKS2 "-t gb300-nvl72 --set racks=2 -c allreduce -s 8MiB --json"
+ * fastest; on two MI300X nodes at 4 MiB the lowest formula (nccltree/LL,
+ * 109.6 us) simulates slower (157.6 us) than direct/LL128 (111.8 us), so
+ * sim answers direct, equal to `sim -a direct`, and predict, which answers
+ * by its formula, names sim's pick and its time. (Two GB200 racks at 4 MiB
+ * did, until sim ran NVLSTree at NCCL's cut as well; two GB300 racks at 8
+ * MiB, until a reducing switch's messages moved eagerly.) */
+#define MISJUDGED "-t cluster-mi300x -c allreduce -s 4MiB --json"
 Test(one_answer, predict_names_sims_pick_where_its_formula_misjudged) {
-    cJSON *s = json_of("sim " RACKS2);
-    cJSON *d = json_of("sim -a direct " RACKS2);
-    cJSON *n = json_of("sim -a nvlstree " RACKS2);
-    cJSON *p = json_of("predict " RACKS2);
-    cr_expect_str_eq(str(p, "algorithm", "predict"), "nvlstree");
+    cJSON *s = json_of("sim " MISJUDGED);
+    cJSON *d = json_of("sim -a direct " MISJUDGED);
+    cJSON *n = json_of("sim -a nccltree " MISJUDGED);
+    cJSON *p = json_of("predict " MISJUDGED);
+    cr_expect_str_eq(str(p, "algorithm", "predict"), "nccltree");
     cr_expect_str_eq(str(s, "algorithm", "sim"), "direct");
     cr_expect_eq(num(s, "time_s", "sim"), num(d, "time_s", "sim -a direct"));
     cr_expect_lt(num(d, "time_s", "direct"), num(n, "time_s", "nvlstree"));
@@ -257,6 +258,12 @@ Test(one_answer, explain_parts_add_up_in_sim) {
         "-t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a nccl -s 64MiB",
         "-t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a ring -s 64KiB",
         "-t topologies/mi300x.yaml -c allreduce -a nccl -s 1MiB",      /* the library's rule: direct, not NCCL's */
+        /* eager: messages that land before their receives are posted (the path's
+         * receiver side then; the NVLS switches' always; every one with eager) */
+        "-t topologies/cluster-h100.yaml --set nodes=2 -c allreduce -a nvlstree -s 4MiB",
+        "-t topologies/cluster-h100.yaml --set nodes=2 --set eager=true -c allreduce -a nccl -s 1MiB",
+        "-t topologies/cluster-h100.yaml --set nodes=4 --set eager=true -c allgather -a ring -s 64KiB",
+        "-t topologies/cluster-h100.yaml --set nodes=2 --set eager=true -c alltoall -a nccl -s 1MiB",
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         char args[256];
@@ -324,7 +331,7 @@ Test(one_answer, explain_advice_is_what_halving_saves) {
  * too: on two GB200 racks at 64 MiB the formulas pick nvlstree/LL128, which
  * simulates slower than nvlstree/Simple, sim's answer (the pick had only
  * been named when the algorithm differed). And predict's nccl-tests log
- * writes sim's time where sim answers another row: on two GB300 racks at 8
+ * writes sim's time where sim answers another row: on two MI300X nodes at 4
  * MiB direct's. */
 Test(one_answer, predict_names_sims_pick_of_another_protocol) {
     cJSON *s = json_of("sim -t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB --json");
@@ -337,10 +344,10 @@ Test(one_answer, predict_names_sims_pick_of_another_protocol) {
     cr_expect_eq(num(pick, "time_s", "pick"), num(s, "time_s", "sim"));
     cJSON_Delete(s), cJSON_Delete(p);
     char *log;
-    cr_assert_eq(th_cli("predict -t gb300-nvl72 --set racks=2 -c allreduce --sizes 1MiB,8MiB --format nccl-tests", &log, 1), 0,
+    cr_assert_eq(th_cli("predict -t cluster-mi300x -c allreduce --sizes 1MiB,4MiB --format nccl-tests", &log, 1), 0,
                  "%s", log);
-    cJSON *d = json_of("sim -a direct -t gb300-nvl72 --set racks=2 -c allreduce -s 8MiB --json");
-    const char *row = strstr(log, "\n     8388608");
+    cJSON *d = json_of("sim -a direct -t cluster-mi300x -c allreduce -s 4MiB --json");
+    const char *row = strstr(log, "\n     4194304");
     cr_assert_not_null(row, "%s", log);
     double us = 0;
     cr_assert_eq(sscanf(row, " %*s %*s %*s %*s %*s %lf", &us), 1, "%s", row);

@@ -38,6 +38,7 @@ static const knob_t knobs[] = {
     {"ports", KNOB_COUNT, AT(ports), 0, MANY, 1},
     {"reduce_bw", KNOB_BW, AT(reduce_bw), 0, 0, 1},
     {"max_inflight", KNOB_COUNT, AT(max_inflight), 1, MANY, 1},
+    {"eager", KNOB_BOOL, AT(eager), 0, 0, 0},
     {"group_size", KNOB_COUNT, AT(group_size), 1, MANY, 0},
     {"p2p", KNOB_BOOL, AT(p2p), 0, 0, 0},
     {"bw_scale", KNOB_SCALE, AT(bw_scale), 0, 0, 1},

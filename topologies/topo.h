@@ -184,6 +184,11 @@ typedef struct topo_params {
     int ports;           /* transfers a rank may send (and receive) at once; 0 = unlimited */
     double reduce_bw;    /* bytes/s a rank reduces; 0 = reductions are free */
     int max_inflight;    /* sends a stream may have posted and unfinished */
+    int eager;           /* 1: a send may land before its receive is posted, in one of the
+                            receiver's slots (NCCL's connection FIFO of NCCL_STEPS, here
+                            max_inflight, a stream's sends held until received); 0:
+                            rendezvous, a receive posted when its stream reaches it
+                            (a reducing switch's messages are eager either way) */
     int group_size;      /* ranks per group (node) for hierarchical algorithms; 0 = none */
     int channels;        /* channels (rings side by side) when a command gives none; 0 = 1.
                             NCCL opens about one per NIC of a node on a cluster */

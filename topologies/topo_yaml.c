@@ -7,6 +7,7 @@
  *   ports: 0              # transfers a rank may send/receive at once, 0 = unlimited
  *   reduce_bw: 0          # bytes/s of a rank's reduction, 0 = free
  *   max_inflight: 8       # sends a stream may have posted and unfinished
+ *   eager: false          # true: a send may land before its receive is posted (NCCL's FIFO)
  *   group_size: 8         # ranks per node, for hierarchical algorithms
  *   channels: 8           # rings side by side when a command gives no --channels
  *   p2p: true             # false: GPU-to-GPU traffic is staged in host memory

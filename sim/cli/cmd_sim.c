@@ -8,7 +8,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "../../algorithms/nvls_node.h"
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
 #include "../../validate/nccltests.h"
@@ -263,28 +262,6 @@ static void time_line(const run_out_t *r, const topo_t *t, const char *tm) {
         printf("  time     %s (%s)\n", tm, how);
 }
 
-/* A simulated nvlstree or collnet whose steps (its own, one a MiB) cut each
- * GPU's block below 64 KiB: the switch's roles take a step's blocks (its
- * heads' for nvlstree, g for collnet) one receive at a time, each a hop's
- * latency, so many small blocks run far slower than NCCL's loops (two GB200
- * racks at 1 GiB: 35 ms, in NCCL's loops 3.5): say so and what sizes it as
- * NCCL does. */
-static void small_blocks(const run_out_t *r) {
-    if (!r->simulated || r->nccl_steps > 0 || !r->algo || (strcmp(r->algo->name, "nvlstree") && strcmp(r->algo->name, "collnet")))
-        return;
-    int g;
-    uint64_t k, C;
-    nvlsnode_shape(r->ranks, r->bytes, &r->opts, &g, &k, &C);
-    if (strcmp(r->algo->name, "nvlstree") == 0) g = nvlstree_heads(g);      /* its blocks a step: a head each */
-    uint64_t block = g > 0 && k > 0 ? r->bytes / ((uint64_t)g * k) : 0;
-    if (g < 2 || block >= 65536) return;
-    char sz[32];
-    units_fmt_size(block, sz, sizeof sz);
-    printf("  caution  %llu steps of %d blocks of %s: each of the switch's roles takes a step's blocks one\n"
-           "           receive at a time, each a hop's latency, so small blocks run slow; -a nccl (or --pipeline)\n"
-           "           cuts the steps as NCCL does\n", (unsigned long long)k, g, sz);
-}
-
 static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify) {
     const char *topo = topo_name(t);
     char sz[64], tm[64];
@@ -345,7 +322,6 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
     if (!r->simulated && r->model.blind)
         printf("  caution  links between switches may carry several ranks' messages at once and %s's formula\n"
                "           does not look at them: `baton sim --contention fair` does\n", r->algo->name);
-    small_blocks(r);
     if (r->simulated && r->eng.reps < r->ranks)
         printf("  symmetric %d representative%s simulated for %d ranks (ranks %d apart act alike)\n",
                r->eng.reps, r->eng.reps == 1 ? "" : "s", r->ranks, r->eng.reps);

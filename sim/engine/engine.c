@@ -163,7 +163,7 @@ static int setup(engine_t *g) {
     if (xfer_setup(g) < 0) return g->err;
     for (size_t i = 0; g->st && i < ns; i++) {
         g->st[i].rt_peer = -1;
-        g->st[i].head = g->st[i].tail = NO_SLOT;
+        g->st[i].head = g->st[i].tail = g->st[i].unstarted = NO_SLOT;
     }
     if (!g->st || !g->slots || nobook || !g->rank_msgs ||
         !g->reduce_free || !g->rq_head || !g->rq_rank)
@@ -380,7 +380,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     static const engine_opts_t none = {0};
     const topo_params_t *tp = topo_params_c(t);
     engine_t g = {.s = s, .t = t, .o = o ? o : &none, .r = r, .e = e, .p = s->nranks + s->helpers,
-                  .C = s->nchannels, .S = tp->max_inflight, .ports = tp->ports,
+                  .C = s->nchannels, .S = tp->max_inflight, .eager = tp->eager, .ports = tp->ports,
                   .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .nvls_eff = tp->nvls_eff,
                   .nvls_end = s->nranks + topo_nvls_reducers(t)};
     if (g.o->member_proto && s->group == NULL) return err_set(e, BATON_EINVAL, "protocols per member need a group schedule");
@@ -472,15 +472,17 @@ int engine_critical_path(const engine_result_t *r, engine_path_t *out) {
     double t = r->recs[m].done;
     while (m >= 0 && out->steps < (1 << 26)) {
         const engine_rec_t *x = &r->recs[m];
-        double posted = x->send_post > x->recv_post ? x->send_post : x->recv_post;
-        out->reduce_s += x->done - x->end;
-        out->transfer_s += x->end - x->start;
-        out->wait_s += x->start - posted;
+        int early = x->start < x->recv_post;              /* eager: it left before its receive was posted */
+        int recv_last = early && x->recv_post >= x->end;  /* and landed before it: the receive is the path */
+        int send_side = early || x->send_post >= x->recv_post;
+        double posted = recv_last ? x->recv_post : send_side ? x->send_post : x->recv_post;
+        out->reduce_s += x->done - (recv_last ? x->recv_post : x->end);
+        if (!recv_last) out->transfer_s += x->end - x->start, out->wait_s += x->start - posted;
         out->idle_s += t - x->done;          /* between this step and the next one up the path */
         t = posted;
         out->first = (int)m;
         out->steps++;
-        m = x->send_post >= x->recv_post ? x->send_cause : x->recv_cause;
+        m = !recv_last && send_side ? x->send_cause : x->recv_cause;
         if (m >= 0) out->idle_s += posted - r->recs[m].done, t = r->recs[m].done;
     }
     out->idle_s += t;                        /* before the first step */

@@ -3,7 +3,12 @@
  * Model (each rule is one place in engine.c, stream.c or xfer.c):
  *  - every (rank, channel) stream runs its program in order (sched.h);
  *  - a message can move once its send is posted and its receive is posted
- *    (rendezvous: a receive is posted when its stream reaches it);
+ *    (rendezvous: a receive is posted when its stream reaches it), except
+ *    eagerly: a message to or from a reducing switch (NVLS, SHARP: hardware
+ *    that adds and fans out, not a stream posting receives), or any message
+ *    on a machine with `eager: true`, moves once its send is posted and
+ *    lands in the receiver's slot, its sender's held until its receive is
+ *    posted (stream.c match);
  *  - a stream's sends start in program order (a matched send waits for the
  *    older sends of its stream to start);
  *  - a transfer then waits, first come first served, for a send port of the
@@ -119,7 +124,8 @@ typedef struct engine_result {
 
 /* The chain of messages that set the total time, walked back from the last
  * receive to complete: each step's predecessor is the receive that let the
- * later of its two sides post. */
+ * later of its two sides post (an eager message that landed before its
+ * receive was posted: the receiver's side). */
 typedef struct engine_path {
     int steps;
     double transfer_s;        /* on the path: moving bytes (start to arrival) */

@@ -28,6 +28,7 @@ enum { EV_XFER_DONE, EV_REDUCE_DONE, EV_SHARE, EV_HOP, EV_START };
 typedef struct stream {
     sched_op_t op;
     uint32_t head, tail;     /* its posted, unfinished sends, oldest first (slot ids) */
+    uint32_t unstarted;      /* the oldest of them not started (they start in order), NO_SLOT none */
     uint32_t pc;
     uint8_t state;
     uint16_t nout;           /* posted, unfinished sends */
@@ -55,6 +56,7 @@ typedef struct slot_hist {
 typedef struct slot {
     uint64_t bytes;
     double t_start;
+    double t_end;            /* when it arrived (eager: it may wait in the receiver's slot) */
     double lat;              /* the route's latency (fair sharing adds it at the end) */
     double bw;               /* the route's bottleneck (FIFO's tie: which arrivals are alike) */
     int32_t dst;             /* receiving rank */
@@ -65,6 +67,7 @@ typedef struct slot {
     uint32_t chunk, nchunk, to_chunk;
     uint16_t hop;            /* store and forward: the link it queues for next */
     uint8_t used, matched, started;
+    uint8_t bound, arrived;  /* its receive is posted and paired with it; it has landed */
     verify_payload_t payload;
 } slot_t;
 
@@ -75,6 +78,7 @@ typedef struct engine {
     engine_result_t *r;
     baton_err_t *e;
     int p, C, S;             /* ranks, channels, sends in flight per stream */
+    int eager;               /* sends start before their receives are posted (topo `eager`) */
     int nr;                  /* ranks simulated: p, or the representatives 0..G-1 */
     int G;                   /* symmetric fast path: ranks r and r + G act alike; else p */
     const int32_t *lmap;     /* symmetric fast path: link -> the representative's link */

@@ -23,9 +23,10 @@ static int32_t offset(const engine_t *g, int from, int to) {
  * first, while they are matched (an unmatched older send holds back younger
  * ones). */
 static int pump(engine_t *g, int src_si) {
-    for (uint32_t id = g->st[src_si].head; id != NO_SLOT; id = g->slots[id].next) {
-        if (g->slots[id].started) continue;
+    stream_t *s = &g->st[src_si];
+    for (uint32_t id = s->unstarted; id != NO_SLOT; id = s->unstarted) {
         if (!g->slots[id].matched) return 0;
+        s->unstarted = g->slots[id].next;
         if (xfer_counts_ports(g)) {                   /* fair sharing, store and forward: now */
             if (xfer_start(g, id) < 0) return g->err;
             continue;
@@ -36,7 +37,8 @@ static int pump(engine_t *g, int src_si) {
     return 0;
 }
 
-/* Pair send slot id with the receive its receiver has posted. */
+/* Pair send slot id with the receive its receiver has posted; a send that
+ * landed before it (eager) is delivered now, by an event at this time. */
 static int match(engine_t *g, uint32_t id, int dst_si) {
     slot_t *sl = &g->slots[id];
     int src_si = sl->src_si;
@@ -52,8 +54,9 @@ static int match(engine_t *g, uint32_t id, int dst_si) {
             "%s: rank %d expects chunks %u+%u from rank %d, which sent chunks %u+%u",
             g->s->algo, stream_rank(g, dst_si), rs->op.chunk, rs->op.nchunk,
             stream_rank(g, src_si), sl->to_chunk, sl->nchunk));
-    sl->matched = 1;
+    sl->matched = sl->bound = 1;
     rs->state = S_XFER;
+    if (sl->arrived) return engine_push(g, g->now, EV_XFER_DONE, id);
     return pump(g, src_si);
 }
 
@@ -62,11 +65,11 @@ static int peer_stream(const engine_t *g, int si, int peer, int chan) {
     return peer * g->C + (chan >= 0 ? chan : stream_chan(g, si));
 }
 
-/* The oldest unmatched send of stream src_si to stream dst_si over `delta`
- * ranks, or NO_SLOT. */
+/* The oldest send of stream src_si to stream dst_si over `delta` ranks that
+ * no receive has taken yet, or NO_SLOT. */
 static uint32_t find_send(const engine_t *g, int src_si, int dst_si, int32_t delta) {
     uint32_t id = g->st[src_si].head;
-    while (id != NO_SLOT && (g->slots[id].matched || g->slots[id].dst_si != dst_si || g->slots[id].delta != delta))
+    while (id != NO_SLOT && (g->slots[id].bound || g->slots[id].dst_si != dst_si || g->slots[id].delta != delta))
         id = g->slots[id].next;
     return id;
 }
@@ -94,6 +97,7 @@ static uint32_t slot_new(engine_t *g, int si) {
     if (s->tail == NO_SLOT) s->head = id;
     else g->slots[s->tail].next = id;
     s->tail = id;
+    if (s->unstarted == NO_SLOT) s->unstarted = id;
     return id;
 }
 
@@ -155,7 +159,9 @@ static int post_send(engine_t *g, int si) {
     if (d->state == S_RECV && engine_rep(g, from) == src && offset(g, from, stream_rank(g, dst_si)) == sl->delta &&
         peer_stream(g, dst_si, src, d->op.recv_chan) == si && find_send(g, si, dst_si, sl->delta) == id)
         return match(g, id, dst_si);
-    return 0;
+    if (!g->eager && src < g->s->nranks && dst < g->s->nranks) return 0;
+    sl->matched = 1;                  /* eager: it goes now, into one of the receiver's slots */
+    return pump(g, si);
 }
 
 /* A group's member k has ended (its last stream is done): it ends once its
@@ -242,7 +248,7 @@ static int64_t record(engine_t *g, uint32_t id, int src_si, int dst_si) {
     const slot_t *sl = &g->slots[id];
     r->recs[r->nrecs] = (engine_rec_t){.src = stream_rank(g, src_si), .dst = stream_rank(g, dst_si), .bytes = sl->bytes,
                                        .send_post = h->post_time, .recv_post = d->recv_post, .start = sl->t_start,
-                                       .end = g->now, .done = g->now, .send_cause = h->send_cause, .recv_cause = d->recv_cause};
+                                       .end = sl->t_end, .done = g->now, .send_cause = h->send_cause, .recv_cause = d->recv_cause};
     return (int64_t)r->nrecs++;
 }
 
@@ -259,7 +265,7 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
         g->r->link_busy[rt->links[i]] += xfer_link_time(g->t, rt->links[i], sl->bytes, eff);
     }
     if (g->o->on_msg == NULL) return;
-    engine_msg_t m = {.t_start = sl->t_start, .t_end = g->now, .src = stream_rank(g, src_si),
+    engine_msg_t m = {.t_start = sl->t_start, .t_end = sl->t_end, .src = stream_rank(g, src_si),
                       .dst = stream_rank(g, dst_si), .chan = stream_chan(g, src_si),
                       .chunk = sl->to_chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce,
                       .links = local ? NULL : rt->links, .nlinks = local ? 0 : rt->nlinks, .wire = wire, .eff = eff,
@@ -283,8 +289,20 @@ void stream_receive_done(engine_t *g, int si) {
     g->st[si].state = S_RECVD;
 }
 
+/* A send that lands before its receive is posted (eager) waits in the
+ * receiver's slot, holding its sender's: its ports are free, and match
+ * delivers it once the receive is posted. */
+static int landed(engine_t *g, slot_t *sl) {
+    if (!xfer_counts_ports(g)) return 0;
+    xfer_give_ports(g, stream_rank(g, sl->src_si), sl->dst);
+    return xfer_unblock(g);
+}
+
 int stream_xfer_done(engine_t *g, uint32_t id) {
     slot_t *sl = &g->slots[id];
+    int early = sl->arrived;           /* landed before its receive: its ports are free already */
+    if (!early) sl->arrived = 1, sl->t_end = g->now;
+    if (!sl->bound) return landed(g, sl);
     int src_si = sl->src_si;
     int dst_si = sl->dst_si;
     stream_t *d = &g->st[dst_si], *s = &g->st[src_si];
@@ -298,7 +316,7 @@ int stream_xfer_done(engine_t *g, uint32_t id) {
     int sl_dst = sl->dst;
     slot_release(g, src_si, id);         /* sl is free from here on */
     s->nout--;
-    if (xfer_counts_ports(g)) {
+    if (xfer_counts_ports(g) && !early) {
         xfer_give_ports(g, stream_rank(g, src_si), sl_dst);
         if (xfer_unblock(g) < 0) return g->err;
     }
