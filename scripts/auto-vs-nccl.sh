@@ -1,10 +1,10 @@
 #!/bin/sh
 # -a auto against -a nccl by closed forms (predict): every shipped machine,
 # bare and with --set racks=2 or --set nodes=4 where it takes them, x 5
-# collectives x 64 KiB, 16 MiB and 1 GiB. auto picks the lowest formula of
-# every row, NCCL's among them, each at the cut it runs, so at these sizes
-# auto / nccl should not pass 1 (at others it can: auto keeps the machine's
-# channels where -a nccl takes NCCL's count for the size; nccl-sizing.md).
+# collectives x 64 KiB, 128 KiB, 1 MiB, 16 MiB and 1 GiB. auto picks the
+# lowest formula of every row, NCCL's among them, each at the lower of its
+# own cut and NCCL's (NCCL's channels for the size, steps and fill), so
+# auto / nccl should not pass 1 (nccl-sizing.md).
 # Prints the cells above 1.001 and the highest ratio.
 # docs/decisions/nccl-sizing.md quotes it.
 set -eu
@@ -17,7 +17,7 @@ for f in topologies/*.yaml; do
         # shellcheck disable=SC2086
         "$BATON" predict -t "$m" $set -c allreduce -s 1KiB >/dev/null 2>&1 || continue
         for c in allreduce allgather reducescatter broadcast alltoall; do
-            for s in 64KiB 16MiB 1GiB; do
+            for s in 64KiB 128KiB 1MiB 16MiB 1GiB; do
                 # shellcheck disable=SC2086
                 a=$(ms -t "$m" $set -c "$c" -a auto -s "$s"); n=$(ms -t "$m" $set -c "$c" -a nccl -s "$s")
                 [ -n "$a" ] && [ -n "$n" ] && echo "$m $set | $c $s | $a $n"

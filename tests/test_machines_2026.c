@@ -334,3 +334,28 @@ Test(machines_2026, a_pinned_pipeline_is_the_only_cut) {
     cr_expect(fabs(formula - own) <= 1e-7 * own, "select's formula %.9g s, nccltree's own cut %.9g s", formula, own);
     free(out);
 }
+
+/* NCCL's cut is also NCCL's channels for the size: a 128 KiB broadcast on
+ * a DGX-1 runs NCCL's chain on 4 of the machine's 6 rings (LL drops a
+ * channel per 4 KiB a thread short), 24.38 us where the 6 price at 27.74:
+ * -a auto takes the 4, as -a nccl does (auto had been 1.138x nccl), and
+ * says so; --channels 6 is the user's and stays. */
+Test(machines_2026, auto_takes_nccls_channels_for_the_size) {
+    const char *m = "-t dgx1-v100 -c broadcast -s 128KiB --json";
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "predict %s", m);
+    cJSON *j = th_cli_json(cmd);
+    double a = th_jnum(j, "time_s"), c = th_jnum(j, "channels");
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof cmd, "predict %s -a nccl", m);
+    double n = th_cli_num(cmd, "time_s");
+    snprintf(cmd, sizeof cmd, "predict %s -a chain --channels 6", m);
+    double six = th_cli_num(cmd, "time_s");
+    snprintf(cmd, sizeof cmd, "predict %s --channels 6", m);
+    double pinned = th_cli_num(cmd, "time_s");
+    cr_expect_eq(c, 4, "auto's channels %g", c);
+    cr_expect_eq(a, n, "auto %g s, nccl %g s", a, n);
+    cr_expect_lt(a * 1.1, six, "auto %g s, the machine's 6 channels %g s", a, six);
+    cr_expect_eq(pinned, six, "--channels 6: %g s, chain on 6 %g s", pinned, six);
+    th_says("predict -t dgx1-v100 -c broadcast -s 128KiB", 0, "cut      as NCCL cuts chain at this size, on 4 channels", 1);
+}

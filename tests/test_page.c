@@ -212,3 +212,15 @@ Test(page, shipped_pages_are_current) {
         remove(fresh);
     }
 }
+
+/* A page steps through messages as their receives take them: one that
+ * landed early (a reducing switch's, or any with eager) is drawn when it is
+ * delivered, so time goes forward (drawn at its landing, the tape took it
+ * for a second run: "messages arrived out of time order"). */
+Test(page, eager_messages_step_forward) {
+    static const char *const runs[] = {
+        "sim -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce -a nvlstree -s 64 --pipeline 4 --html build/test-eager.html",
+        "sim -t cluster-h100 --set nodes=2 --set eager=true -c allgather -a pairwise -s 64 --html build/test-eager.html"};
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) th_says(runs[i], 0, "wrote build/test-eager.html: 1 run", 1);
+    remove("build/test-eager.html");
+}

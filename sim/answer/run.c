@@ -150,7 +150,7 @@ static int choose(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nc
     if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
     if (strcmp(q->algo, "nccl") == 0) return nccl_rows(t, q, q_in, x, &o->model, pr, o->ranks, out, closed);
     double times[FORM_MAX_ROWS];
-    nccl_cut_t c = nccl_cut_listing(t, pr, o->ranks, q->bytes);     /* each row priced as it will run */
+    nccl_cut_t c = nccl_cut_listing(t, pr, o->ranks, q->bytes, q_in->opts.channels != 0);   /* each row as it will run */
     int k = form_list(t, q->coll, &o->model, &topo_params_c(t)->proto[pr], o->ranks, q->bytes, &q->opts, &c.f, out,
                       times, FORM_MAX_ROWS);
     int best = form_lowest(times, k), kept = 0;
@@ -174,6 +174,7 @@ static int try_row(topo_t *t, const run_req_t *q_row, const run_out_t *o, const 
     cand.channels = q->opts.channels > 0 ? q->opts.channels : 1;
     cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
     cand.nccl_steps = nccl_steps;
+    cand.cut = q->cut;
     cand.opts = q->opts;                                  /* what run_parts reads */
     if (a->helpers > form_reducers(t) && !a->fabric)               /* CollNet's build says what it needs */
         return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
@@ -241,15 +242,20 @@ static int msccl_request(run_req_t *q, baton_err_t *e) {
  * is lower (ties: its own), *other the other, and 1; else 0. */
 static int size_row(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const run_out_t *o,
                     const algo_t *a, proto_t pr, run_req_t *qc, int *steps, run_req_t *other, int *other_steps) {
-    algo_opts_t own, cut;
+    algo_opts_t own_tmp, cut_tmp;
     *steps = nccl_size(t, q, q_in, x, a, pr, o->ranks, qc);
-    if (nccl_cut_of(q) != RUN_CUT_LOWER || (!*steps && qc->opts.fill == q->opts.fill)) return 0;
-    *other = *q, *other_steps = 0;
-    if (!nccl_cut_keeps(t, a, &o->model, pr, o->ranks, q->bytes, algo_row_opts(a, &q->opts, &own),
-                        algo_row_opts(a, &qc->opts, &cut))) {
+    if (nccl_cut_of(q) != RUN_CUT_LOWER) return 0;
+    const algo_opts_t *own = algo_row_opts(a, &q->opts, &own_tmp), *cut = algo_row_opts(a, &qc->opts, &cut_tmp);
+    if (!*steps && cut->fill == own->fill && cut->channels == own->channels) {
+        *qc = *q, qc->cut = RUN_CUT_OWN;                          /* NCCL's cut is the row's own */
+        return 0;
+    }
+    qc->cut = RUN_CUT_NCCL;
+    *other = *q, other->cut = RUN_CUT_OWN, *other_steps = 0;
+    if (!nccl_cut_keeps(t, a, &o->model, pr, o->ranks, q->bytes, own, cut)) {
         run_req_t swap = *qc;
         *other = swap, *other_steps = *steps;
-        *qc = *q, *steps = 0;
+        *qc = *q, qc->cut = RUN_CUT_OWN, *steps = 0;
     }
     return 1;
 }
@@ -485,8 +491,7 @@ void run_same_row(const run_req_t *q, const run_out_t *o, int predict, run_req_t
     if (o->rule && !o->rule->nccl) return;        /* the library's rule names the row: -a nccl runs that one */
     out->algo = o->algo->name;
     if (o->auto_picked == 2) out->cut = RUN_CUT_SIZED, out->nccl_rules = 1;   /* sized as -a nccl sized it */
-    if (o->auto_picked == 1)                                                  /* as -a auto cut it */
-        out->cut = o->nccl_steps || o->opts.fill != q->opts.fill ? RUN_CUT_NCCL : RUN_CUT_OWN;
+    if (o->auto_picked == 1) out->cut = o->cut;                             /* as -a auto cut it */
     if (o->rule) out->lib_busbw = o->rule->max_busbw;                     /* a log's TUNING line's rule */
     if (o->rule && o->rule->channels) out->opts.channels = o->channels;
 }

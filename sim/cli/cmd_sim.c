@@ -309,6 +309,10 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
                r->nccl_steps == 1 ? "" : "s", r->algo->name,
                r->auto_picked != 1 ? "" : r->simulated ? "; -a auto: it simulates faster than the row's own cut"
                                                          : "; -a auto: it prices below the row's own cut");
+    else if (r->auto_picked == 1 && r->cut == RUN_CUT_NCCL)       /* NCCL's channels for the size, or LL's fill */
+        printf("  cut      as NCCL cuts %s at this size, on %d channel%s (-a auto: it %s the row's own cut)\n",
+               r->algo->name, r->channels, r->channels == 1 ? "" : "s",
+               r->simulated ? "simulates faster than" : "prices below");
     char switches[64];
     snprintf(switches, sizeof switches, " (%llu of them the reducing switches')", (unsigned long long)r->eng.switch_msgs);
     if (r->simulated)

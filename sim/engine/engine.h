@@ -45,7 +45,8 @@ struct sym;
 /* One completed message, for observers such as the candy-kids tables. In
  * data mode `values` is the receiver's chunk after the receive. */
 typedef struct engine_msg {
-    double t_start, t_end;
+    double t_start, t_end;    /* t_end: delivered, when its receive took it (an eager message may
+                                 have landed earlier: engine_rec_t.end) */
     int src, dst, chan;
     uint32_t chunk, nchunk;   /* the chunk range */
     uint64_t offset;          /* the range's first byte in the buffer */

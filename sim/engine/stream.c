@@ -265,7 +265,7 @@ static void notify(engine_t *g, const slot_t *sl, int src_si, int dst_si, int re
         g->r->link_busy[rt->links[i]] += xfer_link_time(g->t, rt->links[i], sl->bytes, eff);
     }
     if (g->o->on_msg == NULL) return;
-    engine_msg_t m = {.t_start = sl->t_start, .t_end = sl->t_end, .src = stream_rank(g, src_si),
+    engine_msg_t m = {.t_start = sl->t_start, .t_end = g->now,    /* delivered: observers see time go forward */ .src = stream_rank(g, src_si),
                       .dst = stream_rank(g, dst_si), .chan = stream_chan(g, src_si),
                       .chunk = sl->to_chunk, .nchunk = sl->nchunk, .bytes = sl->bytes, .reduce = reduce,
                       .links = local ? NULL : rt->links, .nlinks = local ? 0 : rt->nlinks, .wire = wire, .eff = eff,

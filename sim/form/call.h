@@ -17,12 +17,12 @@
 typedef enum {
     RUN_CUT_ALGO = 0,   /* as the algorithm word says: -a nccl SIZED, -a auto LOWER, a named row OWN */
     RUN_CUT_OWN,        /* the row's own steps and fill (and --pipeline K where asked) */
-    RUN_CUT_NCCL,       /* NCCL's steps and LL fill on the row's channels: the cut -a auto
-                           picked, run again (run_same_row) */
+    RUN_CUT_NCCL,       /* NCCL's channels for the size (none asked), its steps and LL fill:
+                           the cut -a auto picked, run again (run_same_row) */
     RUN_CUT_LOWER,      /* the lower closed form (predict) or faster run (sim) of OWN and NCCL:
                            -a auto, select's cells; a pinned --pipeline K leaves OWN alone */
-    RUN_CUT_SIZED,      /* NCCL's channels for the size where none were asked, then NCCL's cut:
-                           -a nccl, a fit pinned to NCCL's plan, a log's TUNING row */
+    RUN_CUT_SIZED,      /* RUN_CUT_NCCL with a log's TUNING rule's channels and the library's
+                           kernel: -a nccl, a fit pinned to NCCL's plan, a log's TUNING row */
 } run_cut_t;
 
 typedef struct run_req {
@@ -92,6 +92,7 @@ typedef struct run_out {
                                 (direct: one per peer) */
     int nccl_steps;          /* the steps -a nccl cut a pipelined row into as NCCL does (NVLSTree's
                                 loops, nccl_size_pipeline); 0: the row's own */
+    run_cut_t cut;           /* -a auto: the cut it ran, RUN_CUT_OWN or RUN_CUT_NCCL (size_row) */
     const topo_lib_rule_t *rule;   /* -a nccl followed this rule of the machine's library
                                       (in the topology's parameters); NULL: none */
     verify_mode_t verify_mode;

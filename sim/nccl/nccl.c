@@ -42,18 +42,26 @@ static int cut(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, int C,
     return steps;
 }
 
+/* NCCL's channels for n bytes where none were asked: its count for the
+ * size (ncclrule_channels), not the family's default (domain_rings). */
+static void nccl_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int said, algo_opts_t *o) {
+    int C = ncclrule_channels(a, pr, p, n, o->channels, said);
+    if (C != o->channels) o->channels = C, o->domain_rings = 0;
+}
+
 /* -a auto's listing (RUN_CUT_LOWER): NCCL's cut beside the row's own, none
  * where --pipeline K pinned the steps (nccl_size). */
 static const algo_opts_t *cut_size(const form_filter_t *f, const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
     const nccl_cut_t *x = (const nccl_cut_t *)f;
     if (o->pipeline) return o;
     *tmp = *o;
-    int steps = cut(x->t, a, x->pr, x->p, x->n, o->channels, 0, tmp);
-    return steps || tmp->fill != o->fill ? tmp : o;
+    if (!x->channels_asked) nccl_channels(a, x->pr, x->p, x->n, 0, tmp);
+    int steps = cut(x->t, a, x->pr, x->p, x->n, tmp->channels, 0, tmp);
+    return steps || tmp->fill != o->fill || tmp->channels != o->channels ? tmp : o;
 }
 
-nccl_cut_t nccl_cut_listing(topo_t *t, proto_t pr, int p, uint64_t n) {
-    return (nccl_cut_t){{NULL, cut_size, 1}, t, pr, p, n};
+nccl_cut_t nccl_cut_listing(topo_t *t, proto_t pr, int p, uint64_t n, int channels_asked) {
+    return (nccl_cut_t){{NULL, cut_size, 1}, t, pr, p, n, channels_asked};
 }
 
 int nccl_cut_keeps(topo_t *t, const algo_t *a, const cost_model_t *m, proto_t pr, int p, uint64_t n,
@@ -72,7 +80,7 @@ typedef struct {
     nccl_cut_t c;
     const char *forced, *family;
     unsigned allowed;
-    int channels_asked, rule_channels;   /* --channels given; a log's TUNING rule's count */
+    int rule_channels;       /* a log's TUNING rule's count (--channels given: c.channels_asked) */
 } rows_filter_t;
 
 static int keep(const form_filter_t *f, const algo_t *a) {
@@ -88,18 +96,14 @@ static int keep(const form_filter_t *f, const algo_t *a) {
  * size where none were asked, then its cut. */
 static const algo_opts_t *nccl_sized(const form_filter_t *f, const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
     const rows_filter_t *x = (const rows_filter_t *)f;
-    int C = o->channels;
     *tmp = *o;
-    if (!x->channels_asked) {
-        tmp->channels = C = ncclrule_channels(a, x->c.pr, x->c.p, x->c.n, C, x->rule_channels);
-        tmp->domain_rings = 0;
-    }
-    cut(x->c.t, a, x->c.pr, x->c.p, x->c.n, C, o->pipeline != 0, tmp);
+    if (!x->c.channels_asked) nccl_channels(a, x->c.pr, x->c.p, x->c.n, x->rule_channels, tmp), tmp->domain_rings = 0;
+    cut(x->c.t, a, x->c.pr, x->c.p, x->c.n, tmp->channels, o->pipeline != 0, tmp);
     return tmp;
 }
 
 static rows_filter_t filter(topo_t *t, coll_t coll, proto_t pr, int p, uint64_t n, const char *family, unsigned allowed) {
-    return (rows_filter_t){{{keep, nccl_sized, 0}, t, pr, p, n}, ncclrule_forced(t, coll, p, n), family, allowed, 1, 0};
+    return (rows_filter_t){{{keep, nccl_sized, 0}, t, pr, p, n, 1}, ncclrule_forced(t, coll, p, n), family, allowed, 0};
 }
 
 int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const cost_model_t *m,
@@ -107,7 +111,7 @@ int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_p
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     double times[FORM_MAX_ROWS];
     rows_filter_t f = filter(t, q->coll, pr, p, q->bytes, q->nccl_algo, q->nccl_algos);
-    f.channels_asked = q_in->opts.channels != 0;
+    f.c.channels_asked = q_in->opts.channels != 0;
     f.rule_channels = x->rule ? x->rule->channels : 0;
     int k = form_list(t, q->coll, m, pc, p, q->bytes, &q->opts, &f.c.f, rows, times, FORM_MAX_ROWS);
     if (k > 0 && q->nccl_row) {                     /* nccl_tuner: NCCL's model named the row */
@@ -140,9 +144,10 @@ int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_p
     *qc = *q;
     if (c == RUN_CUT_OWN || (c == RUN_CUT_LOWER && q_in->opts.pipeline))
         return 0;                                              /* its own cut (--pipeline K) */
-    if (c == RUN_CUT_SIZED && q_in->opts.channels == 0) {
-        qc->opts.channels = C = ncclrule_channels(a, pr, p, q->bytes, C, x->rule ? x->rule->channels : 0);
-        qc->opts.domain_rings = 0;        /* NCCL's count for this size, not the family's default */
+    if (q_in->opts.channels == 0) {
+        qc->opts.channels = C;
+        nccl_channels(a, pr, p, q->bytes, c == RUN_CUT_SIZED && x->rule ? x->rule->channels : 0, &qc->opts);
+        if (c == RUN_CUT_SIZED) qc->opts.domain_rings = 0;   /* NCCL's count for this size, not the family's default */
     }
-    return cut(t, a, pr, p, q->bytes, C, q_in->opts.pipeline != 0, &qc->opts);
+    return cut(t, a, pr, p, q->bytes, qc->opts.channels, q_in->opts.pipeline != 0, &qc->opts);
 }

@@ -38,18 +38,21 @@ typedef struct nccl_plan {
 int nccl_call(topo_t *t, run_req_t *q, nccl_plan_t *x, baton_err_t *e);
 
 /* -a auto's listing under protocol pr, n bytes on p ranks: each row at
- * the lower closed form of its own cut and NCCL's (nccl_size's steps and
- * fill): NVLSTree on two GB200 racks at 1 GiB runs NCCL's 16 steps (2.57
- * ms against its own 1,024's 4.27), on four H100 nodes at 64 MiB its own 64
- * (407 us against NCCL's 8's 575). */
+ * the lower closed form of its own cut and NCCL's (nccl_size's channels for
+ * the size unless --channels was given, its steps and fill): NVLSTree on two
+ * GB200 racks at 1 GiB runs NCCL's 16 steps (2.57 ms against its own
+ * 1,024's 4.27), on four H100 nodes at 64 MiB its own 64 (407 us against
+ * NCCL's 8's 575); a chain broadcast of 128 KiB on a DGX-1 NCCL's 4
+ * channels (24.4 us against the machine's 6's 27.7). */
 typedef struct {
     form_filter_t f;
     topo_t *t;
     proto_t pr;
     int p;
     uint64_t n;
+    int channels_asked;
 } nccl_cut_t;
-nccl_cut_t nccl_cut_listing(topo_t *t, proto_t pr, int p, uint64_t n);
+nccl_cut_t nccl_cut_listing(topo_t *t, proto_t pr, int p, uint64_t n, int channels_asked);
 /* Whether -a auto runs row a at NCCL's cut (options cut) rather than its
  * own (own): 1 where NCCL's closed form on t's model m is strictly lower,
  * as nccl_cut_listing priced it. */
@@ -77,9 +80,9 @@ run_cut_t nccl_cut_of(const run_req_t *q);
 /* Step 3: row a under protocol pr for q (q_in: what was asked, before the
  * machine filled it) as q's cut policy cuts it, into *qc (a copy of q):
  * RUN_CUT_OWN (and RUN_CUT_LOWER under a pinned --pipeline K) leaves it;
- * RUN_CUT_NCCL and RUN_CUT_LOWER take NCCL's steps where no pipeline was
- * asked and its fill (RUN_CUT_LOWER's caller prices the two: run.c
- * size_row); RUN_CUT_SIZED also NCCL's channels where none were asked.
+ * the others take NCCL's channels for the size where none were asked, its
+ * steps where no pipeline was asked and its fill (RUN_CUT_LOWER's caller
+ * prices that against the row's own: run.c size_row).
  * The steps (0: the row's own). */
 int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const algo_t *a, proto_t pr,
               int p, run_req_t *qc);
