@@ -339,7 +339,10 @@ Test(machines_2026, a_pinned_pipeline_is_the_only_cut) {
  * a DGX-1 runs NCCL's chain on 4 of the machine's 6 rings (LL drops a
  * channel per 4 KiB a thread short), 24.38 us where the 6 price at 27.74:
  * -a auto takes the 4, as -a nccl does (auto had been 1.138x nccl), and
- * says so; --channels 6 is the user's and stays. */
+ * says so; --channels 6 is the user's and stays. A pinned --pipeline K pins
+ * the steps, not the channels: an all-gather ring at 128 KiB with
+ * --pipeline 4 takes NCCL's 4 under auto too (it had kept 6: 15.98 us
+ * against nccl's 15.56, a review found). */
 Test(machines_2026, auto_takes_nccls_channels_for_the_size) {
     const char *m = "-t dgx1-v100 -c broadcast -s 128KiB --json";
     char cmd[128];
@@ -358,4 +361,32 @@ Test(machines_2026, auto_takes_nccls_channels_for_the_size) {
     cr_expect_lt(a * 1.1, six, "auto %g s, the machine's 6 channels %g s", a, six);
     cr_expect_eq(pinned, six, "--channels 6: %g s, chain on 6 %g s", pinned, six);
     th_says("predict -t dgx1-v100 -c broadcast -s 128KiB", 0, "cut      as NCCL cuts chain at this size, on 4 channels", 1);
+    double ap = th_cli_num("predict -t dgx1-v100 -c allgather -s 128KiB --pipeline 4 --json", "time_s");
+    double np = th_cli_num("predict -t dgx1-v100 -c allgather -s 128KiB --pipeline 4 -a nccl --json", "time_s");
+    cr_expect_eq(ap, np, "--pipeline 4: auto %g s, nccl %g s", ap, np);
+}
+
+/* predict -a auto prices every row close to the lowest link time with what
+ * the GPU and host add (their ceilings) and keeps the lowest whole time, as
+ * select's cells and -a ROW do: a 4 MiB all-gather on LL over two MI300X
+ * nodes, whose ring has the lower link time (79.7 us against direct's 87.9)
+ * but the higher whole (130.8 against 99.9). It had answered the ring, a
+ * review found. */
+Test(machines_2026, auto_keeps_the_lowest_whole_time) {
+    const char *m = "-t cluster-mi300x -c allgather -s 4MiB --proto LL --json";
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "predict %s", m);
+    cJSON *j = th_cli_json(cmd);
+    const cJSON *algo = cJSON_GetObjectItem(j, "algorithm");
+    cr_expect(cJSON_IsString(algo) && strcmp(algo->valuestring, "direct") == 0, "auto's pick: %s",
+              cJSON_IsString(algo) ? algo->valuestring : "?");
+    double a = th_jnum(j, "time_s");
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof cmd, "predict %s -a direct", m);
+    double d = th_cli_num(cmd, "time_s");
+    snprintf(cmd, sizeof cmd, "predict %s -a ring", m);
+    double r = th_cli_num(cmd, "time_s");
+    cr_expect_eq(a, d, "auto %g s, direct %g s", a, d);
+    cr_expect_lt(d, r, "direct %g s, ring %g s", d, r);
+    th_says("select -t cluster-mi300x -c allgather --sizes 4MiB --proto LL --model closed", 0, "direct/LL", 1);
 }

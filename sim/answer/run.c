@@ -139,7 +139,10 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
 
 /* The rows to simulate under protocol pr into out[]: the named one; with
  * -a auto the rows whose closed form on the machine, as that protocol sees
- * it, is within NCCL_SLACK of the lowest (predict: the lowest alone); with
+ * it, is within NCCL_SLACK of the lowest (predict then prices each with what
+ * the GPU and host add, the ceilings of ncclrule_host_side, and keeps the
+ * lowest: on two MI300X nodes a 4 MiB all-gather on LL, ring's links 79.7
+ * us and direct's 87.9, but 130.8 and 99.9 us whole); with
  * -a nccl what NCCL's plan offers (nccl_rows: every row NCCL has within
  * NCCL_SLACK of the lowest; what an nccl-tests log measured is NCCL's
  * fastest). A closed form can misjudge a tree across nodes or a rack's
@@ -155,7 +158,6 @@ static int choose(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nc
                       times, FORM_MAX_ROWS);
     int best = form_lowest(times, k), kept = 0;
     if (k < 0 || best < 0) return k < 0 ? k : 0;
-    if (q->predict) return closed[0] = times[best], out[0] = out[best], 1;
     for (int i = 0; i < k; i++) if (times[i] <= times[best] * NCCL_SLACK) closed[kept] = times[i], out[kept++] = out[i];
     return kept;
 }
@@ -237,9 +239,12 @@ static int msccl_request(run_req_t *q, baton_err_t *e) {
 }
 
 /* Row a under protocol pr for q as it runs (nccl_size) into *qc, its steps
- * into *steps. Under RUN_CUT_LOWER (-a auto, select's cells) a row NCCL
- * runs has two cuts, its own and NCCL's: *qc is the one whose closed form
- * is lower (ties: its own), *other the other, and 1; else 0. */
+ * into *steps. Under RUN_CUT_LOWER (-a auto, select's cells) a row has two
+ * cuts, its own and NCCL's: *qc is the one whose closed form is lower
+ * (ties: its own), *other the other, and 1; each labelled RUN_CUT_OWN or
+ * RUN_CUT_NCCL, so a rerun takes the same (run_same_row). Where NCCL's cut
+ * is the row's own, *qc is that, labelled own, and 0; under other policies
+ * *qc is nccl_size's, and 0. */
 static int size_row(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const run_out_t *o,
                     const algo_t *a, proto_t pr, run_req_t *qc, int *steps, run_req_t *other, int *other_steps) {
     algo_opts_t own_tmp, cut_tmp;

@@ -20,7 +20,8 @@ typedef enum {
     RUN_CUT_NCCL,       /* NCCL's channels for the size (none asked), its steps and LL fill:
                            the cut -a auto picked, run again (run_same_row) */
     RUN_CUT_LOWER,      /* the lower closed form (predict) or faster run (sim) of OWN and NCCL:
-                           -a auto, select's cells; a pinned --pipeline K leaves OWN alone */
+                           -a auto, select's cells; under a pinned --pipeline K, NCCL's
+                           channels alone (not its steps or LL fill) */
     RUN_CUT_SIZED,      /* RUN_CUT_NCCL with a log's TUNING rule's channels and the library's
                            kernel: -a nccl, a fit pinned to NCCL's plan, a log's TUNING row */
 } run_cut_t;
@@ -92,7 +93,8 @@ typedef struct run_out {
                                 (direct: one per peer) */
     int nccl_steps;          /* the steps -a nccl cut a pipelined row into as NCCL does (NVLSTree's
                                 loops, nccl_size_pipeline); 0: the row's own */
-    run_cut_t cut;           /* -a auto: the cut it ran, RUN_CUT_OWN or RUN_CUT_NCCL (size_row) */
+    run_cut_t cut;           /* the request's cut as it ran (try_row); under -a auto RUN_CUT_OWN or
+                                RUN_CUT_NCCL, the one size_row chose (run_same_row reruns it) */
     const topo_lib_rule_t *rule;   /* -a nccl followed this rule of the machine's library
                                       (in the topology's parameters); NULL: none */
     verify_mode_t verify_mode;

@@ -49,14 +49,13 @@ static void nccl_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int sa
     if (C != o->channels) o->channels = C, o->domain_rings = 0;
 }
 
-/* -a auto's listing (RUN_CUT_LOWER): NCCL's cut beside the row's own, none
- * where --pipeline K pinned the steps (nccl_size). */
+/* -a auto's listing (RUN_CUT_LOWER): NCCL's cut beside the row's own; where
+ * --pipeline K pinned the steps, NCCL's channels alone (nccl_size). */
 static const algo_opts_t *cut_size(const form_filter_t *f, const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
     const nccl_cut_t *x = (const nccl_cut_t *)f;
-    if (o->pipeline) return o;
     *tmp = *o;
     if (!x->channels_asked) nccl_channels(a, x->pr, x->p, x->n, 0, tmp);
-    int steps = cut(x->t, a, x->pr, x->p, x->n, tmp->channels, 0, tmp);
+    int steps = o->pipeline ? 0 : cut(x->t, a, x->pr, x->p, x->n, tmp->channels, 0, tmp);
     return steps || tmp->fill != o->fill || tmp->channels != o->channels ? tmp : o;
 }
 
@@ -97,7 +96,7 @@ static int keep(const form_filter_t *f, const algo_t *a) {
 static const algo_opts_t *nccl_sized(const form_filter_t *f, const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
     const rows_filter_t *x = (const rows_filter_t *)f;
     *tmp = *o;
-    if (!x->c.channels_asked) nccl_channels(a, x->c.pr, x->c.p, x->c.n, x->rule_channels, tmp), tmp->domain_rings = 0;
+    if (!x->c.channels_asked) nccl_channels(a, x->c.pr, x->c.p, x->c.n, x->rule_channels, tmp);
     cut(x->c.t, a, x->c.pr, x->c.p, x->c.n, tmp->channels, o->pipeline != 0, tmp);
     return tmp;
 }
@@ -139,15 +138,13 @@ run_cut_t nccl_cut_of(const run_req_t *q) {
 int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const algo_t *a, proto_t pr,
               int p, run_req_t *qc) {
     algo_opts_t tmp;
-    int C = algo_row_opts(a, &q->opts, &tmp)->channels;
     run_cut_t c = nccl_cut_of(q);
     *qc = *q;
-    if (c == RUN_CUT_OWN || (c == RUN_CUT_LOWER && q_in->opts.pipeline))
-        return 0;                                              /* its own cut (--pipeline K) */
-    if (q_in->opts.channels == 0) {
-        qc->opts.channels = C;
+    if (c == RUN_CUT_OWN) return 0;
+    if (q_in->opts.channels == 0) {         /* NCCL's count, down from the row's own (a ring per NIC) */
+        qc->opts.channels = algo_row_opts(a, &q->opts, &tmp)->channels;
         nccl_channels(a, pr, p, q->bytes, c == RUN_CUT_SIZED && x->rule ? x->rule->channels : 0, &qc->opts);
-        if (c == RUN_CUT_SIZED) qc->opts.domain_rings = 0;   /* NCCL's count for this size, not the family's default */
     }
+    if (c == RUN_CUT_LOWER && q_in->opts.pipeline) return 0;   /* --pipeline K: the user's steps, no LL fill */
     return cut(t, a, pr, p, q->bytes, qc->opts.channels, q_in->opts.pipeline != 0, &qc->opts);
 }

@@ -79,8 +79,8 @@ run_cut_t nccl_cut_of(const run_req_t *q);
 
 /* Step 3: row a under protocol pr for q (q_in: what was asked, before the
  * machine filled it) as q's cut policy cuts it, into *qc (a copy of q):
- * RUN_CUT_OWN (and RUN_CUT_LOWER under a pinned --pipeline K) leaves it;
- * the others take NCCL's channels for the size where none were asked, its
+ * RUN_CUT_OWN leaves it; the others take NCCL's channels for the size where
+ * none were asked, then (but RUN_CUT_LOWER under a pinned --pipeline K) its
  * steps where no pipeline was asked and its fill (RUN_CUT_LOWER's caller
  * prices that against the row's own: run.c size_row).
  * The steps (0: the row's own). */
