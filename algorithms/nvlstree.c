@@ -10,7 +10,7 @@
  * have at most that many channels, a head each): on a 72-GPU NVLink domain
  * 32 GPUs and their NICs carry the tree, and the other 40 only send up and
  * take the multicast. As NCCL's connectNvls: the tree over nodes is its
- * double binary tree (ncclGetDtree, algo_dtree), channel group cc on tree
+ * double binary tree (ncclGetDtree, algo_dtree), channel group cc (two unless channels are named) on tree
  * cc % 2, so a node is interior in one tree at most. Each GPU moves n (B +
  * 1)/B bytes each way on its NVLink (n for one that is not a head) and a
  * head about n/B over its NIC each way: two 8-GPU nodes pass the bus
@@ -85,6 +85,16 @@ static place_t place(const sched_t *s, int N, int cc) {
 }
 
 static int is_root(const sched_t *s, int N, int cc) { return place(s, N, cc).up < 0; }
+
+/* Channel groups: as many as named, else two. NCCL runs NVLSTree on all
+ * its NVLS channels (16-32: view_nvls) and alternates them between the
+ * double binary tree's two trees (connect.cc, connectNvls: treeUp[c % 2]),
+ * so every call uses both; one group ran tree 0 alone and loaded an
+ * interior node's head NICs with 3n/B where NCCL's give at most 2n/B. */
+static uint64_t groups(const algo_opts_t *o, uint64_t k) {
+    uint64_t C = o && o->channels > 0 ? (uint64_t)o->channels : 2;
+    return C > k ? k : C;
+}
 
 /* role 1: node sum in, the children's parts added, up to the parent; the
  * root turns the total around. */
@@ -163,10 +173,9 @@ static int nvlstree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     if (g < 2 || p % g)
         return err_set(e, BATON_EUNSUP, "nvlstree needs nodes of 2 or more GPUs (group_size or --group dividing %d)", p);
     if (p / g < 2) return err_set(e, BATON_EUNSUP, "nvlstree runs across nodes; on one node use nvls");
-    uint64_t k = algo_pipeline_chunks(s->bytes, o), C = o && o->channels > 0 ? (uint64_t)o->channels : 1;
+    uint64_t k = algo_pipeline_chunks(s->bytes, o), C = groups(o, k);
     int B = nvlstree_heads(g);
     if (k * (uint64_t)B > 1u << 20) return err_set(e, BATON_EUNSUP, "--pipeline %llu: at most 2^20 chunks in all", (unsigned long long)k);
-    if (C > k) C = k;
     s->param[0] = g;
     s->param[1] = (int64_t)k;
     s->param[2] = (int64_t)C;
@@ -182,6 +191,7 @@ static double nvlstree_cost(const cost_model_t *m, int p, uint64_t n, const algo
     uint64_t k, C;
     nvlsnode_shape(p, n, o, &g, &k, &C);
     if (g < 1) return 0;
+    C = groups(o, k);
     return nvlsnode_cost(m, nvlstree_heads(g), k, C, n, 2.0 * algo_dtree_height(p / g));   /* up the tree and back down */
 }
 

@@ -259,29 +259,29 @@ static cuts_t cuts_of(const char *verb, const char *args, const char *more) {
 }
 
 /* -a auto prices each row NCCL runs at the lower of its own cut and NCCL's
- * (nccl_cut_listing) and runs that cut. On two GB200 racks at 1 GiB
- * nvlstree's own 1,024 steps price at 4.27 ms and NCCL's 16 at 2.57 ms:
- * auto had answered hier (3.82 ms, 1.49x -a nccl's nvlstree); now it runs
- * NCCL's 16 steps and equals -a nccl. On four H100 nodes at 64 MiB NCCL's
- * 8 steps price above nvlstree's own 64: auto keeps its own, as -a
- * nvlstree runs it. */
+ * (nccl_cut_listing) and runs that cut. On two GB200 racks at 4 GiB
+ * nvlstree's own steps price at 9.79 ms and NCCL's 64 at 9.40 ms: auto runs
+ * NCCL's 64 steps and equals -a nccl (before the lower cut, auto had
+ * answered hier at 1 GiB, 1.49x -a nccl's nvlstree). On four H100 nodes at
+ * 64 MiB NCCL's 8 steps price above nvlstree's own 64: auto keeps its own,
+ * as -a nvlstree runs it. */
 Test(machines_2026, auto_takes_the_lower_of_a_rows_cut_and_nccls) {
-    cuts_t c = cuts_of("predict", "-t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB", "");
-    cr_expect_eq(c.steps, 16, "auto's steps: %g", c.steps);
+    cuts_t c = cuts_of("predict", "-t gb200-nvl72 --set racks=2 -c allreduce -s 4GiB", "");
+    cr_expect_eq(c.steps, 64, "auto's steps: %g", c.steps);
     cr_expect_eq(c.auto_s, c.nccl_s, "auto %g s, nccl %g s", c.auto_s, c.nccl_s);
-    cr_expect_lt(c.auto_s * 1.5, c.own_s, "NCCL's cut %g s, nvlstree's own %g s", c.auto_s, c.own_s);
-    /* predict says so; its check simulates the cut it priced (sim -a nccl's 2.4755 ms), not the
+    cr_expect_lt(c.auto_s * 1.03, c.own_s, "NCCL's cut %g s, nvlstree's own %g s", c.auto_s, c.own_s);
+    /* predict says so; its check simulates the cut it priced (sim -a nccl's 9.4617 ms), not the
      * row's own; so do tp, --explain and --dump */
-    cJSON *j = th_cli_json("predict -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB --json");
+    cJSON *j = th_cli_json("predict -t gb200-nvl72 --set racks=2 -c allreduce -s 4GiB --json");
     double checked = th_jnum(j, "simulated_time_s");
     cJSON_Delete(j);
-    double nccl_sim = th_cli_num("sim -t gb200-nvl72 --set racks=2 -c allreduce -a nccl -s 1GiB --json", "time_s");
+    double nccl_sim = th_cli_num("sim -t gb200-nvl72 --set racks=2 -c allreduce -a nccl -s 4GiB --json", "time_s");
     cr_expect_eq(checked, nccl_sim, "predict's check %g s, sim -a nccl %g s", checked, nccl_sim);
     static const struct { const char *args, *text; } says[] = {
-        {"predict -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB", "-a auto: it prices below the row's own cut"},
-        {"tp -t gb200-nvl72 --set racks=2 --tp 144 --layers 1 --hidden 8192 --tokens 65536 -a auto", "2.4755 ms (simulated)"},
-        {"sim -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB --explain", "pipeline 16 steps"},
-        {"sim -t gb200-nvl72 --set racks=2 -c allreduce -s 1GiB --dump", "1073741824 bytes, 512 chunks"},
+        {"predict -t gb200-nvl72 --set racks=2 -c allreduce -s 4GiB", "-a auto: it prices below the row's own cut"},
+        {"tp -t gb200-nvl72 --set racks=2 --tp 144 --layers 1 --hidden 8192 --tokens 262144 -a auto", "9.46169 ms (simulated)"},
+        {"sim -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce -s 1GiB --explain", "pipeline 32 steps"},
+        {"sim -t gb200-nvl72 --set racks=2 -c allreduce -s 4GiB --dump", "4294967296 bytes, 2048 chunks"},
         {"predict -t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", "allreduce nvlstree"}};
     for (size_t i = 0; i < sizeof says / sizeof *says; i++) th_says(says[i].args, 0, says[i].text, 1);
     c = cuts_of("predict", "-t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", "--proto Simple");
@@ -291,27 +291,64 @@ Test(machines_2026, auto_takes_the_lower_of_a_rows_cut_and_nccls) {
 }
 
 /* sim under -a auto simulates both cuts of a row NCCL runs and keeps the
- * faster: on two GB200 racks at 64 MiB nvlstree's own cut prices lower
- * (LL128, 330.6 us) but simulates in 374.8 us, Simple 463.7; NCCL's one
- * loop in 338.2 us, -a nccl's answer. (Before the switch's messages moved
- * eagerly the own cut simulated in 2.26 ms, and auto had answered 2.25 ms.) */
+ * faster. Two GB200 racks of two trays (16 ranks): at 1 GiB NCCL's 32 loops
+ * simulate in 2.967 ms, nvlstree's own cut in 3.628 (LL128, its fastest),
+ * so auto answers NCCL's; at 64 MiB NCCL's 4 loops take 361.7 us and the
+ * own cut 293.2 us (LL128), so auto answers the own. */
 Test(machines_2026, sim_auto_keeps_the_faster_cut) {
-    cuts_t c = cuts_of("sim", "-t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB", "--proto Simple");
-    cr_expect_eq(c.auto_s, c.nccl_s, "auto %g s, nccl %g s", c.auto_s, c.nccl_s);
-    cr_expect_eq(c.steps, 1, "NCCL's one loop: %g", c.steps);
-    cr_expect_lt(c.auto_s * 1.3, c.own_s, "auto %g s, nvlstree's own cut %g s", c.auto_s, c.own_s);
-    double own_ll128 = th_cli_num("sim -t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB -a nvlstree --proto LL128 --json",
-                                  "time_s");
-    cr_expect_lt(c.auto_s, own_ll128, "auto %g s, the own cut's LL128 %g s", c.auto_s, own_ll128);
+    const char *m = "-t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce";
+    char args[160];
+    snprintf(args, sizeof args, "%s -s 1GiB", m);
+    cuts_t c = cuts_of("sim", args, "");
+    cr_expect_eq(c.auto_s, c.nccl_s, "1 GiB: auto %g s, nccl %g s", c.auto_s, c.nccl_s);
+    cr_expect_eq(c.steps, 32, "1 GiB: NCCL's 32 loops: %g", c.steps);
+    cr_expect_lt(c.auto_s * 1.1, c.own_s, "1 GiB: auto %g s, nvlstree's own cut %g s", c.auto_s, c.own_s);
+    snprintf(args, sizeof args, "%s -s 64MiB", m);
+    c = cuts_of("sim", args, "");
+    cr_expect_eq(c.auto_s, c.own_s, "64 MiB: auto %g s, nvlstree's own cut %g s", c.auto_s, c.own_s);
+    cr_expect_eq(c.steps, 0, "64 MiB: auto's steps (0: its own cut): %g", c.steps);
+    cr_expect_lt(c.auto_s * 1.1, c.nccl_s, "64 MiB: auto %g s, nccl %g s", c.auto_s, c.nccl_s);
 }
 
 /* select's cells run a row NCCL runs as -a auto does, at both cuts, so its
- * winner is sim's answer: on two GB200 racks at 64 MiB nvlstree/Simple at
- * NCCL's one loop, 338.2 us (it had named rabenseifner/Simple, 603 us, with
- * nvlstree's own cut simulating in 2.25 ms). */
+ * winner is sim's answer: two GB200 racks of two trays at 1 GiB,
+ * nvlstree/Simple at NCCL's 32 loops, 2.967 ms (on full racks at 64 MiB it
+ * had named rabenseifner/Simple, 603 us, with nvlstree's own cut
+ * simulating in 2.25 ms). */
 Test(machines_2026, select_names_sims_answer) {
-    th_says("select -t gb200-nvl72 --set racks=2 -c allreduce --sizes 64MiB", 0, "64 MiB  nvlstree/Simple        338 us[s]", 1);
-    th_says("sim -t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB", 0, "338.158 us (simulated)", 1);
+    th_says("select -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce --sizes 1GiB", 0,
+            "1 GiB  nvlstree/Simple       2.97 ms[s]", 1);
+    th_says("sim -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce -s 1GiB", 0, "2.96743 ms (simulated)", 1);
+}
+
+/* NVLSTree runs both of the double binary tree's trees, as NCCL alternates
+ * its NVLS channels between them (connect.cc, connectNvls: treeUp[c % 2];
+ * NCCL 2.18-2.30): a rack interior in one tree is a leaf in the other, so
+ * a head's NIC carries at most 2n/B each way. Four GB200 racks of two trays
+ * (B = 8 heads a rack), 64 MiB: 16 MiB on r2's head NICs; with one channel
+ * group (tree 0 alone, before) 24 MiB, 3n/B. */
+Test(machines_2026, nvlstree_runs_both_trees) {
+    const char *csv = "build/nvlstree-links-test.csv";
+    char cmd[256], *out = NULL;
+    snprintf(cmd, sizeof cmd, "sim -t gb200-nvl72 --set racks=4 --set trays=2 -c allreduce -a nvlstree --proto Simple "
+             "-s 64MiB --link-stats %s", csv);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    free(out);
+    char *text = th_slurp(csv);
+    cr_assert(text, "no %s", csv);
+    double most = 0;
+    int nics = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char from[64], to[64];
+        double bw, bytes;
+        if (sscanf(line, "%*d,%63[^,],%63[^,],%lf,%lf", from, to, &bw, &bytes) != 4 || !strstr(from, ".nic") || !strstr(to, ".gpu"))
+            continue;
+        nics++;
+        if (bytes > most) most = bytes;
+    }
+    free(text);
+    cr_expect_eq(nics, 4 * 8, "NIC-to-GPU links: %d", nics);
+    cr_expect_eq(most, 2.0 * 64 * 1048576 / 8, "the busiest head NIC carries %.0f B", most);
 }
 
 /* A pinned --pipeline K is the user's cut: -a auto and select's cells

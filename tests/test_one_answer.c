@@ -328,14 +328,15 @@ Test(one_answer, explain_advice_is_what_halving_saves) {
 }
 
 /* Where sim answers another protocol of the same row, predict names it
- * too: on two GB200 racks at 64 MiB the formulas pick nvlstree/LL128, which
- * simulates slower than nvlstree/Simple, sim's answer (the pick had only
- * been named when the algorithm differed). And predict's nccl-tests log
+ * too: on two GB200 racks of two trays at 64 MiB the formulas pick
+ * nvlstree/Simple (NCCL's 4 loops), which simulates slower than its own
+ * cut on LL128, sim's answer (the pick had only been named when the
+ * algorithm differed). And predict's nccl-tests log
  * writes sim's time where sim answers another row: on two MI300X nodes at 4
  * MiB direct's. */
 Test(one_answer, predict_names_sims_pick_of_another_protocol) {
-    cJSON *s = json_of("sim -t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB --json");
-    cJSON *p = json_of("predict -t gb200-nvl72 --set racks=2 -c allreduce -s 64MiB --json");
+    cJSON *s = json_of("sim -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce -s 64MiB --json");
+    cJSON *p = json_of("predict -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce -s 64MiB --json");
     cr_expect_str_eq(str(p, "algorithm", "predict"), str(s, "algorithm", "sim"));
     cr_expect_str_neq(str(p, "protocol", "predict"), str(s, "protocol", "sim"));
     cJSON *pick = cJSON_GetObjectItem(p, "simulator_pick");
