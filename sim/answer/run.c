@@ -257,7 +257,10 @@ static int size_row(topo_t *t, const run_req_t *q, const run_req_t *q_in, const 
     }
     qc->cut = RUN_CUT_NCCL;
     *other = *q, other->cut = RUN_CUT_OWN, *other_steps = 0;
-    if (!nccl_cut_keeps(t, a, &o->model, pr, o->ranks, q->bytes, own, cut)) {
+    double time;                                 /* the lower closed form, as choose's listing took it */
+    int took = 1;
+    form_lower_cut(t, a, &o->model, &topo_params_c(t)->proto[pr], o->ranks, q->bytes, own, cut, &time, &took);
+    if (!took) {
         run_req_t swap = *qc;
         *other = swap, *other_steps = *steps;
         *qc = *q, qc->cut = RUN_CUT_OWN, *steps = 0;

@@ -49,27 +49,31 @@ static void nccl_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int sa
     if (C != o->channels) o->channels = C, o->domain_rings = 0;
 }
 
-/* -a auto's listing (RUN_CUT_LOWER): NCCL's cut beside the row's own; where
- * --pipeline K pinned the steps, NCCL's channels alone (nccl_size). */
+/* Row a's own options o (algo_row_opts) as policy c cuts it for NCCL
+ * (RUN_CUT_SIZED or RUN_CUT_LOWER), in place: NCCL's channels for the size
+ * where none were asked (under RUN_CUT_SIZED a log's TUNING rule's count,
+ * rule_channels, first), then its steps where no pipeline was asked and its
+ * fill; a pinned --pipeline K under RUN_CUT_LOWER keeps the user's steps
+ * and no fill (the one cut -a auto and select's cells price). The steps
+ * (0: the row's own). The listings and the run both cut here. */
+static int nccl_cut_opts(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, run_cut_t c, int channels_asked,
+                         int rule_channels, algo_opts_t *o) {
+    if (!channels_asked) nccl_channels(a, pr, p, n, c == RUN_CUT_SIZED ? rule_channels : 0, o);
+    if (c == RUN_CUT_LOWER && o->pipeline) return 0;
+    return cut(t, a, pr, p, n, o->channels, o->pipeline != 0, o);
+}
+
+/* -a auto's listing (RUN_CUT_LOWER): NCCL's cut beside the row's own, or
+ * the own alone where they are the same. */
 static const algo_opts_t *cut_size(const form_filter_t *f, const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
     const nccl_cut_t *x = (const nccl_cut_t *)f;
     *tmp = *o;
-    if (!x->channels_asked) nccl_channels(a, x->pr, x->p, x->n, 0, tmp);
-    int steps = o->pipeline ? 0 : cut(x->t, a, x->pr, x->p, x->n, tmp->channels, 0, tmp);
+    int steps = nccl_cut_opts(x->t, a, x->pr, x->p, x->n, RUN_CUT_LOWER, x->channels_asked, 0, tmp);
     return steps || tmp->fill != o->fill || tmp->channels != o->channels ? tmp : o;
 }
 
 nccl_cut_t nccl_cut_listing(topo_t *t, proto_t pr, int p, uint64_t n, int channels_asked) {
     return (nccl_cut_t){{NULL, cut_size, 1}, t, pr, p, n, channels_asked};
-}
-
-int nccl_cut_keeps(topo_t *t, const algo_t *a, const cost_model_t *m, proto_t pr, int p, uint64_t n,
-                   const algo_opts_t *own, const algo_opts_t *cut) {
-    const proto_cost_t *pc = &topo_params_c(t)->proto[pr];    /* as run.c's choose lists them */
-    double time;
-    int took = 1;
-    form_lower_cut(t, a, m, pc, p, n, own, cut, &time, &took);
-    return took;
 }
 
 /* The rows NCCL may run: its own, with protocol pr where one is named, of
@@ -96,8 +100,7 @@ static int keep(const form_filter_t *f, const algo_t *a) {
 static const algo_opts_t *nccl_sized(const form_filter_t *f, const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp) {
     const rows_filter_t *x = (const rows_filter_t *)f;
     *tmp = *o;
-    if (!x->c.channels_asked) nccl_channels(a, x->c.pr, x->c.p, x->c.n, x->rule_channels, tmp);
-    cut(x->c.t, a, x->c.pr, x->c.p, x->c.n, tmp->channels, o->pipeline != 0, tmp);
+    nccl_cut_opts(x->c.t, a, x->c.pr, x->c.p, x->c.n, RUN_CUT_SIZED, x->c.channels_asked, x->rule_channels, tmp);
     return tmp;
 }
 
@@ -141,10 +144,7 @@ int nccl_size(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_p
     run_cut_t c = nccl_cut_of(q);
     *qc = *q;
     if (c == RUN_CUT_OWN) return 0;
-    if (q_in->opts.channels == 0) {         /* NCCL's count, down from the row's own (a ring per NIC) */
-        qc->opts.channels = algo_row_opts(a, &q->opts, &tmp)->channels;
-        nccl_channels(a, pr, p, q->bytes, c == RUN_CUT_SIZED && x->rule ? x->rule->channels : 0, &qc->opts);
-    }
-    if (c == RUN_CUT_LOWER && q_in->opts.pipeline) return 0;   /* --pipeline K: the user's steps, no LL fill */
-    return cut(t, a, pr, p, q->bytes, qc->opts.channels, q_in->opts.pipeline != 0, &qc->opts);
+    int asked = q_in->opts.channels != 0;
+    if (!asked) qc->opts.channels = algo_row_opts(a, &q->opts, &tmp)->channels;   /* NCCL's count down from the row's own */
+    return nccl_cut_opts(t, a, pr, p, q->bytes, c, asked, x->rule ? x->rule->channels : 0, &qc->opts);
 }

@@ -39,11 +39,12 @@ int nccl_call(topo_t *t, run_req_t *q, nccl_plan_t *x, baton_err_t *e);
 
 /* -a auto's listing under protocol pr, n bytes on p ranks: each row at
  * the lower closed form of its own cut and NCCL's (nccl_size's channels for
- * the size unless --channels was given, its steps and fill): NVLSTree on two
- * GB200 racks at 1 GiB runs NCCL's 16 steps (2.57 ms against its own
- * 1,024's 4.27), on four H100 nodes at 64 MiB its own 64 (407 us against
- * NCCL's 8's 575); a chain broadcast of 128 KiB on a DGX-1 NCCL's 4
- * channels (24.4 us against the machine's 6's 27.7). */
+ * the size unless --channels was given, its steps and fill; form_lower_cut,
+ * which run.c's size_row asks again to run the same): NVLSTree on two GB200
+ * racks at 4 GiB runs NCCL's 64 steps (9.40 ms against its own 9.79), on
+ * four H100 nodes at 64 MiB its own 64 (407 us against NCCL's 8's 575); a
+ * chain broadcast of 128 KiB on a DGX-1 NCCL's 4 channels (24.4 us against
+ * the machine's 6's 27.7). */
 typedef struct {
     form_filter_t f;
     topo_t *t;
@@ -53,12 +54,6 @@ typedef struct {
     int channels_asked;
 } nccl_cut_t;
 nccl_cut_t nccl_cut_listing(topo_t *t, proto_t pr, int p, uint64_t n, int channels_asked);
-/* Whether -a auto runs row a at NCCL's cut (options cut) rather than its
- * own (own): 1 where NCCL's closed form on t's model m is strictly lower,
- * as nccl_cut_listing priced it. */
-int nccl_cut_keeps(topo_t *t, const algo_t *a, const cost_model_t *m, proto_t pr, int p, uint64_t n,
-                   const algo_opts_t *own, const algo_opts_t *cut);
-
 /* Step 2: under protocol pr, the rows -a nccl may run for q on t's model m
  * (p ranks) into rows[], their closed forms into closed[] (at most
  * FORM_MAX_ROWS): those within NCCL_SLACK of the lowest (NCCL's pick alone
