@@ -401,6 +401,12 @@ Test(machines_2026, auto_takes_nccls_channels_for_the_size) {
     double ap = th_cli_num("predict -t dgx1-v100 -c allgather -s 128KiB --pipeline 4 --json", "time_s");
     double np = th_cli_num("predict -t dgx1-v100 -c allgather -s 128KiB --pipeline 4 -a nccl --json", "time_s");
     cr_expect_eq(ap, np, "--pipeline 4: auto %g s, nccl %g s", ap, np);
+    /* where NCCL's cut also sets the steps, the pipeline line names its channels, as --json does */
+    double mc = th_cli_num("predict -t cluster-mi300x -c allreduce -s 8MiB --json", "channels");
+    char text[160];
+    snprintf(text, sizeof text, "pipeline 16 steps, as NCCL cuts nccltree at this size (its chunk per channel, on %d channels;",
+             (int)mc);
+    th_says("predict -t cluster-mi300x -c allreduce -s 8MiB", 0, text, 1);
 }
 
 /* predict -a auto prices every row close to the lowest link time with what

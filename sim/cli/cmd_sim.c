@@ -305,9 +305,11 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
         printf("  launches %s of it: the further GPUs one host thread starts the call on in turn (-g)\n", tm);
     }
     printf("  algbw    %.4g GB/s    busbw %.4g GB/s\n", r->algbw_GBps, r->busbw_GBps);
+    char on[40] = "";                     /* NCCL's channels for the size, where it counts them (rings, trees) */
+    if (algo_nccl_ring_or_tree(r->algo)) snprintf(on, sizeof on, ", on %d channel%s", r->channels, r->channels == 1 ? "" : "s");
     if (r->nccl_steps > 0)
-        printf("  pipeline %d step%s, as NCCL cuts %s at this size (its chunk per channel%s)\n", r->nccl_steps,
-               r->nccl_steps == 1 ? "" : "s", r->algo->name,
+        printf("  pipeline %d step%s, as NCCL cuts %s at this size (its chunk per channel%s%s)\n", r->nccl_steps,
+               r->nccl_steps == 1 ? "" : "s", r->algo->name, on,
                r->auto_picked != 1 ? "" : r->simulated ? "; -a auto: it simulates faster than the row's own cut"
                                                          : "; -a auto: it prices below the row's own cut");
     else if (r->auto_picked == 1 && r->cut == RUN_CUT_NCCL)       /* NCCL's channels for the size, or LL's fill */
