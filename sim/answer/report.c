@@ -60,10 +60,11 @@ static void check_fields(cJSON *o, const run_out_t *r, const run_check_t *c) {
     cJSON_AddStringToObject(o, "formula", c->state == RUN_CHECK_EXACT ? "exact" : "approximate");
     cJSON_AddStringToObject(o, "check", states[c->state]);
     cJSON_AddNumberToObject(o, "formula_band", RUN_FORMULA_BAND);
-    if (c->state != RUN_CHECK_DONE) return;
-    cJSON_AddNumberToObject(o, "simulated_time_s", c->sim_s);
-    cJSON_AddNumberToObject(o, "simulated_vs_formula", r->time_s > 0 ? c->sim_s / r->time_s : 0);
-    cJSON_AddBoolToObject(o, "beyond_band", c->beyond);
+    if (c->state == RUN_CHECK_DONE) {
+        cJSON_AddNumberToObject(o, "simulated_time_s", c->sim_s);
+        cJSON_AddNumberToObject(o, "simulated_vs_formula", r->time_s > 0 ? c->sim_s / r->time_s : 0);
+        cJSON_AddBoolToObject(o, "beyond_band", c->beyond);
+    }
     if (c->pick == NULL) return;                 /* sim's answer is another row: the one to quote */
     cJSON *p = cJSON_AddObjectToObject(o, "simulator_pick");
     if (p == NULL) return;

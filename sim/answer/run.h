@@ -62,6 +62,10 @@ int run_formula_approx(const run_out_t *o);
  * x 8 (p ranks, k pipeline steps) stays within this (a second or so; a
  * 64-node H100 cluster's nvlstree at 1 GiB is 2.1e6). */
 #define RUN_CHECK_WORK 4e6
+/* Under -a auto and nccl, where the pick's run is this small (an eighth of
+ * a check), predict also asks what `sim` answers, which simulates every
+ * close row; beyond it, only where the pick's own check misjudged. */
+#define RUN_PICK_WORK (RUN_CHECK_WORK / 8)
 /* Would checking closed-form result o with the simulator stay cheap? */
 int run_check_cheap(const run_out_t *o);
 /* The simulator's check of a closed-form answer (run_check). */
@@ -73,8 +77,9 @@ typedef struct run_check {
     int state;
     double sim_s;             /* the simulator's time for the same row (RUN_CHECK_DONE) */
     int beyond;               /* |sim_s - the formula's| > RUN_FORMULA_BAND x sim_s */
-    const algo_t *pick;       /* beyond, -a auto or nccl: the row `sim` answers with where it is
-                                 another (it simulates the rows whose formulas are close); else NULL */
+    const algo_t *pick;       /* -a auto or nccl: the row `sim` answers with where it is another (it
+                                 simulates the rows whose formulas are close), asked where the call is
+                                 small (RUN_PICK_WORK) or the pick's check is beyond the band; else NULL */
     int pick_proto;
     double pick_s;
     char why[512];            /* RUN_CHECK_FAILED: the simulator's error */
@@ -82,7 +87,9 @@ typedef struct run_check {
 /* Check closed-form answer o to request q with the simulator where the
  * formula is only approximate and the run cheap (run_formula_approx,
  * run_check_cheap): the same row, protocol and sizing (run_same_row), every
- * rank of t (t must not be folded). BATON_ENOMEM only; the rest is in c. */
+ * rank of t (t must not be folded); under -a auto and nccl also what `sim`
+ * answers, where the call is small or the check beyond the band (c->pick).
+ * BATON_ENOMEM only; the rest is in c. */
 int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c);
 
 /* q, asked again for o's answer only: its row and protocol, sized as o was

@@ -416,16 +416,17 @@ static void check_line(const run_out_t *r, const run_check_t *c) {
                "           %s's formula is approximate here, the simulator ran its schedule (same row, protocol, sizing)\n",
                tm, 100 * fabs(c->sim_s - r->time_s) / r->time_s, c->sim_s > r->time_s ? "above" : "below",
                100 * RUN_FORMULA_BAND, c->pick ? "" : ", so quote this (as `sim` and `select` do)", r->algo->name);
-        if (c->pick) {            /* another row simulates faster: that is sim's answer, and the one to quote */
-            units_fmt_time(c->pick_s, tm, sizeof tm);
-            printf("           `sim`, which simulates every row whose formula is within %.3gx of the lowest, answers\n"
-                   "           %s/%s in %s: quote that\n", NCCL_SLACK, c->pick->name, proto_name((proto_t)c->pick_proto), tm);
-        }
     } else if (c->state == RUN_CHECK_LARGE)
         printf("  unchecked %s's formula is approximate here and %d ranks are too many to simulate unasked: "
                "`baton sim` gives the simulator's time\n", r->algo->name, r->ranks);
     else if (c->state == RUN_CHECK_FAILED)
         printf("  unchecked %s's formula is approximate here and the simulator cannot run it: %s\n", r->algo->name, c->why);
+    if (c->pick) {                /* another row simulates faster: that is sim's answer, and the one to quote */
+        units_fmt_time(c->pick_s, tm, sizeof tm);
+        printf("  sim      answers %s/%s in %s: it simulates every row whose formula is within %.3gx of the\n"
+               "           lowest, and a formula can misjudge a row; quote that\n",
+               c->pick->name, proto_name((proto_t)c->pick_proto), tm, NCCL_SLACK);
+    }
 }
 
 /* predict's check of its answer r (run_check): where a folded cluster
@@ -483,7 +484,7 @@ static int sweep_check(const sim_args_t *a, topo_t *t, run_req_t *q, const uint6
         int rc = predict_check(a, t, q, &r, &c);
         if (rc < 0) return rc;
         if (c.state == RUN_CHECK_DONE && c.beyond) rows[i].sim_s = c.sim_s;
-        if (c.state == RUN_CHECK_DONE && c.pick)
+        if (c.pick)
             rows[i].pick = c.pick, rows[i].pick_proto = c.pick_proto, rows[i].pick_s = c.pick_s;
     }
     return 0;
@@ -526,8 +527,11 @@ static int sweep_print(const topo_t *t, const run_req_t *q, int p, const uint64_
         printf("\n");
     }
     if (simulated)
-        printf("simulated: the simulator's time where the formula is approximate here and more than %.0f %% off it%s\n",
-               100 * RUN_FORMULA_BAND, picked ? ";\n           sim answers: another row simulates faster, the time to quote" : "");
+        printf("simulated: the simulator's time where the formula is approximate here and more than %.0f %% off it\n",
+               100 * RUN_FORMULA_BAND);
+    if (picked)
+        printf("sim answers: the row `sim` answers with, simulating every row whose formula is within %.3gx of the\n"
+               "           lowest: the time to quote\n", NCCL_SLACK);
     folded_note(t);
     return 0;
 }
