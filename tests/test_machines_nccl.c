@@ -343,6 +343,57 @@ Test(machines, nccl_env_binds_nccls_pick) {
     th_says("topo tests/data/nccl-env.yaml", 0, "nccl_env       NCCL_ALGO=Ring NCCL_PROTO=^LL128", 1);
 }
 
+/* The channel bounds NCCL is told (nccl_env's NCCL_MAX_NCHANNELS and the
+ * others; connect.cc caps the rings' and trees' count by both maxima, then
+ * raises it to both minima; nvls.cc clamps NVLS's by the CTA bounds alone,
+ * NCCL 2.18-2.30): on two H100 nodes NCCL_MAX_NCHANNELS 2 runs a ring on 2
+ * of its 8 rail rings, so through 2 of a node's 8 NICs, over 3x slower at 1
+ * GiB; NCCL's model sees 2 channels at the search's speed each and NVLS
+ * keeps its 16; NCCL_MAX_CTAS 4 caps both. A written file keeps them, and
+ * a count NCCL cannot take is an error at its line. */
+static run_out_t ring_on(topo_t *t) {
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 1u << 30, .proto = PROTO_SIMPLE, .predict = 1};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    return o;
+}
+
+Test(machines, nccl_env_bounds_the_channels) {
+    topo_t *base = th_load("topologies/cluster-h100.yaml", "nodes=2");
+    topo_t *t = th_load_text("build/env-channels.yaml", "name: cap2\nextends: \"../topologies/cluster-h100.yaml\"\n"
+                             "nccl_env: {NCCL_MAX_NCHANNELS: 2}\n");
+    run_out_t b = ring_on(base), o = ring_on(t);
+    cr_expect_eq(b.channels, 8);
+    cr_expect_eq(o.channels, 2);
+    cr_expect_gt(o.time_s, 3 * b.time_s, "2 channels %g s, 8 channels %g s", o.time_s, b.time_s);
+    FILE *f = fopen("build/env-channels-written.yaml", "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
+    fclose(f);
+    topo_free(t);
+    t = th_load("build/env-channels-written.yaml", NULL);
+    cr_expect_eq(topo_params_c(t)->nccl_nch[1], 2);
+    cr_expect_eq(ring_on(t).channels, 2);
+    topo_free(t);
+    topo_free(base);
+    th_says("plan -t build/env-channels.yaml --sizes 1GiB", 0, "NCCL's model sees 2 node(s), NVLink, 2 channels at", 1);
+    th_says("plan -t build/env-channels.yaml --sizes 1GiB", 0, "NVLS tuning: nChannels 16 ", 1);
+    th_says("plan -t build/env-channels.yaml --sizes 1GiB", 0, "NCCL is told (nccl_env): NCCL_MAX_NCHANNELS=2", 1);
+    f = fopen("build/env-ctas.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: cta4\nextends: \"../topologies/cluster-h100.yaml\"\nnccl_env: {NCCL_MAX_CTAS: 4}\n", f);
+    fclose(f);
+    th_says("plan -t build/env-ctas.yaml --sizes 1GiB", 0, "4 channels at", 1);
+    th_says("plan -t build/env-ctas.yaml --sizes 1GiB", 0, "NVLS tuning: nChannels 4 ", 1);
+    f = fopen("build/env-ctas-bad.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: cta0\nextends: \"../topologies/cluster-h100.yaml\"\nnccl_env:\n  NCCL_MIN_CTAS: 0\n", f);
+    fclose(f);
+    th_says("plan -t build/env-ctas-bad.yaml", 1, "env-ctas-bad.yaml:4:18: NCCL_MIN_CTAS '0': a whole number of channels from 1 "
+            "to 64", 1);
+}
+
 /* NCCL's ring broadcast and reduce run on every channel, each channel's
  * chain leaving the node by its own NIC (pipeline.c): on two H100 nodes
  * (eight 400 Gb/s NICs each) 1 GiB moves at more than four NICs' rate,

@@ -154,13 +154,34 @@ static int gdr_level(mfile_t *c, ynode_t *v) {
     return 0;
 }
 
+/* NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_MIN_CTAS, NCCL_MAX_CTAS: the
+ * bounds NCCL puts on its channels (connect.cc; nvls.cc for NVLS's), each a
+ * whole number from 1 to MAXCHANNELS 64 (init.cc caps the CTAs there; a
+ * count below 1 NCCL ignores, so a file saying so is wrong). */
+static int channel_bounds(mfile_t *c, ynode_t *m) {
+    static const char *const names[4] = {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"};
+    for (int i = 0; i < 4; i++) {
+        ynode_t *v = mf_get(c, m, names[i]);
+        char s[MF_TEXT], *end;
+        int rc;
+        if (v == NULL) continue;
+        if ((rc = mf_text(c, v, names[i], s)) < 0) return rc;
+        long x = strtol(s, &end, 10);
+        if (end == s || *end != '\0' || x < 1 || x > 64)
+            return mf_fail(c, v, "%s '%s': a whole number of channels from 1 to 64 (NCCL's MAXCHANNELS)", names[i], s);
+        topo_params(c->t)->nccl_nch[i] = (int)x;
+    }
+    return 0;
+}
+
 /* nccl_env: {NCCL_ALGO: "Ring", NCCL_PROTO: "^LL128", NCCL_NET: Socket,
- * NCCL_NET_GDR_LEVEL: LOC}: what the machine's NCCL is told (its
+ * NCCL_NET_GDR_LEVEL: LOC, NCCL_MAX_NCHANNELS: 4}: what the machine's NCCL is told (its
  * environment, /etc/nccl.conf), in NCCL's own list syntax; every name is
  * checked here, for every collective. */
 int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
     static const char *const keys[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NET_GDR_LEVEL", "NCCL_NET", "NCCL_IB_DISABLE",
-                                       "NCCL_SOCKET_NTHREADS", NULL};
+                                       "NCCL_SOCKET_NTHREADS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
+                                       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", NULL};
     ynode_t *m = mf_get(c, root, "nccl_env"), *v;
     topo_params_t *p = topo_params(c->t);
     char s[MF_TEXT];
@@ -183,5 +204,6 @@ int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
         memcpy(p->nccl_env[i], s, strlen(s) + 1);           /* it fits: checked above */
     }
     if (rc == 0) rc = gdr_level(c, mf_get(c, m, keys[2]));
+    if (rc == 0) rc = channel_bounds(c, m);
     return rc < 0 ? rc : read_net_env(c, root, m);
 }

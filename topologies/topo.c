@@ -110,6 +110,14 @@ static double socket_rate(const topo_t *t, int l) {
     return t->line_bw[l] < cap ? t->line_bw[l] : cap;
 }
 
+int topo_nccl_channels(const topo_t *t, int nc, int nvls) {
+    const int *b = topo_params_c(t)->nccl_nch;     /* min, max channels; min, max CTAs */
+    int hi = nvls ? b[3] : b[1] && b[3] ? (b[1] < b[3] ? b[1] : b[3]) : b[1] ? b[1] : b[3];
+    int lo = nvls ? b[2] : b[0] > b[2] ? b[0] : b[2];
+    if (hi > 0 && nc > hi) nc = hi;
+    return lo > nc ? lo : nc;
+}
+
 int topo_set_socket_bw(topo_t *t, double bw, baton_err_t *e) {
     if (t->line_bw == NULL) return err_set(e, BATON_EINVAL, "the machine does not run NCCL's socket transport (socket: true)");
     if (!(bw > 0)) return err_set(e, BATON_EINVAL, "socket_bw must be positive, not %g", bw);

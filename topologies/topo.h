@@ -251,6 +251,8 @@ typedef struct topo_params {
     topo_fidelity_t fidelity;   /* `fidelity:`, n 0 where the file has none */
     char nccl_env[2][64];   /* NCCL_ALGO, NCCL_PROTO as the machine's NCCL runs (`nccl_env:`; NCCL's list
                                syntax, algo_nccl_env_mask): -a nccl and --proto auto pick within them; "" unset */
+    int nccl_nch[4];     /* NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_MIN_CTAS, NCCL_MAX_CTAS
+                            (`nccl_env:`, 1-64; 0 unset): topo_nccl_channels */
     topo_library_t lib;  /* the collective library when not NCCL (`library:`) */
     int registered;      /* 1: the buffers are registered as symmetric windows
                             (ncclCommWindowRegister, `registered: true` or --set
@@ -326,6 +328,11 @@ int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e);
 /* Directed link l's rate without NCCL's socket transport (what NCCL reads
  * as a NIC's speed): its own rate on a machine that runs none. */
 double topo_line_bw(const topo_t *t, int l);
+/* nc channels as the machine's NCCL is told to bound them (nccl_env's
+ * NCCL_MIN/MAX_NCHANNELS and NCCL_MIN/MAX_CTAS; connect.cc, NCCL 2.18-2.30:
+ * the rings' and trees' count capped by both maxima, then raised to both
+ * minima; nvls: NVLS's channels, clamped by the CTA bounds alone, nvls.cc). */
+int topo_nccl_channels(const topo_t *t, int nc, int nvls);
 
 /* A socket-transport machine's per-stream rate (topo_params_t.socket_bw),
  * its NIC links set again from their line rates (calibration fits it);

@@ -125,7 +125,7 @@ static void sharp(const topo_t *t) {
 /* What the machine's NCCL is told (nccl_env:), which both columns follow. */
 static void nccl_env(const topo_t *t) {
     char env[160];
-    if (cmd_nccl_env_text(t, env, sizeof env)) printf("NCCL is told (nccl_env):%s; both columns pick within it\n", env);
+    if (cmd_nccl_env_text(t, env, sizeof env)) printf("NCCL is told (nccl_env):%s; both columns pick and size within it\n", env);
 }
 
 /* The tuner file the plan follows, if any: its rows and how many apply

@@ -207,7 +207,7 @@ static void summary(topo_t *t, const cost_model_t *m) {
     link_classes(t);
     calibration(t);
     char env[160];
-    if (cmd_nccl_env_text(t, env, sizeof env)) printf("  nccl_env      %s (-a nccl picks within them)\n", env);
+    if (cmd_nccl_env_text(t, env, sizeof env)) printf("  nccl_env      %s (-a nccl picks and sizes within them)\n", env);
     double lo = 1e300, hi = 0;
     for (int r = 0; r < p; r++) {
         double inj = injection(t, r);

@@ -251,16 +251,25 @@ const algo_t *form_pick(topo_t *t, coll_t coll, const cost_model_t *m, const pro
     return best < 0 ? NULL : rows[best];
 }
 
-void form_opts(topo_t *t, algo_opts_t *o) {
+static void opts_fill(topo_t *t, algo_opts_t *o, int bounded) {
+    int asked = o->channels != 0;
     if (o->channels == 0 && o->domain_rings == 0) o->domain_rings = graph_domain_rings(t);
     if (o->group == 0) o->group = topo_params_c(t)->group_size;
     if (o->rings == NULL && !o->rank_order) o->rings = graph_rings(t, NULL);   /* NULL: flat, rank order */
     if (o->channels == 0 && topo_params_c(t)->plain) o->channels = topo_params_c(t)->channels;   /* 1 or the file's */
     if (o->channels == 0) o->channels = o->rings ? o->rings->count : topo_params_c(t)->channels;
     if (o->stride == 0 && o->rings == NULL) o->stride = graph_ring_stride(t);
+    if (bounded && !asked) {           /* the machine's count, as its NCCL is told to bound it (nccl_env) */
+        o->channels = topo_nccl_channels(t, o->channels, 0);
+        if (o->domain_rings > 0) o->domain_rings = topo_nccl_channels(t, o->domain_rings, 0);
+    }
     const topo_sharp_t *sh = &topo_params_c(t)->sharp;
     if (o->sharp.rails == 0 && sh->rails) {
         o->sharp.rails = sh->rails, o->sharp.per_leaf = sh->per_leaf;
         o->sharp.leaves = sh->leaves, o->sharp.first = sh->first;
     }
 }
+
+void form_opts(topo_t *t, algo_opts_t *o) { opts_fill(t, o, 1); }
+
+void form_opts_searched(topo_t *t, algo_opts_t *o) { opts_fill(t, o, 0); }

@@ -16,8 +16,12 @@
 
 /* Fill options the user left at 0 from the topology: group size, the
  * machine's rings (unless rank_order), channels (one per ring found, else
- * the topology's). */
+ * the topology's), those within the bounds its NCCL is told (nccl_env's
+ * NCCL_MIN/MAX_NCHANNELS and _CTAS: topo_nccl_channels). */
 void form_opts(topo_t *t, algo_opts_t *o);
+/* The same without nccl_env's bounds: the count NCCL's search finds, which
+ * NCCL's model then bounds (sim/nccl/view.c). */
+void form_opts_searched(topo_t *t, algo_opts_t *o);
 
 /* The machine as row a's closed form sees it for its built schedule s: the
  * uniform model m, or for a row with a `peer` (rings, hierarchical rows,

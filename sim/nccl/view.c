@@ -131,12 +131,12 @@ void view_nvls(topo_t *t, const tuning_machine_t *m, view_nvls_t *x) {
     if (node_reducers(t) == 0 || m->arch < ARCH_HOPPER) return;       /* NVLS needs sm90 and a switch that reduces */
     x->candidates = m->nnodes > 1 && nics > 0 ? nics : ppn;
     x->heads = x->candidates < 32 ? x->candidates : 32;
-    x->channels = nvls_channels(v, m->arch, m->nnodes, ppn, x->nic_GBps, &x->tree_chunk, &x->why);
+    x->channels = topo_nccl_channels(t, nvls_channels(v, m->arch, m->nnodes, ppn, x->nic_GBps, &x->tree_chunk, &x->why), 1);
 }
 
 int view_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_err_t *e) {
     algo_opts_t o = *o_in;
-    form_opts(t, &o);
+    form_opts_searched(t, &o);                        /* NCCL's search's count; its bounds come last */
     const topo_params_t *tp = topo_params_c(t);
     const graph_t *g = graph_get(t, e);
     if (g == NULL) return e ? e->code : BATON_ENOMEM;
@@ -153,6 +153,8 @@ int view_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     m->ll128 = m->nvlink && tp->lib.ll128 != 0;
     m->bw = bus / m->nchannels;
     if (!searched && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
+    if (o_in->channels == 0) m->nchannels = topo_nccl_channels(t, m->nchannels, 0);   /* nccl_env's bounds: */
+                                                      /* fewer (or more) channels, each at the search's speed */
     topo_route_t r;
     int node_switches = node_reducers(t);
     m->collnet = tp->sharp.rails > 0 && m->nnodes > 1;                 /* a CollNet plugin: SHARP */
