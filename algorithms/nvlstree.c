@@ -10,11 +10,12 @@
  * have at most that many channels, a head each): on a 72-GPU NVLink domain
  * 32 GPUs and their NICs carry the tree, and the other 40 only send up and
  * take the multicast. As NCCL's connectNvls: the tree over nodes is its
- * double binary tree (ncclGetDtree, algo_dtree), channel group cc (two unless channels are named) on tree
- * cc % 2, so a node is interior in one tree at most. Each GPU moves n (B +
- * 1)/B bytes each way on its NVLink (n for one that is not a head) and a
- * head about n/B over its NIC each way: two 8-GPU nodes pass the bus
- * bandwidth any ring over their NICs can carry.
+ * double binary tree (ncclGetDtree, algo_dtree), channel group cc (two
+ * unless channels are named) on tree cc % 2, so a node is interior in one
+ * tree at most. Each GPU moves n (B + 1)/B bytes each way on its NVLink (n
+ * for one that is not a head) and a head about n/B over its NIC each way:
+ * two 8-GPU nodes pass the bus bandwidth any ring over their NICs can
+ * carry.
  *
  * Streams of GPU r (node N, local j), per pipeline step i of channel group
  * cc, in tree cc % 2 (parent P, children D0, D1 of N); roles 1, 2 and 4
@@ -180,6 +181,7 @@ static int nvlstree_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
     s->param[1] = (int64_t)k;
     s->param[2] = (int64_t)C;
     s->helpers = p / g;
+    s->groups = (int)C;
     s->nchannels = (int)C * width(s);
     sched_layout(s, (uint32_t)B, (uint32_t)k);
     s->prog = nvlstree_prog;

@@ -99,6 +99,8 @@ struct sched {
     uint32_t nchunks;      /* nblocks * per_block */
     sched_prog_fn prog;
     int64_t param[4];      /* algorithm-private parameters */
+    int groups;            /* 0, or the channels (NCCL's sense) the row runs where it chose
+                              them itself, none being asked (nvlstree's two, one a tree) */
     const sched_orders_t *orders;   /* rings' channel orders, NULL: the algorithm's own */
     const struct sched_group *group; /* several collectives at once (group.h); NULL: one */
     sched_part_fn part;    /* whose layout a chunk is (the group's members); NULL:

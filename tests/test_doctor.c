@@ -611,7 +611,8 @@ Test(doctor, a_coll_its_columns_deny_is_warned) {
 
 /* Where the band is wider than 30 % (GB200 beyond two racks: 59 %, from
  * CoreWeave's 20-rack log), a cluster whose every NIC runs at half rate
- * (15 % slower: NVLSTree's heads carry at most 2n/32 each) stays inside it: doctor says it cannot tell, not healthy, and under
+ * (15 % slower: NVLSTree's heads carry at most 2n/32 each) stays inside
+ * it: doctor says it cannot tell, not healthy, and under
  * --fail-below exits 4 (neither pass nor the 3 of a run below). */
 Test(doctor, a_band_too_wide_cannot_tell) {
     char *out = NULL;

@@ -349,6 +349,9 @@ Test(machines_2026, nvlstree_runs_both_trees) {
     free(text);
     cr_expect_eq(nics, 4 * 8, "NIC-to-GPU links: %d", nics);
     cr_expect_eq(most, 2.0 * 64 * 1048576 / 8, "the busiest head NIC carries %.0f B", most);
+    /* the two groups' schedule computes the sum: 3 racks of a tray, 5 steps, a remainder */
+    th_says("sim -t gb200-nvl72 --set racks=3 --set trays=1 -c allreduce -a nvlstree -s 65537 --pipeline 5 --verify", 0,
+            "verified yes (data mode)", 1);
 }
 
 /* A pinned --pipeline K is the user's cut: -a auto and select's cells

@@ -183,6 +183,7 @@ static int try_row(topo_t *t, const run_req_t *q_row, const run_out_t *o, const 
                        a->name, topo_name(t));
     if ((rc = algo_build(a, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
     if (a->nccl == NULL) cand.channels = s.nchannels;     /* direct: a stream per peer */
+    if (s.groups > 0) cand.channels = s.groups;          /* the row's own count (nvlstree's two trees) */
     if ((rc = form_helpers_fit(t, a, &s, e)) < 0 ||
         (rc = form_model(t, a, &s, &o->model, &cand.model, e)) < 0 || (rc = run_one(t, q, &s, pr, &cand, e)) < 0)
         return rc;

@@ -62,10 +62,13 @@ int run_formula_approx(const run_out_t *o);
  * x 8 (p ranks, k pipeline steps) stays within this (a second or so; a
  * 64-node H100 cluster's nvlstree at 1 GiB is 2.1e6). */
 #define RUN_CHECK_WORK 4e6
-/* Under -a auto and nccl, where the pick's run is this small (an eighth of
- * a check), predict also asks what `sim` answers, which simulates every
- * close row; beyond it, only where the pick's own check misjudged. */
-#define RUN_PICK_WORK (RUN_CHECK_WORK / 8)
+/* Under -a auto and nccl, where the pick's run is this small (a 64th of a
+ * check: 16 ranks up to 488 steps, 88 ranks at most), predict also asks
+ * what `sim` answers, which simulates every close row under every protocol
+ * (and both cuts): several runs, some heavier than the pick's. Beyond it,
+ * only where the pick's own check misjudged. An eighth cost 248 Polaris
+ * ranks at 4 KiB 36 s more (a review). */
+#define RUN_PICK_WORK (RUN_CHECK_WORK / 64)
 /* Would checking closed-form result o with the simulator stay cheap? */
 int run_check_cheap(const run_out_t *o);
 /* The simulator's check of a closed-form answer (run_check). */

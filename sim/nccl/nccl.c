@@ -50,7 +50,7 @@ static void nccl_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int sa
 }
 
 /* Row a's own options o (algo_row_opts) as policy c cuts it for NCCL
- * (RUN_CUT_SIZED or RUN_CUT_LOWER), in place: NCCL's channels for the size
+ * (RUN_CUT_NCCL, RUN_CUT_SIZED or RUN_CUT_LOWER), in place: NCCL's channels for the size
  * where none were asked (under RUN_CUT_SIZED a log's TUNING rule's count,
  * rule_channels, first), then its steps where no pipeline was asked and its
  * fill; a pinned --pipeline K under RUN_CUT_LOWER keeps the user's steps
