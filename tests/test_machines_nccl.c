@@ -302,6 +302,16 @@ Test(machines, staged_duplex_runs_at_stage_bw) {
     topo_free(off);
 }
 
+/* t written as a machine file to path and loaded again (t is freed). */
+static topo_t *written_again(topo_t *t, const char *path) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
+    fclose(f);
+    topo_free(t);
+    return th_load(path, NULL);
+}
+
 /* nccl_env: what the machine's NCCL is told (NCCL_ALGO, NCCL_PROTO, NCCL's
  * list syntax): -a nccl picks within it (nvls/Simple at 256 MiB on hgx-h100
  * without), -a auto does not, a written file keeps it, and a name NCCL does
@@ -321,16 +331,11 @@ Test(machines, nccl_env_binds_nccls_pick) {
     q.algo = "auto", q.bytes = 256u << 20;
     cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
     cr_expect_str_neq(o.algo->name, "ring", "-a auto is baton's catalogue, not NCCL");
-    FILE *f = fopen("build/env-written.yaml", "w");
-    cr_assert_not_null(f);
-    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
-    fclose(f);
-    topo_free(t);
-    t = th_load("build/env-written.yaml", NULL);
+    t = written_again(t, "build/env-written.yaml");
     cr_expect_str_eq(topo_params_c(t)->nccl_env[0], "Ring");
     cr_expect_str_eq(topo_params_c(t)->nccl_env[1], "^LL128");
     topo_free(t);
-    f = fopen("build/env-bad.yaml", "w");
+    FILE *f = fopen("build/env-bad.yaml", "w");
     cr_assert_not_null(f);
     fputs("name: envbox\nextends: \"../topologies/hgx-h100.yaml\"\nnccl_env: {NCCL_ALGO: \"Ring,Rign\"}\n", f);
     fclose(f);
@@ -367,12 +372,7 @@ Test(machines, nccl_env_bounds_the_channels) {
     cr_expect_eq(b.channels, 8);
     cr_expect_eq(o.channels, 2);
     cr_expect_gt(o.time_s, 3 * b.time_s, "2 channels %g s, 8 channels %g s", o.time_s, b.time_s);
-    FILE *f = fopen("build/env-channels-written.yaml", "w");
-    cr_assert_not_null(f);
-    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
-    fclose(f);
-    topo_free(t);
-    t = th_load("build/env-channels-written.yaml", NULL);
+    t = written_again(t, "build/env-channels-written.yaml");
     cr_expect_eq(topo_params_c(t)->nccl_nch[1], 2);
     cr_expect_eq(ring_on(t).channels, 2);
     topo_free(t);
@@ -380,7 +380,7 @@ Test(machines, nccl_env_bounds_the_channels) {
     th_says("plan -t build/env-channels.yaml --sizes 1GiB", 0, "NCCL's model sees 2 node(s), NVLink, 2 channels at", 1);
     th_says("plan -t build/env-channels.yaml --sizes 1GiB", 0, "NVLS tuning: nChannels 16 ", 1);
     th_says("plan -t build/env-channels.yaml --sizes 1GiB", 0, "NCCL is told (nccl_env): NCCL_MAX_NCHANNELS=2", 1);
-    f = fopen("build/env-ctas.yaml", "w");
+    FILE *f = fopen("build/env-ctas.yaml", "w");
     cr_assert_not_null(f);
     fputs("name: cta4\nextends: \"../topologies/cluster-h100.yaml\"\nnccl_env: {NCCL_MAX_CTAS: 4}\n", f);
     fclose(f);
