@@ -352,6 +352,9 @@ Test(machines_2026, nvlstree_runs_both_trees) {
     /* the two groups' schedule computes the sum: 3 racks of a tray, 5 steps, a remainder */
     th_says("sim -t gb200-nvl72 --set racks=3 --set trays=1 -c allreduce -a nvlstree -s 65537 --pipeline 5 --verify", 0,
             "verified yes (data mode)", 1);
+    double groups = th_cli_num("sim -t gb200-nvl72 --set racks=3 --set trays=1 -c allreduce -a nvlstree -s 65537 "
+                               "--pipeline 5 --json", "channels");
+    cr_expect_eq(groups, 2, "--json's channels: the groups run, %g", groups);
 }
 
 /* A pinned --pipeline K is the user's cut: -a auto and select's cells

@@ -113,11 +113,9 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
         cJSON_AddBoolToObject(o, "shared_links_seen", !r->model.blind);
     }
     cJSON_AddStringToObject(o, "port_model", r->model.ports == 1 ? "single-port" : "multi-port");
+    cJSON_AddNumberToObject(o, "channels", r->channels);           /* what ran: asked, the machine's, NCCL's or the row's */
     if (r->nccl_steps > 0) cJSON_AddNumberToObject(o, "pipeline_steps", r->nccl_steps);   /* NCCL's loops */
-    if (r->auto_picked == 1 && r->cut == RUN_CUT_NCCL) {                                 /* -a auto took NCCL's cut */
-        cJSON_AddStringToObject(o, "cut", "nccl");
-        cJSON_AddNumberToObject(o, "channels", r->channels);
-    }
+    if (r->auto_picked == 1 && r->cut == RUN_CUT_NCCL) cJSON_AddStringToObject(o, "cut", "nccl");   /* -a auto took NCCL's cut */
     if (r->launch_s > 0) cJSON_AddNumberToObject(o, "launch_s", r->launch_s);                /* -g's, in time_s */
     if (verify_asked) {
         cJSON_AddBoolToObject(o, "verified", r->eng.verified);
