@@ -159,7 +159,7 @@ static int gdr_level(mfile_t *c, ynode_t *v) {
  * whole number from 1 to MAXCHANNELS 64 (init.cc caps the CTAs there; a
  * count below 1 NCCL ignores, so a file saying so is wrong). */
 static int channel_bounds(mfile_t *c, ynode_t *m) {
-    static const char *const names[4] = {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"};
+    const char *const *names = topo_nccl_bounds;
     for (int i = 0; i < 4; i++) {
         ynode_t *v = mf_get(c, m, names[i]);
         char s[MF_TEXT], *end;

@@ -110,6 +110,8 @@ static double socket_rate(const topo_t *t, int l) {
     return t->line_bw[l] < cap ? t->line_bw[l] : cap;
 }
 
+const char *const topo_nccl_bounds[4] = {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"};
+
 int topo_nccl_channels(const topo_t *t, int nc, int nvls) {
     const int *b = topo_params_c(t)->nccl_nch;     /* min, max channels; min, max CTAs */
     int hi = nvls ? b[3] : b[1] && b[3] ? (b[1] < b[3] ? b[1] : b[3]) : b[1] ? b[1] : b[3];

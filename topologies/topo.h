@@ -333,6 +333,8 @@ double topo_line_bw(const topo_t *t, int l);
  * the rings' and trees' count capped by both maxima, then raised to both
  * minima; nvls: NVLS's channels, clamped by the CTA bounds alone, nvls.cc). */
 int topo_nccl_channels(const topo_t *t, int nc, int nvls);
+/* nccl_env's names of topo_params_t.nccl_nch's four bounds, in its order. */
+extern const char *const topo_nccl_bounds[4];
 
 /* A socket-transport machine's per-stream rate (topo_params_t.socket_bw),
  * its NIC links set again from their line rates (calibration fits it);

@@ -58,14 +58,13 @@ static void quoted(FILE *f, const char *s) {
 /* nccl_env: what the machine's NCCL is told (NCCL_ALGO, NCCL_PROTO, its channel bounds), if anything. */
 static void write_nccl_env(FILE *f, const topo_params_t *p) {
     static const char *const vars[2] = {"NCCL_ALGO", "NCCL_PROTO"};
-    static const char *const bounds[4] = {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"};
     const int *b = p->nccl_nch;
     if (!p->nccl_env[0][0] && !p->nccl_env[1][0] && !b[0] && !b[1] && !b[2] && !b[3]) return;
     fprintf(f, "nccl_env:\n");
     for (int i = 0; i < 2; i++)
         if (p->nccl_env[i][0]) fprintf(f, "  %s: ", vars[i]), quoted(f, p->nccl_env[i]), fprintf(f, "\n");
     for (int i = 0; i < 4; i++)
-        if (b[i]) fprintf(f, "  %s: %d\n", bounds[i], b[i]);
+        if (b[i]) fprintf(f, "  %s: %d\n", topo_nccl_bounds[i], b[i]);
 }
 
 static void write_library(FILE *f, const topo_library_t *l) {

@@ -79,12 +79,11 @@ int cmd_calibrated_rule(const char *cmd, const topo_t *t, cmd_rule_t *r) {
 }
 
 int cmd_nccl_env_text(const topo_t *t, char *b, size_t n) {
-    static const char *const bounds[4] = {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS"};
     const topo_params_t *tp = topo_params_c(t);
     int k = snprintf(b, n, "%s%s%s%s", tp->nccl_env[0][0] ? " NCCL_ALGO=" : "", tp->nccl_env[0],
                      tp->nccl_env[1][0] ? " NCCL_PROTO=" : "", tp->nccl_env[1]);
     for (int i = 0; i < 4 && k >= 0 && (size_t)k < n; i++)
-        if (tp->nccl_nch[i]) k += snprintf(b + k, n - (size_t)k, " %s=%d", bounds[i], tp->nccl_nch[i]);
+        if (tp->nccl_nch[i]) k += snprintf(b + k, n - (size_t)k, " %s=%d", topo_nccl_bounds[i], tp->nccl_nch[i]);
     return b[0] != '\0';
 }
 
