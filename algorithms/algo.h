@@ -29,6 +29,11 @@ typedef struct algo_opts {
     int domain_rings;   /* channels of NCCL's ring and tree rows across flat NVLink domains
                            (graph_domain_rings, set by form_opts where none were asked);
                            0: channels. algo_row_opts applies it */
+    int channels_machine; /* 1: channels is the machine's count, filled in by form_opts
+                             (its rings, or its file's channels), not one a user, a
+                             log's rule or NCCL's count for the size chose: rows whose
+                             channels are not rings (nvlstree's channel groups) take
+                             their own where it is set */
 } algo_opts_t;
 
 typedef struct algo {

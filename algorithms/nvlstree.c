@@ -87,13 +87,18 @@ static place_t place(const sched_t *s, int N, int cc) {
 
 static int is_root(const sched_t *s, int N, int cc) { return place(s, N, cc).up < 0; }
 
-/* Channel groups: as many as named, else two. NCCL runs NVLSTree on all
- * its NVLS channels (16-32: view_nvls) and alternates them between the
- * double binary tree's two trees (connect.cc, connectNvls: treeUp[c % 2]),
- * so every call uses both; one group ran tree 0 alone and loaded an
- * interior node's head NICs with 3n/B where NCCL's give at most 2n/B. */
+/* Channel groups: as many as asked, else the machine's count (its rings,
+ * or its file's channels: channels_machine), at least two. NCCL runs
+ * NVLSTree on all its NVLS channels (16-32: view_nvls) and alternates them
+ * between the double binary tree's two trees (connect.cc, connectNvls:
+ * treeUp[c % 2]), so every call uses both: one group ran tree 0 alone and
+ * loaded an interior node's head NICs with 3n/B where NCCL's give at most
+ * 2n/B. More groups are more loops in flight: at 4 and 5 nodes the
+ * simulator wants cluster-h100's 8 (two put it 20-33 % above the closed
+ * form, machines-2026.md). */
 static uint64_t groups(const algo_opts_t *o, uint64_t k) {
     uint64_t C = o && o->channels > 0 ? (uint64_t)o->channels : 2;
+    if (o && o->channels_machine && C < 2) C = 2;
     return C > k ? k : C;
 }
 

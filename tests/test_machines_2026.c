@@ -357,6 +357,39 @@ Test(machines_2026, nvlstree_runs_both_trees) {
     cr_expect_eq(groups, 2, "--json's channels: the groups run, %g", groups);
 }
 
+/* nvlstree runs both trees whatever the machine's channels: a cluster of
+ * H100 nodes told `channels: 1` (one ring) ran one channel group, tree 0
+ * alone, and an interior node's head NICs sent 3n/B; now two groups, 2n/B
+ * (64 MiB, B = 8 heads: 16 MiB, not 24). --channels 1 is the user's and
+ * stays one group; the 8-ring machine keeps its 8. */
+Test(machines_2026, nvlstree_runs_both_trees_on_a_one_ring_machine) {
+    const char *csv = "build/nvlstree-rings-test.csv";
+    char cmd[256], *out = NULL;
+    snprintf(cmd, sizeof cmd, "sim -t cluster-h100 --set nodes=4 --set channels=1 -c allreduce -a nvlstree --proto Simple "
+             "-s 64MiB --link-stats %s", csv);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    free(out);
+    char *text = th_slurp(csv);
+    cr_assert(text, "no %s", csv);
+    double most = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char from[64], to[64];
+        double bw, bytes;
+        if (sscanf(line, "%*d,%63[^,],%63[^,],%lf,%lf", from, to, &bw, &bytes) == 4 && strstr(from, ".nic") &&
+            strstr(to, ".gpu") && bytes > most)
+            most = bytes;
+    }
+    free(text);
+    cr_expect_eq(most, 2.0 * 64 * 1048576 / 8, "the busiest head NIC carries %.0f B", most);
+    const char *m = "-t cluster-h100 --set nodes=3 -c allreduce -s 64MiB --json -a nvlstree";
+    snprintf(cmd, sizeof cmd, "sim %s --set channels=1", m);
+    cr_expect_eq(th_cli_num(cmd, "channels"), 2, "one ring: two groups");
+    snprintf(cmd, sizeof cmd, "predict %s --set channels=1 --channels 1", m);
+    cr_expect_eq(th_cli_num(cmd, "channels"), 1, "--channels 1 is the user's");
+    snprintf(cmd, sizeof cmd, "sim %s", m);
+    cr_expect_eq(th_cli_num(cmd, "channels"), 8, "8 rings: 8 groups");
+}
+
 /* A pinned --pipeline K is the user's cut: -a auto and select's cells
  * price a row NCCL runs at it alone, not also at K steps with NCCL's LL
  * fill (nccl_size, RUN_CUT_LOWER). Two A100 nodes at 4 MiB, nccltree/LL at

@@ -258,6 +258,7 @@ static void opts_fill(topo_t *t, algo_opts_t *o, int bounded) {
     if (o->rings == NULL && !o->rank_order) o->rings = graph_rings(t, NULL);   /* NULL: flat, rank order */
     if (o->channels == 0 && topo_params_c(t)->plain) o->channels = topo_params_c(t)->channels;   /* 1 or the file's */
     if (o->channels == 0) o->channels = o->rings ? o->rings->count : topo_params_c(t)->channels;
+    if (!asked) o->channels_machine = 1;
     if (o->stride == 0 && o->rings == NULL) o->stride = graph_ring_stride(t);
     if (bounded && !asked) {           /* the machine's count, as its NCCL is told to bound it (nccl_env) */
         o->channels = topo_nccl_channels(t, o->channels, 0);

@@ -46,7 +46,7 @@ static int cut(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, int C,
  * size (ncclrule_channels), not the family's default (domain_rings). */
 static void nccl_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int said, algo_opts_t *o) {
     int C = ncclrule_channels(a, pr, p, n, o->channels, said);
-    if (C != o->channels) o->channels = C, o->domain_rings = 0;
+    if (C != o->channels) o->channels = C, o->domain_rings = 0, o->channels_machine = 0;
 }
 
 /* Row a's own options o (algo_row_opts) as policy c cuts it for NCCL
