@@ -8,8 +8,9 @@
 # any fit and nothing was changed after their errors were seen
 # (docs/decisions/scale.md). A fit calibrate calls not physical is written
 # with --accept-unphysical and the row names what it needed. Setup 1 (nothing
-# set) is NCCL's TCP socket transport: --set socket=true
-# (docs/decisions/network-software.md). NCCL 2.18's rules and tables
+# set) is NCCL's TCP socket transport: --set socket=true; setup 5 matches
+# tags in software (FI_CXI_RX_MATCH_MODE=software): --set
+# software_matching=true (docs/decisions/network-software.md). NCCL 2.18's rules and tables
 # (--set nccl_version=2.18, docs/decisions/nccl-versions.md). Markdown.
 set -eu
 BATON=${1:-build/baton}
@@ -28,6 +29,7 @@ for cs in all_reduce:1 all_gather:5 alltoall:1; do
     coll=$(printf '%s' "$c" | tr -d _)         # the logs name no test: all_reduce is -c allreduce
     net=""                                     # setup 1: nothing set, NCCL's TCP sockets
     [ "$s" = 1 ] && net="--set socket=true"
+    [ "$s" = 5 ] && net="--set software_matching=true"   # FI_CXI_RX_MATCH_MODE=software
     f="$cal/$c.yaml"
     out=$("$BATON" calibrate -t polaris --set nccl_version=2.18 $net --cv 0 --accept-unphysical -c "$coll" -o "$f" \
           --nccl-tests "$L/polaris_nccl_2_18_n2_${c}_setup$s.txt" "$L/polaris_nccl_2_18_n8_${c}_setup$s.txt" 2>&1)

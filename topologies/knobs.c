@@ -57,6 +57,8 @@ static const knob_t knobs[] = {
     {"socket_bw", KNOB_BW, AT(socket_bw), 0, 0, 1},
     {"socket_latency", KNOB_TIME, AT(socket_lat), 0, 0, 0},
     {"socket_threads", KNOB_COUNT, AT(socket_threads), 0, 16, 0},
+    {"software_matching", KNOB_BOOL, AT(sw_match), 0, 0, 0},
+    {"match_latency", KNOB_TIME, AT(match_lat), 0, 0, 0},
     {"nccl_version", KNOB_VERSION, AT(lib.nccl_version), 0, 0, 0},
     {"registered", KNOB_BOOL, AT(registered), 0, 0, 0},
     {"nccl_tuner", KNOB_BOOL, AT(nccl_tuner), 0, 0, 0},

@@ -105,6 +105,24 @@ int mf_read_library(mfile_t *c, ynode_t *root) {
     return 0;
 }
 
+/* FI_CXI_RX_MATCH_MODE (libfabric's CXI provider, Slingshot: fi_cxi(7)):
+ * "software" matches every receive's tag on the host (software_matching),
+ * "hardware" and "hybrid" in the NIC (hybrid falls back to software only
+ * when the NIC's match resources run out, which baton does not model). A
+ * `software_matching` the file or --set gives explicitly wins. */
+static int read_match_env(mfile_t *c, ynode_t *root, ynode_t *m) {
+    ynode_t *v = mf_get(c, m, "FI_CXI_RX_MATCH_MODE");
+    char s[MF_TEXT];
+    int rc;
+    if (v == NULL) return 0;
+    if ((rc = mf_text(c, v, "FI_CXI_RX_MATCH_MODE", s)) < 0) return rc;
+    if (strcmp(s, "software") && strcmp(s, "hardware") && strcmp(s, "hybrid"))
+        return mf_fail(c, v, "FI_CXI_RX_MATCH_MODE must be hardware, software or hybrid, not '%s'", s, NULL);
+    if (!expand_get(&c->params, "software_matching") && !mf_get(c, root, "software_matching"))
+        topo_params(c->t)->sw_match = strcmp(s, "software") == 0;
+    return 0;
+}
+
 /* nccl_env's network: NCCL_NET "Socket" (or NCCL_IB_DISABLE 1 without a
  * plugin named) is NCCL's socket transport, "IB" or a plugin's name RDMA;
  * NCCL_SOCKET_NTHREADS its helper threads (0-16, net_socket.cc's
@@ -128,7 +146,7 @@ static int read_net_env(mfile_t *c, ynode_t *root, ynode_t *m) {
         if ((rc = mf_text(c, th, "NCCL_SOCKET_NTHREADS", s)) < 0) return rc;
         if (knobs_set(p, "socket_threads", s, why, sizeof why) < 0) return mf_fail(c, th, "NCCL_SOCKET_NTHREADS %s", why, NULL);
     }
-    return 0;
+    return read_match_env(c, root, m);
 }
 
 /* NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path NCCL uses GPUDirect RDMA
@@ -181,7 +199,7 @@ static int channel_bounds(mfile_t *c, ynode_t *m) {
 int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
     static const char *const keys[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NET_GDR_LEVEL", "NCCL_NET", "NCCL_IB_DISABLE",
                                        "NCCL_SOCKET_NTHREADS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
-                                       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", NULL};
+                                       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "FI_CXI_RX_MATCH_MODE", NULL};
     ynode_t *m = mf_get(c, root, "nccl_env"), *v;
     topo_params_t *p = topo_params(c->t);
     char s[MF_TEXT];

@@ -185,6 +185,7 @@ topo_t *topo_create(const char *name) {
     t->params.nvls_eff = 1;
     t->params.socket_bw = TOPO_SOCKET_BW;
     t->params.socket_lat = TOPO_SOCKET_LAT;
+    t->params.match_lat = TOPO_MATCH_LAT;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
 }

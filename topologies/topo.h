@@ -174,6 +174,12 @@ typedef struct topo_dragonfly {
  * and adds one way (NCCL's proxy polls its sockets, so no wakeup is paid:
  * a polled TCP round trip on such hosts is ~10 us; an estimate, 5 us).
  * docs/decisions/network-software.md. */
+/* What software tag matching costs a network message on the host where the
+ * file does not say (topo_params_t.match_lat): read off Polaris's NCCL 2.18
+ * logs, setup 5 (FI_CXI_RX_MATCH_MODE=software) against setup 4 (the NIC
+ * matches) at 2 and 8 nodes; no public figure was found.
+ * docs/decisions/network-software.md, "Software tag matching". */
+#define TOPO_MATCH_LAT 2.7e-6
 #define TOPO_SOCKET_BW 4e9
 #define TOPO_SOCKET_LAT 5e-6
 
@@ -221,6 +227,12 @@ typedef struct topo_params {
     int socket_threads;  /* NCCL_SOCKET_NTHREADS: helper threads a connection's data is
                             split over; 0 (NCCL's default off AWS and GCP): the proxy
                             thread sends it on one socket itself */
+    int sw_match;        /* 1: the network's library matches tags in software, on the host
+                            (libfabric's CXI provider under FI_CXI_RX_MATCH_MODE=software,
+                            Slingshot): each network message a rank sends or receives
+                            costs its proxy thread match_lat, one after another
+                            (ncclrule.c proxy_floor); 0: the NIC matches them */
+    double match_lat;    /* seconds one network message costs the host where sw_match */
     double stage_lat;    /* seconds each ring step of a staged Simple transfer pays beyond
                             the links (its flag, then the data, read back from host memory:
                             a pipeline's fill the ceiling adds); 0: none */

@@ -473,6 +473,7 @@ void run_parts(topo_t *t, const run_out_t *o, run_parts_t *x) {
     x->sync = o->sync_s;
     x->proxy = o->proxy_s;
     x->socket = o->socket_s;
+    x->socket_tcp = topo_params_c(t)->socket;
     x->launches = o->launch_s;
     x->ceiling = o->time_s - o->launch_s - o->proxy_s - o->socket_s - o->links_s;   /* gpu_and_host's ceilings */
     x->total = o->time_s;

@@ -104,6 +104,16 @@ static void socket_lines(const topo_t *t) {
            th > 0 ? "" : ", one after another on its rank's thread");
 }
 
+/* Software tag matching (topo_params_t.sw_match): libfabric's CXI
+ * provider says it with FI_LOG_LEVEL, NCCL does not; what baton makes of it. */
+static void match_lines(const topo_t *t) {
+    const topo_params_t *p = topo_params_c(t);
+    if (!p->sw_match) return;
+    printf("network: tags matched in software on the host (`software_matching: true`; FI_CXI_RX_MATCH_MODE=software):\n"
+           "  each network message a rank sends or receives costs its proxy thread %.4g us, one after another;\n"
+           "  NCCL's own model does not know\n", p->match_lat * 1e6);
+}
+
 /* CollNet: the fabric's reducing switches, as NCCL_DEBUG=INFO names the
  * SHARP trees (one per rail here). */
 static void sharp(const topo_t *t) {
@@ -268,6 +278,7 @@ static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const 
     rings(t, g);
     pxn(t);
     socket_lines(t);
+    match_lines(t);
     sharp(t);
     library(t, tu ? tu->tuned : 0);
     nccl_env(t);

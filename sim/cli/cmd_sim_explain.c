@@ -28,7 +28,8 @@ static int parts_added(int n, const run_parts_t *x) {
     n = part(n, "once per call", x->once, x->total, 1);
     n = part(n, "switch sync", x->sync, x->total, 0);
     n = part(n, "GPU/host ceiling on busbw", x->ceiling, x->total, 0);
-    n = part(n, "socket proxy thread's messages", x->socket, x->total, 0);
+    n = part(n, x->socket_tcp ? "socket proxy thread's messages" : "proxy's tag matching, a message at a time", x->socket,
+             x->total, 0);
     n = part(n, "NCCL proxy's LL scan", x->proxy, x->total, 0);
     return part(n, "-g launches", x->launches, x->total, 0);
 }
@@ -92,12 +93,19 @@ static void explain_run(topo_t *t, const run_out_t *r, const run_out_t *c) {
  * does until it goes. */
 static void explain_advice(const run_out_t *r, const run_parts_t *x) {
     char a[64], b[64], c[64];
-    if (x->socket > 0) {
+    if (x->socket > 0 && x->socket_tcp) {
         units_fmt_time(x->socket, a, sizeof a);
         printf("           socket-bound: NCCL's socket transport's proxy thread handles the busiest rank's network\n"
                "           messages one after another, %s more than the links and ceilings take, so faster or\n"
                "           lower-latency links save nothing until it goes: a cheaper message (socket_latency) lowers\n"
                "           it, helper threads (NCCL_SOCKET_NTHREADS, --set socket_threads=N) or RDMA remove it\n", a);
+        return;
+    }
+    if (x->socket > 0) {
+        units_fmt_time(x->socket, a, sizeof a);
+        printf("           match-bound: the network's library matches tags in software (FI_CXI_RX_MATCH_MODE=software),\n"
+               "           a message at a time on the busiest rank's proxy thread, %s more than the links and ceilings\n"
+               "           take, so faster links save nothing until it goes: the NIC's matching (hardware) removes it\n", a);
         return;
     }
     units_fmt_time(x->half_alpha, a, sizeof a);

@@ -104,9 +104,10 @@ typedef struct run_out {
                                 NCCL's channels and pipeline under -a nccl (run_parts reads them) */
     double links_s;          /* of time_s, the links' (closed form, or the engine's run) */
     double proxy_s;          /* of time_s, NCCL's proxy reading LL lines (proxy_scan) */
-    double socket_s;         /* of time_s, the socket transport's proxy thread handling the
-                                network messages one by one, beyond the links' time and the
-                                ceilings (ncclrule.c socket_floor) */
+    double socket_s;         /* of time_s, the proxy thread handling the network messages one
+                                by one (the socket transport's TCP stack, software tag
+                                matching), beyond the links' time and the ceilings
+                                (ncclrule.c proxy_floor) */
     double once_s, sync_s;   /* of links_s, the protocol's base latency and the reducing
                                 switches' synchronisation (topo_params_t.nvls_lat) */
 } run_out_t;

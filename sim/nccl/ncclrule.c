@@ -98,18 +98,27 @@ static int staged_duplex(const topo_t *t, coll_t c, int p) {
     return p > 2 || (c != COLL_BROADCAST && c != COLL_REDUCE);
 }
 
-/* NCCL's socket transport (topo_params_t.socket; src/transport/net_socket.cc):
- * a rank's proxy thread moves each of its network messages itself, send()
- * or recv() through the kernel's TCP stack (NCCL_SOCKET_NTHREADS 0: no
- * helper threads), one after another: the call takes at least the busiest
- * thread's messages x socket_lat. The links carry the bytes at the streams'
- * rate (topo.c apply_socket); this is the messages' own cost, which a
- * pipeline does not hide: an all-to-all's 2 (p - g) messages a rank. */
-static double socket_floor(const topo_t *t, const sched_t *s, const proto_cost_t *pc) {
+/* What a rank's proxy thread spends on one network message, one after
+ * another: under NCCL's socket transport (topo_params_t.socket;
+ * src/transport/net_socket.cc) its send() or recv() through the kernel's
+ * TCP stack (NCCL_SOCKET_NTHREADS 0: no helper threads), socket_lat; where
+ * the network's library matches tags in software (sw_match: libfabric's
+ * CXI provider, FI_CXI_RX_MATCH_MODE=software) the match, made in the
+ * provider's progress call the proxy drives, match_lat. 0: none. */
+double ncclrule_proxy_message(const topo_t *t) {
     const topo_params_t *tp = topo_params_c(t);
-    if (!tp->socket || tp->socket_threads > 0) return 0;
-    uint64_t m = sockmsgs_busiest(s, tp->group_size);
-    return m ? pc->base_latency + (double)m * tp->socket_lat : 0;
+    return (tp->socket && tp->socket_threads == 0 ? tp->socket_lat : 0) + (tp->sw_match ? tp->match_lat : 0);
+}
+
+/* The call takes at least the busiest thread's messages x that cost. The
+ * links carry the bytes (at the streams' rate under sockets: topo.c
+ * apply_socket); this is the messages' own cost, which a pipeline does not
+ * hide: an all-to-all's 2 (p - g) messages a rank. */
+static double proxy_floor(const topo_t *t, const sched_t *s, const proto_cost_t *pc) {
+    double msg = ncclrule_proxy_message(t);
+    if (msg <= 0) return 0;
+    uint64_t m = sockmsgs_busiest(s, topo_params_c(t)->group_size);
+    return m ? pc->base_latency + (double)m * msg : 0;
 }
 
 /* The launches of the further GPUs one host thread drives in turn
@@ -170,7 +179,7 @@ static int kernel_ranks(const topo_t *t, const algo_t *a, int p) {
  * GPUs one thread drives. */
 void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, const proto_cost_t *pc, proto_t pr,
                         double links, run_out_t *o) {
-    double capped = gpu_and_host(t, q, pc, kernel_ranks(t, o->algo, o->ranks), links), sock = socket_floor(t, s, pc);
+    double capped = gpu_and_host(t, q, pc, kernel_ranks(t, o->algo, o->ranks), links), sock = proxy_floor(t, s, pc);
     o->links_s = links;
     o->socket_s = sock > capped ? sock - capped : 0;
     o->proxy_s = proxy_scan(t, q, o, pr);
