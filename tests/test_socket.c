@@ -1,5 +1,5 @@
 /* test_socket.c - NCCL's socket transport (topo_params_t.socket; topo.c
- * apply_socket, sim/nccl/ncclrule.c socket_floor): the NIC links at the TCP
+ * apply_socket, sim/nccl/ncclrule.c proxy_floor): the NIC links at the TCP
  * streams' rate, a message's cost in the hosts' stacks, the proxy thread's
  * messages one after another, NCCL's own model seeing the NICs' speed, and a
  * fit of the stream rate (docs/decisions/network-software.md). */
