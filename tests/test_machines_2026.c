@@ -321,6 +321,30 @@ Test(machines_2026, select_names_sims_answer) {
     th_says("sim -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce -s 1GiB", 0, "2.96743 ms (simulated)", 1);
 }
 
+/* A 64 MiB nvlstree all-reduce (Simple) on machine m: the bytes of its
+ * busiest NIC-to-GPU link (a head's NIC taking the tree's traffic), and in
+ * *nics how many such links there are (--link-stats). */
+static double busiest_nic_to_gpu(const char *m, int *nics) {
+    const char *csv = "build/nvlstree-links-test.csv";
+    char cmd[256], *out = NULL;
+    snprintf(cmd, sizeof cmd, "sim %s -c allreduce -a nvlstree --proto Simple -s 64MiB --link-stats %s", m, csv);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
+    free(out);
+    char *text = th_slurp(csv);
+    cr_assert(text, "no %s", csv);
+    double most = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char from[64], to[64];
+        double bw, bytes;
+        if (sscanf(line, "%*d,%63[^,],%63[^,],%lf,%lf", from, to, &bw, &bytes) != 4 || !strstr(from, ".nic") || !strstr(to, ".gpu"))
+            continue;
+        ++*nics;
+        if (bytes > most) most = bytes;
+    }
+    free(text);
+    return most;
+}
+
 /* NVLSTree runs both of the double binary tree's trees, as NCCL alternates
  * its NVLS channels between them (connect.cc, connectNvls: treeUp[c % 2];
  * NCCL 2.18-2.30): a rack interior in one tree is a leaf in the other, so
@@ -328,25 +352,8 @@ Test(machines_2026, select_names_sims_answer) {
  * (B = 8 heads a rack), 64 MiB: 16 MiB on r2's head NICs; with one channel
  * group (tree 0 alone, before) 24 MiB, 3n/B. */
 Test(machines_2026, nvlstree_runs_both_trees) {
-    const char *csv = "build/nvlstree-links-test.csv";
-    char cmd[256], *out = NULL;
-    snprintf(cmd, sizeof cmd, "sim -t gb200-nvl72 --set racks=4 --set trays=2 -c allreduce -a nvlstree --proto Simple "
-             "-s 64MiB --link-stats %s", csv);
-    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
-    free(out);
-    char *text = th_slurp(csv);
-    cr_assert(text, "no %s", csv);
-    double most = 0;
     int nics = 0;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        char from[64], to[64];
-        double bw, bytes;
-        if (sscanf(line, "%*d,%63[^,],%63[^,],%lf,%lf", from, to, &bw, &bytes) != 4 || !strstr(from, ".nic") || !strstr(to, ".gpu"))
-            continue;
-        nics++;
-        if (bytes > most) most = bytes;
-    }
-    free(text);
+    double most = busiest_nic_to_gpu("-t gb200-nvl72 --set racks=4 --set trays=2", &nics);
     cr_expect_eq(nics, 4 * 8, "NIC-to-GPU links: %d", nics);
     cr_expect_eq(most, 2.0 * 64 * 1048576 / 8, "the busiest head NIC carries %.0f B", most);
     /* the two groups' schedule computes the sum: 3 racks of a tray, 5 steps, a remainder */
@@ -363,24 +370,10 @@ Test(machines_2026, nvlstree_runs_both_trees) {
  * (64 MiB, B = 8 heads: 16 MiB, not 24). --channels 1 is the user's and
  * stays one group; the 8-ring machine keeps its 8. */
 Test(machines_2026, nvlstree_runs_both_trees_on_a_one_ring_machine) {
-    const char *csv = "build/nvlstree-rings-test.csv";
-    char cmd[256], *out = NULL;
-    snprintf(cmd, sizeof cmd, "sim -t cluster-h100 --set nodes=4 --set channels=1 -c allreduce -a nvlstree --proto Simple "
-             "-s 64MiB --link-stats %s", csv);
-    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s", out);
-    free(out);
-    char *text = th_slurp(csv);
-    cr_assert(text, "no %s", csv);
-    double most = 0;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        char from[64], to[64];
-        double bw, bytes;
-        if (sscanf(line, "%*d,%63[^,],%63[^,],%lf,%lf", from, to, &bw, &bytes) == 4 && strstr(from, ".nic") &&
-            strstr(to, ".gpu") && bytes > most)
-            most = bytes;
-    }
-    free(text);
+    int nics = 0;
+    double most = busiest_nic_to_gpu("-t cluster-h100 --set nodes=4 --set channels=1", &nics);
     cr_expect_eq(most, 2.0 * 64 * 1048576 / 8, "the busiest head NIC carries %.0f B", most);
+    char cmd[256];
     const char *m = "-t cluster-h100 --set nodes=3 -c allreduce -s 64MiB --json -a nvlstree";
     snprintf(cmd, sizeof cmd, "sim %s --set channels=1", m);
     cr_expect_eq(th_cli_num(cmd, "channels"), 2, "one ring: two groups");

@@ -1,8 +1,10 @@
-/* test_socket.c - NCCL's socket transport (topo_params_t.socket; topo.c
- * apply_socket, sim/nccl/ncclrule.c proxy_floor): the NIC links at the TCP
- * streams' rate, a message's cost in the hosts' stacks, the proxy thread's
- * messages one after another, NCCL's own model seeing the NICs' speed, and a
- * fit of the stream rate (docs/decisions/network-software.md). */
+/* test_socket.c - the network's software (docs/decisions/network-software.md):
+ * NCCL's socket transport (topo_params_t.socket; topo.c apply_socket,
+ * sim/nccl/ncclrule.c proxy_floor): the NIC links at the TCP streams' rate, a
+ * message's cost in the hosts' stacks, the proxy thread's messages one after
+ * another, NCCL's own model seeing the NICs' speed, and a fit of the stream
+ * rate; and libfabric matching tags on the host (topo_params_t.sw_match,
+ * suite `matching`): each network message match_latency on that thread. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -181,19 +183,22 @@ Test(socket, bad_values_are_named) {
 /* What the machine's NCCL is told (nccl_env:) names the transport: NCCL_NET
  * Socket, or NCCL_IB_DISABLE=1 with no plugin named, is the socket
  * transport; a plugin's name is RDMA; a `socket` --set still wins. */
-static int socket_of(const char *env, const char *sets) {
-    char yaml[256];
-    snprintf(yaml, sizeof yaml, "name: p-env\nextends: polaris\nnccl_env: {%s}\n", env);
+/* polaris told nccl_env {env} (a file extending it), with --set sets:
+ * the loaded machine's parameters, through get. */
+static int env_param(const char *env, const char *sets, int (*get)(const topo_params_t *)) {
     FILE *f = fopen("/tmp/baton_socket_env.yaml", "w");
     cr_assert_not_null(f);
-    fputs(yaml, f);
+    fprintf(f, "name: p-env\nextends: polaris\nnccl_env: {%s}\n", env);
     fclose(f);
     topo_t *t = th_load("/tmp/baton_socket_env.yaml", sets);
-    int s = topo_params_c(t)->socket * 100 + topo_params_c(t)->socket_threads;
+    int v = get(topo_params_c(t));
     topo_free(t);
     remove("/tmp/baton_socket_env.yaml");
-    return s;
+    return v;
 }
+
+static int socket_and_threads(const topo_params_t *p) { return p->socket * 100 + p->socket_threads; }
+static int socket_of(const char *env, const char *sets) { return env_param(env, sets, socket_and_threads); }
 
 Test(socket, nccl_env_names_the_transport) {
     cr_expect_eq(socket_of("NCCL_NET: Socket", NULL), 100);
@@ -280,4 +285,57 @@ Test(socket, the_message_count_equals_the_walk) {
     sched_t one;
     cr_assert_eq(algo_build(&algo_allreduce_ring, 4, 4 * 96, NULL, &one, NULL), 0);
     cr_expect_eq(sockmsgs_busiest(&one, 4), 0, "one node: no network messages");
+}
+
+/* An all-to-all on p ranks, g a node, has each rank send to and receive
+ * from the p - g ranks of other nodes: 2 (p - g) messages on its proxy
+ * thread, each match_latency (2.7 us unless set), in the closed form and
+ * the engine alike; the NIC's matching (the default) costs none of it. */
+Test(matching, the_proxy_thread_matches_each_network_message) {
+    for (int predict = 0; predict < 2; predict++) {
+        cr_expect_float_eq(alltoall_time("nodes=2 software_matching=true", predict), 2 * 4 * 2.7e-6, 1e-12);
+        cr_expect_float_eq(alltoall_time("nodes=4 software_matching=true", predict), 2 * 12 * 2.7e-6, 1e-12);
+        cr_expect_float_eq(alltoall_time("nodes=2 software_matching=true match_latency=4us", predict), 2 * 4 * 4e-6,
+                           1e-12);
+        cr_expect_lt(alltoall_time("nodes=2", predict), 2 * 4 * 2.7e-6 / 2);
+        cr_expect_lt(alltoall_time("nodes=2 match_latency=4us", predict), 2 * 4 * 2.7e-6 / 2, "the knob alone is not on");
+    }
+    /* under the socket transport a message pays both: the TCP stack's and the match */
+    cr_expect_float_eq(alltoall_time("nodes=2 socket=true software_matching=true", 1), 2 * 4 * (5e-6 + 2.7e-6), 1e-12);
+}
+
+/* FI_CXI_RX_MATCH_MODE in nccl_env: software is on, hardware and hybrid
+ * off; a `software_matching` --set wins; anything else is an error at the
+ * file's line. */
+static int sw_match(const topo_params_t *p) { return p->sw_match; }
+static int matching_of(const char *env, const char *sets) { return env_param(env, sets, sw_match); }
+
+Test(matching, nccl_env_names_the_matching) {
+    cr_expect_eq(matching_of("FI_CXI_RX_MATCH_MODE: software", NULL), 1);
+    cr_expect_eq(matching_of("FI_CXI_RX_MATCH_MODE: hardware", NULL), 0);
+    cr_expect_eq(matching_of("FI_CXI_RX_MATCH_MODE: hybrid", NULL), 0);
+    cr_expect_eq(matching_of("FI_CXI_RX_MATCH_MODE: software", "software_matching=false"), 0);
+    FILE *f = fopen("/tmp/baton_matching_bad.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: p-env\nextends: polaris\nnccl_env:\n  FI_CXI_RX_MATCH_MODE: sometimes\n", f);
+    fclose(f);
+    th_says("plan -t /tmp/baton_matching_bad.yaml", 1, "baton_matching_bad.yaml:4:", 1);
+    th_says("plan -t /tmp/baton_matching_bad.yaml", 1, "FI_CXI_RX_MATCH_MODE must be hardware, software or hybrid", 1);
+    remove("/tmp/baton_matching_bad.yaml");
+    th_says("predict -t polaris --set software_matching=maybe -c alltoall -s 1MiB", 1, "must be true or false", 1);
+}
+
+/* plan says it, and --explain names the part and what removes it: 8
+ * Polaris nodes, a 4 KiB all-to-all, 2 x 28 messages a rank. */
+Test(matching, plan_and_explain_say_it) {
+    th_says("plan -t polaris --set nodes=2 --set software_matching=true", 0,
+            "each network message a rank sends or receives costs its proxy thread 2.7 us", 1);
+    th_says("plan -t polaris --set nodes=2", 0, "matched in software", 0);
+    char *out = NULL;
+    cr_assert_eq(th_cli("predict -t polaris --set nodes=8 --set software_matching=true -c alltoall -a direct --proto LL "
+                        "-s 4KiB --explain", &out, 1), 0, "%s", out);
+    cr_expect_not_null(strstr(out, "proxy's tag matching, a message at a time"), "%s", out);
+    cr_expect_not_null(strstr(out, "match-bound"), "%s", out);
+    cr_expect_null(strstr(out, "socket-bound"), "%s", out);
+    free(out);
 }
