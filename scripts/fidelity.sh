@@ -90,9 +90,13 @@ grep -v '^#' validate/logs/MANIFEST | grep -v '^[[:space:]]*$' | while read -r l
     sim=$("$BATON" validate -t "topologies/$machine.yaml" $setargs -a nccl --model des --ranks "$ranks" --json \
           --nccl-tests "validate/logs/$log")
     # NCCL's own model has no all-to-all (it sends point to point): its cells are '-'.
-    # shellcheck disable=SC2086
-    theirs=$("$BATON" validate -t "topologies/$machine.yaml" $setargs --model nccl --ranks "$ranks" --json \
-             --nccl-tests "validate/logs/$log" 2>/dev/null) || theirs=""
+    theirs=""
+    case "$log" in
+    *alltoall*) ;;
+    *) # shellcheck disable=SC2086
+       theirs=$("$BATON" validate -t "topologies/$machine.yaml" $setargs --model nccl --ranks "$ranks" --json \
+                --nccl-tests "validate/logs/$log") ;;
+    esac
     # shellcheck disable=SC2086
     # A fit calibrate refuses to write (not physical: it names the mechanism a
     # value stands in for) still prints its numbers; its cell says so.

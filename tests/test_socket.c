@@ -15,6 +15,7 @@
 #include "../sim/answer/run.h"
 #include "../sim/nccl/sockmsgs.h"
 #include "../topologies/topo.h"
+#include "../topologies/topo_write.h"
 #include "helpers.h"
 
 #define SETUP1 "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n2_all_reduce_setup1.txt"
@@ -183,22 +184,25 @@ Test(socket, bad_values_are_named) {
 /* What the machine's NCCL is told (nccl_env:) names the transport: NCCL_NET
  * Socket, or NCCL_IB_DISABLE=1 with no plugin named, is the socket
  * transport; a plugin's name is RDMA; a `socket` --set still wins. */
-/* polaris told nccl_env {env} (a file extending it), with --set sets:
- * the loaded machine's parameters, through get. */
-static int env_param(const char *env, const char *sets, int (*get)(const topo_params_t *)) {
-    FILE *f = fopen("/tmp/baton_socket_env.yaml", "w");
+/* polaris told nccl_env {env} (a file extending it, `path`: one a test,
+ * as tests run side by side), with --set sets: the loaded machine's
+ * parameters, through get. */
+static int env_param(const char *path, const char *env, const char *sets, int (*get)(const topo_params_t *)) {
+    FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
     fprintf(f, "name: p-env\nextends: polaris\nnccl_env: {%s}\n", env);
     fclose(f);
-    topo_t *t = th_load("/tmp/baton_socket_env.yaml", sets);
+    topo_t *t = th_load(path, sets);
     int v = get(topo_params_c(t));
     topo_free(t);
-    remove("/tmp/baton_socket_env.yaml");
+    remove(path);
     return v;
 }
 
 static int socket_and_threads(const topo_params_t *p) { return p->socket * 100 + p->socket_threads; }
-static int socket_of(const char *env, const char *sets) { return env_param(env, sets, socket_and_threads); }
+static int socket_of(const char *env, const char *sets) {
+    return env_param("/tmp/baton_socket_env.yaml", env, sets, socket_and_threads);
+}
 
 Test(socket, nccl_env_names_the_transport) {
     cr_expect_eq(socket_of("NCCL_NET: Socket", NULL), 100);
@@ -300,15 +304,18 @@ Test(matching, the_proxy_thread_matches_each_network_message) {
         cr_expect_lt(alltoall_time("nodes=2", predict), 2 * 4 * 2.7e-6 / 2);
         cr_expect_lt(alltoall_time("nodes=2 match_latency=4us", predict), 2 * 4 * 2.7e-6 / 2, "the knob alone is not on");
     }
-    /* under the socket transport a message pays both: the TCP stack's and the match */
-    cr_expect_float_eq(alltoall_time("nodes=2 socket=true software_matching=true", 1), 2 * 4 * (5e-6 + 2.7e-6), 1e-12);
+    /* NCCL's socket transport never goes through libfabric: its TCP stack's cost alone */
+    cr_expect_float_eq(alltoall_time("nodes=2 socket=true software_matching=true", 1), 2 * 4 * 5e-6, 1e-12);
+    cr_expect_lt(alltoall_time("nodes=2 socket=true socket_threads=2 software_matching=true", 1), 2 * 4 * 2.7e-6 / 2);
 }
 
 /* FI_CXI_RX_MATCH_MODE in nccl_env: software is on, hardware and hybrid
  * off; a `software_matching` --set wins; anything else is an error at the
  * file's line. */
 static int sw_match(const topo_params_t *p) { return p->sw_match; }
-static int matching_of(const char *env, const char *sets) { return env_param(env, sets, sw_match); }
+static int matching_of(const char *env, const char *sets) {
+    return env_param("/tmp/baton_matching_env.yaml", env, sets, sw_match);
+}
 
 Test(matching, nccl_env_names_the_matching) {
     cr_expect_eq(matching_of("FI_CXI_RX_MATCH_MODE: software", NULL), 1);
@@ -338,4 +345,23 @@ Test(matching, plan_and_explain_say_it) {
     cr_expect_not_null(strstr(out, "match-bound"), "%s", out);
     cr_expect_null(strstr(out, "socket-bound"), "%s", out);
     free(out);
+}
+
+/* A machine written whole (topo_write_yaml, as `calibrate --self-contained`
+ * writes one) keeps software matching and its cost: no link carries them. */
+Test(matching, a_machine_written_whole_keeps_it) {
+    topo_t *t = th_load("topologies/polaris.yaml", "nodes=2 software_matching=true match_latency=4us");
+    FILE *f = fopen("build/matching-written.yaml", "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
+    fclose(f);
+    topo_free(t);
+    t = th_load("build/matching-written.yaml", NULL);
+    cr_expect_eq(topo_params_c(t)->sw_match, 1);
+    cr_expect_float_eq(topo_params_c(t)->match_lat, 4e-6, 1e-15);
+    topo_free(t);
+    remove("build/matching-written.yaml");
+    /* NCCL's socket transport never goes through libfabric: plan says the knob does nothing there */
+    th_says("plan -t polaris --set nodes=2 --set socket=true --set software_matching=true", 0,
+            "NCCL's socket transport does not use: nothing", 1);
 }

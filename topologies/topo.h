@@ -174,14 +174,15 @@ typedef struct topo_dragonfly {
  * and adds one way (NCCL's proxy polls its sockets, so no wakeup is paid:
  * a polled TCP round trip on such hosts is ~10 us; an estimate, 5 us).
  * docs/decisions/network-software.md. */
+#define TOPO_SOCKET_BW 4e9
+#define TOPO_SOCKET_LAT 5e-6
+
 /* What software tag matching costs a network message on the host where the
  * file does not say (topo_params_t.match_lat): read off Polaris's NCCL 2.18
  * logs, setup 5 (FI_CXI_RX_MATCH_MODE=software) against setup 4 (the NIC
  * matches) at 2 and 8 nodes; no public figure was found.
  * docs/decisions/network-software.md, "Software tag matching". */
 #define TOPO_MATCH_LAT 2.7e-6
-#define TOPO_SOCKET_BW 4e9
-#define TOPO_SOCKET_LAT 5e-6
 
 /* A machine's `launch` unless its file sets one (topo_params_t.launch). */
 #define TOPO_LAUNCH_DEFAULT 2.8e-6

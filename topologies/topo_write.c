@@ -159,6 +159,7 @@ static int write_flat(const topo_t *t, const char *comment, int declared, FILE *
     if (p->stage_bw > 0) fmt_bw(a, sizeof a, p->stage_bw), fprintf(f, "stage_bw: %s\n", a);
     if (p->stage_lat > 0) fmt_s(a, sizeof a, p->stage_lat), fprintf(f, "stage_latency: %s\n", a);
     if (p->ll_scan > 0) fmt_s(a, sizeof a, p->ll_scan), fprintf(f, "ll_scan: %s\n", a);
+    if (p->sw_match) fmt_s(a, sizeof a, p->match_lat), fprintf(f, "software_matching: true\nmatch_latency: %s\n", a);
     if (p->pxn) fprintf(f, "pxn: true\n");
     if (p->eager) fprintf(f, "eager: true\n");
     if (!p->gdr) fprintf(f, "gdr: false\n");

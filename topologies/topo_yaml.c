@@ -132,8 +132,8 @@ static int overlay_knobs(mfile_t *c, ynode_t *root) {
     for (int p = 0; p < ydoc_len(root); p++) {
         const char *k = ydoc_scalar(ydoc_key(c->doc, root, p));
         if (k && knobs_is(k) && !knobs_overlay(k))
-            return mf_fail(c, ydoc_key(c->doc, root, p), "'%s' shapes the machine (its groups, staging or routes), so a machine that "
-                        "extends another takes it from the base file or --set %s=...", k, k);
+            return mf_fail(c, ydoc_key(c->doc, root, p), "'%s' shapes the machine or says which NCCL and network software it runs, so a "
+                        "machine that extends another takes it from the base file, nccl_env or --set %s=...", k, k);
     }
     return 0;
 }

@@ -109,6 +109,10 @@ static void socket_lines(const topo_t *t) {
 static void match_lines(const topo_t *t) {
     const topo_params_t *p = topo_params_c(t);
     if (!p->sw_match) return;
+    if (p->socket) {
+        printf("network: software_matching is libfabric's, which NCCL's socket transport does not use: nothing\n");
+        return;
+    }
     printf("network: tags matched in software on the host (`software_matching: true`; FI_CXI_RX_MATCH_MODE=software):\n"
            "  each network message a rank sends or receives costs its proxy thread %.4g us, one after another;\n"
            "  NCCL's own model does not know\n", p->match_lat * 1e6);

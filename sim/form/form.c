@@ -261,7 +261,8 @@ static void opts_fill(topo_t *t, algo_opts_t *o, int bounded) {
     if (!asked) o->channels_machine = 1;
     if (o->stride == 0 && o->rings == NULL) o->stride = graph_ring_stride(t);
     if (bounded && !asked) {           /* the machine's count, as its NCCL is told to bound it (nccl_env) */
-        o->channels = topo_nccl_channels(t, o->channels, 0);
+        int C = topo_nccl_channels(t, o->channels, 0);
+        if (C != o->channels) o->channels = C, o->channels_machine = 0;   /* told: every row takes it */
         if (o->domain_rings > 0) o->domain_rings = topo_nccl_channels(t, o->domain_rings, 0);
     }
     const topo_sharp_t *sh = &topo_params_c(t)->sharp;

@@ -101,13 +101,15 @@ static int staged_duplex(const topo_t *t, coll_t c, int p) {
 /* What a rank's proxy thread spends on one network message, one after
  * another: under NCCL's socket transport (topo_params_t.socket;
  * src/transport/net_socket.cc) its send() or recv() through the kernel's
- * TCP stack (NCCL_SOCKET_NTHREADS 0: no helper threads), socket_lat; where
- * the network's library matches tags in software (sw_match: libfabric's
- * CXI provider, FI_CXI_RX_MATCH_MODE=software) the match, made in the
- * provider's progress call the proxy drives, match_lat. 0: none. */
-double ncclrule_proxy_message(const topo_t *t) {
+ * TCP stack (NCCL_SOCKET_NTHREADS 0: no helper threads), socket_lat; on
+ * RDMA where the network's library matches tags in software (sw_match:
+ * libfabric's CXI provider, FI_CXI_RX_MATCH_MODE=software) the match, made
+ * in the provider's progress call the proxy drives, match_lat; the socket
+ * transport never goes through libfabric. 0: none. */
+static double proxy_message(const topo_t *t) {
     const topo_params_t *tp = topo_params_c(t);
-    return (tp->socket && tp->socket_threads == 0 ? tp->socket_lat : 0) + (tp->sw_match ? tp->match_lat : 0);
+    if (tp->socket) return tp->socket_threads == 0 ? tp->socket_lat : 0;
+    return tp->sw_match ? tp->match_lat : 0;
 }
 
 /* The call takes at least the busiest thread's messages x that cost. The
@@ -115,7 +117,7 @@ double ncclrule_proxy_message(const topo_t *t) {
  * apply_socket); this is the messages' own cost, which a pipeline does not
  * hide: an all-to-all's 2 (p - g) messages a rank. */
 static double proxy_floor(const topo_t *t, const sched_t *s, const proto_cost_t *pc) {
-    double msg = ncclrule_proxy_message(t);
+    double msg = proxy_message(t);
     if (msg <= 0) return 0;
     uint64_t m = sockmsgs_busiest(s, topo_params_c(t)->group_size);
     return m ? pc->base_latency + (double)m * msg : 0;

@@ -67,11 +67,6 @@ int ncclrule_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc, in
 int ncclrule_pipeline(topo_t *t, const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n);
 uint64_t ncclrule_fill(const algo_t *a, proto_t pr);
 
-/* Seconds a rank's proxy thread spends on each network message, one after
- * another (the socket transport's TCP stack, software tag matching); 0:
- * none. */
-double ncclrule_proxy_message(const topo_t *t);
-
 /* o's time from the links' time `links` of schedule s: what the GPU and
  * host add (the protocol's and the library kernel's ceilings, staging
  * through host memory, the socket transport's proxy threads, NCCL's proxy
