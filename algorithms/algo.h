@@ -30,10 +30,10 @@ typedef struct algo_opts {
                            (graph_domain_rings, set by form_opts where none were asked);
                            0: channels. algo_row_opts applies it */
     int channels_machine; /* 1: channels is the machine's count, filled in by form_opts
-                             (its rings, or its file's channels), not one a user, a
-                             log's rule or NCCL's count for the size chose: rows whose
-                             channels are not rings (nvlstree's channel groups) take
-                             their own where it is set */
+                             (its rings, or its file's channels), not one a user, the
+                             machine's nccl_env bounds, a log's rule or NCCL's count for
+                             the size chose: nvlstree then runs at least two channel
+                             groups, both trees (algorithms/nvlstree.c groups) */
 } algo_opts_t;
 
 typedef struct algo {
