@@ -129,8 +129,9 @@ int mf_read_fidelity(mfile_t *c, ynode_t *root) {
     if ((rc = mf_only_keys(c, m, keys, "a fidelity record")) < 0) return rc;
     char logs[MF_TEXT];
     if ((rc = mf_need(c, m, "logs", logs, &at)) < 0) return rc;
-    if (strlen(logs) >= sizeof f->logs) return mf_fail(c, at, "'logs' names the logs in at most 159 characters", NULL, NULL);
-    snprintf(f->logs, sizeof f->logs, "%s", logs);
+    size_t len = strlen(logs);
+    if (len >= sizeof f->logs) return mf_fail(c, at, "'logs' names the logs in at most 159 characters", NULL, NULL);
+    memcpy(f->logs, logs, len + 1);            /* fits: checked above (snprintf's truncation warning at -O1) */
     if (!(l = mf_get(c, m, "bands")) || !ydoc_is_seq(l) || ydoc_len(l) < 1 || ydoc_len(l) > TOPO_MAX_FIDELITY)
         return mf_fail(c, l ? l : m, "'bands' is a list of 1 to 12 {coll:, large:, all:}", NULL, NULL);
     for (int i = 0; i < ydoc_len(l); i++) {
