@@ -365,3 +365,35 @@ Test(matching, a_machine_written_whole_keeps_it) {
     th_says("plan -t polaris --set nodes=2 --set socket=true --set software_matching=true", 0,
             "NCCL's socket transport does not use: nothing", 1);
 }
+
+/* A socket machine written whole reads back the same: its NIC links at
+ * their line rates (the cap applied again at load, once), the transport and
+ * its values kept, so the proxy thread's floor stays; before, the links were
+ * written capped and the knobs dropped (the floor lost). NCCL_CTA_POLICY too. */
+Test(socket, a_machine_written_whole_reads_back_the_same) {
+    const char *sets = "nodes=2 socket=true socket_latency=7us socket_bw=3GB/s cta_policy=2";
+    topo_t *t = th_load("topologies/polaris.yaml", sets);
+    FILE *f = fopen("build/socket-written.yaml", "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
+    fclose(f);
+    topo_t *u = th_load("build/socket-written.yaml", NULL);
+    cr_assert_eq(topo_nlinks(u), topo_nlinks(t));
+    for (int l = 0; l < topo_nlinks(t); l++) {
+        cr_expect_float_eq(topo_dlink(u, l)->bw, topo_dlink(t, l)->bw, 1e-9 * topo_dlink(t, l)->bw, "link %d", l);
+        cr_expect_float_eq(topo_dlink(u, l)->lat, topo_dlink(t, l)->lat, 1e-15, "link %d", l);
+        cr_expect_float_eq(topo_line_bw(u, l), topo_line_bw(t, l), 1e-9 * topo_line_bw(t, l), "link %d", l);
+    }
+    const topo_params_t *a = topo_params_c(t), *b = topo_params_c(u);
+    cr_expect(b->socket == 1 && b->socket_threads == a->socket_threads && b->cta_policy == 2);
+    cr_expect_float_eq(b->socket_bw, 3e9, 1);
+    cr_expect_float_eq(b->socket_lat, 7e-6, 1e-15);
+    run_req_t q = {.coll = COLL_ALLTOALL, .algo = "direct", .bytes = 64, .predict = 1, .proto = PROTO_NONE};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(u, &q, &o, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(o.time_s, 2 * 4 * 7e-6, 1e-12, "the proxy thread's floor read back: %g s", o.time_s);
+    topo_free(t);
+    topo_free(u);
+    remove("build/socket-written.yaml");
+}

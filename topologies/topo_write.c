@@ -139,11 +139,22 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     return ferror(f) ? BATON_EIO : 0;
 }
 
-/* A link's rate as its file declared it: what it carries over its class's
- * efficiency (1 unless link_efficiency: set one). */
+/* Under NCCL's socket transport a NIC's links carry the TCP streams' cap
+ * and socket_lat / 4 more (topo.c apply_socket, at load): a machine written
+ * whole keeps `socket: true` and its values, so its links are written at
+ * their line rate (topo_line_bw) and latency, and loading it applies both
+ * once. */
+static double line_latency(const topo_t *t, int l) {
+    const topo_dlink_t *d = topo_dlink(t, l);
+    int nic = topo_node(t, d->src)->kind == NODE_NIC || topo_node(t, d->dst)->kind == NODE_NIC;
+    return d->lat - (topo_params_c(t)->socket && nic ? topo_params_c(t)->socket_lat / 4 : 0);
+}
+
+/* A link's rate as its file declared it: what it carries (at its line rate)
+ * over its class's efficiency (1 unless link_efficiency: set one). */
 static double declared_bw(const topo_t *t, int l) {
     char cls[64];
-    return topo_dlink(t, l)->bw / topo_class_efficiency(t, topo_link_class(t, l, cls, sizeof cls));
+    return topo_line_bw(t, l) / topo_class_efficiency(t, topo_link_class(t, l, cls, sizeof cls));
 }
 
 /* The whole machine; `declared`: links at their declared rates and the
@@ -160,6 +171,11 @@ static int write_flat(const topo_t *t, const char *comment, int declared, FILE *
     if (p->stage_lat > 0) fmt_s(a, sizeof a, p->stage_lat), fprintf(f, "stage_latency: %s\n", a);
     if (p->ll_scan > 0) fmt_s(a, sizeof a, p->ll_scan), fprintf(f, "ll_scan: %s\n", a);
     if (p->sw_match) fmt_s(a, sizeof a, p->match_lat), fprintf(f, "software_matching: true\nmatch_latency: %s\n", a);
+    if (p->socket) {                       /* the links below at their line rates: applied again at load */
+        fmt_bw(a, sizeof a, p->socket_bw), fmt_s(c, sizeof c, p->socket_lat);
+        fprintf(f, "socket: true\nsocket_bw: %s\nsocket_latency: %s\nsocket_threads: %d\n", a, c, p->socket_threads);
+    }
+    if (p->cta_policy) fprintf(f, "cta_policy: %d\n", p->cta_policy);
     if (p->pxn) fprintf(f, "pxn: true\n");
     if (p->eager) fprintf(f, "eager: true\n");
     if (!p->gdr) fprintf(f, "gdr: false\n");
@@ -197,10 +213,11 @@ static int write_flat(const topo_t *t, const char *comment, int declared, FILE *
     for (int l = 0; l < topo_nlinks(t); l += 2) {
         const topo_dlink_t *d = topo_dlink(t, l);
         if (topo_node(t, d->src)->hidden || topo_node(t, d->dst)->hidden) continue;
-        fmt_bw(b, sizeof b, declared ? declared_bw(t, l) : d->bw);
-        fmt_s(c, sizeof c, d->lat);
+        double lat = line_latency(t, l);
+        fmt_bw(b, sizeof b, declared ? declared_bw(t, l) : topo_line_bw(t, l));
+        fmt_s(c, sizeof c, lat);
         fprintf(f, "  - {a: \"%s\", b: \"%s\", bw: %s, latency: %s}\n", topo_node(t, d->src)->name,
-                topo_node(t, d->dst)->name, b, d->lat > 0 ? c : "0");
+                topo_node(t, d->dst)->name, b, lat > 0 ? c : "0");
     }
     return ferror(f) ? BATON_EIO : 0;
 }
