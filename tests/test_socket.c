@@ -370,12 +370,19 @@ Test(matching, a_machine_written_whole_keeps_it) {
  * their line rates (the cap applied again at load, once), the transport and
  * its values kept, so the proxy thread's floor stays; before, the links were
  * written capped and the knobs dropped (the floor lost). NCCL_CTA_POLICY too. */
+static void written_whole_reads_back(const char *sets, int standalone);
+
 Test(socket, a_machine_written_whole_reads_back_the_same) {
     const char *sets = "nodes=2 socket=true socket_latency=7us socket_bw=3GB/s cta_policy=2";
+    for (int standalone = 0; standalone < 2; standalone++)   /* as written, and as calibrate --self-contained writes */
+        written_whole_reads_back(sets, standalone);
+}
+
+static void written_whole_reads_back(const char *sets, int standalone) {
     topo_t *t = th_load("topologies/polaris.yaml", sets);
     FILE *f = fopen("build/socket-written.yaml", "w");
     cr_assert_not_null(f);
-    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
+    cr_assert_eq(standalone ? topo_write_standalone(t, NULL, 0, "2026-12-06", "written", f) : topo_write_yaml(t, "written", f), 0);
     fclose(f);
     topo_t *u = th_load("build/socket-written.yaml", NULL);
     cr_assert_eq(topo_nlinks(u), topo_nlinks(t));
