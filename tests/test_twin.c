@@ -1,8 +1,9 @@
 /* test_twin.c - machines that route alike share one route cache
  * (topologies/topo_twin.c), the link loads read off it are kept once
- * (sim/form/peers.c), and routes put aside for a passing change of rates
- * come back with them (topo_routes_aside). Oracle: a fresh machine at the
- * same rates, routing alone. */
+ * (sim/form/peers.c), routes put aside for a passing change of rates
+ * come back with them (topo_routes_aside), and a machine whose own rates
+ * change in the same order keeps its routes, re-rated (topo_routes_settle).
+ * Oracle: a fresh machine at the same rates, routing alone. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,11 +238,83 @@ Test(twin, routes_put_aside_come_back_with_their_rates) {
     routes_as(t, fresh, "back");
     cr_assert_eq(topo_routes_aside(t), 0);
     cr_assert_eq(topo_set_link_bw(t, 0, saved[0] * 0.5, NULL), 0);
-    topo_routes_back(t);                               /* a rate still changed: dropped */
+    topo_routes_back(t);                               /* a rate still changed: re-rated, or dropped */
     cr_assert_eq(topo_set_link_bw(fresh, 0, saved[0] * 0.5, NULL), 0);
     routes_as(t, fresh, "a rate left changed");
     cr_assert_eq(topo_routes_aside(t), 0);             /* freed while aside: the sanitizers' run sees a bad read */
     free(saved);
+    topo_free(fresh);
+    topo_free(t);
+}
+
+/* Route every pair of t; the searches it took. */
+static uint64_t route_all(topo_t *t) {
+    uint64_t before = topo_nsearches(t);
+    for (int s = 0; s < topo_nranks(t); s++)
+        for (int d = 0; d < topo_nranks(t); d++) {
+            topo_route_t r;
+            cr_assert_eq(topo_route(t, s, d, &r, NULL), 0);
+        }
+    return topo_nsearches(t) - before;
+}
+
+/* A calibration's steps on one machine: the network's rates scaled (a
+ * class of links, as calibrate's efficiencies do), passing on the way
+ * through an order that would route otherwise (one link of a class moved
+ * before the rest), keep every route, found by no new search, each at the
+ * narrowest rate a fresh machine gives; a change that reorders a router's
+ * ports forgets them, and the routes found again are a fresh machine's. */
+Test(twin, rates_changed_in_their_order_keep_the_routes_rerated) {
+    const char *sets = "nodes=32,routers_per_group=1";
+    topo_t *t = th_load("topologies/polaris.yaml", sets), *fresh = th_load("topologies/polaris.yaml", sets);
+    cr_assert_gt(route_all(t), 0, "routing every pair searches");
+    uint32_t found = topo_nroutes(t);
+    uint64_t epoch = topo_route_epoch(t);
+    int n = topo_nlinks(t), nic = topo_find_node(t, "n0.nic0");
+    for (int l = 0; l < n; l += 2)           /* every link at 0.6 of its rate, one link at a time */
+        for (topo_t *m = t; m; m = m == t ? fresh : NULL)
+            cr_assert_eq(topo_set_link_bw(m, l, topo_dlink(m, l)->bw * 0.6, NULL), 0);
+    cr_expect_eq(topo_route_epoch(t), epoch, "the same links: what was computed from them alone stands");
+    cr_expect_eq(topo_nroutes(t), found, "the order is the one the routes were found at: kept");
+    cr_expect_eq(route_all(t), 0, "and no search finds them again");
+    routes_as(t, fresh, "x 0.6");
+    for (int l = 0; l < n; l += 2)           /* n0's NIC at a tenth: its router's ports reorder */
+        if (topo_dlink(t, l)->src == nic || topo_dlink(t, l)->dst == nic)
+            for (topo_t *m = t; m; m = m == t ? fresh : NULL)
+                cr_assert_eq(topo_set_link_bw(m, l, topo_dlink(m, l)->bw * 0.1, NULL), 0);
+    topo_route_epoch(t);
+    cr_expect_eq(topo_nroutes(t), 0, "another order: the routes are forgotten");
+    route_all(t);
+    topo_t *again = th_load("topologies/polaris.yaml", sets);
+    for (int l = 0; l < n; l += 2) cr_assert_eq(topo_set_link_bw(again, l, topo_dlink(fresh, l)->bw, NULL), 0);
+    routes_as(t, again, "n0's NIC slowed");
+    topo_free(again);
+    topo_free(fresh);
+    topo_free(t);
+}
+
+/* The two-ways machine: g0's way a falls below b, and t routes by b as a
+ * fresh machine does (the order changed: forgotten); a rises back above b
+ * and t routes by a again. */
+Test(twin, rates_that_reorder_a_choice_route_again) {
+    topo_t *t = two_ways_at("build/twin-settle.yaml", 1);
+    int by_a = link_from(t, "g0", "sa"), by_b = link_from(t, "g0", "sb");
+    topo_route_t r;
+    cr_assert_eq(topo_route(t, 0, 1, &r, NULL), 0);
+    cr_expect_eq(r.links[0], by_a);
+    cr_assert_eq(topo_set_link_bw(t, by_a, 10e9, NULL), 0);
+    cr_assert_eq(topo_route(t, 0, 1, &r, NULL), 0);
+    cr_expect_eq(r.links[0], by_b, "a at 10 GB/s, b at 50: by b");
+    cr_expect_eq(r.bw, 50e9, "%g", r.bw);
+    cr_assert_eq(topo_set_link_bw(t, by_a, 60e9, NULL), 0);
+    cr_assert_eq(topo_route(t, 0, 1, &r, NULL), 0);
+    cr_expect_eq(r.links[0], by_a, "a at 60 GB/s: by a again");
+    cr_expect_eq(r.bw, 60e9, "%g", r.bw);
+    cr_assert_eq(topo_set_link_bw(t, by_b, 60e9, NULL), 0);   /* a tie: destination-mod-k's choice, as fresh */
+    topo_t *fresh = two_ways_at("build/twin-settle-fresh.yaml", 1);
+    cr_assert_eq(topo_set_link_bw(fresh, by_a, 60e9, NULL), 0);
+    cr_assert_eq(topo_set_link_bw(fresh, by_b, 60e9, NULL), 0);
+    routes_as(t, fresh, "a tie");
     topo_free(fresh);
     topo_free(t);
 }

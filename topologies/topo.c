@@ -678,7 +678,7 @@ const topo_params_t *topo_params_c(const topo_t *t) { return &t->params; }
  * it once a cell, and 2 p routes are most of a closed form's time. */
 static int cost_routes(topo_t *t, baton_err_t *e) {
     struct cm_memo *c = &t->rc.cm;
-    if (t->routes_stale) topo_forget_routes(t), t->routes_stale = 0;
+    topo_routes_settle(t);
     if (c->valid && c->lat_scale == t->params.lat_scale && c->bw_scale == t->params.bw_scale) return 0;
     double lat = 0, bw = 1e300, lat_lo = 1e300, bw_hi = 0;
     int p = t->nranks;

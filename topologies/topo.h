@@ -484,8 +484,9 @@ uint64_t topo_route_epoch(topo_t *t);
 /* A passing change of rates (sim/nccl/view.c: NCCL's count of every link,
  * then the file's again): topo_routes_aside puts t's routes aside (0; -1
  * without memory: nothing changes), topo_routes_back brings them back if
- * every rate is again the one they were found at, bit for bit, else drops
- * them. One at a time. */
+ * the rates rank again as they were found at (re-rated at the next lookup
+ * where a rate differs), else drops them. One at a time. A change of t's
+ * own rates, with nothing aside, keeps its routes the same way. */
 int topo_routes_aside(topo_t *t);
 void topo_routes_back(topo_t *t);
 

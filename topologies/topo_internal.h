@@ -32,6 +32,8 @@ typedef struct route_cache {
     uint64_t epoch;      /* the routes' age: a new one (++epochs) each time they are forgotten or put aside */
     struct topo *root;   /* topo_share_routes: routes are this twin's (NULL: its own) */
     uint64_t root_epoch; /* root's epoch when shared: another, and the share ends */
+    double *rates;       /* every directed link's rate when these routes were found (NULL: none found
+                            yet): a change that keeps their order re-rates the routes (topo_routes_settle) */
     struct cm_memo {     /* topo_cost_model's route summary, kept until the routes are forgotten */
         int valid;
         double lat_scale, bw_scale;   /* the scales it was taken under: another recomputes it */
@@ -84,7 +86,7 @@ struct topo {
     struct { unsigned long long dev, ino; } source[TOPO_MAX_SOURCES];   /* the files it was read from */
     int nsources;
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
-    int routes_stale;    /* a link changed since the routes were cached */
+    int routes_stale;    /* ROUTES_RATES: a rate changed since the routes were cached; ROUTES_VOID: the routing */
     uint64_t epochs;     /* route caches' ages handed out so far */
     struct routes_aside *aside;   /* topo_routes_aside: the routes of the rates before a passing change */
     uint64_t searches;   /* bfs runs after topo_finalize */
@@ -132,6 +134,16 @@ int topo_dist(const topo_t *t, int v);
 void topo_dist_set(topo_t *t, int v, int d);
 /* Drop every cached route (link numbers or bandwidths changed). */
 void topo_forget_routes(topo_t *t);
+/* topo_t.routes_stale: what changed since the routes were cached. */
+enum { ROUTES_FRESH, ROUTES_RATES, ROUTES_VOID };
+/* Bring t's cached routes up to date before a lookup: kept, with their
+ * narrowest rates read again, where only rates changed and in an order
+ * that picks every route the same (topo_rates_route_alike); else forgotten. */
+void topo_routes_settle(topo_t *t);
+/* Would routes found at rates x (one per directed link of t) be found the
+ * same at t's rates? The order of each node's rates where topo_route.c
+ * compares them, and PXN's NVLink threshold (topo_twin.c). */
+int topo_rates_route_alike(const topo_t *t, const double *x);
 /* The directed link from CPU node c into its host memory, -1 if none. */
 int topo_host_memory_link(const topo_t *t, int c);
 

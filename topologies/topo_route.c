@@ -13,7 +13,7 @@ static int node_of(const topo_t *t, int r) { return r < t->nranks ? t->rank_node
 
 void topo_set_route_shortcut(topo_t *t, int on) {
     t->no_shortcut = !on;
-    t->routes_stale = 1;                 /* routes found the other way are forgotten */
+    t->routes_stale = ROUTES_VOID;       /* routes found the other way are forgotten */
 }
 
 uint64_t topo_nsearches(const topo_t *t) { return t->searches; }
@@ -628,16 +628,47 @@ void topo_forget_routes(topo_t *t) {
     t->rc.cur_used = 0;
     if (t->rc.slots) memset(t->rc.slots, 0, (size_t)t->rc.cap * sizeof *t->rc.slots);
     t->rc.count = 0;
+    free(t->rc.rates);
+    t->rc.rates = NULL;    /* taken again with the first route found */
     t->hop_gen++;          /* next hops were chosen by the old rates (widest); kept distances are hops, still good */
     t->rc.epoch = ++t->epochs;
     t->rc.root = NULL;  /* a twin's routes were for the old rates */
+}
+
+/* Every directed link's rate now, into the cache's record (allocated if
+ * none); -1 if memory runs out. */
+static int rates_record(topo_t *t) {
+    if (t->rc.rates == NULL && (t->rc.rates = malloc(((size_t)t->ndl + 1) * sizeof *t->rc.rates)) == NULL) return -1;
+    for (int l = 0; l < t->ndl; l++) t->rc.rates[l] = t->dl[l].bw;
+    return 0;
+}
+
+static double rate_on(const topo_t *t, const route_slot_t *r);
+
+/* A calibration's every step, and NCCL's view of a machine (sim/nccl/view.c),
+ * sets rates and asks for routes again: on a 512-rank dragonfly 262,144 of
+ * them, found afresh a pass before (speed.md, "A change of rates keeps the routes"). Most
+ * steps scale a class of links and move no route: where the rates' order
+ * is the one the routes were found at, each keeps its links and reads its
+ * narrowest rate again (route bandwidths are nothing else: rate_on), as a
+ * search would find it. Their links are the same, so the epoch stays and
+ * what was computed from the routes alone stands (the link loads of
+ * sim/form/peers.c); a twin sharing them stays alike (orders compose). */
+void topo_routes_settle(topo_t *t) {
+    if (t->routes_stale == ROUTES_FRESH) return;
+    int keep = t->routes_stale == ROUTES_RATES && t->rc.rates && topo_rates_route_alike(t, t->rc.rates);
+    t->routes_stale = ROUTES_FRESH;
+    if (!keep || rates_record(t) < 0) { topo_forget_routes(t); return; }
+    for (uint32_t i = 0; i < t->rc.cap; i++)
+        if (t->rc.slots[i].key) t->rc.slots[i].bw = rate_on(t, &t->rc.slots[i]);
+    t->rc.cm.valid = 0;                  /* the closed forms' summary read the old rates */
 }
 
 int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e) {
     if (l < 0 || l >= t->ndl) return err_set(e, BATON_EINVAL, "no link %d", l);
     if (!(bw >= 1e-3 && bw <= 1e18)) return err_set(e, BATON_EINVAL, "link bandwidth %g B/s is out of range", bw);
     t->dl[l].bw = t->dl[l ^ 1].bw = bw;
-    t->routes_stale = 1;                 /* forgotten at the next lookup: one sweep for many links */
+    if (t->routes_stale == ROUTES_FRESH) t->routes_stale = ROUTES_RATES;   /* settled at the next lookup: one sweep for many links */
     topo_set_derived(t, NULL, NULL);     /* the rings were searched on the old bandwidths */
     topo_set_memo(t, NULL, NULL);
     return 0;
@@ -658,7 +689,7 @@ int topo_route_peek(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, ba
     int all = t->nranks + t->nreducers;
     if (src_rank < 0 || src_rank >= all || dst_rank < 0 || dst_rank >= all)
         return err_set(e, BATON_EINVAL, "route between ranks %d and %d: no such rank", src_rank, dst_rank);
-    if (t->routes_stale) topo_forget_routes(t), t->routes_stale = 0;   /* next hops chosen at the old rates */
+    topo_routes_settle(t);               /* next hops chosen at the old rates */
     if (t->scratch == NULL && (t->scratch = malloc(4 * ((size_t)t->nnodes + 1) * sizeof *t->scratch)) == NULL)
         return err_set(e, BATON_ENOMEM, "out of memory");
     int s = node_of(t, src_rank), d = node_of(t, dst_rank);
@@ -677,24 +708,21 @@ int topo_route_peek(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, ba
 /* t's routes' owner: t, or the twin it shares them with while that twin's
  * routes are the ones t's own would be (neither's rates changed since). */
 topo_t *topo_route_owner(topo_t *t) {
-    if (t->routes_stale) topo_forget_routes(t), t->routes_stale = 0;
+    topo_routes_settle(t);
     topo_t *r = t->rc.root;             /* a twin whose routes are aside or changed: t's own for now */
     return r && !r->routes_stale && r->rc.epoch == t->rc.root_epoch ? r : t;
 }
 
-/* The route cache, and what was read off it, as it stood. */
+/* The route cache, and what was read off it, as it stood (its rates with it). */
 struct routes_aside {
     route_cache_t rc;
-    double *bw;            /* every directed link's rate then */
 };
 
 int topo_routes_aside(topo_t *t) {
     topo_route_owner(t);
     struct routes_aside *a = t->aside ? NULL : malloc(sizeof *a);
-    double *bw = a ? malloc(((size_t)t->ndl + 1) * sizeof *bw) : NULL;
-    if (bw == NULL) { free(a); return -1; }
-    for (int l = 0; l < t->ndl; l++) bw[l] = t->dl[l].bw;
-    *a = (struct routes_aside){t->rc, bw};
+    if (a == NULL) return -1;
+    *a = (struct routes_aside){t->rc};
     t->rc = (route_cache_t){.epoch = ++t->epochs};
     t->hop_gen++;
     t->aside = a;
@@ -705,22 +733,22 @@ void topo_route_cache_free(route_cache_t *c) {
     free(c->slots);
     for (int i = 0; i < c->nblocks; i++) free(c->blocks[i]);
     free(c->blocks);
+    free(c->rates);
 }
 
 void topo_routes_back(topo_t *t) {
     struct routes_aside *a = t->aside;
     if (a == NULL) return;
     t->aside = NULL;
-    int same = 1;
-    for (int l = 0; same && l < t->ndl; l++) same = memcmp(&a->bw[l], &t->dl[l].bw, sizeof a->bw[l]) == 0;
-    if (same) {                            /* the rates they were found at: they stand */
+    if (a->rc.rates && topo_rates_route_alike(t, a->rc.rates)) {   /* they stand, at most re-rated */
+        int same = 1;
+        for (int l = 0; same && l < t->ndl; l++) same = memcmp(&a->rc.rates[l], &t->dl[l].bw, sizeof a->rc.rates[l]) == 0;
         topo_route_cache_free(&t->rc);
         t->rc = a->rc;
-        t->routes_stale = 0;
+        t->routes_stale = same ? ROUTES_FRESH : ROUTES_RATES;
         t->hop_gen++;
     } else
         topo_route_cache_free(&a->rc);
-    free(a->bw);
     free(a);
 }
 
@@ -739,6 +767,7 @@ static int route_get(topo_t *o, int src_rank, int dst_rank, const route_slot_t *
         int s = node_of(o, src_rank), d = node_of(o, dst_rank);
         int rc = route_compute(o, s, d, slot);
         if (rc < 0) return no_route(o, rc, src_rank, dst_rank, s, d, e);
+        if (o->rc.rates == NULL && rates_record(o) < 0) return err_set(e, BATON_ENOMEM, "out of memory in the route cache");
         slot->key = key;
         o->rc.count++;
     }

@@ -16,7 +16,9 @@
  * kept with it), the ranks' nodes, and the routing knobs. Two machines
  * equal in all of that route every pair over the same links at the same
  * latency; only the narrowest link's rate is each one's own (topo_route
- * takes it from the sharing machine's links). */
+ * takes it from the sharing machine's links). The same test keeps one
+ * machine's routes when its own rates change in that order
+ * (topo_rates_route_alike, for topo_routes_settle). */
 #include "topo_internal.h"
 
 #include <stdlib.h>
@@ -64,13 +66,13 @@ static int by_group_rate(const void *p, const void *q) {
     return x->link < y->link ? -1 : 1;
 }
 
-/* Do a's and b's links out of node u rank alike within their groups (b's
- * rates fall and tie where a's do)? buf: room for u's degree. */
-static int same_order_at(const topo_t *a, const topo_t *b, int u, ranked_t *buf) {
+/* Do node u's links rank alike at rates x and at b's rates, within their
+ * groups (b's rates fall and tie where x's do)? buf: room for u's degree. */
+static int same_order_at(const topo_t *b, const double *x, int u, ranked_t *buf) {
     int n = 0;
-    for (int k = a->adj_off[u]; k < a->adj_off[u + 1]; k++) {
-        int l = a->adj[k], v = a->dl[l].dst;
-        buf[n++] = (ranked_t){a->nodes[v].transit ? -1 : v, a->dl[l].bw, l};
+    for (int k = b->adj_off[u]; k < b->adj_off[u + 1]; k++) {
+        int l = b->adj[k], v = b->dl[l].dst;
+        buf[n++] = (ranked_t){b->nodes[v].transit ? -1 : v, x[l], l};
     }
     qsort(buf, (size_t)n, sizeof *buf, by_group_rate);
     for (int i = 0; i + 1 < n; i++) {
@@ -81,18 +83,28 @@ static int same_order_at(const topo_t *a, const topo_t *b, int u, ranked_t *buf)
     return 1;
 }
 
-/* The rates' order where widest and nvlink_to read it. */
-static int same_orders(const topo_t *a, const topo_t *b) {
+int topo_rates_route_alike(const topo_t *t, const double *x) {
     int most = 0;
-    for (int u = 0; u < a->nnodes; u++)
-        if (a->adj_off[u + 1] - a->adj_off[u] > most) most = a->adj_off[u + 1] - a->adj_off[u];
+    for (int u = 0; u < t->nnodes; u++)
+        if (t->adj_off[u + 1] - t->adj_off[u] > most) most = t->adj_off[u + 1] - t->adj_off[u];
     ranked_t *buf = malloc(((size_t)most + 1) * sizeof *buf);
-    if (buf == NULL) return 0;                       /* no memory: not shown alike, each routes itself */
+    if (buf == NULL) return 0;                       /* no memory: not shown alike, routed afresh */
     int alike = 1;
-    for (int u = 0; alike && u < a->nnodes; u++) alike = same_order_at(a, b, u, buf);
+    for (int u = 0; alike && u < t->nnodes; u++) alike = same_order_at(t, x, u, buf);
     free(buf);
-    for (int l = 0; alike && a->params.pxn && l < a->ndl; l++)
-        alike = (a->dl[l].bw >= PXN_NVLINK_BW) == (b->dl[l].bw >= PXN_NVLINK_BW);
+    for (int l = 0; alike && t->params.pxn && l < t->ndl; l++)
+        alike = (x[l] >= PXN_NVLINK_BW) == (t->dl[l].bw >= PXN_NVLINK_BW);
+    return alike;
+}
+
+/* The rates' order where widest and nvlink_to read it: a's rates against
+ * b's (one shape). */
+static int same_orders(const topo_t *a, const topo_t *b) {
+    double *x = malloc(((size_t)a->ndl + 1) * sizeof *x);
+    if (x == NULL) return 0;
+    for (int l = 0; l < a->ndl; l++) x[l] = a->dl[l].bw;
+    int alike = topo_rates_route_alike(b, x);
+    free(x);
     return alike;
 }
 
