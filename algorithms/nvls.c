@@ -20,6 +20,10 @@
  *   sw.(1,c):    +x <- 1, sync <- sw.(0,c), sync -> sw.(2,c)
  *   sw.(2,c):    +x <- 2, sync <- sw.(1,c), send x -> 0, 1, 2
  *
+ * The switch's links run at topo_nvls_eff: nvls_efficiency x p/(p - 1), so
+ * the bus bandwidth, not the algorithm bandwidth, holds as p grows (NCCL's
+ * model since 2.28.3; docs/decisions/nvls-domain-size.md).
+ *
  * Cost (approximate: the switch adds at line rate): the first chunk up and
  * down, 2(a + (n/k) b), then (k - 1) periods of the larger of (n/k) b and,
  * where more chunks than w wait, 2(a + (n/k) b)/w. Equal to the simulator

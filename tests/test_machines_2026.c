@@ -270,7 +270,7 @@ Test(machines_2026, auto_takes_the_lower_of_a_rows_cut_and_nccls) {
     cr_expect_eq(c.steps, 64, "auto's steps: %g", c.steps);
     cr_expect_eq(c.auto_s, c.nccl_s, "auto %g s, nccl %g s", c.auto_s, c.nccl_s);
     cr_expect_lt(c.auto_s * 1.03, c.own_s, "NCCL's cut %g s, nvlstree's own %g s", c.auto_s, c.own_s);
-    /* predict says so; its check simulates the cut it priced (sim -a nccl's 9.4617 ms), not the
+    /* predict says so; its check simulates the cut it priced (sim -a nccl's 10.5984 ms), not the
      * row's own; so do tp, --explain and --dump */
     cJSON *j = th_cli_json("predict -t gb200-nvl72 --set racks=2 -c allreduce -s 4GiB --json");
     double checked = th_jnum(j, "simulated_time_s");
@@ -279,7 +279,7 @@ Test(machines_2026, auto_takes_the_lower_of_a_rows_cut_and_nccls) {
     cr_expect_eq(checked, nccl_sim, "predict's check %g s, sim -a nccl %g s", checked, nccl_sim);
     static const struct { const char *args, *text; } says[] = {
         {"predict -t gb200-nvl72 --set racks=2 -c allreduce -s 4GiB", "-a auto: it prices below the row's own cut"},
-        {"tp -t gb200-nvl72 --set racks=2 --tp 144 --layers 1 --hidden 8192 --tokens 262144 -a auto", "9.46169 ms (simulated)"},
+        {"tp -t gb200-nvl72 --set racks=2 --tp 144 --layers 1 --hidden 8192 --tokens 262144 -a auto", "10.5984 ms (simulated)"},
         {"sim -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce -s 1GiB --explain", "pipeline 32 steps"},
         {"sim -t gb200-nvl72 --set racks=2 -c allreduce -s 4GiB --dump", "4294967296 bytes, 2048 chunks"},
         {"predict -t cluster-h100 --set nodes=4 -c allreduce -s 64MiB", "allreduce nvlstree"}};
@@ -464,4 +464,32 @@ Test(machines_2026, auto_keeps_the_lowest_whole_time) {
     cr_expect_eq(a, d, "auto %g s, direct %g s", a, d);
     cr_expect_lt(d, r, "direct %g s, ring %g s", d, r);
     th_says("select -t cluster-mi300x -c allgather --sizes 4MiB --proto LL --model closed", 0, "direct/LL", 1);
+}
+
+/* NVLS's bus bandwidth holds across domain sizes (topologies/topo.c,
+ * topo_nvls_eff: NCCL 2.28.3's tuning.cc converts NVLS's bus bandwidth as a
+ * ring's): a switch of g ranks moves their bytes at nvls_efficiency x
+ * g/(g - 1) of the links, so 8 ranks (OCI's log: 840.5 GB/s busbw at 8 GiB)
+ * and 72 (CoreWeave's one rack: 840.7) predict the same busbw, within 2 %
+ * of both logs; under the old rule (one rate at every g) 72 ranks
+ * predicted 955.5, 12 % fast. */
+Test(machines_2026, nvls_bus_bandwidth_holds_from_8_to_72_ranks) {
+    topo_t *t8 = th_load("topologies/gb200-nvl72.yaml", "trays=2"), *t72 = th_load("topologies/gb200-nvl72.yaml", "racks=1");
+    double e = topo_params_c(t8)->nvls_eff;
+    cr_expect_float_eq(topo_nvls_eff(t8), e * 8 / 7, 1e-15);
+    cr_expect_float_eq(topo_nvls_eff(t72), e * 72 / 71, 1e-15);
+    topo_free(t72);
+    topo_free(t8);
+    const char *fmt = "predict -t gb200-nvl72 --set %s -c allreduce -a nvls -s 8GiB --json";
+    char args[160];
+    snprintf(args, sizeof args, fmt, "trays=2");
+    double b8 = th_cli_num(args, "busbw_GBps");
+    snprintf(args, sizeof args, fmt, "racks=1");
+    double b72 = th_cli_num(args, "busbw_GBps");
+    cr_expect(fabs(b72 / b8 - 1) < 0.01, "busbw %g GB/s on 8 ranks, %g on 72", b8, b72);
+    cr_expect(fabs(b8 / 840.5 - 1) < 0.02 && fabs(b72 / 840.7 - 1) < 0.02, "8 ranks %g GB/s, 72 ranks %g", b8, b72);
+    topo_t *one = th_load_text("build/nvls-one.yaml", "name: one\nnodes:\n  - {name: g0}\n  - {name: sw, kind: switch, reduce: true}\n"
+                                                      "links:\n  - {a: g0, b: sw, bw: 10GB/s, latency: 1us}\nnvls_efficiency: 0.5\n");
+    cr_expect_eq(topo_nvls_eff(one), 0.5, "one rank: no share of others to move");
+    topo_free(one);
 }

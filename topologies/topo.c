@@ -399,6 +399,20 @@ void topo_set_reduces(topo_t *t, int node, int reduces) { t->nodes[node].reduces
 int topo_nreducers(const topo_t *t) { return t->nreducers; }
 int topo_nvls_reducers(const topo_t *t) { return t->params.sharp.rails ? t->params.sharp.first : t->nreducers; }
 
+/* NCCL's model since 2.28.3 (src/graph/tuning.cc: NVLS's bus bandwidth
+ * converted to an algorithm bandwidth by nRanks/nsteps, as a ring's) holds
+ * NVLS's bus bandwidth the same at every domain size g, where a switch that
+ * took each rank's n bytes up and sent n down at one rate would hold its
+ * algorithm bandwidth: as if a rank's own 1/g of each sum stayed off its
+ * link. The GB200 logs agree (busbw 847 GB/s on 8 ranks, 841 on 72: the
+ * algorithm bandwidth 12 % lower, where g/(g - 1) falls 11 %). So a
+ * transfer to or from an NVLS switch moves its bytes at nvls_eff x g/(g - 1)
+ * of the link: (g - 1)/g of them at nvls_eff. */
+double topo_nvls_eff(const topo_t *t) {
+    int n = topo_nvls_reducers(t), g = n > 0 ? t->nranks / n : 0;
+    return g >= 2 ? t->params.nvls_eff * g / (g - 1) : t->params.nvls_eff;
+}
+
 /* The node of rank r, or of helper rank r >= nranks (a reducing switch). */
 
 int topo_set_rank(topo_t *t, int node, int rank, baton_err_t *e) {
@@ -716,7 +730,7 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     m->ports = t->params.ports;
     m->inflight = t->params.max_inflight;
     m->reducers = t->nreducers;
-    if (c->helper) m->helper_beta = 1.0 / (c->hbw * t->params.nvls_eff), m->helper_alpha = c->hlat;
+    if (c->helper) m->helper_beta = 1.0 / (c->hbw * topo_nvls_eff(t)), m->helper_alpha = c->hlat;
     m->uniform = p < 2 || (c->lat - c->lat_lo <= 1e-12 * (c->lat > 0 ? c->lat : 1) && c->bw_hi - c->bw <= 1e-9 * c->bw);
     return 0;
 }

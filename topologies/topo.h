@@ -249,9 +249,10 @@ typedef struct topo_params {
     double nvls_lat;     /* seconds a collective that reduces in switches pays once (their
                             multimem operations and semaphores; NCCL's NVLS latency);
                             default 0 */
-    double nvls_eff;     /* the share of link bandwidth a transfer to or from a reducing
-                            switch gets (multimem operations; NCCL's nvlsEfficiency is
-                            0.85 on Hopper against its own 370 GB/s); default 1 */
+    double nvls_eff;     /* the share of link bandwidth (g - 1)/g of a rank's bytes to or
+                            from a reducing switch of g ranks get (multimem operations;
+                            topo_nvls_eff; NCCL's nvlsEfficiency is 0.85 on Hopper
+                            against its own 370 GB/s); default 1 */
     int arch;            /* the GPUs' generation for NCCL's tables (arch_t), -1
                             unknown (then Ampere's, and `plan` says so) */
     double launch;       /* seconds a host thread spends launching on each further GPU
@@ -322,6 +323,10 @@ int topo_nreducers(const topo_t *t);
  * fabric's (SHARP, topo_sharp_t.first): all of them where the fabric does
  * not reduce. Helper rank nranks + i is reducer i. */
 int topo_nvls_reducers(const topo_t *t);
+/* The share of a link's rate a transfer to or from an NVLS switch moves its
+ * bytes at: nvls_eff x g/(g - 1), g the ranks a switch serves (NCCL's
+ * constant bus bandwidth; nvls_eff itself where g < 2). */
+double topo_nvls_eff(const topo_t *t);
 
 /* Let routes pass through a node (or not); before topo_finalize. */
 void topo_set_transit(topo_t *t, int node, int transit);
