@@ -146,7 +146,7 @@ static int read_net_env(mfile_t *c, ynode_t *root, ynode_t *m) {
         if ((rc = mf_text(c, th, "NCCL_SOCKET_NTHREADS", s)) < 0) return rc;
         if (knobs_set(p, "socket_threads", s, why, sizeof why) < 0) return mf_fail(c, th, "NCCL_SOCKET_NTHREADS %s", why, NULL);
     }
-    return read_match_env(c, root, m);
+    return 0;
 }
 
 /* NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path NCCL uses GPUDirect RDMA
@@ -223,5 +223,6 @@ int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
     }
     if (rc == 0) rc = gdr_level(c, mf_get(c, m, keys[2]));
     if (rc == 0) rc = channel_bounds(c, m);
-    return rc < 0 ? rc : read_net_env(c, root, m);
+    if (rc == 0) rc = read_net_env(c, root, m);
+    return rc < 0 ? rc : read_match_env(c, root, m);
 }

@@ -90,11 +90,13 @@ static double socket_cap(const topo_params_t *p) { return p->socket_bw * (p->soc
 
 static int apply_socket(topo_t *t, baton_err_t *e) {
     t->line_bw = calloc((size_t)t->ndl + 1, sizeof *t->line_bw);
-    if (t->line_bw == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+    t->line_lat = calloc((size_t)t->ndl + 1, sizeof *t->line_lat);
+    if (t->line_bw == NULL || t->line_lat == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     for (int l = 0; l < t->ndl; l++) {
         topo_dlink_t *d = &t->dl[l];
         if (t->nodes[d->src].kind != NODE_NIC && t->nodes[d->dst].kind != NODE_NIC) continue;
         t->line_bw[l] = d->bw;
+        t->line_lat[l] = d->lat;
         if (d->bw > socket_cap(&t->params)) d->bw = socket_cap(&t->params);
         d->lat += t->params.socket_lat / 4;
     }
@@ -102,6 +104,7 @@ static int apply_socket(topo_t *t, baton_err_t *e) {
 }
 
 double topo_line_bw(const topo_t *t, int l) { return t->line_bw && t->line_bw[l] > 0 ? t->line_bw[l] : t->dl[l].bw; }
+double topo_line_lat(const topo_t *t, int l) { return t->line_bw && t->line_bw[l] > 0 ? t->line_lat[l] : t->dl[l].lat; }
 
 /* A NIC link's rate under the socket transport: its line rate up to the
  * streams' cap. */
@@ -215,6 +218,7 @@ void topo_free(topo_t *t) {
     free(t->nodes);
     free(t->dl);
     free(t->line_bw);
+    free(t->line_lat);
     free(t->link_at);
     free(t->rank_node);
     free(t->adj_off);

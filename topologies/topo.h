@@ -339,13 +339,16 @@ void topo_set_route_shortcut(topo_t *t, int on);
 uint64_t topo_nsearches(const topo_t *t);
 uint32_t topo_nroutes(const topo_t *t);   /* routes in t's own cache */
 /* Set full-duplex link l (and its reverse, l ^ 1) to bandwidth bw, after
- * topo_finalize (calibration); cached routes are forgotten, so route
- * pointers taken before are invalid. */
+ * topo_finalize (calibration); cached routes are re-rated where every
+ * node's rates keep their order (topo_routes_settle), else forgotten, so
+ * route pointers taken before may be invalid. */
 int topo_set_link_bw(topo_t *t, int l, double bw, baton_err_t *e);
 
-/* Directed link l's rate without NCCL's socket transport (what NCCL reads
- * as a NIC's speed): its own rate on a machine that runs none. */
+/* Directed link l's rate and latency without NCCL's socket transport (what
+ * NCCL reads as a NIC's speed; what its file declared, at its class's
+ * efficiency): its own on a machine that runs none. */
 double topo_line_bw(const topo_t *t, int l);
+double topo_line_lat(const topo_t *t, int l);
 /* nc channels as the machine's NCCL is told to bound them (nccl_env's
  * NCCL_MIN/MAX_NCHANNELS and NCCL_MIN/MAX_CTAS; connect.cc, NCCL 2.18-2.30:
  * the rings' and trees' count capped by both maxima, then raised to both

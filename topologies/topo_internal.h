@@ -54,6 +54,7 @@ struct topo {
     int cap_link_at;
     double *line_bw;     /* per directed link of a NIC under NCCL's socket transport: its rate
                             without it (what NCCL reads as the NIC's speed); NULL otherwise */
+    double *line_lat;    /* beside line_bw: its latency without the transport's */
     int *rank_node;      /* rank -> node */
     int nranks;
     topo_params_t params;

@@ -142,13 +142,8 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
 /* Under NCCL's socket transport a NIC's links carry the TCP streams' cap
  * and socket_lat / 4 more (topo.c apply_socket, at load): a machine written
  * whole keeps `socket: true` and its values, so its links are written at
- * their line rate (topo_line_bw) and latency, and loading it applies both
- * once. */
-static double line_latency(const topo_t *t, int l) {
-    const topo_dlink_t *d = topo_dlink(t, l);
-    int nic = topo_node(t, d->src)->kind == NODE_NIC || topo_node(t, d->dst)->kind == NODE_NIC;
-    return d->lat - (topo_params_c(t)->socket && nic ? topo_params_c(t)->socket_lat / 4 : 0);
-}
+ * their line rate and latency (topo_line_bw, topo_line_lat), and loading it
+ * applies both once. */
 
 /* A link's rate as its file declared it: what it carries (at its line rate)
  * over its class's efficiency (1 unless link_efficiency: set one). */
@@ -213,7 +208,7 @@ static int write_flat(const topo_t *t, const char *comment, int declared, FILE *
     for (int l = 0; l < topo_nlinks(t); l += 2) {
         const topo_dlink_t *d = topo_dlink(t, l);
         if (topo_node(t, d->src)->hidden || topo_node(t, d->dst)->hidden) continue;
-        double lat = line_latency(t, l);
+        double lat = topo_line_lat(t, l);
         fmt_bw(b, sizeof b, declared ? declared_bw(t, l) : topo_line_bw(t, l));
         fmt_s(c, sizeof c, lat);
         fprintf(f, "  - {a: \"%s\", b: \"%s\", bw: %s, latency: %s}\n", topo_node(t, d->src)->name,
