@@ -2,7 +2,8 @@
 # Closed-form calibration of a 31-row, 16-rank log (issue 14 asks under 2 s):
 # the 2 x 8 OCI A100 all-reduce log on cluster-a100 --set nodes=2, with the
 # default 5-fold cross-validation and without it (the fit alone), and the
-# 8 x 400G H200 log (24 rows, NVLS rows too) the same way. Best of three
+# 8 x 400G H200 log (24 rows, NVLS rows too) the same way; Polaris's
+# 128-node all-to-all (512 ranks, a dragonfly) without it. Best of three
 # runs each (this is a shared machine; noise only adds time), peak RSS of
 # the last; the machine is named. Then the simulator's validation and fits
 # (--model des, one run each: a log's evaluation simulates every size) of
@@ -32,6 +33,14 @@ run "2 x 8 A100" cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt 5 
 run "2 x 8 A100" cluster-a100 nccl-tests/a100x16_2node_oci_roce_allreduce.txt 0 --set nodes=2
 run "2 x 8 H200, 8 x 400G" cluster-h100 nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt 5 --set nodes=2
 run "2 x 8 H200, 8 x 400G" cluster-h100 nccl-tests-extra/h200x16_2node_bf3roce8x400_schmaustech_allreduce.txt 0 --set nodes=2
+# Polaris's 128-node all-to-all (512 ranks on a dragonfly): its closed form
+# charges all 262,144 pairs' routes, which a fit once found again at every
+# step (speed.md, "A change of rates keeps the routes"). One run.
+runs=${RUNS:-3}
+RUNS=1
+run "128 x 4 A100 all-to-all, dragonfly" polaris nccl-tests-scale/polaris_nccl_2_18_n128_alltoall_setup1.txt 0 \
+    --set nodes=128 --set socket=true --set nccl_version=2.18 --ranks 512
+RUNS=$runs
 # NAME COMMAND MACHINE LOG [--set ...]: one run in one process, one over
 # $(nproc) workers; their wall times and the ratio.
 des() {
