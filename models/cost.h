@@ -30,7 +30,7 @@ typedef struct cost_model {
     double helper_alpha; /* seconds a message between a rank and its reducing switch takes
                             to start (its route's latency; no protocol latency); 0: none */
     double helper_beta;  /* seconds per byte between a rank and its reducing switch, the
-                            switch's efficiency included (topo_params_t.nvls_eff); 0: none */
+                            switch's efficiency included (topo_nvls_eff); 0: none */
     /* Channels side by side (0 or 1: one). With C > 1 the links carry every
      * channel's share (beta: the busiest link's time per byte of a block)
      * while each channel's own message moves at its route's speed

@@ -244,6 +244,19 @@ Test(concurrent, each_member_runs_its_own_protocol) {
     topo_free(t);
 }
 
+/* NVLS's rate reads the domain a run reduces over (topo_nvls_share): four
+ * ranks of hgx-h100's eight on its switch move their bytes at
+ * nvls_efficiency x 4/3, all eight at x 8/7, so at 1 GiB (bandwidth-bound)
+ * the eight take (4/3)/(8/7) = 7/6 the four's time, where a machine-wide
+ * domain would give both the same. */
+Test(concurrent, an_nvls_group_is_a_domain_of_its_own_ranks) {
+    cJSON *four = th_cli_json("concurrent -t hgx-h100 --json 'a=nvls s=1GiB ranks=0-3'");
+    cJSON *eight = th_cli_json("concurrent -t hgx-h100 --json 'a=nvls s=1GiB ranks=0-7'");
+    double r = th_jnum(eight, "time_s") / th_jnum(four, "time_s");
+    cr_expect(fabs(r - 7.0 / 6) < 0.01, "eight ranks take %g x four's time", r);
+    cJSON_Delete(four), cJSON_Delete(eight);
+}
+
 /* Two sends that cross one thin link at once: about twice the time of one
  * under fair sharing; under FIFO the second waits for the first. */
 Test(concurrent, a_shared_link_takes_twice_as_long) {

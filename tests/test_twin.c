@@ -318,3 +318,42 @@ Test(twin, rates_that_reorder_a_choice_route_again) {
     topo_free(fresh);
     topo_free(t);
 }
+
+/* A machine that shares a twin's routes keeps the share through a passing
+ * change of its own rates (NCCL's view of it: aside, rates set, rates
+ * back), and through a change of its own that keeps their order. */
+Test(twin, a_share_outlives_a_passing_change_and_an_ordered_one) {
+    topo_t *root = two_ways_at("build/twin-pass-root.yaml", 1), *t = two_ways_at("build/twin-pass.yaml", 0.5);
+    topo_route_t r;
+    cr_assert_eq(topo_route(root, 0, 1, &r, NULL), 0);
+    cr_assert_eq(topo_share_routes(t, root), 1);
+    int n = topo_nlinks(t);
+    double *saved = malloc((size_t)n * sizeof *saved);
+    cr_assert_eq(topo_routes_aside(t), 0);
+    for (int l = 0; l < n; l += 2) saved[l] = topo_dlink(t, l)->bw, topo_set_link_bw(t, l, 1e9 * (l + 1), NULL);
+    cr_assert_eq(topo_route(t, 0, 1, &r, NULL), 0);
+    for (int l = 0; l < n; l += 2) topo_set_link_bw(t, l, saved[l], NULL);
+    topo_routes_back(t);
+    cr_expect_eq(topo_route_owner(t), root, "the share came back with the rates");
+    for (int l = 0; l < n; l += 2) topo_set_link_bw(t, l, saved[l] * 0.25, NULL);
+    cr_expect_eq(topo_route_owner(t), root, "every rate x 0.25: the same order, the share stands");
+    cr_assert_eq(topo_route(t, 0, 1, &r, NULL), 0);
+    cr_expect_eq(r.bw, 50e9 * 0.25, "at t's own rates: %g", r.bw);
+    free(saved);
+    topo_free(t);
+    topo_free(root);
+}
+
+/* Routes put aside, then the routing itself changed (every pair searched
+ * in full): they do not come back, though the rates are the same. */
+Test(twin, routes_put_aside_do_not_outlive_a_change_of_routing) {
+    topo_t *t = th_load("topologies/polaris.yaml", "nodes=4");
+    topo_route_t r;
+    cr_assert_eq(topo_route(t, 0, topo_nranks(t) - 1, &r, NULL), 0);
+    cr_assert_eq(topo_routes_aside(t), 0);
+    topo_set_route_shortcut(t, 0);
+    topo_routes_back(t);
+    topo_route_epoch(t);
+    cr_expect_eq(topo_nroutes(t), 0, "found the other way: forgotten");
+    topo_free(t);
+}

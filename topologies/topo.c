@@ -411,11 +411,18 @@ int topo_nvls_reducers(const topo_t *t) { return t->params.sharp.rails ? t->para
  * link. The GB200 logs agree (busbw 847 GB/s on 8 ranks, 841 on 72: the
  * algorithm bandwidth 12 % lower, where g/(g - 1) falls 11 %). So a
  * transfer to or from an NVLS switch moves its bytes at nvls_eff x g/(g - 1)
- * of the link: (g - 1)/g of them at nvls_eff. */
-double topo_nvls_eff(const topo_t *t) {
-    int n = topo_nvls_reducers(t), g = n > 0 ? t->nranks / n : 0;
-    return g >= 2 ? t->params.nvls_eff * g / (g - 1) : t->params.nvls_eff;
+ * of the link: (g - 1)/g of them at nvls_eff. g: a run's ranks over the
+ * NVLS switches it uses (its helpers, at most the machine's NVLS switches:
+ * SHARP's come after them), so a 4-rank group on an 8-GPU node's switch is
+ * a domain of 4; a real number where the switches' shares differ. */
+double topo_nvls_share(const topo_t *t, int nranks, int helpers) {
+    int n = topo_nvls_reducers(t);
+    if (helpers < n) n = helpers;
+    double g = n > 0 ? (double)nranks / n : 0;
+    return g > 1 ? t->params.nvls_eff * g / (g - 1) : t->params.nvls_eff;
 }
+
+double topo_nvls_eff(const topo_t *t) { return topo_nvls_share(t, t->nranks, topo_nvls_reducers(t)); }
 
 /* The node of rank r, or of helper rank r >= nranks (a reducing switch). */
 

@@ -325,7 +325,11 @@ int topo_nreducers(const topo_t *t);
 int topo_nvls_reducers(const topo_t *t);
 /* The share of a link's rate a transfer to or from an NVLS switch moves its
  * bytes at: nvls_eff x g/(g - 1), g the ranks a switch serves (NCCL's
- * constant bus bandwidth; nvls_eff itself where g < 2). */
+ * constant bus bandwidth; nvls_eff itself where g <= 1). topo_nvls_share:
+ * for a run of nranks ranks over `helpers` helper ranks (g = nranks over
+ * those of them that are NVLS switches); topo_nvls_eff: the whole machine's
+ * (what its closed forms see). */
+double topo_nvls_share(const topo_t *t, int nranks, int helpers);
 double topo_nvls_eff(const topo_t *t);
 
 /* Let routes pass through a node (or not); before topo_finalize. */
@@ -482,7 +486,8 @@ int topo_route_peek(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, ba
  * compare them; their routes are the same links, only the rates differ.
  * topo_share_routes(t, twin): t looks its routes up in twin's cache (1), or
  * keeps its own (0: not alike). twin must outlive t; the share ends when
- * either's rates change. topo_route_owner: whose cache t's routes are in;
+ * either's rates change out of the order they had (in order, it stands:
+ * topo_routes_settle). topo_route_owner: whose cache t's routes are in;
  * topo_route_epoch: that cache's age (another once its routes are
  * forgotten), for what is computed from the routes alone. */
 int topo_routes_alike(const topo_t *a, const topo_t *b);

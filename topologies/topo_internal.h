@@ -137,6 +137,9 @@ void topo_dist_set(topo_t *t, int v, int d);
 void topo_forget_routes(topo_t *t);
 /* topo_t.routes_stale: what changed since the routes were cached. */
 enum { ROUTES_FRESH, ROUTES_RATES, ROUTES_VOID };
+/* Record every directed link's rate now as the one t's cached routes were
+ * found at (route_cache_t.rates); -1 without memory. */
+int topo_routes_record(topo_t *t);
 /* Bring t's cached routes up to date before a lookup: kept, with their
  * narrowest rates read again, where only rates changed and in an order
  * that picks every route the same (topo_rates_route_alike); else forgotten. */

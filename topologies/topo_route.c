@@ -637,7 +637,7 @@ void topo_forget_routes(topo_t *t) {
 
 /* Every directed link's rate now, into the cache's record (allocated if
  * none); -1 if memory runs out. */
-static int rates_record(topo_t *t) {
+int topo_routes_record(topo_t *t) {
     if (t->rc.rates == NULL && (t->rc.rates = malloc(((size_t)t->ndl + 1) * sizeof *t->rc.rates)) == NULL) return -1;
     for (int l = 0; l < t->ndl; l++) t->rc.rates[l] = t->dl[l].bw;
     return 0;
@@ -658,7 +658,7 @@ void topo_routes_settle(topo_t *t) {
     if (t->routes_stale == ROUTES_FRESH) return;
     int keep = t->routes_stale == ROUTES_RATES && t->rc.rates && topo_rates_route_alike(t, t->rc.rates);
     t->routes_stale = ROUTES_FRESH;
-    if (!keep || rates_record(t) < 0) { topo_forget_routes(t); return; }
+    if (!keep || topo_routes_record(t) < 0) { topo_forget_routes(t); return; }
     for (uint32_t i = 0; i < t->rc.cap; i++)
         if (t->rc.slots[i].key) t->rc.slots[i].bw = rate_on(t, &t->rc.slots[i]);
     t->rc.cm.valid = 0;                  /* the closed forms' summary read the old rates */
@@ -722,6 +722,7 @@ int topo_routes_aside(topo_t *t) {
     topo_route_owner(t);
     struct routes_aside *a = t->aside ? NULL : malloc(sizeof *a);
     if (a == NULL) return -1;
+    if (t->rc.rates == NULL && topo_routes_record(t) < 0) { free(a); return -1; }   /* a share, a memo: kept too */
     *a = (struct routes_aside){t->rc};
     t->rc = (route_cache_t){.epoch = ++t->epochs};
     t->hop_gen++;
@@ -740,7 +741,7 @@ void topo_routes_back(topo_t *t) {
     struct routes_aside *a = t->aside;
     if (a == NULL) return;
     t->aside = NULL;
-    if (a->rc.rates && topo_rates_route_alike(t, a->rc.rates)) {   /* they stand, at most re-rated */
+    if (t->routes_stale != ROUTES_VOID && a->rc.rates && topo_rates_route_alike(t, a->rc.rates)) {   /* they stand, at most re-rated */
         int same = 1;
         for (int l = 0; same && l < t->ndl; l++) same = memcmp(&a->rc.rates[l], &t->dl[l].bw, sizeof a->rc.rates[l]) == 0;
         topo_route_cache_free(&t->rc);
@@ -767,7 +768,7 @@ static int route_get(topo_t *o, int src_rank, int dst_rank, const route_slot_t *
         int s = node_of(o, src_rank), d = node_of(o, dst_rank);
         int rc = route_compute(o, s, d, slot);
         if (rc < 0) return no_route(o, rc, src_rank, dst_rank, s, d, e);
-        if (o->rc.rates == NULL && rates_record(o) < 0) return err_set(e, BATON_ENOMEM, "out of memory in the route cache");
+        if (o->rc.rates == NULL && topo_routes_record(o) < 0) return err_set(e, BATON_ENOMEM, "out of memory in the route cache");
         slot->key = key;
         o->rc.count++;
     }

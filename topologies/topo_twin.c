@@ -117,6 +117,7 @@ int topo_routes_alike(const topo_t *a, const topo_t *b) {
 int topo_share_routes(topo_t *t, topo_t *twin) {
     topo_t *o = topo_route_owner(twin);
     if (o == t || topo_route_owner(t) != t || !topo_routes_alike(t, o)) return 0;
+    if (t->rc.rates == NULL && topo_routes_record(t) < 0) return 0;   /* t's own rates moving in order keep the share */
     t->rc.root = o;
     t->rc.root_epoch = o->rc.epoch;
     return 1;

@@ -381,8 +381,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     const topo_params_t *tp = topo_params_c(t);
     engine_t g = {.s = s, .t = t, .o = o ? o : &none, .r = r, .e = e, .p = s->nranks + s->helpers,
                   .C = s->nchannels, .S = tp->max_inflight, .eager = tp->eager, .ports = tp->ports,
-                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .nvls_eff = topo_nvls_eff(t),
-                  .nvls_end = s->nranks + topo_nvls_reducers(t)};
+                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .nvls_end = s->nranks + topo_nvls_reducers(t)};
     if (g.o->member_proto && s->group == NULL) return err_set(e, BATON_EINVAL, "protocols per member need a group schedule");
     for (int k = -1; k < (g.o->member_proto ? s->group->n : 0); k++) {      /* the run's, then each member's */
         const proto_cost_t *pc = k < 0 ? g.o->proto : g.o->member_proto[k];

@@ -110,8 +110,7 @@ typedef struct engine {
     uint32_t *waiting;       /* FAIR, store and forward: matched transfers waiting for ports, FIFO (capslots) */
     int nwaiting;
     int ports;
-    double nvls_eff;         /* transfers to and from a reducing switch: this share more */
-    int nvls_end;            /* helper ranks below this are NVLS switches (multimem: nvls_eff);
+    int nvls_end;            /* helper ranks below this are NVLS switches (multimem: topo_nvls_share);
                                 the fabric's (SHARP) move at the link's rate */
     double gamma;
     double now;

@@ -33,9 +33,20 @@ static const proto_cost_t *stream_proto(const engine_t *g, int si) {
     return k >= 0 ? g->o->member_proto[k] : NULL;
 }
 
+/* A transfer to or from an NVLS switch: the switch's share for the run
+ * stream si belongs to, its member's in a group (topo_nvls_share: a
+ * 4-rank group on one node's switch is a domain of 4). */
+static double nvls_share(const engine_t *g, int si) {
+    const sched_t *s = g->s;
+    int k = s->group ? s->group->own[si] : -1;
+    if (k >= 0) s = &s->group->m[k].s;
+    return topo_nvls_share(g->t, s->nranks, s->helpers);
+}
+
 double xfer_eff(const engine_t *g, int si, int src, int dst) {
     const proto_cost_t *pc = stream_proto(g, si);
-    return (pc ? pc->efficiency : 1) * (nvls_rank(g, src) || nvls_rank(g, dst) ? g->nvls_eff : 1);
+    double eff = pc ? pc->efficiency : 1;
+    return nvls_rank(g, src) || nvls_rank(g, dst) ? eff * nvls_share(g, si) : eff;
 }
 
 /* The latency a message pays beyond its route's: the protocol's, between
