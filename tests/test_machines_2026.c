@@ -492,4 +492,6 @@ Test(machines_2026, nvls_bus_bandwidth_holds_from_8_to_72_ranks) {
                                                       "links:\n  - {a: g0, b: sw, bw: 10GB/s, latency: 1us}\nnvls_efficiency: 0.5\n");
     cr_expect_eq(topo_nvls_eff(one), 0.5, "one rank: no share of others to move");
     topo_free(one);
+    th_says("plan -t gb200-nvl72 --set racks=1", 0, "NVLS at nvls_efficiency 0.4725 x 72/71 = 0.4792 of the switch's links", 1);
+    th_says("plan -t hgx-h100", 0, "NVLS at nvls_efficiency 0.53375 x 8/7 = 0.61 of the switch's links", 1);
 }

@@ -222,6 +222,22 @@ static void tuner_lines(const tuning_machine_t *m, const plan_tuner_t *tu) {
     if (tu->ignored[0]) printf("  rows NCCL cannot run here (its cost table's IGNORE), passed over: %s\n", tu->ignored);
 }
 
+/* What a rank's bytes to and from its NVLS switch move at in baton: the
+ * file's efficiency x g/(g - 1), g the GPUs a switch serves (topo_nvls_eff:
+ * NVLS's bus bandwidth held across domain sizes, NCCL 2.28.3's model). */
+static void nvls_rate_line(const topo_t *t) {
+    int n = topo_nvls_reducers(t);
+    if (n == 0) return;
+    double e = topo_params_c(t)->nvls_eff, g = (double)topo_nranks(t) / n;
+    if (g <= 1) {
+        printf("  baton: NVLS at nvls_efficiency %g of the switch's links (one GPU a switch)\n", e);
+        return;
+    }
+    printf("  baton: NVLS at nvls_efficiency %g x %g/%g = %.4g of the switch's links (a domain of %g GPUs;\n"
+           "      NVLS's bus bandwidth the same at every domain size, as NCCL's model since 2.28.3)\n",
+           e, g, g - 1, topo_nvls_eff(t), g);
+}
+
 /* The NVLink domains and NVLS as NCCL sets them up (view_nvls), in the
  * words of its NCCL_DEBUG=INFO lines (init.cc initNvlDomainInfo, nvls.cc
  * "NVLS comm" and "NVLS tuning"), each with where the number comes from. */
@@ -243,6 +259,7 @@ static void nvls_lines(topo_t *t, const tuning_machine_t *m) {
            x.domains > 1 ? "the domain's GPUs with a NIC" : "the domain's GPUs", x.candidates);
     printf("  NCCL %s INFO NVLS tuning: nChannels %d chunkSize %d treeMaxChunkSize %d\n"
            "      (nvls.cc: %s)\n", v, x.channels, x.chunk, x.tree_chunk, x.why);
+    nvls_rate_line(t);
 }
 
 static void print_sizes(topo_t *t, const tuning_machine_t *m, const uint64_t *sizes, int n, const run_out_t *ours,
