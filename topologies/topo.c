@@ -84,8 +84,9 @@ int topo_rename(topo_t *t, const char *name) {
  * streams; and a message pays socket_lat in the two hosts' stacks, a
  * quarter on each NIC link it crosses (in and out of the sending NIC, in and
  * out of the receiving one). Applied to the links, the engine, the closed
- * forms and `plan` all see it; a written machine carries the links as they
- * are then, without the knob, so reading it back applies nothing twice. */
+ * forms and `plan` all see it; each NIC link's rate and latency before it
+ * are kept (topo_line_bw, topo_line_lat), so a machine written whole
+ * carries those and the knob, and reading it back applies it once. */
 static double socket_cap(const topo_params_t *p) { return p->socket_bw * (p->socket_threads > 1 ? p->socket_threads : 1); }
 
 static int apply_socket(topo_t *t, baton_err_t *e) {
@@ -420,6 +421,11 @@ double topo_nvls_share(const topo_t *t, int nranks, int helpers) {
     if (helpers < n) n = helpers;
     double g = n > 0 ? (double)nranks / n : 0;
     return g > 1 ? t->params.nvls_eff * g / (g - 1) : t->params.nvls_eff;
+}
+
+double topo_nvls_domain(const topo_t *t) {
+    int n = topo_nvls_reducers(t);
+    return n > 0 ? (double)t->nranks / n : 0;
 }
 
 double topo_nvls_eff(const topo_t *t) { return topo_nvls_share(t, t->nranks, topo_nvls_reducers(t)); }

@@ -328,9 +328,10 @@ int topo_nvls_reducers(const topo_t *t);
  * constant bus bandwidth; nvls_eff itself where g <= 1). topo_nvls_share:
  * for a run of nranks ranks over `helpers` helper ranks (g = nranks over
  * those of them that are NVLS switches); topo_nvls_eff: the whole machine's
- * (what its closed forms see). */
+ * (what its closed forms see), topo_nvls_domain its g (0: no NVLS switch). */
 double topo_nvls_share(const topo_t *t, int nranks, int helpers);
 double topo_nvls_eff(const topo_t *t);
+double topo_nvls_domain(const topo_t *t);
 
 /* Let routes pass through a node (or not); before topo_finalize. */
 void topo_set_transit(topo_t *t, int node, int transit);

@@ -89,7 +89,7 @@ struct topo {
     int no_shortcut;     /* topo_set_route_shortcut(t, 0): search every pair */
     int routes_stale;    /* ROUTES_RATES: a rate changed since the routes were cached; ROUTES_VOID: the routing */
     uint64_t epochs;     /* route caches' ages handed out so far */
-    struct routes_aside *aside;   /* topo_routes_aside: the routes of the rates before a passing change */
+    route_cache_t *aside;   /* topo_routes_aside: the routes of the rates before a passing change */
     uint64_t searches;   /* bfs runs after topo_finalize */
     int dist_to;         /* bfs_dist holds every node's distance to this node; -1: partial */
     int *comp;           /* per node: its set of transit nodes joined by transit links (-1: not transit) */

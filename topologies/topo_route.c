@@ -713,17 +713,14 @@ topo_t *topo_route_owner(topo_t *t) {
     return r && !r->routes_stale && r->rc.epoch == t->rc.root_epoch ? r : t;
 }
 
-/* The route cache, and what was read off it, as it stood (its rates with it). */
-struct routes_aside {
-    route_cache_t rc;
-};
-
+/* The route cache, and what was read off it, as it stood: its rates with
+ * it, recorded now if no route was found (a share, a memo: kept too). */
 int topo_routes_aside(topo_t *t) {
     topo_route_owner(t);
-    struct routes_aside *a = t->aside ? NULL : malloc(sizeof *a);
+    route_cache_t *a = t->aside ? NULL : malloc(sizeof *a);
     if (a == NULL) return -1;
-    if (t->rc.rates == NULL && topo_routes_record(t) < 0) { free(a); return -1; }   /* a share, a memo: kept too */
-    *a = (struct routes_aside){t->rc};
+    if (t->rc.rates == NULL && topo_routes_record(t) < 0) { free(a); return -1; }
+    *a = t->rc;
     t->rc = (route_cache_t){.epoch = ++t->epochs};
     t->hop_gen++;
     t->aside = a;
@@ -738,18 +735,18 @@ void topo_route_cache_free(route_cache_t *c) {
 }
 
 void topo_routes_back(topo_t *t) {
-    struct routes_aside *a = t->aside;
+    route_cache_t *a = t->aside;
     if (a == NULL) return;
     t->aside = NULL;
-    if (t->routes_stale != ROUTES_VOID && a->rc.rates && topo_rates_route_alike(t, a->rc.rates)) {   /* they stand, at most re-rated */
+    if (t->routes_stale != ROUTES_VOID && a->rates && topo_rates_route_alike(t, a->rates)) {   /* they stand, at most re-rated */
         int same = 1;
-        for (int l = 0; same && l < t->ndl; l++) same = memcmp(&a->rc.rates[l], &t->dl[l].bw, sizeof a->rc.rates[l]) == 0;
+        for (int l = 0; same && l < t->ndl; l++) same = memcmp(&a->rates[l], &t->dl[l].bw, sizeof a->rates[l]) == 0;
         topo_route_cache_free(&t->rc);
-        t->rc = a->rc;
+        t->rc = *a;
         t->routes_stale = same ? ROUTES_FRESH : ROUTES_RATES;
         t->hop_gen++;
     } else
-        topo_route_cache_free(&a->rc);
+        topo_route_cache_free(a);
     free(a);
 }
 

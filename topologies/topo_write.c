@@ -139,12 +139,6 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     return ferror(f) ? BATON_EIO : 0;
 }
 
-/* Under NCCL's socket transport a NIC's links carry the TCP streams' cap
- * and socket_lat / 4 more (topo.c apply_socket, at load): a machine written
- * whole keeps `socket: true` and its values, so its links are written at
- * their line rate and latency (topo_line_bw, topo_line_lat), and loading it
- * applies both once. */
-
 /* A link's rate as its file declared it: what it carries (at its line rate)
  * over its class's efficiency (1 unless link_efficiency: set one). */
 static double declared_bw(const topo_t *t, int l) {
@@ -166,7 +160,7 @@ static int write_flat(const topo_t *t, const char *comment, int declared, FILE *
     if (p->stage_lat > 0) fmt_s(a, sizeof a, p->stage_lat), fprintf(f, "stage_latency: %s\n", a);
     if (p->ll_scan > 0) fmt_s(a, sizeof a, p->ll_scan), fprintf(f, "ll_scan: %s\n", a);
     if (p->sw_match) fmt_s(a, sizeof a, p->match_lat), fprintf(f, "software_matching: true\nmatch_latency: %s\n", a);
-    if (p->socket) {                       /* the links below at their line rates: applied again at load */
+    if (p->socket) {   /* the links below at line rate and latency: applied again at load */
         fmt_bw(a, sizeof a, p->socket_bw), fmt_s(c, sizeof c, p->socket_lat);
         fprintf(f, "socket: true\nsocket_bw: %s\nsocket_latency: %s\nsocket_threads: %d\n", a, c, p->socket_threads);
     }

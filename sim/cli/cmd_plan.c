@@ -226,9 +226,8 @@ static void tuner_lines(const tuning_machine_t *m, const plan_tuner_t *tu) {
  * file's efficiency x g/(g - 1), g the GPUs a switch serves (topo_nvls_eff:
  * NVLS's bus bandwidth held across domain sizes, NCCL 2.28.3's model). */
 static void nvls_rate_line(const topo_t *t) {
-    int n = topo_nvls_reducers(t);
-    if (n == 0) return;
-    double e = topo_params_c(t)->nvls_eff, g = (double)topo_nranks(t) / n;
+    double e = topo_params_c(t)->nvls_eff, g = topo_nvls_domain(t);
+    if (g == 0) return;
     if (g <= 1) {
         printf("  baton: NVLS at nvls_efficiency %g of the switch's links (one GPU a switch)\n", e);
         return;
