@@ -627,6 +627,21 @@ Test(topo, import_nccl_xml_nvswitches_are_one_switch) {
     cr_expect(fabs(got / want - 1) < 0.01, "imported %g s, hgx-h100 %g s", got, want);
 }
 
+/* A GPU that names one peer in two <nvlink>s (a <pci> holding its <gpu>
+ * twice, as the import fuzzer wrote it) gets one link of both counts: the
+ * loader takes one link between two nodes (tests/fuzz/regressions/import). */
+Test(topo, import_nccl_xml_sums_a_pair_named_twice) {
+    char *out = NULL;
+    cr_assert_eq(th_cli("topo import nccl-xml tests/fuzz/regressions/import/xml-nvlink-twice -o build/nvlink-twice.yaml",
+                        &out, 0), 0, "%s", out);
+    free(out);
+    cr_assert_eq(th_sh("grep -c 'a: gpu0, b: gpu1, bw: \"${nvlink_gbps\\*24}GB/s\"' build/nvlink-twice.yaml", &out), 0, "%s", out);
+    cr_expect_eq(atoi(out), 1, "one gpu0-gpu1 link of 24: %s", out);
+    free(out);
+    topo_t *t = th_load("build/nvlink-twice.yaml", NULL);
+    topo_free(t);
+}
+
 Test(topo, import_nccl_xml_public_files) {
     char *out;
     cr_assert_eq(th_cli("topo import nccl-xml tests/data/import/ndv4-topo.xml -o build/ndv4.yaml", &out, 0), 0, "%s", out);

@@ -570,7 +570,13 @@ static void xml_nvlinks(xml_t *x, baton_err_t *e) {
             for (int j = 0; j < x->nnvl; j++) listed |= x->nvl[j].gpu == peer && !strcmp(x->nvl[j].target, x->node[x->nvl[k].gpu].busid);
             if (listed) continue;
         }
-        xml_link(x, x->nvl[k].gpu, peer, -x->nvl[k].count, 1);
+        int count = 0, first = 1;                         /* the pair named twice by this GPU: one link, summed */
+        for (int j = 0; j < x->nnvl; j++)
+            if (x->nvl[j].gpu == x->nvl[k].gpu && !x->nvl[j].to_switch && !strcmp(x->nvl[j].target, x->nvl[k].target)) {
+                if (j < k) first = 0;
+                count += x->nvl[j].count;
+            }
+        if (first) xml_link(x, x->nvl[k].gpu, peer, -count, 1);
     }
     for (int g = 0; g < x->nn; g++) {
         if (to_switch[g] == 0) continue;
