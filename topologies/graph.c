@@ -361,11 +361,22 @@ static int nic_stride(const int *nic, int n) {
     return s;
 }
 
+/* The class of a GPU's way to its NIC: what it crosses (classify's words). */
+static graph_path_t nic_class(const int cross[NODE_KIND_COUNT]) {
+    return cross[NODE_CPU] > 1 ? GRAPH_PATH_SOCKETS : cross[NODE_CPU] ? GRAPH_PATH_HOST
+         : cross[NODE_SWITCH] ? GRAPH_PATH_SWITCH : GRAPH_PATH_DIRECT;
+}
+
 /* Each of the first node's GPUs' nearest NIC into nic[] (-1: none), found
- * once for the ring search and the stride; how many different ones. */
-static int node_nics(topo_t *t, int n, int *nic) {
-    int count = 0;
-    for (int j = 0; j < n; j++) nic[j] = topo_nearest(t, topo_rank_node(t, j), NODE_NIC);
+ * once for the ring search and the stride, and the best way from a GPU to
+ * its NIC into *inter (GRAPH_PATH_COUNT: no NIC); how many different ones. */
+static int node_nics(topo_t *t, int n, int *nic, graph_path_t *inter) {
+    int count = 0, cross[NODE_KIND_COUNT];
+    *inter = GRAPH_PATH_COUNT;
+    for (int j = 0; j < n; j++) {
+        nic[j] = topo_nearest_via(t, topo_rank_node(t, j), NODE_NIC, cross);
+        if (nic[j] >= 0 && nic_class(cross) < *inter) *inter = nic_class(cross);
+    }
     for (int j = 0; j < n; j++) {
         int seen = nic[j] < 0;
         for (int i = 0; i < j && !seen; i++) seen = nic[i] == nic[j];
@@ -379,11 +390,18 @@ static graph_t *graph_search(topo_t *t, baton_err_t *e) {
     graph_t *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->group = gs > 0 && gs <= p && p % gs == 0 ? gs : p;
+    g->inter = GRAPH_PATH_COUNT;
+    if (g->group == 1 && p > 1) {                    /* a GPU a node: only its way to its NIC */
+        int nic;
+        node_nics(t, 1, &nic, &g->inter);
+    }
     if (g->group > GRAPH_MAX_GROUP || g->group < 2) return g;    /* nothing to classify, or too big to search */
     g->path = calloc((size_t)g->group * g->group, sizeof *g->path);
     int flat = g->path ? find_paths(t, g, e) : (err_set(e, BATON_ENOMEM, "out of memory in the ring search"), -1);
-    int nic[GRAPH_MAX_GROUP], nics = flat >= 0 ? node_nics(t, g->group, nic) : 0;
+    graph_path_t inter = GRAPH_PATH_COUNT;
+    int nic[GRAPH_MAX_GROUP], nics = flat >= 0 ? node_nics(t, g->group, nic, &inter) : 0;
     g->nics = g->group < p ? nics : 0;               /* across nodes only */
+    g->inter = g->group < p ? inter : GRAPH_PATH_COUNT;
     if (flat == 0) search_rings(t, g, nic);
     g->stride = flat == 1 && g->group < p ? nic_stride(nic, g->group) : 1;
     if (flat == 0 && (g->nrings > 0 && spread_orders(t, g) < 0))

@@ -55,6 +55,9 @@ typedef struct graph {
     int stride;              /* flat, across nodes: GPUs in a row that share a NIC (1: a NIC
                                 each, or one for all, or no such pattern) */
     int nics;                /* across nodes: the NICs the node's GPUs go out by (0: none) */
+    graph_path_t inter;      /* across nodes: the best way from one of the node's GPUs to its
+                                NIC, NCCL's typeInter (DIRECT or SWITCH: PIX/PXB, HOST: PHB,
+                                SOCKETS: SYS); GRAPH_PATH_COUNT on one node or without NICs */
 } graph_t;
 
 /* The machine's graph, searched on first use and cached; NULL with an error

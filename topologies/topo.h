@@ -474,6 +474,11 @@ const char *topo_node_hint(const topo_t *t, const char *name);
 /* The node of `kind` fewest hops from `node` through transit nodes (ties:
  * the lowest index), -1 if none: a GPU's NIC. O(nodes reached). */
 int topo_nearest(topo_t *t, int node, node_kind_t kind);
+/* The same node, and what a shortest way there crosses: cross[k] nodes of
+ * kind k strictly between the two (of the shortest ways, one that crosses
+ * the fewest CPUs at each hop): a GPU's NIC behind a PCIe switch, or the
+ * host bridge. */
+int topo_nearest_via(topo_t *t, int node, node_kind_t kind, int cross[NODE_KIND_COUNT]);
 
 /* Route between two ranks (or helper ranks: reducing switches), cached; out->links stays valid until topo_free,
  * so callers may keep a route. */

@@ -76,6 +76,27 @@ int topo_nearest(topo_t *t, int node, node_kind_t kind) {
     return best;
 }
 
+/* Walk back from the nearest node of `kind` (the search above left every
+ * distance on the way), one hop nearer each time, taking a node that is not
+ * a CPU where there is one: the way that crosses the fewest host bridges,
+ * as NCCL's path search prefers a PCIe switch to the host (paths.cc). */
+int topo_nearest_via(topo_t *t, int node, node_kind_t kind, int cross[NODE_KIND_COUNT]) {
+    int found = topo_nearest(t, node, kind), v = found;
+    memset(cross, 0, NODE_KIND_COUNT * sizeof *cross);
+    while (v >= 0 && topo_dist(t, v) > 1) {
+        int next = -1, d = topo_dist(t, v);
+        for (int k = t->adj_off[v]; k < t->adj_off[v + 1]; k++) {   /* links come in pairs: in = out */
+            int u = t->dl[t->adj[k]].dst;
+            if (topo_dist(t, u) != d - 1 || !t->nodes[u].transit) continue;
+            if (next < 0 || (t->nodes[next].kind == NODE_CPU && t->nodes[u].kind != NODE_CPU)) next = u;
+        }
+        if (next < 0) break;                     /* a one-way link: count what was seen */
+        cross[t->nodes[next].kind]++;
+        v = next;
+    }
+    return found;
+}
+
 /* --- route cache: open addressing on the (src, dst) pair --------------- */
 
 static uint32_t hash_key(uint64_t k) {

@@ -261,6 +261,16 @@ static void nvls_lines(topo_t *t, const tuning_machine_t *m) {
     nvls_rate_line(t);
 }
 
+/* Why LL128 is off where the way to the NICs turns it off (view_ll128):
+ * NCCL says nothing of it, and it changes what runs at middle sizes. */
+static void ll128_line(topo_t *t, const tuning_machine_t *m) {
+    const graph_t *g = graph_get(t, NULL);
+    if (m->ll128 || !m->nvlink || topo_params_c(t)->lib.ll128 == 0 || g == NULL || g->inter > GRAPH_PATH_SOCKETS) return;
+    printf("LL128 off: the GPUs reach their NICs %s at best; NCCL's tuning.cc enables\n"
+           "  LL128 across nodes only up to PXB (PXN from sm90), NCCL_PROTO=LL128 forces it\n",
+           g->inter == GRAPH_PATH_HOST ? "through the host bridge (PHB)" : "across the sockets (SYS)");
+}
+
 static void print_sizes(topo_t *t, const tuning_machine_t *m, const uint64_t *sizes, int n, const run_out_t *ours,
                         const run_out_t *nccls) {
     char v[48] = "";
@@ -272,6 +282,7 @@ static void print_sizes(topo_t *t, const tuning_machine_t *m, const uint64_t *si
     printf("NCCL's model%s sees %d node(s), %s, %d channels at %.4g GB/s each%s\n", v, m->nnodes,
            m->nvlink ? "NVLink" : "PCI", m->nchannels, m->bw,
            m->nvls_channels ? " and NVLS" : "");
+    ll128_line(t, m);
     if (m->nvls_channels || topo_params_c(t)->group_size > 8) nvls_lines(t, m);
     printf("%12s  %-10s %-7s %8s %12s %10s   %s\n", "size", "algorithm", "proto", "channels", "time", "busbw",
            "NCCL's own cost model believes");

@@ -18,9 +18,7 @@
 
 int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr) {
     if (a->nccl == NULL || (a->nccl_protos && !(a->nccl_protos & (1u << pr)))) return 0;
-    if (t && pr == PROTO_LL128 && topo_params_c(t)->lib.ll128 == 0) return 0;     /* the library has it off */
-    const graph_t *g = t && pr == PROTO_LL128 ? graph_get(t, NULL) : NULL;
-    return !(g && !graph_nvlink(g));
+    return !(t && pr == PROTO_LL128 && !view_ll128(t));    /* NCCL's default, the library's or NCCL_PROTO's say */
 }
 
 int ncclrule_version(const topo_t *t) {

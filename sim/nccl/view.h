@@ -15,6 +15,17 @@
 /* What NCCL's model sees on t with options o (filled from t as run does). */
 int view_machine(topo_t *t, const algo_opts_t *o, tuning_machine_t *m, baton_err_t *e);
 
+/* Is LL128 on? NCCL's default (src/graph/tuning.cc ncclTopoTuneModel, the
+ * same test from 2.18.1 to 2.30.7): only where the node's GPUs reach each
+ * other over NVLink (typeIntra <= PATH_NVB) and, across nodes, one of them
+ * reaches its NIC without the host bridge (typeInter <= PATH_PXB; from sm90
+ * also PATH_PXN, a NIC behind an NVLink peer, which graph_t.inter's best GPU
+ * of the node already is; PATH_P2C, Grace's C2C, baton's links do not tell
+ * from PCIe). A library that says `ll128: true` or an NCCL_PROTO that names
+ * LL128 turns it on whatever the machine (NCCL_PROTO sets protoEnable to 1,
+ * which skips the test); `ll128: false` and ^LL128 turn it off. */
+int view_ll128(topo_t *t);
+
 
 /* NVLS as NCCL sets it up on t's NVLink domains (NCCL's nodes; on a
  * multi-node NVLink rack, its clique), for t's NCCL version:
