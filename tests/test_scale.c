@@ -182,6 +182,8 @@ Test(scale, ll128_is_off_where_a_gpu_reaches_its_nic_through_the_host) {
     }
     th_says("plan -t polaris --set nodes=8", 0, "LL128 off: the GPUs reach their NICs through the host bridge (PHB)", 1);
     th_says("plan -t polaris --set nodes=1", 0, "LL128 off", 0);
+    th_says("plan -t polaris --set nodes=8 --json --sizes 1MiB", 0, "\"ll128\":false", 1);
+    th_says("plan -t polaris --set nodes=1 --json --sizes 1MiB", 0, "\"ll128\":true", 1);
 }
 
 /* The measured oracle for the rule above: NCCL's own model with LL128 off

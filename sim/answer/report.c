@@ -159,6 +159,7 @@ char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t co
     cJSON_AddNumberToObject(v, "channels", m->nchannels);
     cJSON_AddNumberToObject(v, "channel_GBps", m->bw);
     cJSON_AddBoolToObject(v, "nvls", m->nvls_channels > 0);
+    cJSON_AddBoolToObject(v, "ll128", m->ll128);     /* NCCL's default across nodes (view_ll128) */
     cJSON_AddItemToObject(o, "nccl_view", v);
     cJSON *cols = cJSON_AddObjectToObject(o, "columns");
     if (cols == NULL) { cJSON_Delete(sizes); cJSON_Delete(o); return NULL; }
