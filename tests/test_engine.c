@@ -388,6 +388,68 @@ Test(engine, a_run_gives_up_only_past_the_rivals_time) {
     topo_free(t);
 }
 
+/* The busiest link's bound (xfer.c, xfer_bound_setup) gives up only what
+ * cannot win. The oracle is the whole run: told its own time as the
+ * rival's, a run ends whole, at the same time after the same events, on
+ * every machine, row and protocol here (one link, a NIC and a switch, a
+ * reducing switch, a dragonfly's pooled links, one port, LL's and LL128's
+ * rates); told 0.9 of it, a 512 MiB run gives up. A bound that counted a
+ * link's holds wrong by more than the tie would fail the first (too much)
+ * or the second on the ring (too little: it would run to 0.9). */
+static void gives_up_exactly(topo_t *t, coll_t c, const char *row, proto_t pr, uint64_t *events_whole,
+                             uint64_t *events_past) {
+    sched_t s;
+    baton_err_t e = {0};
+    uint64_t p = (uint64_t)topo_nranks(t), n = (512u << 20) / p * p;     /* what every row takes */
+    cr_assert_eq(algo_build(algo_find(c, row), (int)p, n, NULL, &s, &e), 0, "%s: %s", row, e.msg);
+    proto_cost_t pc = proto_default(pr);
+    engine_opts_t o = {.proto = &pc};
+    engine_result_t whole, at, past;
+    cr_assert_eq(engine_run(&s, t, &o, &whole, &e), 0, "%s: %s", row, e.msg);
+    o.give_up_after = whole.time_s;
+    cr_assert_eq(engine_run(&s, t, &o, &at, &e), 0, "%s: %s", row, e.msg);
+    cr_expect(!at.gave_up && at.time_s == whole.time_s && at.events == whole.events, "%s/%s on %s: %.17g %.17g, %llu of %llu events",
+              row, proto_name(pr), topo_name(t), at.time_s, whole.time_s, (unsigned long long)at.events,
+              (unsigned long long)whole.events);
+    o.give_up_after = 0.9 * whole.time_s;
+    cr_assert_eq(engine_run(&s, t, &o, &past, &e), 0, "%s: %s", row, e.msg);
+    cr_expect(past.gave_up, "%s/%s on %s: ran whole under 0.9 of its time", row, proto_name(pr), topo_name(t));
+    if (events_whole) *events_whole = whole.events, *events_past = past.events;
+    engine_result_free(&whole);
+    engine_result_free(&at);
+    engine_result_free(&past);
+}
+
+Test(engine, the_busiest_links_bound_gives_up_only_what_cannot_win) {
+    struct { const char *path, *sets; coll_t c; const char *row; } k[] = {
+        {"topologies/cluster-h100.yaml", "nodes=2", COLL_ALLREDUCE, "ring"},
+        {"topologies/cluster-h100.yaml", "nodes=2", COLL_ALLREDUCE, "nccltree"},
+        {"topologies/cluster-h100.yaml", "nodes=2", COLL_ALLREDUCE, "hier"},
+        {"topologies/cluster-h100.yaml", "nodes=2", COLL_ALLTOALL, "pairwise"},
+        {"topologies/cluster-h100.yaml", "nodes=2,eager=true", COLL_ALLREDUCE, "ring"},
+        {"topologies/hgx-b200.yaml", NULL, COLL_ALLREDUCE, "nvls"},
+        {"topologies/hgx-b200.yaml", NULL, COLL_ALLREDUCE, "rabenseifner"},
+        {"topologies/polaris.yaml", "nodes=40", COLL_ALLREDUCE, "ring"},
+        {"topologies/polaris.yaml", "nodes=40", COLL_ALLTOALL, "pairwise"},
+        {"topologies/dgx1-v100.yaml", NULL, COLL_ALLREDUCE, "dbtree"},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        topo_t *t = th_load(k[i].path, k[i].sets);
+        for (proto_t pr = PROTO_LL; pr <= PROTO_SIMPLE; pr++) gives_up_exactly(t, k[i].c, k[i].row, pr, NULL, NULL);
+        topo_free(t);
+    }
+    topo_t *one = th_star(8, 10e9, 1e-6, 1, 20e9);          /* one port a rank: ports booked beside the links */
+    gives_up_exactly(one, COLL_ALLREDUCE, "ring", PROTO_SIMPLE, NULL, NULL);
+    gives_up_exactly(one, COLL_ALLREDUCE, "naive", PROTO_SIMPLE, NULL, NULL);
+    topo_free(one);
+    topo_t *star = th_star(16, 10e9, 1e-6, 0, 20e9);
+    uint64_t all, stopped;
+    gives_up_exactly(star, COLL_ALLGATHER, "ring", PROTO_SIMPLE, &all, &stopped);
+    cr_expect_lt(stopped * 20, all, "a ring busy on every link all along stops at once: %llu of %llu events",
+                 (unsigned long long)stopped, (unsigned long long)all);
+    topo_free(star);
+}
+
 /* Eager receives (`eager: true`): a send lands in its receiver's slot before
  * the receive is posted, so a ring's chunk pays each hop's own latency once,
  * where rendezvous paces every step at the slowest hop. A 1 KiB all-gather

@@ -168,7 +168,7 @@ static int setup(engine_t *g) {
     if (!g->st || !g->slots || nobook || !g->rank_msgs ||
         !g->reduce_free || !g->rq_head || !g->rq_rank)
         return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for %d ranks", g->nr));
-    return 0;
+    return xfer_bound_setup(g) < 0 ? g->err : 0;
 }
 
 /* Bytes the engine itself holds at the end (its arrays only grow): streams,
@@ -362,7 +362,8 @@ static int loop(engine_t *g) {
             continue;
         }
         if (popped == 0) break;
-        if (ev.t > g->give_up) { g->r->gave_up = 1; return 0; }   /* it would end later: cannot win */
+        if (ev.t > g->give_up || xfer_bound_passes(g)) { g->r->gave_up = 1; return 0; }   /* it would end later: */
+                                                                                          /* cannot win */
         if (ev.t > g->now && g->tie > 0 && ev.t > g->unlike_to) instant(g, &ev);
         else g->now = ev.t, handle(g, &ev);
     }
@@ -381,7 +382,8 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     const topo_params_t *tp = topo_params_c(t);
     engine_t g = {.s = s, .t = t, .o = o ? o : &none, .r = r, .e = e, .p = s->nranks + s->helpers,
                   .C = s->nchannels, .S = tp->max_inflight, .eager = tp->eager, .ports = tp->ports,
-                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .nvls_end = s->nranks + topo_nvls_reducers(t)};
+                  .gamma = tp->reduce_bw > 0 ? 1.0 / tp->reduce_bw : 0, .nvls_end = s->nranks + topo_nvls_reducers(t),
+                  .bound_link = -1};
     if (g.o->member_proto && s->group == NULL) return err_set(e, BATON_EINVAL, "protocols per member need a group schedule");
     for (int k = -1; k < (g.o->member_proto ? s->group->n : 0); k++) {      /* the run's, then each member's */
         const proto_cost_t *pc = k < 0 ? g.o->proto : g.o->member_proto[k];

@@ -119,6 +119,9 @@ typedef struct engine {
     double tie;              /* FIFO: events this close to an instant's first are part of it (setup_tie) */
     double unlike_to;        /* FIFO: unlike events fell in a tie up to here: none is drawn in before it */
     double give_up;          /* stop at an event later than this (opts.give_up_after; infinite: never) */
+    int32_t bound_link;      /* FIFO with give_up: the link with the most hold still to book (-1: none) */
+    double bound_left;       /* its holds not booked yet: the run ends no sooner than now + this */
+    double bound_slack;      /* what the book's slack may shave off them (its messages x the tie) */
     evq_item_t *win;         /* FIFO: an instant's events, in the order pushed */
     uint32_t nwin, capwin;
     evq_t q;
@@ -181,6 +184,11 @@ int xfer_share_event(engine_t *g, uint32_t version);
 int xfer_share_check(engine_t *g);
 /* FAIR's flows and the counted ports, as the options ask; 0 or an error. */
 int xfer_setup(engine_t *g);
+/* The busiest link's bound on the run's end, for giving up (xfer.c). */
+int xfer_bound_setup(engine_t *g);
+static inline int xfer_bound_passes(const engine_t *g) {
+    return g->bound_link >= 0 && g->now + g->bound_left - g->bound_slack > g->give_up * (1 + 1e-9);
+}
 
 /* --- stream.c: the stream side ------------------------------------------ */
 /* Run stream si's program until it blocks or ends. */
