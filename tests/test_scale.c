@@ -94,15 +94,19 @@ Test(scale, calibrate_refuses_an_unphysical_fit) {
  * `--model nccl`), asked apart, at 2 and 8 nodes over 1 KiB .. 1 GiB; with
  * the knob off, -a nccl is baton's fastest closed form again, which at 2
  * nodes and 1 GiB is NCCL's tree where NCCL (and the log) run a ring. */
-static void pick_of(const char *sets, uint64_t n, int sim, const char **algo, proto_t *pr) {
+static void pick_coll(coll_t c, const char *sets, uint64_t n, int sim, const char **algo, proto_t *pr) {
     topo_t *t = th_load("topologies/polaris.yaml", sets);
-    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO, .predict = !sim};
+    run_req_t q = {.coll = c, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO, .predict = !sim};
     run_out_t o;
     baton_err_t e = {0};
     cr_assert_eq(sim ? run_collective(t, &q, &o, &e) : plan_run(t, &q, &o, &e), 0, "%s", e.msg);
     *algo = o.algo->name, *pr = o.proto;
     engine_result_free(&o.eng);
     topo_free(t);
+}
+
+static void pick_of(const char *sets, uint64_t n, int sim, const char **algo, proto_t *pr) {
+    pick_coll(COLL_ALLREDUCE, sets, n, sim, algo, pr);
 }
 
 Test(scale, nccl_tuner_runs_what_nccls_model_picks) {
@@ -193,14 +197,10 @@ Test(scale, ll128_is_off_where_a_gpu_reaches_its_nic_through_the_host) {
  * (out of place 971 -> 832 us; 15.6 -> 12.6 ms). With LL128 on, the model ran LL128 on
  * both sides of both. */
 static proto_t ag_pick(const char *sets, uint64_t n) {
-    topo_t *t = th_load("topologies/polaris.yaml", sets);
-    run_req_t q = {.coll = COLL_ALLGATHER, .algo = "nccl", .bytes = n, .proto = RUN_PROTO_AUTO, .predict = 1};
-    run_out_t o;
-    baton_err_t e = {0};
-    cr_assert_eq(plan_run(t, &q, &o, &e), 0, "%s", e.msg);
-    engine_result_free(&o.eng);
-    topo_free(t);
-    return o.proto;
+    const char *algo;
+    proto_t pr;
+    pick_coll(COLL_ALLGATHER, sets, n, 0, &algo, &pr);
+    return pr;
 }
 
 Test(scale, the_logs_speed_up_where_ll_gives_way_to_simple) {
