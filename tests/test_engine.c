@@ -442,6 +442,10 @@ Test(engine, the_busiest_links_bound_gives_up_only_what_cannot_win) {
     gives_up_exactly(one, COLL_ALLREDUCE, "ring", PROTO_SIMPLE, NULL, NULL);
     gives_up_exactly(one, COLL_ALLREDUCE, "naive", PROTO_SIMPLE, NULL, NULL);
     topo_free(one);
+    topo_t *two = th_star(8, 10e9, 1e-6, 2, 20e9);          /* two ports a rank: pick_port's choice */
+    gives_up_exactly(two, COLL_ALLTOALL, "pairwise", PROTO_SIMPLE, NULL, NULL);
+    gives_up_exactly(two, COLL_ALLREDUCE, "naive", PROTO_LL, NULL, NULL);
+    topo_free(two);
     topo_t *star = th_star(16, 10e9, 1e-6, 0, 20e9);
     uint64_t all, stopped;
     gives_up_exactly(star, COLL_ALLGATHER, "ring", PROTO_SIMPLE, &all, &stopped);

@@ -321,12 +321,12 @@ Test(graph, no_ll128_on_two_gpu_pcie_groups) {
     const char *pcie[] = {"topologies/pcie-box.yaml", "topologies/cluster-pcie.yaml", "topologies/pcie-2gpu.yaml"};
     for (int i = 0; i < 3; i++) {
         topo_t *t = load(pcie[i]);
-        cr_expect_eq(ncclrule_runs(t, algo_find(COLL_ALLREDUCE, "ring"), PROTO_LL128), 0, "%s", pcie[i]);
-        cr_expect_eq(ncclrule_runs(t, algo_find(COLL_ALLREDUCE, "ring"), PROTO_LL), 1, "%s", pcie[i]);
+        cr_expect_eq(ncclrule_runs(t, algo_find(COLL_ALLREDUCE, "ring"), PROTO_LL128, 0), 0, "%s", pcie[i]);
+        cr_expect_eq(ncclrule_runs(t, algo_find(COLL_ALLREDUCE, "ring"), PROTO_LL, 0), 1, "%s", pcie[i]);
         topo_free(t);
     }
     topo_t *t = load("topologies/hgx-h100.yaml");
-    cr_expect_eq(ncclrule_runs(t, algo_find(COLL_ALLREDUCE, "ring"), PROTO_LL128), 1);
+    cr_expect_eq(ncclrule_runs(t, algo_find(COLL_ALLREDUCE, "ring"), PROTO_LL128, 0), 1);
     topo_free(t);
 }
 

@@ -170,20 +170,33 @@ Test(scale, ll128_is_off_where_a_gpu_reaches_its_nic_through_the_host) {
         {"topologies/polaris.yaml", "nodes=128", 0},
         {"topologies/cluster-a100.yaml", "nodes=2", 1},
         {"topologies/cluster-h100.yaml", "nodes=2", 1},
+        {"topologies/gb200-nvl72.yaml", "racks=2", 1},          /* 72 GPUs a domain: past the search's 64 */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         topo_t *t = th_load(c[i].path, c[i].sets);
-        cr_expect_eq(view_ll128(t), c[i].on, "%s %s", c[i].path, c[i].sets);
+        cr_expect_eq(view_ll128(t, COLL_ALLREDUCE, 0), c[i].on, "%s %s", c[i].path, c[i].sets);
         topo_free(t);
     }
-    const char *const forced[] = {"nccl_env: {NCCL_PROTO: \"LL128,Simple\"}", "library: {ll128: true}"};
-    for (int i = 0; i < 2; i++) {
+    /* NCCL_PROTO as NCCL's parseList reads it: an entry that applies to a
+     * collective sets every protocol on or off for it (the test skipped);
+     * none applies: the default. The file's, then the call's. */
+    struct { const char *text; int allreduce, allgather; } f[] = {
+        {"nccl_env: {NCCL_PROTO: \"LL128,Simple\"}", 1, 1},
+        {"nccl_env: {NCCL_PROTO: \"^LL\"}", 1, 1},
+        {"nccl_env: {NCCL_PROTO: \"^LL128;allreduce:LL128\"}", 1, 0},
+        {"nccl_env: {NCCL_PROTO: \"allgather:LL128\"}", 0, 1},
+        {"library: {ll128: true}", 1, 1},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         char text[256];
-        snprintf(text, sizeof text, "name: p-ll128\nextends: polaris\n%s\n", forced[i]);
+        snprintf(text, sizeof text, "name: p-ll128\nextends: polaris\nparams: {nodes: 2}\n%s\n", f[i].text);
         topo_t *t = th_load_text("build/p-ll128.yaml", text);
-        cr_expect_eq(view_ll128(t), 1, "%s", forced[i]);
+        cr_expect_eq(view_ll128(t, COLL_ALLREDUCE, 0), f[i].allreduce, "%s", f[i].text);
+        cr_expect_eq(view_ll128(t, COLL_ALLGATHER, 0), f[i].allgather, "%s", f[i].text);
+        cr_expect_eq(view_ll128(t, COLL_ALLGATHER, 1u << PROTO_LL128), 1, "the call's own NCCL_PROTO: %s", f[i].text);
         topo_free(t);
     }
+    th_says("expect -t polaris --set nodes=2 -c allreduce --cause proto=LL128", 0, "nccltree/LL128", 1);
     th_says("plan -t polaris --set nodes=8", 0, "LL128 off: the GPUs reach their NICs through the host bridge (PHB)", 1);
     th_says("plan -t polaris --set nodes=1", 0, "LL128 off", 0);
     th_says("plan -t polaris --set nodes=8 --json --sizes 1MiB", 0, "\"ll128\":false", 1);

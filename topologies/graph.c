@@ -391,9 +391,9 @@ static graph_t *graph_search(topo_t *t, baton_err_t *e) {
     if (!g) return NULL;
     g->group = gs > 0 && gs <= p && p % gs == 0 ? gs : p;
     g->inter = GRAPH_PATH_COUNT;
-    if (g->group == 1 && p > 1) {                    /* a GPU a node: only its way to its NIC */
-        int nic;
-        node_nics(t, 1, &nic, &g->inter);
+    if (g->group < p && (g->group < 2 || g->group > GRAPH_MAX_GROUP)) {   /* no search below: only the ways */
+        int nic[GRAPH_MAX_GROUP];                                          /* to the NICs (the first 64 GPUs') */
+        node_nics(t, g->group < GRAPH_MAX_GROUP ? g->group : GRAPH_MAX_GROUP, nic, &g->inter);
     }
     if (g->group > GRAPH_MAX_GROUP || g->group < 2) return g;    /* nothing to classify, or too big to search */
     g->path = calloc((size_t)g->group * g->group, sizeof *g->path);

@@ -31,7 +31,7 @@ static int rows_of(topo_t *t, row_t *out) {
     int k = 0;
     for (const algo_t *const *a = algo_all(); *a; a++)
         for (int p = PROTO_LL; p <= PROTO_SIMPLE && (*a)->nccl; p++)
-            if (k < MAX_ROWS && ncclrule_runs(t, *a, (proto_t)p)) out[k++] = (row_t){*a, (proto_t)p};
+            if (k < MAX_ROWS && ncclrule_runs(t, *a, (proto_t)p, 0)) out[k++] = (row_t){*a, (proto_t)p};
     return k;
 }
 

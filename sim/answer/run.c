@@ -301,7 +301,7 @@ static int simulate_lowest(topo_t *t, const run_req_t *q, const run_req_t *q_in,
     double low = 0;
     for (int pr = first_pr; pr <= last; pr++)
         for (int i = 0; i < k_by[pr]; i++) {
-            if (q->nccl_rules && pr != PROTO_NONE && !ncclrule_runs_at(t, rows_by[pr][i], (proto_t)pr, o->ranks, q->bytes)) continue;
+            if (q->nccl_rules && pr != PROTO_NONE && !ncclrule_runs_at(t, rows_by[pr][i], (proto_t)pr, o->ranks, q->bytes, q->protos)) continue;
             if (pick == NULL || closed_by[pr][i] < low) pick = rows_by[pr][i], pick_pr = pr, low = closed_by[pr][i];
         }
     if (pick == NULL || low <= 0) return 0;
@@ -398,7 +398,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",
                            q->algo, coll_name(q->coll), algo_hint(q->coll, q->algo), coll_name(q->coll));
         for (int i = 0; i < k; i++) {
-            if (q->nccl_rules && pr != PROTO_NONE && !ncclrule_runs_at(t, rows[i], (proto_t)pr, o->ranks, q->bytes)) continue;
+            if (q->nccl_rules && pr != PROTO_NONE && !ncclrule_runs_at(t, rows[i], (proto_t)pr, o->ranks, q->bytes, q->protos)) continue;
             if (first.algo && rows[i] == first.algo && pr == first_proto) {     /* simulated already */
                 if (best.algo == NULL || first.time_s < best.time_s) { engine_result_free(&best.eng); best = first; }
                 else engine_result_free(&first.eng);

@@ -331,7 +331,7 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
         for (int pr = none ? PROTO_NONE : PROTO_LL; pr <= (none ? PROTO_NONE : PROTO_SIMPLE); pr++) {
             if (q->proto != RUN_PROTO_AUTO && !none && pr != q->proto) continue;
             if (q->proto == RUN_PROTO_AUTO && !none && !p2p_protocol(c, pr)) continue;
-            if (nccl && !none && rows[i]->nccl && !ncclrule_runs_at(t, rows[i], (proto_t)pr, c->ranks, c->bytes)) continue;
+            if (nccl && !none && rows[i]->nccl && !ncclrule_runs_at(t, rows[i], (proto_t)pr, c->ranks, c->bytes, 0)) continue;
             if (nccl && !none && !rows[i]->nccl && pr != PROTO_SIMPLE && q->proto == RUN_PROTO_AUTO) continue;
             baton_err_t skip = {0};
             double s = together(t, q, c, rows[i], (proto_t)pr, &skip);

@@ -200,6 +200,7 @@ static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int si
                     run_out_t *nccls, plan_tuner_t *tu, baton_err_t *e) {
     algo_opts_t none = {0};
     int rc = view_machine(t, &none, m, e);
+    if (rc == 0) m->ll128 = view_ll128(t, coll, 0);
     if (rc == 0 && tu) rc = tu->tuned = tunerfile_apply(t, &tu->tab, tu->path, tu->ignored, sizeof tu->ignored, e);
     for (int i = 0; i < n && rc >= 0; i++) {
         run_req_t q = {.coll = coll, .algo = "nccl", .bytes = sizes[i], .predict = !sim, .proto = RUN_PROTO_AUTO};
@@ -261,18 +262,22 @@ static void nvls_lines(topo_t *t, const tuning_machine_t *m) {
     nvls_rate_line(t);
 }
 
-/* Why LL128 is off where the way to the NICs turns it off (view_ll128):
- * NCCL says nothing of it, and it changes what runs at middle sizes. */
-static void ll128_line(topo_t *t, const tuning_machine_t *m) {
+/* Why LL128 is off where the way to the NICs turns it off (view_ll128), not
+ * the file's NCCL_PROTO or library: NCCL says nothing of it, and it changes
+ * what runs at middle sizes. */
+static void ll128_line(topo_t *t, const tuning_machine_t *m, coll_t coll) {
+    const topo_params_t *tp = topo_params_c(t);
     const graph_t *g = graph_get(t, NULL);
-    if (m->ll128 || !m->nvlink || topo_params_c(t)->lib.ll128 == 0 || g == NULL || g->inter > GRAPH_PATH_SOCKETS) return;
+    unsigned file = 0;
+    if (tp->nccl_env[1][0] && algo_nccl_env_mask(tp->nccl_env[1], coll, 0, &file) == 0 && file) return;
+    if (m->ll128 || !m->nvlink || tp->lib.ll128 >= 0 || g == NULL || g->inter > GRAPH_PATH_SOCKETS) return;
     printf("LL128 off: the GPUs reach their NICs %s at best; NCCL's tuning.cc enables\n"
            "  LL128 across nodes only up to PXB (PXN from sm90), NCCL_PROTO=LL128 forces it\n",
            g->inter == GRAPH_PATH_HOST ? "through the host bridge (PHB)" : "across the sockets (SYS)");
 }
 
-static void print_sizes(topo_t *t, const tuning_machine_t *m, const uint64_t *sizes, int n, const run_out_t *ours,
-                        const run_out_t *nccls) {
+static void print_sizes(topo_t *t, coll_t coll, const tuning_machine_t *m, const uint64_t *sizes, int n,
+                        const run_out_t *ours, const run_out_t *nccls) {
     char v[48] = "";
     if (m->version) {                                  /* the machine names its NCCL: whose tables these are */
         char t_[16];
@@ -282,7 +287,7 @@ static void print_sizes(topo_t *t, const tuning_machine_t *m, const uint64_t *si
     printf("NCCL's model%s sees %d node(s), %s, %d channels at %.4g GB/s each%s\n", v, m->nnodes,
            m->nvlink ? "NVLink" : "PCI", m->nchannels, m->bw,
            m->nvls_channels ? " and NVLS" : "");
-    ll128_line(t, m);
+    ll128_line(t, m, coll);
     if (m->nvls_channels || topo_params_c(t)->group_size > 8) nvls_lines(t, m);
     printf("%12s  %-10s %-7s %8s %12s %10s   %s\n", "size", "algorithm", "proto", "channels", "time", "busbw",
            "NCCL's own cost model believes");
@@ -316,7 +321,7 @@ static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const 
     tuner_lines(m, tu);
     printf("%s: per size, %s (-a nccl; %s),\n%*s and at the right %s (--model nccl)\n", coll_name(coll),
            REPORT_PLAN_EXPECTS, sim ? "simulated" : "closed forms", (int)strlen(coll_name(coll)), "", REPORT_PLAN_BELIEVES);
-    print_sizes(t, m, sizes, n, ours, nccls);
+    print_sizes(t, coll, m, sizes, n, ours, nccls);
     char line[192];
     if (cmd_folded_line(t, "folded: ", line, sizeof line)) fputs(line, stdout);
 }

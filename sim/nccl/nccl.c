@@ -18,7 +18,8 @@ static int tuner(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule, baton_err
     int rc = plan_pick(t, q, &row, &pm, e);
     const algo_t *a = rc == 1 ? algo_find(q->coll, row) : NULL;
     proto_t pr = (proto_t)__builtin_ctz(pm ? pm : 1);
-    if (a == NULL || !ncclrule_runs_at(t, a, q->proto == RUN_PROTO_AUTO ? pr : (proto_t)q->proto, topo_whole_ranks(t), q->bytes))
+    if (a == NULL || !ncclrule_runs_at(t, a, q->proto == RUN_PROTO_AUTO ? pr : (proto_t)q->proto, topo_whole_ranks(t), q->bytes,
+                                       q->protos))
         return rc < 0 ? rc : 0;                    /* a pick baton has no row for: its own choice, unmarked */
     q->nccl_row = row;
     if (q->proto == RUN_PROTO_AUTO) q->protos = pm;
@@ -83,12 +84,14 @@ typedef struct {
     nccl_cut_t c;
     const char *forced, *family;
     unsigned allowed;
+    unsigned protos;         /* the call's NCCL_PROTO (0: none given): whether LL128 runs (view_ll128) */
     int rule_channels;       /* a log's TUNING rule's count (--channels given: c.channels_asked) */
 } rows_filter_t;
 
 static int keep(const form_filter_t *f, const algo_t *a) {
     const rows_filter_t *x = (const rows_filter_t *)f;
-    if (a->nccl == NULL || (x->c.pr != PROTO_NONE && !ncclrule_runs_at(x->c.t, a, x->c.pr, x->c.p, x->c.n))) return 0;
+    if (a->nccl == NULL || (x->c.pr != PROTO_NONE && !ncclrule_runs_at(x->c.t, a, x->c.pr, x->c.p, x->c.n, x->protos)))
+        return 0;
     if (x->forced && strcmp(a->nccl, x->forced)) return 0;            /* NCCL runs that family, no tuner */
     if (x->family && strcmp(a->nccl, x->family)) return 0;
     int ni = x->allowed ? algo_nccl_index(a->nccl) : -1;
@@ -104,15 +107,16 @@ static const algo_opts_t *nccl_sized(const form_filter_t *f, const algo_t *a, co
     return tmp;
 }
 
-static rows_filter_t filter(topo_t *t, coll_t coll, proto_t pr, int p, uint64_t n, const char *family, unsigned allowed) {
-    return (rows_filter_t){{{keep, nccl_sized, 0}, t, pr, p, n, 1}, ncclrule_forced(t, coll, p, n), family, allowed, 0};
+static rows_filter_t filter(topo_t *t, coll_t coll, proto_t pr, int p, uint64_t n, const char *family, unsigned allowed,
+                            unsigned protos) {
+    return (rows_filter_t){{{keep, nccl_sized, 0}, t, pr, p, n, 1}, ncclrule_forced(t, coll, p, n), family, allowed, protos, 0};
 }
 
 int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const cost_model_t *m,
               proto_t pr, int p, const algo_t **rows, double *closed) {
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     double times[FORM_MAX_ROWS];
-    rows_filter_t f = filter(t, q->coll, pr, p, q->bytes, q->nccl_algo, q->nccl_algos);
+    rows_filter_t f = filter(t, q->coll, pr, p, q->bytes, q->nccl_algo, q->nccl_algos, q->protos);
     f.c.channels_asked = q_in->opts.channels != 0;
     f.rule_channels = x->rule ? x->rule->channels : 0;
     int k = form_list(t, q->coll, m, pc, p, q->bytes, &q->opts, &f.c.f, rows, times, FORM_MAX_ROWS);
@@ -129,7 +133,7 @@ int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_p
 
 const algo_t *nccl_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
                         uint64_t n, const algo_opts_t *o) {
-    rows_filter_t f = filter(t, coll, pr, p, n, NULL, 0);
+    rows_filter_t f = filter(t, coll, pr, p, n, NULL, 0, 0);
     return form_pick(t, coll, m, pc, p, n, o, &f.c.f);
 }
 

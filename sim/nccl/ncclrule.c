@@ -16,9 +16,9 @@
 #include "sockmsgs.h"
 #include "view.h"
 
-int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr) {
+int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr, unsigned protos) {
     if (a->nccl == NULL || (a->nccl_protos && !(a->nccl_protos & (1u << pr)))) return 0;
-    return !(t && pr == PROTO_LL128 && !view_ll128(t));    /* NCCL's default, the library's or NCCL_PROTO's say */
+    return !(t && pr == PROTO_LL128 && !view_ll128(t, a->coll, protos));   /* NCCL's default, NCCL_PROTO's */
 }
 
 int ncclrule_version(const topo_t *t) {
@@ -50,7 +50,8 @@ const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
     proto_t pr = PROTO_SIMPLE;
     double x = 0;
     if ((coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && pat_here(t, p) &&
-        view_machine(t, &(algo_opts_t){0}, &m, NULL) == 0 && tuning_pick(&m, coll, n, &a, &pr, &x) == 0 && a == TUNING_PAT)
+        view_machine(t, &(algo_opts_t){0}, &m, NULL) == 0 && (m.ll128 = view_ll128(t, coll, 0), 1) &&
+        tuning_pick(&m, coll, n, &a, &pr, &x) == 0 && a == TUNING_PAT)
         return "pat";                                      /* NCCL's tuner picks it (its 0.75 and 2.8 us a rank) */
     if (tp == NULL || !tp->registered || tp->lib.name[0] || p < 2 || nccl_nodes(t, p) != 1) return NULL;
     int v = ncclrule_version(t);
@@ -78,8 +79,8 @@ static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n) {
     return 1;
 }
 
-int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n) {
-    if (!ncclrule_runs(t, a, pr) || !nccl_has(t, a, p, n)) return 0;
+int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, unsigned protos) {
+    if (!ncclrule_runs(t, a, pr, protos) || !nccl_has(t, a, p, n)) return 0;
     if (strcmp(a->nccl, "p2p") != 0 || p < 1) return 1;
     return (pr == PROTO_LL) == (n / (uint64_t)p <= NCCL_P2P_LL_THRESHOLD);
 }

@@ -10,7 +10,7 @@
 /* Would NCCL run row a with protocol pr on t? Only rows NCCL has, with the
  * protocols it runs them with (NVLS: Simple), and LL128 only where the
  * node's GPUs talk over NVLink (docs/reference/nccl.md 1.1). */
-int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr);
+int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr, unsigned protos);
 /* The same for a call of n bytes on p ranks: a point-to-point row (all-to-
  * all's grouped sends) runs LL while a peer's message, n / p, is at most
  * NCCL_P2P_LL_THRESHOLD's default 16 KiB, else Simple (enqueue.cc). */
@@ -18,7 +18,7 @@ int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr);
 /* The protocol NCCL's send/recv runs a peer's message of n bytes with: LL
  * up to NCCL_P2P_LL_THRESHOLD, else Simple, never LL128 (enqueue.cc). */
 proto_t ncclrule_p2p_proto(uint64_t n);
-int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n);
+int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, unsigned protos);
 
 /* NCCL's version on t (`library: {nccl: 2.26.6}`, --set nccl_version=):
  * 22606; its tables' TOPO_NCCL_TABLES where the machine does not say. The

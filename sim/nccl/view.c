@@ -134,20 +134,13 @@ void view_nvls(topo_t *t, const tuning_machine_t *m, view_nvls_t *x) {
     x->channels = topo_nccl_channels(t, nvls_channels(v, m->arch, m->nnodes, ppn, x->nic_GBps, &x->tree_chunk, &x->why), 1);
 }
 
-/* NCCL_PROTO names LL128, not after ^, for some collective. */
-static int env_names_ll128(const topo_params_t *tp) {
-    const char *s = tp->nccl_env[1];
-    unsigned mask;
-    if (s[0] == '\0' || s[0] == '^') return 0;
-    for (int c = 0; c < COLL_COUNT; c++)
-        if (algo_nccl_env_mask(s, (coll_t)c, 0, &mask) == 0 && (mask >> PROTO_LL128 & 1)) return 1;
-    return 0;
-}
-
-int view_ll128(topo_t *t) {
+int view_ll128(topo_t *t, coll_t c, unsigned protos) {
     const topo_params_t *tp = topo_params_c(t);
-    if (tp->lib.ll128 == 1 || env_names_ll128(tp)) return 1;
-    if (tp->lib.ll128 == 0) return 0;
+    unsigned file = 0;
+    if (protos) return protos >> PROTO_LL128 & 1;                   /* the call's NCCL_PROTO */
+    if (tp->nccl_env[1][0] && c < COLL_COUNT && algo_nccl_env_mask(tp->nccl_env[1], c, 0, &file) == 0 && file)
+        return file >> PROTO_LL128 & 1;                            /* the file's, an entry for c */
+    if (tp->lib.ll128 >= 0) return tp->lib.ll128;
     const graph_t *g = graph_get(t, NULL);
     return g == NULL || (graph_nvlink(g) && (g->inter <= GRAPH_PATH_SWITCH || g->inter == GRAPH_PATH_COUNT));
 }
@@ -168,7 +161,7 @@ int view_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     if (across) o.channels = across, m->nchannels = across;   /* a ring per NIC, not one through one NIC */
     int rc = ring_bus_bw(t, &o, arch, &bus, e);
     if (rc < 0) return rc;
-    m->ll128 = view_ll128(t);
+    m->ll128 = view_ll128(t, COLL_ALLREDUCE, 0);   /* a call's own: plan.c, which knows it */
     m->bw = bus / m->nchannels;
     if (!searched && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
     if (o_in->channels == 0) m->nchannels = topo_nccl_channels(t, m->nchannels, 0);   /* nccl_env's bounds: */

@@ -15,16 +15,20 @@
 /* What NCCL's model sees on t with options o (filled from t as run does). */
 int view_machine(topo_t *t, const algo_opts_t *o, tuning_machine_t *m, baton_err_t *e);
 
-/* Is LL128 on? NCCL's default (src/graph/tuning.cc ncclTopoTuneModel, the
- * same test from 2.18.1 to 2.30.7): only where the node's GPUs reach each
- * other over NVLink (typeIntra <= PATH_NVB) and, across nodes, one of them
- * reaches its NIC without the host bridge (typeInter <= PATH_PXB; from sm90
- * also PATH_PXN, a NIC behind an NVLink peer, which graph_t.inter's best GPU
- * of the node already is; PATH_P2C, Grace's C2C, baton's links do not tell
- * from PCIe). A library that says `ll128: true` or an NCCL_PROTO that names
- * LL128 turns it on whatever the machine (NCCL_PROTO sets protoEnable to 1,
- * which skips the test); `ll128: false` and ^LL128 turn it off. */
-int view_ll128(topo_t *t);
+/* Is LL128 on for a call of collective c? protos: the call's NCCL_PROTO
+ * (a log's, --cause proto=; 1 << proto_t bits, 0: none given). NCCL's
+ * default (src/graph/tuning.cc ncclTopoTuneModel, the same test from 2.18.1
+ * to 2.30.7): only where the node's GPUs reach each other over NVLink
+ * (typeIntra <= PATH_NVB) and, across nodes, a GPU reaches its NIC without
+ * the host bridge (typeInter <= PATH_PXB; from sm90 also PATH_PXN).
+ * graph_t.inter is the best GPU's way, an approximation of typeInter: NCCL's
+ * ring needs its first and last GPU near one NIC, and where only a PXN way
+ * serves both, an sm80 ring has LL128 off where baton has it on; PATH_P2C,
+ * Grace's C2C, baton's links do not tell from PCIe. An NCCL_PROTO entry that
+ * applies to c (the call's, else the file's nccl_env) sets every protocol
+ * to on or off, skipping the test, as NCCL's parseList does; else the
+ * library's `ll128:` where it says. */
+int view_ll128(topo_t *t, coll_t c, unsigned protos);
 
 
 /* NVLS as NCCL sets it up on t's NVLink domains (NCCL's nodes; on a
