@@ -5,8 +5,9 @@
 # of the whole command. BENCH_DRAGONFLY_8K=1 adds the 8,192-GPU dragonfly
 # ring (polaris nodes=2048; minutes: p^2 messages, no symmetric stand-in).
 # Two lines a size: the command as a user runs it (--proto auto simulates
-# each protocol, the lowest formula's first, the others until they pass its
-# time: sim/answer/run.c), and one protocol's run alone (--proto Simple),
+# each protocol, the lowest formula's first, the others until their clock,
+# or their clock plus their busiest link's holds still to book, passes its
+# time: sim/answer/run.c, sim/engine/xfer.c), and one protocol's run alone (--proto Simple),
 # whose events over its wall time are the engine's rate; the first line's
 # events are the winning run's only, so its rate understates the engine's.
 set -eu
