@@ -170,7 +170,6 @@ Test(scale, ll128_is_off_where_a_gpu_reaches_its_nic_through_the_host) {
         {"topologies/polaris.yaml", "nodes=128", 0},
         {"topologies/cluster-a100.yaml", "nodes=2", 1},
         {"topologies/cluster-h100.yaml", "nodes=2", 1},
-        {"topologies/gb200-nvl72.yaml", "racks=2", 1},          /* 72 GPUs a domain: past the search's 64 */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         topo_t *t = th_load(c[i].path, c[i].sets);
@@ -197,6 +196,42 @@ Test(scale, ll128_is_off_where_a_gpu_reaches_its_nic_through_the_host) {
         topo_free(t);
     }
     th_says("expect -t polaris --set nodes=2 -c allreduce --cause proto=LL128", 0, "nccltree/LL128", 1);
+    /* ...and an entry that leaves LL128 out wins where the test would have it on */
+    const char *const off[] = {"nccl_env: {NCCL_PROTO: \"^LL128\"}", "nccl_env: {NCCL_PROTO: \"Simple\"}",
+                               "nccl_env: {NCCL_PROTO: \"allreduce:LL,Simple\"}"};
+    for (int i = 0; i < 3; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "name: a-ll128\nextends: cluster-a100\nparams: {nodes: 2}\n%s\n", off[i]);
+        topo_t *t = th_load_text("build/a-ll128.yaml", text);
+        cr_expect_eq(view_ll128(t, COLL_ALLREDUCE, 0), 0, "%s", off[i]);
+        topo_free(t);
+    }
+    topo_t *a100 = th_load("topologies/cluster-a100.yaml", "nodes=2");
+    cr_expect_eq(view_ll128(a100, COLL_ALLREDUCE, 1u << PROTO_SIMPLE), 0, "the call's NCCL_PROTO=Simple");
+    topo_free(a100);
+    /* A node past the ring search's 64 GPUs reads its NIC ways too: 66 GPUs
+     * on an NVSwitch, the NIC behind the CPU. */
+    topo_t *big = th_load_text("build/big-ll128.yaml",
+        "name: big\ngroup_size: 66\nnodes:\n  - {name: \"n[0-1].gpu[0-65]\"}\n  - {name: \"n[0-1].nvs\", kind: switch}\n"
+        "  - {name: \"n[0-1].cpu\", kind: cpu}\n  - {name: \"n[0-1].nic\", kind: nic}\n  - {name: sw, kind: switch}\n"
+        "links:\n  - {a: \"n[0-1].gpu[0-65]\", b: \"n[0-1].nvs\", bw: 450GB/s, latency: 0.3us}\n"
+        "  - {a: \"n[0-1].gpu[0-65]\", b: \"n[0-1].cpu\", bw: 31.5GB/s, latency: 0.5us}\n"
+        "  - {a: \"n[0-1].nic\", b: \"n[0-1].cpu\", bw: 31.5GB/s, latency: 0.5us}\n"
+        "  - {a: \"n[0-1].nic\", b: sw, bw: 50GB/s, latency: 1us}\n");
+    cr_expect_eq(view_ll128(big, COLL_ALLREDUCE, 0), 0, "66 GPUs a node, the NIC behind the host");
+    topo_free(big);
+    /* A tuner row cannot bring LL128 back where NCCL has it off: its cost table says IGNORE */
+    FILE *csv = fopen("build/tuner-ll128.csv", "w");
+    cr_assert_not_null(csv);
+    fputs("allreduce,0,18446744073709551615,ring,ll128,-1,-1,-1,-1,-1\n", csv);
+    fclose(csv);
+    char *out = NULL;
+    cr_assert_eq(th_cli("plan -t polaris --set nodes=8 -c allreduce --tuner build/tuner-ll128.csv --sizes 1MiB,16MiB",
+                        &out, 1), 0, "%s", out);
+    cr_expect_not_null(strstr(out, "passed over: NCCL's ring/LL128"), "%s", out);
+    const char *rows = strstr(out, "busbw   NCCL's own cost model believes");   /* the sizes' rows follow */
+    cr_expect(rows && !strstr(rows, "LL128"), "a size's row runs LL128: %s", out);
+    free(out);
     th_says("plan -t polaris --set nodes=8", 0, "LL128 off: the GPUs reach their NICs through the host bridge (PHB)", 1);
     th_says("plan -t polaris --set nodes=1", 0, "LL128 off", 0);
     th_says("plan -t polaris --set nodes=8 --json --sizes 1MiB", 0, "\"ll128\":false", 1);

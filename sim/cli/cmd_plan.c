@@ -186,7 +186,8 @@ static int model_tuned(topo_t *t, const plan_tuner_t *tu, const tuning_machine_t
         unsigned am = 1u << algo_nccl_index_of_name(tunerfile_nccl_algo(r)), pm = 1u << tunerfile_proto(r);
         ncclrule_env(t, &env);
         if ((env.nccl_algos && !(env.nccl_algos & am)) || (env.protos && !(env.protos & pm))) continue;
-        x.nccl_algos = am, x.protos = pm;
+        if (pm == 1u << PROTO_LL128 && !view_ll128(t, q->coll, env.protos)) continue;   /* off: NCCL's cost table */
+        x.nccl_algos = am, x.protos = pm;                  /* says IGNORE, a tuner cannot bring it back */
         baton_err_t quiet = {0};
         if (plan_run(t, &x, o, &quiet) == 0) return 0;             /* else IGNORE: the next row's turn */
     }
