@@ -200,8 +200,7 @@ static int model_tuned(topo_t *t, const plan_tuner_t *tu, const tuning_machine_t
 static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int sim, tuning_machine_t *m, run_out_t *ours,
                     run_out_t *nccls, plan_tuner_t *tu, baton_err_t *e) {
     algo_opts_t none = {0};
-    int rc = view_machine(t, &none, m, e);
-    if (rc == 0) m->ll128 = view_ll128(t, coll, 0);
+    int rc = view_call(t, &none, coll, 0, m, e);
     if (rc == 0 && tu) rc = tu->tuned = tunerfile_apply(t, &tu->tab, tu->path, tu->ignored, sizeof tu->ignored, e);
     for (int i = 0; i < n && rc >= 0; i++) {
         run_req_t q = {.coll = coll, .algo = "nccl", .bytes = sizes[i], .predict = !sim, .proto = RUN_PROTO_AUTO};
@@ -267,11 +266,9 @@ static void nvls_lines(topo_t *t, const tuning_machine_t *m) {
  * the file's NCCL_PROTO or library: NCCL says nothing of it, and it changes
  * what runs at middle sizes. */
 static void ll128_line(topo_t *t, const tuning_machine_t *m, coll_t coll) {
-    const topo_params_t *tp = topo_params_c(t);
     const graph_t *g = graph_get(t, NULL);
-    unsigned file = 0;
-    if (tp->nccl_env[1][0] && algo_nccl_env_mask(tp->nccl_env[1], coll, 0, &file) == 0 && file) return;
-    if (m->ll128 || !m->nvlink || tp->lib.ll128 >= 0 || g == NULL || g->inter > GRAPH_PATH_SOCKETS) return;
+    if (m->ll128 || !m->nvlink || view_ll128_said(t, coll, 0) >= 0) return;   /* on, PCI, or the file said so */
+    if (g == NULL || g->inter > GRAPH_PATH_SOCKETS) return;
     printf("LL128 off: the GPUs reach their NICs %s at best; NCCL's tuning.cc enables\n"
            "  LL128 across nodes only up to PXB (PXN from sm90), NCCL_PROTO=LL128 forces it\n",
            g->inter == GRAPH_PATH_HOST ? "through the host bridge (PHB)" : "across the sockets (SYS)");

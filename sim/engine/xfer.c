@@ -62,6 +62,19 @@ static double msg_extra(const engine_t *g, int si, int src, int dst) {
 /* Where link l's state lives: itself, or the representative's link. */
 static int32_t lk(const engine_t *g, int32_t l) { return g->lmap ? g->lmap[l] : l; }
 
+/* How long FIFO holds link l for a message of `bytes` whose route's
+ * bottleneck takes `wire`: its own time, a fast link beside the bottleneck
+ * not the whole time. Booking and the bound's tally both read it. */
+static double link_hold(const engine_t *g, int32_t l, uint64_t bytes, double eff, double wire) {
+    double own = xfer_link_time(g->t, l, bytes, eff);
+    return own < wire ? own : wire;
+}
+
+/* A booking on the bound's link takes its hold off what is left to book. */
+static void bound_take(engine_t *g, int32_t l, double hold) {
+    if (l == g->bound_link) g->bound_left -= hold;
+}
+
 /* Room for n resources in the booking scratch. */
 static int book_room(engine_t *g, int n) {
     if (n <= g->capb) return 0;
@@ -80,10 +93,9 @@ static int book_room(engine_t *g, int n) {
  * is not held the whole time. */
 static void book_route(engine_t *g, const topo_route_t *rt, uint64_t bytes, double eff, double wire) {
     for (int i = 0; i < rt->nlinks; i++) {
-        double own = xfer_link_time(g->t, rt->links[i], bytes, eff);
         g->bl[i] = lk(g, rt->links[i]);
-        g->bown[i] = own < wire ? own : wire;
-        if (rt->links[i] == g->bound_link) g->bound_left -= g->bown[i];   /* reserve() books them all */
+        g->bown[i] = link_hold(g, rt->links[i], bytes, eff, wire);
+        bound_take(g, rt->links[i], g->bown[i]);                 /* reserve() books them all */
     }
 }
 
@@ -117,9 +129,9 @@ static int reserve_plain(engine_t *g, int src, int dst, const topo_route_t *rt, 
     for (int i = 0; i < n; i++) plain &= book_plain(&g->book, lk(g, rt->links[i]), &t);
     if (!plain) return 1;
     for (int i = 0; i < n; i++) {
-        double own = xfer_link_time(g->t, rt->links[i], bytes, eff);
-        if (book_take1(&g->book, lk(g, rt->links[i]), own < wire ? own : wire, t, g->now) < 0) return -1;
-        if (rt->links[i] == g->bound_link) g->bound_left -= own < wire ? own : wire;
+        double hold_l = link_hold(g, rt->links[i], bytes, eff, wire);
+        if (book_take1(&g->book, lk(g, rt->links[i]), hold_l, t, g->now) < 0) return -1;
+        bound_take(g, rt->links[i], hold_l);
     }
     if (ports && (book_take1(&g->book, sp, hold, t, g->now) < 0 || book_take1(&g->book, rp, hold, t, g->now) < 0))
         return -1;
@@ -179,16 +191,13 @@ static double reserve(engine_t *g, int si, int src, int dst, const topo_route_t 
  * then stops at its first steps instead of halfway (speed.md). */
 
 /* The holds of a run of sends from rank r to dst (bytes in all, n of
- * them): linear in the bytes, per link at its own rate or the route's
- * bottleneck, as book_route charges them. */
+ * them): linear in the bytes, link_hold's of one byte times them. */
 static void tally_run(engine_t *g, const topo_route_t *rt, double bytes, uint32_t n, double eff,
                       double *hold, uint32_t *count) {
     if (n == 0) return;
     for (int i = 0; i < rt->nlinks; i++) {
-        int32_t l = rt->links[i];
-        double own = xfer_link_time(g->t, l, 1, eff), wire = xfer_wire(rt, 1, eff);
-        hold[l] += bytes * (own < wire ? own : wire);
-        count[l] += n;
+        hold[rt->links[i]] += bytes * link_hold(g, rt->links[i], 1, eff, xfer_wire(rt, 1, eff));
+        count[rt->links[i]] += n;
     }
 }
 

@@ -50,8 +50,8 @@ const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
     proto_t pr = PROTO_SIMPLE;
     double x = 0;
     if ((coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && pat_here(t, p) &&
-        view_machine(t, &(algo_opts_t){0}, &m, NULL) == 0 && (m.ll128 = view_ll128(t, coll, 0), 1) &&
-        tuning_pick(&m, coll, n, &a, &pr, &x) == 0 && a == TUNING_PAT)
+        view_call(t, &(algo_opts_t){0}, coll, 0, &m, NULL) == 0 && tuning_pick(&m, coll, n, &a, &pr, &x) == 0 &&
+        a == TUNING_PAT)
         return "pat";                                      /* NCCL's tuner picks it (its 0.75 and 2.8 us a rank) */
     if (tp == NULL || !tp->registered || tp->lib.name[0] || p < 2 || nccl_nodes(t, p) != 1) return NULL;
     int v = ncclrule_version(t);

@@ -51,9 +51,8 @@ int plan_pick(topo_t *t, const run_req_t *q, const char **row, unsigned *protos,
     *row = NULL, *protos = 0;
     if (q->proto == PROTO_NONE || q->coll == COLL_ALLTOALL || topo_params_c(t)->lib.name[0]) return 0;   /* not NCCL's */
     if (ncclrule_forced(t, q->coll, topo_whole_ranks(t), q->bytes)) return 0;   /* a rule of its library decides */
-    int rc = view_machine(t, &q->opts, &m, e);
+    int rc = view_call(t, &q->opts, q->coll, q->protos, &m, e);
     if (rc < 0) return rc;
-    m.ll128 = view_ll128(t, q->coll, q->protos);
     if (pick(&m, q, &a, &pr) < 0) return 0;
     int rooted = q->coll == COLL_BROADCAST || q->coll == COLL_REDUCE;
     *row = rooted ? "chain" : row_of(a, m.nnodes);          /* as plan_run names it */
@@ -90,9 +89,8 @@ int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     proto_t pr = PROTO_SIMPLE;
     double time = -1;
     memset(o, 0, sizeof *o);
-    int rc = view_machine(t, &q->opts, &m, e);
+    int rc = view_call(t, &q->opts, q->coll, q->protos, &m, e);
     if (rc < 0) return rc;
-    m.ll128 = view_ll128(t, q->coll, q->protos);
     if (q->proto == PROTO_NONE) return err_set(e, BATON_EINVAL, "--model nccl: NCCL has no --proto none (LL, LL128, Simple or auto)");
     const char *forced = run_is_auto(q->algo) ? ncclrule_forced(t, q->coll, m.nranks, q->bytes) : NULL;
     if (forced && strcmp(forced, "symmetric") == 0 && (q->proto == RUN_PROTO_AUTO || q->proto == PROTO_SIMPLE))

@@ -134,15 +134,26 @@ void view_nvls(topo_t *t, const tuning_machine_t *m, view_nvls_t *x) {
     x->channels = topo_nccl_channels(t, nvls_channels(v, m->arch, m->nnodes, ppn, x->nic_GBps, &x->tree_chunk, &x->why), 1);
 }
 
-int view_ll128(topo_t *t, coll_t c, unsigned protos) {
+int view_ll128_said(const topo_t *t, coll_t c, unsigned protos) {
     const topo_params_t *tp = topo_params_c(t);
     unsigned file = 0;
     if (protos) return protos >> PROTO_LL128 & 1;                   /* the call's NCCL_PROTO */
     if (tp->nccl_env[1][0] && c < COLL_COUNT && algo_nccl_env_mask(tp->nccl_env[1], c, 0, &file) == 0 && file)
         return file >> PROTO_LL128 & 1;                            /* the file's, an entry for c */
-    if (tp->lib.ll128 >= 0) return tp->lib.ll128;
+    return tp->lib.ll128 >= 0 ? tp->lib.ll128 : -1;
+}
+
+int view_ll128(topo_t *t, coll_t c, unsigned protos) {
+    int said = view_ll128_said(t, c, protos);
+    if (said >= 0) return said;
     const graph_t *g = graph_get(t, NULL);
     return g == NULL || (graph_nvlink(g) && (g->inter <= GRAPH_PATH_SWITCH || g->inter == GRAPH_PATH_COUNT));
+}
+
+int view_call(topo_t *t, const algo_opts_t *o, coll_t c, unsigned protos, tuning_machine_t *m, baton_err_t *e) {
+    int rc = view_machine(t, o, m, e);
+    if (rc == 0) m->ll128 = view_ll128(t, c, protos);
+    return rc;
 }
 
 int view_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_err_t *e) {
@@ -161,7 +172,7 @@ int view_machine(topo_t *t, const algo_opts_t *o_in, tuning_machine_t *m, baton_
     if (across) o.channels = across, m->nchannels = across;   /* a ring per NIC, not one through one NIC */
     int rc = ring_bus_bw(t, &o, arch, &bus, e);
     if (rc < 0) return rc;
-    m->ll128 = view_ll128(t, COLL_ALLREDUCE, 0);   /* a call's own: plan.c, which knows it */
+    m->ll128 = view_ll128(t, COLL_ALLREDUCE, 0);   /* a call's own: view_call */
     m->bw = bus / m->nchannels;
     if (!searched && o_in->channels == 0 && tp->channels == 0) nccl_channels(m, bus);
     if (o_in->channels == 0) m->nchannels = topo_nccl_channels(t, m->nchannels, 0);   /* nccl_env's bounds: */

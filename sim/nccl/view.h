@@ -29,6 +29,12 @@ int view_machine(topo_t *t, const algo_opts_t *o, tuning_machine_t *m, baton_err
  * to on or off, skipping the test, as NCCL's parseList does; else the
  * library's `ll128:` where it says. */
 int view_ll128(topo_t *t, coll_t c, unsigned protos);
+/* What the call's NCCL_PROTO, the file's entry for c or its library say of
+ * LL128 (0 off, 1 on), -1 where nothing does and the path decides. */
+int view_ll128_said(const topo_t *t, coll_t c, unsigned protos);
+/* view_machine for a call of collective c under NCCL_PROTO protos: with the
+ * call's LL128 (view_machine alone takes an all-reduce's, no NCCL_PROTO). */
+int view_call(topo_t *t, const algo_opts_t *o, coll_t c, unsigned protos, tuning_machine_t *m, baton_err_t *e);
 
 
 /* NVLS as NCCL sets it up on t's NVLink domains (NCCL's nodes; on a
