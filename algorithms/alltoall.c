@@ -120,19 +120,19 @@ static int linear_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 
 static double pairwise_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (p - 1) * (m->alpha + (double)(n / p) * m->beta);
+    return (p - 1) * (cost_alpha(m, (double)(n / p)) + (double)(n / p) * m->beta);
 }
 
 static double direct_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
     double mb = (double)(n / (uint64_t)(p > 0 ? p : 1)), rounds = (double)((p - 2) / A2A_WINDOW + 1);
     if (p - 1 <= A2A_WINDOW || m->ports == 1) return algo_direct_spread_time(m, p, mb);
-    return rounds * m->alpha + mb * (m->stepwise ? m->beta : (p - 1) * m->beta);
+    return rounds * cost_alpha(m, mb) + mb * (m->stepwise ? m->beta : (p - 1) * m->beta);
 }
 
 static double linear_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return p < 2 ? 0 : (2 * p - 3) * (m->alpha + (double)(n / p) * m->beta);
+    return p < 2 ? 0 : (2 * p - 3) * (cost_alpha(m, (double)(n / p)) + (double)(n / p) * m->beta);
 }
 
 const algo_t algo_alltoall_pairwise = {

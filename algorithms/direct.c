@@ -75,12 +75,12 @@ static int oneshot_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 
 static double rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (p - 1) * (m->alpha + cost_block(p, n) * (m->beta + m->gamma));
+    return (p - 1) * (cost_alpha(m, cost_block(p, n)) + cost_block(p, n) * (m->beta + m->gamma));
 }
 
 static double ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (p - 1) * (m->alpha + cost_block(p, n) * m->beta);
+    return (p - 1) * (cost_alpha(m, cost_block(p, n)) + cost_block(p, n) * m->beta);
 }
 
 static double twoshot_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
@@ -91,7 +91,8 @@ static double oneshot_cost(const cost_model_t *m, int p, uint64_t n, const algo_
     (void)o;
     double nb = (double)n * m->beta, ng = (double)n * m->gamma;
     if (p < 2) return 0;
-    return m->ports == 1 ? (p - 1) * (m->alpha + nb) + ng : m->alpha + (p - 1) * nb + ng;
+    double a = cost_alpha(m, (double)n);
+    return m->ports == 1 ? (p - 1) * (a + nb) + ng : a + (p - 1) * nb + ng;
 }
 
 #define DIRECT_PORTS "single-port or multi-port star (same, one message per step); exact when p divides n"
@@ -212,13 +213,13 @@ static double one_beta(const cost_model_t *m) { return m->stepwise ? m->beta_pat
 
 /* From the first arrival to the last (see the costs above). */
 static double direct_spread(const cost_model_t *m, int p, double mb) {
-    if (m->ports == 1) return (p - 2) * (m->alpha + mb * one_beta(m));
+    if (m->ports == 1) return (p - 2) * (cost_alpha(m, mb) + mb * one_beta(m));
     if (m->stepwise) return mb * (m->beta - m->beta_path);
     return (p - 2) * mb * m->beta;
 }
 
 static double direct_first(const cost_model_t *m, double mb) {
-    return m->alpha + mb * one_beta(m);
+    return cost_alpha(m, mb) + mb * one_beta(m);
 }
 
 static double direct_rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {

@@ -16,6 +16,7 @@
 typedef struct cost_view {
     double alpha, beta, beta_path;
     int channels;
+    double rdzv;
 } cost_view_t;
 
 typedef struct cost_model {
@@ -46,6 +47,12 @@ typedef struct cost_model {
     int has_across;
     int blind;      /* 1: the machine has links several ranks' routes may share and this
                        row's closed form does not look at them (no view of its steps) */
+    /* The network transport's rendezvous (topo_params_t.rdzv_lat): a message
+     * of more than rdzv_above bytes (payload: a protocol's efficiency taken
+     * off the wire's threshold, proto_apply) pays rdzv more, on the steps
+     * that cross the network (across.rdzv where the row has such a view;
+     * else the whole machine's, whose alpha is a crossing's). 0: none. */
+    double rdzv, rdzv_above;
 } cost_model_t;
 
 /* m as the steps between groups see it. */
@@ -56,6 +63,7 @@ static inline cost_model_t cost_across(const cost_model_t *m) {
         r.beta = m->across.beta;
         r.beta_path = m->across.beta_path;
         r.channels = m->across.channels;
+        r.rdzv = m->across.rdzv;
         r.has_across = 0;
     }
     return r;
@@ -66,13 +74,19 @@ static inline double cost_block(int p, unsigned long long n) {
     return (double)(n / (unsigned long long)p + (n % (unsigned long long)p != 0));
 }
 
+/* What a message of `msg` bytes waits beyond its links: alpha, and the
+ * rendezvous where it is longer than the transport sends eagerly. */
+static inline double cost_alpha(const cost_model_t *c, double msg) {
+    return c->rdzv > 0 && msg > c->rdzv_above ? c->alpha + c->rdzv : c->alpha;
+}
+
 /* One step of m-byte blocks in which every rank sends (and, if g != 0, adds
  * at g seconds per byte): alpha + m(beta + g) on one channel; with C
  * channels the larger of the links' work, m beta, and one channel's own
  * message, alpha + (m/C)(beta_path + g). */
 static inline double cost_step(const cost_model_t *c, double m, double g) {
-    if (c->channels <= 1) return c->alpha + m * (c->beta + g);
-    double links = m * c->beta, own = c->alpha + m / c->channels * (c->beta_path + g);
+    if (c->channels <= 1) return cost_alpha(c, m) + m * (c->beta + g);
+    double links = m * c->beta, own = cost_alpha(c, m / c->channels) + m / c->channels * (c->beta_path + g);
     return links > own ? links : own;
 }
 

@@ -31,5 +31,6 @@ cost_model_t proto_apply(const cost_model_t *m, const proto_cost_t *c) {
     r.across.beta /= c->efficiency;
     r.across.beta_path /= c->efficiency;
     r.helper_beta /= c->efficiency;
+    r.rdzv_above *= c->efficiency;          /* the wire's threshold in the payload's bytes */
     return r;
 }

@@ -4,7 +4,8 @@
  * message's cost in the hosts' stacks, the proxy thread's messages one after
  * another, NCCL's own model seeing the NICs' speed, and a fit of the stream
  * rate; and libfabric matching tags on the host (topo_params_t.sw_match,
- * suite `matching`): each network message match_latency on that thread. */
+ * suite `matching`): each network message match_latency on that thread, and
+ * a rendezvous message its latency (suite `rendezvous`). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -342,6 +343,9 @@ Test(matching, nccl_env_names_the_matching) {
 Test(matching, plan_and_explain_say_it) {
     th_says("plan -t polaris --set nodes=2 --set software_matching=true", 0,
             "each network message a rank sends or receives costs its proxy thread 2.7 us", 1);
+    th_says("plan -t polaris --set nodes=2 --set software_matching=true", 0,
+            "a message of more than 4097 bytes on the wire goes by rendezvous", 1);
+    th_says("plan -t polaris --set nodes=2 --set software_matching=true", 0, "and waits 8 us more", 1);
     th_says("plan -t polaris --set nodes=2", 0, "matched in software", 0);
     char *out = NULL;
     cr_assert_eq(th_cli("predict -t polaris --set nodes=8 --set software_matching=true -c alltoall -a direct --proto LL "
@@ -355,7 +359,8 @@ Test(matching, plan_and_explain_say_it) {
 /* A machine written whole (topo_write_yaml, as `calibrate --self-contained`
  * writes one) keeps software matching and its cost: no link carries them. */
 Test(matching, a_machine_written_whole_keeps_it) {
-    topo_t *t = th_load("topologies/polaris.yaml", "nodes=2 software_matching=true match_latency=4us");
+    topo_t *t = th_load("topologies/polaris.yaml", "nodes=2 software_matching=true match_latency=4us rendezvous_latency=12us "
+                        "rendezvous_above=10000");
     FILE *f = fopen("build/matching-written.yaml", "w");
     cr_assert_not_null(f);
     cr_assert_eq(topo_write_yaml(t, "written", f), 0);
@@ -364,6 +369,8 @@ Test(matching, a_machine_written_whole_keeps_it) {
     t = th_load("build/matching-written.yaml", NULL);
     cr_expect_eq(topo_params_c(t)->sw_match, 1);
     cr_expect_float_eq(topo_params_c(t)->match_lat, 4e-6, 1e-15);
+    cr_expect_float_eq(topo_params_c(t)->rdzv_lat, 12e-6, 1e-15);
+    cr_expect_eq(topo_params_c(t)->rdzv_above, 10000);
     topo_free(t);
     remove("build/matching-written.yaml");
     /* NCCL's socket transport never goes through libfabric: plan says the knob does nothing there */
@@ -408,4 +415,82 @@ static void written_whole_reads_back(const char *sets, int standalone) {
     topo_free(t);
     topo_free(u);
     remove("build/socket-written.yaml");
+}
+
+/* Rendezvous under software matching (topo_params_t.rdzv_lat, topo_rdzv_lat):
+ * a network message longer than rendezvous_above bytes on the wire (the
+ * protocol's flags counted: LL's twice its payload) waits rendezvous_latency
+ * more for the host to match its header and issue the Get. A ring
+ * all-gather on 2 Polaris nodes, one channel: every one of its p - 1 = 7
+ * steps waits for the step before, whose slowest hop crosses the network,
+ * so the call takes exactly 7 x the latency more, closed form and engine
+ * alike, once a block is one byte past the eager size; not at it, not with
+ * the NIC matching, not on NCCL's socket transport, not inside one node. */
+static double ag_ring_time(const char *sets, const char *proto, uint64_t block, int predict) {
+    topo_t *t = th_load("topologies/polaris.yaml", sets);
+    int p = topo_nranks(t);
+    run_req_t q = {.coll = COLL_ALLGATHER, .algo = "ring", .bytes = block * (uint64_t)p, .predict = predict,
+                   .proto = proto_parse(proto), .opts.channels = 1};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    engine_result_free(&o.eng);
+    topo_free(t);
+    return o.time_s;
+}
+
+static double rdzv_added(const char *sets, const char *proto, uint64_t block, int predict) {
+    char with[256];
+    snprintf(with, sizeof with, "%s rendezvous_latency=20us", sets);
+    return ag_ring_time(with, proto, block, predict) - ag_ring_time(sets, proto, block, predict);
+}
+
+Test(rendezvous, a_message_past_the_eager_size_waits_for_the_host) {
+    const char *sm = "nodes=2 software_matching=true rendezvous_latency=0";
+    for (int predict = 0; predict < 2; predict++) {
+        cr_expect_float_eq(rdzv_added(sm, "Simple", 4098, predict), 7 * 20e-6, 1e-12, "predict %d", predict);
+        cr_expect_float_eq(rdzv_added(sm, "Simple", 4097, predict), 0, 1e-12, "the eager size itself goes eagerly");
+        cr_expect_float_eq(rdzv_added(sm, "LL", 2049, predict), 7 * 20e-6, 1e-12, "LL's 4098 bytes on the wire");
+        cr_expect_float_eq(rdzv_added(sm, "LL", 2048, predict), 0, 1e-12);
+        cr_expect_float_eq(rdzv_added("nodes=2 software_matching=true rendezvous_latency=0 rendezvous_above=8192",
+                                      "Simple", 8192, predict), 0, 1e-12, "rendezvous_above moves the switch");
+        cr_expect_float_eq(rdzv_added("nodes=2 rendezvous_latency=0", "Simple", 65536, predict), 0, 1e-12,
+                           "the NIC matches: no host in the way");
+        cr_expect_float_eq(rdzv_added("nodes=2 socket=true software_matching=true rendezvous_latency=0", "Simple", 65536,
+                                      predict), 0, 1e-12, "NCCL's sockets never go through libfabric");
+        cr_expect_float_eq(rdzv_added("nodes=1 software_matching=true rendezvous_latency=0", "Simple", 65536, predict), 0,
+                           1e-12, "one node: no network message");
+    }
+}
+
+/* A fit finds it: a log made at 20 us (baton expect) read back by calibrate
+ * from the default 8 us gives 20 us, and the overlay carries it. */
+Test(rendezvous, calibrate_fits_it) {
+    const char *log = "/tmp/baton_rdzv_log.txt", *out = "/tmp/baton_rdzv_fit.yaml";
+    char *text = NULL, cmd[512];
+    cr_assert_eq(th_cli("expect -t polaris --set nodes=2 --set software_matching=true --set rendezvous_latency=20us "
+                        "-c allgather --format nccl-tests", &text, 0), 0, "%s", text);
+    FILE *f = fopen(log, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    snprintf(cmd, sizeof cmd, "calibrate -t polaris --set nodes=2 --set software_matching=true --cv 0 -c allgather "
+             "--nccl-tests %s -o %s", log, out);
+    cr_expect_eq(th_cli(cmd, &text, 0), 0, "%s", text);
+    cr_expect_not_null(strstr(text, "rendezvous latency       20 us"), "%s", text);
+    free(text);
+    topo_t *t = th_load(out, NULL);
+    cr_expect_float_eq(topo_params_c(t)->rdzv_lat, 20e-6, 1e-9);
+    topo_free(t);
+    remove(log);
+    remove(out);
+}
+
+Test(rendezvous, bad_values_are_named) {
+    th_says("predict -t polaris --set software_matching=true --set rendezvous_latency=-1us -c allgather -s 1MiB", 1,
+            "rendezvous_latency=-1us", 1);
+    th_says("predict -t polaris --set rendezvous_above=-5 -c allgather -s 1MiB", 1,
+            "rendezvous_above=-5: must be a whole number", 1);
+    th_says("predict -t polaris --set rendezvous_above=4KiB -c allgather -s 1MiB", 1, "rendezvous_above=4KiB", 1);
 }

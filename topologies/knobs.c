@@ -59,6 +59,8 @@ static const knob_t knobs[] = {
     {"socket_threads", KNOB_COUNT, AT(socket_threads), 0, 16, 0},
     {"software_matching", KNOB_BOOL, AT(sw_match), 0, 0, 0},
     {"match_latency", KNOB_TIME, AT(match_lat), 0, 0, 0},
+    {"rendezvous_latency", KNOB_TIME, AT(rdzv_lat), 0, 0, 1},
+    {"rendezvous_above", KNOB_COUNT, AT(rdzv_above), 0, MANY, 0},
     {"nccl_version", KNOB_VERSION, AT(lib.nccl_version), 0, 0, 0},
     {"registered", KNOB_BOOL, AT(registered), 0, 0, 0},
     {"nccl_tuner", KNOB_BOOL, AT(nccl_tuner), 0, 0, 0},

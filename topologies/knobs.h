@@ -21,8 +21,9 @@ int knobs_is(const char *name);
  * move, not what the machine is built from (group_size, p2p and pxn decide
  * groups, staging hops and routes, so they stay the base file's, and a user's
  * --set; nccl_version, registered and nccl_tuner say which NCCL, buffers and choice a run has,
- * and socket, socket_latency, socket_threads, software_matching and match_latency which
- * transport and network software, not what a fit moves; a fit moves socket_bw). */
+ * socket, socket_latency, socket_threads, software_matching, match_latency and
+ * rendezvous_above which transport and network software, not what a fit moves; a fit moves
+ * socket_bw and rendezvous_latency). */
 int knobs_overlay(const char *name);
 
 /* The i-th knob's name (i from 0), NULL past the last: for key lists. */

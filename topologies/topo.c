@@ -190,6 +190,8 @@ topo_t *topo_create(const char *name) {
     t->params.socket_bw = TOPO_SOCKET_BW;
     t->params.socket_lat = TOPO_SOCKET_LAT;
     t->params.match_lat = TOPO_MATCH_LAT;
+    t->params.rdzv_lat = TOPO_RDZV_LAT;
+    t->params.rdzv_above = TOPO_RDZV_ABOVE;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
 }
@@ -712,7 +714,7 @@ static int cost_routes(topo_t *t, baton_err_t *e) {
     topo_routes_settle(t);
     if (c->valid && c->lat_scale == t->params.lat_scale && c->bw_scale == t->params.bw_scale) return 0;
     double lat = 0, bw = 1e300, lat_lo = 1e300, bw_hi = 0;
-    int p = t->nranks;
+    int p = t->nranks, net = 0;
     for (int k = 0; k < 2; k++) {
         int dst = k == 0 ? 0 : p - 1;
         if (p > 1) topo_bfs(t, t->rank_node[dst], -1);
@@ -723,16 +725,21 @@ static int cost_routes(topo_t *t, baton_err_t *e) {
             if (rc < 0) return rc;
             if (rt.lat > lat) lat = rt.lat;
             if (rt.bw < bw) bw = rt.bw;
+            net |= topo_route_crosses_nic(t, &rt);
             if (rt.lat < lat_lo) lat_lo = rt.lat;
             if (rt.bw > bw_hi) bw_hi = rt.bw;
         }
     }
     *c = (struct cm_memo){.valid = 1, .lat_scale = t->params.lat_scale, .bw_scale = t->params.bw_scale,
-                          .lat = lat, .bw = bw, .lat_lo = lat_lo, .bw_hi = bw_hi};
+                          .lat = lat, .bw = bw, .lat_lo = lat_lo, .bw_hi = bw_hi, .net = net};
     topo_route_t hr;
     if (t->nreducers > 0 && p > 0 && topo_route(t, 0, p, &hr, NULL) == 0 && hr.nlinks > 0)
         c->helper = 1, c->hlat = hr.lat, c->hbw = hr.bw;
     return 0;
+}
+
+double topo_rdzv_lat(const topo_t *t) {
+    return t->params.sw_match && !t->params.socket ? t->params.rdzv_lat : 0;
 }
 
 int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
@@ -747,6 +754,7 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     m->ports = t->params.ports;
     m->inflight = t->params.max_inflight;
     m->reducers = t->nreducers;
+    if (c->net) m->rdzv = topo_rdzv_lat(t), m->rdzv_above = t->params.rdzv_above;
     if (c->helper) m->helper_beta = 1.0 / (c->hbw * topo_nvls_eff(t)), m->helper_alpha = c->hlat;
     m->uniform = p < 2 || (c->lat - c->lat_lo <= 1e-12 * (c->lat > 0 ? c->lat : 1) && c->bw_hi - c->bw <= 1e-9 * c->bw);
     return 0;

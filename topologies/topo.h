@@ -184,6 +184,16 @@ typedef struct topo_dragonfly {
  * docs/decisions/network-software.md, "Software tag matching". */
 #define TOPO_MATCH_LAT 2.7e-6
 
+/* What a rendezvous message waits under software matching where the file
+ * does not say (topo_params_t.rdzv_lat): read off Polaris's NCCL 2.18
+ * setup-5 all-reduce and all-gather logs at 2 and 8 nodes (the sum of
+ * their MAPEs least at 8 us of 0-25); no public figure was found. And the
+ * largest eager message: libfabric 1.x's CXI defaults, CXIP_RDZV_THRESHOLD
+ * 2048 + rdzv_get_min 2049 (prov/cxi cxip_info.c, cxip_txc.c
+ * max_eager_size). docs/decisions/network-software.md, "Rendezvous". */
+#define TOPO_RDZV_LAT 8e-6
+#define TOPO_RDZV_ABOVE 4097
+
 /* A machine's `launch` unless its file sets one (topo_params_t.launch). */
 #define TOPO_LAUNCH_DEFAULT 2.8e-6
 
@@ -234,6 +244,14 @@ typedef struct topo_params {
                             costs its proxy thread match_lat, one after another
                             (ncclrule.c proxy_floor); 0: the NIC matches them */
     double match_lat;    /* seconds one network message costs the host where sw_match */
+    double rdzv_lat;     /* seconds a network message longer than rdzv_above bytes on the
+                            wire waits beyond its links where sw_match: it goes by
+                            rendezvous (a header, the rest fetched by a Get) and the host,
+                            not the NIC, matches the header and issues the Get
+                            (topo_rdzv_lat); 0: none */
+    int rdzv_above;      /* bytes on the wire (a protocol's flags and all) a message may
+                            have and still go eagerly (libfabric CXI's max_eager_size:
+                            FI_CXI_RDZV_THRESHOLD + FI_CXI_RDZV_GET_MIN) */
     double stage_lat;    /* seconds each ring step of a staged Simple transfer pays beyond
                             the links (its flag, then the data, read back from host memory:
                             a pipeline's fill the ceiling adds); 0: none */
@@ -486,6 +504,14 @@ int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_e
 /* The same route without keeping it: out->links are valid only until the
  * next call on t (a summary over every rank: latencies, bottlenecks). */
 int topo_route_peek(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e);
+/* 1 if route r passes a NIC: a message on it crosses the network, where
+ * a transport's own costs (rendezvous_latency) apply. */
+int topo_route_crosses_nic(const topo_t *t, const topo_route_t *r);
+/* What a network message longer than rdzv_above bytes on the wire waits
+ * beyond its links on t: rdzv_lat where the host matches tags (sw_match)
+ * on RDMA (NCCL's socket transport never goes through libfabric), else 0:
+ * the NIC matches a rendezvous header and issues its Get itself. */
+double topo_rdzv_lat(const topo_t *t);
 
 /* Machines that route alike (topo_twin.c): the same shape, latencies and
  * routing knobs, and each node's rates in the same order where routes

@@ -38,6 +38,7 @@ typedef struct route_cache {
         int valid;
         double lat_scale, bw_scale;   /* the scales it was taken under: another recomputes it */
         double lat, bw, lat_lo, bw_hi;
+        int net;                      /* 1: a route passes a NIC (rendezvous_latency applies) */
         int helper;                   /* 1: a helper route, of hlat and hbw */
         double hlat, hbw;
     } cm;

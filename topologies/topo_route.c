@@ -803,6 +803,12 @@ static double rate_on(const topo_t *t, const route_slot_t *r) {
     return bw;
 }
 
+int topo_route_crosses_nic(const topo_t *t, const topo_route_t *r) {
+    for (int i = 0; i < r->nlinks; i++)
+        if (t->nodes[t->dl[r->links[i]].dst].kind == NODE_NIC) return 1;
+    return 0;
+}
+
 int topo_route(topo_t *t, int src_rank, int dst_rank, topo_route_t *out, baton_err_t *e) {
     int all = t->nranks + t->nreducers;
     if (src_rank < 0 || src_rank >= all || dst_rank < 0 || dst_rank >= all)

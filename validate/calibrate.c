@@ -123,6 +123,8 @@ static void layout(fit_ctx_t *c) {
         add(c->f, CAL_SOCKET, 0, NULL, "socket stream rate", tp->socket_bw, 0.25e9, 25e9);
     if (tp->ll_scan > 0 && !tp->no_protocols && (c->q->proto == RUN_PROTO_AUTO || c->q->proto == PROTO_LL))
         add(c->f, CAL_LL_SCAN, 0, NULL, "LL proxy scan", tp->ll_scan, 0.2e-9, 500e-9);   /* a cached read .. a remote miss */
+    if (topo_rdzv_lat(c->m[0]) > 0)         /* a NIC's round trip .. a host thread's wake-up */
+        add(c->f, CAL_RDZV, 0, NULL, "rendezvous latency", tp->rdzv_lat, 0.5e-6, 100e-6);
     for (int j = PROTO_LL; j < PROTO_COUNT && !tp->no_protocols; j++) {
         if (c->q->proto != RUN_PROTO_AUTO && c->q->proto != j) continue;
         snprintf(name, sizeof name, "%s latency x", proto_name((proto_t)j));
@@ -160,6 +162,7 @@ static int apply_one(fit_ctx_t *c, int j, const double *x) {
         case CAL_STAGE: tp->stage_bw = x[i]; break;
         case CAL_STAGE_LAT: tp->stage_lat = x[i]; break;
         case CAL_LL_SCAN: tp->ll_scan = x[i]; break;
+        case CAL_RDZV: tp->rdzv_lat = x[i]; break;
         case CAL_SOCKET:
             if (topo_set_socket_bw(t, x[i], c->e) < 0) return -1;
             break;
@@ -252,7 +255,8 @@ static int fit_starts(fit_ctx_t *c, int starts, const double *from, double *best
         double th[CAL_MAX_PARAMS];
         for (int i = 0; i < c->f->k; i++) {
             const cal_param_t *p = &c->f->p[i];
-            int lat = p->kind == CAL_LINK_LAT || p->kind == CAL_PROTO_LAT || p->kind == CAL_STAGE_LAT || p->kind == CAL_LL_SCAN;
+            int lat = p->kind == CAL_LINK_LAT || p->kind == CAL_PROTO_LAT || p->kind == CAL_STAGE_LAT || p->kind == CAL_LL_SCAN ||
+                      p->kind == CAL_RDZV;
             double shift = j == 0 ? 1 : (lat == (j == 1)) ? exp(-0.5) : exp(0.5);
             double x = p->given * shift;
             th[i] = from ? from[i] : to_theta(p, x < p->lo ? p->lo : x > p->hi ? p->hi : x);
@@ -432,7 +436,8 @@ static int keep_the_files(cal_fit_t *f) {
     int any = 0;
     for (int i = 0; i < f->k; i++) {
         cal_param_t *p = &f->p[i];
-        int hardware = p->kind == CAL_LINK_EFF || p->kind == CAL_LL_SCAN || p->kind == CAL_SOCKET;   /* the links' and the host's */
+        int hardware = p->kind == CAL_LINK_EFF || p->kind == CAL_LL_SCAN || p->kind == CAL_SOCKET ||
+                       p->kind == CAL_RDZV;   /* the links' and the host's */
         if (p->seen && !p->at_bound && hardware && fabs(log(p->value / p->given)) < KEEP_SE * p->rel_se)
             p->kept = 1, any = 1;
     }
@@ -594,7 +599,7 @@ int cal_cross_validate(cal_fresh_fn fresh, void *ctx, const cal_req_t *q, cal_sa
 static int fmt_value(const cal_param_t *p, double v, char *b, size_t n) {
     if (p->kind == CAL_REDUCE || p->kind == CAL_STAGE || p->kind == CAL_LIB_CAP || p->kind == CAL_SOCKET)
         return snprintf(b, n, "%.4g GB/s", v / 1e9);
-    if (p->kind == CAL_STAGE_LAT) return snprintf(b, n, "%.4g us", v * 1e6);
+    if (p->kind == CAL_STAGE_LAT || p->kind == CAL_RDZV) return snprintf(b, n, "%.4g us", v * 1e6);
     if (p->kind == CAL_LL_SCAN) return snprintf(b, n, "%.4g ns", v * 1e9);
     return snprintf(b, n, "%.4g", v);
 }
@@ -715,6 +720,7 @@ static const char *mechanism(const cal_param_t *p, int low) {
     case CAL_LIB_CAP: return "a library kernel's ceiling at its bound: another limit sets these sizes";
     case CAL_LL_SCAN: return "NCCL's LL proxy scan at its bound: small sizes pay a cost it is not";
     case CAL_SOCKET: return "a TCP stream's rate at its bound: the socket transport is not what limits these sizes";
+    case CAL_RDZV: return "the rendezvous latency at its bound: the messages above the eager size pay a cost it is not";
     }
     return "the model lacks something these logs show";
 }

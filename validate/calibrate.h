@@ -24,7 +24,7 @@
 #define CAL_MAX_PARAMS 16
 
 typedef enum { CAL_LINK_EFF, CAL_LINK_LAT, CAL_REDUCE, CAL_PROTO_LAT, CAL_PROTO_EFF, CAL_STAGE, CAL_STAGE_LAT, CAL_LIB_CAP,
-               CAL_LL_SCAN, CAL_SOCKET } cal_kind_t;
+               CAL_LL_SCAN, CAL_SOCKET, CAL_RDZV } cal_kind_t;
 
 typedef struct cal_param {
     cal_kind_t kind;

@@ -50,13 +50,17 @@ double xfer_eff(const engine_t *g, int si, int src, int dst) {
     return nvls_rank(g, src) || nvls_rank(g, dst) ? eff * nvls_share(g, si) : eff;
 }
 
-/* The latency a message pays beyond its route's: the protocol's, between
- * ranks only (a reducing switch's own cost is paid once per call,
- * topo_params_t.nvls_lat). */
-static double msg_extra(const engine_t *g, int si, int src, int dst) {
+/* The latency a message of `bytes` on route rt pays beyond its route's:
+ * the protocol's, between ranks only (a reducing switch's own cost is paid
+ * once per call, topo_params_t.nvls_lat), and across the network the
+ * rendezvous where the message on the wire (the protocol's flags and all)
+ * is longer than the transport sends eagerly (topo_rdzv_lat). */
+static double msg_extra(const engine_t *g, int si, int src, int dst, const topo_route_t *rt, uint64_t bytes) {
     if (src == dst || src >= g->s->nranks || dst >= g->s->nranks) return 0;
     const proto_cost_t *pc = stream_proto(g, si);
-    return pc ? pc->msg_latency : 0;
+    double extra = pc ? pc->msg_latency : 0, wire = (double)bytes / (pc ? pc->efficiency : 1), rdzv = topo_rdzv_lat(g->t);
+    if (rdzv > 0 && wire > topo_params_c(g->t)->rdzv_above && topo_route_crosses_nic(g->t, rt)) extra += rdzv;
+    return extra;
 }
 
 /* Where link l's state lives: itself, or the representative's link. */
@@ -150,7 +154,7 @@ static double reserve(engine_t *g, int si, int src, int dst, const topo_route_t 
     int local = src == dst || src >= g->s->nranks || dst >= g->s->nranks;   /* switches have no port limit */
     int ports = local ? 0 : g->ports, n = fifo ? rt->nlinks : 0;
     double eff = xfer_eff(g, si, src, dst), wire = xfer_wire(rt, bytes, eff);
-    double hold = rt->lat + wire + msg_extra(g, si, src, dst), start = g->now;
+    double hold = rt->lat + wire + msg_extra(g, si, src, dst, rt, bytes), start = g->now;
     if (ports <= 1) {
         int rc = reserve_plain(g, src, dst, rt, bytes, eff, wire, hold, n, ports, &start);
         if (rc < 0) return engine_fail(g, err_set(g->e, BATON_ENOMEM, "out of memory for link bookings"));
@@ -316,7 +320,7 @@ int xfer_hop(engine_t *g, uint32_t id) {
     if (sl->hop == 0) sl->t_start = begin;
     double arrive = begin + wire + topo_dlink(g->t, l)->lat * tp->lat_scale;
     if (++sl->hop < rt.nlinks) return engine_push(g, arrive, EV_HOP, id);
-    return engine_push(g, arrive + msg_extra(g, sl->src_si, src, dst), EV_XFER_DONE, id);
+    return engine_push(g, arrive + msg_extra(g, sl->src_si, src, dst, &rt, sl->bytes), EV_XFER_DONE, id);
 }
 
 /* Start a matched transfer under FAIR or store and forward; 1 if its ports
@@ -344,7 +348,7 @@ static int departs(engine_t *g, uint32_t id) {
     }
     sl->started = 1;
     sl->t_start = g->now;
-    sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src_si, src, dst);
+    sl->lat = dst == src ? 0 : ss->rt.lat + msg_extra(g, src_si, src, dst, &ss->rt, sl->bytes);
     sl->bw = dst == src ? 0 : ss->rt.bw;
     return 0;
 }

@@ -127,8 +127,9 @@ static int peer_view(topo_t *t, const algo_t *a, const sched_t *s, const cost_mo
         x.peer = a->peer_across;
         rc = one_pattern(t, a, &x, slots, C, folded, &across, e);
         if (rc > 0) {                                  /* nothing crosses groups: no such view */
-            out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels};
+            out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels, m->rdzv};
             out->has_across = 1;
+            out->rdzv = 0;                             /* the steps inside a group cross no network */
         }
     }
     return rc < 0 ? rc : 0;
