@@ -345,6 +345,47 @@ Test(calibrate, a_tuning_line_the_machine_cannot_run_is_named) {
     free(out);
 }
 
+/* NCCL turns LL128 off across Polaris's nodes (a GPU reaches its NIC through
+ * the host), so a TUNING line of ring/LL128 there is a run told NCCL_PROTO
+ * LL128: with that log's own NCCL_PROTO line the line is followed, without
+ * it the line is named as one baton has no row for. */
+static char *polaris_ll128_log(int said) {
+    const char *path = said ? "build/tuning-polaris-said.txt" : "build/tuning-polaris-unsaid.txt";
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("# Collective test starting: all_gather_perf\n"
+          "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20\n", f);
+    for (int r = 0; r < 8; r++)
+        fprintf(f, "#  Rank %2d Group  0 Pid  %d on x1000c0s0b%dn0 device  %d [0x07] NVIDIA A100-SXM4-40GB\n", r, 100 + r, r / 4,
+                r % 4);
+    if (said) fputs("x1000c0s0b0n0:7:7 [0] NCCL INFO NCCL_PROTO set by environment to LL128\n", f);
+    fputs("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+          "x1000c0s0b0n0:7:7 [0] NCCL INFO AllGather: 131072 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..1}\n"
+          "     1048576         32768     float    none      -1   300.00    3.50    3.06      0   300.00    3.50    3.06      0\n"
+          "x1000c0s0b0n0:7:7 [0] NCCL INFO AllGather: 262144 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..1}\n"
+          "     2097152         65536     float    none      -1   400.00    5.24    4.59      0   400.00    5.24    4.59      0\n", f);
+    fclose(f);
+    char cmd[256], *out = NULL;
+    snprintf(cmd, sizeof cmd, "validate -t polaris --set nodes=2 -c allgather --json --nccl-tests %s", path);
+    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
+    remove(path);
+    return out;
+}
+
+Test(calibrate, a_tuning_line_under_the_logs_nccl_proto_is_followed) {
+    char *out = polaris_ll128_log(1);
+    cr_expect(strstr(out, "no row for what NCCL's TUNING lines say") == NULL, "%s", out);
+    cr_expect(strstr(out, "\"plan_logged_sizes\":2") != NULL, "%s", out);
+    char *row = json_row(out, 1048576);
+    cr_expect(strstr(row, "\"algorithm\":\"ring\",\"protocol\":\"LL128\"") != NULL, "%s", row);
+    free(row);
+    free(out);
+    out = polaris_ll128_log(0);
+    cr_expect(strstr(out, "no row for what NCCL's TUNING lines say it ran (NCCL's ring/LL128 at 1 MiB-2 MiB") != NULL, "%s",
+              out);
+    free(out);
+}
+
 /* The DGX-1's 2019 log is 14-21 % slow at 64-128 KiB on the file's values,
  * where nccltree is within 10 %: a latency the fit mends (2.0 % in sample),
  * not a switch, and the fit on the read plan is no better, so nothing is

@@ -118,6 +118,29 @@ Test(nccl_newer, pat_from_2_23_at_one_gpu_per_node) {
     picks("-c allgather " ONE_PER_NODE " -s 1GiB", "pat", 0);      /* the tuner's 0.75: ring at 1 GiB */
 }
 
+/* PAT runs Simple only, so where the call leaves Simple out (NCCL_PROTO, a
+ * log's or doctor's `--cause proto=`, or -a nccl --proto) NCCL's tuner
+ * cannot pick it (IGNORE in its cost table) and picks among the rest:
+ * -a nccl runs a ring there, where it once forced PAT and found nothing to
+ * run. With Simple allowed PAT stays NCCL's pick. */
+Test(nccl_newer, a_call_without_simple_leaves_pat_out) {
+    picks("-c allgather " ONE_PER_NODE " --proto LL128", "allgather ring", 1);
+    picks("-c allgather " ONE_PER_NODE " --proto LL", "allgather ring", 1);
+    picks("-c allgather " ONE_PER_NODE " --proto Simple", "allgather pat", 1);
+    th_says("expect -c allgather " ONE_PER_NODE " --cause proto=LL128", 0, "ring/LL128", 1);
+    th_says("expect -c allgather " ONE_PER_NODE " --cause proto=LL128", 0, "pat", 0);
+    th_says("expect -c allgather " ONE_PER_NODE " --cause proto=Simple", 0, "pat/Simple", 1);
+    tuning_machine_t m = {.nranks = 16, .nnodes = 16, .arch = ARCH_BLACKWELL, .nvlink = 1, .ll128 = 1, .nchannels = 4, .bw = 40};
+    tuning_algo_t a = TUNING_RING;
+    proto_t pr = PROTO_NONE;
+    double x = 0;
+    cr_assert_eq(tuning_pick_in(&m, COLL_ALLGATHER, 1024, 1u << PROTO_SIMPLE, &a, &pr, &x), 0);
+    cr_expect_eq(pr, PROTO_SIMPLE);
+    cr_assert_eq(tuning_pick_in(&m, COLL_ALLGATHER, 1024, 1u << PROTO_LL128, &a, &pr, &x), 0);
+    cr_expect_eq(pr, PROTO_LL128);
+    cr_expect_neq(a, TUNING_PAT);
+}
+
 /* PAT's bandwidth in NCCL's own model: busBw x .85 in 2.23.4's tuning.cc,
  * x .75 from 2.24.3; latency 8 + log2(nodes) x 14/3.5 + 2.8 a rank. */
 Test(nccl_newer, pat_model_follows_the_version) {

@@ -128,6 +128,8 @@ typedef struct topo_lib_rule {
                             most (MSCCL's thread blocks, not the links); 0: none */
     int tuner;           /* 1: a tuner file's row (plan/validate --tuner: validate/tunerfile.h),
                             not NCCL's word on what a log ran */
+    unsigned protos;     /* NCCL_PROTO of the run whose TUNING lines gave it (1 << proto_t; 0:
+                            none): whether LL128 may run where the path turns it off */
 } topo_lib_rule_t;
 
 #define TOPO_NCCL_TABLES 23007   /* sim/nccl/tuning.c's tables: NCCL 2.30.7 */

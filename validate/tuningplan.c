@@ -21,7 +21,7 @@ void tuningplan_rules(const nt_log_t *log, int ranks, topo_lib_rule_t *out, int 
         if (*n < max) {
             out[*n] = (topo_lib_rule_t){.coll = (int)log->coll, .ranks = ranks, .min = log->rows[i].bytes,
                                         .max = log->rows[j - 1].bytes, .align = 1, .nccl = 1, .channels = p->channels,
-                                        .proto = p->proto};
+                                        .proto = p->proto, .protos = log->env_proto.mask};
             snprintf(out[(*n)++].algo, sizeof out->algo, "%s", p->algo);
         }
         i = j;
@@ -33,7 +33,8 @@ int tuningplan_runs(topo_t *t, const topo_lib_rule_t *r) {
     topo_lib_rule_t saved = l->rule[0];
     int nrules = l->nrules;
     l->rule[0] = *r, l->nrules = 1;
-    run_req_t q = {.coll = (coll_t)r->coll, .algo = "nccl", .bytes = r->min, .predict = 1, .proto = RUN_PROTO_AUTO};
+    run_req_t q = {.coll = (coll_t)r->coll, .algo = "nccl", .bytes = r->min, .predict = 1, .proto = RUN_PROTO_AUTO,
+                   .protos = r->protos};                /* as that run's NCCL was told */
     run_out_t o;
     baton_err_t quiet = {0};
     int ok = run_collective(t, &q, &o, &quiet) == 0;

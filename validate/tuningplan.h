@@ -32,7 +32,8 @@ int tuningplan_apply(topo_t *t, const topo_lib_rule_t *r, int n, char *why, size
 
 /* Does -a nccl find a row for r's smallest size on t when r is t's only
  * rule for it? (nvls without a reducing switch, or an algorithm baton has
- * no row of, does not: where NCCL's cost table says -1, IGNORE.) */
+ * no row of, does not: where NCCL's cost table says -1, IGNORE), under the
+ * NCCL_PROTO the run it came from was told (r->protos). */
 int tuningplan_runs(topo_t *t, const topo_lib_rule_t *r);
 
 /* The rule from NCCL's lines that plans sample x on t (or its own machine), or NULL. */

@@ -108,15 +108,17 @@ static const algo_opts_t *nccl_sized(const form_filter_t *f, const algo_t *a, co
 }
 
 static rows_filter_t filter(topo_t *t, coll_t coll, proto_t pr, int p, uint64_t n, const char *family, unsigned allowed,
-                            unsigned protos) {
-    return (rows_filter_t){{{keep, nccl_sized, 0}, t, pr, p, n, 1}, ncclrule_forced(t, coll, p, n), family, allowed, protos, 0};
+                            unsigned protos, unsigned asked) {
+    const char *forced = ncclrule_forced(t, coll, p, n, asked);   /* the call's protocols, not this row's pr */
+    return (rows_filter_t){{{keep, nccl_sized, 0}, t, pr, p, n, 1}, forced, family, allowed, protos, 0};
 }
 
 int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const cost_model_t *m,
               proto_t pr, int p, const algo_t **rows, double *closed) {
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     double times[FORM_MAX_ROWS];
-    rows_filter_t f = filter(t, q->coll, pr, p, q->bytes, q->nccl_algo, q->nccl_algos, q->protos);
+    rows_filter_t f = filter(t, q->coll, pr, p, q->bytes, q->nccl_algo, q->nccl_algos, q->protos,
+                             ncclrule_protos(q->proto, q->protos));
     f.c.channels_asked = q_in->opts.channels != 0;
     f.rule_channels = x->rule ? x->rule->channels : 0;
     int k = form_list(t, q->coll, m, pc, p, q->bytes, &q->opts, &f.c.f, rows, times, FORM_MAX_ROWS);
@@ -129,12 +131,6 @@ int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_p
     if (k < 0 || best < 0) return k < 0 ? k : 0;
     for (int i = 0; i < k; i++) if (times[i] <= times[best] * NCCL_SLACK) closed[kept] = times[i], rows[kept++] = rows[i];
     return kept;
-}
-
-const algo_t *nccl_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
-                        uint64_t n, const algo_opts_t *o) {
-    rows_filter_t f = filter(t, coll, pr, p, n, NULL, 0, 0);
-    return form_pick(t, coll, m, pc, p, n, o, &f.c.f);
 }
 
 run_cut_t nccl_cut_of(const run_req_t *q) {

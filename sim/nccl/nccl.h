@@ -62,11 +62,6 @@ nccl_cut_t nccl_cut_listing(topo_t *t, proto_t pr, int p, uint64_t n, int channe
 int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const cost_model_t *m,
               proto_t pr, int p, const algo_t **rows, double *closed);
 
-/* The lowest closed form among the rows NCCL runs with protocol pr
- * (PROTO_NONE: any) for coll on t; NULL if none. */
-const algo_t *nccl_pick(topo_t *t, coll_t coll, const cost_model_t *m, const proto_cost_t *pc, proto_t pr, int p,
-                        uint64_t n, const algo_opts_t *o);
-
 /* The cut policy of q (call.h): its own where set, else the algorithm
  * word's (-a nccl RUN_CUT_SIZED, -a auto RUN_CUT_LOWER, a named row
  * RUN_CUT_OWN). */

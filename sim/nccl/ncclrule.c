@@ -43,15 +43,19 @@ static int pat_here(const topo_t *t, int p) {
  * says: the copy engines where NCCL_CTA_POLICY asks for no kernel, the
  * copy-engine all-gather (taskAppend tries it before the kernels), then the
  * symmetric kernels; NULL: baton's closed forms choose among NCCL's rows. */
-const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
+unsigned ncclrule_protos(int pr, unsigned protos) {
+    return pr >= PROTO_LL && pr <= PROTO_SIMPLE ? 1u << pr : protos;
+}
+
+const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n, unsigned protos) {
     const topo_params_t *tp = t ? topo_params_c(t) : NULL;
     tuning_machine_t m;
     tuning_algo_t a = TUNING_RING;
     proto_t pr = PROTO_SIMPLE;
     double x = 0;
     if ((coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && pat_here(t, p) &&
-        view_call(t, &(algo_opts_t){0}, coll, 0, &m, NULL) == 0 && tuning_pick(&m, coll, n, &a, &pr, &x) == 0 &&
-        a == TUNING_PAT)
+        view_call(t, &(algo_opts_t){0}, coll, protos, &m, NULL) == 0 &&
+        tuning_pick_in(&m, coll, n, protos, &a, &pr, &x) == 0 && a == TUNING_PAT)
         return "pat";                                      /* NCCL's tuner picks it (its 0.75 and 2.8 us a rank) */
     if (tp == NULL || !tp->registered || tp->lib.name[0] || p < 2 || nccl_nodes(t, p) != 1) return NULL;
     int v = ncclrule_version(t);
@@ -70,17 +74,17 @@ const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n) {
 /* Whether NCCL of t's version has row a's family for p ranks at all: PAT at
  * one GPU per node from 2.23; the symmetric kernels and the copy engines only
  * where ncclrule_forced says (never by the tuner). */
-static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n) {
+static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n, unsigned protos) {
     if (strcmp(a->nccl, "pat") == 0) return pat_here(t, p);
     if (strcmp(a->nccl, "symmetric") == 0 || strcmp(a->nccl, "ce") == 0) {
-        const char *f = ncclrule_forced(t, a->coll, p, n);
+        const char *f = ncclrule_forced(t, a->coll, p, n, protos);
         return f && strcmp(f, a->nccl) == 0;
     }
     return 1;
 }
 
 int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, unsigned protos) {
-    if (!ncclrule_runs(t, a, pr, protos) || !nccl_has(t, a, p, n)) return 0;
+    if (!ncclrule_runs(t, a, pr, protos) || !nccl_has(t, a, p, n, ncclrule_protos(pr, protos))) return 0;
     if (strcmp(a->nccl, "p2p") != 0 || p < 1) return 1;
     return (pr == PROTO_LL) == (n / (uint64_t)p <= NCCL_P2P_LL_THRESHOLD);
 }

@@ -47,8 +47,13 @@ int ncclrule_version(const topo_t *t);
 #define RUN_NCCL_CTA_ZERO 2
 /* The family ("pat", "symmetric", "ce") NCCL runs coll on p ranks of n
  * bytes by those rules (PAT: where NCCL's own model, sim/nccl/tuning.c, picks
- * it), NULL where baton's closed forms choose among NCCL's rows. */
-const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n);
+ * it among the protocols of mask protos, 1 << proto_t, 0: all; PAT runs
+ * Simple only), NULL where baton's closed forms choose among NCCL's rows. */
+const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n, unsigned protos);
+
+/* The protocols a call may run as a mask for ncclrule_forced: the one asked
+ * (pr, where it names one), else its NCCL_PROTO's (protos; 0: all). */
+unsigned ncclrule_protos(int pr, unsigned protos);
 
 /* Under -a nccl, the machine's own NCCL_ALGO and NCCL_PROTO (`nccl_env:`)
  * into q's masks where q brings none (a log's say what that run was told). */

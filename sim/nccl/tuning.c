@@ -280,9 +280,15 @@ double tuning_time(const tuning_machine_t *m, coll_t c, tuning_algo_t a, proto_t
 }
 
 int tuning_pick(const tuning_machine_t *m, coll_t c, uint64_t n, tuning_algo_t *a, proto_t *p, double *time_s) {
+    return tuning_pick_in(m, c, n, 0, a, p, time_s);
+}
+
+int tuning_pick_in(const tuning_machine_t *m, coll_t c, uint64_t n, unsigned protos, tuning_algo_t *a, proto_t *p,
+                   double *time_s) {
     int found = -1;
     for (int ai = 0; ai < TUNING_ALGO_COUNT; ai++)
         for (int pi = PROTO_LL; pi <= PROTO_SIMPLE; pi++) {
+            if (protos && !(protos >> pi & 1)) continue;
             double t = tuning_time(m, c, (tuning_algo_t)ai, (proto_t)pi, n);
             if (t < 0 || (found == 0 && t >= *time_s)) continue;
             *a = (tuning_algo_t)ai;

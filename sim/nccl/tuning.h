@@ -79,8 +79,13 @@ typedef struct tuning_machine {
 double tuning_time(const tuning_machine_t *m, coll_t coll, tuning_algo_t a, proto_t p, uint64_t n);
 
 /* NCCL's choice: the (algorithm, protocol) with the lowest time (ties: the
- * first in NCCL's loop order, algorithms then protocols); -1 if none runs. */
+ * first in NCCL's loop order, algorithms then protocols); -1 if none runs.
+ * tuning_pick_in: among the protocols of mask protos only (1 << proto_t;
+ * 0: all), as NCCL_PROTO leaves its cost table (a protocol it turns off is
+ * IGNORE there). */
 int tuning_pick(const tuning_machine_t *m, coll_t coll, uint64_t n, tuning_algo_t *a, proto_t *p, double *time_s);
+int tuning_pick_in(const tuning_machine_t *m, coll_t coll, uint64_t n, unsigned protos, tuning_algo_t *a, proto_t *p,
+                   double *time_s);
 
 /* NCCL's latency in microseconds (section 1.5), for tests and --explain. */
 double tuning_latency_us(const tuning_machine_t *m, coll_t coll, tuning_algo_t a, proto_t p);
