@@ -88,7 +88,8 @@ static int floor_lg(int p) { int h = 0; while ((2 << h) <= p) h++; return h; }
 static double heap_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o, double per_byte) {
     uint64_t k = algo_pipeline_chunks(n, o);
     double chunk = (double)(n / k + (n % k != 0));
-    return p < 2 ? 0 : 2.0 * (floor_lg(p) + (double)k - 1) * (cost_alpha(m, chunk) + chunk * per_byte);
+    if (p < 2) return 0;                  /* a pipelined hop's rendezvous hides behind the chunks before it */
+    return 2.0 * (floor_lg(p) + (double)k - 1) * (m->alpha + chunk * per_byte) + floor_lg(p) * cost_rdzv(m, chunk);
 }
 
 /* The heap's formula is exact for a complete tree (every inner rank feeds
@@ -402,10 +403,10 @@ static double split_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
     if (p < 2) return 0;
     split_shape(p, shape, nodes_group(p, o), &h, &load);
     double chunk = (double)n / ((double)trees * (double)k);
-    double a = cost_alpha(m, chunk);
+    double a = m->alpha, r = (2.0 * h - 1) * cost_rdzv(m, chunk);   /* on the fill: see heap_cost */
     if (m->stepwise && shape != SHAPE_NODES)
-        return (2.0 * h - 1) * (a + chunk * m->beta_path) + (double)k * (a * (m->ports ? load : 1) + chunk * m->beta);
-    return (2.0 * h - 1 + (double)k * load) * (a + chunk * m->beta);
+        return (2.0 * h - 1) * (a + chunk * m->beta_path) + r + (double)k * (a * (m->ports ? load : 1) + chunk * m->beta);
+    return (2.0 * h - 1 + (double)k * load) * (a + chunk * m->beta) + r;
 }
 
 /* The pattern of a steady step of bintree, dbtree and chain (one channel):
@@ -460,11 +461,13 @@ static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
     split_shape(G, SHAPE_DTREE, 1, &hN, &unused);
     double chunk = (double)n / (2.0 * (double)k), share = chunk / C, in = (double)(h - hN);
     double part = o && o->fill && share > (double)o->fill ? (double)o->fill : share;   /* a hop inside a node */
-    double xa = cost_alpha(&x, share);                 /* a hop between nodes: its rendezvous too */
-    double fill = 2 * in * (m->alpha + part * m->beta_path) + 2.0 * hN * (xa + share * x.beta_path);
-    double a = m->alpha > xa ? m->alpha : xa, b = m->beta > x.beta ? m->beta : x.beta;
-    double in_stage = m->alpha + share * m->beta_path, x_stage = G > 1 ? xa + share * x.beta_path : 0;
-    double in_fill = m->alpha + part * m->beta_path;
+    /* a hop's rendezvous where it crosses the network: between groups, and inside them where a
+       group spans nodes (m->rdzv is 0 where the steps inside groups stay inside nodes: form.c) */
+    double xa = cost_alpha(&x, share), ma = cost_alpha(m, share), pa = cost_alpha(m, part);
+    double fill = 2 * in * (pa + part * m->beta_path) + 2.0 * hN * (xa + share * x.beta_path);
+    double a = ma > xa ? ma : xa, b = m->beta > x.beta ? m->beta : x.beta;
+    double in_stage = ma + share * m->beta_path, x_stage = G > 1 ? xa + share * x.beta_path : 0;
+    double in_fill = pa + part * m->beta_path;
     double stage = in_stage > x_stage ? in_stage : x_stage, step = a * (m->ports ? load : 1) + chunk * b;
     if (!m->ports && node_orders(o ? o->rings : NULL, p, g)) step = chunk * b > stage ? chunk * b : stage;
     return fill - (in > 0 ? in_fill : x_stage) + (double)k * step;

@@ -299,7 +299,7 @@ static double collnet_ring_cost(const cost_model_t *m, int p, uint64_t n, const 
     double u = (double)n / ((double)g * (double)k), hops = fabric_hops(p, g, o);
     double link = u * m->beta * (m->stepwise ? 1 : 2);      /* a hop's both units on the node's link */
     double hop = m->alpha + link, net = u * x.beta;
-    double fill = 2 * (g - 1) * hop + hops * (x.alpha + net);
+    double fill = 2 * (g - 1) * hop + hops * (cost_alpha(&x, u) + net);
     double w = (g - 1) * link, cycle = (g - 1) * hop / (double)C;
     if (net > w) w = net;
     if (cycle > w) w = cycle;

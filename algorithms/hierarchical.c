@@ -182,7 +182,7 @@ static double hier_cost(const cost_model_t *m, int p, uint64_t n, const algo_opt
     int g = group_size(p, o), G = p / g;
     double blk = (double)n / g, sub = (double)n / p;
     cost_model_t x = cost_across(m);
-    return (g - 1) * (m->alpha + blk * (m->beta + m->gamma)) + 2.0 * (G - 1) * (x.alpha + sub * x.beta) +
+    return (g - 1) * (m->alpha + blk * (m->beta + m->gamma)) + 2.0 * (G - 1) * (cost_alpha(&x, sub) + sub * x.beta) +
            (G - 1) * sub * m->gamma + (g - 1) * (m->alpha + blk * m->beta);
 }
 
@@ -191,7 +191,7 @@ static double leader_cost(const cost_model_t *m, int p, uint64_t n, const algo_o
     double b = (double)n, part = b / G;
     cost_model_t x = cost_across(m);
     return cost_ceil_log2(g) * (2 * m->alpha + 2 * b * m->beta + b * m->gamma) +
-           2.0 * (G - 1) * (x.alpha + part * x.beta) + (G - 1) * part * m->gamma;
+           2.0 * (G - 1) * (cost_alpha(&x, part) + part * x.beta) + (G - 1) * part * m->gamma;
 }
 
 const algo_t algo_allreduce_hier = {

@@ -82,7 +82,7 @@ static int naive_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 /* q sends of x bytes each from the centre. */
 static double fan_out(const cost_model_t *m, int p, double x) {
     int q = p - 1, S = m->inflight;
-    double xb = x * m->beta, a = m->alpha;
+    double xb = x * m->beta, a = cost_alpha(m, x);
     if (m->ports == 1) return q * (a + xb);
     if (S <= 0 || S >= q) return a + q * xb;
     int w = (q - 1) / S;                              /* full waves before the last send */
@@ -92,7 +92,7 @@ static double fan_out(const cost_model_t *m, int p, double x) {
 
 static double reducing_in(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (p - 1) * (m->alpha + (double)n * (m->beta + m->gamma));
+    return (p - 1) * (cost_alpha(m, (double)n) + (double)n * (m->beta + m->gamma));
 }
 
 static double allreduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
@@ -109,7 +109,7 @@ static double bcast_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
 }
 static double ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return p < 2 ? 0 : (p - 1) * (m->alpha + cost_block(p, n) * m->beta) + fan_out(m, p, (double)n);
+    return p < 2 ? 0 : (p - 1) * (cost_alpha(m, cost_block(p, n)) + cost_block(p, n) * m->beta) + fan_out(m, p, (double)n);
 }
 static double rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;

@@ -62,9 +62,10 @@ int nvlsnode_switch_mcast(const sched_t *s, int W, int N, int from0, int from, i
 double nvlsnode_cost(const cost_model_t *m, int B, uint64_t k, uint64_t C, uint64_t n, double hops) {
     double unit = (double)n / ((double)B * (double)k);
     double net = unit * m->beta, intra = (B + 1) * unit * m->helper_beta;
-    double w = net > intra ? net : intra, lat = m->alpha / (double)C;
+    cost_model_t x = cost_across(m);                   /* the network hops' rendezvous */
+    double a = m->alpha + cost_rdzv(&x, unit), w = net > intra ? net : intra, lat = a / (double)C;
     double fill = 2 * (m->helper_alpha + B * unit * m->helper_beta) + 2 * (m->helper_alpha + unit * m->helper_beta) +
-                  hops * (m->alpha + net);
+                  hops * (a + net);
     return fill + (double)(k - 1) * (w > lat ? w : lat);
 }
 

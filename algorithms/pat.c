@@ -87,12 +87,12 @@ static int pat_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 
 static double pat_ag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (p - 1) * (m->alpha + cost_block(p, n) * m->beta);
+    return (p - 1) * (cost_alpha(m, cost_block(p, n)) + cost_block(p, n) * m->beta);
 }
 
 static double pat_rs_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (p - 1) * (m->alpha + cost_block(p, n) * (m->beta + m->gamma));
+    return (p - 1) * (cost_alpha(m, cost_block(p, n)) + cost_block(p, n) * (m->beta + m->gamma));
 }
 
 #define PAT_PORTS "single-port or multi-port star (same, one peer a step); exact when p divides n"

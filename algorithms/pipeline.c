@@ -90,7 +90,7 @@ static int chain_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 /* One chunk's hop alone: its latency and its bytes over one route (with
  * one channel the busiest link's, as cost_step charges it). */
 static double chain_hop(const cost_model_t *m, double chunk, double g) {
-    return m->alpha + chunk * ((m->channels > 1 ? m->beta_path : m->beta) + g);
+    return cost_alpha(m, chunk) + chunk * ((m->channels > 1 ? m->beta_path : m->beta) + g);
 }
 
 /* The first chunk down the chain, hop by hop (X of its p - 1 hops between

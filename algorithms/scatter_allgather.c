@@ -67,7 +67,8 @@ static int sag_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 
 static double sag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return (cost_ceil_log2(p) + p - 1) * m->alpha + 2.0 * (p - 1) * cost_block(p, n) * m->beta;
+    double blk = cost_block(p, n), r = cost_rdzv_doubling(m, blk, cost_ceil_log2(p)) + (p - 1) * cost_rdzv(m, blk);
+    return (cost_ceil_log2(p) + p - 1) * m->alpha + r + 2.0 * (p - 1) * blk * m->beta;
 }
 
 const algo_t algo_broadcast_scatter_allgather = {

@@ -109,14 +109,14 @@ static double star_bcast(int v, int p, double a, double nb) {
 
 static double reduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return cost_ceil_log2(p) * (m->alpha + (double)n * (m->beta + m->gamma));
+    return cost_ceil_log2(p) * (cost_alpha(m, (double)n) + (double)n * (m->beta + m->gamma));
 }
 
 static double bcast_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
     double nb = (double)n * m->beta;
-    if (m->ports == 1) return cost_ceil_log2(p) * (m->alpha + nb);
-    return star_bcast(0, p, m->alpha, nb);
+    if (m->ports == 1) return cost_ceil_log2(p) * (cost_alpha(m, (double)n) + nb);
+    return star_bcast(0, p, cost_alpha(m, (double)n), nb);
 }
 
 static double allreduce_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {

@@ -80,6 +80,19 @@ static inline double cost_alpha(const cost_model_t *c, double msg) {
     return c->rdzv > 0 && msg > c->rdzv_above ? c->alpha + c->rdzv : c->alpha;
 }
 
+/* The rendezvous alone of a message of `msg` bytes (cost_alpha less alpha). */
+static inline double cost_rdzv(const cost_model_t *c, double msg) {
+    return c->rdzv > 0 && msg > c->rdzv_above ? c->rdzv : 0;
+}
+
+/* The rendezvous of `steps` steps whose messages double from blk bytes
+ * (blk, 2 blk, 4 blk, ...: recursive doubling, Bruck; halving's in reverse). */
+static inline double cost_rdzv_doubling(const cost_model_t *c, double blk, int steps) {
+    double r = 0;
+    for (int i = 0; i < steps && c->rdzv > 0; i++, blk *= 2) r += cost_rdzv(c, blk);
+    return r;
+}
+
 /* One step of m-byte blocks in which every rank sends (and, if g != 0, adds
  * at g seconds per byte): alpha + m(beta + g) on one channel; with C
  * channels the larger of the links' work, m beta, and one channel's own

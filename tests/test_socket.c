@@ -494,3 +494,71 @@ Test(rendezvous, bad_values_are_named) {
             "rendezvous_above=-5: must be a whole number", 1);
     th_says("predict -t polaris --set rendezvous_above=4KiB -c allgather -s 1MiB", 1, "rendezvous_above=4KiB", 1);
 }
+
+/* The rows NCCL runs across Polaris's nodes pay it as the engine does: the
+ * chain (NCCL's ring broadcast) on its fill and steps, the hierarchical rows
+ * on their steps between nodes; rows whose closed form charges one alpha on
+ * every step (recursive doubling, the heap tree, halving) charge it there
+ * too, at least what the engine does, where only some steps cross. Both
+ * measured as the time 20 us of rendezvous adds on 2 nodes, Simple. */
+static double added_by(const char *coll, const char *algo, uint64_t bytes, int predict) {
+    double t[2];
+    for (int i = 0; i < 2; i++) {
+        topo_t *t0 = th_load("topologies/polaris.yaml", i ? "nodes=2 software_matching=true rendezvous_latency=20us"
+                                                          : "nodes=2 software_matching=true rendezvous_latency=0");
+        run_req_t q = {.coll = (coll_t)coll_parse(coll), .algo = algo, .bytes = bytes, .predict = predict, .proto = PROTO_SIMPLE};
+        run_out_t o;
+        baton_err_t e = {0};
+        cr_assert_eq(run_collective(t0, &q, &o, &e), 0, "%s %s: %s", coll, algo, e.msg);
+        t[i] = o.time_s;
+        engine_result_free(&o.eng);
+        topo_free(t0);
+    }
+    return t[1] - t[0];
+}
+
+Test(rendezvous, rows_pay_it_where_they_cross) {
+    static const struct { const char *coll, *algo; uint64_t bytes; } same[] = {
+        {"broadcast", "chain", 48000}, {"broadcast", "chain", 64u << 20}, {"allreduce", "hier", 1u << 20},
+        {"allreduce", "hier_leader", 1u << 20}, {"allgather", "ring", 1u << 20}};
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        double c = added_by(same[i].coll, same[i].algo, same[i].bytes, 1), s = added_by(same[i].coll, same[i].algo, same[i].bytes, 0);
+        cr_expect_gt(s, 0, "%s %s", same[i].coll, same[i].algo);
+        cr_expect_float_eq(c, s, 1e-9, "%s %s at %llu B: closed form +%g us, engine +%g us", same[i].coll, same[i].algo,
+                           (unsigned long long)same[i].bytes, c * 1e6, s * 1e6);
+    }
+    static const struct { const char *coll, *algo; } each_step[] = {
+        {"allreduce", "rd"}, {"broadcast", "bintree"}, {"reducescatter", "halving"}, {"allgather", "bruck"}};
+    for (size_t i = 0; i < sizeof each_step / sizeof *each_step; i++) {
+        double c = added_by(each_step[i].coll, each_step[i].algo, 1u << 20, 1);
+        double s = added_by(each_step[i].coll, each_step[i].algo, 1u << 20, 0);
+        cr_expect(s > 0 && c >= s - 1e-9, "%s %s: closed form +%g us, engine +%g us", each_step[i].coll, each_step[i].algo,
+                  c * 1e6, s * 1e6);
+    }
+}
+
+/* What the machine's NCCL is told sets the eager size: FI_CXI_RDZV_THRESHOLD
+ * plus FI_CXI_RDZV_GET_MIN (libfabric 1.x's 2048 and 2049 where one is not
+ * given); a `rendezvous_above` --set wins; a value that is not bytes is an
+ * error at the file's line. And --explain counts it as latency. */
+static int rdzv_above(const topo_params_t *p) { return p->rdzv_above; }
+static int above_of(const char *env, const char *sets) {
+    return env_param("/tmp/baton_rdzv_env.yaml", env, sets, rdzv_above);
+}
+
+Test(rendezvous, nccl_env_sets_the_eager_size) {
+    cr_expect_eq(above_of("FI_CXI_RX_MATCH_MODE: software", NULL), 4097);
+    cr_expect_eq(above_of("FI_CXI_RDZV_THRESHOLD: 16384", NULL), 18433);
+    cr_expect_eq(above_of("FI_CXI_RDZV_GET_MIN: 0", NULL), 2048);
+    cr_expect_eq(above_of("FI_CXI_RDZV_THRESHOLD: 0, FI_CXI_RDZV_GET_MIN: 0", NULL), 0);
+    cr_expect_eq(above_of("FI_CXI_RDZV_THRESHOLD: 16384", "rendezvous_above=5000"), 5000);
+    FILE *f = fopen("/tmp/baton_rdzv_bad.yaml", "w");
+    cr_assert_not_null(f);
+    fputs("name: p-env\nextends: polaris\nnccl_env:\n  FI_CXI_RDZV_GET_MIN: lots\n", f);
+    fclose(f);
+    th_says("plan -t /tmp/baton_rdzv_bad.yaml", 1, "baton_rdzv_bad.yaml:4:", 1);
+    th_says("plan -t /tmp/baton_rdzv_bad.yaml", 1, "FI_CXI_RDZV_GET_MIN 'lots': a whole number of bytes", 1);
+    remove("/tmp/baton_rdzv_bad.yaml");
+    th_says("predict -t polaris --set software_matching=true --set rendezvous_latency=20us -c allgather -a ring "
+            "--proto Simple -s 1MiB --explain", 0, "gamma 0 s (0 %)", 1);
+}

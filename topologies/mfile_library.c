@@ -123,6 +123,30 @@ static int read_match_env(mfile_t *c, ynode_t *root, ynode_t *m) {
     return 0;
 }
 
+/* FI_CXI_RDZV_THRESHOLD and FI_CXI_RDZV_GET_MIN (fi_cxi(7)): a message of
+ * more than their sum goes by rendezvous (cxip_txc.c max_eager_size), so
+ * they set rendezvous_above; the one not given keeps libfabric 1.x's default
+ * (2048, 2049). A `rendezvous_above` the file or --set gives explicitly wins. */
+static int read_rdzv_env(mfile_t *c, ynode_t *root, ynode_t *m) {
+    static const char *const names[2] = {"FI_CXI_RDZV_THRESHOLD", "FI_CXI_RDZV_GET_MIN"};
+    long x[2] = {2048, 2049};
+    int said = 0;
+    for (int i = 0; i < 2; i++) {
+        ynode_t *v = mf_get(c, m, names[i]);
+        char s[MF_TEXT], *end;
+        int rc;
+        if (v == NULL) continue;
+        if ((rc = mf_text(c, v, names[i], s)) < 0) return rc;
+        x[i] = strtol(s, &end, 10);
+        if (end == s || *end != '\0' || x[i] < 0 || x[i] > (1L << 30))
+            return mf_fail(c, v, "%s '%s': a whole number of bytes from 0 to 1073741824", names[i], s);
+        said = 1;
+    }
+    if (said && !expand_get(&c->params, "rendezvous_above") && !mf_get(c, root, "rendezvous_above"))
+        topo_params(c->t)->rdzv_above = (int)(x[0] + x[1]);
+    return 0;
+}
+
 /* nccl_env's network: NCCL_NET "Socket" (or NCCL_IB_DISABLE 1 without a
  * plugin named) is NCCL's socket transport, "IB" or a plugin's name RDMA;
  * NCCL_SOCKET_NTHREADS its helper threads (0-16, net_socket.cc's
@@ -199,7 +223,8 @@ static int channel_bounds(mfile_t *c, ynode_t *m) {
 int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
     static const char *const keys[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NET_GDR_LEVEL", "NCCL_NET", "NCCL_IB_DISABLE",
                                        "NCCL_SOCKET_NTHREADS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
-                                       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "FI_CXI_RX_MATCH_MODE", NULL};
+                                       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "FI_CXI_RX_MATCH_MODE", "FI_CXI_RDZV_THRESHOLD",
+                                       "FI_CXI_RDZV_GET_MIN", NULL};
     ynode_t *m = mf_get(c, root, "nccl_env"), *v;
     topo_params_t *p = topo_params(c->t);
     char s[MF_TEXT];
@@ -224,5 +249,6 @@ int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
     if (rc == 0) rc = gdr_level(c, mf_get(c, m, keys[2]));
     if (rc == 0) rc = channel_bounds(c, m);
     if (rc == 0) rc = read_net_env(c, root, m);
+    if (rc == 0) rc = read_rdzv_env(c, root, m);
     return rc < 0 ? rc : read_match_env(c, root, m);
 }

@@ -129,7 +129,7 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     if (p->stage_bw > 0) fmt_bw(a, sizeof a, p->stage_bw), fprintf(f, "stage_bw: %s\n", a);
     if (p->stage_lat > 0) fmt_s(a, sizeof a, p->stage_lat), fprintf(f, "stage_latency: %s\n", a);
     if (p->ll_scan > 0) fmt_s(a, sizeof a, p->ll_scan), fprintf(f, "ll_scan: %s\n", a);
-    if (p->sw_match) fmt_s(a, sizeof a, p->rdzv_lat), fprintf(f, "rendezvous_latency: %s\n", a);
+    if (p->sw_match && !p->socket) fmt_s(a, sizeof a, p->rdzv_lat), fprintf(f, "rendezvous_latency: %s\n", a);
     if (p->socket) fmt_bw(a, sizeof a, p->socket_bw), fprintf(f, "socket_bw: %s\n", a);
     if (!p->no_protocols) write_protocols(f, p);
     if (p->neff) fprintf(f, "link_efficiency:\n");

@@ -116,9 +116,12 @@ static void match_lines(const topo_t *t) {
     printf("network: tags matched in software on the host (`software_matching: true`; FI_CXI_RX_MATCH_MODE=software):\n"
            "  each network message a rank sends or receives costs its proxy thread %.4g us, one after another;\n"
            "  a message of more than %d bytes on the wire goes by rendezvous (libfabric CXI: FI_CXI_RDZV_THRESHOLD\n"
-           "  + FI_CXI_RDZV_GET_MIN) and waits %.4g us more for the host to match its header and fetch the rest\n"
-           "  (rendezvous_latency, rendezvous_above); NCCL's own model does not know\n",
-           p->match_lat * 1e6, p->rdzv_above, p->rdzv_lat * 1e6);
+           "  + FI_CXI_RDZV_GET_MIN) and ", p->match_lat * 1e6, p->rdzv_above);
+    if (p->rdzv_lat > 0)
+        printf("waits %.4g us more for the host to match its header and fetch the rest\n", p->rdzv_lat * 1e6);
+    else
+        printf("waits no longer: rendezvous_latency 0\n");
+    printf("  (rendezvous_latency, rendezvous_above); NCCL's own model does not know\n");
 }
 
 /* CollNet: the fabric's reducing switches, as NCCL_DEBUG=INFO names the

@@ -112,6 +112,21 @@ static int one_pattern(topo_t *t, const algo_t *a, const peer_ctx_t *x, int slot
                  : peers_loads_cost(t, a, x->peer, &x->s, slots, C, load_peer, x, out, e);
 }
 
+/* Does a message of x's pattern (slots a rank) pass a NIC? A group is
+ * usually a node, but need not be (--group 8 on nodes of 4): the view
+ * inside groups then pays the rendezvous too. Asked only where there is
+ * one (software matching); a folded cluster's groups are its nodes. */
+static int pattern_crosses(topo_t *t, const peer_ctx_t *x, int slots) {
+    if (topo_fold_ranks(t)) return 0;
+    for (int r = 0; r < x->s.nranks; r++)
+        for (int c = 0; c < slots; c++) {
+            int q = x->peer(&x->s, c, r);
+            topo_route_t rt;
+            if (q >= 0 && q != r && topo_route(t, r, q, &rt, NULL) == 0 && topo_route_crosses_nic(t, &rt)) return 1;
+        }
+    return 0;
+}
+
 /* Row a's view from its pattern of peers (and its pattern across groups):
  * the whole machine's busiest link, counted on the whole or (folded) on a
  * folded cluster's witnesses. */
@@ -126,10 +141,11 @@ static int peer_view(topo_t *t, const algo_t *a, const sched_t *s, const cost_mo
         cost_model_t across = *m;
         x.peer = a->peer_across;
         rc = one_pattern(t, a, &x, slots, C, folded, &across, e);
-        if (rc > 0) {                                  /* nothing crosses groups: no such view */
+        if (rc > 0) {                                  /* a message crosses groups: the across view */
             out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels, m->rdzv};
             out->has_across = 1;
-            out->rdzv = 0;                             /* the steps inside a group cross no network */
+            x.peer = a->peer;
+            if (!a->peer || (m->rdzv > 0 && !pattern_crosses(t, &x, slots))) out->rdzv = 0;   /* inside nodes */
         }
     }
     return rc < 0 ? rc : 0;
