@@ -165,13 +165,54 @@ Test(nccl_newer, pat_model_follows_the_version) {
  * src/scheduler/symmetric_sched.cc (no fallback when both are registered);
  * kernels for sm90 and later (src/device/symmetric/generate.py). */
 Test(nccl_newer, symmetric_kernels_from_2_27_with_registered_buffers) {
-    picks("-t hgx-b200 -c allreduce -s 64MiB --set registered=true --set nccl_version=2.27.3", "allreduce symmetric", 1);
+    const char *k = "NCCL's symmetric kernel";
+    th_says("predict -a nccl -t hgx-b200 -c allreduce -s 64MiB --set registered=true --set nccl_version=2.27.3", 0, k, 1);
+    th_says("predict -a nccl -t hgx-b200 -c reducescatter -s 64MiB --set registered=true", 0, k, 1);
     picks("-t hgx-b200 -c reducescatter -s 64MiB --set registered=true", "reducescatter symmetric", 1);
     picks("-t hgx-h100 -c allgather -s 1GiB --set registered=true", "allgather symmetric", 1);
-    picks("-t hgx-b200 -c allreduce -s 64MiB --set registered=true --set nccl_version=2.26.6", "symmetric", 0);
-    picks("-t hgx-b200 -c allreduce -s 64MiB", "symmetric", 0);                       /* not registered */
-    picks("-t cluster-b200 -c allreduce -s 64MiB --set registered=true", "symmetric", 0);   /* two NVLink domains */
-    picks("-t hgx-a100 -c allreduce -s 64MiB --set registered=true", "symmetric", 0);   /* Ampere */
+    th_says("predict -a nccl -t hgx-b200 -c allreduce -s 64MiB --set registered=true --set nccl_version=2.26.6", 0, k, 0);
+    th_says("predict -a nccl -t hgx-b200 -c allreduce -s 64MiB", 0, k, 0);                         /* not registered */
+    th_says("predict -a nccl -t cluster-b200 -c allreduce -s 64MiB --set registered=true", 0, k, 0);   /* two domains */
+    th_says("predict -a nccl -t hgx-a100 -c allreduce -s 64MiB --set registered=true", 0, k, 0);       /* Ampere */
+}
+
+/* -a nccl runs the kernel NCCL's own model picks (sym_kernels.cc, 2.30.7
+ * ncclSymkPickKernel; NCCL_PROTO does not enter it) as the row that moves
+ * its data, with its protocol, and says which: an LL kernel is an LL row
+ * without barriers (all-reduce AGxLL(MC)_R the one-shot, the all-gather's
+ * and reduce-scatter's LL the direct row), all-reduce's multimem
+ * RSxLDMC_AGxSTMC NVLS's nvls row, the LD/ST kernels the symmetric rows;
+ * where the one-shot cannot run (72 ranks) the symmetric row with LL. The
+ * time is that row's at that protocol; a protocol asked of baton picks among
+ * that protocol's kernels. */
+static void kernel_runs_as(const char *args, const char *kernel, const char *row, const char *proto) {
+    char cmd[320], *out = NULL;
+    snprintf(cmd, sizeof cmd, "predict -a nccl --set registered=true --json %s", args);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s: %s", cmd, out);
+    char want[3][96];
+    snprintf(want[0], sizeof want[0], "\"nccl_kernel\":\"%s\"", kernel);
+    snprintf(want[1], sizeof want[1], "\"algorithm\":\"%s\"", row);
+    snprintf(want[2], sizeof want[2], "\"protocol\":\"%s\"", proto);
+    for (int i = 0; i < 3; i++) cr_expect(strstr(out, want[i]) != NULL, "%s: no %s in %.400s", cmd, want[i], out);
+    double t = th_json_num(out, "time_s");
+    free(out);
+    snprintf(cmd, sizeof cmd, "predict -a %s --proto %s --set registered=true --json %s", row, proto, args);
+    cr_assert_eq(th_cli(cmd, &out, 1), 0, "%s: %s", cmd, out);
+    cr_expect_float_eq(th_json_num(out, "time_s"), t, 1e-15, "%s", cmd);
+    free(out);
+}
+
+Test(nccl_newer, symmetric_kernels_run_as_the_rows_that_move_their_data) {
+    kernel_runs_as("-t hgx-b200 -c allreduce -s 1KiB", "AllReduce_AGxLLMC_R", "oneshot", "LL");
+    kernel_runs_as("-t hgx-b200 -c allreduce -s 64MiB", "AllReduce_RSxLDMC_AGxSTMC", "nvls", "Simple");
+    kernel_runs_as("-t hgx-b200 -c allreduce -s 1KiB --proto Simple", "AllReduce_RSxLDMC_AGxSTMC", "nvls", "Simple");
+    kernel_runs_as("-t hgx-b200 -c allgather -s 1KiB", "AllGather_LLMC", "direct", "LL");
+    kernel_runs_as("-t hgx-b200 -c allgather -s 1MiB", "AllGather_STMC", "symmetric", "Simple");
+    kernel_runs_as("-t hgx-b200 -c reducescatter -s 1KiB", "ReduceScatter_LL", "direct", "LL");
+    kernel_runs_as("-t hgx-b200 -c reducescatter -s 64MiB", "ReduceScatter_LDMC", "symmetric", "Simple");
+    kernel_runs_as("-t gb200-nvl72 -c allreduce -s 1KiB", "AllReduce_AGxLLMC_R", "symmetric", "LL");
+    th_says("predict -a nccl -t hgx-b200 --set registered=true -c allreduce -s 1KiB", 0,
+            "chosen   by -a nccl: NCCL's symmetric kernel AllReduce_AGxLLMC_R", 1);
 }
 
 /* The copy-engine all-gather: NCCL 2.29.2's src/enqueue.cc taskAppend:
@@ -198,7 +239,8 @@ Test(nccl_newer, cta_policy_zero_runs_the_copy_engines_from_2_28) {
     picks("-t hgx-b200 -c alltoall -s 1GiB --set cta_policy=2", "ce", 0);                     /* not registered */
     picks("-t hgx-b200 -c alltoall -s 1GiB --set registered=true --set cta_policy=1", "ce", 0);   /* EFFICIENCY */
     picks("-t cluster-b200 -c alltoall -s 1GiB --set registered=true --set cta_policy=2", "ce", 0);   /* two domains */
-    picks("-t hgx-b200 -c allreduce -s 1GiB --set registered=true --set cta_policy=2", "allreduce symmetric", 1);
+    th_says("predict -a nccl -t hgx-b200 -c allreduce -s 1GiB --set registered=true --set cta_policy=2", 0,
+            "NCCL's symmetric kernel AllReduce_RSxLDMC_AGxSTMC", 1);
     th_says("predict -t hgx-b200 -c alltoall -s 1GiB --set cta_policy=3", 1, "default, efficiency or zero (0, 1 or 2), not '3'", 1);
 }
 
@@ -307,7 +349,7 @@ Test(nccl_newer, symmetric_kernels_own_model) {
     tuning_sym_time(ARCH_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks);
     cr_expect_str_eq(k, "AllReduce_AGxLL_R");
     cr_expect_lt(tuning_sym_time(ARCH_AMPERE, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks), 0);
-    th_says("plan -t hgx-b200 --set registered=true --sizes 1KiB,1GiB", 0, "symmetric/Simple 1.14368 ms", 1);
+    th_says("plan -t hgx-b200 --set registered=true --sizes 1KiB,1GiB", 0, "nvls/Simple 1.14368 ms", 1);
 }
 
 /* NVLSTree's loops under -a nccl are cut on the channels `plan` prints

@@ -83,6 +83,7 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     if (r->auto_picked) cJSON_AddBoolToObject(o, "auto", 1);
     if (r->rule) cJSON_AddBoolToObject(o, "library_rule", 1);     /* -a nccl followed the machine's library */
     if (r->tuner) cJSON_AddBoolToObject(o, "nccl_tuner", 1);      /* -a nccl ran NCCL's own model's pick */
+    if (r->kernel) cJSON_AddStringToObject(o, "nccl_kernel", r->kernel);   /* ... the row of this symmetric kernel */
     if (r->rule && r->rule->tuner) cJSON_AddBoolToObject(o, "tuner", 1);   /* ... a tuner file's row (--tuner) */
     cJSON_AddStringToObject(o, "protocol", proto_name(r->proto));
     if (r->proto_auto) cJSON_AddBoolToObject(o, "protocol_auto", 1);

@@ -430,6 +430,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     *o = best;
     o->proto_auto = proto == RUN_PROTO_AUTO || rule;
     o->rule = rule;
+    o->kernel = q->nccl_kernel;
     if (rule) o->auto_picked = 2;
     return 0;
 }

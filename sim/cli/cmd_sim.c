@@ -276,7 +276,10 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
         units_fmt_size(r->rule->max, hi, sizeof hi);
         printf("  chosen   by -a nccl: the machine's library rule for %s-%s on %d ranks (`baton plan` lists them)\n",
                lo, hi, r->rule->ranks);
-    } else if (r->auto_picked == 2 && r->tuner)
+    } else if (r->auto_picked == 2 && r->kernel)
+        printf("  chosen   by -a nccl: NCCL's symmetric kernel %s, its own model's pick (registered buffers on one\n"
+               "           NVLink domain), run as the row that moves its data\n", r->kernel);
+    else if (r->auto_picked == 2 && r->tuner)
         printf("  chosen   by -a nccl: NCCL's own cost model's pick (the machine's nccl_tuner: true), timed by baton\n");
     else if (r->auto_picked == 2 && r->simulated)
         printf("  chosen   by -a nccl, what baton expects NCCL to run: the fastest simulated of the %s algorithms NCCL\n"
@@ -294,7 +297,8 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
         printf("  protocol %s (NCCL's p2p rule: LL while a peer's message is at most %d KiB)\n", proto_name(r->proto),
                NCCL_P2P_LL_THRESHOLD / 1024);
     else if (r->proto != PROTO_NONE)
-        printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->tuner && r->proto_auto ? " (NCCL's model's)"
+        printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->kernel ? " (the kernel's)"
+               : r->tuner && r->proto_auto ? " (NCCL's model's)"
                : r->proto_auto ? " (the fastest, by --proto auto)" : "");
     char env[160];
     if (r->auto_picked == 2 && cmd_nccl_env_text(t, env, sizeof env))

@@ -55,7 +55,10 @@ typedef struct run_req {
     const char *nccl_algo;   /* -a nccl among baton's rows of this NCCL algorithm only (algo_t.nccl;
                                 set by run_collective from a library rule's nccl_algo); NULL: all */
     const char *nccl_row;    /* -a nccl runs this row only (set by run_collective where the machine's
-                                nccl_tuner lets NCCL's own model pick); NULL: any of NCCL's */
+                                nccl_tuner lets NCCL's own model pick, or for the symmetric kernel
+                                nccl_kernel); NULL: any of NCCL's */
+    const char *nccl_kernel; /* the symmetric kernel NCCL's own model picks (registered buffers,
+                                ncclrule_sym_kernel), which nccl_row moves the data of; NULL: none */
     unsigned nccl_algos;     /* -a nccl among NCCL's algorithms of these bits only (algo_nccl_index;
                                 a log's NCCL_ALGO); 0: all */
     unsigned protos;         /* --proto auto among these protocols only (bits 1 << proto_t; a log's
@@ -85,6 +88,7 @@ typedef struct run_out {
                                 drives (run_req_t.gpus_per_thread); 0 with one */
     int simulated;           /* 1: engine, 0: closed form */
     int tuner;               /* 1: -a nccl ran NCCL's own model's pick (the machine's nccl_tuner) */
+    const char *kernel;      /* -a nccl ran the row of this symmetric kernel (run_req_t.nccl_kernel) */
     contention_t contention; /* the model the engine used */
     proto_t proto;           /* the protocol used */
     int proto_auto;          /* 1 if --proto auto chose it */

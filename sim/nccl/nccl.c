@@ -26,10 +26,25 @@ static int tuner(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule, baton_err
     return rc;
 }
 
+/* With registered buffers on one NVLink domain NCCL runs a symmetric
+ * kernel, the one its own model picks (ncclSymkPickKernel: NCCL_PROTO does
+ * not enter it, a protocol asked of baton does): -a nccl runs the row that
+ * moves that kernel's data, with its protocol (ncclrule_sym_kernel). */
+static void sym_kernel(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule) {
+    int p = topo_whole_ranks(t);
+    unsigned asked = ncclrule_protos(q->proto, 0);
+    const char *f = rule || strcmp(q->algo, "nccl") ? NULL : ncclrule_forced(t, q->coll, p, q->bytes, asked);
+    ncclrule_sym_t k;
+    if (f == NULL || strcmp(f, "symmetric") || !ncclrule_sym_kernel(t, q->coll, p, q->bytes, asked, &k)) return;
+    q->nccl_row = k.row, q->nccl_kernel = k.kernel;
+    if (q->proto == RUN_PROTO_AUTO) q->protos = 1u << k.proto;
+}
+
 int nccl_call(topo_t *t, run_req_t *q, nccl_plan_t *x, baton_err_t *e) {
     ncclrule_env(t, q);
     x->rule = ncclrule_library(t, q);
     x->tuned = tuner(t, q, x->rule, e);
+    if (x->tuned >= 0) sym_kernel(t, q, x->rule);
     return x->tuned < 0 ? x->tuned : 0;
 }
 
@@ -86,10 +101,12 @@ typedef struct {
     unsigned allowed;
     unsigned protos;         /* the call's NCCL_PROTO (0: none given): whether LL128 runs (view_ll128) */
     int rule_channels;       /* a log's TUNING rule's count (--channels given: c.channels_asked) */
+    const char *kernel_row;  /* the row of NCCL's symmetric kernel (run_req_t.nccl_kernel): it alone */
 } rows_filter_t;
 
 static int keep(const form_filter_t *f, const algo_t *a) {
     const rows_filter_t *x = (const rows_filter_t *)f;
+    if (x->kernel_row) return strcmp(a->name, x->kernel_row) == 0;      /* not an NCCL family row: oneshot, direct */
     if (a->nccl == NULL || (x->c.pr != PROTO_NONE && !ncclrule_runs_at(x->c.t, a, x->c.pr, x->c.p, x->c.n, x->protos)))
         return 0;
     if (x->forced && strcmp(a->nccl, x->forced)) return 0;            /* NCCL runs that family, no tuner */
@@ -108,9 +125,9 @@ static const algo_opts_t *nccl_sized(const form_filter_t *f, const algo_t *a, co
 }
 
 static rows_filter_t filter(topo_t *t, coll_t coll, proto_t pr, int p, uint64_t n, const char *family, unsigned allowed,
-                            unsigned protos, unsigned asked) {
+                            unsigned protos, unsigned asked, const char *kernel_row) {
     const char *forced = ncclrule_forced(t, coll, p, n, asked);   /* the call's protocols, not this row's pr */
-    return (rows_filter_t){{{keep, nccl_sized, 0}, t, pr, p, n, 1}, forced, family, allowed, protos, 0};
+    return (rows_filter_t){{{keep, nccl_sized, 0}, t, pr, p, n, 1}, forced, family, allowed, protos, 0, kernel_row};
 }
 
 int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const cost_model_t *m,
@@ -118,7 +135,7 @@ int nccl_rows(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_p
     const proto_cost_t *pc = &topo_params_c(t)->proto[pr];
     double times[FORM_MAX_ROWS];
     rows_filter_t f = filter(t, q->coll, pr, p, q->bytes, q->nccl_algo, q->nccl_algos, q->protos,
-                             ncclrule_protos(q->proto, q->protos));
+                             ncclrule_protos(q->proto, q->protos), q->nccl_kernel ? q->nccl_row : NULL);
     f.c.channels_asked = q_in->opts.channels != 0;
     f.rule_channels = x->rule ? x->rule->channels : 0;
     int k = form_list(t, q->coll, m, pc, p, q->bytes, &q->opts, &f.c.f, rows, times, FORM_MAX_ROWS);

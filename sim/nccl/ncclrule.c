@@ -71,6 +71,38 @@ const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n, unsigned 
     return NULL;
 }
 
+static const struct { const char *kernel, *row; proto_t proto; } sym_rows[] = {
+    {"AllReduce_AGxLL_R", "oneshot", PROTO_LL},        {"AllReduce_AGxLLMC_R", "oneshot", PROTO_LL},
+    {"AllReduce_RSxLD_AGxST", "symmetric", PROTO_SIMPLE}, {"AllReduce_RSxLDMC_AGxSTMC", "nvls", PROTO_SIMPLE},
+    {"AllGather_LL", "direct", PROTO_LL},              {"AllGather_LLMC", "direct", PROTO_LL},
+    {"AllGather_ST", "symmetric", PROTO_SIMPLE},       {"AllGather_STMC", "symmetric", PROTO_SIMPLE},
+    {"ReduceScatter_LL", "direct", PROTO_LL},          {"ReduceScatter_LD", "symmetric", PROTO_SIMPLE},
+    {"ReduceScatter_LDMC", "symmetric", PROTO_SIMPLE},
+};
+
+/* Does row `name` of coll build for p ranks of n bytes (its own options)? */
+static int row_fits(coll_t coll, const char *name, int p, uint64_t n) {
+    const algo_t *a = algo_find(coll, name);
+    sched_t s;
+    return a && algo_build(a, p, n, NULL, &s, NULL) == 0;
+}
+
+int ncclrule_sym_kernel(topo_t *t, coll_t coll, int p, uint64_t n, unsigned protos, ncclrule_sym_t *out) {
+    tuning_machine_t m;
+    const char *k = NULL;
+    int blocks = 0;
+    if (view_call(t, &(algo_opts_t){0}, coll, 0, &m, NULL) < 0) return 0;
+    double time = tuning_sym_time_in(m.arch, p, coll, n, m.nvls_channels > 0 && p > 2, protos, &k, &blocks);
+    if (time < 0) return 0;
+    for (size_t i = 0; i < sizeof sym_rows / sizeof *sym_rows; i++) {
+        if (strcmp(sym_rows[i].kernel, k)) continue;
+        int fits = row_fits(coll, sym_rows[i].row, p, n);
+        *out = (ncclrule_sym_t){k, fits ? sym_rows[i].row : "symmetric", sym_rows[i].proto, blocks, time};
+        return 1;
+    }
+    return 0;
+}
+
 /* Whether NCCL of t's version has row a's family for p ranks at all: PAT at
  * one GPU per node from 2.23; the symmetric kernels and the copy engines only
  * where ncclrule_forced says (never by the tuner). */

@@ -51,6 +51,25 @@ int ncclrule_version(const topo_t *t);
  * Simple only), NULL where baton's closed forms choose among NCCL's rows. */
 const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n, unsigned protos);
 
+/* The symmetric kernel NCCL's own model picks for a call ncclrule_forced
+ * gives the symmetric kernels (sym_kernels.cc ncclSymkPickKernel, NCCL_PROTO
+ * aside: tuning_sym_time_in, among the protocols of mask protos), and the
+ * row and protocol that move its data: an LL kernel is an LL row without
+ * barriers (all-reduce AGxLL_R oneshot, all-gather and reduce-scatter LL
+ * direct), the LD/ST ones the `symmetric` rows, all-reduce's multimem
+ * RSxLDMC_AGxSTMC NVLS's `nvls`. The multimem all-gather and reduce-scatter
+ * (STMC, LDMC) and the multimem LL ones run as their plain kernels: a
+ * GPU's link carries the same blocks one way, the other way fewer. Where
+ * the row does not fit the call (oneshot beyond 65 ranks) the `symmetric`
+ * row with the kernel's protocol. 1 and *out filled; 0 where none applies. */
+typedef struct {
+    const char *kernel, *row;
+    proto_t proto;
+    int blocks;
+    double time_s;          /* the kernel's time by NCCL's own model */
+} ncclrule_sym_t;
+int ncclrule_sym_kernel(topo_t *t, coll_t coll, int p, uint64_t n, unsigned protos, ncclrule_sym_t *out);
+
 /* The protocols a call may run as a mask for ncclrule_forced: the one asked
  * (pr, where it names one), else its NCCL_PROTO's (protos; 0: all). */
 unsigned ncclrule_protos(int pr, unsigned protos);

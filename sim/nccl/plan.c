@@ -62,20 +62,24 @@ int plan_pick(topo_t *t, const run_req_t *q, const char **row, unsigned *protos,
 }
 
 /* Registered buffers on one domain, NCCL 2.27+: its symmetric kernels, timed
- * by their own model (tuning_sym_time; multimem where NVLS is and more than
- * two ranks: sym_kernels.cc hasLsaMultimem). */
+ * by their own model (ncclrule_sym_kernel: tuning_sym_time; multimem where
+ * NVLS is and more than two ranks: sym_kernels.cc hasLsaMultimem), named by
+ * the row that moves the picked kernel's data, as -a nccl runs it. */
 static int sym_run(topo_t *t, const run_req_t *q, const tuning_machine_t *m, run_out_t *o, baton_err_t *e) {
-    const char *kernel = NULL;
-    int blocks = 0;
-    double time = tuning_sym_time(m->arch, m->nranks, q->coll, q->bytes, m->nvls_channels > 0 && m->nranks > 2, &kernel, &blocks);
-    if (time < 0) return err_set(e, BATON_EUNSUP, "--model nccl: no symmetric kernel for %s on %s", coll_name(q->coll), topo_name(t));
-    o->algo = algo_find(q->coll, "symmetric");
+    ncclrule_sym_t k;
+    if (!ncclrule_sym_kernel(t, q->coll, m->nranks, q->bytes, ncclrule_protos(q->proto, 0), &k))
+        return err_set(e, BATON_EUNSUP, "--model nccl: no symmetric kernel for %s%s%s on %s", coll_name(q->coll),
+                       q->proto == RUN_PROTO_AUTO ? "" : " with ", q->proto == RUN_PROTO_AUTO ? "" : proto_name((proto_t)q->proto),
+                       topo_name(t));
+    double time = k.time_s;
+    o->algo = algo_find(q->coll, k.row);
+    o->kernel = k.kernel;
     o->auto_picked = 2;
     o->ranks = m->nranks;
     o->bytes = q->bytes;
-    o->proto = PROTO_SIMPLE;
+    o->proto = k.proto;
     o->proto_auto = q->proto == RUN_PROTO_AUTO;
-    o->channels = blocks;
+    o->channels = k.blocks;
     o->time_s = time;
     o->algbw_GBps = time > 0 ? (double)q->bytes / time / 1e9 : 0;
     o->busbw_GBps = o->algbw_GBps * run_busbw_factor(q->coll, m->nranks);
@@ -95,7 +99,8 @@ int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     if (q->proto == PROTO_NONE) return err_set(e, BATON_EINVAL, "--model nccl: NCCL has no --proto none (LL, LL128, Simple or auto)");
     const char *forced =
         run_is_auto(q->algo) ? ncclrule_forced(t, q->coll, m.nranks, q->bytes, ncclrule_protos(q->proto, q->protos)) : NULL;
-    if (forced && strcmp(forced, "symmetric") == 0 && (q->proto == RUN_PROTO_AUTO || q->proto == PROTO_SIMPLE))
+    if (forced && strcmp(forced, "symmetric") == 0 && (q->proto == RUN_PROTO_AUTO || q->proto == PROTO_SIMPLE ||
+                                                       q->proto == PROTO_LL))
         return sym_run(t, q, &m, o, e);
     if (run_is_auto(q->algo)) {
         time = pick(&m, q, &a, &pr);

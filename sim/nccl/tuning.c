@@ -354,6 +354,11 @@ static double symk_time(const symk_t *k, arch_t arch, int p, uint64_t nbytes, in
 }
 
 double tuning_sym_time(arch_t arch, int p, coll_t c, uint64_t bytes, int multimem, const char **kernel, int *blocks) {
+    return tuning_sym_time_in(arch, p, c, bytes, multimem, 0, kernel, blocks);
+}
+
+double tuning_sym_time_in(arch_t arch, int p, coll_t c, uint64_t bytes, int multimem, unsigned protos, const char **kernel,
+                          int *blocks) {
     double best = -1;
     int best_blocks = 999;
     if (p < 2 || arch < ARCH_HOPPER) return -1;
@@ -363,6 +368,7 @@ double tuning_sym_time(arch_t arch, int p, coll_t c, uint64_t bytes, int multime
         const symk_t *k = &symk[i];
         int b;
         if (k->coll != c || (k->mc && !multimem) || (k->ll && busbytes >= (2ull << 30))) continue;
+        if (protos && !(protos >> (k->ll ? PROTO_LL : PROTO_SIMPLE) & 1)) continue;
         double t = symk_time(k, arch, p, nbytes, &b);
         if (best < 0 || t * (1 + 0.025 * b) < best * (1 + 0.025 * best_blocks)) {
             best = t, best_blocks = b;

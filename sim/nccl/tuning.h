@@ -101,7 +101,11 @@ double tuning_latency_us(const tuning_machine_t *m, coll_t coll, tuning_algo_t a
  * within 2.5 % of its best, then the lowest time x (1 + 0.025 blocks).
  * bytes: nccl-tests' size (all-reduce's buffer, all-gather's output,
  * reduce-scatter's input), float32. Seconds, the kernel's name into *kernel
- * and its blocks into *blocks; < 0 where none applies. */
+ * and its blocks into *blocks; < 0 where none applies. tuning_sym_time_in:
+ * among the kernels of the protocols of mask protos only (1 << proto_t; 0:
+ * all): an LL kernel is LL's, the others Simple's. */
+double tuning_sym_time_in(arch_t arch, int nranks, coll_t c, uint64_t bytes, int multimem, unsigned protos,
+                          const char **kernel, int *blocks);
 double tuning_sym_time(arch_t arch, int nranks, coll_t c, uint64_t bytes, int multimem, const char **kernel,
                        int *blocks);
 
