@@ -213,6 +213,28 @@ Test(nccl_newer, symmetric_kernels_run_as_the_rows_that_move_their_data) {
     kernel_runs_as("-t gb200-nvl72 -c allreduce -s 1KiB", "AllReduce_AGxLLMC_R", "symmetric", "LL");
     th_says("predict -a nccl -t hgx-b200 --set registered=true -c allreduce -s 1KiB", 0,
             "chosen   by -a nccl: NCCL's symmetric kernel AllReduce_AGxLLMC_R", 1);
+    /* a rerun of the answer (sim, --explain, predict's check, select --vs-nccl) runs the same kernel's row */
+    th_says("sim -a nccl -t hgx-h100 --set registered=true -c allreduce -s 1KiB --explain", 0, "explain  the simulated", 1);
+    th_says("sim -a nccl -t hgx-h100 --set registered=true -c allgather -s 1MiB", 0, "NCCL's symmetric kernel AllGather_STMC", 1);
+    th_says("predict -a nccl -t hgx-h100 --set registered=true -c allreduce -s 1KiB", 0, "unchecked", 0);
+    th_says("select -t hgx-h100 --set registered=true -c allreduce --sizes 1KiB --vs-nccl", 0, "oneshot/LL", 1);
+}
+
+/* A rule or NCCL_ALGO that names another algorithm leaves PAT out: NCCL's
+ * tuner is not asked (a tuner file's row, a log's TUNING line, doctor's
+ * `--cause algo=`). */
+Test(nccl_newer, a_rule_or_nccl_algo_leaves_pat_out) {
+    th_says("expect -c allgather " ONE_PER_NODE " --cause algo=ring", 0, "ring/", 1);
+    const char *path = "build/test_nccl_newer_ring.csv";
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("allgather,0,1048576,ring,simple,-1,-1,-1,-1\n", f);
+    fclose(f);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "plan -c allgather -t cluster-b200 --set gpus=1 --set nodes=16 --sizes 1KiB --tuner %s", path);
+    th_says(cmd, 0, "IGNORE", 0);
+    th_says(cmd, 0, "ring       Simple", 1);
+    remove(path);
 }
 
 /* The copy-engine all-gather: NCCL 2.29.2's src/enqueue.cc taskAppend:

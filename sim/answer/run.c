@@ -502,6 +502,7 @@ void run_same_row(const run_req_t *q, const run_out_t *o, int predict, run_req_t
     out->proto = o->proto;
     out->predict = predict;
     if (o->rule && !o->rule->nccl) return;        /* the library's rule names the row: -a nccl runs that one */
+    if (o->kernel) return;                        /* NCCL's symmetric kernel: -a nccl at its protocol picks it again */
     out->algo = o->algo->name;
     if (o->auto_picked == 2) out->cut = RUN_CUT_SIZED, out->nccl_rules = 1;   /* sized as -a nccl sized it */
     if (o->auto_picked == 1) out->cut = o->cut;                             /* as -a auto cut it */

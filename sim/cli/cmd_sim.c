@@ -297,7 +297,7 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
         printf("  protocol %s (NCCL's p2p rule: LL while a peer's message is at most %d KiB)\n", proto_name(r->proto),
                NCCL_P2P_LL_THRESHOLD / 1024);
     else if (r->proto != PROTO_NONE)
-        printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->kernel ? " (the kernel's)"
+        printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->kernel && r->proto_auto ? " (the kernel's)"
                : r->tuner && r->proto_auto ? " (NCCL's model's)"
                : r->proto_auto ? " (the fastest, by --proto auto)" : "");
     char env[160];

@@ -38,15 +38,16 @@ static int pat_here(const topo_t *t, int p) {
     return t && !topo_params_c(t)->lib.name[0] && ncclrule_version(t) >= TUNING_PAT_SINCE && nccl_nodes(t, p) == p && p > 1;
 }
 
-/* The family NCCL runs a call of coll (n bytes, p ranks) with (see run.h):
- * PAT where its tuner picks it; with registered buffers whatever its tuner
- * says: the copy engines where NCCL_CTA_POLICY asks for no kernel, the
- * copy-engine all-gather (taskAppend tries it before the kernels), then the
- * symmetric kernels; NULL: baton's closed forms choose among NCCL's rows. */
 unsigned ncclrule_protos(int pr, unsigned protos) {
     return pr >= PROTO_LL && pr <= PROTO_SIMPLE ? 1u << pr : protos;
 }
 
+/* The family NCCL runs a call of coll (n bytes, p ranks) with (see run.h):
+ * PAT where its tuner picks it (among the protocols of protos); with
+ * registered buffers whatever its tuner says: the copy engines where
+ * NCCL_CTA_POLICY asks for no kernel, the copy-engine all-gather (taskAppend
+ * tries it before the kernels), then the symmetric kernels; NULL: baton's
+ * closed forms choose among NCCL's rows. */
 const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n, unsigned protos) {
     const topo_params_t *tp = t ? topo_params_c(t) : NULL;
     tuning_machine_t m;
