@@ -319,6 +319,22 @@ Test(matching, the_proxy_thread_matches_each_network_message) {
  * off; a `software_matching` --set wins; anything else is an error at the
  * file's line. */
 static int sw_match(const topo_params_t *p) { return p->sw_match; }
+
+/* polaris told `entry` in nccl_env (a file at path): plan fails, naming the
+ * file's line 4 and `why`. */
+static void bad_env_says(const char *path, const char *entry, const char *why) {
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "name: p-env\nextends: polaris\nnccl_env:\n  %s\n", entry);
+    fclose(f);
+    char cmd[256], line[256];
+    snprintf(cmd, sizeof cmd, "plan -t %s", path);
+    snprintf(line, sizeof line, "%s:4:", strrchr(path, '/') + 1);
+    th_says(cmd, 1, line, 1);
+    th_says(cmd, 1, why, 1);
+    remove(path);
+}
+
 static int matching_of(const char *env, const char *sets) {
     return env_param("/tmp/baton_matching_env.yaml", env, sets, sw_match);
 }
@@ -328,13 +344,8 @@ Test(matching, nccl_env_names_the_matching) {
     cr_expect_eq(matching_of("FI_CXI_RX_MATCH_MODE: hardware", NULL), 0);
     cr_expect_eq(matching_of("FI_CXI_RX_MATCH_MODE: hybrid", NULL), 0);
     cr_expect_eq(matching_of("FI_CXI_RX_MATCH_MODE: software", "software_matching=false"), 0);
-    FILE *f = fopen("/tmp/baton_matching_bad.yaml", "w");
-    cr_assert_not_null(f);
-    fputs("name: p-env\nextends: polaris\nnccl_env:\n  FI_CXI_RX_MATCH_MODE: sometimes\n", f);
-    fclose(f);
-    th_says("plan -t /tmp/baton_matching_bad.yaml", 1, "baton_matching_bad.yaml:4:", 1);
-    th_says("plan -t /tmp/baton_matching_bad.yaml", 1, "FI_CXI_RX_MATCH_MODE must be hardware, software or hybrid", 1);
-    remove("/tmp/baton_matching_bad.yaml");
+    bad_env_says("/tmp/baton_matching_bad.yaml", "FI_CXI_RX_MATCH_MODE: sometimes",
+                 "FI_CXI_RX_MATCH_MODE must be hardware, software or hybrid");
     th_says("predict -t polaris --set software_matching=maybe -c alltoall -s 1MiB", 1, "must be true or false", 1);
 }
 
@@ -552,13 +563,7 @@ Test(rendezvous, nccl_env_sets_the_eager_size) {
     cr_expect_eq(above_of("FI_CXI_RDZV_GET_MIN: 0", NULL), 2048);
     cr_expect_eq(above_of("FI_CXI_RDZV_THRESHOLD: 0, FI_CXI_RDZV_GET_MIN: 0", NULL), 0);
     cr_expect_eq(above_of("FI_CXI_RDZV_THRESHOLD: 16384", "rendezvous_above=5000"), 5000);
-    FILE *f = fopen("/tmp/baton_rdzv_bad.yaml", "w");
-    cr_assert_not_null(f);
-    fputs("name: p-env\nextends: polaris\nnccl_env:\n  FI_CXI_RDZV_GET_MIN: lots\n", f);
-    fclose(f);
-    th_says("plan -t /tmp/baton_rdzv_bad.yaml", 1, "baton_rdzv_bad.yaml:4:", 1);
-    th_says("plan -t /tmp/baton_rdzv_bad.yaml", 1, "FI_CXI_RDZV_GET_MIN 'lots': a whole number of bytes", 1);
-    remove("/tmp/baton_rdzv_bad.yaml");
+    bad_env_says("/tmp/baton_rdzv_bad.yaml", "FI_CXI_RDZV_GET_MIN: lots", "FI_CXI_RDZV_GET_MIN 'lots': a whole number of bytes");
     th_says("predict -t polaris --set software_matching=true --set rendezvous_latency=20us -c allgather -a ring "
             "--proto Simple -s 1MiB --explain", 0, "gamma 0 s (0 %)", 1);
 }

@@ -123,6 +123,24 @@ static int read_match_env(mfile_t *c, ynode_t *root, ynode_t *m) {
     return 0;
 }
 
+/* nccl_env's whole number `name` of m, from lo to hi, into *x: 1 if there,
+ * 0 if not (*x kept), < 0 with an error at its line naming `what` it counts. */
+static int env_whole(mfile_t *c, ynode_t *m, const char *name, long lo, long hi, const char *what, long *x) {
+    ynode_t *v = mf_get(c, m, name);
+    char s[MF_TEXT], *end;
+    int rc;
+    if (v == NULL) return 0;
+    if ((rc = mf_text(c, v, name, s)) < 0) return rc;
+    long y = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || y < lo || y > hi) {
+        char fmt[160];                            /* mf_fail takes two strings: `what` goes into the format */
+        snprintf(fmt, sizeof fmt, "%%s '%%s': a whole number of %s", what);
+        return mf_fail(c, v, fmt, name, s);
+    }
+    *x = y;
+    return 1;
+}
+
 /* FI_CXI_RDZV_THRESHOLD and FI_CXI_RDZV_GET_MIN (fi_cxi(7)): a message of
  * more than their sum goes by rendezvous (cxip_txc.c max_eager_size), so
  * they set rendezvous_above; the one not given keeps libfabric 1.x's default
@@ -132,15 +150,9 @@ static int read_rdzv_env(mfile_t *c, ynode_t *root, ynode_t *m) {
     long x[2] = {2048, 2049};
     int said = 0;
     for (int i = 0; i < 2; i++) {
-        ynode_t *v = mf_get(c, m, names[i]);
-        char s[MF_TEXT], *end;
-        int rc;
-        if (v == NULL) continue;
-        if ((rc = mf_text(c, v, names[i], s)) < 0) return rc;
-        x[i] = strtol(s, &end, 10);
-        if (end == s || *end != '\0' || x[i] < 0 || x[i] > (1L << 30))
-            return mf_fail(c, v, "%s '%s': a whole number of bytes from 0 to 1073741824", names[i], s);
-        said = 1;
+        int rc = env_whole(c, m, names[i], 0, 1L << 30, "bytes from 0 to 1073741824", &x[i]);
+        if (rc < 0) return rc;
+        said |= rc;
     }
     if (said && !expand_get(&c->params, "rendezvous_above") && !mf_get(c, root, "rendezvous_above"))
         topo_params(c->t)->rdzv_above = (int)(x[0] + x[1]);
@@ -203,15 +215,10 @@ static int gdr_level(mfile_t *c, ynode_t *v) {
 static int channel_bounds(mfile_t *c, ynode_t *m) {
     const char *const *names = topo_nccl_bounds;
     for (int i = 0; i < 4; i++) {
-        ynode_t *v = mf_get(c, m, names[i]);
-        char s[MF_TEXT], *end;
-        int rc;
-        if (v == NULL) continue;
-        if ((rc = mf_text(c, v, names[i], s)) < 0) return rc;
-        long x = strtol(s, &end, 10);
-        if (end == s || *end != '\0' || x < 1 || x > 64)
-            return mf_fail(c, v, "%s '%s': a whole number of channels from 1 to 64 (NCCL's MAXCHANNELS)", names[i], s);
-        topo_params(c->t)->nccl_nch[i] = (int)x;
+        long x = 0;
+        int rc = env_whole(c, m, names[i], 1, 64, "channels from 1 to 64 (NCCL's MAXCHANNELS)", &x);
+        if (rc < 0) return rc;
+        if (rc) topo_params(c->t)->nccl_nch[i] = (int)x;
     }
     return 0;
 }
