@@ -74,16 +74,14 @@ static inline double cost_block(int p, unsigned long long n) {
     return (double)(n / (unsigned long long)p + (n % (unsigned long long)p != 0));
 }
 
-/* What a message of `msg` bytes waits beyond its links: alpha, and the
- * rendezvous where it is longer than the transport sends eagerly. */
-static inline double cost_alpha(const cost_model_t *c, double msg) {
-    return c->rdzv > 0 && msg > c->rdzv_above ? c->alpha + c->rdzv : c->alpha;
-}
-
-/* The rendezvous alone of a message of `msg` bytes (cost_alpha less alpha). */
+/* The rendezvous a message of `msg` bytes waits: rdzv where it is longer
+ * than the transport sends eagerly. */
 static inline double cost_rdzv(const cost_model_t *c, double msg) {
     return c->rdzv > 0 && msg > c->rdzv_above ? c->rdzv : 0;
 }
+
+/* What a message of `msg` bytes waits beyond its links: alpha and its rendezvous. */
+static inline double cost_alpha(const cost_model_t *c, double msg) { return c->alpha + cost_rdzv(c, msg); }
 
 /* The rendezvous of `steps` steps whose messages double from blk bytes
  * (blk, 2 blk, 4 blk, ...: recursive doubling, Bruck; halving's in reverse). */

@@ -134,9 +134,9 @@ Test(nccl_newer, a_call_without_simple_leaves_pat_out) {
     tuning_algo_t a = TUNING_RING;
     proto_t pr = PROTO_NONE;
     double x = 0;
-    cr_assert_eq(tuning_pick_in(&m, COLL_ALLGATHER, 1024, 1u << PROTO_SIMPLE, &a, &pr, &x), 0);
+    cr_assert_eq(tuning_pick(&m, COLL_ALLGATHER, 1024, 1u << PROTO_SIMPLE, &a, &pr, &x), 0);
     cr_expect_eq(pr, PROTO_SIMPLE);
-    cr_assert_eq(tuning_pick_in(&m, COLL_ALLGATHER, 1024, 1u << PROTO_LL128, &a, &pr, &x), 0);
+    cr_assert_eq(tuning_pick(&m, COLL_ALLGATHER, 1024, 1u << PROTO_LL128, &a, &pr, &x), 0);
     cr_expect_eq(pr, PROTO_LL128);
     cr_expect_neq(a, TUNING_PAT);
 }
@@ -360,17 +360,17 @@ Test(nccl_newer, a_named_row_gives_up_only_what_cannot_win) {
 Test(nccl_newer, symmetric_kernels_own_model) {
     const char *k = NULL;
     int blocks = 0;
-    double t = tuning_sym_time(ARCH_BLACKWELL, 8, COLL_ALLREDUCE, 1ull << 30, 1, &k, &blocks);
+    double t = tuning_sym_time(ARCH_BLACKWELL, 8, COLL_ALLREDUCE, 1ull << 30, 1, 0, &k, &blocks);
     cr_expect_str_eq(k, "AllReduce_RSxLDMC_AGxSTMC");
     cr_expect_eq(blocks, 3);
     cr_expect(fabs(t - 1143.7e-6) < 0.5e-6, "%.9g", t);
-    t = tuning_sym_time(ARCH_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 1, &k, &blocks);
+    t = tuning_sym_time(ARCH_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 1, 0, &k, &blocks);
     cr_expect_str_eq(k, "AllReduce_AGxLLMC_R");
     cr_expect_eq(blocks, 2);
     cr_expect(t > 11.4e-6 && t < 11.6e-6, "%.9g", t);
-    tuning_sym_time(ARCH_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks);
+    tuning_sym_time(ARCH_BLACKWELL, 8, COLL_ALLREDUCE, 1024, 0, 0, &k, &blocks);
     cr_expect_str_eq(k, "AllReduce_AGxLL_R");
-    cr_expect_lt(tuning_sym_time(ARCH_AMPERE, 8, COLL_ALLREDUCE, 1024, 0, &k, &blocks), 0);
+    cr_expect_lt(tuning_sym_time(ARCH_AMPERE, 8, COLL_ALLREDUCE, 1024, 0, 0, &k, &blocks), 0);
     th_says("plan -t hgx-b200 --set registered=true --sizes 1KiB,1GiB", 0, "nvls/Simple 1.14368 ms", 1);
 }
 

@@ -58,10 +58,10 @@ Test(tuning, bandwidths_and_corrections) {
     tuning_algo_t a = TUNING_TREE;
     proto_t p = PROTO_NONE;
     double t;
-    cr_assert_eq(tuning_pick(&m, COLL_ALLREDUCE, 8, &a, &p, &t), 0);
+    cr_assert_eq(tuning_pick(&m, COLL_ALLREDUCE, 8, 0, &a, &p, &t), 0);
     cr_expect(a == TUNING_RING && p == PROTO_LL, "8 B: Ring LL (15.0 us) beats Tree LL (15.2 us): %s/%s",
               tuning_algo_name(a), proto_name(p));
-    cr_assert_eq(tuning_pick(&m, COLL_ALLREDUCE, n, &a, &p, &t), 0);
+    cr_assert_eq(tuning_pick(&m, COLL_ALLREDUCE, n, 0, &a, &p, &t), 0);
     cr_expect(a == TUNING_RING && p == PROTO_SIMPLE, "1 GiB: Ring Simple: %s/%s", tuning_algo_name(a), proto_name(p));
 }
 

@@ -34,7 +34,7 @@ static void sym_kernel(topo_t *t, run_req_t *q, const topo_lib_rule_t *rule) {
     int p = topo_whole_ranks(t);
     unsigned asked = ncclrule_protos(q->proto, 0);
     if (rule || strcmp(q->algo, "nccl") || q->proto == PROTO_NONE) return;   /* none: the textbook model, no kernel */
-    const char *f = ncclrule_forced(t, q->coll, p, q->bytes, asked);
+    const char *f = ncclrule_forced(t, q->coll, p, q->bytes, asked, ncclrule_algos(q->nccl_algo, q->nccl_algos));
     ncclrule_sym_t k;
     if (f == NULL || strcmp(f, "symmetric") || !ncclrule_sym_kernel(t, q->coll, p, q->bytes, asked, &k)) return;
     q->nccl_row = k.row, q->nccl_kernel = k.kernel;
@@ -127,10 +127,7 @@ static const algo_opts_t *nccl_sized(const form_filter_t *f, const algo_t *a, co
 
 static rows_filter_t filter(topo_t *t, coll_t coll, proto_t pr, int p, uint64_t n, const char *family, unsigned allowed,
                             unsigned protos, unsigned asked, const char *kernel_row) {
-    const char *forced = ncclrule_forced(t, coll, p, n, asked);   /* the call's protocols, not this row's pr */
-    int pat = algo_nccl_index("pat");
-    if (forced && !strcmp(forced, "pat") && ((family && strcmp(family, "pat")) || (allowed && pat >= 0 && !(allowed >> pat & 1))))
-        forced = NULL;                        /* a rule or NCCL_ALGO names another algorithm: NCCL's tuner is not asked */
+    const char *forced = ncclrule_forced(t, coll, p, n, asked, ncclrule_algos(family, allowed));   /* the call's, not pr's */
     return (rows_filter_t){{{keep, nccl_sized, 0}, t, pr, p, n, 1}, forced, family, allowed, protos, 0, kernel_row};
 }
 

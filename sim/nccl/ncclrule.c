@@ -48,15 +48,21 @@ unsigned ncclrule_protos(int pr, unsigned protos) {
  * NCCL_CTA_POLICY asks for no kernel, the copy-engine all-gather (taskAppend
  * tries it before the kernels), then the symmetric kernels; NULL: baton's
  * closed forms choose among NCCL's rows. */
-const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n, unsigned protos) {
+unsigned ncclrule_algos(const char *family, unsigned allowed) {
+    int k = family ? algo_nccl_index(family) : -1;
+    return k >= 0 ? 1u << k : allowed;
+}
+
+const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n, unsigned protos, unsigned algos) {
     const topo_params_t *tp = t ? topo_params_c(t) : NULL;
     tuning_machine_t m;
     tuning_algo_t a = TUNING_RING;
     proto_t pr = PROTO_SIMPLE;
     double x = 0;
-    if ((coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && pat_here(t, p) &&
+    int pat = algo_nccl_index("pat");
+    if ((coll == COLL_ALLGATHER || coll == COLL_REDUCE_SCATTER) && pat_here(t, p) && (!algos || algos >> pat & 1) &&
         view_call(t, &(algo_opts_t){0}, coll, protos, &m, NULL) == 0 &&
-        tuning_pick_in(&m, coll, n, protos, &a, &pr, &x) == 0 && a == TUNING_PAT)
+        tuning_pick(&m, coll, n, protos, &a, &pr, &x) == 0 && a == TUNING_PAT)
         return "pat";                                      /* NCCL's tuner picks it (its 0.75 and 2.8 us a rank) */
     if (tp == NULL || !tp->registered || tp->lib.name[0] || p < 2 || nccl_nodes(t, p) != 1) return NULL;
     int v = ncclrule_version(t);
@@ -93,7 +99,7 @@ int ncclrule_sym_kernel(topo_t *t, coll_t coll, int p, uint64_t n, unsigned prot
     const char *k = NULL;
     int blocks = 0;
     if (view_call(t, &(algo_opts_t){0}, coll, 0, &m, NULL) < 0) return 0;
-    double time = tuning_sym_time_in(m.arch, p, coll, n, m.nvls_channels > 0 && p > 2, protos, &k, &blocks);
+    double time = tuning_sym_time(m.arch, p, coll, n, m.nvls_channels > 0 && p > 2, protos, &k, &blocks);
     if (time < 0) return 0;
     for (size_t i = 0; i < sizeof sym_rows / sizeof *sym_rows; i++) {
         if (strcmp(sym_rows[i].kernel, k)) continue;
@@ -110,7 +116,7 @@ int ncclrule_sym_kernel(topo_t *t, coll_t coll, int p, uint64_t n, unsigned prot
 static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n, unsigned protos) {
     if (strcmp(a->nccl, "pat") == 0) return pat_here(t, p);
     if (strcmp(a->nccl, "symmetric") == 0 || strcmp(a->nccl, "ce") == 0) {
-        const char *f = ncclrule_forced(t, a->coll, p, n, protos);
+        const char *f = ncclrule_forced(t, a->coll, p, n, protos, 0);
         return f && strcmp(f, a->nccl) == 0;
     }
     return 1;

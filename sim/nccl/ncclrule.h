@@ -48,12 +48,18 @@ int ncclrule_version(const topo_t *t);
 /* The family ("pat", "symmetric", "ce") NCCL runs coll on p ranks of n
  * bytes by those rules (PAT: where NCCL's own model, sim/nccl/tuning.c, picks
  * it among the protocols of mask protos, 1 << proto_t, 0: all; PAT runs
- * Simple only), NULL where baton's closed forms choose among NCCL's rows. */
-const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n, unsigned protos);
+ * Simple only; and where the algorithms of mask algos, algo_nccl_index bits,
+ * 0: all, have it: a rule or NCCL_ALGO naming another leaves NCCL's tuner
+ * unasked), NULL where baton's closed forms choose among NCCL's rows. */
+const char *ncclrule_forced(topo_t *t, coll_t coll, int p, uint64_t n, unsigned protos, unsigned algos);
+
+/* The algorithms a call may run as a mask for ncclrule_forced: the family a
+ * rule names (its nccl_algo), else its NCCL_ALGO's (allowed; 0: all). */
+unsigned ncclrule_algos(const char *family, unsigned allowed);
 
 /* The symmetric kernel NCCL's own model picks for a call ncclrule_forced
  * gives the symmetric kernels (sym_kernels.cc ncclSymkPickKernel, NCCL_PROTO
- * aside: tuning_sym_time_in, among the protocols of mask protos), and the
+ * aside: tuning_sym_time, among the protocols of mask protos), and the
  * row and protocol that move its data: an LL kernel is an LL row without
  * barriers (all-reduce AGxLL_R oneshot, all-gather and reduce-scatter LL
  * direct), the LD/ST ones the `symmetric` rows, all-reduce's multimem

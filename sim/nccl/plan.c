@@ -50,7 +50,8 @@ int plan_pick(topo_t *t, const run_req_t *q, const char **row, unsigned *protos,
     proto_t pr = PROTO_SIMPLE;
     *row = NULL, *protos = 0;
     if (q->proto == PROTO_NONE || q->coll == COLL_ALLTOALL || topo_params_c(t)->lib.name[0]) return 0;   /* not NCCL's */
-    if (ncclrule_forced(t, q->coll, topo_whole_ranks(t), q->bytes, ncclrule_protos(q->proto, q->protos)))
+    if (ncclrule_forced(t, q->coll, topo_whole_ranks(t), q->bytes, ncclrule_protos(q->proto, q->protos),
+                        ncclrule_algos(q->nccl_algo, q->nccl_algos)))
         return 0;                                           /* a rule of its library decides */
     int rc = view_call(t, &q->opts, q->coll, q->protos, &m, e);
     if (rc < 0) return rc;
@@ -98,7 +99,9 @@ int plan_run(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
     if (rc < 0) return rc;
     if (q->proto == PROTO_NONE) return err_set(e, BATON_EINVAL, "--model nccl: NCCL has no --proto none (LL, LL128, Simple or auto)");
     const char *forced =
-        run_is_auto(q->algo) ? ncclrule_forced(t, q->coll, m.nranks, q->bytes, ncclrule_protos(q->proto, q->protos)) : NULL;
+        run_is_auto(q->algo) ? ncclrule_forced(t, q->coll, m.nranks, q->bytes, ncclrule_protos(q->proto, q->protos),
+                                               ncclrule_algos(q->nccl_algo, q->nccl_algos))
+                             : NULL;
     if (forced && strcmp(forced, "symmetric") == 0 && (q->proto == RUN_PROTO_AUTO || q->proto == PROTO_SIMPLE ||
                                                        q->proto == PROTO_LL))
         return sym_run(t, q, &m, o, e);

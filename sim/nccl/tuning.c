@@ -279,12 +279,8 @@ double tuning_time(const tuning_machine_t *m, coll_t c, tuning_algo_t a, proto_t
     return (lat + (double)bytes / (1000.0 * bw)) * 1e-6;
 }
 
-int tuning_pick(const tuning_machine_t *m, coll_t c, uint64_t n, tuning_algo_t *a, proto_t *p, double *time_s) {
-    return tuning_pick_in(m, c, n, 0, a, p, time_s);
-}
-
-int tuning_pick_in(const tuning_machine_t *m, coll_t c, uint64_t n, unsigned protos, tuning_algo_t *a, proto_t *p,
-                   double *time_s) {
+int tuning_pick(const tuning_machine_t *m, coll_t c, uint64_t n, unsigned protos, tuning_algo_t *a, proto_t *p,
+                double *time_s) {
     int found = -1;
     for (int ai = 0; ai < TUNING_ALGO_COUNT; ai++)
         for (int pi = PROTO_LL; pi <= PROTO_SIMPLE; pi++) {
@@ -353,12 +349,8 @@ static double symk_time(const symk_t *k, arch_t arch, int p, uint64_t nbytes, in
     return best;
 }
 
-double tuning_sym_time(arch_t arch, int p, coll_t c, uint64_t bytes, int multimem, const char **kernel, int *blocks) {
-    return tuning_sym_time_in(arch, p, c, bytes, multimem, 0, kernel, blocks);
-}
-
-double tuning_sym_time_in(arch_t arch, int p, coll_t c, uint64_t bytes, int multimem, unsigned protos, const char **kernel,
-                          int *blocks) {
+double tuning_sym_time(arch_t arch, int p, coll_t c, uint64_t bytes, int multimem, unsigned protos, const char **kernel,
+                       int *blocks) {
     double best = -1;
     int best_blocks = 999;
     if (p < 2 || arch < ARCH_HOPPER) return -1;

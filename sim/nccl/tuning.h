@@ -79,13 +79,11 @@ typedef struct tuning_machine {
 double tuning_time(const tuning_machine_t *m, coll_t coll, tuning_algo_t a, proto_t p, uint64_t n);
 
 /* NCCL's choice: the (algorithm, protocol) with the lowest time (ties: the
- * first in NCCL's loop order, algorithms then protocols); -1 if none runs.
- * tuning_pick_in: among the protocols of mask protos only (1 << proto_t;
- * 0: all), as NCCL_PROTO leaves its cost table (a protocol it turns off is
- * IGNORE there). */
-int tuning_pick(const tuning_machine_t *m, coll_t coll, uint64_t n, tuning_algo_t *a, proto_t *p, double *time_s);
-int tuning_pick_in(const tuning_machine_t *m, coll_t coll, uint64_t n, unsigned protos, tuning_algo_t *a, proto_t *p,
-                   double *time_s);
+ * first in NCCL's loop order, algorithms then protocols), among the
+ * protocols of mask protos only (1 << proto_t; 0: all), as NCCL_PROTO leaves
+ * its cost table (a protocol it turns off is IGNORE there); -1 if none runs. */
+int tuning_pick(const tuning_machine_t *m, coll_t coll, uint64_t n, unsigned protos, tuning_algo_t *a, proto_t *p,
+                double *time_s);
 
 /* NCCL's latency in microseconds (section 1.5), for tests and --explain. */
 double tuning_latency_us(const tuning_machine_t *m, coll_t coll, tuning_algo_t a, proto_t p);
@@ -101,13 +99,11 @@ double tuning_latency_us(const tuning_machine_t *m, coll_t coll, tuning_algo_t a
  * within 2.5 % of its best, then the lowest time x (1 + 0.025 blocks).
  * bytes: nccl-tests' size (all-reduce's buffer, all-gather's output,
  * reduce-scatter's input), float32. Seconds, the kernel's name into *kernel
- * and its blocks into *blocks; < 0 where none applies. tuning_sym_time_in:
- * among the kernels of the protocols of mask protos only (1 << proto_t; 0:
- * all): an LL kernel is LL's, the others Simple's. */
-double tuning_sym_time_in(arch_t arch, int nranks, coll_t c, uint64_t bytes, int multimem, unsigned protos,
-                          const char **kernel, int *blocks);
-double tuning_sym_time(arch_t arch, int nranks, coll_t c, uint64_t bytes, int multimem, const char **kernel,
-                       int *blocks);
+ * and its blocks into *blocks; < 0 where none applies. Only the kernels of
+ * the protocols of mask protos (1 << proto_t; 0: all): an LL kernel is LL's,
+ * the others Simple's. */
+double tuning_sym_time(arch_t arch, int nranks, coll_t c, uint64_t bytes, int multimem, unsigned protos,
+                       const char **kernel, int *blocks);
 
 const char *tuning_algo_name(tuning_algo_t a);
 
