@@ -103,7 +103,7 @@ Test(socket, nccls_own_model_sees_the_nics_speed) {
 }
 
 /* The Polaris setup-1 log (nothing set: NCCL falls back to TCP sockets):
- * read as an RDMA machine it is 5x slower at its top sizes; with the socket
+ * read as an RDMA machine it is 4x slower at its top sizes; with the socket
  * transport the shipped estimate (4 GB/s a stream) is within 15 %. */
 Test(socket, the_setup1_log_reads_as_sockets) {
     char *rdma = NULL, *sock = NULL;
@@ -115,7 +115,7 @@ Test(socket, the_setup1_log_reads_as_sockets) {
     while (a > rdma && a[-1] != ',') a--;
     while (b > sock && b[-1] != ',') b--;
     top_rdma = atof(a), top_sock = atof(b);
-    cr_expect_gt(top_rdma, 80, "%s", rdma);
+    cr_expect_gt(top_rdma, 70, "%s", rdma);
     cr_expect_lt(top_sock, 15, "%s", sock);
     free(rdma);
     free(sock);

@@ -147,10 +147,11 @@ static double declared_bw(const topo_t *t, int l) {
     return topo_line_bw(t, l) / topo_class_efficiency(t, topo_link_class(t, l, cls, sizeof cls));
 }
 
-/* The whole machine; `declared`: links at their declared rates and the
- * classes' efficiencies as link_efficiency (a calibrated machine's fit, read
- * back as it was), else links at the rates they carry. */
-static int write_flat(const topo_t *t, const char *comment, int declared, FILE *f) {
+/* The whole machine: links at their declared rates and the classes'
+ * efficiencies as link_efficiency, so it reads back as it was: what a link
+ * carries for the engine, and the line rate NCCL's own model sees (a
+ * Polaris NIC carries 0.732 of Slingshot's rate; NCCL plans for all of it). */
+static int write_flat(const topo_t *t, const char *comment, FILE *f) {
     const topo_params_t *p = topo_params_c(t);
     char a[64], b[64], c[64];
     comment_lines(f, comment);
@@ -186,8 +187,8 @@ static int write_flat(const topo_t *t, const char *comment, int declared, FILE *
     write_protocols(f, p);
     write_library(f, &p->lib);
     write_nccl_env(f, p);
-    if (declared && p->neff) fprintf(f, "link_efficiency:\n");
-    for (int i = 0; declared && i < p->neff; i++) fprintf(f, "  %s: %.17g\n", p->class_eff[i].name, p->class_eff[i].eff);
+    if (p->neff) fprintf(f, "link_efficiency:\n");
+    for (int i = 0; i < p->neff; i++) fprintf(f, "  %s: %.17g\n", p->class_eff[i].name, p->class_eff[i].eff);
     if (p->sharp.rails)
         fprintf(f, "sharp_fabric: {rails: %d, per_leaf: %d, leaves: %d, first: %d}\n", p->sharp.rails,
                 p->sharp.per_leaf, p->sharp.leaves, p->sharp.first);
@@ -206,7 +207,7 @@ static int write_flat(const topo_t *t, const char *comment, int declared, FILE *
         const topo_dlink_t *d = topo_dlink(t, l);
         if (topo_node(t, d->src)->hidden || topo_node(t, d->dst)->hidden) continue;
         double lat = topo_line_lat(t, l);
-        fmt_bw(b, sizeof b, declared ? declared_bw(t, l) : topo_line_bw(t, l));
+        fmt_bw(b, sizeof b, declared_bw(t, l));
         fmt_s(c, sizeof c, lat);
         fprintf(f, "  - {a: \"%s\", b: \"%s\", bw: %s, latency: %s}\n", topo_node(t, d->src)->name,
                 topo_node(t, d->dst)->name, b, lat > 0 ? c : "0");
@@ -214,11 +215,11 @@ static int write_flat(const topo_t *t, const char *comment, int declared, FILE *
     return ferror(f) ? BATON_EIO : 0;
 }
 
-int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) { return write_flat(t, comment, 0, f); }
+int topo_write_yaml(const topo_t *t, const char *comment, FILE *f) { return write_flat(t, comment, f); }
 
 int topo_write_standalone(const topo_t *t, const char *const *logs, int nlogs, const char *date, const char *comment,
                           FILE *f) {
-    int rc = write_flat(t, comment, 1, f);
+    int rc = write_flat(t, comment, f);
     if (rc == 0) write_record(f, &topo_params_c(t)->calib, logs, nlogs, date);
     return rc == 0 && ferror(f) ? BATON_EIO : rc;
 }

@@ -8,7 +8,9 @@
 
 #include "topo.h"
 
-/* `comment` (may hold newlines) goes at the top as # lines. */
+/* Links at their declared rates with link_efficiency, so the file reads
+ * back bit-identical. `comment` (may hold newlines) goes at the top as #
+ * lines. */
 int topo_write_yaml(const topo_t *t, const char *comment, FILE *out);
 
 /* A calibrated machine: `extends: base` (a shipped machine's name, or a

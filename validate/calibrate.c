@@ -143,6 +143,15 @@ static void layout(fit_ctx_t *c) {
     }
 }
 
+/* The spine's efficiency under the fabric's fitted x. Moved: by the same
+ * factor as the NICs, at most the line rate (a file's NIC below its spine,
+ * as Polaris's 0.732 for what a NIC carries from GPU memory, is the NIC's
+ * own, not the fabric's); kept or unseen: the file's own. */
+static double fabric_spine(const cal_param_t *p, double x) {
+    if (!p->seen || p->kept || !(p->given > 0)) return p->given2;
+    return fmin(1, x * p->given2 / p->given);
+}
+
 /* Put the values x[] into machine j. */
 static int apply_one(fit_ctx_t *c, int j, const double *x) {
     topo_t *t = c->m[j];
@@ -154,8 +163,8 @@ static int apply_one(fit_ctx_t *c, int j, const double *x) {
         switch (p->kind) {
         case CAL_LINK_EFF:
             if (topo_set_class_efficiency(t, p->cls, x[i], c->e) < 0) return -1;
-            if (p->cls2[0] && topo_set_class_efficiency(t, p->cls2, p->seen && !p->kept ? x[i] : p->given2, c->e) < 0)
-                return -1;                        /* moved: both classes; kept or unseen: each its own */
+            if (p->cls2[0] && topo_set_class_efficiency(t, p->cls2, fabric_spine(p, x[i]), c->e) < 0)
+                return -1;
             break;
         case CAL_LINK_LAT: tp->lat_scale = x[i]; break;
         case CAL_REDUCE: tp->reduce_bw = x[i]; break;
