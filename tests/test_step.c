@@ -332,18 +332,22 @@ Test(step, training_syncs_data_parallel_groups) {
 
 /* A pipeline stage's send runs NCCL's send/recv protocols: LL up to 16 KiB
  * (NCCL_P2P_LL_THRESHOLD), Simple above, never LL128 (the chain that times
- * it ran LL128 for a 512 MiB training send, 0.3 % faster by its closed form).
- * --proto still decides when given. */
+ * it ran LL128 for a 512 MiB training send, 0.3 % faster by its closed form);
+ * across nodes Simple at every size, as a network connection has no LL
+ * buffers (net.cc, NCCL_ALLOC_P2P_NET_LL_BUFFERS 0). --proto still decides
+ * when given. tp 8 on 8-GPU nodes: each stage a node; tp 2 on one node: the
+ * stages share it. */
 Test(step, a_stage_send_runs_nccls_p2p_protocols) {
-    topo_t *t = th_load("topologies/cluster-h100.yaml", "nodes=4");
-    const struct { step_phase_t phase; int batch, seq, proto; int want; } c[] = {
-        {STEP_TRAIN, 64, 4096, RUN_PROTO_AUTO, PROTO_SIMPLE},     /* 512 MiB */
-        {STEP_DECODE, 1, 4096, RUN_PROTO_AUTO, PROTO_LL},         /* 16 KiB: one token of 8192 x bf16 */
-        {STEP_DECODE, 2, 4096, RUN_PROTO_AUTO, PROTO_SIMPLE},     /* 32 KiB */
-        {STEP_TRAIN, 64, 4096, PROTO_LL128, PROTO_LL128}};
+    const struct { const char *machine; step_phase_t phase; int batch, seq, tp, proto; int want; } c[] = {
+        {"nodes=4", STEP_TRAIN, 64, 4096, 8, RUN_PROTO_AUTO, PROTO_SIMPLE},     /* 512 MiB */
+        {"nodes=4", STEP_DECODE, 1, 4096, 8, RUN_PROTO_AUTO, PROTO_SIMPLE},     /* 16 KiB: one token of 8192 x bf16 */
+        {"nodes=1", STEP_DECODE, 1, 4096, 2, RUN_PROTO_AUTO, PROTO_LL},         /* the same, inside a node */
+        {"nodes=1", STEP_DECODE, 2, 4096, 2, RUN_PROTO_AUTO, PROTO_SIMPLE},     /* 32 KiB */
+        {"nodes=4", STEP_TRAIN, 64, 4096, 8, PROTO_LL128, PROTO_LL128}};
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        topo_t *t = th_load("topologies/cluster-h100.yaml", c[i].machine);
         step_req_t q = {.m = llm_find("llama3-70b"), .gpu = &topo_params_c(t)->gpu, .phase = c[i].phase,
-                        .batch = c[i].batch, .seq = c[i].seq, .tp = 8, .pp = 4, .proto = c[i].proto};
+                        .batch = c[i].batch, .seq = c[i].seq, .tp = c[i].tp, .pp = 4, .proto = c[i].proto};
         step_defaults(&q);
         step_out_t o;
         baton_err_t e = {0};
@@ -356,8 +360,8 @@ Test(step, a_stage_send_runs_nccls_p2p_protocols) {
                          proto_name((proto_t)o.comm[k].proto));
         }
         cr_expect(seen, "case %zu: a pp send", i);
+        topo_free(t);
     }
-    topo_free(t);
 }
 
 /* Collectives of every kind on overlapping rank lists, in any order, verify in

@@ -61,6 +61,8 @@ static const knob_t knobs[] = {
     {"match_latency", KNOB_TIME, AT(match_lat), 0, 0, 0},
     {"rendezvous_latency", KNOB_TIME, AT(rdzv_lat), 0, 0, 1},
     {"rendezvous_above", KNOB_COUNT, AT(rdzv_above), 0, MANY, 0},
+    {"inline_latency", KNOB_TIME, AT(inline_lat), 0, 0, 0},
+    {"inline_max", KNOB_COUNT, AT(inline_max), 0, MANY, 0},
     {"nccl_version", KNOB_VERSION, AT(lib.nccl_version), 0, 0, 0},
     {"registered", KNOB_BOOL, AT(registered), 0, 0, 0},
     {"nccl_tuner", KNOB_BOOL, AT(nccl_tuner), 0, 0, 0},

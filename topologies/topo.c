@@ -192,6 +192,7 @@ topo_t *topo_create(const char *name) {
     t->params.match_lat = TOPO_MATCH_LAT;
     t->params.rdzv_lat = TOPO_RDZV_LAT;
     t->params.rdzv_above = TOPO_RDZV_ABOVE;
+    t->params.inline_max = TOPO_INLINE_MAX;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
 }

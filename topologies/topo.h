@@ -196,6 +196,12 @@ typedef struct topo_dragonfly {
 #define TOPO_RDZV_LAT 8e-6
 #define TOPO_RDZV_ABOVE 4097
 
+/* The largest payload libfabric's CXI provider sends inline in its command
+ * (an IDC: "Always use IDCs when the payload fits", prov/cxi cxip_msg.c;
+ * CXIP_INJECT_SIZE = C_MAX_IDC_PAYLOAD_UNR, 192 bytes, cassini_hw_defs.h):
+ * topo_params_t.inline_max unless the file says. */
+#define TOPO_INLINE_MAX 192
+
 /* A machine's `launch` unless its file sets one (topo_params_t.launch). */
 #define TOPO_LAUNCH_DEFAULT 2.8e-6
 
@@ -254,6 +260,12 @@ typedef struct topo_params {
     int rdzv_above;      /* bytes on the wire (a protocol's flags and all) a message may
                             have and still go eagerly (libfabric CXI's max_eager_size:
                             FI_CXI_RDZV_THRESHOLD + FI_CXI_RDZV_GET_MIN) */
+    double inline_lat;   /* seconds a rank's proxy thread spends, one send after another,
+                            on a network send of at most inline_max bytes from GPU memory:
+                            the network's library sends such a payload inline in the
+                            command the CPU writes, so it first copies it out of GPU
+                            memory (libfabric CXI's IDC; ncclrule.c proxy_inline); 0: none */
+    int inline_max;      /* bytes on the wire a send may have and go inline (TOPO_INLINE_MAX) */
     double stage_lat;    /* seconds each ring step of a staged Simple transfer pays beyond
                             the links (its flag, then the data, read back from host memory:
                             a pipeline's fill the ceiling adds); 0: none */

@@ -303,9 +303,17 @@ static int candidates(const char *algo, coll_t coll, const algo_t **out, int max
 }
 
 /* A pipeline stage's send is NCCL's send/recv, on the protocol NCCL's p2p
- * rule gives it (ncclrule_p2p_proto); the chain that times it would take any. */
-static int p2p_protocol(const step_comm_t *c, int pr) {
-    return c->kind != STEP_PP || pr == (int)ncclrule_p2p_proto(c->bytes);
+ * rule gives it (ncclrule_p2p_proto: Simple where a stage's pair spans two
+ * nodes); the chain that times it would take any. */
+static int p2p_protocol(const topo_t *t, const step_req_t *q, const step_comm_t *c, int pr) {
+    if (c->kind != STEP_PP) return 1;
+    int network = 0;
+    int32_t r[2];
+    for (int i = 0; i < c->groups && !network && c->ranks == 2; i++) {
+        group_ranks(q, c, i, r);
+        network = ncclrule_crosses(t, r, 2);
+    }
+    return pr == (int)ncclrule_p2p_proto(c->bytes, network);
 }
 
 /* The fastest row and protocol for comm c (among q->algo's candidates), all
@@ -330,7 +338,7 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
     for (int i = 0; i < n; i++)
         for (int pr = none ? PROTO_NONE : PROTO_LL; pr <= (none ? PROTO_NONE : PROTO_SIMPLE); pr++) {
             if (q->proto != RUN_PROTO_AUTO && !none && pr != q->proto) continue;
-            if (q->proto == RUN_PROTO_AUTO && !none && !p2p_protocol(c, pr)) continue;
+            if (q->proto == RUN_PROTO_AUTO && !none && !p2p_protocol(t, q, c, pr)) continue;
             if (nccl && !none && rows[i]->nccl && !ncclrule_runs_at(t, rows[i], (proto_t)pr, c->ranks, c->bytes, 0)) continue;
             if (nccl && !none && !rows[i]->nccl && pr != PROTO_SIMPLE && q->proto == RUN_PROTO_AUTO) continue;
             baton_err_t skip = {0};

@@ -124,6 +124,17 @@ static void match_lines(const topo_t *t) {
     printf("  (rendezvous_latency, rendezvous_above); NCCL's own model does not know\n");
 }
 
+/* Inline sends (topo_params_t.inline_lat): what baton makes of libfabric's
+ * IDCs from GPU memory; neither NCCL nor libfabric says it. */
+static void inline_lines(const topo_t *t) {
+    const topo_params_t *p = topo_params_c(t);
+    if (p->inline_lat <= 0 || p->socket || !p->gdr) return;
+    printf("network: a send of at most %d bytes goes inline in the command the CPU writes (libfabric CXI's IDC),\n"
+           "  so one from GPU memory (Simple's and LL128's buffers under GPUDirect RDMA) is copied out first:\n"
+           "  %.4g us each, one after another on its rank's proxy thread (inline_latency, inline_max); NCCL's own\n"
+           "  model does not know\n", p->inline_max, p->inline_lat * 1e6);
+}
+
 /* CollNet: the fabric's reducing switches, as NCCL_DEBUG=INFO names the
  * SHARP trees (one per rail here). */
 static void sharp(const topo_t *t) {
@@ -319,6 +330,7 @@ static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const 
     pxn(t);
     socket_lines(t);
     match_lines(t);
+    inline_lines(t);
     sharp(t);
     library(t, tu ? tu->tuned : 0);
     nccl_env(t);

@@ -23,14 +23,14 @@ static int part(int n, const char *name, double v, double total, int always) {
 
 /* What every run adds to its links' time: once per call, the switches'
  * synchronisation, the GPU's ceilings, the socket transport's proxy thread,
- * NCCL's proxy scan, the launches. */
+ * NCCL's proxy scan and inline copies, the launches. */
 static int parts_added(int n, const run_parts_t *x) {
     n = part(n, "once per call", x->once, x->total, 1);
     n = part(n, "switch sync", x->sync, x->total, 0);
     n = part(n, "GPU/host ceiling on busbw", x->ceiling, x->total, 0);
     n = part(n, x->socket_tcp ? "socket proxy thread's messages" : "proxy's tag matching, a message at a time", x->socket,
              x->total, 0);
-    n = part(n, "NCCL proxy's LL scan", x->proxy, x->total, 0);
+    n = part(n, "NCCL proxy's LL scan, inline copies", x->proxy, x->total, 0);
     return part(n, "-g launches", x->launches, x->total, 0);
 }
 

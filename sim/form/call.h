@@ -107,7 +107,9 @@ typedef struct run_out {
     algo_opts_t opts;        /* the options the row ran with: the machine's rings and groups, and
                                 NCCL's channels and pipeline under -a nccl (run_parts reads them) */
     double links_s;          /* of time_s, the links' (closed form, or the engine's run) */
-    double proxy_s;          /* of time_s, NCCL's proxy reading LL lines (proxy_scan) */
+    double proxy_s;          /* of time_s, NCCL's proxy thread's own work: reading LL lines
+                                (proxy_scan), copying inline sends out of GPU memory
+                                (proxy_inline) */
     double socket_s;         /* of time_s, the proxy thread handling the network messages one
                                 by one (the socket transport's TCP stack, software tag
                                 matching), beyond the links' time and the ceilings

@@ -125,10 +125,20 @@ static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n, unsigned prot
 int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, unsigned protos) {
     if (!ncclrule_runs(t, a, pr, protos) || !nccl_has(t, a, p, n, ncclrule_protos(pr, protos))) return 0;
     if (strcmp(a->nccl, "p2p") != 0 || p < 1) return 1;
-    return (pr == PROTO_LL) == (n / (uint64_t)p <= NCCL_P2P_LL_THRESHOLD);
+    int g = topo_params_c(t)->group_size;
+    return pr == ncclrule_p2p_proto(n / (uint64_t)p, g > 0 && g < p);
 }
 
-proto_t ncclrule_p2p_proto(uint64_t n) { return n <= NCCL_P2P_LL_THRESHOLD ? PROTO_LL : PROTO_SIMPLE; }
+proto_t ncclrule_p2p_proto(uint64_t n, int network) {
+    return n <= NCCL_P2P_LL_THRESHOLD && !network ? PROTO_LL : PROTO_SIMPLE;
+}
+
+int ncclrule_crosses(const topo_t *t, const int32_t *r, int n) {
+    int g = topo_params_c(t)->group_size;
+    for (int i = 1; i < n && g > 0; i++)
+        if (r[i] / g != r[0] / g) return 1;
+    return 0;
+}
 
 /* Whether some GPU of the run both writes staged data to host memory and
  * reads staged data from it: p2p off, two ranks share a host, and a rank
@@ -152,6 +162,22 @@ static double proxy_message(const topo_t *t) {
     const topo_params_t *tp = topo_params_c(t);
     if (tp->socket) return tp->socket_threads == 0 ? tp->socket_lat : 0;
     return tp->sw_match ? tp->match_lat : 0;
+}
+
+/* What the proxy thread spends copying inline sends out of GPU memory, one
+ * after another. libfabric's CXI provider sends a payload of at most
+ * inline_max bytes (C_MAX_IDC_PAYLOAD_UNR, 192) inline in the command the
+ * CPU writes (an IDC), so one in GPU memory is first copied out, inline_lat
+ * each. NCCL's network buffers are in GPU memory under GPUDirect RDMA for
+ * Simple and LL128, LL's in host memory (src/transport/net.cc; a p2p
+ * connection's are Simple's); so: the busiest rank's sends to other nodes
+ * of those protocols, at most inline_max bytes on the wire. Not under the
+ * socket transport, which never goes through libfabric. */
+static double proxy_inline(const topo_t *t, const sched_t *s, proto_t pr) {
+    const topo_params_t *tp = topo_params_c(t);
+    if (tp->inline_lat <= 0 || tp->socket || !tp->gdr || (pr != PROTO_SIMPLE && pr != PROTO_LL128)) return 0;
+    uint64_t most = pr == PROTO_LL128 ? (uint64_t)tp->inline_max * 120 / 128 : (uint64_t)tp->inline_max;
+    return (double)sockmsgs_small_sends(s, tp->group_size, most) * tp->inline_lat;
 }
 
 /* The call takes at least the busiest thread's messages x that cost. The
@@ -226,7 +252,7 @@ void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, c
     double capped = gpu_and_host(t, q, pc, kernel_ranks(t, o->algo, o->ranks), links), sock = proxy_floor(t, s, pc);
     o->links_s = links;
     o->socket_s = sock > capped ? sock - capped : 0;
-    o->proxy_s = proxy_scan(t, q, o, pr);
+    o->proxy_s = proxy_scan(t, q, o, pr) + proxy_inline(t, s, pr);
     o->launch_s = launches(t, q);
     o->time_s = (sock > capped ? sock : capped) + o->launch_s + o->proxy_s;
 }

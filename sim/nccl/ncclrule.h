@@ -12,12 +12,18 @@
  * node's GPUs talk over NVLink (docs/reference/nccl.md 1.1). */
 int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr, unsigned protos);
 /* The same for a call of n bytes on p ranks: a point-to-point row (all-to-
- * all's grouped sends) runs LL while a peer's message, n / p, is at most
- * NCCL_P2P_LL_THRESHOLD's default 16 KiB, else Simple (enqueue.cc). */
+ * all's grouped sends) runs the protocol ncclrule_p2p_proto gives a peer's
+ * message, n / p, across nodes where the p ranks fill more than one. */
 #define NCCL_P2P_LL_THRESHOLD 16384
 /* The protocol NCCL's send/recv runs a peer's message of n bytes with: LL
- * up to NCCL_P2P_LL_THRESHOLD, else Simple, never LL128 (enqueue.cc). */
-proto_t ncclrule_p2p_proto(uint64_t n);
+ * up to NCCL_P2P_LL_THRESHOLD's default 16 KiB where the connection has LL
+ * buffers, else Simple, never LL128 (enqueue.cc). A network connection has
+ * none: net.cc gives a p2p connection LL buffers only under
+ * NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (default 0, 2.18-2.30), so a message
+ * across nodes (`network`) is Simple at every size. */
+proto_t ncclrule_p2p_proto(uint64_t n, int network);
+/* Whether ranks r[0 .. n) of t lie on more than one node (group_size). */
+int ncclrule_crosses(const topo_t *t, const int32_t *r, int n);
 int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, unsigned protos);
 
 /* NCCL's version on t (`library: {nccl: 2.26.6}`, --set nccl_version=):

@@ -1,6 +1,7 @@
 /* sockmsgs.c - the network messages of a schedule's busiest rank, for NCCL's
  * socket transport (ncclrule.c's proxy-thread floor): every send to and
- * receive from another node, counted op by op.
+ * receive from another node, counted op by op; or, for libfabric's inline
+ * sends (ncclrule.c proxy_inline), only the sends of at most a few bytes.
  *
  * A tree's programs grow with the size (one op a chunk), so the count walks
  * millions of ops at the top sizes; doctor asks it again for each machine of
@@ -47,22 +48,30 @@ static uint32_t prog_len(const sched_t *s, int r, int c) {
     return lo;
 }
 
+/* Whether op counts: small 0, every send to and receive from another
+ * node; else the sends to another node of 1 to small bytes. */
+static int counts(const sched_t *s, int g, int r, const sched_op_t *op, uint64_t small) {
+    int out = op->send && op->send_peer / g != r / g;
+    if (small == 0) return out + (op->recv != RECV_NONE && op->recv_peer / g != r / g);
+    uint64_t n = out && op->nchunk ? sched_range_bytes(s, op->chunk, op->nchunk) : 0;
+    return n >= 1 && n <= small;
+}
+
 /* (r, c)'s messages to other nodes: one stretch's x reps where the
  * program repeats (sched_t.reps), else op by op. */
-static uint64_t chan_messages(const sched_t *s, int g, int r, int c) {
+static uint64_t chan_messages(const sched_t *s, int g, int r, int c, uint64_t small) {
     uint32_t stretch = s->reps > 1 ? prog_len(s, r, c) / s->reps : UINT32_MAX;
     uint64_t m = 0;
     sched_op_t op;
-    for (uint32_t pc = 0; pc < stretch && sched_op(s, r, c, pc, &op); pc++)
-        m += (op.send && op.send_peer / g != r / g) + (op.recv != RECV_NONE && op.recv_peer / g != r / g);
+    for (uint32_t pc = 0; pc < stretch && sched_op(s, r, c, pc, &op); pc++) m += counts(s, g, r, &op, small);
     return s->reps > 1 ? m * s->reps : m;
 }
 
-static uint64_t walk(const sched_t *s, int g) {
+static uint64_t walk(const sched_t *s, int g, uint64_t small) {
     uint64_t most = 0;
     for (int r = 0, span = walk_span(s, g); r < span; r++) {
         uint64_t m = 0;
-        for (int c = 0; c < s->nchannels; c++) m += chan_messages(s, g, r, c);
+        for (int c = 0; c < s->nchannels; c++) m += chan_messages(s, g, r, c, small);
         if (m > most) most = m;
     }
     return most;
@@ -78,7 +87,7 @@ typedef struct {
     sched_prog_fn prog;
     const char *algo;
     int coll, nranks, nchannels, root, helpers, g;
-    uint64_t bytes, messages;
+    uint64_t bytes, small, messages;
     uint32_t nblocks, per_block;
     int64_t param[4];
     size_t orders_n;
@@ -90,10 +99,10 @@ typedef struct {
 static msgkey_t kept[SOCKMSGS_KEPT];
 static unsigned nkept, next_out;
 
-static int make_key(const sched_t *s, int g, msgkey_t *k) {
+static int make_key(const sched_t *s, int g, uint64_t small, msgkey_t *k) {
     if (s->group || s->part) return 0;
     *k = (msgkey_t){.prog = s->prog, .algo = s->algo, .coll = (int)s->coll, .nranks = s->nranks, .nchannels = s->nchannels,
-                    .root = s->root, .helpers = s->helpers, .g = g, .bytes = s->bytes, .nblocks = s->nblocks,
+                    .root = s->root, .helpers = s->helpers, .g = g, .bytes = s->bytes, .small = small, .nblocks = s->nblocks,
                     .per_block = s->per_block,
                     .orders_n = s->orders ? (size_t)s->orders->count * (size_t)s->orders->nranks : 0,
                     .orders = s->orders ? s->orders->rank : NULL};
@@ -104,7 +113,7 @@ static int make_key(const sched_t *s, int g, msgkey_t *k) {
 static int same(const msgkey_t *a, const msgkey_t *b) {
     return a->prog == b->prog && a->algo == b->algo && a->coll == b->coll && a->nranks == b->nranks &&
            a->nchannels == b->nchannels && a->root == b->root && a->helpers == b->helpers && a->g == b->g &&
-           a->bytes == b->bytes && a->nblocks == b->nblocks && a->per_block == b->per_block &&
+           a->bytes == b->bytes && a->small == b->small && a->nblocks == b->nblocks && a->per_block == b->per_block &&
            !memcmp(a->param, b->param, sizeof a->param) && a->orders_n == b->orders_n &&
            (a->orders_n == 0 || !memcmp(a->orders, b->orders, a->orders_n * sizeof *a->orders));
 }
@@ -121,13 +130,18 @@ static void keep(msgkey_t k) {
     *slot = k;
 }
 
-uint64_t sockmsgs_busiest(const sched_t *s, int g) {
+/* The busiest rank's count (small: as counts), remembered. */
+static uint64_t busiest(const sched_t *s, int g, uint64_t small) {
     if (s == NULL || g <= 0 || g >= s->nranks) return 0;
     msgkey_t k;
-    if (!make_key(s, g, &k)) return walk(s, g);
+    if (!make_key(s, g, small, &k)) return walk(s, g, small);
     for (unsigned i = 0; i < nkept; i++)
         if (same(&kept[i], &k)) return kept[i].messages;
-    k.messages = walk(s, g);
+    k.messages = walk(s, g, small);
     keep(k);
     return k.messages;
 }
+
+uint64_t sockmsgs_busiest(const sched_t *s, int g) { return busiest(s, g, 0); }
+
+uint64_t sockmsgs_small_sends(const sched_t *s, int g, uint64_t most) { return most ? busiest(s, g, most) : 0; }

@@ -1,5 +1,6 @@
 /* sockmsgs.h - the network messages of a schedule's busiest rank (NCCL's
- * socket transport: its proxy thread handles each in turn). */
+ * proxy thread handles each in turn: the socket transport's, libfabric's
+ * inline sends). */
 #ifndef BATON_SOCKMSGS_H
 #define BATON_SOCKMSGS_H
 
@@ -10,5 +11,9 @@
 /* The most sends to and receives from another node (nodes of g ranks:
  * rank / g) that one rank of s makes; 0 when all ranks share a node. */
 uint64_t sockmsgs_busiest(const sched_t *s, int g);
+
+/* The most sends to another node carrying 1 to `most` bytes that one rank
+ * of s makes (libfabric's inline sends: ncclrule.c proxy_inline). */
+uint64_t sockmsgs_small_sends(const sched_t *s, int g, uint64_t most);
 
 #endif

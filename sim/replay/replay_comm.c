@@ -55,17 +55,17 @@ static const char *group_row(const replay_req_t *q, coll_t coll) {
     }
 }
 
-static proto_t group_proto(const topo_t *t, const replay_req_t *q, int p2p, uint64_t bytes) {
+static proto_t group_proto(const topo_t *t, const replay_req_t *q, const replay_comm_t *c) {
     if (q->proto != RUN_PROTO_AUTO) return (proto_t)q->proto;
     if (topo_params_c(t)->no_protocols) return PROTO_NONE;
-    return p2p ? ncclrule_p2p_proto(bytes) : PROTO_SIMPLE;
+    return c->p2p ? ncclrule_p2p_proto(c->bytes, ncclrule_crosses(t, c->ranks, c->nranks)) : PROTO_SIMPLE;
 }
 
 /* A group (or a send/recv pair) alone in one engine run. */
 static int time_group(topo_t *t, const replay_req_t *q, replay_comm_t *c, baton_err_t *e) {
     conc_coll_t m = {.coll = c->coll, .bytes = c->bytes, .nranks = c->nranks, .ranks = c->ranks, .channels = 1, .after = -1};
     snprintf(m.algo, sizeof m.algo, "%s", c->p2p ? "chain" : group_row(q, c->coll));
-    conc_opts_t o = {.proto = group_proto(t, q, c->p2p, c->bytes), .contention = q->contention};
+    conc_opts_t o = {.proto = group_proto(t, q, c), .contention = q->contention};
     engine_result_t r;
     int rc = conc_run(t, &m, 1, &o, &r, e);
     if (rc == 0) c->each_s = r.time_s;
