@@ -437,17 +437,26 @@ static void written_whole_reads_back(const char *sets, int standalone) {
  * so the call takes exactly 7 x the latency more, closed form and engine
  * alike, once a block is one byte past the eager size; not at it, not with
  * the NIC matching, not on NCCL's socket transport, not inside one node. */
-static double ag_ring_time(const char *sets, const char *proto, uint64_t block, int predict) {
+/* A call of `block` bytes a rank (an all-gather's block, an all-to-all's
+ * peer message) on polaris with sets, on one channel; proto "auto" or a
+ * protocol's name; -a nccl under NCCL's rules. */
+static double polaris_time(const char *sets, coll_t coll, const char *algo, const char *proto, uint64_t block,
+                           int predict) {
     topo_t *t = th_load("topologies/polaris.yaml", sets);
     int p = topo_nranks(t);
-    run_req_t q = {.coll = COLL_ALLGATHER, .algo = "ring", .bytes = block * (uint64_t)p, .predict = predict,
-                   .proto = proto_parse(proto), .opts.channels = 1};
+    run_req_t q = {.coll = coll, .algo = algo, .bytes = block * (uint64_t)p, .predict = predict,
+                   .proto = strcmp(proto, "auto") ? (int)proto_parse(proto) : RUN_PROTO_AUTO, .opts.channels = 1,
+                   .nccl_rules = strcmp(algo, "nccl") == 0};
     run_out_t o;
     baton_err_t e = {0};
     cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
     engine_result_free(&o.eng);
     topo_free(t);
     return o.time_s;
+}
+
+static double ag_ring_time(const char *sets, const char *proto, uint64_t block, int predict) {
+    return polaris_time(sets, COLL_ALLGATHER, "ring", proto, block, predict);
 }
 
 static double rdzv_added(const char *sets, const char *proto, uint64_t block, int predict) {
@@ -574,41 +583,32 @@ Test(rendezvous, nccl_env_sets_the_eager_size) {
  * sends one message to each remote peer, so it adds (p - 4) x the latency
  * where a peer's message is at most 192 bytes, nothing above, in the closed
  * form and in the simulator alike. */
-static double a2a_time(const char *sets, const char *algo, const char *proto, uint64_t bytes, int predict) {
-    topo_t *t = th_load("topologies/polaris.yaml", sets);
-    run_req_t q = {.coll = COLL_ALLTOALL, .algo = algo, .bytes = bytes, .predict = predict,
-                   .proto = strcmp(proto, "auto") ? (int)proto_parse(proto) : RUN_PROTO_AUTO,
-                   .opts.channels = 1, .nccl_rules = strcmp(algo, "nccl") == 0};
-    run_out_t o;
-    baton_err_t e = {0};
-    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
-    engine_result_free(&o.eng);
-    topo_free(t);
-    return o.time_s;
+static double a2a_time(const char *sets, const char *algo, const char *proto, uint64_t peer, int predict) {
+    return polaris_time(sets, COLL_ALLTOALL, algo, proto, peer, predict);
 }
 
-static double inline_added(const char *sets, const char *proto, uint64_t bytes, int predict) {
+static double inline_added(const char *sets, const char *proto, uint64_t peer, int predict) {
     char with[256], without[256];
     snprintf(with, sizeof with, "%s inline_latency=20us", sets);
     snprintf(without, sizeof without, "%s inline_latency=0", sets);
-    return a2a_time(with, "direct", proto, bytes, predict) - a2a_time(without, "direct", proto, bytes, predict);
+    return a2a_time(with, "direct", proto, peer, predict) - a2a_time(without, "direct", proto, peer, predict);
 }
 
 Test(inline_sends, a_small_send_from_gpu_memory_is_copied_out_first) {
     for (int predict = 0; predict < 2; predict++) {
-        cr_expect_float_eq(inline_added("nodes=2", "Simple", 8 * 192, predict), 4 * 20e-6, 1e-12, "predict %d", predict);
-        cr_expect_float_eq(inline_added("nodes=2", "Simple", 8 * 208, predict), 0, 1e-12, "208 bytes a peer: by DMA");
-        cr_expect_float_eq(inline_added("nodes=8", "Simple", 32 * 128, predict), 28 * 20e-6, 1e-12, "28 remote peers");
-        cr_expect_float_eq(inline_added("nodes=2", "LL128", 8 * 176, predict), 4 * 20e-6, 1e-12, "LL128: 188 B on the wire");
-        cr_expect_float_eq(inline_added("nodes=2", "LL128", 8 * 192, predict), 0, 1e-12, "LL128: 205 B on the wire");
-        cr_expect_float_eq(inline_added("nodes=2", "LL", 8 * 64, predict), 0, 1e-12, "LL's buffers are in host memory");
-        cr_expect_float_eq(inline_added("nodes=2 inline_max=256", "Simple", 8 * 208, predict), 4 * 20e-6, 1e-12,
+        cr_expect_float_eq(inline_added("nodes=2", "Simple", 192, predict), 4 * 20e-6, 1e-12, "predict %d", predict);
+        cr_expect_float_eq(inline_added("nodes=2", "Simple", 208, predict), 0, 1e-12, "208 bytes a peer: by DMA");
+        cr_expect_float_eq(inline_added("nodes=8", "Simple", 128, predict), 28 * 20e-6, 1e-12, "28 remote peers");
+        cr_expect_float_eq(inline_added("nodes=2", "LL128", 176, predict), 4 * 20e-6, 1e-12, "LL128: 188 B on the wire");
+        cr_expect_float_eq(inline_added("nodes=2", "LL128", 192, predict), 0, 1e-12, "LL128: 205 B on the wire");
+        cr_expect_float_eq(inline_added("nodes=2", "LL", 64, predict), 0, 1e-12, "LL's buffers are in host memory");
+        cr_expect_float_eq(inline_added("nodes=2 inline_max=256", "Simple", 208, predict), 4 * 20e-6, 1e-12,
                            "inline_max moves the switch");
-        cr_expect_float_eq(inline_added("nodes=2 gdr=false", "Simple", 8 * 128, predict), 0, 1e-12,
+        cr_expect_float_eq(inline_added("nodes=2 gdr=false", "Simple", 128, predict), 0, 1e-12,
                            "without GPUDirect RDMA the buffers are in host memory");
-        cr_expect_float_eq(inline_added("nodes=2 socket=true", "Simple", 8 * 128, predict), 0, 1e-12,
+        cr_expect_float_eq(inline_added("nodes=2 socket=true", "Simple", 128, predict), 0, 1e-12,
                            "NCCL's sockets never go through libfabric");
-        cr_expect_float_eq(inline_added("nodes=1", "Simple", 4 * 128, predict), 0, 1e-12, "one node: no network send");
+        cr_expect_float_eq(inline_added("nodes=1", "Simple", 128, predict), 0, 1e-12, "one node: no network send");
     }
 }
 
@@ -631,9 +631,9 @@ Test(inline_sends, nccls_p2p_runs_simple_across_nodes) {
  * 256-byte ones, 10.7-12.5 us a remote peer; the shipped 11.7 us puts 4 x
  * 11.7 on 2 nodes' 1 KiB and nothing on 2 KiB. */
 Test(inline_sends, polaris_pays_its_logs_cost) {
-    double small = a2a_time("nodes=2", "nccl", "auto", 1024, 1), none = a2a_time("nodes=2 inline_latency=0", "nccl", "auto", 1024, 1);
+    double small = a2a_time("nodes=2", "nccl", "auto", 128, 1), none = a2a_time("nodes=2 inline_latency=0", "nccl", "auto", 128, 1);
     cr_expect_float_eq(small - none, 4 * 11.7e-6, 1e-12);
-    double big = a2a_time("nodes=2", "nccl", "auto", 2048, 1), bnone = a2a_time("nodes=2 inline_latency=0", "nccl", "auto", 2048, 1);
+    double big = a2a_time("nodes=2", "nccl", "auto", 256, 1), bnone = a2a_time("nodes=2 inline_latency=0", "nccl", "auto", 256, 1);
     cr_expect_float_eq(big, bnone, 1e-15);
 }
 
