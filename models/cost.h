@@ -16,7 +16,7 @@
 typedef struct cost_view {
     double alpha, beta, beta_path;
     int channels;
-    double rdzv;
+    double rdzv, match;
 } cost_view_t;
 
 typedef struct cost_model {
@@ -51,8 +51,10 @@ typedef struct cost_model {
      * of more than rdzv_above bytes (payload: a protocol's efficiency taken
      * off the wire's threshold, proto_apply) pays rdzv more, on the steps
      * that cross the network (across.rdzv where the row has such a view;
-     * else the whole machine's, whose alpha is a crossing's). 0: none. */
-    double rdzv, rdzv_above;
+     * else the whole machine's, whose alpha is a crossing's). 0: none. And
+     * where the host matches tags (topo_params_t.match_lat), every message
+     * on those steps waits match more. */
+    double rdzv, rdzv_above, match;
 } cost_model_t;
 
 /* m as the steps between groups see it. */
@@ -64,6 +66,7 @@ static inline cost_model_t cost_across(const cost_model_t *m) {
         r.beta_path = m->across.beta_path;
         r.channels = m->across.channels;
         r.rdzv = m->across.rdzv;
+        r.match = m->across.match;
         r.has_across = 0;
     }
     return r;
@@ -74,20 +77,21 @@ static inline double cost_block(int p, unsigned long long n) {
     return (double)(n / (unsigned long long)p + (n % (unsigned long long)p != 0));
 }
 
-/* The rendezvous a message of `msg` bytes waits: rdzv where it is longer
- * than the transport sends eagerly. */
+/* What a message of `msg` bytes waits for the host across the network: its
+ * match, and the rendezvous where it is longer than the transport sends
+ * eagerly. */
 static inline double cost_rdzv(const cost_model_t *c, double msg) {
-    return c->rdzv > 0 && msg > c->rdzv_above ? c->rdzv : 0;
+    return c->match + (c->rdzv > 0 && msg > c->rdzv_above ? c->rdzv : 0);
 }
 
-/* What a message of `msg` bytes waits beyond its links: alpha and its rendezvous. */
+/* What a message of `msg` bytes waits beyond its links: alpha, its match and rendezvous. */
 static inline double cost_alpha(const cost_model_t *c, double msg) { return c->alpha + cost_rdzv(c, msg); }
 
 /* The rendezvous of `steps` steps whose messages double from blk bytes
  * (blk, 2 blk, 4 blk, ...: recursive doubling, Bruck; halving's in reverse). */
 static inline double cost_rdzv_doubling(const cost_model_t *c, double blk, int steps) {
     double r = 0;
-    for (int i = 0; i < steps && c->rdzv > 0; i++, blk *= 2) r += cost_rdzv(c, blk);
+    for (int i = 0; i < steps && (c->rdzv > 0 || c->match > 0); i++, blk *= 2) r += cost_rdzv(c, blk);
     return r;
 }
 

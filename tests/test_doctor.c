@@ -358,8 +358,8 @@ Test(doctor, bad_input_is_named) {
 
 /* A machine whose file measures baton's error on its own logs (polaris's
  * fidelity:) is judged by that band, not its kind's. The libfabric
- * all-reduce runs at the NIC rate the file has (read off these logs): 0.7 %
- * below, within the band of 10 %: healthy, exit 0 under --fail-below. The
+ * all-reduce runs at the NIC rate the file has (read off these logs): 1.3 %
+ * below, within the band of 11 %: healthy, exit 0 under --fail-below. The
  * all-to-all, 41 % under baton at its top, is not below (a health check must
  * not drain it), but within a band of 58 % doctor cannot tell (exit 4: neither
  * pass nor drain), and the band says whose error it is; the socket
@@ -372,8 +372,8 @@ Test(doctor, a_machines_own_logs_set_its_band) {
     char args[512];
     snprintf(args, sizeof args, "doctor -t polaris --set nodes=2 --set nccl_version=2.18 --fail-below 10 --nccl-tests %s", ar);
     cr_expect_eq(th_cli(args, &out, 1), 0, "%s", out);
-    cr_expect(strstr(out, "verdict: healthy: busbw at >= 8 MiB is 0.7 % below the machine's") != NULL, "%s", out);
-    cr_expect(strstr(out, "the band's low edge -10.0 %") != NULL, "%s", out);
+    cr_expect(strstr(out, "verdict: healthy: busbw at >= 8 MiB is 1.3 % below the machine's") != NULL, "%s", out);
+    cr_expect(strstr(out, "the band's low edge -11.0 %") != NULL, "%s", out);
     free(out);
     snprintf(args, sizeof args, "doctor -t polaris --set nodes=2 --set nccl_version=2.18 --fail-below 10 -c alltoall "
              "--nccl-tests %s", log);
@@ -390,7 +390,7 @@ Test(doctor, a_machines_own_logs_set_its_band) {
     j = th_cli_json("doctor -t polaris --set nodes=128 --set socket=true --set nccl_version=2.18 --json --nccl-tests "
                     "validate/logs/nccl-tests-scale/polaris_nccl_2_18_n128_all_reduce_setup1.txt");
     cr_expect_str_eq(str(j, "verdict"), "below");
-    cr_expect_float_eq(th_jnum(cJSON_GetObjectItemCaseSensitive(j, "band"), "large_low_pct"), -20, 1e-9, "the socket band");
+    cr_expect_float_eq(th_jnum(cJSON_GetObjectItemCaseSensitive(j, "band"), "large_low_pct"), -21, 1e-9, "the socket band");
     cJSON_Delete(j);
 }
 

@@ -743,6 +743,10 @@ double topo_rdzv_lat(const topo_t *t) {
     return t->params.sw_match && !t->params.socket ? t->params.rdzv_lat : 0;
 }
 
+double topo_match_lat(const topo_t *t) {
+    return t->params.sw_match && !t->params.socket ? t->params.match_lat : 0;
+}
+
 int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     *m = (cost_model_t){0};
     int rc = cost_routes(t, e), p = t->nranks;
@@ -755,7 +759,7 @@ int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     m->ports = t->params.ports;
     m->inflight = t->params.max_inflight;
     m->reducers = t->nreducers;
-    if (c->net) m->rdzv = topo_rdzv_lat(t), m->rdzv_above = t->params.rdzv_above;
+    if (c->net) m->rdzv = topo_rdzv_lat(t), m->rdzv_above = t->params.rdzv_above, m->match = topo_match_lat(t);
     if (c->helper) m->helper_beta = 1.0 / (c->hbw * topo_nvls_eff(t)), m->helper_alpha = c->hlat;
     m->uniform = p < 2 || (c->lat - c->lat_lo <= 1e-12 * (c->lat > 0 ? c->lat : 1) && c->bw_hi - c->bw <= 1e-9 * c->bw);
     return 0;

@@ -189,11 +189,12 @@ typedef struct topo_dragonfly {
 /* What a rendezvous message waits under software matching where the file
  * does not say (topo_params_t.rdzv_lat): read off Polaris's NCCL 2.18
  * setup-5 all-reduce and all-gather logs at 2 and 8 nodes (the sum of
- * their MAPEs least at 8 us of 0-25); no public figure was found. And the
+ * their MAPEs least at 5 us of 0-12, with every network message waiting
+ * its match_lat too; 8 us before it did); no public figure was found. And the
  * largest eager message: libfabric 1.x's CXI defaults, CXIP_RDZV_THRESHOLD
  * 2048 + rdzv_get_min 2049 (prov/cxi cxip_info.c, cxip_txc.c
  * max_eager_size). docs/decisions/network-software.md, "Rendezvous". */
-#define TOPO_RDZV_LAT 8e-6
+#define TOPO_RDZV_LAT 5e-6
 #define TOPO_RDZV_ABOVE 4097
 
 /* The largest payload libfabric's CXI provider sends inline in its command
@@ -526,6 +527,10 @@ int topo_route_crosses_nic(const topo_t *t, const topo_route_t *r);
  * on RDMA (NCCL's socket transport never goes through libfabric), else 0:
  * the NIC matches a rendezvous header and issues its Get itself. */
 double topo_rdzv_lat(const topo_t *t);
+/* What every network message waits for the host to match its tag: match_lat
+ * where it matches in software (sw_match), not under the socket transport;
+ * 0: none. */
+double topo_match_lat(const topo_t *t);
 
 /* Machines that route alike (topo_twin.c): the same shape, latencies and
  * routing knobs, and each node's rates in the same order where routes

@@ -442,7 +442,7 @@ static void formula_parts(topo_t *t, const run_out_t *o, run_parts_t *x) {
     double *term[3] = {&x->alpha, &x->beta, &x->gamma};
     for (int i = 0; i < 3; i++) {
         y = m;
-        if (i != 0) y.alpha = y.across.alpha = y.rdzv = y.across.rdzv = 0;   /* a rendezvous is a latency */
+        if (i != 0) y.alpha = y.across.alpha = y.rdzv = y.across.rdzv = y.match = y.across.match = 0;   /* latencies */
         if (i != 1) y.beta = y.beta_path = y.across.beta = y.across.beta_path = y.helper_beta = 0;
         if (i != 2) y.gamma = 0;
         *term[i] = o->algo->cost(&y, o->ranks, o->bytes, &o->opts);
@@ -450,7 +450,7 @@ static void formula_parts(topo_t *t, const run_out_t *o, run_parts_t *x) {
     double whole = o->algo->cost(&m, o->ranks, o->bytes, &o->opts);
     x->overlap = whole - x->alpha - x->beta - x->gamma;
     y = m;                                     /* the savings, not half of a term the others may hide */
-    y.alpha /= 2, y.across.alpha /= 2, y.helper_alpha /= 2, y.rdzv /= 2, y.across.rdzv /= 2;
+    y.alpha /= 2, y.across.alpha /= 2, y.helper_alpha /= 2, y.rdzv /= 2, y.across.rdzv /= 2, y.match /= 2, y.across.match /= 2;
     x->half_alpha = whole - o->algo->cost(&y, o->ranks, o->bytes, &o->opts);
     y = m;
     y.beta /= 2, y.beta_path /= 2, y.across.beta /= 2, y.across.beta_path /= 2, y.helper_beta /= 2;

@@ -114,11 +114,11 @@ static void match_lines(const topo_t *t) {
         return;
     }
     printf("network: tags matched in software on the host (`software_matching: true`; FI_CXI_RX_MATCH_MODE=software):\n"
-           "  each network message a rank sends or receives costs its proxy thread %.4g us, one after another;\n"
-           "  a message of more than %d bytes on the wire goes by rendezvous (libfabric CXI: FI_CXI_RDZV_THRESHOLD\n"
-           "  + FI_CXI_RDZV_GET_MIN) and ", p->match_lat * 1e6, p->rdzv_above);
+           "  each network message a rank sends or receives costs its proxy thread %.4g us, one after another, and\n"
+           "  waits that long on its way; a message of more than %d bytes on the wire (libfabric CXI:\n"
+           "  FI_CXI_RDZV_THRESHOLD + FI_CXI_RDZV_GET_MIN) goes by rendezvous and ", p->match_lat * 1e6, p->rdzv_above);
     if (p->rdzv_lat > 0)
-        printf("waits %.4g us more for the host to match its header and fetch the rest\n", p->rdzv_lat * 1e6);
+        printf("waits %.4g us more for the host to match\n  its header and fetch the rest\n", p->rdzv_lat * 1e6);
     else
         printf("waits no longer: rendezvous_latency 0\n");
     printf("  (rendezvous_latency, rendezvous_above); NCCL's own model does not know\n");

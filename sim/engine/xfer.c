@@ -53,13 +53,16 @@ double xfer_eff(const engine_t *g, int si, int src, int dst) {
 /* The latency a message of `bytes` on route rt pays beyond its route's:
  * the protocol's, between ranks only (a reducing switch's own cost is paid
  * once per call, topo_params_t.nvls_lat), and across the network the
+ * host's tag match where it matches in software (topo_match_lat) and the
  * rendezvous where the message on the wire (the protocol's flags and all)
  * is longer than the transport sends eagerly (topo_rdzv_lat). */
 static double msg_extra(const engine_t *g, int si, int src, int dst, const topo_route_t *rt, uint64_t bytes) {
     if (src == dst || src >= g->s->nranks || dst >= g->s->nranks) return 0;
     const proto_cost_t *pc = stream_proto(g, si);
     double extra = pc ? pc->msg_latency : 0, wire = (double)bytes / (pc ? pc->efficiency : 1), rdzv = topo_rdzv_lat(g->t);
-    if (rdzv > 0 && wire > topo_params_c(g->t)->rdzv_above && topo_route_crosses_nic(g->t, rt)) extra += rdzv;
+    double match = topo_match_lat(g->t);
+    if ((rdzv > 0 || match > 0) && topo_route_crosses_nic(g->t, rt))
+        extra += match + (rdzv > 0 && wire > topo_params_c(g->t)->rdzv_above ? rdzv : 0);
     return extra;
 }
 

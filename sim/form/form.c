@@ -142,10 +142,11 @@ static int peer_view(topo_t *t, const algo_t *a, const sched_t *s, const cost_mo
         x.peer = a->peer_across;
         rc = one_pattern(t, a, &x, slots, C, folded, &across, e);
         if (rc > 0) {                                  /* a message crosses groups: the across view */
-            out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels, m->rdzv};
+            out->across = (cost_view_t){across.alpha, across.beta, across.beta_path, across.channels, m->rdzv, m->match};
             out->has_across = 1;
             x.peer = a->peer;
-            if (!a->peer || (m->rdzv > 0 && !pattern_crosses(t, &x, slots))) out->rdzv = 0;   /* inside nodes */
+            if (!a->peer || ((m->rdzv > 0 || m->match > 0) && !pattern_crosses(t, &x, slots)))
+                out->rdzv = out->match = 0;                                                      /* inside nodes */
         }
     }
     return rc < 0 ? rc : 0;
