@@ -460,10 +460,18 @@ static double ag_ring_time(const char *sets, const char *proto, uint64_t block, 
     return polaris_time(sets, COLL_ALLGATHER, "ring", proto, block, predict);
 }
 
+/* What the ring takes more with `knob` at 20 us than at `base` (a knob's
+ * own 0, or "" for sets as they are). */
+static double ring_added(const char *sets, const char *knob, const char *base, const char *proto, uint64_t block,
+                         int predict) {
+    char with[256], without[256];
+    snprintf(with, sizeof with, "%s %s=20us", sets, knob);
+    snprintf(without, sizeof without, "%s %s", sets, base);
+    return ag_ring_time(with, proto, block, predict) - ag_ring_time(without, proto, block, predict);
+}
+
 static double rdzv_added(const char *sets, const char *proto, uint64_t block, int predict) {
-    char with[256];
-    snprintf(with, sizeof with, "%s rendezvous_latency=20us", sets);
-    return ag_ring_time(with, proto, block, predict) - ag_ring_time(sets, proto, block, predict);
+    return ring_added(sets, "rendezvous_latency", "", proto, block, predict);
 }
 
 Test(rendezvous, a_message_past_the_eager_size_waits_for_the_host) {
@@ -649,10 +657,7 @@ Test(inline_sends, bad_values_are_named) {
  * at any size, closed form and engine alike; not where the NIC matches, not
  * on NCCL's sockets, not inside a node. */
 static double match_added(const char *sets, const char *proto, uint64_t block, int predict) {
-    char with[256], without[256];
-    snprintf(with, sizeof with, "%s match_latency=20us", sets);
-    snprintf(without, sizeof without, "%s match_latency=0", sets);
-    return ag_ring_time(with, proto, block, predict) - ag_ring_time(without, proto, block, predict);
+    return ring_added(sets, "match_latency", "match_latency=0", proto, block, predict);
 }
 
 Test(rendezvous, every_network_message_waits_for_its_match) {
