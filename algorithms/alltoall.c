@@ -143,7 +143,8 @@ const algo_t algo_alltoall_pairwise = {
     /* NCCL has no all-to-all algorithm: nccl-tests' alltoall_perf groups a
        send and a receive per peer, which NCCL's p2p schedule orders this
        way (step k: to rank + k, from rank - k), LL below its
-       NCCL_P2P_LL_THRESHOLD, else Simple; its p2p channels run 16 steps
+       NCCL_P2P_LL_THRESHOLD, else Simple, and Simple at every size across
+       nodes (ncclrule_p2p_proto); its p2p channels run 16 steps
        side by side (direct). -a nccl runs either, by the lower closed
        form. */
     .nccl = "p2p", .nccl_protos = 1u << PROTO_LL | 1u << PROTO_SIMPLE,

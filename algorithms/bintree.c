@@ -462,11 +462,15 @@ static double nodes_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
     double chunk = (double)n / (2.0 * (double)k), share = chunk / C, in = (double)(h - hN);
     double part = o && o->fill && share > (double)o->fill ? (double)o->fill : share;   /* a hop inside a node */
     /* a hop's rendezvous where it crosses the network: between groups, and inside them where a
-       group spans nodes (m->rdzv is 0 where the steps inside groups stay inside nodes: form.c) */
-    double xa = cost_alpha(&x, share), ma = cost_alpha(m, share), pa = cost_alpha(m, part);
+       group spans nodes (m->rdzv is 0 where the steps inside groups stay inside nodes: form.c);
+       the host's match (x.match) on the fill's crossings only, as the engine adds it: a latency
+       the chunks behind pipeline past */
+    cost_model_t xs = x;
+    xs.match = 0;
+    double xa = cost_alpha(&x, share), ma = cost_alpha(m, share), pa = cost_alpha(m, part), xsa = cost_alpha(&xs, share);
     double fill = 2 * in * (pa + part * m->beta_path) + 2.0 * hN * (xa + share * x.beta_path);
-    double a = ma > xa ? ma : xa, b = m->beta > x.beta ? m->beta : x.beta;
-    double in_stage = ma + share * m->beta_path, x_stage = G > 1 ? xa + share * x.beta_path : 0;
+    double a = ma > xsa ? ma : xsa, b = m->beta > x.beta ? m->beta : x.beta;
+    double in_stage = ma + share * m->beta_path, x_stage = G > 1 ? xsa + share * x.beta_path : 0;
     double in_fill = pa + part * m->beta_path;
     double stage = in_stage > x_stage ? in_stage : x_stage, step = a * (m->ports ? load : 1) + chunk * b;
     if (!m->ports && node_orders(o ? o->rings : NULL, p, g)) step = chunk * b > stage ? chunk * b : stage;

@@ -266,7 +266,8 @@ typedef struct topo_params {
                             the network's library sends such a payload inline in the
                             command the CPU writes, so it first copies it out of GPU
                             memory (libfabric CXI's IDC; ncclrule.c proxy_inline); 0: none */
-    int inline_max;      /* bytes on the wire a send may have and go inline (TOPO_INLINE_MAX) */
+    int inline_max;      /* bytes a send may have and go inline (TOPO_INLINE_MAX): Simple's, whose
+                            bytes on the wire are its payload */
     double stage_lat;    /* seconds each ring step of a staged Simple transfer pays beyond
                             the links (its flag, then the data, read back from host memory:
                             a pipeline's fill the ceiling adds); 0: none */

@@ -130,7 +130,7 @@ static void inline_lines(const topo_t *t) {
     const topo_params_t *p = topo_params_c(t);
     if (p->inline_lat <= 0 || p->socket || !p->gdr) return;
     printf("network: a send of at most %d bytes goes inline in the command the CPU writes (libfabric CXI's IDC),\n"
-           "  so one from GPU memory (Simple's and LL128's buffers under GPUDirect RDMA) is copied out first:\n"
+           "  so one from GPU memory (Simple's buffers under GPUDirect RDMA) is copied out first:\n"
            "  %.4g us each, one after another on its rank's proxy thread (inline_latency, inline_max); NCCL's own\n"
            "  model does not know\n", p->inline_max, p->inline_lat * 1e6);
 }

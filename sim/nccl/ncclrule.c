@@ -169,15 +169,15 @@ static double proxy_message(const topo_t *t) {
  * inline_max bytes (C_MAX_IDC_PAYLOAD_UNR, 192) inline in the command the
  * CPU writes (an IDC), so one in GPU memory is first copied out, inline_lat
  * each. NCCL's network buffers are in GPU memory under GPUDirect RDMA for
- * Simple and LL128, LL's in host memory (src/transport/net.cc; a p2p
- * connection's are Simple's); so: the busiest rank's sends to other nodes
- * of those protocols, at most inline_max bytes on the wire. Not under the
- * socket transport, which never goes through libfabric. */
+ * Simple (and LL128, whose sends are whole slices of 2 KiB, never inline:
+ * prims_ll128.h), LL's in host memory (src/transport/net.cc; a p2p
+ * connection's are Simple's); so: the busiest rank's Simple sends to other
+ * nodes of at most inline_max bytes. Not under the socket transport, which
+ * never goes through libfabric. */
 static double proxy_inline(const topo_t *t, const sched_t *s, proto_t pr) {
     const topo_params_t *tp = topo_params_c(t);
-    if (tp->inline_lat <= 0 || tp->socket || !tp->gdr || (pr != PROTO_SIMPLE && pr != PROTO_LL128)) return 0;
-    uint64_t most = pr == PROTO_LL128 ? (uint64_t)tp->inline_max * 120 / 128 : (uint64_t)tp->inline_max;
-    return (double)sockmsgs_small_sends(s, tp->group_size, most) * tp->inline_lat;
+    if (tp->inline_lat <= 0 || tp->socket || !tp->gdr || pr != PROTO_SIMPLE) return 0;
+    return (double)sockmsgs_small_sends(s, tp->group_size, (uint64_t)tp->inline_max) * tp->inline_lat;
 }
 
 /* The call takes at least the busiest thread's messages x that cost. The
