@@ -89,7 +89,7 @@ static double heap_cost(const cost_model_t *m, int p, uint64_t n, const algo_opt
     uint64_t k = algo_pipeline_chunks(n, o);
     double chunk = (double)(n / k + (n % k != 0));
     if (p < 2) return 0;                  /* a pipelined hop's rendezvous hides behind the chunks before it */
-    return 2.0 * (floor_lg(p) + (double)k - 1) * (m->alpha + chunk * per_byte) + floor_lg(p) * cost_rdzv(m, chunk);
+    return 2.0 * (floor_lg(p) + (double)k - 1) * (m->alpha + chunk * per_byte) + floor_lg(p) * cost_host(m, chunk);
 }
 
 /* The heap's formula is exact for a complete tree (every inner rank feeds
@@ -403,7 +403,7 @@ static double split_cost(const cost_model_t *m, int p, uint64_t n, const algo_op
     if (p < 2) return 0;
     split_shape(p, shape, nodes_group(p, o), &h, &load);
     double chunk = (double)n / ((double)trees * (double)k);
-    double a = m->alpha, r = (2.0 * h - 1) * cost_rdzv(m, chunk);   /* on the fill: see heap_cost */
+    double a = m->alpha, r = (2.0 * h - 1) * cost_host(m, chunk);   /* on the fill: see heap_cost */
     if (m->stepwise && shape != SHAPE_NODES)
         return (2.0 * h - 1) * (a + chunk * m->beta_path) + r + (double)k * (a * (m->ports ? load : 1) + chunk * m->beta);
     return (2.0 * h - 1 + (double)k * load) * (a + chunk * m->beta) + r;

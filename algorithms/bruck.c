@@ -40,7 +40,7 @@ static int bruck_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 static double bruck_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
     int steps = cost_ceil_log2(p);
-    return steps * m->alpha + cost_rdzv_doubling(m, cost_block(p, n), steps) + (p - 1) * cost_block(p, n) * m->beta;
+    return steps * m->alpha + cost_host_doubling(m, cost_block(p, n), steps) + (p - 1) * cost_block(p, n) * m->beta;
 }
 
 const algo_t algo_allgather_bruck = {

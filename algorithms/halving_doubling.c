@@ -294,7 +294,7 @@ static double moved(int q, uint64_t n) { return (double)(q - 1) * cost_block(q, 
 static double rab_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
     fold_t f = fold(0, p);
-    double x = moved(f.pof2, n), r = 2 * cost_rdzv_doubling(m, cost_block(f.pof2, n), lg(f.pof2));
+    double x = moved(f.pof2, n), r = 2 * cost_host_doubling(m, cost_block(f.pof2, n), lg(f.pof2));
     return 2 * lg(f.pof2) * m->alpha + r + 2 * x * m->beta + x * m->gamma + folds(m, p, n, o);
 }
 
@@ -303,19 +303,19 @@ static double rab_reduce_cost(const cost_model_t *m, int p, uint64_t n, const al
     fold_t f = fold(0, p);
     double x = moved(f.pof2, n), b = (double)n;
     double pre = f.rem ? cost_alpha(m, b) + b * (m->beta + m->gamma) : 0;
-    double r = 2 * cost_rdzv_doubling(m, cost_block(f.pof2, n), lg(f.pof2));
+    double r = 2 * cost_host_doubling(m, cost_block(f.pof2, n), lg(f.pof2));
     return 2 * lg(f.pof2) * m->alpha + r + 2 * x * m->beta + x * m->gamma + pre;
 }
 
 static double halving_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
     double x = moved(p, n);
-    return lg(p) * m->alpha + cost_rdzv_doubling(m, cost_block(p, n), lg(p)) + x * (m->beta + m->gamma);
+    return lg(p) * m->alpha + cost_host_doubling(m, cost_block(p, n), lg(p)) + x * (m->beta + m->gamma);
 }
 
 static double doubling_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    return lg(p) * m->alpha + cost_rdzv_doubling(m, cost_block(p, n), lg(p)) + moved(p, n) * m->beta;
+    return lg(p) * m->alpha + cost_host_doubling(m, cost_block(p, n), lg(p)) + moved(p, n) * m->beta;
 }
 
 #define RAB_TEXT "2 lg p' a + 2((p'-1)/p')nb + ((p'-1)/p')ng [+ 2a + 2nb + ng if p is not a power of two]"

@@ -63,7 +63,7 @@ double nvlsnode_cost(const cost_model_t *m, int B, uint64_t k, uint64_t C, uint6
     double unit = (double)n / ((double)B * (double)k);
     double net = unit * m->beta, intra = (B + 1) * unit * m->helper_beta;
     cost_model_t x = cost_across(m);                   /* the network hops' rendezvous */
-    double a = m->alpha + cost_rdzv(&x, unit), w = net > intra ? net : intra, lat = a / (double)C;
+    double a = m->alpha + cost_host(&x, unit), w = net > intra ? net : intra, lat = a / (double)C;
     double fill = 2 * (m->helper_alpha + B * unit * m->helper_beta) + 2 * (m->helper_alpha + unit * m->helper_beta) +
                   hops * (a + net);
     return fill + (double)(k - 1) * (w > lat ? w : lat);

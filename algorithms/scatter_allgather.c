@@ -67,7 +67,7 @@ static int sag_build(sched_t *s, const algo_opts_t *o, baton_err_t *e) {
 
 static double sag_cost(const cost_model_t *m, int p, uint64_t n, const algo_opts_t *o) {
     (void)o;
-    double blk = cost_block(p, n), r = cost_rdzv_doubling(m, blk, cost_ceil_log2(p)) + (p - 1) * cost_rdzv(m, blk);
+    double blk = cost_block(p, n), r = cost_host_doubling(m, blk, cost_ceil_log2(p)) + (p - 1) * cost_host(m, blk);
     return (cost_ceil_log2(p) + p - 1) * m->alpha + r + 2.0 * (p - 1) * blk * m->beta;
 }
 

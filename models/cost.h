@@ -80,18 +80,19 @@ static inline double cost_block(int p, unsigned long long n) {
 /* What a message of `msg` bytes waits for the host across the network: its
  * match, and the rendezvous where it is longer than the transport sends
  * eagerly. */
-static inline double cost_rdzv(const cost_model_t *c, double msg) {
+static inline double cost_host(const cost_model_t *c, double msg) {
     return c->match + (c->rdzv > 0 && msg > c->rdzv_above ? c->rdzv : 0);
 }
 
 /* What a message of `msg` bytes waits beyond its links: alpha, its match and rendezvous. */
-static inline double cost_alpha(const cost_model_t *c, double msg) { return c->alpha + cost_rdzv(c, msg); }
+static inline double cost_alpha(const cost_model_t *c, double msg) { return c->alpha + cost_host(c, msg); }
 
-/* The rendezvous of `steps` steps whose messages double from blk bytes
- * (blk, 2 blk, 4 blk, ...: recursive doubling, Bruck; halving's in reverse). */
-static inline double cost_rdzv_doubling(const cost_model_t *c, double blk, int steps) {
+/* What the host adds (cost_host) over `steps` steps whose messages double
+ * from blk bytes (blk, 2 blk, 4 blk, ...: recursive doubling, Bruck;
+ * halving's in reverse). */
+static inline double cost_host_doubling(const cost_model_t *c, double blk, int steps) {
     double r = 0;
-    for (int i = 0; i < steps && (c->rdzv > 0 || c->match > 0); i++, blk *= 2) r += cost_rdzv(c, blk);
+    for (int i = 0; i < steps && (c->rdzv > 0 || c->match > 0); i++, blk *= 2) r += cost_host(c, blk);
     return r;
 }
 

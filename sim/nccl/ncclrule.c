@@ -125,8 +125,12 @@ static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n, unsigned prot
 int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, unsigned protos) {
     if (!ncclrule_runs(t, a, pr, protos) || !nccl_has(t, a, p, n, ncclrule_protos(pr, protos))) return 0;
     if (strcmp(a->nccl, "p2p") != 0 || p < 1) return 1;
+    return pr == ncclrule_p2p_proto(n / (uint64_t)p, ncclrule_p2p_network(t, p));
+}
+
+int ncclrule_p2p_network(const topo_t *t, int p) {
     int g = topo_params_c(t)->group_size;
-    return pr == ncclrule_p2p_proto(n / (uint64_t)p, g > 0 && g < p);
+    return g > 0 && g < p;
 }
 
 proto_t ncclrule_p2p_proto(uint64_t n, int network) {

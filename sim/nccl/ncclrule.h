@@ -22,8 +22,10 @@ int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr, unsigned protos);
  * NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (default 0, 2.18-2.30), so a message
  * across nodes (`network`) is Simple at every size. */
 proto_t ncclrule_p2p_proto(uint64_t n, int network);
-/* Whether ranks r[0 .. n) of t lie on more than one node (group_size). */
+/* Whether ranks r[0 .. n) of t lie on more than one node (group_size);
+ * ncclrule_p2p_network: whether ranks 0 .. p-1 do (a call on the machine). */
 int ncclrule_crosses(const topo_t *t, const int32_t *r, int n);
+int ncclrule_p2p_network(const topo_t *t, int p);
 int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, unsigned protos);
 
 /* NCCL's version on t (`library: {nccl: 2.26.6}`, --set nccl_version=):
