@@ -78,7 +78,7 @@ Test(socket, the_proxy_thread_pays_each_network_message) {
         cr_expect_float_eq(alltoall_time("nodes=2 socket=true", predict), 2 * 4 * 5e-6, 1e-12);
         cr_expect_float_eq(alltoall_time("nodes=4 socket=true", predict), 2 * 12 * 5e-6, 1e-12);
         cr_expect_float_eq(alltoall_time("nodes=2 socket=true socket_latency=7us", predict), 2 * 4 * 7e-6, 1e-12);
-        cr_expect_lt(alltoall_time("nodes=2", predict), 2 * 4 * 5e-6 / 2);
+        cr_expect_lt(alltoall_time("nodes=2 proxy_op_latency=0", predict), 2 * 4 * 5e-6 / 2);
     }
 }
 
@@ -303,16 +303,17 @@ Test(socket, the_message_count_equals_the_walk) {
  * the engine alike; the NIC's matching (the default) costs none of it. */
 Test(matching, the_proxy_thread_matches_each_network_message) {
     for (int predict = 0; predict < 2; predict++) {
-        cr_expect_float_eq(alltoall_time("nodes=2 software_matching=true", predict), 2 * 4 * 2.7e-6, 1e-12);
-        cr_expect_float_eq(alltoall_time("nodes=4 software_matching=true", predict), 2 * 12 * 2.7e-6, 1e-12);
-        cr_expect_float_eq(alltoall_time("nodes=2 software_matching=true match_latency=4us", predict), 2 * 4 * 4e-6,
+        cr_expect_float_eq(alltoall_time("nodes=2 software_matching=true proxy_op_latency=0", predict), 2 * 4 * 2.7e-6, 1e-12);
+        cr_expect_float_eq(alltoall_time("nodes=4 software_matching=true proxy_op_latency=0", predict), 2 * 12 * 2.7e-6, 1e-12);
+        cr_expect_float_eq(alltoall_time("nodes=2 software_matching=true match_latency=4us proxy_op_latency=0", predict), 2 * 4 * 4e-6,
                            1e-12);
-        cr_expect_lt(alltoall_time("nodes=2", predict), 2 * 4 * 2.7e-6 / 2);
-        cr_expect_lt(alltoall_time("nodes=2 match_latency=4us", predict), 2 * 4 * 2.7e-6 / 2, "the knob alone is not on");
+        cr_expect_lt(alltoall_time("nodes=2 proxy_op_latency=0", predict), 2 * 4 * 2.7e-6 / 2);
+        cr_expect_lt(alltoall_time("nodes=2 match_latency=4us proxy_op_latency=0", predict), 2 * 4 * 2.7e-6 / 2, "the knob alone is not on");
     }
     /* NCCL's socket transport never goes through libfabric: its TCP stack's cost alone */
     cr_expect_float_eq(alltoall_time("nodes=2 socket=true software_matching=true", 1), 2 * 4 * 5e-6, 1e-12);
-    cr_expect_lt(alltoall_time("nodes=2 socket=true socket_threads=2 software_matching=true", 1), 2 * 4 * 2.7e-6 / 2);
+    cr_expect_lt(alltoall_time("nodes=2 socket=true socket_threads=2 software_matching=true", 1), 2 * 4 * 2.7e-6 / 2,
+                 "proxy_op_latency is RDMA's: not on sockets either");
 }
 
 /* FI_CXI_RX_MATCH_MODE in nccl_env: software is on, hardware and hybrid
@@ -362,8 +363,8 @@ Test(matching, plan_and_explain_say_it) {
     char *out = NULL;
     cr_assert_eq(th_cli("predict -t polaris --set nodes=8 --set software_matching=true -c alltoall -a direct --proto LL "
                         "-s 4KiB --explain", &out, 1), 0, "%s", out);
-    cr_expect_not_null(strstr(out, "proxy's tag matching, a message at a time"), "%s", out);
-    cr_expect_not_null(strstr(out, "match-bound"), "%s", out);
+    cr_expect_not_null(strstr(out, "proxy's operations and matches, one at a time"), "%s", out);
+    cr_expect_not_null(strstr(out, "proxy-bound"), "%s", out);
     cr_expect_null(strstr(out, "socket-bound"), "%s", out);
     free(out);
 }
@@ -646,7 +647,60 @@ Test(inline_sends, polaris_pays_its_logs_cost) {
     cr_expect_float_eq(big, bnone, 1e-15);
 }
 
+/* The proxy's operations (ncclrule.c proxy_ops): NCCL gives its proxy one
+ * operation a channel, peer on another node and direction of a call, each
+ * proxy_op_latency of the thread's time, one after another. Oracles: the
+ * all-to-all on p ranks, g = 4 a node, has 2 (p - g) (a peer a channel), so
+ * at 64 bytes without protocols it takes exactly 2 (p - g) x the latency,
+ * and with software matching 2 (p - g) x (it + match_latency), closed form
+ * and engine alike; polaris's ring all-reduce has two a rank (rank 0 takes
+ * channel 0 in from the previous node and sends channel 1 out to the next),
+ * 2 x the latency however many steps it runs; none on NCCL's sockets, none
+ * on one node. */
+static double ring_time(const char *sets, int predict) {
+    topo_t *t = th_load("topologies/polaris.yaml", sets);
+    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 64, .predict = predict, .proto = PROTO_NONE};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
+    engine_result_free(&o.eng);
+    topo_free(t);
+    return o.time_s;
+}
+
+Test(proxy_ops, each_operation_costs_the_proxy_its_latency) {
+    for (int predict = 0; predict < 2; predict++) {
+        cr_expect_float_eq(alltoall_time("nodes=2 proxy_op_latency=10us", predict), 2 * 4 * 10e-6, 1e-12);
+        cr_expect_float_eq(alltoall_time("nodes=4 proxy_op_latency=10us", predict), 2 * 12 * 10e-6, 1e-12);
+        cr_expect_float_eq(alltoall_time("nodes=2 proxy_op_latency=10us software_matching=true", predict),
+                           2 * 4 * (10e-6 + 2.7e-6), 1e-12, "the matches come on top");
+        cr_expect_float_eq(ring_time("nodes=2 proxy_op_latency=1ms", predict), 2 * 1e-3, 1e-12, "a ring's two");
+        cr_expect_float_eq(ring_time("nodes=8 proxy_op_latency=1ms", predict), 2 * 1e-3, 1e-12, "on any node count");
+        cr_expect_float_eq(alltoall_time("nodes=2 proxy_op_latency=10us socket=true", predict), 2 * 4 * 5e-6, 1e-12,
+                           "NCCL's sockets pay their messages, not libfabric's operations");
+        cr_expect_lt(alltoall_time("nodes=1 proxy_op_latency=10us", predict), 10e-6, "one node: no network");
+    }
+}
+
+/* Polaris's file carries the value its in-sample all-to-alls set, plan
+ * says it, and a machine written whole keeps it. */
+Test(proxy_ops, polaris_says_it_and_keeps_it) {
+    th_says("plan -t polaris --set nodes=2", 0, "the proxy thread spends 2.75 us on each operation a call gives it", 1);
+    th_says("plan -t polaris --set nodes=2 --set socket=true", 0, "on each operation a call gives it", 0);
+    cr_expect_float_eq(alltoall_time("nodes=2", 1), 2 * 4 * 2.75e-6, 1e-12);
+    topo_t *t = th_load("topologies/polaris.yaml", "nodes=2");
+    FILE *f = fopen("build/proxy-ops-whole.yaml", "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(topo_write_yaml(t, "written", f), 0);
+    fclose(f);
+    topo_free(t);
+    topo_t *back = th_load("build/proxy-ops-whole.yaml", NULL);
+    cr_expect_float_eq(topo_params_c(back)->op_lat, 2.75e-6, 1e-18);
+    topo_free(back);
+}
+
 Test(inline_sends, bad_values_are_named) {
+    th_says("predict -t polaris --set proxy_op_latency=-1us -c alltoall -s 1KiB", 1, "proxy_op_latency=-1us", 1);
     th_says("predict -t polaris --set inline_latency=-1us -c alltoall -s 1KiB", 1, "inline_latency=-1us", 1);
     th_says("predict -t polaris --set inline_max=x -c alltoall -s 1KiB", 1, "inline_max=x: must be a whole number", 1);
 }
@@ -681,8 +735,8 @@ Test(rendezvous, every_network_message_waits_for_its_match) {
  * closed form at three). 5 us: at 20 the proxy's floor of 4 messages a rank
  * is the time instead. */
 Test(rendezvous, the_tree_pays_the_match_on_its_two_crossings) {
-    const char *with = "nodes=2 software_matching=true rendezvous_latency=0 match_latency=5us";
-    const char *without = "nodes=2 software_matching=true rendezvous_latency=0 match_latency=0";
+    const char *with = "nodes=2 software_matching=true rendezvous_latency=0 match_latency=5us proxy_op_latency=0";
+    const char *without = "nodes=2 software_matching=true rendezvous_latency=0 match_latency=0 proxy_op_latency=0";
     for (int predict = 0; predict < 2; predict++) {
         double added = polaris_time(with, COLL_ALLREDUCE, "nccltree", "LL", 128, predict) -
                        polaris_time(without, COLL_ALLREDUCE, "nccltree", "LL", 128, predict);

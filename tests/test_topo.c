@@ -64,7 +64,8 @@ Test(topo_yaml, a_knob_reads_the_same_from_the_file_and_from_set) {
         {"nccl_tuner", "true"}, {"socket", "true"}, {"socket_bw", "3GB/s"}, {"socket_latency", "7us"},
         {"socket_threads", "2"}, {"gdr", "false"}, {"cta_policy", "2"}, {"eager", "true"},
         {"software_matching", "true"}, {"match_latency", "4us"}, {"rendezvous_latency", "12us"},
-        {"rendezvous_above", "9000"}, {"inline_latency", "13us"}, {"inline_max", "200"}};
+        {"rendezvous_above", "9000"}, {"inline_latency", "13us"}, {"inline_max", "200"},
+        {"proxy_op_latency", "3us"}};
     enum { N = sizeof kv / sizeof kv[0] };
     const char *body = "nodes:\n  - {name: \"g[0-3]\"}\n  - {name: cpu0, kind: cpu}\n  - {name: nic0, kind: nic}\n"
                        "links:\n  - {mesh: \"g[0-3]\", bw: 100GB/s, latency: 1us}\n"
@@ -86,7 +87,7 @@ Test(topo_yaml, a_knob_reads_the_same_from_the_file_and_from_set) {
                      strcmp(kv[i][0], "gdr") && strcmp(kv[i][0], "cta_policy") && strcmp(kv[i][0], "eager") &&
                      strcmp(kv[i][0], "software_matching") && strcmp(kv[i][0], "match_latency") &&
                      strcmp(kv[i][0], "rendezvous_above") && strcmp(kv[i][0], "inline_latency") &&
-                     strcmp(kv[i][0], "inline_max"), "%s", kv[i][0]);
+                     strcmp(kv[i][0], "inline_max") && strcmp(kv[i][0], "proxy_op_latency"), "%s", kv[i][0]);
         fprintf(f, "%s: %s\n", kv[i][0], kv[i][1]);
         snprintf(sets[i], sizeof sets[i], "%s=%s", kv[i][0], kv[i][1]);
         setv[i] = sets[i];
@@ -112,12 +113,14 @@ Test(topo_yaml, a_knob_reads_the_same_from_the_file_and_from_set) {
         {x->socket_bw, y->socket_bw, 3e9}, {x->socket_lat, y->socket_lat, 7e-6}, {x->socket_threads, y->socket_threads, 2},
         {x->gdr, y->gdr, 0}, {x->cta_policy, y->cta_policy, 2}, {x->eager, y->eager, 1},
         {x->sw_match, y->sw_match, 1}, {x->match_lat, y->match_lat, 4e-6}, {x->rdzv_lat, y->rdzv_lat, 12e-6},
-        {x->rdzv_above, y->rdzv_above, 9000}, {x->inline_lat, y->inline_lat, 13e-6}, {x->inline_max, y->inline_max, 200}};
+        {x->rdzv_above, y->rdzv_above, 9000}, {x->inline_lat, y->inline_lat, 13e-6}, {x->inline_max, y->inline_max, 200},
+        {x->op_lat, y->op_lat, 3e-6}};
     const double dflt[] = {z->ports, z->reduce_bw, z->max_inflight, z->group_size, z->p2p, z->bw_scale, z->lat_scale,
                            z->channels, z->launch, z->nvls_eff, z->nvls_lat, z->host_bw, z->pxn, z->stage_bw,
                            z->stage_lat, z->ll_scan, z->lib.nccl_version, z->registered, z->nccl_tuner,
                            z->socket, z->socket_bw, z->socket_lat, z->socket_threads, z->gdr, z->cta_policy, z->eager,
-                           z->sw_match, z->match_lat, z->rdzv_lat, z->rdzv_above, z->inline_lat, z->inline_max};
+                           z->sw_match, z->match_lat, z->rdzv_lat, z->rdzv_above, z->inline_lat, z->inline_max,
+                           z->op_lat};
     for (int i = 0; i < N; i++) {
         cr_expect_float_eq(got[i][0], got[i][2], 1e-15 * (1 + got[i][2]), "%s from the file: %g", kv[i][0], got[i][0]);
         cr_expect_float_eq(got[i][1], got[i][2], 1e-15 * (1 + got[i][2]), "%s from --set: %g", kv[i][0], got[i][1]);

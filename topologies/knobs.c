@@ -63,6 +63,7 @@ static const knob_t knobs[] = {
     {"rendezvous_above", KNOB_COUNT, AT(rdzv_above), 0, MANY, 0},
     {"inline_latency", KNOB_TIME, AT(inline_lat), 0, 0, 0},
     {"inline_max", KNOB_COUNT, AT(inline_max), 0, MANY, 0},
+    {"proxy_op_latency", KNOB_TIME, AT(op_lat), 0, 0, 0},
     {"nccl_version", KNOB_VERSION, AT(lib.nccl_version), 0, 0, 0},
     {"registered", KNOB_BOOL, AT(registered), 0, 0, 0},
     {"nccl_tuner", KNOB_BOOL, AT(nccl_tuner), 0, 0, 0},

@@ -266,6 +266,12 @@ typedef struct topo_params {
                             the network's library sends such a payload inline in the
                             command the CPU writes, so it first copies it out of GPU
                             memory (libfabric CXI's IDC; ncclrule.c proxy_inline); 0: none */
+    double op_lat;       /* seconds a rank's proxy thread spends, one after another, on each
+                            operation it runs on a connection to another node: a call's
+                            each channel's each peer there, each direction (NCCL's
+                            ncclProxyOp: posting it, its requests, retiring it), beyond
+                            its messages' own costs; not under NCCL's sockets (ncclrule.c
+                            proxy_ops); 0: none */
     int inline_max;      /* bytes a send may have and go inline (TOPO_INLINE_MAX): Simple's, whose
                             bytes on the wire are its payload */
     double stage_lat;    /* seconds each ring step of a staged Simple transfer pays beyond

@@ -166,6 +166,7 @@ static int write_flat(const topo_t *t, const char *comment, FILE *f) {
         fmt_s(a, sizeof a, p->rdzv_lat), fprintf(f, "rendezvous_latency: %s\nrendezvous_above: %d\n", a, p->rdzv_above);
     if (p->inline_lat > 0)
         fmt_s(a, sizeof a, p->inline_lat), fprintf(f, "inline_latency: %s\ninline_max: %d\n", a, p->inline_max);
+    if (p->op_lat > 0) fmt_s(a, sizeof a, p->op_lat), fprintf(f, "proxy_op_latency: %s\n", a);
     if (p->socket) {   /* the links below at line rate and latency: applied again at load */
         fmt_bw(a, sizeof a, p->socket_bw), fmt_s(c, sizeof c, p->socket_lat);
         fprintf(f, "socket: true\nsocket_bw: %s\nsocket_latency: %s\nsocket_threads: %d\n", a, c, p->socket_threads);

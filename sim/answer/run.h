@@ -39,7 +39,8 @@ int run_collective(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e);
  * what every run adds: the protocol's base latency once per call, the
  * reducing switches' synchronisation, the GPU's and host's ceilings on bus
  * bandwidth where they are above the links' time, the proxy thread's
- * network messages one at a time beyond both (sockets, software matching), NCCL's proxy scanning LL lines, the further
+ * network messages and operations one at a time beyond both (sockets; RDMA's operations and software
+ * matching), NCCL's proxy scanning LL lines, the further
  * launches of -g. */
 typedef struct run_parts {
     double alpha, beta, gamma, overlap;        /* closed form */
@@ -47,7 +48,8 @@ typedef struct run_parts {
     double transfer, wait, reduce, idle;       /* simulated: the critical path */
     double once, sync, ceiling, socket, proxy, launches;
     double total;
-    int socket_tcp;      /* socket's messages are the socket transport's (else software tag matching) */
+    int socket_tcp;      /* socket's messages are the socket transport's (else RDMA's operations and
+                            software tag matching) */
 } run_parts_t;
 void run_parts(topo_t *t, const run_out_t *o, run_parts_t *x);
 

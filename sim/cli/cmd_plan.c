@@ -135,6 +135,17 @@ static void inline_lines(const topo_t *t) {
            "  model does not know\n", p->inline_max, p->inline_lat * 1e6);
 }
 
+/* The proxy's operations (topo_params_t.op_lat): what baton makes of the
+ * proxy thread's own work on each connection a call uses across nodes;
+ * neither NCCL nor the network's library says it. */
+static void op_lines(const topo_t *t) {
+    const topo_params_t *p = topo_params_c(t);
+    if (p->op_lat <= 0 || p->socket) return;
+    printf("network: the proxy thread spends %.4g us on each operation a call gives it, one after another: one a\n"
+           "  channel, peer on another node and direction (an all-to-all's 2 x its remote peers; a ring's or tree's\n"
+           "  few) (proxy_op_latency); NCCL's own model does not know\n", p->op_lat * 1e6);
+}
+
 /* CollNet: the fabric's reducing switches, as NCCL_DEBUG=INFO names the
  * SHARP trees (one per rail here). */
 static void sharp(const topo_t *t) {
@@ -331,6 +342,7 @@ static void print_plan(topo_t *t, const graph_t *g, coll_t coll, int sim, const 
     socket_lines(t);
     match_lines(t);
     inline_lines(t);
+    op_lines(t);
     sharp(t);
     library(t, tu ? tu->tuned : 0);
     nccl_env(t);

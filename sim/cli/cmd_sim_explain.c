@@ -22,13 +22,13 @@ static int part(int n, const char *name, double v, double total, int always) {
 }
 
 /* What every run adds to its links' time: once per call, the switches'
- * synchronisation, the GPU's ceilings, the socket transport's proxy thread,
+ * synchronisation, the GPU's ceilings, the proxy thread's messages and operations,
  * NCCL's proxy scan and inline copies, the launches. */
 static int parts_added(int n, const run_parts_t *x) {
     n = part(n, "once per call", x->once, x->total, 1);
     n = part(n, "switch sync", x->sync, x->total, 0);
     n = part(n, "GPU/host ceiling on busbw", x->ceiling, x->total, 0);
-    n = part(n, x->socket_tcp ? "socket proxy thread's messages" : "proxy's tag matching, a message at a time", x->socket,
+    n = part(n, x->socket_tcp ? "socket proxy thread's messages" : "proxy's operations and matches, one at a time", x->socket,
              x->total, 0);
     n = part(n, "NCCL proxy's LL scan, inline copies", x->proxy, x->total, 0);
     return part(n, "-g launches", x->launches, x->total, 0);
@@ -103,9 +103,11 @@ static void explain_advice(const run_out_t *r, const run_parts_t *x) {
     }
     if (x->socket > 0) {
         units_fmt_time(x->socket, a, sizeof a);
-        printf("           match-bound: the network's library matches tags in software (FI_CXI_RX_MATCH_MODE=software),\n"
-               "           a message at a time on the busiest rank's proxy thread, %s more than the links and ceilings\n"
-               "           take, so faster links save nothing until it goes: the NIC's matching (hardware) removes it\n", a);
+        printf("           proxy-bound: the busiest rank's proxy thread runs its network operations one at a time\n"
+               "           (proxy_op_latency each) and, where the library matches tags in software\n"
+               "           (FI_CXI_RX_MATCH_MODE=software), each message's match, %s more than the links and\n"
+               "           ceilings take, so faster links save nothing until it goes: fewer peers on other nodes a\n"
+               "           rank, or the NIC's matching (hardware), lower it\n", a);
         return;
     }
     units_fmt_time(x->half_alpha, a, sizeof a);

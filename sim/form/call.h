@@ -110,10 +110,10 @@ typedef struct run_out {
     double proxy_s;          /* of time_s, NCCL's proxy thread's own work: reading LL lines
                                 (proxy_scan), copying inline sends out of GPU memory
                                 (proxy_inline) */
-    double socket_s;         /* of time_s, the proxy thread handling the network messages one
-                                by one (the socket transport's TCP stack, software tag
-                                matching), beyond the links' time and the ceilings
-                                (ncclrule.c proxy_floor) */
+    double socket_s;         /* of time_s, the proxy thread handling the network messages and
+                                operations one by one (the socket transport's TCP stack;
+                                RDMA's operations, software tag matching), beyond the
+                                links' time and the ceilings (ncclrule.c proxy_floor) */
     double once_s, sync_s;   /* of links_s, the protocol's base latency and the reducing
                                 switches' synchronisation (topo_params_t.nvls_lat) */
 } run_out_t;

@@ -184,15 +184,30 @@ static double proxy_inline(const topo_t *t, const sched_t *s, proto_t pr) {
     return (double)sockmsgs_small_sends(s, tp->group_size, (uint64_t)tp->inline_max) * tp->inline_lat;
 }
 
-/* The call takes at least the busiest thread's messages x that cost. The
- * links carry the bytes (at the streams' rate under sockets: topo.c
- * apply_socket); this is the messages' own cost, which a pipeline does not
- * hide: an all-to-all's 2 (p - g) messages a rank. */
+/* What a rank's proxy thread spends on the operations themselves, one after
+ * another: NCCL gives its proxy one operation a channel, peer and direction
+ * of a call (ncclProxyOp, src/proxy.cc), whatever its steps, and each is
+ * posted, tracked and retired by the proxy, which on RDMA drives the
+ * network library's requests for it (libfabric's CXI provider for Polaris,
+ * op_lat; 0: none). An all-to-all's 2 (p - g) connections a rank pay it;
+ * a ring's or tree's few, almost nothing. Not under the socket transport,
+ * whose cost is its messages' (proxy_message). */
+static double proxy_ops(const topo_t *t, const sched_t *s) {
+    const topo_params_t *tp = topo_params_c(t);
+    if (tp->op_lat <= 0 || tp->socket) return 0;
+    return (double)sockmsgs_connections(s, tp->group_size) * tp->op_lat;
+}
+
+/* The call takes at least the busiest thread's messages x that cost and
+ * its operations' cost (each busiest on its own: alike for the symmetric
+ * schedules that pay them, an upper bound otherwise). The links carry the
+ * bytes (at the streams' rate under sockets: topo.c apply_socket); this is
+ * the proxy's own work, which a pipeline does not hide: an all-to-all's
+ * 2 (p - g) messages and operations a rank. */
 static double proxy_floor(const topo_t *t, const sched_t *s, const proto_cost_t *pc) {
-    double msg = proxy_message(t);
-    if (msg <= 0) return 0;
-    uint64_t m = sockmsgs_busiest(s, topo_params_c(t)->group_size);
-    return m ? pc->base_latency + (double)m * msg : 0;
+    double msg = proxy_message(t), ops = proxy_ops(t, s);
+    uint64_t m = msg > 0 ? sockmsgs_busiest(s, topo_params_c(t)->group_size) : 0;
+    return m || ops > 0 ? pc->base_latency + (double)m * msg + ops : 0;
 }
 
 /* The launches of the further GPUs one host thread drives in turn

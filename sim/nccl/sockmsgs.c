@@ -48,8 +48,13 @@ static uint32_t prog_len(const sched_t *s, int r, int c) {
     return lo;
 }
 
-/* Whether op counts: small 0, every send to and receive from another
- * node; else the sends to another node of 1 to small bytes. */
+/* What is counted (busiest's mode): every send to and receive from another
+ * node; only the sends to another node of 1 to `small` bytes; or the
+ * connections to other nodes a channel uses, each (peer, direction) once. */
+typedef enum { COUNT_MESSAGES, COUNT_SMALL_SENDS, COUNT_CONNECTIONS } count_t;
+
+/* Whether op counts as a message (small 0: every send to and receive from
+ * another node; else the sends to another node of 1 to small bytes). */
 static int counts(const sched_t *s, int g, int r, const sched_op_t *op, uint64_t small) {
     int out = op->send && op->send_peer / g != r / g;
     if (small == 0) return out + (op->recv != RECV_NONE && op->recv_peer / g != r / g);
@@ -67,13 +72,40 @@ static uint64_t chan_messages(const sched_t *s, int g, int r, int c, uint64_t sm
     return s->reps > 1 ? m * s->reps : m;
 }
 
-static uint64_t walk(const sched_t *s, int g, uint64_t small) {
+/* Marks one (peer, direction) of (r, c) as seen: 1 the first time. seen
+ * holds 2 p stamps; stamp is (r, c)'s own. */
+static int first_sight(uint32_t *seen, uint32_t stamp, int peer, int dir) {
+    uint32_t *slot = &seen[2 * peer + dir];
+    if (*slot == stamp) return 0;
+    *slot = stamp;
+    return 1;
+}
+
+/* (r, c)'s connections to other nodes: the peers it sends to and receives
+ * from there, each direction once (a program's repeats use the same ones:
+ * one stretch is enough). */
+static uint64_t chan_connections(const sched_t *s, int g, int r, int c, uint32_t *seen, uint32_t stamp) {
+    uint32_t stretch = s->reps > 1 ? prog_len(s, r, c) / s->reps : UINT32_MAX;
+    uint64_t m = 0;
+    sched_op_t op;
+    for (uint32_t pc = 0; pc < stretch && sched_op(s, r, c, pc, &op); pc++) {
+        if (op.send && op.send_peer / g != r / g) m += first_sight(seen, stamp, op.send_peer, 0);
+        if (op.recv != RECV_NONE && op.recv_peer / g != r / g) m += first_sight(seen, stamp, op.recv_peer, 1);
+    }
+    return m;
+}
+
+static uint64_t walk(const sched_t *s, int g, count_t mode, uint64_t small) {
     uint64_t most = 0;
+    uint32_t *seen = NULL, stamp = 0;
+    if (mode == COUNT_CONNECTIONS && (seen = calloc(2 * (size_t)s->nranks, sizeof *seen)) == NULL) return 0;
     for (int r = 0, span = walk_span(s, g); r < span; r++) {
         uint64_t m = 0;
-        for (int c = 0; c < s->nchannels; c++) m += chan_messages(s, g, r, c, small);
+        for (int c = 0; c < s->nchannels; c++)
+            m += mode == COUNT_CONNECTIONS ? chan_connections(s, g, r, c, seen, ++stamp) : chan_messages(s, g, r, c, small);
         if (m > most) most = m;
     }
+    free(seen);
     return most;
 }
 
@@ -86,7 +118,7 @@ static uint64_t walk(const sched_t *s, int g, uint64_t small) {
 typedef struct {
     sched_prog_fn prog;
     const char *algo;
-    int coll, nranks, nchannels, root, helpers, g;
+    int coll, nranks, nchannels, root, helpers, g, mode;
     uint64_t bytes, small, messages;
     uint32_t nblocks, per_block;
     int64_t param[4];
@@ -99,10 +131,10 @@ typedef struct {
 static msgkey_t kept[SOCKMSGS_KEPT];
 static unsigned nkept, next_out;
 
-static int make_key(const sched_t *s, int g, uint64_t small, msgkey_t *k) {
+static int make_key(const sched_t *s, int g, count_t mode, uint64_t small, msgkey_t *k) {
     if (s->group || s->part) return 0;
     *k = (msgkey_t){.prog = s->prog, .algo = s->algo, .coll = (int)s->coll, .nranks = s->nranks, .nchannels = s->nchannels,
-                    .root = s->root, .helpers = s->helpers, .g = g, .bytes = s->bytes, .small = small, .nblocks = s->nblocks,
+                        .root = s->root, .helpers = s->helpers, .g = g, .mode = (int)mode, .bytes = s->bytes, .small = small, .nblocks = s->nblocks,
                     .per_block = s->per_block,
                     .orders_n = s->orders ? (size_t)s->orders->count * (size_t)s->orders->nranks : 0,
                     .orders = s->orders ? s->orders->rank : NULL};
@@ -112,7 +144,7 @@ static int make_key(const sched_t *s, int g, uint64_t small, msgkey_t *k) {
 
 static int same(const msgkey_t *a, const msgkey_t *b) {
     return a->prog == b->prog && a->algo == b->algo && a->coll == b->coll && a->nranks == b->nranks &&
-           a->nchannels == b->nchannels && a->root == b->root && a->helpers == b->helpers && a->g == b->g &&
+           a->nchannels == b->nchannels && a->root == b->root && a->helpers == b->helpers && a->g == b->g && a->mode == b->mode &&
            a->bytes == b->bytes && a->small == b->small && a->nblocks == b->nblocks && a->per_block == b->per_block &&
            !memcmp(a->param, b->param, sizeof a->param) && a->orders_n == b->orders_n &&
            (a->orders_n == 0 || !memcmp(a->orders, b->orders, a->orders_n * sizeof *a->orders));
@@ -130,18 +162,22 @@ static void keep(msgkey_t k) {
     *slot = k;
 }
 
-/* The busiest rank's count (small: as counts), remembered. */
-static uint64_t busiest(const sched_t *s, int g, uint64_t small) {
+/* The busiest rank's count (mode, small: as walk), remembered. */
+static uint64_t busiest(const sched_t *s, int g, count_t mode, uint64_t small) {
     if (s == NULL || g <= 0 || g >= s->nranks) return 0;
     msgkey_t k;
-    if (!make_key(s, g, small, &k)) return walk(s, g, small);
+    if (!make_key(s, g, mode, small, &k)) return walk(s, g, mode, small);
     for (unsigned i = 0; i < nkept; i++)
         if (same(&kept[i], &k)) return kept[i].messages;
-    k.messages = walk(s, g, small);
+    k.messages = walk(s, g, mode, small);
     keep(k);
     return k.messages;
 }
 
-uint64_t sockmsgs_busiest(const sched_t *s, int g) { return busiest(s, g, 0); }
+uint64_t sockmsgs_busiest(const sched_t *s, int g) { return busiest(s, g, COUNT_MESSAGES, 0); }
 
-uint64_t sockmsgs_small_sends(const sched_t *s, int g, uint64_t most) { return most ? busiest(s, g, most) : 0; }
+uint64_t sockmsgs_small_sends(const sched_t *s, int g, uint64_t most) {
+    return most ? busiest(s, g, COUNT_SMALL_SENDS, most) : 0;
+}
+
+uint64_t sockmsgs_connections(const sched_t *s, int g) { return busiest(s, g, COUNT_CONNECTIONS, 0); }

@@ -16,4 +16,9 @@ uint64_t sockmsgs_busiest(const sched_t *s, int g);
  * of s makes (libfabric's inline sends: ncclrule.c proxy_inline). */
 uint64_t sockmsgs_small_sends(const sched_t *s, int g, uint64_t most);
 
+/* The most connections to other nodes that one rank of s uses: each
+ * channel's peers there, each direction once (a proxy operation each in
+ * NCCL: ncclrule.c proxy_ops). */
+uint64_t sockmsgs_connections(const sched_t *s, int g);
+
 #endif
