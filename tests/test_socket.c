@@ -14,6 +14,7 @@
 
 #include "../algorithms/algo.h"
 #include "../sim/answer/run.h"
+#include "../sim/nccl/ncclrule.h"
 #include "../sim/nccl/sockmsgs.h"
 #include "../topologies/topo.h"
 #include "../topologies/topo_write.h"
@@ -228,6 +229,8 @@ Test(socket, nccl_env_names_the_transport) {
 }
 
 /* The busiest rank's network messages op by op, every rank: the oracle. */
+static int other_node(const sched_t *s, int g, int r, int peer) { return peer < s->nranks && peer / g != r / g; }
+
 static uint64_t messages_walked(const sched_t *s, int g) {
     uint64_t most = 0;
     for (int r = 0; r < s->nranks; r++) {
@@ -235,9 +238,41 @@ static uint64_t messages_walked(const sched_t *s, int g) {
         sched_op_t op;
         for (int c = 0; c < s->nchannels; c++)
             for (uint32_t pc = 0; sched_op(s, r, c, pc, &op); pc++)
-                m += (op.send && op.send_peer / g != r / g) + (op.recv != RECV_NONE && op.recv_peer / g != r / g);
+                m += (op.send && other_node(s, g, r, op.send_peer)) +
+                     (op.recv != RECV_NONE && other_node(s, g, r, op.recv_peer));
         if (m > most) most = m;
     }
+    return most;
+}
+
+/* The connections by brute force: every op of every rank, each channel's
+ * (peer, direction) to another node once, by a scan of what it has seen. */
+static int seen_before(const int *seen, int n, int key) {
+    for (int i = 0; i < n; i++)
+        if (seen[i] == key) return 1;
+    return 0;
+}
+
+static uint64_t connections_walked(const sched_t *s, int g) {
+    uint64_t most = 0;
+    int *seen = malloc(2 * (size_t)s->nranks * sizeof *seen);
+    cr_assert_not_null(seen);
+    for (int r = 0; r < s->nranks; r++) {
+        uint64_t m = 0;
+        sched_op_t op;
+        for (int c = 0; c < s->nchannels; c++) {
+            int n = 0;
+            for (uint32_t pc = 0; sched_op(s, r, c, pc, &op); pc++) {
+                int keys[2] = {op.send && other_node(s, g, r, op.send_peer) ? 2 * op.send_peer : -1,
+                               op.recv != RECV_NONE && other_node(s, g, r, op.recv_peer) ? 2 * op.recv_peer + 1 : -1};
+                for (int k = 0; k < 2; k++)
+                    if (keys[k] >= 0 && !seen_before(seen, n, keys[k])) seen[n++] = keys[k];
+            }
+            m += (uint64_t)n;
+        }
+        if (m > most) most = m;
+    }
+    free(seen);
     return most;
 }
 
@@ -251,7 +286,10 @@ static int odd_prog(const sched_t *s, int r, int c, uint32_t pc, sched_op_t *op)
 }
 
 /* sockmsgs counts a period's ranks and a repeating program's one stretch,
- * and remembers: each must give the walk's count, for every row. */
+ * and remembers: each must give the walk's count, for every row, of the
+ * messages and of the connections (asked one after the other of the same
+ * schedule: each its own, not the other's remembered); a schedule's
+ * reducing switches are no rank's network peers. */
 Test(socket, the_message_count_equals_the_walk) {
     int ps[] = {2, 3, 5, 8, 12, 16, 24}, gs[] = {1, 2, 3, 4, 6}, checked = 0, shortcut = 0;
     for (const algo_t *const *a = algo_all(); *a; a++)
@@ -262,9 +300,12 @@ Test(socket, the_message_count_equals_the_walk) {
                 sched_t s;
                 baton_err_t e = {0};
                 if (g >= p || algo_build(*a, p, (uint64_t)p * 7 * 96 + 5, &o, &s, &e) < 0) continue;
-                uint64_t want = messages_walked(&s, g);
-                for (int twice = 0; twice < 2; twice++)   /* found, then remembered */
+                uint64_t want = messages_walked(&s, g), conns = connections_walked(&s, g);
+                for (int twice = 0; twice < 2; twice++) {   /* found, then remembered */
                     cr_assert_eq(sockmsgs_busiest(&s, g), want, "%s (%s) p=%d g=%d", (*a)->name, coll_name((*a)->coll), p, g);
+                    cr_assert_eq(sockmsgs_connections(&s, g), conns, "connections: %s (%s) p=%d g=%d", (*a)->name,
+                                 coll_name((*a)->coll), p, g);
+                }
                 checked++;
                 shortcut += s.reps > 1 || (s.period > 0 && p % g == 0 && s.period < p);
             }
@@ -636,6 +677,55 @@ Test(inline_sends, nccls_p2p_runs_simple_across_nodes) {
     free(out);
 }
 
+/* What the machine's NCCL is told moves the p2p rule: NCCL_P2P_LL_THRESHOLD
+ * the largest peer's message on LL, NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 LL
+ * buffers on the network connections, so LL across nodes too (enqueue.cc,
+ * net.cc); each read from nccl_env, a bad value an error at its line, and a
+ * machine written whole keeps them. */
+static int p2p_rule(const topo_params_t *p) { return p->p2p_ll_max * 2 + p->p2p_net_ll; }
+static int p2p_of(const char *env) { return env_param("/tmp/baton_p2p_env.yaml", env, NULL, p2p_rule); }
+static proto_t p2p_at(const char *env, int nodes, uint64_t peer) {
+    FILE *f = fopen("/tmp/baton_p2p_env.yaml", "w");
+    cr_assert_not_null(f);
+    fprintf(f, "name: p-env\nextends: polaris\nnccl_env: {%s}\n", env);
+    fclose(f);
+    char sets[32];
+    snprintf(sets, sizeof sets, "nodes=%d", nodes);
+    topo_t *t = th_load("/tmp/baton_p2p_env.yaml", sets);
+    proto_t pr = ncclrule_p2p_proto(t, peer, ncclrule_p2p_network(t, 4 * nodes));
+    topo_free(t);
+    remove("/tmp/baton_p2p_env.yaml");
+    return pr;
+}
+
+Test(inline_sends, nccl_env_moves_the_p2p_rule) {
+    cr_expect_eq(p2p_of("NCCL_PROTO: Simple"), 16384 * 2, "NCCL's defaults: 16 KiB, no LL buffers across nodes");
+    cr_expect_eq(p2p_of("NCCL_P2P_LL_THRESHOLD: 512"), 512 * 2);
+    cr_expect_eq(p2p_of("NCCL_ALLOC_P2P_NET_LL_BUFFERS: 1"), 16384 * 2 + 1);
+    cr_expect_eq(p2p_at("NCCL_PROTO: Simple", 2, 1024), PROTO_SIMPLE, "across nodes: Simple");
+    cr_expect_eq(p2p_at("NCCL_ALLOC_P2P_NET_LL_BUFFERS: 1", 2, 1024), PROTO_LL, "with LL buffers: LL");
+    cr_expect_eq(p2p_at("NCCL_ALLOC_P2P_NET_LL_BUFFERS: 1", 2, 16385), PROTO_SIMPLE, "past the threshold");
+    cr_expect_eq(p2p_at("NCCL_P2P_LL_THRESHOLD: 512", 1, 512), PROTO_LL, "one node, at the threshold");
+    cr_expect_eq(p2p_at("NCCL_P2P_LL_THRESHOLD: 512", 1, 513), PROTO_SIMPLE, "one node, past it");
+    bad_env_says("/tmp/baton_p2p_bad.yaml", "NCCL_ALLOC_P2P_NET_LL_BUFFERS: 2",
+                 "NCCL_ALLOC_P2P_NET_LL_BUFFERS '2': a whole number of 0 or 1");
+    bad_env_says("/tmp/baton_p2p_bad.yaml", "NCCL_P2P_LL_THRESHOLD: lots", "NCCL_P2P_LL_THRESHOLD 'lots'");
+    FILE *f = fopen("/tmp/baton_p2p_env.yaml", "w");
+    cr_assert_not_null(f);
+    fprintf(f, "name: p-env\nextends: polaris\nnccl_env: {NCCL_P2P_LL_THRESHOLD: 4096, NCCL_ALLOC_P2P_NET_LL_BUFFERS: 1}\n");
+    fclose(f);
+    topo_t *t = th_load("/tmp/baton_p2p_env.yaml", NULL);
+    FILE *w = fopen("build/p2p-whole.yaml", "w");
+    cr_assert_not_null(w);
+    cr_assert_eq(topo_write_yaml(t, "written", w), 0);
+    fclose(w);
+    topo_free(t);
+    remove("/tmp/baton_p2p_env.yaml");
+    topo_t *back = th_load("build/p2p-whole.yaml", NULL);
+    cr_expect_eq(p2p_rule(topo_params_c(back)), 4096 * 2 + 1, "written whole, read back");
+    topo_free(back);
+}
+
 /* Polaris's file says what its logs show: the 2.18 all-to-alls of setups 4
  * and 5 (in sample) run 128-byte peer messages 43-351 us slower than
  * 256-byte ones, 10.7-12.5 us a remote peer; the shipped 11.7 us puts 4 x
@@ -676,6 +766,10 @@ Test(proxy_ops, each_operation_costs_the_proxy_its_latency) {
                            2 * 4 * (10e-6 + 2.7e-6), 1e-12, "the matches come on top");
         cr_expect_float_eq(ring_time("nodes=2 proxy_op_latency=1ms", predict), 2 * 1e-3, 1e-12, "a ring's two");
         cr_expect_float_eq(ring_time("nodes=8 proxy_op_latency=1ms", predict), 2 * 1e-3, 1e-12, "on any node count");
+        /* the ring's boundary rank: 2 connections, 2 x 14 messages (a step's send on one channel,
+         * its receive on the other): counted apart, though one schedule asks both */
+        cr_expect_float_eq(ring_time("nodes=2 proxy_op_latency=1ms software_matching=true", predict),
+                           2 * 1e-3 + 28 * 2.7e-6, 1e-12, "operations and matches");
         cr_expect_float_eq(alltoall_time("nodes=2 proxy_op_latency=10us socket=true", predict), 2 * 4 * 5e-6, 1e-12,
                            "NCCL's sockets pay their messages, not libfabric's operations");
         cr_expect_lt(alltoall_time("nodes=1 proxy_op_latency=10us", predict), 10e-6, "one node: no network");

@@ -159,6 +159,19 @@ static int read_rdzv_env(mfile_t *c, ynode_t *root, ynode_t *m) {
     return 0;
 }
 
+/* nccl_env's p2p protocol: NCCL_P2P_LL_THRESHOLD, the largest peer's
+ * message NCCL's send/recv runs on LL (bytes), and
+ * NCCL_ALLOC_P2P_NET_LL_BUFFERS 0 or 1, whether its network connections
+ * have LL buffers (enqueue.cc, net.cc; ncclrule_p2p_proto). */
+static int read_p2p_env(mfile_t *c, ynode_t *m) {
+    long most = TOPO_P2P_LL_MAX, net = 0;
+    int rc = env_whole(c, m, "NCCL_P2P_LL_THRESHOLD", 0, 1L << 30, "bytes from 0 to 1073741824", &most);
+    if (rc < 0 || (rc = env_whole(c, m, "NCCL_ALLOC_P2P_NET_LL_BUFFERS", 0, 1, "0 or 1", &net)) < 0) return rc;
+    topo_params(c->t)->p2p_ll_max = (int)most;
+    topo_params(c->t)->p2p_net_ll = (int)net;
+    return 0;
+}
+
 /* nccl_env's network: NCCL_NET "Socket" (or NCCL_IB_DISABLE 1 without a
  * plugin named) is NCCL's socket transport, "IB" or a plugin's name RDMA;
  * NCCL_SOCKET_NTHREADS its helper threads (0-16, net_socket.cc's
@@ -231,7 +244,8 @@ int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
     static const char *const keys[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_NET_GDR_LEVEL", "NCCL_NET", "NCCL_IB_DISABLE",
                                        "NCCL_SOCKET_NTHREADS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
                                        "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "FI_CXI_RX_MATCH_MODE", "FI_CXI_RDZV_THRESHOLD",
-                                       "FI_CXI_RDZV_GET_MIN", NULL};
+                                       "FI_CXI_RDZV_GET_MIN", "NCCL_P2P_LL_THRESHOLD", "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
+                                       NULL};
     ynode_t *m = mf_get(c, root, "nccl_env"), *v;
     topo_params_t *p = topo_params(c->t);
     char s[MF_TEXT];
@@ -257,5 +271,6 @@ int mf_read_nccl_env(mfile_t *c, ynode_t *root) {
     if (rc == 0) rc = channel_bounds(c, m);
     if (rc == 0) rc = read_net_env(c, root, m);
     if (rc == 0) rc = read_rdzv_env(c, root, m);
+    if (rc == 0) rc = read_p2p_env(c, m);
     return rc < 0 ? rc : read_match_env(c, root, m);
 }

@@ -193,6 +193,7 @@ topo_t *topo_create(const char *name) {
     t->params.rdzv_lat = TOPO_RDZV_LAT;
     t->params.rdzv_above = TOPO_RDZV_ABOVE;
     t->params.inline_max = TOPO_INLINE_MAX;
+    t->params.p2p_ll_max = TOPO_P2P_LL_MAX;
     for (int i = 0; i < PROTO_COUNT; i++) t->params.proto[i] = proto_default((proto_t)i);
     return t;
 }

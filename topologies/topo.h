@@ -202,6 +202,7 @@ typedef struct topo_dragonfly {
  * CXIP_INJECT_SIZE = C_MAX_IDC_PAYLOAD_UNR, 192 bytes, cassini_hw_defs.h):
  * topo_params_t.inline_max unless the file says. */
 #define TOPO_INLINE_MAX 192
+#define TOPO_P2P_LL_MAX 16384          /* NCCL_P2P_LL_THRESHOLD's default (enqueue.cc, 2.18-2.30) */
 
 /* A machine's `launch` unless its file sets one (topo_params_t.launch). */
 #define TOPO_LAUNCH_DEFAULT 2.8e-6
@@ -272,6 +273,10 @@ typedef struct topo_params {
                             ncclProxyOp: posting it, its requests, retiring it), beyond
                             its messages' own costs; not under NCCL's sockets (ncclrule.c
                             proxy_ops); 0: none */
+    int p2p_ll_max;      /* bytes of a peer's message NCCL's send/recv runs on LL at most
+                            (NCCL_P2P_LL_THRESHOLD, default NCCL_P2P_LL_THRESHOLD 16384) */
+    int p2p_net_ll;      /* 1: p2p network connections have LL buffers
+                            (NCCL_ALLOC_P2P_NET_LL_BUFFERS=1; default 0: Simple across nodes) */
     int inline_max;      /* bytes a send may have and go inline (TOPO_INLINE_MAX): Simple's, whose
                             bytes on the wire are its payload */
     double stage_lat;    /* seconds each ring step of a staged Simple transfer pays beyond

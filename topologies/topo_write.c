@@ -55,16 +55,19 @@ static void quoted(FILE *f, const char *s) {
 }
 
 /* library: the collective library's name, LL128 switch and rules. */
-/* nccl_env: what the machine's NCCL is told (NCCL_ALGO, NCCL_PROTO, its channel bounds), if anything. */
+/* nccl_env: what the machine's NCCL is told (NCCL_ALGO, NCCL_PROTO, its channel bounds, its
+ * p2p protocol's switches where they are not NCCL's defaults), if anything. */
 static void write_nccl_env(FILE *f, const topo_params_t *p) {
     static const char *const vars[2] = {"NCCL_ALGO", "NCCL_PROTO"};
     const int *b = p->nccl_nch;
-    if (!p->nccl_env[0][0] && !p->nccl_env[1][0] && !b[0] && !b[1] && !b[2] && !b[3]) return;
+    int p2p = p->p2p_ll_max != TOPO_P2P_LL_MAX || p->p2p_net_ll;
+    if (!p->nccl_env[0][0] && !p->nccl_env[1][0] && !b[0] && !b[1] && !b[2] && !b[3] && !p2p) return;
     fprintf(f, "nccl_env:\n");
     for (int i = 0; i < 2; i++)
         if (p->nccl_env[i][0]) fprintf(f, "  %s: ", vars[i]), quoted(f, p->nccl_env[i]), fprintf(f, "\n");
     for (int i = 0; i < 4; i++)
         if (b[i]) fprintf(f, "  %s: %d\n", topo_nccl_bounds[i], b[i]);
+    if (p2p) fprintf(f, "  NCCL_P2P_LL_THRESHOLD: %d\n  NCCL_ALLOC_P2P_NET_LL_BUFFERS: %d\n", p->p2p_ll_max, p->p2p_net_ll);
 }
 
 static void write_library(FILE *f, const topo_library_t *l) {

@@ -50,6 +50,8 @@ typedef struct run_parts {
     double total;
     int socket_tcp;      /* socket's messages are the socket transport's (else RDMA's operations and
                             software tag matching) */
+    int matching, operations;   /* which of those two RDMA costs socket holds (topo_match_lat,
+                                   proxy_op_latency) */
 } run_parts_t;
 void run_parts(topo_t *t, const run_out_t *o, run_parts_t *x);
 

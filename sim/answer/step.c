@@ -313,7 +313,7 @@ static int p2p_protocol(const topo_t *t, const step_req_t *q, const step_comm_t 
         group_ranks(q, c, i, r);
         network = ncclrule_crosses(t, r, 2);
     }
-    return pr == (int)ncclrule_p2p_proto(c->bytes, network);
+    return pr == (int)ncclrule_p2p_proto(t, c->bytes, network);
 }
 
 /* The fastest row and protocol for comm c (among q->algo's candidates), all

@@ -293,12 +293,15 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
     else if (r->auto_picked)
         printf("  chosen   by -a auto: the lowest closed-form time of the %s algorithms\n", coll_name(coll));
     int p2p = r->auto_picked == 2 && r->algo->nccl && strcmp(r->algo->nccl, "p2p") == 0;    /* ncclrule_runs_at */
-    if (r->proto != PROTO_NONE && p2p && r->proto_auto && !r->rule && ncclrule_p2p_network(t, r->ranks))
+    int net_simple = ncclrule_p2p_network(t, r->ranks) && !topo_params_c(t)->p2p_net_ll;
+    if (r->proto != PROTO_NONE && p2p && r->proto_auto && !r->rule && net_simple)
         printf("  protocol %s (NCCL's p2p rule: Simple across nodes, whose connections have no LL buffers)\n",
                proto_name(r->proto));
-    else if (r->proto != PROTO_NONE && p2p && r->proto_auto && !r->rule)
-        printf("  protocol %s (NCCL's p2p rule: LL while a peer's message is at most %d KiB)\n", proto_name(r->proto),
-               NCCL_P2P_LL_THRESHOLD / 1024);
+    else if (r->proto != PROTO_NONE && p2p && r->proto_auto && !r->rule) {
+        char most[32];
+        units_fmt_size((uint64_t)topo_params_c(t)->p2p_ll_max, most, sizeof most);
+        printf("  protocol %s (NCCL's p2p rule: LL while a peer's message is at most %s)\n", proto_name(r->proto), most);
+    }
     else if (r->proto != PROTO_NONE)
         printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->kernel && r->proto_auto ? " (the kernel's)"
                : r->tuner && r->proto_auto ? " (NCCL's model's)"

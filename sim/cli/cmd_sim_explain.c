@@ -21,6 +21,14 @@ static int part(int n, const char *name, double v, double total, int always) {
     return n + 1;
 }
 
+/* The proxy thread's floor, named by what it pays: the socket transport's
+ * messages, or RDMA's operations and software matching's messages. */
+static const char *proxy_part(const run_parts_t *x) {
+    if (x->socket_tcp) return "socket proxy thread's messages";
+    if (x->matching && x->operations) return "proxy's operations and matches, one at a time";
+    return x->matching ? "proxy's tag matching, a message at a time" : "proxy's operations, one at a time";
+}
+
 /* What every run adds to its links' time: once per call, the switches'
  * synchronisation, the GPU's ceilings, the proxy thread's messages and operations,
  * NCCL's proxy scan and inline copies, the launches. */
@@ -28,8 +36,7 @@ static int parts_added(int n, const run_parts_t *x) {
     n = part(n, "once per call", x->once, x->total, 1);
     n = part(n, "switch sync", x->sync, x->total, 0);
     n = part(n, "GPU/host ceiling on busbw", x->ceiling, x->total, 0);
-    n = part(n, x->socket_tcp ? "socket proxy thread's messages" : "proxy's operations and matches, one at a time", x->socket,
-             x->total, 0);
+    n = part(n, proxy_part(x), x->socket, x->total, 0);
     n = part(n, "NCCL proxy's LL scan, inline copies", x->proxy, x->total, 0);
     return part(n, "-g launches", x->launches, x->total, 0);
 }
@@ -88,6 +95,26 @@ static void explain_run(topo_t *t, const run_out_t *r, const run_out_t *c) {
     if (c) printf("           the simulation took %.3g x the closed form's time:\n", c->time_s > 0 ? r->time_s / c->time_s : 0);
 }
 
+/* The advice where RDMA's proxy thread is slower than the links: its
+ * operations, its software matching, or both, and what lowers each. */
+static void proxy_advice(const run_parts_t *x) {
+    char a[64];
+    int both = x->matching && x->operations;
+    units_fmt_time(x->socket, a, sizeof a);
+    printf("           proxy-bound: the busiest rank's proxy thread runs, one at a time,\n"
+           "           %s,\n"
+           "           %s more than the links and ceilings take, so faster links save nothing until\n"
+           "           it goes: %s\n",
+           both ? "its network operations (proxy_op_latency each) and each message's tag match\n"
+                  "           (software matching, FI_CXI_RX_MATCH_MODE=software)"
+           : x->matching ? "each network message's tag match (software matching, FI_CXI_RX_MATCH_MODE=software)"
+                         : "its network operations (proxy_op_latency each: a channel, peer and direction)",
+           a,
+           both ? "fewer peers on other nodes a rank, or the NIC's matching (hardware), lower it"
+           : x->matching ? "the NIC's matching (hardware) removes it"
+                         : "fewer peers on other nodes a rank lower it");
+}
+
 /* What would move this run, in numbers: halving each part of the formula;
  * where the socket transport's proxy thread is slower still, none of them
  * does until it goes. */
@@ -102,12 +129,7 @@ static void explain_advice(const run_out_t *r, const run_parts_t *x) {
         return;
     }
     if (x->socket > 0) {
-        units_fmt_time(x->socket, a, sizeof a);
-        printf("           proxy-bound: the busiest rank's proxy thread runs its network operations one at a time\n"
-               "           (proxy_op_latency each) and, where the library matches tags in software\n"
-               "           (FI_CXI_RX_MATCH_MODE=software), each message's match, %s more than the links and\n"
-               "           ceilings take, so faster links save nothing until it goes: fewer peers on other nodes a\n"
-               "           rank, or the NIC's matching (hardware), lower it\n", a);
+        proxy_advice(x);
         return;
     }
     units_fmt_time(x->half_alpha, a, sizeof a);

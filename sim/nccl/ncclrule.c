@@ -125,7 +125,7 @@ static int nccl_has(topo_t *t, const algo_t *a, int p, uint64_t n, unsigned prot
 int ncclrule_runs_at(topo_t *t, const algo_t *a, proto_t pr, int p, uint64_t n, unsigned protos) {
     if (!ncclrule_runs(t, a, pr, protos) || !nccl_has(t, a, p, n, ncclrule_protos(pr, protos))) return 0;
     if (strcmp(a->nccl, "p2p") != 0 || p < 1) return 1;
-    return pr == ncclrule_p2p_proto(n / (uint64_t)p, ncclrule_p2p_network(t, p));
+    return pr == ncclrule_p2p_proto(t, n / (uint64_t)p, ncclrule_p2p_network(t, p));
 }
 
 int ncclrule_p2p_network(const topo_t *t, int p) {
@@ -133,8 +133,9 @@ int ncclrule_p2p_network(const topo_t *t, int p) {
     return g > 0 && g < p;
 }
 
-proto_t ncclrule_p2p_proto(uint64_t n, int network) {
-    return n <= NCCL_P2P_LL_THRESHOLD && !network ? PROTO_LL : PROTO_SIMPLE;
+proto_t ncclrule_p2p_proto(const topo_t *t, uint64_t n, int network) {
+    const topo_params_t *tp = topo_params_c(t);
+    return n <= (uint64_t)tp->p2p_ll_max && (!network || tp->p2p_net_ll) ? PROTO_LL : PROTO_SIMPLE;
 }
 
 int ncclrule_crosses(const topo_t *t, const int32_t *r, int n) {
@@ -263,8 +264,9 @@ static int kernel_ranks(const topo_t *t, const algo_t *a, int p) {
 }
 
 /* o's time: the links' (closed form or engine) and what the GPU and host
- * add, the same for both: the ceilings, the socket transport's proxy thread
- * where it is slower still, the proxy's LL scan, the launches of the further
+ * add, the same for both: the ceilings, the proxy thread's floor (the socket
+ * transport's messages, RDMA's operations and software matching) where it
+ * is slower still, the proxy's LL scan, the launches of the further
  * GPUs one thread drives. */
 void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, const proto_cost_t *pc, proto_t pr,
                         double links, run_out_t *o) {

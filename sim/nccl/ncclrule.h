@@ -14,14 +14,14 @@ int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr, unsigned protos);
 /* The same for a call of n bytes on p ranks: a point-to-point row (all-to-
  * all's grouped sends) runs the protocol ncclrule_p2p_proto gives a peer's
  * message, n / p, across nodes where the p ranks fill more than one. */
-#define NCCL_P2P_LL_THRESHOLD 16384
-/* The protocol NCCL's send/recv runs a peer's message of n bytes with: LL
- * up to NCCL_P2P_LL_THRESHOLD's default 16 KiB where the connection has LL
- * buffers, else Simple, never LL128 (enqueue.cc). A network connection has
- * none: net.cc gives a p2p connection LL buffers only under
- * NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (default 0, 2.18-2.30), so a message
- * across nodes (`network`) is Simple at every size. */
-proto_t ncclrule_p2p_proto(uint64_t n, int network);
+/* The protocol NCCL's send/recv runs a peer's message of n bytes with on t:
+ * LL up to NCCL_P2P_LL_THRESHOLD (topo_params_t.p2p_ll_max, default 16 KiB)
+ * where the connection has LL buffers, else Simple, never LL128
+ * (enqueue.cc). A network connection has none: net.cc gives a p2p
+ * connection LL buffers only under NCCL_ALLOC_P2P_NET_LL_BUFFERS=1
+ * (p2p_net_ll; default 0, 2.18-2.30), so a message across nodes (`network`)
+ * is Simple at every size unless the machine's nccl_env says 1. */
+proto_t ncclrule_p2p_proto(const topo_t *t, uint64_t n, int network);
 /* Whether ranks r[0 .. n) of t lie on more than one node (group_size);
  * ncclrule_p2p_network: whether ranks 0 .. p-1 do (a call on the machine). */
 int ncclrule_crosses(const topo_t *t, const int32_t *r, int n);
@@ -107,7 +107,8 @@ uint64_t ncclrule_fill(const algo_t *a, proto_t pr);
 
 /* o's time from the links' time `links` of schedule s: what the GPU and
  * host add (the protocol's and the library kernel's ceilings, staging
- * through host memory, the socket transport's proxy threads, NCCL's proxy
+ * through host memory, the proxy thread's floor (the socket transport's
+ * messages, RDMA's operations and software matching), NCCL's proxy
  * scanning LL lines, the launches of -g), into o's time_s, links_s, socket_s, proxy_s
  * and launch_s. */
 void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, const proto_cost_t *pc, proto_t pr,

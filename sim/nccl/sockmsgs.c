@@ -1,7 +1,12 @@
-/* sockmsgs.c - the network messages of a schedule's busiest rank, for NCCL's
- * socket transport (ncclrule.c's proxy-thread floor): every send to and
- * receive from another node, counted op by op; or, for libfabric's inline
- * sends (ncclrule.c proxy_inline), only the sends of at most a few bytes.
+/* sockmsgs.c - the network work of a schedule's busiest rank, for NCCL's
+ * proxy thread (ncclrule.c's proxy-thread floor): every send to and receive
+ * from another node, counted op by op (the socket transport's messages,
+ * software matching's); for libfabric's inline sends (ncclrule.c
+ * proxy_inline), only the sends of at most a few bytes; or the connections
+ * to other nodes each channel uses (ncclrule.c proxy_ops). A schedule's
+ * helpers (reducing switches, ranks nranks and up) are no rank's network
+ * peers here: NVLS's switch is in the node, and CollNet's reductions are
+ * the fabric's, not messages the proxy matches.
  *
  * A tree's programs grow with the size (one op a chunk), so the count walks
  * millions of ops at the top sizes; doctor asks it again for each machine of
@@ -10,8 +15,9 @@
  *   nodes run the same program moved on, so they count alike: one of each;
  * - a program that repeats one stretch of ops (sched_t.reps: a tree's
  *   chunks) counts one stretch;
- * - the count is a pure function of the schedule and the node size, so it
- *   is remembered (baton is single-threaded; the table is bounded). */
+ * - the count is a pure function of the schedule, the node size and what
+ *   is counted, so it is remembered (baton is single-threaded; the table is
+ *   bounded). */
 #include "sockmsgs.h"
 
 #include <stdlib.h>
@@ -53,11 +59,14 @@ static uint32_t prog_len(const sched_t *s, int r, int c) {
  * connections to other nodes a channel uses, each (peer, direction) once. */
 typedef enum { COUNT_MESSAGES, COUNT_SMALL_SENDS, COUNT_CONNECTIONS } count_t;
 
+/* Whether peer is a rank of another node than r's (nodes of g ranks). */
+static int remote(const sched_t *s, int g, int r, int peer) { return peer < s->nranks && peer / g != r / g; }
+
 /* Whether op counts as a message (small 0: every send to and receive from
  * another node; else the sends to another node of 1 to small bytes). */
 static int counts(const sched_t *s, int g, int r, const sched_op_t *op, uint64_t small) {
-    int out = op->send && op->send_peer / g != r / g;
-    if (small == 0) return out + (op->recv != RECV_NONE && op->recv_peer / g != r / g);
+    int out = op->send && remote(s, g, r, op->send_peer);
+    if (small == 0) return out + (op->recv != RECV_NONE && remote(s, g, r, op->recv_peer));
     uint64_t n = out && op->nchunk ? sched_range_bytes(s, op->chunk, op->nchunk) : 0;
     return n >= 1 && n <= small;
 }
@@ -89,16 +98,18 @@ static uint64_t chan_connections(const sched_t *s, int g, int r, int c, uint32_t
     uint64_t m = 0;
     sched_op_t op;
     for (uint32_t pc = 0; pc < stretch && sched_op(s, r, c, pc, &op); pc++) {
-        if (op.send && op.send_peer / g != r / g) m += first_sight(seen, stamp, op.send_peer, 0);
-        if (op.recv != RECV_NONE && op.recv_peer / g != r / g) m += first_sight(seen, stamp, op.recv_peer, 1);
+        if (op.send && remote(s, g, r, op.send_peer)) m += first_sight(seen, stamp, op.send_peer, 0);
+        if (op.recv != RECV_NONE && remote(s, g, r, op.recv_peer)) m += first_sight(seen, stamp, op.recv_peer, 1);
     }
     return m;
 }
 
+/* The busiest rank's count. Without memory for the marks the connections
+ * are counted as messages, each op again: more, never fewer. */
 static uint64_t walk(const sched_t *s, int g, count_t mode, uint64_t small) {
     uint64_t most = 0;
     uint32_t *seen = NULL, stamp = 0;
-    if (mode == COUNT_CONNECTIONS && (seen = calloc(2 * (size_t)s->nranks, sizeof *seen)) == NULL) return 0;
+    if (mode == COUNT_CONNECTIONS && (seen = calloc(2 * (size_t)s->nranks, sizeof *seen)) == NULL) mode = COUNT_MESSAGES;
     for (int r = 0, span = walk_span(s, g); r < span; r++) {
         uint64_t m = 0;
         for (int c = 0; c < s->nchannels; c++)
@@ -119,7 +130,7 @@ typedef struct {
     sched_prog_fn prog;
     const char *algo;
     int coll, nranks, nchannels, root, helpers, g, mode;
-    uint64_t bytes, small, messages;
+    uint64_t bytes, small, count;   /* count: the remembered answer */
     uint32_t nblocks, per_block;
     int64_t param[4];
     size_t orders_n;
@@ -134,8 +145,8 @@ static unsigned nkept, next_out;
 static int make_key(const sched_t *s, int g, count_t mode, uint64_t small, msgkey_t *k) {
     if (s->group || s->part) return 0;
     *k = (msgkey_t){.prog = s->prog, .algo = s->algo, .coll = (int)s->coll, .nranks = s->nranks, .nchannels = s->nchannels,
-                        .root = s->root, .helpers = s->helpers, .g = g, .mode = (int)mode, .bytes = s->bytes, .small = small, .nblocks = s->nblocks,
-                    .per_block = s->per_block,
+                    .root = s->root, .helpers = s->helpers, .g = g, .mode = (int)mode, .bytes = s->bytes, .small = small,
+                    .nblocks = s->nblocks, .per_block = s->per_block,
                     .orders_n = s->orders ? (size_t)s->orders->count * (size_t)s->orders->nranks : 0,
                     .orders = s->orders ? s->orders->rank : NULL};
     memcpy(k->param, s->param, sizeof k->param);
@@ -168,10 +179,10 @@ static uint64_t busiest(const sched_t *s, int g, count_t mode, uint64_t small) {
     msgkey_t k;
     if (!make_key(s, g, mode, small, &k)) return walk(s, g, mode, small);
     for (unsigned i = 0; i < nkept; i++)
-        if (same(&kept[i], &k)) return kept[i].messages;
-    k.messages = walk(s, g, mode, small);
+        if (same(&kept[i], &k)) return kept[i].count;
+    k.count = walk(s, g, mode, small);
     keep(k);
-    return k.messages;
+    return k.count;
 }
 
 uint64_t sockmsgs_busiest(const sched_t *s, int g) { return busiest(s, g, COUNT_MESSAGES, 0); }

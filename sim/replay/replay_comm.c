@@ -58,7 +58,7 @@ static const char *group_row(const replay_req_t *q, coll_t coll) {
 static proto_t group_proto(const topo_t *t, const replay_req_t *q, const replay_comm_t *c) {
     if (q->proto != RUN_PROTO_AUTO) return (proto_t)q->proto;
     if (topo_params_c(t)->no_protocols) return PROTO_NONE;
-    return c->p2p ? ncclrule_p2p_proto(c->bytes, ncclrule_crosses(t, c->ranks, c->nranks)) : PROTO_SIMPLE;
+    return c->p2p ? ncclrule_p2p_proto(t, c->bytes, ncclrule_crosses(t, c->ranks, c->nranks)) : PROTO_SIMPLE;
 }
 
 /* A group (or a send/recv pair) alone in one engine run. */
