@@ -300,9 +300,9 @@ Test(machines_2026, auto_takes_the_lower_of_a_rows_cut_and_nccls) {
 
 /* sim under -a auto simulates both cuts of a row NCCL runs and keeps the
  * faster. Two GB200 racks of two trays (16 ranks): at 1 GiB NCCL's 32 loops
- * simulate in 2.966 ms, nvlstree's own cut in 3.628 (LL128, its fastest),
- * so auto answers NCCL's; at 64 MiB NCCL's 4 loops take 361.7 us and the
- * own cut 293.2 us (LL128), so auto answers the own. */
+ * simulate in 2.966 ms, nvlstree's own cut in 3.625 (LL128, its fastest),
+ * so auto answers NCCL's; at 64 MiB NCCL's 4 loops take 359.3 us and the
+ * own cut 290.7 us (LL128), so auto answers the own. */
 Test(machines_2026, sim_auto_keeps_the_faster_cut) {
     const char *m = "-t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce";
     char args[160];

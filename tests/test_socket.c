@@ -63,9 +63,9 @@ Test(socket, nic_links_carry_the_streams_rate) {
  * proxy thread. Without protocols (no per-call base) and at 8 bytes the
  * call takes exactly that: 2 (p - g) x socket_lat, closed form and engine
  * alike; without the socket transport it takes a fraction. */
-static double alltoall_time(const char *sets, int predict) {
+static double bare_time(const char *sets, coll_t coll, const char *algo, int predict) {
     topo_t *t = th_load("topologies/polaris.yaml", sets);
-    run_req_t q = {.coll = COLL_ALLTOALL, .algo = "direct", .bytes = 64, .predict = predict, .proto = PROTO_NONE};
+    run_req_t q = {.coll = coll, .algo = algo, .bytes = 64, .predict = predict, .proto = PROTO_NONE};
     run_out_t o;
     baton_err_t e = {0};
     cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
@@ -73,6 +73,8 @@ static double alltoall_time(const char *sets, int predict) {
     topo_free(t);
     return o.time_s;
 }
+
+static double alltoall_time(const char *sets, int predict) { return bare_time(sets, COLL_ALLTOALL, "direct", predict); }
 
 Test(socket, the_proxy_thread_pays_each_network_message) {
     for (int predict = 0; predict < 2; predict++) {
@@ -311,6 +313,17 @@ Test(socket, the_message_count_equals_the_walk) {
             }
     cr_expect_geq(checked, 100);
     cr_expect_geq(shortcut, 20, "the shortcuts are exercised");
+    /* the reducing switches are no network peer: NVLS on 2 nodes of 4 sends only to its node's
+     * switch; NVLSTree's heads cross to the other node's: on two trees (channel groups) of 3
+     * steps the busiest head sends and receives 6 messages there, on 4 connections (each tree's
+     * up and down) */
+    algo_opts_t nv = {.group = 4, .channels = 2, .pipeline = 3};
+    sched_t sw;
+    cr_assert_eq(algo_build(&algo_allreduce_nvls, 8, 8 * 4096, &nv, &sw, NULL), 0);
+    cr_expect_eq(sockmsgs_busiest(&sw, 4), 0, "nvls: its switch is in the node");
+    cr_assert_eq(algo_build(&algo_allreduce_nvlstree, 8, 8 * 4096, &nv, &sw, NULL), 0);
+    cr_expect_eq(sockmsgs_busiest(&sw, 4), 6, "nvlstree: %llu messages", (unsigned long long)sockmsgs_busiest(&sw, 4));
+    cr_expect_eq(sockmsgs_connections(&sw, 4), 4, "nvlstree: %llu connections", (unsigned long long)sockmsgs_connections(&sw, 4));
     sched_t odd = {.coll = COLL_ALLGATHER, .algo = "odd", .nranks = 4, .nchannels = 1, .bytes = 4, .prog = odd_prog, .period = 2};
     sched_layout(&odd, 4, 1);
     cr_expect_eq(sockmsgs_busiest(&odd, 2), 1, "a period's every rank is counted, not its first");
@@ -724,6 +737,16 @@ Test(inline_sends, nccl_env_moves_the_p2p_rule) {
     topo_t *back = th_load("build/p2p-whole.yaml", NULL);
     cr_expect_eq(p2p_rule(topo_params_c(back)), 4096 * 2 + 1, "written whole, read back");
     topo_free(back);
+    /* a file that extends another keeps what its parent's nccl_env said unless it says otherwise */
+    FILE *par = fopen("build/p2p-parent.yaml", "w"), *kid = fopen("build/p2p-child.yaml", "w");
+    cr_assert(par && kid);
+    fprintf(par, "name: par\nextends: polaris\nnccl_env: {NCCL_P2P_LL_THRESHOLD: 4096}\n");
+    fprintf(kid, "name: kid\nextends: p2p-parent.yaml\nnccl_env: {NCCL_MAX_NCHANNELS: 4}\n");
+    fclose(par);
+    fclose(kid);
+    topo_t *child = th_load("build/p2p-child.yaml", NULL);
+    cr_expect_eq(p2p_rule(topo_params_c(child)), 4096 * 2, "the parent's threshold, kept");
+    topo_free(child);
 }
 
 /* Polaris's file says what its logs show: the 2.18 all-to-alls of setups 4
@@ -747,16 +770,7 @@ Test(inline_sends, polaris_pays_its_logs_cost) {
  * channel 0 in from the previous node and sends channel 1 out to the next),
  * 2 x the latency however many steps it runs; none on NCCL's sockets, none
  * on one node. */
-static double ring_time(const char *sets, int predict) {
-    topo_t *t = th_load("topologies/polaris.yaml", sets);
-    run_req_t q = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 64, .predict = predict, .proto = PROTO_NONE};
-    run_out_t o;
-    baton_err_t e = {0};
-    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s", e.msg);
-    engine_result_free(&o.eng);
-    topo_free(t);
-    return o.time_s;
-}
+static double ring_time(const char *sets, int predict) { return bare_time(sets, COLL_ALLREDUCE, "ring", predict); }
 
 Test(proxy_ops, each_operation_costs_the_proxy_its_latency) {
     for (int predict = 0; predict < 2; predict++) {

@@ -162,9 +162,10 @@ static int read_rdzv_env(mfile_t *c, ynode_t *root, ynode_t *m) {
 /* nccl_env's p2p protocol: NCCL_P2P_LL_THRESHOLD, the largest peer's
  * message NCCL's send/recv runs on LL (bytes), and
  * NCCL_ALLOC_P2P_NET_LL_BUFFERS 0 or 1, whether its network connections
- * have LL buffers (enqueue.cc, net.cc; ncclrule_p2p_proto). */
+ * have LL buffers (enqueue.cc, net.cc; ncclrule_p2p_proto). One not given
+ * keeps what the file this one extends said (else NCCL's default). */
 static int read_p2p_env(mfile_t *c, ynode_t *m) {
-    long most = TOPO_P2P_LL_MAX, net = 0;
+    long most = topo_params(c->t)->p2p_ll_max, net = topo_params(c->t)->p2p_net_ll;
     int rc = env_whole(c, m, "NCCL_P2P_LL_THRESHOLD", 0, 1L << 30, "bytes from 0 to 1073741824", &most);
     if (rc < 0 || (rc = env_whole(c, m, "NCCL_ALLOC_P2P_NET_LL_BUFFERS", 0, 1, "0 or 1", &net)) < 0) return rc;
     topo_params(c->t)->p2p_ll_max = (int)most;

@@ -274,7 +274,7 @@ typedef struct topo_params {
                             its messages' own costs; not under NCCL's sockets (ncclrule.c
                             proxy_ops); 0: none */
     int p2p_ll_max;      /* bytes of a peer's message NCCL's send/recv runs on LL at most
-                            (NCCL_P2P_LL_THRESHOLD, default NCCL_P2P_LL_THRESHOLD 16384) */
+                            (NCCL_P2P_LL_THRESHOLD; default TOPO_P2P_LL_MAX, 16384) */
     int p2p_net_ll;      /* 1: p2p network connections have LL buffers
                             (NCCL_ALLOC_P2P_NET_LL_BUFFERS=1; default 0: Simple across nodes) */
     int inline_max;      /* bytes a send may have and go inline (TOPO_INLINE_MAX): Simple's, whose

@@ -84,6 +84,9 @@ int cmd_nccl_env_text(const topo_t *t, char *b, size_t n) {
                      tp->nccl_env[1][0] ? " NCCL_PROTO=" : "", tp->nccl_env[1]);
     for (int i = 0; i < 4 && k >= 0 && (size_t)k < n; i++)
         if (tp->nccl_nch[i]) k += snprintf(b + k, n - (size_t)k, " %s=%d", topo_nccl_bounds[i], tp->nccl_nch[i]);
+    if (k >= 0 && (size_t)k < n && tp->p2p_ll_max != TOPO_P2P_LL_MAX)
+        k += snprintf(b + k, n - (size_t)k, " NCCL_P2P_LL_THRESHOLD=%d", tp->p2p_ll_max);
+    if (k >= 0 && (size_t)k < n && tp->p2p_net_ll) snprintf(b + k, n - (size_t)k, " NCCL_ALLOC_P2P_NET_LL_BUFFERS=1");
     return b[0] != '\0';
 }
 

@@ -206,7 +206,7 @@ static void summary(topo_t *t, const cost_model_t *m) {
                tp->sharp.first ? ", collnet_ring" : "_ring");
     link_classes(t);
     calibration(t);
-    char env[160];
+    char env[256];
     if (cmd_nccl_env_text(t, env, sizeof env)) printf("  nccl_env      %s (-a nccl picks and sizes within them)\n", env);
     double lo = 1e300, hi = 0;
     for (int r = 0; r < p; r++) {

@@ -5,8 +5,11 @@
  * proxy_inline), only the sends of at most a few bytes; or the connections
  * to other nodes each channel uses (ncclrule.c proxy_ops). A schedule's
  * helpers (reducing switches, ranks nranks and up) are no rank's network
- * peers here: NVLS's switch is in the node, and CollNet's reductions are
- * the fabric's, not messages the proxy matches.
+ * peers here: NVLS's switch is in the node; CollNet's leaf and spine
+ * switches are reached through the NIC, and NCCL's proxy does drive
+ * CollNet's sends (coll_net.cc), but they need no tag match and no shipped
+ * machine has both SHARP and proxy_op_latency: their operations are left
+ * out.
  *
  * A tree's programs grow with the size (one op a chunk), so the count walks
  * millions of ops at the top sizes; doctor asks it again for each machine of
@@ -105,11 +108,14 @@ static uint64_t chan_connections(const sched_t *s, int g, int r, int c, uint32_t
 }
 
 /* The busiest rank's count. Without memory for the marks the connections
- * are counted as messages, each op again: more, never fewer. */
-static uint64_t walk(const sched_t *s, int g, count_t mode, uint64_t small) {
+ * are counted as messages, each op again: more, never fewer, and *exact
+ * says 0 (not to be remembered as the connections' count). */
+static uint64_t walk(const sched_t *s, int g, count_t mode, uint64_t small, int *exact) {
     uint64_t most = 0;
     uint32_t *seen = NULL, stamp = 0;
-    if (mode == COUNT_CONNECTIONS && (seen = calloc(2 * (size_t)s->nranks, sizeof *seen)) == NULL) mode = COUNT_MESSAGES;
+    *exact = 1;
+    if (mode == COUNT_CONNECTIONS && (seen = calloc(2 * (size_t)s->nranks, sizeof *seen)) == NULL)
+        mode = COUNT_MESSAGES, *exact = 0;
     for (int r = 0, span = walk_span(s, g); r < span; r++) {
         uint64_t m = 0;
         for (int c = 0; c < s->nchannels; c++)
@@ -177,11 +183,12 @@ static void keep(msgkey_t k) {
 static uint64_t busiest(const sched_t *s, int g, count_t mode, uint64_t small) {
     if (s == NULL || g <= 0 || g >= s->nranks) return 0;
     msgkey_t k;
-    if (!make_key(s, g, mode, small, &k)) return walk(s, g, mode, small);
+    int exact;
+    if (!make_key(s, g, mode, small, &k)) return walk(s, g, mode, small, &exact);
     for (unsigned i = 0; i < nkept; i++)
         if (same(&kept[i], &k)) return kept[i].count;
-    k.count = walk(s, g, mode, small);
-    keep(k);
+    k.count = walk(s, g, mode, small, &exact);
+    if (exact) keep(k);
     return k.count;
 }
 

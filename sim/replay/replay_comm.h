@@ -57,7 +57,8 @@ int replay_comm_find(const replay_comm_t *v, int nv, int p2p, int64_t comm_type,
  *    (all-to-all); protocol --proto's, else Simple;
  *  - a send/recv pair: a two-rank chain broadcast under NCCL's send/recv
  *    protocol rule (LL up to 16 KiB, Simple above, Simple at every size
- *    across nodes: ncclrule_p2p_proto; enqueue.cc), as
+ *    across nodes, unless the machine's nccl_env moves them:
+ *    ncclrule_p2p_proto; enqueue.cc), as
  *    `baton step` times a pipeline stage's send;
  *  - on a machine without protocols (`protocols: none`) or --proto none:
  *    plain alpha-beta.
