@@ -717,3 +717,17 @@ Test(cli, sharded_sweeps_equal_the_whole_run) {
     }
     free(whole);
 }
+
+/* An output file's option takes the next word whatever it is; a word that
+ * reads as an option is refused (a usage error, nothing written), where it
+ * once wrote a file named --no-symmetric and dropped the option. */
+Test(cli, an_output_file_that_reads_as_an_option_is_refused) {
+    remove("--no-symmetric");
+    th_says("sim -t candy-kids -c allreduce -s 24 --link-stats --no-symmetric", 2,
+            "--link-stats needs a file name, not the option '--no-symmetric'", 1);
+    th_says("sim -t candy-kids -c allreduce -s 24 --trace --json", 2, "--trace needs a file name", 1);
+    FILE *f = fopen("--no-symmetric", "r");
+    cr_expect_null(f, "nothing written");
+    if (f) fclose(f), remove("--no-symmetric");
+    th_says("sim -t candy-kids -c allreduce -s 24 --link-stats build/cli-links.csv", 0, "allreduce", 1);
+}

@@ -146,6 +146,13 @@ int cmd_fold_arg(const char *cmd, const char *v, int *out) {
     return 0;
 }
 
+int cmd_out_file(const char *cmd, const char *opt, const char *v, const char **out) {
+    if (v[0] == '-' && v[1] == '-')
+        return cmd_usage(cmd, "%s needs a file name, not the option '%s' (a file named so: ./%s)", opt, v, v);
+    *out = v;
+    return 0;
+}
+
 /* A file that loads as it is may fail with the command line's values (a
  * range `n[0-${nodes-1}]` at nodes=0): say which were given. */
 static void with_sets(baton_err_t *e, const char *const *sets, int nsets) {

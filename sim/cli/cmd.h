@@ -59,6 +59,11 @@ int cmd_unfold(int rc, struct topo **t, const char *name, const char *const *set
 int cmd_folded_line(const struct topo *t, const char *prefix, char *buf, size_t n);
 /* --fold N's value into *out (0 .. 2^24); a usage error (EXIT_USAGE) if not. */
 int cmd_fold_arg(const char *cmd, const char *v, int *out);
+/* An output file's name v for option opt into *out; a usage error
+ * (EXIT_USAGE) if it reads as an option ("--x"): getopt takes the word after
+ * --link-stats as its file whatever it is, so `--link-stats --no-symmetric`
+ * would write a file named --no-symmetric and drop the option. */
+int cmd_out_file(const char *cmd, const char *opt, const char *v, const char **out);
 
 /* Where -t NAME's file is (the search above): 1 and path, or 0. */
 int cmd_find_topo(const char *name, char *path, size_t n);

@@ -67,7 +67,7 @@ static int parse(int argc, char **argv, rp_args_t *a) {
         switch (ch) {
         case 't': a->topo = optarg; break;
         case 'a': a->algo = optarg; a->algo_given = 1; break;
-        case 'T': a->trace = optarg; break;
+        case 'T': if (cmd_out_file("replay", "--trace", optarg, &a->trace)) return EXIT_USAGE; break;
         case 'j': a->json = 1; break;
         case 'S': if (cmd_add_set("replay", &a->sets, optarg)) return EXIT_USAGE; break;
         case 'P':

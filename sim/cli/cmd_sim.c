@@ -181,10 +181,10 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
             a->format = optarg;
             break;
         case 'E': a->explain = 1; break;
-        case 'T': a->trace = optarg; break;
-        case 'L': a->link_stats = optarg; break;
-        case 'W': a->html = optarg; break;
-        case 'X': a->states = optarg; break;
+        case 'T': if (cmd_out_file(cmd, "--trace", optarg, &a->trace)) return EXIT_USAGE; break;
+        case 'L': if (cmd_out_file(cmd, "--link-stats", optarg, &a->link_stats)) return EXIT_USAGE; break;
+        case 'W': if (cmd_out_file(cmd, "--html", optarg, &a->html)) return EXIT_USAGE; break;
+        case 'X': if (cmd_out_file(cmd, "--states", optarg, &a->states)) return EXIT_USAGE; break;
         case 'U': if (cmd_fold_arg(cmd, optarg, &a->fold)) return EXIT_USAGE; break;
         case 'O':
             a->proto = cmd_parse_proto(optarg);
