@@ -726,6 +726,11 @@ Test(cli, an_output_file_that_reads_as_an_option_is_refused) {
     th_says("sim -t candy-kids -c allreduce -s 24 --link-stats --no-symmetric", 2,
             "--link-stats needs a file name, not the option '--no-symmetric'", 1);
     th_says("sim -t candy-kids -c allreduce -s 24 --trace --json", 2, "--trace needs a file name", 1);
+    th_says("sim -t candy-kids -c allreduce -s 24 --link-stats -h", 2, "--link-stats needs a file name, not the option '-h'", 1);
+    th_says("replay -t candy-kids --trace --json x.0.et", 2, "--trace needs a file name", 1);
+    th_says("step -t hgx-h100 --model llama3-8b --trace --json", 2, "--trace needs a file name", 1);
+    th_says("kids --html --ops", 2, "--html needs a file name", 1);
+    th_says("select -t candy-kids -c allreduce -o --wide", 2, "-o needs a file name", 1);
     FILE *f = fopen("--no-symmetric", "r");
     cr_expect_null(f, "nothing written");
     if (f) fclose(f), remove("--no-symmetric");

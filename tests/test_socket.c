@@ -747,6 +747,15 @@ Test(inline_sends, nccl_env_moves_the_p2p_rule) {
     topo_t *child = th_load("build/p2p-child.yaml", NULL);
     cr_expect_eq(p2p_rule(topo_params_c(child)), 4096 * 2, "the parent's threshold, kept");
     topo_free(child);
+    par = fopen("build/p2p-parent.yaml", "w"), kid = fopen("build/p2p-child.yaml", "w");
+    cr_assert(par && kid);
+    fprintf(par, "name: par\nextends: polaris\nnccl_env: {NCCL_ALLOC_P2P_NET_LL_BUFFERS: 1, NCCL_P2P_LL_THRESHOLD: 4096}\n");
+    fprintf(kid, "name: kid\nextends: p2p-parent.yaml\nnccl_env: {NCCL_P2P_LL_THRESHOLD: 16384}\n");
+    fclose(par);
+    fclose(kid);
+    child = th_load("build/p2p-child.yaml", NULL);
+    cr_expect_eq(p2p_rule(topo_params_c(child)), 16384 * 2 + 1, "the parent's buffers kept, its threshold overridden");
+    topo_free(child);
 }
 
 /* Polaris's file says what its logs show: the 2.18 all-to-alls of setups 4

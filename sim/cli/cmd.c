@@ -147,7 +147,7 @@ int cmd_fold_arg(const char *cmd, const char *v, int *out) {
 }
 
 int cmd_out_file(const char *cmd, const char *opt, const char *v, const char **out) {
-    if (v[0] == '-' && v[1] == '-')
+    if (v[0] == '-')
         return cmd_usage(cmd, "%s needs a file name, not the option '%s' (a file named so: ./%s)", opt, v, v);
     *out = v;
     return 0;

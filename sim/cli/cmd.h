@@ -60,9 +60,10 @@ int cmd_folded_line(const struct topo *t, const char *prefix, char *buf, size_t 
 /* --fold N's value into *out (0 .. 2^24); a usage error (EXIT_USAGE) if not. */
 int cmd_fold_arg(const char *cmd, const char *v, int *out);
 /* An output file's name v for option opt into *out; a usage error
- * (EXIT_USAGE) if it reads as an option ("--x"): getopt takes the word after
- * --link-stats as its file whatever it is, so `--link-stats --no-symmetric`
- * would write a file named --no-symmetric and drop the option. */
+ * (EXIT_USAGE) if it reads as an option (a word that starts with '-', "-"
+ * too: no output here is stdout): getopt takes the word after --link-stats
+ * as its file whatever it is, so `--link-stats --no-symmetric` would write a
+ * file named --no-symmetric and drop the option. A file so named: ./-x. */
 int cmd_out_file(const char *cmd, const char *opt, const char *v, const char **out);
 
 /* Where -t NAME's file is (the search above): 1 and path, or 0. */

@@ -96,7 +96,7 @@ static int parse(int argc, char **argv, ex_args_t *a) {
         case 'a': a->algo = optarg; break;
         case 't': a->topo = optarg; break;
         case 'S': rc = cmd_add_set("export", &a->sets, optarg); break;
-        case 'o': a->out = optarg; break;
+        case 'o': if (cmd_out_file("export", "-o", optarg, &a->out)) return EXIT_USAGE; break;
         case 'p': rc = int_arg("-p", optarg, 1, 4096, &a->ranks); break;
         case 'C': rc = int_arg("--channels", optarg, 1, 64, &a->opts.channels); break;
         case 'K': rc = int_arg("--pipeline", optarg, 1, 1 << 20, &a->opts.pipeline); break;

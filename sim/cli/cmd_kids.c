@@ -84,9 +84,9 @@ int cmd_kids(int argc, char **argv) {
             nkids = (int)k;
         }
         else if (ch == 'S') { if (cmd_add_set("kids", &sets, optarg)) return EXIT_USAGE; }
-        else if (ch == 'H') html = optarg;
+        else if (ch == 'H') { if (cmd_out_file("kids", "--html", optarg, &html)) return EXIT_USAGE; }
         else if (ch == 'O') ops = 1;
-        else if (ch == 'X') states = optarg;
+        else if (ch == 'X') { if (cmd_out_file("kids", "--states", optarg, &states)) return EXIT_USAGE; }
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
         else if (ch == ':') return cmd_usage("kids", "option %s needs a value", argv[optind - 1]);
         else return cmd_usage("kids", "unknown option '%s'", argv[optind - 1]);

@@ -166,7 +166,7 @@ static void sharp(const topo_t *t) {
 
 /* What the machine's NCCL is told (nccl_env:), which both columns follow. */
 static void nccl_env(const topo_t *t) {
-    char env[256];
+    char env[320];
     if (cmd_nccl_env_text(t, env, sizeof env)) printf("NCCL is told (nccl_env):%s; both columns pick and size within it\n", env);
 }
 

@@ -92,7 +92,7 @@ static int parse(int argc, char **argv, select_args_t *a) {
             a->plot = optarg;
             if (plot_format_of(optarg) < 0) return cmd_usage("select", "--plot %s: name the picture FILE.png or FILE.svg", optarg);
             break;
-        case 'o': a->output = optarg; break;
+        case 'o': if (cmd_out_file("select", "-o", optarg, &a->output)) return EXIT_USAGE; break;
         case 'R': {
             char *end;
             long r = strtol(optarg, &end, 10);

@@ -306,7 +306,7 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
         printf("  protocol %s%s\n", proto_name(r->proto), r->rule ? " (the rule's)" : r->kernel && r->proto_auto ? " (the kernel's)"
                : r->tuner && r->proto_auto ? " (NCCL's model's)"
                : r->proto_auto ? " (the fastest, by --proto auto)" : "");
-    char env[256];
+    char env[320];
     if (r->auto_picked == 2 && cmd_nccl_env_text(t, env, sizeof env))
         printf("  within   the machine's nccl_env:%s (what its NCCL is told)\n", env);
     time_line(r, t, tm);

@@ -135,7 +135,7 @@ static int option(step_args_t *a, int ch, const char *v) {
         return 0;
     case 'S': return cmd_add_set("step", &a->sets, v) ? EXIT_USAGE : 0;
     case 'j': a->json = 1; return 0;
-    case 'T': a->trace = v; return 0;
+    case 'T': return cmd_out_file("step", "--trace", v, &a->trace);
     }
     return cmd_usage("step", "unknown option");
 }

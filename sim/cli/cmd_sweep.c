@@ -96,7 +96,7 @@ static int parse(int argc, char **argv, sweep_args_t *a) {
         case 'a': a->algo = optarg, a->algo_given = 1; break;
         case 's': a->sizes = optarg; break;
         case 'f': a->format = optarg; break;
-        case 'o': a->output = optarg; break;
+        case 'o': if (cmd_out_file("sweep", "-o", optarg, &a->output)) return EXIT_USAGE; break;
         case 'S': if (add_axis(a, optarg)) return EXIT_USAGE; break;
         case 'F': if (cmd_fold_arg("sweep", optarg, &a->fold)) return EXIT_USAGE; break;
         case 'P':

@@ -70,7 +70,7 @@ static int import_cmd(int argc, char **argv) {
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-        if (ch == 'o') out = optarg;
+        if (ch == 'o') { if (cmd_out_file("topo import", "-o", optarg, &out)) return EXIT_USAGE; }
         else if (ch == 'n') name = optarg;
         else if (ch == 'g') gpus = optarg;
         else if (ch == 'h') { fputs(help, stdout); return EXIT_OK; }
@@ -206,7 +206,7 @@ static void summary(topo_t *t, const cost_model_t *m) {
                tp->sharp.first ? ", collnet_ring" : "_ring");
     link_classes(t);
     calibration(t);
-    char env[256];
+    char env[320];
     if (cmd_nccl_env_text(t, env, sizeof env)) printf("  nccl_env      %s (-a nccl picks and sizes within them)\n", env);
     double lo = 1e300, hi = 0;
     for (int r = 0; r < p; r++) {

@@ -138,7 +138,7 @@ static int parse(int argc, char **argv, cmd_val_args_t *a, const char *cmd) {
         case 'V': a->cv = atoi(optarg); if (a->cv < 0 || a->cv == 1 || a->cv > 4096) return cmd_usage(cmd, "--cv K: 0 (none) or 2..4096 folds"); break;
         case 'c': a->coll = optarg; break;
         case 's': a->sizes = optarg; break;
-        case 'l': a->log_out = optarg; break;
+        case 'l': if (cmd_out_file(cmd, "--log", optarg, &a->log_out)) return EXIT_USAGE; break;
         case 'F': a->force_ranks = 1; break;
         case 'C': a->channels = atoi(optarg); if (a->channels < 1 || a->channels > 64) return cmd_usage(cmd, "--channels must be 1..64"); break;
         case 'R': a->reps = atoi(optarg); if (a->reps < 1 || a->reps > 1000) return cmd_usage(cmd, "--reps must be 1..1000"); break;
@@ -146,7 +146,7 @@ static int parse(int argc, char **argv, cmd_val_args_t *a, const char *cmd) {
         case 'n': if (a->nlogs < 64) a->logs[a->nlogs++] = optarg; break;
         case 'r': a->ranks = atoi(optarg); if (a->ranks < 1) return cmd_usage(cmd, "--ranks must be positive"); break;
         case 'a': a->algo = optarg; a->algo_given = 1; break;
-        case 'o': a->out = optarg; break;
+        case 'o': if (cmd_out_file(cmd, "-o", optarg, &a->out)) return EXIT_USAGE; break;
         case 'H': a->hold = optarg; break;
         case 'j': a->json = 1; break;
         case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
