@@ -126,6 +126,7 @@ Test(graph, plan_prints_rings_and_choices) {
     char *out;
     cr_assert_eq(th_cli("plan -t topologies/dgx1-v100.yaml --sizes 8B,128MiB", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, "rings: 6 over NV paths at 22.75 GB/s") != NULL, "%s", out);   /* 25 GB/s x 0.91 */
+    cr_expect(strstr(out, "runs each ring twice, 12 channels") != NULL, "%s", out);   /* connect.cc: 2 x 6 */
     cr_expect(strstr(out, "channel  0/6 : 0 3 2 1 5 6 7 4") != NULL, "%s", out);
     cr_expect(strstr(out, "128 MiB  ring") != NULL, "%s", out);
     free(out);

@@ -60,6 +60,8 @@ static void paths(const topo_t *t, const graph_t *g) {
     }
 }
 
+/* The rings NCCL's search finds (graph_rings), as NCCL_DEBUG=INFO lists
+ * them, and the channels NCCL runs on them: each ring twice. */
 static void rings(const topo_t *t, const graph_t *g) {
     if (g->nrings == 0 && g->stride > 1) {
         printf("rings: every pair of GPUs in a node is alike; the rings are rank order, channel c from local rank\n"
@@ -81,6 +83,9 @@ static void rings(const topo_t *t, const graph_t *g) {
     }
     if (g->across)
         printf("  each ring enters a node by its first GPU's NIC and leaves by its last's; every node repeats these orders\n");
+    printf("  NCCL (RCCL too) runs each ring twice, %d channels (src/graph/connect.cc ncclTopoPostset: its\n"
+           "  channels are twice its search's); baton's ring rows run the %d rings (docs/decisions/network-software.md)\n",
+           2 * g->nrings, g->nrings);
 }
 
 static void pxn(const topo_t *t) {
