@@ -748,6 +748,10 @@ double topo_match_lat(const topo_t *t) {
     return t->params.sw_match && !t->params.socket ? t->params.match_lat : 0;
 }
 
+double topo_op_lat(const topo_t *t) { return t->params.socket ? 0 : t->params.op_lat; }
+
+double topo_inline_lat(const topo_t *t) { return t->params.socket || !t->params.gdr ? 0 : t->params.inline_lat; }
+
 int topo_cost_model(topo_t *t, cost_model_t *m, baton_err_t *e) {
     *m = (cost_model_t){0};
     int rc = cost_routes(t, e), p = t->nranks;

@@ -543,6 +543,14 @@ double topo_rdzv_lat(const topo_t *t);
  * where it matches in software (sw_match), not under the socket transport;
  * 0: none. */
 double topo_match_lat(const topo_t *t);
+/* What the proxy thread spends on each operation a call gives it across
+ * nodes: op_lat on RDMA, 0 under the socket transport (its cost is its
+ * messages'). */
+double topo_op_lat(const topo_t *t);
+/* What a send from GPU memory of at most inline_max bytes costs the proxy
+ * thread, copied out for libfabric's inline command: inline_lat on RDMA
+ * with GPUDirect RDMA (Simple's buffers in GPU memory), else 0. */
+double topo_inline_lat(const topo_t *t);
 
 /* Machines that route alike (topo_twin.c): the same shape, latencies and
  * routing knobs, and each node's rates in the same order where routes

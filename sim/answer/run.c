@@ -476,7 +476,7 @@ void run_parts(topo_t *t, const run_out_t *o, run_parts_t *x) {
     x->socket = o->socket_s;
     x->socket_tcp = topo_params_c(t)->socket;
     x->matching = topo_match_lat(t) > 0;
-    x->operations = !x->socket_tcp && topo_params_c(t)->op_lat > 0;
+    x->operations = topo_op_lat(t) > 0;
     x->launches = o->launch_s;
     x->ceiling = o->time_s - o->launch_s - o->proxy_s - o->socket_s - o->links_s;   /* gpu_and_host's ceilings */
     x->total = o->time_s;

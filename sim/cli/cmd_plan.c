@@ -133,7 +133,7 @@ static void match_lines(const topo_t *t) {
  * IDCs from GPU memory; neither NCCL nor libfabric says it. */
 static void inline_lines(const topo_t *t) {
     const topo_params_t *p = topo_params_c(t);
-    if (p->inline_lat <= 0 || p->socket || !p->gdr) return;
+    if (topo_inline_lat(t) <= 0) return;
     printf("network: a send of at most %d bytes goes inline in the command the CPU writes (libfabric CXI's IDC),\n"
            "  so one from GPU memory (Simple's buffers under GPUDirect RDMA) is copied out first:\n"
            "  %.4g us each, one after another on its rank's proxy thread (inline_latency, inline_max); NCCL's own\n"
@@ -145,7 +145,7 @@ static void inline_lines(const topo_t *t) {
  * neither NCCL nor the network's library says it. */
 static void op_lines(const topo_t *t) {
     const topo_params_t *p = topo_params_c(t);
-    if (p->op_lat <= 0 || p->socket) return;
+    if (topo_op_lat(t) <= 0) return;
     printf("network: the proxy thread spends %.4g us on each operation a call gives it, one after another: one a\n"
            "  channel, peer on another node and direction (an all-to-all's 2 x its remote peers; a ring's or tree's\n"
            "  few) (proxy_op_latency); NCCL's own model does not know\n", p->op_lat * 1e6);

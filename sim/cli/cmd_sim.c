@@ -293,7 +293,7 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
     else if (r->auto_picked)
         printf("  chosen   by -a auto: the lowest closed-form time of the %s algorithms\n", coll_name(coll));
     int p2p = r->auto_picked == 2 && r->algo->nccl && strcmp(r->algo->nccl, "p2p") == 0;    /* ncclrule_runs_at */
-    int net_simple = ncclrule_p2p_network(t, r->ranks) && !topo_params_c(t)->p2p_net_ll;
+    int net_simple = ncclrule_p2p_no_ll(t, ncclrule_p2p_network(t, r->ranks));
     if (r->proto != PROTO_NONE && p2p && r->proto_auto && !r->rule && net_simple)
         printf("  protocol %s (NCCL's p2p rule: Simple across nodes, whose connections have no LL buffers)\n",
                proto_name(r->proto));

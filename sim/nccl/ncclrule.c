@@ -133,9 +133,10 @@ int ncclrule_p2p_network(const topo_t *t, int p) {
     return g > 0 && g < p;
 }
 
+int ncclrule_p2p_no_ll(const topo_t *t, int network) { return network && !topo_params_c(t)->p2p_net_ll; }
+
 proto_t ncclrule_p2p_proto(const topo_t *t, uint64_t n, int network) {
-    const topo_params_t *tp = topo_params_c(t);
-    return n <= (uint64_t)tp->p2p_ll_max && (!network || tp->p2p_net_ll) ? PROTO_LL : PROTO_SIMPLE;
+    return n <= (uint64_t)topo_params_c(t)->p2p_ll_max && !ncclrule_p2p_no_ll(t, network) ? PROTO_LL : PROTO_SIMPLE;
 }
 
 int ncclrule_crosses(const topo_t *t, const int32_t *r, int n) {
@@ -181,8 +182,9 @@ static double proxy_message(const topo_t *t) {
  * never goes through libfabric. */
 static double proxy_inline(const topo_t *t, const sched_t *s, proto_t pr) {
     const topo_params_t *tp = topo_params_c(t);
-    if (tp->inline_lat <= 0 || tp->socket || !tp->gdr || pr != PROTO_SIMPLE) return 0;
-    return (double)sockmsgs_small_sends(s, tp->group_size, (uint64_t)tp->inline_max) * tp->inline_lat;
+    double lat = topo_inline_lat(t);
+    if (lat <= 0 || pr != PROTO_SIMPLE) return 0;
+    return (double)sockmsgs_small_sends(s, tp->group_size, (uint64_t)tp->inline_max) * lat;
 }
 
 /* What a rank's proxy thread spends on the operations themselves, one after
@@ -194,9 +196,8 @@ static double proxy_inline(const topo_t *t, const sched_t *s, proto_t pr) {
  * a ring's or tree's few, almost nothing. Not under the socket transport,
  * whose cost is its messages' (proxy_message). */
 static double proxy_ops(const topo_t *t, const sched_t *s) {
-    const topo_params_t *tp = topo_params_c(t);
-    if (tp->op_lat <= 0 || tp->socket) return 0;
-    return (double)sockmsgs_connections(s, tp->group_size) * tp->op_lat;
+    double lat = topo_op_lat(t);
+    return lat > 0 ? (double)sockmsgs_connections(s, topo_params_c(t)->group_size) * lat : 0;
 }
 
 /* The call takes at least the busiest thread's messages x that cost and

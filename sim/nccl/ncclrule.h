@@ -22,6 +22,9 @@ int ncclrule_runs(topo_t *t, const algo_t *a, proto_t pr, unsigned protos);
  * (p2p_net_ll; default 0, 2.18-2.30), so a message across nodes (`network`)
  * is Simple at every size unless the machine's nccl_env says 1. */
 proto_t ncclrule_p2p_proto(const topo_t *t, uint64_t n, int network);
+/* Whether a p2p connection has no LL buffers on t: across nodes
+ * (`network`) without NCCL_ALLOC_P2P_NET_LL_BUFFERS=1. */
+int ncclrule_p2p_no_ll(const topo_t *t, int network);
 /* Whether ranks r[0 .. n) of t lie on more than one node (group_size);
  * ncclrule_p2p_network: whether ranks 0 .. p-1 do (a call on the machine). */
 int ncclrule_crosses(const topo_t *t, const int32_t *r, int n);
