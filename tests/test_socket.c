@@ -304,8 +304,8 @@ Test(socket, the_message_count_equals_the_walk) {
                 if (g >= p || algo_build(*a, p, (uint64_t)p * 7 * 96 + 5, &o, &s, &e) < 0) continue;
                 uint64_t want = messages_walked(&s, g), conns = connections_walked(&s, g);
                 for (int twice = 0; twice < 2; twice++) {   /* found, then remembered */
-                    cr_assert_eq(sockmsgs_busiest(&s, g), want, "%s (%s) p=%d g=%d", (*a)->name, coll_name((*a)->coll), p, g);
-                    cr_assert_eq(sockmsgs_connections(&s, g), conns, "connections: %s (%s) p=%d g=%d", (*a)->name,
+                    cr_assert_eq(sockmsgs_busiest(&s, g, NULL), want, "%s (%s) p=%d g=%d", (*a)->name, coll_name((*a)->coll), p, g);
+                    cr_assert_eq(sockmsgs_connections(&s, g, NULL), conns, "connections: %s (%s) p=%d g=%d", (*a)->name,
                                  coll_name((*a)->coll), p, g);
                 }
                 checked++;
@@ -320,13 +320,13 @@ Test(socket, the_message_count_equals_the_walk) {
     algo_opts_t nv = {.group = 4, .channels = 2, .pipeline = 3};
     sched_t sw;
     cr_assert_eq(algo_build(&algo_allreduce_nvls, 8, 8 * 4096, &nv, &sw, NULL), 0);
-    cr_expect_eq(sockmsgs_busiest(&sw, 4), 0, "nvls: its switch is in the node");
+    cr_expect_eq(sockmsgs_busiest(&sw, 4, NULL), 0, "nvls: its switch is in the node");
     cr_assert_eq(algo_build(&algo_allreduce_nvlstree, 8, 8 * 4096, &nv, &sw, NULL), 0);
-    cr_expect_eq(sockmsgs_busiest(&sw, 4), 6, "nvlstree: %llu messages", (unsigned long long)sockmsgs_busiest(&sw, 4));
-    cr_expect_eq(sockmsgs_connections(&sw, 4), 4, "nvlstree: %llu connections", (unsigned long long)sockmsgs_connections(&sw, 4));
+    cr_expect_eq(sockmsgs_busiest(&sw, 4, NULL), 6, "nvlstree: %llu messages", (unsigned long long)sockmsgs_busiest(&sw, 4, NULL));
+    cr_expect_eq(sockmsgs_connections(&sw, 4, NULL), 4, "nvlstree: %llu connections", (unsigned long long)sockmsgs_connections(&sw, 4, NULL));
     sched_t odd = {.coll = COLL_ALLGATHER, .algo = "odd", .nranks = 4, .nchannels = 1, .bytes = 4, .prog = odd_prog, .period = 2};
     sched_layout(&odd, 4, 1);
-    cr_expect_eq(sockmsgs_busiest(&odd, 2), 1, "a period's every rank is counted, not its first");
+    cr_expect_eq(sockmsgs_busiest(&odd, 2, NULL), 1, "a period's every rank is counted, not its first");
     /* the same ring over the machine's orders: node by node (one send a
      * step leaves a node) and alternating (every send does); asked one after
      * the other, each must be counted, not the other's remembered */
@@ -341,14 +341,14 @@ Test(socket, the_message_count_equals_the_walk) {
         sched_t r;
         cr_assert_eq(algo_build(&algo_allreduce_ring, 8, 8 * 96, &o, &r, NULL), 0);
         cr_assert(r.orders != NULL, "the ring takes the orders");
-        seen[i] = sockmsgs_busiest(&r, 4);
+        seen[i] = sockmsgs_busiest(&r, 4, NULL);
         cr_expect_eq(seen[i], messages_walked(&r, 4), "orders %d", i);
     }
     cr_expect_lt(seen[0], seen[1], "alternating nodes cross more: %llu, %llu", (unsigned long long)seen[0],
                  (unsigned long long)seen[1]);
     sched_t one;
     cr_assert_eq(algo_build(&algo_allreduce_ring, 4, 4 * 96, NULL, &one, NULL), 0);
-    cr_expect_eq(sockmsgs_busiest(&one, 4), 0, "one node: no network messages");
+    cr_expect_eq(sockmsgs_busiest(&one, 4, NULL), 0, "one node: no network messages");
 }
 
 /* An all-to-all on p ranks, g a node, has each rank send to and receive

@@ -394,3 +394,88 @@ Test(concurrent, every_member_verifies) {
     cr_expect(strstr(e.msg, "twice") != NULL, "%s", e.msg);
     topo_free(t);
 }
+
+/* ---- what the GPUs and hosts add, in a run of several (issue 47) ------ */
+
+/* One collective's time as `sim` gives it (run_collective, a named row on
+ * `channels` channels), and the part its links took. */
+static double sim_time(topo_t *t, coll_t c, const char *algo, proto_t pr, uint64_t n, int channels, double *links) {
+    run_req_t q = {.coll = c, .algo = algo, .bytes = n, .proto = pr, .opts = {.channels = channels}, .symmetric = -1};
+    run_out_t o;
+    baton_err_t e = {0};
+    cr_assert_eq(run_collective(t, &q, &o, &e), 0, "%s %s: %s", coll_name(c), algo, e.msg);
+    engine_result_free(&o.eng);
+    *links = o.links_s;
+    return o.time_s;
+}
+
+/* A collective alone in a run of several takes what `sim` gives it, where
+ * the GPU and host add to its links' time: the staging through host memory
+ * (pcie-box), the proxy's LL scan (cluster-a100, cluster-mi355x), the proxy
+ * thread's operations, matches and inline copies (polaris's all-to-all) and
+ * the TCP stack's messages (polaris on sockets). step and replay time their
+ * groups so; they took the links' time alone (pcie-box 17.5 ms against 89.5,
+ * polaris's 8 KiB all-to-all on 8 nodes 21.5 us against 162.4). */
+Test(concurrent, a_member_pays_what_its_gpus_and_hosts_add) {
+    struct { const char *machine, *sets; coll_t c; const char *algo; proto_t pr; uint64_t n; int ch; } k[] = {
+        {"pcie-box", NULL, COLL_ALLREDUCE, "ring", PROTO_SIMPLE, 256u << 20, 1},
+        {"cluster-a100", "nodes=2", COLL_ALLREDUCE, "ring", PROTO_LL, 256u << 10, 2},
+        {"cluster-mi355x", "nodes=2", COLL_ALLGATHER, "ring", PROTO_LL, 1u << 20, 4},
+        {"polaris", "nodes=8", COLL_ALLTOALL, "direct", PROTO_SIMPLE, 8u << 10, 1},
+        {"polaris", "nodes=2,socket=true", COLL_ALLTOALL, "direct", PROTO_SIMPLE, 64u << 10, 1},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "topologies/%s.yaml", k[i].machine);
+        topo_t *t = th_load(path, k[i].sets);
+        double links, want = sim_time(t, k[i].c, k[i].algo, k[i].pr, k[i].n, k[i].ch, &links);
+        cr_assert_gt(want, 1.05 * links, "%s: the case must add to the links (%g s against %g)", k[i].machine, want, links);
+        conc_coll_t c = {.coll = k[i].c, .bytes = k[i].n, .nranks = topo_nranks(t), .channels = k[i].ch, .after = -1};
+        snprintf(c.algo, sizeof c.algo, "%s", k[i].algo);
+        int32_t *r = malloc((size_t)c.nranks * sizeof *r);
+        for (int j = 0; j < c.nranks; j++) r[j] = j;
+        c.ranks = r;
+        conc_opts_t o = {.proto = k[i].pr};
+        engine_result_t res;
+        baton_err_t e = {0};
+        cr_assert_eq(conc_run(t, &c, 1, &o, &res, &e), 0, "%s", e.msg);
+        cr_expect_float_eq(c.end_s, want, 1e-12 * want, "%s %s: %.9g s in a run of several, %.9g alone", k[i].machine,
+                           k[i].algo, c.end_s, want);
+        engine_result_free(&res);
+        free(r);
+        topo_free(t);
+    }
+}
+
+/* The proxy's work follows where a member's ranks are: an all-to-all on
+ * one GPU of each of 8 Polaris nodes pays its 14 connections a rank
+ * (7 peers, both ways) x proxy_op_latency (10 us more each moves it 140
+ * us: the floor binds), the same on the 4 GPUs of one node none; and a
+ * member waiting for it starts when it ends, floor included. */
+Test(concurrent, a_members_proxy_work_follows_its_ranks) {
+    topo_t *t = th_load("topologies/polaris.yaml", "nodes=8,proxy_op_latency=20us");
+    topo_t *t0 = th_load("topologies/polaris.yaml", "nodes=8,proxy_op_latency=10us");
+    int32_t spread[8], one[4] = {0, 1, 2, 3};
+    for (int j = 0; j < 8; j++) spread[j] = 4 * j;
+    conc_coll_t c[2] = {{.coll = COLL_ALLTOALL, .algo = "direct", .bytes = 8 * 64, .nranks = 8, .ranks = spread, .after = -1},
+                        {.coll = COLL_ALLTOALL, .algo = "direct", .bytes = 4 * 64, .nranks = 4, .ranks = one, .after = 0}};
+    conc_opts_t o = {.proto = PROTO_SIMPLE};
+    engine_result_t r;
+    baton_err_t e = {0};
+    double end[2][2];
+    for (int m = 0; m < 2; m++) {
+        cr_assert_eq(conc_run(m ? t0 : t, c, 2, &o, &r, &e), 0, "%s", e.msg);
+        end[m][0] = c[0].end_s, end[m][1] = c[1].end_s;
+        engine_result_free(&r);
+    }
+    cr_expect_float_eq(end[0][0] - end[1][0], 14 * 10e-6, 1e-12, "spread: %.6g us more, want 140", 1e6 * (end[0][0] - end[1][0]));
+    cr_expect_float_eq(end[0][1] - end[0][0], end[1][1] - end[1][0], 1e-12, "one node: no operations across nodes");
+    conc_coll_t alone = c[1];
+    alone.after = -1;
+    cr_assert_eq(conc_run(t, &alone, 1, &o, &r, &e), 0, "%s", e.msg);
+    engine_result_free(&r);
+    cr_expect_float_eq(end[0][1] - end[0][0], alone.end_s, 1e-12, "after it: %.6g us, alone %.6g",
+                       1e6 * (end[0][1] - end[0][0]), 1e6 * alone.end_s);
+    topo_free(t);
+    topo_free(t0);
+}

@@ -10,6 +10,7 @@
 #include "../../models/proto.h"
 #include "../../topologies/topo.h"
 #include "../../topologies/units.h"
+#include "../nccl/nccl.h"
 
 /* The first of the reducing switches a member's helpers run on: the one
  * nearest its first rank (fewest links; its node's NVSwitch), so a
@@ -49,6 +50,19 @@ static int build(topo_t *t, const conc_coll_t *c, int k, sched_member_t *m, bato
     return m->helper0 < 0 ? m->helper0 : 0;
 }
 
+/* What member k's GPUs and hosts add to its links' time, as the same call
+ * alone pays it (run.c through ncclrule_host_side): the least time it takes
+ * from its start and what follows its end. Its ranks say which of its peers
+ * are on other nodes, for the proxy thread's messages and operations. */
+static void host_terms(topo_t *t, const conc_coll_t *c, const sched_member_t *m, const proto_cost_t *pc, double *floor,
+                       double *tail) {
+    const algo_t *a = algo_find(c->coll, c->algo);
+    int channels = m->s.groups > 0 ? m->s.groups : a->nccl == NULL ? m->s.nchannels : c->channels > 0 ? c->channels : 1;
+    ncclrule_call_t call = {.coll = c->coll, .bytes = c->bytes, .p = c->nranks, .ranks = c->ranks, .algo = a,
+                            .channels = channels};
+    ncclrule_host_terms(t, &call, &m->s, pc ? pc : &(proto_cost_t){0}, c->proto, floor, tail);
+}
+
 int conc_run(topo_t *t, conc_coll_t *c, int n, const conc_opts_t *o, engine_result_t *r, baton_err_t *e) {
     memset(r, 0, sizeof *r);
     sched_member_t *m = calloc((size_t)(n > 0 ? n : 1), sizeof *m);
@@ -63,23 +77,28 @@ int conc_run(topo_t *t, conc_coll_t *c, int n, const conc_opts_t *o, engine_resu
     sched_t s;
     if (rc == 0) rc = sched_group_init(&g, m, n, topo_nranks(t), &s, e);
     const proto_cost_t **mp = calloc((size_t)(n > 0 ? n : 1), sizeof *mp);
-    if (rc == 0 && mp == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
+    double *floor = calloc((size_t)(n > 0 ? n : 1), sizeof *floor), *tail = calloc((size_t)(n > 0 ? n : 1), sizeof *tail);
+    if (rc == 0 && (mp == NULL || floor == NULL || tail == NULL)) rc = err_set(e, BATON_ENOMEM, "out of memory");
     int own = 0;
     for (int k = 0; rc == 0 && k < n; k++) {           /* each member's protocol: its own, or the run's */
         if (!c[k].own_proto) c[k].proto = o->proto;
         mp[k] = c[k].proto == PROTO_NONE ? NULL : &topo_params_c(t)->proto[c[k].proto];
         own |= c[k].own_proto;
+        host_terms(t, &c[k], &m[k], mp[k], &floor[k], &tail[k]);
     }
     if (rc == 0) {
         const proto_cost_t *pc = &topo_params_c(t)->proto[o->proto];
         engine_opts_t eo = {.contention = o->contention, .proto = o->proto == PROTO_NONE ? NULL : pc,
-                            .link_stats = o->link_stats, .member_proto = own ? mp : NULL};
+                            .link_stats = o->link_stats, .member_proto = own ? mp : NULL,
+                            .member_floor = floor, .member_tail = tail};
         if (o->verify) eo.verify = elems <= (1ULL << 20) ? VERIFY_DATA : VERIFY_SIGNATURE;
         rc = engine_run(&s, t, &eo, r, e);
         for (int k = 0; rc == 0 && k < n; k++) c[k].end_s = r->member_end[k];
         sched_group_free(&g);
     }
     free(mp);
+    free(floor);
+    free(tail);
     free(m);
     return rc;
 }

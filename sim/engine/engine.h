@@ -80,6 +80,10 @@ typedef struct engine_opts {
     const proto_cost_t *proto; /* protocol costs (models/proto.h); NULL: none */
     const proto_cost_t *const *member_proto;   /* a group's (algorithms/group.h): member k's
                                  protocol, NULL for none; NULL: `proto` for every member */
+    const double *member_floor;  /* a group's: member k takes at least member_floor[k] from its
+                                 start, and member_tail[k] more after (what its GPUs and hosts
+                                 add: sim/nccl/ncclrule.h ncclrule_host_terms); NULL: nothing */
+    const double *member_tail;
     verify_fill_fn fill;      /* data-mode start values; NULL: hashed */
     void *fill_ctx;
     void (*on_msg)(void *ctx, const engine_msg_t *m);

@@ -165,12 +165,20 @@ static int post_send(engine_t *g, int si) {
 }
 
 /* A group's member k has ended (its last stream is done): it ends once its
- * protocol's and switches' fixed costs are paid, and the members waiting
+ * protocol's and switches' fixed costs are paid, no sooner than its floor
+ * after its start, and its tail after that (engine_opts_t.member_floor: what
+ * its GPUs and hosts add, as a call alone pays them); the members waiting
  * for it start their start_s after that. */
 static int member_done(engine_t *g, int k) {
     const struct sched_group *gr = g->s->group;
     const proto_cost_t *pc = g->o->member_proto ? g->o->member_proto[k] : g->o->proto;
     double end = g->now + engine_call_cost(g, pc, gr->m[k].s.helpers, gr->m[k].s.nranks > 1);
+    if (g->o->member_floor) {
+        int after = gr->m[k].after;
+        double start = (after >= 0 ? g->r->member_end[after] : 0) + gr->m[k].start_s;
+        if (end < start + g->o->member_floor[k]) end = start + g->o->member_floor[k];
+        end += g->o->member_tail[k];
+    }
     g->r->member_end[k] = end;
     for (int j = k + 1; j < gr->n; j++) {
         if (gr->m[j].after != k) continue;

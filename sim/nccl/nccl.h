@@ -12,7 +12,8 @@
  *     runs without its tuner (PAT, symmetric kernels, copy engines), within
  *     the call's masks, every one whose closed form is near the lowest;
  *  3. how NCCL cuts a row it runs (nccl_size): channels, steps, fill;
- *  4. what the GPU and host add to the links' time (ncclrule_host_side).
+ *  4. what the GPU and host add to the links' time (ncclrule_host_side; for a
+ *     call in a run of several, ncclrule_host_terms).
  * The rules themselves, each with its source, are ncclrule.h; NCCL's own
  * cost model, plan.h; what that model sees on the machine, view.h; its
  * tables, tuning.h. This header is the room's door: code outside sim/nccl/

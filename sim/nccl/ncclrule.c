@@ -180,11 +180,11 @@ static double proxy_message(const topo_t *t) {
  * connection's are Simple's); so: the busiest rank's Simple sends to other
  * nodes of at most inline_max bytes. Not under the socket transport, which
  * never goes through libfabric. */
-static double proxy_inline(const topo_t *t, const sched_t *s, proto_t pr) {
+static double proxy_inline(const topo_t *t, const ncclrule_call_t *c, const sched_t *s, proto_t pr) {
     const topo_params_t *tp = topo_params_c(t);
     double lat = topo_inline_lat(t);
     if (lat <= 0 || pr != PROTO_SIMPLE) return 0;
-    return (double)sockmsgs_small_sends(s, tp->group_size, (uint64_t)tp->inline_max) * lat;
+    return (double)sockmsgs_small_sends(s, tp->group_size, c->ranks, (uint64_t)tp->inline_max) * lat;
 }
 
 /* What a rank's proxy thread spends on the operations themselves, one after
@@ -195,9 +195,9 @@ static double proxy_inline(const topo_t *t, const sched_t *s, proto_t pr) {
  * op_lat; 0: none). An all-to-all's 2 (p - g) connections a rank pay it;
  * a ring's or tree's few, almost nothing. Not under the socket transport,
  * whose cost is its messages' (proxy_message). */
-static double proxy_ops(const topo_t *t, const sched_t *s) {
+static double proxy_ops(const topo_t *t, const ncclrule_call_t *c, const sched_t *s) {
     double lat = topo_op_lat(t);
-    return lat > 0 ? (double)sockmsgs_connections(s, topo_params_c(t)->group_size) * lat : 0;
+    return lat > 0 ? (double)sockmsgs_connections(s, topo_params_c(t)->group_size, c->ranks) * lat : 0;
 }
 
 /* The call takes at least the busiest thread's messages x that cost and
@@ -206,16 +206,16 @@ static double proxy_ops(const topo_t *t, const sched_t *s) {
  * bytes (at the streams' rate under sockets: topo.c apply_socket); this is
  * the proxy's own work, which a pipeline does not hide: an all-to-all's
  * 2 (p - g) messages and operations a rank. */
-static double proxy_floor(const topo_t *t, const sched_t *s, const proto_cost_t *pc) {
-    double msg = proxy_message(t), ops = proxy_ops(t, s);
-    uint64_t m = msg > 0 ? sockmsgs_busiest(s, topo_params_c(t)->group_size) : 0;
+static double proxy_floor(const topo_t *t, const ncclrule_call_t *c, const sched_t *s, const proto_cost_t *pc) {
+    double msg = proxy_message(t), ops = proxy_ops(t, c, s);
+    uint64_t m = msg > 0 ? sockmsgs_busiest(s, topo_params_c(t)->group_size, c->ranks) : 0;
     return m || ops > 0 ? pc->base_latency + (double)m * msg + ops : 0;
 }
 
 /* The launches of the further GPUs one host thread drives in turn
  * (nccl-tests -g N: N launches, one after the other). */
-static double launches(const topo_t *t, const run_req_t *q) {
-    return q->gpus_per_thread > 1 ? (q->gpus_per_thread - 1) * topo_params_c(t)->launch : 0;
+static double launches(const topo_t *t, const ncclrule_call_t *c) {
+    return c->gpus_per_thread > 1 ? (c->gpus_per_thread - 1) * topo_params_c(t)->launch : 0;
 }
 
 /* What the GPU and the host add to the links' time, as ceilings on bus
@@ -223,20 +223,35 @@ static double launches(const topo_t *t, const run_req_t *q) {
  * flag polling), the library kernel's where a rule runs the call (MSCCL's
  * thread blocks) and, with P2P off, the staging's (NCCL's SHM transport: SMs
  * copying through host memory both ways at stage_bw, of which the protocol
- * carries its efficiency). */
-static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost_t *pc, int p, double time) {
-    double busbytes = (double)q->bytes * run_busbw_factor(q->coll, p);   /* the bytes each GPU's kernel moves */
-    const double caps[2] = {pc->max_busbw, q->lib_busbw};   /* the protocol's ceiling, the library kernel's */
+ * carries its efficiency): the least time they allow (0: none). */
+static double gpu_and_host(const topo_t *t, const ncclrule_call_t *c, const proto_cost_t *pc, int p) {
+    double busbytes = (double)c->bytes * run_busbw_factor(c->coll, p);   /* the bytes each GPU's kernel moves */
+    const double caps[2] = {pc->max_busbw, c->lib_busbw};   /* the protocol's ceiling, the library kernel's */
+    double time = 0;
     for (int i = 0; i < 2 && p > 1; i++)
         if (caps[i] > 0 && pc->base_latency + busbytes / caps[i] > time) time = pc->base_latency + busbytes / caps[i];
-    if (staged_duplex(t, q->coll, p)) {
+    if (staged_duplex(t, c->coll, p)) {
         const topo_params_t *tp = topo_params_c(t);
-        int steps = (q->coll == COLL_ALLREDUCE ? 2 : 1) * (p - 1);
+        int steps = (c->coll == COLL_ALLREDUCE ? 2 : 1) * (p - 1);
         double floor = pc->base_latency + busbytes / (tp->stage_bw * pc->efficiency);
         if (pc->efficiency == 1 && pc->base_latency > 0) floor += steps * tp->stage_lat;   /* Simple's flag */
         if (floor > time) time = floor;
     }
     return time;
+}
+
+/* The nodes a call's ranks run on: p / g for the machine's first p ranks,
+ * else those its list names (nodes of g ranks; g 0: the machine is one). */
+static int call_nodes(const topo_t *t, const ncclrule_call_t *c) {
+    int g = topo_params_c(t)->group_size, G = 0;
+    if (c->ranks == NULL) return c->p / (g > 0 ? g : c->p);
+    if (g <= 0) return 1;
+    for (int i = 0; i < c->p; i++) {
+        int j = 0;
+        while (j < i && c->ranks[j] / g != c->ranks[i] / g) j++;
+        G += j == i;                           /* the first of its node */
+    }
+    return G;
 }
 
 /* NCCL's network proxy reads both flags of every LL line of a step before it
@@ -245,14 +260,14 @@ static double gpu_and_host(const topo_t *t, const run_req_t *q, const proto_cost
  * passes keep up with the rounds. So each send across nodes on the critical
  * path waits ll_scan x min(a channel's share, 4 KiB) / 8: a tree's up and
  * down each level of the node tree, every step of a ring. */
-static double proxy_scan(const topo_t *t, const run_req_t *q, const run_out_t *o, proto_t pr) {
+static double proxy_scan(const topo_t *t, const ncclrule_call_t *c, proto_t pr) {
     const topo_params_t *tp = topo_params_c(t);
-    int p = o->ranks, g = tp->group_size > 0 ? tp->group_size : p, G = p / g;
-    if (tp->ll_scan <= 0 || pr != PROTO_LL || G < 2 || o->algo->nccl == NULL) return 0;
-    int ring = strcmp(o->algo->nccl, "ring") == 0, tree = strcmp(o->algo->nccl, "tree") == 0, both = q->coll == COLL_ALLREDUCE;
+    int p = c->p, G = call_nodes(t, c);
+    if (tp->ll_scan <= 0 || pr != PROTO_LL || G < 2 || c->algo->nccl == NULL) return 0;
+    int ring = strcmp(c->algo->nccl, "ring") == 0, tree = strcmp(c->algo->nccl, "tree") == 0, both = c->coll == COLL_ALLREDUCE;
     if (!ring && !tree) return 0;
     double sends = ring ? (both ? 2.0 : 1.0) * (p - 1) : (both ? 2.0 : 1.0) * ceil(log2((double)G));
-    double share = (double)q->bytes / (o->channels > 0 ? o->channels : 1) / (ring ? p : 1);
+    double share = (double)c->bytes / (c->channels > 0 ? c->channels : 1) / (ring ? p : 1);
     return sends * (share < 4096 ? share : 4096) / 8 * tp->ll_scan;
 }
 
@@ -271,12 +286,22 @@ static int kernel_ranks(const topo_t *t, const algo_t *a, int p) {
  * GPUs one thread drives. */
 void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, const proto_cost_t *pc, proto_t pr,
                         double links, run_out_t *o) {
-    double capped = gpu_and_host(t, q, pc, kernel_ranks(t, o->algo, o->ranks), links), sock = proxy_floor(t, s, pc);
+    ncclrule_call_t c = {.coll = q->coll, .bytes = q->bytes, .p = o->ranks, .algo = o->algo, .channels = o->channels,
+                         .lib_busbw = q->lib_busbw, .gpus_per_thread = q->gpus_per_thread};
+    double cap = gpu_and_host(t, &c, pc, kernel_ranks(t, o->algo, o->ranks));
+    double capped = links > cap ? links : cap, sock = proxy_floor(t, &c, s, pc);
     o->links_s = links;
     o->socket_s = sock > capped ? sock - capped : 0;
-    o->proxy_s = proxy_scan(t, q, o, pr) + proxy_inline(t, s, pr);
-    o->launch_s = launches(t, q);
+    o->proxy_s = proxy_scan(t, &c, pr) + proxy_inline(t, &c, s, pr);
+    o->launch_s = launches(t, &c);
     o->time_s = (sock > capped ? sock : capped) + o->launch_s + o->proxy_s;
+}
+
+void ncclrule_host_terms(const topo_t *t, const ncclrule_call_t *c, const sched_t *s, const proto_cost_t *pc, proto_t pr,
+                         double *floor, double *tail) {
+    double cap = gpu_and_host(t, c, pc, kernel_ranks(t, c->algo, c->p)), sock = proxy_floor(t, c, s, pc);
+    *floor = sock > cap ? sock : cap;
+    *tail = proxy_scan(t, c, pr) + proxy_inline(t, c, s, pr) + launches(t, c);
 }
 
 /* The channels NCCL runs a small call on (its enqueue; docs/reference/nccl.md,

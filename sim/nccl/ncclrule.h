@@ -108,6 +108,21 @@ int ncclrule_channels(const algo_t *a, proto_t pr, int p, uint64_t n, int nc, in
 int ncclrule_pipeline(topo_t *t, const algo_t *a, proto_t pr, int p, int g, int heads, int C, uint64_t n);
 uint64_t ncclrule_fill(const algo_t *a, proto_t pr);
 
+/* One call as the GPU and host see it: its collective, size and p ranks,
+ * where those run (machine ranks; NULL: the machine's first p), its row and
+ * channels, the library kernel's ceiling (0: none) and the GPUs one host
+ * thread drives (nccl-tests -g; 0 or 1: one). */
+typedef struct ncclrule_call {
+    coll_t coll;
+    uint64_t bytes;
+    int p;
+    const int32_t *ranks;
+    const algo_t *algo;
+    int channels;
+    double lib_busbw;
+    int gpus_per_thread;
+} ncclrule_call_t;
+
 /* o's time from the links' time `links` of schedule s: what the GPU and
  * host add (the protocol's and the library kernel's ceilings, staging
  * through host memory, the proxy thread's floor (the socket transport's
@@ -116,5 +131,11 @@ uint64_t ncclrule_fill(const algo_t *a, proto_t pr);
  * and launch_s. */
 void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, const proto_cost_t *pc, proto_t pr,
                         double links, run_out_t *o);
+
+/* The same terms for call c of schedule s alone, for a run of several
+ * (concurrent.c): the call takes max(its links' time, *floor) + *tail
+ * from its start, as ncclrule_host_side composes them. */
+void ncclrule_host_terms(const topo_t *t, const ncclrule_call_t *c, const sched_t *s, const proto_cost_t *pc, proto_t pr,
+                         double *floor, double *tail);
 
 #endif

@@ -31,14 +31,20 @@ static long gcd(long a, long b) {
     return a;
 }
 
+/* Where a schedule's ranks run: rank r on machine rank ranks[r] (NULL: on
+ * r), machine rank m on node m / g. */
+typedef struct { int g; const int32_t *ranks; } where_t;
+
+static int node_of(const where_t *w, int r) { return (w->ranks ? w->ranks[r] : r) / w->g; }
+
 /* The ranks to walk: with period k and nodes of g ranks, rank r + L runs
  * rank r's program with every peer moved L on, for L = lcm(k, g), and moving
  * by whole nodes keeps each peer on or off r's node; so the residues mod
  * gcd(L, p) stand for all. Every rank where the ranks do not fill whole
- * nodes or no period is known. */
-static int walk_span(const sched_t *s, int g) {
-    int p = s->nranks;
-    if (s->period <= 0 || p % g) return p;
+ * nodes, no period is known or the ranks are placed by a list. */
+static int walk_span(const sched_t *s, const where_t *w) {
+    int p = s->nranks, g = w->g;
+    if (s->period <= 0 || p % g || w->ranks) return p;
     long l = (long)s->period / gcd(s->period, g) * g;
     return (int)gcd(l, p);
 }
@@ -62,25 +68,27 @@ static uint32_t prog_len(const sched_t *s, int r, int c) {
  * connections to other nodes a channel uses, each (peer, direction) once. */
 typedef enum { COUNT_MESSAGES, COUNT_SMALL_SENDS, COUNT_CONNECTIONS } count_t;
 
-/* Whether peer is a rank of another node than r's (nodes of g ranks). */
-static int remote(const sched_t *s, int g, int r, int peer) { return peer < s->nranks && peer / g != r / g; }
+/* Whether peer is a rank of another node than r's. */
+static int remote(const sched_t *s, const where_t *w, int r, int peer) {
+    return peer < s->nranks && node_of(w, peer) != node_of(w, r);
+}
 
 /* Whether op counts as a message (small 0: every send to and receive from
  * another node; else the sends to another node of 1 to small bytes). */
-static int counts(const sched_t *s, int g, int r, const sched_op_t *op, uint64_t small) {
-    int out = op->send && remote(s, g, r, op->send_peer);
-    if (small == 0) return out + (op->recv != RECV_NONE && remote(s, g, r, op->recv_peer));
+static int counts(const sched_t *s, const where_t *w, int r, const sched_op_t *op, uint64_t small) {
+    int out = op->send && remote(s, w, r, op->send_peer);
+    if (small == 0) return out + (op->recv != RECV_NONE && remote(s, w, r, op->recv_peer));
     uint64_t n = out && op->nchunk ? sched_range_bytes(s, op->chunk, op->nchunk) : 0;
     return n >= 1 && n <= small;
 }
 
 /* (r, c)'s messages to other nodes: one stretch's x reps where the
  * program repeats (sched_t.reps), else op by op. */
-static uint64_t chan_messages(const sched_t *s, int g, int r, int c, uint64_t small) {
+static uint64_t chan_messages(const sched_t *s, const where_t *w, int r, int c, uint64_t small) {
     uint32_t stretch = s->reps > 1 ? prog_len(s, r, c) / s->reps : UINT32_MAX;
     uint64_t m = 0;
     sched_op_t op;
-    for (uint32_t pc = 0; pc < stretch && sched_op(s, r, c, pc, &op); pc++) m += counts(s, g, r, &op, small);
+    for (uint32_t pc = 0; pc < stretch && sched_op(s, r, c, pc, &op); pc++) m += counts(s, w, r, &op, small);
     return s->reps > 1 ? m * s->reps : m;
 }
 
@@ -96,13 +104,13 @@ static int first_sight(uint32_t *seen, uint32_t stamp, int peer, int dir) {
 /* (r, c)'s connections to other nodes: the peers it sends to and receives
  * from there, each direction once (a program's repeats use the same ones:
  * one stretch is enough). */
-static uint64_t chan_connections(const sched_t *s, int g, int r, int c, uint32_t *seen, uint32_t stamp) {
+static uint64_t chan_connections(const sched_t *s, const where_t *w, int r, int c, uint32_t *seen, uint32_t stamp) {
     uint32_t stretch = s->reps > 1 ? prog_len(s, r, c) / s->reps : UINT32_MAX;
     uint64_t m = 0;
     sched_op_t op;
     for (uint32_t pc = 0; pc < stretch && sched_op(s, r, c, pc, &op); pc++) {
-        if (op.send && remote(s, g, r, op.send_peer)) m += first_sight(seen, stamp, op.send_peer, 0);
-        if (op.recv != RECV_NONE && remote(s, g, r, op.recv_peer)) m += first_sight(seen, stamp, op.recv_peer, 1);
+        if (op.send && remote(s, w, r, op.send_peer)) m += first_sight(seen, stamp, op.send_peer, 0);
+        if (op.recv != RECV_NONE && remote(s, w, r, op.recv_peer)) m += first_sight(seen, stamp, op.recv_peer, 1);
     }
     return m;
 }
@@ -110,16 +118,16 @@ static uint64_t chan_connections(const sched_t *s, int g, int r, int c, uint32_t
 /* The busiest rank's count. Without memory for the marks the connections
  * are counted as messages, each op again: more, never fewer, and *exact
  * says 0 (not to be remembered as the connections' count). */
-static uint64_t walk(const sched_t *s, int g, count_t mode, uint64_t small, int *exact) {
+static uint64_t walk(const sched_t *s, const where_t *w, count_t mode, uint64_t small, int *exact) {
     uint64_t most = 0;
     uint32_t *seen = NULL, stamp = 0;
     *exact = 1;
     if (mode == COUNT_CONNECTIONS && (seen = calloc(2 * (size_t)s->nranks, sizeof *seen)) == NULL)
         mode = COUNT_MESSAGES, *exact = 0;
-    for (int r = 0, span = walk_span(s, g); r < span; r++) {
+    for (int r = 0, span = walk_span(s, w); r < span; r++) {
         uint64_t m = 0;
         for (int c = 0; c < s->nchannels; c++)
-            m += mode == COUNT_CONNECTIONS ? chan_connections(s, g, r, c, seen, ++stamp) : chan_messages(s, g, r, c, small);
+            m += mode == COUNT_CONNECTIONS ? chan_connections(s, w, r, c, seen, ++stamp) : chan_messages(s, w, r, c, small);
         if (m > most) most = m;
     }
     free(seen);
@@ -179,23 +187,29 @@ static void keep(msgkey_t k) {
     *slot = k;
 }
 
-/* The busiest rank's count (mode, small: as walk), remembered. */
-static uint64_t busiest(const sched_t *s, int g, count_t mode, uint64_t small) {
-    if (s == NULL || g <= 0 || g >= s->nranks) return 0;
+/* The busiest rank's count (mode, small: as walk), remembered where the
+ * ranks are the machine's first (a list's placement is not kept). */
+static uint64_t busiest(const sched_t *s, int g, const int32_t *ranks, count_t mode, uint64_t small) {
+    if (s == NULL || g <= 0 || (g >= s->nranks && ranks == NULL)) return 0;
+    where_t w = {g, ranks};
     msgkey_t k;
     int exact;
-    if (!make_key(s, g, mode, small, &k)) return walk(s, g, mode, small, &exact);
+    if (ranks || !make_key(s, g, mode, small, &k)) return walk(s, &w, mode, small, &exact);
     for (unsigned i = 0; i < nkept; i++)
         if (same(&kept[i], &k)) return kept[i].count;
-    k.count = walk(s, g, mode, small, &exact);
+    k.count = walk(s, &w, mode, small, &exact);
     if (exact) keep(k);
     return k.count;
 }
 
-uint64_t sockmsgs_busiest(const sched_t *s, int g) { return busiest(s, g, COUNT_MESSAGES, 0); }
-
-uint64_t sockmsgs_small_sends(const sched_t *s, int g, uint64_t most) {
-    return most ? busiest(s, g, COUNT_SMALL_SENDS, most) : 0;
+uint64_t sockmsgs_busiest(const sched_t *s, int g, const int32_t *ranks) {
+    return busiest(s, g, ranks, COUNT_MESSAGES, 0);
 }
 
-uint64_t sockmsgs_connections(const sched_t *s, int g) { return busiest(s, g, COUNT_CONNECTIONS, 0); }
+uint64_t sockmsgs_small_sends(const sched_t *s, int g, const int32_t *ranks, uint64_t most) {
+    return most ? busiest(s, g, ranks, COUNT_SMALL_SENDS, most) : 0;
+}
+
+uint64_t sockmsgs_connections(const sched_t *s, int g, const int32_t *ranks) {
+    return busiest(s, g, ranks, COUNT_CONNECTIONS, 0);
+}
