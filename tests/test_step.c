@@ -450,15 +450,16 @@ Test(concurrent, a_member_pays_what_its_gpus_and_hosts_add) {
 /* The proxy's work follows where a member's ranks are: an all-to-all on
  * one GPU of each of 8 Polaris nodes pays its 14 connections a rank
  * (7 peers, both ways) x proxy_op_latency (10 us more each moves it 140
- * us: the floor binds), the same on the 4 GPUs of one node none; and a
- * member waiting for it starts when it ends, floor included. */
+ * us: the floor binds), where counting by its own rank numbers (two nodes
+ * of 4) would give 8; and a second one waiting for it starts when it ends,
+ * floor included, and takes what it takes alone. */
 Test(concurrent, a_members_proxy_work_follows_its_ranks) {
     topo_t *t = th_load("topologies/polaris.yaml", "nodes=8,proxy_op_latency=20us");
     topo_t *t0 = th_load("topologies/polaris.yaml", "nodes=8,proxy_op_latency=10us");
-    int32_t spread[8], one[4] = {0, 1, 2, 3};
+    int32_t spread[8];
     for (int j = 0; j < 8; j++) spread[j] = 4 * j;
     conc_coll_t c[2] = {{.coll = COLL_ALLTOALL, .algo = "direct", .bytes = 8 * 64, .nranks = 8, .ranks = spread, .after = -1},
-                        {.coll = COLL_ALLTOALL, .algo = "direct", .bytes = 4 * 64, .nranks = 4, .ranks = one, .after = 0}};
+                        {.coll = COLL_ALLTOALL, .algo = "direct", .bytes = 8 * 64, .nranks = 8, .ranks = spread, .after = 0}};
     conc_opts_t o = {.proto = PROTO_SIMPLE};
     engine_result_t r;
     baton_err_t e = {0};
@@ -469,13 +470,47 @@ Test(concurrent, a_members_proxy_work_follows_its_ranks) {
         engine_result_free(&r);
     }
     cr_expect_float_eq(end[0][0] - end[1][0], 14 * 10e-6, 1e-12, "spread: %.6g us more, want 140", 1e6 * (end[0][0] - end[1][0]));
-    cr_expect_float_eq(end[0][1] - end[0][0], end[1][1] - end[1][0], 1e-12, "one node: no operations across nodes");
-    conc_coll_t alone = c[1];
-    alone.after = -1;
-    cr_assert_eq(conc_run(t, &alone, 1, &o, &r, &e), 0, "%s", e.msg);
-    engine_result_free(&r);
-    cr_expect_float_eq(end[0][1] - end[0][0], alone.end_s, 1e-12, "after it: %.6g us, alone %.6g",
-                       1e6 * (end[0][1] - end[0][0]), 1e6 * alone.end_s);
+    cr_expect_float_eq(end[0][1] - end[0][0], end[0][0], 1e-12, "the second after the first: %.6g us, the first %.6g",
+                       1e6 * (end[0][1] - end[0][0]), 1e6 * end[0][0]);
     topo_free(t);
     topo_free(t0);
+}
+
+/* Staging through host memory (p2p off) is paid where two of a call's
+ * ranks share a host: a 256 MiB ring all-reduce on two GPUs of one
+ * cluster-pcie node takes what sim gives the one-node machine, and on one
+ * GPU of each of two nodes the same as with staging off (stage_bw 0): its
+ * bytes cross the NICs, not a host's memory. No protocol at all stages at
+ * the copies' own rate (it was infinite). */
+Test(concurrent, staging_is_paid_where_ranks_share_a_host) {
+    topo_t *t = th_load("topologies/cluster-pcie.yaml", "nodes=2");
+    topo_t *t0 = th_load("topologies/cluster-pcie.yaml", "nodes=2,stage_bw=0");
+    topo_t *t1 = th_load("topologies/cluster-pcie.yaml", "nodes=1");
+    int g = topo_params_c(t)->group_size;
+    cr_assert_geq(g, 2);
+    int32_t same[2] = {0, 1}, apart[2] = {0, g};
+    conc_coll_t c = {.coll = COLL_ALLREDUCE, .algo = "ring", .bytes = 256u << 20, .nranks = 2, .after = -1};
+    conc_opts_t o = {.proto = PROTO_SIMPLE};
+    engine_result_t r;
+    baton_err_t e = {0};
+    double end[3];
+    for (int k = 0; k < 3; k++) {
+        c.ranks = k == 0 ? same : apart;
+        cr_assert_eq(conc_run(k == 2 ? t0 : t, &c, 1, &o, &r, &e), 0, "%s", e.msg);
+        end[k] = c.end_s;
+        engine_result_free(&r);
+    }
+    cr_expect_float_eq(end[1], end[2], 1e-12 * end[2], "apart: %.6g ms, unstaged %.6g", 1e3 * end[1], 1e3 * end[2]);
+    cr_assert_eq(topo_nranks(t1), 2);
+    double links, want = sim_time(t1, COLL_ALLREDUCE, "ring", PROTO_SIMPLE, 256u << 20, 1, &links);
+    cr_expect_float_eq(end[0], want, 1e-12 * want, "same host: %.6g ms, sim %.6g", 1e3 * end[0], 1e3 * want);
+    cr_expect_gt(end[0], 1.5 * end[1], "staged %.6g ms against %.6g", 1e3 * end[0], 1e3 * end[1]);
+    o.proto = PROTO_NONE;
+    c.ranks = same;
+    cr_assert_eq(conc_run(t, &c, 1, &o, &r, &e), 0, "%s", e.msg);
+    cr_expect(isfinite(c.end_s) && c.end_s > 0, "no protocol: %g s", c.end_s);
+    engine_result_free(&r);
+    topo_free(t);
+    topo_free(t0);
+    topo_free(t1);
 }

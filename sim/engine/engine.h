@@ -120,7 +120,8 @@ typedef struct engine_result {
     double *link_busy;        /* the caller frees both): seconds each link carried data at its own
                                  rate (bytes / (rate x efficiency)), so at most the run's time */
     double *member_end;       /* a group (algorithms/group.h): when each member ended, with its
-                                 protocol's base latency (malloc'd; engine_result_free frees it) */
+                                 protocol's base latency and its floor and tail (engine_opts_t
+                                 member_floor) (malloc'd; engine_result_free frees it) */
     int nmembers;
     engine_rec_t *recs;       /* with opts.record: one per message, in arrival order (malloc'd) */
     uint64_t nrecs;

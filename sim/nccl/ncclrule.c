@@ -146,14 +146,28 @@ int ncclrule_crosses(const topo_t *t, const int32_t *r, int n) {
     return 0;
 }
 
+/* The nodes a call's ranks run on: p / g for the machine's first p ranks,
+ * else those its list names (nodes of g ranks; g 0: the machine is one). */
+static int call_nodes(const topo_t *t, const ncclrule_call_t *c) {
+    int g = topo_params_c(t)->group_size, G = 0;
+    if (c->ranks == NULL) return c->p / (g > 0 ? g : c->p);
+    if (g <= 0) return 1;
+    for (int i = 0; i < c->p; i++) {
+        int j = 0;
+        while (j < i && c->ranks[j] / g != c->ranks[i] / g) j++;
+        G += j == i;                           /* the first of its node */
+    }
+    return G;
+}
+
 /* Whether some GPU of the run both writes staged data to host memory and
- * reads staged data from it: p2p off, two ranks share a host, and a rank
- * both receives and sends (every collective but a two-rank broadcast or
- * reduce, whose one flow goes one way). */
-static int staged_duplex(const topo_t *t, coll_t c, int p) {
+ * reads staged data from it: p2p off, two of the call's ranks share a host,
+ * and a rank both receives and sends (every collective but a two-rank
+ * broadcast or reduce, whose one flow goes one way). */
+static int staged_duplex(const topo_t *t, const ncclrule_call_t *c, int p) {
     const topo_params_t *tp = topo_params_c(t);
-    if (tp->p2p || tp->stage_bw <= 0 || p < 2 || tp->group_size == 1) return 0;
-    return p > 2 || (c != COLL_BROADCAST && c != COLL_REDUCE);
+    if (tp->p2p || tp->stage_bw <= 0 || p < 2 || call_nodes(t, c) >= c->p) return 0;
+    return p > 2 || (c->coll != COLL_BROADCAST && c->coll != COLL_REDUCE);
 }
 
 /* What a rank's proxy thread spends on one network message, one after
@@ -230,28 +244,15 @@ static double gpu_and_host(const topo_t *t, const ncclrule_call_t *c, const prot
     double time = 0;
     for (int i = 0; i < 2 && p > 1; i++)
         if (caps[i] > 0 && pc->base_latency + busbytes / caps[i] > time) time = pc->base_latency + busbytes / caps[i];
-    if (staged_duplex(t, c->coll, p)) {
+    if (staged_duplex(t, c, p)) {
         const topo_params_t *tp = topo_params_c(t);
         int steps = (c->coll == COLL_ALLREDUCE ? 2 : 1) * (p - 1);
-        double floor = pc->base_latency + busbytes / (tp->stage_bw * pc->efficiency);
+        double eff = pc->efficiency > 0 ? pc->efficiency : 1;    /* no protocol: the copies' own rate */
+        double floor = pc->base_latency + busbytes / (tp->stage_bw * eff);
         if (pc->efficiency == 1 && pc->base_latency > 0) floor += steps * tp->stage_lat;   /* Simple's flag */
         if (floor > time) time = floor;
     }
     return time;
-}
-
-/* The nodes a call's ranks run on: p / g for the machine's first p ranks,
- * else those its list names (nodes of g ranks; g 0: the machine is one). */
-static int call_nodes(const topo_t *t, const ncclrule_call_t *c) {
-    int g = topo_params_c(t)->group_size, G = 0;
-    if (c->ranks == NULL) return c->p / (g > 0 ? g : c->p);
-    if (g <= 0) return 1;
-    for (int i = 0; i < c->p; i++) {
-        int j = 0;
-        while (j < i && c->ranks[j] / g != c->ranks[i] / g) j++;
-        G += j == i;                           /* the first of its node */
-    }
-    return G;
 }
 
 /* NCCL's network proxy reads both flags of every LL line of a step before it
@@ -262,8 +263,9 @@ static int call_nodes(const topo_t *t, const ncclrule_call_t *c) {
  * down each level of the node tree, every step of a ring. */
 static double proxy_scan(const topo_t *t, const ncclrule_call_t *c, proto_t pr) {
     const topo_params_t *tp = topo_params_c(t);
+    if (tp->ll_scan <= 0 || pr != PROTO_LL || c->algo->nccl == NULL) return 0;
     int p = c->p, G = call_nodes(t, c);
-    if (tp->ll_scan <= 0 || pr != PROTO_LL || G < 2 || c->algo->nccl == NULL) return 0;
+    if (G < 2) return 0;
     int ring = strcmp(c->algo->nccl, "ring") == 0, tree = strcmp(c->algo->nccl, "tree") == 0, both = c->coll == COLL_ALLREDUCE;
     if (!ring && !tree) return 0;
     double sends = ring ? (both ? 2.0 : 1.0) * (p - 1) : (both ? 2.0 : 1.0) * ceil(log2((double)G));
