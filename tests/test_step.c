@@ -508,7 +508,9 @@ Test(concurrent, staging_is_paid_where_ranks_share_a_host) {
     o.proto = PROTO_NONE;
     c.ranks = same;
     cr_assert_eq(conc_run(t, &c, 1, &o, &r, &e), 0, "%s", e.msg);
-    cr_expect(isfinite(c.end_s) && c.end_s > 0, "no protocol: %g s", c.end_s);
+    double none = sim_time(t1, COLL_ALLREDUCE, "ring", PROTO_NONE, 256u << 20, 1, &links);
+    cr_expect(isfinite(none) && none > links, "no protocol, sim: %g s, links %g", none, links);
+    cr_expect_float_eq(c.end_s, none, 1e-12 * none, "no protocol: %.6g ms, sim %.6g", 1e3 * c.end_s, 1e3 * none);
     engine_result_free(&r);
     topo_free(t);
     topo_free(t0);
