@@ -61,10 +61,18 @@ munged --force -S "$d/munge/sock" --key-file="$d/munge/key" --pid-file="$d/munge
 wait_for 5 "munged" test -s "$d/munge/pid" || skip "munged wrote no pid file"
 pids="$(cat "$d/munge/pid")"
 
-# Two ports of our own (another run may hold Slurm's 6817/6818).
-port=$(( 20000 + ($$ % 10000) * 2 ))
+# Two ports of our own (another run may hold Slurm's 6817/6818), below
+# Linux's ephemeral range (32768 up), where a client socket of anything
+# else on the machine may hold one: a port in use is tried again with the
+# next pair, three times (SLURM_TEST_PORT: the first port to try).
+port=${SLURM_TEST_PORT:-$(( 20000 + ($$ % 6000) * 2 ))}
+next_port() { port=$(( 20000 + ((port - 20000) / 2 + 2011) % 6000 * 2 )); }
+in_use() { command -v ss >/dev/null 2>&1 && ss -Htan "( sport = :$1 )" 2>/dev/null | grep -q .; }
+n=0
+while [ "$n" -lt 20 ] && { in_use "$port" || in_use $((port + 1)); }; do next_port; n=$((n + 1)); done
 cpus=$(nproc)
-cat > "$d/slurm.conf" <<EOF
+write_conf() {
+    cat > "$d/slurm.conf" <<EOF
 ClusterName=baton
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$port
@@ -94,15 +102,33 @@ SwitchType=switch/none
 NodeName=baton1 NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=batch Nodes=baton1 Default=YES MaxTime=INFINITE State=UP
 EOF
+}
 export SLURM_CONF="$d/slurm.conf"
 
-slurmctld -D -i -f "$SLURM_CONF" >"$d/slurmctld.out" 2>&1 &
-pids="$pids $!"
-note "slurmctld started"
-wait_for 20 "slurmctld" scontrol ping || {
+taken() { grep -q 'Address already in use' "$d/slurmctld.log" "$d/slurmctld.out" 2>/dev/null; }
+up() { taken || scontrol ping; }                       # could not bind its port, or answers
+tries=0
+while :; do
+    write_conf
+    : >"$d/slurmctld.log"
+    slurmctld -D -i -f "$SLURM_CONF" >"$d/slurmctld.out" 2>&1 &
+    ctld=$!
+    note "slurmctld started on port $port"
+    wait_for 1 "slurmctld's bind" taken ||              # (a ping to no one waits out a timeout)
+        { wait_for 20 "slurmctld" up && ! taken && break; }
+    tries=$((tries + 1))
+    if taken && [ "$tries" -lt 3 ]; then
+        kill "$ctld" 2>/dev/null
+        wait "$ctld" 2>/dev/null
+        next_port
+        continue
+    fi
+    pids="$pids $ctld"
     tail -n 3 "$d/slurmctld.log" "$d/slurmctld.out" 2>/dev/null
+    taken && skip "three pairs of ports were in use (see the lines above)"
     skip "slurmctld did not answer within 20 s (see the lines above)"
-}
+done
+pids="$pids $ctld"
 note "slurmctld answers"
 slurmd -D -N baton1 -f "$SLURM_CONF" >"$d/slurmd.out" 2>&1 &
 pids="$pids $!"
