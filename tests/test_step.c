@@ -516,3 +516,32 @@ Test(concurrent, staging_is_paid_where_ranks_share_a_host) {
     topo_free(t0);
     topo_free(t1);
 }
+
+/* Two calls alike but for where their ranks sit pay their own host terms:
+ * an all-to-all on one GPU of each of 8 Polaris nodes (14 operations a
+ * rank) beside the same one on two nodes' 8 GPUs (8), each bound by the
+ * proxy's floor, ends as it does alone (conc_run reuses an earlier member's
+ * terms only where the members' ranks share nodes alike). */
+Test(concurrent, members_alike_but_placed_apart_pay_their_own) {
+    topo_t *t = th_load("topologies/polaris.yaml", "nodes=16,proxy_op_latency=20us");
+    int32_t spread[8], packed[8];
+    for (int j = 0; j < 8; j++) spread[j] = 4 * j, packed[j] = 32 + j;
+    conc_coll_t c[2] = {{.coll = COLL_ALLTOALL, .algo = "direct", .bytes = 8 * 64, .nranks = 8, .ranks = spread, .after = -1},
+                        {.coll = COLL_ALLTOALL, .algo = "direct", .bytes = 8 * 64, .nranks = 8, .ranks = packed, .after = -1}};
+    conc_opts_t o = {.proto = PROTO_SIMPLE};
+    engine_result_t r;
+    baton_err_t e = {0};
+    double alone[2];
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(conc_run(t, &c[k], 1, &o, &r, &e), 0, "%s", e.msg);
+        alone[k] = c[k].end_s;
+        engine_result_free(&r);
+    }
+    cr_assert_gt(alone[0] - alone[1], 5 * 20e-6, "spread %.6g us, packed %.6g: 6 operations a rank apart", 1e6 * alone[0],
+                 1e6 * alone[1]);
+    cr_assert_eq(conc_run(t, c, 2, &o, &r, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(c[0].end_s, alone[0], 1e-12, "spread: %.6g us, alone %.6g", 1e6 * c[0].end_s, 1e6 * alone[0]);
+    cr_expect_float_eq(c[1].end_s, alone[1], 1e-12, "packed: %.6g us, alone %.6g", 1e6 * c[1].end_s, 1e6 * alone[1]);
+    engine_result_free(&r);
+    topo_free(t);
+}

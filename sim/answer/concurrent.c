@@ -63,6 +63,52 @@ static void host_terms(topo_t *t, const conc_coll_t *c, const sched_member_t *m,
     ncclrule_host_terms(t, &call, &m->s, pc ? pc : &(proto_cost_t){0}, c->proto, floor, tail);
 }
 
+/* Where a member's ranks share nodes: pat[i] = the place of the member's
+ * first rank on rank i's node (nodes of the machine's group_size; none: one
+ * node). `first` is scratch, one -1 a node, left so. */
+static void node_pattern(const topo_t *t, const conc_coll_t *c, int32_t *first, int32_t *pat) {
+    int g = topo_params_c(t)->group_size;
+    for (int i = 0; i < c->nranks; i++) {
+        int nd = g > 0 ? c->ranks[i] / g : 0;
+        if (first[nd] < 0) first[nd] = i;
+        pat[i] = first[nd];
+    }
+    for (int i = 0; i < c->nranks; i++) first[g > 0 ? c->ranks[i] / g : 0] = -1;
+}
+
+/* An earlier member whose host terms member k's are (the same call on ranks
+ * that share nodes alike: a step's groups), or -1. */
+static int alike(const conc_coll_t *c, int32_t *const *pat, int k) {
+    for (int j = 0; j < k; j++)
+        if (c[j].coll == c[k].coll && !strcmp(c[j].algo, c[k].algo) && c[j].bytes == c[k].bytes &&
+            c[j].nranks == c[k].nranks && c[j].channels == c[k].channels && c[j].root == c[k].root &&
+            c[j].proto == c[k].proto && !memcmp(pat[j], pat[k], (size_t)c[k].nranks * sizeof *pat[k]))
+            return j;
+    return -1;
+}
+
+/* Each member's host terms (host_terms), once for members alike. */
+static int all_host_terms(topo_t *t, const conc_coll_t *c, const sched_member_t *m, const proto_cost_t *const *mp,
+                          int n, double *floor, double *tail, baton_err_t *e) {
+    size_t total = 0, nodes = (size_t)topo_nranks(t) + 1;
+    for (int k = 0; k < n; k++) total += (size_t)c[k].nranks;
+    int32_t *first = malloc(nodes * sizeof *first), *buf = malloc((total + 1) * sizeof *buf), **pat = malloc(((size_t)n + 1) * sizeof *pat);
+    if (first == NULL || buf == NULL || pat == NULL) {
+        free(first), free(buf), free(pat);
+        return err_set(e, BATON_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < nodes; i++) first[i] = -1;
+    for (int k = 0, at = 0; k < n; at += c[k].nranks, k++) {
+        pat[k] = buf + at;
+        node_pattern(t, &c[k], first, pat[k]);
+        int j = alike(c, pat, k);
+        if (j >= 0) floor[k] = floor[j], tail[k] = tail[j];
+        else host_terms(t, &c[k], &m[k], mp[k], &floor[k], &tail[k]);
+    }
+    free(first), free(buf), free(pat);
+    return 0;
+}
+
 int conc_run(topo_t *t, conc_coll_t *c, int n, const conc_opts_t *o, engine_result_t *r, baton_err_t *e) {
     memset(r, 0, sizeof *r);
     sched_member_t *m = calloc((size_t)(n > 0 ? n : 1), sizeof *m);
@@ -84,8 +130,8 @@ int conc_run(topo_t *t, conc_coll_t *c, int n, const conc_opts_t *o, engine_resu
         if (!c[k].own_proto) c[k].proto = o->proto;
         mp[k] = c[k].proto == PROTO_NONE ? NULL : &topo_params_c(t)->proto[c[k].proto];
         own |= c[k].own_proto;
-        host_terms(t, &c[k], &m[k], mp[k], &floor[k], &tail[k]);
     }
+    if (rc == 0) rc = all_host_terms(t, c, m, mp, n, floor, tail, e);
     if (rc == 0) {
         const proto_cost_t *pc = &topo_params_c(t)->proto[o->proto];
         engine_opts_t eo = {.contention = o->contention, .proto = o->proto == PROTO_NONE ? NULL : pc,
