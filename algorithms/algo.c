@@ -122,6 +122,12 @@ const algo_opts_t *algo_row_opts(const algo_t *a, const algo_opts_t *o, algo_opt
     return tmp;
 }
 
+int algo_run_channels(const algo_t *a, const sched_t *s, int asked) {
+    if (s->groups > 0) return s->groups;
+    if (a->nccl == NULL) return s->nchannels;
+    return asked > 0 ? asked : 1;
+}
+
 int algo_build(const algo_t *a, int p, uint64_t n, const algo_opts_t *o, sched_t *s,
                baton_err_t *e) {
     static const algo_opts_t defaults = {0};

@@ -91,6 +91,12 @@ int algo_nccl_ring_or_tree(const algo_t *a);
  * where that is set. */
 const algo_opts_t *algo_row_opts(const algo_t *a, const algo_opts_t *o, algo_opts_t *tmp);
 
+/* The channels row a ran on as its schedule s was built, `asked` the
+ * channels it was asked for (0: one): the schedule's own groups where it has
+ * them (nvlstree's two trees), a stream per peer for a row NCCL does not
+ * have (direct), else those asked. */
+int algo_run_channels(const algo_t *a, const sched_t *s, int asked);
+
 int algo_lockstep_nsteps(const sched_t *s);
 int algo_lockstep_send(const sched_t *s, int k, int r, sched_op_t *op);
 #define ALGO_LOCKSTEP .nsteps = algo_lockstep_nsteps, .step_send = algo_lockstep_send

@@ -57,10 +57,11 @@ static int build(topo_t *t, const conc_coll_t *c, int k, sched_member_t *m, bato
 static void host_terms(topo_t *t, const conc_coll_t *c, const sched_member_t *m, const proto_cost_t *pc, double *floor,
                        double *tail) {
     const algo_t *a = algo_find(c->coll, c->algo);
-    int channels = m->s.groups > 0 ? m->s.groups : a->nccl == NULL ? m->s.nchannels : c->channels > 0 ? c->channels : 1;
     ncclrule_call_t call = {.coll = c->coll, .bytes = c->bytes, .p = c->nranks, .ranks = c->ranks, .algo = a,
-                            .channels = channels};
-    ncclrule_host_terms(t, &call, &m->s, pc ? pc : &(proto_cost_t){0}, c->proto, floor, tail);
+                            .channels = algo_run_channels(a, &m->s, c->channels)};
+    ncclrule_host_t h;
+    ncclrule_host_terms(t, &call, &m->s, pc ? pc : &(proto_cost_t){0}, c->proto, &h);
+    *floor = h.floor, *tail = h.tail;
 }
 
 /* Where a member's ranks share nodes: pat[i] = the place of the member's

@@ -173,7 +173,6 @@ static int try_row(topo_t *t, const run_req_t *q_row, const run_out_t *o, const 
     sched_t s;
     int rc;
     cand.algo = a;
-    cand.channels = q->opts.channels > 0 ? q->opts.channels : 1;
     cand.auto_picked = !run_is_auto(q->algo) ? 0 : strcmp(q->algo, "nccl") == 0 ? 2 : 1;
     cand.nccl_steps = nccl_steps;
     cand.cut = q->cut;
@@ -182,8 +181,7 @@ static int try_row(topo_t *t, const run_req_t *q_row, const run_out_t *o, const 
         return err_set(e, BATON_EUNSUP, "%s needs a switch that reduces in the network (`reduce: true` in %s)",
                        a->name, topo_name(t));
     if ((rc = algo_build(a, o->ranks, q->bytes, &q->opts, &s, e)) < 0) return rc;
-    if (a->nccl == NULL) cand.channels = s.nchannels;     /* direct: a stream per peer */
-    if (s.groups > 0) cand.channels = s.groups;          /* the row's own count (nvlstree's two trees) */
+    cand.channels = algo_run_channels(a, &s, q->opts.channels);
     if ((rc = form_helpers_fit(t, a, &s, e)) < 0 ||
         (rc = form_model(t, a, &s, &o->model, &cand.model, e)) < 0 || (rc = run_one(t, q, &s, pr, &cand, e)) < 0)
         return rc;

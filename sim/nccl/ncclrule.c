@@ -290,20 +290,24 @@ void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, c
                         double links, run_out_t *o) {
     ncclrule_call_t c = {.coll = q->coll, .bytes = q->bytes, .p = o->ranks, .algo = o->algo, .channels = o->channels,
                          .lib_busbw = q->lib_busbw, .gpus_per_thread = q->gpus_per_thread};
-    double cap = gpu_and_host(t, &c, pc, kernel_ranks(t, o->algo, o->ranks));
-    double capped = links > cap ? links : cap, sock = proxy_floor(t, &c, s, pc);
+    ncclrule_host_t h;
+    ncclrule_host_terms(t, &c, s, pc, pr, &h);
+    double capped = links > h.ceiling ? links : h.ceiling;
     o->links_s = links;
-    o->socket_s = sock > capped ? sock - capped : 0;
-    o->proxy_s = proxy_scan(t, &c, pr) + proxy_inline(t, &c, s, pr);
-    o->launch_s = launches(t, &c);
-    o->time_s = (sock > capped ? sock : capped) + o->launch_s + o->proxy_s;
+    o->socket_s = h.proxy_floor > capped ? h.proxy_floor - capped : 0;
+    o->proxy_s = h.proxy;
+    o->launch_s = h.launch;
+    o->time_s = (h.proxy_floor > capped ? h.proxy_floor : capped) + o->launch_s + o->proxy_s;
 }
 
 void ncclrule_host_terms(const topo_t *t, const ncclrule_call_t *c, const sched_t *s, const proto_cost_t *pc, proto_t pr,
-                         double *floor, double *tail) {
-    double cap = gpu_and_host(t, c, pc, kernel_ranks(t, c->algo, c->p)), sock = proxy_floor(t, c, s, pc);
-    *floor = sock > cap ? sock : cap;
-    *tail = proxy_scan(t, c, pr) + proxy_inline(t, c, s, pr) + launches(t, c);
+                         ncclrule_host_t *h) {
+    h->ceiling = gpu_and_host(t, c, pc, kernel_ranks(t, c->algo, c->p));
+    h->proxy_floor = proxy_floor(t, c, s, pc);
+    h->proxy = proxy_scan(t, c, pr) + proxy_inline(t, c, s, pr);
+    h->launch = launches(t, c);
+    h->floor = h->proxy_floor > h->ceiling ? h->proxy_floor : h->ceiling;
+    h->tail = h->proxy + h->launch;
 }
 
 /* The channels NCCL runs a small call on (its enqueue; docs/reference/nccl.md,

@@ -132,10 +132,18 @@ typedef struct ncclrule_call {
 void ncclrule_host_side(const topo_t *t, const run_req_t *q, const sched_t *s, const proto_cost_t *pc, proto_t pr,
                         double links, run_out_t *o);
 
-/* The same terms for call c of schedule s alone, for a run of several
- * (concurrent.c): the call takes max(its links' time, *floor) + *tail
- * from its start, as ncclrule_host_side composes them. */
+/* What the GPU and host add to call c of schedule s (ncclrule_host_side's
+ * terms, apart): the call takes max(its links' time, floor) + tail from its
+ * start (a run of several, concurrent.c, applies them so). */
+typedef struct ncclrule_host {
+    double ceiling;       /* the least time the ceilings and staging allow (0: none) */
+    double proxy_floor;   /* the least time the proxy thread's messages and operations take (0: none) */
+    double proxy;         /* the proxy's own work after the links: the LL scan, inline copies */
+    double launch;        /* the launches of the further GPUs a host thread drives */
+    double floor, tail;   /* max(ceiling, proxy_floor); proxy + launch */
+} ncclrule_host_t;
+
 void ncclrule_host_terms(const topo_t *t, const ncclrule_call_t *c, const sched_t *s, const proto_cost_t *pc, proto_t pr,
-                         double *floor, double *tail);
+                         ncclrule_host_t *h);
 
 #endif
