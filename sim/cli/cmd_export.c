@@ -46,13 +46,15 @@ static const char help[] =
     "      --skew T           each rank's forward pass this much longer (default 10us)\n"
     "      --host T           the host node (default 5us)\n"
     "      --name NAME        the files' prefix (default baton)\n"
+    "      --overlap          the send and receive right after the forward pass, so\n"
+    "                         they run beside the collective (replay shares the machine)\n"
     "\n"
     "examples:\n"
     "  baton export --msccl -c allreduce -a ring -p 8 -o ring8.xml\n"
     "  baton export --chakra -c allreduce -s 1MB -p 4 -o trace/\n";
 
 typedef struct ex_args {
-    int msccl, chakra, ranks, proto;
+    int msccl, chakra, ranks, proto, overlap;
     const char *coll, *algo, *topo, *out, *name;
     double compute_s, skew_s, host_s;
     uint64_t bytes;
@@ -76,7 +78,7 @@ static int parse(int argc, char **argv, ex_args_t *a) {
         {"proto", required_argument, 0, 'P'}, {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
         {"chakra", no_argument, 0, 'k'}, {"compute", required_argument, 0, '1'}, {"skew", required_argument, 0, '2'},
         {"host", required_argument, 0, '3'}, {"name", required_argument, 0, 'N'}, {"set", required_argument, 0, 'S'},
-        {0, 0, 0, 0}};
+        {"overlap", no_argument, 0, 'O'}, {0, 0, 0, 0}};
     int ch, rc = 0;
     const char *why;
     opterr = 0;
@@ -84,6 +86,7 @@ static int parse(int argc, char **argv, ex_args_t *a) {
         switch (ch) {
         case 'm': a->msccl = 1; break;
         case 'k': a->chakra = 1; break;
+        case 'O': a->overlap = 1; break;
         case 'N': a->name = optarg; break;
         case '1': case '2': case '3': {
             double *v = ch == '1' ? &a->compute_s : ch == '2' ? &a->skew_s : &a->host_s;
@@ -116,6 +119,7 @@ static int parse(int argc, char **argv, ex_args_t *a) {
     if (rc) return rc;
     if (optind < argc) return cmd_usage("export", "unexpected argument '%s'", argv[optind]);
     if (a->msccl + a->chakra != 1) return cmd_usage("export", "say the format: --msccl or --chakra (one)");
+    if (a->overlap && !a->chakra) return cmd_usage("export", "--overlap is --chakra's (the trace's send beside its collective)");
     if (a->chakra) {
         if (!a->coll || !a->ranks || !a->out) return cmd_usage("export", "--chakra needs -c COLLECTIVE, -p RANKS and -o DIR");
         if (a->algo || a->topo || a->sets.n)
@@ -146,7 +150,7 @@ static int export_chakra(const ex_args_t *a) {
     if (coll < 0) return cmd_usage("export", "unknown collective '%s'%s", a->coll, coll_hint(a->coll));
     chakra_gen_t g = {.ranks = a->ranks, .comm_type = chakra_type((coll_t)coll), .bytes = a->bytes,
                       .compute_us = (uint64_t)llround(a->compute_s * 1e6), .skew_us = (uint64_t)llround(a->skew_s * 1e6),
-                      .host_us = (uint64_t)llround(a->host_s * 1e6)};
+                      .host_us = (uint64_t)llround(a->host_s * 1e6), .overlap = a->overlap};
     if (mkdir(a->out, 0777) < 0 && errno != EEXIST) {
         fprintf(stderr, "baton export: %s: cannot make the directory: %s\n", a->out, strerror(errno));
         return EXIT_INPUT;

@@ -33,6 +33,8 @@ static const char help[] =
     "                      as baton sim -a nccl), auto, or a row (baton algos)\n"
     "      --proto P       auto (default), LL, LL128, Simple or none\n"
     "      --contention M  fifo (default), fair or none\n"
+    "      --alone         time each communication alone, even where it overlaps\n"
+    "                      another (faster; the step then ignores their sharing)\n"
     "      --set K=V       override a machine parameter (repeatable)\n"
     "      --trace FILE    the replay as a Perfetto / Chrome trace (ui.perfetto.dev):\n"
     "                      a process per rank, tracks for kernels, host, communication\n"
@@ -41,8 +43,10 @@ static const char help[] =
     "\n"
     "A collective over every rank of the machine is timed as baton sim times it;\n"
     "over fewer, its ranks alone (ring, chain or pairwise unless -a names a row);\n"
-    "a send as a two-rank chain. Each is timed alone: two that overlap in time\n"
-    "do not slow each other here.\n"
+    "a send as a two-rank chain. Those that then overlap in time are simulated\n"
+    "together, each from its own start, so that they share links and ports; each\n"
+    "one's time alone is stretched by what sharing cost it there, and the trace is\n"
+    "walked again with those times until they settle (8 rounds at most).\n"
     "\n"
     "example:\n"
     "  baton export --chakra -c allreduce -s 1MB -p 8 -o /tmp/t\n"
@@ -50,7 +54,7 @@ static const char help[] =
 
 typedef struct rp_args {
     const char *topo, *algo, *trace;
-    int json, proto, contention, algo_given;
+    int json, proto, contention, algo_given, alone;
     cmd_sets_t sets;
     char **files;
     int nfiles;
@@ -60,7 +64,7 @@ static int parse(int argc, char **argv, rp_args_t *a) {
     static const struct option opts[] = {
         {"topo", required_argument, 0, 't'}, {"algo", required_argument, 0, 'a'}, {"proto", required_argument, 0, 'P'},
         {"contention", required_argument, 0, 'M'}, {"set", required_argument, 0, 'S'}, {"trace", required_argument, 0, 'T'},
-        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'}, {"alone", no_argument, 0, 'A'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":t:a:h", opts, NULL)) != -1) {
@@ -69,6 +73,7 @@ static int parse(int argc, char **argv, rp_args_t *a) {
         case 'a': a->algo = optarg; a->algo_given = 1; break;
         case 'T': if (cmd_out_file("replay", "--trace", optarg, &a->trace)) return EXIT_USAGE; break;
         case 'j': a->json = 1; break;
+        case 'A': a->alone = 1; break;
         case 'S': if (cmd_add_set("replay", &a->sets, optarg)) return EXIT_USAGE; break;
         case 'P':
             if ((a->proto = cmd_parse_proto(optarg)) < 0)
@@ -130,8 +135,9 @@ static const char *comm_what(const replay_comm_t *c, char *b, size_t n) {
 }
 
 /* Sends alike but for their ranks are one line: the first of them says
- * how many (0 for the others, which are not printed). */
-static int alike_sends(const replay_out_t *o, int i) {
+ * how many (0 for the others, which are not printed) and the range of
+ * their times shared (*lo, *hi; 0 where none was). */
+static int alike_sends(const replay_out_t *o, int i, double *lo, double *hi) {
     const replay_comm_t *c = &o->comm[i];
     int n = 0;
     for (int j = 0; j < o->ncomm; j++) {
@@ -139,8 +145,38 @@ static int alike_sends(const replay_out_t *o, int i) {
         if (!d->p2p || d->bytes != c->bytes || d->each_s != c->each_s || d->proto != c->proto || strcmp(d->algo, c->algo)) continue;
         if (j < i) return 0;
         n += d->count;
+        if (d->shared_hi_s > 0 && (*hi == 0 || d->shared_hi_s > *hi)) *hi = d->shared_hi_s;
+        if (d->shared_lo_s > 0 && (*lo == 0 || d->shared_lo_s < *lo)) *lo = d->shared_lo_s;
     }
     return n;
+}
+
+/* "; shared 1.2 ms to 1.5 ms" where some ran slower beside others, else "". */
+static const char *shared_range(double lo, double hi, char *b, size_t n) {
+    char x[32], y[32];
+    if (hi <= 0) return b[0] = 0, b;
+    units_fmt_time(lo, x, sizeof x);
+    units_fmt_time(hi, y, sizeof y);
+    if (lo == hi) snprintf(b, n, "; shared %s", x);
+    else snprintf(b, n, "; shared %s to %s", x, y);
+    return b;
+}
+
+/* What the replay did with communications that overlapped. */
+static void overlap_note(const replay_out_t *o) {
+    unsigned long long k = o->overlapped, n = o->insts;
+    if (k == 0) return;
+    if (o->rounds == 0) {
+        printf("  note        %llu of the %llu communications ran while another did: each is timed as if it had\n"
+               "              the machine to itself (--alone)\n", k, n);
+        return;
+    }
+    printf("  shared      %llu of the %llu communications ran while another did: simulated together, %s\n", k, n,
+           o->settled ? "settled" : "not settled");
+    printf("              after %d round%s (%u joint run%s in the last)%s\n", o->rounds, o->rounds == 1 ? "" : "s", o->chains,
+           o->chains == 1 ? "" : "s", o->settled ? "" : ": the last round's times");
+    if (o->apart)
+        printf("              %u of them could not run together (their rows or switches) and are timed alone\n", o->apart);
 }
 
 static void text(const rp_args_t *a, const topo_t *t, const replay_out_t *o) {
@@ -161,19 +197,19 @@ static void text(const rp_args_t *a, const topo_t *t, const replay_out_t *o) {
     if (k->idle_s > 0) printf("  idle        %-12s %5.1f %%  nothing running\n", b[3], 100 * v[3] / s);
     for (int i = 0, line = 0; i < o->ncomm; i++) {
         const replay_comm_t *c = &o->comm[i];
-        int count = c->p2p ? alike_sends(o, i) : c->count;
-        char each[32];
+        double lo = c->p2p ? 0 : c->shared_lo_s, hi = c->p2p ? 0 : c->shared_hi_s;
+        int count = c->p2p ? alike_sends(o, i, &lo, &hi) : c->count;
+        char each[32], sh[80];
         if (count == 0) continue;
         units_fmt_size(c->bytes, sz, sizeof sz);
         units_fmt_time(c->each_s, each, sizeof each);
         char on[32] = "";
         if (!c->p2p) snprintf(on, sizeof on, " on %d rank%s", c->nranks, c->nranks == 1 ? "" : "s");
-        printf("  %-11s %d x %s of %s%s (%s/%s, %s each)\n", line++ ? "" : "comm", count,
-               c->p2p ? (count == 1 ? "send/recv pair" : "send/recv pairs") : comm_what(c, what, sizeof what), sz, on, c->algo, proto_name((proto_t)c->proto), each);
+        printf("  %-11s %d x %s of %s%s (%s/%s, %s each%s%s)\n", line++ ? "" : "comm", count,
+               c->p2p ? (count == 1 ? "send/recv pair" : "send/recv pairs") : comm_what(c, what, sizeof what), sz, on, c->algo,
+               proto_name((proto_t)c->proto), each, hi > 0 ? " alone" : "", shared_range(lo, hi, sh, sizeof sh));
     }
-    if (o->overlapped)
-        printf("  note        %llu of the %llu communications ran while another did: each is timed as if it had\n"
-               "              the machine to itself\n", (unsigned long long)o->overlapped, (unsigned long long)o->insts);
+    overlap_note(o);
     if (o->untimed) printf("  untimed     %llu node%s of kinds without a time (memory, metadata): instant\n",
                            (unsigned long long)o->untimed, o->untimed == 1 ? "" : "s");
     if (a->trace) printf("  timeline    %s (open in ui.perfetto.dev)\n", a->trace);
@@ -183,17 +219,18 @@ static void json(const topo_t *t, const replay_out_t *o) {
     char esc[512], what[64];
     const replay_rank_t *k = &o->rank[o->critical];
     printf("{\"machine\":\"%s\",\"ranks\":%d,\"nodes\":%llu,\"untimed\":%llu,\"step_s\":%.9g,\"critical_rank\":%d,"
-           "\"communications\":%llu,\"overlapped\":%llu,\"compute_s\":%.9g,\"memory_s\":null,\"transport_s\":%.9g,\"wait_s\":%.9g,\"overhead_s\":%.9g,\"idle_s\":%.9g,"
+           "\"communications\":%llu,\"overlapped\":%llu,\"shared_rounds\":%d,\"settled\":%s,\"apart\":%u,\"compute_s\":%.9g,\"memory_s\":null,\"transport_s\":%.9g,\"wait_s\":%.9g,\"overhead_s\":%.9g,\"idle_s\":%.9g,"
            "\"comm\":[",
            report_json_escape(topo_name(t), esc, sizeof esc), o->nranks, (unsigned long long)o->nodes,
            (unsigned long long)o->untimed, o->step_s, o->critical, (unsigned long long)o->insts,
-           (unsigned long long)o->overlapped, k->compute_s, k->transport_s, k->wait_s, k->overhead_s,
+           (unsigned long long)o->overlapped, o->rounds, o->rounds == 0 || o->settled ? "true" : "false", o->apart, k->compute_s, k->transport_s, k->wait_s, k->overhead_s,
            k->idle_s);
     for (int i = 0; i < o->ncomm; i++) {
         const replay_comm_t *c = &o->comm[i];
         printf("%s{\"what\":\"%s\",\"bytes\":%llu,\"ranks\":%d,\"count\":%d,\"algorithm\":\"%s\",\"protocol\":\"%s\","
-               "\"each_s\":%.9g}", i ? "," : "", comm_what(c, what, sizeof what), (unsigned long long)c->bytes, c->nranks,
-               c->count, c->algo, proto_name((proto_t)c->proto), c->each_s);
+               "\"each_s\":%.9g,\"shared_min_s\":%.9g,\"shared_max_s\":%.9g}", i ? "," : "", comm_what(c, what, sizeof what),
+               (unsigned long long)c->bytes, c->nranks, c->count, c->algo, proto_name((proto_t)c->proto), c->each_s,
+               c->shared_hi_s > 0 ? c->shared_lo_s : c->each_s, c->shared_hi_s > 0 ? c->shared_hi_s : c->each_s);
     }
     printf("],\"per_rank\":[");
     for (int r = 0; r < o->nranks; r++) {
@@ -207,7 +244,7 @@ static void json(const topo_t *t, const replay_out_t *o) {
 static int run(const rp_args_t *a, topo_t *t, const char **names, chakra_et_t *et, baton_err_t *e) {
     for (int r = 0; r < a->nfiles; r++)
         if (chakra_read(names[r], &et[r], e) < 0) return -1;
-    replay_req_t q = {.algo = a->algo, .proto = a->proto, .contention = (contention_t)a->contention};
+    replay_req_t q = {.algo = a->algo, .proto = a->proto, .contention = (contention_t)a->contention, .alone = a->alone};
     replay_out_t o;
     int rc = replay_run(t, et, names, a->nfiles, &q, &o, e);
     if (rc == 0 && a->trace) {

@@ -20,7 +20,7 @@ static int p2p(chakra_et_t *et, const chakra_gen_t *g, int r, int send, baton_er
     chakra_node_t n = {.name = name, .type = send ? CHAKRA_SEND : CHAKRA_RECV, .comm_size = g->bytes / (uint64_t)g->ranks,
                        .comm_src = send ? r : peer, .comm_dst = send ? peer : r,
                        .has = CHAKRA_HAS_SIZE | CHAKRA_HAS_SRC | CHAKRA_HAS_DST | CHAKRA_HAS_TAG};
-    return add(et, &n, 3, 1, e);        /* both after the backward pass (a control dependency) */
+    return add(et, &n, g->overlap ? 1 : 3, 1, e);   /* after the backward pass, or the forward (a control dependency) */
 }
 
 int chakra_gen_rank(const chakra_gen_t *g, int r, chakra_et_t *et, baton_err_t *e) {
@@ -39,10 +39,11 @@ int chakra_gen_rank(const chakra_gen_t *g, int r, chakra_et_t *et, baton_err_t *
     if (rc == 0) rc = add(et, &bwd, 2, 0, e);
     if (rc == 0 && g->ranks > 1) rc = p2p(et, g, r, 1, e);
     if (rc == 0 && g->ranks > 1) rc = p2p(et, g, r, 0, e);
-    uint64_t deps[2] = {4, 5};          /* the send (control), the received data */
+    uint64_t deps[2] = {4, 5}, over[3] = {3, 4, 5};   /* (the backward pass,) the send (control), the received data */
+    int p2p_deps = g->overlap ? 3 : 2;
     chakra_node_t opt = {.name = "optimizer", .type = CHAKRA_COMP, .duration_us = g->compute_us / 2, .id = et->n,
-                         .deps = g->ranks > 1 ? deps : (uint64_t[]){3}, .ndeps = g->ranks > 1 ? 2 : 1,
-                         .nctrl = g->ranks > 1};
+                         .deps = g->ranks > 1 ? (g->overlap ? over : deps) : (uint64_t[]){3},
+                         .ndeps = g->ranks > 1 ? (uint32_t)p2p_deps : 1, .nctrl = g->ranks > 1 ? (uint32_t)p2p_deps - 1 : 0};
     if (rc == 0) rc = chakra_add(et, &opt, e);
     if (rc < 0) chakra_free(et);
     return rc;

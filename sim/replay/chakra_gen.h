@@ -10,6 +10,11 @@
  *   5 recv       from r-1 mod p, bytes / p, tag 0     (ranks > 1 only)
  *   6 optimizer  COMP, compute_us / 2 (ctrl dep on the send, data dep on the recv)
  *
+ * With `overlap`, the send and receive follow the forward pass instead of
+ * the backward (a pipeline stage's activations beside the data-parallel
+ * collective), so they run while the collective does, and the optimizer
+ * waits for the backward pass too (a control dependency).
+ *
  * On a machine where the collective takes C and a message of bytes / p
  * takes M, every rank ends at host + compute + (p-1) skew + C + compute + M
  * + compute / 2: the sum tests/test_replay.c holds replay to. */
@@ -23,6 +28,7 @@ typedef struct chakra_gen {
     int64_t comm_type;         /* CHAKRA_ALL_REDUCE, ... */
     uint64_t bytes;
     uint64_t compute_us, skew_us, host_us;
+    int overlap;               /* the send and receive after the forward pass, beside the collective */
 } chakra_gen_t;
 
 /* Rank r's trace (out is freed with chakra_free). */

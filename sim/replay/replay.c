@@ -10,6 +10,7 @@
 
 #include "../engine/evq.h"
 #include "replay_comm.h"
+#include "replay_share.h"
 
 enum { EV_READY = 0, EV_DONE = 1 };
 
@@ -39,6 +40,9 @@ typedef struct ctx {
     uint32_t total;
     int32_t *rank_of;          /* per node */
     uint32_t *left;            /* dependencies not yet ended */
+    uint32_t *left0;           /* as the graph has them, for a walk again (replay_share.h's rounds) */
+    double *inst_s;            /* per communication (replay_node_t.inst): its time shared with others,
+                                  -1 its kind's alone */
     uint32_t *kid_at, *kids;   /* children, CSR */
     int32_t *next;             /* the queue a node waits in (a resource's, a channel's) */
     fifo_t *gpu, *host;        /* per rank: kernels and host nodes waiting */
@@ -47,10 +51,12 @@ typedef struct ctx {
     int npg;
     int32_t *inst_of, *slot_of;    /* per node: its collective (instance) and place in it */
     uint32_t *arrived;         /* per instance */
+    uint32_t ninst;            /* collectives (instances) */
     int32_t *inst_pg;          /* per instance */
     int32_t *inst_nodes;
     int32_t *chan_of;          /* per node: its send/recv channel */
     fifo_t *sendq, *recvq;     /* per channel */
+    int32_t nchan;
     evq_t evq;
 } ctx_t;
 
@@ -283,6 +289,7 @@ static int groups(ctx_t *c) {
     if (rc == 0) rc = members(c, count, &nodes, &insts);
     free(count);
     if (rc < 0) return rc;
+    c->ninst = insts;
     c->arrived = calloc((size_t)insts + 1, sizeof *c->arrived);
     c->inst_pg = malloc(((size_t)insts + 1) * sizeof *c->inst_pg);
     c->inst_nodes = malloc(((size_t)nodes + 1) * sizeof *c->inst_nodes);
@@ -369,6 +376,7 @@ static int channels(ctx_t *c) {
                     (c->recvq = malloc(((size_t)nchan + 1) * sizeof *c->recvq)) == NULL))
         rc = err_set(c->e, BATON_ENOMEM, "out of memory");
     for (int32_t i = 0; i < nchan && rc == 0; i++) c->sendq[i] = c->recvq[i] = (fifo_t){-1, -1};
+    c->nchan = nchan;
     return rc;
 }
 
@@ -429,6 +437,12 @@ static int comm_index(ctx_t *c, int p2p, int64_t comm_type, uint64_t bytes, cons
     return rc < 0 ? rc : o->ncomm++;
 }
 
+/* What communication inst of kind k takes: shared with others (the last
+ * round's), else its kind's time alone. */
+static double took(const ctx_t *c, int64_t inst, int k) {
+    return c->inst_s && c->inst_s[inst] >= 0 ? c->inst_s[inst] : c->o->comm[k].each_s;
+}
+
 static int coll_ready(ctx_t *c, uint32_t g, double t) {
     int32_t inst = c->inst_of[g];
     const pg_t *pg = &c->pg[c->inst_pg[inst]];
@@ -437,10 +451,11 @@ static int coll_ready(ctx_t *c, uint32_t g, double t) {
     int k = comm_index(c, 0, nd->comm_type, nd->comm_size, pg->members, pg->nmembers);
     if (k < 0) return node_prefix(c, g, k);
     const int32_t *v = &c->inst_nodes[pg->nodes_at + (uint32_t)(inst - (int32_t)pg->inst_at) * (uint32_t)pg->nmembers];
+    double dur = took(c, inst, k);
     for (int s = 0; s < pg->nmembers; s++) {
         c->o->node[v[s]].comm = k;
         c->o->node[v[s]].inst = inst;
-        int rc = begin(c, (uint32_t)v[s], t, c->o->comm[k].each_s);
+        int rc = begin(c, (uint32_t)v[s], t, dur);
         if (rc < 0) return rc;
     }
     return 0;
@@ -457,10 +472,12 @@ static int p2p_ready(ctx_t *c, uint32_t g, double t) {
     int32_t pair[2] = {c->rank_of[s], (int32_t)sn->comm_dst};
     int k = comm_index(c, 1, 0, sn->comm_size, pair, 2);
     if (k < 0) return node_prefix(c, s, k);
+    int64_t inst = (int64_t)c->total + s;                /* after the collectives' numbers */
     c->o->node[g].comm = c->o->node[other].comm = k;
-    c->o->node[g].inst = c->o->node[other].inst = (int64_t)c->total + s;   /* after the collectives' numbers */
-    int rc = begin(c, g, t, c->o->comm[k].each_s);
-    return rc < 0 ? rc : begin(c, (uint32_t)other, t, c->o->comm[k].each_s);
+    c->o->node[g].inst = c->o->node[other].inst = inst;
+    double dur = took(c, inst, k);
+    int rc = begin(c, g, t, dur);
+    return rc < 0 ? rc : begin(c, (uint32_t)other, t, dur);
 }
 
 static int ready(ctx_t *c, uint32_t g, double t) {
@@ -524,6 +541,79 @@ static int walk(ctx_t *c) {
     free(ended);
     evq_free(&c->evq);
     return rc;
+}
+
+/* ---- communications that overlap, shared (replay_share.h) ---- */
+
+/* Everything a walk changes, as before the first. */
+static void unwalk(ctx_t *c) {
+    replay_out_t *o = c->o;
+    memcpy(c->left, c->left0, (size_t)c->total * sizeof *c->left);
+    memset(c->arrived, 0, (size_t)c->ninst * sizeof *c->arrived);
+    for (int32_t i = 0; i < c->nchan; i++) c->sendq[i] = c->recvq[i] = (fifo_t){-1, -1};
+    for (int r = 0; r < c->n; r++) c->gpu[r] = c->host[r] = (fifo_t){-1, -1}, c->gpu_busy[r] = c->host_busy[r] = 0;
+    for (int r = 0; r < c->n; r++) o->rank[r].end_s = 0;
+    for (int k = 0; k < o->ncomm; k++) o->comm[k].count = 0;
+    for (uint32_t g = 0; g < c->total; g++)
+        o->node[g] = (replay_node_t){.ready_s = -1, .start_s = -1, .end_s = -1, .comm = -1, .inst = -1};
+    o->untimed = 0;
+}
+
+/* The communications the last walk ran, one span each, into v: how many. */
+static uint32_t spans(ctx_t *c, uint8_t *seen, replay_span_t *v) {
+    uint32_t n = 0;
+    memset(seen, 0, (size_t)c->total * 2 + 1);
+    for (uint32_t g = 0; g < c->total; g++) {
+        const replay_node_t *x = &c->o->node[g];
+        if (x->inst < 0 || seen[x->inst]) continue;
+        seen[x->inst] = 1;
+        if (x->end_s > x->start_s) v[n++] = (replay_span_t){.inst = x->inst, .comm = x->comm, .start_s = x->start_s, .end_s = x->end_s};
+    }
+    return n;
+}
+
+/* Each round: what the spans of the last walk take shared (replay_share),
+ * into inst_s; a walk again where any changed, until none does. */
+static int share(ctx_t *c) {
+    size_t ni = (size_t)c->total * 2 + 1;
+    uint8_t *seen = malloc(ni);
+    replay_span_t *v = malloc(ni * sizeof *v);
+    if ((c->inst_s = malloc(ni * sizeof *c->inst_s)) == NULL || seen == NULL || v == NULL) {
+        free(seen); free(v);
+        return err_set(c->e, BATON_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < ni; i++) c->inst_s[i] = -1;
+    int rc = 0;
+    while (rc == 0 && c->o->rounds < REPLAY_ROUNDS) {
+        uint32_t n = spans(c, seen, v), changed = 0;
+        replay_share_stats_t st;
+        if ((rc = replay_share(c->t, c->q, c->o->comm, v, n, &st, c->e)) < 0) break;
+        c->o->rounds++;
+        c->o->chains = st.chains, c->o->apart = st.apart;
+        for (uint32_t i = 0; i < n; i++) {
+            double was = took(c, v[i].inst, v[i].comm), now = v[i].shared_s;
+            if (now != was) changed++;
+            c->inst_s[v[i].inst] = now == c->o->comm[v[i].comm].each_s ? -1 : now;
+        }
+        if (!changed) { c->o->settled = 1; break; }
+        unwalk(c);
+        rc = walk(c);
+    }
+    free(seen);
+    free(v);
+    return rc;
+}
+
+/* Each kind's shortest and longest time shared (replay_comm_t). */
+static void shared_range(ctx_t *c) {
+    for (uint32_t g = 0; g < c->total; g++) {
+        const replay_node_t *x = &c->o->node[g];
+        if (x->inst < 0 || c->inst_s[x->inst] < 0) continue;
+        replay_comm_t *k = &c->o->comm[x->comm];
+        double d = x->end_s - x->start_s;
+        if (k->shared_hi_s == 0 || d > k->shared_hi_s) k->shared_hi_s = d;
+        if (k->shared_lo_s == 0 || d < k->shared_lo_s) k->shared_lo_s = d;
+    }
 }
 
 /* ---- where the time went ---- */
@@ -668,6 +758,7 @@ static void ctx_free(ctx_t *c) {
     free(c->gpu); free(c->host); free(c->gpu_busy); free(c->host_busy);
     free(c->inst_of); free(c->slot_of); free(c->arrived); free(c->inst_pg); free(c->inst_nodes);
     free(c->chan_of); free(c->sendq); free(c->recvq);
+    free(c->left0); free(c->inst_s);
 }
 
 int replay_run(topo_t *t, const chakra_et_t *et, const char *const *names, int n, const replay_req_t *q, replay_out_t *o,
@@ -692,7 +783,10 @@ int replay_run(topo_t *t, const chakra_et_t *et, const char *const *names, int n
     if (rc == 0) rc = groups(&c);
     if (rc == 0) rc = agree(&c);
     if (rc == 0) rc = channels(&c);
+    if (rc == 0 && (c.left0 = malloc(((size_t)c.total + 1) * sizeof *c.left0)) == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
+    if (rc == 0) memcpy(c.left0, c.left, (size_t)c.total * sizeof *c.left);
     if (rc == 0) rc = walk(&c);
+    if (rc == 0 && !q->alone && (rc = share(&c)) == 0) shared_range(&c);
     if (rc == 0) rc = buckets(&c);
     if (rc == 0) rc = overlaps(&c);
     ctx_free(&c);

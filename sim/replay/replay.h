@@ -16,8 +16,9 @@
  *                   for comm_size bytes between the two ranks
  *   others          instant (counted as untimed)
  * Communication does not hold the GPU: a collective runs beside kernels.
- * Each collective and message is timed alone on the machine: two that
- * overlap in time do not slow each other (docs/decisions/chakra.md). */
+ * Each collective and message is first timed alone on the machine; those
+ * that then overlap in time run together and share it, round after round
+ * until the times settle (replay_share.h; replay_req_t.alone: not at all). */
 #ifndef BATON_REPLAY_H
 #define BATON_REPLAY_H
 
@@ -52,7 +53,12 @@ typedef struct replay_out {
     int ncomm, capcomm;
     uint64_t nodes, untimed;   /* untimed: nodes of kinds without a time (memory, metadata) */
     uint64_t insts;            /* communications run (a collective, or a send with its receive) */
-    uint64_t overlapped;       /* of them, those that ran while another did: each was timed alone */
+    uint64_t overlapped;       /* of them, those that ran while another did (shared with it, unless
+                                  the request said alone) */
+    int rounds;                /* walks after the first, sharing what overlapped (replay_share.h); 0: alone */
+    int settled;               /* 1: the last round changed nothing (else REPLAY_ROUNDS ran out) */
+    uint32_t chains;           /* the last round's joint runs */
+    uint32_t apart;            /* the last round's overlapping communications timed alone all the same */
     const chakra_et_t *et;     /* the trace replayed (borrowed) */
 } replay_out_t;
 

@@ -72,6 +72,7 @@ static int time_group(topo_t *t, const replay_req_t *q, replay_comm_t *c, baton_
     engine_result_free(&r);
     snprintf(c->algo, sizeof c->algo, "%s", m.algo);
     c->proto = o.proto;
+    c->channels = 1;
     return rc;
 }
 
@@ -82,6 +83,7 @@ static int time_whole(topo_t *t, const replay_req_t *q, replay_comm_t *c, baton_
     if (rc < 0) return rc;
     snprintf(c->algo, sizeof c->algo, "%s", ro.algo->name);
     c->proto = ro.proto;
+    c->channels = ro.channels > 0 ? ro.channels : 1;
     c->each_s = ro.time_s;
     engine_result_free(&ro.eng);
     return 0;

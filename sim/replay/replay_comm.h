@@ -18,6 +18,7 @@ typedef struct replay_req {
     const char *algo;          /* every collective's (choice.h): NULL = nccl */
     int proto;                 /* RUN_PROTO_AUTO or a protocol */
     contention_t contention;
+    int alone;                 /* --alone: each communication timed alone, none shared (replay_share.h) */
 } replay_req_t;
 
 /* One kind of communication the trace ran, as the machine timed it. */
@@ -30,8 +31,12 @@ typedef struct replay_comm {
     int32_t *ranks;            /* machine ranks, in the group's order */
     char algo[32];
     int proto;
-    double each_s;
+    int channels;              /* the channels it ran on (choice_run's; 1 for a group) */
+    double each_s;             /* alone on the machine */
     int count;                 /* how many times it ran */
+    double conc_s;             /* alone in a conc_run as replay_share runs it: 0 not yet asked, -1 it cannot
+                                  run there (it is then never shared) */
+    double shared_lo_s, shared_hi_s;   /* its shortest and longest time shared with others; 0: never shared */
 } replay_comm_t;
 
 /* The collective baton runs for Chakra's CollectiveCommType: a coll_t, or
