@@ -27,7 +27,7 @@ B       ?= build
 SAN      = build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  = topologies/dragonfly.c algorithms/group.c util/err.c util/par.c util/progress.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c sim/nccl/tuning.c models/arch.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_twin.c topologies/topo_yaml.c topologies/ydoc.c topologies/mfile.c topologies/mfile_params.c topologies/mfile_graph.c topologies/mfile_include.c \
+LIB_SRC  = topologies/dragonfly.c algorithms/group.c util/err.c util/wfile.c util/par.c util/progress.c util/suggest.c models/share.c models/proto.c models/gpu.c models/llm.c sim/nccl/tuning.c models/arch.c models/fit.c topologies/units.c topologies/topo.c topologies/topo_fold.c topologies/topo_route.c topologies/topo_twin.c topologies/topo_yaml.c topologies/ydoc.c topologies/mfile.c topologies/mfile_params.c topologies/mfile_graph.c topologies/mfile_include.c \
            topologies/mfile_machine.c topologies/mfile_library.c topologies/mfile_calib.c topologies/mfile_fold.c topologies/find.c topologies/knobs.c \
            topologies/expand.c topologies/generate.c topologies/fold.c topologies/flow.c topologies/linkload.c topologies/graph.c topologies/import.c topologies/topo_write.c \
            validate/nccltests.c validate/ntlines.c validate/tuninglines.c validate/calsample.c validate/calibrate.c validate/logplan.c validate/tuningplan.c validate/tunerfile.c validate/tuner_csv.c validate/host.c validate/ncclinfo.c validate/expect.c validate/doctor.c \

@@ -428,3 +428,28 @@ Test(nccltests, the_last_rank_line_says_the_rank_count) {
             "validate/logs/nccl-tests-2026/GB200x72_1rack-MNNVL_coreweave-nccl-tests-README_all_reduce.txt", 0,
             "(allreduce on 72 ranks)", 1);
 }
+
+/* A time no run gives (not a number, infinite, 0 for bytes moved, beyond
+ * 10^12 us) is an error at its row, where it had passed: doctor called a
+ * log of NaNs healthy, validate printed "MAPE nan %", and a 0 was dropped
+ * unsaid. */
+Test(nccltests, times_no_run_gives_are_refused_at_their_row) {
+    static const char *bad[] = {"nan", "inf", "-nan", "1e300", "0"};
+    for (int i = 0; i < 5; i++) {
+        char text[1024], path[64];
+        snprintf(path, sizeof path, "/tmp/baton-badtime-%d-%d.txt", (int)getpid(), i);
+        snprintf(text, sizeof text,
+                 "# nThread 1 nGpus 4 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+                 "       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+                 "           8             2   float     sum    20.11    0.00    0.00  0e+00    20.05    0.00    0.00  0e+00\n"
+                 "          16             4   float     sum    %5s    0.00    0.00  0e+00    20.12    0.00    0.00  0e+00\n", bad[i]);
+        write_text(path, text);
+        nt_log_t l;
+        baton_err_t e = {0};
+        char want[160];
+        snprintf(want, sizeof want, "%s:4: the time '%s' is not one a run gives", path, bad[i]);
+        cr_expect_neq(nt_parse(path, 0, &l, &e), 0, "time %s read", bad[i]);
+        cr_expect(strstr(e.msg, want) != NULL, "%s", e.msg);
+        remove(path);
+    }
+}

@@ -249,6 +249,9 @@ static void cycle(chakra_et_t *et) { et[0].nodes[0].deps = realloc(et[0].nodes[0
 static void gather(chakra_et_t *et) { for (int r = 0; r < 4; r++) et[r].nodes[2].comm_type = CHAKRA_GATHER; }
 static void self_send(chakra_et_t *et) { et[2].nodes[4].comm_dst = 2; }
 static void deadlock(chakra_et_t *et) { et[1].nodes[5].deps[0] = 1, et[1].nodes[2].deps[0] = 5; }  /* recv, then all-reduce */
+static void odd_kind(chakra_et_t *et) { et[1].nodes[1].type = 99; }          /* the forward pass, 43 us */
+static void no_kind(chakra_et_t *et) { et[2].nodes[3].type = CHAKRA_INVALID; }  /* the backward pass */
+static void forever(chakra_et_t *et) { et[0].nodes[1].duration_us = UINT64_MAX; }
 static void twice(chakra_et_t *et) {
     et[3].nodes[3].type = CHAKRA_COLL;            /* the backward pass becomes a second all-reduce */
     et[3].nodes[3].comm_type = CHAKRA_ALL_REDUCE;
@@ -266,6 +269,9 @@ Test(replay, wrong_traces_name_file_and_node) {
     says("gen.2.et: node 4: a send to or from its own rank", self_send);
     says("gen.0.et: node 2: its all-reduce waits for ranks of its process group ('') that never reach it", deadlock);
     says("gen.3.et: process group '': 2 collectives, but gen.0.et has 1: the ranks disagree", twice);
+    says("gen.1.et: node 1: node type 99, none of Chakra's NodeTypes (1-7), takes 43 us", odd_kind);
+    says("gen.2.et: node 3: INVALID_NODE, none of Chakra's NodeTypes (1-7), takes 40 us", no_kind);
+    says("gen.0.et: node 1: a duration of 18446744073709551615 us (duration_micros), more than 10^12 us", forever);
 }
 
 /* The timeline: valid JSON, a slice per node plus one per wait, names for
@@ -337,4 +343,11 @@ Test(replay, command_line) {
     th_says("replay -t " DIR "uniform4.yaml " DIR "example.0.et", 1, "example.0.et: node 4: a send with rank 1, but the trace has ranks 0..0", 1);
     th_says("replay -t hgx-h100 " DIR "uniform4.yaml", 1, "uniform4.yaml: metadata:", 1);
     th_says("export --chakra -c allreduce -p 4", 2, "--chakra needs -c COLLECTIVE, -p RANKS and -o DIR", 1);
+    /* a trace's files all or none: rank 2's place taken by a directory leaves no rank's file */
+    rc = th_sh("d=$(mktemp -d) && mkdir $d/t.2.et && ! ${BATON_BIN:-build/baton} export --chakra -c allreduce -s 1MB -p 4"
+               " -o $d --name t 2>$d/err && grep -q 't.2.et: cannot write: Is a directory (no file of the trace written)' $d/err"
+               " && test \"$(ls $d | tr '\\n' ' ')\" = 'err t.2.et ' ; s=$?; rm -r $d; exit $s", &out);
+    cr_expect_eq(rc, 0, "a partial trace was left: %s", out);
+    free(out);
+    th_says("export --msccl -c allreduce -a ring -p 4 --overlap", 2, "--overlap is --chakra's", 1);
 }

@@ -4,6 +4,7 @@
  * ...) with arch:, the file's then --set's. */
 #include "mfile_params.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,14 @@ int mf_read_params(mfile_t *c, ynode_t *root, const char *const *sets, int nsets
     return 0;
 }
 
+/* A whole number in decimal, all of s (not 1e2, 0x10, 2.5 or 28abc). */
+static int whole(const char *s, long long *v) {
+    char *end;
+    errno = 0;
+    *v = strtoll(s, &end, 10);
+    return end == s || *end || errno ? -1 : 0;
+}
+
 /* require: [{param: trays, min: 1, max: 18, why: "an NVL72 rack has 18
  * trays"}]: the values of a parameter the machine can have. A --set outside
  * them is an error at the rule's line, saying why, before anything is built
@@ -106,8 +115,9 @@ int mf_read_require(mfile_t *c, ynode_t *root) {
         char *end, msg[512];
         long long x = strtoll(v, &end, 10), lo = LLONG_MIN, hi = LLONG_MAX;
         const char *smin = ydoc_scalar(mf_get(c, r, "min")), *smax = ydoc_scalar(mf_get(c, r, "max"));
-        if ((smin && sscanf(smin, "%lld", &lo) != 1) || (smax && sscanf(smax, "%lld", &hi) != 1))
-            return mf_fail(c, r, "require: min and max are whole numbers", NULL, NULL);
+        if ((smin && whole(smin, &lo) < 0) || (smax && whole(smax, &hi) < 0))
+            return mf_fail(c, r, "require: min and max are whole numbers in decimal (min: 1, max: 28)", NULL, NULL);
+        if (lo > hi) return mf_fail(c, r, "require: min %s is above max %s: no value could pass", smin, smax);
         if (end != v && *end == '\0' && x >= lo && x <= hi) continue;
         int n = hi == LLONG_MAX ? snprintf(msg, sizeof msg, "%s=%s: %s must be a whole number, at least %lld", name, v, name, lo)
                                 : snprintf(msg, sizeof msg, "%s=%s: %s must be a whole number in %lld..%lld", name, v, name, lo, hi);

@@ -674,9 +674,15 @@ int topo_finalize(topo_t *t, const char *file, baton_err_t *e) {
     if (t->reducer == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
     for (int i = 0; i < t->nnodes; i++)
         if (t->nodes[i].reduces) t->reducer[t->nreducers++] = i;
-    if (t->params.group_size > 0 && t->nranks % t->params.group_size)
-        return err_set(e, BATON_EPARSE, "%s: group_size %d does not divide the %d ranks",
-                       file, t->params.group_size, t->nranks);
+    if (t->params.group_size > 0 && t->nranks % t->params.group_size) {
+        const topo_params_t *p = &t->params;
+        if (p->group_size_set)
+            return err_set(e, BATON_EPARSE, "%s: --set group_size=%d does not divide the %d ranks", file, p->group_size, t->nranks);
+        if (p->group_size_line)
+            return err_set(e, BATON_EPARSE, "%s:%d:%d: group_size %d does not divide the %d ranks", file, p->group_size_line,
+                           p->group_size_col, p->group_size, t->nranks);
+        return err_set(e, BATON_EPARSE, "%s: group_size %d does not divide the %d ranks", file, p->group_size, t->nranks);
+    }
     if (build_adjacency(t) < 0) return err_set(e, BATON_ENOMEM, "out of memory");
     if ((rc = check_parallel_links(t, file, e)) < 0) return rc;
     topo_bfs(t, t->rank_node[0], -1);

@@ -217,6 +217,8 @@ typedef struct topo_params {
                             rendezvous, a receive posted when its stream reaches it
                             (a reducing switch's messages are eager either way) */
     int group_size;      /* ranks per group (node) for hierarchical algorithms; 0 = none */
+    int group_size_line, group_size_col;   /* where the file says it (0: not the file: a --set, a default) */
+    int group_size_set;  /* 1: --set said it */
     int channels;        /* channels (rings side by side) when a command gives none; 0 = 1.
                             NCCL opens about one per NIC of a node on a cluster */
     int p2p;             /* 1: GPUs reach each other directly; 0: GPU-to-GPU traffic is

@@ -167,6 +167,8 @@ static int overlay(mfile_t *c, ynode_t *root, const char *const *sets, int nsets
     ynode_t *fv = NULL, *nv = mf_get(c, root, "name");
     with_knobs(fixed, 1, keys, 64);
     int n = 0, rc = overlay_knobs(c, root);
+    if (rc == 0 && nv && !ydoc_scalar(nv))
+        rc = mf_fail(c, nv, "'name' is one word or phrase (name: my-cluster), not a list or mapping", NULL, NULL);
     if (rc == 0) rc = mf_only_keys(c, root, keys, "a machine that extends another (nodes and links come from the base)");
     if (rc == 0) rc = mf_need(c, root, "extends", file, &fv);
     if (rc == 0 && depth >= EXTENDS_MAX_DEPTH) rc = mf_fail(c, fv, "machines extend each other more than 8 deep", NULL, NULL);
@@ -208,6 +210,8 @@ static int walk(mfile_t *c, const char *const *sets, int nsets) {
     ynode_t *root = ydoc_root(c->doc);
     if (root == NULL) return err_set(c->e, BATON_EPARSE, "%s:1:1: empty topology file", c->file);
     if (!ydoc_is_map(root)) return mf_fail(c, root, "a topology must be a mapping (name:, nodes:, links:)", NULL, NULL);
+    ynode_t *nv = mf_get(c, root, "name");
+    if (nv && !ydoc_scalar(nv)) return mf_fail(c, nv, "'name' is one word or phrase (name: my-cluster), not a list or mapping", NULL, NULL);
     int rc = mf_only_keys(c, root, keys, "a topology");
     if (rc < 0 || (rc = mf_read_params(c, root, sets, nsets)) < 0 || (rc = mf_read_require(c, root)) < 0 ||
         (rc = mf_read_engine(c, root)) < 0)
@@ -222,6 +226,9 @@ static int walk(mfile_t *c, const char *const *sets, int nsets) {
     for (int i = 0; i < c->params.n; i++)
         if (topo_add_param(c->t, c->params.v[i].name, c->params.v[i].value, c->params.v[i].file_value) < 0)
             return err_set(c->e, BATON_ENOMEM, "out of memory");
+    ynode_t *gs = mf_get(c, root, "group_size");        /* where a group_size that does not divide the ranks is */
+    for (int i = 0; i < nsets; i++) topo_params(c->t)->group_size_set |= !strncmp(sets[i], "group_size=", 11);
+    if (gs) topo_params(c->t)->group_size_line = (int)ydoc_line(gs), topo_params(c->t)->group_size_col = (int)ydoc_col(gs);
     if ((rc = topo_finalize(c->t, c->file, c->e)) < 0) return rc;
     if (!c->fold_nw) return topo_set_fold_whole_why(c->t, c->fold_why), 0;
     fold_map_t *map = c->fold_map;

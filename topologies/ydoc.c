@@ -16,6 +16,45 @@ struct ydoc { yaml_document_t doc; };
 static yaml_node_t *Y(const ynode_t *n) { return (yaml_node_t *)n; }
 static ynode_t *N(yaml_node_t *n) { return (ynode_t *)n; }
 
+typedef struct ykey {
+    const char *k;
+    const yaml_node_t *n;
+} ykey_t;
+
+static int ykey_cmp(const void *a, const void *b) {
+    const ykey_t *x = a, *y = b;
+    int c = strcmp(x->k, y->k);
+    if (c) return c;
+    return (x->n->start_mark.index > y->n->start_mark.index) - (x->n->start_mark.index < y->n->start_mark.index);
+}
+
+/* A key twice in one mapping: YAML calls it an error, libyaml keeps both,
+ * and which one a lookup then takes is an accident of the code that looks.
+ * The second's place, naming the first's line (sorted, so a large mapping
+ * costs n log n); 0 if none. */
+static int duplicate_keys(ydoc_t *d, const char *path, baton_err_t *e) {
+    int rc = 0;
+    for (yaml_node_t *n = d->doc.nodes.start; n < d->doc.nodes.top && rc == 0; n++) {
+        if (n->type != YAML_MAPPING_NODE) continue;
+        size_t k = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start), m = 0;
+        if (k < 2) continue;
+        ykey_t *v = malloc(k * sizeof *v);
+        if (v == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+            yaml_node_t *key = yaml_document_get_node(&d->doc, p->key);
+            if (key && key->type == YAML_SCALAR_NODE) v[m++] = (ykey_t){(const char *)key->data.scalar.value, key};
+        }
+        qsort(v, m, sizeof *v, ykey_cmp);
+        for (size_t i = 1; i < m && rc == 0; i++)
+            if (strcmp(v[i].k, v[i - 1].k) == 0)
+                rc = err_set(e, BATON_EPARSE, "%s:%lu:%lu: '%s' again in this mapping (line %lu has it): say it once", path,
+                             (unsigned long)v[i].n->start_mark.line + 1, (unsigned long)v[i].n->start_mark.column + 1,
+                             v[i].k, (unsigned long)v[i - 1].n->start_mark.line + 1);
+        free(v);
+    }
+    return rc;
+}
+
 /* Load a YAML file's document; 0 or an error naming the place. */
 int ydoc_load(const char *path, ydoc_t **out, baton_err_t *e) {
     *out = NULL;
@@ -36,9 +75,10 @@ int ydoc_load(const char *path, ydoc_t **out, baton_err_t *e) {
                      parser.problem ? parser.problem : "unknown");
     yaml_parser_delete(&parser);
     fclose(f);
-    if (rc < 0) free(d);                /* libyaml deleted what it had loaded */
-    else *out = d;
-    return rc;
+    if (rc < 0) { free(d); return rc; }   /* libyaml deleted what it had loaded */
+    if ((rc = duplicate_keys(d, path, e)) < 0) { ydoc_free(d); return rc; }
+    *out = d;
+    return 0;
 }
 
 void ydoc_free(ydoc_t *d) {

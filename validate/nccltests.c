@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,13 @@ static int number(const char *tok, double *v) {
     return end == tok || *end || errno ? -1 : 0;
 }
 
+/* A time no run gives: not finite, negative, 0 for a size above 0 (which
+ * validate would drop unsaid), or above 1e12 us (11.6 days). N/A (-1) is
+ * the caller's to allow. */
+static int bad_time(double us, const char *size) {
+    return !isfinite(us) || us < 0 || us > 1e12 || (us == 0 && strtoull(size, NULL, 10) > 0);
+}
+
 /* -S 1's "2026-07-09 16:03:21" closing a row: its two columns, or 0. */
 static int timestamp(char **tok, int n) {
     int y, mo, d, h, mi, sec;
@@ -230,6 +238,10 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
                        at + g, at + 2 * g, n < at + g ? " (is the log cut off?)" : "");
     if (number(tok[at], &oop) < 0 || oop < 0 || (n == at + 2 * g && (number(tok[at + g], &ip) < 0)))
         return err_set(e, BATON_EPARSE, "%s:%d: cannot read the time in this row", path, line);
+    if (bad_time(oop, tok[0]) || (n == at + 2 * g && ip != -1 && bad_time(ip, tok[0])))
+        return err_set(e, BATON_EPARSE, "%s:%d: the time '%s' is not one a run gives (a time is a finite number of "
+                       "microseconds, above 0 for a size above 0, at most 1e12)", path, line,
+                       bad_time(oop, tok[0]) ? tok[at] : tok[at + g]);
     if (same_series(st, tok, line, path, e) < 0) return -1;
     for (int i = at + 1; i < n; i++)
         if (number(tok[i], &x) < 0) return err_set(e, BATON_EPARSE, "%s:%d: '%s' is not a number", path, line, tok[i]);

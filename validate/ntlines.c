@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +150,10 @@ static int group(jctx_t *c, const report_jv_t *row, const char *name, int iter, 
     double t, w;
     if (report_jv_null(g)) return 1;
     const report_jv_t *tv = report_jv_get(g, "time") ? report_jv_get(g, "time") : report_jv_get(g, "cpu_time");
-    if (report_jv_num(tv, &t) < 0 || t < 0)
+    if (report_jv_num(tv, &t) == 0 && (t < 0 || !isfinite(t)))
+        return err_set(c->e, BATON_EPARSE, "%s:%d: results[%d].%s: the time %g is not one a run gives (a finite number "
+                       "of microseconds, not below 0)", c->path, line, i, name, t);
+    if (report_jv_num(tv, &t) < 0)
         return err_set(c->e, BATON_EPARSE, "%s:%d: results[%d].%s: no time (a number of microseconds: \"time\" or "
                        "\"cpu_time\")%s", c->path, line, i, name, report_jv_str(tv) ? ", it reads \"nan\"" : "");
     int wrong = report_jv_num(report_jv_get(g, "nwrong"), &w) == 0;

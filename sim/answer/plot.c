@@ -2,6 +2,7 @@
  * directory, run gnuplot there, then move the finished PNG into place (the
  * user's path never reaches a shell). */
 #include "plot.h"
+#include "../../util/wfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,20 +128,26 @@ int plot_format_of(const char *path) {
     return n > 4 && !strcasecmp(path + n - 4, ".png") ? 0 : -1;
 }
 
-/* Copy src to dst through a temporary name in dst's directory, then rename. */
+/* Copy src (gnuplot's output) to dst whole (util/wfile.h). */
 static int install(const char *src, const char *dst) {
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", dst, (long)getpid());
-    FILE *in = fopen(src, "rb"), *out = in ? fopen(tmp, "wb") : NULL;
-    char buf[65536];
-    size_t n;
-    int ok = in && out;
-    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    FILE *in = fopen(src, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+    int ok = in != NULL;
+    while (ok) {
+        if (len == cap) {
+            char *b = realloc(buf, cap = cap ? 2 * cap : 65536);
+            if (b == NULL) { ok = 0; break; }
+            buf = b;
+        }
+        if ((n = fread(buf + len, 1, cap - len, in)) == 0) break;
+        len += n;
+    }
+    if (in && ferror(in)) ok = 0;
     if (in) fclose(in);
-    if (out && fclose(out) != 0) ok = 0;
-    if (ok && rename(tmp, dst) == 0) return 0;
-    remove(tmp);
-    return -1;
+    int rc = ok && wfile_write(dst, buf, len) == 0 ? 0 : -1;
+    free(buf);
+    return rc;
 }
 
 static void cleanup(const char *dir) {

@@ -19,6 +19,7 @@
 #include "../answer/run.h"
 #include "../answer/select.h"
 #include "cmd.h"
+#include "../../util/wfile.h"
 #include "../teach/lesson.h"
 
 int cmd_usage(const char *cmd, const char *fmt, ...) {
@@ -204,15 +205,9 @@ int cmd_write_lesson(const char *cmd, struct lesson_out *l, const char *html_pat
 }
 
 int cmd_write_file(const char *path, const char *text, size_t len, baton_err_t *e) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
     errno = 0;
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fwrite(text, 1, len, f) == len;
-    if (f && fclose(f) != 0) ok = 0;
-    if (ok && rename(tmp, path) == 0) return 0;
-    int why = errno;                              /* before remove can change it */
-    if (f) remove(tmp);
+    if (wfile_write(path, text, len) == 0) return 0;
+    int why = errno;
     return err_set(e, BATON_EIO, "%s: cannot write%s%s", path, why ? ": " : "", why ? strerror(why) : "");
 }
 

@@ -15,6 +15,7 @@
 #include "../replay/chakra_gen.h"
 #include "../answer/run.h"
 #include "cmd.h"
+#include "../../util/wfile.h"
 
 static const char help[] =
     "usage: baton export --msccl -c COLLECTIVE -a ALGORITHM (-p RANKS | -t TOPOLOGY) [options]\n"
@@ -156,6 +157,7 @@ static int export_chakra(const ex_args_t *a) {
         return EXIT_INPUT;
     }
     baton_err_t e = {0};
+    wfile_set_t files = {0};                       /* every rank's file, or none */
     int rc = 0;
     for (int r = 0; r < a->ranks && rc == 0; r++) {
         chakra_et_t et;
@@ -166,10 +168,13 @@ static int export_chakra(const ex_args_t *a) {
         FILE *mem = open_memstream(&text, &len);
         if (mem == NULL || chakra_write(mem, &et) < 0) rc = err_set(&e, BATON_ENOMEM, "out of memory");
         if (mem) fclose(mem);
-        if (rc == 0) rc = cmd_write_file(path, text, len, &e);
+        if (rc == 0 && wfile_set_add(&files, path, text, len) < 0)
+            rc = err_set(&e, BATON_EIO, "%s: cannot write: %s (no file of the trace written)", path, strerror(errno));
         free(text);
         chakra_free(&et);
     }
+    if (rc == 0 && wfile_set_commit(&files) < 0) rc = err_set(&e, BATON_EIO, "%s: cannot write: %s", a->out, strerror(errno));
+    wfile_set_free(&files);
     if (rc < 0) return cmd_fail("export", &e);
     const char *name = a->name ? a->name : "baton", *coll_name = chakra_coll_name(g.comm_type);
     printf("wrote %s/%s.{0..%d}.et: %s %s of %llu bytes on %d rank%s (baton replay -t MACHINE %s/%s.*.et)\n", a->out, name,

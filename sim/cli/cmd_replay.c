@@ -210,7 +210,7 @@ static void text(const rp_args_t *a, const topo_t *t, const replay_out_t *o) {
                proto_name((proto_t)c->proto), each, hi > 0 ? " alone" : "", shared_range(lo, hi, sh, sizeof sh));
     }
     overlap_note(o);
-    if (o->untimed) printf("  untimed     %llu node%s of kinds without a time (memory, metadata): instant\n",
+    if (o->untimed) printf("  untimed     %llu node%s of kinds without a time (memory, metadata, others): instant\n",
                            (unsigned long long)o->untimed, o->untimed == 1 ? "" : "s");
     if (a->trace) printf("  timeline    %s (open in ui.perfetto.dev)\n", a->trace);
 }

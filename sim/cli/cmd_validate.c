@@ -287,7 +287,10 @@ int cmd_validate(int argc, char **argv, int calibrate) {
     int rc = parse(argc, argv, &a, cmd);
     if (rc) return rc == 1 ? EXIT_OK : rc;
     baton_err_t e = {0};
-    if (a.tuner && tunerfile_read(a.tuner, &a.tuner_tab, &e) < 0) return cmd_fail(cmd, &e);
+    if (a.tuner && tunerfile_read(a.tuner, &a.tuner_tab, &e) < 0) {
+        if (a.tuner_env) err_prefix(&e, "NCCL_TUNER_CONFIG_FILE (unset it, or give --tuner FILE): ");
+        return cmd_fail(cmd, &e);
+    }
     rc = run(&a, cmd);
     tuner_csv_free(&a.tuner_tab);
     return rc;

@@ -201,6 +201,25 @@ static int check_p2p(ctx_t *c, uint32_t g, const chakra_node_t *nd) {
     return 0;
 }
 
+/* A kernel's duration a run can have (at most 10^12 us, 11.6 days), and
+ * a kind of node Chakra has: one it lacks (INVALID_NODE 0, or a number past
+ * COMM_COLL_NODE) is instant, unless it says it takes time, which replay
+ * would drop unsaid. */
+static int check_kinds(ctx_t *c) {
+    char b[32];
+    for (uint32_t g = 0; g < c->total; g++) {
+        const chakra_node_t *nd = node_at(c, g);
+        if (nd->duration_us > 1000000000000ull)
+            return node_err(c, g, BATON_EPARSE, "a duration of %llu us (duration_micros), more than 10^12 us: not one a "
+                            "kernel takes", (unsigned long long)nd->duration_us);
+        if ((nd->type < CHAKRA_METADATA || nd->type > CHAKRA_COLL) && nd->duration_us > 0)
+            return node_err(c, g, BATON_EPARSE, "%s, none of Chakra's NodeTypes (1-7), takes %llu us: replay times "
+                            "COMP_NODE (4) and communication; say the node's type", chakra_type_name(nd->type, b, sizeof b),
+                            (unsigned long long)nd->duration_us);
+    }
+    return 0;
+}
+
 static int check_coll(ctx_t *c, uint32_t g, const chakra_node_t *nd) {
     if (!(nd->has & CHAKRA_HAS_TYPE)) return node_err(c, g, BATON_EPARSE, "a collective without comm_type");
     const char *name = chakra_coll_name(nd->comm_type);
@@ -780,6 +799,7 @@ int replay_run(topo_t *t, const chakra_et_t *et, const char *const *names, int n
     int rc = alloc_all(&c);
     if (rc == 0) rc = graph(&c);
     if (rc == 0) rc = acyclic(&c);
+    if (rc == 0) rc = check_kinds(&c);
     if (rc == 0) rc = groups(&c);
     if (rc == 0) rc = agree(&c);
     if (rc == 0) rc = channels(&c);
