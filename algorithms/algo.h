@@ -101,6 +101,15 @@ int algo_lockstep_nsteps(const sched_t *s);
 int algo_lockstep_send(const sched_t *s, int k, int r, sched_op_t *op);
 #define ALGO_LOCKSTEP .nsteps = algo_lockstep_nsteps, .step_send = algo_lockstep_send
 
+/* Does row a run under protocol pr? A row that reduces in a switch (NVLS,
+ * NVLSTree, CollNet: helpers) only with the protocols NCCL runs it with
+ * (Simple: multimem and SHARP have no LL form); every other row with any,
+ * baton's what-if (NCCL's own choice keeps to nccl_protos: ncclrule.c); and
+ * every row without protocols (PROTO_NONE). */
+static inline int algo_runs_proto(const algo_t *a, int pr) {
+    return pr == 0 || a->helpers == 0 || a->nccl_protos == 0 || (a->nccl_protos >> pr & 1);
+}
+
 /* Rows of the registry, NULL-terminated, in a fixed order. */
 const algo_t *const *algo_all(void);
 

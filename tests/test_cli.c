@@ -736,3 +736,29 @@ Test(cli, an_output_file_that_reads_as_an_option_is_refused) {
     if (f) fclose(f), remove("--no-symmetric");
     th_says("sim -t candy-kids -c allreduce -s 24 --link-stats build/cli-links.csv", 0, "allreduce", 1);
 }
+
+/* What a new user hit on the 2026 machines (docs/decisions/hostile-input.md,
+ * "A bad-input sweep"): plan's all-to-all on an NVL72 rack (1 KiB is no
+ * multiple of 72) runs it as nccl-tests does; plan's JSON gives NVLS rows
+ * the channels its table does; doctor's reproduce line keeps the log's
+ * collective; one rank gives valid JSON with zero bandwidths. */
+Test(cli, what_a_new_user_hit_on_the_2026_machines) {
+    th_says("plan -t gb200-nvl72 -c alltoall --sizes 1KiB,1GiB", 0,
+            "rounded down to a whole float a peer (1 GiB: 1073741760\n       bytes on 72 ranks)", 1);
+    th_says("plan -t gb200-nvl72 -c alltoall --sizes 64", 0, "runs nothing below 288 bytes", 1);
+    cJSON *j = th_cli_json("plan -t gb200-nvl72 --sizes 1GiB --json");
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "sizes"), 0);
+    cr_expect_str_eq(cJSON_GetObjectItem(row, "algorithm")->valuestring, "nvls");
+    cr_expect_eq(th_jnum((cJSON *)row, "channels"), 24, "the table's 24 NVLS channels");
+    cJSON_Delete(j);
+    th_says("plan -t gb200-nvl72 --sizes 1GiB", 0, "1 GiB  nvls       Simple        24", 1);
+    th_says("doctor -t cluster-b200 --nccl-tests validate/logs/nccl-tests-2026/"
+            "B200x16_2nodes-GKE-A4-gIB-RoCE_dranet-gke-rdma-doc_all_gather.txt", 0,
+            "reproduce: baton expect -t cluster-b200 -c allgather --cause", 1);
+    j = th_cli_json("expect -t cluster-b200 --set gpus=1 --set nodes=1 --sizes 8,1MiB --format json");
+    const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "rows"), 0);
+    cr_expect_eq(th_jnum((cJSON *)r0, "algbw_GBps"), 0);
+    cr_expect_eq(th_jnum((cJSON *)r0, "busbw_GBps"), 0);
+    cJSON_Delete(j);
+    th_says("plan -t cluster-b200 --set gpus=1 --set nodes=1 --sizes 1MiB", 0, "- (one rank: nothing moves)", 1);
+}

@@ -300,9 +300,10 @@ Test(machines_2026, auto_takes_the_lower_of_a_rows_cut_and_nccls) {
 
 /* sim under -a auto simulates both cuts of a row NCCL runs and keeps the
  * faster. Two GB200 racks of two trays (16 ranks): at 1 GiB NCCL's 32 loops
- * simulate in 2.966 ms, nvlstree's own cut in 3.625 (LL128, its fastest),
- * so auto answers NCCL's; at 64 MiB NCCL's 4 loops take 359.3 us and the
- * own cut 290.7 us (LL128), so auto answers the own. */
+ * simulate in 2.966 ms, nvlstree's own cut over 10 % slower, so auto answers
+ * NCCL's; at 64 MiB NCCL's 4 loops take 359.3 us and the own cut 328.5 us,
+ * so auto answers the own (both Simple: NVLSTree runs Simple only, as in
+ * NCCL; under LL128 the own cut had taken 290.7 us). */
 Test(machines_2026, sim_auto_keeps_the_faster_cut) {
     const char *m = "-t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce";
     char args[160];
@@ -315,7 +316,7 @@ Test(machines_2026, sim_auto_keeps_the_faster_cut) {
     c = cuts_of("sim", args, "");
     cr_expect_eq(c.auto_s, c.own_s, "64 MiB: auto %g s, nvlstree's own cut %g s", c.auto_s, c.own_s);
     cr_expect_eq(c.steps, 0, "64 MiB: auto's steps (0: its own cut): %g", c.steps);
-    cr_expect_lt(c.auto_s * 1.1, c.nccl_s, "64 MiB: auto %g s, nccl %g s", c.auto_s, c.nccl_s);
+    cr_expect_lt(c.auto_s * 1.05, c.nccl_s, "64 MiB: auto %g s, nccl %g s", c.auto_s, c.nccl_s);
 }
 
 /* select's cells run a row NCCL runs as -a auto does, at both cuts, so its

@@ -360,23 +360,24 @@ Test(one_answer, explain_advice_is_what_halving_saves) {
     th_says("predict -t hgx-h100 -c allreduce -a ring -s 1KiB --explain", 0, "latency-bound: half the per-message", 1);
 }
 
-/* Where sim answers another protocol of the same row, predict names it
- * too: on two GB200 racks of two trays at 64 MiB the formulas pick
- * nvlstree/Simple (NCCL's 4 loops), which simulates slower than its own
- * cut on LL128, sim's answer (the pick had only been named when the
- * algorithm differed). And predict's nccl-tests log
- * writes sim's time where sim answers another row: on two MI300X nodes at 4
- * MiB direct's. */
-Test(one_answer, predict_names_sims_pick_of_another_protocol) {
+/* A row that reduces in a switch runs Simple only, as NCCL runs it: on two
+ * GB200 racks of two trays at 64 MiB sim had answered nvlstree/LL128 (its
+ * own cut, 290.7 us), a protocol NCCL never gives NVLSTree, and predict
+ * named it as the simulator's pick. Now both say nvlstree/Simple, -a
+ * nvlstree --proto LL128 is refused, and select's winner is Simple. And
+ * predict's nccl-tests log writes sim's time where sim answers another row:
+ * on two MI300X nodes at 4 MiB direct's. */
+Test(one_answer, switch_reductions_run_simple_and_predict_logs_sims_pick) {
     cJSON *s = json_of("sim -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce -s 64MiB --json");
     cJSON *p = json_of("predict -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce -s 64MiB --json");
     cr_expect_str_eq(str(p, "algorithm", "predict"), str(s, "algorithm", "sim"));
-    cr_expect_str_neq(str(p, "protocol", "predict"), str(s, "protocol", "sim"));
-    cJSON *pick = cJSON_GetObjectItem(p, "simulator_pick");
-    cr_assert_not_null(pick);
-    cr_expect_str_eq(str(pick, "protocol", "pick"), str(s, "protocol", "sim"));
-    cr_expect_eq(num(pick, "time_s", "pick"), num(s, "time_s", "sim"));
+    cr_expect_str_eq(str(s, "algorithm", "sim"), "nvlstree");
+    cr_expect_str_eq(str(s, "protocol", "sim"), "Simple");
+    cr_expect_str_eq(str(p, "protocol", "predict"), "Simple");
     cJSON_Delete(s), cJSON_Delete(p);
+    th_says("predict -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce -a nvlstree --proto LL128 -s 64MiB", 1,
+            "nvlstree runs with Simple only, as NCCL runs it (not LL128)", 1);
+    th_says("select -t gb200-nvl72 --set racks=2 --set trays=2 -c allreduce --sizes 64MiB", 0, "nvlstree/LL", 0);
     char *log;
     cr_assert_eq(th_cli("predict -t cluster-mi300x -c allreduce --sizes 1MiB,4MiB --format nccl-tests", &log, 1), 0,
                  "%s", log);
@@ -389,4 +390,38 @@ Test(one_answer, predict_names_sims_pick_of_another_protocol) {
               num(d, "time_s", "sim -a direct"));      /* the log's four decimals */
     cJSON_Delete(d);
     free(log);
+}
+
+/* predict's -a auto is the lowest of every row's own predict, what the
+ * GPUs and hosts add included: on polaris (a proxy operation a remote peer)
+ * oneshot's formula is the lowest at 8 B, and it was picked at 160.6 us
+ * where rd's whole time is 23.1 us. All-reduce and all-gather, 2 and 8
+ * nodes, 8 B to 64 KiB. */
+Test(one_answer, auto_is_the_lowest_whole_time_of_any_row) {
+    static const char *nodes[] = {"2", "8"}, *colls[] = {"allreduce", "allgather"}, *sizes[] = {"8", "4KiB", "64KiB"};
+    for (int n = 0; n < 2; n++)
+        for (int c = 0; c < 2; c++)
+            for (int s = 0; s < 3; s++) {
+                char args[256];
+                snprintf(args, sizeof args, "predict -t polaris --set nodes=%s -c %s -s %s --json", nodes[n], colls[c], sizes[s]);
+                cJSON *j = json_of(args);
+                double autot = num(j, "time_s", args);
+                cJSON_Delete(j);
+                const algo_t *const *rows = algo_all();
+                double low = INFINITY;
+                const char *lowname = "";
+                for (int i = 0; rows[i]; i++) {
+                    if ((int)rows[i]->coll != coll_parse(colls[c])) continue;
+                    char one[320], *out;
+                    snprintf(one, sizeof one, "predict -t polaris --set nodes=%s -c %s -s %s -a %s --json", nodes[n], colls[c],
+                             sizes[s], rows[i]->name);
+                    if (th_cli(one, &out, 1) != 0) { free(out); continue; }    /* a row that cannot run here */
+                    cJSON *r = cJSON_Parse(out);
+                    free(out);
+                    const cJSON *v = r ? cJSON_GetObjectItemCaseSensitive(r, "time_s") : NULL;
+                    if (cJSON_IsNumber(v) && v->valuedouble < low) low = v->valuedouble, lowname = rows[i]->name;
+                    cJSON_Delete(r);
+                }
+                cr_expect(autot <= low * (1 + 1e-9), "%s: auto %.9g s, %s %.9g s", args, autot, lowname, low);
+            }
 }

@@ -101,7 +101,7 @@ int ex_row(topo_t *t, const cal_req_t *q, const cal_sample_t *s, const ex_band_t
     int rc = cal_predict(t, q, s, &p, &algo, &pr, e);
     if (rc < 0) return rc;
     int ranks = topo_whole_ranks(s->machine ? s->machine : t);
-    double f = run_busbw_factor(s->coll, ranks), alg = (double)s->bytes / p / 1e9;
+    double f = run_busbw_factor(s->coll, ranks), alg = p > 0 ? (double)s->bytes / p / 1e9 : 0;   /* one rank: 0 s */
     ex_band_at(b, s->bytes, &lo, &hi);
     *out = (ex_row_t){.bytes = s->bytes, .time_s = p, .fast_s = p / (1 + hi / 100), .slow_s = p / (1 + lo / 100),
                       .algbw_GBps = alg, .busbw_GBps = alg * f, .busbw_lo = alg * f * (1 + lo / 100),

@@ -131,14 +131,20 @@ char *report_run_json(const run_out_t *r, const char *topo_name, coll_t coll, in
     return finish(o);
 }
 
-/* One size of a plan: its bytes, what ran, on how many channels, how long. */
-static cJSON *plan_size(const run_out_t *r, int channels) {
+int report_plan_channels(const run_out_t *r, const tuning_machine_t *m) {
+    int nvls = r->algo->nccl && !strncmp(r->algo->nccl, "nvls", 4) && m->nvls_channels > 0;
+    return nvls ? m->nvls_channels : r->channels;
+}
+
+/* One size of a plan: its bytes, what ran, on how many channels (m: the
+ * plan's view, NULL: none said), how long. */
+static cJSON *plan_size(const run_out_t *r, const tuning_machine_t *m) {
     cJSON *o = cJSON_CreateObject();
     if (o == NULL) return NULL;
     cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
     cJSON_AddStringToObject(o, "algorithm", r->algo->name);
     cJSON_AddStringToObject(o, "protocol", proto_name(r->proto));
-    if (channels) cJSON_AddNumberToObject(o, "channels", r->channels);
+    if (m) cJSON_AddNumberToObject(o, "channels", report_plan_channels(r, m));
     if (r->rule) cJSON_AddBoolToObject(o, "library_rule", 1);
     if (r->rule && r->rule->tuner) cJSON_AddBoolToObject(o, "tuner", 1);
     cJSON_AddNumberToObject(o, "time_s", r->time_s);
@@ -167,7 +173,8 @@ char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t co
     cJSON_AddStringToObject(cols, "sizes", REPORT_PLAN_EXPECTS " (-a nccl)");
     cJSON_AddStringToObject(cols, "nccl_model", REPORT_PLAN_BELIEVES " (--model nccl)");
     for (int i = 0; i < n; i++) {
-        cJSON *s = plan_size(&ours[i], 1), *x = nccls[i].algo ? plan_size(&nccls[i], 0) : cJSON_CreateNull();
+        if (ours[i].algo == NULL) continue;          /* an all-to-all below a float a peer: nothing runs */
+        cJSON *s = plan_size(&ours[i], m), *x = nccls[i].algo ? plan_size(&nccls[i], NULL) : cJSON_CreateNull();
         if (s == NULL || x == NULL) {                 /* whole or not at all */
             cJSON_Delete(s), cJSON_Delete(x), cJSON_Delete(sizes), cJSON_Delete(o);
             return NULL;

@@ -22,6 +22,10 @@ char *report_run_json(const run_out_t *o, const char *topo_name, coll_t coll, in
  * REPORT_PLAN_BELIEVES: its nccl_model), then per size what baton expects
  * NCCL to run (ours[i], -a nccl) beside NCCL's own model's
  * (nccls[i]; its algo NULL where that model has no such collective: null). */
+/* The channels a plan's size ran on, as its table says them: NVLS's and
+ * NVLSTree's CTAs (NCCL's INFO line), not the schedule's groups; else the
+ * row's (run_out_t.channels). */
+int report_plan_channels(const run_out_t *r, const tuning_machine_t *m);
 char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t coll, const tuning_machine_t *m, int n,
                        const run_out_t *ours, const run_out_t *nccls);
 

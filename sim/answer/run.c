@@ -147,18 +147,60 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
  * NCCL_SLACK of the lowest; what an nccl-tests log measured is NCCL's
  * fastest). A closed form can misjudge a tree across nodes or a rack's
  * multicast: the simulator decides between the close ones. Their count. */
+static int size_row(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const run_out_t *o,
+                    const algo_t *a, proto_t pr, run_req_t *qc, int *steps, run_req_t *other, int *other_steps);
+static int try_row(topo_t *t, const run_req_t *q_row, const run_out_t *o, const algo_t *a, proto_t pr, int nccl_steps,
+                   run_out_t *best, baton_err_t *e);
+
+/* "Simple", "LL and Simple": the protocols of a mask (bits 1 << proto_t). */
+static const char *protos_text(unsigned mask) {
+    static char b[48];
+    int n = 0, k = 0;
+    for (int pr = PROTO_LL; pr <= PROTO_SIMPLE; pr++) n += mask >> pr & 1;
+    b[0] = 0;
+    for (int pr = PROTO_LL; pr <= PROTO_SIMPLE; pr++)
+        if (mask >> pr & 1)
+            snprintf(b + strlen(b), sizeof b - strlen(b), "%s%s", k++ ? (k == n ? " and " : ", ") : "", proto_name((proto_t)pr));
+    return b;
+}
+
+/* Row a under protocol pr as predict prices it whole (its closed form and
+ * what its GPUs and hosts add), or 0 where it cannot be had. */
+static double whole_time(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const run_out_t *o,
+                         const algo_t *a, proto_t pr) {
+    run_req_t qc, other;
+    int steps, other_steps;
+    size_row(t, q, q_in, x, o, a, pr, &qc, &steps, &other, &other_steps);
+    qc.predict = 1;
+    run_out_t cand = {0};
+    baton_err_t why = {0};
+    double w = try_row(t, &qc, o, a, pr, steps, &cand, &why) == 0 && cand.algo ? cand.time_s : 0;
+    engine_result_free(&cand.eng);
+    return w;
+}
+
 static int choose(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nccl_plan_t *x, const run_out_t *o,
                   proto_t pr, const algo_t **out, double *closed) {
     closed[0] = 0;                                 /* a named row: no closed form looked at */
-    if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL;
+    if (!run_is_auto(q->algo)) return (out[0] = algo_find(q->coll, q->algo)) != NULL && algo_runs_proto(out[0], pr);
     if (strcmp(q->algo, "nccl") == 0) return nccl_rows(t, q, q_in, x, &o->model, pr, o->ranks, out, closed);
     double times[FORM_MAX_ROWS];
     nccl_cut_t c = nccl_cut_listing(t, pr, o->ranks, q->bytes, q_in->opts.channels != 0);   /* each row as it will run */
     int k = form_list(t, q->coll, &o->model, &topo_params_c(t)->proto[pr], o->ranks, q->bytes, &q->opts, &c.f, out,
                       times, FORM_MAX_ROWS);
+    int listed = k;
+    k = 0;
+    for (int i = 0; i < listed; i++)               /* NVLS, NVLSTree, PAT: Simple only, as NCCL runs them */
+        if (algo_runs_proto(out[i], pr)) out[k] = out[i], times[k++] = times[i];
     int best = form_lowest(times, k), kept = 0;
-    if (k < 0 || best < 0) return k < 0 ? k : 0;
-    for (int i = 0; i < k; i++) if (times[i] <= times[best] * NCCL_SLACK) closed[kept] = times[i], out[kept++] = out[i];
+    if (listed < 0 || best < 0) return listed < 0 ? listed : 0;
+    /* The lowest formula's row priced whole: what the GPUs and hosts add can
+     * put it behind a row whose formula was higher (polaris, 8 nodes, 8 B:
+     * oneshot's formula is lowest, but its 56 proxy operations make it 160.6
+     * us, rd 23.1). Whole >= formula, so no row whose formula is above that
+     * can beat it: every row up to it stays. */
+    double upto = fmax(times[best] * NCCL_SLACK, whole_time(t, q, q_in, x, o, out[best], pr));
+    for (int i = 0; i < k; i++) if (times[i] <= upto) closed[kept] = times[i], out[kept++] = out[i];
     return kept;
 }
 
@@ -391,6 +433,11 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
         int k = k_by[pr];
         if (k < 0) return err_set(e, k, "%s is folded: %s's closed forms need every rank", topo_name(t), q->algo);
         if (k == 0 && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */
+        const algo_t *row = named ? algo_find(q->coll, q->algo) : NULL;
+        if (k == 0 && row && proto == RUN_PROTO_AUTO) continue;   /* the row does not run with this protocol */
+        if (k == 0 && row)
+            return err_set(e, BATON_EUNSUP, "%s runs with %s only, as NCCL runs it (not %s)", row->name,
+                           protos_text(row->nccl_protos), proto_name((proto_t)pr));
         if (k == 0 && run_is_auto(q->algo)) return none_applies(q, o->ranks, e);
         if (k == 0)
             return err_set(e, BATON_EINVAL, "no algorithm '%s' for %s%s (see `baton algos -c %s`)",

@@ -194,7 +194,7 @@ static void print_unseen(const doc_report_t *r) {
 }
 
 static void print_report(const doc_args_t *a, const char *path, const topo_t *t, const doc_report_t *r,
-                         const ni_info_t *info, const doc_said_t *w) {
+                         const ni_info_t *info, const doc_said_t *w, coll_t coll) {
     char from[32], sets[512] = "";
     for (int i = 0; i < a->sets.n; i++)
         snprintf(sets + strlen(sets), sizeof sets - strlen(sets), " --set %s", a->sets.v[i]);
@@ -224,8 +224,8 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
                c->mape_pct, from, c->mape_large_pct);
         if (c->evidence[0])
             printf("    the log %s: %s\n", c->said > 0 ? "says so" : c->said < 0 ? "says not" : "says", c->evidence);
-        printf("    check: %s\n    reproduce: baton expect -t %s%s --cause %s%s%s --format nccl-tests\n", c->check, a->topo,
-               sets, c->change.id, c->change.arg[0] ? "=" : "", c->change.arg);
+        printf("    check: %s\n    reproduce: baton expect -t %s%s -c %s --cause %s%s%s --format nccl-tests\n", c->check,
+               a->topo, sets, coll_name(coll), c->change.id, c->change.arg[0] ? "=" : "", c->change.arg);
     }
     if (r->ncauses == 0 || !r->explained)
         printf("no cause explains it: %s; baton's model lacks what happened (a congested or shared fabric, "
@@ -299,7 +299,7 @@ static int one_log(const doc_args_t *a, cmd_doc_loader_t *ld, topo_t *t, const c
     int rc = read_log(a, path, t, &s, &n, &info, &w, e);
     if (rc == 0) rc = doc_examine(cmd_doc_load, ld, t, &q, s, n, &info, &r, e);
     if (rc == 0 && a->json) print_json(path, t, &r, &info, &w, first);
-    else if (rc == 0) print_report(a, path, t, &r, &info, &w);
+    else if (rc == 0) print_report(a, path, t, &r, &info, &w, n > 0 ? s[0].coll : COLL_ALLREDUCE);
     if (rc == 0 && a->fail_below >= 0 && r.ratio < (1 + r.band_lo_pct / 100) * (1 - a->fail_below / 100)) {
         *tripped = 1;
         fprintf(stderr, "baton doctor: %s: busbw at the largest sizes %.1f %% below the machine's, more than %g %% below "

@@ -236,7 +236,12 @@ static int per_size(topo_t *t, coll_t coll, const uint64_t *sizes, int n, int si
     int rc = view_call(t, &none, coll, 0, m, e);
     if (rc == 0 && tu) rc = tu->tuned = tunerfile_apply(t, &tu->tab, tu->path, tu->ignored, sizeof tu->ignored, e);
     for (int i = 0; i < n && rc >= 0; i++) {
-        run_req_t q = {.coll = coll, .algo = "nccl", .bytes = sizes[i], .predict = !sim, .proto = RUN_PROTO_AUTO};
+        uint64_t unit = 1, bytes = coll == COLL_ALLTOALL ? coll_whole_bytes(coll, topo_whole_ranks(t), sizes[i], &unit) : sizes[i];
+        if (bytes == 0) {                          /* an all-to-all as nccl-tests runs it: nothing below a float a peer */
+            ours[i] = nccls[i] = (run_out_t){.bytes = unit};
+            continue;
+        }
+        run_req_t q = {.coll = coll, .algo = "nccl", .bytes = bytes, .predict = !sim, .proto = RUN_PROTO_AUTO};
         if ((rc = run_collective(t, &q, &ours[i], e)) < 0) break;
         engine_result_free(&ours[i].eng);
         q.predict = 1;
@@ -322,18 +327,30 @@ static void print_sizes(topo_t *t, coll_t coll, const tuning_machine_t *m, const
     if (m->nvls_channels || topo_params_c(t)->group_size > 8) nvls_lines(t, m);
     printf("%12s  %-10s %-7s %8s %12s %10s   %s\n", "size", "algorithm", "proto", "channels", "time", "busbw",
            "NCCL's own cost model believes");
+    int rounded = -1;
     for (int i = 0; i < n; i++) {
         const run_out_t *o = &ours[i], *x = &nccls[i];
         char sz[32], tm[32], tx[32];
         units_fmt_size(sizes[i], sz, sizeof sz);
+        if (o->algo == NULL) {
+            printf("%12s  - (an all-to-all on %d ranks runs nothing below %llu bytes, a float a peer, as nccl-tests)\n", sz,
+                   m->nranks, (unsigned long long)o->bytes);
+            continue;
+        }
+        if (o->bytes != sizes[i]) rounded = i;
         units_fmt_time(o->time_s, tm, sizeof tm);
         units_fmt_time(x->time_s, tx, sizeof tx);
-        int nvls = o->algo->nccl && !strncmp(o->algo->nccl, "nvls", 4) && m->nvls_channels > 0;   /* its CTAs, as
-                                                                    NCCL's INFO line above says, not a ring's count */
         printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s   ", sz, o->algo->name, proto_name(o->proto),
-               nvls ? m->nvls_channels : o->channels, tm, o->busbw_GBps);
+               report_plan_channels(o, m), tm, o->busbw_GBps);
         if (x->algo) printf("%s/%s %s\n", x->algo->name, proto_name(x->proto), tx);
+        else if (m->nranks <= 1) printf("- (one rank: nothing moves)\n");
         else printf("- (its model has no %s)\n", coll_name(o->algo->coll));
+    }
+    if (rounded >= 0) {
+        char sz[32];
+        units_fmt_size(sizes[rounded], sz, sizeof sz);
+        printf("sizes: an all-to-all runs a size as nccl-tests does, rounded down to a whole float a peer (%s: %llu\n"
+               "       bytes on %d ranks)\n", sz, (unsigned long long)ours[rounded].bytes, m->nranks);
     }
 }
 

@@ -124,9 +124,10 @@ typedef struct run_out {
 /* "auto" or "nccl": a choice the run makes, not a registry row. */
 static inline int run_is_auto(const char *algo) { return strcmp(algo, "auto") == 0 || strcmp(algo, "nccl") == 0; }
 
-/* nccl-tests' busbw factor: algbw x factor = busbw. */
+/* nccl-tests' busbw factor: algbw x factor = busbw (one rank: 0 for the
+ * collectives whose factor has p - 1 in it, as nccl-tests prints). */
 static inline double run_busbw_factor(coll_t c, int p) {
-    if (p <= 1) return c == COLL_ALLREDUCE ? 0 : 1;
+    if (p <= 1) return c == COLL_BROADCAST || c == COLL_REDUCE ? 1 : 0;
     switch (c) {
     case COLL_ALLREDUCE: return 2.0 * (p - 1) / p;
     case COLL_REDUCE_SCATTER:
