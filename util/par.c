@@ -8,6 +8,7 @@
  * and 0.5. Which worker computes an item does not change its result. */
 #define _DEFAULT_SOURCE
 #include "par.h"
+#include "wfile.h"
 #include "progress.h"
 
 #include <errno.h>
@@ -31,17 +32,6 @@ typedef struct {
 /* What a worker writes per item: this, then out_size bytes, then (rc < 0)
  * its baton_err_t. */
 typedef struct { int32_t i, rc; } par_rec_t;
-
-static int write_all(int fd, const void *p, size_t n) {
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        c += w, n -= (size_t)w;
-    }
-    return 0;
-}
 
 /* n bytes: 1; 0 at a clean end of the stream; -1 cut short or an error. */
 static int read_all(int fd, void *p, size_t n) {
@@ -69,8 +59,8 @@ static void worker(int fd, int w, par_shared_t *sh, int n, size_t out_size, par_
         atomic_store(&sh->cur[w], n - 1 - k);
         par_rec_t r = {.i = n - 1 - k, .rc = fn(ctx, n - 1 - k, buf, &ce)};
         progress_step(atomic_fetch_add(&sh->finished, 1) + 1);
-        ok = write_all(fd, &r, sizeof r) == 0 && write_all(fd, buf, out_size) == 0 &&
-             (r.rc >= 0 || write_all(fd, &ce, sizeof ce) == 0) && r.rc >= 0;
+        ok = wfile_write_all(fd, &r, sizeof r) == 0 && wfile_write_all(fd, buf, out_size) == 0 &&
+             (r.rc >= 0 || wfile_write_all(fd, &ce, sizeof ce) == 0) && r.rc >= 0;
     }
     _exit(0);       /* not exit(): the caller's stdio buffers and atexit handlers are its own */
 }

@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int write_all(int fd, const char *p, size_t len) {
+int wfile_write_all(int fd, const void *data, size_t len) {
+    const char *p = data;
     while (len > 0) {
         ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR) continue;
@@ -24,7 +25,7 @@ static int write_all(int fd, const char *p, size_t len) {
 static int in_place(const char *path, const void *data, size_t len) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) return -1;
-    int rc = write_all(fd, data, len), why = errno;
+    int rc = wfile_write_all(fd, data, len), why = errno;
     if (close(fd) != 0 && rc == 0) rc = -1, why = errno;
     errno = why;
     return rc;
@@ -35,7 +36,7 @@ static int in_place(const char *path, const void *data, size_t len) {
 static int stage(const char *tmp, const void *data, size_t len, int have, const struct stat *st) {
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666), rc, why;
     if (fd < 0) return -1;
-    rc = write_all(fd, data, len);
+    rc = wfile_write_all(fd, data, len);
     if (rc == 0 && have && fchmod(fd, st->st_mode & 07777) != 0) rc = -1;
     why = errno;
     if (close(fd) != 0 && rc == 0) rc = -1, why = errno;

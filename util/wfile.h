@@ -15,6 +15,9 @@
 /* 0, or -1 with errno saying why (the temporary removed). */
 int wfile_write(const char *path, const void *data, size_t len);
 
+/* All len bytes to fd, through short writes and EINTR: 0, or -1 (errno). */
+int wfile_write_all(int fd, const void *data, size_t len);
+
 /* Several files, all or none (a trace's file per rank): each written to its
  * temporary as it comes (wfile_set_add), then all renamed (wfile_set_commit);
  * wfile_set_free removes what was not renamed. A destination that exists
