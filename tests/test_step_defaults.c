@@ -145,6 +145,24 @@ Test(step_defaults, tp_and_step_make_one_choice) {
     th_says("step -t topologies/hgx-h100.yaml --model llama3-70b -a rign", 2, "did you mean 'ring'", 1);
 }
 
+/* On a machine whose NCCL follows its own model (nccl_tuner), a group of
+ * fewer ranks than the machine runs what that model picks for it, as the
+ * whole machine of the same ranks does: 64 of an NVL72 rack's GPUs in one
+ * tensor-parallel group, the 16 KiB all-reduce, nvls/Simple 49.28 us as on
+ * 16 trays; it was the fastest simulated row, dbtree/LL 23.8 us. */
+Test(step_defaults, a_group_follows_the_machines_nccl_model) {
+    cJSON *part = th_cli_json("step -t gb200-nvl72 -m llama3-70b --tp 64 --json");
+    cJSON *whole = th_cli_json("step -t gb200-nvl72 --set trays=16 -m llama3-70b --tp 64 --json");
+    cJSON *a = comm(part, "tp all-reduce"), *b = comm(whole, "tp all-reduce");
+    cr_assert(a && b);
+    cr_expect_str_eq(str(a, "algorithm"), str(b, "algorithm"));
+    cr_expect_str_eq(str(a, "protocol"), str(b, "protocol"));
+    cr_expect_str_eq(str(a, "algorithm"), "nvls");
+    cr_expect_float_eq(th_jnum(a, "each_s"), th_jnum(b, "each_s"), 1e-9 * th_jnum(b, "each_s"));
+    cJSON_Delete(part);
+    cJSON_Delete(whole);
+}
+
 /* Published step times (scripts/fidelity-step.sh prints the table, with the
  * sources). Megatron-LM's Table 1 (Narayanan et al. 2021): GPT 18.4B on 256
  * A100 at 135 TFLOP/s per GPU, 39.1B on 512 at 138, with eq. 3's FLOPs per

@@ -316,8 +316,25 @@ static int p2p_protocol(const topo_t *t, const step_req_t *q, const step_comm_t 
     return pr == (int)ncclrule_p2p_proto(t, c->bytes, network);
 }
 
+/* Where the machine's NCCL follows its own cost model (nccl_tuner), what
+ * that model picks for one group of comm c (tp's and the whole machine's
+ * choice, here for a communicator of the group's ranks): the row, its
+ * protocols in *pm; NULL where it does not decide (e->code set on error). */
+static const char *group_pick(topo_t *t, const step_req_t *q, const step_comm_t *c, unsigned *pm, baton_err_t *e) {
+    int32_t *r = malloc((size_t)c->ranks * sizeof *r);
+    if (r == NULL) return err_set(e, BATON_ENOMEM, "out of memory"), NULL;
+    group_ranks(q, c, 0, r);
+    run_req_t rq = {.coll = c->coll, .algo = "nccl", .bytes = c->bytes, .proto = q->proto};
+    const char *row = NULL;
+    int rc = nccl_group_pick(t, &rq, r, c->ranks, &row, pm, e);
+    free(r);
+    return rc == 1 ? row : NULL;
+}
+
 /* The fastest row and protocol for comm c (among q->algo's candidates), all
- * groups at once. A collective over the whole machine takes choice_run's
+ * groups at once; under -a nccl on a machine whose NCCL follows its own
+ * model, the row and protocol that model picks for a group, as tp and the
+ * whole machine take it (the fastest where it picks none baton runs). A collective over the whole machine takes choice_run's
  * answer instead, tp's: under -a nccl NCCL's plan (its searched rings,
  * NVLS, trees). */
 static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t *e) {
@@ -334,9 +351,14 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
     }
     const algo_t *rows[64];
     int n = candidates(nccl ? CHOICE_DEFAULT : q->algo, c->coll, rows, 64), none = topo_params_c(t)->no_protocols;
+    const char *pick = NULL;
+    unsigned pm = 0;
+    if (nccl && c->kind != STEP_PP && (pick = group_pick(t, q, c, &pm, e)) == NULL && e->code) return e->code;
     c->each_s = -1;
+    for (int pass = 0; pass < 2 && c->each_s < 0; pass++, pick = NULL)   /* NCCL's model's pick, else the fastest */
     for (int i = 0; i < n; i++)
         for (int pr = none ? PROTO_NONE : PROTO_LL; pr <= (none ? PROTO_NONE : PROTO_SIMPLE); pr++) {
+            if (pick && (strcmp(rows[i]->name, pick) || (!none && !(pm >> pr & 1)))) continue;
             if (q->proto != RUN_PROTO_AUTO && !none && pr != q->proto) continue;
             if (q->proto == RUN_PROTO_AUTO && !none && !p2p_protocol(t, q, c, pr)) continue;
             if (nccl && !none && rows[i]->nccl && !ncclrule_runs_at(t, rows[i], (proto_t)pr, c->ranks, c->bytes, 0)) continue;

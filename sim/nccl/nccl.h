@@ -38,6 +38,13 @@ typedef struct nccl_plan {
  * protocol, ceiling). 0, or < 0 on error (NCCL's model could not read t). */
 int nccl_call(topo_t *t, run_req_t *q, nccl_plan_t *x, baton_err_t *e);
 
+/* On a machine whose NCCL follows its own cost model (nccl_tuner), that
+ * model's pick for a communicator of ranks[0 .. n) (a group of a step):
+ * the row into *row and its protocols (a mask) into *protos, 1; 0 where
+ * the machine has no such rule or the model does not decide; < 0 on error. */
+int nccl_group_pick(topo_t *t, const run_req_t *q, const int32_t *ranks, int n, const char **row, unsigned *protos,
+                    baton_err_t *e);
+
 /* -a auto's listing under protocol pr, n bytes on p ranks: each row at
  * the lower closed form of its own cut and NCCL's (nccl_size's channels for
  * the size unless --channels was given, its steps and fill; form_lower_cut,

@@ -45,16 +45,22 @@ static double pick(const tuning_machine_t *m, const run_req_t *q, tuning_algo_t 
 }
 
 int plan_pick(topo_t *t, const run_req_t *q, const char **row, unsigned *protos, baton_err_t *e) {
+    return plan_pick_ranks(t, q, 0, 0, row, protos, e);
+}
+
+int plan_pick_ranks(topo_t *t, const run_req_t *q, int nranks, int nnodes, const char **row, unsigned *protos,
+                    baton_err_t *e) {
     tuning_machine_t m;
     tuning_algo_t a = TUNING_RING;
     proto_t pr = PROTO_SIMPLE;
     *row = NULL, *protos = 0;
     if (q->proto == PROTO_NONE || q->coll == COLL_ALLTOALL || topo_params_c(t)->lib.name[0]) return 0;   /* not NCCL's */
-    if (ncclrule_forced(t, q->coll, topo_whole_ranks(t), q->bytes, ncclrule_protos(q->proto, q->protos),
-                        ncclrule_algos(q->nccl_algo, q->nccl_algos)))
+    if (ncclrule_forced(t, q->coll, nranks > 0 ? nranks : topo_whole_ranks(t), q->bytes,
+                        ncclrule_protos(q->proto, q->protos), ncclrule_algos(q->nccl_algo, q->nccl_algos)))
         return 0;                                           /* a rule of its library decides */
     int rc = view_call(t, &q->opts, q->coll, q->protos, &m, e);
     if (rc < 0) return rc;
+    if (nranks > 0) m.nranks = nranks, m.nnodes = nnodes > 0 ? nnodes : 1;   /* a communicator of fewer ranks */
     if (pick(&m, q, &a, &pr) < 0) return 0;
     int rooted = q->coll == COLL_BROADCAST || q->coll == COLL_REDUCE;
     *row = rooted ? "chain" : row_of(a, m.nnodes);          /* as plan_run names it */

@@ -19,5 +19,10 @@ int plan_run(topo_t *t, const run_req_t *q, run_out_t *o, baton_err_t *e);
  * model does not decide (all-to-all, --proto none, not NCCL, a family NCCL
  * runs without its tuner, nothing runs; *row NULL), < 0 on error. */
 int plan_pick(topo_t *t, const run_req_t *q, const char **row, unsigned *protos, baton_err_t *e);
+/* The same for a communicator of nranks ranks on nnodes of the machine's
+ * nodes (a tensor-parallel group; 0: the whole machine): NCCL's view of the
+ * machine with those counts (its channels and rates a node the machine's). */
+int plan_pick_ranks(topo_t *t, const run_req_t *q, int nranks, int nnodes, const char **row, unsigned *protos,
+                    baton_err_t *e);
 
 #endif
