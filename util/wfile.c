@@ -32,9 +32,12 @@ static int in_place(const char *path, const void *data, size_t len) {
 }
 
 /* Data into tmp, a new file with the mode of the file it will replace
- * (st, where have), else the default; -1 with errno (tmp removed). */
+ * (st, where have), else the default; -1 with errno (tmp removed). A file
+ * of that name is removed first and the new one made exclusively, never
+ * followed: a link planted there cannot point the write elsewhere. */
 static int stage(const char *tmp, const void *data, size_t len, int have, const struct stat *st) {
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666), rc, why;
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666), rc, why;
     if (fd < 0) return -1;
     rc = wfile_write_all(fd, data, len);
     if (rc == 0 && have && fchmod(fd, st->st_mode & 07777) != 0) rc = -1;
@@ -48,21 +51,37 @@ static int stage(const char *tmp, const void *data, size_t len, int have, const 
 /* Where a whole file for path goes: path, or its symlink's target (malloc'd
  * into *real); *have and *st say what is there now. 1: not a regular file
  * (or a dangling link), to be written in place. */
+/* The standard stream (1 or 2) whose file st is, or -1: -o /dev/stdout
+ * with stdout sent to a file would otherwise unlink (renamed over) or
+ * truncate (opened again) the file the stream still writes. */
+static int std_stream(const struct stat *st) {
+    struct stat f;
+    for (int fd = 1; fd <= 2; fd++)
+        if (fstat(fd, &f) == 0 && f.st_dev == st->st_dev && f.st_ino == st->st_ino) return fd;
+    return -1;
+}
+
 static int destination(const char *path, char **real, int *have, struct stat *st) {
     struct stat lst;
     *have = stat(path, st) == 0;
     int link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
     *real = NULL;
     if ((*have && !S_ISREG(st->st_mode)) || (link && !*have)) return 1;
-    if (*have && link) *real = realpath(path, NULL);
+    if (*have && link && (*real = realpath(path, NULL)) == NULL) return -1;
     return 0;
 }
 
 int wfile_write(const char *path, const void *data, size_t len) {
     struct stat st;
     char *real, tmp[4200];
-    int have, why = 0, rc;
-    if (destination(path, &real, &have, &st)) return in_place(path, data, len);
+    int have, why = 0, rc, d = destination(path, &real, &have, &st), fd = have ? std_stream(&st) : -1;
+    if (d < 0) return -1;                          /* a link whose target cannot be named: errno says why */
+    if (fd > 0) {                                  /* after what the stream holds, at its own offset */
+        free(real);
+        fflush(NULL);
+        return wfile_write_all(fd, data, len);
+    }
+    if (d > 0) return in_place(path, data, len);
     const char *dst = real ? real : path;
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", dst, (long)getpid());
     if ((rc = stage(tmp, data, len, have, &st)) < 0) why = errno;
@@ -75,17 +94,18 @@ int wfile_write(const char *path, const void *data, size_t len) {
 int wfile_set_add(wfile_set_t *s, const char *path, const void *data, size_t len) {
     struct stat st;
     char *real, tmp[4200];
-    int have;
-    if (destination(path, &real, &have, &st)) {
-        errno = have && S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    int have, d = destination(path, &real, &have, &st);
+    if (d < 0) return -1;
+    if (d > 0) {                                   /* a directory, a FIFO, a stream: not one of a set of files */
+        errno = have && S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
         return -1;
     }
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 16;
-        char **t = realloc(s->tmp, (size_t)cap * sizeof *t), **d = t ? realloc(s->dst, (size_t)cap * sizeof *d) : NULL;
+        char **t = realloc(s->tmp, (size_t)cap * sizeof *t), **u = t ? realloc(s->dst, (size_t)cap * sizeof *u) : NULL;
         if (t) s->tmp = t;
-        if (d) s->dst = d;
-        if (t == NULL || d == NULL) { free(real); errno = ENOMEM; return -1; }
+        if (u) s->dst = u;
+        if (t == NULL || u == NULL) { free(real); errno = ENOMEM; return -1; }
         s->cap = cap;
     }
     const char *dst = real ? real : path;

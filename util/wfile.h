@@ -6,7 +6,9 @@
  *   a file        it keeps its permissions;
  *   a FIFO, a device or a socket (/dev/stdout, /dev/null, a pipe)
  *                 written in place: a stream cannot be swapped for a file
- *                 (nor should /dev/full become one). */
+ *                 (nor should /dev/full become one);
+ *   the file behind our stdout or stderr (-o /dev/stdout > f)
+ *                 written to that stream after what it holds. */
 #ifndef BATON_WFILE_H
 #define BATON_WFILE_H
 
@@ -22,7 +24,8 @@ int wfile_write_all(int fd, const void *data, size_t len);
  * temporary as it comes (wfile_set_add), then all renamed (wfile_set_commit);
  * wfile_set_free removes what was not renamed. A destination that exists
  * and is not a regular file (a directory, a FIFO) is refused at its add
- * (EISDIR, or EINVAL for the rest). */
+ * (EISDIR, or EEXIST for the rest). A rename that fails part way leaves the
+ * files renamed before it (rename is atomic per file, not per set). */
 typedef struct wfile_set {
     int n, cap;
     char **tmp, **dst;

@@ -173,8 +173,11 @@ char *report_plan_json(const char *topo_name, int ranks, int per_node, coll_t co
     cJSON_AddStringToObject(cols, "sizes", REPORT_PLAN_EXPECTS " (-a nccl)");
     cJSON_AddStringToObject(cols, "nccl_model", REPORT_PLAN_BELIEVES " (--model nccl)");
     for (int i = 0; i < n; i++) {
-        if (ours[i].algo == NULL) continue;          /* an all-to-all below a float a peer: nothing runs */
-        cJSON *s = plan_size(&ours[i], m), *x = nccls[i].algo ? plan_size(&nccls[i], NULL) : cJSON_CreateNull();
+        cJSON *s, *x;
+        if (ours[i].algo == NULL) {                  /* an all-to-all below a float a peer: nothing runs */
+            s = cJSON_CreateObject(), x = cJSON_CreateNull();
+            if (s) cJSON_AddNullToObject(s, "algorithm"), cJSON_AddNumberToObject(s, "runs_from_bytes", (double)ours[i].bytes);
+        } else s = plan_size(&ours[i], m), x = nccls[i].algo ? plan_size(&nccls[i], NULL) : cJSON_CreateNull();
         if (s == NULL || x == NULL) {                 /* whole or not at all */
             cJSON_Delete(s), cJSON_Delete(x), cJSON_Delete(sizes), cJSON_Delete(o);
             return NULL;

@@ -190,7 +190,7 @@ static int choose(topo_t *t, const run_req_t *q, const run_req_t *q_in, const nc
                       times, FORM_MAX_ROWS);
     int listed = k;
     k = 0;
-    for (int i = 0; i < listed; i++)               /* NVLS, NVLSTree, PAT: Simple only, as NCCL runs them */
+    for (int i = 0; i < listed; i++)               /* NVLS, NVLSTree, CollNet: Simple only, as NCCL runs them */
         if (algo_runs_proto(out[i], pr)) out[k] = out[i], times[k++] = times[i];
     int best = form_lowest(times, k), kept = 0;
     if (listed < 0 || best < 0) return listed < 0 ? listed : 0;

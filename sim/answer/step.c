@@ -355,7 +355,8 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
     unsigned pm = 0;
     if (nccl && c->kind != STEP_PP && (pick = group_pick(t, q, c, &pm, e)) == NULL && e->code) return e->code;
     c->each_s = -1;
-    for (int pass = 0; pass < 2 && c->each_s < 0; pass++, pick = NULL)   /* NCCL's model's pick, else the fastest */
+    int passes = pick ? 2 : 1;                                            /* NCCL's model's pick, else the fastest */
+    for (int pass = 0; pass < passes && c->each_s < 0; pass++, pick = NULL)
     for (int i = 0; i < n; i++)
         for (int pr = none ? PROTO_NONE : PROTO_LL; pr <= (none ? PROTO_NONE : PROTO_SIMPLE); pr++) {
             if (pick && (strcmp(rows[i]->name, pick) || (!none && !(pm >> pr & 1)))) continue;

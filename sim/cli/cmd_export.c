@@ -169,7 +169,8 @@ static int export_chakra(const ex_args_t *a) {
         if (mem == NULL || chakra_write(mem, &et) < 0) rc = err_set(&e, BATON_ENOMEM, "out of memory");
         if (mem) fclose(mem);
         if (rc == 0 && wfile_set_add(&files, path, text, len) < 0)
-            rc = err_set(&e, BATON_EIO, "%s: cannot write: %s (no file of the trace written)", path, strerror(errno));
+            rc = err_set(&e, BATON_EIO, "%s: cannot write: %s (no file of the trace written)", path,
+                         errno == EEXIST ? "something not a regular file is there" : strerror(errno));
         free(text);
         chakra_free(&et);
     }

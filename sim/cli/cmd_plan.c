@@ -337,7 +337,7 @@ static void print_sizes(topo_t *t, coll_t coll, const tuning_machine_t *m, const
                    m->nranks, (unsigned long long)o->bytes);
             continue;
         }
-        if (o->bytes != sizes[i]) rounded = i;
+        if (o->bytes != sizes[i]) rounded = i, units_fmt_size(o->bytes, sz, sizeof sz);   /* the size it ran */
         units_fmt_time(o->time_s, tm, sizeof tm);
         units_fmt_time(x->time_s, tx, sizeof tx);
         printf("%12s  %-10s %-7s %8d %12s %7.2f GB/s   ", sz, o->algo->name, proto_name(o->proto),
@@ -349,8 +349,9 @@ static void print_sizes(topo_t *t, coll_t coll, const tuning_machine_t *m, const
     if (rounded >= 0) {
         char sz[32];
         units_fmt_size(sizes[rounded], sz, sizeof sz);
-        printf("sizes: an all-to-all runs a size as nccl-tests does, rounded down to a whole float a peer (%s: %llu\n"
-               "       bytes on %d ranks)\n", sz, (unsigned long long)ours[rounded].bytes, m->nranks);
+        printf("sizes: an all-to-all runs a size as nccl-tests does, rounded down to a whole float a peer, and the\n"
+               "       table says the size it ran (%s: %llu bytes on %d ranks)\n", sz,
+               (unsigned long long)ours[rounded].bytes, m->nranks);
     }
 }
 

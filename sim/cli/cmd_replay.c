@@ -176,7 +176,9 @@ static void overlap_note(const replay_out_t *o) {
     printf("              after %d round%s (%u joint run%s in the last)%s\n", o->rounds, o->rounds == 1 ? "" : "s", o->chains,
            o->chains == 1 ? "" : "s", o->settled ? "" : ": the last round's times");
     if (o->apart)
-        printf("              %u of them could not run together (their rows or switches) and are timed alone\n", o->apart);
+        printf("              %u of them %s timed alone all the same: a joint run cannot take the row, or times\n"
+               "              it more than 10 %% apart from `baton sim` (a whole machine's searched rings)\n", o->apart,
+               o->apart == 1 ? "is" : "are");
 }
 
 static void text(const rp_args_t *a, const topo_t *t, const replay_out_t *o) {

@@ -289,7 +289,8 @@ static void summary(const run_out_t *r, const topo_t *t, coll_t coll, int verify
                "NCCL has\n", coll_name(coll));
     else if (r->auto_picked && r->simulated)
         printf("  chosen   by -a auto: the fastest simulated of the %s algorithms whose closed form is within\n"
-               "           %.3gx of the lowest\n", coll_name(coll), NCCL_SLACK);
+               "           %.3gx of the lowest, or below that one's time with what its GPUs and hosts add\n",
+               coll_name(coll), NCCL_SLACK);
     else if (r->auto_picked)
         printf("  chosen   by -a auto: the lowest closed-form time of the %s algorithms\n", coll_name(coll));
     int p2p = r->auto_picked == 2 && r->algo->nccl && strcmp(r->algo->nccl, "p2p") == 0;    /* ncclrule_runs_at */

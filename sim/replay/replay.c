@@ -706,8 +706,8 @@ static int span_cmp(const void *x, const void *y) {
     return (p->inst > q->inst) - (p->inst < q->inst);
 }
 
-/* How many communications ran while another did (each was timed as if it
- * had the machine alone): spans sorted by start, chained while they
+/* How many communications ran while another did (shared with it, or
+ * timed alone under --alone): spans sorted by start, chained while they
  * overlap; a chain of two or more communications counts them all. A
  * communication's id is below 2 x total (replay_node_t.inst). */
 static int overlaps(ctx_t *c) {

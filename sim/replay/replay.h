@@ -55,7 +55,8 @@ typedef struct replay_out {
     uint64_t insts;            /* communications run (a collective, or a send with its receive) */
     uint64_t overlapped;       /* of them, those that ran while another did (shared with it, unless
                                   the request said alone) */
-    int rounds;                /* walks after the first, sharing what overlapped (replay_share.h); 0: alone */
+    int rounds;                /* rounds of sharing (replay_share.h): each a look at the last walk, and a
+                                  walk again where it changed a time; 0: alone */
     int settled;               /* 1: the last round changed nothing (else REPLAY_ROUNDS ran out) */
     uint32_t chains;           /* the last round's joint runs */
     uint32_t apart;            /* the last round's overlapping communications timed alone all the same */

@@ -19,7 +19,11 @@ static conc_coll_t member(const replay_comm_t *k, double start_s) {
 
 /* Kind k alone in the same kind of run (conc_s), once: the ratio's
  * denominator. A kind conc_run cannot run (an MSCCL file's row, a group of
- * one) is marked -1 and never shared. */
+ * one) is marked -1 and never shared; so is one whose joint-run form takes
+ * more than REPLAY_SHARE_FORM apart from the replay's time for it (a
+ * whole-machine collective NCCL's plan runs on searched rings, which the
+ * joint run builds in rank order): the walk's starts would fall elsewhere
+ * in it than where the others overlap it. */
 static void alone(topo_t *t, const replay_req_t *q, replay_comm_t *k) {
     if (k->conc_s != 0) return;
     k->conc_s = -1;
@@ -28,7 +32,9 @@ static void alone(topo_t *t, const replay_req_t *q, replay_comm_t *k) {
     conc_opts_t o = {.proto = (proto_t)k->proto, .contention = q->contention};
     engine_result_t r;
     baton_err_t why = {0};
-    if (conc_run(t, &m, 1, &o, &r, &why) == 0 && m.end_s > 0) k->conc_s = m.end_s;
+    if (conc_run(t, &m, 1, &o, &r, &why) == 0 && m.end_s > 0 && m.end_s <= k->each_s * (1 + REPLAY_SHARE_FORM) &&
+        m.end_s >= k->each_s / (1 + REPLAY_SHARE_FORM))
+        k->conc_s = m.end_s;
     engine_result_free(&r);
 }
 
@@ -52,7 +58,8 @@ static int together(topo_t *t, const replay_req_t *q, replay_comm_t *comm, repla
     engine_result_free(&r);
     for (uint32_t i = 0; i < n; i++) {
         const replay_comm_t *k = &comm[v[i].comm];
-        v[i].shared_s = ok ? k->each_s * (m[i].end_s - m[i].start_s) / k->conc_s : k->each_s;
+        double ratio = ok ? (m[i].end_s - m[i].start_s) / k->conc_s : 1;
+        v[i].shared_s = ratio > 1 + 1e-9 ? k->each_s * ratio : k->each_s;   /* not slowed: its time alone, to the digit */
     }
     if (ok) st->chains++;
     else st->apart += n;

@@ -24,6 +24,8 @@
 #include "replay_comm.h"
 
 #define REPLAY_ROUNDS 8
+#define REPLAY_SHARE_FORM 0.10   /* a kind whose joint-run form is further than this from its time alone
+                                    is timed alone (replay_share.c, alone) */
 
 /* One communication as the last walk ran it. */
 typedef struct replay_span {
@@ -38,7 +40,8 @@ typedef struct replay_span {
 typedef struct replay_share_stats {
     uint32_t chains;           /* chains of two or more run together */
     uint32_t apart;            /* of the spans that overlapped others, those timed alone all the same: a
-                                  kind conc_run cannot run, or a chain whose joint run failed */
+                                  kind conc_run cannot run or runs more than REPLAY_SHARE_FORM apart from
+                                  its time alone, or a chain whose joint run failed */
 } replay_share_stats_t;
 
 /* Fill v[i].shared_s for the n spans of v (sorted here by start, then inst).
