@@ -46,14 +46,7 @@ int nccl_group_pick(topo_t *t, const run_req_t *q, const int32_t *ranks, int n, 
                     baton_err_t *e) {
     *row = NULL, *protos = 0;
     if (!topo_params_c(t)->nccl_tuner || strcmp(q->algo, "nccl") != 0 || n < 2) return 0;
-    int g = topo_params_c(t)->group_size, nodes = 0;
-    for (int i = 0; i < n; i++) {                   /* the nodes it spans: a node counted at its first rank */
-        int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = g > 0 && ranks[j] / g == ranks[i] / g;
-        nodes += !seen || g == 0;
-        if (g == 0) break;
-    }
-    return plan_pick_ranks(t, q, n, nodes, row, protos, e);
+    return plan_pick_ranks(t, q, n, ncclrule_nodes(t, ranks, n), row, protos, e);
 }
 
 int nccl_call(topo_t *t, run_req_t *q, nccl_plan_t *x, baton_err_t *e) {

@@ -148,17 +148,18 @@ int ncclrule_crosses(const topo_t *t, const int32_t *r, int n) {
 
 /* The nodes a call's ranks run on: p / g for the machine's first p ranks,
  * else those its list names (nodes of g ranks; g 0: the machine is one). */
-static int call_nodes(const topo_t *t, const ncclrule_call_t *c) {
+int ncclrule_nodes(const topo_t *t, const int32_t *ranks, int p) {
     int g = topo_params_c(t)->group_size, G = 0;
-    if (c->ranks == NULL) return c->p / (g > 0 ? g : c->p);
+    if (ranks == NULL) return p / (g > 0 ? g : p);
     if (g <= 0) return 1;
-    for (int i = 0; i < c->p; i++) {
+    for (int i = 0; i < p; i++) {
         int j = 0;
-        while (j < i && c->ranks[j] / g != c->ranks[i] / g) j++;
+        while (j < i && ranks[j] / g != ranks[i] / g) j++;
         G += j == i;                           /* the first of its node */
     }
     return G;
 }
+
 
 /* Whether some GPU of the run both writes staged data to host memory and
  * reads staged data from it: p2p off, two of the call's ranks share a host,
@@ -166,7 +167,7 @@ static int call_nodes(const topo_t *t, const ncclrule_call_t *c) {
  * broadcast or reduce, whose one flow goes one way). */
 static int staged_duplex(const topo_t *t, const ncclrule_call_t *c, int p) {
     const topo_params_t *tp = topo_params_c(t);
-    if (tp->p2p || tp->stage_bw <= 0 || p < 2 || call_nodes(t, c) >= c->p) return 0;
+    if (tp->p2p || tp->stage_bw <= 0 || p < 2 || ncclrule_nodes(t, c->ranks, c->p) >= c->p) return 0;
     return p > 2 || (c->coll != COLL_BROADCAST && c->coll != COLL_REDUCE);
 }
 
@@ -264,7 +265,7 @@ static double gpu_and_host(const topo_t *t, const ncclrule_call_t *c, const prot
 static double proxy_scan(const topo_t *t, const ncclrule_call_t *c, proto_t pr) {
     const topo_params_t *tp = topo_params_c(t);
     if (tp->ll_scan <= 0 || pr != PROTO_LL || c->algo->nccl == NULL) return 0;
-    int p = c->p, G = call_nodes(t, c);
+    int p = c->p, G = ncclrule_nodes(t, c->ranks, c->p);
     if (G < 2) return 0;
     int ring = strcmp(c->algo->nccl, "ring") == 0, tree = strcmp(c->algo->nccl, "tree") == 0, both = c->coll == COLL_ALLREDUCE;
     if (!ring && !tree) return 0;

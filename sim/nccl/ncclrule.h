@@ -146,4 +146,9 @@ typedef struct ncclrule_host {
 void ncclrule_host_terms(const topo_t *t, const ncclrule_call_t *c, const sched_t *s, const proto_cost_t *pc, proto_t pr,
                          ncclrule_host_t *h);
 
+/* The nodes (the machine's group_size) ranks[0 .. p) span: p / group_size
+ * where ranks is NULL (the machine's first p); 1 without nodes. O(p^2) on
+ * a list, for the few calls that ask. */
+int ncclrule_nodes(const topo_t *t, const int32_t *ranks, int p);
+
 #endif

@@ -39,8 +39,8 @@ typedef struct ctx {
     baton_err_t *e;
     uint32_t total;
     int32_t *rank_of;          /* per node */
-    uint32_t *left;            /* dependencies not yet ended */
-    uint32_t *left0;           /* as the graph has them, for a walk again (replay_share.h's rounds) */
+    uint32_t *left0;           /* dependencies, as the graph has them */
+    uint32_t *left;            /* of them, those not yet ended (a walk's: walk_reset copies left0) */
     double *inst_s;            /* per communication (replay_node_t.inst): its time shared with others,
                                   -1 its kind's alone */
     uint32_t *kid_at, *kids;   /* children, CSR */
@@ -105,7 +105,7 @@ static int64_t find_id(const idpos_t *v, uint32_t n, uint64_t id) {
     return lo < n && v[lo].id == id ? (int64_t)v[lo].at : -1;
 }
 
-/* Rank r's dependencies as node indices: counts into left, edges into
+/* Rank r's dependencies as node indices: counts into left0, edges into
  * dep_of (child, parent pairs) from *ne on. */
 static int rank_deps(ctx_t *c, int r, uint32_t *pairs, uint64_t *ne) {
     const chakra_et_t *et = &c->et[r];
@@ -131,7 +131,7 @@ static int rank_deps(ctx_t *c, int r, uint32_t *pairs, uint64_t *ne) {
             pairs[2 * *ne] = base + i;
             pairs[2 * *ne + 1] = base + (uint32_t)p;
             (*ne)++;
-            c->left[base + i]++;
+            c->left0[base + i]++;
         }
     }
     free(v);
@@ -169,7 +169,7 @@ static int acyclic(ctx_t *c) {
     uint32_t *left = malloc(((size_t)c->total + 1) * sizeof *left), *todo = malloc(((size_t)c->total + 1) * sizeof *todo);
     if (left == NULL || todo == NULL) { free(left); free(todo); return err_set(c->e, BATON_ENOMEM, "out of memory"); }
     uint32_t n = 0, done = 0;
-    memcpy(left, c->left, (size_t)c->total * sizeof *left);
+    memcpy(left, c->left0, (size_t)c->total * sizeof *left);
     for (uint32_t g = 0; g < c->total; g++)
         if (left[g] == 0) todo[n++] = g;
     while (done < n) {
@@ -394,8 +394,7 @@ static int channels(ctx_t *c) {
     if (rc == 0 && ((c->sendq = malloc(((size_t)nchan + 1) * sizeof *c->sendq)) == NULL ||
                     (c->recvq = malloc(((size_t)nchan + 1) * sizeof *c->recvq)) == NULL))
         rc = err_set(c->e, BATON_ENOMEM, "out of memory");
-    for (int32_t i = 0; i < nchan && rc == 0; i++) c->sendq[i] = c->recvq[i] = (fifo_t){-1, -1};
-    c->nchan = nchan;
+    c->nchan = nchan;                          /* their queues: walk_reset */
     return rc;
 }
 
@@ -542,8 +541,24 @@ static int stuck(ctx_t *c, const uint8_t *ended) {
     return 0;
 }
 
+/* Everything a walk changes, as before any: each walk (the first, and one
+ * a round of sharing asks for) starts from here. */
+static void walk_reset(ctx_t *c) {
+    replay_out_t *o = c->o;
+    memcpy(c->left, c->left0, (size_t)c->total * sizeof *c->left);
+    memset(c->arrived, 0, (size_t)c->ninst * sizeof *c->arrived);
+    for (int32_t i = 0; i < c->nchan; i++) c->sendq[i] = c->recvq[i] = (fifo_t){-1, -1};
+    for (int r = 0; r < c->n; r++) c->gpu[r] = c->host[r] = (fifo_t){-1, -1}, c->gpu_busy[r] = c->host_busy[r] = 0;
+    for (int r = 0; r < c->n; r++) o->rank[r].end_s = 0;
+    for (int k = 0; k < o->ncomm; k++) o->comm[k].count = 0;
+    for (uint32_t g = 0; g < c->total; g++)
+        o->node[g] = (replay_node_t){.ready_s = -1, .start_s = -1, .end_s = -1, .comm = -1, .inst = -1};
+    o->untimed = 0;
+}
+
 static int walk(ctx_t *c) {
     int rc = 0;
+    walk_reset(c);
     evq_init(&c->evq);
     for (uint32_t g = 0; g < c->total && rc == 0; g++)
         if (c->left[g] == 0) rc = push(c, 0, EV_READY, g);
@@ -563,20 +578,6 @@ static int walk(ctx_t *c) {
 }
 
 /* ---- communications that overlap, shared (replay_share.h) ---- */
-
-/* Everything a walk changes, as before the first. */
-static void unwalk(ctx_t *c) {
-    replay_out_t *o = c->o;
-    memcpy(c->left, c->left0, (size_t)c->total * sizeof *c->left);
-    memset(c->arrived, 0, (size_t)c->ninst * sizeof *c->arrived);
-    for (int32_t i = 0; i < c->nchan; i++) c->sendq[i] = c->recvq[i] = (fifo_t){-1, -1};
-    for (int r = 0; r < c->n; r++) c->gpu[r] = c->host[r] = (fifo_t){-1, -1}, c->gpu_busy[r] = c->host_busy[r] = 0;
-    for (int r = 0; r < c->n; r++) o->rank[r].end_s = 0;
-    for (int k = 0; k < o->ncomm; k++) o->comm[k].count = 0;
-    for (uint32_t g = 0; g < c->total; g++)
-        o->node[g] = (replay_node_t){.ready_s = -1, .start_s = -1, .end_s = -1, .comm = -1, .inst = -1};
-    o->untimed = 0;
-}
 
 /* The communications the last walk ran, one span each, into v: how many. */
 static uint32_t spans(ctx_t *c, uint8_t *seen, replay_span_t *v) {
@@ -615,7 +616,6 @@ static int share(ctx_t *c) {
             c->inst_s[v[i].inst] = now == c->o->comm[v[i].comm].each_s ? -1 : now;
         }
         if (!changed) { c->o->settled = 1; break; }
-        unwalk(c);
         rc = walk(c);
     }
     free(seen);
@@ -746,7 +746,8 @@ static int alloc_all(ctx_t *c) {
     o->rank = calloc(R, sizeof *o->rank);
     o->node = malloc(n * sizeof *o->node);
     c->rank_of = malloc(n * sizeof *c->rank_of);
-    c->left = calloc(n, sizeof *c->left);
+    c->left0 = calloc(n, sizeof *c->left0);
+    c->left = malloc(n * sizeof *c->left);
     c->kid_at = calloc(n + 1, sizeof *c->kid_at);
     c->next = malloc(n * sizeof *c->next);
     c->inst_of = malloc(n * sizeof *c->inst_of);
@@ -756,18 +757,13 @@ static int alloc_all(ctx_t *c) {
     c->host = malloc(R * sizeof *c->host);
     c->gpu_busy = calloc(R, 1);
     c->host_busy = calloc(R, 1);
-    if (!o->rank || !o->node || !c->rank_of || !c->left || !c->kid_at || !c->next || !c->inst_of || !c->slot_of ||
+    if (!o->rank || !o->node || !c->rank_of || !c->left0 || !c->left || !c->kid_at || !c->next || !c->inst_of || !c->slot_of ||
         !c->chan_of || !c->gpu || !c->host || !c->gpu_busy || !c->host_busy)
         return err_set(c->e, BATON_ENOMEM, "out of memory");
-    for (int r = 0; r < c->n; r++) {
-        c->gpu[r] = c->host[r] = (fifo_t){-1, -1};
+    for (int r = 0; r < c->n; r++)
         for (uint32_t g = o->offset[r]; g < o->offset[r + 1]; g++) c->rank_of[g] = r;
-    }
-    for (uint32_t g = 0; g < c->total; g++) {
-        o->node[g] = (replay_node_t){.ready_s = -1, .start_s = -1, .end_s = -1, .comm = -1, .inst = -1};
-        c->inst_of[g] = c->slot_of[g] = c->chan_of[g] = -1;
-    }
-    return 0;
+    for (uint32_t g = 0; g < c->total; g++) c->inst_of[g] = c->slot_of[g] = c->chan_of[g] = -1;
+    return 0;                                  /* the walk's own state: walk_reset */
 }
 
 static void ctx_free(ctx_t *c) {
@@ -803,8 +799,6 @@ int replay_run(topo_t *t, const chakra_et_t *et, const char *const *names, int n
     if (rc == 0) rc = groups(&c);
     if (rc == 0) rc = agree(&c);
     if (rc == 0) rc = channels(&c);
-    if (rc == 0 && (c.left0 = malloc(((size_t)c.total + 1) * sizeof *c.left0)) == NULL) rc = err_set(e, BATON_ENOMEM, "out of memory");
-    if (rc == 0) memcpy(c.left0, c.left, (size_t)c.total * sizeof *c.left);
     if (rc == 0) rc = walk(&c);
     if (rc == 0 && !q->alone && (rc = share(&c)) == 0) shared_range(&c);
     if (rc == 0) rc = buckets(&c);
