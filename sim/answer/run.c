@@ -130,8 +130,8 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     if (rc < 0) return rc;
     o->simulated = 1;
     o->contention = q->contention;
-    o->once_s = pr != PROTO_NONE && o->eng.messages ? pc->base_latency : 0;      /* as engine_run adds them */
-    o->sync_s = s->helpers && o->eng.messages ? topo_params_c(t)->nvls_lat : 0;
+    o->once_s = pr != PROTO_NONE && o->eng.messages && o->ranks > 1 ? pc->base_latency : 0;      /* as engine_run adds them */
+    o->sync_s = s->helpers && o->eng.messages && o->ranks > 1 ? topo_params_c(t)->nvls_lat : 0;
     ncclrule_host_side(t, q, s, pr == PROTO_NONE ? &(proto_cost_t){0} : pc, pr, o->eng.time_s, o);
     bandwidths(o, q->coll);
     return 0;

@@ -7,56 +7,96 @@
 int book_init(book_t *b, int nlinks) {
     memset(b, 0, sizeof *b);
     b->nlinks = nlinks;
-    b->free_hole = BOOK_NONE;
-    b->l = malloc(((size_t)nlinks + 1) * sizeof *b->l);
-    if (b->l == NULL) return -1;
-    for (int i = 0; i <= nlinks; i++) b->l[i] = (book_link_t){0, BOOK_NONE};
+    b->l = calloc((size_t)nlinks + 1, sizeof *b->l);
+    b->hs = calloc((size_t)nlinks + 1, sizeof *b->hs);
+    if (b->l == NULL || b->hs == NULL) {
+        book_free(b);
+        return -1;
+    }
     return 0;
 }
 
 void book_free(book_t *b) {
+    if (b->hs != NULL)
+        for (int i = 0; i <= b->nlinks; i++) free(b->hs[i].h);
     free(b->l);
-    free(b->pool);
+    free(b->hs);
     memset(b, 0, sizeof *b);
 }
 
 uint64_t book_bytes(const book_t *b) {
-    return ((uint64_t)b->nlinks + 1) * sizeof *b->l + (uint64_t)b->cappool * sizeof *b->pool;
+    uint64_t n = ((uint64_t)b->nlinks + 1) * (sizeof *b->l + sizeof *b->hs);
+    for (int i = 0; i <= b->nlinks; i++) n += (uint64_t)b->hs[i].cap * sizeof(book_hole_t);
+    return n;
 }
 
-static uint32_t hole_new(book_t *b, double lo, double hi, uint32_t next) {
-    uint32_t i = b->free_hole;
-    if (i != BOOK_NONE) b->free_hole = b->pool[i].next;
-    else {
-        if (b->npool == b->cappool) {
-            uint32_t cap = b->cappool ? 2 * b->cappool : 64;
-            book_hole_t *q = realloc(b->pool, (size_t)cap * sizeof *q);
-            if (q == NULL) return BOOK_NONE;
-            b->pool = q, b->cappool = cap;
-        }
-        i = b->npool++;
+/* Room for one hole more at link l's end; 0, or -1 out of memory. */
+static int holes_room(book_holes_t *s) {
+    if (s->hi < s->cap) return 0;
+    if (s->lo > 0) {                           /* the past's room first */
+        memmove(s->h, s->h + s->lo, (size_t)(s->hi - s->lo) * sizeof *s->h);
+        s->hi -= s->lo, s->lo = 0;
+        return 0;
     }
-    b->pool[i] = (book_hole_t){lo, hi, next};
-    return i;
+    uint32_t cap = s->cap ? 2 * s->cap : 8;
+    book_hole_t *q = realloc(s->h, (size_t)cap * sizeof *q);
+    if (q == NULL) return -1;
+    s->h = q, s->cap = cap;
+    return 0;
 }
 
-static void hole_drop(book_t *b, uint32_t *at) {
-    uint32_t i = *at;
-    *at = b->pool[i].next;
-    b->pool[i].next = b->free_hole;
-    b->free_hole = i;
+/* Insert hole [lo, hi) at index i of link l's holes. */
+static int hole_insert(book_t *b, int32_t l, uint32_t i, double lo, double hi) {
+    book_holes_t *s = &b->hs[l];
+    uint32_t off = i - s->lo;                  /* room may move the holes down */
+    if (holes_room(s) < 0) return -1;
+    i = s->lo + off;
+    memmove(s->h + i + 1, s->h + i, (size_t)(s->hi - i) * sizeof *s->h);
+    s->h[i] = (book_hole_t){lo, hi};
+    s->hi++;
+    b->l[l].holes++;
+    return 0;
+}
+
+static void hole_remove(book_t *b, int32_t l, uint32_t i) {
+    book_holes_t *s = &b->hs[l];
+    if (i == s->lo) s->lo++;
+    else {
+        memmove(s->h + i, s->h + i + 1, (size_t)(s->hi - i - 1) * sizeof *s->h);
+        s->hi--;
+    }
+    if (s->lo == s->hi) s->lo = s->hi = 0;
+    b->l[l].holes--;
+}
+
+/* Holes that end by now go: they are the first ones. */
+static void holes_drop_past(book_t *b, int32_t l, double now) {
+    book_holes_t *s = &b->hs[l];
+    while (s->lo < s->hi && s->h[s->lo].b <= now) hole_remove(b, l, s->lo);
+}
+
+/* The first of link l's holes that a message from t could use: those
+ * before it end earlier than t - slack, so s + own > b + slack there for
+ * any start s >= t (rounding keeps the order: s + own >= t > b + slack). */
+static uint32_t holes_from(const book_t *b, int32_t l, double t) {
+    const book_holes_t *s = &b->hs[l];
+    uint32_t lo = s->lo, hi = s->hi;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->h[mid].b + b->slack < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
 }
 
 /* The earliest s >= t at which link l is free for own seconds: in a hole
  * it fits in, else after its last booking. Holes over by now go. */
 static double link_fit(book_t *b, int32_t l, double own, double t, double now) {
-    uint32_t *at = &b->l[l].head;
-    while (*at != BOOK_NONE) {
-        book_hole_t *h = &b->pool[*at];
-        if (h->b <= now) { hole_drop(b, at); continue; }
-        double s = t > h->a ? t : h->a;
-        if (s + own <= h->b + b->slack) return s;
-        at = &h->next;
+    holes_drop_past(b, l, now);
+    const book_holes_t *s = &b->hs[l];
+    for (uint32_t i = holes_from(b, l, t); i < s->hi; i++) {
+        double start = t > s->h[i].a ? t : s->h[i].a;
+        if (start + own <= s->h[i].b + b->slack) return start;
     }
     return t > b->l[l].free_at ? t : b->l[l].free_at;
 }
@@ -75,20 +115,19 @@ double book_fit_holes(book_t *b, const int32_t *link, const double *own, int n, 
 
 /* Book [t, t + own) on link l inside the hole that holds it. */
 static int take_hole(book_t *b, int32_t l, double t, double own) {
-    for (uint32_t *at = &b->l[l].head; *at != BOOK_NONE; at = &b->pool[*at].next) {
-        book_hole_t *h = &b->pool[*at];
+    book_holes_t *s = &b->hs[l];
+    for (uint32_t i = holes_from(b, l, t); i < s->hi; i++) {
+        book_hole_t *h = &s->h[i];
         if (t < h->a || t + own > h->b + b->slack) continue;
         double lo = h->a, hi = h->b;
         if (t + own > hi) own = hi - t;        /* past the end, within the slack: to its end */
         if (t > lo && t + own < hi) {          /* split in two */
-            uint32_t self = *at;                /* by index: a new hole may move the pool (and at) */
-            uint32_t r = hole_new(b, t + own, hi, h->next);
-            if (r == BOOK_NONE) return -1;
-            b->pool[self].b = t;
-            b->pool[self].next = r;
-        } else if (t > lo) h->b = t;
+            h->b = t;
+            return hole_insert(b, l, i + 1, t + own, hi);
+        }
+        if (t > lo) h->b = t;
         else if (t + own < hi) h->a = t + own;
-        else hole_drop(b, at);
+        else hole_remove(b, l, i);
         return 0;
     }
     return 1;                                  /* in no hole: after the last booking */
@@ -102,13 +141,8 @@ int book_take_one(book_t *b, int32_t l, double own, double t, double now) {
         return 0;
     }
     double from = b->l[l].free_at > now ? b->l[l].free_at : now;
-    if (t > from) {                            /* the link idles until t: a hole, last in time order */
-        uint32_t last = BOOK_NONE;              /* by index: a new hole may move the pool */
-        for (uint32_t k = b->l[l].head; k != BOOK_NONE; k = b->pool[k].next) last = k;
-        uint32_t h = hole_new(b, from, t, BOOK_NONE);
-        if (h == BOOK_NONE) return -1;
-        *(last == BOOK_NONE ? &b->l[l].head : &b->pool[last].next) = h;
-    }
+    if (t > from && hole_insert(b, l, b->hs[l].hi, from, t) < 0)   /* the link idles until t: a hole, last in time order */
+        return -1;
     b->l[l].free_at = t + own;
     return 0;
 }

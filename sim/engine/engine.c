@@ -430,7 +430,7 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     int ran = setup(&g) == 0 && loop(&g) == 0;
     if (ran && r->gave_up) r->time_s = INFINITY;       /* stopped: later than a rival, the rest partial */
     else if (ran) {
-        r->time_s = g.now + engine_call_cost(&g, g.o->proto, s->helpers, r->messages > 0);
+        r->time_s = g.now + engine_call_cost(&g, g.o->proto, s->helpers, r->messages > 0 && s->nranks > 1);   /* one rank's own copies: no call, as predict */
         for (int k = 0; s->group && k < s->group->n; k++)     /* a group ends with its last member, each paid its own */
             r->time_s = k == 0 || r->member_end[k] > r->time_s ? r->member_end[k] : r->time_s;
         for (int i = 0; i < g.nr; i++)       /* a reducing switch's sends are counted apart from the ranks' */
