@@ -483,3 +483,33 @@ Test(select, a_size_none_runs_says_why) {
     th_says("select -t gb200-nvl72 -c alltoall --sizes 8B,72MiB", 0, "crossovers: none (one winner wherever one applies)", 1);
     th_says("predict -t gb200-nvl72 -c alltoall -a direct -s 1GiB", 1, "nccl-tests runs this size as 1073741760 bytes", 1);
 }
+
+/* A row's answer is its own, whatever ran before it in the process and
+ * however many workers run the rows: the view of a row costed by its steps
+ * is the size's (sim/form/form.c memo_key), so Rabenseifner's 1 GiB formula
+ * after its 8 B row is the 1 GiB formula alone (it read 10.45 ms, the 8 B
+ * row's view, where alone it is 9.20); and the table is the same over one
+ * worker or two (BATON_JOBS; sim/answer/select.c). */
+Test(select, a_row_is_the_same_whatever_ran_before_it) {
+    const char *raben = "select -t cluster-h100 --set nodes=4 -c allreduce --algos rabenseifner --proto Simple --format json";
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "%s --sizes 1GiB", raben);
+    cJSON *alone = th_cli_json(cmd);
+    snprintf(cmd, sizeof cmd, "%s --sizes 8,1GiB", raben);
+    cJSON *after = th_cli_json(cmd);
+    cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(alone, 0), "results"), 0);
+    cJSON *b = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(after, 1), "results"), 0);
+    cr_assert(a && b);
+    cr_expect_eq(th_jnum(b, "formula_time_s"), th_jnum(a, "formula_time_s"), "1 GiB after 8 B: %.9g, alone %.9g",
+                 th_jnum(b, "formula_time_s"), th_jnum(a, "formula_time_s"));
+    cr_expect_eq(th_jnum(b, "time_s"), th_jnum(a, "time_s"));
+    cJSON_Delete(alone);
+    cJSON_Delete(after);
+    char *out = NULL;
+    int rc = th_sh("b=${BATON_BIN:-build/baton}; args='select -t cluster-h100 --set nodes=4 -c allreduce,allgather "
+                   "--sizes 8,4KiB,1MiB,64MiB,1GiB --vs-nccl --format json';"
+                   " x=$(BATON_JOBS=1 $b $args | md5sum) && y=$(BATON_JOBS=2 $b $args | md5sum) &&"
+                   " z=$(BATON_JOBS=3 $b $args | md5sum) && [ \"$x\" = \"$y\" ] && [ \"$x\" = \"$z\" ]", &out);
+    cr_expect_eq(rc, 0, "select over 1, 2 and 3 workers printed different tables");
+    free(out);
+}

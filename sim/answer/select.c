@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../topologies/units.h"
+#include "../../util/par.h"
 #include "../../util/progress.h"
 
 int select_parse_sizes(const char *spec, uint64_t **sizes, int *n, const char **why) {
@@ -193,49 +194,96 @@ static uint64_t a2a_size(select_row_t *row, uint64_t bytes, int p) {
     return b;
 }
 
-int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_t *e) {
+#define SELECT_MAX_CELLS 64
+
+/* One row as plain data, to come back from a worker (util/par.h): the
+ * cells beside it, row.cells pointing nowhere. */
+typedef struct select_item {
+    select_row_t row;
+    select_cell_t cells[SELECT_MAX_CELLS];
+} select_item_t;
+
+typedef struct select_ctx {
+    topo_t *t;
+    const select_req_t *q;
+    const cost_model_t *m;
+    int ranks;
+} select_ctx_t;
+
+/* Row i (collective i / nsizes, size i % nsizes): every wanted algorithm's
+ * cell, the winner confirmed, NCCL's pick beside it if asked. */
+static int select_row(void *ctx, int i, void *out, baton_err_t *e) {
+    const select_ctx_t *x = ctx;
+    const select_req_t *q = x->q;
     const algo_t *const *all = algo_all();
+    select_item_t *it = out;
+    select_row_t *row = &it->row;
+    coll_t c = q->colls[i / q->nsizes];
+    memset(it, 0, sizeof *it);
+    row->cells = it->cells;
+    row->coll = c;
+    row->asked = q->sizes[i % q->nsizes];
+    row->bytes = a2a_size(row, row->asked, x->ranks);
+    int rc = 0;
+    for (int k = 0; all[k] && row->ncells < SELECT_MAX_CELLS && rc == 0; k++) {
+        if (all[k]->coll != c || !wanted(q, all[k])) continue;
+        if (row->bytes == 0) { row->cells[row->ncells++] = (select_cell_t){.algo = all[k]}; continue; }
+        rc = cell(x->t, q, x->m, c, row->bytes, all[k], &row->cells[row->ncells++], row->why, sizeof row->why, e);
+    }
+    for (int k = 0; k < q->nalgos && row->ncells < SELECT_MAX_CELLS && rc == 0; k++) {   /* msccl:FILE, simulated */
+        const algo_t *a = msccl_is(q->algos[k]) ? msccl_load(q->algos[k], e) : NULL;   /* loaded already: select_run */
+        if (a == NULL || a->coll != c || q->nccl_only || row->bytes == 0) continue;
+        rc = cell(x->t, q, x->m, c, row->bytes, a, &row->cells[row->ncells++], row->why, sizeof row->why, e);
+    }
+    if (rc == 0) {
+        rank_cells(row);
+        rc = confirm_winner(x->t, q, row, e);
+    }
+    if (rc == 0 && q->vs_nccl && row->bytes) rc = nccl_cell(x->t, q, x->m, row, e);
+    row->cells = NULL;
+    return rc;
+}
+
+/* The rows run over q->jobs worker processes where asked: each row's cells
+ * simulate apart from every other row's (two GB200 racks, 21 sizes of
+ * all-reduce: about a minute in one process). A worker is a copy of this
+ * process, so the catalogue's rows, and MSCCL files loaded before the
+ * fork, are at the same addresses there as here. */
+int select_run(topo_t *t, const select_req_t *q, select_table_t *out, baton_err_t *e) {
     cost_model_t m;
     memset(out, 0, sizeof *out);
-    int rc0 = topo_cost_model(t, &m, e);
-    if (rc0 < 0) return rc0;
+    int rc = topo_cost_model(t, &m, e);
+    if (rc < 0) return rc;
     snprintf(out->topo, sizeof out->topo, "%s", topo_name(t));
     out->ranks = topo_whole_ranks(t);
     out->contention = q->contention;
     algo_opts_t used = q->opts;
     form_opts(t, &used);
     out->domain_rings = used.domain_rings;
-    out->rows = calloc((size_t)q->ncolls * q->nsizes + 1, sizeof *out->rows);
-    if (out->rows == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
-    for (int c = 0; c < q->ncolls; c++)
-        for (int k = 0; k < q->nsizes; k++) {
-            progress_stage("row", out->nrows, (long)q->ncolls * q->nsizes);
-            select_row_t *row = &out->rows[out->nrows++];
-            row->coll = q->colls[c];
-            row->asked = q->sizes[k];
-            row->bytes = a2a_size(row, q->sizes[k], out->ranks);
-            row->cells = calloc(64, sizeof *row->cells);
-            if (row->cells == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
-            for (int i = 0; all[i] && row->ncells < 64; i++) {
-                if (all[i]->coll != q->colls[c] || !wanted(q, all[i])) continue;
-                if (row->bytes == 0) { row->cells[row->ncells++] = (select_cell_t){.algo = all[i]}; continue; }
-                int rc = cell(t, q, &m, q->colls[c], row->bytes, all[i], &row->cells[row->ncells++], row->why,
-                              sizeof row->why, e);
-                if (rc < 0) return rc;
-            }
-            for (int i = 0; i < q->nalgos && row->ncells < 64; i++) {    /* msccl:FILE, simulated */
-                const algo_t *a = msccl_is(q->algos[i]) ? msccl_load(q->algos[i], e) : NULL;
-                if (msccl_is(q->algos[i]) && a == NULL) return e && e->code ? e->code : BATON_EINVAL;
-                if (a == NULL || a->coll != q->colls[c] || q->nccl_only || row->bytes == 0) continue;
-                int rc = cell(t, q, &m, q->colls[c], row->bytes, a, &row->cells[row->ncells++], row->why, sizeof row->why, e);
-                if (rc < 0) return rc;
-            }
-            rank_cells(row);
-            int rc = confirm_winner(t, q, row, e);
-            if (rc < 0) return rc;
-            if (q->vs_nccl && row->bytes && (rc = nccl_cell(t, q, &m, row, e)) < 0) return rc;
+    for (int i = 0; i < q->nalgos; i++)
+        if (msccl_is(q->algos[i]) && msccl_load(q->algos[i], e) == NULL) return e && e->code ? e->code : BATON_EINVAL;
+    int n = q->ncolls * q->nsizes;
+    select_item_t *items = malloc((size_t)(n > 0 ? n : 1) * sizeof *items);
+    out->rows = calloc((size_t)n + 1, sizeof *out->rows);
+    if (items == NULL || out->rows == NULL) {
+        free(items);
+        return err_set(e, BATON_ENOMEM, "out of memory");
+    }
+    select_ctx_t x = {.t = t, .q = q, .m = &m, .ranks = out->ranks};
+    progress_stage("row", 0, n);
+    rc = par_map(n, sizeof *items, items, select_row, &x, q->jobs, e);
+    for (int i = 0; i < n && rc == 0; i++) {
+        out->rows[i] = items[i].row;
+        out->rows[i].cells = malloc(SELECT_MAX_CELLS * sizeof *out->rows[i].cells);
+        if (out->rows[i].cells == NULL) {
+            rc = err_set(e, BATON_ENOMEM, "out of memory");
+            break;
         }
-    return 0;
+        memcpy(out->rows[i].cells, items[i].cells, sizeof items[i].cells);
+        out->nrows = i + 1;
+    }
+    free(items);
+    return rc;
 }
 
 void select_free(select_table_t *tab) {

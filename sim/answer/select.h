@@ -25,6 +25,7 @@ typedef struct select_req {
     algo_opts_t opts;
     contention_t contention;   /* for simulated cells */
     int vs_nccl;               /* also time NCCL's own pick (-a nccl) per row */
+    int jobs;                  /* rows over this many worker processes (util/par.h); <= 1: here, in order */
 } select_req_t;
 
 typedef struct select_cell {

@@ -14,6 +14,7 @@
 #include "../answer/plot.h"
 #include "../answer/report.h"
 #include "../answer/select.h"
+#include "../../util/par.h"
 
 static const char help[] =
     "usage: baton select -t TOPO.yaml -c COLL[,COLL...] [--sizes 8B:1GiB[:x2]] [options]\n"
@@ -234,6 +235,7 @@ int cmd_select(int argc, char **argv) {
     if (a.algos) snprintf(algos, sizeof algos, "%s", a.algos);
     int tuner = !strcmp(a.format, "nccl-tuner");
     select_req_t q = {.proto = tuner && a.proto == PROTO_NONE ? RUN_PROTO_AUTO : a.proto, .model = a.model,
-                      .nccl_only = tuner, .opts = a.opts, .contention = a.contention, .vs_nccl = a.vs_nccl};
+                      .nccl_only = tuner, .opts = a.opts, .contention = a.contention, .vs_nccl = a.vs_nccl,
+                      .jobs = a.model == SELECT_CLOSED ? 1 : par_jobs()};   /* formulas take less than a fork */
     return run(&a, &q, colls, a.algos ? algos : NULL);
 }

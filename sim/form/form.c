@@ -43,9 +43,15 @@ static int load_peer(const void *ctx, int c, int r) {
  * (a 2 x 8 cluster's trees were 85 % of a fit's time). A pattern is its
  * algorithm, its shape (ranks, channels, private parameters, ring orders)
  * and the model it refines; the machine's own changes drop the memo
- * (topo_set_memo, with the rings), and the scales are in the key. */
+ * (topo_set_memo, with the rings), and the scales are in the key. A row
+ * costed by its steps (algo_t.step_send) sends each step's own bytes, so
+ * its view is the size's too (peers.c keys its step loads by it): an 8 B
+ * Rabenseifner, most of whose blocks are empty, had been the view of every
+ * later size in one process (select's 1 GiB formula 10.45 ms after 8 B,
+ * 9.20 ms alone). */
 typedef struct {
     const algo_t *a;
+    uint64_t bytes;                /* a step row's size, else 0 */
     int nranks, nchannels, root, helpers, period;
     int64_t param[4];
     const sched_orders_t *orders;
@@ -56,9 +62,13 @@ typedef struct {
 #define MEMO_SIZE 64
 typedef struct { memo_key_t key[MEMO_SIZE]; cost_model_t out[MEMO_SIZE]; int n, next; } memo_t;
 
+/* Is row a's view costed by its steps (algo_model)? */
+static int steps_view(const algo_t *a, const sched_t *s) { return a->step_send && s->nchannels <= 1; }
+
 static void memo_key(memo_key_t *k, const topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m) {
     memset(k, 0, sizeof *k);                  /* padding too: keys compare with memcmp */
     k->a = a;
+    k->bytes = steps_view(a, s) ? s->bytes : 0;
     k->nranks = s->nranks, k->nchannels = s->nchannels, k->root = s->root, k->helpers = s->helpers, k->period = s->period;
     memcpy(k->param, s->param, sizeof k->param);
     k->orders = s->orders;
@@ -160,7 +170,7 @@ static int peer_view(topo_t *t, const algo_t *a, const sched_t *s, const cost_mo
 static int folded_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m, cost_model_t *out,
                         baton_err_t *e) {
     double p = s->nranks;
-    int C = s->nchannels, slots = a->peer_slots ? a->peer_slots(s, &C) : C, steps = a->step_send && s->nchannels <= 1;
+    int C = s->nchannels, slots = a->peer_slots ? a->peer_slots(s, &C) : C, steps = steps_view(a, s);
     int whole = steps ? linkload_steps_charged((int)p, a->nsteps(s)) > 0     /* the whole charges steps (linkload.h) */
               : (a->peer || a->peer_across) && C >= 1 && slots >= 1 && p * slots <= LOAD_MAX_MESSAGES;
     if (!whole) {
@@ -178,7 +188,7 @@ static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_m
     *out = *m;
     if (t == NULL || s->nranks < 2) return 0;
     if (topo_fold_ranks(t)) return folded_model(t, a, s, m, out, e);
-    if (a->step_send && s->nchannels <= 1) {
+    if (steps_view(a, s)) {
         step_ctx_t y = {a, s};
         int rc = peers_steps_cost(t, a, s, a->nsteps(s), load_step, &y, out, e);
         out->blind = rc == 0 && has_fabric(t);
