@@ -13,6 +13,9 @@
 #           reason="nccl busbw low: $(grep -m1 '^ 1\.' /tmp/nccl-health.txt | cut -c5-60)"
 #       exit 1 ;;                               # the prolog fails: the job is requeued elsewhere
 #   4)  logger "nccl health: baton cannot tell on this machine (its band is too wide)" ;;
+#   5)  scontrol update nodename="$(hostname -s)" state=drain \
+#           reason="nccl run broken: $(grep -m1 '^verdict: broken' /tmp/nccl-health.txt | cut -c18-80)"
+#       exit 1 ;;                               # wrong results or an NCCL failure, however fast
 #   esac
 #
 # (Run with NCCL_DEBUG=INFO and the log also says which NICs and transport NCCL

@@ -662,3 +662,32 @@ Test(doctor, a_band_too_wide_cannot_tell) {
     cr_expect(strstr(out, "too wide to judge") != NULL, "%s", out);
     free(out);
 }
+
+/* A run that returned wrong results (#wrong in 14 rows of the shipped 8 x
+ * A100 log, its times untouched) or that an NCCL failure cut short is
+ * broken, whatever its times say: verdict "broken" with the reason, the
+ * times' own verdict beside it, exit 5 with or without --fail-below (a
+ * health check had kept the node: "healthy", exit 0). The times alone
+ * still read healthy. */
+Test(doctor, a_broken_run_is_broken_whatever_its_times) {
+    char *out = NULL;
+    cr_expect_eq(th_cli("doctor -t hgx-a100 --nccl-tests tests/data/broken/a100x8_wrong_results.txt --fail-below 10", &out, 1),
+                 5, "%s", out);
+    cr_expect(strstr(out, "verdict: broken: 14 rows returned wrong results (#wrong, line 32)"), "%s", out);
+    cr_expect(strstr(out, "the times alone:   healthy"), "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("doctor -t hgx-a100 --nccl-tests tests/data/broken/a100x8_nccl_failure.txt", &out, 1), 5, "%s", out);
+    cr_expect(strstr(out, "verdict: broken: the run failed (line 41"), "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("doctor -t hgx-a100 --json --nccl-tests tests/data/broken/a100x8_wrong_results.txt", &out, 1), 5);
+    cJSON *j = cJSON_Parse(out);
+    cr_assert(j, "%s", out);
+    cr_expect_str_eq(str(j, "verdict"), "broken");
+    cr_expect_str_eq(str(j, "times_verdict"), "healthy");
+    cr_expect(strstr(str(j, "broken"), "14 rows returned wrong results"));
+    cJSON_Delete(j);
+    free(out);
+    cr_expect_eq(th_cli("doctor -t hgx-a100 --nccl-tests validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt",
+                        &out, 1), 0, "the log as it ran: %s", out);
+    free(out);
+}

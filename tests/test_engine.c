@@ -6,6 +6,7 @@
 
 #include "../sim/engine/evq.h"
 #include "../topologies/topo_yaml.h"
+#include "../util/par.h"
 #include "helpers.h"
 
 Test(evq, orders_by_time_then_insertion) {
@@ -385,6 +386,43 @@ Test(engine, a_run_gives_up_only_past_the_rivals_time) {
     engine_result_free(&whole);
     engine_result_free(&at);
     engine_result_free(&past);
+    topo_free(t);
+}
+
+/* A rival beside the run (engine_opts_t.give_up_shared, run_collective's
+ * protocols in worker processes) is read at the engine's ticks: a rival
+ * finished at the run's own time changes nothing, event for event; one
+ * finished sooner stops it, by the clock or by the busiest link's bound
+ * (which is set up for a rival not yet finished too); none finished yet
+ * lets it run whole. A ring all-reduce of 1 GiB on 128 Polaris nodes under
+ * Simple: 512 ranks, about 800,000 events, a dozen ticks. */
+Test(engine, a_rival_beside_the_run_stops_it_only_past_its_time) {
+    topo_t *t = th_load("topologies/polaris.yaml", "nodes=128");
+    sched_t s;
+    cr_assert_eq(algo_build(algo_find(COLL_ALLREDUCE, "ring"), 512, 1 << 30, NULL, &s, NULL), 0);
+    proto_cost_t pc = proto_default(PROTO_SIMPLE);
+    engine_opts_t o = {.proto = &pc};
+    engine_result_t whole, r;
+    cr_assert_eq(engine_run(&s, t, &o, &whole, NULL), 0);
+    cr_assert_gt(whole.events, 4 * ENGINE_TICK, "%llu events", (unsigned long long)whole.events);
+    par_min_t *m = par_min_new();
+    cr_assert(m);
+    o.give_up_shared = m;                                  /* no rival finished */
+    cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0);
+    cr_expect(!r.gave_up && r.time_s == whole.time_s && r.events == whole.events);
+    engine_result_free(&r);
+    par_min_offer(m, whole.time_s);                        /* one finished at this run's time */
+    cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0);
+    cr_expect(!r.gave_up && r.time_s == whole.time_s && r.events == whole.events, "%.17g %.17g", r.time_s, whole.time_s);
+    engine_result_free(&r);
+    par_min_offer(m, 0.5 * whole.time_s);                  /* one finished sooner */
+    cr_assert_eq(engine_run(&s, t, &o, &r, NULL), 0);
+    cr_expect(r.gave_up && isinf(r.time_s), "gave up: %d", r.gave_up);
+    cr_expect_lt(r.events, whole.events * 3 / 4, "%llu of %llu events", (unsigned long long)r.events,
+                 (unsigned long long)whole.events);
+    engine_result_free(&r);
+    par_min_free(m);
+    engine_result_free(&whole);
     topo_free(t);
 }
 

@@ -95,3 +95,49 @@ Test(par, the_simulators_fit_is_the_same_over_workers) {
     cr_expect_str_eq(v[0], v[1]);
     free(v[0]), free(v[1]);
 }
+
+/* The shared minimum (par_min): what a worker offers, the others read, the
+ * least offered so far; nothing offered reads infinite; a negative or NaN
+ * offer is not taken. Offered in the workers of a map, read after it. */
+static int offer(void *ctx, int i, void *out, baton_err_t *e) {
+    (void)e;
+    par_min_offer(ctx, 1.0 + (i * 37 % 11));              /* 1..11, 1 by item 0 */
+    *(double *)out = par_min_get(ctx);
+    return 0;
+}
+
+Test(par, the_shared_minimum_is_the_least_any_worker_offered) {
+    par_min_t *m = par_min_new();
+    cr_assert(m);
+    cr_expect(isinf(par_min_get(m)));
+    par_min_offer(m, -1);
+    par_min_offer(m, NAN);
+    cr_expect(isinf(par_min_get(m)), "a negative or NaN offer was taken");
+    double got[40];
+    cr_assert_eq(par_map(40, sizeof got[0], got, offer, m, 3, NULL), 0);
+    cr_expect_eq(par_min_get(m), 1.0, "the least offered in the workers: %g", par_min_get(m));
+    for (int i = 0; i < 40; i++) cr_expect_leq(got[i], 11.0);
+    par_min_offer(m, 0.25);
+    cr_expect_eq(par_min_get(m), 0.25);
+    par_min_offer(m, 0.5);
+    cr_expect_eq(par_min_get(m), 0.25);
+    par_min_free(m);
+}
+
+/* sim's protocols under --proto auto side by side (run.c, rivals_run:
+ * a run this large goes to workers) answer what they answer one after
+ * another, to the digit and event: 1,024 GPUs of Polaris (ring, where the
+ * rivals give up on the fastest) and 32 H100 nodes (nccltree). */
+Test(par, protocols_side_by_side_answer_as_one_after_another) {
+    static const char *runs[] = {
+        "sim -t polaris --set nodes=256 -c allreduce -a ring -s 1GiB --no-symmetric",
+        "sim -t cluster-h100 --set nodes=32 -c allreduce -a nccltree -s 256MiB",
+    };
+    for (int i = 0; i < 2; i++) {
+        char cmd[512], *out = NULL;
+        snprintf(cmd, sizeof cmd, "b=${BATON_BIN:-build/baton}; x=$(BATON_JOBS=1 $b %s) && y=$(BATON_JOBS=2 $b %s) &&"
+                 " [ \"$x\" = \"$y\" ] && echo \"$x\" | grep -q 'by --proto auto'", runs[i], runs[i]);
+        cr_expect_eq(th_sh(cmd, &out), 0, "%s: one worker and two differ", runs[i]);
+        free(out);
+    }
+}

@@ -112,14 +112,23 @@ Test(tuner, table_file_rows_in_order_with_channels) {
     free(out);
 }
 
-Test(tuner, bad_table_and_wrong_machine_fail_init_with_the_reason) {
+/* A table that does not read fails init with the reason (every
+ * communicator would); a communicator of another size than the machine's
+ * (a job's 4-rank tensor-parallel groups beside its 8-rank one, a split's
+ * children) gets NCCL's own choices and a warning, where failing its init
+ * failed the job's start. */
+Test(tuner, bad_table_fails_init_and_another_size_is_left_to_nccl) {
     if (sanitizer_build()) return;
     char *out = NULL;
     cr_assert_eq(harness("BATON_TUNER_FILE=tests/data/tuner/bad.conf", 6, 8, 1, "", &out), 1, "%s", out);
     cr_expect(strstr(out, "tests/data/tuner/bad.conf:2: unknown algorithm"), "%s", out);
     free(out);
-    cr_assert_eq(harness("BATON_TUNER_MACHINE=hgx-h100", 4, 16, 2, "", &out), 1, "%s", out);
-    cr_expect(strstr(out, "hgx-h100 has 8 ranks, the communicator 16"), "%s", out);
+    cr_assert_eq(harness("BATON_TUNER_MACHINE=hgx-h100", 4, 16, 2, "allreduce 100\\n", &out), 0, "%s", out);
+    cr_expect(strstr(out, "hgx-h100 has 8 ranks, the communicator 16: NCCL's own choices"), "%s", out);
+    cr_expect(strstr(out, "allreduce 100 none none 0\n"), "%s", out);
+    free(out);
+    cr_assert_eq(harness("BATON_TUNER_MACHINE=hgx-h100", 4, 4, 1, "allreduce 100\\n", &out), 0, "%s", out);
+    cr_expect(strstr(out, "allreduce 100 none none 0\n"), "4 of its 8 GPUs: NCCL's own: %s", out);
     free(out);
     cr_assert_eq(harness("BATON_TUNER_MACHINE=", 6, 8, 1, "allreduce 100\\n", &out), 0, "%s", out);   /* none: NCCL's own */
     cr_expect(strstr(out, "allreduce 100 none none 0\n"), "%s", out);

@@ -280,12 +280,16 @@ static void emit_nvlinks(const matrix_t *m, int switched, FILE *f) {
  * lines in its header (the command prints them as warnings). NVLink at its
  * line rate and, with no GPU named, a free reduction made the DGX-1 log's
  * import 15.7 % off where the named import (V100: reduce_bw) was 15.0 %. */
+static int nvlink_gbps_of(int arch);
+
 static void emit_assumptions(const matrix_t *m, int switched, int sockets, FILE *f) {
     int nv = 0;
     for (int i = 0; i < m->ngpu; i++) nv |= nv_links(m, i) > 0;
     if (nv)
-        fprintf(f, IMPORT_ASSUMED "NVLink at its line rate, 25 GB/s a link each way (nvlink_gbps); real links carry\n"
-                   "#   less: calibrate on an nccl-tests log, or set link_efficiency\n");
+        fprintf(f, IMPORT_ASSUMED "NVLink at its line rate, %d GB/s a link each way (nvlink_gbps%s); real links carry\n"
+                   "#   less: calibrate on an nccl-tests log, or set link_efficiency\n",
+                nvlink_gbps_of(m->known >= 0 ? (int)known_gpus[m->known].arch : -1),
+                m->known >= 0 ? ", the GPU's NVLink generation" : "");
     if (sockets > 1) fprintf(f, IMPORT_ASSUMED "the sockets joined at 19.2 GB/s each way (sys_bw, one QPI link's)\n");
     if (m->known >= 0) return;
     if (m->unknown[0]) fprintf(f, "# The file names its GPUs \"%s\", which baton does not know.\n", m->unknown);
@@ -295,6 +299,11 @@ static void emit_assumptions(const matrix_t *m, int switched, int sockets, FILE 
     fprintf(f, IMPORT_ASSUMED "NCCL's Ampere tables for its plan (no arch:)\n");
     if (switched) fprintf(f, IMPORT_ASSUMED "its NVSwitches do not add (no NVLS, which Hopper's and later do)\n");
 }
+
+/* An NVLink's rate each way, GB/s, by generation: 25 up to NVLink 4
+ * (Hopper: 18 links, 900 GB/s both ways), 50 from NVLink 5 (Blackwell: 18
+ * links, 1.8 TB/s). Unknown GPUs: 25. */
+static int nvlink_gbps_of(int arch) { return arch >= ARCH_BLACKWELL ? 50 : 25; }
 
 /* Write the machine. */
 static void emit(const matrix_t *m, const char *path, const char *name, FILE *f) {
@@ -306,9 +315,10 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
             path, m->ngpu, m->n - m->ngpu, sockets);
     emit_assumptions(m, nv_switched(m), sockets, f);
     int gen = m->known >= 0 ? known_gpus[m->known].pcie_gen : 3;     /* unnamed GPUs: Gen3, the least */
-    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: %gGB/s   # Gen%d%s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
+    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: %d\n  pcie_bw: %gGB/s   # Gen%d%s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
                "protocols: {}   # NCCL's (an NVIDIA machine; a file without protocols: is plain alpha-beta)\n",
-            name, 15.75 * (1 << (gen - 3)), gen, m->known >= 0 ? ", the GPU's" : "", m->ngpu);
+            name, nvlink_gbps_of(m->known >= 0 ? (int)known_gpus[m->known].arch : -1), 15.75 * (1 << (gen - 3)), gen,
+            m->known >= 0 ? ", the GPU's" : "", m->ngpu);
     if (m->known >= 0 && known_gpus[m->known].geforce)
         fprintf(f, "# GeForce cards have no peer-to-peer access: NCCL stages through host memory, at\n"
                    "# pcie-box.yaml's rate (measured on RTX 4090 hosts); `--set stage_bw=...` for yours.\n"
@@ -600,10 +610,10 @@ static void xml_emit(const xml_t *x, const char *name, FILE *f) {
         fprintf(f, IMPORT_NO_NVLINK ": NCCL adds NVLinks from the driver to a NCCL_TOPO_FILE, so files\n"
                    "# written for one leave them out, and this machine is PCIe only. If its GPUs have NVLink,\n"
                    "# import NCCL's own dump (NCCL_TOPO_DUMP_FILE) or `nvidia-smi topo -m` instead.\n");
-    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: 25\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
+    int sm = x->sm_lo, one_arch = sm > 0 && sm == x->sm_hi;
+    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: %d%s\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
                "protocols: {}   # NCCL's (an NVIDIA machine; a file without protocols: is plain alpha-beta)\n", name,
-            x->ngpu);
-    int sm = x->sm_lo;
+            nvlink_gbps_of(one_arch ? (int)arch_of_sm(sm) : -1), one_arch ? "   # the GPUs' NVLink generation" : "", x->ngpu);
     if (sm > 0 && sm == x->sm_hi)             /* NCCL's tables by generation: below sm80 Volta's, and so on */
         fprintf(f, "arch: %s   # the file's GPUs are sm%d (NCCL's tables)\n",
                 arch_name(arch_of_sm(sm)), sm);

@@ -12,8 +12,11 @@
  * NCCL's example plugin) and, where the row names channels, *nChannels. A
  * call no row covers, or a pair NCCL marked unusable (-1), is left to NCCL.
  * Neither variable set: NCCL's own choices, said once at init. A table that
- * does not read, or a machine whose rank count is not the communicator's,
- * fails init with the reason (NCCL_DEBUG=WARN shows it).
+ * does not read, or a machine that does not load, fails init with the
+ * reason (NCCL_DEBUG=WARN shows it): every communicator would. A
+ * communicator of another size than the machine's (a job's tensor-parallel
+ * groups, ncclCommSplit's children) gets NCCL's own choices, with a
+ * warning: failing its init would fail the job's start.
  *
  * Exports ncclTunerPlugin_v6 .. _v2, the versions NCCL (June 2026,
  * src/plugin/tuner.cc) still resolves, newest first. */
@@ -61,7 +64,10 @@ static char *slurp(const char *path) {
 }
 
 /* The machine's table for this communicator: text, or NULL (why said). */
-static char *machine_table(tctx_t *c, const char *name) {
+/* The table for the communicator from machine `name`; NULL with *other 1
+ * where the communicator is not the machine's size (NCCL's own choices),
+ * NULL alone where the machine does not load or answer. */
+static char *machine_table(tctx_t *c, const char *name, int *other) {
     const char *sets[16];
     char buf[512];
     int n = 0;
@@ -71,10 +77,11 @@ static char *machine_table(tctx_t *c, const char *name) {
     baton_machine *m = baton_machine_load(name, sets, n, &err);
     if (m == NULL) { say(c, NCCL_LOG_WARN, "BATON_TUNER_MACHINE=%s: %s", name, err.message); return NULL; }
     char *text = NULL;
-    if (baton_machine_ranks(m) != c->nranks)
-        say(c, NCCL_LOG_WARN, "BATON_TUNER_MACHINE=%s has %d ranks, the communicator %d (BATON_TUNER_SET=nodes=N?)",
-            name, baton_machine_ranks(m), c->nranks);
-    else if ((text = baton_tuner_table(m, NULL, NULL, &err)) == NULL)
+    if (baton_machine_ranks(m) != c->nranks) {   /* a sub-communicator (TP, pipeline, a split): not ours */
+        say(c, NCCL_LOG_WARN, "BATON_TUNER_MACHINE=%s has %d ranks, the communicator %d: NCCL's own choices for "
+            "this one (BATON_TUNER_SET=nodes=N for a whole machine of that size)", name, baton_machine_ranks(m), c->nranks);
+        *other = 1;
+    } else if ((text = baton_tuner_table(m, NULL, NULL, &err)) == NULL)
         say(c, NCCL_LOG_WARN, "BATON_TUNER_MACHINE=%s: %s", name, err.message);
     baton_machine_free(m);
     return text;
@@ -86,7 +93,8 @@ static ncclResult_t setup(tctx_t *c) {
     if (file && *file) {
         if ((text = slurp(file)) == NULL) { say(c, NCCL_LOG_WARN, "BATON_TUNER_FILE=%s: cannot read it", file); return ncclInvalidUsage; }
     } else if (machine && *machine) {
-        if ((text = machine_table(c, machine)) == NULL) return ncclInvalidUsage;
+        int other = 0;
+        if ((text = machine_table(c, machine, &other)) == NULL) return other ? ncclSuccess : ncclInvalidUsage;
         file = machine;
     } else {
         say(c, NCCL_LOG_INFO, "neither BATON_TUNER_FILE nor BATON_TUNER_MACHINE is set: NCCL's own choices");

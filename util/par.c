@@ -12,6 +12,7 @@
 #include "progress.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -181,4 +182,37 @@ int par_jobs(void) {
     const char *s = getenv("BATON_JOBS");
     long j = s && *s ? strtol(s, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
     return j < 1 ? 1 : j > PAR_MAX_JOBS ? PAR_MAX_JOBS : (int)j;
+}
+
+/* A non-negative double's bits order as the double does, so the least is
+ * one compare-and-swap on them; all ones (a NaN's pattern, never offered)
+ * stands for none yet. */
+struct par_min { _Atomic uint64_t bits; };
+
+par_min_t *par_min_new(void) {
+    par_min_t *m = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    atomic_init(&m->bits, UINT64_MAX);
+    return m;
+}
+
+void par_min_offer(par_min_t *m, double v) {
+    uint64_t b, cur;
+    v += 0.0;                                  /* -0.0 becomes 0.0 */
+    if (m == NULL || !(v >= 0)) return;
+    memcpy(&b, &v, sizeof b);
+    cur = atomic_load(&m->bits);
+    while (b < cur && !atomic_compare_exchange_weak(&m->bits, &cur, b)) {}
+}
+
+double par_min_get(const par_min_t *m) {
+    uint64_t b = m ? atomic_load(&((par_min_t *)m)->bits) : UINT64_MAX;
+    double v;
+    if (b == UINT64_MAX) return INFINITY;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+void par_min_free(par_min_t *m) {
+    if (m) munmap(m, sizeof *m);
 }

@@ -35,4 +35,14 @@ int par_map(int n, size_t out_size, void *out, par_fn_t fn, void *ctx, int jobs,
  * at most 32. */
 int par_jobs(void);
 
+/* A minimum the workers of one par_map share, made before it: each offers
+ * a value once it has one, and any reads the least offered so far (the
+ * fastest finished rival's time, which the others' runs may stop at). In
+ * memory shared across fork; values must be >= 0. */
+typedef struct par_min par_min_t;
+par_min_t *par_min_new(void);                    /* NULL: no memory to share */
+void par_min_offer(par_min_t *m, double v);
+double par_min_get(const par_min_t *m);           /* INFINITY before any offer */
+void par_min_free(par_min_t *m);
+
 #endif

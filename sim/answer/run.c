@@ -4,6 +4,7 @@
 #include "../../algorithms/msccl.h"
 
 #include "../../topologies/topo.h"
+#include "../../util/par.h"
 #include "../../util/progress.h"
 #include "../engine/symmetry.h"
 #include "../nccl/nccl.h"
@@ -118,6 +119,7 @@ static int run_one(topo_t *t, const run_req_t *q, const sched_t *s, proto_t pr, 
     eo.store_forward = q->store_forward;
     eo.proto = pr == PROTO_NONE ? NULL : pc;
     eo.give_up_after = q->give_up_s;
+    eo.give_up_shared = q->give_up_shared;
     if (q->verify)
         eo.verify = (uint64_t)o->ranks * q->bytes <= RUN_DATA_VERIFY_MAX ? VERIFY_DATA : VERIFY_SIGNATURE;
     o->verify_mode = eo.verify;
@@ -371,6 +373,85 @@ static void named_closed(topo_t *t, const run_req_t *q, const run_req_t *q_in, c
     }
 }
 
+/* --- A named row's protocols side by side ------------------------------
+ *
+ * Under --proto auto a named row runs once per protocol, the lowest formula
+ * first and each other one giving up once it cannot beat the fastest so far
+ * (give_up_at, below). Where each run is large (an 8,192-GPU ring: about a
+ * minute each), they run at once in worker processes (util/par.h), each
+ * giving up once its clock passes the time of a rival already finished
+ * (par_min, read at the engine's ticks). The answer is the one the runs one
+ * after the other give: a run that gives up ends strictly later than a
+ * finished one, so it would not have been kept; the finished ones are kept
+ * in the serial loop's order, a later one only if strictly faster. */
+#define RUN_RIVALS_WORK 4e6       /* ranks x max(ranks, chunks) x 8, select.c's measure of a run */
+
+typedef struct rivals {
+    topo_t *t;
+    const run_req_t *q, *q_in;
+    const run_out_t *o;
+    const nccl_plan_t *x;
+    const algo_t *row;
+    proto_t pr[PROTO_COUNT];
+    int n;
+    par_min_t *best;
+} rivals_t;
+
+/* Rival i into out (a run_out_t; algo NULL: it gave up); its time offered
+ * to the others. A result that holds memory of its own (a group's member
+ * ends) cannot come back through a pipe: -2 in its time asks the caller to
+ * run them here instead. */
+static int rival_one(void *ctx, int i, void *out, baton_err_t *e) {
+    const rivals_t *r = ctx;
+    run_req_t qg = *r->q;
+    run_out_t *cand = out;
+    qg.give_up_s = 0;
+    qg.give_up_shared = r->best;
+    int rc = try_candidate(r->t, &qg, r->q_in, r->o, r->row, r->pr[i], r->x, i + 1, r->n, cand, e);
+    if (rc < 0 || cand->algo == NULL) return rc;
+    par_min_offer(r->best, cand->time_s);
+    if (cand->eng.link_bytes || cand->eng.link_busy || cand->eng.member_end || cand->eng.recs) {
+        engine_result_free(&cand->eng);
+        *cand = (run_out_t){.time_s = -2};
+    }
+    return 0;
+}
+
+/* The protocols a named row runs under --proto auto, in the order the
+ * serial loop tries them, into r->pr; 0 where they should run one after
+ * the other here (fewer than two, a small run, no workers). */
+static int rivals_plan(rivals_t *r, const run_req_t *q, int first_pr, int last, const int *k_by) {
+    r->n = 0;
+    if (q->jobs <= 1 || q->proto != RUN_PROTO_AUTO || !(r->row = algo_find(q->coll, q->algo))) return 0;
+    for (int pr = first_pr; pr <= last; pr++) {
+        if (q->protos && !(q->protos >> pr & 1)) continue;                    /* NCCL_PROTO */
+        if (k_by[pr] < 0) return 0;                                           /* the loop says why */
+        if (k_by[pr] == 0) continue;
+        if (q->nccl_rules && pr != PROTO_NONE && !ncclrule_runs_at(r->t, r->row, (proto_t)pr, r->o->ranks, q->bytes, q->protos))
+            continue;
+        r->pr[r->n++] = (proto_t)pr;
+    }
+    double p = r->o->ranks, k = (double)algo_pipeline_chunks(q->bytes, &q->opts);
+    return r->n >= 2 && p * (k > p ? k : p) * 8 >= RUN_RIVALS_WORK;
+}
+
+/* 1 with *best the fastest run, 0 where they run here instead, or < 0. */
+static int rivals_run(topo_t *t, const run_req_t *q, const run_req_t *q_in, const run_out_t *o, const nccl_plan_t *x,
+                      int first_pr, int last, const int *k_by, run_out_t *best, baton_err_t *e) {
+    rivals_t r = {.t = t, .q = q, .q_in = q_in, .o = o, .x = x};
+    if (!rivals_plan(&r, q, first_pr, last, k_by) || (r.best = par_min_new()) == NULL) return 0;
+    run_out_t out[PROTO_COUNT] = {0};
+    int rc = par_map(r.n, sizeof out[0], out, rival_one, &r, q->jobs < r.n ? q->jobs : r.n, e);
+    par_min_free(r.best);
+    if (rc < 0) return rc;
+    for (int i = 0; i < r.n; i++)
+        if (out[i].time_s == -2) return 0;                    /* a result that stays in its worker */
+    *best = (run_out_t){0};
+    for (int i = 0; i < r.n; i++)                             /* the serial loop's keep rule */
+        if (out[i].algo && (best->algo == NULL || out[i].time_s < best->time_s)) *best = out[i];
+    return 1;
+}
+
 /* The time a further candidate must beat (the fastest run so far, the
  * lowest formula's included): it gives up once its clock passes it, since
  * every run's time is at least its clock's last event (the protocol's base
@@ -382,6 +463,16 @@ static double give_up_at(const run_req_t *q, const run_out_t *first, const run_o
     double t = first->algo ? first->time_s : 0;
     if (best->algo && (t == 0 || best->time_s < t)) t = best->time_s;
     return t > 0 && isfinite(t) ? t : 0;
+}
+
+/* The fastest run is the answer. */
+static int run_finish(const run_req_t *q, run_out_t *o, const run_out_t *best, int proto, const topo_lib_rule_t *rule) {
+    *o = *best;
+    o->proto_auto = proto == RUN_PROTO_AUTO || rule;
+    o->rule = rule;
+    o->kernel = q->nccl_kernel;
+    if (rule) o->auto_picked = 2;
+    return 0;
 }
 
 int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *e) {
@@ -418,8 +509,12 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     int nccl = strcmp(q->algo, "nccl") == 0, named = !run_is_auto(q->algo);
     int lowest = (named || strcmp(q->algo, "auto") == 0) && proto == RUN_PROTO_AUTO && !rule &&
                  !q->predict && !q->verify && !q->engine;  /* the lowest formula first: the others may give up on its time */
-    if (lowest && named)
+    if (lowest && named) {
+        rc = rivals_run(t, q, q_in, o, &plan, first_pr, last, k_by, &best, e);
+        if (rc < 0) return rc;
+        if (rc > 0) return run_finish(q, o, &best, proto, rule);
         named_closed(t, q, q_in, o, &plan, first_pr, last, k_by, (const algo_t *const (*)[FORM_MAX_ROWS])rows_by, closed_by);
+    }
     if ((lowest || nccl) && !q->predict &&
         (rc = simulate_lowest(t, q, q_in, o, &plan, first_pr, last, k_by, (const algo_t *const (*)[FORM_MAX_ROWS])rows_by,
                               (const double (*)[FORM_MAX_ROWS])closed_by, &first, &first_proto, &first_closed, e)) < 0)
@@ -472,12 +567,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
                        proto == RUN_PROTO_AUTO ? "" : proto_name((proto_t)proto), o->ranks, why.msg[0] ? ": " : "",
                        why.msg, coll_name(q->coll));
     }
-    *o = best;
-    o->proto_auto = proto == RUN_PROTO_AUTO || rule;
-    o->rule = rule;
-    o->kernel = q->nccl_kernel;
-    if (rule) o->auto_picked = 2;
-    return 0;
+    return run_finish(q, o, &best, proto, rule);
 }
 
 /* The closed form's alpha, beta and gamma terms of o, each alone, and what

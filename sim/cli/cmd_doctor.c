@@ -1,3 +1,4 @@
+#define _GNU_SOURCE   /* strcasestr */
 /* cmd_doctor.c - `baton doctor`: a log against its machine, and what
  * changed (validate/doctor.h). */
 #include <getopt.h>
@@ -11,7 +12,7 @@
 #include "../answer/report.h"
 #include "cmd_doctor.h"
 
-enum { EXIT_FAIL_BELOW = 3, EXIT_CANNOT_TELL = 4 };
+enum { EXIT_FAIL_BELOW = 3, EXIT_CANNOT_TELL = 4, EXIT_BROKEN = 5 };
 
 static const char help[] =
     "usage: baton doctor -t MACHINE --nccl-tests LOG [LOG...] [--json] [--fail-below PCT] [--set K=V ...]\n"
@@ -38,7 +39,10 @@ static const char help[] =
     "                      PCT % below the band's low edge (health checks; examples/),\n"
     "                      4 where it cannot tell (and none is below)\n"
     "  -c, --coll C        what a log ran where it names no test\n"
-    "exit: 0 judged, 1 bad input, 2 bad usage, 3 --fail-below tripped, 4 --fail-below cannot judge\n"
+    "A log whose rows returned wrong results (#wrong) or that holds an NCCL failure\n"
+    "is broken, whatever its times: verdict broken, exit 5.\n"
+    "exit: 0 judged, 1 bad input, 2 bad usage, 3 --fail-below tripped, 4 --fail-below cannot judge,\n"
+    "      5 a broken run\n"
     "example:\n"
     "  baton doctor -t cluster-h100 --nccl-tests run.txt --fail-below 10\n";
 
@@ -97,7 +101,11 @@ static int parse(int argc, char **argv, doc_args_t *a) {
 }
 
 /* Warnings about one log, kept for --json. */
-typedef struct { char text[8][800]; int n; } doc_said_t;
+typedef struct {
+    char text[8][800];
+    int n;
+    char broken[800];       /* the run did not complete correctly (wrong results, an NCCL failure): why; "" if not */
+} doc_said_t;
 
 __attribute__((format(printf, 2, 3)))
 static void warn(doc_said_t *w, const char *fmt, ...) {
@@ -154,6 +162,11 @@ static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample
     for (int k = 0; k < 2 - cut; k++)             /* lines among the rows that are none; no closing lines */
         if (nt_whole_text(&log, path, k, noise, sizeof noise)) warn(w, "%s", noise);
     if (log.wrong_rows) warn(w, "%s:%d: #wrong is not 0 in %d rows: a broken collective's times", path, log.wrong_line, log.wrong_rows);
+    if (log.wrong_rows)          /* a run that returned wrong data is broken, however fast */
+        snprintf(w->broken, sizeof w->broken, "%d rows returned wrong results (#wrong, line %d)", log.wrong_rows,
+                 log.wrong_line);
+    else if (log.stray && strcasestr(log.stray_text, "failure"))
+        snprintf(w->broken, sizeof w->broken, "the run failed (line %d: \"%s\")", log.stray_line, log.stray_text);
     rc = cal_samples(&log, s, n, e);
     nt_free(&log);
     if (rc == 0 && *n == 0) { free(*s); *s = NULL; rc = err_set(e, BATON_EINVAL, "%s: no rows with a time", path); }
@@ -203,7 +216,11 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
     for (int i = 0; i < w->n; i++) printf("warning: %s\n", w->text[i]);   /* here too: a script reads stdout */
     printf("band: %s\n", r->band.source);
     print_rows(r);
-    printf("verdict: %s: busbw at >= %s is %.1f %% %s the machine's (measured / expected %.3f; the band's low edge %+.1f %%)\n",
+    if (w->broken[0])
+        printf("verdict: broken: %s; whatever its times, this machine needs looking at before it runs jobs\n"
+               "the times alone:   ", w->broken);
+    else printf("verdict: ");
+    printf("%s: busbw at >= %s is %.1f %% %s the machine's (measured / expected %.3f; the band's low edge %+.1f %%)\n",
            r->verdict == DOC_UNSURE ? "cannot tell" : doc_verdict_name(r->verdict), from,
            r->shortfall_pct >= 0 ? r->shortfall_pct : -r->shortfall_pct,
            r->shortfall_pct >= 0 ? "below" : "above", r->ratio, r->band_lo_pct);
@@ -243,13 +260,14 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
 
 static void print_json(const char *path, const topo_t *t, const doc_report_t *r, const ni_info_t *info,
                        const doc_said_t *w, int first) {
-    char esc[2048], esc2[1024], esc3[2048];
-    printf("%s{\"log\":\"%s\",\"machine\":\"%s\",\"ranks\":%d,\"verdict\":\"%s\",\"shortfall_pct\":%.4f,\"ratio\":%.6f,"
+    char esc[2048], esc2[1024], esc3[2048], esc4[1700];
+    printf("%s{\"log\":\"%s\",\"machine\":\"%s\",\"ranks\":%d,\"verdict\":\"%s\",\"times_verdict\":\"%s\",\"broken\":\"%s\",\"shortfall_pct\":%.4f,\"ratio\":%.6f,"
            "\"largest_from_bytes\":%llu,\"band\":{\"kind\":\"%s\",\"source\":\"%s\",\"low_pct\":%.4f,\"high_pct\":%.4f,"
            "\"large_low_pct\":%.4f,\"large_high_pct\":%.4f},\"healthy_mape_pct\":%.4f,\"explained\":%s,\"info_lines\":%d,"
            "\"causes\":[", first ? "" : ",", report_json_escape(path, esc, sizeof esc),
-           report_json_escape(topo_name(t), esc2, sizeof esc2), topo_whole_ranks(t), doc_verdict_name(r->verdict),
-           r->shortfall_pct, r->ratio, (unsigned long long)r->large_from, r->band.kind,
+           report_json_escape(topo_name(t), esc2, sizeof esc2), topo_whole_ranks(t),
+           w->broken[0] ? "broken" : doc_verdict_name(r->verdict), doc_verdict_name(r->verdict),
+           report_json_escape(w->broken, esc4, sizeof esc4), r->shortfall_pct, r->ratio, (unsigned long long)r->large_from, r->band.kind,
            report_json_escape(r->band.source, esc3, sizeof esc3), r->band.lo_pct, r->band.hi_pct, r->band.large_lo_pct,
            r->band.large_hi_pct, r->healthy_mape, r->verdict == DOC_BELOW && r->explained ? "true" : "false", info->info_lines);
     for (int i = 0; i < r->ncauses; i++) {
@@ -301,13 +319,17 @@ static int one_log(const doc_args_t *a, cmd_doc_loader_t *ld, topo_t *t, const c
     if (rc == 0 && a->json) print_json(path, t, &r, &info, &w, first);
     else if (rc == 0) print_report(a, path, t, &r, &info, &w, n > 0 ? s[0].coll : COLL_ALLREDUCE);
     if (rc == 0 && a->fail_below >= 0 && r.ratio < (1 + r.band_lo_pct / 100) * (1 - a->fail_below / 100)) {
-        *tripped = 1;
+        if (*tripped != 3) *tripped = 1;
         fprintf(stderr, "baton doctor: %s: busbw at the largest sizes %.1f %% below the machine's, more than %g %% below "
                 "the band (--fail-below): exit 3\n", path, r.shortfall_pct, a->fail_below);
     } else if (rc == 0 && a->fail_below >= 0 && r.verdict == DOC_UNSURE) {
         if (*tripped == 0) *tripped = 2;
         fprintf(stderr, "baton doctor: %s: baton's error on this machine's logs (the band's low edge %+.0f %%) is too wide "
                 "to judge (--fail-below): exit 4 unless another log trips\n", path, r.band_lo_pct);
+    }
+    if (rc == 0 && w.broken[0]) {
+        *tripped = 3;
+        fprintf(stderr, "baton doctor: %s: broken: %s: exit 5\n", path, w.broken);
     }
     doc_free(&r);
     free(s);
@@ -330,5 +352,5 @@ int cmd_doctor(int argc, char **argv) {
     if (a.json && rc == 0) printf(a.nlogs > 1 ? "]\n" : "\n");
     topo_free(t);
     if (rc < 0) return cmd_fail("doctor", &e);
-    return tripped == 1 ? EXIT_FAIL_BELOW : tripped == 2 ? EXIT_CANNOT_TELL : EXIT_OK;
+    return tripped == 3 ? EXIT_BROKEN : tripped == 1 ? EXIT_FAIL_BELOW : tripped == 2 ? EXIT_CANNOT_TELL : EXIT_OK;
 }

@@ -10,6 +10,7 @@
 
 #include "../../topologies/topo_yaml.h"
 #include "../../topologies/units.h"
+#include "../../util/par.h"
 #include "../../validate/nccltests.h"
 #include "cmd_sim.h"
 #include "../teach/lesson.h"
@@ -624,7 +625,7 @@ int cmd_sim(int argc, char **argv, int predict) {
     run_req_t q = {.coll = (coll_t)coll, .algo = a.algo, .bytes = bytes, .opts = a.opts,
                    .verify = a.verify, .predict = predict, .contention = (contention_t)a.contention,
                    .store_forward = a.store_forward, .proto = a.proto, .symmetric = a.symmetric,
-                   .gpus_per_thread = a.gpus_per_thread};
+                   .gpus_per_thread = a.gpus_per_thread, .jobs = par_jobs()};   /* a large run's protocols side by side */
     run_out_t r;
     rc = run_collective(t, &q, &r, &e);
     int whole = cmd_unfold(rc, &t, a.topo, a.sets.v, a.sets.n, &e);      /* a row needs every rank */

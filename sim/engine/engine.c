@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../../algorithms/group.h"
+#include "../../util/par.h"
 #include "../../util/progress.h"
 #include "footprint.h"
 #include "symmetry.h"
@@ -231,9 +232,14 @@ static int deadlock(engine_t *g) {
     return 0;
 }
 
-/* Every ENGINE_TICK events: the progress line (util/progress.h), if on.
- * Out of the loop's way: the loop only tests the event count. */
+/* Every ENGINE_TICK events: a rival's time where one runs beside this run,
+ * and the progress line (util/progress.h), if on. Out of the loop's way:
+ * the loop only tests the event count. */
 static void __attribute__((noinline, cold)) tick(engine_t *g) {
+    if (g->rivals) {                          /* a rival beside this run has finished sooner */
+        double t = par_min_get(g->rivals);
+        if (t < g->give_up) g->give_up = t;
+    }
     if (!progress_on()) return;
     if (g->msgs_total == 0) {                 /* once, at the first tick: small runs never pay it */
         footprint_t f;
@@ -426,7 +432,9 @@ int engine_run(const sched_t *s, topo_t *t, const engine_opts_t *o,
     /* Give up only where the clock never runs back (fair sharing's rounding
      * can schedule just before now) and the time is the clock's (a group's
      * is its members' ends): then the end is at least every event's time. */
-    g.give_up = g.o->give_up_after > 0 && g.o->contention != CONTENTION_FAIR && !g.o->member_proto ? g.o->give_up_after : INFINITY;
+    int may_give_up = g.o->contention != CONTENTION_FAIR && !g.o->member_proto;
+    g.give_up = may_give_up && g.o->give_up_after > 0 ? g.o->give_up_after : INFINITY;
+    g.rivals = may_give_up ? g.o->give_up_shared : NULL;     /* read at every tick */
     int ran = setup(&g) == 0 && loop(&g) == 0;
     if (ran && r->gave_up) r->time_s = INFINITY;       /* stopped: later than a rival, the rest partial */
     else if (ran) {

@@ -94,6 +94,9 @@ typedef struct engine_opts {
     double give_up_after;     /* > 0: stop once the clock passes this (the run then ends later
                                  than a rival's time, so it cannot be the fastest): gave_up, time_s
                                  infinite; 0: run to the end */
+    const struct par_min *give_up_shared;   /* rivals running beside this one (util/par.h): the
+                                 fastest finished one's time, read every ENGINE_TICK events, is
+                                 give_up_after from then on where lower; NULL: none */
 } engine_opts_t;
 
 /* One message's history, for critical-path analysis. */

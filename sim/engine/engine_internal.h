@@ -119,6 +119,7 @@ typedef struct engine {
     double tie;              /* FIFO: events this close to an instant's first are part of it (setup_tie) */
     double unlike_to;        /* FIFO: unlike events fell in a tie up to here: none is drawn in before it */
     double give_up;          /* stop at an event later than this (opts.give_up_after; infinite: never) */
+    const struct par_min *rivals;   /* opts.give_up_shared where a run may give up; NULL: none */
     int32_t bound_link;      /* FIFO with give_up: the link with the most hold still to book (-1: none) */
     double bound_left;       /* its holds not booked yet: the run ends no sooner than now + this */
     double bound_slack;      /* what the book's slack may shave off them (its messages x the tie) */

@@ -234,7 +234,7 @@ static int tally_stream(engine_t *g, int r, int c, double *hold, uint32_t *count
 
 int xfer_bound_setup(engine_t *g) {
     g->bound_link = -1;
-    if (!isfinite(g->give_up) || g->o->contention != CONTENTION_FIFO || g->lmap || g->o->store_forward) return 0;
+    if ((!isfinite(g->give_up) && !g->rivals) || g->o->contention != CONTENTION_FIFO || g->lmap || g->o->store_forward) return 0;
     int nl = topo_nlinks(g->t);
     double *hold = calloc((size_t)nl + 1, sizeof *hold);
     uint32_t *count = calloc((size_t)nl + 1, sizeof *count);

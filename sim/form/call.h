@@ -67,6 +67,12 @@ typedef struct run_req {
                                 each beyond the first adds the topology's `launch` */
     double give_up_s;        /* the simulator stops a run whose clock passes this: it would end
                                 later than a rival run_collective already has (0: never) */
+    const struct par_min *give_up_shared;   /* rivals running beside this run (util/par.h; set by
+                                run_collective for its workers): it stops once its clock passes
+                                the fastest finished one's time; NULL: none */
+    int jobs;                /* a named row's protocols under --proto auto, where the run is large,
+                                simulated side by side in this many worker processes (<= 1: one
+                                after the other, here; the library never forks) */
 } run_req_t;
 
 typedef struct run_out {
