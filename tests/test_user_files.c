@@ -356,3 +356,29 @@ Test(user_files, calibrate_names_the_sizes_whose_plan_the_fit_moved) {
     cr_expect(strstr(text, " -> ") != NULL, "%s", text);
     free(fit), free(file), free(text);
 }
+
+/* What an import of 2026's GPUs and of NCCL's own dumps gets right (a
+ * new-user sweep): an 8-GPU NV18 matrix named B200 takes NVLink 5's 50 GB/s
+ * a link (it took NVLink 4's 25, so a 1 GiB all-reduce read 43 % slow
+ * against the shipped hgx-b200), while the same matrix named H100 keeps
+ * 25; an NCCL XML whose <nvlink target> writes a bus id in capitals is the
+ * same GPU as its lower-case <pci busid> (it had made an NVSwitch with NVLS
+ * between two bridged H100s). */
+Test(user_files, import_takes_the_nvlink_generation_and_bus_ids_as_nccl) {
+    char *out = NULL;
+    cr_assert_eq(th_cli("topo import nvsmi tests/data/import/hgx8-nv18-topo-m.txt --gpus tests/data/import/b200x8-L.txt",
+                        &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\n  nvlink_gbps: 50\n") && strstr(out, "arch: blackwell"), "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("topo import nvsmi tests/data/import/hgx8-nv18-topo-m.txt", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "\n  nvlink_gbps: 25\n"), "no GPU named: NVLink 4's rate: %s", out);
+    free(out);
+    cr_assert_eq(th_cli("topo import nccl-xml tests/data/import/h100x2-bridge-upper-busid.xml -o build/uf-bridge.yaml", &out, 0),
+                 0, "%s", out);
+    free(out);
+    char *y = th_slurp("build/uf-bridge.yaml");
+    cr_assert(y);
+    cr_expect(strstr(y, "nvswitch") == NULL, "a switch made of a bus id's case: %s", y);
+    cr_expect(strstr(y, "${nvlink_gbps*12}") != NULL, "the bridge's 12 links: %s", y);
+    free(y);
+}

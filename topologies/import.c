@@ -416,6 +416,13 @@ static int xml_attr(const char *tag, const char *key, char *out, size_t n) {
     return 0;
 }
 
+/* Bus ids compare as NCCL compares them, as numbers (busIdToInt64): one
+ * written "0000:C1:00.0" and one "0000:c1:00.0" are the same device. */
+static void busid_lower(char *s) {
+    for (; *s; s++)
+        if (*s >= 'A' && *s <= 'Z') *s = (char)(*s - 'A' + 'a');
+}
+
 static int xml_add(xml_t *x, char kind, const char *busid, baton_err_t *e) {
     if (x->nn == XML_MAX_NODES)
         return err_set(e, BATON_EPARSE, "%s:%d: more than %d devices", x->path, x->line, XML_MAX_NODES);
@@ -425,6 +432,7 @@ static int xml_add(xml_t *x, char kind, const char *busid, baton_err_t *e) {
     snprintf(n->busid, sizeof n->busid, "%s", busid ? busid : "");
     for (char *c = n->busid; *c; c++)                 /* it goes into a comment: printable ASCII only */
         if (*c < 0x20 || *c > 0x7e) *c = '?';
+    busid_lower(n->busid);
     n->kind = kind;
     n->rank = -1;
     return x->nn++;
@@ -485,6 +493,7 @@ static int xml_open(xml_t *x, const char *name, const char *tag, baton_err_t *e)
         x->nvl[x->nnvl].count = atoi(cnt) > 0 ? atoi(cnt) : 1;
         x->nvl[x->nnvl].to_switch = !strncmp(tc, "0x0680", 6);
         xml_attr(tag, "target", x->nvl[x->nnvl].target, sizeof x->nvl[0].target);
+        busid_lower(x->nvl[x->nnvl].target);
         x->nnvl++;
     } else if (!strcmp(name, "net")) {
         int parent = xml_parent(x);
