@@ -110,7 +110,9 @@ int sched_group_init(struct sched_group *g, const sched_member_t *m, int n, int 
     if (!used || !g->chunk0 || !g->byte0 || !g->chan0 || !g->inv) rc = err_set(e, BATON_ENOMEM, "out of memory");
     int C = rc < 0 ? 0 : place_channels(g, used);
     free(used);
-    if (rc == 0 && C > 32767) rc = err_set(e, BATON_EINVAL, "a group of %d collectives needs %d channels", n, C);
+    if (rc == 0 && C > SCHED_GROUP_MAX_CHANNELS)
+        rc = err_set(e, BATON_EUNSUP, SCHED_GROUP_LIMIT_SAYS " %d collectives needs %d channels a rank, more than the "
+                     "engine's %d: fewer collectives on the same ranks at once", n, C, SCHED_GROUP_MAX_CHANNELS);
     if (rc == 0 && (!(g->own = malloc((size_t)W * C * sizeof *g->own)) || !(g->loc = malloc((size_t)W * C * sizeof *g->loc))))
         rc = err_set(e, BATON_ENOMEM, "out of memory");
     if (rc == 0) rc = fill_tables(g, C, e);

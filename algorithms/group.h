@@ -24,6 +24,12 @@
 
 #include "sched.h"
 
+/* A rank's channels in a group at most (sched_op_t's channel numbers are
+ * 16-bit); past it sched_group_init fails with BATON_EUNSUP, its message
+ * starting SCHED_GROUP_LIMIT_SAYS. */
+#define SCHED_GROUP_MAX_CHANNELS 32767
+#define SCHED_GROUP_LIMIT_SAYS "a group of"
+
 typedef struct sched_member {
     sched_t s;               /* built for ranks 0..n-1 (and its helpers n, n+1, ...) */
     const int32_t *ranks;    /* member rank i runs on machine rank ranks[i], distinct */

@@ -545,3 +545,20 @@ Test(concurrent, members_alike_but_placed_apart_pay_their_own) {
     engine_result_free(&r);
     topo_free(t);
 }
+
+/* Training on a whole NVL72 rack: the overlap run (the DP collectives with
+ * 64 TP all-reduces a TP group one after another) needs more channels a
+ * rank than a group has (SCHED_GROUP_MAX_CHANNELS), which made the command
+ * fail with "a group of 592 collectives needs 36866 channels". The chain is
+ * halved until it fits and said; the step answers. */
+Test(step, a_whole_nvl72_rack_trains_with_a_shorter_chain_said) {
+    char *out = NULL;
+    int rc = th_cli("step -t gb200-nvl72 --model llama3-70b --phase train --batch 9 --seq 4096", &out, 1);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "(32 all-reduces a TP group beside them, not 64: a rank's channels in one run ran out)"), "%s", out);
+    free(out);
+    rc = th_cli("step -t hgx-h100 --model llama3-8b --phase train --batch 8 --seq 2048", &out, 1);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "beside them, not") == NULL, "a chain that fits is not said: %s", out);
+    free(out);
+}

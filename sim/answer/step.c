@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../algorithms/group.h"
 #include "choice.h"
 #include "concurrent.h"
 #include "../nccl/nccl.h"
@@ -382,17 +383,11 @@ static int time_comm(topo_t *t, const step_req_t *q, step_comm_t *c, baton_err_t
  * as fit in the DP collectives' own time, at most 64): what they then take,
  * what the all-reduces lose, and the step with the DP time hidden behind
  * the backward's compute (two thirds of the roofline) as far as it goes. */
-static int overlap(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e) {
-    const step_comm_t *tp = NULL, *dp[2] = {NULL, NULL};   /* reduce-scatter and all-gather, or the all-reduce */
-    double dp_alone = 0;
-    int ndp = 0;
-    for (int i = 0; i < o->ncomm; i++) {
-        if (o->comm[i].kind == STEP_TP) tp = &o->comm[i];
-        if (o->comm[i].kind >= STEP_DP_RS && ndp < 2) dp[ndp++] = &o->comm[i], dp_alone += o->comm[i].each_s;
-    }
-    if (ndp == 0) return 0;
-    int chain = tp ? (int)fmin(64, fmin(tp->count, ceil(dp_alone / tp->each_s))) : 0, n = 0;
-    int total = ndp * dp[0]->groups + (tp ? tp->groups * chain : 0);
+/* The DP collectives and `chain` TP all-reduces a TP group in one run:
+ * what they take and what the all-reduces lose, into o. */
+static int overlap_run(topo_t *t, const step_req_t *q, const step_comm_t *tp, const step_comm_t *const *dp, int ndp,
+                       int chain, step_out_t *o, baton_err_t *e) {
+    int n = 0, total = ndp * dp[0]->groups + (tp ? tp->groups * chain : 0);
     size_t dp_ranks = (size_t)ndp * dp[0]->groups * dp[0]->ranks;
     conc_coll_t *cc = calloc((size_t)total, sizeof *cc);
     int32_t *r = malloc((dp_ranks + (tp ? (size_t)tp->groups * tp->ranks : 0)) * sizeof *r);
@@ -413,6 +408,7 @@ static int overlap(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e
         }
         engine_result_t res;
         conc_opts_t co = {.proto = (proto_t)dp[0]->proto, .contention = q->contention};
+        o->dp_shared_s = o->tp_slowdown_s = 0;
         if ((rc = conc_run(t, cc, n, &co, &res, e)) == 0) {
             for (int i = last; i < first_tp; i++) o->dp_shared_s = fmax(o->dp_shared_s, cc[i].end_s);
             for (int i = first_tp; i < n; i++)
@@ -423,6 +419,32 @@ static int overlap(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e
     }
     free(cc);
     free(r);
+    return rc;
+}
+
+/* Train: the data-parallel reduce-scatter and all-gather overlapped with
+ * the backward pass, simulated together with the tensor-parallel all-reduces
+ * the backward runs meanwhile (as many, one after another in each TP group,
+ * as fit in the DP collectives' own time, at most 64): what they then take,
+ * what the all-reduces lose, and the step with the DP time hidden behind
+ * the backward's compute (two thirds of the roofline) as far as it goes.
+ * Each member of the run takes its own channels, so a long chain on a whole
+ * NVL72 rack can pass the engine's channels a rank (SCHED_GROUP_MAX_CHANNELS):
+ * the chain is then halved until it fits, and said (o->chain < o->chain_wanted). */
+static int overlap(topo_t *t, const step_req_t *q, step_out_t *o, baton_err_t *e) {
+    const step_comm_t *tp = NULL, *dp[2] = {NULL, NULL};   /* reduce-scatter and all-gather, or the all-reduce */
+    double dp_alone = 0;
+    int ndp = 0;
+    for (int i = 0; i < o->ncomm; i++) {
+        if (o->comm[i].kind == STEP_TP) tp = &o->comm[i];
+        if (o->comm[i].kind >= STEP_DP_RS && ndp < 2) dp[ndp++] = &o->comm[i], dp_alone += o->comm[i].each_s;
+    }
+    if (ndp == 0) return 0;
+    int chain = tp ? (int)fmin(64, fmin(tp->count, ceil(dp_alone / tp->each_s))) : 0, rc;
+    o->chain_wanted = chain;
+    while ((rc = overlap_run(t, q, tp, dp, ndp, chain, o, e)) == BATON_EUNSUP && chain > 1 && e && strstr(e->msg, SCHED_GROUP_LIMIT_SAYS))
+        chain = (chain + 1) / 2;
+    o->chain = chain;
     if (rc < 0) return rc;
     o->hidden_s = fmin(o->dp_shared_s, o->roofline_s * 2 / 3);
     o->overlap_step_s = o->step_s - dp_alone + (o->dp_shared_s - o->hidden_s) + o->tp_slowdown_s;

@@ -96,6 +96,8 @@ typedef struct step_out {
                                 all-reduces, sharing the machine (both may slow down) */
     double dp_shared_s;      /* the data-parallel collectives' time when they share it */
     double tp_slowdown_s;    /* what sharing adds to the tensor-parallel all-reduces */
+    int chain, chain_wanted; /* the TP all-reduces a TP group simulated beside the DP collectives,
+                                and how many were wanted (fewer where a rank's channels ran out) */
     double attn_block_s;     /* one layer of one slot: attention block and MLP block (roofline) */
     double mlp_block_s;
     double head_s;           /* the output projection, once per microbatch; and the optimizer */

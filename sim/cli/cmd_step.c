@@ -273,6 +273,9 @@ static void text(const step_args_t *a, const topo_t *t, const step_out_t *o) {
         units_fmt_time(slow, b[2], sizeof b[2]);
         printf("  overlapped  %s with the data-parallel collectives behind the backward pass (hides %s);\n"
                "              sharing the machine with its all-reduces they take %s and slow them by %s\n", st, b[0], b[1], b[2]);
+        if (o->chain < o->chain_wanted)
+            printf("              (%d all-reduces a TP group beside them, not %d: a rank's channels in one run ran out)\n",
+                   o->chain, o->chain_wanted);
     }
 }
 
