@@ -131,7 +131,7 @@ test: test-plain test-san test-browser test-slurm test-fuzz
 test-fuzz: build/.deps
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE)
 
-test-plain: $(B)/baton $(B)/tests $(B)/libbaton.so $(B)/libnccl-tuner-baton.so $(B)/tuner_harness
+test-plain: $(B)/baton $(B)/tests $(B)/libbaton.a $(B)/libbaton.so $(B)/libnccl-tuner-baton.so $(B)/tuner_harness
 	BATON_BIN=$(B)/baton $(B)/tests $(TEST_ARGS)
 
 # The teaching pages in headless Chromium, step by step against the

@@ -252,6 +252,7 @@ static void deadlock(chakra_et_t *et) { et[1].nodes[5].deps[0] = 1, et[1].nodes[
 static void odd_kind(chakra_et_t *et) { et[1].nodes[1].type = 99; }          /* the forward pass, 43 us */
 static void no_kind(chakra_et_t *et) { et[2].nodes[3].type = CHAKRA_INVALID; }  /* the backward pass */
 static void forever(chakra_et_t *et) { et[0].nodes[1].duration_us = UINT64_MAX; }
+static void recv_size(chakra_et_t *et) { et[1].nodes[5].comm_size = 8; }
 static void twice(chakra_et_t *et) {
     et[3].nodes[3].type = CHAKRA_COLL;            /* the backward pass becomes a second all-reduce */
     et[3].nodes[3].comm_type = CHAKRA_ALL_REDUCE;
@@ -272,6 +273,38 @@ Test(replay, wrong_traces_name_file_and_node) {
     says("gen.1.et: node 1: node type 99, none of Chakra's NodeTypes (1-7), takes 43 us", odd_kind);
     says("gen.2.et: node 3: INVALID_NODE, none of Chakra's NodeTypes (1-7), takes 40 us", no_kind);
     says("gen.0.et: node 1: a duration of 18446744073709551615 us (duration_micros), more than 10^12 us", forever);
+    says("gen.1.et: node 5: a receive of 8 bytes paired with a send of 1000 bytes (gen.0.et, node 4)", recv_size);
+}
+
+/* What a new-user sweep found: an empty all-reduce (comm_size 0 on every
+ * rank) takes nothing, as NCCL discards it without a launch (sim refuses
+ * one; replay had timed it at the row's latency); a JSON file is said to be
+ * JSON, not a Chakra trace whose metadata is cut short. */
+Test(replay, an_empty_collective_is_free_and_json_is_named) {
+    chakra_et_t et[4];
+    const char *names[4];
+    char buf[4][256];
+    generated(4, 0, et, names, buf);
+    topo_t *t = th_load(DIR "uniform4.yaml", NULL);
+    replay_out_t o;
+    replay_req_t q = {.algo = "ring", .proto = RUN_PROTO_AUTO};
+    baton_err_t e = {0};
+    cr_assert_eq(replay_run(t, et, names, 4, &q, &o, &e), 0, "%s", e.msg);
+    int colls = 0;
+    for (int i = 0; i < o.ncomm; i++)
+        if (!o.comm[i].p2p) {
+            colls++;
+            cr_expect_eq(o.comm[i].each_s, 0, "an empty all-reduce takes %g s", o.comm[i].each_s);
+            cr_expect_str_eq(o.comm[i].algo, "empty");
+        }
+    cr_expect_eq(colls, 1);
+    replay_free(&o);
+    for (int r = 0; r < 4; r++) chakra_free(&et[r]);
+    topo_free(t);
+    const char *json = "{\n  \"schema\": \"1.0.3-chakra.0.0.4\", \"nodes\": []\n}\n";
+    chakra_et_t j;
+    cr_expect_lt(chakra_decode((const uint8_t *)json, strlen(json), "trace.0.json", &j, &e), 0);
+    cr_expect(strstr(e.msg, "trace.0.json: JSON, not a Chakra execution trace") != NULL, "%s", e.msg);
 }
 
 /* The timeline: valid JSON, a slice per node plus one per wait, names for

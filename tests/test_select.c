@@ -482,6 +482,9 @@ Test(select, a_size_none_runs_says_why) {
     th_says("select -t gb200-nvl72 -c alltoall --sizes 8B", 0, "crossovers: none (no algorithm applies at any", 1);
     th_says("select -t gb200-nvl72 -c alltoall --sizes 8B,72MiB", 0, "crossovers: none (one winner wherever one applies)", 1);
     th_says("predict -t gb200-nvl72 -c alltoall -a direct -s 1GiB", 1, "nccl-tests runs this size as 1073741760 bytes", 1);
+    /* a tuner file with no rule (rows NCCL does not run): an error, not a file of comments NCCL would read as none */
+    th_says("select -t hgx-h100 -c allreduce --sizes 1KiB,64MiB --algos direct --format nccl-tuner", 1,
+            "--format nccl-tuner: no size has a row NCCL runs among --algos", 1);
 }
 
 /* A row's answer is its own, whatever ran before it in the process and

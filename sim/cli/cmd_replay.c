@@ -207,6 +207,11 @@ static void text(const rp_args_t *a, const topo_t *t, const replay_out_t *o) {
         units_fmt_time(c->each_s, each, sizeof each);
         char on[32] = "";
         if (!c->p2p) snprintf(on, sizeof on, " on %d rank%s", c->nranks, c->nranks == 1 ? "" : "s");
+        if (!c->p2p && c->bytes == 0 && c->each_s == 0) {
+            printf("  %-11s %d x %s of 0 B%s (empty: NCCL discards it without a launch, 0 s)\n", line++ ? "" : "comm",
+                   count, comm_what(c, what, sizeof what), on);
+            continue;
+        }
         printf("  %-11s %d x %s of %s%s (%s/%s, %s each%s%s)\n", line++ ? "" : "comm", count,
                c->p2p ? (count == 1 ? "send/recv pair" : "send/recv pairs") : comm_what(c, what, sizeof what), sz, on, c->algo,
                proto_name((proto_t)c->proto), each, hi > 0 ? " alone" : "", shared_range(lo, hi, sh, sizeof sh));

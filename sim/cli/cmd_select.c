@@ -213,6 +213,12 @@ static int run(select_args_t *a, select_req_t *q, char *colls, char *algos) {
     int rc = t ? select_run(t, q, &tab, &e) : -1;
     int whole = cmd_unfold(rc, &t, a->topo, a->sets.v, a->sets.n, &e);   /* a cell needs every rank */
     if (whole) select_free(&tab), rc = whole > 0 ? select_run(t, q, &tab, &e) : -1;
+    int won = 0;
+    for (int i = 0; rc == 0 && i < tab.nrows; i++) won |= tab.rows[i].winner >= 0;
+    if (rc == 0 && !won && !strcmp(a->format, "nccl-tuner"))      /* a file of comments alone: NCCL would run untuned */
+        rc = err_set(&e, BATON_EINVAL, "--format nccl-tuner: no size has a row NCCL runs%s, so the file would hold no "
+                     "rule; leave --algos out, or name rows NCCL has (baton algos lists them)",
+                     q->nalgos ? " among --algos" : "");
     int g = t ? topo_params_c(t)->group_size : 0, nnodes = g > 0 && t ? topo_whole_ranks(t) / g : 1;
     algo_opts_t used = q->opts;
     if (t) form_opts(t, &used);                  /* the channels the times assumed */

@@ -286,6 +286,16 @@ static int grow(chakra_et_t *et) {
     return 0;
 }
 
+/* Text that opens a JSON object or array: '{' or '[' (after blanks), then
+ * a quote, bracket or brace. Asked only of a file that failed to decode. */
+static int looks_json(const uint8_t *b, size_t len) {
+    size_t i = 0;
+    while (i < len && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) i++;
+    if (i == len || (b[i] != '{' && b[i] != '[')) return 0;
+    for (i++; i < len && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'); i++) {}
+    return i < len && (b[i] == '"' || b[i] == '{' || b[i] == '[' || b[i] == '}' || b[i] == ']');
+}
+
 int chakra_decode(const uint8_t *buf, size_t len, const char *name, chakra_et_t *out, baton_err_t *e) {
     memset(out, 0, sizeof *out);
     if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) return err_set(e, BATON_EPARSE, "%s: gzip-compressed: gunzip it first", name);
@@ -293,8 +303,12 @@ int chakra_decode(const uint8_t *buf, size_t len, const char *name, chakra_et_t 
     rd_t r = {buf, buf + len};
     why_t w = {{0}};
     rd_t m;
-    if (rd_sub(&r, &m, &w) < 0 || metadata_read(&m, out, &w) < 0)
+    if (rd_sub(&r, &m, &w) < 0 || metadata_read(&m, out, &w) < 0) {
+        if (looks_json(buf, len))             /* Chakra's own tools print traces as JSON too */
+            return err_set(e, BATON_EPARSE, "%s: JSON, not a Chakra execution trace: replay reads the protobuf .et "
+                           "files (one per rank) that Chakra's converter and PyTorch's ExecutionTraceObserver write", name);
         return err_set(e, BATON_EPARSE, "%s: metadata: %s", name, w.s);
+    }
     while (r.p < r.end) {
         if (grow(out) < 0) { chakra_free(out); return err_set(e, BATON_ENOMEM, "%s: out of memory", name); }
         chakra_node_t *n = &out->nodes[out->n];

@@ -228,7 +228,7 @@ static int check_coll(ctx_t *c, uint32_t g, const chakra_node_t *nd) {
         return node_err(c, g, BATON_EUNSUP, "%s: baton has no such collective (it replays all-reduce, reduce-scatter, "
                                             "all-gather, broadcast, reduce, all-to-all and barrier)", name);
     if (nd->comm_type != CHAKRA_BARRIER && !(nd->has & CHAKRA_HAS_SIZE))
-        return node_err(c, g, BATON_EPARSE, "a %s without comm_size", name);
+        return node_err(c, g, BATON_EPARSE, "%s %s without comm_size", strchr("aeiou", name[0]) ? "an" : "a", name);
     return 0;
 }
 
@@ -485,8 +485,13 @@ static int p2p_ready(ctx_t *c, uint32_t g, double t) {
     int send = nd->type == CHAKRA_SEND;
     fifo_t *mine = send ? &c->sendq[ch] : &c->recvq[ch], *theirs = send ? &c->recvq[ch] : &c->sendq[ch];
     if ((other = fifo_pop(c, theirs)) < 0) { fifo_push(c, mine, g); return 0; }
-    uint32_t s = send ? g : (uint32_t)other;
+    uint32_t s = send ? g : (uint32_t)other, rv = send ? (uint32_t)other : g;
     const chakra_node_t *sn = node_at(c, s);
+    if (node_at(c, rv)->comm_size != sn->comm_size)      /* NCCL: a receive must take what its send sends */
+        return node_err(c, rv, BATON_EPARSE, "a receive of %llu bytes paired with a send of %llu bytes (%s, node %u): "
+                        "sends and receives pair in order between two ranks, and each pair moves one size",
+                        (unsigned long long)node_at(c, rv)->comm_size, (unsigned long long)sn->comm_size,
+                        c->names[c->rank_of[s]], s - c->o->offset[c->rank_of[s]]);
     int32_t pair[2] = {c->rank_of[s], (int32_t)sn->comm_dst};
     int k = comm_index(c, 1, 0, sn->comm_size, pair, 2);
     if (k < 0) return node_prefix(c, s, k);

@@ -105,6 +105,8 @@ int replay_comm_time(topo_t *t, const replay_req_t *q, int p2p, int64_t comm_typ
     memcpy(c->ranks, ranks, (size_t)n * sizeof *ranks);
     int rc = 0;
     if (n == 1) snprintf(c->algo, sizeof c->algo, "none");     /* a group of one: nothing moves */
+    else if (!p2p && bytes == 0)                                /* NCCL discards an empty collective, */
+        snprintf(c->algo, sizeof c->algo, "empty");            /* no launch (enqueue.cc taskAppend); sim refuses it */
     else if (!p2p && whole(t, ranks, n)) rc = time_whole(t, q, c, e);
     else rc = time_group(t, q, c, e);
     if (rc < 0) {
