@@ -25,7 +25,12 @@ repo=$(pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 unset MAKEFLAGS MFLAGS MAKELEVEL                # not the outer make's jobserver
 
-make --no-print-directory B="$B" PREFIX="$prefix" install >"$tmp/make.log" 2>&1 ||
+keep=                                           # install what was built: never remade here, where it
+for f in baton libbaton.a libbaton.so libnccl-tuner-baton.so; do   # is (a rebuild from sources edited
+    [ -e "$B/$f" ] && keep="$keep -o $B/$f"      # meanwhile replaced the binary under the tests beside this)
+done
+# shellcheck disable=SC2086
+make --no-print-directory B="$B" PREFIX="$prefix" $keep install >"$tmp/make.log" 2>&1 ||
     { tail -20 "$tmp/make.log"; fail "make install PREFIX=$prefix"; }
 
 # The public header only, and only its functions exported by the shared library.

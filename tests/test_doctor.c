@@ -691,3 +691,30 @@ Test(doctor, a_broken_run_is_broken_whatever_its_times) {
                         &out, 1), 0, "the log as it ran: %s", out);
     free(out);
 }
+
+/* A log that is exactly what `predict --format nccl-tests` prints for p5
+ * (the simulator's time where it is beyond the formula's band: 4.82 ms at 1
+ * GiB where the formula says 4.38) reads below against the formula, which
+ * the verdict and the causes are made of; doctor then says that against
+ * the simulator it is inside the band, so the shortfall may be the
+ * formula's (a new-user sweep found baton calling its own answer sick). A
+ * sick log made by the formula gets no such note. */
+Test(doctor, a_log_at_the_simulators_time_is_said_to_be_inside_its_band) {
+    char *out = NULL;
+    int rc = th_sh("f=$(mktemp) && ${BATON_BIN:-build/baton} predict -t p5 -c allreduce -a nccl --sizes 8:8GiB:x2 --format "
+                   "nccl-tests > $f 2>/dev/null && ${BATON_BIN:-build/baton} doctor -t p5 --nccl-tests $f; s=$?; rm -f $f; exit $s",
+                   &out);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "verdict: below") != NULL, "%s", out);
+    cr_expect(strstr(out, "but: at these sizes baton's simulator answers slower than its formula") != NULL, "%s", out);
+    cr_expect(strstr(out, "inside the band: the shortfall may be the formula's") != NULL, "%s", out);
+    free(out);
+    char *log = sick_log(H100, "nics=4");
+    char args[512];
+    snprintf(args, sizeof args, "doctor %s --nccl-tests %s", H100, log);
+    cr_expect_eq(th_cli(args, &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "verdict: below") != NULL && strstr(out, "but: at these sizes") == NULL, "%s", out);
+    free(out);
+    unlink(log);
+    free(log);
+}

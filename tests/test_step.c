@@ -562,3 +562,34 @@ Test(step, a_whole_nvl72_rack_trains_with_a_shorter_chain_said) {
     cr_expect(strstr(out, "beside them, not") == NULL, "a chain that fits is not said: %s", out);
     free(out);
 }
+
+/* What a new-user sweep found in step: with pipelining the compute line's
+ * FLOPs are the critical path's, bubble included, so it says the bubble
+ * and what a GPU executes (the same as the critical path without pp); a
+ * datasheet's 80 GB is 80 GiB (85.9e9 bytes: nvidia-smi shows 79.6 GiB), so
+ * 81.4 GB of weights and KV cache fit an H100 (it said DOES NOT FIT);
+ * concurrent refuses 0 bytes as sim does. */
+Test(step, pipelines_say_the_bubble_and_capacity_is_gib) {
+    const char *base = "step -t cluster-h100 --set nodes=4 --model llama3-8b --phase train --batch 16 --seq 2048 --tp 8 --json";
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "%s --dp 4 --pp 1", base);
+    cJSON *one = th_cli_json(cmd);
+    snprintf(cmd, sizeof cmd, "%s --dp 1 --pp 4", base);
+    cJSON *four = th_cli_json(cmd);
+    cr_expect_eq(th_jnum(one, "flops_executed"), th_jnum(one, "flops"), "no pipeline: no bubble");
+    cr_expect_lt(th_jnum(four, "flops_executed"), th_jnum(four, "flops"), "the bubble is not executed");
+    cJSON_Delete(one);
+    cJSON_Delete(four);
+    char *out = NULL;
+    cr_expect_eq(th_cli("step -t cluster-h100 --set nodes=4 --model llama3-8b --phase train --batch 16 --seq 2048 --tp 8 "
+                        "--dp 1 --pp 4", &out, 1), 0);
+    cr_expect(strstr(out, "slots, 3 of them the bubble (pp - 1)") != NULL, "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("step -t hgx-h100 --model llama3-70b --batch 380 --seq 4096", &out, 1), 0);
+    cr_expect(strstr(out, "(of 80 GiB, 85.9 GB)") != NULL && strstr(out, "DOES NOT FIT") == NULL, "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("step -t hgx-h100 --model llama3-70b --batch 420 --seq 4096", &out, 1), 0);
+    cr_expect(strstr(out, "DOES NOT FIT") != NULL, "%s", out);
+    free(out);
+    th_says("concurrent -t hgx-h100 's=0'", 1, "NCCL discards an empty collective", 1);
+}

@@ -42,6 +42,17 @@ Test(units, sizes_exact) {
     cr_expect_eq(v, 1000000000ull);
     cr_assert_eq(units_size("1000003", &v, &why), 0);
     cr_expect_eq(v, 1000003ull);
+    /* past 2^53 a double rounds: whole digits are read exactly (9007199254740993 had read ...992) */
+    cr_assert_eq(units_size("9007199254740993", &v, &why), 0);
+    cr_expect_eq(v, 9007199254740993ull);
+    cr_assert_eq(units_size("9223372036854775807", &v, &why), 0);
+    cr_expect_eq(v, 9223372036854775807ull);
+    cr_assert_eq(units_size("8388609GiB", &v, &why), 0);
+    cr_expect_eq(v, 8388609ull << 30);
+    cr_assert_eq(units_size("18446744073709551615", &v, &why), 0);
+    cr_expect_eq(v, 18446744073709551615ull);
+    cr_expect_eq(units_size("18446744073709551616", &v, &why), -1, "2^64");
+    cr_expect_eq(units_size("16EiB", &v, &why), -1, "2^64");
 }
 
 Test(units, rejects_bad_input) {

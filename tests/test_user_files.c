@@ -382,3 +382,18 @@ Test(user_files, import_takes_the_nvlink_generation_and_bus_ids_as_nccl) {
     cr_expect(strstr(y, "${nvlink_gbps*12}") != NULL, "the bridge's 12 links: %s", y);
     free(y);
 }
+
+/* A GPU list that does not fit the matrix is said: 8 names for a matrix
+ * of 8 but two products among them, or a list of another length. */
+Test(user_files, import_says_a_gpu_list_that_does_not_fit) {
+    char *out = NULL;
+    cr_assert_eq(th_cli("topo import nvsmi tests/data/import/hgx8-nv18-topo-m.txt --gpus tests/data/import/mixed4-L.txt"
+                        " -o build/uf-mixed.yaml", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "though it names 4 GPUs for the matrix's 8") != NULL, "%s", out);
+    cr_expect(strstr(out, "assumed every GPU is the first the list names, \"NVIDIA L40S\"; it also names") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("topo import nvsmi tests/data/import/hgx8-nv18-topo-m.txt --gpus tests/data/import/b200x8-L.txt"
+                        " -o build/uf-fits.yaml", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "though it names") == NULL && strstr(out, "also names") == NULL, "a list that fits: %s", out);
+    free(out);
+}

@@ -22,6 +22,7 @@ typedef struct {
     int known;                      /* the GPU the file names (known_gpus), -1: none */
     char product[64];               /* as the file writes it */
     char unknown[64];               /* the first product named that baton does not know */
+    char other[64];                 /* a product named after the first, and not it (mixed GPUs) */
     int named;                      /* device lines seen (a product, known or not) */
 } matrix_t;
 
@@ -59,11 +60,17 @@ static const char *product_of(const char *line) {
 /* A device line naming a product baton knows: the first such sets m->known
  * (and one it does not know is kept, to say so). */
 static void note_product(matrix_t *m, const char *line) {
-    const char *name = m->known < 0 ? product_of(line) : NULL;
+    const char *name = product_of(line);
     if (name == NULL) return;
     size_t n = strcspn(name, "\r\n(");
     while (n > 0 && isspace((unsigned char)name[n - 1])) n--;
     m->named++;
+    if (m->known >= 0 || m->unknown[0]) {        /* one named already: the rest should be the same GPU */
+        const char *first = m->known >= 0 ? m->product : m->unknown;
+        if (!m->other[0] && (strlen(first) != n || strncmp(first, name, n)))
+            snprintf(m->other, sizeof m->other, "%.*s", (int)n, name);
+        if (m->known >= 0) return;
+    }
     for (int i = 0; i < (int)(sizeof known_gpus / sizeof known_gpus[0]); i++) {
         if (strstr(name, known_gpus[i].word) == NULL) continue;
         snprintf(m->product, sizeof m->product, "%.*s", (int)n, name);
@@ -284,6 +291,13 @@ static int nvlink_gbps_of(int arch);
 
 static void emit_assumptions(const matrix_t *m, int switched, int sockets, FILE *f) {
     int nv = 0;
+    if (m->named > 0 && m->named != m->ngpu)
+        fprintf(f, IMPORT_ASSUMED "the matrix's GPUs are the list's, though it names %d GPU%s for the matrix's %d\n"
+                   "#   (is it this machine's list?)\n", m->named, m->named == 1 ? "" : "s", m->ngpu);
+    if (m->other[0])
+        fprintf(f, IMPORT_ASSUMED "every GPU is the first the list names, \"%s\"; it also names \"%s\", which\n"
+                   "#   one machine file cannot mix (name them apart in a file of your own)\n",
+                m->known >= 0 ? m->product : m->unknown, m->other);
     for (int i = 0; i < m->ngpu; i++) nv |= nv_links(m, i) > 0;
     if (nv)
         fprintf(f, IMPORT_ASSUMED "NVLink at its line rate, %d GB/s a link each way (nvlink_gbps%s); real links carry\n"

@@ -8,6 +8,7 @@
 #include "units.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,24 @@ int units_time(const char *s, double *out, const char **why) {
     return 0;
 }
 
+/* A size of 2^53 bytes or more, where the double above rounds: written
+ * as whole digits (a count, or a whole number of a unit), those digits
+ * read as an integer, exactly (9007199254740993 had read ...992): 1, or
+ * -1 past 2^64. A fraction or an exponent keeps the double's value, as
+ * below 2^53: 0. */
+static int exact_digits(const char *s, double scale, uint64_t *out, const char **why) {
+    while (*s == ' ' || *s == '\t') s++;
+    errno = 0;
+    char *end;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (end == s || *end == '.' || *end == 'e' || *end == 'E') return 0;
+    if (errno == ERANGE) { *why = "size must be below 2^64 bytes (16 EiB)"; return -1; }
+    uint64_t k = (uint64_t)scale;
+    if (k != 0 && n > UINT64_MAX / k) { *why = "size must be below 2^64 bytes (16 EiB)"; return -1; }
+    *out = (uint64_t)n * k;
+    return 1;
+}
+
 int units_size(const char *s, uint64_t *out, const char **why) {
     double v, scale;
     char word[32];
@@ -116,6 +135,8 @@ int units_size(const char *s, uint64_t *out, const char **why) {
     if (rc < 0) { *why = "not a size (write e.g. 4, 1KiB, 1GiB, 1GB)"; return -1; }
     if (lookup(size_units, word, &scale) < 0) { *why = UNITS_SIZE_LIST; return -1; }
     double bytes = v * scale;
+    int exact = bytes >= 9007199254740992.0 ? exact_digits(s, scale, out, why) : 0;   /* past 2^53 a double rounds */
+    if (exact != 0) return exact < 0 ? -1 : 0;
     if (bytes >= 18446744073709551616.0) { *why = "size must be below 2^64 bytes (16 EiB)"; return -1; }
     if (bytes != floor(bytes)) { *why = "size is not a whole number of bytes"; return -1; }
     *out = (uint64_t)bytes;

@@ -45,8 +45,8 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
     return 0;
 }
 
-int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
-                proto_t *proto, baton_err_t *e) {
+int cal_predict_checked(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
+                        proto_t *proto, double *sim_s, baton_err_t *e) {
     run_req_t r = {.coll = s->coll, .algo = q->algo, .bytes = s->bytes, .proto = q->proto, .predict = !q->des,
                    .opts = q->opts, .gpus_per_thread = s->gpus_per_thread, .contention = (contention_t)q->contention,
                    .cut = q->cut, .unsaid = q->unsaid,
@@ -58,7 +58,20 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
     *time_s = o.time_s;
     if (algo) *algo = o.algo->name;
     if (proto) *proto = o.proto;
+    if (sim_s) {
+        run_check_t c = {0};
+        *sim_s = 0;
+        if (r.predict && !q->nccl_model && !topo_fold_ranks(t) && run_check(t, &r, &o, &c) == BATON_ENOMEM)
+            return err_set(e, BATON_ENOMEM, "out of memory");
+        if (c.state == RUN_CHECK_DONE && c.beyond) *sim_s = c.sim_s;
+    }
+    engine_result_free(&o.eng);
     return 0;
+}
+
+int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
+                proto_t *proto, baton_err_t *e) {
+    return cal_predict_checked(t, q, s, time_s, algo, proto, NULL, e);
 }
 
 typedef struct {

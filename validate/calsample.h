@@ -54,6 +54,12 @@ int cal_samples(const nt_log_t *log, cal_sample_t **out, int *n, baton_err_t *e)
 int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
                 proto_t *proto, baton_err_t *e);
 
+/* cal_predict's closed form, and in *sim_s the simulator's time for the
+ * same row where predict would print it beside the formula (run_check:
+ * approximate there, the run cheap, and beyond the band), else 0. */
+int cal_predict_checked(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
+                        proto_t *proto, double *sim_s, baton_err_t *e);
+
 /* Each of the samples' predictions (cal_predict), the simulator's over
  * q->jobs workers: one cal_pred_t per sample, or only those with held_out ==
  * which (which >= 0; the others' time_s is -1). */

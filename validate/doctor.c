@@ -554,6 +554,7 @@ static void rank_causes(doc_report_t *r) {
     promote_said(r);
 }
 
+
 /* The verdict at the largest sizes: the top quarter of the log's sizes (as
  * the fidelity table's `top` hold-out; at least one), where a healthy run has
  * reached its rate: an 8 GiB run's 64 MiB-1 GiB still climb on GB200 (0.72-0.98
@@ -561,10 +562,18 @@ static void rank_causes(doc_report_t *r) {
 static void judge(doc_report_t *r) {
     int from = r->nrows - (r->nrows + 3) / 4;
     double sum = 0, lo, hi;
-    for (int i = from; i < r->nrows; i++) sum += r->rows[i].meas_busbw / r->rows[i].exp.busbw_GBps;
+    double sim_sum = 0;
+    r->sim_rows = 0;
+    for (int i = from; i < r->nrows; i++) {
+        const doc_row_t *w = &r->rows[i];
+        sum += w->exp.time_s / w->meas_s;                     /* measured busbw / expected */
+        sim_sum += (w->exp.sim_s > 0 ? w->exp.sim_s : w->exp.time_s) / w->meas_s;
+        r->sim_rows += w->exp.sim_s > 0;
+    }
     r->nlarge = r->nrows - from;
     r->large_from = r->rows[from].bytes;
     r->ratio = sum / r->nlarge;
+    r->sim_ratio = sim_sum / r->nlarge;
     r->shortfall_pct = 100 * (1 - r->ratio);
     lo = r->band.large_lo_pct, hi = r->band.large_hi_pct;        /* the band at a log's largest sizes */
     r->band_lo_pct = lo;

@@ -88,6 +88,9 @@ const char *doc_verdict_name(doc_verdict_t v);
 typedef struct doc_report {
     doc_verdict_t verdict;
     double ratio;              /* measured / expected busbw at the largest sizes */
+    double sim_ratio;          /* the same against the simulator's time where predict prints it beside
+                                  the formula (ex_row_t.sim_s; the formula's elsewhere) */
+    int sim_rows;              /* of the largest sizes, those with a simulator's time */
     double shortfall_pct;      /* 100 (1 - ratio) */
     double band_lo_pct;        /* the band's low edge there, % of busbw */
     uint64_t large_from;       /* the largest sizes: from this size up */

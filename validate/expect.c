@@ -1,6 +1,7 @@
 /* expect.c - a machine's expected nccl-tests rows and their band (expect.h). */
 #include "expect.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,17 +96,23 @@ void ex_band_at(const ex_band_t *b, uint64_t bytes, double *lo, double *hi) {
 }
 
 int ex_row(topo_t *t, const cal_req_t *q, const cal_sample_t *s, const ex_band_t *b, ex_row_t *out, baton_err_t *e) {
-    double p, lo, hi;
+    double p, lo, hi, sim = 0;
     const char *algo = NULL;
     proto_t pr = PROTO_SIMPLE;
-    int rc = cal_predict(t, q, s, &p, &algo, &pr, e);
+    int rc = cal_predict_checked(t, q, s, &p, &algo, &pr, &sim, e);
     if (rc < 0) return rc;
     int ranks = topo_whole_ranks(s->machine ? s->machine : t);
     double f = run_busbw_factor(s->coll, ranks), alg = p > 0 ? (double)s->bytes / p / 1e9 : 0;   /* one rank: 0 s */
     ex_band_at(b, s->bytes, &lo, &hi);
-    *out = (ex_row_t){.bytes = s->bytes, .time_s = p, .fast_s = p / (1 + hi / 100), .slow_s = p / (1 + lo / 100),
-                      .algbw_GBps = alg, .busbw_GBps = alg * f, .busbw_lo = alg * f * (1 + lo / 100),
-                      .busbw_hi = alg * f * (1 + hi / 100), .algo = algo, .proto = pr};
+    double fast = p / (1 + hi / 100), slow = p / (1 + lo / 100);
+    if (sim > 0) {                /* predict prints the simulator beside the formula here: the band holds both */
+        fast = fmin(fast, sim / (1 + hi / 100));
+        slow = fmax(slow, sim / (1 + lo / 100));
+    }
+    double bytes_GB = (double)s->bytes / 1e9;
+    *out = (ex_row_t){.bytes = s->bytes, .time_s = p, .fast_s = fast, .slow_s = slow, .sim_s = sim,
+                      .algbw_GBps = alg, .busbw_GBps = alg * f, .busbw_lo = slow > 0 ? bytes_GB / slow * f : 0,
+                      .busbw_hi = fast > 0 ? bytes_GB / fast * f : 0, .algo = algo, .proto = pr};
     return 0;
 }
 

@@ -27,7 +27,10 @@ typedef struct ex_band {
 typedef struct ex_row {
     uint64_t bytes;
     double time_s;                  /* predicted */
-    double fast_s, slow_s;          /* the band's times: a healthy run's time lies between */
+    double fast_s, slow_s;          /* the band's times: a healthy run's time lies between (holding
+                                       sim_s's band too, where there is one) */
+    double sim_s;                   /* the simulator's time where predict prints it beside the formula
+                                       (beyond its band on this machine, the run cheap); 0: none */
     double algbw_GBps, busbw_GBps;  /* of time_s */
     double busbw_lo, busbw_hi;      /* the band's busbw */
     const char *algo;               /* the row -a nccl picked (static) */

@@ -1,5 +1,6 @@
 /* concurrent.c - several collectives in one engine run (concurrent.h). */
 #include "concurrent.h"
+#include "select.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -198,7 +199,10 @@ static int set_key(conc_coll_t *c, const char *k, const char *v, int p, int32_t 
         c->own_algo = 1;
         return 0;
     }
-    if (!strcmp(k, "s")) return units_size(v, &c->bytes, &why) < 0 ? err_set(e, BATON_EINVAL, "s=%s: %s", v, why) : 0;
+    if (!strcmp(k, "s")) {
+        if (units_size(v, &c->bytes, &why) < 0) return err_set(e, BATON_EINVAL, "s=%s: %s", v, why);
+        return c->bytes == 0 ? err_set(e, BATON_EINVAL, "s=%s: %s", v, SELECT_ZERO_WHY) : 0;   /* as sim and predict */
+    }
     if (!strcmp(k, "p")) {
         int pr = proto_parse(v);
         if (pr < 0) return err_set(e, BATON_EINVAL, "p=%s: no such protocol (LL, LL128, Simple, none)", v);

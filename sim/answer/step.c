@@ -196,6 +196,7 @@ static void arith(const step_req_t *q, step_out_t *o) {
     o->kv_bytes = q->phase == STEP_DECODE ? w.kv_bytes : 0;           /* decode reads the whole resident cache */
     o->tokens = (double)q->batch * tps;
     o->flops = mm + att;
+    o->flops_executed = f * mb * (w.mm_flops + w.att_flops) + fh * mb * head_flops;
     o->bytes = wb + kv + ew + opt;
     o->compute_s = o->flops / peak;
     o->memory_s = o->bytes / bw;

@@ -78,7 +78,10 @@ typedef struct step_comm {
 
 typedef struct step_out {
     double tokens;           /* tokens the step makes or reads, all replicas */
-    double flops;            /* per GPU */
+    double flops;            /* per GPU, on the step's critical path: every pipeline slot, the
+                                bubble's pp - 1 included (a stage's GPUs are idle in those) */
+    double flops_executed;   /* what the last stage's GPUs execute: their microbatches' layers and
+                                the head (without pipelining, the same as flops) */
     double bytes;            /* per GPU, HBM traffic */
     int kernels;             /* launched per GPU along the step */
     double compute_s, memory_s, transport_s, overhead_s;

@@ -2,6 +2,7 @@
 /* cmd_doctor.c - `baton doctor`: a log against its machine, and what
  * changed (validate/doctor.h). */
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,10 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
            r->shortfall_pct >= 0 ? r->shortfall_pct : -r->shortfall_pct,
            r->shortfall_pct >= 0 ? "below" : "above", r->ratio, r->band_lo_pct);
     print_facts(info);
+    if (r->verdict == DOC_BELOW && r->sim_rows > 0 && r->sim_ratio >= 1 + r->band_lo_pct / 100)
+        printf("but: at these sizes baton's simulator answers slower than its formula (predict prints both); against "
+               "the simulator the log is %.1f %% %s, inside the band: the shortfall may be the formula's, not the "
+               "machine's\n", 100 * fabs(1 - r->sim_ratio), r->sim_ratio <= 1 ? "below" : "above");
     if (r->verdict == DOC_ABOVE)
         printf("faster than baton's machine: the file understates it (baton calibrate fits it to this log)\n");
     if (r->verdict == DOC_UNSURE)
@@ -261,13 +266,13 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
 static void print_json(const char *path, const topo_t *t, const doc_report_t *r, const ni_info_t *info,
                        const doc_said_t *w, int first) {
     char esc[2048], esc2[1024], esc3[2048], esc4[1700];
-    printf("%s{\"log\":\"%s\",\"machine\":\"%s\",\"ranks\":%d,\"verdict\":\"%s\",\"times_verdict\":\"%s\",\"broken\":\"%s\",\"shortfall_pct\":%.4f,\"ratio\":%.6f,"
+    printf("%s{\"log\":\"%s\",\"machine\":\"%s\",\"ranks\":%d,\"verdict\":\"%s\",\"times_verdict\":\"%s\",\"broken\":\"%s\",\"shortfall_pct\":%.4f,\"simulator_ratio\":%.6f,\"ratio\":%.6f,"
            "\"largest_from_bytes\":%llu,\"band\":{\"kind\":\"%s\",\"source\":\"%s\",\"low_pct\":%.4f,\"high_pct\":%.4f,"
            "\"large_low_pct\":%.4f,\"large_high_pct\":%.4f},\"healthy_mape_pct\":%.4f,\"explained\":%s,\"info_lines\":%d,"
            "\"causes\":[", first ? "" : ",", report_json_escape(path, esc, sizeof esc),
            report_json_escape(topo_name(t), esc2, sizeof esc2), topo_whole_ranks(t),
            w->broken[0] ? "broken" : doc_verdict_name(r->verdict), doc_verdict_name(r->verdict),
-           report_json_escape(w->broken, esc4, sizeof esc4), r->shortfall_pct, r->ratio, (unsigned long long)r->large_from, r->band.kind,
+           report_json_escape(w->broken, esc4, sizeof esc4), r->shortfall_pct, r->sim_ratio, r->ratio, (unsigned long long)r->large_from, r->band.kind,
            report_json_escape(r->band.source, esc3, sizeof esc3), r->band.lo_pct, r->band.hi_pct, r->band.large_lo_pct,
            r->band.large_hi_pct, r->healthy_mape, r->verdict == DOC_BELOW && r->explained ? "true" : "false", info->info_lines);
     for (int i = 0; i < r->ncauses; i++) {

@@ -246,11 +246,16 @@ static void text(const step_args_t *a, const topo_t *t, const step_out_t *o) {
     if (o->optimizer_bytes > 0)
         printf(", %.3g GB of optimizer state (%s)", o->optimizer_bytes / 1e9,
                q->optimizer == STEP_OPT_SHARDED ? (q->dp > 1 ? "sharded over dp" : "sharded, dp 1") : "replicated");
-    printf(" (of %.3g GB)%s\n", q->gpu->hbm_bytes / 1e9, step_resident(o) > q->gpu->hbm_bytes ? ": DOES NOT FIT" : "");
+    printf(" (of %.3g GiB, %.3g GB)%s\n", q->gpu->hbm_bytes / 1073741824.0, q->gpu->hbm_bytes / 1e9,
+           step_resident(o) > q->gpu->hbm_bytes ? ": DOES NOT FIT" : "");
     for (int i = 0; i < 4; i++) units_fmt_time(v[i], b[i], sizeof b[i]);
     printf("  bucket      time         share\n");
     printf("  compute     %-12s %5.1f %%  %.4g GFLOP at %.0f %% of %.4g TFLOPS\n", b[0], 100 * v[0] / sum, o->flops / 1e9,
            100 * q->compute_eff, q->gpu->flops[q->dtype] / 1e12);
+    if (q->pp > 1)                /* the critical path's slots are not all work: MFU wants what runs */
+        printf("              on the critical path: %d pipeline slots, %d of them the bubble (pp - 1), where a\n"
+               "              stage waits; a GPU of the last stage executes %.4g GFLOP\n", o->slots, q->pp - 1,
+               o->flops_executed / 1e9);
     printf("  memory      %-12s %5.1f %%  %.4g GB at %.0f %% of %.4g GB/s\n", b[1], 100 * v[1] / sum, o->bytes / 1e9,
            100 * q->mem_eff, q->gpu->hbm_bw / 1e9);
     printf("  transport   %-12s %5.1f %%%s\n", b[2], 100 * v[2] / sum, o->ncomm ? "" : "  no collectives");
@@ -283,13 +288,14 @@ static void json(const step_args_t *a, const topo_t *t, const step_out_t *o) {
     const step_req_t *q = &a->q;
     char machine[512], model[128];                 /* names from the user's files */
     printf("{\"machine\":\"%s\",\"gpu\":\"%s\",\"model\":\"%s\",\"phase\":\"%s\",\"batch\":%d,\"seq\":%d,\"dtype\":\"%s\","
-           "\"tp\":%d,\"dp\":%d,\"pp\":%d,\"ep\":%d,\"flops\":%.9g,\"bytes\":%.9g,\"kernels\":%d,\"compute_s\":%.9g,"
+           "\"tp\":%d,\"dp\":%d,\"pp\":%d,\"ep\":%d,\"flops\":%.9g,\"flops_executed\":%.9g,\"bytes\":%.9g,\"kernels\":%d,\"compute_s\":%.9g,"
            "\"memory_s\":%.9g,\"transport_s\":%.9g,\"overhead_s\":%.9g,\"roofline_s\":%.9g,\"step_s\":%.9g,\"bound\":\"%s\","
            "\"overlap_step_s\":%.9g,\"weights_bytes\":%.9g,\"kv_bytes\":%.9g,\"grad_bytes\":%.9g,\"optimizer_bytes\":%.9g,"
            "\"optimizer\":\"%s\",\"micro_batch\":%d,\"microbatches\":%d,\"fits\":%s,\"collectives\":[",
            report_json_escape(topo_name(t), machine, sizeof machine), q->gpu->name,
            report_json_escape(q->m->name, model, sizeof model),
            step_phase_name(q->phase), q->batch, q->seq, gpu_dtype_name(q->dtype), q->tp, q->dp, q->pp, q->ep, o->flops,
+           o->flops_executed,
            o->bytes, o->kernels, o->compute_s, o->memory_s, o->transport_s, o->overhead_s, o->roofline_s, o->step_s,
            bucket_names[step_bound(o)], o->overlap_step_s, o->weights_bytes, o->kv_bytes, o->grad_bytes,
            o->optimizer_bytes, q->optimizer == STEP_OPT_SHARDED ? "sharded" : "replicated", q->micro_batch, q->microbatches,
@@ -340,7 +346,7 @@ int cmd_step(int argc, char **argv) {
 
 /* `baton gpus`: the built-in GPUs and models. */
 static const char gpus_help[] =
-    "usage: baton gpus [--json] [-t MACHINE [--set K=V ...]]\n\n"
+    "usage: baton gpus [--json | -t MACHINE [--set K=V ...]]\n\n"
     "The GPUs a machine file may name (`gpu: NAME`) and the models `baton step` knows.\n"
     "      --json      one JSON object: gpus (FLOP/s, HBM bytes/s and bytes, launch seconds)\n"
     "                  and models (shapes, parameters, source)\n"
@@ -375,7 +381,7 @@ static int gpus_of_machine(const char *name, const cmd_sets_t *sets) {
         printf("  bf16         %9.1f TFLOPS  (%s)\n", g->flops[GPU_BF16] / 1e12, gpu_source(k, g->flops[GPU_BF16], k ? k->flops[GPU_BF16] : 0));
         printf("  fp8          %9.1f TFLOPS  (%s)\n", g->flops[GPU_FP8] / 1e12, gpu_source(k, g->flops[GPU_FP8], k ? k->flops[GPU_FP8] : 0));
         printf("  HBM          %9.0f GB/s    (%s)\n", g->hbm_bw / 1e9, gpu_source(k, g->hbm_bw, k ? k->hbm_bw : 0));
-        printf("  HBM          %9.0f GB      (%s)\n", g->hbm_bytes / 1e9, gpu_source(k, g->hbm_bytes, k ? k->hbm_bytes : 0));
+        printf("  HBM          %9.0f GiB     (%s)\n", g->hbm_bytes / 1073741824.0, gpu_source(k, g->hbm_bytes, k ? k->hbm_bytes : 0));
         printf("  kernel launch%9.2f us      (%s; `step`: per kernel from a stream)\n", g->launch * 1e6,
                gpu_source(k, g->launch, k ? k->launch : 0));
         printf("  graph launch %9.2f us      (%s; per kernel inside a CUDA graph)\n", g->graph_launch * 1e6,
@@ -410,11 +416,11 @@ int cmd_gpus(int argc, char **argv) {
         free(s);
         return EXIT_OK;
     }
-    printf("gpu          bf16 TFLOPS  fp8 TFLOPS  HBM GB/s  HBM GB  launch us  graph us\n");
+    printf("gpu          bf16 TFLOPS  fp8 TFLOPS  HBM GB/s HBM GiB  launch us  graph us\n");
     for (int i = 0; gpu_at(i); i++) {
         const gpu_spec_t *g = gpu_at(i);
         printf("%-12s %11.1f %11.1f %9.0f %7.0f %10.2f %9.2f\n", g->name, g->flops[GPU_BF16] / 1e12, g->flops[GPU_FP8] / 1e12,
-               g->hbm_bw / 1e9, g->hbm_bytes / 1e9, g->launch * 1e6, g->graph_launch * 1e6);
+               g->hbm_bw / 1e9, g->hbm_bytes / 1073741824.0, g->launch * 1e6, g->graph_launch * 1e6);
     }
     fputs(gpus_launch_note, stdout);
     printf("\nmodel          layers  hidden  heads  kv  ffn     vocab   experts  params  active  source\n");
