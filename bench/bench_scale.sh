@@ -7,7 +7,8 @@
 # Two lines a size: the command as a user runs it (--proto auto simulates
 # each protocol, the lowest formula's first, the others until their clock,
 # or their clock plus their busiest link's holds still to book, passes its
-# time: sim/answer/run.c, sim/engine/xfer.c), and one protocol's run alone (--proto Simple),
+# time: sim/answer/run.c, sim/engine/xfer.c; from 4,096 ranks the protocols
+# run side by side in BATON_JOBS workers, docs/decisions/speed.md), and one protocol's run alone (--proto Simple),
 # whose events over its wall time are the engine's rate; the first line's
 # events are the winning run's only, so its rate understates the engine's.
 set -eu

@@ -384,7 +384,7 @@ static void named_closed(topo_t *t, const run_req_t *q, const run_req_t *q_in, c
  * after the other give: a run that gives up ends strictly later than a
  * finished one, so it would not have been kept; the finished ones are kept
  * in the serial loop's order, a later one only if strictly faster. */
-#define RUN_RIVALS_WORK 4e6       /* ranks x max(ranks, chunks) x 8, select.c's measure of a run */
+#define RUN_RIVALS_WORK 1e8       /* ranks x max(ranks, chunks) x 8, select.c's measure: 4,096 ranks and up */
 
 typedef struct rivals {
     topo_t *t;
@@ -432,7 +432,7 @@ static int rivals_plan(rivals_t *r, const run_req_t *q, int first_pr, int last, 
         r->pr[r->n++] = (proto_t)pr;
     }
     double p = r->o->ranks, k = (double)algo_pipeline_chunks(q->bytes, &q->opts);
-    return r->n >= 2 && p * (k > p ? k : p) * 8 >= RUN_RIVALS_WORK;
+    return r->n >= 2 && p * (k > p ? k : p) * 8 >= (q->rivals_work > 0 ? q->rivals_work : RUN_RIVALS_WORK);
 }
 
 /* 1 with *best the fastest run, 0 where they run here instead, or < 0. */

@@ -73,6 +73,8 @@ typedef struct run_req {
     int jobs;                /* a named row's protocols under --proto auto, where the run is large,
                                 simulated side by side in this many worker processes (<= 1: one
                                 after the other, here; the library never forks) */
+    double rivals_work;      /* how large: ranks x max(ranks, chunks) x 8 at least this (0:
+                                RUN_RIVALS_WORK, 4,096 ranks; the tests ask smaller runs) */
 } run_req_t;
 
 typedef struct run_out {
