@@ -679,6 +679,13 @@ Test(doctor, a_broken_run_is_broken_whatever_its_times) {
     cr_expect_eq(th_cli("doctor -t hgx-a100 --nccl-tests tests/data/broken/a100x8_nccl_failure.txt", &out, 1), 5, "%s", out);
     cr_expect(strstr(out, "verdict: broken: the run failed (line 41"), "%s", out);
     free(out);
+    /* the failure line found whole, wherever it is: after a long host name, after another stray line */
+    int rc = th_sh("f=$(mktemp) && sed -e 's/inst-ks8ls-comp/dgx-a100-node-017.cluster.example.com/' "
+                   "-e '41i srun: warning: step 12.0 got a signal' tests/data/broken/a100x8_nccl_failure.txt > $f && "
+                   "${BATON_BIN:-build/baton} doctor -t hgx-a100 --nccl-tests $f; s=$?; rm -f $f; exit $s", &out);
+    cr_expect_eq(rc, 5, "%s", out);
+    cr_expect(strstr(out, "verdict: broken: the run failed (line 42: \"Test NCCL failure"), "%s", out);
+    free(out);
     cr_expect_eq(th_cli("doctor -t hgx-a100 --json --nccl-tests tests/data/broken/a100x8_wrong_results.txt", &out, 1), 5);
     cJSON *j = cJSON_Parse(out);
     cr_assert(j, "%s", out);

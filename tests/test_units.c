@@ -53,6 +53,8 @@ Test(units, sizes_exact) {
     cr_expect_eq(v, 18446744073709551615ull);
     cr_expect_eq(units_size("18446744073709551616", &v, &why), -1, "2^64");
     cr_expect_eq(units_size("16EiB", &v, &why), -1, "2^64");
+    cr_assert_eq(units_size("0x40000000000000", &v, &why), 0, "hex, as strtod reads it");
+    cr_expect_eq(v, 1ull << 54);
 }
 
 Test(units, rejects_bad_input) {

@@ -390,10 +390,18 @@ Test(user_files, import_says_a_gpu_list_that_does_not_fit) {
     cr_assert_eq(th_cli("topo import nvsmi tests/data/import/hgx8-nv18-topo-m.txt --gpus tests/data/import/mixed4-L.txt"
                         " -o build/uf-mixed.yaml", &out, 0), 0, "%s", out);
     cr_expect(strstr(out, "though it names 4 GPUs for the matrix's 8") != NULL, "%s", out);
-    cr_expect(strstr(out, "assumed every GPU is the first the list names, \"NVIDIA L40S\"; it also names") != NULL, "%s", out);
+    cr_expect(strstr(out, "assumed every GPU is the first baton knows, \"NVIDIA L40S\"; the names also say "
+                          "\"NVIDIA A100-PCIE-40GB\"") != NULL, "%s", out);
     free(out);
     cr_assert_eq(th_cli("topo import nvsmi tests/data/import/hgx8-nv18-topo-m.txt --gpus tests/data/import/b200x8-L.txt"
                         " -o build/uf-fits.yaml", &out, 0), 0, "%s", out);
-    cr_expect(strstr(out, "though it names") == NULL && strstr(out, "also names") == NULL, "a list that fits: %s", out);
+    cr_expect(strstr(out, "though it names") == NULL && strstr(out, "also say") == NULL, "a list that fits: %s", out);
+    free(out);
+    /* names in the matrix's own file beside a --gpus list: the list alone is counted */
+    int rc = th_sh("f=$(mktemp) && cat tests/data/import/dgx1-v100-smi-L.txt tests/data/import/dgx1-v100-topo-m.txt > $f && "
+                   "${BATON_BIN:-build/baton} topo import nvsmi $f --gpus tests/data/import/dgx1-v100-smi-L.txt 2>&1 >/dev/null;"
+                   " s=$?; rm -f $f; exit $s", &out);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "though it names") == NULL, "%s", out);
     free(out);
 }

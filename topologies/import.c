@@ -22,7 +22,9 @@ typedef struct {
     int known;                      /* the GPU the file names (known_gpus), -1: none */
     char product[64];               /* as the file writes it */
     char unknown[64];               /* the first product named that baton does not know */
+    char first[64];                 /* the first product named */
     char other[64];                 /* a product named after the first, and not it (mixed GPUs) */
+    int listed;                     /* products the --gpus file names (0: none given) */
     int named;                      /* device lines seen (a product, known or not) */
 } matrix_t;
 
@@ -64,13 +66,10 @@ static void note_product(matrix_t *m, const char *line) {
     if (name == NULL) return;
     size_t n = strcspn(name, "\r\n(");
     while (n > 0 && isspace((unsigned char)name[n - 1])) n--;
-    m->named++;
-    if (m->known >= 0 || m->unknown[0]) {        /* one named already: the rest should be the same GPU */
-        const char *first = m->known >= 0 ? m->product : m->unknown;
-        if (!m->other[0] && (strlen(first) != n || strncmp(first, name, n)))
-            snprintf(m->other, sizeof m->other, "%.*s", (int)n, name);
-        if (m->known >= 0) return;
-    }
+    if (m->named++ == 0) snprintf(m->first, sizeof m->first, "%.*s", (int)n, name);
+    else if (!m->other[0] && (strlen(m->first) != n || strncmp(m->first, name, n)))   /* the rest: the same GPU */
+        snprintf(m->other, sizeof m->other, "%.*s", (int)n, name);
+    if (m->known >= 0) return;
     for (int i = 0; i < (int)(sizeof known_gpus / sizeof known_gpus[0]); i++) {
         if (strstr(name, known_gpus[i].word) == NULL) continue;
         snprintf(m->product, sizeof m->product, "%.*s", (int)n, name);
@@ -88,6 +87,7 @@ static int read_names(const char *path, matrix_t *m, baton_err_t *e) {
     int before = m->named;
     while (fgets(line, sizeof line, f)) note_product(m, line);
     fclose(f);
+    m->listed += m->named - before;
     if (m->named == before && m->known < 0)
         return err_set(e, BATON_EPARSE, "%s: names no GPU (want nvidia-smi -L's \"GPU 0: NAME (UUID: ...)\" or nvidia-smi "
                        "-q's \"Product Name : NAME\" lines)", path);
@@ -291,13 +291,14 @@ static int nvlink_gbps_of(int arch);
 
 static void emit_assumptions(const matrix_t *m, int switched, int sockets, FILE *f) {
     int nv = 0;
-    if (m->named > 0 && m->named != m->ngpu)
+    if (m->listed > 0 && m->listed != m->ngpu)
         fprintf(f, IMPORT_ASSUMED "the matrix's GPUs are the list's, though it names %d GPU%s for the matrix's %d\n"
-                   "#   (is it this machine's list?)\n", m->named, m->named == 1 ? "" : "s", m->ngpu);
-    if (m->other[0])
-        fprintf(f, IMPORT_ASSUMED "every GPU is the first the list names, \"%s\"; it also names \"%s\", which\n"
-                   "#   one machine file cannot mix (name them apart in a file of your own)\n",
-                m->known >= 0 ? m->product : m->unknown, m->other);
+                   "#   (is it this machine's list?)\n", m->listed, m->listed == 1 ? "" : "s", m->ngpu);
+    const char *used = m->known >= 0 ? m->product : m->first;
+    if (m->other[0])             /* the name other than the one used: the first, where a later one was known */
+        fprintf(f, IMPORT_ASSUMED "every GPU is %s, \"%s\"; the names also say \"%s\", which one\n"
+                   "#   machine file cannot mix (name them apart in a file of your own)\n",
+                m->known >= 0 ? "the first baton knows" : "the first named", used, strcmp(m->other, used) ? m->other : m->first);
     for (int i = 0; i < m->ngpu; i++) nv |= nv_links(m, i) > 0;
     if (nv)
         fprintf(f, IMPORT_ASSUMED "NVLink at its line rate, %d GB/s a link each way (nvlink_gbps%s); real links carry\n"

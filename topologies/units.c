@@ -119,7 +119,7 @@ static int exact_digits(const char *s, double scale, uint64_t *out, const char *
     errno = 0;
     char *end;
     unsigned long long n = strtoull(s, &end, 10);
-    if (end == s || *end == '.' || *end == 'e' || *end == 'E') return 0;
+    if (end == s || *end == '.' || *end == 'e' || *end == 'E' || *end == 'x' || *end == 'X') return 0;   /* strtod's forms */
     if (errno == ERANGE) { *why = "size must be below 2^64 bytes (16 EiB)"; return -1; }
     uint64_t k = (uint64_t)scale;
     if (k != 0 && n > UINT64_MAX / k) { *why = "size must be below 2^64 bytes (16 EiB)"; return -1; }

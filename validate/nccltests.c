@@ -327,6 +327,17 @@ static int add_pending(state_t *st, char **tok, int n, int line, const char *pat
     return st->npend >= whole_row(st, st->npend) ? finish_pending(st, path, e) : 0;
 }
 
+/* nccl-tests' own words for a run that failed (common.h: "%s: Test NCCL
+ * failure %s:%d", "Test CUDA failure"), wherever the line is: the first. */
+static void note_failure(nt_log_t *log, const char *s, int line) {
+    const char *at = strstr(s, "Test NCCL failure");
+    if (at == NULL) at = strstr(s, "Test CUDA failure");
+    if (at == NULL || log->failed_line) return;
+    log->failed_line = line;
+    size_t n = strcspn(at, "\r\n");
+    snprintf(log->failed_text, sizeof log->failed_text, "%.*s", (int)n, at);
+}
+
 /* The text of a line that is not NCCL's (or the part before NCCL's): a
  * comment, a row, a row's first columns (cut: NCCL's line followed), or
  * more columns of a row cut before. */
@@ -338,6 +349,7 @@ static int row_text(state_t *st, char *s, int line, int cut, const char *path, b
         return rc < 0 ? rc : learn_comment(st, s, line, path, e);
     }
     learn_test(st, s, line);
+    note_failure(st->log, s, line);
     int closing = strstr(s, "Out of bounds values") || strstr(s, "Avg bus bandwidth");   /* older nccl-tests: no '#' */
     char *tok[32];
     int n = 0;

@@ -101,6 +101,10 @@ typedef struct nt_log {
                                 the first, stray_text its start */
     int stray_line;
     char stray_text[48];
+    int failed_line;         /* the first line where nccl-tests says the run failed ("Test NCCL
+                                failure", "Test CUDA failure": common.h's NCCLCHECK, CUDACHECK);
+                                0: none; failed_text its text from "Test" on */
+    char failed_text[96];
 } nt_log_t;
 
 #endif

@@ -6,6 +6,7 @@
 #include "../../topologies/topo.h"
 #include "../../util/par.h"
 #include "../../util/progress.h"
+#include "../engine/footprint.h"
 #include "../engine/symmetry.h"
 #include "../nccl/nccl.h"
 
@@ -417,6 +418,21 @@ static int rival_one(void *ctx, int i, void *out, baton_err_t *e) {
     return 0;
 }
 
+/* Room for k of row a's runs at once: each worker's engine checks its own
+ * need (sim/engine/footprint.h) against what is free when it starts, so side
+ * by side they must fit together, or a run that fits alone would be killed. */
+static int rivals_fit(topo_t *t, const algo_t *a, const run_req_t *q, int ranks, int k) {
+    sched_t s;
+    algo_opts_t tmp;
+    if (algo_build(a, ranks, q->bytes, algo_row_opts(a, &q->opts, &tmp), &s, NULL) < 0) return 0;
+    engine_opts_t eo = {0};
+    footprint_need_t need = {.state = engine_state_estimate(&s, t, ranks, &eo)};
+    footprint_t f;
+    footprint_of(&s, t, ranks, &need, &f);
+    uint64_t avail = footprint_available();
+    return avail == 0 || f.bytes * k <= 0.9 * (double)avail;
+}
+
 /* The protocols a named row runs under --proto auto, in the order the
  * serial loop tries them, into r->pr; 0 where they should run one after
  * the other here (fewer than two, a small run, no workers). */
@@ -432,7 +448,8 @@ static int rivals_plan(rivals_t *r, const run_req_t *q, int first_pr, int last, 
         r->pr[r->n++] = (proto_t)pr;
     }
     double p = r->o->ranks, k = (double)algo_pipeline_chunks(q->bytes, &q->opts);
-    return r->n >= 2 && p * (k > p ? k : p) * 8 >= (q->rivals_work > 0 ? q->rivals_work : RUN_RIVALS_WORK);
+    return r->n >= 2 && p * (k > p ? k : p) * 8 >= (q->rivals_work > 0 ? q->rivals_work : RUN_RIVALS_WORK) &&
+           rivals_fit(r->t, r->row, q, r->o->ranks, q->jobs < r->n ? q->jobs : r->n);
 }
 
 /* 1 with *best the fastest run, 0 where they run here instead, or < 0. */
@@ -687,13 +704,19 @@ static int sim_pick(topo_t *t, const run_req_t *q, const run_out_t *o, run_check
     return 0;
 }
 
-int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c) {
-    int rc;
+int run_check_row(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c) {
     memset(c, 0, sizeof *c);
-    if (run_formula_approx(o)) {
-        if (!run_check_cheap(o) || topo_fold_ranks(t)) c->state = RUN_CHECK_LARGE;
-        else if ((rc = check_row(t, q, o, c)) < 0) return rc;
+    if (!run_formula_approx(o)) return 0;
+    if (!run_check_cheap(o) || topo_fold_ranks(t)) {
+        c->state = RUN_CHECK_LARGE;
+        return 0;
     }
+    return check_row(t, q, o, c);
+}
+
+int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c) {
+    int rc = run_check_row(t, q, o, c);
+    if (rc < 0) return rc;
     if (!run_is_auto(q->algo) || topo_fold_ranks(t) || c->state == RUN_CHECK_LARGE || c->state == RUN_CHECK_FAILED)
         return 0;
     return c->beyond || check_work(o) <= RUN_PICK_WORK ? sim_pick(t, q, o, c) : 0;

@@ -100,6 +100,10 @@ typedef struct run_check {
  * BATON_ENOMEM only; the rest is in c. */
 int run_check(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c);
 
+/* run_check's first half only: the same row simulated, no pick of -a auto
+ * or nccl (expect's band, which reads sim_s and beyond alone). */
+int run_check_row(topo_t *t, const run_req_t *q, const run_out_t *o, run_check_t *c);
+
 /* q, asked again for o's answer only: its row and protocol, sized as o was
  * (NCCL's channels and pipeline where -a nccl chose it; where the machine's
  * library rule chose a row of its own, -a nccl again, which follows it),

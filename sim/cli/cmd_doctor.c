@@ -1,4 +1,3 @@
-#define _GNU_SOURCE   /* strcasestr */
 /* cmd_doctor.c - `baton doctor`: a log against its machine, and what
  * changed (validate/doctor.h). */
 #include <getopt.h>
@@ -166,8 +165,8 @@ static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample
     if (log.wrong_rows)          /* a run that returned wrong data is broken, however fast */
         snprintf(w->broken, sizeof w->broken, "%d rows returned wrong results (#wrong, line %d)", log.wrong_rows,
                  log.wrong_line);
-    else if (log.stray && strcasestr(log.stray_text, "failure"))
-        snprintf(w->broken, sizeof w->broken, "the run failed (line %d: \"%s\")", log.stray_line, log.stray_text);
+    else if (log.failed_line)
+        snprintf(w->broken, sizeof w->broken, "the run failed (line %d: \"%s\")", log.failed_line, log.failed_text);
     rc = cal_samples(&log, s, n, e);
     nt_free(&log);
     if (rc == 0 && *n == 0) { free(*s); *s = NULL; rc = err_set(e, BATON_EINVAL, "%s: no rows with a time", path); }
@@ -226,7 +225,8 @@ static void print_report(const doc_args_t *a, const char *path, const topo_t *t,
            r->shortfall_pct >= 0 ? r->shortfall_pct : -r->shortfall_pct,
            r->shortfall_pct >= 0 ? "below" : "above", r->ratio, r->band_lo_pct);
     print_facts(info);
-    if (r->verdict == DOC_BELOW && r->sim_rows > 0 && r->sim_ratio >= 1 + r->band_lo_pct / 100)
+    if (r->verdict == DOC_BELOW && r->sim_rows > 0 && r->sim_ratio >= 1 + r->band_lo_pct / 100 &&
+        r->sim_ratio <= 1 + r->band.large_hi_pct / 100)
         printf("but: at these sizes baton's simulator answers slower than its formula (predict prints both); against "
                "the simulator the log is %.1f %% %s, inside the band: the shortfall may be the formula's, not the "
                "machine's\n", 100 * fabs(1 - r->sim_ratio), r->sim_ratio <= 1 ? "below" : "above");
