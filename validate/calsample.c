@@ -61,7 +61,8 @@ int cal_predict_checked(topo_t *t, const cal_req_t *q, const cal_sample_t *s, do
     if (sim_s) {
         run_check_t c = {0};
         *sim_s = 0;
-        if (r.predict && !q->nccl_model && !topo_fold_ranks(t) && run_check_row(t, &r, &o, &c) == BATON_ENOMEM)
+        if (r.predict && !q->nccl_model && !topo_fold_ranks(t) && run_check_table_cheap(&o) &&
+            run_check_row(t, &r, &o, &c) == BATON_ENOMEM)
             return err_set(e, BATON_ENOMEM, "out of memory");
         if (c.state == RUN_CHECK_DONE && c.beyond) *sim_s = c.sim_s;
     }

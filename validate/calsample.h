@@ -56,7 +56,8 @@ int cal_predict(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *ti
 
 /* cal_predict's closed form, and in *sim_s the simulator's time for the
  * same row where predict would print it beside the formula (run_check:
- * approximate there, the run cheap, and beyond the band), else 0. */
+ * approximate there, and beyond the band), else 0; checked only where a
+ * table's row stays cheap (run_check_table_cheap: a log has dozens). */
 int cal_predict_checked(topo_t *t, const cal_req_t *q, const cal_sample_t *s, double *time_s, const char **algo,
                         proto_t *proto, double *sim_s, baton_err_t *e);
 

@@ -650,6 +650,7 @@ static double check_work(const run_out_t *o) {
 }
 
 int run_check_cheap(const run_out_t *o) { return check_work(o) <= RUN_CHECK_WORK; }
+int run_check_table_cheap(const run_out_t *o) { return check_work(o) <= RUN_TABLE_CHECK_WORK; }
 
 void run_same_row(const run_req_t *q, const run_out_t *o, int predict, run_req_t *out) {
     *out = *q;

@@ -76,6 +76,11 @@ int run_formula_approx(const run_out_t *o);
 #define RUN_PICK_WORK (RUN_CHECK_WORK / 64)
 /* Would checking closed-form result o with the simulator stay cheap? */
 int run_check_cheap(const run_out_t *o);
+/* A table's rows each checked (expect's and doctor's band, a log's every
+ * size): a sixteenth of a check each, 16 ranks up to 1,953 steps, where a
+ * row at RUN_CHECK_WORK made doctor on a 512-rank log take a minute. */
+#define RUN_TABLE_CHECK_WORK (RUN_CHECK_WORK / 16)
+int run_check_table_cheap(const run_out_t *o);
 /* The simulator's check of a closed-form answer (run_check). */
 enum { RUN_CHECK_EXACT = 0,   /* the formula is exact here: nothing to check */
        RUN_CHECK_DONE,        /* simulated: sim_s */
