@@ -41,4 +41,8 @@ const char *gpu_family_of_device(const char *device);
  * changes nothing writes just its name). */
 int gpu_same(const gpu_spec_t *a, const gpu_spec_t *b);
 
+/* Bytes in a GiB: memory capacities are binary (a datasheet's "80 GB" is
+ * 80 GiB; nvidia-smi shows 79.6 GiB usable), and `gpus` and `step` print them so. */
+#define GPU_GIB 1073741824.0
+
 #endif

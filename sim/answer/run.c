@@ -374,6 +374,12 @@ static void named_closed(topo_t *t, const run_req_t *q, const run_req_t *q_in, c
     }
 }
 
+/* Protocol pr among those --proto auto tries: all, or the log's NCCL_PROTO
+ * (q->protos) where no library rule runs the call. */
+static int proto_tried(const run_req_t *q, int proto, const topo_lib_rule_t *rule, int pr) {
+    return !(proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1));
+}
+
 /* --- A named row's protocols side by side ------------------------------
  *
  * Under --proto auto a named row runs once per protocol, the lowest formula
@@ -440,7 +446,7 @@ static int rivals_plan(rivals_t *r, const run_req_t *q, int first_pr, int last, 
     r->n = 0;
     if (q->jobs <= 1 || q->proto != RUN_PROTO_AUTO || !(r->row = algo_find(q->coll, q->algo))) return 0;
     for (int pr = first_pr; pr <= last; pr++) {
-        if (q->protos && !(q->protos >> pr & 1)) continue;                    /* NCCL_PROTO */
+        if (!proto_tried(q, q->proto, NULL, pr)) continue;                    /* NCCL_PROTO */
         if (k_by[pr] < 0) return 0;                                           /* the loop says why */
         if (k_by[pr] == 0) continue;
         if (q->nccl_rules && pr != PROTO_NONE && !ncclrule_runs_at(r->t, r->row, (proto_t)pr, r->o->ranks, q->bytes, q->protos))
@@ -520,7 +526,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     const algo_t *rows_by[PROTO_COUNT][FORM_MAX_ROWS];
     double closed_by[PROTO_COUNT][FORM_MAX_ROWS];
     for (int pr = first_pr; pr <= last; pr++) {      /* each protocol's candidates, once */
-        if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;   /* NCCL_PROTO */
+        if (!proto_tried(q, proto, rule, pr)) continue;   /* NCCL_PROTO */
         k_by[pr] = choose(t, q, q_in, &plan, o, (proto_t)pr, rows_by[pr], closed_by[pr]);
     }
     int nccl = strcmp(q->algo, "nccl") == 0, named = !run_is_auto(q->algo);
@@ -541,7 +547,7 @@ int run_collective(topo_t *t, const run_req_t *q_in, run_out_t *o, baton_err_t *
     for (int pr = first_pr; pr <= last; pr++) {      /* each protocol asked for, each candidate; keep the fastest */
         const algo_t **rows = rows_by[pr];
         const double *closed = closed_by[pr];
-        if (proto == RUN_PROTO_AUTO && !rule && q->protos && !(q->protos >> pr & 1)) continue;   /* NCCL_PROTO */
+        if (!proto_tried(q, proto, rule, pr)) continue;   /* NCCL_PROTO */
         int k = k_by[pr];
         if (k < 0) return err_set(e, k, "%s is folded: %s's closed forms need every rank", topo_name(t), q->algo);
         if (k == 0 && strcmp(q->algo, "nccl") == 0) continue;    /* NCCL runs nothing with this protocol here */

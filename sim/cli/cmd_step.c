@@ -246,7 +246,7 @@ static void text(const step_args_t *a, const topo_t *t, const step_out_t *o) {
     if (o->optimizer_bytes > 0)
         printf(", %.3g GB of optimizer state (%s)", o->optimizer_bytes / 1e9,
                q->optimizer == STEP_OPT_SHARDED ? (q->dp > 1 ? "sharded over dp" : "sharded, dp 1") : "replicated");
-    printf(" (of %.3g GiB, %.3g GB)%s\n", q->gpu->hbm_bytes / 1073741824.0, q->gpu->hbm_bytes / 1e9,
+    printf(" (of %.3g GiB, %.3g GB)%s\n", q->gpu->hbm_bytes / GPU_GIB, q->gpu->hbm_bytes / 1e9,
            step_resident(o) > q->gpu->hbm_bytes ? ": DOES NOT FIT" : "");
     for (int i = 0; i < 4; i++) units_fmt_time(v[i], b[i], sizeof b[i]);
     printf("  bucket      time         share\n");
@@ -381,7 +381,7 @@ static int gpus_of_machine(const char *name, const cmd_sets_t *sets) {
         printf("  bf16         %9.1f TFLOPS  (%s)\n", g->flops[GPU_BF16] / 1e12, gpu_source(k, g->flops[GPU_BF16], k ? k->flops[GPU_BF16] : 0));
         printf("  fp8          %9.1f TFLOPS  (%s)\n", g->flops[GPU_FP8] / 1e12, gpu_source(k, g->flops[GPU_FP8], k ? k->flops[GPU_FP8] : 0));
         printf("  HBM          %9.0f GB/s    (%s)\n", g->hbm_bw / 1e9, gpu_source(k, g->hbm_bw, k ? k->hbm_bw : 0));
-        printf("  HBM          %9.0f GiB     (%s)\n", g->hbm_bytes / 1073741824.0, gpu_source(k, g->hbm_bytes, k ? k->hbm_bytes : 0));
+        printf("  HBM          %9.0f GiB     (%s)\n", g->hbm_bytes / GPU_GIB, gpu_source(k, g->hbm_bytes, k ? k->hbm_bytes : 0));
         printf("  kernel launch%9.2f us      (%s; `step`: per kernel from a stream)\n", g->launch * 1e6,
                gpu_source(k, g->launch, k ? k->launch : 0));
         printf("  graph launch %9.2f us      (%s; per kernel inside a CUDA graph)\n", g->graph_launch * 1e6,
@@ -420,7 +420,7 @@ int cmd_gpus(int argc, char **argv) {
     for (int i = 0; gpu_at(i); i++) {
         const gpu_spec_t *g = gpu_at(i);
         printf("%-12s %11.1f %11.1f %9.0f %7.0f %10.2f %9.2f\n", g->name, g->flops[GPU_BF16] / 1e12, g->flops[GPU_FP8] / 1e12,
-               g->hbm_bw / 1e9, g->hbm_bytes / 1073741824.0, g->launch * 1e6, g->graph_launch * 1e6);
+               g->hbm_bw / 1e9, g->hbm_bytes / GPU_GIB, g->launch * 1e6, g->graph_launch * 1e6);
     }
     fputs(gpus_launch_note, stdout);
     printf("\nmodel          layers  hidden  heads  kv  ffn     vocab   experts  params  active  source\n");

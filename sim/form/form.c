@@ -67,8 +67,8 @@ typedef struct { memo_key_t key[MEMO_SIZE]; cost_model_t out[MEMO_SIZE]; int n, 
  * FORM_STEP_CHUNK bytes a chunk, whatever size asks first (so the answer does
  * not depend on what ran before; recounting 262,144 routes a size had made
  * doctor on a 512-rank all-to-all log take 100 s, where it takes 2). */
-#define FORM_STEP_EVEN 1
 #define FORM_STEP_CHUNK 4096
+static int chunk_empty(const sched_t *s) { return s->bytes < s->nchunks; }
 
 /* Is row a's view costed by its steps (algo_model)? */
 static int steps_view(const algo_t *a, const sched_t *s) { return a->step_send && s->nchannels <= 1; }
@@ -76,7 +76,7 @@ static int steps_view(const algo_t *a, const sched_t *s) { return a->step_send &
 static void memo_key(memo_key_t *k, const topo_t *t, const algo_t *a, const sched_t *s, const cost_model_t *m) {
     memset(k, 0, sizeof *k);                  /* padding too: keys compare with memcmp */
     k->a = a;
-    k->bytes = steps_view(a, s) && s->bytes < FORM_STEP_EVEN * s->nchunks ? s->bytes : 0;
+    k->bytes = steps_view(a, s) && chunk_empty(s) ? s->bytes : 0;
     k->nranks = s->nranks, k->nchannels = s->nchannels, k->root = s->root, k->helpers = s->helpers, k->period = s->period;
     memcpy(k->param, s->param, sizeof k->param);
     k->orders = s->orders;
@@ -198,7 +198,7 @@ static int algo_model(topo_t *t, const algo_t *a, const sched_t *s, const cost_m
     if (topo_fold_ranks(t)) return folded_model(t, a, s, m, out, e);
     if (steps_view(a, s)) {
         sched_t even = *s;                    /* every chunk full: the view of every such size, bit for bit */
-        if (even.bytes >= even.nchunks) even.bytes = (uint64_t)even.nchunks * FORM_STEP_CHUNK;
+        if (!chunk_empty(&even)) even.bytes = (uint64_t)even.nchunks * FORM_STEP_CHUNK;
         step_ctx_t y = {a, &even};
         int rc = peers_steps_cost(t, a, &even, a->nsteps(&even), load_step, &y, out, e);
         out->blind = rc == 0 && has_fabric(t);
