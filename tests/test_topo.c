@@ -144,6 +144,37 @@ Test(topo_yaml, topo_lists_every_knob) {
     free(out);
 }
 
+/* A machine that leaves channels to NCCL shows "channels=auto", not a count
+ * of 0 no run uses; --set takes "auto" back, and no other count takes it. */
+Test(topo_yaml, unset_channels_show_and_set_as_auto) {
+    char *out;
+    cr_assert_eq(th_cli("topo topologies/dgx1-v100.yaml", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "channels=auto,") && !strstr(out, "channels=0"), "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("topo topologies/dgx1-v100.yaml --set channels=3 --set channels=auto", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "channels=auto,") != NULL, "%s", out);
+    free(out);
+    cr_expect_neq(th_cli("topo topologies/dgx1-v100.yaml --set max_inflight=auto", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "max_inflight") && !strstr(out, "or auto"), "%s", out);
+    free(out);
+}
+
+/* p2p=false stages through a CPU node; on a machine with none it changes
+ * nothing, and the user is told so (a machine with CPUs is not warned, and
+ * its answer moves). */
+Test(topo_yaml, p2p_off_without_a_cpu_is_said) {
+    char *out, *on, *off;
+    cr_assert_eq(th_cli("predict -t hgx-h100 -c allreduce -a ring -s 1GiB --set p2p=false", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "p2p=false changes nothing on this machine") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("predict -t dgx1-v100 -c allreduce -a ring -s 1GiB --set p2p=false", &off, 0), 0, "%s", off);
+    cr_expect(strstr(off, "changes nothing") == NULL, "%s", off);
+    cr_assert_eq(th_cli("predict -t dgx1-v100 -c allreduce -a ring -s 1GiB", &on, 0), 0, "%s", on);
+    cr_expect(strcmp(strstr(on, "time"), strstr(off, "time")) != 0, "staged and direct print the same:\n%s", off);
+    free(on);
+    free(off);
+}
+
 /* A bracket may list numbers and ranges, in the order written. */
 Test(topo_yaml, a_bracket_lists_numbers_and_ranges) {
     const char *f = "/tmp/baton_bracket_list.yaml";

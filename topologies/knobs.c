@@ -99,6 +99,10 @@ static int cta(const char *s, int *out, char *why, size_t len) {
     return -1;
 }
 
+/* channels: unset (0) is NCCL's own count, which `topo` prints as "auto"
+ * and --set takes back. */
+static int unset_is_auto(const knob_t *k) { return k->at == AT(channels); }
+
 void knobs_format(const topo_params_t *p, int i, char *buf, size_t len) {
     if (i < 0 || i >= NKNOBS) { snprintf(buf, len, "?"); return; }
     const knob_t *k = &knobs[i];
@@ -106,7 +110,7 @@ void knobs_format(const topo_params_t *p, int i, char *buf, size_t len) {
     int whole = k->kind == KNOB_COUNT || k->kind == KNOB_BOOL || k->kind == KNOB_VERSION || k->kind == KNOB_CTA;
     double x = whole ? *(const int *)(const void *)at : *(const double *)(const void *)at;
     switch (k->kind) {
-    case KNOB_COUNT: snprintf(buf, len, "%d", (int)x); break;
+    case KNOB_COUNT: snprintf(buf, len, unset_is_auto(k) && x == 0 ? "auto" : "%d", (int)x); break;
     case KNOB_BOOL: snprintf(buf, len, "%s", x ? "true" : "false"); break;
     case KNOB_VERSION: knobs_version_text(x > 0 ? (int)x : TOPO_NCCL_TABLES, buf, len); break;
     case KNOB_CTA: snprintf(buf, len, "%s", cta_names[(int)x >= 0 && (int)x < 3 ? (int)x : 0]); break;
@@ -124,9 +128,10 @@ void knobs_format(const topo_params_t *p, int i, char *buf, size_t len) {
 static int count(const knob_t *k, const char *s, int *out, char *why, size_t len) {
     char *end;
     errno = 0;
+    if (unset_is_auto(k) && strcmp(s, "auto") == 0) { *out = 0; return 0; }   /* back to unset, as topo prints it */
     long x = strtol(s, &end, 10);
     if (end != s && *end == '\0' && errno == 0 && x >= k->lo && x <= k->hi) { *out = (int)x; return 0; }
-    if (k->hi < MANY) snprintf(why, len, "must be a whole number from %d to %d", k->lo, k->hi);
+    if (k->hi < MANY) snprintf(why, len, "must be a whole number from %d to %d%s", k->lo, k->hi, unset_is_auto(k) ? ", or auto" : "");
     else snprintf(why, len, "must be a whole number, at least %d", k->lo);
     return -1;
 }

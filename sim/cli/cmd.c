@@ -164,6 +164,17 @@ static void with_sets(baton_err_t *e, const char *const *sets, int nsets) {
     if (at < sizeof e->msg) snprintf(e->msg + at, sizeof e->msg - at, ")");
 }
 
+/* p2p: false stages GPU-to-GPU traffic through the nearest CPU node
+ * (topo_route.c); a machine with none keeps its direct links, which a
+ * user who set it would not guess. */
+static void warn_unstaged(const topo_t *t, const char *name) {
+    if (topo_params_c(t)->p2p) return;
+    for (int i = 0; i < topo_nnodes(t); i++)
+        if (topo_node(t, i)->kind == NODE_CPU) return;
+    fprintf(stderr, "baton: warning: %s: p2p=false changes nothing on this machine: it has no CPU node to stage "
+                    "GPU-to-GPU traffic through, so the GPUs keep their direct links\n", name);
+}
+
 topo_t *cmd_load_topo_folded(const char *name, const char *const *sets, int nsets, int fold, baton_err_t *e) {
     char path[4096], hint[128];
     size_t len = strlen(name);
@@ -178,6 +189,7 @@ topo_t *cmd_load_topo_folded(const char *name, const char *const *sets, int nset
     }
     topo_t *t = fold > 0 ? topo_yaml_load_folded(path, sets, nsets, fold, e) : topo_yaml_load(path, sets, nsets, e);
     if (t == NULL && nsets > 0 && e && !strstr(e->msg, "--set")) with_sets(e, sets, nsets);
+    if (t) warn_unstaged(t, name);
     return t;
 }
 
