@@ -188,7 +188,8 @@ uint64_t engine_state_estimate(const sched_t *s, const topo_t *t, int nr, const 
     uint64_t b = ns * sizeof(stream_t) + 2 * pool * sizeof(slot_t)   /* the pool (setup's size) may double */
                + (uint64_t)nr * (sizeof(double) + 2 * sizeof(uint32_t) + sizeof(uint64_t))   /* reduce, claims, counts */
                + 2 * ((uint64_t)topo_nlinks(t) + 2 * nr * ports + 1) * sizeof(book_link_t)   /* and as many holes */
-               + 2 * pool * sizeof(evq_item_t);                        /* about an event a stream, in blocks */
+               + 2 * pool * sizeof(evq_item_t)                         /* about an event a stream, in blocks */
+               + EVQ_BUCKETS * sizeof(evq_bucket_t);                   /* the queue's bucket table */
     if (o && o->record) b += ns * sizeof(stream_hist_t) + 2 * pool * sizeof(slot_hist_t);
     return b;
 }

@@ -3,13 +3,15 @@
  *
  * Key: a non-negative double's bit pattern orders like the double, so
  * (time, seq) is one 128-bit unsigned key. Every pending key is at least the
- * base key; bucket i holds the keys whose highest bit differing from the
- * base is bit i - 1 (bucket 0: the base itself), so every key in bucket i is
- * below every key in a higher bucket and the lowest non-empty bucket holds
- * the minimum. A push is a clz and an append. A pop takes the front of the
- * lowest bucket if that bucket is in key order; otherwise it makes the
- * bucket's minimum the base and deals the bucket out into lower buckets (an
- * event only moves down, at most 128 times, in practice two or three).
+ * base key; a key goes to the bucket of its highest digit (EVQ_DIGIT_BITS
+ * bits) differing from the base and that digit's value (bucket 0: the base
+ * itself), so every key in a bucket is below every key in a higher bucket
+ * and the lowest non-empty bucket holds the minimum. A push is a clz and an
+ * append. A pop takes the front of the lowest bucket if that bucket is in
+ * key order; otherwise it makes the bucket's minimum the base and deals the
+ * bucket out into lower buckets (an event only moves down, at most 16 times
+ * with 8-bit digits, in practice once or twice: with a bucket a bit it
+ * moved five times on a 4,096-rank ring, docs/decisions/engine.md).
  *
  * Why: the engine's lockstep schedules finish a ring step on every rank at
  * one time, thousands of events in push order. A heap sifts each pop through
@@ -54,19 +56,39 @@ static int below_base(const evq_t *q, uint64_t t, uint64_t seq) {
     return t < q->base_t || (t == q->base_t && seq < q->base_seq);
 }
 
+/* Bucket 0 holds the base itself; a key above it goes to its highest digit
+ * differing from the base (its level L) and that digit's value d, which is
+ * above the base's digit there: 1 + L * EVQ_RADIX + d. Keys in a lower
+ * level, or in the same level with a lower digit, are lower keys, so the
+ * index orders buckets as keys. */
 static int bucket_of(const evq_t *q, uint64_t t, uint64_t seq) {
-    uint64_t d = t ^ q->base_t;
-    if (d) return 128 - __builtin_clzll(d);
-    d = seq ^ q->base_seq;
-    return d ? 64 - __builtin_clzll(d) : 0;
+    uint64_t dt = t ^ q->base_t, ds = seq ^ q->base_seq;
+    int bit;
+    uint64_t word;
+    if (dt) bit = 127 - __builtin_clzll(dt), word = t;
+    else if (ds) bit = 63 - __builtin_clzll(ds), word = seq;
+    else return 0;
+    int level = bit / EVQ_DIGIT_BITS, shift = level * EVQ_DIGIT_BITS - (dt ? 64 : 0);
+    return 1 + level * EVQ_RADIX + (int)((word >> shift) & (EVQ_RADIX - 1));
 }
 
-static void mark(evq_t *q, int i) { q->used[i >> 6] |= 1ull << (i & 63); }
-static void unmark(evq_t *q, int i) { q->used[i >> 6] &= ~(1ull << (i & 63)); }
+/* used[] has a bit a bucket, summary[] a bit a word of used[] that is not
+ * zero: the lowest bucket in use is two ctz away. */
+static void mark(evq_t *q, int i) {
+    q->used[i >> 6] |= 1ull << (i & 63);
+    q->summary[i >> 12] |= 1ull << ((i >> 6) & 63);
+}
+
+static void unmark(evq_t *q, int i) {
+    if ((q->used[i >> 6] &= ~(1ull << (i & 63))) == 0) q->summary[i >> 12] &= ~(1ull << ((i >> 6) & 63));
+}
 
 static int lowest_used(const evq_t *q) {
-    for (int w = 0; w < 3; w++)
-        if (q->used[w]) return w * 64 + __builtin_ctzll(q->used[w]);
+    for (int s = 0; s < EVQ_SUMMARY_WORDS; s++)
+        if (q->summary[s]) {
+            int w = s * 64 + __builtin_ctzll(q->summary[s]);
+            return w * 64 + __builtin_ctzll(q->used[w]);
+        }
     return -1;
 }
 
@@ -121,7 +143,8 @@ static void free_list(evq_block_t *k) {
 }
 
 void evq_free(evq_t *q) {
-    for (int i = 0; i < EVQ_BUCKETS; i++) free_list(q->b[i].front);
+    for (int i = 0; q->b && i < EVQ_BUCKETS; i++) free_list(q->b[i].front);
+    free(q->b);
     free_list(q->spare);
     free(q->late);
     evq_init(q);
@@ -147,6 +170,7 @@ static int push_late(evq_t *q, const evq_item_t *x) {
 int evq_push_at(evq_t *q, double t, uint64_t seq, uint32_t kind, uint32_t id) {
     evq_item_t x = {t + 0.0, seq, kind, id};
     uint64_t tb = time_bits(x.t);
+    if (q->b == NULL && (q->b = calloc(EVQ_BUCKETS, sizeof *q->b)) == NULL) return -1;
     int rc = below_base(q, tb, x.seq) ? push_late(q, &x) : append(q, bucket_of(q, tb, x.seq), &x, tb);
     if (rc == 0) q->n++;
     return rc;
@@ -266,5 +290,6 @@ int evq_peek(evq_t *q, evq_item_t *out) {
 }
 
 uint64_t evq_bytes(const evq_t *q) {
-    return q->nblocks * sizeof(evq_block_t) + (uint64_t)q->caplate * sizeof(evq_item_t);
+    return q->nblocks * sizeof(evq_block_t) + (uint64_t)q->caplate * sizeof(evq_item_t) +
+           (q->b ? EVQ_BUCKETS * sizeof(evq_bucket_t) : 0);
 }

@@ -17,7 +17,13 @@ typedef struct evq_item {
     uint32_t id;
 } evq_item_t;
 
-#define EVQ_BUCKETS 129      /* by the highest bit of (time, seq) differing from the base */
+/* Buckets by the highest digit of (time, seq) differing from the base and
+ * that digit's value: 128 / EVQ_DIGIT_BITS levels of EVQ_RADIX, and the base. */
+#define EVQ_DIGIT_BITS 8
+#define EVQ_RADIX (1 << EVQ_DIGIT_BITS)
+#define EVQ_BUCKETS (1 + (128 / EVQ_DIGIT_BITS) * EVQ_RADIX)
+#define EVQ_USED_WORDS ((EVQ_BUCKETS + 63) / 64)
+#define EVQ_SUMMARY_WORDS ((EVQ_USED_WORDS + 63) / 64)
 
 /* Buckets are lists of fixed blocks from one free list, so memory follows
  * the events pending now (24 B each plus a block per bucket), not the most
@@ -31,8 +37,9 @@ typedef struct evq_bucket {
 } evq_bucket_t;
 
 typedef struct evq {
-    evq_bucket_t b[EVQ_BUCKETS];
-    uint64_t used[3];        /* which buckets hold events */
+    evq_bucket_t *b;         /* EVQ_BUCKETS of them (164 KB), from the first push: not on a caller's stack */
+    uint64_t used[EVQ_USED_WORDS];
+    uint64_t summary[EVQ_SUMMARY_WORDS];   /* which words of used[] are not zero */        /* which buckets hold events */
     uint64_t base_t, base_seq;   /* buckets are relative to this key (time's bits, seq) */
     evq_item_t *late;        /* events below the base, latest first (rare) */
     uint32_t nlate, caplate;
