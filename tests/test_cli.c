@@ -355,9 +355,9 @@ Test(cli, a_hold_out_must_hold_out_some_sizes_and_not_all) {
                             {"5TiB:6TiB", "no size of the logs is in it"},
                             {"8:2GiB", "every size of the logs is in it"}};
     char args[512];
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3; i++) {             /* a range written backwards is the command line's: usage, 2 */
         snprintf(args, sizeof args, "%s%s", cal, bad[i][0]);
-        expect_exit(args, 1, bad[i][1]);
+        expect_exit(args, i == 0 ? 2 : 1, bad[i][1]);
     }
     snprintf(args, sizeof args, "%s%s", cal, "1KiB:1MiB");
     expect_exit(args, 0, "on the held-out sizes");
@@ -784,4 +784,86 @@ Test(cli, what_a_new_user_hit_on_the_2026_machines) {
                    " [ $s = 0 ] && [ \"$a\" = \"$b\" ]", &out);
     cr_expect_eq(rc, 0, "--link-stats /dev/stdout into a file lost the command's own lines: %s", out);
     free(out);
+}
+
+/* A full disk under `baton CMD > file` is a failure the command says, with
+ * a non-zero exit, whatever the command (each prints through stdio and is
+ * checked once, in main.c's output_written); expect's nccl-tests log said
+ * "ok" and sweep exited 0. Skipped where /dev/full is not there. */
+Test(cli, a_failed_write_to_standard_output_fails) {
+    static const char *const cmds[] = {
+        "topo topologies/hgx-h100.yaml",
+        "sweep -t cluster-h100 -c allreduce --set nodes=2,4 --sizes 1MiB,1GiB --model closed",
+        "expect -t cluster-h100 --format nccl-tests",
+        "predict -t cluster-h100 -c allreduce --sizes 1KiB,1MiB --format nccl-tests",
+        "kids",
+    };
+    if (access("/dev/full", W_OK) != 0) return;
+    const char *bin = getenv("BATON_BIN");
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char cmd[512], *out;
+        snprintf(cmd, sizeof cmd, "%s %s 2>&1 >/dev/full", bin ? bin : "build/baton", cmds[i]);
+        int rc = th_sh(cmd, &out);
+        cr_expect_neq(rc, 0, "%s: exit 0", cmds[i]);
+        cr_expect(strstr(out, "cannot write standard output") && !strstr(out, ": ok"), "%s: %s", cmds[i], out);
+        free(out);
+        snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>&1", bin ? bin : "build/baton", cmds[i]);
+        cr_expect_eq(th_sh(cmd, &out), 0, "%s fails with its output written", cmds[i]);
+        free(out);
+    }
+}
+
+/* Values a new user's sweep found taken silently (item by item in
+ * docs/decisions/hostile-input.md, "A new user's sweep, 2026-12-07"): a
+ * usage error (2) naming the option, or an input error (1) naming what. */
+Test(cli, values_once_taken_silently_are_refused) {
+    const char *A100 = " --nccl-tests validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt";
+    static const struct { const char *args; int rc; const char *says; } c[] = {
+        {"doctor -t hgx-a100 --fail-below nan", 2, "--fail-below PCT"},
+        {"calibrate -t hgx-a100 -o build/t-cv.yaml --cv 5x", 2, "--cv must be a whole number"},
+        {"calibrate -t hgx-a100 -o build/t-cv.yaml --cv nan", 2, "--cv must be a whole number"},
+        {"calibrate -t hgx-a100 -o build/t-cv.yaml --cv 2.5", 2, "--cv must be a whole number"},
+        {"validate -t hgx-a100 --channels 5x", 2, "--channels must be a whole number"},
+        {"validate -t hgx-a100 --ranks 8x", 2, "--ranks must be a whole number"},
+        {"calibrate -t hgx-a100 -o build/t-cv.yaml --hold-out bogus", 2, "--hold-out LO:HI"},
+        {"calibrate -t hgx-a100 -o build/t-cv.yaml --hold-out 1GiB:1KiB", 2, "the first size is the smaller"},
+        {"calibrate -t hgx-a100 --cv 0 -o /nonexistent-dir/x.yaml", 1, "/nonexistent-dir/x.yaml: cannot write"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "%s%s", c[i].args, A100);
+        th_says(args, c[i].rc, c[i].says, 1);
+    }
+    th_says("select -t hgx-h100 -c allreduce --group 2x", 2, "--group must be a whole number", 1);
+    th_says("topo topologies/hgx-h100.yaml --check --dot", 2, "--check or --dot, not both", 1);
+    th_says("predict -t cluster-h100 --set socket=true --set socket_bw=0 -c allreduce -s 1GiB", 1,
+            "socket_bw=0: must be a bandwidth above 0", 1);
+    static const char *const bad_socket[] = {"-1", "0", "abc", "8/", "8/x"};
+    for (size_t i = 0; i < sizeof bad_socket / sizeof bad_socket[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "expect -t cluster-h100 -c allreduce --sizes 1GiB --cause socket=%s", bad_socket[i]);
+        th_says(args, 1, "BW[/LAT]", 1);
+    }
+    th_says("expect -t cluster-h100 -c allreduce --sizes 1GiB --cause socket=8/2.5", 0, "with --cause socket=8/2.5", 1);
+}
+
+/* A run of more logs than one command holds is refused, never cut short
+ * unsaid (the 65th log was dropped and the MAPE was over 64). */
+Test(cli, more_logs_than_a_run_holds_are_refused) {
+    char args[65 * 16 + 64], *at = args, *out;          /* a short name: th_cli's command line holds 4 KiB */
+    cr_assert_eq(th_sh("cp validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt build/t-l.txt", &out), 0);
+    free(out);
+    at += sprintf(at, "validate -t hgx-a100 --nccl-tests");
+    for (int i = 0; i < 65; i++) at += sprintf(at, " build/t-l.txt");
+    th_says(args, 2, "at most 64 logs in one run", 1);
+    memcpy(args, "doctor  ", 8);                         /* "validate" -> "doctor  " */
+    th_says(args, 2, "at most 64 logs in one run", 1);
+}
+
+/* gb300-nvl72 inherits gb200-nvl72's fidelity bands through extends: the
+ * band says whose logs measured it, and that none of the GB300's did. */
+Test(cli, an_inherited_band_says_whose_logs_it_is) {
+    th_says("expect -t gb300-nvl72 -c allreduce --sizes 1GiB", 0, "measured error on gb200-nvl72's logs", 1);
+    th_says("expect -t gb300-nvl72 -c allreduce --sizes 1GiB", 0, "no log of gb300-nvl72 itself was measured", 1);
+    th_says("expect -t gb200-nvl72 -c allreduce --sizes 1GiB", 0, "the logs gb200-nvl72's file names", 1);
 }

@@ -25,7 +25,7 @@ typedef struct {
     const char *name;
     knob_kind_t kind;
     size_t at;          /* offsetof(topo_params_t, field) */
-    int lo, hi;         /* KNOB_COUNT's range */
+    int lo, hi;         /* KNOB_COUNT's range; KNOB_BW: lo 1 refuses 0 */
     int overlay;        /* a calibrated overlay may set it (knobs.h) */
 } knob_t;
 
@@ -54,7 +54,7 @@ static const knob_t knobs[] = {
     {"stage_latency", KNOB_TIME, AT(stage_lat), 0, 0, 1},
     {"ll_scan", KNOB_TIME, AT(ll_scan), 0, 0, 1},
     {"socket", KNOB_BOOL, AT(socket), 0, 0, 0},
-    {"socket_bw", KNOB_BW, AT(socket_bw), 0, 0, 1},
+    {"socket_bw", KNOB_BW, AT(socket_bw), 1, 0, 1},    /* lo 1: a rate, 0 is not "none" */
     {"socket_latency", KNOB_TIME, AT(socket_lat), 0, 0, 0},
     {"socket_threads", KNOB_COUNT, AT(socket_threads), 0, 16, 0},
     {"software_matching", KNOB_BOOL, AT(sw_match), 0, 0, 0},
@@ -180,6 +180,7 @@ int knobs_set(topo_params_t *p, const char *name, const char *s, char *why, size
         return 0;
     case KNOB_BW:
         if (units_bandwidth(s, &x, &u) < 0) return snprintf(why, len, "must be a bandwidth: %s", u), -1;
+        if (k->lo > 0 && !(x > 0)) return snprintf(why, len, "must be a bandwidth above 0 (at 0 every message takes forever)"), -1;
         *(double *)(void *)at = x;
         return 0;
     case KNOB_TIME:

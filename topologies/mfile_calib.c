@@ -132,6 +132,7 @@ int mf_read_fidelity(mfile_t *c, ynode_t *root) {
     size_t len = strlen(logs);
     if (len >= sizeof f->logs) return mf_fail(c, at, "'logs' names the logs in at most 159 characters", NULL, NULL);
     memcpy(f->logs, logs, len + 1);            /* fits: checked above (snprintf's truncation warning at -O1) */
+    snprintf(f->machine, sizeof f->machine, "%s", topo_name(c->t));   /* before a file that extends it renames it */
     if (!(l = mf_get(c, m, "bands")) || !ydoc_is_seq(l) || ydoc_len(l) < 1 || ydoc_len(l) > TOPO_MAX_FIDELITY)
         return mf_fail(c, l ? l : m, "'bands' is a list of 1 to 12 {coll:, large:, all:}", NULL, NULL);
     for (int i = 0; i < ydoc_len(l); i++) {

@@ -105,6 +105,7 @@ typedef struct topo_fidelity {
         double large_pct, all_pct;
     } band[TOPO_MAX_FIDELITY];
     char logs[160];      /* which logs measured it */
+    char machine[64];    /* the machine whose file said it: a base's, where this one extends it */
 } topo_fidelity_t;
 
 /* The collective library on the machine where it is not NCCL's own rules

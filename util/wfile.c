@@ -71,6 +71,20 @@ static int destination(const char *path, char **real, int *have, struct stat *st
     return 0;
 }
 
+int wfile_can_write(const char *path) {
+    struct stat st;
+    char dir[4096];
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return errno = EISDIR, -1;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return 0;       /* a stream: written in place */
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n >= sizeof dir) return errno = ENAMETOOLONG, -1;
+    if (slash == NULL) snprintf(dir, sizeof dir, ".");
+    else if (n == 0) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)n, path);
+    return access(dir, W_OK | X_OK);                /* the new file is made beside, then renamed over */
+}
+
 int wfile_write(const char *path, const void *data, size_t len) {
     struct stat st;
     char *real, tmp[4200];

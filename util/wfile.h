@@ -17,6 +17,11 @@
 /* 0, or -1 with errno saying why (the temporary removed). */
 int wfile_write(const char *path, const void *data, size_t len);
 
+/* Whether wfile_write could write path now (a stream, or a file whose
+ * directory takes new files): 0, or -1 with errno. A command that works
+ * minutes before it writes asks first. */
+int wfile_can_write(const char *path);
+
 /* All len bytes to fd, through short writes and EINTR: 0, or -1 (errno). */
 int wfile_write_all(int fd, const void *data, size_t len);
 

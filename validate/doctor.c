@@ -193,10 +193,16 @@ static int build_gdr(topo_t *t, const char *id, const char *arg, double x, doc_c
  * messages all come with it. Both are a host's: a fast host's stream moves
  * 8 GB/s at 2.5 us a message (the L40S pair), Polaris's about 4 at 5. */
 static int build_socket(topo_t *t, const char *id, const char *arg, double x, doc_change_t *c, baton_err_t *e) {
-    const char *slash = arg ? strchr(arg, '/') : NULL;
-    double lat = slash ? atof(slash + 1) : TOPO_SOCKET_LAT * 1e6;
-    if (x <= 0) x = TOPO_SOCKET_BW / 1e9;
-    if (!(lat > 0)) return fail(e, id, "BW/LAT: GB/s a TCP stream, us a message (socket=8/2.5)");
+    (void)x;                                    /* atof's reading would take "abc" or "-1" as the default */
+    char *end;
+    double lat = TOPO_SOCKET_LAT * 1e6;
+    x = TOPO_SOCKET_BW / 1e9;
+    if (arg && *arg) {
+        x = strtod(arg, &end);
+        if (end != arg && *end == '/') lat = strtod(end + 1, &end);
+        if (*end != '\0' || !(x > 0 && isfinite(x)) || !(lat > 0 && isfinite(lat)))
+            return fail(e, id, "BW[/LAT]: GB/s a TCP stream above 0, and us a message (socket=8 or socket=8/2.5)");
+    }
     if (!is_cluster(t) || !has_links(t, DOC_L_NET)) return fail(e, id, "the machine has no network");
     if (topo_params_c(t)->socket) return fail(e, id, "the machine runs NCCL's socket transport already");
     add_set(c, "socket=true", 0);

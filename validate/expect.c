@@ -74,6 +74,14 @@ void ex_band(const topo_t *t, coll_t coll, int other_rule, ex_band_t *b) {
             p < f->band[j].min_ranks || (f->band[j].max_ranks && p > f->band[j].max_ranks))
             continue;
         band_even(b, f->band[j].large_pct, f->band[j].all_pct);
+        if (f->machine[0] && strcmp(f->machine, topo_name(t))) {       /* inherited through extends: */
+            snprintf(b->kind, sizeof b->kind, "the logs of the machine it extends");
+            snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on %s's logs (%s; its "
+                     "fidelity:, which %s extends): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes; no "
+                     "log of %s itself was measured, so it can be further off", f->machine, f->logs, topo_name(t),
+                     b->large_hi_pct, b->hi_pct, topo_name(t));
+            return;
+        }
         snprintf(b->kind, sizeof b->kind, "this machine's own logs");
         snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on the logs %s's file names "
                  "(%s; its fidelity:): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes; a shortfall "

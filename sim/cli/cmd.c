@@ -138,14 +138,17 @@ int cmd_folded_line(const topo_t *t, const char *prefix, char *buf, size_t n) {
     return k < 0 ? 0 : k >= (int)n ? (int)n - 1 : k;
 }
 
-int cmd_fold_arg(const char *cmd, const char *v, int *out) {
+int cmd_int_arg(const char *cmd, const char *opt, const char *v, int lo, int hi, int *out) {
     char *end;
+    errno = 0;
     long x = strtol(v, &end, 10);
-    if (end == v || *end || x < 0 || x > 1 << 24)
-        return cmd_usage(cmd, "--fold must be a whole number from 0 to %d, not '%s'", 1 << 24, v);
+    if (end == v || *end || errno || x < lo || x > hi)
+        return cmd_usage(cmd, "%s must be a whole number from %d to %d, not '%s'", opt, lo, hi, v);
     *out = (int)x;
     return 0;
 }
+
+int cmd_fold_arg(const char *cmd, const char *v, int *out) { return cmd_int_arg(cmd, "--fold", v, 0, 1 << 24, out); }
 
 int cmd_out_file(const char *cmd, const char *opt, const char *v, const char **out) {
     if (v[0] == '-')
@@ -197,6 +200,12 @@ topo_t *cmd_load_topo(const char *name, const char *const *sets, int nsets, bato
     return cmd_load_topo_folded(name, sets, nsets, 0, e);
 }
 
+int cmd_add_log(const char *cmd, const char **logs, int *n, int max, const char *path) {
+    if (*n == max) return cmd_usage(cmd, "at most %d logs in one run ('%s' is one more): run it again on the rest", max, path);
+    logs[(*n)++] = path;
+    return 0;
+}
+
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg) {
     if (s->n == (int)(sizeof s->v / sizeof s->v[0])) return cmd_usage(cmd, "too many --set options");
     if (strchr(arg, '=') == NULL) return cmd_usage(cmd, "--set %s: write --set name=value", arg);
@@ -216,11 +225,14 @@ int cmd_write_lesson(const char *cmd, struct lesson_out *l, const char *html_pat
     return rc == 0 ? EXIT_OK : cmd_fail(cmd, &e);
 }
 
-int cmd_write_file(const char *path, const char *text, size_t len, baton_err_t *e) {
-    errno = 0;
-    if (wfile_write(path, text, len) == 0) return 0;
+int cmd_write_file_error(const char *path, baton_err_t *e) {
     int why = errno;
     return err_set(e, BATON_EIO, "%s: cannot write%s%s", path, why ? ": " : "", why ? strerror(why) : "");
+}
+
+int cmd_write_file(const char *path, const char *text, size_t len, baton_err_t *e) {
+    errno = 0;
+    return wfile_write(path, text, len) == 0 ? 0 : cmd_write_file_error(path, e);
 }
 
 int cmd_parse_proto(const char *arg) {

@@ -57,6 +57,9 @@ int cmd_unfold(int rc, struct topo **t, const char *name, const char *const *set
  * newline into buf (the line a folded answer ends with); its length, 0
  * (buf empty) if t is not folded. */
 int cmd_folded_line(const struct topo *t, const char *prefix, char *buf, size_t n);
+/* A whole-number option's value, lo..hi, into *out; a usage error
+ * (EXIT_USAGE) naming opt if it is not one ("5x", "nan", "" and "2.5" are not). */
+int cmd_int_arg(const char *cmd, const char *opt, const char *v, int lo, int hi, int *out);
 /* --fold N's value into *out (0 .. 2^24); a usage error (EXIT_USAGE) if not. */
 int cmd_fold_arg(const char *cmd, const char *v, int *out);
 /* An output file's name v for option opt into *out; a usage error
@@ -111,12 +114,19 @@ void cmd_fitted_rule(const struct topo_calib *k, char *b, size_t n);
 int cmd_nccl_env_text(const struct topo *t, char *b, size_t n);
 
 
+/* The logs one validate, calibrate or doctor run reads; one more is a
+ * usage error (never dropped unsaid). */
+#define CMD_MAX_LOGS 64
+int cmd_add_log(const char *cmd, const char **logs, int *n, int max, const char *path);
+
 /* Remember one --set; EXIT_USAGE (after printing) when there are too many. */
 int cmd_add_set(const char *cmd, cmd_sets_t *s, const char *arg);
 
 /* Write len bytes of text to path whole or not at all (a temporary name
  * beside it, then rename); 0, or -1 with e saying "PATH: cannot write: why". */
 int cmd_write_file(const char *path, const char *text, size_t len, baton_err_t *e);
+/* "PATH: cannot write: <errno's reason>" into e, as cmd_write_file says it; -1. */
+int cmd_write_file_error(const char *path, baton_err_t *e);
 
 /* A teaching page (sim/teach/lesson.h) to html_path and, if states_path, the
  * states a browser test checks it against; a line saying what was written.

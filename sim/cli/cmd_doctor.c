@@ -48,7 +48,7 @@ static const char help[] =
 
 typedef struct {
     const char *topo, *coll;
-    const char *logs[64];
+    const char *logs[CMD_MAX_LOGS];
     int nlogs, json;
     double fail_below;           /* < 0: not given */
     cmd_sets_t sets;
@@ -80,11 +80,11 @@ static int parse(int argc, char **argv, doc_args_t *a) {
         switch (ch) {
         case 't': a->topo = optarg; break;
         case 'c': a->coll = optarg; break;
-        case 'n': if (a->nlogs < 64) a->logs[a->nlogs++] = optarg; break;
+        case 'n': if (cmd_add_log("doctor", a->logs, &a->nlogs, CMD_MAX_LOGS, optarg)) return EXIT_USAGE; break;
         case 'j': a->json = 1; break;
         case 'F':
             a->fail_below = strtod(optarg, &end);
-            if (end == optarg || *end || a->fail_below < 0 || a->fail_below >= 100)
+            if (end == optarg || *end || !(a->fail_below >= 0 && a->fail_below < 100))   /* NaN too */
                 return cmd_usage("doctor", "--fail-below PCT: a percentage from 0 up to (not including) 100, not '%s'",
                                  optarg);
             break;
@@ -94,7 +94,8 @@ static int parse(int argc, char **argv, doc_args_t *a) {
         default: return cmd_usage("doctor", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    while (optind < argc && a->nlogs < 64) a->logs[a->nlogs++] = argv[optind++];
+    while (optind < argc)
+        if (cmd_add_log("doctor", a->logs, &a->nlogs, CMD_MAX_LOGS, argv[optind++])) return EXIT_USAGE;
     if (!a->topo) return cmd_usage("doctor", "missing -t MACHINE");
     if (a->nlogs == 0) return cmd_usage("doctor", "missing --nccl-tests LOG");
     return 0;

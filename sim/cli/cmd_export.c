@@ -63,14 +63,6 @@ typedef struct ex_args {
     cmd_sets_t sets;
 } ex_args_t;
 
-static int int_arg(const char *opt, const char *v, int lo, int hi, int *out) {
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || x < lo || x > hi) return cmd_usage("export", "%s needs an integer %d..%d, not '%s'", opt, lo, hi, v);
-    *out = (int)x;
-    return 0;
-}
-
 static int parse(int argc, char **argv, ex_args_t *a) {
     static const struct option opts[] = {
         {"msccl", no_argument, 0, 'm'}, {"coll", required_argument, 0, 'c'}, {"algo", required_argument, 0, 'a'},
@@ -101,10 +93,10 @@ static int parse(int argc, char **argv, ex_args_t *a) {
         case 't': a->topo = optarg; break;
         case 'S': rc = cmd_add_set("export", &a->sets, optarg); break;
         case 'o': if (cmd_out_file("export", "-o", optarg, &a->out)) return EXIT_USAGE; break;
-        case 'p': rc = int_arg("-p", optarg, 1, 4096, &a->ranks); break;
-        case 'C': rc = int_arg("--channels", optarg, 1, 64, &a->opts.channels); break;
-        case 'K': rc = int_arg("--pipeline", optarg, 1, 1 << 20, &a->opts.pipeline); break;
-        case 'G': rc = int_arg("--group", optarg, 1, 1 << 20, &a->opts.group); break;
+        case 'p': rc = cmd_int_arg("export", "-p", optarg, 1, 4096, &a->ranks); break;
+        case 'C': rc = cmd_int_arg("export", "--channels", optarg, 1, 64, &a->opts.channels); break;
+        case 'K': rc = cmd_int_arg("export", "--pipeline", optarg, 1, 1 << 20, &a->opts.pipeline); break;
+        case 'G': rc = cmd_int_arg("export", "--group", optarg, 1, 1 << 20, &a->opts.group); break;
         case 's':
             if (units_size(optarg, &a->bytes, &why) < 0) return cmd_usage("export", "-s '%s': %s", optarg, why);
             break;

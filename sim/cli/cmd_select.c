@@ -103,8 +103,8 @@ static int parse(int argc, char **argv, select_args_t *a) {
             a->opts.root = (int)r;
             break;
         }
-        case 'G': a->opts.group = atoi(optarg); break;
-        case 'K': a->opts.pipeline = atoi(optarg); break;
+        case 'G': if (cmd_int_arg("select", "--group", optarg, 1, 1 << 24, &a->opts.group)) return EXIT_USAGE; break;
+        case 'K': if (cmd_int_arg("select", "--pipeline", optarg, 1, 1 << 24, &a->opts.pipeline)) return EXIT_USAGE; break;
         case 'S': if (cmd_add_set("select", &a->sets, optarg)) return EXIT_USAGE; break;
         case 'W': a->wide = 1; break;
         case 'N': a->vs_nccl = 1; break;

@@ -266,6 +266,7 @@ int cmd_topo(int argc, char **argv) {
         else return cmd_usage("topo", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind != argc - 1) return cmd_usage("topo", "expected one topology file");
+    if (check && want_dot) return cmd_usage("topo", "--check or --dot, not both");
     baton_err_t e = {0};
     topo_t *t = cmd_load_topo(argv[optind], sets.v, sets.n, &e);
     if (t == NULL) return cmd_fail("topo", &e);

@@ -11,6 +11,7 @@
 
 #include "../../util/par.h"
 #include "../../util/progress.h"
+#include "../../util/wfile.h"
 #include "cmd_validate.h"
 
 static const char help_validate[] =
@@ -135,19 +136,27 @@ static int parse(int argc, char **argv, cmd_val_args_t *a, const char *cmd) {
         case 'E': a->fit_eff = 1; break;
         case 'W': a->standalone = 1; break;
         case 'U': a->unphysical_ok = 1; break;
-        case 'V': a->cv = atoi(optarg); if (a->cv < 0 || a->cv == 1 || a->cv > 4096) return cmd_usage(cmd, "--cv K: 0 (none) or 2..4096 folds"); break;
+        case 'V':
+            if (cmd_int_arg(cmd, "--cv", optarg, 0, 4096, &a->cv)) return EXIT_USAGE;
+            if (a->cv == 1) return cmd_usage(cmd, "--cv K: 0 (none) or 2..4096 folds");
+            break;
         case 'c': a->coll = optarg; break;
         case 's': a->sizes = optarg; break;
         case 'l': if (cmd_out_file(cmd, "--log", optarg, &a->log_out)) return EXIT_USAGE; break;
         case 'F': a->force_ranks = 1; break;
-        case 'C': a->channels = atoi(optarg); if (a->channels < 1 || a->channels > 64) return cmd_usage(cmd, "--channels must be 1..64"); break;
-        case 'R': a->reps = atoi(optarg); if (a->reps < 1 || a->reps > 1000) return cmd_usage(cmd, "--reps must be 1..1000"); break;
+        case 'C': if (cmd_int_arg(cmd, "--channels", optarg, 1, 64, &a->channels)) return EXIT_USAGE; break;
+        case 'R': if (cmd_int_arg(cmd, "--reps", optarg, 1, 1000, &a->reps)) return EXIT_USAGE; break;
         case 't': a->topo = optarg; break;
-        case 'n': if (a->nlogs < 64) a->logs[a->nlogs++] = optarg; break;
-        case 'r': a->ranks = atoi(optarg); if (a->ranks < 1) return cmd_usage(cmd, "--ranks must be positive"); break;
+        case 'n': if (cmd_add_log(cmd, a->logs, &a->nlogs, CMD_MAX_LOGS, optarg)) return EXIT_USAGE; break;
+        case 'r': if (cmd_int_arg(cmd, "--ranks", optarg, 1, 1 << 24, &a->ranks)) return EXIT_USAGE; break;
         case 'a': a->algo = optarg; a->algo_given = 1; break;
         case 'o': if (cmd_out_file(cmd, "-o", optarg, &a->out)) return EXIT_USAGE; break;
-        case 'H': a->hold = optarg; break;
+        case 'H': {
+            baton_err_t he = {0};
+            if (cmd_val_hold_spec(optarg, &he) < 0) return cmd_usage(cmd, "%s", he.msg);
+            a->hold = optarg;
+            break;
+        }
         case 'j': a->json = 1; break;
         case 'S': if (cmd_add_set(cmd, &a->sets, optarg)) return EXIT_USAGE; break;
         case 'm':
@@ -175,7 +184,8 @@ static int parse(int argc, char **argv, cmd_val_args_t *a, const char *cmd) {
         default: return cmd_usage(cmd, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    while (optind < argc && a->nlogs < 64) a->logs[a->nlogs++] = argv[optind++];   /* LOG... after --nccl-tests */
+    while (optind < argc)                                     /* LOG... after --nccl-tests */
+        if (cmd_add_log(cmd, a->logs, &a->nlogs, CMD_MAX_LOGS, argv[optind++])) return EXIT_USAGE;
     if (a->backend) {
         if (strcmp(a->backend, "host")) return cmd_usage(cmd, "--backend host is the one this build has (cuda: validate/cuda/)");
         if (a->calibrate || a->nlogs) return cmd_usage(cmd, "--backend host measures; it takes no logs");
@@ -234,6 +244,11 @@ static int run(cmd_val_args_t *a, const char *cmd) {
     if (t && a->out && stat(a->out, &st) == 0 && topo_read_from(t, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino)) {
         err_set(&e, BATON_EINVAL, "-o %s: %s is read from it (it is the machine, or one it extends): the "
                 "calibration extends the machine, so it goes to another file", a->out, topo_name(t));
+        topo_free(t);
+        return cmd_fail(cmd, &e);
+    }
+    if (t && a->out && wfile_can_write(a->out) < 0) {      /* before a fit of minutes, not after */
+        cmd_write_file_error(a->out, &e);
         topo_free(t);
         return cmd_fail(cmd, &e);
     }

@@ -16,7 +16,7 @@
 #define CMD_VAL_MAX_SAID 64
 typedef struct {
     const char *topo, *algo, *out, *hold, *backend, *coll, *sizes, *log_out;
-    const char *logs[64];
+    const char *logs[CMD_MAX_LOGS];
     int nlogs, ranks, proto, json, des, nccl_model, calibrate, reps, channels, fit_eff, force_ranks, cv, contention;
     int standalone;          /* --self-contained: the calibration written whole, no extends: */
     int unphysical_ok;       /* --accept-unphysical: write a fit cal_unphysical flags */
@@ -107,6 +107,8 @@ void cmd_val_print_fit(const cmd_val_args_t *a, const cal_fit_t *f, const cmd_va
 
 /* --hold-out LO:HI, or `middle` (the middle third of the sizes, interpolating)
  * or `top` (the largest quarter: extrapolating), by the sizes' order. */
+/* --hold-out's spec is one cmd_val_hold_out reads (checked when parsed, before any log is read): 0, or -1 with e set. */
+int cmd_val_hold_spec(const char *spec, baton_err_t *e);
 int cmd_val_hold_out(const char *spec, cal_sample_t *s, int n, baton_err_t *e);
 /* --cv K: K folds of the sizes, each fitted on a fresh machine without it
  * (cal_cross_validate), into x's cv_mape, band and folds. */

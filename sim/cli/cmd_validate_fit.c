@@ -18,29 +18,41 @@ static int cmp_u64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-int cmd_val_hold_out(const char *spec, cal_sample_t *s, int n, baton_err_t *e) {
+/* LO:HI into lo and hi (middle and top: 1 and nothing set, the logs'
+ * sizes decide); -1 with e set when the spec is neither. */
+static int hold_range(const char *spec, uint64_t *lo, uint64_t *hi, baton_err_t *e) {
     char lo_s[64], hi_s[64];
+    const char *why, *colon = strchr(spec, ':');
+    if (!strcmp(spec, "middle") || !strcmp(spec, "top")) return 1;
+    if (!colon || (size_t)(colon - spec) >= sizeof lo_s || strlen(colon + 1) >= sizeof hi_s)
+        return err_set(e, BATON_EINVAL, "--hold-out LO:HI (e.g. 1MiB:64MiB), middle or top, not '%s'", spec);
+    memcpy(lo_s, spec, (size_t)(colon - spec));
+    lo_s[colon - spec] = '\0';
+    strcpy(hi_s, colon + 1);
+    if (units_size(lo_s, lo, &why) < 0 || units_size(hi_s, hi, &why) < 0) return err_set(e, BATON_EINVAL, "--hold-out: %s", why);
+    if (*lo > *hi) return err_set(e, BATON_EINVAL, "--hold-out %s: the first size is the smaller (LO:HI)", spec);
+    return 0;
+}
+
+int cmd_val_hold_spec(const char *spec, baton_err_t *e) {
     uint64_t lo, hi;
-    const char *why;
-    const char *colon = strchr(spec, ':');
-    if (!strcmp(spec, "middle") || !strcmp(spec, "top")) {
+    return hold_range(spec, &lo, &hi, e) < 0 ? -1 : 0;
+}
+
+int cmd_val_hold_out(const char *spec, cal_sample_t *s, int n, baton_err_t *e) {
+    uint64_t lo = 0, hi = 0;
+    int rc = hold_range(spec, &lo, &hi, e);
+    if (rc < 0) return rc;
+    if (rc == 1) {
+        if (n < 4) return err_set(e, BATON_EINVAL, "--hold-out %s needs at least 4 sizes", spec);
         uint64_t *b = malloc(((size_t)n + 1) * sizeof *b);
         if (b == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
         for (int i = 0; i < n; i++) b[i] = s[i].bytes;
         qsort(b, (size_t)n, sizeof *b, cmp_u64);
         int top = !strcmp(spec, "top");
-        lo = n ? b[top ? n - n / 4 : n / 3] : 0;
-        hi = n ? b[top ? n - 1 : n - 1 - n / 3] : 0;
+        lo = b[top ? n - n / 4 : n / 3];
+        hi = b[top ? n - 1 : n - 1 - n / 3];
         free(b);
-        if (n < 4) return err_set(e, BATON_EINVAL, "--hold-out %s needs at least 4 sizes", spec);
-    } else {
-        if (!colon || (size_t)(colon - spec) >= sizeof lo_s || strlen(colon + 1) >= sizeof hi_s)
-            return err_set(e, BATON_EINVAL, "--hold-out LO:HI (e.g. 1MiB:64MiB), middle or top");
-        memcpy(lo_s, spec, (size_t)(colon - spec));
-        lo_s[colon - spec] = '\0';
-        strcpy(hi_s, colon + 1);
-        if (units_size(lo_s, &lo, &why) < 0 || units_size(hi_s, &hi, &why) < 0) return err_set(e, BATON_EINVAL, "--hold-out: %s", why);
-        if (lo > hi) return err_set(e, BATON_EINVAL, "--hold-out %s: the first size is the smaller (LO:HI)", spec);
     }
     int held = 0;
     for (int i = 0; i < n; i++) held += s[i].held_out = s[i].bytes >= lo && s[i].bytes <= hi;

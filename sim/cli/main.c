@@ -1,4 +1,5 @@
 /* main.c - `baton`: dispatch to a subcommand (the helpers they share: cmd.c). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,13 +90,24 @@ static int json_asked(int argc, char **argv) {
     return 0;
 }
 
+/* What a command printed reached standard output whole, or its exit says
+ * it did not: a full disk under `baton sweep ... > whole.csv` must not leave
+ * a cut file and exit 0. A command's own failure keeps its code. */
+static int output_written(const char *name, int rc) {
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+    fprintf(stderr, "baton %s: cannot write standard output%s%s: what it printed is incomplete\n", name,
+            errno ? ": " : "", errno ? strerror(errno) : "");
+    return rc ? rc : EXIT_INPUT;
+}
+
 /* The command, with a progress line on stderr while it works (util/progress.h). */
 static int run_command(int i, int argc, char **argv) {
     progress_begin(stderr, progress_wanted(isatty(STDERR_FILENO), json_asked(argc, argv), getenv("BATON_NO_PROGRESS"),
                                            getenv("BATON_PROGRESS")));
     int rc = commands[i].fn(argc, argv);
     progress_end();
-    return rc;
+    return output_written(commands[i].name, rc);
 }
 
 int main(int argc, char **argv) {
