@@ -103,8 +103,11 @@ int mf_get_int(mfile_t *c, ynode_t *v, const char *key, int lo, int *out) {
     if (rc < 0) return rc;
     errno = 0;
     long x = strtol(s, &end, 10);
-    if (end == s || *end || errno || x < lo || x > 1 << 30)
-        return mf_fail(c, v, "'%s' must be a whole number, at least %s", key, lo == 0 ? "0" : "1");
+    if (end == s || *end || errno || x < lo || x > 1 << 30) {
+        char msg[MF_TEXT + 160];                 /* the bound itself: "at least 1" read wrong for radix=1 */
+        snprintf(msg, sizeof msg, "'%s' must be a whole number from %d to %d, not '%s'", key, lo, 1 << 30, s);
+        return mf_fail(c, v, "%s", msg, NULL);
+    }
     *out = (int)x;
     return 0;
 }

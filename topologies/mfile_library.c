@@ -85,7 +85,7 @@ int mf_read_library(mfile_t *c, ynode_t *root) {
     if ((v = mf_get(c, m, "nccl"))) {
         char why[200];
         if ((rc = mf_text(c, v, "nccl", s)) < 0) return rc;
-        if (knobs_version(s, &l->nccl_version, why, sizeof why) < 0) return mf_fail(c, v, "'nccl' %s", why, NULL);
+        if (knobs_version(s, &l->nccl_version, why, sizeof why) < 0) return mf_fail(c, v, "'nccl' %s, not '%s'", why, s);
     }
     if ((v = mf_get(c, m, "name")) && (rc = mf_text(c, v, "name", s)) < 0) return rc;
     if (v && strlen(s) >= sizeof l->name) return mf_fail(c, v, "a library's name is at most 47 characters", NULL, NULL);
