@@ -77,3 +77,20 @@ Test(docs, the_readme_fits_in_250_lines) {
     cr_expect_leq(atoi(out), 250, "README.md has %d lines", atoi(out));
     free(out);
 }
+
+/* The index pages name what ships: README's "Commands at a glance" a row
+ * for every command `baton --help` lists, topologies/README.md's "Shipped
+ * machines" a row for every machine file in topologies/. Before, README left out
+ * expect, doctor, export and replay, and the machines' table polaris, p5,
+ * p5en, p6-b200, host and gpu-virtual. */
+Test(docs, the_indexes_name_every_command_and_machine) {
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "%s --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ "
+             "{ print $1 }' | { n=0; while read -r c; do n=$((n+1)); grep -q \"^| \\`$c\\` | \" README.md || "
+             "echo \"README.md lacks $c\"; done; [ $n -ge 18 ] || echo \"only $n commands in --help\"; }; "
+             "for f in topologies/*.yaml; do b=$(basename $f); grep -q \"^| $b | \" topologies/README.md || "
+             "echo \"topologies/README.md lacks $b\"; done", bin());
+    cr_assert_eq(th_sh(cmd, &out), 0);
+    cr_expect_str_eq(out, "", "%s", out);
+    free(out);
+}
