@@ -382,6 +382,67 @@ Test(nccltests, predict_g_is_nccl_tests_gpus_per_thread) {
     free(out);
 }
 
+/* `baton ARGS` (its stdout) written to path; the header line, malloc'd. */
+static char *written_header(const char *args, const char *path) {
+    char *out;
+    cr_assert_eq(th_cli(args, &out, 1), 0, "%s", out);
+    write_text(path, out);
+    char *h = strstr(out, "# nThread");
+    cr_assert_not_null(h, "%.300s", out);
+    char *line = strndup(h, strcspn(h, "\n"));
+    free(out);
+    return line;
+}
+
+/* A log baton writes says the run its rows are: the step the sizes take
+ * (x32, an even step, else nccl-tests' default), the host backend's
+ * repetitions and its one warm-up, and mpirun -np's split: a process a
+ * rank, Rank lines on the machine's nodes, read back at the rank count and
+ * hosts it had. Before, every header said step: 2(factor) and iters: 20,
+ * and 2 x 8 H100 was "nThread 16 nGpus 1" (16 threads of one process). */
+Test(nccltests, a_written_header_says_the_run_its_rows_are) {
+    char *h = written_header("expect -t cluster-h100 --sizes 1KiB:1GiB:x32 --format nccl-tests", "build/hdr-expect.log");
+    cr_expect(strstr(h, "# nThread 1 nGpus 1 minBytes 1024 maxBytes 1073741824 step: 32(factor) ") != NULL, "%s", h);
+    free(h);
+    nt_log_t log = th_parse_log("build/hdr-expect.log", 0);
+    cr_expect_eq(log.ranks, 16);
+    cr_expect_eq(log.hosts, 2);
+    cr_expect_eq(log.per_host, 8);
+    cr_expect_eq(log.threads, 1);
+    cr_expect_eq(log.gpus_per_thread, 1);
+    cr_expect(log.step == 32 && log.step_factor, "step %llu", (unsigned long long)log.step);
+    nt_free(&log);
+    char *out;       /* read back as the machine it was written for: no word of other hosts */
+    cr_assert_eq(th_cli("validate -t cluster-h100 --nccl-tests build/hdr-expect.log", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "16 ranks") && !strstr(out, "is this the machine it ran on"), "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("doctor -t cluster-h100 --nccl-tests build/hdr-expect.log", &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "(16 ranks)") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(th_cli("validate --backend host --ranks 4 --sizes 1KiB:1MiB:x32 --reps 3 --log build/hdr-host.log", &out, 0),
+                 0, "%s", out);
+    free(out);
+    char *text = th_slurp("build/hdr-host.log");
+    cr_assert_not_null(text);
+    cr_expect(strstr(text, "# nThread 4 nGpus 1 minBytes 1024 maxBytes 1048576 step: 32(factor) warmup iters: 1 iters: 3 ") !=
+              NULL, "%.300s", text);
+    free(text);
+    log = th_parse_log("build/hdr-host.log", 0);
+    cr_expect(log.ranks == 4 && log.hosts == 1 && log.iters == 3 && log.warmup_iters == 1, "%d ranks, %d hosts, %d iters",
+              log.ranks, log.hosts, log.iters);
+    nt_free(&log);
+    h = written_header("predict -t hgx-a100 -c allreduce -a nccl --sizes 1MiB,3MiB,5MiB --format nccl-tests", "build/hdr-even.log");
+    cr_expect(strstr(h, " step: 2097152(bytes) ") != NULL, "%s", h);
+    free(h);
+    h = written_header("predict -t hgx-a100 -c allreduce -a nccl --sizes 1MiB,3MiB,1GiB -g 8 --format nccl-tests",
+                       "build/hdr-list.log");
+    cr_expect(strstr(h, "# nThread 1 nGpus 8 ") && strstr(h, " step: 1048576(bytes) "), "%s", h);
+    free(h);
+    log = th_parse_log("build/hdr-list.log", 0);
+    cr_expect(log.ranks == 8 && log.hosts == 1 && log.gpus_per_thread == 8, "%d ranks, %d hosts", log.ranks, log.hosts);
+    nt_free(&log);
+}
+
 
 /* NCCL_ALGO / NCCL_PROTO as NCCL says they were set: NCCL ran only what they
  * leave it, so -a nccl (and --proto auto) pick only among that; the

@@ -175,6 +175,24 @@ Test(topo_yaml, p2p_off_without_a_cpu_is_said) {
     free(off);
 }
 
+/* topo --dot escapes a quote and a backslash in a name (the loader takes
+ * both): before, `graph "we"ird"` and a name ending in a backslash ended
+ * their DOT strings early, and Graphviz refused the file. */
+Test(topo_yaml, dot_escapes_quotes_and_backslashes) {
+    topo_free(th_load_text("build/dot-quote.yaml", "name: 'we\"ird'\nnodes:\n  - {name: 'g\"0'}\n  - {name: 'g1\\'}\n"
+                           "  - {name: 'sw\\n', kind: switch}\nlinks:\n"
+                           "  - {a: 'g\"0', b: 'sw\\n', bw: 100GB/s, latency: 1us}\n"
+                           "  - {a: 'g1\\', b: 'sw\\n', bw: 100GB/s, latency: 1us}\n"));
+    char *out;
+    cr_assert_eq(th_cli("topo build/dot-quote.yaml --dot", &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, "graph \"we\\\"ird\" {\n") &&
+              strstr(out, "\n  \"g\\\"0\" [shape=ellipse, label=\"g\\\"0\\nrank 0\"];\n") &&
+              strstr(out, "\n  \"g1\\\\\" [shape=ellipse, label=\"g1\\\\\\nrank 1\"];\n") &&
+              strstr(out, "\n  \"sw\\\\n\" [label=\"sw\\\\n\\nswitch\"];\n") &&
+              strstr(out, "\n  \"g1\\\\\" -- \"sw\\\\n\" [label=\"100 GB/s\"];\n"), "%s", out);
+    free(out);
+}
+
 /* A bracket may list numbers and ranges, in the order written. */
 Test(topo_yaml, a_bracket_lists_numbers_and_ranges) {
     const char *f = "/tmp/baton_bracket_list.yaml";

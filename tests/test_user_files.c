@@ -199,6 +199,42 @@ Test(user_files, extends_takes_a_machine_name) {
 #define DGX1_MATRIX "tests/data/import/dgx1-v100-topo-m.txt"
 #define DGX1_SMI_L "tests/data/import/dgx1-v100-smi-L.txt"
 
+/* The machine file `out` loads, named `want`. */
+static void named_back(const char *out, const char *want) {
+    topo_t *t = th_load(out, NULL);
+    cr_expect_str_eq(topo_name(t), want, "%s", out);
+    topo_free(t);
+}
+
+/* What baton writes, baton reads: a name (--name, or a calibration's from
+ * its -o file name) holding ": ", " #", a quote or a backslash is quoted in
+ * the file as its logs: are. Before, `name: rack: 3` was a YAML syntax
+ * error and `name: lab box #2` read back as "lab box". */
+Test(user_files, a_written_machine_keeps_a_name_yaml_would_cut) {
+    static const char *const names[] = {"rack: 3", "lab box #2", "say \"hi\" \\ back"};
+    char args[1024], path[256], *out;
+    for (int i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "topo import nvsmi " DGX1_MATRIX " --name '%s' -o build/uf-nm.yaml", names[i]);
+        cr_assert_eq(th_cli(args, &out, 0), 0, "%s", out);
+        free(out);
+        named_back("build/uf-nm.yaml", names[i]);
+        snprintf(args, sizeof args, "topo import nccl-xml tests/data/import/ncv4-topo.xml --name '%s' -o build/uf-nm.yaml",
+                 names[i]);
+        cr_assert_eq(th_cli(args, &out, 0), 0, "%s", out);
+        free(out);
+        named_back("build/uf-nm.yaml", names[i]);
+        for (int whole = 0; whole < 2; whole++) {
+            snprintf(path, sizeof path, "build/%s.yaml", names[i]);
+            snprintf(args, sizeof args, "calibrate -t hgx-a100 --cv 0%s -o '%s' --nccl-tests " A100_LOG,
+                     whole ? " --self-contained" : "", path);
+            cr_assert_eq(th_cli(args, &out, 0), 0, "%s", out);
+            free(out);
+            named_back(path, names[i]);
+            remove(path);
+        }
+    }
+}
+
 /* How many times needle occurs in s. */
 static int count(const char *s, const char *needle) {
     int n = 0;

@@ -8,6 +8,7 @@
 
 #include "../models/gpu.h"
 #include "../models/arch.h"
+#include "topo_write.h"
 
 #define IMPORT_MAX 64              /* devices in a matrix (GPUs and NICs) */
 
@@ -330,9 +331,10 @@ static void emit(const matrix_t *m, const char *path, const char *name, FILE *f)
             path, m->ngpu, m->n - m->ngpu, sockets);
     emit_assumptions(m, nv_switched(m), sockets, f);
     int gen = m->known >= 0 ? known_gpus[m->known].pcie_gen : 3;     /* unnamed GPUs: Gen3, the least */
-    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: %d\n  pcie_bw: %gGB/s   # Gen%d%s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
+    fprintf(f, "name: "), topo_write_quoted(f, name);   /* --name may hold ": " or " #" */
+    fprintf(f, "\nparams:\n  nvlink_gbps: %d\n  pcie_bw: %gGB/s   # Gen%d%s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
                "protocols: {}   # NCCL's (an NVIDIA machine; a file without protocols: is plain alpha-beta)\n",
-            name, nvlink_gbps_of(m->known >= 0 ? (int)known_gpus[m->known].arch : -1), 15.75 * (1 << (gen - 3)), gen,
+            nvlink_gbps_of(m->known >= 0 ? (int)known_gpus[m->known].arch : -1), 15.75 * (1 << (gen - 3)), gen,
             m->known >= 0 ? ", the GPU's" : "", m->ngpu);
     if (m->known >= 0 && known_gpus[m->known].geforce)
         fprintf(f, "# GeForce cards have no peer-to-peer access: NCCL stages through host memory, at\n"
@@ -635,8 +637,9 @@ static void xml_emit(const xml_t *x, const char *name, FILE *f) {
                    "# written for one leave them out, and this machine is PCIe only. If its GPUs have NVLink,\n"
                    "# import NCCL's own dump (NCCL_TOPO_DUMP_FILE) or `nvidia-smi topo -m` instead.\n");
     int sm = x->sm_lo, one_arch = sm > 0 && sm == x->sm_hi;
-    fprintf(f, "name: %s\nparams:\n  nvlink_gbps: %d%s\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
-               "protocols: {}   # NCCL's (an NVIDIA machine; a file without protocols: is plain alpha-beta)\n", name,
+    fprintf(f, "name: "), topo_write_quoted(f, name);
+    fprintf(f, "\nparams:\n  nvlink_gbps: %d%s\n  pcie_bw: 15.75GB/s\n  sys_bw: 19.2GB/s\nports: 0\ngroup_size: %d\n"
+               "protocols: {}   # NCCL's (an NVIDIA machine; a file without protocols: is plain alpha-beta)\n",
             nvlink_gbps_of(one_arch ? (int)arch_of_sm(sm) : -1), one_arch ? "   # the GPUs' NVLink generation" : "", x->ngpu);
     if (sm > 0 && sm == x->sm_hi)             /* NCCL's tables by generation: below sm80 Volta's, and so on */
         fprintf(f, "arch: %s   # the file's GPUs are sm%d (NCCL's tables)\n",

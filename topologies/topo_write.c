@@ -31,7 +31,19 @@ static void write_protocols(FILE *f, const topo_params_t *p) {
     }
 }
 
-/* YAML's double-quoted scalar: backslash and quote escaped. */
+/* YAML's double-quoted scalar: a name or path may hold ": " or " #" (a
+ * plain scalar would not read back), quotes, backslashes, even newlines. */
+void topo_write_quoted(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f) { fprintf(f, "\\x%02x", c); continue; }
+        if (c == '"' || c == '\\') fputc('\\', f);
+        fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 /* gpu: its name when it is the built-in one, else every number (exactly). */
 static void write_gpu(FILE *f, const topo_params_t *p) {
     const gpu_spec_t *g = &p->gpu, *known = gpu_find(g->name);
@@ -41,17 +53,9 @@ static void write_gpu(FILE *f, const topo_params_t *p) {
     fmt_bw(a, sizeof a, g->hbm_bw);
     fmt_s(b, sizeof b, g->launch);
     fmt_s(c, sizeof c, g->graph_launch);
-    fprintf(f, "gpu: {name: \"%s\", bf16: %.17gFLOPS, fp8: %.17gFLOPS, hbm_bw: %s, hbm: %.0f, launch: %s, "
-            "graph_launch: %s}\n", g->name, g->flops[GPU_BF16], g->flops[GPU_FP8], a, g->hbm_bytes, b, c);
-}
-
-static void quoted(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    fprintf(f, "gpu: {name: "), topo_write_quoted(f, g->name);
+    fprintf(f, ", bf16: %.17gFLOPS, fp8: %.17gFLOPS, hbm_bw: %s, hbm: %.0f, launch: %s, graph_launch: %s}\n",
+            g->flops[GPU_BF16], g->flops[GPU_FP8], a, g->hbm_bytes, b, c);
 }
 
 /* library: the collective library's name, LL128 switch and rules. */
@@ -64,7 +68,7 @@ static void write_nccl_env(FILE *f, const topo_params_t *p) {
     if (!p->nccl_env[0][0] && !p->nccl_env[1][0] && !b[0] && !b[1] && !b[2] && !b[3] && !p2p) return;
     fprintf(f, "nccl_env:\n");
     for (int i = 0; i < 2; i++)
-        if (p->nccl_env[i][0]) fprintf(f, "  %s: ", vars[i]), quoted(f, p->nccl_env[i]), fprintf(f, "\n");
+        if (p->nccl_env[i][0]) fprintf(f, "  %s: ", vars[i]), topo_write_quoted(f, p->nccl_env[i]), fprintf(f, "\n");
     for (int i = 0; i < 4; i++)
         if (b[i]) fprintf(f, "  %s: %d\n", topo_nccl_bounds[i], b[i]);
     if (p2p) fprintf(f, "  NCCL_P2P_LL_THRESHOLD: %d\n  NCCL_ALLOC_P2P_NET_LL_BUFFERS: %d\n", p->p2p_ll_max, p->p2p_net_ll);
@@ -73,7 +77,7 @@ static void write_nccl_env(FILE *f, const topo_params_t *p) {
 static void write_library(FILE *f, const topo_library_t *l) {
     if (l->name[0] == 0 && l->ll128 < 0 && l->nrules == 0) return;
     fprintf(f, "library:\n");
-    if (l->name[0]) fprintf(f, "  name: "), quoted(f, l->name), fprintf(f, "\n");
+    if (l->name[0]) fprintf(f, "  name: "), topo_write_quoted(f, l->name), fprintf(f, "\n");
     if (l->ll128 >= 0) fprintf(f, "  ll128: %s\n", l->ll128 ? "true" : "false");
     if (l->nrules) fprintf(f, "  rules:\n");
     for (int i = 0; i < l->nrules; i++) {
@@ -103,10 +107,10 @@ static void write_record(FILE *f, const topo_calib_t *k, const char *const *logs
         fprintf(f, "    - {coll: %s, ranks: %d, min: %llu, max: %llu, gpus_per_thread: %d}\n", coll_name((coll_t)k->seen[i].coll),
                 k->seen[i].ranks, (unsigned long long)k->seen[i].min, (unsigned long long)k->seen[i].max,
                 k->seen[i].gpus_per_thread);
-    if (k->nccl[0]) fprintf(f, "  nccl: "), quoted(f, k->nccl), fprintf(f, "\n");
+    if (k->nccl[0]) fprintf(f, "  nccl: "), topo_write_quoted(f, k->nccl), fprintf(f, "\n");
     if (date) fprintf(f, "  date: %s\n", date);
     fprintf(f, "  logs:\n");
-    for (int i = 0; i < nlogs; i++) fprintf(f, "    - "), quoted(f, logs[i]), fprintf(f, "\n");
+    for (int i = 0; i < nlogs; i++) fprintf(f, "    - "), topo_write_quoted(f, logs[i]), fprintf(f, "\n");
 }
 
 int topo_write_overlay(const topo_t *t, const char *base, const char *const *params, int nparams,
@@ -115,15 +119,16 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
     const topo_calib_t *k = &p->calib;
     char a[64];
     comment_lines(f, comment);
-    fprintf(f, "name: %s\nextends: ", topo_name(t));
-    quoted(f, base);
+    fprintf(f, "name: "), topo_write_quoted(f, topo_name(t));
+    fprintf(f, "\nextends: ");
+    topo_write_quoted(f, base);
     fprintf(f, "\n");
     if (nparams) fprintf(f, "params:\n");
     for (int i = 0; i < nparams; i++) {
         const char *eq = strchr(params[i], '=');
         if (eq == NULL) continue;
         fprintf(f, "  %.*s: ", (int)(eq - params[i]), params[i]);
-        quoted(f, eq + 1);
+        topo_write_quoted(f, eq + 1);
         fprintf(f, "\n");
     }
     fprintf(f, "lat_scale: %.17g\n", p->lat_scale);
@@ -158,8 +163,9 @@ static int write_flat(const topo_t *t, const char *comment, FILE *f) {
     const topo_params_t *p = topo_params_c(t);
     char a[64], b[64], c[64];
     comment_lines(f, comment);
-    fprintf(f, "name: %s\nports: %d\nmax_inflight: %d\np2p: %s\nbw_scale: %.17g\nlat_scale: %.17g\n", topo_name(t),
-            p->ports, p->max_inflight, p->p2p ? "true" : "false", p->bw_scale, p->lat_scale);
+    fprintf(f, "name: "), topo_write_quoted(f, topo_name(t));
+    fprintf(f, "\nports: %d\nmax_inflight: %d\np2p: %s\nbw_scale: %.17g\nlat_scale: %.17g\n", p->ports, p->max_inflight,
+            p->p2p ? "true" : "false", p->bw_scale, p->lat_scale);
     if (p->host_bw > 0) fmt_bw(a, sizeof a, p->host_bw), fprintf(f, "host_bw: %s\n", a);
     if (p->stage_bw > 0) fmt_bw(a, sizeof a, p->stage_bw), fprintf(f, "stage_bw: %s\n", a);
     if (p->stage_lat > 0) fmt_s(a, sizeof a, p->stage_lat), fprintf(f, "stage_latency: %s\n", a);
@@ -202,7 +208,8 @@ static int write_flat(const topo_t *t, const char *comment, FILE *f) {
     for (int i = 0; i < topo_nnodes(t); i++) {
         const topo_node_t *n = topo_node(t, i);
         if (n->hidden) continue;                        /* made again when the file is loaded */
-        fprintf(f, "  - {name: \"%s\", kind: %s", n->name, topo_kind_name(n->kind));
+        fprintf(f, "  - {name: "), topo_write_quoted(f, n->name);
+        fprintf(f, ", kind: %s", topo_kind_name(n->kind));
         if (n->rank >= 0) fprintf(f, ", rank: %d", n->rank);
         if (n->transit != (n->kind != NODE_GPU)) fprintf(f, ", transit: %s", n->transit ? "true" : "false");
         if (n->reduces) fprintf(f, ", reduce: true");
@@ -215,8 +222,9 @@ static int write_flat(const topo_t *t, const char *comment, FILE *f) {
         double lat = topo_line_lat(t, l);
         fmt_bw(b, sizeof b, declared_bw(t, l));
         fmt_s(c, sizeof c, lat);
-        fprintf(f, "  - {a: \"%s\", b: \"%s\", bw: %s, latency: %s}\n", topo_node(t, d->src)->name,
-                topo_node(t, d->dst)->name, b, lat > 0 ? c : "0");
+        fprintf(f, "  - {a: "), topo_write_quoted(f, topo_node(t, d->src)->name);
+        fprintf(f, ", b: "), topo_write_quoted(f, topo_node(t, d->dst)->name);
+        fprintf(f, ", bw: %s, latency: %s}\n", b, lat > 0 ? c : "0");
     }
     return ferror(f) ? BATON_EIO : 0;
 }

@@ -29,4 +29,8 @@ int topo_write_overlay(const topo_t *t, const char *base, const char *const *par
 int topo_write_standalone(const topo_t *t, const char *const *logs, int nlogs, const char *date, const char *comment,
                           FILE *out);
 
+/* s as YAML's double-quoted scalar (quote, backslash and control characters
+ * escaped): what a user named (a machine, a log's path) reads back as given. */
+void topo_write_quoted(FILE *f, const char *s);
+
 #endif

@@ -133,13 +133,19 @@ static void learn_device(nt_log_t *log, const char *p) {
 /* How the header says the rows were timed: "agg iters: 4" (-m 4: each
  * timed iteration is a group of four calls, its time divided among them)
  * and "graph: 1" (-G 1: the iterations replayed as CUDA graphs, so no host
- * launch per call), and "warmup iters: 0" (-w 0: no untimed call first).
- * Older headers say none of these: one call, launched, after warm-up. */
+ * launch per call), and "warmup iters: 0" (-w 0: no untimed call first);
+ * also its iterations and step, kept as said. Older headers say none of
+ * these: one call, launched, after warm-up. */
 static void learn_timing(nt_log_t *log, const char *header, int line) {
     const char *a = strstr(header, "agg iters:"), *g = strstr(header, "graph:"), *w = strstr(header, "warmup iters:");
+    const char *n = strstr(w ? w + 13 : header, " iters:"), *st = strstr(header, "step:");
     long v;
+    char unit[8];
     log->header_line = line;
-    if (w && sscanf(w, "warmup iters: %9ld", &v) == 1 && v == 0) log->warmup_none = 1;
+    if (w && sscanf(w, "warmup iters: %9ld", &v) == 1 && v >= 0) log->warmup_iters = (int)v, log->warmup_none = v == 0;
+    if (n && !(a && n == a + 3) && sscanf(n, " iters: %9ld", &v) == 1 && v > 0) log->iters = (int)v;   /* not agg's */
+    if (st && sscanf(st, "step: %18ld(%7[a-z])", &v, unit) == 2 && v > 0 && (!strcmp(unit, "factor") || !strcmp(unit, "bytes")))
+        log->step = (uint64_t)v, log->step_factor = !strcmp(unit, "factor");
     if (a && sscanf(a, "agg iters: %9ld", &v) == 1 && v > 1) log->agg_iters = (int)v;
     if (g && sscanf(g, "graph: %9ld", &v) == 1 && v > 0) log->graph = (int)v;
 }
@@ -440,6 +446,7 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
                       : st.info_nranks > 0 ? st.info_nranks : st.nthread * st.ngpus;
     out->ranks = ranks > 0 ? ranks : out->stated_ranks;
     out->gpus_per_thread = st.ngpus > 0 ? st.ngpus : 1;
+    out->threads = st.nthread;
     if (out->agg_iters < 1) out->agg_iters = 1;
     if (out->coll_guessed && out->coll == COLL_ALLGATHER && alltoall_named(path))
         out->coll = COLL_ALLTOALL, out->coll_named = 1;
@@ -534,14 +541,45 @@ static double factor(coll_t c, int n) {
 static int coll_reduces(coll_t c) { return c == COLL_ALLREDUCE || c == COLL_REDUCE_SCATTER || c == COLL_REDUCE; }
 static int coll_rooted(coll_t c) { return c == COLL_BROADCAST || c == COLL_REDUCE; }
 
+void nt_set_step(nt_log_t *log, const uint64_t *sizes, int n) {
+    uint64_t k = n > 1 && sizes[0] > 0 && sizes[1] % sizes[0] == 0 ? sizes[1] / sizes[0] : 0;
+    uint64_t d = n > 1 && sizes[1] > sizes[0] ? sizes[1] - sizes[0] : 0;
+    for (int i = 2; i < n; i++) {
+        if (k && (sizes[i] % sizes[i - 1] || sizes[i] / sizes[i - 1] != k)) k = 0;
+        if (d && (sizes[i] <= sizes[i - 1] || sizes[i] - sizes[i - 1] != d)) d = 0;
+    }
+    log->step_factor = k > 1;
+    log->step = k > 1 ? k : d ? d : NT_STEP_BYTES;
+}
+
+/* "# Using devices" and a Rank line a rank, as nccl-tests prints them:
+ * processes of per_proc ranks each (threads x GPUs), log->per_host ranks a
+ * host (node0, node1, ...; a process's GPUs on one host), each rank its
+ * host's next device. The reader counts the ranks and hosts off them. */
+static void write_ranks(const nt_log_t *log, int per_proc, FILE *f) {
+    int ph = log->per_host > 0 && log->ranks % log->per_host == 0 ? log->per_host : log->ranks;
+    if (ph % per_proc) ph = per_proc;
+    fprintf(f, "# Using devices\n");
+    for (int r = 0; r < log->ranks; r++) {
+        char host[32];
+        snprintf(host, sizeof host, "node%d", r / ph);
+        fprintf(f, "#  Rank %2d Group  0 Pid %6d on %10s device %2d\n", r, 1 + r / per_proc, host, r % ph);
+    }
+    fprintf(f, "#\n");
+}
+
 int nt_write(const nt_log_t *log, FILE *f) {
     int rooted = coll_rooted(log->coll), reducing = coll_reduces(log->coll);
     fprintf(f, "# Collective test starting: %s\n", test_name(log->coll));
     int g = log->gpus_per_thread > 0 && log->ranks % log->gpus_per_thread == 0 ? log->gpus_per_thread : 1;
-    fprintf(f, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: 2(factor) warmup iters: %d iters: 20 agg iters: %d "
-               "validation: 1 graph: %d\n#\n", log->ranks / g, g, log->nrows ? (unsigned long long)log->rows[0].bytes : 0ULL,
-            log->nrows ? (unsigned long long)log->rows[log->nrows - 1].bytes : 0ULL, log->warmup_none ? 0 : 5,
+    int th = log->threads > 0 && log->ranks % (log->threads * g) == 0 ? log->threads : 1;
+    fprintf(f, "# nThread %d nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d agg iters: %d "
+               "validation: 1 graph: %d\n#\n", th, g, log->nrows ? (unsigned long long)log->rows[0].bytes : 0ULL,
+            log->nrows ? (unsigned long long)log->rows[log->nrows - 1].bytes : 0ULL,
+            (unsigned long long)(log->step ? log->step : NT_STEP_BYTES), log->step && log->step_factor ? "factor" : "bytes",
+            log->warmup_none ? 0 : log->warmup_iters > 0 ? log->warmup_iters : 5, log->iters > 0 ? log->iters : 20,
             log->agg_iters > 1 ? log->agg_iters : 1, log->graph);
+    write_ranks(log, th * g, f);
     fprintf(f, "#                                                              out-of-place                       in-place\n"
                "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
                "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n");

@@ -32,10 +32,19 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e);
 int nt_columns_allow(const nt_log_t *log, coll_t c);
 void nt_free(nt_log_t *log);
 
-/* Write log in the current nccl-tests format (header, rows with out-of-place
- * and in-place columns, footer), times with 4 decimals of a microsecond;
- * the header's nThread x nGpus is ranks / gpus_per_thread x gpus_per_thread
- * (one GPU a thread when 0). */
+/* nccl-tests' step as its header says it, set in log from the sizes asked
+ * (before any rounding to whole elements): N(factor) where each size is the
+ * one before times N (-f N), N(bytes) where each adds N (-i N); else (one
+ * size, or a list no run of nccl-tests gives) its default, -i 1M. */
+#define NT_STEP_BYTES 1048576ull
+void nt_set_step(nt_log_t *log, const uint64_t *sizes, int n);
+
+/* Write log in the current nccl-tests format (header, Rank lines, rows with
+ * out-of-place and in-place columns, footer), times with 4 decimals of a
+ * microsecond. The header says what log does: nThread threads (1 when 0)
+ * of nGpus gpus_per_thread (1 when 0) a process, as many processes as the
+ * ranks need (mpirun -np), per_host ranks a host (one host when 0); step
+ * (nt_set_step; -i 1M when 0), warmup_iters (5) and iters (20). */
 int nt_write(const nt_log_t *log, FILE *out);
 
 /* The row whose iterations spread most (the larger i_cv% of its two

@@ -70,6 +70,12 @@ typedef struct nt_log {
                                 whose time nccl-tests divides among them; 1 unsaid */
     int graph;               /* the header's "graph" (-G): CUDA graph launches, no host launch per
                                 call; 0 unsaid */
+    int threads;             /* the header's nThread (-t): threads one process runs; 0 unsaid */
+    int iters, warmup_iters; /* the header's "iters" (-n) and "warmup iters" (-w); 0 unsaid
+                                (warmup_none says -w 0) */
+    uint64_t step;           /* the header's "step: N(factor)" (-f N, step_factor 1) or
+                                "step: N(bytes)" (-i N); 0 unsaid */
+    int step_factor;
     int warmup_none;         /* the header's "warmup iters: 0" (-w 0): the timed calls include the
                                 first ones, which pay NCCL's connection setup */
     int header_line;         /* the "# nThread" line; 0 where none */
@@ -78,7 +84,8 @@ typedef struct nt_log {
     char type[24];
     char device[64];         /* the first Rank line's GPU ("NVIDIA H200"); "" where none says */
     int hosts;               /* the hosts the Rank lines name ("on HOST device"); 0: unknown */
-    int per_host;            /* ranks on each, where every host has as many; 0 otherwise */
+    int per_host;            /* ranks on each, where every host has as many; 0 otherwise (nt_write:
+                                the ranks a host it names in the Rank lines; 0: one host) */
     int nccl_nodes;          /* NCCL's own count ("comm 0x.. rank 0 nRanks 16 nNodes 2 localRanks 8",
                                 2.2x INIT lines; by host hash, so pods per GPU count as one); 0 unsaid */
     nt_row_t *rows;

@@ -61,6 +61,11 @@ int cmd_scale_params(const topo_t *t, char *buf, size_t n) {
     return nodes;
 }
 
+int cmd_node_ranks(const topo_t *t) {
+    int r = topo_whole_ranks(t), g = topo_params_c(t)->group_size;
+    return g > 0 && g < r && r % g == 0 ? g : r;
+}
+
 int cmd_calibrated_rule(const char *cmd, const topo_t *t, cmd_rule_t *r) {
     const topo_calib_t *k = &topo_params_c(t)->calib;
     char mine[96], fitted[160];

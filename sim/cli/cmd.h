@@ -76,6 +76,11 @@ int cmd_find_topo(const char *name, char *path, size_t n);
  * is one of them (validate sizes a machine to a log's ranks by it). */
 int cmd_scale_params(const struct topo *t, char *buf, size_t n);
 
+/* The ranks on each of t's nodes: its group_size where that splits the
+ * ranks into nodes, else all of them (one node). A log's hosts are read
+ * against it (validate), and baton's own logs name hosts by it. */
+int cmd_node_ranks(const struct topo *t);
+
 /* What a calibration's fitted sizes covered (its record's `seen:`), where
  * its band holds: "allreduce on 16 ranks, 8 B-8 GiB; ..." into b. */
 struct topo_calib;

@@ -140,9 +140,10 @@ int cmd_expect(int argc, char **argv) {
     int c = coll_parse(a.coll);
     if (c < 0) return cmd_usage("expect", "-c %s: allreduce, allgather, reducescatter, broadcast, reduce or alltoall", a.coll);
     uint64_t *sizes;
-    int n;
+    int n, asked;
     const char *why;
     if (select_parse_sizes(a.sizes, &sizes, &n, &why) < 0) return cmd_usage("expect", "--sizes %s: %s", a.sizes, why);
+    asked = n;
     cmd_sizes_note("expect", a.sizes, sizes, n);
     baton_err_t e = {0};
     cmd_doc_loader_t ld = {.name = a.topo, .sets = &a.sets};
@@ -167,6 +168,8 @@ int cmd_expect(int argc, char **argv) {
     if (rc == 0 && !strcmp(a.format, "nccl-tests")) {
         nt_log_t log;
         rc = ex_log(r, n, (coll_t)c, topo_whole_ranks(t), &log, &e);
+        nt_set_step(&log, sizes, asked);            /* the sizes asked: whole elements a rank round some down */
+        log.per_host = cmd_node_ranks(t);
         if (rc == 0) (void)nt_write(&log, stdout);      /* a failed write: main.c's output_written says it */
         free(log.rows);
     }

@@ -505,8 +505,9 @@ static int sweep_print(const topo_t *t, const run_req_t *q, int p, const uint64_
     coll_t coll = q->coll;
     if (nccl) {
         nt_log_t log = {.coll = coll, .ranks = p, .type = "float", .gpus_per_thread = q->gpus_per_thread,
-                        .rows = calloc((size_t)n + 1, sizeof *log.rows)};
+                        .per_host = cmd_node_ranks(t), .rows = calloc((size_t)n + 1, sizeof *log.rows)};
         if (log.rows == NULL) return BATON_ENOMEM;
+        nt_set_step(&log, sizes, n);
         for (int i = 0; i < n; i++) {      /* the simulator's time where predict says to quote it (sweep_check) */
             double us = (rows[i].pick ? rows[i].pick_s : rows[i].sim_s > 0 ? rows[i].sim_s : rows[i].time_s) * 1e6;
             log.rows[log.nrows++] = (nt_row_t){.bytes = sizes[i], .count = sizes[i] / 4, .oop_us = us, .ip_us = us};

@@ -235,16 +235,28 @@ static void summary(topo_t *t, const cost_model_t *m) {
            m->ports == 1 ? "single-port" : "multi-port");
 }
 
+/* s inside a DOT quoted string: a quote would end it early and a backslash
+ * escape what follows (\n in a label), so both are escaped. */
+static void dot_esc(const char *s) {
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') putchar('\\');
+        putchar(*s);
+    }
+}
+
 static void dot(const topo_t *t) {
-    printf("graph \"%s\" {\n  node [shape=box, fontsize=10];\n", topo_name(t));
+    printf("graph \""), dot_esc(topo_name(t)), printf("\" {\n  node [shape=box, fontsize=10];\n");
     for (int i = 0; i < topo_nnodes(t); i++) {
         const topo_node_t *n = topo_node(t, i);
-        if (n->rank >= 0) printf("  \"%s\" [shape=ellipse, label=\"%s\\nrank %d\"];\n", n->name, n->name, n->rank);
-        else printf("  \"%s\" [label=\"%s\\n%s\"];\n", n->name, n->name, topo_kind_name(n->kind));
+        printf("  \""), dot_esc(n->name), printf(n->rank >= 0 ? "\" [shape=ellipse, label=\"" : "\" [label=\"");
+        dot_esc(n->name);
+        if (n->rank >= 0) printf("\\nrank %d\"];\n", n->rank);
+        else printf("\\n%s\"];\n", topo_kind_name(n->kind));
     }
     for (int l = 0; l < topo_nlinks(t); l += 2) {
         const topo_dlink_t *d = topo_dlink(t, l);
-        printf("  \"%s\" -- \"%s\" [label=\"%g GB/s\"];\n", topo_node(t, d->src)->name, topo_node(t, d->dst)->name, d->bw / 1e9);
+        printf("  \""), dot_esc(topo_node(t, d->src)->name), printf("\" -- \""), dot_esc(topo_node(t, d->dst)->name);
+        printf("\" [label=\"%g GB/s\"];\n", d->bw / 1e9);
     }
     printf("}\n");
 }

@@ -188,8 +188,7 @@ static void other_gpu(cmd_val_args_t *a, const topo_t *t, const nt_log_t *log, c
  * for a machine it did not run on: say so. A pod or container per GPU names
  * each GPU's host alone, hence a warning, not an error. */
 static void other_hosts(cmd_val_args_t *a, const topo_t *on, const nt_log_t *log, const char *path) {
-    int r = topo_whole_ranks(on), g = topo_params_c(on)->group_size;
-    int nodes = g > 0 && g < r && r % g == 0 ? r / g : 1;
+    int r = topo_whole_ranks(on), nodes = r / cmd_node_ranks(on);
     int hosts = log->nccl_nodes ? log->nccl_nodes : log->hosts;       /* NCCL's own word first */
     if (hosts <= 0 || hosts == nodes || log->ranks != r) return;
     char each[48] = "";
@@ -332,12 +331,15 @@ int cmd_val_measure(const cmd_val_args_t *a, topo_t *t, cal_sample_t **all, int 
     const char *why;
     if (al == NULL) return err_set(e, BATON_EINVAL, "no such collective or algorithm for the host backend");
     if (select_parse_sizes(a->sizes ? a->sizes : "4KiB:16MiB:x2", &sizes, &ns, &why) < 0) return err_set(e, BATON_EINVAL, "--sizes: %s", why);
-    nt_log_t log = {.coll = (coll_t)coll, .ranks = topo_nranks(t), .type = "int8"};
+    int reps = a->reps ? a->reps : 7;          /* each size timed reps times after one warm-up (host.h) */
+    nt_log_t log = {.coll = (coll_t)coll, .ranks = topo_nranks(t), .type = "int8", .threads = topo_nranks(t),
+                    .per_host = topo_nranks(t), .warmup_iters = 1, .iters = reps};   /* a thread a rank, one process */
+    nt_set_step(&log, sizes, ns);
     log.rows = calloc((size_t)ns, sizeof *log.rows);
     int rc = log.rows ? 0 : err_set(e, BATON_ENOMEM, "out of memory");
     for (int i = 0; i < ns && rc == 0; i++) {
         host_result_t hr = {0};
-        rc = host_run(al, topo_nranks(t), sizes[i], NULL, a->reps ? a->reps : 7, &hr, e);
+        rc = host_run(al, topo_nranks(t), sizes[i], NULL, reps, &hr, e);
         log.rows[log.nrows++] = (nt_row_t){.bytes = sizes[i], .count = sizes[i], .oop_us = hr.median_s * 1e6, .ip_us = -1, .line = i + 1};
     }
     if (rc == 0 && a->log_out) {
