@@ -22,7 +22,9 @@ const nt_plan_t *nt_row_plan(const nt_log_t *log, int i);
 
 /* Parse path (the text log or nccl-tests' JSON, -J: validate/ntlines.h);
  * ranks > 0 overrides the log's rank count. 0 or an error naming
- * file:line and what could not be read. */
+ * file:line and what could not be read: a row cut off, a size below the
+ * row before it or the same again (a second run or a rerun pasted in;
+ * 0 bytes, and sizes under a step in bytes, nccl-tests repeats itself). */
 int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e);
 
 /* Could a log whose collective was read off its columns (coll_guessed) have
