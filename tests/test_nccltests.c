@@ -496,3 +496,41 @@ Test(nccltests, sizes_that_go_back_and_rows_cut_short_are_refused_at_their_line)
     cr_expect_eq(l.nrows, 3, "-i 16 on 8 ranks: 32 and 48 bytes both round to 32");
     nt_free(&l);
 }
+
+/* A log with no Rank lines whose header says nThread 1 nGpus 1 is one
+ * process of an MPI job (one a GPU): it read as 1 rank, every prediction
+ * 0 s, MAPE 100 %, exit 0; JSON without `devices` the same. Its rank count
+ * is unknown now: the machine's, with the warning validate --help promises,
+ * in validate, calibrate and doctor alike; the reader alone asks for one. */
+Test(nccltests, a_one_process_header_without_rank_lines_says_no_rank_count) {
+    char *out;
+    cr_assert_eq(th_sh("grep -v 'Rank ' validate/logs/nccl-tests-2026/"
+                       "H200x2_2nodes-1GPU-1NIC-GKE-gIB_dranet-mpi-operator-doc_all_reduce.txt > build/nt-norank.txt && "
+                       "sed 's/,\"devices\":\\[[^]]*\\]//' tests/data/ntjson/h200x2_all_reduce.json > build/nt-nodev.json",
+                       &out), 0, "%s", out);
+    free(out);
+    const char *m = "-t cluster-h200 --set gpus=1";
+    const char *said = "does not say how many ranks ran (no Rank lines, and its header's nThread 1 nGpus 1 is one "
+                       "process's";
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "validate %s --nccl-tests build/nt-norank.txt", m);
+    th_says(cmd, 0, said, 1);
+    th_says(cmd, 0, "(allreduce on 2 ranks)", 1);
+    th_says(cmd, 0, "-100.0%", 0);
+    snprintf(cmd, sizeof cmd, "validate %s --nccl-tests build/nt-nodev.json", m);
+    th_says(cmd, 0, "does not say how many ranks ran (no config.devices, and its nthreads 1 x ngpus 1", 1);
+    th_says(cmd, 0, "(allreduce on 2 ranks)", 1);
+    snprintf(cmd, sizeof cmd, "calibrate %s -o build/nt-norank.yaml --nccl-tests build/nt-norank.txt", m);
+    th_says(cmd, 0, said, 1);
+    snprintf(cmd, sizeof cmd, "doctor %s --nccl-tests build/nt-norank.txt", m);
+    cr_expect_neq(th_cli(cmd, &out, 0), 1, "%s", out);
+    cr_expect(strstr(out, said) != NULL && strstr(out, "taken as cluster-h200's 2") != NULL, "%s", out);
+    free(out);
+    nt_log_t l;
+    baton_err_t e = {0};
+    cr_expect_neq(nt_parse("build/nt-norank.txt", 0, &l, &e), 0, "read as 1 rank");
+    cr_expect(strstr(e.msg, "does not say how many ranks ran") != NULL, "%s", e.msg);
+    l = th_parse_log("tests/data/nccl/old-format.txt", 0);
+    cr_expect_eq(l.ranks, 4, "nThread 1 nGpus 4 without Rank lines: one process of 4 GPUs, as before");
+    nt_free(&l);
+}

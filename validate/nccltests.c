@@ -482,8 +482,9 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     count_hosts(&st);
     tuninglines_env(out);
     free(st.host);
+    out->header_ranks = st.nthread * st.ngpus;
     out->stated_ranks = st.rank_lines > 0 ? (st.top_rank + 1 > st.rank_lines ? st.top_rank + 1 : st.rank_lines)
-                      : st.info_nranks > 0 ? st.info_nranks : st.nthread * st.ngpus;
+                      : st.info_nranks > 0 ? st.info_nranks : out->header_ranks > 1 ? out->header_ranks : 0;
     out->ranks = ranks > 0 ? ranks : out->stated_ranks;
     out->gpus_per_thread = st.ngpus > 0 ? st.ngpus : 1;
     if (out->agg_iters < 1) out->agg_iters = 1;
@@ -509,6 +510,16 @@ int nt_noisiest(const nt_log_t *log, double *cv) {
             if (log->rows[i].iter[k].min_us >= 0 && (best < 0 || log->rows[i].iter[k].cv_pct > *cv))
                 best = i, *cv = log->rows[i].iter[k].cv_pct;
     return best;
+}
+
+const char *nt_ranks_unsaid(const nt_log_t *log) {
+    if (log->json)
+        return log->header_ranks == 1 ? "no config.devices, and its nthreads 1 x ngpus 1 is one process's: an MPI job "
+                                        "runs one such process a GPU"
+                                      : "no config.devices, no nthreads x ngpus";
+    return log->header_ranks == 1 ? "no Rank lines, and its header's nThread 1 nGpus 1 is one process's: an MPI job runs "
+                                    "one such process a GPU"
+                                  : "no Rank lines, no nThread x nGpus";
 }
 
 int nt_whole_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n) {

@@ -46,6 +46,10 @@ int nt_noisiest(const nt_log_t *log, double *cv);
 /* The sentence validate and doctor say of it ("PATH:LINE: per-iteration
  * times (nccl-tests -I 1): ..."), 1; or 0 where the log has none. */
 int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n);
+/* Why a log with stated_ranks 0 does not say its rank count, as validate
+ * and doctor word it ("no Rank lines, no nThread x nGpus", or its header's
+ * 1 x 1, one process's). */
+const char *nt_ranks_unsaid(const nt_log_t *log);
 /* What validate and doctor say of a log that is not whole: lines among its
  * rows that are none ("srun: error: ..."), which is which = 0, or a text log
  * that ends without nccl-tests' closing lines (a run cut off after its last

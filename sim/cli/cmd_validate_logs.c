@@ -263,8 +263,8 @@ int cmd_val_load(cmd_val_args_t *a, cmd_val_machines_t *ms, cal_sample_t **all, 
         if (rc < 0) return rc;
         if (a->ranks == 0 && log.stated_ranks > 0) log.ranks = log.stated_ranks;
         else if (a->ranks == 0)     /* the machine, as -t and --set give it, speaks for a log that says nothing */
-            say(a, "warning", "%s does not say how many ranks ran (no Rank lines, no nThread x nGpus): taken as %s's %d "
-                "(--ranks N to say otherwise)", a->logs[i], topo_name(t), topo_whole_ranks(t));
+            say(a, "warning", "%s does not say how many ranks ran (%s): taken as %s's %d (--ranks N to say otherwise)",
+                a->logs[i], nt_ranks_unsaid(&log), topo_name(t), topo_whole_ranks(t));
         if ((rc = logged_collective(a, &log, a->logs[i], e)) < 0) { nt_free(&log); return rc; }
         if (a->ranks > 0 && log.stated_ranks > 0 && log.stated_ranks != a->ranks && !a->force_ranks) {
             int said = log.stated_ranks;
