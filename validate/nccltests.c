@@ -297,12 +297,12 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
         if (r == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
         st->log->rows = r;
     }
-    if (st->counts_wrong && (atof(tok[at + 3]) > 0 || (n == at + 2 * g && atof(tok[at + g + 3]) > 0))) {
-        if (st->log->wrong_rows++ == 0) st->log->wrong_line = line;
-    }
+    int wrong = st->counts_wrong && (atof(tok[at + 3]) > 0 || (n == at + 2 * g && atof(tok[at + g + 3]) > 0));
+    if (wrong && st->log->wrong_rows++ == 0) st->log->wrong_line = line;
     nt_row_t *r = &st->log->rows[st->log->nrows++];
     *r = (nt_row_t){.bytes = strtoull(tok[0], NULL, 10), .count = strtoull(tok[1], NULL, 10), .oop_us = oop,
-                    .ip_us = ip, .line = line, .iter = {iter_of(st, tok + at + 4, 1), iter_of(st, tok + at + g + 4, n == at + 2 * g)}};
+                    .ip_us = ip, .line = line, .iter = {iter_of(st, tok + at + 4, 1), iter_of(st, tok + at + g + 4, n == at + 2 * g)},
+                    .wrong = wrong};
     snprintf(st->log->type, sizeof st->log->type, "%s", tok[2]);
     if (!st->have_coll && root) {                      /* infer from the columns */
         int rooted = atoi(tok[4]) >= 0, none = strcmp(tok[3], "none") == 0;
@@ -520,6 +520,40 @@ const char *nt_ranks_unsaid(const nt_log_t *log) {
     return log->header_ranks == 1 ? "no Rank lines, and its header's nThread 1 nGpus 1 is one process's: an MPI job runs "
                                     "one such process a GPU"
                                   : "no Rank lines, no nThread x nGpus";
+}
+
+int nt_broken_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n) {
+    char lo[32], hi[32], span[96];
+    int first = -1, last = -1;
+    for (int i = 0; i < log->nrows; i++)
+        if (log->rows[i].wrong) last = i, first = first < 0 ? i : first;
+    if (which == 0 && first >= 0) {
+        const nt_row_t *a = &log->rows[first], *b = &log->rows[last];
+        units_fmt_size(a->bytes, lo, sizeof lo);
+        units_fmt_size(b->bytes, hi, sizeof hi);
+        if (first == last) snprintf(span, sizeof span, "%s", lo);
+        else if (log->json) snprintf(span, sizeof span, "%s to %s, results[%d] to [%d]", lo, hi, first, last);
+        else snprintf(span, sizeof span, "%s to %s, lines %d-%d", lo, hi, a->line, b->line);
+        snprintf(buf, n, "%s:%d: #wrong is not 0 in %d row%s (%s): the collective returned wrong data there, so %s a "
+                 "broken run's", path, a->line, log->wrong_rows, log->wrong_rows > 1 ? "s" : "", span,
+                 log->wrong_rows > 1 ? "their times are" : "its time is");
+        return 1;
+    }
+    if (which == 1 && log->failed_line) {
+        snprintf(buf, n, "%s:%d: the run failed (\"%s\"): the sizes after it never ran", path, log->failed_line,
+                 log->failed_text);
+        return 1;
+    }
+    return 0;
+}
+
+int nt_drop_wrong(nt_log_t *log) {
+    int k = 0;
+    for (int i = 0; i < log->nrows; i++)
+        if (!log->rows[i].wrong) log->rows[k++] = log->rows[i];
+    int dropped = log->nrows - k;
+    log->nrows = k;
+    return dropped;
 }
 
 int nt_whole_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n) {

@@ -50,6 +50,14 @@ int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n);
  * and doctor word it ("no Rank lines, no nThread x nGpus", or its header's
  * 1 x 1, one process's). */
 const char *nt_ranks_unsaid(const nt_log_t *log);
+/* What makes a run one doctor calls broken: rows whose #wrong counts wrong
+ * elements (which = 0: how many, their sizes and lines), or nccl-tests'
+ * own failure line (which = 1: "Test NCCL failure ..."). 1 and the
+ * sentence ("PATH:LINE: ..."), or 0 where there is none of that kind.
+ * calibrate refuses such a run; validate scores its rows without #wrong. */
+int nt_broken_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n);
+/* Remove the rows whose #wrong is not 0 (nt_row_t.wrong); how many. */
+int nt_drop_wrong(nt_log_t *log);
 /* What validate and doctor say of a log that is not whole: lines among its
  * rows that are none ("srun: error: ..."), which is which = 0, or a text log
  * that ends without nccl-tests' closing lines (a run cut off after its last

@@ -28,6 +28,7 @@ typedef struct nt_row {
     double oop_us, ip_us;    /* out-of-place and in-place time; < 0 if absent */
     nt_iter_t iter[2];       /* per-iteration: out-of-place, in-place; min_us < 0 where absent */
     int line;
+    int wrong;               /* 1: #wrong counts wrong elements in either group (nt_log_t.wrong_rows) */
 } nt_row_t;
 
 /* What NCCL says it ran a call on, from its NCCL_DEBUG=INFO
