@@ -216,6 +216,10 @@ Test(api, errors_are_codes_and_sentences) {
     baton_fit fit;
     cr_expect_eq(baton_calibrate(h, logs, 1, &fit, &err), BATON_E_INVAL);
     cr_expect(strstr(err.message, "16 ranks") != NULL, "another rank count: %s", err.message);
+    logs[0] = "tests/data/broken/a100x8_wrong_results.txt";           /* as `baton calibrate`: a broken run is refused */
+    cr_expect_eq(baton_calibrate(h, logs, 1, &fit, &err), BATON_E_INVAL);
+    cr_expect(strstr(err.message, "a100x8_wrong_results.txt:32: #wrong is not 0 in 14 rows") != NULL &&
+              strstr(err.message, "doctor calls this run broken") != NULL, "%s", err.message);
     cr_expect_str_eq(baton_strerror(BATON_E_NOMEM), "out of memory");
     char *out;
     cr_assert_eq(th_cli("--version", &out, 1), 0);

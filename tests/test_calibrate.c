@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../models/fit.h"
 #include "../topologies/topo_yaml.h"
@@ -762,4 +763,32 @@ Test(calibrate, the_simulators_contention_reaches_validate) {
                         SHARED "/a100x8_nvswitch_oci_bmgpu48_allreduce.txt", &out, 0), 2);
     cr_expect(strstr(out, "--contention is the simulator's: use it with --model des") != NULL, "%s", out);
     free(out);
+}
+
+/* calibrate fitted, and wrote, a machine from a run doctor calls broken
+ * (rows whose #wrong is not 0, a run an NCCL failure cut short), and
+ * validate counted the #wrong rows in its MAPE. calibrate refuses such a
+ * log now, naming its file and line and that doctor calls it broken, and
+ * writes nothing; validate leaves the #wrong rows out of its MAPE, saying
+ * which, and scores the rows a failure's run completed, saying so. */
+Test(calibrate, a_run_doctor_calls_broken_is_refused_and_validate_leaves_its_wrong_rows_out) {
+    const char *wrong = "tests/data/broken/a100x8_wrong_results.txt", *failed = "tests/data/broken/a100x8_nccl_failure.txt";
+    char cmd[512], *out;
+    remove("build/broken-cal.yaml");
+    snprintf(cmd, sizeof cmd, "calibrate -t hgx-a100 --cv 0 -o build/broken-cal.yaml --nccl-tests %s", wrong);
+    th_says(cmd, 1, "a100x8_wrong_results.txt:32: #wrong is not 0 in 14 rows (1 MiB to 8 GiB, lines 32-45)", 1);
+    th_says(cmd, 1, "doctor calls this run broken, and calibrate fits only runs that completed with right results", 1);
+    snprintf(cmd, sizeof cmd, "calibrate -t hgx-a100 --cv 0 -o build/broken-cal.yaml --nccl-tests %s", failed);
+    th_says(cmd, 1, "a100x8_nccl_failure.txt:41: the run failed (\"Test NCCL failure common.cu:1022", 1);
+    th_says(cmd, 1, "doctor calls this run broken", 1);
+    cr_expect_neq(access("build/broken-cal.yaml", F_OK), 0, "no calibrated machine written");
+    snprintf(cmd, sizeof cmd, "validate -t hgx-a100 --nccl-tests %s", wrong);
+    cr_assert_eq(th_cli(cmd, &out, 0), 0, "%s", out);
+    cr_expect(strstr(out, "doctor calls this run broken: they are left out of the MAPE") != NULL, "%s", out);
+    cr_expect(strstr(out, "MAPE 5.06 % over 14 sizes") != NULL, "the 14 rows with #wrong 0, not 28: %s", out);
+    cr_expect(strstr(out, "     1 MiB ") == NULL, "1 MiB returned wrong data: no row of the table: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "validate -t hgx-a100 --nccl-tests %s", failed);
+    th_says(cmd, 0, "a100x8_nccl_failure.txt:41: the run failed (\"Test NCCL failure", 1);
+    th_says(cmd, 0, "doctor calls this run broken: the rows before it are scored", 1);
 }

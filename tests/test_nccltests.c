@@ -514,3 +514,84 @@ Test(nccltests, times_no_run_gives_are_refused_at_their_row) {
         remove(path);
     }
 }
+
+/* A log whose sizes go back (a second run pasted without its header, a
+ * rerun of some sizes appended) or repeat was read whole: validate's MAPE
+ * counted those sizes twice and calibrate fitted them twice; a last row cut
+ * after its out-of-place columns (9 where the rows before have 13) read as
+ * a whole row. Each is an error at its line now, the text log's and the
+ * JSON's, in validate and calibrate alike; what nccl-tests itself repeats
+ * (0 bytes: a rank's count rounded to none; a size again under a step in
+ * bytes, -i) still reads. */
+Test(nccltests, sizes_that_go_back_and_rows_cut_short_are_refused_at_their_line) {
+    char *out;
+    cr_assert_eq(th_sh("L=validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt; "
+                       "(head -36 $L; sed -n 30,33p $L; tail -3 $L) > build/nt-back.txt && "
+                       "(head -36 $L; sed -n 36p $L) > build/nt-again.txt && "
+                       "(head -36 $L; sed -n 37p $L | cut -c1-88) > build/nt-half.txt && "
+                       "sed 's/\"size\":2048,/\"size\":1024,/' tests/data/ntjson/h200x2_all_reduce.json > build/nt-again.json",
+                       &out), 0, "%s", out);
+    free(out);
+    th_says("validate -t hgx-a100 --nccl-tests build/nt-back.txt", 1,
+            "build/nt-back.txt:37: the size 262144 bytes is below the row before it's (16777216 bytes, line 36)", 1);
+    th_says("calibrate -t hgx-a100 -o build/nt-back.yaml --nccl-tests build/nt-back.txt", 1,
+            "build/nt-back.txt:37: the size 262144 bytes is below", 1);
+    th_says("validate -t hgx-a100 --nccl-tests build/nt-again.txt", 1,
+            "build/nt-again.txt:37: the size 16777216 bytes again (line 36 has it)", 1);
+    th_says("validate -t cluster-h200 --set gpus=1 --nccl-tests build/nt-again.json", 1,
+            "build/nt-again.json:1: results[1]: the size 1024 bytes again (results[0] has it)", 1);
+    th_says("validate -t hgx-a100 --nccl-tests build/nt-half.txt", 1,
+            "build/nt-half.txt:37: this row has 9 columns, the rows before it 13", 1);
+    th_says("calibrate -t hgx-a100 -o build/nt-half.yaml --nccl-tests build/nt-half.txt", 1,
+            "build/nt-half.txt:37: this row has 9 columns", 1);
+    nt_log_t l = th_parse_log(LOGS "/nccl-tests-scale/polaris_nccl_2_21_n8_alltoall_setup5.txt", 0);
+    cr_expect_eq(l.rows[0].bytes, 0u, "0 bytes five times running, as nccl-tests prints them");
+    nt_free(&l);
+    write_text("build/nt-step-bytes.txt",
+               "# nThread 1 nGpus 8 minBytes 32 maxBytes 64 step: 16(bytes) warmup iters: 5 iters: 20 validation: 1\n"
+               "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+               "          32             1     float    none      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n"
+               "          32             1     float    none      -1    10.10    0.00    0.00      0    10.10    0.00    0.00      0\n"
+               "          64             2     float    none      -1    10.20    0.00    0.00      0    10.20    0.00    0.00      0\n");
+    l = th_parse_log("build/nt-step-bytes.txt", 0);
+    cr_expect_eq(l.nrows, 3, "-i 16 on 8 ranks: 32 and 48 bytes both round to 32");
+    nt_free(&l);
+}
+
+/* A log with no Rank lines whose header says nThread 1 nGpus 1 is one
+ * process of an MPI job (one a GPU): it read as 1 rank, every prediction
+ * 0 s, MAPE 100 %, exit 0; JSON without `devices` the same. Its rank count
+ * is unknown now: the machine's, with the warning validate --help promises,
+ * in validate, calibrate and doctor alike; the reader alone asks for one. */
+Test(nccltests, a_one_process_header_without_rank_lines_says_no_rank_count) {
+    char *out;
+    cr_assert_eq(th_sh("grep -v 'Rank ' validate/logs/nccl-tests-2026/"
+                       "H200x2_2nodes-1GPU-1NIC-GKE-gIB_dranet-mpi-operator-doc_all_reduce.txt > build/nt-norank.txt && "
+                       "sed 's/,\"devices\":\\[[^]]*\\]//' tests/data/ntjson/h200x2_all_reduce.json > build/nt-nodev.json",
+                       &out), 0, "%s", out);
+    free(out);
+    const char *m = "-t cluster-h200 --set gpus=1";
+    const char *said = "does not say how many ranks ran (no Rank lines, and its header's nThread 1 nGpus 1 is one "
+                       "process's";
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "validate %s --nccl-tests build/nt-norank.txt", m);
+    th_says(cmd, 0, said, 1);
+    th_says(cmd, 0, "(allreduce on 2 ranks)", 1);
+    th_says(cmd, 0, "-100.0%", 0);
+    snprintf(cmd, sizeof cmd, "validate %s --nccl-tests build/nt-nodev.json", m);
+    th_says(cmd, 0, "does not say how many ranks ran (no config.devices, and its nthreads 1 x ngpus 1", 1);
+    th_says(cmd, 0, "(allreduce on 2 ranks)", 1);
+    snprintf(cmd, sizeof cmd, "calibrate %s -o build/nt-norank.yaml --nccl-tests build/nt-norank.txt", m);
+    th_says(cmd, 0, said, 1);
+    snprintf(cmd, sizeof cmd, "doctor %s --nccl-tests build/nt-norank.txt", m);
+    cr_expect_neq(th_cli(cmd, &out, 0), 1, "%s", out);
+    cr_expect(strstr(out, said) != NULL && strstr(out, "taken as cluster-h200's 2") != NULL, "%s", out);
+    free(out);
+    nt_log_t l;
+    baton_err_t e = {0};
+    cr_expect_neq(nt_parse("build/nt-norank.txt", 0, &l, &e), 0, "read as 1 rank");
+    cr_expect(strstr(e.msg, "does not say how many ranks ran") != NULL, "%s", e.msg);
+    l = th_parse_log("tests/data/nccl/old-format.txt", 0);
+    cr_expect_eq(l.ranks, 4, "nThread 1 nGpus 4 without Rank lines: one process of 4 GPUs, as before");
+    nt_free(&l);
+}

@@ -34,6 +34,9 @@ typedef struct {
     struct { uint64_t hash; int ranks; } *host;   /* the Rank lines' hosts by name (FNV-1a), open addressing */
     int nhost;               /* hosts seen; -1: more than NT_MAX_HOSTS, not counted */
     char redop[16];          /* the first row's type and operation: one series a log */
+    int step_bytes;          /* the header's step is in bytes (-i): sizes rounded to whole elements a
+                                rank may print the same size twice running */
+    int width;               /* the most columns a row had: a narrower one later was cut off */
 } state_t;
 
 /* Skip "[1,0]<stdout>:", "[0] " or " 12: " at the start of a line. */
@@ -150,6 +153,14 @@ static void learn_timing(nt_log_t *log, const char *header, int line) {
     if (g && sscanf(g, "graph: %9ld", &v) == 1 && v > 0) log->graph = (int)v;
 }
 
+/* Does the header step sizes by bytes ("step: 1024(bytes)", -i), not by a
+ * factor ("step: 2(factor)", -f)? */
+static int step_in_bytes(const char *header) {
+    const char *p = strstr(header, "step:");
+    long v;
+    return p && sscanf(p, "step: %9ld", &v) == 1 && v > 0 && strncmp(p + strcspn(p, "("), "(bytes)", 7) == 0;
+}
+
 /* A comment line: the test, the header's columns, nThread x nGpus, a Rank
  * line. A second "# nThread" header is a second run appended to the first
  * (`for t in ...; do ./$t; done > log`): its rows would be read as the
@@ -176,6 +187,7 @@ static int learn_comment(state_t *st, const char *s, int line, const char *path,
         st->ngpus = (int)ng;
     }
     if (header) learn_timing(st->log, p, line);
+    if (header) st->step_bytes = step_in_bytes(p);
     if (strstr(s, " Rank ") && strstr(s, "device") && st->rank_lines < NT_MAX_RANKS) {
         int r;
         if (st->rank_lines++ == 0) learn_device(st->log, strstr(s, "device"));
@@ -198,6 +210,39 @@ static int same_series(state_t *st, char **tok, int line, const char *path, bato
     return err_set(e, BATON_EPARSE, "%s:%d: this row is %s %s, the rows before it %s %s: the log holds several series "
                    "(nccl-tests -d all or -o all) and baton reads one; keep one type and operation's rows", path, line,
                    tok[2], op, st->log->type, st->redop);
+}
+
+/* Does the row carry on the table? As many columns as the rows before it:
+ * a narrower one stops after its out-of-place group, a row cut off (a
+ * killed job), as a row cut mid-group is. A size not below the last one:
+ * nccl-tests runs its sizes upward, so a smaller one is a second run, or a
+ * rerun of some sizes, pasted without its header, and would be counted
+ * twice. The same size again only where rounding makes it: 0 bytes (a
+ * rank's count rounded down to none), or a step in bytes (-i) smaller than
+ * what a rank's count rounds to; stepping by a factor, every other size grows. */
+static int same_table(state_t *st, char **tok, int n, int line, const char *path, baton_err_t *e) {
+    char at[48] = "", prev[48];
+    int k = st->log->nrows;
+    if (st->log->json) snprintf(at, sizeof at, " results[%d]:", k);    /* a JSON file's rows may share its one line */
+    if (n < st->width)
+        return err_set(e, BATON_EPARSE, "%s:%d:%s this row has %d columns, the rows before it %d: it stops after its "
+                       "out-of-place columns (is the log cut off?)", path, line, at, n, st->width);
+    if (n > st->width) st->width = n;
+    if (k == 0) return 0;
+    const nt_row_t *last = &st->log->rows[k - 1];
+    unsigned long long b = strtoull(tok[0], NULL, 10), was = last->bytes;
+    if (st->log->json) snprintf(prev, sizeof prev, "results[%d]", k - 1);
+    else snprintf(prev, sizeof prev, "line %d", last->line);
+    if (b < was)
+        return err_set(e, BATON_EPARSE, "%s:%d:%s the size %llu bytes is below the row before it's (%llu bytes, %s): "
+                       "nccl-tests runs its sizes upward, so a second run, or a rerun of some sizes, starts here without "
+                       "its header; baton reads one run a log: split the file and give each part (--nccl-tests A.txt "
+                       "B.txt)", path, line, at, b, was, prev);
+    if (b == was && b > 0 && !st->step_bytes)
+        return err_set(e, BATON_EPARSE, "%s:%d:%s the size %llu bytes again (%s has it): nccl-tests runs a size once "
+                       "(stepping by a factor, only 0 bytes repeats), so a rerun of it was pasted here and would count "
+                       "twice; keep one of the two rows", path, line, at, b, prev);
+    return 0;
 }
 
 static int number(const char *tok, double *v) {
@@ -249,6 +294,7 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
                        "microseconds, above 0 for a size above 0, at most 1e12)", path, line,
                        bad_time(oop, tok[0]) ? tok[at] : tok[at + g]);
     if (same_series(st, tok, line, path, e) < 0) return -1;
+    if (same_table(st, tok, n, line, path, e) < 0) return -1;
     for (int i = at + 1; i < n; i++)
         if (number(tok[i], &x) < 0) return err_set(e, BATON_EPARSE, "%s:%d: '%s' is not a number", path, line, tok[i]);
     if (st->log->nrows == st->cap) {
@@ -257,12 +303,12 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
         if (r == NULL) return err_set(e, BATON_ENOMEM, "out of memory");
         st->log->rows = r;
     }
-    if (st->counts_wrong && (atof(tok[at + 3]) > 0 || (n == at + 2 * g && atof(tok[at + g + 3]) > 0))) {
-        if (st->log->wrong_rows++ == 0) st->log->wrong_line = line;
-    }
+    int wrong = st->counts_wrong && (atof(tok[at + 3]) > 0 || (n == at + 2 * g && atof(tok[at + g + 3]) > 0));
+    if (wrong && st->log->wrong_rows++ == 0) st->log->wrong_line = line;
     nt_row_t *r = &st->log->rows[st->log->nrows++];
     *r = (nt_row_t){.bytes = strtoull(tok[0], NULL, 10), .count = strtoull(tok[1], NULL, 10), .oop_us = oop,
-                    .ip_us = ip, .line = line, .iter = {iter_of(st, tok + at + 4, 1), iter_of(st, tok + at + g + 4, n == at + 2 * g)}};
+                    .ip_us = ip, .line = line, .iter = {iter_of(st, tok + at + 4, 1), iter_of(st, tok + at + g + 4, n == at + 2 * g)},
+                    .wrong = wrong};
     snprintf(st->log->type, sizeof st->log->type, "%s", tok[2]);
     if (!st->have_coll && root) {                      /* infer from the columns */
         int rooted = atoi(tok[4]) >= 0, none = strcmp(tok[3], "none") == 0;
@@ -442,8 +488,9 @@ int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e) {
     count_hosts(&st);
     tuninglines_env(out);
     free(st.host);
+    out->header_ranks = st.nthread * st.ngpus;
     out->stated_ranks = st.rank_lines > 0 ? (st.top_rank + 1 > st.rank_lines ? st.top_rank + 1 : st.rank_lines)
-                      : st.info_nranks > 0 ? st.info_nranks : st.nthread * st.ngpus;
+                      : st.info_nranks > 0 ? st.info_nranks : out->header_ranks > 1 ? out->header_ranks : 0;
     out->ranks = ranks > 0 ? ranks : out->stated_ranks;
     out->gpus_per_thread = st.ngpus > 0 ? st.ngpus : 1;
     out->threads = st.nthread;
@@ -470,6 +517,50 @@ int nt_noisiest(const nt_log_t *log, double *cv) {
             if (log->rows[i].iter[k].min_us >= 0 && (best < 0 || log->rows[i].iter[k].cv_pct > *cv))
                 best = i, *cv = log->rows[i].iter[k].cv_pct;
     return best;
+}
+
+const char *nt_ranks_unsaid(const nt_log_t *log) {
+    if (log->json)
+        return log->header_ranks == 1 ? "no config.devices, and its nthreads 1 x ngpus 1 is one process's: an MPI job "
+                                        "runs one such process a GPU"
+                                      : "no config.devices, no nthreads x ngpus";
+    return log->header_ranks == 1 ? "no Rank lines, and its header's nThread 1 nGpus 1 is one process's: an MPI job runs "
+                                    "one such process a GPU"
+                                  : "no Rank lines, no nThread x nGpus";
+}
+
+int nt_broken_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n) {
+    char lo[32], hi[32], span[96];
+    int first = -1, last = -1;
+    for (int i = 0; i < log->nrows; i++)
+        if (log->rows[i].wrong) last = i, first = first < 0 ? i : first;
+    if (which == 0 && first >= 0) {
+        const nt_row_t *a = &log->rows[first], *b = &log->rows[last];
+        units_fmt_size(a->bytes, lo, sizeof lo);
+        units_fmt_size(b->bytes, hi, sizeof hi);
+        if (first == last) snprintf(span, sizeof span, "%s", lo);
+        else if (log->json) snprintf(span, sizeof span, "%s to %s, results[%d] to [%d]", lo, hi, first, last);
+        else snprintf(span, sizeof span, "%s to %s, lines %d-%d", lo, hi, a->line, b->line);
+        snprintf(buf, n, "%s:%d: #wrong is not 0 in %d row%s (%s): the collective returned wrong data there, so %s a "
+                 "broken run's", path, a->line, log->wrong_rows, log->wrong_rows > 1 ? "s" : "", span,
+                 log->wrong_rows > 1 ? "their times are" : "its time is");
+        return 1;
+    }
+    if (which == 1 && log->failed_line) {
+        snprintf(buf, n, "%s:%d: the run failed (\"%s\"): the sizes after it never ran", path, log->failed_line,
+                 log->failed_text);
+        return 1;
+    }
+    return 0;
+}
+
+int nt_drop_wrong(nt_log_t *log) {
+    int k = 0;
+    for (int i = 0; i < log->nrows; i++)
+        if (!log->rows[i].wrong) log->rows[k++] = log->rows[i];
+    int dropped = log->nrows - k;
+    log->nrows = k;
+    return dropped;
 }
 
 int nt_whole_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n) {

@@ -22,7 +22,9 @@ const nt_plan_t *nt_row_plan(const nt_log_t *log, int i);
 
 /* Parse path (the text log or nccl-tests' JSON, -J: validate/ntlines.h);
  * ranks > 0 overrides the log's rank count. 0 or an error naming
- * file:line and what could not be read. */
+ * file:line and what could not be read: a row cut off, a size below the
+ * row before it or the same again (a second run or a rerun pasted in;
+ * 0 bytes, and sizes under a step in bytes, nccl-tests repeats itself). */
 int nt_parse(const char *path, int ranks, nt_log_t *out, baton_err_t *e);
 
 /* Could a log whose collective was read off its columns (coll_guessed) have
@@ -53,6 +55,18 @@ int nt_noisiest(const nt_log_t *log, double *cv);
 /* The sentence validate and doctor say of it ("PATH:LINE: per-iteration
  * times (nccl-tests -I 1): ..."), 1; or 0 where the log has none. */
 int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n);
+/* Why a log with stated_ranks 0 does not say its rank count, as validate
+ * and doctor word it ("no Rank lines, no nThread x nGpus", or its header's
+ * 1 x 1, one process's). */
+const char *nt_ranks_unsaid(const nt_log_t *log);
+/* What makes a run one doctor calls broken: rows whose #wrong counts wrong
+ * elements (which = 0: how many, their sizes and lines), or nccl-tests'
+ * own failure line (which = 1: "Test NCCL failure ..."). 1 and the
+ * sentence ("PATH:LINE: ..."), or 0 where there is none of that kind.
+ * calibrate refuses such a run; validate scores its rows without #wrong. */
+int nt_broken_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n);
+/* Remove the rows whose #wrong is not 0 (nt_row_t.wrong); how many. */
+int nt_drop_wrong(nt_log_t *log);
 /* What validate and doctor say of a log that is not whole: lines among its
  * rows that are none ("srun: error: ..."), which is which = 0, or a text log
  * that ends without nccl-tests' closing lines (a run cut off after its last

@@ -28,6 +28,7 @@ typedef struct nt_row {
     double oop_us, ip_us;    /* out-of-place and in-place time; < 0 if absent */
     nt_iter_t iter[2];       /* per-iteration: out-of-place, in-place; min_us < 0 where absent */
     int line;
+    int wrong;               /* 1: #wrong counts wrong elements in either group (nt_log_t.wrong_rows) */
 } nt_row_t;
 
 /* What NCCL says it ran a call on, from its NCCL_DEBUG=INFO
@@ -64,7 +65,10 @@ typedef struct nt_log {
     int coll_named;          /* ...and alltoall is read off its file name (alltoall_perf's columns
                                 are all_gather_perf's) */
     int ranks;
-    int stated_ranks;        /* what the log itself says (Rank lines, nThread x nGpus); 0: nothing */
+    int stated_ranks;        /* what the log itself says (Rank lines, NCCL's nranks, nThread x nGpus
+                                above 1); 0: nothing. A header's 1 x 1 without Rank lines is one
+                                process of an MPI job, of many or of one: unknown */
+    int header_ranks;        /* the header's nThread x nGpus: one process's ranks; 0 unsaid */
     int gpus_per_thread;     /* the header's nGpus (-g): GPUs one thread launches on in turn */
     int agg_iters;           /* the header's "agg iters" (-m): calls grouped per timed iteration,
                                 whose time nccl-tests divides among them; 1 unsaid */

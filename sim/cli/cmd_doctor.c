@@ -126,7 +126,7 @@ static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample
     int rc = nt_parse(path, topo_whole_ranks(t), &log, e);     /* the machine's rank count where the log says none */
     if (rc < 0) return rc;
     if (log.stated_ranks == 0)
-        warn(w, "%s does not say how many ranks ran (no Rank lines, no nThread x nGpus): taken as %s's %d", path,
+        warn(w, "%s does not say how many ranks ran (%s): taken as %s's %d", path, nt_ranks_unsaid(&log),
              topo_name(t), topo_whole_ranks(t));
     else log.ranks = log.stated_ranks;
     if (a->coll && log.coll_guessed) {

@@ -237,6 +237,31 @@ static void note_timing(cmd_val_args_t *a, const nt_log_t *log, const char *path
             "thread drives are not launched in turn each call", path, log->header_line, log->graph, log->gpus_per_thread);
 }
 
+/* A run doctor calls broken: rows whose #wrong is not 0, or nccl-tests'
+ * failure line. calibrate refuses it: a fit to a broken collective's times
+ * writes a machine that is as broken, under a band and MAPE that look fine.
+ * validate scores what is a measurement of the machine: the #wrong rows are
+ * left out of its MAPE (wrong data, however fast, times nothing), the rows
+ * before a failure kept; each said. */
+static int broken_run(cmd_val_args_t *a, nt_log_t *log, const char *path, baton_err_t *e) {
+    char why[512];
+    for (int k = 0; k < 2; k++) {
+        if (!nt_broken_text(log, path, k, why, sizeof why)) continue;
+        if (a->calibrate)
+            return err_set(e, BATON_EINVAL, "%s; doctor calls this run broken, and calibrate fits only runs that completed "
+                           "with right results: rerun it, or leave this log out", why);
+        if (k == 1) {
+            say(a, "warning", "%s; doctor calls this run broken: the rows before it are scored", why);
+            continue;
+        }
+        say(a, "warning", "%s; doctor calls this run broken: %s left out of the MAPE", why,
+            log->wrong_rows > 1 ? "they are" : "it is");
+        nt_drop_wrong(log);
+        if (log->nrows == 0) return err_set(e, BATON_EINVAL, "%s: every row has #wrong above 0: nothing to score", path);
+    }
+    return 0;
+}
+
 /* The logs' NCCL_ALGO / NCCL_PROTO, kept where every log says the same (a
  * calibration records them: the machine's NCCL is told so, `nccl_env:`). */
 static void same_env(cmd_val_args_t *a, const nt_log_t *log) {
@@ -262,8 +287,8 @@ int cmd_val_load(cmd_val_args_t *a, cmd_val_machines_t *ms, cal_sample_t **all, 
         if (rc < 0) return rc;
         if (a->ranks == 0 && log.stated_ranks > 0) log.ranks = log.stated_ranks;
         else if (a->ranks == 0)     /* the machine, as -t and --set give it, speaks for a log that says nothing */
-            say(a, "warning", "%s does not say how many ranks ran (no Rank lines, no nThread x nGpus): taken as %s's %d "
-                "(--ranks N to say otherwise)", a->logs[i], topo_name(t), topo_whole_ranks(t));
+            say(a, "warning", "%s does not say how many ranks ran (%s): taken as %s's %d (--ranks N to say otherwise)",
+                a->logs[i], nt_ranks_unsaid(&log), topo_name(t), topo_whole_ranks(t));
         if ((rc = logged_collective(a, &log, a->logs[i], e)) < 0) { nt_free(&log); return rc; }
         if (a->ranks > 0 && log.stated_ranks > 0 && log.stated_ranks != a->ranks && !a->force_ranks) {
             int said = log.stated_ranks;
@@ -295,10 +320,7 @@ int cmd_val_load(cmd_val_args_t *a, cmd_val_machines_t *ms, cal_sample_t **all, 
         other_hosts(a, on, &log, a->logs[i]);
         note_env(a, &log, a->logs[i]);
         same_env(a, &log);
-        if (log.wrong_rows)
-            say(a, "warning", "%s:%d: #wrong is not 0 in %d row%s: the collective returned wrong data there, so %s time is "
-                "a broken run's", a->logs[i], log.wrong_line, log.wrong_rows, log.wrong_rows > 1 ? "s" : "",
-                log.wrong_rows > 1 ? "their" : "its");
+        if ((rc = broken_run(a, &log, a->logs[i], e)) < 0) { nt_free(&log); return rc; }
         note_timing(a, &log, a->logs[i]);
         read_logged_plan(a, &log, a->logs[i], on);
         note_version(a, t, &log, a->logs[i]);

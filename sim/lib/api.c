@@ -296,6 +296,14 @@ static int add_log(topo_t *t, const char *path, cal_sample_t **all, int *n, topo
         nt_free(&log);
         return e->code;
     }
+    char why[512];               /* a run doctor calls broken is no machine's: `baton calibrate` refuses it too */
+    for (int k = 0; k < 2; k++)
+        if (nt_broken_text(&log, path, k, why, sizeof why)) {
+            err_set(e, BATON_EINVAL, "%s; doctor calls this run broken: calibrate fits only runs that completed with "
+                    "right results", why);
+            nt_free(&log);
+            return e->code;
+        }
     tuningplan_rules(&log, topo_whole_ranks(t), rules, nrules, TOPO_MAX_LIB_RULES);
     rc = cal_samples(&log, &s, &m, e);
     nt_free(&log);
