@@ -270,7 +270,7 @@ Test(nccl_newer, cta_policy_zero_runs_the_copy_engines_from_2_28) {
  * at its line. */
 Test(nccl_newer, unknown_versions_are_refused) {
     th_says("predict -t hgx-b200 -c allreduce -s 1MiB --set nccl_version=2.31.0", 1, "2.18.0 to 2.30.7", 1);
-    th_says("predict -t hgx-b200 -c allreduce -s 1MiB --set nccl_version=two", 1, "not 'two'", 1);
+    th_says("predict -t hgx-b200 -c allreduce -s 1MiB --set nccl_version=two", 1, "--set nccl_version=two: must be", 1);
     const char *path = "build/test_nccl_newer_bad_version.yaml";
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
@@ -278,6 +278,14 @@ Test(nccl_newer, unknown_versions_are_refused) {
     fclose(f);
     th_says("predict -t build/test_nccl_newer_bad_version.yaml -c allreduce -s 1MiB", 1,
             "test_nccl_newer_bad_version.yaml:3:17: 'nccl' must be an NCCL version", 1);
+    th_says("predict -t build/test_nccl_newer_bad_version.yaml -c allreduce -s 1MiB", 1, "not '2.17.3'", 1);
+    f = fopen(path, "w");                    /* the knob in a file: its value named once, not twice */
+    cr_assert_not_null(f);
+    fputs("name: bad-version\nnccl_version: 9.99\nnodes:\n  - {name: \"g[0-1]\"}\n  - {name: sw, kind: switch}\n"
+          "links:\n  - {a: \"g[0-1]\", b: sw, bw: 1GB/s, latency: 1us}\n", f);
+    fclose(f);
+    th_says("predict -t build/test_nccl_newer_bad_version.yaml -c allreduce -s 1MiB", 1, "not '9.99'", 1);
+    th_says("predict -t build/test_nccl_newer_bad_version.yaml -c allreduce -s 1MiB", 1, "not '9.99', not", 0);
     remove(path);
 }
 

@@ -71,7 +71,7 @@ Test(select, tuner_csv_parses_back_into_the_same_decisions) {
     uint64_t sizes[24];
     for (int i = 0; i < 24; i++) sizes[i] = 8ull << i;
     select_table_t tab = table(t, COLL_ALLREDUCE, sizes, 24, SELECT_AUTO, 1);
-    char *csv = report_select_tuner(&tab, 1, 1, 0);
+    char *csv = report_select_tuner(&tab, 1, 1, 0, 0);
     cr_assert_not_null(csv);
     for (int i = 0; i < tab.nrows; i++) {
         const select_cell_t *w = &tab.rows[i].cells[tab.rows[i].winner];
@@ -372,6 +372,15 @@ Test(select, nccl_tuner_file_is_what_nccl_reads) {
     free(out);
     cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --sizes 1GiB --format nccl-tuner", &out, 1), 0, "%s", out);
     cr_expect(strstr(out, ",nvls,simple,-1,1,8,") != NULL, "never one channel for NCCL: %s", out);
+    cr_expect(strstr(out, "so with it write counts (--tuner-channels K)") != NULL, "the way out is named: %s", out);
+    free(out);
+    /* For NCCL's example plugin, which runs a row of -1 on one channel: every row binds the count given. */
+    cr_assert_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --sizes 1KiB,1GiB --format nccl-tuner --tuner-channels 16",
+                        &out, 1), 0, "%s", out);
+    cr_expect(strstr(out, ",nvls,simple,16,1,8,") && strstr(out, ",ll,16,1,8,") && !strstr(out, ",-1,1,8,"), "%s", out);
+    cr_expect(strstr(out, "# channels 16 (--tuner-channels): every row binds NCCL to 16 channels") != NULL, "%s", out);
+    free(out);
+    cr_expect_eq(th_cli("select -t topologies/hgx-h100.yaml -c allreduce --format nccl-tuner --tuner-channels 0", &out, 0), 2);
     free(out);
     cr_expect_eq(th_cli("select -t topologies/hgx-h100.yaml -c alltoall --format nccl-tuner", &out, 0), 2);
     cr_expect(strstr(out, "alltoall") != NULL, "%s", out);

@@ -533,7 +533,7 @@ static const char *tuner_proto(proto_t p) {
     return p == PROTO_LL ? "ll" : p == PROTO_LL128 ? "ll128" : "simple";
 }
 
-char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, int wildcards) {
+char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, int wildcards, int bind) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -543,10 +543,15 @@ char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, i
     char rings[96] = "";
     if (tab->domain_rings > 0)
         snprintf(rings, sizeof rings, ",\n# ring and tree rows %d: a ring per NIC across the NVLink domains", tab->domain_rings);
-    fprintf(f, "# channels -1: NCCL keeps its own count under baton's plugin (libnccl-tuner-baton.so: it sets a count only\n"
-               "# where a row names one; baton's times assumed %d%s); NCCL's example plugin sets one channel where the\n"
-               "# row says -1 (plugin.c: *nChannels = 1), so with it write counts instead\n",
-            channels, rings);
+    if (bind > 0)
+        fprintf(f, "# channels %d (--tuner-channels): every row binds NCCL to %d channels, as NCCL's example plugin\n"
+                   "# needs (it runs a row of -1 on one: plugin.c's *nChannels = 1); baton's times assumed %d%s\n",
+                bind, bind, channels, rings);
+    else
+        fprintf(f, "# channels -1: NCCL keeps its own count under baton's plugin (libnccl-tuner-baton.so: it sets a count only\n"
+                   "# where a row names one; baton's times assumed %d%s); NCCL's example plugin sets one channel where the\n"
+                   "# row says -1 (plugin.c: *nChannels = 1), so with it write counts (--tuner-channels K)\n",
+                channels, rings);
     fprintf(f, "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n");
     for (int i = 0; i < tab->nrows;) {
         const select_row_t *r = &tab->rows[i];
@@ -560,8 +565,9 @@ char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, i
         int first = i == 0 || tab->rows[i - 1].coll != r->coll;
         int last = j + 1 >= tab->nrows || tab->rows[j + 1].coll != r->coll;
         unsigned long long lo = first ? 0 : r->bytes, hi = last ? 18446744073709551615ULL : tab->rows[j + 1].bytes - 1;
-        fprintf(f, "%s,%llu,%llu,%s,%s,-1,%d,%d,-1,-1\n", coll_name(r->coll), lo, hi,
-                w->algo->nccl ? w->algo->nccl : w->algo->name, tuner_proto(w->proto), wildcards ? -1 : nnodes,
+        fprintf(f, "%s,%llu,%llu,%s,%s,%d,%d,%d,-1,-1\n", coll_name(r->coll), lo, hi,
+                w->algo->nccl ? w->algo->nccl : w->algo->name, tuner_proto(w->proto), bind > 0 ? bind : -1,
+                wildcards ? -1 : nnodes,
                 wildcards ? -1 : tab->ranks);
         i = j + 1;
     }

@@ -52,8 +52,10 @@ char *report_select_json(const select_table_t *tab);
  * numPipeOps,regBuff). The table should hold NCCL-runnable algorithms only.
  * channels is -1 (NCCL's own count): baton's channel count is its model's
  * view (hgx-h100's one aggregate channel), and a count in the file binds
- * NCCL to it; the header names the count the times assumed. */
-char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, int wildcards);
+ * NCCL to it; the header names the count the times assumed. bind > 0
+ * writes that count in every row (select --tuner-channels: NCCL's example
+ * plugin runs a row of -1 on one channel). */
+char *report_select_tuner(const select_table_t *tab, int nnodes, int channels, int wildcards, int bind);
 
 /* Reading JSON, for the formats baton reads (nccl-tests' -J output): a
  * parsed document as an opaque tree, walked with the accessors below. */

@@ -43,6 +43,8 @@ static const char help[] =
     "                         unless given)\n"
     "      --wide             a column per algorithm (as wide as the catalogue)\n"
     "      --tuner-wildcards  nccl-tuner rows for any node and rank count (-1)\n"
+    "      --tuner-channels K nccl-tuner rows bind K channels (default -1, NCCL's own count,\n"
+    "                         which NCCL's example plugin runs on one channel: give K for it)\n"
     "      --vs-nccl          also what NCCL runs (-a nccl) and how much slower it is\n"
     "                         than the winner (* above 5 %): where NCCL_ALGO/NCCL_PROTO\n"
     "                         or a tuner plugin would pay\n"
@@ -56,7 +58,7 @@ static const char help[] =
 
 typedef struct {
     const char *topo, *colls, *sizes, *algos, *format, *plot, *output;
-    int proto, model, wide, vs_nccl, wildcards, proto_given, fold;
+    int proto, model, wide, vs_nccl, wildcards, proto_given, fold, tuner_channels;
     contention_t contention;
     algo_opts_t opts;
     cmd_sets_t sets;
@@ -78,6 +80,7 @@ static int parse(int argc, char **argv, select_args_t *a) {
         {"root", required_argument, 0, 'R'}, {"group", required_argument, 0, 'G'},
         {"pipeline", required_argument, 0, 'K'}, {"set", required_argument, 0, 'S'},
         {"wide", no_argument, 0, 'W'}, {"vs-nccl", no_argument, 0, 'N'}, {"tuner-wildcards", no_argument, 0, 'X'},
+        {"tuner-channels", required_argument, 0, 'Y'},
         {"fold", required_argument, 0, 'F'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     static const char *const models[] = {"auto", "closed", "des"}, *const cont[] = {"fifo", "fair", "none"};
     int ch;
@@ -109,6 +112,7 @@ static int parse(int argc, char **argv, select_args_t *a) {
         case 'W': a->wide = 1; break;
         case 'N': a->vs_nccl = 1; break;
         case 'X': a->wildcards = 1; break;
+        case 'Y': if (cmd_int_arg("select", "--tuner-channels", optarg, 1, 64, &a->tuner_channels)) return EXIT_USAGE; break;
         case 'F': if (cmd_fold_arg("select", optarg, &a->fold)) return EXIT_USAGE; break;
         case 'P':
             a->proto = cmd_parse_proto(optarg);
@@ -169,7 +173,7 @@ static char *folded_line(char *text, const topo_t *t) {
 static char *render(const select_table_t *tab, const select_args_t *a, const topo_t *t, int nnodes, int channels) {
     if (!strcmp(a->format, "csv")) return report_select_csv(tab);
     if (!strcmp(a->format, "json")) return report_select_json(tab);
-    if (!strcmp(a->format, "nccl-tuner")) return report_select_tuner(tab, nnodes, channels, a->wildcards);
+    if (!strcmp(a->format, "nccl-tuner")) return report_select_tuner(tab, nnodes, channels, a->wildcards, a->tuner_channels);
     char *text = report_select_table(tab, a->wide, a->vs_nccl);
     return text && topo_fold_ranks(t) ? folded_line(text, t) : text;
 }

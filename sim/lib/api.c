@@ -233,7 +233,7 @@ BATON_API char *baton_tuner_table(baton_machine *m, const char *colls, const cha
         int g = topo_params_c(m->t)->group_size, nnodes = g > 0 ? topo_whole_ranks(m->t) / g : 1;
         algo_opts_t used = {0};
         form_opts(m->t, &used);
-        if ((text = report_select_tuner(&tab, nnodes, used.channels > 0 ? used.channels : 1, 0)) == NULL)
+        if ((text = report_select_tuner(&tab, nnodes, used.channels > 0 ? used.channels : 1, 0, 0)) == NULL)
             err_set(&e, BATON_ENOMEM, "out of memory");
     }
     select_free(&tab);
