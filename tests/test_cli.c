@@ -797,6 +797,9 @@ Test(cli, a_failed_write_to_standard_output_fails) {
         "expect -t cluster-h100 --format nccl-tests",
         "predict -t cluster-h100 -c allreduce --sizes 1KiB,1MiB --format nccl-tests",
         "kids",
+        "--help",
+        "help topo",
+        "--version",
     };
     if (access("/dev/full", W_OK) != 0) return;
     const char *bin = getenv("BATON_BIN");
@@ -834,7 +837,13 @@ Test(cli, values_once_taken_silently_are_refused) {
         snprintf(args, sizeof args, "%s%s", c[i].args, A100);
         th_says(args, c[i].rc, c[i].says, 1);
     }
+    char nofit[512];                          /* refused before the fit: no table printed */
+    snprintf(nofit, sizeof nofit, "calibrate -t hgx-a100 --cv 0 -o /nonexistent-dir/x.yaml%s", A100);
+    th_says(nofit, 1, "MAPE", 0);
     th_says("select -t hgx-h100 -c allreduce --group 2x", 2, "--group must be a whole number", 1);
+    th_says("select -t hgx-h100 -c allreduce --tuner-channels 16", 2, "give it", 1);
+    th_says("predict -t hgx-h100 -c allreduce --sizes 1GiB,1MiB --format nccl-tests", 2, "give them ascending", 1);
+    th_says("expect -t hgx-h100 -c allreduce --sizes 1MiB,1MiB --format nccl-tests", 2, "give them ascending", 1);
     th_says("topo topologies/hgx-h100.yaml --check --dot", 2, "--check or --dot, not both", 1);
     th_says("predict -t cluster-h100 --set socket=true --set socket_bw=0 -c allreduce -s 1GiB", 1,
             "socket_bw=0: must be a bandwidth above 0", 1);

@@ -525,10 +525,13 @@ Test(nccltests, times_no_run_gives_are_refused_at_their_row) {
  * bytes, -i) still reads. */
 Test(nccltests, sizes_that_go_back_and_rows_cut_short_are_refused_at_their_line) {
     char *out;
+    nt_log_t l;
     cr_assert_eq(th_sh("L=validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt; "
                        "(head -36 $L; sed -n 30,33p $L; tail -3 $L) > build/nt-back.txt && "
                        "(head -36 $L; sed -n 36p $L) > build/nt-again.txt && "
                        "(head -36 $L; sed -n 37p $L | cut -c1-88) > build/nt-half.txt && "
+                       "(head -36 $L; sed -n 37p $L | cut -c1-88; sed -n 38p $L) > build/nt-half-more.txt && "
+                       "(head -36 $L; sed -n 18,21p $L; tail -3 $L) > build/nt-cycles.txt && "
                        "sed 's/\"size\":2048,/\"size\":1024,/' tests/data/ntjson/h200x2_all_reduce.json > build/nt-again.json",
                        &out), 0, "%s", out);
     free(out);
@@ -540,11 +543,23 @@ Test(nccltests, sizes_that_go_back_and_rows_cut_short_are_refused_at_their_line)
             "build/nt-again.txt:37: the size 16777216 bytes again (line 36 has it)", 1);
     th_says("validate -t cluster-h200 --set gpus=1 --nccl-tests build/nt-again.json", 1,
             "build/nt-again.json:1: results[1]: the size 1024 bytes again (results[0] has it)", 1);
-    th_says("validate -t hgx-a100 --nccl-tests build/nt-half.txt", 1,
-            "build/nt-half.txt:37: this row has 9 columns, the rows before it 13", 1);
-    th_says("calibrate -t hgx-a100 -o build/nt-half.yaml --nccl-tests build/nt-half.txt", 1,
-            "build/nt-half.txt:37: this row has 9 columns", 1);
-    nt_log_t l = th_parse_log(LOGS "/nccl-tests-scale/polaris_nccl_2_21_n8_alltoall_setup5.txt", 0);
+    /* The last row cut after its out-of-place columns (an NCCL failure on the in-place call prints its
+     * words on the next line): left out and said, the rows before it read; with rows after it, refused. */
+    th_says("validate -t hgx-a100 --nccl-tests build/nt-half.txt", 0,
+            "build/nt-half.txt:37: the last row stops after its out-of-place columns (the run was cut off there): left out", 1);
+    th_says("validate -t hgx-a100 --nccl-tests build/nt-half.txt", 0, "32 MiB", 0);
+    th_says("validate -t hgx-a100 --nccl-tests build/nt-half-more.txt", 1,
+            "build/nt-half-more.txt:37: this row has 9 columns, the rows before it 13, and rows follow it", 1);
+    th_says("calibrate -t hgx-a100 -o build/nt-half.yaml --nccl-tests build/nt-half-more.txt", 1,
+            "build/nt-half-more.txt:37: this row has 9 columns", 1);
+    /* Back at the first row's size: a second sweep (nccl-tests -N; -r -1's next root), the first read. */
+    th_says("validate -t hgx-a100 --nccl-tests build/nt-cycles.txt", 0,
+            "build/nt-cycles.txt:37: the sizes start again here: a second sweep (nccl-tests -N", 1);
+    l = th_parse_log("build/nt-cycles.txt", 0);
+    cr_expect_eq(l.nrows, 19, "the first sweep, 64 B to 16 MiB, once");
+    cr_expect_eq(l.cycle_line, 37);
+    nt_free(&l);
+    l = th_parse_log(LOGS "/nccl-tests-scale/polaris_nccl_2_21_n8_alltoall_setup5.txt", 0);
     cr_expect_eq(l.rows[0].bytes, 0u, "0 bytes five times running, as nccl-tests prints them");
     nt_free(&l);
     write_text("build/nt-step-bytes.txt",

@@ -48,9 +48,6 @@ static int stage(const char *tmp, const void *data, size_t len, int have, const 
     return rc;
 }
 
-/* Where a whole file for path goes: path, or its symlink's target (malloc'd
- * into *real); *have and *st say what is there now. 1: not a regular file
- * (or a dangling link), to be written in place. */
 /* The standard stream (1 or 2) whose file st is, or -1: -o /dev/stdout
  * with stdout sent to a file would otherwise unlink (renamed over) or
  * truncate (opened again) the file the stream still writes. */
@@ -61,6 +58,9 @@ static int std_stream(const struct stat *st) {
     return -1;
 }
 
+/* Where a whole file for path goes: path, or its symlink's target (malloc'd
+ * into *real); *have and *st say what is there now. 1: not a regular file
+ * (or a dangling link), to be written in place. */
 static int destination(const char *path, char **real, int *have, struct stat *st) {
     struct stat lst;
     *have = stat(path, st) == 0;
@@ -73,16 +73,20 @@ static int destination(const char *path, char **real, int *have, struct stat *st
 
 int wfile_can_write(const char *path) {
     struct stat st;
-    char dir[4096];
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return errno = EISDIR, -1;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return 0;       /* a stream: written in place */
-    const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : 0;
-    if (n >= sizeof dir) return errno = ENAMETOOLONG, -1;
-    if (slash == NULL) snprintf(dir, sizeof dir, ".");
-    else if (n == 0) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)n, path);
-    return access(dir, W_OK | X_OK);                /* the new file is made beside, then renamed over */
+    char *real, dir[4096];
+    int have, d = destination(path, &real, &have, &st);
+    if (d < 0) return -1;
+    if (have && S_ISDIR(st.st_mode)) return free(real), errno = EISDIR, -1;
+    if (d > 0 || (have && std_stream(&st) > 0)) return free(real), 0;   /* a stream, a device: written in place */
+    const char *dst = real ? real : path, *slash = strrchr(dst, '/');  /* the link's target, as wfile_write */
+    size_t n = slash ? (size_t)(slash - dst) : 0;
+    int rc = n < sizeof dir ? 0 : (errno = ENAMETOOLONG, -1);
+    if (rc == 0 && slash == NULL) snprintf(dir, sizeof dir, ".");
+    else if (rc == 0 && n == 0) snprintf(dir, sizeof dir, "/");
+    else if (rc == 0) snprintf(dir, sizeof dir, "%.*s", (int)n, dst);
+    if (rc == 0) rc = access(dir, W_OK | X_OK);     /* the new file is made beside it, then renamed over */
+    free(real);
+    return rc;
 }
 
 int wfile_write(const char *path, const void *data, size_t len) {

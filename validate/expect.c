@@ -74,7 +74,8 @@ void ex_band(const topo_t *t, coll_t coll, int other_rule, ex_band_t *b) {
             p < f->band[j].min_ranks || (f->band[j].max_ranks && p > f->band[j].max_ranks))
             continue;
         band_even(b, f->band[j].large_pct, f->band[j].all_pct);
-        if (f->machine[0] && strcmp(f->machine, topo_name(t))) {       /* inherited through extends: */
+        if (f->machine[0] && strncmp(f->machine, topo_name(t), sizeof f->machine - 1)) {   /* inherited (extends); a
+                                                                       name past 63 characters compares on its start */
             snprintf(b->kind, sizeof b->kind, "the logs of the machine it extends");
             snprintf(b->source, sizeof b->source, "uncalibrated: baton's measured error on %s's logs (%s; its "
                      "fidelity:, which %s extends): +-%.0f %% at a log's largest sizes, +-%.1f %% over all sizes; no "

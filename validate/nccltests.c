@@ -37,6 +37,7 @@ typedef struct {
     int step_bytes;          /* the header's step is in bytes (-i): sizes rounded to whole elements a
                                 rank may print the same size twice running */
     int width;               /* the most columns a row had: a narrower one later was cut off */
+    int cut_n;               /* that narrower row's columns (log->cut_line its line) */
 } state_t;
 
 /* Skip "[1,0]<stdout>:", "[0] " or " 12: " at the start of a line. */
@@ -212,27 +213,41 @@ static int same_series(state_t *st, char **tok, int line, const char *path, bato
                    tok[2], op, st->log->type, st->redop);
 }
 
-/* Does the row carry on the table? As many columns as the rows before it:
- * a narrower one stops after its out-of-place group, a row cut off (a
- * killed job), as a row cut mid-group is. A size not below the last one:
- * nccl-tests runs its sizes upward, so a smaller one is a second run, or a
- * rerun of some sizes, pasted without its header, and would be counted
- * twice. The same size again only where rounding makes it: 0 bytes (a
- * rank's count rounded down to none), or a step in bytes (-i) smaller than
- * what a rank's count rounds to; stepping by a factor, every other size grows. */
+/* Does the row carry on the table (0), is it left out (1), or is the log
+ * not one run (-1, e set)? As many columns as the rows before it: a
+ * narrower one stops after its out-of-place group, a row cut off, which
+ * only the last row may be (an NCCL failure on the in-place call prints
+ * its words on the next line): it is dropped and said. A size not below the
+ * last one: nccl-tests runs its sizes upward. Back at the first row's size,
+ * a second sweep starts (nccl-tests -N repeats the sweep with no header; a
+ * rooted test's -r -1 sweeps each root): the first is read, the rest said
+ * and skipped, never counted twice. Any other size below is a rerun pasted
+ * without its header. The same size again only where rounding makes it: 0
+ * bytes (a rank's count rounded down to none), or a step in bytes (-i)
+ * smaller than what a rank's count rounds to. */
 static int same_table(state_t *st, char **tok, int n, int line, const char *path, baton_err_t *e) {
     char at[48] = "", prev[48];
     int k = st->log->nrows;
+    if (st->log->cycle_line) return 1;
     if (st->log->json) snprintf(at, sizeof at, " results[%d]:", k);    /* a JSON file's rows may share its one line */
-    if (n < st->width)
-        return err_set(e, BATON_EPARSE, "%s:%d:%s this row has %d columns, the rows before it %d: it stops after its "
-                       "out-of-place columns (is the log cut off?)", path, line, at, n, st->width);
+    if (st->log->cut_line)
+        return err_set(e, BATON_EPARSE, "%s:%d: this row has %d columns, the rows before it %d, and rows follow it: it "
+                       "stops after its out-of-place columns (is the log cut off there?)", path, st->log->cut_line,
+                       st->cut_n, st->width);
+    if (n < st->width) {
+        st->log->cut_line = line, st->cut_n = n;
+        return 1;
+    }
     if (n > st->width) st->width = n;
     if (k == 0) return 0;
     const nt_row_t *last = &st->log->rows[k - 1];
     unsigned long long b = strtoull(tok[0], NULL, 10), was = last->bytes;
     if (st->log->json) snprintf(prev, sizeof prev, "results[%d]", k - 1);
     else snprintf(prev, sizeof prev, "line %d", last->line);
+    if (b < was && b == st->log->rows[0].bytes) {
+        st->log->cycle_line = line;
+        return 1;
+    }
     if (b < was)
         return err_set(e, BATON_EPARSE, "%s:%d:%s the size %llu bytes is below the row before it's (%llu bytes, %s): "
                        "nccl-tests runs its sizes upward, so a second run, or a rerun of some sizes, starts here without "
@@ -294,7 +309,8 @@ static int read_row(state_t *st, char **tok, int n, int line, const char *path, 
                        "microseconds, above 0 for a size above 0, at most 1e12)", path, line,
                        bad_time(oop, tok[0]) ? tok[at] : tok[at + g]);
     if (same_series(st, tok, line, path, e) < 0) return -1;
-    if (same_table(st, tok, n, line, path, e) < 0) return -1;
+    int rc = same_table(st, tok, n, line, path, e);
+    if (rc != 0) return rc < 0 ? -1 : 0;
     for (int i = at + 1; i < n; i++)
         if (number(tok[i], &x) < 0) return err_set(e, BATON_EPARSE, "%s:%d: '%s' is not a number", path, line, tok[i]);
     if (st->log->nrows == st->cap) {
@@ -575,6 +591,21 @@ int nt_whole_text(const nt_log_t *log, const char *path, int which, char *buf, s
     snprintf(buf, n, "%s ends after its %s row without nccl-tests' closing lines (# Out of bounds values, # Avg bus "
              "bandwidth): the run may have been cut off there", path, size);
     return 1;
+}
+
+int nt_skipped_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n) {
+    if (which == 0 && log->cut_line) {
+        snprintf(buf, n, "%s:%d: the last row stops after its out-of-place columns (the run was cut off there): "
+                 "left out", path, log->cut_line);
+        return 1;
+    }
+    if (which == 1 && log->cycle_line) {
+        snprintf(buf, n, "%s:%d: the sizes start again here: a second sweep (nccl-tests -N, or a rooted test's -r -1 "
+                 "next root) or a second run without its header; baton reads the first sweep and skips the rest",
+                 path, log->cycle_line);
+        return 1;
+    }
+    return 0;
 }
 
 int nt_noise_text(const nt_log_t *log, const char *path, char *buf, size_t n) {

@@ -67,6 +67,10 @@ const char *nt_ranks_unsaid(const nt_log_t *log);
 int nt_broken_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n);
 /* Remove the rows whose #wrong is not 0 (nt_row_t.wrong); how many. */
 int nt_drop_wrong(nt_log_t *log);
+/* What the reader left out, for a warning (which 0: a last row cut after
+ * its out-of-place columns; 1: a second sweep of the sizes): 1 and buf
+ * filled, or 0. */
+int nt_skipped_text(const nt_log_t *log, const char *path, int which, char *buf, size_t n);
 /* What validate and doctor say of a log that is not whole: lines among its
  * rows that are none ("srun: error: ..."), which is which = 0, or a text log
  * that ends without nccl-tests' closing lines (a run cut off after its last

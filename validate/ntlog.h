@@ -116,6 +116,10 @@ typedef struct nt_log {
                                 failure", "Test CUDA failure": common.h's NCCLCHECK, CUDACHECK);
                                 0: none; failed_text its text from "Test" on */
     char failed_text[96];
+    int cut_line;            /* the last row stopped after its out-of-place columns (a run cut off,
+                                as by an NCCL failure on the in-place call): dropped; 0: none */
+    int cycle_line;          /* a second sweep of the sizes starts here (nccl-tests -N, a rooted
+                                test's -r -1 next root): its rows skipped, the first sweep read */
 } nt_log_t;
 
 #endif

@@ -205,6 +205,14 @@ topo_t *cmd_load_topo(const char *name, const char *const *sets, int nsets, bato
     return cmd_load_topo_folded(name, sets, nsets, 0, e);
 }
 
+int cmd_sizes_ascend(const char *cmd, const char *spec, const uint64_t *sizes, int n) {
+    for (int i = 1; i < n; i++)
+        if (sizes[i] <= sizes[i - 1])
+            return cmd_usage(cmd, "--sizes %s: --format nccl-tests writes a run's rows, and nccl-tests runs each size once, "
+                             "upward (baton's reader refuses a log that goes back): give them ascending", spec);
+    return 0;
+}
+
 int cmd_add_log(const char *cmd, const char **logs, int *n, int max, const char *path) {
     if (*n == max) return cmd_usage(cmd, "at most %d logs in one run ('%s' is one more): run it again on the rest", max, path);
     logs[(*n)++] = path;

@@ -119,6 +119,10 @@ void cmd_fitted_rule(const struct topo_calib *k, char *b, size_t n);
 int cmd_nccl_env_text(const struct topo *t, char *b, size_t n);
 
 
+/* --format nccl-tests's sizes (spec, parsed into sizes) run upward, each
+ * once, as nccl-tests' do; else a usage error (EXIT_USAGE). */
+int cmd_sizes_ascend(const char *cmd, const char *spec, const uint64_t *sizes, int n);
+
 /* The logs one validate, calibrate or doctor run reads; one more is a
  * usage error (never dropped unsaid). */
 #define CMD_MAX_LOGS 64

@@ -162,6 +162,8 @@ static int read_log(const doc_args_t *a, const char *path, topo_t *t, cal_sample
              (unsigned long long)log.rows[log.nrows - 1].bytes);
     for (int k = 0; k < 2 - cut; k++)             /* lines among the rows that are none; no closing lines */
         if (nt_whole_text(&log, path, k, noise, sizeof noise)) warn(w, "%s", noise);
+    for (int k = 0; k < 2; k++)                   /* a row cut off, a second sweep: left out */
+        if (nt_skipped_text(&log, path, k, noise, sizeof noise)) warn(w, "%s", noise);
     if (log.wrong_rows) warn(w, "%s:%d: #wrong is not 0 in %d rows: a broken collective's times", path, log.wrong_line, log.wrong_rows);
     if (log.wrong_rows)          /* a run that returned wrong data is broken, however fast */
         snprintf(w->broken, sizeof w->broken, "%d rows returned wrong results (#wrong, line %d)", log.wrong_rows,

@@ -145,6 +145,10 @@ int cmd_expect(int argc, char **argv) {
     if (select_parse_sizes(a.sizes, &sizes, &n, &why) < 0) return cmd_usage("expect", "--sizes %s: %s", a.sizes, why);
     asked = n;
     cmd_sizes_note("expect", a.sizes, sizes, n);
+    if (!strcmp(a.format, "nccl-tests") && cmd_sizes_ascend("expect", a.sizes, sizes, n)) {
+        free(sizes);
+        return EXIT_USAGE;
+    }
     baton_err_t e = {0};
     cmd_doc_loader_t ld = {.name = a.topo, .sets = &a.sets};
     cal_req_t q = {.algo = "nccl", .proto = RUN_PROTO_AUTO};

@@ -140,6 +140,8 @@ static int parse(int argc, char **argv, select_args_t *a) {
         return cmd_usage("select", "--format must be table, csv, json or nccl-tuner");
     if (strcmp(a->format, "nccl-tuner") == 0 && a->proto == PROTO_NONE)
         return cmd_usage("select", "--format nccl-tuner writes NCCL's protocols: --proto auto, LL, LL128 or Simple, not none");
+    if (strcmp(a->format, "nccl-tuner") && (a->tuner_channels || a->wildcards))
+        return cmd_usage("select", "--tuner-channels and --tuner-wildcards shape --format nccl-tuner's rows: give it");
     if (strcmp(a->format, "nccl-tuner") == 0 && strstr(a->colls, "alltoall"))
         return cmd_usage("select", "--format nccl-tuner: NCCL's tuner picks no algorithm for alltoall (it runs as "
                          "point-to-point sends); leave it out");

@@ -554,6 +554,10 @@ static int sweep_sizes(const char *cmd, topo_t **t, run_req_t *q, const sim_args
     baton_err_t e = {0};
     if (select_parse_sizes(a->sizes, &sizes, &n, &why) < 0) return cmd_usage(cmd, "--sizes %s: %s", a->sizes, why);
     cmd_sizes_note(cmd, a->sizes, sizes, n);
+    if (a->format && strcmp(a->format, "nccl-tests") == 0 && cmd_sizes_ascend(cmd, a->sizes, sizes, n)) {
+        free(sizes);
+        return EXIT_USAGE;
+    }
     sweep_row_t *rows = calloc((size_t)n + 1, sizeof *rows);
     int rc = rows ? sweep_run(*t, q, sizes, n, rows, &e) : err_set(&e, BATON_ENOMEM, "out of memory");
     int whole = cmd_unfold(rc, t, a->topo, a->sets.v, a->sets.n, &e);     /* a size needs every rank */

@@ -230,6 +230,8 @@ static void note_timing(cmd_val_args_t *a, const nt_log_t *log, const char *path
     if (nt_noise_text(log, path, noise, sizeof noise)) say(a, "note", "%s", noise);
     for (int k = 0; k < 2; k++)
         if (nt_whole_text(log, path, k, noise, sizeof noise)) say(a, "warning", "%s", noise);
+    for (int k = 0; k < 2; k++)
+        if (nt_skipped_text(log, path, k, noise, sizeof noise)) say(a, "warning", "%s", noise);
     char caveat[768];
     for (int k = 0; nt_timing_text(log, path, k, caveat, sizeof caveat); k++) say(a, "warning", "%s", caveat);
     if (log->graph && log->gpus_per_thread > 1)

@@ -113,13 +113,19 @@ static int run_command(int i, int argc, char **argv) {
 int main(int argc, char **argv) {
     if (argc < 2) { fputs(usage, stderr); return EXIT_USAGE; }
     const char *c = argv[1];
-    if (!strcmp(c, "--version") || !strcmp(c, "version")) { printf("baton %s\n", BATON_VERSION); return EXIT_OK; }
-    if (!strcmp(c, "-h") || !strcmp(c, "--help") || (!strcmp(c, "help") && argc == 2)) { fputs(usage, stdout); return EXIT_OK; }
+    if (!strcmp(c, "--version") || !strcmp(c, "version")) {
+        printf("baton %s\n", BATON_VERSION);
+        return output_written("--version", EXIT_OK);
+    }
+    if (!strcmp(c, "-h") || !strcmp(c, "--help") || (!strcmp(c, "help") && argc == 2)) {
+        fputs(usage, stdout);
+        return output_written("--help", EXIT_OK);
+    }
     if (!strcmp(c, "help")) {                            /* baton help CMD = baton CMD --help */
         int i = find_command(argv[2]);
         if (i < 0) return unknown_command(argv[2]);
         char *args[] = {argv[2], "--help", NULL};
-        return commands[i].fn(2, args);
+        return output_written(commands[i].name, commands[i].fn(2, args));
     }
     int i = find_command(c);
     return i < 0 ? unknown_command(c) : run_command(i, argc - 1, argv + 1);

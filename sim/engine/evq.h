@@ -38,8 +38,8 @@ typedef struct evq_bucket {
 
 typedef struct evq {
     evq_bucket_t *b;         /* EVQ_BUCKETS of them (164 KB), from the first push: not on a caller's stack */
-    uint64_t used[EVQ_USED_WORDS];
-    uint64_t summary[EVQ_SUMMARY_WORDS];   /* which words of used[] are not zero */        /* which buckets hold events */
+    uint64_t used[EVQ_USED_WORDS];         /* which buckets hold events */
+    uint64_t summary[EVQ_SUMMARY_WORDS];   /* which words of used[] are not zero */
     uint64_t base_t, base_seq;   /* buckets are relative to this key (time's bits, seq) */
     evq_item_t *late;        /* events below the base, latest first (rare) */
     uint32_t nlate, caplate;
