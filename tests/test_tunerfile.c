@@ -161,6 +161,11 @@ Test(tunerfile, a_malformed_file_names_its_line, .fini = cleanup) {
     th_says(args, 1, "short.csv:1: a row has 8 to 10 fields", 1);
     snprintf(args, sizeof args, "plan -t hgx-h100 --tuner %s", file("empty.csv", "# nothing\n"));
     th_says(args, 1, "empty.csv: no rows", 1);
+    /* A count NCCL cannot run: refused at its line, as 0 is (one column of plan had dropped it, the other kept it). */
+    snprintf(args, sizeof args, "plan -t hgx-h100 --sizes 64B --tuner %s", file("wide.csv", "allreduce,0,100,ring,simple,65,1,8,-1,-1\n"));
+    th_says(args, 1, "wide.csv:1: channels above 64 (NCCL's MAXCHANNELS)", 1);
+    snprintf(args, sizeof args, "plan -t hgx-h100 --sizes 64B --tuner %s", file("zero.csv", "allreduce,0,100,ring,simple,0,1,8,-1,-1\n"));
+    th_says(args, 1, "zero.csv:1: channels 0", 1);
     th_says("plan -t hgx-h100 --tuner /nonexistent/t.csv", 1, "/nonexistent/t.csv: cannot open", 1);
     snprintf(args, sizeof args, "validate " ON " -a ring --nccl-tests " LOG " --tuner %s", file("ring.csv", RING_LL128));
     th_says(args, 2, "--tuner overrides NCCL's choice: it goes with -a nccl", 1);

@@ -60,6 +60,7 @@ static const char *parse_line(char *line, tuner_rule_t *r) {
     r->pipeops = n > 8 ? (int)(long long)v[8] : -1;
     r->regbuff = n > 9 ? (int)(long long)v[9] : -1;
     if (r->channels == 0) return "channels 0: a positive count, or -1 for NCCL's own";
+    if (r->channels > 64) return "channels above 64 (NCCL's MAXCHANNELS): a count NCCL cannot run, or -1 for NCCL's own";
     return NULL;
 }
 
