@@ -817,7 +817,7 @@ Test(cli, a_failed_write_to_standard_output_fails) {
 }
 
 /* Values a new user's sweep found taken silently (item by item in
- * docs/decisions/hostile-input.md, "A new user's sweep, 2026-12-07"): a
+ * docs/decisions/hostile-input.md, "Outputs, options and logs ..."): a
  * usage error (2) naming the option, or an input error (1) naming what. */
 Test(cli, values_once_taken_silently_are_refused) {
     const char *A100 = " --nccl-tests validate/logs/nccl-tests/a100x8_nvswitch_oci_bmgpu48_allreduce.txt";

@@ -153,6 +153,16 @@ int cmd_int_arg(const char *cmd, const char *opt, const char *v, int lo, int hi,
     return 0;
 }
 
+int cmd_root_arg(const char *cmd, const char *v, int *out) {
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < 0 || x > 1 << 30)
+        return cmd_usage(cmd, "--root must be a rank: a whole number from 0 to the machine's ranks - 1, not '%s'", v);
+    *out = (int)x;
+    return 0;
+}
+
 int cmd_fold_arg(const char *cmd, const char *v, int *out) { return cmd_int_arg(cmd, "--fold", v, 0, 1 << 24, out); }
 
 int cmd_out_file(const char *cmd, const char *opt, const char *v, const char **out) {

@@ -60,6 +60,9 @@ int cmd_folded_line(const struct topo *t, const char *prefix, char *buf, size_t 
 /* A whole-number option's value, lo..hi, into *out; a usage error
  * (EXIT_USAGE) naming opt if it is not one ("5x", "nan", "" and "2.5" are not). */
 int cmd_int_arg(const char *cmd, const char *opt, const char *v, int lo, int hi, int *out);
+/* --root R: a rank, whose upper end is the machine's (checked once it is
+ * loaded); a usage error (EXIT_USAGE) if not a whole number from 0. */
+int cmd_root_arg(const char *cmd, const char *v, int *out);
 /* --fold N's value into *out (0 .. 2^24); a usage error (EXIT_USAGE) if not. */
 int cmd_fold_arg(const char *cmd, const char *v, int *out);
 /* An output file's name v for option opt into *out; a usage error

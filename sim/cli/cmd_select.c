@@ -97,15 +97,7 @@ static int parse(int argc, char **argv, select_args_t *a) {
             if (plot_format_of(optarg) < 0) return cmd_usage("select", "--plot %s: name the picture FILE.png or FILE.svg", optarg);
             break;
         case 'o': if (cmd_out_file("select", "-o", optarg, &a->output)) return EXIT_USAGE; break;
-        case 'R': {
-            char *end;
-            long r = strtol(optarg, &end, 10);
-            if (end == optarg || *end || r < 0 || r > 1 << 30)
-                return cmd_usage("select", "--root must be a rank: a whole number from 0 to the machine's ranks - 1, not '%s'",
-                                 optarg);
-            a->opts.root = (int)r;
-            break;
-        }
+        case 'R': if (cmd_root_arg("select", optarg, &a->opts.root)) return EXIT_USAGE; break;
         case 'G': if (cmd_int_arg("select", "--group", optarg, 1, 1 << 24, &a->opts.group)) return EXIT_USAGE; break;
         case 'K': if (cmd_int_arg("select", "--pipeline", optarg, 1, 1 << 24, &a->opts.pipeline)) return EXIT_USAGE; break;
         case 'S': if (cmd_add_set("select", &a->sets, optarg)) return EXIT_USAGE; break;

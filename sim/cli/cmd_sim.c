@@ -121,16 +121,6 @@ typedef struct {
 } sim_args_t;
 
 /* A whole number in [lo, hi] for option name; -1 after printing usage. */
-/* --root's upper end is the machine's, checked once it is loaded. */
-static int root_arg(const char *cmd, const char *v, int *out) {
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || x < 0 || x > 1 << 30)
-        return cmd_usage(cmd, "--root must be a rank: a whole number from 0 to the machine's ranks - 1, not '%s'", v);
-    *out = (int)x;
-    return 0;
-}
-
 static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int predict) {
     static const struct option opts[] = {
         {"topo", required_argument, 0, 't'}, {"coll", required_argument, 0, 'c'},
@@ -161,7 +151,7 @@ static int parse(int argc, char **argv, const char *cmd, sim_args_t *a, int pred
         case 'j': a->json = 1; break;
         case 'D': a->dump = 1; break;
         case 'R':                    /* its upper end is the machine's, checked once it is loaded */
-            if (root_arg(cmd, optarg, &a->opts.root)) return EXIT_USAGE;
+            if (cmd_root_arg(cmd, optarg, &a->opts.root)) return EXIT_USAGE;
             break;
         case 'C': if (cmd_int_arg(cmd, "--channels", optarg, 1, 64, &a->opts.channels)) return EXIT_USAGE; break;
         case 'P': if (cmd_int_arg(cmd, "--pipeline", optarg, 1, 1 << 20, &a->opts.pipeline)) return EXIT_USAGE; break;
